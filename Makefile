@@ -1,0 +1,22 @@
+# hvtrace top-level Makefile.
+#   make            build the hypervisor, the EFI loader (build/hvtrace.efi) and the host tools
+#   make test       everything the README's test command runs (unit tests + Bochs integration)
+#   make run        the main job: boot Linux under hvtrace in Bochs and show the result
+# Module makefiles are included below; each owns its own targets.
+SHELL      := /bin/bash
+BUILD      ?= build
+HVT_CACHE  ?= $(HOME)/.cache/hvtrace
+export HVT_CACHE
+
+.PHONY: all test unit-test clean
+all:
+
+include vmm/vmm.mk
+include boot/boot.mk
+-include net/net.mk
+-include host-tools/host.mk
+-include tests/tests.mk
+-include bench/bench.mk
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,46 @@
+/*
+ * hvt_hypercall.h - the guest-visible hypercall ABI of hvtrace (shared by the hypervisor and
+ * the guest tools).
+ *
+ * Contract:
+ *  - A guest detects hvtrace with CPUID: leaf 1 ECX bit 31 ("hypervisor present") is set and
+ *    leaf 0x40000000 returns EAX = highest hypervisor leaf, EBX:ECX:EDX = HVT_CPUID_SIGNATURE
+ *    (12 bytes, NUL padded). Check this before issuing VMCALL: on bare metal, or under another
+ *    hypervisor, VMCALL raises #UD.
+ *  - A hypercall is VMCALL with RAX = HVT_HC_MAGIC | function, arguments in RBX, RCX, RDX.
+ *    It may be issued at any privilege level. On return RAX holds a status (HVT_HC_OK or a
+ *    negative HVT_HC_E*), results are in RBX, RCX, RDX; all other registers are preserved.
+ *  - A VMCALL whose RAX does not carry HVT_HC_MAGIC gets #UD, as on bare metal.
+ */
+#ifndef HVT_HYPERCALL_H
+#define HVT_HYPERCALL_H
+
+#define HVT_CPUID_LEAF_BASE      0x40000000u
+#define HVT_CPUID_LEAF_MAX       0x40000001u
+/* 12 bytes in EBX, ECX, EDX order. */
+#define HVT_CPUID_SIGNATURE      "hvtrace-vmm\0"
+/* Leaf 0x40000001: EAX = HVT_VERSION (same encoding as the VERSION hypercall). */
+
+#define HVT_VERSION_MAJOR        0
+#define HVT_VERSION_MINOR        1
+#define HVT_VERSION_PATCH        0
+#define HVT_VERSION              ((HVT_VERSION_MAJOR << 16) | (HVT_VERSION_MINOR << 8) | HVT_VERSION_PATCH)
+#define HVT_HC_ABI_REVISION      1
+
+#define HVT_HC_MAGIC             0x4856545200000000ull /* "HVTR" in the high half */
+#define HVT_HC_MAGIC_MASK        0xffffffff00000000ull
+#define HVT_HC_FUNC_MASK         0x00000000ffffffffull
+
+enum hvt_hc_func {
+    HVT_HC_VERSION  = 0, /* out: RBX = HVT_VERSION, RCX = HVT_HC_ABI_REVISION */
+    HVT_HC_HV_RANGE = 1, /* out: RBX = hypervisor memory base (phys), RCX = size in bytes,
+                            RDX = canary qword kept (8-byte aligned, repeated) in that memory:
+                            the guest must never be able to read it */
+    HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks */
+};
+
+#define HVT_HC_OK        0
+#define HVT_HC_ENOSYS    (-38) /* unknown function */
+#define HVT_HC_EINVAL    (-22)
+
+#endif

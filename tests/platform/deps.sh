@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install every Debian package hvtrace needs to build and test, on a fresh Debian 12 machine.
+# Idempotent: packages already present are skipped by apt.
+set -euo pipefail
+PKGS=(build-essential g++ make nasm gnu-efi mtools dosfstools ovmf qemu-system-x86
+      busybox-static cpio xz-utils lz4 zstd seabios vgabios
+      libcapstone-dev liblz4-dev libzstd-dev liblzma-dev zlib1g-dev python3 dpkg-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
