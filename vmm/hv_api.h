@@ -1,0 +1,57 @@
+/*
+ * hv_api.h - services the hypervisor core (vmm/) offers to the modules built on it (trace/,
+ * net/). This is the whole contract between mechanism and policy in that direction.
+ *
+ * Contract:
+ *  - Runs in VMX root operation, 64-bit, CPL0, interrupts off, no SSE/FPU (the hypervisor is
+ *    built -mgeneral-regs-only so the guest's FPU/SSE state is never touched).
+ *  - Memory: hv_alloc_pages() hands out zeroed, 4 KiB-aligned pages from the hypervisor's own
+ *    reserved region (hidden from the guest by EPT); nothing is ever freed. All physical memory
+ *    and MMIO below the mapped limit is reachable through hv_phys_to_virt() (a direct map that
+ *    is write-back cacheable: for device registers rely on the MTRRs/PAT and use volatile
+ *    accesses; hv_phys_to_virt_uc() gives an uncached alias).
+ *  - Time: hv_rdtsc() is the raw TSC (in Bochs it ticks once per instruction, FACTS.md).
+ *  - Logging: hv_log() is printf-like (%s %c %d %u %x %lx %llx %p %%, widths and 0-padding),
+ *    goes to the hypervisor's log sinks (port 0xE9 and/or COM1), and is serialized across CPUs.
+ *  - hv_cpu_id(): dense index 0..hv_cpu_count()-1 of the calling CPU.
+ */
+#ifndef HVT_HV_API_H
+#define HVT_HV_API_H
+#include <stdint.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+void    *hv_alloc_pages(size_t npages);
+uint64_t hv_virt_to_phys(const void *va);
+void    *hv_phys_to_virt(uint64_t pa);
+void    *hv_phys_to_virt_uc(uint64_t pa);
+
+uint64_t hv_rdtsc(void);
+void     hv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void     hv_vlog(const char *fmt, va_list ap);
+int      hv_snprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void     hv_panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+unsigned hv_cpu_id(void);
+unsigned hv_cpu_count(void);
+
+/* Port I/O from the hypervisor itself. */
+static inline void hv_outb(uint16_t port, uint8_t v)  { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
+static inline void hv_outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }
+static inline void hv_outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
+static inline uint8_t  hv_inb(uint16_t port) { uint8_t v;  __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+static inline uint16_t hv_inw(uint16_t port) { uint16_t v; __asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+static inline uint32_t hv_inl(uint16_t port) { uint32_t v; __asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+
+/* Freestanding C library subset (vmm/lib). */
+void  *memcpy(void *d, const void *s, size_t n);
+void  *memmove(void *d, const void *s, size_t n);
+void  *memset(void *d, int c, size_t n);
+int    memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int    strcmp(const char *a, const char *b);
+int    strncmp(const char *a, const char *b, size_t n);
+int    atoi(const char *s);
+
+#endif
