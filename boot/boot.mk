@@ -1,0 +1,37 @@
+# boot.mk - hvtrace.efi, the GNU-EFI loader (boot/*.c), built into $(BUILD)/hvtrace.efi.
+#   make efi           build $(BUILD)/hvtrace.efi
+# Every boot/*.c is part of the loader (the hypervisor launcher boot/hv_launch.c included).
+# Modules that embed more into the loader (the hypervisor image) append objects to
+# BOOT_EXTRA_OBJS. gnu-efi 3.0.15 layout (Debian 12): crt0, linker script and libs in /usr/lib.
+BUILD        ?= build
+EFI_CC       ?= gcc
+EFI_LIBDIR   ?= /usr/lib
+EFI_INC      ?= /usr/include/efi
+# GNU_EFI_USE_MS_ABI: EFIAPI = ms_abi, so our own protocol tables (efi_mp.h) and gnu-efi's
+# are called with the UEFI calling convention directly (no uefi_call_wrapper).
+BOOT_CFLAGS  := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
+                -fno-stack-protector -fpic -fshort-wchar -mno-red-zone -maccumulate-outgoing-args \
+                -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Iinclude -Iboot
+BOOT_BUILD   := $(BUILD)/boot
+BOOT_SRCS    := $(wildcard boot/*.c)
+BOOT_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(BOOT_SRCS))
+BOOT_EXTRA_OBJS ?=
+
+$(BOOT_BUILD)/%.o: boot/%.c
+	@mkdir -p $(dir $@)
+	$(EFI_CC) $(BOOT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BOOT_BUILD)/hvtrace.so: $(BOOT_OBJS) $(BOOT_EXTRA_OBJS)
+	ld -nostdlib -znocombreloc -shared -Bsymbolic -T $(EFI_LIBDIR)/elf_x86_64_efi.lds \
+	  -L$(EFI_LIBDIR) $(EFI_LIBDIR)/crt0-efi-x86_64.o $(BOOT_OBJS) $(BOOT_EXTRA_OBJS) \
+	  -o $@ -lefi -lgnuefi
+
+$(BUILD)/hvtrace.efi: $(BOOT_BUILD)/hvtrace.so
+	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .rel.* \
+	  -j .rela.* -j .reloc --target efi-app-x86_64 --subsystem=10 $< $@
+
+.PHONY: efi
+efi: $(BUILD)/hvtrace.efi
+all: efi
+
+-include $(BOOT_OBJS:.o=.d)

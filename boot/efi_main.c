@@ -1,0 +1,129 @@
+/*
+ * efi_main.c - hvtrace.efi, the loader: read \hvtrace.cfg, give the platform ACPI tables if
+ * it has none (test-platform step, acpi_fixup.c), make VT-x usable on every CPU (vtx.c),
+ * start the hypervisor under the running firmware (hvl_start, boot/hv_launch.h), then
+ * chain-load Linux through its EFI stub (efi_chain.c). Whatever fails before the chain-load
+ * is reported on ConOut and Linux boots untraced: the loader never hangs or stops the boot.
+ */
+#include <efi.h>
+#include <efilib.h>
+#include "acpi_fixup.h"
+#include "cfg.h"
+#include "efi_chain.h"
+#include "efi_file.h"
+#include "efi_mp.h"
+#include "hv_launch.h"
+#include "vtx.h"
+
+#define EFI_MAIN_CFG_PATH  L"\\hvtrace.cfg"
+#define EFI_MAIN_WHY_CHARS 256
+
+static EFI_GUID mp_services_guid = HVT_EFI_MP_SERVICES_PROTOCOL_GUID;
+
+static void efi_main_cfg_report(void *ctx, unsigned line, const char *message)
+{
+    (void)ctx;
+    Print(L"hvtrace: hvtrace.cfg line %d: %a; line ignored (default kept)\n", line, message);
+}
+
+static void efi_main_load_cfg(EFI_HANDLE device, struct cfg *c)
+{
+    VOID *text = NULL;
+    UINTN size = 0;
+    cfg_defaults(c);
+    EFI_STATUS st = efi_file_read(device, EFI_MAIN_CFG_PATH, &text, &size);
+    if (EFI_ERROR(st)) {
+        Print(L"hvtrace: no %s (%r): using defaults\n", EFI_MAIN_CFG_PATH, st);
+        return;
+    }
+    cfg_parse(c, text, size, efi_main_cfg_report, NULL);
+    FreePool(text);
+}
+
+static const CHAR16 *efi_main_log_name(enum cfg_log l)
+{
+    switch (l) {
+    case CFG_LOG_E9: return L"e9";
+    case CFG_LOG_COM1: return L"com1";
+    case CFG_LOG_BOTH: return L"both";
+    default: return L"none";
+    }
+}
+
+static UINT32 efi_main_log_flags(enum cfg_log l)
+{
+    return (l == CFG_LOG_E9 || l == CFG_LOG_BOTH ? HVL_LOG_E9 : 0) |
+           (l == CFG_LOG_COM1 || l == CFG_LOG_BOTH ? HVL_LOG_COM1 : 0);
+}
+
+/* Start the hypervisor if configured and possible; every "no" is explained on ConOut. */
+static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
+                              const struct acpi_fixup_result *acpi)
+{
+    static CHAR16 why[EFI_MAIN_WHY_CHARS];
+    if (!c->hypervisor) {
+        Print(L"hvtrace: hypervisor = off in hvtrace.cfg; booting Linux untraced\n");
+        return;
+    }
+    why[0] = 0;
+    if (vtx_prepare(mp, why, EFI_MAIN_WHY_CHARS) != EFI_SUCCESS) {
+        Print(L"hvtrace: VT-x not available: %s; booting Linux untraced\n", why);
+        return;
+    }
+    struct hvl_params p;
+    SetMem(&p, sizeof p, 0);
+    p.mp = mp;
+    p.hv_mem_mb = c->hv_mem_mb;
+    p.log_flags = efi_main_log_flags(c->log);
+    p.pm1a_cnt_port = acpi->pm1a_cnt_port;
+    p.pm1b_cnt_port = acpi->pm1b_cnt_port;
+    why[0] = 0;
+    EFI_STATUS st = hvl_start(&p, why, EFI_MAIN_WHY_CHARS);
+    if (EFI_ERROR(st)) {
+        Print(L"hvtrace: hypervisor not started (%r): %s; booting Linux untraced\n", st, why);
+        return;
+    }
+    Print(L"hvtrace: hypervisor running; the firmware, this loader and Linux are now its guest\n");
+}
+
+EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
+{
+    InitializeLib(image, systab);
+    Print(L"hvtrace: loader started\n");
+
+    EFI_LOADED_IMAGE *self = NULL;
+    EFI_STATUS st = BS->HandleProtocol(image, &LoadedImageProtocol, (VOID **)&self);
+    if (EFI_ERROR(st)) {
+        Print(L"hvtrace: no LoadedImage protocol for the loader itself: %r\n", st);
+        return st;
+    }
+    EFI_HANDLE device = self->DeviceHandle;
+
+    static struct cfg c;
+    efi_main_load_cfg(device, &c);
+    Print(L"hvtrace: kernel=%a initrd=%a hypervisor=%s hv_mem_mb=%d log=%s acpi_fixup=%s\n",
+          c.kernel, c.initrd[0] ? c.initrd : "(none)", c.hypervisor ? L"on" : L"off",
+          c.hv_mem_mb, efi_main_log_name(c.log),
+          c.acpi_fixup == CFG_ACPI_FIXUP_OFF ? L"off" : L"auto");
+    Print(L"hvtrace: cmdline=%a\n", c.cmdline);
+
+    hvt_efi_mp_services *mp = NULL;
+    if (EFI_ERROR(LibLocateProtocol(&mp_services_guid, (VOID **)&mp))) {
+        Print(L"hvtrace: no MP services protocol: the BSP only\n");
+        mp = NULL;
+    } else {
+        UINTN n = 0, enabled = 0;
+        if (mp->get_number_of_processors(mp, &n, &enabled) == EFI_SUCCESS)
+            Print(L"hvtrace: MP services: %d CPUs, %d enabled\n", n, enabled);
+    }
+
+    /* Test-platform step (see acpi_fixup.h): only acts when the firmware has no ACPI. */
+    struct acpi_fixup_result acpi;
+    acpi_fixup_run(c.acpi_fixup != CFG_ACPI_FIXUP_OFF, mp, &acpi);
+
+    efi_main_start_hv(&c, mp, &acpi);
+
+    st = efi_chain_boot(image, device, c.kernel, c.initrd, c.cmdline);
+    Print(L"hvtrace: could not boot %a: %r\n", c.kernel, st);
+    return st;
+}
