@@ -12,7 +12,8 @@ export HVT_CACHE
 all:
 
 include vmm/vmm.mk
-include boot/boot.mk
+include boot/hv_embed.mk
+-include boot/boot.mk
 -include net/net.mk
 -include host-tools/host.mk
 -include tests/tests.mk

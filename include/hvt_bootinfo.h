@@ -1,0 +1,75 @@
+/*
+ * hvt_bootinfo.h - the hand-off from the EFI loader (boot/) to the hypervisor image (vmm/).
+ *
+ * Contract:
+ *  - The hypervisor image is a flat binary linked at HVT_IMAGE_LINK_BASE (linker.ld) whose first
+ *    bytes are a struct hvt_image_header. The loader copies it to the start of the hypervisor's
+ *    physical region, zeroes up to mem_size, and maps the region at HVT_IMAGE_LINK_BASE.
+ *  - The loader builds the host page tables: physical memory [0, direct_map_limit) identity
+ *    mapped write-back, the same range again uncached at HVT_UC_ALIAS_BASE, and the region at
+ *    HVT_IMAGE_LINK_BASE. Everything in the region past 'free_phys' is the hypervisor's to
+ *    allocate; nothing in the region is ever handed to the guest (EPT hides it).
+ *  - entry_init(bi) runs once on the BSP under the host page tables with interrupts off, before
+ *    any CPU is virtualized; it returns 0 or a negative error (the loader then boots untraced).
+ *  - entry_cpu(bi, launch) runs on each CPU (BSP first) under the host page tables with
+ *    interrupts off; on success it does not return: the CPU continues as a guest at
+ *    launch->guest_rip/rsp with CR3 = launch->guest_cr3 and RFLAGS = launch->guest_rflags. On
+ *    failure it leaves VMX operation and returns a negative error.
+ */
+#ifndef HVT_BOOTINFO_H
+#define HVT_BOOTINFO_H
+#include <stdint.h>
+
+#define HVT_IMAGE_MAGIC       0x454d49545648ull   /* "HVTIME" */
+#define HVT_BOOTINFO_MAGIC    0x4f464e4954564855ull /* "UHVTINFO" */
+#define HVT_IMAGE_LINK_BASE   0xffffffff80000000ul /* top 2 GiB: -mcmodel=kernel */
+#define HVT_UC_ALIAS_BASE     0xffff800000000000ul /* uncached alias of the direct map */
+#define HVT_MAX_CPUS          64
+#define HVT_MAX_MEM_RANGES    256
+#define HVT_NET_CONFIG_LEN    512
+
+struct hvt_image_header {
+    uint64_t magic;
+    uint64_t link_base;
+    uint64_t file_size;    /* bytes of the flat image */
+    uint64_t mem_size;     /* bytes including .bss, from link_base */
+    uint64_t entry_init;   /* int entry_init(struct hvt_boot_info *) (SysV ABI) */
+    uint64_t entry_cpu;    /* int entry_cpu(struct hvt_boot_info *, struct hvt_cpu_launch *) */
+};
+
+/* Physical memory kinds, from the firmware's memory map. */
+enum hvt_mem_kind {
+    HVT_MEM_RAM = 1,       /* ordinary RAM the guest may use (incl. boot/loader/ACPI reclaim) */
+    HVT_MEM_FIRMWARE = 2,  /* runtime services, ACPI NVS, reserved: RAM, but not the OS's */
+    HVT_MEM_MMIO = 3,      /* memory-mapped I/O described by the firmware */
+};
+
+struct hvt_mem_range {
+    uint64_t base, size;
+    uint32_t kind;         /* enum hvt_mem_kind */
+    uint32_t pad;
+};
+
+struct hvt_boot_info {
+    uint64_t magic;
+    uint64_t region_phys, region_size;  /* the hypervisor's whole reserved region */
+    uint64_t free_phys;                 /* first byte of the region free for allocation */
+    uint64_t host_cr3;                  /* physical address of the host PML4 */
+    uint64_t direct_map_limit;          /* [0, limit) is identity mapped */
+    uint32_t cpu_count;                 /* CPUs the loader will start (BSP is index 0) */
+    uint32_t log_flags;                 /* HVL_LOG_* */
+    uint32_t apic_ids[HVT_MAX_CPUS];
+    uint16_t pm1a_cnt_port, pm1b_cnt_port;
+    uint32_t mem_range_count;
+    struct hvt_mem_range mem[HVT_MAX_MEM_RANGES];
+    char net_config[HVT_NET_CONFIG_LEN];  /* key=value text for net/ (empty: no NIC) */
+};
+
+/* What a CPU resumes as when it becomes a guest (captured by the loader's trampoline). */
+struct hvt_cpu_launch {
+    uint64_t guest_rip, guest_rsp, guest_cr3, guest_rflags;
+    uint32_t cpu_index;
+    int32_t  result;        /* written by the hypervisor before it launches or fails */
+};
+
+#endif

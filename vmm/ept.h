@@ -1,0 +1,60 @@
+/*
+ * ept.h - extended page tables (Intel SDM 29.3): build and edit the guest-physical ->
+ * host-physical map.
+ *
+ * Contract:
+ *  - The tables live in pages from ops->alloc_page (zeroed); entries hold host-physical
+ *    addresses, converted with ops->virt_to_phys / phys_to_virt. Host-testable: the unit
+ *    test passes ordinary heap pages.
+ *  - ept_map_identity() maps [base, base+size) to itself RWX with the memory type the
+ *    callback gives, using 1 GiB / 2 MiB pages where the range is aligned, uniformly typed
+ *    and the CPU supports them, 4 KiB pages otherwise.
+ *  - ept_map_4k() maps one 4 KiB guest page anywhere (splitting a large page that covers it,
+ *    keeping the rest of it as it was); ept_translate() walks like the CPU does.
+ *  - Callers flush with INVEPT after editing live tables (ept_eptp() gives the EPTP).
+ */
+#ifndef HVT_EPT_H
+#define HVT_EPT_H
+#include <stdint.h>
+#include <stdbool.h>
+
+#define EPT_READ        (1ull << 0)
+#define EPT_WRITE       (1ull << 1)
+#define EPT_EXEC        (1ull << 2)
+#define EPT_RWX         (EPT_READ | EPT_WRITE | EPT_EXEC)
+#define EPT_MEMTYPE_SHIFT 3
+#define EPT_MEMTYPE_MASK  (7ull << EPT_MEMTYPE_SHIFT)
+#define EPT_IGNORE_PAT  (1ull << 6)
+#define EPT_LARGE       (1ull << 7)
+#define EPT_ADDR_MASK   0x000ffffffffff000ull
+#define EPTP_MEMTYPE_WB 6ull
+#define EPTP_WALK_4     (3ull << 3)     /* page-walk length minus one, bits 5:3 */
+
+#define EPT_PAGE_4K  0x1000ull
+#define EPT_PAGE_2M  0x200000ull
+#define EPT_PAGE_1G  0x40000000ull
+
+struct ept_ops {
+    void    *(*alloc_page)(void);
+    uint64_t (*virt_to_phys)(const void *va);
+    void    *(*phys_to_virt)(uint64_t pa);
+    /* memory type of an aligned range, or -1 if mixed */
+    int      (*memtype)(uint64_t base, uint64_t size);
+};
+
+struct ept {
+    const struct ept_ops *ops;
+    uint64_t *pml4;
+    bool has_2m, has_1g;
+    unsigned tables;              /* pages used by the tables */
+};
+
+int      ept_init(struct ept *e, const struct ept_ops *ops, bool has_2m, bool has_1g);
+int      ept_map_identity(struct ept *e, uint64_t base, uint64_t size);
+int      ept_map_4k(struct ept *e, uint64_t gpa, uint64_t hpa, uint64_t perms, unsigned memtype);
+uint64_t ept_eptp(const struct ept *e);
+/* Returns true and the host-physical address, permissions and memory type of gpa if mapped. */
+bool     ept_translate(const struct ept *e, uint64_t gpa, uint64_t *hpa, uint64_t *perms,
+                       unsigned *memtype);
+
+#endif

@@ -1,0 +1,150 @@
+/* hv_core.c - globals, memory allocator, address conversion and logging. */
+#include "hv_core.h"
+#include "cpu.h"
+#include "format.h"
+#include "vcpu.h"
+
+struct hv_globals hv;
+
+#define PAGE_SIZE       4096ull
+#define LOG_PORT_E9     0xe9
+#define COM1_BASE       0x3f8
+#define COM1_LSR        (COM1_BASE + 5)
+#define COM1_LSR_THRE   0x20
+#define HVL_LOG_E9      0x1u     /* same values as boot/hv_launch.h */
+#define HVL_LOG_COM1    0x2u
+
+static struct spinlock log_lock;
+
+void spin_lock(struct spinlock *l)
+{
+    while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
+        while (l->v)
+            cpu_pause();
+}
+
+void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+
+void hv_core_init(struct hvt_boot_info *bi)
+{
+    hv.bi = bi;
+    hv.alloc_next = (bi->free_phys + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+    hv.alloc_end = bi->region_phys + bi->region_size;
+    hv.cpu_count = bi->cpu_count;
+}
+
+bool hv_in_region(uint64_t pa)
+{
+    return pa >= hv.bi->region_phys && pa < hv.bi->region_phys + hv.bi->region_size;
+}
+
+uint64_t hv_virt_to_phys(const void *va)
+{
+    uint64_t v = (uint64_t)va;
+    if (v >= HVT_IMAGE_LINK_BASE)
+        return hv.bi->region_phys + (v - HVT_IMAGE_LINK_BASE);
+    if (v >= HVT_UC_ALIAS_BASE)
+        return v - HVT_UC_ALIAS_BASE;
+    return v;                                   /* the identity-mapped direct map */
+}
+
+void *hv_phys_to_virt(uint64_t pa)
+{
+    if (hv_in_region(pa))                       /* our own memory: through the image map */
+        return (void *)(HVT_IMAGE_LINK_BASE + (pa - hv.bi->region_phys));
+    return (void *)pa;
+}
+
+void *hv_phys_to_virt_uc(uint64_t pa) { return (void *)(HVT_UC_ALIAS_BASE + pa); }
+
+static struct spinlock alloc_lock;
+
+void *hv_alloc_pages(size_t npages)
+{
+    spin_lock(&alloc_lock);
+    uint64_t pa = hv.alloc_next, bytes = npages * PAGE_SIZE;
+    if (pa + bytes > hv.alloc_end) {
+        spin_unlock(&alloc_lock);
+        return 0;
+    }
+    hv.alloc_next += bytes;
+    spin_unlock(&alloc_lock);
+    void *va = hv_phys_to_virt(pa);
+    memset(va, 0, bytes);
+    return va;
+}
+
+bool hv_gpa_is_ram(uint64_t gpa, uint64_t len)
+{
+    if (hv_in_region(gpa) || hv_in_region(gpa + len - 1))
+        return false;
+    for (uint32_t i = 0; i < hv.bi->mem_range_count; i++) {
+        const struct hvt_mem_range *r = &hv.bi->mem[i];
+        if (r->kind != HVT_MEM_MMIO && gpa >= r->base && gpa + len <= r->base + r->size)
+            return true;
+    }
+    return false;
+}
+
+uint64_t hv_rdtsc(void) { return cpu_rdtsc(); }
+
+unsigned hv_cpu_count(void) { return hv.cpu_count; }
+unsigned hv_cpu_id(void) { return vcpu_current()->index; }
+
+static void log_emit(const char *s, size_t n)
+{
+    uint32_t f = hv.bi ? hv.bi->log_flags : HVL_LOG_E9;
+    for (size_t i = 0; i < n; i++) {
+        if (f & HVL_LOG_E9)
+            hv_outb(LOG_PORT_E9, (uint8_t)s[i]);
+        if (f & HVL_LOG_COM1) {
+            for (int spin = 0; spin < 100000 && !(hv_inb(COM1_LSR) & COM1_LSR_THRE); spin++)
+                cpu_pause();
+            hv_outb(COM1_BASE, (uint8_t)s[i]);
+        }
+    }
+}
+
+void hv_vlog(const char *fmt, va_list ap)
+{
+    char buf[512];
+    int n = hv_vsnprintf(buf, sizeof buf, fmt, ap);
+    if (n > (int)sizeof buf - 1)
+        n = sizeof buf - 1;
+    spin_lock(&log_lock);
+    log_emit(buf, (size_t)n);
+    spin_unlock(&log_lock);
+}
+
+void hv_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hv_vlog(fmt, ap);
+    va_end(ap);
+}
+
+void hv_panic(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hv_log("hvtrace: PANIC: ");
+    hv_vlog(fmt, ap);
+    va_end(ap);
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+void hv_mem_report(void)
+{
+    const struct hvt_boot_info *bi = hv.bi;
+    hv_log("hvtrace: memory map of the hypervisor region [%lx, %lx) (%lu MiB):\n",
+           bi->region_phys, bi->region_phys + bi->region_size, bi->region_size >> 20);
+    hv_log("hvtrace:   image + loader page tables [%lx, %lx), mapped at %lx\n",
+           bi->region_phys, bi->free_phys, HVT_IMAGE_LINK_BASE);
+    hv_log("hvtrace:   allocated [%lx, %lx): EPT %u pages, per-CPU state, bitmaps\n",
+           bi->free_phys, hv.alloc_next, hv.ept.tables);
+    hv_log("hvtrace:   free [%lx, %lx)\n", hv.alloc_next, hv.alloc_end);
+    hv_log("hvtrace:   direct map [0, %lx), uncached alias at %lx; EPT covers [0, %lx)\n",
+           bi->direct_map_limit, HVT_UC_ALIAS_BASE, hv.ept_limit);
+}

@@ -1,0 +1,43 @@
+/*
+ * hv_core.h - the hypervisor's global state and memory: one place that says where everything
+ * lives (the memory map of the hypervisor region is printed at start by hv_mem_report()).
+ *
+ * Contract: hv_core_init() runs once on the BSP before anything else; after it, hv_alloc_pages
+ * and hv_log work (hv_log serializes CPUs with a spinlock).
+ */
+#ifndef HVT_HV_CORE_H
+#define HVT_HV_CORE_H
+#include "hvt_bootinfo.h"
+#include "hv_api.h"
+#include "ept.h"
+#include "mtrr.h"
+
+struct spinlock { volatile uint32_t v; };
+void spin_lock(struct spinlock *l);
+void spin_unlock(struct spinlock *l);
+
+struct hv_globals {
+    struct hvt_boot_info *bi;
+    uint64_t alloc_next, alloc_end;      /* physical bump allocator inside the region */
+    uint64_t canary;                     /* kept in hv memory; the guest must never see it */
+    uint64_t *canary_page;
+    void *dummy_page;                    /* what the guest sees in place of hv memory */
+    struct ept ept;
+    struct mtrr_state mtrr;
+    unsigned phys_bits;
+    uint64_t ept_limit;
+    uint64_t cr0_fixed0, cr0_fixed1, cr4_fixed0, cr4_fixed1;
+    uint32_t pin_ctls, proc_ctls, proc2_ctls, exit_ctls, entry_ctls;
+    uint8_t *io_bitmap_a, *io_bitmap_b, *msr_bitmap;
+    bool has_xsave;
+    unsigned cpu_count;
+};
+extern struct hv_globals hv;
+
+void hv_core_init(struct hvt_boot_info *bi);
+void hv_mem_report(void);
+/* Is [gpa, gpa+len) ordinary guest RAM (not MMIO, not the hypervisor's region)? */
+bool hv_gpa_is_ram(uint64_t gpa, uint64_t len);
+bool hv_in_region(uint64_t pa);
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * hv_hooks.h - how policy modules (trace/, net/) attach to the mechanism without vmm/ knowing
+ * what they do. Every hook is optional (NULL = not used); hooks run in VMX root operation on
+ * the exiting CPU with the guest's registers at hand.
+ *
+ * Contract: a hook that returns true has fully handled the event (including advancing the
+ * guest RIP where that applies); false lets vmm/ do its default.
+ */
+#ifndef HVT_HV_HOOKS_H
+#define HVT_HV_HOOKS_H
+#include "vcpu.h"
+
+struct hv_hooks {
+    void    (*pre_exit)(struct guest_regs *g, unsigned reason);   /* every exit, first */
+    int64_t (*hypercall)(struct guest_regs *g);  /* magic VMCALLs vmm/ does not know */
+    bool    (*io)(struct guest_regs *g, uint16_t port, unsigned size, bool in);
+    bool    (*ept_violation)(uint64_t gpa, uint64_t qualification);
+    bool    (*other_exit)(struct guest_regs *g, unsigned reason); /* MTF, timer, exceptions */
+    void    (*power_off)(void);                  /* the guest is about to power off */
+    void    (*fatal)(const char *why);           /* the guest died (triple fault) */
+};
+extern struct hv_hooks hv_hooks;
+
+#endif

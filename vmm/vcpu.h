@@ -1,0 +1,60 @@
+/*
+ * vcpu.h - per-CPU hypervisor state. One struct vcpu per physical CPU, allocated on the BSP
+ * before any CPU is virtualized; a CPU only ever touches its own (others read its counters).
+ * The host GS base points at the CPU's struct vcpu while in VMX root operation.
+ */
+#ifndef HVT_VCPU_H
+#define HVT_VCPU_H
+#include <stdint.h>
+#include <stdbool.h>
+#include "vmx.h"
+
+/* Guest general registers as the exit stub (vmx_stub.asm) saves them, indexed by the SDM's GPR
+ * numbering (table 28-3: 0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15 R8-R15).
+ * Slot 4 is a placeholder: the guest RSP lives in the VMCS. */
+enum gpr { GPR_RAX, GPR_RCX, GPR_RDX, GPR_RBX, GPR_RSP, GPR_RBP, GPR_RSI, GPR_RDI,
+           GPR_R8, GPR_R9, GPR_R10, GPR_R11, GPR_R12, GPR_R13, GPR_R14, GPR_R15, GPR_COUNT };
+struct guest_regs { uint64_t r[GPR_COUNT]; };
+
+struct __attribute__((packed)) host_tss {
+    uint32_t reserved0;
+    uint64_t rsp[3];
+    uint64_t reserved1;
+    uint64_t ist[7];
+    uint64_t reserved2;
+    uint16_t reserved3, iomap_base;
+};
+
+#define VCPU_STACK_PAGES 8
+#define HOST_GDT_ENTRIES 5   /* null, code64, data, TSS (two slots) */
+#define HOST_SEL_CODE    0x08
+#define HOST_SEL_DATA    0x10
+#define HOST_SEL_TSS     0x18
+
+struct vcpu {
+    struct vcpu *self;            /* at offset 0: %gs:0 gives the current vcpu */
+    unsigned index;
+    uint32_t apic_id;
+    void *vmxon_region, *vmcs;
+    uint64_t vmxon_phys, vmcs_phys;
+    uint8_t *stack;
+    uint64_t host_rsp;
+    uint64_t gdt[HOST_GDT_ENTRIES];
+    struct host_tss tss;
+    bool launched;
+    bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
+    bool powering_off;
+    uint64_t exits;               /* all VM exits */
+    uint64_t exit_counts[EXIT_REASON_COUNT];
+    uint64_t sipi_count, init_count;
+};
+
+struct vcpu *vcpu_get(unsigned index);
+static inline struct vcpu *vcpu_current(void)
+{
+    struct vcpu *v;
+    __asm__ volatile("mov %%gs:0, %0" : "=r"(v));
+    return v;
+}
+
+#endif

@@ -1,0 +1,365 @@
+/* vmx_exit.c - VM-exit handlers (Intel SDM ch. 26 "VMX non-root operation", ch. 28 "VM exits"). */
+#include "vmx_exit.h"
+#include "vmx_setup.h"
+#include "hv_core.h"
+#include "hv_hooks.h"
+#include "cpu.h"
+#include "hvt_hypercall.h"
+
+#define XCR0_X87 1ull
+#define ACPI_PM1_SLP_EN (1u << 13)       /* ACPI 6.4, 4.8.3.2.1: PM1 control register */
+#define PORT_RESET_CONTROL 0xcf9
+
+static const char *const exit_names[EXIT_REASON_COUNT] = {
+    [EXIT_EXCEPTION_NMI] = "exception/NMI", [EXIT_EXTERNAL_INTR] = "external-interrupt",
+    [EXIT_TRIPLE_FAULT] = "triple-fault", [EXIT_INIT] = "INIT", [EXIT_SIPI] = "SIPI",
+    [EXIT_TASK_SWITCH] = "task-switch", [EXIT_CPUID] = "CPUID", [EXIT_GETSEC] = "GETSEC",
+    [EXIT_HLT] = "HLT", [EXIT_INVD] = "INVD", [EXIT_VMCALL] = "VMCALL",
+    [EXIT_VMCLEAR] = "VMCLEAR", [EXIT_VMLAUNCH] = "VMLAUNCH", [EXIT_VMPTRLD] = "VMPTRLD",
+    [EXIT_VMPTRST] = "VMPTRST", [EXIT_VMREAD] = "VMREAD", [EXIT_VMRESUME] = "VMRESUME",
+    [EXIT_VMWRITE] = "VMWRITE", [EXIT_VMXOFF] = "VMXOFF", [EXIT_VMXON] = "VMXON",
+    [EXIT_CR_ACCESS] = "CR-access", [EXIT_DR_ACCESS] = "DR-access", [EXIT_IO] = "I/O",
+    [EXIT_RDMSR] = "RDMSR", [EXIT_WRMSR] = "WRMSR", [EXIT_ENTRY_FAIL_GUEST] = "entry-fail-guest",
+    [EXIT_MTF] = "MTF", [EXIT_EPT_VIOLATION] = "EPT-violation",
+    [EXIT_EPT_MISCONFIG] = "EPT-misconfig", [EXIT_INVEPT] = "INVEPT",
+    [EXIT_PREEMPTION_TIMER] = "preemption-timer", [EXIT_INVVPID] = "INVVPID",
+    [EXIT_WBINVD] = "WBINVD", [EXIT_XSETBV] = "XSETBV", [EXIT_VMFUNC] = "VMFUNC",
+};
+
+const char *vmx_exit_name(unsigned r)
+{
+    return (r < EXIT_REASON_COUNT && exit_names[r]) ? exit_names[r] : "other";
+}
+
+void vmx_skip_instruction(void)
+{
+    vmx_write(VMCS_GUEST_RIP, vmx_read(VMCS_GUEST_RIP) + vmx_read(VMCS_EXIT_INSTR_LEN));
+    /* Skipping an instruction ends STI/MOV-SS blocking (SDM 26.3 on instruction retirement). */
+    uint64_t intr = vmx_read(VMCS_GUEST_INTERRUPTIBILITY);
+    if (intr & (VMX_INTR_BLOCK_STI | VMX_INTR_BLOCK_MOVSS))
+        vmx_write(VMCS_GUEST_INTERRUPTIBILITY, intr & ~(uint64_t)(VMX_INTR_BLOCK_STI | VMX_INTR_BLOCK_MOVSS));
+}
+
+void vmx_inject_exception(unsigned vector, bool has_error, uint32_t error)
+{
+    /* SDM 27.6 event injection: a hardware exception delivered as if the instruction faulted. */
+    uint32_t info = VMX_INTR_INFO_VALID | VMX_INTR_TYPE_HW_EXC | vector;
+    if (has_error) {
+        info |= VMX_INTR_INFO_ERRCODE;
+        vmx_write(VMCS_ENTRY_EXCEPTION_ERRCODE, error);
+    }
+    vmx_write(VMCS_ENTRY_INTR_INFO, info);
+}
+
+void vmx_print_exit_summary(const char *why)
+{
+    hv_log("hvtrace: exit summary (%s)\n", why);
+    for (unsigned c = 0; c < hv.cpu_count; c++) {
+        struct vcpu *v = vcpu_get(c);
+        hv_log("hvtrace: cpu %u (apic %u): %lu exits\n", c, v->apic_id, v->exits);
+        for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
+            if (v->exit_counts[r])
+                hv_log("hvtrace:   cpu %u %-18s %lu\n", c, vmx_exit_name(r), v->exit_counts[r]);
+    }
+}
+
+/* --- handlers --- */
+
+static void handle_cpuid(struct guest_regs *g)
+{
+    uint32_t leaf = (uint32_t)g->r[GPR_RAX], sub = (uint32_t)g->r[GPR_RCX], r[4];
+    if (leaf >= HVT_CPUID_LEAF_BASE && leaf <= HVT_CPUID_LEAF_BASE + 0xff) {
+        /* Our hypervisor leaves (the range is reserved for hypervisors, SDM CPUID notes). */
+        r[0] = r[1] = r[2] = r[3] = 0;
+        if (leaf == HVT_CPUID_LEAF_BASE) {
+            const char *sig = HVT_CPUID_SIGNATURE;
+            r[0] = HVT_CPUID_LEAF_MAX;
+            memcpy(&r[1], sig, 4);
+            memcpy(&r[2], sig + 4, 4);
+            memcpy(&r[3], sig + 8, 4);
+        } else if (leaf == HVT_CPUID_LEAF_MAX) {
+            r[0] = HVT_VERSION;
+        }
+    } else {
+        cpu_cpuid(leaf, sub, r);
+        if (leaf == 1) {
+            r[2] &= ~CPUID_1_ECX_VMX;          /* no nested VMX: VMX instructions get #UD */
+            r[2] |= CPUID_1_ECX_HYPERVISOR;
+        }
+    }
+    g->r[GPR_RAX] = r[0];
+    g->r[GPR_RBX] = r[1];
+    g->r[GPR_RCX] = r[2];
+    g->r[GPR_RDX] = r[3];
+    vmx_skip_instruction();
+}
+
+static void handle_vmcall(struct guest_regs *g)
+{
+    uint64_t rax = g->r[GPR_RAX];
+    if ((rax & HVT_HC_MAGIC_MASK) != HVT_HC_MAGIC) {
+        vmx_inject_exception(VEC_UD, false, 0);   /* as on bare metal (SDM VMCALL: #UD) */
+        return;
+    }
+    int64_t status = HVT_HC_OK;
+    switch (rax & HVT_HC_FUNC_MASK) {
+    case HVT_HC_VERSION:
+        g->r[GPR_RBX] = HVT_VERSION;
+        g->r[GPR_RCX] = HVT_HC_ABI_REVISION;
+        break;
+    case HVT_HC_HV_RANGE:
+        g->r[GPR_RBX] = hv.bi->region_phys;
+        g->r[GPR_RCX] = hv.bi->region_size;
+        g->r[GPR_RDX] = hv.canary;
+        break;
+    default:
+        status = hv_hooks.hypercall ? hv_hooks.hypercall(g) : HVT_HC_ENOSYS;
+    }
+    g->r[GPR_RAX] = (uint64_t)status;
+    vmx_skip_instruction();
+}
+
+/* MOV to CR0 (SDM 26.1.3, 25.6.6): the guest owns every bit but those VMX fixes; keep the
+ * fixed ones set underneath and show the guest its own value. With unrestricted guest the
+ * guest may turn paging on or off, so maintain EFER.LMA and the IA-32e-mode entry control
+ * the way the CPU would (SDM 10.8.5, "IA-32e mode activation"). */
+static void write_cr0(uint64_t val)
+{
+    uint64_t old = vmx_read(VMCS_GUEST_CR0);
+    uint64_t fixed0 = hv.cr0_fixed0 & ~(CR0_PE | CR0_PG);
+    if (val & ~hv.cr0_fixed1 & 0xffffffffull) {
+        vmx_inject_exception(VEC_GP, true, 0);
+        return;
+    }
+    vmx_write(VMCS_CR0_READ_SHADOW, val);
+    vmx_write(VMCS_GUEST_CR0, (val | fixed0) & hv.cr0_fixed1);
+    uint64_t efer = vmx_read(VMCS_GUEST_EFER);
+    uint64_t entry = vmx_read(VMCS_ENTRY_CONTROLS);
+    if (!(old & CR0_PG) && (val & CR0_PG) && (efer & EFER_LME)) {
+        vmx_write(VMCS_GUEST_EFER, efer | EFER_LMA);
+        vmx_write(VMCS_ENTRY_CONTROLS, entry | ENTRY_IA32E_GUEST);
+    } else if ((old & CR0_PG) && !(val & CR0_PG)) {
+        vmx_write(VMCS_GUEST_EFER, efer & ~EFER_LMA);
+        vmx_write(VMCS_ENTRY_CONTROLS, entry & ~ENTRY_IA32E_GUEST);
+    }
+    vmx_skip_instruction();
+}
+
+static void write_cr4(uint64_t val)
+{
+    /* The guest believes VMX is absent (CPUID), so CR4.VMXE=1 faults as on such a CPU. */
+    if ((val & CR4_VMXE) || (val & ~hv.cr4_fixed1)) {
+        vmx_inject_exception(VEC_GP, true, 0);
+        return;
+    }
+    vmx_write(VMCS_CR4_READ_SHADOW, val);
+    vmx_write(VMCS_GUEST_CR4, (val | hv.cr4_fixed0) & hv.cr4_fixed1);
+    vmx_skip_instruction();
+}
+
+static uint64_t gpr_get(struct guest_regs *g, unsigned n)
+{
+    return n == GPR_RSP ? vmx_read(VMCS_GUEST_RSP) : g->r[n];
+}
+
+static void handle_cr_access(struct guest_regs *g)
+{
+    uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
+    unsigned cr = CRQ_NUM(q);
+    switch (CRQ_TYPE(q)) {
+    case CRQ_TYPE_MOV_TO:
+        if (cr == 0)
+            write_cr0(gpr_get(g, CRQ_GPR(q)));
+        else if (cr == 4)
+            write_cr4(gpr_get(g, CRQ_GPR(q)));
+        else
+            hv_panic("unexpected MOV to CR%u\n", cr);
+        return;
+    case CRQ_TYPE_LMSW: {
+        /* LMSW writes CR0 bits 3:0 and cannot clear PE (SDM LMSW). */
+        uint64_t shadow = vmx_read(VMCS_CR0_READ_SHADOW);
+        uint64_t src = CRQ_LMSW_SRC(q) & 0xf;
+        write_cr0((shadow & ~0xeull) | src | (shadow & CR0_PE));
+        return;
+    }
+    case CRQ_TYPE_CLTS:
+        vmx_write(VMCS_CR0_READ_SHADOW, vmx_read(VMCS_CR0_READ_SHADOW) & ~8ull);
+        vmx_write(VMCS_GUEST_CR0, vmx_read(VMCS_GUEST_CR0) & ~8ull);
+        vmx_skip_instruction();
+        return;
+    default:
+        hv_panic("unexpected CR access qualification %lx\n", q);
+    }
+}
+
+static void handle_xsetbv(struct guest_regs *g)
+{
+    uint32_t idx = (uint32_t)g->r[GPR_RCX];
+    uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
+    uint32_t r[4];
+    cpu_cpuid(0xd, 0, r);
+    uint64_t supported = ((uint64_t)r[3] << 32) | r[0];
+    /* Validate as XSETBV would (SDM XSETBV): a bad value must #GP in the guest, not here. */
+    if (idx != 0 || !(val & XCR0_X87) || (val & ~supported) || ((val & 4) && !(val & 2))) {
+        vmx_inject_exception(VEC_GP, true, 0);
+        return;
+    }
+    __asm__ volatile("xsetbv" :: "c"(idx), "a"((uint32_t)val), "d"((uint32_t)(val >> 32)));
+    vmx_skip_instruction();
+}
+
+static void port_io(bool in, unsigned size, uint16_t port, uint64_t *rax)
+{
+    if (in) {
+        uint64_t v = size == 1 ? hv_inb(port) : size == 2 ? hv_inw(port) : hv_inl(port);
+        uint64_t mask = size == 4 ? 0xffffffffull : (1ull << (8 * size)) - 1;
+        /* A 32-bit IN zero-extends into RAX; 8/16-bit ones keep the upper bits. */
+        *rax = size == 4 ? v : ((*rax & ~mask) | v);
+    } else if (size == 1) {
+        hv_outb(port, (uint8_t)*rax);
+    } else if (size == 2) {
+        hv_outw(port, (uint16_t)*rax);
+    } else {
+        hv_outl(port, (uint32_t)*rax);
+    }
+}
+
+static void handle_io(struct guest_regs *g, struct vcpu *v)
+{
+    uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
+    uint16_t port = IOQ_PORT(q);
+    unsigned size = IOQ_SIZE(q);
+    bool in = q & IOQ_IN;
+    if (q & IOQ_STRING)
+        hv_panic("string I/O on intercepted port %x is not emulated\n", port);
+    if (hv_hooks.io && hv_hooks.io(g, port, size, in))
+        return;                                 /* a module consumed it (and skipped it) */
+    bool pm1 = port == hv.bi->pm1a_cnt_port || (hv.bi->pm1b_cnt_port && port == hv.bi->pm1b_cnt_port);
+    if (!in && pm1 && (g->r[GPR_RAX] & ACPI_PM1_SLP_EN) && !v->powering_off) {
+        v->powering_off = true;
+        vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
+        if (hv_hooks.power_off)
+            hv_hooks.power_off();
+    }
+    if (!in && port == PORT_RESET_CONTROL && !v->powering_off) {
+        v->powering_off = true;
+        vmx_print_exit_summary("guest reset through port 0xcf9");
+    }
+    port_io(in, size, port, &g->r[GPR_RAX]);
+    vmx_skip_instruction();
+}
+
+static void handle_init(struct vcpu *v)
+{
+    /* SDM 26.2 / 28.2: INIT in VMX non-root operation is a VM exit and nothing else. Do what
+     * the CPU would have done: reset to the INIT state and wait for a SIPI. */
+    v->init_count++;
+    vmx_guest_reset_to_init();
+}
+
+static void handle_sipi(struct vcpu *v)
+{
+    /* SIPI exit qualification bits 7:0 = vector; start at vector*0x1000 in real mode. */
+    uint64_t vec = vmx_read(VMCS_EXIT_QUALIFICATION) & 0xff;
+    v->sipi_count++;
+    vmx_write(VMCS_GUEST_CS_SEL, vec << 8);
+    vmx_write(VMCS_GUEST_CS_BASE, vec << 12);
+    vmx_write(VMCS_GUEST_RIP, 0);
+    vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_ACTIVE);
+}
+
+static void handle_ept_violation(struct vcpu *v)
+{
+    uint64_t gpa = vmx_read(VMCS_GUEST_PHYS_ADDR);
+    uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
+    if (hv_hooks.ept_violation && hv_hooks.ept_violation(gpa, q))
+        return;
+    /* Beyond the identity map we built (high MMIO): extend it on demand, uncached. */
+    if (!hv_in_region(gpa) && gpa >= hv.ept_limit) {
+        uint64_t page = gpa & ~(EPT_PAGE_4K - 1);
+        if (ept_map_4k(&hv.ept, page, page, EPT_RWX, MTRR_UC) == 0) {
+            vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
+            return;
+        }
+    }
+    hv_panic("cpu %u: EPT violation gpa %lx qual %lx rip %lx\n", v->index, gpa, q,
+             vmx_read(VMCS_GUEST_RIP));
+}
+
+static void handle_triple_fault(struct vcpu *v)
+{
+    hv_log("hvtrace: cpu %u: guest TRIPLE FAULT at rip %lx cr3 %lx\n", v->index,
+           vmx_read(VMCS_GUEST_RIP), vmx_read(VMCS_GUEST_CR3));
+    vmx_print_exit_summary("guest triple fault");
+    if (hv_hooks.fatal)
+        hv_hooks.fatal("triple fault");
+    hv_panic("guest triple fault: stopping\n");
+}
+
+void vmx_resume_failed(struct vcpu *v)
+{
+    hv_panic("cpu %u: VMRESUME failed, VM-instruction error %lu\n", v->index,
+             vmx_read(VMCS_VM_INSTR_ERROR));
+}
+
+/* An exception or NMI taken in the hypervisor itself. */
+struct exc_frame { uint64_t vector, error, rip, cs, rflags, rsp, ss; };
+void host_exception(struct exc_frame *f)
+{
+    if (f->vector == VEC_NMI) {
+        /* NMIs belong to the guest: remember it and inject it at the next VM entry. */
+        vcpu_current()->nmi_pending = true;
+        return;
+    }
+    hv_panic("host exception %lu error %lx at rip %lx rsp %lx cr2 %lx\n", f->vector, f->error,
+             f->rip, f->rsp, ({ uint64_t c; __asm__ volatile("mov %%cr2, %0" : "=r"(c)); c; }));
+}
+
+void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
+{
+    uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
+    uint32_t basic = reason & EXIT_REASON_BASIC_MASK;
+    v->exits++;
+    if (basic < EXIT_REASON_COUNT)
+        v->exit_counts[basic]++;
+    if (reason & EXIT_REASON_ENTRY_FAIL)
+        hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
+                 vmx_read(VMCS_EXIT_QUALIFICATION));
+    if (hv_hooks.pre_exit)
+        hv_hooks.pre_exit(g, basic);
+    switch (basic) {
+    case EXIT_CPUID:          handle_cpuid(g); break;
+    case EXIT_VMCALL:         handle_vmcall(g); break;
+    case EXIT_CR_ACCESS:      handle_cr_access(g); break;
+    case EXIT_XSETBV:         handle_xsetbv(g); break;
+    case EXIT_IO:             handle_io(g, v); break;
+    case EXIT_INIT:           handle_init(v); break;
+    case EXIT_SIPI:           handle_sipi(v); break;
+    case EXIT_EPT_VIOLATION:  handle_ept_violation(v); break;
+    case EXIT_TRIPLE_FAULT:   handle_triple_fault(v); break;
+    case EXIT_INVD:
+        cpu_wbinvd();        /* INVD would drop our own dirty lines too: write back instead */
+        vmx_skip_instruction();
+        break;
+    case EXIT_GETSEC:
+    case EXIT_VMCLEAR: case EXIT_VMLAUNCH: case EXIT_VMPTRLD: case EXIT_VMPTRST:
+    case EXIT_VMREAD: case EXIT_VMRESUME: case EXIT_VMWRITE: case EXIT_VMXOFF:
+    case EXIT_VMXON: case EXIT_INVEPT: case EXIT_INVVPID: case EXIT_VMFUNC:
+        /* CPUID says no VMX/SMX: these are undefined opcodes for the guest. */
+        vmx_inject_exception(VEC_UD, false, 0);
+        break;
+    case EXIT_MTF:
+    case EXIT_PREEMPTION_TIMER:
+    case EXIT_EXCEPTION_NMI:
+        if (hv_hooks.other_exit && hv_hooks.other_exit(g, basic))
+            break;
+        /* fall through */
+    default:
+        hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
+                 vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
+    }
+    if (v->nmi_pending && !(vmx_read(VMCS_ENTRY_INTR_INFO) & VMX_INTR_INFO_VALID)) {
+        v->nmi_pending = false;
+        vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
+    }
+}

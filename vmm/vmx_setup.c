@@ -1,0 +1,371 @@
+/* vmx_setup.c - VMXON, VMCS set-up and VMLAUNCH (Intel SDM ch. 24-27). */
+#include "vmx_setup.h"
+#include "hv_core.h"
+#include "cpu.h"
+
+extern void vmx_exit_stub(void);
+extern int vmx_launch(void);
+extern const uint64_t host_exc_table[33];
+
+#define PAGE_SIZE 4096
+#define IDT_ENTRIES 256
+#define IDT_GATE_INTR64 0x8e00u     /* present, DPL0, 64-bit interrupt gate (SDM 6.14.1) */
+
+struct __attribute__((packed)) idt_gate {
+    uint16_t off0, sel, flags, off1;
+    uint32_t off2, reserved;
+};
+static struct idt_gate host_idt[IDT_ENTRIES] __attribute__((aligned(16)));
+
+/* Desired control value adjusted to what the CPU allows (SDM A.3-A.5): bits set in the low
+ * half of the capability MSR must be 1, bits clear in the high half must be 0. */
+static uint32_t adjust_ctls(uint32_t want, uint32_t msr, uint32_t *missing)
+{
+    uint64_t cap = cpu_rdmsr(msr);
+    uint32_t v = (want | (uint32_t)cap) & (uint32_t)(cap >> 32);
+    if (missing)
+        *missing = want & ~v;
+    return v;
+}
+
+static void build_host_idt(void)
+{
+    for (int i = 0; i < IDT_ENTRIES; i++) {
+        uint64_t h = host_exc_table[i < 32 ? i : 32];
+        host_idt[i] = (struct idt_gate){ (uint16_t)h, HOST_SEL_CODE, IDT_GATE_INTR64,
+                                         (uint16_t)(h >> 16), (uint32_t)(h >> 32), 0 };
+    }
+}
+
+int vmx_check_caps(void)
+{
+    uint32_t r[4];
+    cpu_cpuid(1, 0, r);
+    if (!(r[2] & CPUID_1_ECX_VMX)) {
+        hv_log("hvtrace: CPUID.1:ECX.VMX=0\n");
+        return -1;
+    }
+    hv.has_xsave = r[2] & CPUID_1_ECX_XSAVE;
+    cpu_cpuid(0x80000008, 0, r);
+    hv.phys_bits = r[0] & 0xff;
+    uint64_t basic = cpu_rdmsr(MSR_IA32_VMX_BASIC);
+    bool true_ctls = basic & VMX_BASIC_TRUE_CTLS;
+    uint32_t miss;
+    hv.pin_ctls = adjust_ctls(0, true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS, 0);
+    hv.proc_ctls = adjust_ctls(PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS,
+                               true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS, &miss);
+    if (miss) {
+        hv_log("hvtrace: missing primary processor controls %x\n", miss);
+        return -1;
+    }
+    /* Needed: EPT and unrestricted guest. Wanted when available, because without them the
+     * guest would get #UD for instructions its CPUID advertises: RDTSCP, INVPCID, XSAVES. */
+    hv.proc2_ctls = adjust_ctls(PROC2_ENABLE_EPT | PROC2_UNRESTRICTED, MSR_IA32_VMX_PROCBASED_CTLS2, &miss);
+    if (miss) {
+        hv.proc2_ctls = 0;
+        hv_log("hvtrace: EPT or unrestricted guest missing (%x)\n", miss);
+        return -1;
+    }
+    uint32_t opt2 = PROC2_ENABLE_RDTSCP | PROC2_ENABLE_INVPCID | PROC2_ENABLE_XSAVES | PROC2_ENABLE_USER_WAIT;
+    hv.proc2_ctls |= opt2 & (uint32_t)(cpu_rdmsr(MSR_IA32_VMX_PROCBASED_CTLS2) >> 32);
+    hv.exit_ctls = adjust_ctls(EXIT_HOST_ADDR64 | EXIT_SAVE_DEBUG | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
+                               EXIT_SAVE_EFER | EXIT_LOAD_EFER,
+                               true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS, &miss);
+    if (miss) {
+        hv_log("hvtrace: missing exit controls %x\n", miss);
+        return -1;
+    }
+    hv.entry_ctls = adjust_ctls(ENTRY_LOAD_DEBUG | ENTRY_LOAD_PAT | ENTRY_LOAD_EFER,
+                                true_ctls ? MSR_IA32_VMX_TRUE_ENTRY : MSR_IA32_VMX_ENTRY_CTLS, &miss);
+    if (miss) {
+        hv_log("hvtrace: missing entry controls %x\n", miss);
+        return -1;
+    }
+    uint64_t ept_cap = cpu_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
+    if (!(ept_cap & EPT_CAP_WALK4) || !(ept_cap & EPT_CAP_WB) || !(ept_cap & EPT_CAP_INVEPT)) {
+        hv_log("hvtrace: EPT lacks 4-level walks, WB or INVEPT (cap %lx)\n", ept_cap);
+        return -1;
+    }
+    hv.cr0_fixed0 = cpu_rdmsr(MSR_IA32_VMX_CR0_FIXED0);
+    hv.cr0_fixed1 = cpu_rdmsr(MSR_IA32_VMX_CR0_FIXED1);
+    hv.cr4_fixed0 = cpu_rdmsr(MSR_IA32_VMX_CR4_FIXED0);
+    hv.cr4_fixed1 = cpu_rdmsr(MSR_IA32_VMX_CR4_FIXED1);
+    build_host_idt();
+    hv_log("hvtrace: VMX basic %lx pin %x proc %x proc2 %x exit %x entry %x ept_cap %lx\n",
+           basic, hv.pin_ctls, hv.proc_ctls, hv.proc2_ctls, hv.exit_ctls, hv.entry_ctls, ept_cap);
+    return 0;
+}
+
+int vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id)
+{
+    v->self = v;
+    v->index = index;
+    v->apic_id = apic_id;
+    v->vmxon_region = hv_alloc_pages(1);
+    v->vmcs = hv_alloc_pages(1);
+    v->stack = hv_alloc_pages(VCPU_STACK_PAGES);
+    if (!v->vmxon_region || !v->vmcs || !v->stack)
+        return -1;
+    v->vmxon_phys = hv_virt_to_phys(v->vmxon_region);
+    v->vmcs_phys = hv_virt_to_phys(v->vmcs);
+    /* Host stack: the vcpu pointer sits at host RSP, which stays 16-byte aligned. */
+    uint64_t top = (uint64_t)v->stack + VCPU_STACK_PAGES * PAGE_SIZE;
+    v->host_rsp = top - 16;
+    *(struct vcpu **)v->host_rsp = v;
+    /* Host GDT (SDM 3.4.5, 7.2.3): flat 64-bit code, data, and a 64-bit TSS. */
+    v->gdt[0] = 0;
+    v->gdt[1] = 0x00209a0000000000ull;          /* code: P, DPL0, exec/read, L=1 */
+    v->gdt[2] = 0x0000920000000000ull;          /* data: P, DPL0, read/write */
+    uint64_t tss = (uint64_t)&v->tss, lim = sizeof v->tss - 1;
+    v->gdt[3] = (lim & 0xffff) | ((tss & 0xffffff) << 16) | (0x89ull << 40) |
+                (((tss >> 24) & 0xff) << 56);   /* P, 64-bit TSS (available) */
+    v->gdt[4] = tss >> 32;
+    v->tss.iomap_base = sizeof v->tss;
+    return 0;
+}
+
+/* --- guest state capture (SDM 25.4, checks in 27.3.1) --- */
+
+static uint32_t seg_ar(const struct cpu_dtr *gdt, uint16_t sel)
+{
+    if ((sel & ~3u) == 0)
+        return VMX_AR_UNUSABLE;
+    uint64_t d = *(uint64_t *)(gdt->base + (sel & ~7u));
+    /* access byte (descriptor bits 47:40) and flags (55:52) -> AR bits 7:0 and 15:12 */
+    return (uint32_t)((d >> 40) & 0xf0ff);
+}
+
+static uint64_t seg_base(const struct cpu_dtr *gdt, uint16_t sel)
+{
+    if ((sel & ~3u) == 0)
+        return 0;
+    uint64_t d = *(uint64_t *)(gdt->base + (sel & ~7u));
+    uint64_t base = ((d >> 16) & 0xffffff) | (((d >> 56) & 0xff) << 24);
+    if (!(d & (1ull << 44)))                   /* system descriptor: 16 bytes, upper base */
+        base |= (*(uint64_t *)(gdt->base + (sel & ~7u) + 8) & 0xffffffff) << 32;
+    return base;
+}
+
+static uint32_t seg_limit(uint16_t sel)
+{
+    if ((sel & ~3u) == 0)
+        return 0;
+    uint32_t lim;
+    __asm__ volatile("lsl %1, %0" : "=r"(lim) : "r"((uint32_t)sel));
+    return lim;
+}
+
+static void write_seg(enum vmx_seg s, uint16_t sel, const struct cpu_dtr *gdt)
+{
+    vmx_write(VMCS_GUEST_ES_SEL + 2 * s, sel);
+    vmx_write(VMCS_GUEST_ES_LIMIT + 2 * s, seg_limit(sel));
+    vmx_write(VMCS_GUEST_ES_AR + 2 * s, seg_ar(gdt, sel));
+    vmx_write(VMCS_GUEST_ES_BASE + 2 * s, seg_base(gdt, sel));
+}
+
+static void write_guest_state(const struct hvt_cpu_launch *l)
+{
+    struct cpu_dtr gdt, idt;
+    cpu_sgdt(&gdt);
+    cpu_sidt(&idt);
+    write_seg(VMX_SEG_ES, cpu_read_es(), &gdt);
+    write_seg(VMX_SEG_CS, cpu_read_cs(), &gdt);
+    write_seg(VMX_SEG_SS, cpu_read_ss(), &gdt);
+    write_seg(VMX_SEG_DS, cpu_read_ds(), &gdt);
+    write_seg(VMX_SEG_FS, cpu_read_fs(), &gdt);
+    write_seg(VMX_SEG_GS, cpu_read_gs(), &gdt);
+    write_seg(VMX_SEG_LDTR, cpu_read_ldtr(), &gdt);
+    uint16_t tr = cpu_read_tr();
+    if ((tr & ~3u) == 0) {
+        /* UEFI firmware runs without a task register; VM entry needs a usable busy 64-bit
+         * TSS in TR (SDM 27.3.1.2). The firmware never switches stacks through a TSS, so a
+         * zero-based one is never used; Linux loads its own with LTR. */
+        vmx_write(VMCS_GUEST_TR_SEL, 0);
+        vmx_write(VMCS_GUEST_TR_BASE, 0);
+        vmx_write(VMCS_GUEST_TR_LIMIT, 0x67);
+        vmx_write(VMCS_GUEST_TR_AR, 0x8b);      /* present, busy 64-bit TSS */
+    } else {
+        write_seg(VMX_SEG_TR, tr, &gdt);
+    }
+    vmx_write(VMCS_GUEST_FS_BASE, cpu_rdmsr(MSR_IA32_FS_BASE));
+    vmx_write(VMCS_GUEST_GS_BASE, cpu_rdmsr(MSR_IA32_GS_BASE));
+    vmx_write(VMCS_GUEST_GDTR_BASE, gdt.base);
+    vmx_write(VMCS_GUEST_GDTR_LIMIT, gdt.limit);
+    vmx_write(VMCS_GUEST_IDTR_BASE, idt.base);
+    vmx_write(VMCS_GUEST_IDTR_LIMIT, idt.limit);
+
+    uint64_t cr0 = cpu_read_cr0(), cr4 = cpu_read_cr4();
+    vmx_write(VMCS_GUEST_CR0, cr0);
+    vmx_write(VMCS_GUEST_CR3, l->guest_cr3);
+    vmx_write(VMCS_GUEST_CR4, cr4);
+    /* The guest must not see VMXE (we set it) nor be able to clear the bits VMX fixes
+     * (SDM 24.8, A.7-A.8): those bits are owned by the hypervisor and read from shadows.
+     * With unrestricted guest, PE and PG are the guest's (SDM 25.6.6). */
+    uint64_t cr0_mask = (hv.cr0_fixed0 | ~hv.cr0_fixed1) & ~(CR0_PE | CR0_PG);
+    uint64_t cr4_mask = hv.cr4_fixed0 | ~hv.cr4_fixed1;
+    vmx_write(VMCS_CR0_MASK, cr0_mask);
+    vmx_write(VMCS_CR0_READ_SHADOW, cr0);
+    vmx_write(VMCS_CR4_MASK, cr4_mask);
+    vmx_write(VMCS_CR4_READ_SHADOW, cr4 & ~CR4_VMXE);
+    vmx_write(VMCS_GUEST_DR7, cpu_read_dr7());
+    vmx_write(VMCS_GUEST_RSP, l->guest_rsp);
+    vmx_write(VMCS_GUEST_RIP, l->guest_rip);
+    vmx_write(VMCS_GUEST_RFLAGS, l->guest_rflags);
+    vmx_write(VMCS_GUEST_SYSENTER_CS, cpu_rdmsr(MSR_IA32_SYSENTER_CS));
+    vmx_write(VMCS_GUEST_SYSENTER_ESP, cpu_rdmsr(MSR_IA32_SYSENTER_ESP));
+    vmx_write(VMCS_GUEST_SYSENTER_EIP, cpu_rdmsr(MSR_IA32_SYSENTER_EIP));
+    vmx_write(VMCS_GUEST_DEBUGCTL, cpu_rdmsr(MSR_IA32_DEBUGCTL));
+    vmx_write(VMCS_GUEST_PAT, cpu_rdmsr(MSR_IA32_PAT));
+    vmx_write(VMCS_GUEST_EFER, cpu_rdmsr(MSR_IA32_EFER));
+    vmx_write(VMCS_LINK_POINTER, ~0ull);        /* no shadow VMCS (SDM 27.3.1.5) */
+    vmx_write(VMCS_GUEST_INTERRUPTIBILITY, 0);
+    vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_ACTIVE);
+    vmx_write(VMCS_GUEST_PENDING_DBG, 0);
+}
+
+static void write_host_state(struct vcpu *v, uint64_t host_cr4)
+{
+    vmx_write(VMCS_HOST_CS_SEL, HOST_SEL_CODE);
+    vmx_write(VMCS_HOST_SS_SEL, HOST_SEL_DATA);
+    vmx_write(VMCS_HOST_DS_SEL, HOST_SEL_DATA);
+    vmx_write(VMCS_HOST_ES_SEL, HOST_SEL_DATA);
+    vmx_write(VMCS_HOST_FS_SEL, 0);
+    vmx_write(VMCS_HOST_GS_SEL, 0);
+    vmx_write(VMCS_HOST_TR_SEL, HOST_SEL_TSS);
+    vmx_write(VMCS_HOST_FS_BASE, 0);
+    vmx_write(VMCS_HOST_GS_BASE, (uint64_t)v);  /* %gs:0 = struct vcpu (vcpu_current) */
+    vmx_write(VMCS_HOST_TR_BASE, (uint64_t)&v->tss);
+    vmx_write(VMCS_HOST_GDTR_BASE, (uint64_t)v->gdt);
+    vmx_write(VMCS_HOST_IDTR_BASE, (uint64_t)host_idt);
+    vmx_write(VMCS_HOST_CR0, cpu_read_cr0());
+    vmx_write(VMCS_HOST_CR3, hv.bi->host_cr3);
+    vmx_write(VMCS_HOST_CR4, host_cr4);
+    vmx_write(VMCS_HOST_RSP, v->host_rsp);
+    vmx_write(VMCS_HOST_RIP, (uint64_t)vmx_exit_stub);
+    vmx_write(VMCS_HOST_SYSENTER_CS, 0);
+    vmx_write(VMCS_HOST_SYSENTER_ESP, 0);
+    vmx_write(VMCS_HOST_SYSENTER_EIP, 0);
+    /* Host PAT: the architectural power-up value (WB, WT, UC-, UC repeated), so our direct
+     * map's PCD/PWT bits mean what hv_api.h says. */
+    vmx_write(VMCS_HOST_PAT, 0x0007040600070406ull);
+    vmx_write(VMCS_HOST_EFER, cpu_rdmsr(MSR_IA32_EFER));
+}
+
+static void write_controls(void)
+{
+    vmx_write(VMCS_PIN_CONTROLS, hv.pin_ctls);
+    vmx_write(VMCS_PROC_CONTROLS, hv.proc_ctls);
+    vmx_write(VMCS_PROC_CONTROLS2, hv.proc2_ctls);
+    vmx_write(VMCS_EXIT_CONTROLS, hv.exit_ctls);
+    uint32_t entry = hv.entry_ctls;
+    if (cpu_rdmsr(MSR_IA32_EFER) & EFER_LMA)
+        entry |= ENTRY_IA32E_GUEST;
+    vmx_write(VMCS_ENTRY_CONTROLS, entry);
+    vmx_write(VMCS_EXCEPTION_BITMAP, 0);
+    vmx_write(VMCS_PF_ERROR_MASK, 0);
+    vmx_write(VMCS_PF_ERROR_MATCH, 0);
+    vmx_write(VMCS_CR3_TARGET_COUNT, 0);
+    vmx_write(VMCS_EXIT_MSR_STORE_COUNT, 0);
+    vmx_write(VMCS_EXIT_MSR_LOAD_COUNT, 0);
+    vmx_write(VMCS_ENTRY_MSR_LOAD_COUNT, 0);
+    vmx_write(VMCS_ENTRY_INTR_INFO, 0);
+    vmx_write(VMCS_IO_BITMAP_A, hv_virt_to_phys(hv.io_bitmap_a));
+    vmx_write(VMCS_IO_BITMAP_B, hv_virt_to_phys(hv.io_bitmap_b));
+    vmx_write(VMCS_MSR_BITMAP, hv_virt_to_phys(hv.msr_bitmap));
+    vmx_write(VMCS_EPT_POINTER, ept_eptp(&hv.ept));
+    vmx_write(VMCS_TSC_OFFSET, 0);
+}
+
+int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
+{
+    uint64_t fc = cpu_rdmsr(MSR_IA32_FEATURE_CONTROL);
+    if (!(fc & FEATURE_CONTROL_LOCK) || !(fc & FEATURE_CONTROL_VMX_OUTSIDE_SMX)) {
+        hv_log("hvtrace: cpu %u: IA32_FEATURE_CONTROL %lx does not allow VMXON\n", v->index, fc);
+        return -1;
+    }
+    /* Capture what the guest will resume with before we change anything (SDM 24.11.5 step 1:
+     * CR0/CR4 must satisfy the fixed bits before VMXON). */
+    uint64_t old_cr0 = cpu_read_cr0(), old_cr4 = cpu_read_cr4();
+    cpu_write_cr0((old_cr0 | hv.cr0_fixed0) & hv.cr0_fixed1);
+    cpu_write_cr4((old_cr4 | hv.cr4_fixed0 | CR4_VMXE) & hv.cr4_fixed1);
+    uint32_t rev = (uint32_t)(cpu_rdmsr(MSR_IA32_VMX_BASIC) & VMX_BASIC_REVISION_MASK);
+    *(uint32_t *)v->vmxon_region = rev;
+    *(uint32_t *)v->vmcs = rev;
+    if (!vmx_on(&v->vmxon_phys)) {
+        hv_log("hvtrace: cpu %u: VMXON failed\n", v->index);
+        goto fail_cr;
+    }
+    if (!vmx_clear(&v->vmcs_phys) || !vmx_ptrld(&v->vmcs_phys)) {
+        hv_log("hvtrace: cpu %u: VMCLEAR/VMPTRLD failed\n", v->index);
+        goto fail_off;
+    }
+    write_controls();
+    write_guest_state(launch);
+    uint64_t host_cr4 = cpu_read_cr4() | (hv.has_xsave ? CR4_OSXSAVE : 0);
+    write_host_state(v, host_cr4);
+    /* From here on the host runs on its own GS base: vcpu_current() works. */
+    cpu_wrmsr(MSR_IA32_GS_BASE, (uint64_t)v);
+    launch->result = 0;
+    v->launched = true;
+    vmx_launch();                               /* returns only on failure */
+    v->launched = false;
+    launch->result = -(int)vmx_read(VMCS_VM_INSTR_ERROR);
+    hv_log("hvtrace: cpu %u: VMLAUNCH failed, VM-instruction error %d\n", v->index, -launch->result);
+    cpu_wrmsr(MSR_IA32_GS_BASE, vmx_read(VMCS_GUEST_GS_BASE));
+fail_off:
+    vmx_off();
+fail_cr:
+    cpu_write_cr4(old_cr4);
+    cpu_write_cr0(old_cr0);
+    return -1;
+}
+
+/* SDM 9.1.1 table 9-1, as the state after INIT (not power-up): what a CPU waiting for SIPI
+ * looks like. The guest then runs in real mode under unrestricted guest (SDM 25.6.2). */
+void vmx_guest_reset_to_init(void)
+{
+    static const uint64_t init_cr0 = 0x60000010ull;   /* CD, NW, ET */
+    vmx_write(VMCS_GUEST_CR0, (init_cr0 | hv.cr0_fixed0) & hv.cr0_fixed1 & ~(CR0_PE | CR0_PG) );
+    vmx_write(VMCS_CR0_READ_SHADOW, init_cr0);
+    vmx_write(VMCS_GUEST_CR3, 0);
+    vmx_write(VMCS_GUEST_CR4, hv.cr4_fixed0);
+    vmx_write(VMCS_CR4_READ_SHADOW, 0);
+    vmx_write(VMCS_GUEST_EFER, 0);
+    vmx_write(VMCS_ENTRY_CONTROLS, vmx_read(VMCS_ENTRY_CONTROLS) & ~ENTRY_IA32E_GUEST);
+    for (int s = VMX_SEG_ES; s <= VMX_SEG_GS; s++) {
+        vmx_write(VMCS_GUEST_ES_SEL + 2 * s, 0);
+        vmx_write(VMCS_GUEST_ES_BASE + 2 * s, 0);
+        vmx_write(VMCS_GUEST_ES_LIMIT + 2 * s, 0xffff);
+        vmx_write(VMCS_GUEST_ES_AR + 2 * s, 0x93);    /* present, read/write, accessed */
+    }
+    vmx_write(VMCS_GUEST_CS_SEL, 0xf000);
+    vmx_write(VMCS_GUEST_CS_BASE, 0xffff0000);
+    vmx_write(VMCS_GUEST_CS_AR, 0x9b);                /* present, exec/read, accessed */
+    vmx_write(VMCS_GUEST_LDTR_SEL, 0);
+    vmx_write(VMCS_GUEST_LDTR_BASE, 0);
+    vmx_write(VMCS_GUEST_LDTR_LIMIT, 0xffff);
+    vmx_write(VMCS_GUEST_LDTR_AR, 0x82);
+    vmx_write(VMCS_GUEST_TR_SEL, 0);
+    vmx_write(VMCS_GUEST_TR_BASE, 0);
+    vmx_write(VMCS_GUEST_TR_LIMIT, 0xffff);
+    vmx_write(VMCS_GUEST_TR_AR, 0x8b);
+    vmx_write(VMCS_GUEST_GDTR_BASE, 0);
+    vmx_write(VMCS_GUEST_GDTR_LIMIT, 0xffff);
+    vmx_write(VMCS_GUEST_IDTR_BASE, 0);
+    vmx_write(VMCS_GUEST_IDTR_LIMIT, 0xffff);
+    vmx_write(VMCS_GUEST_RIP, 0xfff0);
+    vmx_write(VMCS_GUEST_RSP, 0);
+    vmx_write(VMCS_GUEST_RFLAGS, RFLAGS_FIXED1);
+    vmx_write(VMCS_GUEST_DR7, 0x400);
+    vmx_write(VMCS_GUEST_PAT, 0x0007040600070406ull);
+    vmx_write(VMCS_GUEST_DEBUGCTL, 0);
+    vmx_write(VMCS_GUEST_SYSENTER_CS, 0);
+    vmx_write(VMCS_GUEST_SYSENTER_ESP, 0);
+    vmx_write(VMCS_GUEST_SYSENTER_EIP, 0);
+    vmx_write(VMCS_GUEST_FS_BASE, 0);
+    vmx_write(VMCS_GUEST_GS_BASE, 0);
+    vmx_write(VMCS_GUEST_INTERRUPTIBILITY, 0);
+    vmx_write(VMCS_GUEST_PENDING_DBG, 0);
+    vmx_write(VMCS_ENTRY_INTR_INFO, 0);
+    vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_WAIT_SIPI);
+}

@@ -1,0 +1,153 @@
+; vmx_stub.asm - VM-exit entry point and host exception stubs.
+; On VM exit the CPU loads RIP = vmx_exit_stub and RSP = VMCS host RSP (SDM 28.5.1); the
+; per-CPU stack holds the vcpu pointer at [host RSP]. We save the guest's general registers
+; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
+bits 64
+default rel
+section .text
+
+extern vmx_exit_dispatch
+extern vmx_resume_failed
+extern host_exception
+
+global vmx_exit_stub
+vmx_exit_stub:
+    push r15
+    push r14
+    push r13
+    push r12
+    push r11
+    push r10
+    push r9
+    push r8
+    push rdi
+    push rsi
+    push rbp
+    push 0                      ; slot 4: guest RSP lives in the VMCS
+    push rbx
+    push rdx
+    push rcx
+    push rax
+    mov rdi, rsp                ; struct guest_regs *
+    mov rsi, [rsp + 16*8]       ; struct vcpu * stored at host RSP
+    call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
+    pop rax
+    pop rcx
+    pop rdx
+    pop rbx
+    add rsp, 8
+    pop rbp
+    pop rsi
+    pop rdi
+    pop r8
+    pop r9
+    pop r10
+    pop r11
+    pop r12
+    pop r13
+    pop r14
+    pop r15
+    vmresume
+    ; VMRESUME failed (SDM 31.4: VMfailValid with an error number in the VMCS).
+    mov rdi, [rsp]
+    call vmx_resume_failed
+.hang:
+    hlt
+    jmp .hang
+
+; int vmx_launch(void): returns only if VMLAUNCH failed.
+global vmx_launch
+vmx_launch:
+    vmlaunch
+    mov eax, -1
+    ret
+
+; Host IDT stubs: exceptions in the hypervisor are bugs; report and stop. NMI is special:
+; it belongs to the guest, so host_exception marks it for re-injection and we IRETQ.
+%macro EXC_NOERR 1
+global host_exc_%1
+host_exc_%1:
+    push 0
+    push %1
+    jmp exc_common
+%endmacro
+%macro EXC_ERR 1
+global host_exc_%1
+host_exc_%1:
+    push %1
+    jmp exc_common
+%endmacro
+
+EXC_NOERR 0
+EXC_NOERR 1
+EXC_NOERR 2
+EXC_NOERR 3
+EXC_NOERR 4
+EXC_NOERR 5
+EXC_NOERR 6
+EXC_NOERR 7
+EXC_ERR   8
+EXC_NOERR 9
+EXC_ERR   10
+EXC_ERR   11
+EXC_ERR   12
+EXC_ERR   13
+EXC_ERR   14
+EXC_NOERR 15
+EXC_NOERR 16
+EXC_ERR   17
+EXC_NOERR 18
+EXC_NOERR 19
+EXC_NOERR 20
+EXC_ERR   21
+EXC_NOERR 22
+EXC_NOERR 23
+EXC_NOERR 24
+EXC_NOERR 25
+EXC_NOERR 26
+EXC_NOERR 27
+EXC_NOERR 28
+EXC_ERR   29
+EXC_ERR   30
+EXC_NOERR 31
+EXC_NOERR 32   ; any external interrupt (the host runs with IF=0: should never happen)
+
+exc_common:
+    ; stack: vector, error code, RIP, CS, RFLAGS, RSP, SS
+    push rbx
+    push rax
+    push rcx
+    push rdx
+    push rsi
+    push rdi
+    push r8
+    push r9
+    push r10
+    push r11
+    lea rdi, [rsp + 10*8]        ; -> vector, errcode, iret frame
+    mov rbx, rsp
+    and rsp, -16
+    call host_exception         ; returns only for NMI
+    mov rsp, rbx
+    pop r11
+    pop r10
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rdx
+    pop rcx
+    pop rax
+    pop rbx
+    add rsp, 16
+    iretq
+
+global host_exc_table
+section .rodata
+host_exc_table:
+%assign i 0
+%rep 33
+    dq host_exc_ %+ i
+%assign i i+1
+%endrep
+section .note.GNU-stack noalloc noexec nowrite progbits
