@@ -1,0 +1,567 @@
+/*
+ * hvtrace-collector - accepts the hypervisor's stream connection and writes a trace directory
+ * per hypervisor boot (coll_store.h). Single-threaded, one active connection: a new connection
+ * replaces the active one (the hypervisor reconnected); a HELLO with another boot_id closes the
+ * current boot's directory and opens a new one, so two boots never mix.
+ *
+ *   hvtrace-collector [--listen ADDR] [--port N] [--out DIR] [--key HEX | --key-file F]
+ *                     [--ctl CMD,...] [--chunk-mb N] [--fsync] [--exit-on-bye] [--progress]
+ * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
+ * a wrong key: it must be refused), replay (the previous request again: must be refused).
+ * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0.
+ * Progress (rate, bytes, gaps) goes to stderr once a second, only when stderr is a terminal.
+ */
+#define _GNU_SOURCE
+#include "coll_parse.h"
+#include "coll_store.h"
+#include "ctl.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COLL_RBUF_SIZE   (8u << 20)
+#define COLL_CONSOLE_BUF (64u << 10)
+#define COLL_ACK_MAX     (1u << 20)     /* ACK at least every MiB ... */
+#define COLL_ACK_IDLE_NS 20000000ull    /* ... and 20 ms after the last unacknowledged byte */
+#define COLL_MAX_CTL     16
+
+struct coll {
+    const char *listen_addr, *out;
+    int port;
+    struct ctl_key key;
+    char ctl_cmds[COLL_MAX_CTL][16];
+    int  nctl;
+    uint64_t chunk_max;
+    bool fsync_each, exit_on_bye, progress;
+    int lfd, cfd;
+    char peer[64];
+    uint8_t *rbuf;
+    size_t rlen;
+    struct coll_parser parser;
+    struct coll_store store;
+    bool store_open;
+    /* run of verbatim messages waiting to be written */
+    const uint8_t *span;
+    size_t span_len;
+    uint64_t span_off, span_msgs;
+    uint8_t console[COLL_CONSOLE_BUF];
+    size_t console_len;
+    uint64_t last_ack_off, ack_every, unacked_since_ns;
+    uint64_t ctl_seq;
+    uint8_t last_req[512];
+    size_t last_req_len;
+    bool bye_seen, io_error;
+    uint64_t rejected, connections;
+    uint64_t start_ns, first_data_ns, last_data_ns, last_progress_ns, progress_bytes;
+};
+
+static volatile sig_atomic_t g_stop, g_status_req;
+static void on_signal(int sig) { if (sig == SIGUSR1) g_status_req = 1; else g_stop = 1; }
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int send_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) {
+                struct pollfd pf = { .fd = fd, .events = POLLOUT };
+                poll(&pf, 1, 100);
+                continue;
+            }
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void send_unsequenced(struct coll *c, uint16_t type, const void *p, uint32_t len)
+{
+    if (c->cfd < 0)
+        return;
+    uint8_t buf[sizeof(struct hvt_msg_hdr) + 64];
+    struct hvt_msg_hdr h = {
+        .magic = HVT_STREAM_MAGIC, .version = HVT_STREAM_VERSION,
+        .hdr_len = sizeof h, .type = type, .len = len, .cpu = HVT_CPU_NONE,
+    };
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, p, len);
+    if (send_all(c->cfd, buf, sizeof h + len) < 0)
+        c->io_error = true;
+}
+
+static void flush_data(struct coll *c)
+{
+    if (!c->store_open)
+        return;
+    if (c->span_len && coll_store_write_msgs(&c->store, c->span, c->span_len, c->span_off,
+                                             c->span_msgs) < 0) {
+        fprintf(stderr, "hvtrace-collector: write to %s failed: %s\n", c->store.dir, strerror(errno));
+        g_stop = 1;
+    }
+    c->span_len = 0;
+    c->span_msgs = 0;
+    if (c->console_len && coll_store_console(&c->store, c->console, c->console_len) < 0) {
+        fprintf(stderr, "hvtrace-collector: console write failed: %s\n", strerror(errno));
+        g_stop = 1;
+    }
+    c->console_len = 0;
+}
+
+static void checkpoint_and_ack(struct coll *c)
+{
+    flush_data(c);
+    if (!c->store_open)
+        return;
+    c->store.st.c = c->parser.c;
+    if (coll_store_checkpoint(&c->store, &c->parser) < 0) {
+        fprintf(stderr, "hvtrace-collector: checkpoint in %s failed: %s\n", c->store.dir,
+                strerror(errno));
+        g_stop = 1;
+        return;
+    }
+    if (c->parser.next_off != c->last_ack_off && c->cfd >= 0 && c->parser.have_hello) {
+        struct hvt_ack a = { .persisted_off = c->parser.next_off };
+        send_unsequenced(c, HVT_MSG_ACK, &a, sizeof a);
+    }
+    c->last_ack_off = c->parser.next_off;
+    c->unacked_since_ns = 0;
+}
+
+static void send_ctl(struct coll *c, const char *cmd)
+{
+    if (c->cfd < 0 || !c->parser.have_hello)
+        return;
+    uint8_t buf[512];
+    size_t n;
+    const uint8_t *boot = c->parser.hello.boot_id;
+    if (!strcmp(cmd, "replay")) {
+        if (!c->last_req_len)
+            return;
+        n = c->last_req_len;
+        memcpy(buf, c->last_req, n);
+    } else if (!strcmp(cmd, "badauth")) {
+        struct ctl_key wrong = c->key;
+        if (wrong.len == 0)
+            wrong.len = HVT_KEY_MIN;
+        wrong.bytes[0] ^= 0xa5;
+        n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &wrong, boot, c->ctl_seq++,
+                      HVT_CTL_PING, 0, "badauth", 7);
+    } else if (!strcmp(cmd, "ping")) {
+        n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, boot, c->ctl_seq++,
+                      HVT_CTL_PING, 0, "ping", 4);
+    } else if (!strcmp(cmd, "status")) {
+        n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, boot, c->ctl_seq++,
+                      HVT_CTL_STATUS, 0, NULL, 0);
+    } else {
+        fprintf(stderr, "hvtrace-collector: unknown control command '%s'\n", cmd);
+        return;
+    }
+    if (!strcmp(cmd, "ping") || !strcmp(cmd, "status")) {
+        /* "replay" resends the last genuine request: it must be refused as a replay */
+        memcpy(c->last_req, buf, n);
+        c->last_req_len = n;
+    }
+    if (send_all(c->cfd, buf, n) < 0)
+        c->io_error = true;
+}
+
+static const char *ctl_cmd_name(uint16_t cmd)
+{
+    return cmd == HVT_CTL_PING ? "ping" : cmd == HVT_CTL_STATUS ? "status" : "cmd";
+}
+
+static const char *ctl_status_name(int st)
+{
+    switch (st) {
+    case HVT_CTL_OK: return "ok";
+    case HVT_CTL_EAUTH: return "refused-auth";
+    case HVT_CTL_EREPLAY: return "refused-replay";
+    case HVT_CTL_EMALFORMED: return "refused-malformed";
+    case HVT_CTL_ENOSYS: return "unknown-command";
+    case HVT_CTL_EINVAL: return "invalid";
+    }
+    return "error";
+}
+
+static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    struct ctl_msg m;
+    int v = ctl_parse(h, pl, &c->key, c->parser.hello.boot_id, 0, &m);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "ctl_seq=%llu cmd=%s status=%s tag=%s",
+                     (unsigned long long)m.ctl.ctl_seq, ctl_cmd_name(m.ctl.cmd),
+                     ctl_status_name(m.ctl.status),
+                     c->key.len == 0 ? "unchecked" : v == HVT_CTL_OK ? "ok" : "BAD");
+    if (m.ctl.cmd == HVT_CTL_STATUS && m.ctl.status == HVT_CTL_OK &&
+        m.ctl.data_len >= sizeof(struct hvt_ctl_status)) {
+        struct hvt_ctl_status s;
+        memcpy(&s, m.data, sizeof s);
+        n += snprintf(line + n, sizeof line - (size_t)n,
+                      " ring_head=%llu ring_tail=%llu ctl_accepted=%llu ctl_bad_auth=%llu "
+                      "ctl_replayed=%llu ctl_malformed=%llu connections=%llu console_bytes=%llu "
+                      "lost_messages=%llu backpressure_waits=%llu rx_frames=%llu tx_frames=%llu",
+                      (unsigned long long)s.ring_head, (unsigned long long)s.ring_tail,
+                      (unsigned long long)s.ctl_accepted, (unsigned long long)s.ctl_bad_auth,
+                      (unsigned long long)s.ctl_replayed, (unsigned long long)s.ctl_malformed,
+                      (unsigned long long)s.connections, (unsigned long long)s.console_bytes,
+                      (unsigned long long)s.lost_messages, (unsigned long long)s.backpressure_waits,
+                      (unsigned long long)s.rx_frames, (unsigned long long)s.tx_frames);
+    } else if (m.ctl.cmd == HVT_CTL_PING && m.ctl.data_len) {
+        n += snprintf(line + n, sizeof line - (size_t)n, " data=");
+        for (uint32_t i = 0; i < m.ctl.data_len && n < (int)sizeof line - 4; i++)
+            line[n++] = m.data[i] >= ' ' && m.data[i] < 127 ? (char)m.data[i] : '.';
+        line[n] = 0;
+    }
+    snprintf(line + n, sizeof line - (size_t)n, "\n");
+    coll_store_control_line(&c->store, line);
+    fprintf(stderr, "hvtrace-collector: control reply: %s", line);
+}
+
+static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, const uint8_t *raw)
+{
+    struct coll *c = ctx;
+    size_t n = sizeof *h + h->len;
+    if (c->span_len && c->span + c->span_len == raw) {
+        c->span_len += n;
+    } else {
+        flush_data(c);
+        c->span = raw;
+        c->span_len = n;
+        c->span_off = h->off;
+    }
+    c->span_msgs++;
+    switch (h->type) {
+    case HVT_MSG_CONSOLE:
+        if (c->console_len + h->len > sizeof c->console)
+            flush_data(c);                       /* keeps console order; span re-starts */
+        if (h->len > sizeof c->console) {
+            coll_store_console(&c->store, pl, h->len);
+        } else {
+            memcpy(c->console + c->console_len, pl, h->len);
+            c->console_len += h->len;
+        }
+        break;
+    case HVT_MSG_META:
+        coll_store_meta(&c->store, pl, h->len);
+        break;
+    case HVT_MSG_CTL_REPLY:
+        on_ctl_reply(c, h, pl);
+        break;
+    case HVT_MSG_BYE:
+        c->bye_seen = true;
+        break;
+    }
+}
+
+static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, size_t text_len)
+{
+    struct coll *c = ctx;
+    const struct hvt_hello hello = *hp;      /* hp points into the parser, re-initialised below */
+    const struct hvt_hello *h = &hello;
+    char id[2 * HVT_BOOT_ID_LEN + 1], err[512];
+    coll_hex(h->boot_id, HVT_BOOT_ID_LEN, id);
+    bool same = c->store_open && !memcmp(c->store.hello.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
+    if (!same) {
+        if (c->store_open) {
+            checkpoint_and_ack(c);
+            fprintf(stderr, "hvtrace-collector: boot %s ended; new boot %s\n", c->store.dir, id);
+            coll_store_close(&c->store);
+            c->store_open = false;
+        }
+        if (coll_store_open(&c->store, c->out, h, text, text_len, c->chunk_max, c->fsync_each,
+                            err, sizeof err) < 0) {
+            fprintf(stderr, "hvtrace-collector: %s\n", err);
+            return -1;
+        }
+        c->store_open = true;
+        /* continuity and counters from the checkpoint (zero for a new boot) */
+        struct ctl_key key = c->parser.key;
+        coll_parse_init(&c->parser, &key);
+        c->parser.have_hello = true;
+        c->parser.hello = *h;
+        coll_parse_expect(&c->parser, c->store.st.next_off, c->store.st.next_seq, h->cpu_count);
+        c->parser.c = c->store.st.c;
+        c->ctl_seq = 0;
+    }
+    c->store.connections++;
+    c->store.hello = *h;
+    if (c->ctl_seq < h->ctl_next_seq)
+        c->ctl_seq = h->ctl_next_seq;
+    c->last_ack_off = c->parser.next_off;
+    /* ACK well before the hypervisor's ring fills, or it stalls waiting for us */
+    c->ack_every = h->ring_size / 4 < COLL_ACK_MAX ? h->ring_size / 4 : COLL_ACK_MAX;
+    if (c->ack_every == 0)
+        c->ack_every = 1;
+    fprintf(stderr, "hvtrace-collector: %s boot %s (hv %u.%u.%u, %u CPUs) from %s, connection %u, "
+            "resuming at offset %llu%s\n", same || c->store.resumed ? "resumed" : "new", id,
+            (h->hv_version >> 16) & 0xff, (h->hv_version >> 8) & 0xff, h->hv_version & 0xff,
+            h->cpu_count, c->peer, h->connection, (unsigned long long)c->parser.next_off,
+            h->ring_tail > c->parser.next_off ? " (the hypervisor no longer holds all of it: "
+            "the gap will be counted)" : "");
+    struct hvt_welcome w;
+    memcpy(w.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
+    w.resume_off = c->parser.next_off;
+    send_unsequenced(c, HVT_MSG_WELCOME, &w, sizeof w);
+    checkpoint_and_ack(c);
+    for (int i = 0; i < c->nctl; i++)
+        send_ctl(c, c->ctl_cmds[i]);
+    return 0;
+}
+
+static void close_conn(struct coll *c, const char *why)
+{
+    if (c->cfd < 0)
+        return;
+    checkpoint_and_ack(c);
+    close(c->cfd);
+    c->cfd = -1;
+    c->rlen = 0;
+    if (why)
+        fprintf(stderr, "hvtrace-collector: connection from %s closed: %s\n", c->peer, why);
+}
+
+static void handle_read(struct coll *c)
+{
+    ssize_t r = recv(c->cfd, c->rbuf + c->rlen, COLL_RBUF_SIZE - c->rlen, 0);
+    if (r == 0) {
+        close_conn(c, "peer closed");
+        return;
+    }
+    if (r < 0) {
+        if (errno != EINTR && errno != EAGAIN)
+            close_conn(c, strerror(errno));
+        return;
+    }
+    uint64_t t = now_ns();
+    if (!c->first_data_ns)
+        c->first_data_ns = t;
+    c->last_data_ns = t;
+    c->rlen += (size_t)r;
+    size_t used = 0;
+    struct coll_sink sink = { .ctx = c, .on_hello = sink_hello, .on_msg = sink_msg };
+    int rc = coll_parse_feed(&c->parser, c->rbuf, c->rlen, &used, &sink);
+    flush_data(c);                       /* spans point into rbuf: write before moving it */
+    if (rc == COLL_EMALFORMED) {
+        c->rejected++;
+        fprintf(stderr, "hvtrace-collector: rejecting stream from %s: %s\n", c->peer, c->parser.err);
+        close_conn(c, NULL);
+        return;
+    }
+    if (rc == COLL_ESTOP) {
+        c->rejected++;
+        close_conn(c, "boot refused");
+        return;
+    }
+    memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+    c->rlen -= used;
+    if (c->parser.next_off != c->last_ack_off) {
+        if (!c->unacked_since_ns)
+            c->unacked_since_ns = t;
+        if (c->parser.next_off - c->last_ack_off >= c->ack_every)
+            checkpoint_and_ack(c);
+    }
+    if (c->io_error)
+        close_conn(c, "send failed");
+}
+
+static void handle_accept(struct coll *c)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    int fd = accept(c->lfd, (struct sockaddr *)&a, &al);
+    if (fd < 0)
+        return;
+    if (c->cfd >= 0)
+        close_conn(c, "replaced by a new connection");
+    c->cfd = fd;
+    c->io_error = false;
+    c->connections++;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    snprintf(c->peer, sizeof c->peer, "%s:%u", inet_ntoa(a.sin_addr), ntohs(a.sin_port));
+    coll_parse_new_connection(&c->parser);
+    c->rlen = 0;
+}
+
+static void progress(struct coll *c, bool force)
+{
+    uint64_t t = now_ns();
+    if (!c->progress || (!force && t - c->last_progress_ns < 1000000000ull))
+        return;
+    double dt = (t - c->last_progress_ns) / 1e9;
+    uint64_t b = c->parser.c.bytes;
+    fprintf(stderr, "\r%.1f MB  %.2f MB/s  %llu msgs  gaps %llu (%llu msgs)  console %llu B   ",
+            b / 1e6, c->last_progress_ns ? (b - c->progress_bytes) / 1e6 / dt : 0.0,
+            (unsigned long long)c->parser.c.msgs, (unsigned long long)c->parser.c.gap_events,
+            (unsigned long long)c->parser.c.gap_msgs, (unsigned long long)c->parser.c.console_bytes);
+    c->progress_bytes = b;
+    c->last_progress_ns = t;
+}
+
+static void summary(struct coll *c)
+{
+    const struct coll_counters *k = &c->parser.c;
+    double dt = c->last_data_ns > c->first_data_ns ? (c->last_data_ns - c->first_data_ns) / 1e9 : 0;
+    if (c->progress)
+        fputc('\n', stderr);
+    fprintf(stderr,
+            "hvtrace-collector: summary: dir=%s messages=%llu bytes=%llu console_bytes=%llu "
+            "trace_msgs=%llu gap_events=%llu gap_bytes=%llu gap_msgs=%llu lost_msgs=%llu "
+            "ctl_replies=%llu connections=%llu rejected=%llu seconds=%.3f msgs_per_s=%.0f MB_per_s=%.2f\n",
+            c->store_open ? c->store.dir : "(none)", (unsigned long long)k->msgs,
+            (unsigned long long)k->bytes, (unsigned long long)k->console_bytes,
+            (unsigned long long)k->trace_msgs, (unsigned long long)k->gap_events,
+            (unsigned long long)k->gap_bytes, (unsigned long long)k->gap_msgs,
+            (unsigned long long)k->lost_msgs, (unsigned long long)k->ctl_replies,
+            (unsigned long long)c->connections, (unsigned long long)c->rejected, dt,
+            dt > 0 ? k->msgs / dt : 0.0, dt > 0 ? k->bytes / dt / 1e6 : 0.0);
+}
+
+static int read_key_file(struct coll *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char buf[300] = { 0 };
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        n--;
+    return ctl_key_from_hex(&c->key, buf, n);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: hvtrace-collector [--listen ADDR] [--port N] [--out DIR] "
+            "[--key HEX | --key-file FILE] [--ctl ping,status,badauth,replay] [--chunk-mb N] "
+            "[--fsync] [--exit-on-bye] [--progress|--no-progress]\n");
+}
+
+int main(int argc, char **argv)
+{
+    static struct coll c0;
+    struct coll *c = &c0;
+    c->listen_addr = "127.0.0.1";
+    c->port = HVT_STREAM_DEFAULT_PORT;
+    c->out = "trace-out";
+    c->chunk_max = 64ull << 20;
+    c->cfd = -1;
+    c->progress = isatty(2);
+    static const struct option opts[] = {
+        { "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "out", 1, 0, 'o' },
+        { "key", 1, 0, 'k' }, { "key-file", 1, 0, 'K' }, { "ctl", 1, 0, 'c' },
+        { "chunk-mb", 1, 0, 'm' }, { "fsync", 0, 0, 'f' }, { "exit-on-bye", 0, 0, 'b' },
+        { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' }, { 0 } };
+    int o;
+    while ((o = getopt_long(argc, argv, "l:p:o:k:K:c:m:fbh", opts, NULL)) != -1) {
+        switch (o) {
+        case 'l': c->listen_addr = optarg; break;
+        case 'p': c->port = atoi(optarg); break;
+        case 'o': c->out = optarg; break;
+        case 'k':
+            if (ctl_key_from_hex(&c->key, optarg, strlen(optarg)) < 0) {
+                fprintf(stderr, "hvtrace-collector: --key needs %u..%u bytes in hex\n",
+                        HVT_KEY_MIN, HVT_KEY_MAX);
+                return 2;
+            }
+            break;
+        case 'K':
+            if (read_key_file(c, optarg) < 0) {
+                fprintf(stderr, "hvtrace-collector: cannot read a hex key from %s\n", optarg);
+                return 2;
+            }
+            break;
+        case 'c': {
+            char *save = NULL, *s = strdup(optarg);
+            for (char *t = strtok_r(s, ",", &save); t && c->nctl < COLL_MAX_CTL;
+                 t = strtok_r(NULL, ",", &save))
+                snprintf(c->ctl_cmds[c->nctl++], sizeof c->ctl_cmds[0], "%s", t);
+            free(s);
+            break;
+        }
+        case 'm': c->chunk_max = (uint64_t)atoi(optarg) << 20; break;
+        case 'f': c->fsync_each = true; break;
+        case 'b': c->exit_on_bye = true; break;
+        case 'P': c->progress = true; break;
+        case 'N': c->progress = false; break;
+        default: usage(); return 2;
+        }
+    }
+    if (c->chunk_max == 0)
+        c->chunk_max = 1;
+    coll_parse_init(&c->parser, &c->key);
+    c->rbuf = malloc(COLL_RBUF_SIZE);
+    c->ack_every = COLL_ACK_MAX;
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    c->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)c->port) };
+    if (inet_pton(AF_INET, c->listen_addr, &a.sin_addr) != 1 ||
+        bind(c->lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(c->lfd, 4) < 0) {
+        fprintf(stderr, "hvtrace-collector: cannot listen on %s:%d: %s\n", c->listen_addr,
+                c->port, strerror(errno));
+        return 1;
+    }
+    fprintf(stderr, "hvtrace-collector: listening on %s:%d, writing under %s/, control %s\n",
+            c->listen_addr, c->port, c->out, c->key.len ? "keyed" : "without key (replies unchecked)");
+    c->start_ns = now_ns();
+    while (!g_stop) {
+        struct pollfd pf[2] = { { .fd = c->lfd, .events = POLLIN }, { .fd = c->cfd, .events = POLLIN } };
+        int r = poll(pf, c->cfd >= 0 ? 2 : 1, 10);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r > 0 && (pf[0].revents & POLLIN))
+            handle_accept(c);
+        if (r > 0 && c->cfd >= 0 && pf[1].fd == c->cfd && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+            handle_read(c);
+        uint64_t t = now_ns();
+        if (c->unacked_since_ns && t - c->unacked_since_ns >= COLL_ACK_IDLE_NS)
+            checkpoint_and_ack(c);
+        if (g_status_req) {
+            g_status_req = 0;
+            send_ctl(c, "status");
+        }
+        progress(c, false);
+        if (c->exit_on_bye && c->bye_seen) {
+            checkpoint_and_ack(c);
+            /* let the hypervisor see the final ACK before the connection goes */
+            usleep(100000);
+            break;
+        }
+    }
+    if (c->cfd >= 0)
+        close_conn(c, NULL);
+    if (c->store_open) {
+        checkpoint_and_ack(c);
+        coll_store_close(&c->store);
+    }
+    summary(c);
+    return 0;
+}

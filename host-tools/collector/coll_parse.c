@@ -1,0 +1,213 @@
+/* coll_parse.c - strict stream parser; see coll_parse.h and docs/stream-protocol.md. */
+#include "coll_parse.h"
+#include <stdio.h>
+#include <string.h>
+
+void coll_parse_init(struct coll_parser *p, const struct ctl_key *key)
+{
+    memset(p, 0, sizeof *p);
+    if (key)
+        p->key = *key;
+}
+
+void coll_parse_new_connection(struct coll_parser *p)
+{
+    p->have_hello = false;
+    p->conn_bytes = 0;
+    p->err[0] = 0;
+}
+
+void coll_parse_expect(struct coll_parser *p, uint64_t next_off, const uint64_t *seqs,
+                       unsigned nseq)
+{
+    p->next_off = next_off;
+    memset(p->next_seq, 0, sizeof p->next_seq);
+    if (seqs)
+        memcpy(p->next_seq, seqs, sizeof(uint64_t) * (nseq < COLL_MAX_CPUS ? nseq : COLL_MAX_CPUS));
+}
+
+const char *coll_msg_type_name(uint16_t type)
+{
+    switch (type) {
+    case HVT_MSG_HELLO: return "HELLO";
+    case HVT_MSG_META: return "META";
+    case HVT_MSG_CONSOLE: return "CONSOLE";
+    case HVT_MSG_TRACE: return "TRACE";
+    case HVT_MSG_LOSS: return "LOSS";
+    case HVT_MSG_CTL_REPLY: return "CTL_REPLY";
+    case HVT_MSG_BYE: return "BYE";
+    case HVT_MSG_WELCOME: return "WELCOME";
+    case HVT_MSG_ACK: return "ACK";
+    case HVT_MSG_CTL_REQ: return "CTL_REQ";
+    }
+    return "unknown";
+}
+
+#define BAD(...) do { \
+        snprintf(p->err, sizeof p->err, __VA_ARGS__); \
+        return COLL_EMALFORMED; \
+    } while (0)
+
+static int check_hello(struct coll_parser *p, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    if (h->len < sizeof(struct hvt_hello))
+        BAD("HELLO too short (%u bytes)", h->len);
+    memcpy(&p->hello, pl, sizeof p->hello);
+    const struct hvt_hello *he = &p->hello;
+    if (he->text_len != h->len - sizeof(struct hvt_hello))
+        BAD("HELLO text_len %u does not match its length %u", he->text_len, h->len);
+    if (he->cpu_count == 0 || he->cpu_count > COLL_MAX_CPUS)
+        BAD("HELLO cpu_count %u out of range 1..%u", he->cpu_count, COLL_MAX_CPUS);
+    if (he->ring_size == 0 || (he->ring_size & (he->ring_size - 1)))
+        BAD("HELLO ring_size %llu is not a power of two", (unsigned long long)he->ring_size);
+    if (he->ring_tail > he->ring_head || he->ring_head - he->ring_tail > he->ring_size)
+        BAD("HELLO ring window [%llu, %llu) inconsistent", (unsigned long long)he->ring_tail,
+            (unsigned long long)he->ring_head);
+    return 0;
+}
+
+static int check_sequenced(struct coll_parser *p, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    if (h->cpu >= p->hello.cpu_count)
+        BAD("%s from cpu %u but HELLO announced %u CPUs", coll_msg_type_name(h->type), h->cpu,
+            p->hello.cpu_count);
+    if (h->off < p->next_off)
+        BAD("%s offset %llu rewinds below %llu", coll_msg_type_name(h->type),
+            (unsigned long long)h->off, (unsigned long long)p->next_off);
+    if (h->seq < p->next_seq[h->cpu])
+        BAD("%s cpu %u seq %llu rewinds below %llu", coll_msg_type_name(h->type), h->cpu,
+            (unsigned long long)h->seq, (unsigned long long)p->next_seq[h->cpu]);
+    switch (h->type) {
+    case HVT_MSG_META:
+    case HVT_MSG_CONSOLE:
+        break;
+    case HVT_MSG_TRACE:
+        if (h->len < sizeof(struct hvt_trace_batch))
+            BAD("TRACE shorter than its batch header (%u bytes)", h->len);
+        break;
+    case HVT_MSG_LOSS:
+        if (h->len != sizeof(struct hvt_loss))
+            BAD("LOSS has %u bytes, expected %zu", h->len, sizeof(struct hvt_loss));
+        break;
+    case HVT_MSG_BYE:
+        if (h->len != 0)
+            BAD("BYE with %u payload bytes", h->len);
+        break;
+    case HVT_MSG_CTL_REPLY: {
+        struct ctl_msg m;
+        int v = ctl_parse(h, pl, &p->key, p->hello.boot_id, 0, &m);
+        if (v == HVT_CTL_EMALFORMED)
+            BAD("CTL_REPLY with inconsistent lengths (%u bytes)", h->len);
+        if (v != HVT_CTL_OK && p->key.len)
+            p->c.ctl_bad_tag++;
+        break;
+    }
+    default:
+        BAD("unknown message type 0x%04x", h->type);
+    }
+    return 0;
+}
+
+static void count(struct coll_parser *p, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    if (h->off > p->next_off) {
+        p->c.gap_events++;
+        p->c.gap_bytes += h->off - p->next_off;
+    }
+    if (h->seq > p->next_seq[h->cpu])
+        p->c.gap_msgs += h->seq - p->next_seq[h->cpu];
+    p->next_off = h->off + sizeof *h + h->len;
+    p->next_seq[h->cpu] = h->seq + 1;
+    p->c.msgs++;
+    p->c.bytes += sizeof *h + h->len;
+    switch (h->type) {
+    case HVT_MSG_CONSOLE: p->c.console_bytes += h->len; break;
+    case HVT_MSG_TRACE: p->c.trace_msgs++; p->c.trace_bytes += h->len; break;
+    case HVT_MSG_META: p->c.meta_msgs++; break;
+    case HVT_MSG_LOSS: {
+        struct hvt_loss l;
+        memcpy(&l, pl, sizeof l);
+        p->c.loss_reports++;
+        p->c.lost_msgs += l.messages;
+        p->c.lost_bytes += l.bytes;
+        break;
+    }
+    case HVT_MSG_CTL_REPLY: p->c.ctl_replies++; break;
+    case HVT_MSG_BYE: p->c.byes++; break;
+    }
+}
+
+int coll_parse_feed(struct coll_parser *p, const uint8_t *buf, size_t n, size_t *used,
+                    const struct coll_sink *sink)
+{
+    size_t pos = 0;
+    int rc = 0;
+    const size_t hl = sizeof(struct hvt_msg_hdr);
+    while (n - pos >= hl) {
+        struct hvt_msg_hdr h;
+        memcpy(&h, buf + pos, hl);
+        uint64_t at = p->conn_bytes + pos;
+        if (h.magic != HVT_STREAM_MAGIC) {
+            snprintf(p->err, sizeof p->err, "byte %llu: bad magic 0x%08x (not an hvtrace stream)",
+                     (unsigned long long)at, h.magic);
+            rc = COLL_EMALFORMED;
+            break;
+        }
+        if (h.version != HVT_STREAM_VERSION || h.hdr_len != hl) {
+            snprintf(p->err, sizeof p->err, "byte %llu: protocol version %u / header %u, this "
+                     "collector speaks version %u / %zu", (unsigned long long)at, h.version,
+                     h.hdr_len, HVT_STREAM_VERSION, hl);
+            rc = COLL_EMALFORMED;
+            break;
+        }
+        if (h.len > HVT_STREAM_MAX_PAYLOAD) {
+            snprintf(p->err, sizeof p->err, "byte %llu: %s payload of %u bytes exceeds %u",
+                     (unsigned long long)at, coll_msg_type_name(h.type), h.len,
+                     HVT_STREAM_MAX_PAYLOAD);
+            rc = COLL_EMALFORMED;
+            break;
+        }
+        if (n - pos - hl < h.len)
+            break;                                /* incomplete: wait for more bytes */
+        const uint8_t *pl = buf + pos + hl;
+        int r;
+        if (!p->have_hello) {
+            if (h.type != HVT_MSG_HELLO || h.cpu != HVT_CPU_NONE)
+                r = (snprintf(p->err, sizeof p->err, "expected HELLO first, got %s (cpu %u)",
+                              coll_msg_type_name(h.type), h.cpu), COLL_EMALFORMED);
+            else
+                r = check_hello(p, &h, pl);
+            if (r == 0) {
+                p->have_hello = true;
+                if (sink && sink->on_hello &&
+                    sink->on_hello(sink->ctx, &p->hello, (const char *)pl + sizeof(struct hvt_hello),
+                                   p->hello.text_len) < 0) {
+                    pos += hl + h.len;
+                    rc = COLL_ESTOP;
+                    break;
+                }
+            }
+        } else if (h.cpu == HVT_CPU_NONE) {
+            r = (snprintf(p->err, sizeof p->err, "unexpected unsequenced %s after HELLO",
+                          coll_msg_type_name(h.type)), COLL_EMALFORMED);
+        } else {
+            r = check_sequenced(p, &h, pl);
+            if (r == 0) {
+                count(p, &h, pl);
+                if (sink && sink->on_msg)
+                    sink->on_msg(sink->ctx, &h, pl, buf + pos);
+            }
+        }
+        if (r != 0) {
+            char why[sizeof p->err];
+            memcpy(why, p->err, sizeof why);
+            snprintf(p->err, sizeof p->err, "byte %llu: %s", (unsigned long long)at, why);
+            rc = r;
+            break;
+        }
+        pos += hl + h.len;
+    }
+    p->conn_bytes += pos;
+    *used = pos;
+    return rc;
+}

@@ -1,0 +1,188 @@
+/* dec: see dec.h. */
+#include "dec.h"
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DEC_INIT_BITS = 16, DEC_TEXT_MAX = 192 };
+
+struct dec_cache {
+    csh cs;
+    cs_insn *insn;
+    const ksym_table *syms;
+    int64_t slide;
+    dec_entry *tab;
+    uint32_t bits, used;
+    char *text;
+    size_t text_len, text_cap;
+    uint64_t misses;
+};
+
+static inline uint64_t key_hash(uint64_t rip, uint32_t id)
+{
+    uint64_t h = (rip ^ ((uint64_t)id << 40) ^ id) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 31);
+}
+
+dec_cache *dec_open(const ksym_table *syms, int64_t slide)
+{
+    dec_cache *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
+        free(d);
+        return NULL;
+    }
+    cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON); /* before cs_malloc: it then allocates detail */
+    d->insn = cs_malloc(d->cs);
+    d->syms = syms;
+    d->slide = slide;
+    d->bits = DEC_INIT_BITS;
+    d->tab = calloc((size_t)1 << d->bits, sizeof *d->tab);
+    if (!d->insn || !d->tab) {
+        dec_close(d);
+        return NULL;
+    }
+    return d;
+}
+
+void dec_close(dec_cache *d)
+{
+    if (!d) return;
+    if (d->insn) cs_free(d->insn, 1);
+    cs_close(&d->cs);
+    free(d->tab);
+    free(d->text);
+    free(d);
+}
+
+static int grow(dec_cache *d)
+{
+    size_t n = (size_t)1 << d->bits, mask = n * 2 - 1;
+    dec_entry *t = calloc(n * 2, sizeof *t);
+    if (!t) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!d->tab[i].used) continue;
+        size_t j = key_hash(d->tab[i].rip, d->tab[i].code_id) & mask;
+        while (t[j].used) j = (j + 1) & mask;
+        t[j] = d->tab[i];
+    }
+    free(d->tab);
+    d->tab = t;
+    d->bits++;
+    return 0;
+}
+
+static uint32_t add_text(dec_cache *d, const char *s)
+{
+    size_t l = strlen(s) + 1;
+    if (d->text_len + l > d->text_cap) {
+        d->text_cap = (d->text_len + l) * 2 + 4096;
+        char *t = realloc(d->text, d->text_cap);
+        if (!t) return 0;
+        d->text = t;
+    }
+    memcpy(d->text + d->text_len, s, l);
+    d->text_len += l;
+    return (uint32_t)(d->text_len - l);
+}
+
+static dec_kind classify(const cs_insn *in, uint64_t *target)
+{
+    *target = 0;
+    const cs_x86 *x = &in->detail->x86;
+    int grp_call = 0, grp_ret = 0, grp_jump = 0, grp_iret = 0, grp_int = 0;
+    for (int i = 0; i < in->detail->groups_count; i++) {
+        switch (in->detail->groups[i]) {
+        case CS_GRP_CALL: grp_call = 1; break;
+        case CS_GRP_RET: grp_ret = 1; break;
+        case CS_GRP_JUMP: grp_jump = 1; break;
+        case CS_GRP_IRET: grp_iret = 1; break;
+        case CS_GRP_INT: grp_int = 1; break;
+        default: break;
+        }
+    }
+    if ((grp_call || grp_jump) && x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
+        *target = (uint64_t)x->operands[0].imm;
+    switch (in->id) {
+    case X86_INS_SYSRET: case X86_INS_SYSEXIT: return DEC_SYSRET;
+    case X86_INS_SYSCALL: case X86_INS_SYSENTER: return DEC_SYSCALL;
+    case X86_INS_JMP: case X86_INS_LJMP: return DEC_JMP;
+    default: break;
+    }
+    if (grp_iret) return DEC_IRET;
+    if (grp_ret) return DEC_RET;
+    if (grp_call) return DEC_CALL;
+    if (grp_int) return DEC_INT;
+    if (grp_jump) return DEC_JCC;
+    return DEC_OTHER;
+}
+
+static void format_text(const cs_insn *in, char *out, size_t n)
+{
+    if (in->op_str[0]) snprintf(out, n, "%s %s", in->mnemonic, in->op_str);
+    else snprintf(out, n, "%s", in->mnemonic);
+}
+
+const dec_entry *dec_get(dec_cache *d, uint64_t rip, uint32_t code_id, const uint8_t *code, uint8_t len)
+{
+    size_t mask = ((size_t)1 << d->bits) - 1;
+    size_t i = key_hash(rip, code_id) & mask;
+    for (;; i = (i + 1) & mask) {
+        dec_entry *e = &d->tab[i];
+        if (!e->used) break;
+        if (e->rip == rip && e->code_id == code_id) return e;
+    }
+    /* miss: decode once */
+    d->misses++;
+    if ((d->used + 1) * 4 > (mask + 1) * 3) {
+        if (grow(d) != 0) return NULL;
+        return dec_get(d, rip, code_id, code, len);
+    }
+    dec_entry *e = &d->tab[i];
+    memset(e, 0, sizeof *e);
+    e->used = 1;
+    e->rip = rip;
+    e->code_id = code_id;
+    e->sym = -1;
+    const uint8_t *p = code;
+    size_t sz = len;
+    uint64_t addr = rip;
+    char text[DEC_TEXT_MAX];
+    if (cs_disasm_iter(d->cs, &p, &sz, &addr, d->insn)) {
+        e->len = (uint8_t)d->insn->size;
+        e->kind = (uint8_t)classify(d->insn, &e->target);
+        format_text(d->insn, text, sizeof text);
+    } else {
+        e->kind = DEC_BAD;
+        snprintf(text, sizeof text, "(bad)");
+    }
+    e->text_off = add_text(d, text);
+    if (d->syms && dec_is_kernel(rip)) {
+        uint64_t off;
+        int64_t s = ksym_lookup(d->syms, rip - (uint64_t)d->slide, &off);
+        if (s >= 0 && off < UINT32_MAX) {
+            e->sym = (int32_t)s;
+            e->sym_off = (uint32_t)off;
+        }
+    }
+    d->used++;
+    return e;
+}
+
+const char *dec_text(const dec_cache *d, const dec_entry *e) { return d->text + e->text_off; }
+
+int dec_raw(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len, char *text, size_t n)
+{
+    cs_insn *in;
+    size_t c = cs_disasm(d->cs, code, len, rip, 1, &in);
+    if (!c) {
+        snprintf(text, n, "(bad)");
+        return -1;
+    }
+    format_text(in, text, n);
+    cs_free(in, c);
+    return 0;
+}
+
+uint64_t dec_misses(const dec_cache *d) { return d->misses; }

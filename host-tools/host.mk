@@ -1,0 +1,57 @@
+# host-tools/host.mk: the host analysis tools (issue 4). Included by the top Makefile.
+#   make host-tools      build/host/hvt
+#   make test-analyze    real-kernel checks (fetches the pinned kernels on first use)
+#   make bench-analyze   decode+symbolize+nest rate vs capstone (last line: recs_per_s=, capstone_per_s=)
+#   make fuzz-analyze    libFuzzer runs of the trace reader and the kallsyms/BTF/image parsers
+#   make unit-test       includes test-host-unit (trace writer/reader round trips, no kernel needed)
+HOST_DIR     := host-tools
+HOST_OUT     := $(BUILD)/host
+HOST_CC      ?= cc
+HOST_CFLAGS  ?= -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
+HOST_INC     := -I$(HOST_DIR) -Iinclude
+HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
+HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c
+HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h) include/hvt_trace_format.h
+HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
+HOST_LIB     := $(HOST_OUT)/libhvthost.a
+HVT          := $(HOST_OUT)/hvt
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS := trace ksym btf kimg
+ANALYZE_KERNELS := tests/analyze/kernels.txt
+
+.PHONY: host-tools test-analyze bench-analyze fuzz-analyze test-host-unit
+all: host-tools
+unit-test: test-host-unit
+host-tools: $(HVT)
+
+$(HOST_OUT)/obj/%.o: $(HOST_DIR)/%.c $(HOST_HDRS)
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -c $< -o $@
+
+$(HOST_LIB): $(HOST_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(HVT): $(HOST_DIR)/hvt.c $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+
+$(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+
+test-host-unit: $(HOST_OUT)/unit_trace
+	$(HOST_OUT)/unit_trace
+
+test-analyze: $(HVT)
+	bash tests/analyze/test-analyze.sh $(HVT)
+
+bench-analyze: $(HVT)
+	bash tests/analyze/bench-analyze.sh $(HVT)
+
+# libFuzzer + ASan/UBSan builds of each parser; corpora and findings under build/host/fuzz/.
+$(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(HOST_LIB_SRC)) $(HOST_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  $(HOST_INC) $< $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+
+fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
+	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -1,0 +1,285 @@
+/* hvt: the host command-line tool.
+ *   hvt syms VMLINUZ [GLOB]            symbol table, /proc/kallsyms format
+ *   hvt analyze [opts] TRACE           listings, nesting, summaries (see view.h)
+ *   hvt gen [opts] VMLINUZ OUT.hvt     test traces from real kernel code (see tracegen.h)
+ *   hvt bench [opts] TRACE             decode+symbolize+nest rate vs capstone's raw rate
+ * Every command prints its usage with -h. Exit status: 0 ok, 1 bad input, 2 usage. */
+#include "kinfo.h"
+#include "trace_reader.h"
+#include "tracegen.h"
+#include "view.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_BAD = 1, EXIT_USAGE = 2, BENCH_CS_LIMIT = 4000000 };
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoull(s, &end, 0);
+    return errno || end == s || *end ? -1 : 0;
+}
+
+static int usage_syms(void)
+{
+    fprintf(stderr,
+            "usage: hvt syms [--slide N | --lstar ADDR] [--no-cache] VMLINUZ [GLOB]\n"
+            "       hvt syms [...] VMLINUZ --addr ADDR      address -> sym+off\n"
+            "       hvt syms [...] VMLINUZ --name SYM[+OFF] symbol -> address\n"
+            "       hvt syms VMLINUZ --struct NAME          field offsets from BTF\n"
+            "       hvt syms VMLINUZ --layout               what the tracer reads from tasks\n"
+            "       hvt syms VMLINUZ --btf-out FILE         write the raw BTF blob\n"
+            "       hvt syms VMLINUZ --info                 build id, counts, cache\n"
+            "Addresses are link-time unless a slide (or LSTAR, the runtime entry_SYSCALL_64) is given.\n");
+    return EXIT_USAGE;
+}
+
+static void print_member(const btf_member *m, void *ctx)
+{
+    const btf_info *b = ctx;
+    char t[160];
+    btf_type_str(b, m->type_id, t, sizeof t);
+    if (m->bit_size)
+        printf("%6llu:%-2llu %6s  %-32s %s (bitfield %u)\n", (unsigned long long)(m->bit_offset / 8),
+               (unsigned long long)(m->bit_offset % 8), "", m->name, t, m->bit_size);
+    else
+        printf("%6llu    %6llu  %-32s %s\n", (unsigned long long)(m->bit_offset / 8), (unsigned long long)m->size,
+               m->name, t);
+}
+
+static int get_slide(const kinfo *ki, const char *slide_s, const char *lstar_s, int64_t *slide)
+{
+    uint64_t v;
+    *slide = 0;
+    if (slide_s) {
+        if (parse_u64(slide_s, &v)) return -1;
+        *slide = (int64_t)v;
+    } else if (lstar_s) {
+        if (parse_u64(lstar_s, &v) || kinfo_slide_from_lstar(ki, v, slide)) return -1;
+    }
+    return 0;
+}
+
+static int cmd_syms(int argc, char **argv)
+{
+    const char *vmlinuz = NULL, *glob = NULL, *slide_s = NULL, *lstar_s = NULL, *addr_s = NULL, *name_s = NULL;
+    const char *struct_s = NULL, *btf_out = NULL;
+    int use_cache = 1, layout = 0, info = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage_syms();
+        else if (!strcmp(a, "--no-cache")) use_cache = 0;
+        else if (!strcmp(a, "--layout")) layout = 1;
+        else if (!strcmp(a, "--info")) info = 1;
+        else if (next && !strcmp(a, "--slide")) { slide_s = next; i++; }
+        else if (next && !strcmp(a, "--lstar")) { lstar_s = next; i++; }
+        else if (next && !strcmp(a, "--addr")) { addr_s = next; i++; }
+        else if (next && !strcmp(a, "--name")) { name_s = next; i++; }
+        else if (next && !strcmp(a, "--struct")) { struct_s = next; i++; }
+        else if (next && !strcmp(a, "--btf-out")) { btf_out = next; i++; }
+        else if (a[0] == '-') return usage_syms();
+        else if (!vmlinuz) vmlinuz = a;
+        else if (!glob) glob = a;
+        else return usage_syms();
+    }
+    if (!vmlinuz) return usage_syms();
+    kinfo ki;
+    if (kinfo_open(&ki, vmlinuz, use_cache) != 0) return EXIT_BAD;
+    int64_t slide;
+    int rc = 0;
+    if (get_slide(&ki, slide_s, lstar_s, &slide) != 0) {
+        fprintf(stderr, "hvt: bad --slide/--lstar value\n");
+        rc = EXIT_USAGE;
+    } else if (info) {
+        printf("build_id %s\nsource %s\nsymbols %u\nbtf_bytes %zu\nbtf_types %u\n", ki.build_id, ki.source,
+               ki.syms.count, ki.btf_blob.len, ki.btf.ntypes - 1);
+    } else if (btf_out) {
+        rc = util_write_file(btf_out, ki.btf_blob.data, ki.btf_blob.len) ? EXIT_BAD : 0;
+    } else if (layout) {
+        kinfo_layout l;
+        if (kinfo_layout_get(&ki, &l) != 0) rc = EXIT_BAD;
+        else
+            printf("task_struct.pid %u\ntask_struct.tgid %u\ntask_struct.comm %u %u\ntask_struct.mm %u\n"
+                   "mm_struct.pgd %u\npercpu_current 0x%llx %s\n",
+                   l.task_pid, l.task_tgid, l.task_comm, l.task_comm_len, l.task_mm, l.mm_pgd,
+                   (unsigned long long)l.percpu_current, l.uses_pcpu_hot ? "pcpu_hot.current_task" : "current_task");
+    } else if (struct_s) {
+        uint32_t sid = btf_find_struct(&ki.btf, struct_s);
+        if (!sid) {
+            fprintf(stderr, "hvt: %s: no struct or union %s in BTF\n", vmlinuz, struct_s);
+            rc = EXIT_BAD;
+        } else {
+            printf("struct %s size %llu\n%6s %6s %6s  %-32s %s\n", struct_s,
+                   (unsigned long long)btf_type_size(&ki.btf, sid), "offset", "", "size", "field", "type");
+            btf_members_each(&ki.btf, sid, print_member, &ki.btf);
+        }
+    } else if (addr_s) {
+        uint64_t a, off;
+        if (parse_u64(addr_s, &a)) rc = usage_syms();
+        else {
+            int64_t s = ksym_lookup(&ki.syms, a - (uint64_t)slide, &off);
+            if (s < 0) {
+                fprintf(stderr, "hvt: %s: no symbol at 0x%llx\n", vmlinuz, (unsigned long long)a);
+                rc = EXIT_BAD;
+            } else {
+                printf("%016llx %s+0x%llx\n", (unsigned long long)a, ksym_name(&ki.syms, (uint32_t)s),
+                       (unsigned long long)off);
+            }
+        }
+    } else if (name_s) {
+        char nm[512];
+        snprintf(nm, sizeof nm, "%s", name_s);
+        uint64_t off = 0;
+        char *plus = strchr(nm, '+');
+        if (plus) {
+            *plus = 0;
+            if (parse_u64(plus + 1, &off)) return usage_syms();
+        }
+        int64_t s = ksym_find(&ki.syms, nm);
+        if (s < 0) {
+            fprintf(stderr, "hvt: %s: no symbol %s\n", vmlinuz, nm);
+            rc = EXIT_BAD;
+        } else {
+            const ksym_entry *e = &ki.syms.syms[s];
+            printf("%016llx %c %s\n", (unsigned long long)(e->addr + (e->abs ? 0 : (uint64_t)slide) + off), e->type,
+                   name_s);
+        }
+    } else {
+        for (uint32_t i = 0; i < ki.syms.count; i++) {
+            const ksym_entry *e = &ki.syms.syms[i];
+            const char *n = ksym_name(&ki.syms, i);
+            if (glob && !util_glob(glob, n)) continue;
+            printf("%016llx %c %s\n", (unsigned long long)(e->addr + (e->abs ? 0 : (uint64_t)slide)), e->type, n);
+        }
+    }
+    kinfo_close(&ki);
+    return rc;
+}
+
+static int usage_analyze(void)
+{
+    fprintf(stderr,
+            "usage: hvt analyze [--vmlinuz VMLINUZ] [--slide N | --lstar ADDR] [--view V[,V...]] [-o FILE] TRACE\n"
+            "views: list nest summary funcs folded all (default: list). The slide defaults to the\n"
+            "trace header's LSTAR; symbols need --vmlinuz.\n");
+    return EXIT_USAGE;
+}
+
+static int parse_views(const char *s)
+{
+    int v = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (!strcmp(t, "list")) v |= VIEW_LIST;
+        else if (!strcmp(t, "nest")) v |= VIEW_NEST;
+        else if (!strcmp(t, "summary")) v |= VIEW_SUMMARY;
+        else if (!strcmp(t, "funcs")) v |= VIEW_FUNCS;
+        else if (!strcmp(t, "folded")) v |= VIEW_FOLDED;
+        else if (!strcmp(t, "all")) v |= VIEW_LIST | VIEW_NEST | VIEW_SUMMARY | VIEW_FUNCS | VIEW_FOLDED;
+        else return -1;
+    }
+    return v;
+}
+
+typedef struct {
+    const char *vmlinuz, *slide_s, *lstar_s, *views_s, *out_s, *trace;
+} analyze_args;
+
+static int parse_analyze(int argc, char **argv, analyze_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (next && !strcmp(s, "--vmlinuz")) { a->vmlinuz = next; i++; }
+        else if (next && !strcmp(s, "--slide")) { a->slide_s = next; i++; }
+        else if (next && !strcmp(s, "--lstar")) { a->lstar_s = next; i++; }
+        else if (next && !strcmp(s, "--view")) { a->views_s = next; i++; }
+        else if (next && !strcmp(s, "-o")) { a->out_s = next; i++; }
+        else if (s[0] == '-' || a->trace) return -1;
+        else a->trace = s;
+    }
+    return a->trace ? 0 : -1;
+}
+
+/* Symbols + slide for a trace: explicit options first, else the trace header's LSTAR. */
+static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slide)
+{
+    *have = 0;
+    *slide = 0;
+    if (!a->vmlinuz) return 0;
+    if (kinfo_open(ki, a->vmlinuz, 1) != 0) return -1;
+    *have = 1;
+    if (a->slide_s || a->lstar_s) return get_slide(ki, a->slide_s, a->lstar_s, slide);
+    tr_reader *r = tr_open(a->trace);
+    if (!r) return -1;
+    uint64_t lstar = tr_header(r)->lstar;
+    tr_close(r);
+    return lstar ? kinfo_slide_from_lstar(ki, lstar, slide) : 0;
+}
+
+static int cmd_analyze(int argc, char **argv)
+{
+    analyze_args a;
+    if (parse_analyze(argc, argv, &a) != 0) return usage_analyze();
+    int views = parse_views(a.views_s ? a.views_s : "list");
+    if (views <= 0) return usage_analyze();
+    kinfo ki;
+    int have;
+    int64_t slide;
+    if (setup_syms(&a, &ki, &have, &slide) != 0) {
+        if (have) kinfo_close(&ki);
+        return EXIT_BAD;
+    }
+    FILE *out = a.out_s ? fopen(a.out_s, "w") : stdout;
+    if (!out) {
+        perror(a.out_s);
+        if (have) kinfo_close(&ki);
+        return EXIT_BAD;
+    }
+    view_opts o = {have ? &ki.syms : NULL, slide, views, out};
+    int rc = view_run(a.trace, &o);
+    if (a.out_s && fclose(out) != 0) rc = EXIT_BAD;
+    if (have) kinfo_close(&ki);
+    return rc;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    analyze_args a;
+    if (parse_analyze(argc, argv, &a) != 0) {
+        fprintf(stderr, "usage: hvt bench [--vmlinuz VMLINUZ] [--slide N | --lstar ADDR] TRACE\n");
+        return EXIT_USAGE;
+    }
+    kinfo ki;
+    int have;
+    int64_t slide;
+    if (setup_syms(&a, &ki, &have, &slide) != 0) return EXIT_BAD;
+    view_bench_result res;
+    int rc = view_bench(a.trace, have ? &ki.syms : NULL, slide, BENCH_CS_LIMIT, &res);
+    if (rc == 0) {
+        double rps = res.seconds > 0 ? (double)res.insns / res.seconds : 0;
+        double cps = res.cs_seconds > 0 ? (double)res.cs_insns / res.cs_seconds : 0;
+        printf("bench: %llu records (%llu instructions) decoded+symbolized+nested in %.3f s; capstone alone: %llu "
+               "instructions in %.3f s (%llu undecodable)\n",
+               (unsigned long long)res.records, (unsigned long long)res.insns, res.seconds,
+               (unsigned long long)res.cs_insns, res.cs_seconds, (unsigned long long)res.cs_bad);
+        printf("recs_per_s=%.0f capstone_per_s=%.0f speedup=%.1f\n", rps, cps, cps > 0 ? rps / cps : 0);
+    }
+    if (have) kinfo_close(&ki);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "syms")) return cmd_syms(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "analyze")) return cmd_analyze(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "gen")) return tracegen_main(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
+    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench} ... (-h for each)\n");
+    return EXIT_USAGE;
+}

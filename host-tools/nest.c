@@ -1,0 +1,185 @@
+/* nest: see nest.h. */
+#include "nest.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TRIE_INIT_BITS = 12 };
+
+typedef struct {
+    uint32_t parent;
+    int32_t fid;
+    uint64_t count;
+} trie_node;
+
+struct nest_trie {
+    trie_node *nodes; /* node 0 = root */
+    uint32_t n, cap;
+    uint32_t *slots; /* hash (parent, fid) -> node id + 1 */
+    uint32_t bits;
+};
+
+static uint64_t th(uint32_t parent, int32_t fid)
+{
+    uint64_t h = ((uint64_t)parent << 32 | (uint32_t)fid) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+nest_trie *nest_trie_new(void)
+{
+    nest_trie *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->cap = 1024;
+    t->nodes = calloc(t->cap, sizeof *t->nodes);
+    t->bits = TRIE_INIT_BITS;
+    t->slots = calloc((size_t)1 << t->bits, sizeof *t->slots);
+    if (!t->nodes || !t->slots) {
+        nest_trie_free(t);
+        return NULL;
+    }
+    t->n = 1;
+    return t;
+}
+
+void nest_trie_free(nest_trie *t)
+{
+    if (!t) return;
+    free(t->nodes);
+    free(t->slots);
+    free(t);
+}
+
+static uint32_t trie_child(nest_trie *t, uint32_t parent, int32_t fid)
+{
+    size_t mask = ((size_t)1 << t->bits) - 1;
+    size_t i = th(parent, fid) & mask;
+    for (; t->slots[i]; i = (i + 1) & mask) {
+        trie_node *nd = &t->nodes[t->slots[i] - 1];
+        if (nd->parent == parent && nd->fid == fid) return t->slots[i] - 1;
+    }
+    if (t->n == t->cap) {
+        trie_node *nn = realloc(t->nodes, (size_t)t->cap * 2 * sizeof *nn);
+        if (!nn) return 0;
+        t->nodes = nn;
+        t->cap *= 2;
+    }
+    uint32_t id = t->n++;
+    t->nodes[id] = (trie_node){parent, fid, 0};
+    t->slots[i] = id + 1;
+    if ((size_t)t->n * 2 > mask) { /* rehash */
+        size_t nb = mask * 2 + 1;
+        uint32_t *ns = calloc(nb + 1, sizeof *ns);
+        if (!ns) return id;
+        for (uint32_t k = 1; k < t->n; k++) {
+            size_t j = th(t->nodes[k].parent, t->nodes[k].fid) & nb;
+            while (ns[j]) j = (j + 1) & nb;
+            ns[j] = k + 1;
+        }
+        free(t->slots);
+        t->slots = ns;
+        t->bits++;
+    }
+    return id;
+}
+
+void nest_trie_fold(const nest_trie *t, const char *(*name)(void *, int32_t), void *ctx, void *out_file)
+{
+    FILE *out = out_file;
+    uint32_t path[NEST_MAX_DEPTH + 1];
+    for (uint32_t k = 1; k < t->n; k++) {
+        if (!t->nodes[k].count) continue;
+        int n = 0;
+        for (uint32_t x = k; x && n <= NEST_MAX_DEPTH; x = t->nodes[x].parent) path[n++] = x;
+        for (int i = n - 1; i >= 0; i--) fprintf(out, "%s%s", name(ctx, t->nodes[path[i]].fid), i ? ";" : "");
+        fprintf(out, " %llu\n", (unsigned long long)t->nodes[k].count);
+    }
+}
+
+void nest_init(nest_cpu *c, unsigned cpu)
+{
+    memset(c, 0, sizeof *c);
+    c->cpu = cpu;
+    c->pending = 1;
+    snprintf(c->reason, sizeof c->reason, "trace start");
+}
+
+void nest_level(nest_cpu *c, const char *reason)
+{
+    c->pending = 1;
+    snprintf(c->reason, sizeof c->reason, "%s", reason);
+}
+
+static void push(nest_cpu *c, const nest_sink *s, int32_t fid, int by_call, int quiet)
+{
+    if (c->depth == NEST_MAX_DEPTH) {
+        c->overflow++;
+        return;
+    }
+    uint32_t parent = c->depth ? c->frames[c->depth - 1].node : 0;
+    uint32_t node = s->trie ? trie_child(s->trie, parent, fid) : 0;
+    if (!quiet && s->on_flow) s->on_flow(s->ctx, c, 1, c->depth, fid);
+    c->frames[c->depth++] = (nest_frame){fid, (uint8_t)by_call, node};
+}
+
+static void pop(nest_cpu *c, const nest_sink *s)
+{
+    c->depth--;
+    if (s->on_flow) s->on_flow(s->ctx, c, 0, c->depth, c->frames[c->depth].fid);
+}
+
+/* Control moved to fid without call/ret. */
+static void flow(nest_cpu *c, const nest_sink *s, int32_t fid)
+{
+    if (c->frames[c->depth - 1].fid == fid) return;
+    for (int i = c->depth - 2; i >= 0; i--) {
+        if (c->frames[i].fid == fid) {
+            while (c->depth > i + 1) pop(c, s);
+            c->irregular++;
+            return;
+        }
+    }
+    push(c, s, fid, 0, 0);
+}
+
+void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e)
+{
+    int32_t fid = nest_fid(e);
+    if (c->pending || c->depth == 0) {
+        c->depth = 0;
+        c->pending = 0;
+        if (s->on_level) s->on_level(s->ctx, c, c->reason);
+        push(c, s, fid, 1, 0);
+    } else {
+        switch (c->prev_kind) {
+        case DEC_CALL:
+            if (rip != c->prev_next) push(c, s, fid, 1, 0);
+            else flow(c, s, fid);
+            break;
+        case DEC_RET:
+            while (c->depth > 0) {
+                int by_call = c->frames[c->depth - 1].by_call;
+                pop(c, s);
+                if (by_call) break;
+            }
+            if (c->depth == 0) { /* returned above the level's first function */
+                c->irregular++;
+                push(c, s, fid, 1, 1);
+            } else {
+                flow(c, s, fid);
+            }
+            break;
+        case DEC_IRET:
+        case DEC_SYSRET:
+            while (c->depth > 0) pop(c, s);
+            if (s->on_level) s->on_level(s->ctx, c, c->prev_kind == DEC_IRET ? "after iret" : "after sysret");
+            push(c, s, fid, 1, 0);
+            break;
+        default:
+            flow(c, s, fid);
+            break;
+        }
+    }
+    if (s->trie && c->depth) s->trie->nodes[c->frames[c->depth - 1].node].count++;
+    c->prev_kind = e->kind;
+    c->prev_next = rip + e->len;
+}

@@ -1,0 +1,62 @@
+/* nest: call nesting reconstructed from an instruction stream, STDB-style.
+ * Contract (per CPU; feed each CPU's instructions in its own order):
+ *  - A top level ("big level") begins at an interrupt/exception (EVENT marker), a syscall
+ *    entry, a context switch, a trace start or gap, and after iret/sysret; its first
+ *    function is printed at depth 0.
+ *  - After a call whose next instruction is not the fall-through, the new function is pushed
+ *    ("->"). After a ret, frames are popped up to and including the innermost frame entered
+ *    by a call ("<-" for each). Control reaching another function without call/ret (jmp,
+ *    tail call, fall-through) pushes it, unless that function is already on the stack, in
+ *    which case the stack is popped back to it (an "irregular" point, counted).
+ *  - Returning above the level's first function re-roots the level at the caller (counted
+ *    as irregular) without printing.
+ * A function is a kernel symbol (ksym index), NEST_USER for user space, NEST_UNKNOWN for a
+ * kernel address without symbol. The engine calls back on every push/pop; it also keeps a
+ * trie of stacks so folded stacks (flame graphs) cost one increment per instruction. */
+#ifndef HVT_NEST_H
+#define HVT_NEST_H
+#include "dec.h"
+
+enum { NEST_USER = -2, NEST_UNKNOWN = -1, NEST_MAX_DEPTH = 512 };
+
+typedef struct {
+    int32_t fid;
+    uint8_t by_call;
+    uint32_t node; /* trie node of the stack up to here */
+} nest_frame;
+
+typedef struct nest_trie nest_trie;
+
+typedef struct {
+    unsigned cpu;
+    nest_frame frames[NEST_MAX_DEPTH];
+    int depth;
+    int pending; /* a new level begins at the next instruction */
+    char reason[96];
+    uint8_t prev_kind;
+    uint64_t prev_next;
+    uint64_t irregular, overflow;
+} nest_cpu;
+
+typedef struct {
+    /* depth is the indentation level; enter = 1 for "->", 0 for "<-" */
+    void (*on_flow)(void *ctx, const nest_cpu *c, int enter, int depth, int32_t fid);
+    void (*on_level)(void *ctx, const nest_cpu *c, const char *reason);
+    void *ctx;
+    nest_trie *trie; /* optional: folded stack counts */
+} nest_sink;
+
+void nest_init(nest_cpu *c, unsigned cpu);
+/* Start a new level at the next instruction (reason is printed in the level header). */
+void nest_level(nest_cpu *c, const char *reason);
+void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e);
+static inline int32_t nest_fid(const dec_entry *e)
+{
+    return e->sym >= 0 ? e->sym : dec_is_kernel(e->rip) ? NEST_UNKNOWN : NEST_USER;
+}
+
+nest_trie *nest_trie_new(void);
+void nest_trie_free(nest_trie *t);
+/* Emit "f1;f2;...;fn count" lines; name(fid) gives function names. */
+void nest_trie_fold(const nest_trie *t, const char *(*name)(void *, int32_t), void *ctx, void *out_file);
+#endif

@@ -1,0 +1,469 @@
+/* trace_reader: see trace_reader.h. */
+#include "trace_reader.h"
+#include "trace_varint.h"
+#include "util.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+enum { TR_MAX_CPUS = 65536, TR_INDEX_MAX = 256u << 20 };
+
+typedef struct {
+    uint64_t regs[HVT_NREGS];
+    int seen;
+} tr_carry;
+
+struct tr_reader {
+    const char *name;
+    const uint8_t *data;
+    size_t len;
+    int mapped, recovered;
+    hvt_trace_file_hdr hdr;
+    hvt_trace_index_entry *chunks;
+    size_t nchunks;
+    /* code dictionary */
+    uint32_t *code_off; /* id -> offset in code_pool; length byte first */
+    uint32_t ncode;
+    uint8_t *code_pool;
+    size_t code_pool_len;
+    /* iteration */
+    size_t next_chunk;
+    uint8_t *raw;
+    size_t raw_cap, raw_len, raw_pos;
+    uint64_t chunk_off;
+    uint16_t cpu;
+    uint64_t tsc, tick, expected_rip, cr3;
+    uint64_t regs[HVT_NREGS];
+    int fresh; /* state was reset: compare every register against the carry */
+    uint64_t pred_rip[HVT_PRED_SLOTS];
+    uint32_t pred_id[HVT_PRED_SLOTS];
+    tr_carry **carry;
+    ZSTD_DCtx *zd;
+};
+
+static int chunk_hdr_at(tr_reader *r, uint64_t off, hvt_trace_chunk_hdr *h, int quiet)
+{
+    if (!util_fits(r->len, off, sizeof *h)) {
+        if (!quiet) util_err(r->name, off, "truncated chunk header (file is %zu bytes)", r->len);
+        return -1;
+    }
+    memcpy(h, r->data + off, sizeof *h);
+    if (h->magic != HVT_CHUNK_MAGIC || h->kind < HVT_CHUNK_CODE || h->kind > HVT_CHUNK_INDEX ||
+        h->compression > HVT_COMP_ZSTD) {
+        if (!quiet) util_err(r->name, off, "bad chunk header (magic 0x%08x kind %u)", h->magic, h->kind);
+        return -1;
+    }
+    if (!util_fits(r->len, off + sizeof *h, h->payload_size)) {
+        if (!quiet)
+            util_err(r->name, off, "chunk payload of %u bytes runs past the end of the file (truncated)",
+                     h->payload_size);
+        return -1;
+    }
+    if ((h->kind != HVT_CHUNK_INDEX && h->raw_size > HVT_CHUNK_RAW_MAX) || h->raw_size > TR_INDEX_MAX ||
+        (h->compression == HVT_COMP_NONE && h->raw_size != h->payload_size)) {
+        if (!quiet) util_err(r->name, off, "chunk raw size %u is invalid", h->raw_size);
+        return -1;
+    }
+    return 0;
+}
+
+static int payload(tr_reader *r, uint64_t off, const hvt_trace_chunk_hdr *h, uint8_t **buf, size_t *cap)
+{
+    const uint8_t *p = r->data + off + sizeof *h;
+    if ((uint32_t)crc32(crc32(0, Z_NULL, 0), p, h->payload_size) != h->crc32) {
+        util_err(r->name, off, "chunk checksum mismatch (corrupt payload)");
+        return -1;
+    }
+    if (*cap < (size_t)h->raw_size + 1) {
+        free(*buf);
+        *cap = (size_t)h->raw_size + 1;
+        *buf = malloc(*cap);
+        if (!*buf) { *cap = 0; return -1; }
+    }
+    if (h->compression == HVT_COMP_NONE) {
+        memcpy(*buf, p, h->raw_size);
+        return 0;
+    }
+    size_t n = ZSTD_decompressDCtx(r->zd, *buf, h->raw_size, p, h->payload_size);
+    if (ZSTD_isError(n) || n != h->raw_size) {
+        util_err(r->name, off + sizeof *h, "chunk does not decompress to its %u bytes: %s", h->raw_size,
+                 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
+        return -1;
+    }
+    return 0;
+}
+
+static int add_chunk(tr_reader *r, size_t *cap, const hvt_trace_index_entry *e)
+{
+    if (r->nchunks == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        hvt_trace_index_entry *n = realloc(r->chunks, *cap * sizeof *n);
+        if (!n) return -1;
+        r->chunks = n;
+    }
+    r->chunks[r->nchunks++] = *e;
+    return 0;
+}
+
+static int load_index(tr_reader *r)
+{
+    hvt_trace_footer ft;
+    if (r->len < r->hdr.hdr_size + sizeof ft) return -1;
+    memcpy(&ft, r->data + r->len - sizeof ft, sizeof ft);
+    if (memcmp(ft.magic, HVT_TRACE_FOOTER_MAGIC, sizeof ft.magic) != 0) return -1;
+    hvt_trace_chunk_hdr h;
+    if (chunk_hdr_at(r, ft.index_offset, &h, 0) != 0 || h.kind != HVT_CHUNK_INDEX ||
+        h.raw_size != (uint64_t)h.nrecords * sizeof(hvt_trace_index_entry) || h.compression != HVT_COMP_NONE)
+        return -1;
+    uint8_t *buf = NULL;
+    size_t cap = 0, ccap = 0;
+    if (payload(r, ft.index_offset, &h, &buf, &cap) != 0) { free(buf); return -1; }
+    for (uint32_t i = 0; i < h.nrecords; i++) {
+        hvt_trace_index_entry e;
+        memcpy(&e, buf + (size_t)i * sizeof e, sizeof e);
+        hvt_trace_chunk_hdr ch;
+        if (e.offset < r->hdr.hdr_size || e.offset >= ft.index_offset || chunk_hdr_at(r, e.offset, &ch, 0) != 0 ||
+            ch.kind != e.kind) {
+            util_err(r->name, ft.index_offset, "index entry %u points to a bad chunk at 0x%llx", i,
+                     (unsigned long long)e.offset);
+            free(buf);
+            r->nchunks = 0;
+            return -1;
+        }
+        if (add_chunk(r, &ccap, &e) != 0) { free(buf); return -1; }
+    }
+    free(buf);
+    return 0;
+}
+
+static int scan_chunks(tr_reader *r)
+{
+    size_t cap = r->nchunks; /* == 0 */
+    uint64_t off = r->hdr.hdr_size;
+    while (off < r->len) {
+        hvt_trace_chunk_hdr h;
+        if (chunk_hdr_at(r, off, &h, 0) != 0) return -1; /* reported: truncated/corrupt at off */
+        if (h.kind == HVT_CHUNK_INDEX) break;
+        hvt_trace_index_entry e = {off, h.kind, 0, h.cpu, h.ninsns, h.first_tsc, h.last_tsc};
+        if (add_chunk(r, &cap, &e) != 0) return -1;
+        off += sizeof h + h.payload_size;
+    }
+    return 0;
+}
+
+static int load_code(tr_reader *r)
+{
+    uint8_t *buf = NULL;
+    size_t cap = 0, pool_cap = 0, off_cap = 0;
+    for (size_t i = 0; i < r->nchunks; i++) {
+        if (r->chunks[i].kind != HVT_CHUNK_CODE) continue;
+        hvt_trace_chunk_hdr h;
+        uint64_t off = r->chunks[i].offset;
+        if (chunk_hdr_at(r, off, &h, 0) != 0 || payload(r, off, &h, &buf, &cap) != 0) goto bad;
+        if (h.first_code_id != r->ncode) {
+            util_err(r->name, off, "code chunk starts at id %u, expected %u", h.first_code_id, r->ncode);
+            goto bad;
+        }
+        if (r->code_pool_len + h.raw_size > pool_cap) {
+            pool_cap = (r->code_pool_len + h.raw_size) * 2;
+            uint8_t *np = realloc(r->code_pool, pool_cap);
+            if (!np) goto bad;
+            r->code_pool = np;
+        }
+        size_t p = 0;
+        for (uint32_t k = 0; k < h.nrecords; k++) {
+            if (p >= h.raw_size || buf[p] == 0 || buf[p] > HVT_CODE_MAX || buf[p] > h.raw_size - p - 1) {
+                util_err(r->name, off, "code chunk entry %u (payload byte %zu) is malformed", k, p);
+                goto bad;
+            }
+            if (r->ncode == off_cap) {
+                off_cap = off_cap ? off_cap * 2 : 4096;
+                uint32_t *no = realloc(r->code_off, off_cap * sizeof *no);
+                if (!no) goto bad;
+                r->code_off = no;
+            }
+            r->code_off[r->ncode++] = (uint32_t)(r->code_pool_len + p);
+            p += 1 + buf[p];
+        }
+        if (p != h.raw_size) {
+            util_err(r->name, off, "code chunk has %zu trailing bytes", h.raw_size - p);
+            goto bad;
+        }
+        memcpy(r->code_pool + r->code_pool_len, buf, h.raw_size);
+        r->code_pool_len += h.raw_size;
+    }
+    free(buf);
+    return 0;
+bad:
+    free(buf);
+    return -1;
+}
+
+tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
+{
+    tr_reader *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->name = name;
+    r->data = data;
+    r->len = len;
+    r->zd = ZSTD_createDCtx();
+    r->carry = calloc(TR_MAX_CPUS, sizeof *r->carry);
+    if (!r->zd || !r->carry) goto fail;
+    if (len < sizeof r->hdr) {
+        util_err(name, len, "file too short for a trace header (%zu bytes)", len);
+        goto fail;
+    }
+    memcpy(&r->hdr, data, sizeof r->hdr);
+    if (memcmp(r->hdr.magic, HVT_TRACE_MAGIC, sizeof r->hdr.magic) != 0) {
+        util_err(name, 0, "not an hvtrace trace (bad magic)");
+        goto fail;
+    }
+    if (r->hdr.version != HVT_TRACE_VERSION || r->hdr.hdr_size < sizeof r->hdr || r->hdr.hdr_size > len ||
+        r->hdr.build_id_len > HVT_BUILD_ID_MAX) {
+        util_err(name, 8, "unsupported trace version %u or header size %u", r->hdr.version, r->hdr.hdr_size);
+        goto fail;
+    }
+    if (load_index(r) != 0) {
+        r->recovered = 1;
+        r->nchunks = 0;
+        if (scan_chunks(r) != 0)
+            fprintf(stderr, "hvt: %s: no index; reading the %zu whole chunks before the damage\n", name, r->nchunks);
+    }
+    if (load_code(r) != 0) goto fail;
+    return r;
+fail:
+    tr_close(r);
+    return NULL;
+}
+
+tr_reader *tr_open(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "hvt: %s: not a regular file\n", path);
+        close(fd);
+        return NULL;
+    }
+    size_t len = (size_t)st.st_size;
+    void *m = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (len && m == MAP_FAILED) {
+        perror(path);
+        return NULL;
+    }
+    tr_reader *r = tr_open_mem(path, m, len);
+    if (!r) {
+        if (len) munmap(m, len);
+        return NULL;
+    }
+    r->mapped = 1;
+    return r;
+}
+
+void tr_close(tr_reader *r)
+{
+    if (!r) return;
+    if (r->mapped && r->len) munmap((void *)r->data, r->len);
+    if (r->carry)
+        for (size_t i = 0; i < TR_MAX_CPUS; i++) free(r->carry[i]);
+    free(r->carry);
+    free(r->chunks);
+    free(r->code_off);
+    free(r->code_pool);
+    free(r->raw);
+    ZSTD_freeDCtx(r->zd);
+    free(r);
+}
+
+const hvt_trace_file_hdr *tr_header(const tr_reader *r) { return &r->hdr; }
+size_t tr_chunk_count(const tr_reader *r) { return r->nchunks; }
+const hvt_trace_index_entry *tr_chunk(const tr_reader *r, size_t i) { return i < r->nchunks ? &r->chunks[i] : NULL; }
+int tr_recovered(const tr_reader *r) { return r->recovered; }
+uint32_t tr_code_count(const tr_reader *r) { return r->ncode; }
+
+const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len)
+{
+    if (id >= r->ncode) return NULL;
+    const uint8_t *p = r->code_pool + r->code_off[id];
+    *len = p[0];
+    return p + 1;
+}
+
+uint64_t tr_total_insns(const tr_reader *r)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->nchunks; i++)
+        if (r->chunks[i].kind == HVT_CHUNK_RECORDS) n += r->chunks[i].ninsns;
+    return n;
+}
+
+int tr_seek_chunk(tr_reader *r, size_t i)
+{
+    if (i > r->nchunks) return -1;
+    r->next_chunk = i;
+    r->raw_len = r->raw_pos = 0;
+    for (size_t c = 0; c < TR_MAX_CPUS; c++)
+        if (r->carry[c]) r->carry[c]->seen = 0;
+    return 0;
+}
+
+static void reset_state(tr_reader *r)
+{
+    r->expected_rip = 0;
+    r->cr3 = 0;
+    r->tick = 1;
+    memset(r->regs, 0, sizeof r->regs);
+    memset(r->pred_id, 0, sizeof r->pred_id);
+    r->fresh = 1;
+}
+
+static int open_next_chunk(tr_reader *r)
+{
+    while (r->next_chunk < r->nchunks) {
+        const hvt_trace_index_entry *e = &r->chunks[r->next_chunk++];
+        if (e->kind != HVT_CHUNK_RECORDS) continue;
+        hvt_trace_chunk_hdr h;
+        if (chunk_hdr_at(r, e->offset, &h, 0) != 0 || payload(r, e->offset, &h, &r->raw, &r->raw_cap) != 0)
+            return -1;
+        r->chunk_off = e->offset;
+        r->raw_len = h.raw_size;
+        r->raw_pos = 0;
+        r->cpu = h.cpu;
+        r->tsc = h.first_tsc;
+        reset_state(r);
+        if (!r->carry[h.cpu] && !(r->carry[h.cpu] = calloc(1, sizeof(tr_carry)))) return -1;
+        if (r->raw_len) return 1;
+    }
+    return 0;
+}
+
+static int corrupt(tr_reader *r, const char *what)
+{
+    util_err(r->name, r->chunk_off, "corrupt record at record byte %zu of this chunk: %s", r->raw_pos, what);
+    return -1;
+}
+
+#define GETV(v) do { if (!(p = tv_get(p, end, &(v)))) return corrupt(r, "truncated varint"); } while (0)
+
+int tr_next(tr_reader *r, tr_rec *o)
+{
+    if (r->raw_pos >= r->raw_len) {
+        int rc = open_next_chunk(r);
+        if (rc <= 0) return rc;
+    }
+    const uint8_t *p = r->raw + r->raw_pos, *end = r->raw + r->raw_len;
+    uint8_t tag = *p++;
+    o->cpu = r->cpu;
+    if (!(tag & HVT_TAG_MARKER)) {
+        uint64_t v;
+        if (tag & ~HVT_INSN_FLAGS_ALL) return corrupt(r, "reserved instruction flag set");
+        uint64_t rip = r->expected_rip;
+        if (tag & HVT_INSN_RIP) { GETV(v); rip += (uint64_t)tv_unzig(v); }
+        uint32_t slot = HVT_PRED_SLOT(rip), id;
+        if (tag & HVT_INSN_CODE) {
+            GETV(v);
+            if (v >= r->ncode) return corrupt(r, "code id not in the dictionary");
+            id = (uint32_t)v;
+        } else {
+            if (!r->pred_id[slot] || r->pred_rip[slot] != rip) return corrupt(r, "no predicted code id");
+            id = r->pred_id[slot] - 1;
+        }
+        if (tag & HVT_INSN_CR3) GETV(r->cr3);
+        if (tag & HVT_INSN_TICK) GETV(r->tick);
+        tr_carry *c = r->carry[r->cpu];
+        uint32_t changed = 0;
+        if (tag & HVT_INSN_REGS) {
+            uint64_t mask;
+            GETV(mask);
+            if (mask >> HVT_NREGS) return corrupt(r, "register mask has unknown bits");
+            for (int i = 0; i < HVT_NREGS; i++)
+                if (mask & (1u << i)) {
+                    GETV(v);
+                    r->regs[i] += (uint64_t)tv_unzig(v);
+                    if (r->regs[i] != c->regs[i]) {
+                        changed |= 1u << i;
+                        c->regs[i] = r->regs[i];
+                    }
+                }
+        }
+        if (r->fresh) { /* registers not sent after a reset are 0 */
+            for (int i = 0; i < HVT_NREGS; i++)
+                if (r->regs[i] != c->regs[i]) {
+                    changed |= 1u << i;
+                    c->regs[i] = r->regs[i];
+                }
+            r->fresh = 0;
+        }
+        const uint8_t *code = r->code_pool + r->code_off[id];
+        o->kind = TR_INSN;
+        o->rip = rip;
+        o->code_id = id;
+        o->code_len = code[0];
+        o->code = code + 1;
+        o->cr3 = r->cr3;
+        r->tsc += r->tick;
+        o->tsc = r->tsc;
+        o->changed = c->seen ? changed : changed | ((1u << HVT_NREGS) - 1);
+        c->seen = 1;
+        o->regs = c->regs;
+        r->expected_rip = rip + code[0];
+        r->pred_rip[slot] = rip;
+        r->pred_id[slot] = id + 1;
+        r->raw_pos = (size_t)(p - r->raw);
+        return 1;
+    }
+    uint8_t type = tag & 0x7f;
+    uint64_t v;
+    o->kind = type;
+    o->tsc = r->tsc;
+    o->rip = r->expected_rip;
+    switch (type) {
+    case HVT_MARK_EVENT:
+        if (end - p < 2) return corrupt(r, "truncated event");
+        o->vector = p[0];
+        o->ev_type = p[1];
+        p += 2;
+        GETV(v);
+        o->errcode = v ? (int64_t)(v - 1) : -1;
+        break;
+    case HVT_MARK_SYSCALL: case HVT_MARK_START: case HVT_MARK_STOP:
+        GETV(o->a);
+        break;
+    case HVT_MARK_TIME:
+        GETV(o->a);
+        r->tsc = o->a;
+        o->tsc = o->a;
+        break;
+    case HVT_MARK_VMEXIT: case HVT_MARK_GAP:
+        GETV(o->a);
+        GETV(o->b);
+        if (type == HVT_MARK_GAP) reset_state(r);
+        break;
+    case HVT_MARK_SWITCH: {
+        GETV(o->a);
+        GETV(o->b);
+        if (p >= end || *p > HVT_COMM_MAX || *p > end - p - 1) return corrupt(r, "bad comm length");
+        uint8_t l = *p++;
+        memcpy(o->comm, p, l);
+        o->comm[l] = 0;
+        p += l;
+        GETV(o->switch_cr3);
+        break;
+    }
+    default:
+        return corrupt(r, "unknown marker type");
+    }
+    r->raw_pos = (size_t)(p - r->raw);
+    return 1;
+}

@@ -1,0 +1,53 @@
+/* trace_reader: reads hvtrace trace files (include/hvt_trace_format.h).
+ * Contract: tr_open() maps the file, checks the header, takes the chunk list from the index
+ * (or, if the footer or index is missing or bad, by walking chunk headers: a truncated file
+ * stays readable up to its last whole chunk, and the truncation is reported), and loads the
+ * code dictionary. tr_next() yields records in file order; every malformed byte is reported as
+ * "FILE: offset N: ..." (N is the chunk's file offset plus, for records, "record byte M" of the
+ * decompressed payload) and makes tr_next() return -1. Never reads out of bounds.
+ * tr_seek_chunk() starts iteration at any RECORDS chunk (chunks decode independently). */
+#ifndef HVT_TRACE_READER_H
+#define HVT_TRACE_READER_H
+#include "hvt_trace_format.h"
+#include <stddef.h>
+
+enum { TR_INSN = 0 }; /* tr_rec.kind: TR_INSN or an HVT_MARK_* value */
+
+typedef struct {
+    uint8_t kind;
+    uint16_t cpu;
+    uint64_t tsc, rip, cr3;
+    uint32_t code_id;
+    const uint8_t *code;     /* instruction bytes (code_len) */
+    uint8_t code_len;
+    uint32_t changed;        /* HVT_REG_* bits whose value differs from this CPU's previous record */
+    const uint64_t *regs;    /* full register state after the instruction (HVT_NREGS) */
+    /* marker fields */
+    uint8_t vector, ev_type;
+    int64_t errcode;         /* -1 = none */
+    uint64_t a, b;           /* SYSCALL: a = nr; VMEXIT: reason, qual; GAP: records, insns;
+                                START/STOP: a = reason; SWITCH: a = pid, b = tgid; TIME: a */
+    char comm[HVT_COMM_MAX + 1];
+    uint64_t switch_cr3;
+} tr_rec;
+
+typedef struct tr_reader tr_reader;
+
+tr_reader *tr_open(const char *path);
+/* Same over bytes in memory (not copied; must outlive the reader). */
+tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len);
+void tr_close(tr_reader *r);
+const hvt_trace_file_hdr *tr_header(const tr_reader *r);
+/* 1 = a record, 0 = end, -1 = error (reported). */
+int tr_next(tr_reader *r, tr_rec *out);
+size_t tr_chunk_count(const tr_reader *r);
+const hvt_trace_index_entry *tr_chunk(const tr_reader *r, size_t i);
+int tr_seek_chunk(tr_reader *r, size_t i);
+/* Whole-file counts from the chunk list. */
+uint64_t tr_total_insns(const tr_reader *r);
+/* Was the file truncated/without index (recovered by scanning)? */
+int tr_recovered(const tr_reader *r);
+/* Code dictionary access (for the decoder). */
+uint32_t tr_code_count(const tr_reader *r);
+const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len);
+#endif

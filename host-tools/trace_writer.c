@@ -1,0 +1,404 @@
+/* trace_writer: see trace_writer.h. */
+#include "trace_writer.h"
+#include "trace_varint.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+enum {
+    TW_MAX_CPUS = 256,
+    TW_CHUNK_TARGET = HVT_CHUNK_RAW_MAX / 4, /* cut chunks at 1 MiB raw */
+    TW_RECORD_MAX = 1 + 5 * HVT_VARINT_MAX + HVT_NREGS * HVT_VARINT_MAX + HVT_COMM_MAX + 4,
+    TW_DICT_BITS = 20,
+};
+
+typedef struct {
+    uint8_t *buf;
+    size_t len;
+    uint32_t nrecords, ninsns;
+    uint64_t first_tsc, tsc, tick, expected_rip, cr3;
+    uint64_t regs[HVT_NREGS];
+    uint64_t pred_rip[HVT_PRED_SLOTS];
+    uint32_t pred_id[HVT_PRED_SLOTS]; /* id + 1; 0 = empty */
+    int active;
+} tw_cpu;
+
+typedef struct { uint32_t id_plus1; uint8_t len; uint8_t bytes[HVT_CODE_MAX]; } tw_dict_slot;
+
+struct tw_writer {
+    FILE *f;
+    int err, level;
+    uint64_t pos;
+    tw_cpu *cpus[TW_MAX_CPUS];
+    tw_dict_slot *dict; /* open addressing, 1 << TW_DICT_BITS slots, grows */
+    uint32_t dict_bits, dict_used, next_id;
+    uint8_t *code_buf;  /* pending CODE chunk */
+    size_t code_len;
+    uint32_t code_first, code_count;
+    hvt_trace_index_entry *index;
+    size_t index_len, index_cap;
+    uint64_t total_insns, total_records;
+    ZSTD_CCtx *zc;
+    void *zbuf;
+    size_t zcap;
+};
+
+static void put_raw(tw_writer *w, const void *p, size_t n)
+{
+    if (w->err) return;
+    if (fwrite(p, 1, n, w->f) != n) w->err = 1;
+    w->pos += n;
+}
+
+static void emit_chunk(tw_writer *w, hvt_trace_chunk_hdr *h, const uint8_t *raw, size_t raw_len, int compress)
+{
+    const void *payload = raw;
+    size_t plen = raw_len;
+    h->magic = HVT_CHUNK_MAGIC;
+    h->compression = HVT_COMP_NONE;
+    if (compress && raw_len) {
+        size_t need = ZSTD_compressBound(raw_len);
+        if (need > w->zcap) {
+            free(w->zbuf);
+            w->zbuf = malloc(need);
+            w->zcap = w->zbuf ? need : 0;
+            if (!w->zbuf) { w->err = 1; return; }
+        }
+        size_t c = ZSTD_compressCCtx(w->zc, w->zbuf, w->zcap, raw, raw_len, w->level);
+        if (ZSTD_isError(c)) { w->err = 1; return; }
+        payload = w->zbuf;
+        plen = c;
+        h->compression = HVT_COMP_ZSTD;
+    }
+    h->payload_size = (uint32_t)plen;
+    h->raw_size = (uint32_t)raw_len;
+    h->crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), payload, (uInt)plen);
+    if (h->kind != HVT_CHUNK_INDEX) {
+        if (w->index_len == w->index_cap) {
+            w->index_cap = w->index_cap ? w->index_cap * 2 : 256;
+            hvt_trace_index_entry *ni = realloc(w->index, w->index_cap * sizeof *ni);
+            if (!ni) { w->err = 1; return; }
+            w->index = ni;
+        }
+        w->index[w->index_len++] = (hvt_trace_index_entry){w->pos, h->kind, 0, h->cpu, h->ninsns,
+                                                           h->first_tsc, h->last_tsc};
+    }
+    put_raw(w, h, sizeof *h);
+    put_raw(w, payload, plen);
+}
+
+static void flush_code(tw_writer *w)
+{
+    if (!w->code_count) return;
+    hvt_trace_chunk_hdr h = {0};
+    h.kind = HVT_CHUNK_CODE;
+    h.nrecords = w->code_count;
+    h.first_code_id = w->code_first;
+    emit_chunk(w, &h, w->code_buf, w->code_len, 1);
+    w->code_len = 0;
+    w->code_count = 0;
+    w->code_first = w->next_id;
+}
+
+static void reset_state(tw_cpu *c)
+{
+    c->expected_rip = 0;
+    c->cr3 = 0;
+    c->tick = 1;
+    memset(c->regs, 0, sizeof c->regs);
+    memset(c->pred_id, 0, sizeof c->pred_id);
+}
+
+static void flush_cpu(tw_writer *w, unsigned cpu)
+{
+    tw_cpu *c = w->cpus[cpu];
+    if (!c || !c->len) return;
+    flush_code(w); /* ids used by this chunk must be on disk first */
+    hvt_trace_chunk_hdr h = {0};
+    h.kind = HVT_CHUNK_RECORDS;
+    h.cpu = (uint16_t)cpu;
+    h.nrecords = c->nrecords;
+    h.ninsns = c->ninsns;
+    h.first_tsc = c->first_tsc;
+    h.last_tsc = c->tsc;
+    emit_chunk(w, &h, c->buf, c->len, 1);
+    c->len = 0;
+    c->nrecords = c->ninsns = 0;
+    c->first_tsc = c->tsc;
+    reset_state(c);
+}
+
+tw_writer *tw_open(const char *path, const hvt_trace_file_hdr *hdr, int zstd_level)
+{
+    tw_writer *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->f = fopen(path, "wb");
+    w->zc = ZSTD_createCCtx();
+    w->dict_bits = TW_DICT_BITS;
+    w->dict = calloc((size_t)1 << w->dict_bits, sizeof *w->dict);
+    w->code_buf = malloc(TW_CHUNK_TARGET + 16);
+    if (!w->f || !w->zc || !w->dict || !w->code_buf) {
+        perror(path);
+        if (w->f) fclose(w->f);
+        ZSTD_freeCCtx(w->zc);
+        free(w->dict);
+        free(w->code_buf);
+        free(w);
+        return NULL;
+    }
+    w->level = zstd_level;
+    hvt_trace_file_hdr h = *hdr;
+    memcpy(h.magic, HVT_TRACE_MAGIC, sizeof h.magic);
+    h.version = HVT_TRACE_VERSION;
+    h.hdr_size = sizeof h;
+    put_raw(w, &h, sizeof h);
+    return w;
+}
+
+static tw_cpu *get_cpu(tw_writer *w, unsigned cpu)
+{
+    if (w->err || cpu >= TW_MAX_CPUS) return NULL;
+    tw_cpu *c = w->cpus[cpu];
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c || !(c->buf = malloc(TW_CHUNK_TARGET + TW_RECORD_MAX))) {
+            free(c);
+            w->err = 1;
+            return NULL;
+        }
+        reset_state(c);
+        w->cpus[cpu] = c;
+    }
+    return c;
+}
+
+static uint64_t dict_hash(const uint8_t *b, uint8_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ len;
+    for (uint8_t i = 0; i < len; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+static int dict_grow(tw_writer *w);
+
+static int code_id(tw_writer *w, const uint8_t *b, uint8_t len, uint32_t *id)
+{
+    size_t mask = ((size_t)1 << w->dict_bits) - 1;
+    for (size_t i = dict_hash(b, len) & mask;; i = (i + 1) & mask) {
+        tw_dict_slot *s = &w->dict[i];
+        if (!s->id_plus1) {
+            s->id_plus1 = ++w->next_id;
+            s->len = len;
+            memcpy(s->bytes, b, len);
+            *id = s->id_plus1 - 1;
+            w->code_buf[w->code_len++] = len;
+            memcpy(w->code_buf + w->code_len, b, len);
+            w->code_len += len;
+            w->code_count++;
+            if (w->code_len >= TW_CHUNK_TARGET) flush_code(w);
+            if (++w->dict_used * 2 > mask) return dict_grow(w);
+            return 0;
+        }
+        if (s->len == len && memcmp(s->bytes, b, len) == 0) {
+            *id = s->id_plus1 - 1;
+            return 0;
+        }
+    }
+}
+
+static int dict_grow(tw_writer *w)
+{
+    size_t old_n = (size_t)1 << w->dict_bits;
+    tw_dict_slot *old = w->dict;
+    w->dict_bits++;
+    size_t mask = ((size_t)1 << w->dict_bits) - 1;
+    w->dict = calloc(mask + 1, sizeof *w->dict);
+    if (!w->dict) { w->dict = old; w->dict_bits--; w->err = 1; return -1; }
+    for (size_t j = 0; j < old_n; j++) {
+        if (!old[j].id_plus1) continue;
+        size_t i = dict_hash(old[j].bytes, old[j].len) & mask;
+        while (w->dict[i].id_plus1) i = (i + 1) & mask;
+        w->dict[i] = old[j];
+    }
+    free(old);
+    return 0;
+}
+
+static void after_record(tw_writer *w, unsigned cpu, tw_cpu *c)
+{
+    c->nrecords++;
+    w->total_records++;
+    if (c->len >= TW_CHUNK_TARGET) flush_cpu(w, cpu);
+}
+
+int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
+{
+    tw_cpu *c = get_cpu(w, cpu);
+    if (!c || in->code_len == 0 || in->code_len > HVT_CODE_MAX) return -1;
+    if (!c->active) {
+        c->active = 1;
+        c->first_tsc = c->tsc = in->tsc - 1; /* so the first record's tick stays 1 if possible */
+    }
+    uint32_t id;
+    if (code_id(w, in->code, in->code_len, &id) != 0) return -1;
+    uint8_t *p0 = c->buf + c->len, *p = p0 + 1;
+    uint8_t tag = 0;
+    if (in->rip != c->expected_rip) {
+        tag |= HVT_INSN_RIP;
+        p = tv_put(p, tv_zig((int64_t)(in->rip - c->expected_rip)));
+    }
+    uint32_t slot = HVT_PRED_SLOT(in->rip);
+    if (!(c->pred_id[slot] == id + 1 && c->pred_rip[slot] == in->rip)) {
+        tag |= HVT_INSN_CODE;
+        p = tv_put(p, id);
+    }
+    if (in->cr3 != c->cr3) {
+        tag |= HVT_INSN_CR3;
+        p = tv_put(p, in->cr3);
+        c->cr3 = in->cr3;
+    }
+    uint64_t tick = in->tsc - c->tsc;
+    if (tick != c->tick) {
+        tag |= HVT_INSN_TICK;
+        p = tv_put(p, tick);
+        c->tick = tick;
+    }
+    uint32_t mask = 0;
+    for (int r = 0; r < HVT_NREGS; r++)
+        if (in->regs[r] != c->regs[r]) mask |= 1u << r;
+    if (mask) {
+        tag |= HVT_INSN_REGS;
+        p = tv_put(p, mask);
+        for (int r = 0; r < HVT_NREGS; r++)
+            if (mask & (1u << r)) {
+                p = tv_put(p, tv_zig((int64_t)(in->regs[r] - c->regs[r])));
+                c->regs[r] = in->regs[r];
+            }
+    }
+    *p0 = tag;
+    c->len += (size_t)(p - p0);
+    c->tsc = in->tsc;
+    c->expected_rip = in->rip + in->code_len;
+    c->pred_rip[slot] = in->rip;
+    c->pred_id[slot] = id + 1;
+    c->ninsns++;
+    w->total_insns++;
+    after_record(w, cpu, c);
+    return w->err ? -1 : 0;
+}
+
+/* Markers: build into the CPU buffer. */
+static uint8_t *mark_begin(tw_writer *w, unsigned cpu, tw_cpu **cp, uint8_t type)
+{
+    tw_cpu *c = get_cpu(w, cpu);
+    if (!c) return NULL;
+    *cp = c;
+    uint8_t *p = c->buf + c->len;
+    *p++ = HVT_TAG_MARKER | type;
+    return p;
+}
+static int mark_end(tw_writer *w, unsigned cpu, tw_cpu *c, uint8_t *p)
+{
+    c->len = (size_t)(p - c->buf);
+    after_record(w, cpu, c);
+    return w->err ? -1 : 0;
+}
+
+int tw_event(tw_writer *w, unsigned cpu, uint8_t vector, uint8_t type, int64_t errcode)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_EVENT);
+    if (!p) return -1;
+    *p++ = vector;
+    *p++ = type;
+    p = tv_put(p, errcode < 0 ? 0 : (uint64_t)errcode + 1);
+    return mark_end(w, cpu, c, p);
+}
+
+int tw_syscall(tw_writer *w, unsigned cpu, uint64_t nr)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_SYSCALL);
+    if (!p) return -1;
+    return mark_end(w, cpu, c, tv_put(p, nr));
+}
+
+int tw_vmexit(tw_writer *w, unsigned cpu, uint64_t reason, uint64_t qual)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_VMEXIT);
+    if (!p) return -1;
+    return mark_end(w, cpu, c, tv_put(tv_put(p, reason), qual));
+}
+
+int tw_switch(tw_writer *w, unsigned cpu, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_SWITCH);
+    if (!p) return -1;
+    p = tv_put(tv_put(p, pid), tgid);
+    size_t l = strnlen(comm, HVT_COMM_MAX);
+    *p++ = (uint8_t)l;
+    memcpy(p, comm, l);
+    p = tv_put(p + l, cr3);
+    return mark_end(w, cpu, c, p);
+}
+
+int tw_startstop(tw_writer *w, unsigned cpu, int start, uint64_t reason)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, start ? HVT_MARK_START : HVT_MARK_STOP);
+    if (!p) return -1;
+    return mark_end(w, cpu, c, tv_put(p, reason));
+}
+
+int tw_gap(tw_writer *w, unsigned cpu, uint64_t lost_records, uint64_t lost_insns)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_GAP);
+    if (!p) return -1;
+    int rc = mark_end(w, cpu, c, tv_put(tv_put(p, lost_records), lost_insns));
+    reset_state(c);
+    return rc;
+}
+
+int tw_time(tw_writer *w, unsigned cpu, uint64_t tsc)
+{
+    tw_cpu *c;
+    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_TIME);
+    if (!p) return -1;
+    if (!c->active) { c->active = 1; c->first_tsc = tsc; }
+    c->tsc = tsc;
+    return mark_end(w, cpu, c, tv_put(p, tsc));
+}
+
+int tw_close(tw_writer *w)
+{
+    if (!w) return -1;
+    for (unsigned i = 0; i < TW_MAX_CPUS; i++) flush_cpu(w, i);
+    flush_code(w);
+    hvt_trace_chunk_hdr h = {0};
+    h.kind = HVT_CHUNK_INDEX;
+    h.nrecords = (uint32_t)w->index_len;
+    uint64_t index_at = w->pos;
+    emit_chunk(w, &h, (const uint8_t *)w->index, w->index_len * sizeof *w->index, 0);
+    hvt_trace_footer ft;
+    memcpy(ft.magic, HVT_TRACE_FOOTER_MAGIC, sizeof ft.magic);
+    ft.index_offset = index_at;
+    ft.total_insns = w->total_insns;
+    ft.total_records = w->total_records;
+    put_raw(w, &ft, sizeof ft);
+    int rc = w->err ? -1 : 0;
+    if (fclose(w->f) != 0) rc = -1;
+    for (unsigned i = 0; i < TW_MAX_CPUS; i++)
+        if (w->cpus[i]) { free(w->cpus[i]->buf); free(w->cpus[i]); }
+    ZSTD_freeCCtx(w->zc);
+    free(w->zbuf);
+    free(w->dict);
+    free(w->code_buf);
+    free(w->index);
+    free(w);
+    return rc;
+}

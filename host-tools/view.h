@@ -1,0 +1,38 @@
+/* view: the analyzer's outputs over a trace file.
+ *   VIEW_LIST     per-instruction listing: tsc, CPU, pid/comm, address, sym+off, capstone
+ *                 text, changed registers (markers as "#" lines)
+ *   VIEW_NEST     call-nesting diagram, DTrace flowindent style ("->"/"<-", two spaces per
+ *                 level), levels as nest.h defines
+ *   VIEW_SUMMARY  per process: instruction counts (kernel/user), CR3 values, user code pages
+ *   VIEW_FUNCS    instructions and entries per function
+ *   VIEW_FOLDED   folded stacks "a;b;c count" for flame graphs
+ * Contract: view_run() returns 0 on success, 1 if the trace is malformed (after printing what
+ * it could and an error naming file and offset). Progress goes to stderr only when stderr is a
+ * terminal and the trace is long. Symbols: ksym table (may be NULL) with the given slide. */
+#ifndef HVT_VIEW_H
+#define HVT_VIEW_H
+#include "ksym.h"
+#include <stdio.h>
+
+enum { VIEW_LIST = 1, VIEW_NEST = 2, VIEW_SUMMARY = 4, VIEW_FUNCS = 8, VIEW_FOLDED = 16 };
+
+typedef struct {
+    const ksym_table *syms;
+    int64_t slide;
+    int views;
+    FILE *out;
+} view_opts;
+
+int view_run(const char *trace_path, const view_opts *o);
+
+typedef struct {
+    uint64_t records, insns;
+    double seconds;          /* read + decode + symbolize + nest */
+    uint64_t cs_insns, cs_bad;
+    double cs_seconds;       /* capstone alone on the same records */
+} view_bench_result;
+/* Benchmark: the nest pipeline with no output, then capstone's raw decode of up to
+ * cs_limit of the same instruction records. */
+int view_bench(const char *trace_path, const ksym_table *syms, int64_t slide, uint64_t cs_limit,
+               view_bench_result *res);
+#endif

@@ -1,0 +1,145 @@
+/*
+ * hvt_trace_format.h - the hvtrace trace file format (version 1), shared by the collector
+ * (writer) and the analyzer (reader). All integers are little-endian; structs are packed.
+ * docs/trace-format.md explains the design; this comment is the contract.
+ *
+ * File:   hvt_trace_file_hdr | chunk* | [INDEX chunk | hvt_trace_footer]
+ *         A file that lacks the index and footer (a collector that died) is still readable by
+ *         walking chunks from the header; a reader must not need the index for correctness.
+ * Chunk:  hvt_trace_chunk_hdr, then payload_size bytes (zstd frame if compression is ZSTD),
+ *         crc32 (zlib polynomial) of those payload bytes in the header.
+ *   CODE    the code-bytes dictionary: payload = entries {u8 len (1..15), len bytes}; entry k
+ *           has id first_code_id + k. Ids are dense, from 0, in file order. A CODE chunk
+ *           precedes every RECORDS chunk that references its ids, so a sequential reader
+ *           has each id before its first use; a seeking reader loads all CODE chunks first.
+ *   RECORDS one CPU's records (chunk.cpu). Decoding state resets at the start of every
+ *           RECORDS chunk (that is what makes chunks independently seekable):
+ *             expected_rip = 0, regs[] = 0, cr3 = 0, tsc = first_tsc, tick = 1,
+ *             code predictor all empty.
+ *   INDEX   array of hvt_trace_index_entry, one per CODE/RECORDS chunk, in file order.
+ * Record: a tag byte; bit 7 clear = instruction, set = marker (tag & 0x7f = HVT_MARK_*).
+ *   Instruction: optional fields follow the tag in this order when their bit is set:
+ *     HVT_INSN_RIP   zigzag varint (rip - expected_rip); else rip = expected_rip
+ *     HVT_INSN_CODE  varint code id; else the id the predictor holds for this rip (slot
+ *                    HVT_PRED_SLOT(rip), valid only if it holds this rip; otherwise corrupt)
+ *     HVT_INSN_CR3   varint, the new CR3 value (whole, PCID bits included)
+ *     HVT_INSN_TICK  varint, the new tick (tsc increment per instruction, persists)
+ *     HVT_INSN_REGS  varint mask over HVT_REG_* then, in ascending bit order, one zigzag
+ *                    varint (new - old, modulo 2^64) per set bit
+ *   then: tsc += tick; expected_rip = rip + code length; predictor slot := (rip, id).
+ *   Register values are those after the instruction retired; rip is the instruction's own.
+ *   Markers (no time of their own: they happen at the current tsc, before the next record):
+ *     EVENT   u8 vector, u8 type (VMX interruption type), varint error code + 1 (0 = none):
+ *             the next instruction is the first of the handler (interrupt/exception entry)
+ *     SYSCALL varint number (guest RAX): the next instruction is the syscall entry
+ *     VMEXIT  varint exit reason, varint qualification: a VM exit/entry event worth noting
+ *     SWITCH  varint pid, varint tgid, u8 len + comm bytes (<= 16), varint cr3 (0 unknown)
+ *     START / STOP  varint reason (HVT_REASON_*)
+ *     GAP     varint lost records, varint lost instructions; resets decoding state exactly
+ *             like a chunk start (tsc keeps its value)
+ *     TIME    varint absolute tsc: sets tsc (the next instruction gets it + tick)
+ * Varints are unsigned LEB128 (at most 10 bytes); zigzag maps int64 v to (v << 1) ^ (v >> 63).
+ */
+#ifndef HVT_TRACE_FORMAT_H
+#define HVT_TRACE_FORMAT_H
+#include <stdint.h>
+
+#define HVT_TRACE_MAGIC        "HVTRACE"   /* 8 bytes with the NUL */
+#define HVT_TRACE_FOOTER_MAGIC "HVTFOOT"   /* 8 bytes with the NUL */
+#define HVT_TRACE_VERSION      1
+#define HVT_CHUNK_MAGIC        0x43545648u /* "HVTC" */
+#define HVT_BUILD_ID_MAX       20
+#define HVT_COMM_MAX           16
+#define HVT_CODE_MAX           15          /* longest x86 instruction */
+#define HVT_PRED_SLOTS         4096
+#define HVT_PRED_SLOT(rip)     ((uint32_t)(((rip) ^ ((rip) >> 12)) & (HVT_PRED_SLOTS - 1)))
+#define HVT_VARINT_MAX         10
+#define HVT_CHUNK_RAW_MAX      (4u << 20)  /* writers keep raw payloads at most this big */
+
+enum hvt_chunk_kind { HVT_CHUNK_CODE = 1, HVT_CHUNK_RECORDS = 2, HVT_CHUNK_INDEX = 3 };
+enum hvt_compression { HVT_COMP_NONE = 0, HVT_COMP_ZSTD = 1 };
+
+enum hvt_insn_flag {
+    HVT_INSN_RIP = 1 << 0,
+    HVT_INSN_CODE = 1 << 1,
+    HVT_INSN_CR3 = 1 << 2,
+    HVT_INSN_TICK = 1 << 3,
+    HVT_INSN_REGS = 1 << 4,
+    HVT_INSN_FLAGS_ALL = 0x1f,
+    HVT_TAG_MARKER = 0x80,
+};
+
+enum hvt_marker {
+    HVT_MARK_EVENT = 1, HVT_MARK_SYSCALL = 2, HVT_MARK_VMEXIT = 3, HVT_MARK_SWITCH = 4,
+    HVT_MARK_START = 5, HVT_MARK_STOP = 6, HVT_MARK_GAP = 7, HVT_MARK_TIME = 8,
+    HVT_MARK_MAX = 8,
+};
+
+/* VMX interruption types (SDM Vol. 3, 24.8.3), as carried by HVT_MARK_EVENT. */
+enum hvt_event_type {
+    HVT_EV_EXTINT = 0, HVT_EV_NMI = 2, HVT_EV_HWEXC = 3, HVT_EV_SWINT = 4,
+    HVT_EV_PRIV_SWEXC = 5, HVT_EV_SWEXC = 6,
+};
+
+enum hvt_reason { HVT_REASON_USER = 0, HVT_REASON_HYPERCALL = 1, HVT_REASON_BUFFER_FULL = 2,
+                  HVT_REASON_EVENT = 3, HVT_REASON_END = 4 };
+
+/* Register numbering: x86 encoding order, then RFLAGS. */
+enum hvt_reg {
+    HVT_REG_RAX, HVT_REG_RCX, HVT_REG_RDX, HVT_REG_RBX, HVT_REG_RSP, HVT_REG_RBP, HVT_REG_RSI,
+    HVT_REG_RDI, HVT_REG_R8, HVT_REG_R9, HVT_REG_R10, HVT_REG_R11, HVT_REG_R12, HVT_REG_R13,
+    HVT_REG_R14, HVT_REG_R15, HVT_REG_RFLAGS, HVT_NREGS
+};
+
+#pragma pack(push, 1)
+typedef struct {
+    char magic[8];           /* HVT_TRACE_MAGIC */
+    uint16_t version;        /* HVT_TRACE_VERSION */
+    uint16_t hdr_size;       /* sizeof(hvt_trace_file_hdr); chunks start here */
+    uint32_t flags;          /* none defined yet: 0 */
+    uint32_t ncpus;
+    uint32_t reserved0;
+    uint64_t tsc_hz;         /* 0 = unknown (in Bochs one tick is one instruction) */
+    uint64_t lstar;          /* guest IA32_LSTAR (runtime entry_SYSCALL_64): KASLR slide; 0 = unknown */
+    uint8_t build_id[HVT_BUILD_ID_MAX]; /* guest kernel GNU build id */
+    uint8_t build_id_len;
+    uint8_t reserved1[67];
+} hvt_trace_file_hdr;        /* 128 bytes */
+
+typedef struct {
+    uint32_t magic;          /* HVT_CHUNK_MAGIC */
+    uint8_t kind;            /* hvt_chunk_kind */
+    uint8_t compression;     /* hvt_compression */
+    uint16_t cpu;            /* RECORDS: the CPU; else 0 */
+    uint32_t payload_size;   /* bytes on disk after this header */
+    uint32_t raw_size;       /* bytes after decompression (<= HVT_CHUNK_RAW_MAX) */
+    uint32_t nrecords;       /* RECORDS: records incl. markers; CODE: entries; INDEX: entries */
+    uint32_t ninsns;         /* RECORDS: instruction records */
+    uint64_t first_tsc;      /* RECORDS: tsc before the first record */
+    uint64_t last_tsc;       /* RECORDS: tsc after the last record */
+    uint32_t first_code_id;  /* CODE: id of the first entry */
+    uint32_t crc32;          /* of the payload bytes on disk */
+} hvt_trace_chunk_hdr;       /* 48 bytes */
+
+typedef struct {
+    uint64_t offset;         /* file offset of the chunk header */
+    uint8_t kind;
+    uint8_t reserved;
+    uint16_t cpu;
+    uint32_t ninsns;
+    uint64_t first_tsc, last_tsc;
+} hvt_trace_index_entry;     /* 32 bytes */
+
+typedef struct {
+    char magic[8];           /* HVT_TRACE_FOOTER_MAGIC */
+    uint64_t index_offset;   /* file offset of the INDEX chunk header */
+    uint64_t total_insns;
+    uint64_t total_records;
+} hvt_trace_footer;          /* 32 bytes, the last bytes of a complete file */
+#pragma pack(pop)
+
+_Static_assert(sizeof(hvt_trace_file_hdr) == 128, "file header size");
+_Static_assert(sizeof(hvt_trace_chunk_hdr) == 48, "chunk header size");
+_Static_assert(sizeof(hvt_trace_index_entry) == 32, "index entry size");
+_Static_assert(sizeof(hvt_trace_footer) == 32, "footer size");
+#endif
