@@ -25,6 +25,8 @@ $(BOOT_BUILD)/hvtrace.so: $(BOOT_OBJS) $(BOOT_EXTRA_OBJS)
 	ld -nostdlib -znocombreloc -shared -Bsymbolic -T $(EFI_LIBDIR)/elf_x86_64_efi.lds \
 	  -L$(EFI_LIBDIR) $(EFI_LIBDIR)/crt0-efi-x86_64.o $(BOOT_OBJS) $(BOOT_EXTRA_OBJS) \
 	  -o $@ -lefi -lgnuefi
+	@# ld -shared accepts undefined symbols; in an EFI app they become calls to address 0.
+	@if nm -u $@ | grep -q .; then echo "boot.mk: undefined symbols in $@:"; nm -u $@; rm -f $@; exit 1; fi
 
 $(BUILD)/hvtrace.efi: $(BOOT_BUILD)/hvtrace.so
 	objcopy -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel -j .rela -j .rel.* \

@@ -86,7 +86,8 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     Print(L"hvtrace: hypervisor running; the firmware, this loader and Linux are now its guest\n");
 }
 
-EFI_STATUS EFIAPI efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
+/* Not EFIAPI: gnu-efi's crt0 (crt0-efi-x86_64.o) calls efi_main with the SysV ABI. */
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 {
     InitializeLib(image, systab);
     Print(L"hvtrace: loader started\n");

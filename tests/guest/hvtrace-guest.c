@@ -1,0 +1,244 @@
+/*
+ * hvtrace-guest - guest-side probe of the hvtrace hypercall ABI (include/hvt_hypercall.h).
+ * Static Linux program run by the test initramfs.
+ *
+ *   hvtrace-guest detect     CPUID only: print the hypervisor signature; exit 1 unless hvtrace
+ *   hvtrace-guest version    hypercall VERSION (only after a successful detect)
+ *   hvtrace-guest range      hypercall HV_RANGE: prints base, size, canary
+ *   hvtrace-guest memcheck [BASE SIZE CANARY]
+ *                            read [BASE, BASE+SIZE) through /dev/mem; fail if the canary qword
+ *                            is found at any 8-byte aligned offset, or if /dev/mem cannot be
+ *                            read there. Without arguments the range comes from HV_RANGE.
+ *   hvtrace-guest tsc        print the TSC (decimal)
+ *   hvtrace-guest ud         VMCALL without the magic: must raise #UD (SIGILL); prints ok
+ *   hvtrace-guest drain      wait until /dev/console has sent everything (before poweroff)
+ *   hvtrace-guest bochs-shutdown
+ *                            write "Shutdown" to Bochs's port 0x8900 (ends Bochs; only for a
+ *                            platform without ACPI, where poweroff cannot end the run)
+ * Exit status: 0 success, 1 check failed, 2 usage.
+ * A VMCALL is never issued by detect, and by version/range/memcheck only after CPUID showed
+ * the hvtrace signature: on bare metal or another hypervisor VMCALL raises #UD.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <sys/io.h>
+#include <unistd.h>
+#include "hvt_hypercall.h"
+
+#define CPUID_LEAF_FEATURES       1u
+#define CPUID_1_ECX_HYPERVISOR    (1u << 31)
+#define SIGNATURE_LEN             12
+#define MEMCHECK_CHUNK            (1u << 20)
+#define QWORD                     8u
+
+struct hc_regs { uint64_t rax, rbx, rcx, rdx; };
+
+static void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+    __asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(0));
+}
+
+static void vmcall(struct hc_regs *r)
+{
+    __asm__ volatile("vmcall"
+                     : "+a"(r->rax), "+b"(r->rbx), "+c"(r->rcx), "+d"(r->rdx)
+                     : : "memory");
+}
+
+/* Returns 1 when CPUID says hvtrace; fills sig (13 bytes, printable) and max leaf. */
+static int detect(char sig[SIGNATURE_LEN + 1], uint32_t *max_leaf, int *hv_bit)
+{
+    uint32_t a, b, c, d;
+    cpuid(CPUID_LEAF_FEATURES, &a, &b, &c, &d);
+    *hv_bit = (c & CPUID_1_ECX_HYPERVISOR) != 0;
+    memset(sig, 0, SIGNATURE_LEN + 1);
+    *max_leaf = 0;
+    if (!*hv_bit) return 0;
+    cpuid(HVT_CPUID_LEAF_BASE, &a, &b, &c, &d);
+    *max_leaf = a;
+    memcpy(sig, &b, 4);
+    memcpy(sig + 4, &c, 4);
+    memcpy(sig + 8, &d, 4);
+    return memcmp(sig, HVT_CPUID_SIGNATURE, SIGNATURE_LEN) == 0;
+}
+
+static int require_hvtrace(void)
+{
+    char sig[SIGNATURE_LEN + 1];
+    uint32_t max;
+    int hv;
+    if (detect(sig, &max, &hv)) return 1;
+    fprintf(stderr, "hvtrace-guest: hvtrace not detected (CPUID): no hypercall issued\n");
+    return 0;
+}
+
+static int hypercall(uint32_t func, struct hc_regs *r)
+{
+    memset(r, 0, sizeof *r);
+    r->rax = HVT_HC_MAGIC | func;
+    vmcall(r);
+    return (int)(int64_t)r->rax;
+}
+
+static int cmd_detect(void)
+{
+    char sig[SIGNATURE_LEN + 1], shown[SIGNATURE_LEN + 1];
+    uint32_t max;
+    int hv;
+    int ok = detect(sig, &max, &hv);
+    if (!hv) {
+        printf("detect: CPUID.1:ECX.hypervisor = 0: no hypervisor\n");
+        return 1;
+    }
+    for (int i = 0; i < SIGNATURE_LEN; i++)
+        shown[i] = sig[i] >= 0x20 && sig[i] < 0x7f ? sig[i] : '.';
+    shown[SIGNATURE_LEN] = 0;
+    printf("detect: signature \"%s\" max leaf 0x%" PRIx32 ": %s\n", shown, max,
+           ok ? "hvtrace" : "not hvtrace");
+    return ok ? 0 : 1;
+}
+
+static int cmd_version(void)
+{
+    struct hc_regs r;
+    if (!require_hvtrace()) return 1;
+    int st = hypercall(HVT_HC_VERSION, &r);
+    if (st != HVT_HC_OK) { printf("version: hypercall failed: %d\n", st); return 1; }
+    printf("version: %" PRIu64 ".%" PRIu64 ".%" PRIu64 " abi %" PRIu64 "\n", (r.rbx >> 16) & 0xff,
+           (r.rbx >> 8) & 0xff, r.rbx & 0xff, r.rcx);
+    return r.rbx == HVT_VERSION && r.rcx == HVT_HC_ABI_REVISION ? 0 : 1;
+}
+
+static int get_range(uint64_t *base, uint64_t *size, uint64_t *canary)
+{
+    struct hc_regs r;
+    if (!require_hvtrace()) return 0;
+    int st = hypercall(HVT_HC_HV_RANGE, &r);
+    if (st != HVT_HC_OK) { printf("range: hypercall failed: %d\n", st); return 0; }
+    *base = r.rbx; *size = r.rcx; *canary = r.rdx;
+    return 1;
+}
+
+static int cmd_range(void)
+{
+    uint64_t base, size, canary;
+    if (!get_range(&base, &size, &canary)) return 1;
+    printf("range: base=0x%" PRIx64 " size=0x%" PRIx64 " canary=0x%016" PRIx64 "\n", base, size, canary);
+    return size != 0 && canary != 0 ? 0 : 1;
+}
+
+static int cmd_memcheck(int argc, char **argv)
+{
+    uint64_t base, size, canary;
+    if (argc == 5) {
+        base = strtoull(argv[2], NULL, 0);
+        size = strtoull(argv[3], NULL, 0);
+        canary = strtoull(argv[4], NULL, 0);
+    } else if (!get_range(&base, &size, &canary)) {
+        return 1;
+    }
+    if (size == 0 || base % QWORD || size % QWORD) {
+        printf("memcheck: bad range base=0x%" PRIx64 " size=0x%" PRIx64 "\n", base, size);
+        return 1;
+    }
+    int fd = open("/dev/mem", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { printf("memcheck: open /dev/mem: %s\n", strerror(errno)); return 1; }
+    static uint64_t buf[MEMCHECK_CHUNK / QWORD];
+    uint64_t found = 0, first = 0;
+    for (uint64_t off = 0; off < size;) {
+        size_t want = size - off < MEMCHECK_CHUNK ? (size_t)(size - off) : MEMCHECK_CHUNK;
+        ssize_t got = pread(fd, buf, want, (off_t)(base + off));
+        if (got <= 0 || got % QWORD) {
+            printf("memcheck: cannot read /dev/mem at 0x%" PRIx64 ": %s\n", base + off,
+                   got < 0 ? strerror(errno) : "short read");
+            close(fd);
+            return 1;
+        }
+        for (size_t i = 0; i < (size_t)got / QWORD; i++)
+            if (buf[i] == canary && found++ == 0) first = base + off + i * QWORD;
+        off += (uint64_t)got;
+    }
+    close(fd);
+    if (found) {
+        printf("memcheck: canary visible %" PRIu64 " times, first at 0x%" PRIx64 "\n", found, first);
+        return 1;
+    }
+    printf("memcheck: read 0x%" PRIx64 " bytes at 0x%" PRIx64 ": canary never seen\n", size, base);
+    return 0;
+}
+
+static int cmd_tsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    printf("%" PRIu64 "\n", ((uint64_t)hi << 32) | lo);
+    return 0;
+}
+
+static sigjmp_buf ud_jmp;
+static void ud_handler(int sig) { siglongjmp(ud_jmp, sig); }
+
+static int cmd_ud(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = ud_handler;
+    sigaction(SIGILL, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
+    int sig = sigsetjmp(ud_jmp, 1);
+    if (sig == 0) {
+        struct hc_regs r = { 0, 0, 0, 0 };   /* RAX without HVT_HC_MAGIC */
+        vmcall(&r);
+        printf("ud: FAIL: VMCALL without the magic returned (rax=0x%" PRIx64 ")\n", r.rax);
+        return 1;
+    }
+    if (sig == SIGILL) { printf("ud: ok (#UD delivered as SIGILL)\n"); return 0; }
+    printf("ud: FAIL: got signal %d instead of SIGILL\n", sig);
+    return 1;
+}
+
+static int cmd_drain(void)
+{
+    int fd = open("/dev/console", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return 1;
+    int rc = tcdrain(fd);
+    close(fd);
+    return rc == 0 ? 0 : 1;
+}
+
+/* Bochs's iodev/unmapped.cc: the string "Shutdown" written byte by byte ends the simulation. */
+#define BOCHS_SHUTDOWN_PORT 0x8900u
+static int cmd_bochs_shutdown(void)
+{
+    static const char magic[] = "Shutdown";
+    if (ioperm(BOCHS_SHUTDOWN_PORT, 1, 1) != 0) { perror("ioperm"); return 1; }
+    for (const char *p = magic; *p; p++) outb((unsigned char)*p, BOCHS_SHUTDOWN_PORT);
+    return 1;   /* still running: this is not Bochs */
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2) goto usage;
+    const char *c = argv[1];
+    if (!strcmp(c, "detect")) return cmd_detect();
+    if (!strcmp(c, "version")) return cmd_version();
+    if (!strcmp(c, "range")) return cmd_range();
+    if (!strcmp(c, "memcheck") && (argc == 2 || argc == 5)) return cmd_memcheck(argc, argv);
+    if (!strcmp(c, "tsc")) return cmd_tsc();
+    if (!strcmp(c, "ud")) return cmd_ud();
+    if (!strcmp(c, "drain")) return cmd_drain();
+    if (!strcmp(c, "bochs-shutdown")) return cmd_bochs_shutdown();
+usage:
+    fprintf(stderr, "usage: hvtrace-guest detect|version|range|memcheck [BASE SIZE CANARY]|tsc|ud|drain|bochs-shutdown\n");
+    return 2;
+}
