@@ -92,6 +92,15 @@ static int reg_index(unsigned r)
     }
 }
 
+/* Retpoline thunks (__x86_indirect_thunk_*) stand for indirect calls and jumps: the target
+ * is in a register the walker does not know, so they are treated as indirect. */
+static int is_thunk(gen *g, uint64_t target)
+{
+    uint64_t off;
+    int64_t s = ksym_lookup(&g->syms, target, &off);
+    return s >= 0 && strncmp(ksym_name(&g->syms, (uint32_t)s), "__x86_indirect_", 15) == 0;
+}
+
 static const gen_insn *decode(gen *g, uint64_t rip)
 {
     gen_insn *c = &g->cache[(rip * 0x9e3779b97f4a7c15ull >> 40) & ((1u << GEN_CACHE_BITS) - 1)];
@@ -122,9 +131,9 @@ static const gen_insn *decode(gen *g, uint64_t rip)
     if (is_iret || is_int || id == X86_INS_SYSRET || id == X86_INS_SYSCALL || id == X86_INS_UD2 ||
         id == X86_INS_INT3 || id == X86_INS_HLT || id == X86_INS_LJMP || id == X86_INS_SYSEXIT)
         c->kind = GK_END;
-    else if (is_call) c->kind = direct ? GK_CALL : GK_ICALL;
+    else if (is_call) c->kind = direct && !is_thunk(g, c->target) ? GK_CALL : GK_ICALL;
     else if (is_ret) c->kind = GK_RET;
-    else if (id == X86_INS_JMP) c->kind = direct ? GK_JMP : GK_IJMP;
+    else if (id == X86_INS_JMP) c->kind = direct && !is_thunk(g, c->target) ? GK_JMP : GK_IJMP;
     else if (is_jump) c->kind = direct ? GK_JCC : GK_IJMP;
     else c->kind = GK_OTHER;
     cs_regs rr, rw;
@@ -206,12 +215,13 @@ static int walk(gen *g, unsigned cpu, uint64_t entry)
             break; /* not followed: as if it returned at once */
         case GK_RET: {
             /* pop up to and including the innermost call frame */
-            uint64_t ret = 0;
-            while (depth > 0) {
-                gen_frame f = st[--depth];
-                if (depth == 0) return 0; /* returning from the walk's entry: the walk ends */
-                truth_line(g, cpu, 0, depth, f.fid);
-                if (f.by_call) { ret = f.ret; break; }
+            int top_call = depth - 1;
+            while (top_call > 0 && !st[top_call].by_call) top_call--;
+            if (top_call == 0) return 0; /* returning from the walk's entry: the walk ends */
+            uint64_t ret = st[top_call].ret;
+            while (depth > top_call) {
+                depth--;
+                truth_line(g, cpu, 0, depth, st[depth].fid);
             }
             calls--;
             next = ret;
@@ -222,7 +232,8 @@ static int walk(gen *g, unsigned cpu, uint64_t entry)
         case GK_JCC: {
             int backward = c->target <= rip;
             uint16_t *v = &g->visits[(rip ^ rip >> GEN_VISIT_BITS) & ((1u << GEN_VISIT_BITS) - 1)];
-            int take = backward ? (*v < GEN_LOOP_LIMIT && (rnd(g) & 1)) : (int)(rnd(g) & 1);
+            /* forward branches mostly skip out-of-line (unlikely) code, as in real runs */
+            int take = backward ? (*v < GEN_LOOP_LIMIT && (rnd(g) & 1)) : (rnd(g) & 3) == 0;
             if (take) { next = c->target; if (backward) (*v)++; }
             break;
         }

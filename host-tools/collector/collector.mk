@@ -1,0 +1,52 @@
+# collector.mk - host side of the dedicated-NIC stream (issue 3): hvtrace-collector, the fake
+# hypervisor used to test it, unit tests, fuzzers. Included from net/net.mk.
+#   make collector      build/host/hvtrace-collector (+ build/host/fake_hv)
+#   make net-unit-test  unit tests + host integration test (part of `make unit-test`)
+#   make fuzz-net       libFuzzer runs of the control and stream parsers (FUZZ_SECONDS each)
+HOST_CC      ?= cc
+HOST_BUILD   := $(BUILD)/host
+NET_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
+                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector
+# The protocol code the hypervisor runs, compiled for the host (net_port.h).
+NET_PORTABLE := net/sha256.c net/ctl.c net/net_config.c net/stream_core.c
+COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
+                host-tools/collector/coll_store.c
+COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h
+
+$(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c
+
+$(HOST_BUILD)/fake_hv: tests/net/fake_hv.c $(NET_PORTABLE) $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/fake_hv.c $(NET_PORTABLE)
+
+# Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
+$(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -o $@ tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c
+
+.PHONY: collector net-unit-test fuzz-net
+collector: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
+all: collector
+
+net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
+	$(HOST_BUILD)/test_net
+	tests/net/test-collector.sh $(HOST_BUILD)
+unit-test: net-unit-test
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector
+$(HOST_BUILD)/fuzz/fuzz_ctl: tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl.c net/sha256.c $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl.c net/sha256.c
+$(HOST_BUILD)/fuzz/fuzz_coll_parse: tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c
+$(HOST_BUILD)/fuzz/seeds: $(HOST_BUILD)/fake_hv tests/net/fuzz/make-seeds.sh
+	tests/net/fuzz/make-seeds.sh $(HOST_BUILD)
+
+fuzz-net: $(HOST_BUILD)/fuzz/fuzz_ctl $(HOST_BUILD)/fuzz/fuzz_coll_parse $(HOST_BUILD)/fuzz/seeds
+	tests/net/fuzz/run-fuzz.sh $(HOST_BUILD)/fuzz $(FUZZ_SECONDS)
