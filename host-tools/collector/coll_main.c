@@ -6,6 +6,7 @@
  *
  *   hvtrace-collector [--listen ADDR] [--port N] [--out DIR] [--key HEX | --key-file F]
  *                     [--ctl CMD,...] [--chunk-mb N] [--fsync] [--exit-on-bye] [--progress]
+ *   hvtrace-collector --verify DIR      re-check a trace directory (coll_verify.h)
  * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
  * a wrong key: it must be refused), replay (the previous request again: must be refused).
  * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0.
@@ -14,6 +15,7 @@
 #define _GNU_SOURCE
 #include "coll_parse.h"
 #include "coll_store.h"
+#include "coll_verify.h"
 #include "ctl.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -456,7 +458,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: hvtrace-collector [--listen ADDR] [--port N] [--out DIR] "
             "[--key HEX | --key-file FILE] [--ctl ping,status,badauth,replay] [--chunk-mb N] "
-            "[--fsync] [--exit-on-bye] [--progress|--no-progress]\n");
+            "[--fsync] [--exit-on-bye] [--progress|--no-progress]\n"
+            "       hvtrace-collector --verify DIR   (check a trace directory)\n");
 }
 
 int main(int argc, char **argv)
@@ -473,7 +476,7 @@ int main(int argc, char **argv)
         { "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "out", 1, 0, 'o' },
         { "key", 1, 0, 'k' }, { "key-file", 1, 0, 'K' }, { "ctl", 1, 0, 'c' },
         { "chunk-mb", 1, 0, 'm' }, { "fsync", 0, 0, 'f' }, { "exit-on-bye", 0, 0, 'b' },
-        { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' }, { 0 } };
+        { "verify", 1, 0, 'V' }, { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "l:p:o:k:K:c:m:fbh", opts, NULL)) != -1) {
         switch (o) {
@@ -504,6 +507,7 @@ int main(int argc, char **argv)
         case 'm': c->chunk_max = (uint64_t)atoi(optarg) << 20; break;
         case 'f': c->fsync_each = true; break;
         case 'b': c->exit_on_bye = true; break;
+        case 'V': return coll_verify_dir(optarg) == 0 ? 0 : 1;
         case 'P': c->progress = true; break;
         case 'N': c->progress = false; break;
         default: usage(); return 2;

@@ -10,7 +10,7 @@ NET_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-fo
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
 NET_PORTABLE := net/sha256.c net/ctl.c net/net_config.c net/stream_core.c
 COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
-                host-tools/collector/coll_store.c
+                host-tools/collector/coll_store.c host-tools/collector/coll_verify.c
 COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h
 
 $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_HDRS)

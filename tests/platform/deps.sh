@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential g++ make nasm gnu-efi mtools dosfstools ovmf qemu-system-x86
       busybox-static cpio xz-utils lz4 zstd seabios vgabios
-      libcapstone-dev liblz4-dev libzstd-dev liblzma-dev zlib1g-dev python3 dpkg-dev clang python3-capstone)
+      libcapstone-dev liblz4-dev libzstd-dev liblzma-dev zlib1g-dev python3 dpkg-dev clang python3-capstone libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,158 @@
+/*
+ * hvt_stream.h - the wire protocol between the hypervisor and hvtrace-collector (one definition,
+ * used by the freestanding hypervisor, the collector and the host test tools).
+ * Prose, rationale and examples: docs/stream-protocol.md.
+ *
+ * Contract:
+ *  - Transport: one TCP connection, opened by the hypervisor to the collector. Both directions
+ *    carry a sequence of messages; each is a struct hvt_msg_hdr (32 bytes) followed by hdr.len
+ *    payload bytes. All integers are little-endian; all structs are packed (no implicit
+ *    padding: every struct below is a multiple of 8 bytes and naturally aligned anyway).
+ *  - hdr.magic == HVT_STREAM_MAGIC, hdr.version == HVT_STREAM_VERSION, hdr.hdr_len ==
+ *    sizeof(struct hvt_msg_hdr), hdr.len <= HVT_STREAM_MAX_PAYLOAD. A receiver that sees
+ *    anything else closes the connection with a clear error: there is no resynchronisation.
+ *  - Sequenced messages (hdr.cpu < cpu_count from HELLO) come from the hypervisor's send ring:
+ *    hdr.seq is that CPU's message counter (0, 1, 2 ... from the hypervisor's start) and
+ *    hdr.off is the message's byte offset in the whole ring stream (offsets of consecutive
+ *    sequenced messages are contiguous: off(n+1) = off(n) + 32 + len(n)). The hypervisor frees
+ *    ring space only up to what the collector has ACKed as persisted, so a collector that dies
+ *    loses nothing: on reconnect it says where to resume (WELCOME.resume_off).
+ *    A jump in off or in a CPU's seq is a transport gap: the collector counts it, never hides it.
+ *    Losses before the ring (a flight-recorder overwrite) are reported by HVT_MSG_LOSS.
+ *  - Unsequenced messages (hdr.cpu == HVT_CPU_NONE, seq = off = 0) belong to one connection:
+ *    HELLO, WELCOME, ACK, CTL_REQ. They are never replayed.
+ *  - boot_id (HELLO) is fresh for every start of the hypervisor: offsets and seqs restart at 0
+ *    with it. A collector never mixes two boot_ids in one trace.
+ *  - Control (CTL_REQ collector->hypervisor, CTL_REPLY hypervisor->collector) is authenticated
+ *    with HMAC-SHA256 under the boot-configuration key; see hvt_ctl_mac_input below. CTL_REQ's
+ *    ctl_seq must be larger than any ctl_seq accepted before in this boot (replay protection);
+ *    HELLO tells the next acceptable value. Refused requests get a CTL_REPLY with an error
+ *    status and are counted (status reply, HVT_CTL_STATUS).
+ */
+#ifndef HVT_STREAM_H
+#define HVT_STREAM_H
+#include <stdint.h>
+
+#define HVT_STREAM_MAGIC        0x53545648u   /* "HVTS" as it appears on the wire */
+#define HVT_STREAM_VERSION      1u
+#define HVT_STREAM_MAX_PAYLOAD  (1u << 20)    /* bigger messages are malformed */
+#define HVT_CPU_NONE            0xffffu       /* hdr.cpu of unsequenced messages */
+#define HVT_BOOT_ID_LEN         16u
+#define HVT_MAC_LEN             32u           /* HMAC-SHA256 tag */
+#define HVT_KEY_MAX             64u           /* key bytes (boot configuration key=, hex) */
+#define HVT_KEY_MIN             16u
+#define HVT_STREAM_DEFAULT_PORT 7207u
+
+struct hvt_msg_hdr {
+    uint32_t magic;       /* HVT_STREAM_MAGIC */
+    uint8_t  version;     /* HVT_STREAM_VERSION */
+    uint8_t  hdr_len;     /* sizeof(struct hvt_msg_hdr) = 32 */
+    uint16_t type;        /* enum hvt_msg_type */
+    uint32_t len;         /* payload bytes after this header */
+    uint16_t cpu;         /* sending CPU (sequenced) or HVT_CPU_NONE */
+    uint16_t flags;       /* 0 for now; receivers ignore unknown bits */
+    uint64_t seq;         /* per-CPU message sequence number (sequenced only) */
+    uint64_t off;         /* ring stream offset of this header (sequenced only) */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_msg_hdr) == 32, "hvt_msg_hdr is 32 bytes on the wire");
+
+enum hvt_msg_type {
+    /* hypervisor -> collector, unsequenced */
+    HVT_MSG_HELLO     = 0x0001, /* struct hvt_hello + text: key=value lines (metadata) */
+    /* hypervisor -> collector, sequenced (from the ring) */
+    HVT_MSG_META      = 0x0010, /* text: key=value lines (e.g. guest kernel identity) */
+    HVT_MSG_CONSOLE   = 0x0011, /* raw bytes the guest wrote to its serial console */
+    HVT_MSG_TRACE     = 0x0012, /* struct hvt_trace_batch + records (tracer-defined format) */
+    HVT_MSG_LOSS      = 0x0013, /* struct hvt_loss: data lost before the ring, counted */
+    HVT_MSG_CTL_REPLY = 0x0014, /* struct hvt_ctl + data + MAC */
+    HVT_MSG_BYE       = 0x0015, /* the hypervisor is stopping; no payload */
+    /* collector -> hypervisor, unsequenced */
+    HVT_MSG_WELCOME   = 0x0100, /* struct hvt_welcome */
+    HVT_MSG_ACK       = 0x0101, /* struct hvt_ack */
+    HVT_MSG_CTL_REQ   = 0x0102, /* struct hvt_ctl + args + MAC */
+};
+
+struct hvt_hello {
+    uint8_t  boot_id[HVT_BOOT_ID_LEN];
+    uint32_t hv_version;      /* HVT_VERSION of hvt_hypercall.h */
+    uint16_t cpu_count;       /* sequenced hdr.cpu < cpu_count */
+    uint16_t hello_flags;     /* HVT_HELLO_* */
+    uint64_t ring_size;       /* bytes of the send ring: the collector ACKs well before it fills */
+    uint64_t ring_tail;       /* oldest offset still retransmittable */
+    uint64_t ring_head;       /* next offset to be written */
+    uint64_t ctl_next_seq;    /* smallest CTL_REQ ctl_seq that will be accepted */
+    uint64_t tsc_hz;          /* 0 = unknown (Bochs: the TSC counts instructions) */
+    uint32_t connection;      /* 0 for the first connection of this boot, then 1, 2 ... */
+    uint32_t text_len;        /* bytes of key=value text following this struct */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_hello) == 72, "hvt_hello layout");
+#define HVT_HELLO_CTL_KEYED 0x1u  /* a control key is configured (else CTL_REQ is refused) */
+
+struct hvt_welcome {
+    uint8_t  boot_id[HVT_BOOT_ID_LEN]; /* echo of HELLO's boot_id */
+    uint64_t resume_off;      /* first ring offset the collector wants; offsets below are
+                                 acknowledged as persisted */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_welcome) == 24, "hvt_welcome layout");
+
+struct hvt_ack {
+    uint64_t persisted_off;   /* every sequenced byte below this offset is safely stored */
+} __attribute__((packed));
+
+/* HVT_MSG_TRACE payload header; records follow (format owned by trace/, versioned here). */
+struct hvt_trace_batch {
+    uint16_t format;          /* record format id (trace/ defines them) */
+    uint16_t reserved;
+    uint32_t nrecords;
+    uint64_t first_tsc;
+} __attribute__((packed));
+
+enum hvt_loss_reason {
+    HVT_LOSS_OVERWRITE = 1,   /* flight recorder overwrote unsent records */
+    HVT_LOSS_DROPPED   = 2,   /* configured overflow=drop and the ring was full */
+};
+struct hvt_loss {
+    uint32_t reason;          /* enum hvt_loss_reason */
+    uint32_t msg_type;        /* what kind of data was lost */
+    uint64_t messages;        /* count of messages (or records) lost */
+    uint64_t bytes;           /* payload bytes lost */
+} __attribute__((packed));
+
+/*
+ * Control: payload = struct hvt_ctl, then data_len bytes, then a HVT_MAC_LEN-byte tag.
+ * tag = HMAC-SHA256(key, boot_id || header with seq and off zeroed || payload without the tag)
+ * (seq and off are zeroed because the send ring assigns them after a reply is built). The
+ * header holds type, len and cpu, so a request can never pass for a reply and a cut message
+ * never verifies; boot_id ties it to one boot; ctl_seq orders requests within a boot.
+ */
+struct hvt_ctl {
+    uint64_t ctl_seq;         /* request number; a reply echoes it */
+    uint16_t cmd;             /* enum hvt_ctl_cmd */
+    int16_t  status;          /* request: 0; reply: HVT_CTL_OK or a negative HVT_CTL_E* */
+    uint32_t data_len;        /* argument / result bytes that follow */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_ctl) == 16, "hvt_ctl layout");
+#define HVT_CTL_MAX_DATA 1024u
+
+enum hvt_ctl_cmd {
+    HVT_CTL_PING   = 1,       /* data echoed back */
+    HVT_CTL_STATUS = 2,       /* reply data: struct hvt_ctl_status */
+    /* 16..: start/stop/probes (trace/), dispatched to the core's hook */
+};
+
+#define HVT_CTL_OK        0
+#define HVT_CTL_EAUTH     (-1)  /* bad or missing tag, or no key configured */
+#define HVT_CTL_EREPLAY   (-2)  /* ctl_seq not above the last accepted one */
+#define HVT_CTL_EMALFORMED (-3) /* lengths inconsistent */
+#define HVT_CTL_ENOSYS    (-4)  /* unknown command */
+#define HVT_CTL_EINVAL    (-5)  /* command refused its arguments */
+
+struct hvt_ctl_status {
+    uint64_t uptime_tsc;
+    uint64_t ring_head, ring_tail, ring_size;
+    uint64_t ctl_accepted, ctl_bad_auth, ctl_replayed, ctl_malformed;
+    uint64_t rx_frames, tx_frames, rx_errors, tx_stalls;
+    uint64_t connections, console_bytes, lost_messages, backpressure_waits;
+} __attribute__((packed));
+
+#endif

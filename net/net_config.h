@@ -1,0 +1,46 @@
+/*
+ * net_config.h - the network part of the boot configuration: a key=value string the loader
+ * passes through unchanged (separators: space, tab, comma, semicolon, newline).
+ *
+ *   net=on|off             default on (off: the hypervisor never touches a NIC)
+ *   nic=auto | BB:DD.F | aa:bb:cc:dd:ee:ff
+ *                          which e1000 to take: auto = the first 8086:100E found by bus scan
+ *                          (the 82540EM that Bochs and QEMU emulate); a PCI address (hex); or
+ *                          the MAC address in the NIC's EEPROM / receive address registers
+ *   ip=A.B.C.D             own address        default 10.0.2.15 (Bochs/QEMU slirp's guest)
+ *   netmask=A.B.C.D        default 255.255.255.0
+ *   gw=A.B.C.D             default 10.0.2.2 (slirp's host alias)
+ *   collector=A.B.C.D:PORT default 10.0.2.2:7207 (HVT_STREAM_DEFAULT_PORT)
+ *   key=HEX                control key, 16..64 bytes in hex; absent: control refused
+ *   overflow=block|drop    full ring: wait (default, lossless) or drop and count (HVT_MSG_LOSS)
+ *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 1024)
+ * Unknown keys are kept aside (first one in cfg->unknown) so the caller can warn; malformed
+ * values are errors with a message. Portable: built for the hypervisor and the host tests.
+ */
+#ifndef HVT_NET_CONFIG_H
+#define HVT_NET_CONFIG_H
+#include "net_port.h"
+#include "ctl.h"
+
+enum net_nic_sel { NET_NIC_AUTO, NET_NIC_PCI, NET_NIC_MAC };
+
+struct net_config {
+    bool     enabled;
+    enum net_nic_sel nic_sel;
+    uint8_t  pci_bus, pci_dev, pci_fn;
+    uint8_t  mac[6];
+    uint8_t  ip[4], netmask[4], gw[4], collector_ip[4];
+    uint16_t collector_port;
+    struct ctl_key key;
+    bool     overflow_drop;
+    uint32_t ring_kb;
+    unsigned unknown_count;
+    char     unknown[32];          /* first unknown key (truncated) */
+};
+
+void net_config_defaults(struct net_config *cfg);
+/* Defaults, then the string's settings. 0, or -1 with a message in err. */
+int  net_config_parse(struct net_config *cfg, const char *text, size_t len, char *err,
+                      size_t errlen);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * fake_hv - a host-side stand-in for the hypervisor's network end, for testing the collector
+ * before the hypervisor boots. It runs the hypervisor's own protocol code (net/stream_core.c,
+ * net/ctl.c, net/sha256.c) over a TCP socket instead of lwIP: HELLO, resume after reconnects,
+ * ring with backpressure, ACKs, control requests (ping/status answered, bad ones refused).
+ *
+ *   fake_hv [--port N] [--boot-id HEX32] [--key HEX] [--cpus N] [--ring-kb N]
+ *           [--console FILE] [--trace-bytes N] [--msg-size N] [--meta TEXT] [--rate-kbps N]
+ *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND]
+ * Exit 0 once everything (console, trace, META, LOSS, BYE) is enqueued and ACKed by a
+ * collector, reconnecting as often as needed; exit 1 on timeout. --malformed sends one bad
+ * stream (magic, version, bigmsg, nohello, rewind, badcpu, shorthello, midmsg) and exits 0 if
+ * the collector closes the connection.
+ */
+#define _GNU_SOURCE
+#include "stream_core.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int g_fd = -1;
+static bool g_broken;
+static uint64_t g_backpressure;
+
+static size_t sock_room(void *ctx) { return g_fd >= 0 && !g_broken ? (1u << 20) : 0; }
+static size_t sock_write(void *ctx, const void *p, size_t n)
+{
+    ssize_t w = send(g_fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            g_broken = true;
+        return 0;
+    }
+    return (size_t)w;
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static int ctl_status(void *ctx, uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                      uint32_t *out_len)
+{
+    struct stream_core *sc = ctx;
+    if (cmd != HVT_CTL_STATUS)
+        return HVT_CTL_ENOSYS;
+    struct hvt_ctl_status s;
+    stream_core_status(sc, &s);
+    s.backpressure_waits = g_backpressure;
+    memcpy(out, &s, sizeof s);
+    *out_len = sizeof s;
+    return HVT_CTL_OK;
+}
+
+/* ---- malformed streams ---- */
+static size_t put_msg(uint8_t *b, uint16_t type, uint32_t len, uint16_t cpu, uint64_t seq,
+                      uint64_t off, uint8_t version)
+{
+    struct hvt_msg_hdr h = { .magic = HVT_STREAM_MAGIC, .version = version,
+                             .hdr_len = sizeof h, .type = type, .len = len, .cpu = cpu,
+                             .seq = seq, .off = off };
+    memcpy(b, &h, sizeof h);
+    memset(b + sizeof h, 'x', len < 4096 ? len : 0);
+    return sizeof h + (len < 4096 ? len : 0);
+}
+
+static size_t put_hello(uint8_t *b, const uint8_t *boot)
+{
+    struct hvt_hello he = { .hv_version = 1, .cpu_count = 2, .ring_size = 1 << 16 };
+    memcpy(he.boot_id, boot, HVT_BOOT_ID_LEN);
+    size_t n = put_msg(b, HVT_MSG_HELLO, sizeof he, HVT_CPU_NONE, 0, 0, HVT_STREAM_VERSION);
+    memcpy(b + sizeof(struct hvt_msg_hdr), &he, sizeof he);
+    return n;
+}
+
+static int send_malformed(int port, const char *kind, const uint8_t *boot)
+{
+    int fd = connect_to(port);
+    if (fd < 0) {
+        fprintf(stderr, "fake_hv: cannot connect\n");
+        return 1;
+    }
+    uint8_t b[16384];
+    size_t n = 0;
+    const uint8_t V = HVT_STREAM_VERSION;
+    if (!strcmp(kind, "magic")) {
+        n = (size_t)snprintf((char *)b, sizeof b, "GET / HTTP/1.0\r\nHost: x\r\n\r\n0123456789abcdef");
+    } else if (!strcmp(kind, "version")) {
+        n = put_msg(b, HVT_MSG_HELLO, 72, HVT_CPU_NONE, 0, 0, 9);
+    } else if (!strcmp(kind, "bigmsg")) {
+        n = put_hello(b, boot);
+        n += put_msg(b + n, HVT_MSG_TRACE, 0x80000000u, 0, 0, 0, V);
+    } else if (!strcmp(kind, "nohello")) {
+        n = put_msg(b, HVT_MSG_CONSOLE, 5, 0, 0, 0, V);
+    } else if (!strcmp(kind, "rewind")) {
+        n = put_hello(b, boot);
+        n += put_msg(b + n, HVT_MSG_CONSOLE, 5, 0, 0, 0, V);
+        n += put_msg(b + n, HVT_MSG_CONSOLE, 5, 0, 1, 0, V);
+    } else if (!strcmp(kind, "badcpu")) {
+        n = put_hello(b, boot);
+        n += put_msg(b + n, HVT_MSG_CONSOLE, 5, 7, 0, 0, V);
+    } else if (!strcmp(kind, "shorthello")) {
+        n = put_msg(b, HVT_MSG_HELLO, 10, HVT_CPU_NONE, 0, 0, V);
+    } else if (!strcmp(kind, "midmsg")) {
+        /* a valid start, then garbage where the next header should be */
+        n = put_hello(b, boot);
+        n += put_msg(b + n, HVT_MSG_CONSOLE, 3, 0, 0, 0, V);
+        memset(b + n, 0xee, 40);
+        n += 40;
+    } else {
+        fprintf(stderr, "fake_hv: unknown --malformed kind %s\n", kind);
+        return 2;
+    }
+    send(fd, b, n, MSG_NOSIGNAL);
+    /* The collector must close on us; drain whatever it sends (WELCOME) until it does. */
+    uint64_t end = now_ns() + 5000000000ull;
+    while (now_ns() < end) {
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
+        if (poll(&pf, 1, 100) > 0) {
+            ssize_t r = recv(fd, b, sizeof b, 0);
+            if (r <= 0) {
+                printf("fake_hv: collector closed the %s stream\n", kind);
+                close(fd);
+                return 0;
+            }
+        }
+    }
+    fprintf(stderr, "fake_hv: collector kept the %s stream open\n", kind);
+    close(fd);
+    return 1;
+}
+
+/* ---- the normal run ---- */
+struct producer {
+    uint8_t *console;
+    size_t console_len, console_pos;
+    uint64_t trace_left, msg_size, nmsgs;
+    unsigned cpus, next_cpu;
+    uint32_t rng;
+    bool meta_sent, loss_sent, bye_sent;
+    const char *meta;
+    uint64_t loss;
+};
+
+static uint32_t rnd(struct producer *p) { p->rng = p->rng * 1103515245u + 12345u; return p->rng >> 8; }
+
+/* Enqueue the next message; false when the ring is full (backpressure) or nothing is left. */
+static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf)
+{
+    int r;
+    if (!p->meta_sent) {
+        r = stream_core_append(sc, 0, HVT_MSG_META, p->meta, strlen(p->meta));
+        if (r == 0) p->meta_sent = true;
+    } else if (p->console_pos < p->console_len &&
+               (p->trace_left == 0 || rnd(p) % 4 == 0)) {
+        size_t n = 1 + rnd(p) % 200;
+        if (n > p->console_len - p->console_pos)
+            n = p->console_len - p->console_pos;
+        r = stream_core_append(sc, 0, HVT_MSG_CONSOLE, p->console + p->console_pos, n);
+        if (r == 0) p->console_pos += n;
+    } else if (p->trace_left > 0) {
+        uint64_t n = p->msg_size < p->trace_left ? p->msg_size : p->trace_left;
+        if (n < sizeof(struct hvt_trace_batch))
+            n = sizeof(struct hvt_trace_batch);
+        struct hvt_trace_batch tb = { .format = 0, .nrecords = (uint32_t)((n - sizeof tb) / 8) };
+        memcpy(buf, &tb, sizeof tb);
+        unsigned cpu = p->next_cpu;
+        r = stream_core_append(sc, cpu, HVT_MSG_TRACE, buf, n);
+        if (r == 0) {
+            p->trace_left -= n < p->trace_left ? n : p->trace_left;
+            p->next_cpu = (p->next_cpu + 1) % p->cpus;
+        }
+    } else if (!p->loss_sent) {
+        if (p->loss) {
+            struct hvt_loss l = { .reason = HVT_LOSS_OVERWRITE, .msg_type = HVT_MSG_TRACE,
+                                  .messages = p->loss, .bytes = p->loss * 16 };
+            r = stream_core_append(sc, p->cpus - 1, HVT_MSG_LOSS, &l, sizeof l);
+        } else {
+            r = 0;
+        }
+        if (r == 0) p->loss_sent = true;
+    } else if (!p->bye_sent) {
+        r = stream_core_append(sc, 0, HVT_MSG_BYE, NULL, 0);
+        if (r == 0) p->bye_sent = true;
+    } else {
+        return false;
+    }
+    if (r == STREAM_EAGAIN) {
+        g_backpressure++;
+        return false;
+    }
+    if (r != 0) {
+        fprintf(stderr, "fake_hv: append failed %d\n", r);
+        exit(1);
+    }
+    p->nmsgs++;
+    return true;
+}
+
+static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
+
+int main(int argc, char **argv)
+{
+    int port = HVT_STREAM_DEFAULT_PORT, cpus = 2, timeout_s = 60, linger_ms = 0;
+    uint64_t ring_kb = 256, rate_kbps = 0;
+    uint8_t boot[HVT_BOOT_ID_LEN];
+    struct ctl_key key = { .len = 0 };
+    const char *malformed = NULL, *console_file = NULL;
+    struct producer p = { .msg_size = 4096, .meta = "guest_kernel=fake-linux 6.1.0-test\n",
+                          .rng = 12345 };
+    FILE *ur = fopen("/dev/urandom", "rb");
+    if (!ur || fread(boot, 1, sizeof boot, ur) != sizeof boot)
+        return 1;
+    fclose(ur);
+    static const struct option opts[] = {
+        { "port", 1, 0, 'p' }, { "boot-id", 1, 0, 'b' }, { "key", 1, 0, 'k' },
+        { "cpus", 1, 0, 'c' }, { "ring-kb", 1, 0, 'r' }, { "console", 1, 0, 'C' },
+        { "trace-bytes", 1, 0, 't' }, { "msg-size", 1, 0, 's' }, { "meta", 1, 0, 'm' },
+        { "rate-kbps", 1, 0, 'R' }, { "loss", 1, 0, 'L' }, { "timeout", 1, 0, 'T' },
+        { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { 0 } };
+    int o;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'p': port = atoi(optarg); break;
+        case 'b':
+            if (strlen(optarg) != 2 * HVT_BOOT_ID_LEN) { fprintf(stderr, "bad --boot-id\n"); return 2; }
+            for (unsigned i = 0; i < HVT_BOOT_ID_LEN; i++)
+                boot[i] = (uint8_t)(hexval(optarg[2 * i]) << 4 | hexval(optarg[2 * i + 1]));
+            break;
+        case 'k':
+            if (ctl_key_from_hex(&key, optarg, strlen(optarg)) < 0) { fprintf(stderr, "bad --key\n"); return 2; }
+            break;
+        case 'c': cpus = atoi(optarg); break;
+        case 'r': ring_kb = strtoull(optarg, NULL, 0); break;
+        case 'C': console_file = optarg; break;
+        case 't': p.trace_left = strtoull(optarg, NULL, 0); break;
+        case 's': p.msg_size = strtoull(optarg, NULL, 0); break;
+        case 'm': p.meta = optarg; break;
+        case 'R': rate_kbps = strtoull(optarg, NULL, 0); break;
+        case 'L': p.loss = strtoull(optarg, NULL, 0); break;
+        case 'T': timeout_s = atoi(optarg); break;
+        case 'G': linger_ms = atoi(optarg); break;
+        case 'M': malformed = optarg; break;
+        default: return 2;
+        }
+    }
+    if (malformed)
+        return send_malformed(port, malformed, boot);
+    if (console_file) {
+        FILE *f = fopen(console_file, "rb");
+        if (!f) { perror(console_file); return 2; }
+        fseek(f, 0, SEEK_END);
+        p.console_len = (size_t)ftell(f);
+        fseek(f, 0, SEEK_SET);
+        p.console = malloc(p.console_len + 1);
+        if (fread(p.console, 1, p.console_len, f) != p.console_len) return 2;
+        fclose(f);
+    }
+    p.cpus = (unsigned)cpus;
+    static struct stream_core sc;
+    uint64_t ring_size = ring_kb << 10;
+    void *ring = malloc(ring_size);
+    if (stream_core_init(&sc, ring, ring_size, (uint16_t)cpus, boot, &key, 0x000100, 0) != 0) {
+        fprintf(stderr, "fake_hv: bad ring size or cpu count\n");
+        return 2;
+    }
+    const char hello[] = "hv_build=fake_hv\nnic=host-socket\n";
+    stream_core_set_hello_text(&sc, hello, sizeof hello - 1);
+    stream_core_set_ctl(&sc, ctl_status, &sc);
+    struct stream_transport t = { .room = sock_room, .write = sock_write };
+    uint8_t *buf = calloc(1, p.msg_size + sizeof(struct hvt_trace_batch));
+    uint8_t rbuf[65536];
+    uint64_t start = now_ns(), deadline = start + (uint64_t)timeout_s * 1000000000ull;
+    uint64_t produced_bytes = 0, last_connect_try = 0;
+    bool done = false;
+    while (!done) {
+        uint64_t t_now = now_ns();
+        if (t_now > deadline) {
+            fprintf(stderr, "fake_hv: timeout: head=%llu tail=%llu connections=%llu\n",
+                    (unsigned long long)sc.head, (unsigned long long)sc.tail,
+                    (unsigned long long)sc.cnt.connections);
+            return 1;
+        }
+        if (g_fd < 0 && t_now - last_connect_try > 20000000ull) {
+            last_connect_try = t_now;
+            g_fd = connect_to(port);
+            if (g_fd >= 0) {
+                g_broken = false;
+                stream_core_connected(&sc);
+            }
+        }
+        /* produce under an optional rate limit; a full ring stops us (backpressure) */
+        for (int i = 0; i < 256; i++) {
+            if (rate_kbps && produced_bytes * 1000000ull / 1024 >
+                             rate_kbps * ((t_now - start) / 1000ull))
+                break;
+            uint64_t before = sc.head;
+            if (!produce_one(&sc, &p, buf))
+                break;
+            produced_bytes += sc.head - before;
+        }
+        if (g_fd >= 0)
+            stream_core_tx(&sc, &t);
+        struct pollfd pf = { .fd = g_fd, .events = POLLIN };
+        if (g_fd >= 0 && sc.state == STREAM_UP && sc.send < sc.head)
+            pf.events |= POLLOUT;
+        if (g_fd >= 0 && poll(&pf, 1, 2) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t r = recv(g_fd, rbuf, sizeof rbuf, MSG_DONTWAIT);
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+                g_broken = true;
+            else if (r > 0 && stream_core_rx(&sc, rbuf, (size_t)r) < 0) {
+                fprintf(stderr, "fake_hv: protocol error from collector, reconnecting\n");
+                g_broken = true;
+            }
+        } else if (g_fd < 0) {
+            usleep(2000);
+        }
+        if (g_fd >= 0 && g_broken) {
+            close(g_fd);
+            g_fd = -1;
+            stream_core_disconnected(&sc);
+        }
+        done = p.bye_sent && stream_core_all_acked(&sc);
+    }
+    if (linger_ms)
+        usleep((useconds_t)linger_ms * 1000);
+    printf("fake_hv: done messages=%llu bytes=%llu console=%zu connections=%llu "
+           "ctl_accepted=%llu ctl_bad_auth=%llu ctl_replayed=%llu ctl_malformed=%llu "
+           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f\n",
+           (unsigned long long)p.nmsgs, (unsigned long long)sc.head, p.console_len,
+           (unsigned long long)sc.cnt.connections, (unsigned long long)sc.cnt.ctl_accepted,
+           (unsigned long long)sc.cnt.ctl_bad_auth, (unsigned long long)sc.cnt.ctl_replayed,
+           (unsigned long long)sc.cnt.ctl_malformed, (unsigned long long)g_backpressure,
+           (unsigned long long)sc.cnt.resume_skipped_bytes, (now_ns() - start) / 1e9);
+    if (g_fd >= 0)
+        close(g_fd);
+    return 0;
+}
