@@ -9,8 +9,11 @@
 #   make test-qemu-novtx  QEMU TCG (no VT-x): the loader says so and Linux reaches init untraced
 #   make bench-boot       guest TSC at the start of init with and without the hypervisor, same
 #                         Bochs; last line ratio=<with/without> (goal <= 1.05)
-# Knobs: BOCHS_TEST_TIMEOUT (s), BOCHS_CPUS, plus bochs-run.sh's BOCHS_* environment.
+# Knobs: BOCHS_TEST_TIMEOUT (s), TEST_CPUS, TEST_CMDLINE, plus bochs-run.sh's BOCHS_* environment;
+#   TEST_EFI_BUILD (default "$(MAKE) efi"): how hvtrace.efi is built first; TEST_EFI_BUILD=true
+#   tests the build/hvtrace.efi already there.
 TEST_BUILD         := $(BUILD)/test
+TEST_EFI_BUILD     ?= $(MAKE) efi
 GUEST_CC           ?= gcc
 GUEST_CFLAGS       := -std=gnu11 -O2 -Wall -Wextra -static -Iinclude
 UNIT_CC            ?= gcc
@@ -67,14 +70,14 @@ endef
 
 # ---- Bochs integration ---------------------------------------------------------------------
 test-boot:
-	$(MAKE) efi
+	$(TEST_EFI_BUILD)
 	$(MAKE) test-guest-inputs
 	$(call test_esp,esp-on,on,)
 	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(BOCHS_TEST_TIMEOUT) $(TEST_BUILD)/esp-on.img $(TEST_BUILD)/run-boot || true
 	bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-boot $(TEST_CPUS)
 
 test-platform:
-	$(MAKE) efi
+	$(TEST_EFI_BUILD)
 	$(MAKE) test-guest-inputs
 	$(call test_esp,esp-off,off,)
 	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(BOCHS_TEST_TIMEOUT) $(TEST_BUILD)/esp-off.img $(TEST_BUILD)/run-platform || true
@@ -83,7 +86,7 @@ test-platform:
 # Guest TSC at the start of init = instructions retired since reset (Bochs: one tick per
 # instruction), with and without the hypervisor, in the same Bochs configuration.
 bench-boot:
-	$(MAKE) efi
+	$(TEST_EFI_BUILD)
 	$(MAKE) test-guest-inputs
 	$(call test_esp,bench-on,on,hvt_mode=bench)
 	$(call test_esp,bench-off,off,hvt_mode=bench)
@@ -93,7 +96,7 @@ bench-boot:
 
 # ---- QEMU (no VT-x under TCG) ---------------------------------------------------------------
 test-qemu-novtx:
-	$(MAKE) efi
+	$(TEST_EFI_BUILD)
 	$(MAKE) test-guest-inputs
 	$(call test_esp,esp-qemu,on,)
 	bash qemu-run.sh -t 300 $(TEST_BUILD)/esp-qemu.img $(TEST_BUILD)/run-qemu || true

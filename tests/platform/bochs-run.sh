@@ -21,7 +21,8 @@
 #   e9.log           bytes written to port 0xE9 (Bochs's stdout; the hypervisor's log)
 #   bochs.log(.tail) Bochs's own log, capped; bochs.stderr
 #   end              how the run ended: poweroff | shutdown-port | timeout | panic | exit-N |
-#                    guest-crash (firmware exception or kernel panic on COM1: run stopped early)
+#                    guest-crash (firmware exception or kernel panic on COM1, or hvtrace: PANIC
+#                    on 0xE9: the run is stopped early)
 #   wall_seconds     wall-clock duration
 # Exit status: 0 when the machine powered off (ACPI S5) or used the 0x8900 shutdown port,
 # 124 on timeout, 1 otherwise. (Bochs itself exits 1 on power-off and on panic alike, so the
@@ -111,12 +112,14 @@ start=$(date +%s.%N)
 set +e
 timeout --kill-after=5 "$TIMEOUT" "$BOCHS" -q -f "$RUN/bochsrc" < /dev/null > "$RUN/e9.log" 2> "$RUN/bochs.stderr" &
 bochs_pid=$!
-# A crash that leaves the machine spinning (a firmware exception dump, a kernel panic) would
+# A crash that leaves the machine spinning (a firmware exception dump, a kernel panic, the
+# hypervisor's "hvtrace: PANIC" on port 0xE9) would
 # otherwise cost the whole timeout: watch the serial log and stop the run early.
 crashed=""
 while kill -0 "$bochs_pid" 2>/dev/null; do
   sleep 1
-  if grep -qas "!!!! X64 Exception\|Kernel panic - not syncing" "$RUN/serial.log"; then
+  if grep -qas "!!!! X64 Exception\|Kernel panic - not syncing" "$RUN/serial.log" ||
+     grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; then
     sleep 2   # let the rest of the dump reach the log
     crashed=yes
     kill "$bochs_pid" 2>/dev/null
