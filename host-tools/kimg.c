@@ -7,9 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 enum {
     BOOT_SETUP_SECTS = 0x1f1,
+    BOOT_SYSSIZE = 0x1f4,         /* protected-mode part size in 16-byte paragraphs */
+    BOOT_PARAGRAPH = 16,
+    BOOT_CRC_BYTES = 4,           /* build.c appends a CRC32 of everything before it */
     BOOT_HDR_MAGIC = 0x202,
     BOOT_VERSION = 0x206,
     BOOT_PAYLOAD_OFFSET = 0x248,
@@ -109,6 +113,22 @@ int kimg_load_mem(kimg *k, const char *name, util_buf file)
     }
     unsigned sects = d[BOOT_SETUP_SECTS] ? d[BOOT_SETUP_SECTS] : BOOT_DEFAULT_SETUP_SECTS;
     uint64_t pm_start = (uint64_t)(sects + 1) * BOOT_SECTOR;
+    uint64_t want_len = pm_start + (uint64_t)util_le32(d + BOOT_SYSSIZE) * BOOT_PARAGRAPH;
+    if (n < want_len) {
+        util_err(name, n, "file truncated: the boot header says %llu bytes, the file has %zu",
+                 (unsigned long long)want_len, n);
+        return -1;
+    }
+    if (n == want_len) {
+        /* arch/x86/boot/tools/build.c: le32 CRC32 (init ~0, no final xor) of all bytes before
+         * it. Signed images are longer (signature appended) and skip this check. */
+        uint32_t crc = ~(uint32_t)crc32(0, d, (uInt)(n - BOOT_CRC_BYTES));
+        if (crc != util_le32(d + n - BOOT_CRC_BYTES)) {
+            util_err(name, n - BOOT_CRC_BYTES, "image CRC32 mismatch (corrupt file): computed %08x, stored %08x", crc,
+                     util_le32(d + n - BOOT_CRC_BYTES));
+            return -1;
+        }
+    }
     uint64_t poff = pm_start + util_le32(d + BOOT_PAYLOAD_OFFSET);
     uint64_t plen = util_le32(d + BOOT_PAYLOAD_LENGTH);
     if (!util_fits(n, poff, plen) || plen < 8) {

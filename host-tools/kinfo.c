@@ -9,6 +9,11 @@ enum { PATH_MAX_LEN = 4096 };
 
 static void cache_root(char *out, size_t n)
 {
+    const char *k = getenv("HVT_KINFO_CACHE");
+    if (k && *k) {
+        snprintf(out, n, "%s", k);
+        return;
+    }
     const char *c = getenv("HVT_CACHE");
     const char *home = getenv("HOME");
     if (c && *c) snprintf(out, n, "%s/kinfo", c);

@@ -2,7 +2,7 @@
  * the symbol table (ksym), the BTF blob and the struct layout the tracer needs, and the KASLR
  * slide from one runtime value.
  * Contract: kinfo_open() returns the same data whether it comes from the image or from the
- * cache ($HVT_CACHE/kinfo/<build-id>/, default ~/.cache/hvtrace), which is keyed by the
+ * cache ($HVT_KINFO_CACHE/<build-id>/, else $HVT_CACHE/kinfo/..., else ~/.cache/hvtrace/kinfo/...), keyed by the
  * kernel's GNU build id (an alias keyed by the vmlinuz's size and CRC32 finds the build id
  * without decompressing). A missing field in kinfo_layout is an error naming the field. */
 #ifndef HVT_KINFO_H

@@ -23,7 +23,7 @@ struct tr_reader {
     const char *name;
     const uint8_t *data;
     size_t len;
-    int mapped, recovered;
+    int mapped, recovered, damaged;
     hvt_trace_file_hdr hdr;
     hvt_trace_index_entry *chunks;
     size_t nchunks;
@@ -132,6 +132,7 @@ static int load_index(tr_reader *r)
             ch.kind != e.kind) {
             util_err(r->name, ft.index_offset, "index entry %u points to a bad chunk at 0x%llx", i,
                      (unsigned long long)e.offset);
+            r->damaged = 1;
             free(buf);
             r->nchunks = 0;
             return -1;
@@ -232,8 +233,10 @@ tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
     if (load_index(r) != 0) {
         r->recovered = 1;
         r->nchunks = 0;
-        if (scan_chunks(r) != 0)
+        if (scan_chunks(r) != 0) {
+            r->damaged = 1;
             fprintf(stderr, "hvt: %s: no index; reading the %zu whole chunks before the damage\n", name, r->nchunks);
+        }
     }
     if (load_code(r) != 0) goto fail;
     return r;
@@ -290,6 +293,7 @@ const hvt_trace_file_hdr *tr_header(const tr_reader *r) { return &r->hdr; }
 size_t tr_chunk_count(const tr_reader *r) { return r->nchunks; }
 const hvt_trace_index_entry *tr_chunk(const tr_reader *r, size_t i) { return i < r->nchunks ? &r->chunks[i] : NULL; }
 int tr_recovered(const tr_reader *r) { return r->recovered; }
+int tr_damaged(const tr_reader *r) { return r->damaged; }
 uint32_t tr_code_count(const tr_reader *r) { return r->ncode; }
 
 const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len)
@@ -334,8 +338,10 @@ static int open_next_chunk(tr_reader *r)
         const hvt_trace_index_entry *e = &r->chunks[r->next_chunk++];
         if (e->kind != HVT_CHUNK_RECORDS) continue;
         hvt_trace_chunk_hdr h;
-        if (chunk_hdr_at(r, e->offset, &h, 0) != 0 || payload(r, e->offset, &h, &r->raw, &r->raw_cap) != 0)
+        if (chunk_hdr_at(r, e->offset, &h, 0) != 0 || payload(r, e->offset, &h, &r->raw, &r->raw_cap) != 0) {
+            r->damaged = 1;
             return -1;
+        }
         r->chunk_off = e->offset;
         r->raw_len = h.raw_size;
         r->raw_pos = 0;
@@ -350,6 +356,7 @@ static int open_next_chunk(tr_reader *r)
 
 static int corrupt(tr_reader *r, const char *what)
 {
+    r->damaged = 1;
     util_err(r->name, r->chunk_off, "corrupt record at record byte %zu of this chunk: %s", r->raw_pos, what);
     return -1;
 }

@@ -45,8 +45,10 @@ const hvt_trace_index_entry *tr_chunk(const tr_reader *r, size_t i);
 int tr_seek_chunk(tr_reader *r, size_t i);
 /* Whole-file counts from the chunk list. */
 uint64_t tr_total_insns(const tr_reader *r);
-/* Was the file truncated/without index (recovered by scanning)? */
+/* Was the file without a usable index (chunk list recovered by scanning)? */
 int tr_recovered(const tr_reader *r);
+/* Was any damage (truncation, bad chunk, bad record) found and reported so far? */
+int tr_damaged(const tr_reader *r);
 /* Code dictionary access (for the decoder). */
 uint32_t tr_code_count(const tr_reader *r);
 const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len);

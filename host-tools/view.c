@@ -171,9 +171,13 @@ static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, dec_cache *d,
     if (e->sym >= 0) snprintf(sym, sizeof sym, "%s+0x%x", ksym_name(v->syms, (uint32_t)e->sym), e->sym_off);
     else snprintf(sym, sizeof sym, "%s", dec_is_kernel(r->rip) ? "[unknown]" : "[user]");
     snprintf(who, sizeof who, "%lld/%s", (long long)c->pid, c->comm);
+    for (char *s = who; *s; s++) /* keep the listing's columns splittable on blanks */
+        if (*s == ' ' || *s == '\t') *s = '_';
+    char hex[2 * HVT_CODE_MAX + 1];
+    for (int i = 0; i < r->code_len; i++) snprintf(hex + 2 * i, 3, "%02x", r->code[i]);
     FILE *out = v->o->out;
-    fprintf(out, "%llu %u %s %016llx %s  %s", (unsigned long long)r->tsc, r->cpu, who, (unsigned long long)r->rip,
-            sym, dec_text(d, e));
+    fprintf(out, "%llu %u %s %016llx %s %s  %s", (unsigned long long)r->tsc, r->cpu, who, (unsigned long long)r->rip,
+            sym, hex, dec_text(d, e));
     if (r->changed) {
         fputs("  ;", out);
         for (int i = 0; i < HVT_NREGS; i++)
@@ -302,9 +306,10 @@ int view_run(const char *path, const view_opts *o)
     free(v.fn_insns);
     free(v.fn_calls);
     nest_trie_free(trie);
+    int damaged = tr_damaged(r);
     dec_close(d);
     tr_close(r);
-    return rc < 0 ? 1 : 0;
+    return rc < 0 || damaged ? 1 : 0;
 }
 
 int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t cs_limit, view_bench_result *res)

@@ -1,6 +1,8 @@
 /* view: the analyzer's outputs over a trace file.
- *   VIEW_LIST     per-instruction listing: tsc, CPU, pid/comm, address, sym+off, capstone
- *                 text, changed registers (markers as "#" lines)
+ *   VIEW_LIST     per-instruction listing, one line each:
+ *                 "tsc cpu pid/comm address sym+off bytes  text[  ; reg=value...]"
+ *                 (blanks in comm become '_'; text is capstone's; registers are those whose
+ *                 value changed, in hex), markers as "# tsc cpu description" lines
  *   VIEW_NEST     call-nesting diagram, DTrace flowindent style ("->"/"<-", two spaces per
  *                 level), levels as nest.h defines
  *   VIEW_SUMMARY  per process: instruction counts (kernel/user), CR3 values, user code pages
