@@ -14,7 +14,10 @@ all:
 include vmm/vmm.mk
 include boot/hv_embed.mk
 -include boot/boot.mk
+# HVT_NET=0 builds the hypervisor without the dedicated NIC (net/).
+ifneq ($(HVT_NET),0)
 -include net/net.mk
+endif
 -include host-tools/host.mk
 -include tests/tests.mk
 -include bench/bench.mk

@@ -84,7 +84,7 @@ hvl_virtualize:
 
 /* The hypervisor image, embedded in hvtrace.efi. */
     .section .rodata
-    .balign 4096
+    .balign 16      /* not 4096: a page-aligned .data breaks the PE conversion (OVMF crashed in Print) */
     .globl hvl_image_start, hvl_image_end
 hvl_image_start:
     .incbin HV_IMAGE_PATH

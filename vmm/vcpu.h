@@ -47,6 +47,7 @@ struct vcpu {
     uint64_t exits;               /* all VM exits */
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;
+    struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
 };
 
 struct vcpu *vcpu_get(unsigned index);

@@ -6,6 +6,11 @@
 #include "cpu.h"
 #include "hvt_hypercall.h"
 
+/* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
+extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault[];
+int msr_safe_read(uint32_t msr, uint64_t *val);
+int msr_safe_write(uint32_t msr, uint64_t val);
+
 #define XCR0_X87 1ull
 #define ACPI_PM1_SLP_EN (1u << 13)       /* ACPI 6.4, 4.8.3.2.1: PM1 control register */
 #define PORT_RESET_CONTROL 0xcf9
@@ -60,6 +65,8 @@ void vmx_print_exit_summary(const char *why)
         for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
             if (v->exit_counts[r])
                 hv_log("hvtrace:   cpu %u %-18s %lu\n", c, vmx_exit_name(r), v->exit_counts[r]);
+        for (unsigned i = 0; i < 8 && v->io_ports[i].count; i++)
+            hv_log("hvtrace:   cpu %u   I/O port %x: %lu\n", c, v->io_ports[i].port, v->io_ports[i].count);
     }
 }
 
@@ -230,6 +237,12 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
     uint16_t port = IOQ_PORT(q);
     unsigned size = IOQ_SIZE(q);
     bool in = q & IOQ_IN;
+    for (unsigned i = 0; i < 8; i++)
+        if (v->io_ports[i].port == port || v->io_ports[i].count == 0) {
+            v->io_ports[i].port = port;
+            v->io_ports[i].count++;
+            break;
+        }
     if (q & IOQ_STRING)
         hv_panic("string I/O on intercepted port %x is not emulated\n", port);
     if (hv_hooks.io && hv_hooks.io(g, port, size, in))
@@ -246,6 +259,30 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
         vmx_print_exit_summary("guest reset through port 0xcf9");
     }
     port_io(in, size, port, &g->r[GPR_RAX]);
+    vmx_skip_instruction();
+}
+
+/* RDMSR/WRMSR exit only for MSRs outside the bitmap's ranges (SDM 25.6.9): pass them through,
+ * and give the guest the #GP real hardware would give for an MSR that does not exist. */
+static void handle_rdmsr(struct guest_regs *g)
+{
+    uint64_t val;
+    if (msr_safe_read((uint32_t)g->r[GPR_RCX], &val)) {
+        vmx_inject_exception(VEC_GP, true, 0);
+        return;
+    }
+    g->r[GPR_RAX] = (uint32_t)val;
+    g->r[GPR_RDX] = val >> 32;
+    vmx_skip_instruction();
+}
+
+static void handle_wrmsr(struct guest_regs *g)
+{
+    uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
+    if (msr_safe_write((uint32_t)g->r[GPR_RCX], val)) {
+        vmx_inject_exception(VEC_GP, true, 0);
+        return;
+    }
     vmx_skip_instruction();
 }
 
@@ -304,8 +341,17 @@ void vmx_resume_failed(struct vcpu *v)
 
 /* An exception or NMI taken in the hypervisor itself. */
 struct exc_frame { uint64_t vector, error, rip, cs, rflags, rsp, ss; };
+
 void host_exception(struct exc_frame *f)
 {
+    if (f->vector == VEC_GP && f->rip == (uint64_t)msr_read_insn) {
+        f->rip = (uint64_t)msr_read_fault;      /* the MSR does not exist: report, don't die */
+        return;
+    }
+    if (f->vector == VEC_GP && f->rip == (uint64_t)msr_write_insn) {
+        f->rip = (uint64_t)msr_write_fault;
+        return;
+    }
     if (f->vector == VEC_NMI) {
         /* NMIs belong to the guest: remember it and inject it at the next VM entry. */
         vcpu_current()->nmi_pending = true;
@@ -333,6 +379,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     case EXIT_CR_ACCESS:      handle_cr_access(g); break;
     case EXIT_XSETBV:         handle_xsetbv(g); break;
     case EXIT_IO:             handle_io(g, v); break;
+    case EXIT_RDMSR:          handle_rdmsr(g); break;
+    case EXIT_WRMSR:          handle_wrmsr(g); break;
     case EXIT_INIT:           handle_init(v); break;
     case EXIT_SIPI:           handle_sipi(v); break;
     case EXIT_EPT_VIOLATION:  handle_ept_violation(v); break;

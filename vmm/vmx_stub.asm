@@ -62,6 +62,35 @@ vmx_launch:
     mov eax, -1
     ret
 
+; int msr_safe_read(uint32_t msr, uint64_t *val) / int msr_safe_write(uint32_t msr, uint64_t val)
+; RDMSR/WRMSR that return -1 instead of faulting when the MSR does not exist: the #GP lands
+; in host_exception, which resumes at the matching *_fault label (msr_fixup in vmx_exit.c).
+global msr_safe_read, msr_safe_write, msr_read_insn, msr_read_fault, msr_write_insn, msr_write_fault
+msr_safe_read:
+    mov ecx, edi
+msr_read_insn:
+    rdmsr
+    shl rdx, 32
+    or rax, rdx
+    mov [rsi], rax
+    xor eax, eax
+    ret
+msr_read_fault:
+    mov eax, -1
+    ret
+msr_safe_write:
+    mov ecx, edi
+    mov rax, rsi
+    mov rdx, rsi
+    shr rdx, 32
+msr_write_insn:
+    wrmsr
+    xor eax, eax
+    ret
+msr_write_fault:
+    mov eax, -1
+    ret
+
 ; Host IDT stubs: exceptions in the hypervisor are bugs; report and stop. NMI is special:
 ; it belongs to the guest, so host_exception marks it for re-injection and we IRETQ.
 %macro EXC_NOERR 1
