@@ -5,14 +5,15 @@
 #   -c N    CPUs                    env QEMU_CPUS     default 2
 #   -m MB   guest RAM               env QEMU_MEM      default 512
 #   -t S    wall-clock timeout (s)  env QEMU_TIMEOUT  default 300
-#   -a A    accelerator: auto | kvm | tcg              env QEMU_ACCEL default auto
+#   -a A    accelerator: auto | kvm | tcg | kvm-or-tcg env QEMU_ACCEL default auto
 #
 # Acceleration: with "auto", KVM with nested VT-x (-enable-kvm -cpu host) is used only when it
 # can work: /dev/kvm opens, the host CPU is Intel, kvm_intel's "nested" parameter is on, and a
 # probe QEMU with -accel kvm -cpu host starts. Otherwise TCG, which has no VMX at all (FACTS.md):
 # the loader must then print "hvtrace: VT-x not available: ...; booting Linux untraced".
-# On these machines /dev/kvm is a paravirtual kvm_pvm that QEMU cannot use: the probe fails
-# and TCG is chosen.
+# On these machines /dev/kvm is a paravirtual kvm_pvm and the CPU exposes no VMX: TCG is chosen.
+# (kvm_pvm runs SeaBIOS but stops OVMF with "KVM internal error": should KVM be chosen and then
+# fail that way, the run is restarted under TCG.)
 #
 # Firmware: Debian 12's /usr/share/OVMF/OVMF_CODE.fd (read-only pflash) + a private copy of
 # OVMF_VARS.fd. The image is attached read-only-in-effect (snapshot=on): runs never modify it.
@@ -36,8 +37,6 @@ CODE=/usr/share/OVMF/OVMF_CODE.fd; VARS=/usr/share/OVMF/OVMF_VARS.fd
 mkdir -p "$RUN"
 RUN="$(cd "$RUN" && pwd)"
 rm -f "$RUN"/{serial.log,e9.log,qemu.stderr,accel,end,wall_seconds}
-cp "$VARS" "$RUN/OVMF_VARS.fd"
-
 kvm_usable() {
   [ -r /dev/kvm ] && [ -w /dev/kvm ] || { echo "no usable /dev/kvm"; return 1; }
   grep -q '^vendor_id.*GenuineIntel' /proc/cpuinfo || { echo "host CPU is not Intel"; return 1; }
@@ -54,29 +53,57 @@ kvm_usable() {
   return 0
 }
 
+AUTO=no
 case "$ACCEL" in
   auto)
+    AUTO=yes
     if why=$(kvm_usable); then ACCEL=kvm; else ACCEL=tcg; echo "qemu-run: TCG ($why)" >&2; fi ;;
+  kvm-or-tcg) AUTO=yes; ACCEL=kvm ;;   # skip the checks: try KVM, fall back on a KVM error
   kvm|tcg) ;;
-  *) echo "qemu-run: -a must be auto, kvm or tcg" >&2; exit 2 ;;
+  *) echo "qemu-run: -a must be auto, kvm, tcg or kvm-or-tcg" >&2; exit 2 ;;
 esac
 if [ "$ACCEL" = kvm ]; then ACCEL_ARGS=(-enable-kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
 echo "$ACCEL" > "$RUN/accel"
 
+# One QEMU run; a KVM that cannot run OVMF ("KVM internal error", e.g. kvm_pvm) stops the run
+# early with status 250 so that "auto" can fall back to TCG.
+run_qemu() {
+  local pid rc
+  cp "$VARS" "$RUN/OVMF_VARS.fd"
+  rm -f "$RUN/serial.log" "$RUN/e9.log"
+  timeout --kill-after=5 "$TIMEOUT" "$QEMU" -machine pc "${ACCEL_ARGS[@]}" -smp "$CPUS" -m "$MEM" \
+    -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
+    -drive if=pflash,format=raw,unit=1,file="$RUN/OVMF_VARS.fd" \
+    -drive file="$IMG",format=raw,if=ide,snapshot=on \
+    -net none -display none -no-reboot \
+    -serial file:"$RUN/serial.log" -debugcon file:"$RUN/e9.log" \
+    < /dev/null > /dev/null 2> "$RUN/qemu.stderr" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if [ "$ACCEL" = kvm ] && grep -qs "KVM internal error" "$RUN/qemu.stderr"; then
+      kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return 250
+    fi
+  done
+  rc=0; wait "$pid" || rc=$?
+  return "$rc"
+}
+
 start=$(date +%s.%N)
 set +e
-timeout --kill-after=5 "$TIMEOUT" "$QEMU" -machine pc "${ACCEL_ARGS[@]}" -smp "$CPUS" -m "$MEM" \
-  -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-  -drive if=pflash,format=raw,unit=1,file="$RUN/OVMF_VARS.fd" \
-  -drive file="$IMG",format=raw,if=ide,snapshot=on \
-  -net none -display none -no-reboot \
-  -serial file:"$RUN/serial.log" -debugcon file:"$RUN/e9.log" \
-  < /dev/null > /dev/null 2> "$RUN/qemu.stderr"
+run_qemu
 rc=$?
+if [ "$rc" -eq 250 ] && [ "$AUTO" = yes ]; then
+  echo "qemu-run: KVM internal error under OVMF: falling back to TCG" >&2
+  ACCEL=tcg; ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); echo "tcg (kvm failed)" > "$RUN/accel"
+  run_qemu
+  rc=$?
+fi
 set -e
 end=$(date +%s.%N)
 awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' > "$RUN/wall_seconds"
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then how=timeout
+elif [ "$rc" -eq 250 ]; then how=kvm-error
 elif [ "$rc" -eq 0 ]; then how=poweroff
 else how="exit-$rc"
 fi

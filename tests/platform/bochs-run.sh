@@ -29,11 +29,15 @@
 # end is read from its log.) Judge the guest's own success from serial.log, not from this.
 #
 # ips: Bochs runs with "clock: sync=none", so emulated time is instructions / ips, and the
-# TSC ticks once per instruction whatever ips is. 50 M is the setting FACTS.md's measured
-# boot times use. Lower values make the guest's busy-waits (udelay, calibration loops) cost
-# fewer instructions but make timer interrupts (HZ=250 per emulated second) proportionally
-# more frequent; higher values do the reverse. Measured here (tests/tests.mk bench-ips):
-# see docs/platform-acpi.md "Boot time".
+# TSC ticks once per instruction whatever ips is. Default 50 M. Measured (2 CPUs, hypervisor
+# off, instructions from reset to init = init's TSC; wall times are noisy):
+#     ips   10 M: 1.965e9 instr (196 s emulated)   25 M: 2.001e9   50 M: 2.001-2.011e9 (40 s)
+#          100 M: 2.222e9                          200 M: 2.510e9
+# Above 50 M the guest's busy-waits (calibration loops, udelay), which last a fixed emulated
+# time, cost proportionally more instructions (+11% at 100 M, +25% at 200 M). Below 25 M
+# nothing is gained (-2% at 10 M) while every timer-based watchdog (RCU stall after 21 s,
+# soft lockup, hung tasks) fires after 5x fewer instructions - exactly what a hypervisor that
+# adds work per guest instruction must not provoke. 50 M is also what FACTS.md measured with.
 #
 # Each run boots a private copy of the image (Bochs leaves IMAGE.lock behind when killed by
 # timeout; a copy per run makes stale locks harmless) and removes it afterwards.
