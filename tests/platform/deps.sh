@@ -3,7 +3,7 @@
 # Idempotent: packages already present are skipped by apt.
 set -euo pipefail
 PKGS=(build-essential g++ make nasm gnu-efi mtools dosfstools ovmf qemu-system-x86
-      busybox-static cpio xz-utils lz4 zstd seabios vgabios
+      busybox-static cpio xz-utils lz4 zstd seabios vgabios acpica-tools file
       libcapstone-dev liblz4-dev libzstd-dev liblzma-dev zlib1g-dev python3 dpkg-dev clang python3-capstone libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
