@@ -1,0 +1,241 @@
+/* e1000.c - polled 82540EM driver; see e1000.h. Register names/sections: e1000_regs.h. */
+#include "e1000.h"
+#include "e1000_regs.h"
+
+static inline uint32_t rd(struct e1000 *n, uint32_t reg)
+{
+    return *(volatile uint32_t *)(n->regs + reg);
+}
+
+static inline void wr(struct e1000 *n, uint32_t reg, uint32_t v)
+{
+    *(volatile uint32_t *)(n->regs + reg) = v;
+}
+
+/* A short busy wait counted in TSC ticks (exact instruction counts in Bochs). */
+static void delay_tsc(uint64_t ticks)
+{
+    uint64_t end = hv_rdtsc() + ticks;
+    while (hv_rdtsc() < end)
+        __asm__ volatile("pause");
+}
+
+struct find_ctx {
+    const struct net_config *cfg;
+    struct pci_addr found;
+};
+
+/* The MAC a NIC carries after power-on: the EEPROM load fills RAL0/RAH0 (13.5.2). */
+static bool mac_of(struct pci_addr a, uint8_t mac[6])
+{
+    struct pci_bar bar;
+    pci_bar_probe(a, 0, &bar);
+    if (bar.io || bar.size == 0 || bar.base == 0)
+        return false;
+    uint16_t cmd = pci_cfg_read16(a, PCI_COMMAND);
+    pci_cfg_write16(a, PCI_COMMAND, (uint16_t)(cmd | PCI_CMD_MEMORY));
+    volatile uint8_t *r = hv_phys_to_virt_uc(bar.base);
+    uint32_t lo = *(volatile uint32_t *)(r + E1000_RAL0), hi = *(volatile uint32_t *)(r + E1000_RAH0);
+    pci_cfg_write16(a, PCI_COMMAND, cmd);
+    for (int i = 0; i < 4; i++)
+        mac[i] = (uint8_t)(lo >> (8 * i));
+    mac[4] = (uint8_t)hi;
+    mac[5] = (uint8_t)(hi >> 8);
+    return true;
+}
+
+static bool find_cb(struct pci_addr a, uint16_t vendor, uint16_t device, void *vctx)
+{
+    struct find_ctx *c = vctx;
+    if (vendor != E1000_VENDOR_INTEL || device != E1000_DEV_82540EM)
+        return false;
+    switch (c->cfg->nic_sel) {
+    case NET_NIC_AUTO:
+        break;
+    case NET_NIC_PCI:
+        if (a.bus != c->cfg->pci_bus || a.dev != c->cfg->pci_dev || a.fn != c->cfg->pci_fn)
+            return false;
+        break;
+    case NET_NIC_MAC: {
+        uint8_t mac[6];
+        if (!mac_of(a, mac) || memcmp(mac, c->cfg->mac, 6) != 0)
+            return false;
+        break;
+    }
+    }
+    c->found = a;
+    return true;
+}
+
+int e1000_find(const struct net_config *cfg, struct pci_addr *a)
+{
+    struct find_ctx c = { .cfg = cfg };
+    if (!pci_scan(find_cb, &c))
+        return -1;
+    *a = c.found;
+    return 0;
+}
+
+static uint16_t eeprom_read(struct e1000 *n, uint8_t word)
+{
+    wr(n, E1000_EERD, E1000_EERD_START | (uint32_t)word << E1000_EERD_ADDR_SHIFT);
+    for (int i = 0; i < 100000; i++) {
+        uint32_t v = rd(n, E1000_EERD);
+        if (v & E1000_EERD_DONE)
+            return (uint16_t)(v >> E1000_EERD_DATA_SHIFT);
+    }
+    return 0xffff;
+}
+
+static void *alloc_dma(size_t bytes)
+{
+    return hv_alloc_pages((bytes + 4095) / 4096);
+}
+
+int e1000_init(struct e1000 *n, struct pci_addr a)
+{
+    memset(n, 0, sizeof *n);
+    n->pci = a;
+    /* every BAR, to hide from the guest (EPT for memory, nothing decodes I/O once off) */
+    for (int i = 0; i < PCI_BAR_COUNT && n->nbars < E1000_MAX_BARS; ) {
+        struct pci_bar b;
+        int next = pci_bar_probe(a, i, &b);
+        if (b.size)
+            n->bars[n->nbars++] = b;
+        if (i == 0) {
+            n->bar0_phys = b.base;
+            n->bar0_size = b.size;
+            if (b.io || b.size == 0 || b.base == 0)
+                return -1;                      /* BAR0 must be the register window */
+        }
+        i = next;
+    }
+    /* memory decode + bus mastering on; I/O decode and legacy interrupts off: polled */
+    uint16_t cmd = pci_cfg_read16(a, PCI_COMMAND);
+    cmd = (uint16_t)((cmd | PCI_CMD_MEMORY | PCI_CMD_BUS_MASTER | PCI_CMD_INTX_DISABLE) & ~PCI_CMD_IO);
+    pci_cfg_write16(a, PCI_COMMAND, cmd);
+    n->regs = hv_phys_to_virt_uc(n->bar0_phys);
+
+    /* reset (13.4.1: RST self-clears; wait at least 1 us before touching registers) */
+    wr(n, E1000_IMC, 0xffffffffu);
+    wr(n, E1000_CTRL, rd(n, E1000_CTRL) | E1000_CTRL_RST);
+    delay_tsc(100000);
+    for (int i = 0; i < 100000 && (rd(n, E1000_CTRL) & E1000_CTRL_RST); i++)
+        delay_tsc(1000);
+    wr(n, E1000_IMC, 0xffffffffu);              /* reset re-enables nothing, but be explicit */
+    (void)rd(n, E1000_ICR);                     /* clear pending causes */
+    wr(n, E1000_CTRL, (rd(n, E1000_CTRL) | E1000_CTRL_SLU | E1000_CTRL_ASDE) & ~E1000_CTRL_PHY_RST);
+
+    /* MAC from the EEPROM, programmed as receive address 0 */
+    for (int i = 0; i < 3; i++) {
+        uint16_t w = eeprom_read(n, (uint8_t)(E1000_EEPROM_MAC_WORD0 + i));
+        n->mac[2 * i] = (uint8_t)w;
+        n->mac[2 * i + 1] = (uint8_t)(w >> 8);
+    }
+    wr(n, E1000_RAL0, n->mac[0] | n->mac[1] << 8 | n->mac[2] << 16 | (uint32_t)n->mac[3] << 24);
+    wr(n, E1000_RAH0, n->mac[4] | n->mac[5] << 8 | E1000_RAH_AV);
+    for (uint32_t i = 0; i < E1000_MTA_COUNT; i++)
+        wr(n, E1000_MTA + 4 * i, 0);
+
+    /* receive ring: every descriptor owns a 2 KiB buffer (two per page) */
+    n->rx = alloc_dma(E1000_RX_DESCS * sizeof *n->rx);
+    n->tx = alloc_dma(E1000_TX_DESCS * sizeof *n->tx);
+    uint8_t *rxb = alloc_dma(E1000_RX_DESCS * E1000_BUF_SIZE);
+    uint8_t *txb = alloc_dma(E1000_TX_DESCS * E1000_BUF_SIZE);
+    if (!n->rx || !n->tx || !rxb || !txb)
+        return -1;
+    for (uint32_t i = 0; i < E1000_RX_DESCS; i++) {
+        n->rx_buf[i] = rxb + i * E1000_BUF_SIZE;
+        n->rx[i].addr = hv_virt_to_phys(n->rx_buf[i]);   /* per buffer: no contiguity assumed */
+        n->rx[i].status = 0;
+    }
+    for (uint32_t i = 0; i < E1000_TX_DESCS; i++) {
+        n->tx_buf[i] = txb + i * E1000_BUF_SIZE;
+        n->tx[i].addr = hv_virt_to_phys(n->tx_buf[i]);
+        n->tx[i].status = E1000_TXD_STAT_DD;              /* free */
+    }
+    _Static_assert(E1000_RX_DESCS * sizeof(struct e1000_rx_desc) % E1000_RING_ALIGN == 0, "RDLEN");
+    _Static_assert(E1000_TX_DESCS * sizeof(struct e1000_tx_desc) % E1000_RING_ALIGN == 0, "TDLEN");
+    uint64_t rxp = hv_virt_to_phys(n->rx), txp = hv_virt_to_phys(n->tx);
+    wr(n, E1000_RDBAL, (uint32_t)rxp);
+    wr(n, E1000_RDBAH, (uint32_t)(rxp >> 32));
+    wr(n, E1000_RDLEN, E1000_RX_DESCS * sizeof *n->rx);
+    wr(n, E1000_RDH, 0);
+    wr(n, E1000_RDT, E1000_RX_DESCS - 1);       /* all but one descriptor owned by hardware */
+    n->rx_next = 0;
+    wr(n, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_BAM | E1000_RCTL_BSIZE_2048 | E1000_RCTL_SECRC);
+
+    wr(n, E1000_TDBAL, (uint32_t)txp);
+    wr(n, E1000_TDBAH, (uint32_t)(txp >> 32));
+    wr(n, E1000_TDLEN, E1000_TX_DESCS * sizeof *n->tx);
+    wr(n, E1000_TDH, 0);
+    wr(n, E1000_TDT, 0);
+    n->tx_tail = n->tx_clean = 0;
+    wr(n, E1000_TIPG, E1000_TIPG_DEFAULT);
+    wr(n, E1000_TCTL, E1000_TCTL_EN | E1000_TCTL_PSP |
+                      E1000_TCTL_CT_DEFAULT << E1000_TCTL_CT_SHIFT |
+                      E1000_TCTL_COLD_FD << E1000_TCTL_COLD_SHIFT);
+    n->link_up = (rd(n, E1000_STATUS) & E1000_STATUS_LU) != 0;
+    return 0;
+}
+
+int e1000_tx(struct e1000 *n, const void *frame, size_t len)
+{
+    if (len > E1000_MAX_FRAME)
+        return -2;
+    /* reclaim descriptors the hardware has finished (DD set because we ask for RS) */
+    while (n->tx_clean != n->tx_tail && (n->tx[n->tx_clean].status & E1000_TXD_STAT_DD))
+        n->tx_clean = (n->tx_clean + 1) % E1000_TX_DESCS;
+    uint32_t next = (n->tx_tail + 1) % E1000_TX_DESCS;
+    if (next == n->tx_clean) {
+        n->cnt.tx_ring_full++;
+        return -1;
+    }
+    struct e1000_tx_desc *d = &n->tx[n->tx_tail];
+    memcpy(n->tx_buf[n->tx_tail], frame, len);
+    d->length = (uint16_t)len;
+    d->cso = 0;
+    d->css = 0;
+    d->special = 0;
+    d->status = 0;
+    d->cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS | E1000_TXD_CMD_RS;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);        /* descriptor before the tail write */
+    n->tx_tail = next;
+    wr(n, E1000_TDT, next);
+    n->cnt.tx_frames++;
+    return 0;
+}
+
+unsigned e1000_rx_poll(struct e1000 *n, void (*cb)(void *ctx, const uint8_t *frame, size_t len),
+                       void *ctx, unsigned budget)
+{
+    unsigned got = 0;
+    while (got < budget) {
+        struct e1000_rx_desc *d = &n->rx[n->rx_next];
+        if (!(d->status & E1000_RXD_STAT_DD))
+            break;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);    /* status before the data */
+        if ((d->status & E1000_RXD_STAT_EOP) && d->errors == 0 && d->length <= E1000_BUF_SIZE) {
+            n->cnt.rx_frames++;
+            cb(ctx, n->rx_buf[n->rx_next], d->length);
+        } else {
+            n->cnt.rx_errors++;     /* multi-buffer frames cannot happen at MTU 1500 */
+        }
+        d->status = 0;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        wr(n, E1000_RDT, n->rx_next);               /* give the descriptor back */
+        n->rx_next = (n->rx_next + 1) % E1000_RX_DESCS;
+        got++;
+    }
+    return got;
+}
+
+bool e1000_link_poll(struct e1000 *n)
+{
+    bool up = (rd(n, E1000_STATUS) & E1000_STATUS_LU) != 0;
+    if (up == n->link_up)
+        return false;
+    n->link_up = up;
+    n->cnt.link_changes++;
+    return true;
+}

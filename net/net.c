@@ -1,0 +1,373 @@
+/* net.c - bring-up, polling, TCP connection to the collector, stream_send; see net.h. */
+#include "net_internal.h"
+#include "sha256.h"
+#include "hvt_hypercall.h"
+#include "lwip/init.h"
+#include "lwip/timeouts.h"
+#include "lwip/ip4_addr.h"
+#include "netif/ethernet.h"
+
+struct net_state net;
+
+#define NET_BACKOFF_MIN_MS   100
+#define NET_BACKOFF_MAX_MS   2000
+#define NET_LINK_POLL_EVERY  64         /* polls between reads of STATUS.LU */
+#define NET_RX_BUDGET        64         /* frames per poll: bounds the time one exit spends */
+#define NET_SEND_POLL_EVERY  16         /* stream_send polls once per this many messages */
+#define NET_DEFAULT_TSC_KHZ  1000000u   /* 1 GHz when neither config nor CPUID tell */
+#define NET_LWIP_HEAP_BYTES  (MEM_SIZE + 4096)
+
+static void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
+{
+    __asm__ volatile("cpuid" : "=a"(*a), "=b"(*b), "=c"(*c), "=d"(*d) : "a"(leaf), "c"(0));
+}
+
+/* TSC kHz: configuration first, then CPUID 15h (TSC/crystal ratio) and 16h (base MHz). */
+static uint64_t tsc_khz(const struct net_config *cfg)
+{
+    if (cfg->tsc_khz)
+        return cfg->tsc_khz;
+    uint32_t a, b, c, d, max;
+    cpuid(0, &max, &b, &c, &d);
+    if (max >= 0x15) {
+        cpuid(0x15, &a, &b, &c, &d);
+        if (a && b && c)
+            return (uint64_t)c / 1000 * b / a;
+    }
+    if (max >= 0x16) {
+        cpuid(0x16, &a, &b, &c, &d);
+        if (a & 0xffff)
+            return (uint64_t)(a & 0xffff) * 1000;
+    }
+    hv_log("net: TSC rate unknown, assuming %u kHz (set tsc_khz=)\n", NET_DEFAULT_TSC_KHZ);
+    return NET_DEFAULT_TSC_KHZ;
+}
+
+static bool rdrand64(uint64_t *v)
+{
+    uint32_t a, b, c, d;
+    cpuid(1, &a, &b, &c, &d);
+    if (!(c & (1u << 30)))              /* CPUID.1:ECX.RDRAND[bit 30] */
+        return false;
+    unsigned char ok;
+    __asm__ volatile("rdrand %0; setc %1" : "=r"(*v), "=qm"(ok));
+    return ok;
+}
+
+/* One boot id per hypervisor start: hash of the TSC, hardware randomness when there is some,
+ * the NIC's MAC and the configuration (two starts never share the TSC value in practice). */
+static void make_boot_id(uint8_t out[HVT_BOOT_ID_LEN])
+{
+    struct sha256_ctx c;
+    uint8_t d[SHA256_DIGEST_LEN];
+    uint64_t t = hv_rdtsc(), r = 0;
+    sha256_init(&c);
+    sha256_update(&c, &t, sizeof t);
+    for (int i = 0; i < 4; i++)
+        if (rdrand64(&r))
+            sha256_update(&c, &r, sizeof r);
+    sha256_update(&c, net.nic.mac, sizeof net.nic.mac);
+    sha256_update(&c, &net.cfg, sizeof net.cfg);
+    t = hv_rdtsc();
+    sha256_update(&c, &t, sizeof t);
+    sha256_final(&c, d);
+    memcpy(out, d, HVT_BOOT_ID_LEN);
+}
+
+/* ---- transport over the lwIP pcb ---- */
+static size_t tcp_room(void *ctx)
+{
+    if (!net.pcb || !net.connected)
+        return 0;
+    /* keep a few queue slots for lwIP's own segments (FIN, ACK-only) */
+    if (tcp_sndqueuelen(net.pcb) + 4 >= TCP_SND_QUEUELEN)
+        return 0;
+    return tcp_sndbuf(net.pcb);
+}
+
+static size_t tcp_put(void *ctx, const void *p, size_t n)
+{
+    if (n > 0xffff)
+        n = 0xffff;                     /* tcp_write takes a u16_t length */
+    if (tcp_write(net.pcb, p, (u16_t)n, TCP_WRITE_FLAG_COPY | TCP_WRITE_FLAG_MORE) != ERR_OK)
+        return 0;
+    return n;
+}
+
+static const struct stream_transport net_transport = { .room = tcp_room, .write = tcp_put };
+
+static void schedule_reconnect(void)
+{
+    net.backoff_ms = net.backoff_ms ? net.backoff_ms * 2 : NET_BACKOFF_MIN_MS;
+    if (net.backoff_ms > NET_BACKOFF_MAX_MS)
+        net.backoff_ms = NET_BACKOFF_MAX_MS;
+    net.next_connect_tsc = hv_rdtsc() + net.backoff_ms * net.tsc_per_ms;
+}
+
+static void on_tcp_err(void *arg, err_t err)
+{
+    /* lwIP has freed the pcb already */
+    if (net.connected)
+        hv_log("net: connection to the collector lost (lwIP error %d)\n", err);
+    net.pcb = NULL;
+    net.connected = false;
+    stream_core_disconnected(&net.sc);
+    schedule_reconnect();
+}
+
+static void drop_connection(struct tcp_pcb *pcb, const char *why)
+{
+    hv_log("net: closing the collector connection: %s\n", why);
+    net.connected = false;
+    tcp_abort(pcb);                     /* calls on_tcp_err (ERR_ABRT), which cleans up */
+}
+
+static err_t on_tcp_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+    if (!p) {
+        drop_connection(pcb, "collector closed it");
+        return ERR_ABRT;
+    }
+    for (struct pbuf *q = p; q; q = q->next) {
+        if (stream_core_rx(&net.sc, q->payload, q->len) < 0) {
+            net.protocol_errors++;
+            tcp_recved(pcb, p->tot_len);
+            pbuf_free(p);
+            drop_connection(pcb, "protocol error from the collector");
+            return ERR_ABRT;
+        }
+    }
+    tcp_recved(pcb, p->tot_len);
+    pbuf_free(p);
+    return ERR_OK;
+}
+
+static err_t on_tcp_connected(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    net.connected = true;
+    net.backoff_ms = 0;
+    stream_core_connected(&net.sc);
+    hv_log("net: connected to the collector (connection %u)\n", (unsigned)net.sc.cnt.connections - 1);
+    return ERR_OK;
+}
+
+static void try_connect(void)
+{
+    struct tcp_pcb *pcb = tcp_new();
+    if (!pcb) {
+        schedule_reconnect();
+        return;
+    }
+    ip_addr_t ip;
+    IP4_ADDR(ip_2_ip4(&ip), net.cfg.collector_ip[0], net.cfg.collector_ip[1],
+             net.cfg.collector_ip[2], net.cfg.collector_ip[3]);
+    tcp_arg(pcb, NULL);
+    tcp_err(pcb, on_tcp_err);
+    tcp_recv(pcb, on_tcp_recv);
+    tcp_nagle_disable(pcb);             /* control replies and console lines go out at once */
+    pcb->so_options |= SOF_KEEPALIVE;
+    net.pcb = pcb;
+    if (tcp_connect(pcb, &ip, net.cfg.collector_port, on_tcp_connected) != ERR_OK) {
+        tcp_abort(pcb);
+        return;
+    }
+    schedule_reconnect();               /* next attempt only if this one fails */
+}
+
+/* ---- control ---- */
+static int net_ctl(void *ctx, uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                   uint32_t *out_len)
+{
+    if (cmd == HVT_CTL_STATUS) {
+        struct hvt_ctl_status s;
+        stream_core_status(&net.sc, &s);
+        s.uptime_tsc = hv_rdtsc() - net.start_tsc;
+        s.rx_frames = net.nic.cnt.rx_frames;
+        s.tx_frames = net.nic.cnt.tx_frames;
+        s.rx_errors = net.nic.cnt.rx_errors;
+        s.tx_stalls = net.nic.cnt.tx_ring_full;
+        s.console_bytes = net.console_bytes;
+        s.lost_messages += net.dropped_msgs;
+        s.backpressure_waits = net.backpressure_waits;
+        memcpy(out, &s, sizeof s);
+        *out_len = sizeof s;
+        return HVT_CTL_OK;
+    }
+    if (net.ctl_fn)
+        return net.ctl_fn(cmd, args, len, out, out_len);
+    return HVT_CTL_ENOSYS;
+}
+
+void net_set_ctl_handler(net_ctl_handler fn) { net.ctl_fn = fn; }
+
+/* ---- bring-up ---- */
+static void fmt_ip(char *b, size_t n, const uint8_t ip[4])
+{
+    hv_snprintf(b, n, "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
+}
+
+int net_init(const struct net_config *cfg)
+{
+    memset(&net, 0, sizeof net);
+    net.cfg = *cfg;
+    if (!cfg->enabled) {
+        hv_log("net: disabled by the boot configuration\n");
+        return 0;
+    }
+    if (cfg->unknown_count)
+        hv_log("net: ignoring %u unknown configuration key(s), first '%s'\n", cfg->unknown_count,
+               cfg->unknown);
+    struct pci_addr a;
+    if (e1000_find(cfg, &a) < 0) {
+        hv_log("net: no e1000 (8086:100e) matching nic= found: running without a stream\n");
+        return -1;
+    }
+    if (e1000_init(&net.nic, a) < 0) {
+        hv_log("net: e1000 at %02x:%02x.%x unusable (BAR0)\n", a.bus, a.dev, a.fn);
+        return -1;
+    }
+    net.tsc_per_ms = tsc_khz(cfg);
+    net.start_tsc = hv_rdtsc();
+    void *heap = hv_alloc_pages((NET_LWIP_HEAP_BYTES + 4095) / 4096);
+    uint64_t ring_bytes = (uint64_t)cfg->ring_kb * 1024;
+    void *ring = hv_alloc_pages(ring_bytes / 4096);
+    if (!heap || !ring) {
+        hv_log("net: out of hypervisor memory for the ring (%u KiB)\n", cfg->ring_kb);
+        return -1;
+    }
+    net_lwip_port_init(net.tsc_per_ms, heap);
+    lwip_init();
+    ip4_addr_t ip, mask, gw;
+    IP4_ADDR(&ip, cfg->ip[0], cfg->ip[1], cfg->ip[2], cfg->ip[3]);
+    IP4_ADDR(&mask, cfg->netmask[0], cfg->netmask[1], cfg->netmask[2], cfg->netmask[3]);
+    IP4_ADDR(&gw, cfg->gw[0], cfg->gw[1], cfg->gw[2], cfg->gw[3]);
+    if (!netif_add(&net.netif, &ip, &mask, &gw, NULL, e1000_netif_init, ethernet_input)) {
+        hv_log("net: lwIP refused the interface\n");
+        return -1;
+    }
+    netif_set_default(&net.netif);
+    netif_set_up(&net.netif);
+    if (net.nic.link_up)
+        netif_set_link_up(&net.netif);
+
+    uint8_t boot_id[HVT_BOOT_ID_LEN];
+    make_boot_id(boot_id);
+    unsigned ncpu = hv_cpu_count();
+    if (ncpu > STREAM_MAX_CPUS)
+        ncpu = STREAM_MAX_CPUS;
+    if (stream_core_init(&net.sc, ring, ring_bytes, (uint16_t)ncpu, boot_id, &cfg->key,
+                         HVT_VERSION, net.tsc_per_ms * 1000) != 0) {
+        hv_log("net: bad ring size %u KiB\n", cfg->ring_kb);
+        return -1;
+    }
+    stream_core_set_ctl(&net.sc, net_ctl, NULL);
+    char ipb[16], colb[16], hello[STREAM_HELLO_TEXT_MAX];
+    fmt_ip(ipb, sizeof ipb, cfg->ip);
+    fmt_ip(colb, sizeof colb, cfg->collector_ip);
+    const uint8_t *m = net.nic.mac;
+    int n = hv_snprintf(hello, sizeof hello,
+                        "hv_build=hvtrace %u.%u.%u\nnic=%02x:%02x.%x\nnic_model=82540EM\n"
+                        "mac=%02x:%02x:%02x:%02x:%02x:%02x\nip=%s\ncollector=%s:%u\n"
+                        "overflow=%s\ntsc_khz=%lu\n", HVT_VERSION_MAJOR, HVT_VERSION_MINOR,
+                        HVT_VERSION_PATCH, a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4], m[5],
+                        ipb, colb, cfg->collector_port, cfg->overflow_drop ? "drop" : "block",
+                        (unsigned long)net.tsc_per_ms);
+    if (n > 0)
+        stream_core_set_hello_text(&net.sc, hello, (size_t)n < sizeof hello ? (size_t)n : sizeof hello - 1);
+    hv_log("net: e1000 %02x:%02x.%x mac %02x:%02x:%02x:%02x:%02x:%02x link %s, %s -> collector %s:%u, "
+           "ring %u KiB, control %s\n", a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4], m[5],
+           net.nic.link_up ? "up" : "down", ipb, colb, cfg->collector_port, cfg->ring_kb,
+           cfg->key.len ? "keyed" : "refused (no key)");
+    net.next_connect_tsc = hv_rdtsc();
+    net.active = true;
+    return 0;
+}
+
+bool net_active(void) { return net.active; }
+
+/* Emit one LOSS for what overflow=drop discarded since the last report (if it fits now). */
+static void report_drops(void)
+{
+    if (net.dropped_msgs == net.reported_msgs)
+        return;
+    struct hvt_loss l = { .reason = HVT_LOSS_DROPPED, .msg_type = 0,
+                          .messages = net.dropped_msgs - net.reported_msgs,
+                          .bytes = net.dropped_bytes - net.reported_bytes };
+    if (stream_core_append(&net.sc, 0, HVT_MSG_LOSS, &l, sizeof l) == 0) {
+        net.reported_msgs += l.messages;
+        net.reported_bytes += l.bytes;
+    }
+}
+
+void net_poll(void)
+{
+    if (!net.active)
+        return;
+    net_console_poll();                 /* takes the console lock: before net.lock */
+    if (!net_trylock(&net.lock))
+        return;                         /* another CPU is polling: it does the work */
+    net.polls++;
+    e1000_rx_poll(&net.nic, e1000_netif_input, &net.netif, NET_RX_BUDGET);
+    if (net.polls % NET_LINK_POLL_EVERY == 0 && e1000_link_poll(&net.nic)) {
+        hv_log("net: link %s\n", net.nic.link_up ? "up" : "down");
+        if (net.nic.link_up)
+            netif_set_link_up(&net.netif);
+        else
+            netif_set_link_down(&net.netif);
+    }
+    sys_check_timeouts();
+    if (!net.pcb && net.nic.link_up && hv_rdtsc() >= net.next_connect_tsc)
+        try_connect();
+    if (net.cfg.overflow_drop)
+        report_drops();
+    if (net.pcb && net.connected) {
+        stream_core_tx(&net.sc, &net_transport);
+        tcp_output(net.pcb);
+    }
+    net_unlock(&net.lock);
+}
+
+int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
+{
+    static uint32_t sends;
+    if (!net.active)
+        return -1;
+    bool waited = false;
+    for (;;) {
+        int r = stream_core_append(&net.sc, cpu, type, data, len);
+        if (r == 0)
+            break;
+        if (r != STREAM_EAGAIN)
+            return -1;                  /* bad cpu or too large: the caller's bug, not a loss */
+        if (net.cfg.overflow_drop) {
+            __atomic_add_fetch(&net.dropped_msgs, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&net.dropped_bytes, len, __ATOMIC_RELAXED);
+            return -1;
+        }
+        if (!waited)
+            __atomic_add_fetch(&net.backpressure_waits, 1, __ATOMIC_RELAXED);
+        waited = true;
+        net_poll();                     /* backpressure: move data out, wait for ACKs */
+    }
+    if (__atomic_add_fetch(&sends, 1, __ATOMIC_RELAXED) % NET_SEND_POLL_EVERY == 0)
+        net_poll();
+    return 0;
+}
+
+int net_meta(const char *text)
+{
+    return stream_send(hv_cpu_id(), HVT_MSG_META, text, strlen(text));
+}
+
+void net_shutdown(uint64_t max_tsc)
+{
+    if (!net.active)
+        return;
+    net_console_flush();
+    stream_send(hv_cpu_id(), HVT_MSG_BYE, NULL, 0);
+    uint64_t end = hv_rdtsc() + max_tsc;
+    while (!stream_core_all_acked(&net.sc) && hv_rdtsc() < end)
+        net_poll();
+    hv_log("net: shutdown, %s\n", stream_core_all_acked(&net.sc) ? "collector has everything"
+                                                                  : "collector did NOT acknowledge everything");
+}

@@ -1,0 +1,73 @@
+/*
+ * net.h - hvtrace's dedicated NIC: what the hypervisor core (vmm/) calls. Everything else in
+ * net/ is internal. Protocol: include/hvt_stream.h, docs/stream-protocol.md.
+ *
+ * Contract with the core:
+ *  - Boot: net_config_parse() the loader's text (hvt_boot_info.net_config; empty text: do not
+ *    call net_init at all, no NIC is touched), then net_init() once on the BSP after memory
+ *    services work and before the guest runs. It finds and takes over the e1000, starts lwIP and
+ *    the send ring. It never fails the boot: on error it logs why and the hypervisor runs
+ *    without a stream (every other net_* call is then a cheap no-op, and stream_send() returns
+ *    -1: nothing is accepted that could be lost).
+ *  - net_poll(): call often from any CPU in VMX root operation (every VM exit is fine; it costs
+ *    one failed trylock when another CPU is polling). It receives frames, runs lwIP's timers,
+ *    (re)connects to the collector, and moves ring data into TCP. Nothing is sent or received
+ *    between calls: the NIC raises no interrupt the hypervisor takes.
+ *  - stream_send(): enqueue one sequenced message from CPU `cpu` (hv_cpu_id()). With the default
+ *    overflow=block it never drops: while the ring is full it polls (net_poll) until the
+ *    collector has ACKed space - so a dead collector stalls the caller, and with it the guest,
+ *    by design (lossless). overflow=drop instead counts what it could not enqueue and reports it
+ *    in an HVT_MSG_LOSS. Safe from any CPU; must not be called with net's own locks held (i.e.
+ *    not from inside a control handler).
+ *  - Hiding the NIC from the guest: the core intercepts I/O ports NET_IO_PORTS (0xCF8-0xCFF for
+ *    PCI configuration, COM1's 0x3F8 and 0x3FB to observe the console) and hands each access to
+ *    net_io_exit(); it removes every range net_hidden_mmio() returns from the guest's EPT (not
+ *    present), and backs each page net_hidden_ecam() returns with a read-only page of 0xFF bytes
+ *    (the ECAM view of "no device"). net_pci_is_hidden() answers for the core's own checks.
+ *  - Console: net_io_exit() sees the guest's writes to COM1's data port (DLAB clear) and
+ *    forwards them; it returns false for them so the core still performs the write (the guest
+ *    sees no difference). The core may also call net_console_byte() directly.
+ *  - Control: requests arrive in net_poll(), authenticated (HMAC-SHA256, boot-config key) and
+ *    replay-checked in net/; PING and STATUS are answered here, commands >= 16 go to the handler
+ *    set with net_set_ctl_handler() (it runs inside net_poll with net's lock held: it must not
+ *    call stream_send; it fills the reply instead).
+ *  - Shutdown: net_shutdown() (guest power-off, fatal) sends BYE and polls until the collector
+ *    has everything or max_tsc ticks pass.
+ */
+#ifndef HVT_NET_H
+#define HVT_NET_H
+#include "net_port.h"
+#include "net_config.h"
+#include "hvt_stream.h"
+
+/* Ports the core must intercept for net_io_exit (first, count). */
+#define NET_IO_PCI_FIRST   0xcf8u
+#define NET_IO_PCI_COUNT   8u       /* 0xCF8-0xCFB address, 0xCFC-0xCFF data */
+#define NET_IO_COM1_DATA   0x3f8u   /* THR when DLAB = 0 */
+#define NET_IO_COM1_LCR    0x3fbu   /* line control: bit 7 = DLAB */
+
+int  net_init(const struct net_config *cfg);
+bool net_active(void);
+void net_poll(void);
+int  stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
+void net_console_byte(uint8_t b);
+/* key=value text for a HVT_MSG_META (e.g. "guest_kernel=..."); same rules as stream_send */
+int  net_meta(const char *text);
+void net_shutdown(uint64_t max_tsc);
+
+/* Guest I/O intercept. *rax is the guest's RAX (in: result goes to its low `size` bytes).
+ * Returns true when fully emulated (the core advances RIP and does nothing else), false when
+ * the core should perform the access itself as usual. */
+bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax);
+bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn);
+/* idx = 0, 1, ...: 0 and the range, or -1 past the last one. */
+int  net_hidden_mmio(uint64_t *base, uint64_t *size, int idx);
+/* The platform's ECAM window (ACPI MCFG), if any, so the NIC's ECAM page can be listed. */
+void net_set_ecam(uint64_t base, uint8_t bus_start, uint8_t bus_end);
+int  net_hidden_ecam(uint64_t *page_gpa, int idx);
+
+typedef int (*net_ctl_handler)(uint16_t cmd, const uint8_t *args, uint32_t len,
+                               uint8_t *out, uint32_t *out_len);
+void net_set_ctl_handler(net_ctl_handler fn);
+
+#endif

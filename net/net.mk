@@ -1,0 +1,40 @@
+# net.mk - the dedicated NIC (issue 3), hypervisor side: e1000 driver, lwIP (built at build time
+# from Debian's lwip source package, never copied into the repo), the stream protocol core.
+# Objects go to $(HV_BUILD)/net/ and are linked through HV_EXTRA_OBJS / HV_EXTRA_LIBS.
+# The host side (collector, fake hypervisor, tests, fuzzers) is host-tools/collector/collector.mk.
+#   make net-hv      compile net/ and lwIP with the hypervisor's flags (no core needed)
+#   make test-net    Bochs end-to-end test (needs the booting hypervisor): tests/net/test-net.sh
+#   make bench-net   throughput benchmarks: bench/net/bench-net.sh
+NET_HV_BUILD := $(HV_BUILD)/net
+LWIP_BUILD   := $(HV_BUILD)/lwip
+LWIP_LIB     := $(LWIP_BUILD)/liblwip.a
+# lwIP's headers through a stable link to the cached source (made by the lwIP rule)
+LWIP_INC     := -Inet/lwip -Inet/lwip/libc -I$(LWIP_BUILD)/src/src/include
+NET_HV_SRCS  := $(wildcard net/*.c)
+NET_HV_OBJS  := $(patsubst net/%.c,$(NET_HV_BUILD)/%.o,$(NET_HV_SRCS))
+
+$(LWIP_LIB): net/build-lwip.sh net/lwip/lwipopts.h net/lwip/arch/cc.h net/net.mk
+	@mkdir -p $(LWIP_BUILD)
+	HV_CC="$(HV_CC)" HV_CFLAGS="$(HV_CFLAGS)" net/build-lwip.sh $(LWIP_BUILD)
+
+$(NET_HV_BUILD)/%.o: net/%.c | $(LWIP_LIB)
+	@mkdir -p $(dir $@)
+	$(HV_CC) $(HV_CFLAGS) -Inet $(LWIP_INC) -MMD -MP -c $< -o $@
+
+HV_EXTRA_OBJS += $(NET_HV_OBJS)
+HV_EXTRA_LIBS += $(LWIP_LIB)
+# vmm.mk's link rule was read before this file: add our inputs to its prerequisites here.
+$(HV_BUILD)/hvtrace-hv.elf: $(NET_HV_OBJS) $(LWIP_LIB)
+
+.PHONY: net-hv test-net bench-net
+net-hv: $(NET_HV_OBJS) $(LWIP_LIB)
+
+test-net: collector hv
+	tests/net/test-net.sh
+
+bench-net: collector hv
+	bench/net/bench-net.sh
+
+-include $(NET_HV_OBJS:.o=.d)
+
+include host-tools/collector/collector.mk

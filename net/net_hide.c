@@ -1,0 +1,121 @@
+/*
+ * net_hide.c - keeping the NIC out of the guest's sight, and watching COM1.
+ *
+ * PCI configuration mechanism #1: the guest's CONFIG_ADDRESS (0xCF8, 32-bit) is latched here
+ * instead of in the chipset; each CONFIG_DATA access (0xCFC-0xCFF) is either answered as "no
+ * device" (reads all ones, writes ignored: PCI 3.0 section 6.1, a master abort) when the latch
+ * selects the NIC, or replayed on the real ports with the guest's latch value, under the same
+ * lock the hypervisor's own accesses take. So the hypervisor may use the latch at any time.
+ * 0xCF9 (the PIIX reset control register) and other sizes pass through untouched.
+ * Memory: every BAR of the NIC is listed for the core to unmap from EPT, and its ECAM page (if
+ * the platform has MMCONFIG) for the core to back with all-ones.
+ */
+#include "net_internal.h"
+#include "pci.h"
+
+#define UART_LCR_DLAB 0x80u             /* 16550 LCR bit 7: divisor latch access */
+#define PCI_CFG_ADDR_SIZE 4u
+
+static uint32_t guest_cf8;              /* the guest's CONFIG_ADDRESS (one latch, as in HW) */
+static uint8_t guest_lcr;
+static uint64_t ecam_base;
+static uint8_t ecam_bus_start, ecam_bus_end;
+static bool ecam_known;
+
+bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn)
+{
+    return net.active && bus == net.nic.pci.bus && dev == net.nic.pci.dev && fn == net.nic.pci.fn;
+}
+
+static uint64_t size_mask(unsigned size)
+{
+    return size >= 8 ? ~0ull : (1ull << (8 * size)) - 1;
+}
+
+static bool pci_data(uint16_t port, unsigned size, bool in, uint64_t *rax)
+{
+    uint32_t addr = __atomic_load_n(&guest_cf8, __ATOMIC_RELAXED);
+    if (!(addr & PCI_CFG_ENABLE))
+        return false;                   /* not a configuration cycle: ordinary I/O */
+    uint8_t bus = (uint8_t)(addr >> 16), dev = (addr >> 11) & 0x1f, fn = (addr >> 8) & 7;
+    uint64_t m = size_mask(size);
+    if (net_pci_is_hidden(bus, dev, fn)) {
+        if (in)
+            *rax = (*rax & ~m) | (0xffffffffull & m);
+        return true;
+    }
+    net_lock(&pci_cfg_lock);
+    hv_outl(PCI_CFG_ADDR_PORT, addr);
+    if (in) {
+        uint64_t v = size == 1 ? hv_inb(port) : size == 2 ? hv_inw(port) : hv_inl(port);
+        *rax = (*rax & ~m) | (v & m);
+    } else if (size == 1) {
+        hv_outb(port, (uint8_t)*rax);
+    } else if (size == 2) {
+        hv_outw(port, (uint16_t)*rax);
+    } else {
+        hv_outl(port, (uint32_t)*rax);
+    }
+    net_unlock(&pci_cfg_lock);
+    return true;
+}
+
+bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax)
+{
+    if (port == NET_IO_COM1_DATA && !in && !(guest_lcr & UART_LCR_DLAB)) {
+        net_console_byte((uint8_t)*rax);
+        return false;                   /* the core still writes it to the UART */
+    }
+    if (port == NET_IO_COM1_LCR && !in) {
+        guest_lcr = (uint8_t)*rax;
+        return false;
+    }
+    if (!net.active)
+        return false;
+    if (port == PCI_CFG_ADDR_PORT && size == PCI_CFG_ADDR_SIZE) {
+        if (in)
+            *rax = (*rax & ~0xffffffffull) | guest_cf8;
+        else
+            __atomic_store_n(&guest_cf8, (uint32_t)*rax, __ATOMIC_RELAXED);
+        return true;
+    }
+    if (port >= PCI_CFG_DATA_PORT && port + size <= PCI_CFG_DATA_PORT + 4)
+        return pci_data(port, size, in, rax);
+    return false;
+}
+
+int net_hidden_mmio(uint64_t *base, uint64_t *size, int idx)
+{
+    if (!net.active)
+        return -1;
+    int k = 0;
+    for (int i = 0; i < net.nic.nbars; i++) {
+        if (net.nic.bars[i].io)
+            continue;                   /* I/O decoding is off; nothing to unmap */
+        if (k++ == idx) {
+            *base = net.nic.bars[i].base;
+            *size = net.nic.bars[i].size;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void net_set_ecam(uint64_t base, uint8_t bus_start, uint8_t bus_end)
+{
+    ecam_base = base;
+    ecam_bus_start = bus_start;
+    ecam_bus_end = bus_end;
+    ecam_known = true;
+}
+
+int net_hidden_ecam(uint64_t *page_gpa, int idx)
+{
+    const struct pci_addr a = net.nic.pci;
+    if (!net.active || !ecam_known || idx != 0 || a.bus < ecam_bus_start || a.bus > ecam_bus_end)
+        return -1;
+    /* PCI Express Base 3.0 section 7.2.2: 4 KiB per function */
+    *page_gpa = ecam_base + ((uint64_t)(a.bus - ecam_bus_start) << 20 | (uint64_t)a.dev << 15 |
+                             (uint64_t)a.fn << 12);
+    return 0;
+}

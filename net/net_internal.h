@@ -1,0 +1,44 @@
+/*
+ * net_internal.h - state shared by the hypervisor-side net/ files (net.c, net_hide.c,
+ * net_console.c, e1000_netif.c, lwip_port.c). Not for the core: it uses net.h.
+ *
+ * Locks, always taken in this order and never the other way round:
+ *   console.lock (net_console.c) -> net.lock (NIC + lwIP + transport) -> sc.lock (ring, inside
+ *   stream_core) ; pci_cfg_lock is a leaf.
+ * stream_send() takes no lock while it waits: it polls, and net_poll() uses a trylock.
+ */
+#ifndef HVT_NET_INTERNAL_H
+#define HVT_NET_INTERNAL_H
+#include "net.h"
+#include "e1000.h"
+#include "stream_core.h"
+#include "lwip/netif.h"
+#include "lwip/tcp.h"
+
+struct net_state {
+    bool     active;
+    struct net_config cfg;
+    struct e1000 nic;
+    struct netif netif;
+    struct stream_core sc;
+    net_spinlock lock;
+    struct tcp_pcb *pcb;
+    bool     connected;
+    uint64_t next_connect_tsc, backoff_ms;
+    uint64_t tsc_per_ms, start_tsc;
+    uint64_t polls;
+    /* counters for STATUS */
+    uint64_t backpressure_waits, dropped_msgs, dropped_bytes, reported_msgs, reported_bytes;
+    uint64_t console_bytes, protocol_errors;
+    net_ctl_handler ctl_fn;
+};
+extern struct net_state net;
+extern net_spinlock pci_cfg_lock;
+
+err_t e1000_netif_init(struct netif *netif);
+void  e1000_netif_input(void *ctx, const uint8_t *frame, size_t len);
+void  net_lwip_port_init(uint64_t tsc_per_ms, void *heap);
+void  net_console_poll(void);           /* flush console bytes buffered too long (no wait) */
+void  net_console_flush(void);          /* flush now, waiting if the ring is full */
+
+#endif
