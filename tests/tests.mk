@@ -7,6 +7,9 @@
 #                         through the loader's ACPI tables, clean power-off); checks that need
 #                         hvtrace are shown as FAIL, honestly
 #   make test-qemu-novtx  QEMU TCG (no VT-x): the loader says so and Linux reaches init untraced
+#   make test-guest-selftest  QEMU TCG, hypervisor = off, hvt_mode=selftest: the guest's memcheck
+#                         and memmap checks against a firmware Reserved range (they must pass
+#                         with an absent canary and memcheck must find a present one)
 #   make bench-boot       guest TSC at the start of init with and without the hypervisor, same
 #                         Bochs; last line ratio=<with/without> (goal <= 1.05)
 # Knobs: BOCHS_TEST_TIMEOUT (s), TEST_CPUS, TEST_CMDLINE, plus bochs-run.sh's BOCHS_* environment;
@@ -23,7 +26,7 @@ TEST_CPUS          ?= 2
 # Quiet console: serial printk costs ~0.7 ms per byte in Bochs (FACTS.md).
 TEST_CMDLINE       ?= console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$(TEST_CPUS)
 
-.PHONY: test-boot test-platform test-qemu-novtx bench-boot unit-test-platform test-guest-inputs
+.PHONY: test-boot test-platform test-qemu-novtx test-guest-selftest bench-boot unit-test-platform test-guest-inputs
 
 # ---- unit tests --------------------------------------------------------------------------
 $(TEST_BUILD)/unit/test_acpi_tables: tests/unit/test_acpi_tables.c boot/acpi_tables.c boot/acpi_tables.h
@@ -101,5 +104,12 @@ test-qemu-novtx:
 	$(call test_esp,esp-qemu,on,)
 	bash qemu-run.sh -t 300 $(TEST_BUILD)/esp-qemu.img $(TEST_BUILD)/run-qemu || true
 	bash tests/platform/check-boot.sh novtx $(TEST_BUILD)/run-qemu $(TEST_CPUS)
+
+test-guest-selftest:
+	$(TEST_EFI_BUILD)
+	$(MAKE) test-guest-inputs
+	$(call test_esp,esp-selftest,off,hvt_mode=selftest)
+	bash qemu-run.sh -t 300 $(TEST_BUILD)/esp-selftest.img $(TEST_BUILD)/run-selftest || true
+	bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-selftest $(TEST_CPUS)
 
 test: unit-test test-boot
