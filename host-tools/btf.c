@@ -154,10 +154,10 @@ static uint32_t resolve(const btf_info *b, uint32_t id)
     return id < b->ntypes ? id : 0;
 }
 
-uint64_t btf_type_size(const btf_info *b, uint32_t id)
+static uint64_t type_size(const btf_info *b, uint32_t id, int depth)
 {
     id = resolve(b, id);
-    if (!id) return 0;
+    if (!id || depth > BTF_MAX_DEPTH) return 0; /* malformed BTF can chain arrays in a cycle */
     switch (t_kind(b, id)) {
     case K_INT: case K_STRUCT: case K_UNION: case K_ENUM: case K_ENUM64: case K_FLOAT: case K_DATASEC:
         return t_sztype(b, id);
@@ -166,11 +166,13 @@ uint64_t btf_type_size(const btf_info *b, uint32_t id)
         const uint8_t *a = t_extra(b, id);
         uint32_t elem = util_le32(a);
         if (elem >= b->ntypes || elem == id) return 0;
-        return btf_type_size(b, elem) * util_le32(a + 8);
+        return type_size(b, elem, depth + 1) * util_le32(a + 8);
     }
     default: return 0;
     }
 }
+
+uint64_t btf_type_size(const btf_info *b, uint32_t id) { return type_size(b, id, 0); }
 
 uint32_t btf_find_struct(const btf_info *b, const char *name)
 {

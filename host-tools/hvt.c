@@ -262,7 +262,7 @@ static int cmd_bench(int argc, char **argv)
     view_bench_result res;
     int rc = view_bench(a.trace, have ? &ki.syms : NULL, slide, BENCH_CS_LIMIT, &res);
     if (rc == 0) {
-        double rps = res.seconds > 0 ? (double)res.insns / res.seconds : 0;
+        double rps = res.seconds > 0 ? (double)res.records / res.seconds : 0;
         double cps = res.cs_seconds > 0 ? (double)res.cs_insns / res.cs_seconds : 0;
         printf("bench: %llu records (%llu instructions) decoded+symbolized+nested in %.3f s; capstone alone: %llu "
                "instructions in %.3f s (%llu undecodable)\n",

@@ -22,9 +22,10 @@ enum {
     BOOT_SECTOR = 512,
     BOOT_DEFAULT_SETUP_SECTS = 4, /* setup_sects == 0 means 4 */
     BOOT_MIN_VERSION = 0x0208,    /* first protocol with payload_offset */
-    MAX_VMLINUX = 1u << 30,       /* refuse to inflate beyond 1 GiB */
     ELF_NOTE_ALIGN = 4,
 };
+
+size_t kimg_max_vmlinux = 1u << 30; /* refuse to inflate beyond 1 GiB */
 
 static int parse_elf(kimg *k)
 {
@@ -139,7 +140,7 @@ int kimg_load_mem(kimg *k, const char *name, util_buf file)
     k->payload_offset = poff;
     k->compression = dcmp_format(d + poff, plen);
     size_t expect = util_le32(d + poff + plen - 4);
-    if (dcmp_payload(name, poff, d + poff, plen, expect, MAX_VMLINUX, &k->elf) != 0) return -1;
+    if (dcmp_payload(name, poff, d + poff, plen, expect, kimg_max_vmlinux, &k->elf) != 0) return -1;
     return parse_elf(k);
 }
 

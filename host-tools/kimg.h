@@ -26,6 +26,8 @@ typedef struct {
     size_t build_id_len;
 } kimg;
 
+/* Largest decompressed kernel accepted (bytes); the fuzzer lowers it. */
+extern size_t kimg_max_vmlinux;
 int kimg_load(kimg *k, const char *path);
 /* Same, from bytes already in memory (used by the fuzzers); takes ownership of `file`. */
 int kimg_load_mem(kimg *k, const char *name, util_buf file);

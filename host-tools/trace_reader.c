@@ -12,7 +12,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-enum { TR_MAX_CPUS = 65536, TR_INDEX_MAX = 256u << 20 };
+enum { TR_INDEX_MAX = 256u << 20 };
 
 typedef struct {
     uint64_t regs[HVT_NREGS];
@@ -43,7 +43,8 @@ struct tr_reader {
     int fresh; /* state was reset: compare every register against the carry */
     uint64_t pred_rip[HVT_PRED_SLOTS];
     uint32_t pred_id[HVT_PRED_SLOTS];
-    tr_carry **carry;
+    tr_carry **carry; /* per CPU, grown on demand to ncarry entries */
+    size_t ncarry;
     ZSTD_DCtx *zd;
 };
 
@@ -214,8 +215,7 @@ tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
     r->data = data;
     r->len = len;
     r->zd = ZSTD_createDCtx();
-    r->carry = calloc(TR_MAX_CPUS, sizeof *r->carry);
-    if (!r->zd || !r->carry) goto fail;
+    if (!r->zd) goto fail;
     if (len < sizeof r->hdr) {
         util_err(name, len, "file too short for a trace header (%zu bytes)", len);
         goto fail;
@@ -235,7 +235,8 @@ tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
         r->nchunks = 0;
         if (scan_chunks(r) != 0) {
             r->damaged = 1;
-            fprintf(stderr, "hvt: %s: no index; reading the %zu whole chunks before the damage\n", name, r->nchunks);
+            if (!util_err_quiet)
+                fprintf(stderr, "hvt: %s: no index; reading the %zu whole chunks before the damage\n", name, r->nchunks);
         }
     }
     if (load_code(r) != 0) goto fail;
@@ -278,8 +279,7 @@ void tr_close(tr_reader *r)
 {
     if (!r) return;
     if (r->mapped && r->len) munmap((void *)r->data, r->len);
-    if (r->carry)
-        for (size_t i = 0; i < TR_MAX_CPUS; i++) free(r->carry[i]);
+    for (size_t i = 0; i < r->ncarry; i++) free(r->carry[i]);
     free(r->carry);
     free(r->chunks);
     free(r->code_off);
@@ -317,7 +317,7 @@ int tr_seek_chunk(tr_reader *r, size_t i)
     if (i > r->nchunks) return -1;
     r->next_chunk = i;
     r->raw_len = r->raw_pos = 0;
-    for (size_t c = 0; c < TR_MAX_CPUS; c++)
+    for (size_t c = 0; c < r->ncarry; c++)
         if (r->carry[c]) r->carry[c]->seen = 0;
     return 0;
 }
@@ -348,6 +348,14 @@ static int open_next_chunk(tr_reader *r)
         r->cpu = h.cpu;
         r->tsc = h.first_tsc;
         reset_state(r);
+        if (h.cpu >= r->ncarry) {
+            size_t n = (size_t)h.cpu + 1;
+            tr_carry **c = realloc(r->carry, n * sizeof *c);
+            if (!c) return -1;
+            memset(c + r->ncarry, 0, (n - r->ncarry) * sizeof *c);
+            r->carry = c;
+            r->ncarry = n;
+        }
         if (!r->carry[h.cpu] && !(r->carry[h.cpu] = calloc(1, sizeof(tr_carry)))) return -1;
         if (r->raw_len) return 1;
     }

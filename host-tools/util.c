@@ -10,8 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+int util_err_quiet;
+
 void util_err(const char *file, uint64_t offset, const char *fmt, ...)
 {
+    if (util_err_quiet) return;
     va_list ap;
     fprintf(stderr, "hvt: %s: offset 0x%llx: ", file, (unsigned long long)offset);
     va_start(ap, fmt);

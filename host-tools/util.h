@@ -12,6 +12,8 @@ typedef struct {
     size_t len;
 } util_buf;
 
+/* Set to silence util_err (the fuzzers do: they feed millions of bad inputs). */
+extern int util_err_quiet;
 /* Report an error about `file` at byte `offset` (printf-style message) on stderr. */
 void util_err(const char *file, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
