@@ -145,7 +145,7 @@ static int apply(struct net_config *cfg, const char *k, size_t kl, const char *v
         else if (vl == 4 && !memcmp(v, "drop", 4)) cfg->overflow_drop = true;
         else return fail(err, errlen, "block or drop", k, kl);
     } else if (key_is(k, kl, "ring_kb")) {
-        uint32_t kb;
+        uint32_t kb = 0;
         if (parse_dec(v, vl, NET_MAX_RING_KB, &kb) != vl || kb < 64)
             return fail(err, errlen, "64..262144", k, kl);
         uint32_t p2 = 64;

@@ -316,13 +316,16 @@ int main(int argc, char **argv)
             }
         }
         /* produce under an optional rate limit; a full ring stops us (backpressure) */
-        for (int i = 0; i < 256; i++) {
+        bool more = true;
+        for (int i = 0; i < 65536; i++) {
             if (rate_kbps && produced_bytes * 1000000ull / 1024 >
                              rate_kbps * ((t_now - start) / 1000ull))
                 break;
             uint64_t before = sc.head;
-            if (!produce_one(&sc, &p, buf))
+            if (!produce_one(&sc, &p, buf)) {
+                more = false;
                 break;
+            }
             produced_bytes += sc.head - before;
         }
         if (g_fd >= 0)
@@ -330,7 +333,8 @@ int main(int argc, char **argv)
         struct pollfd pf = { .fd = g_fd, .events = POLLIN };
         if (g_fd >= 0 && sc.state == STREAM_UP && sc.send < sc.head)
             pf.events |= POLLOUT;
-        if (g_fd >= 0 && poll(&pf, 1, 2) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
+        /* don't sleep while there is more to produce and room for it */
+        if (g_fd >= 0 && poll(&pf, 1, more ? 0 : 2) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t r = recv(g_fd, rbuf, sizeof rbuf, MSG_DONTWAIT);
             if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
                 g_broken = true;
