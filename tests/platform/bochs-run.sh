@@ -78,7 +78,7 @@ cp --sparse=always "$IMG" "$RUN/disk.img"
 NIC_CFG=""; PCI_SLOTS=""
 if [ "$NIC" = slirp ]; then
   # restricted = 0: the guest may reach the host's loopback through 10.0.2.2 (FACTS.md).
-  printf 'restricted = 0\n' > "$RUN/slirp.conf"
+  printf '# slirp config\nrestricted = 0\n' > "$RUN/slirp.conf"   # first line mandatory (eth_slirp.cc)
   PCI_SLOTS=", slot1=e1000"
   NIC_CFG="e1000: enabled=1, mac=52:54:00:12:34:56, ethmod=slirp, script=$RUN/slirp.conf"
 fi
