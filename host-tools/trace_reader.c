@@ -197,8 +197,10 @@ static int load_code(tr_reader *r)
             util_err(r->name, off, "code chunk has %zu trailing bytes", h.raw_size - p);
             goto bad;
         }
-        memcpy(r->code_pool + r->code_pool_len, buf, h.raw_size);
-        r->code_pool_len += h.raw_size;
+        if (h.raw_size) { /* an empty CODE chunk is legal; memcpy to a NULL pool is not */
+            memcpy(r->code_pool + r->code_pool_len, buf, h.raw_size);
+            r->code_pool_len += h.raw_size;
+        }
     }
     free(buf);
     return 0;

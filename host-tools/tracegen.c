@@ -14,6 +14,7 @@ enum {
     GEN_MAX_STACK = 64,        /* frames incl. jumps */
     GEN_WALK_BUDGET = 4000,    /* instructions per walk */
     GEN_LOOP_LIMIT = 3,        /* backward branch taken at most this often per walk */
+    GEN_SPIN_LIMIT = 16,       /* unconditional backward jump: a spin loop after this many */
     GEN_VISIT_BITS = 12,
     GEN_CACHE_BITS = 18,
     GEN_MAX_ENTRIES = 64,
@@ -28,7 +29,10 @@ enum {
     GEN_PF_VECTOR = 14,
     GEN_PF_ERRCODE = 0x6,
     GEN_PROCS = 3,
+    GEN_POINTERS = 16,
+    GEN_POINTER_STRIDE = 0x1c0,
 };
+#define GEN_POINTER_BASE 0xffff888003a4c000ull
 
 typedef struct {
     uint64_t rip;     /* link address, 0 = empty */
@@ -176,8 +180,18 @@ static int emit(gen *g, unsigned cpu, uint64_t runtime_rip, const uint8_t *code,
 {
     uint64_t *r = g->regs[cpu];
     r[HVT_REG_RSP] += (uint64_t)(int64_t)rsp_delta;
-    for (int i = 0; i < HVT_NREGS; i++)
-        if (writes & (1u << i)) r[i] = i == HVT_REG_RFLAGS ? (GEN_RFLAGS_INIT ^ (rnd(g) & 0x8d5)) : (rnd(g) & 0xffffffffull);
+    /* A register model, not real values: the walker does not execute. Written registers mostly
+     * move a little (counters, offsets), sometimes load one of a few kernel pointers or a
+     * small integer; RFLAGS takes the values arithmetic usually leaves. */
+    static const uint64_t flags[] = {0x246, 0x202, 0x286, 0x297, 0x213, 0x206, 0x282, 0x293};
+    for (int i = 0; i < HVT_NREGS; i++) {
+        if (!(writes & (1u << i))) continue;
+        uint64_t x = rnd(g);
+        if (i == HVT_REG_RFLAGS) r[i] = flags[x % (sizeof flags / sizeof *flags)];
+        else if (x % 8 < 5) r[i] += (x >> 8) % 64 - 16;
+        else if (x % 8 < 7) r[i] = GEN_POINTER_BASE + ((x >> 8) % GEN_POINTERS) * GEN_POINTER_STRIDE;
+        else r[i] = (x >> 8) % 4096;
+    }
     tw_insn in = {runtime_rip, ++g->tsc[cpu], cr3, {0}, code, len};
     memcpy(in.regs, r, sizeof in.regs);
     g->insns++;
@@ -228,7 +242,13 @@ static int walk(gen *g, unsigned cpu, uint64_t entry)
             event = 2;
             break;
         }
-        case GK_JMP: next = c->target; break;
+        case GK_JMP: {
+            /* an endless loop (panic's cpu_relax(), a WARN's spin) ends the walk */
+            uint16_t *v = &g->visits[(rip ^ rip >> GEN_VISIT_BITS) & ((1u << GEN_VISIT_BITS) - 1)];
+            if (c->target <= rip && ++*v > GEN_SPIN_LIMIT) return 0;
+            next = c->target;
+            break;
+        }
         case GK_JCC: {
             int backward = c->target <= rip;
             uint16_t *v = &g->visits[(rip ^ rip >> GEN_VISIT_BITS) & ((1u << GEN_VISIT_BITS) - 1)];

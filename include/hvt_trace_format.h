@@ -57,6 +57,8 @@
 #define HVT_CHUNK_RAW_MAX      (4u << 20)  /* writers keep raw payloads at most this big */
 
 enum hvt_chunk_kind { HVT_CHUNK_CODE = 1, HVT_CHUNK_RECORDS = 2, HVT_CHUNK_INDEX = 3 };
+/* hvt_stream.h's hvt_trace_batch.format for batches carrying a chunk's raw payload. */
+enum hvt_batch_format { HVT_BATCH_RECORDS = 1, HVT_BATCH_CODE = 2 };
 enum hvt_compression { HVT_COMP_NONE = 0, HVT_COMP_ZSTD = 1 };
 
 enum hvt_insn_flag {
