@@ -115,10 +115,21 @@ static void push(nest_cpu *c, const nest_sink *s, int32_t fid, int by_call, int 
         c->overflow++;
         return;
     }
-    uint32_t parent = c->depth ? c->frames[c->depth - 1].node : 0;
-    uint32_t node = s->trie ? trie_child(s->trie, parent, fid) : 0;
+    uint32_t node = 0;
+    if (s->trie) {
+        if (c->depth) {
+            nest_frame *p = &c->frames[c->depth - 1];
+            if (p->child_fid != fid || !p->child_node) {
+                p->child_fid = fid;
+                p->child_node = trie_child(s->trie, p->node, fid);
+            }
+            node = p->child_node;
+        } else {
+            node = trie_child(s->trie, 0, fid);
+        }
+    }
     if (!quiet && s->on_flow) s->on_flow(s->ctx, c, 1, c->depth, fid);
-    c->frames[c->depth++] = (nest_frame){fid, (uint8_t)by_call, node};
+    c->frames[c->depth++] = (nest_frame){fid, (uint8_t)by_call, node, 0, 0};
 }
 
 static void pop(nest_cpu *c, const nest_sink *s)

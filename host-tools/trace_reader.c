@@ -404,15 +404,15 @@ int tr_next(tr_reader *r, tr_rec *o)
             uint64_t mask;
             GETV(mask);
             if (mask >> HVT_NREGS) return corrupt(r, "register mask has unknown bits");
-            for (int i = 0; i < HVT_NREGS; i++)
-                if (mask & (1u << i)) {
-                    GETV(v);
-                    r->regs[i] += (uint64_t)tv_unzig(v);
-                    if (r->regs[i] != c->regs[i]) {
-                        changed |= 1u << i;
-                        c->regs[i] = r->regs[i];
-                    }
+            for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                GETV(v);
+                r->regs[i] += (uint64_t)tv_unzig(v);
+                if (r->regs[i] != c->regs[i]) {
+                    changed |= 1u << i;
+                    c->regs[i] = r->regs[i];
                 }
+            }
         }
         if (r->fresh) { /* registers not sent after a reset are 0 */
             for (int i = 0; i < HVT_NREGS; i++)

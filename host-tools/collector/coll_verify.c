@@ -8,11 +8,30 @@
 struct vctx {
     FILE *console;
     uint64_t console_bytes, console_mismatch;
+    uint64_t filler_next, filler_bad;   /* HVT_TRACE_FORMAT_FILLER: counters 0, 1, 2 ... */
 };
 
 static void v_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, const uint8_t *raw)
 {
     struct vctx *v = ctx;
+    if (h->type == HVT_MSG_TRACE) {
+        struct hvt_trace_batch tb;
+        memcpy(&tb, pl, sizeof tb);
+        if (tb.format != HVT_TRACE_FORMAT_FILLER)
+            return;
+        if ((uint64_t)tb.nrecords * 8 != h->len - sizeof tb) {
+            v->filler_bad++;
+            return;
+        }
+        for (uint32_t i = 0; i < tb.nrecords; i++) {
+            uint64_t x;
+            memcpy(&x, pl + sizeof tb + 8 * i, 8);
+            if (x != v->filler_next)
+                v->filler_bad++;
+            v->filler_next = x + 1;
+        }
+        return;
+    }
     if (h->type != HVT_MSG_CONSOLE)
         return;
     for (uint32_t i = 0; i < h->len; i++) {
@@ -89,6 +108,10 @@ int coll_verify_dir(const char *dir)
                (unsigned long long)k->gap_events, (unsigned long long)s->gap_events);
         rc = 1;
     }
+    if (rc == 0 && v.filler_bad) {
+        printf("verify: FAIL %llu filler records out of sequence\n", (unsigned long long)v.filler_bad);
+        rc = 1;
+    }
     if (rc == 0 && (v.console_mismatch || extra)) {
         printf("verify: FAIL console.log differs from the CONSOLE messages (%llu bytes differ, "
                "%ld extra)\n", (unsigned long long)v.console_mismatch, extra);
@@ -98,10 +121,10 @@ int coll_verify_dir(const char *dir)
      * than 0 (a collector that joined a boot late): that is a gap the live collector counted */
     if (rc == 0)
         printf("verify: ok messages=%llu bytes=%llu chunks=%u console_bytes=%llu gap_events=%llu "
-               "gap_msgs=%llu lost_msgs=%llu\n", (unsigned long long)k->msgs,
+               "gap_msgs=%llu lost_msgs=%llu filler_records=%llu\n", (unsigned long long)k->msgs,
                (unsigned long long)k->bytes, st->chunk_no + 1, (unsigned long long)v.console_bytes,
                (unsigned long long)s->gap_events, (unsigned long long)s->gap_msgs,
-               (unsigned long long)k->lost_msgs);
+               (unsigned long long)k->lost_msgs, (unsigned long long)v.filler_next);
     free(st);
     return rc;
 }
