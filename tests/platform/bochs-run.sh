@@ -39,6 +39,10 @@
 # soft lockup, hung tasks) fires after 5x fewer instructions - exactly what a hypervisor that
 # adds work per guest instruction must not provoke. 50 M is also what FACTS.md measured with.
 #
+# Stopping: SIGINT, not SIGTERM (timeout -s INT, and the crash watcher): Bochs turns SIGINT
+# into a panic that exits through its normal path, so its buffered log and stdout are flushed
+# (a SIGTERM loses the last few KB of the log: exactly the part that shows a hang).
+#
 # Each run boots a private copy of the image (Bochs leaves IMAGE.lock behind when killed by
 # timeout; a copy per run makes stale locks harmless) and removes it afterwards.
 set -euo pipefail
@@ -114,7 +118,7 @@ logger_pid=$!
 
 start=$(date +%s.%N)
 set +e
-timeout --kill-after=5 "$TIMEOUT" "$BOCHS" -q -f "$RUN/bochsrc" < /dev/null > "$RUN/e9.log" 2> "$RUN/bochs.stderr" &
+timeout -s INT --kill-after=10 "$TIMEOUT" "$BOCHS" -q -f "$RUN/bochsrc" < /dev/null > "$RUN/e9.log" 2> "$RUN/bochs.stderr" &
 bochs_pid=$!
 # A crash that leaves the machine spinning (a firmware exception dump, a kernel panic, the
 # hypervisor's "hvtrace: PANIC" on port 0xE9) would
@@ -126,7 +130,7 @@ while kill -0 "$bochs_pid" 2>/dev/null; do
      grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; then
     sleep 2   # let the rest of the dump reach the log
     crashed=yes
-    kill "$bochs_pid" 2>/dev/null
+    kill -INT "$bochs_pid" 2>/dev/null
     break
   fi
 done
