@@ -2,7 +2,7 @@
 # Capture the ground truth for `make test-analyze` from a real boot of each pinned kernel
 # (tests/analyze/kernels.txt) under QEMU TCG (no KVM here; Bochs is reserved for the hypervisor).
 # KASLR stays on. The guest runs guest_probe (static) from a busybox initramfs, which sends
-# /proc/kallsyms, /sys/kernel/btf/vmlinux and raw task_struct memory out of the second serial
+# /proc/kallsyms, /sys/kernel/btf/vmlinux and raw task_struct/init_mm memory out of the second serial
 # port; this script unpacks that into tests/analyze/fixtures/<release>/ (xz-compressed).
 # Usage: capture-fixtures.sh [PACKAGE VERSION]   (default: every kernel in kernels.txt)
 set -euo pipefail
@@ -51,7 +51,7 @@ while True:
     assert len(body) == size, name
     open(os.path.join(out, name), 'wb').write(body); pos = nl + 1 + size
 PY
-  for f in kallsyms btf task_self.bin init_task.bin; do xz -9e -f "$out/$f"; done
+  for f in kallsyms btf task_self.bin init_task.bin init_mm.bin; do xz -9e -f "$out/$f"; done
   printf '%s %s\n' "$pkg" "$ver" > "$out/kernel.txt"
   ls -la "$out" >&2
 }

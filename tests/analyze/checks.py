@@ -40,6 +40,13 @@ def cmd_layout(fixture, layout_txt, init_task_runtime):
     out(init_comm == b"swapper/0", "init_task.comm is swapper/0", repr(init_comm))
     out(struct.unpack_from("<Q", init, mm_off)[0] == 0, "init_task.mm is NULL (kernel thread)")
     out(struct.unpack_from("<i", init, pid_off)[0] == 0, "init_task.pid is 0")
+    # mm_struct.pgd: init_mm.pgd is swapper_pg_dir, i.e. init_top_pgt (arch/x86)
+    pgd_off = int(lay["mm_struct.pgd"][0])
+    init_mm = lzma.open(fixture + "/init_mm.bin.xz").read()
+    top = [a for a, t, n in load_kallsyms(fixture + "/kallsyms.xz") if n == "init_top_pgt"]
+    got = struct.unpack_from("<Q", init_mm, pgd_off)[0]
+    out(top and got == top[0], "mm_struct.pgd: init_mm.pgd in guest memory is init_top_pgt",
+        f"{got:#x} != {top[0] if top else None}")
     pc = int(lay["percpu_current"][0], 16)
     out(pc == int(probe["current_task"], 16), "per-CPU current task offset matches the guest's",
         f"{pc:#x} != {probe['current_task']}")

@@ -1,6 +1,6 @@
 /* guest_probe: runs as /init's helper inside a QEMU guest to capture fixtures for
  * `make test-analyze`. It copies /proc/kallsyms and /sys/kernel/btf/vmlinux and dumps
- * raw kernel memory (through /proc/kcore) of its own task_struct and of init_task, so the
+ * raw kernel memory (through /proc/kcore) of its own task_struct, of init_task and of init_mm, so the
  * host test can check BTF-derived offsets against the running guest's memory.
  * Output goes to a serial port in raw mode as a tiny container:
  *   "HVTF <name> <size>\n" <size bytes> ... "HVTEND\n"
@@ -15,7 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-enum { TASK_DUMP_BYTES = 16384, MAX_PHDRS = 256 };
+enum { TASK_DUMP_BYTES = 16384, MM_DUMP_BYTES = 4096, MAX_PHDRS = 256 };
 
 static Elf64_Phdr kcore_phdrs[MAX_PHDRS];
 static int kcore_nphdrs;
@@ -116,6 +116,9 @@ int main(int argc, char **argv)
     uint64_t init_task = kallsyms_lookup(ks, ks_len, "init_task");
     uint64_t pcpu_off_tab = kallsyms_lookup(ks, ks_len, "__per_cpu_offset");
     uint64_t current_task = kallsyms_lookup(ks, ks_len, "current_task");
+    uint64_t init_mm = kallsyms_lookup(ks, ks_len, "init_mm");
+    static unsigned char mm_dump[MM_DUMP_BYTES];
+    kread(init_mm, mm_dump, sizeof mm_dump);
     uint64_t cpu0_base, self_task;
     kread(pcpu_off_tab, &cpu0_base, sizeof cpu0_base);
     /* -smp 1: we are running on CPU 0, so CPU 0's current_task is this very process. */
@@ -127,11 +130,12 @@ int main(int argc, char **argv)
     char info[512];
     int info_len = snprintf(info, sizeof info,
         "pid=%d\ncomm=%.*s\nself_task=0x%016" PRIx64 "\ninit_task=0x%016" PRIx64
-        "\ncpu0_percpu_base=0x%016" PRIx64 "\ncurrent_task=0x%016" PRIx64 "\n",
-        (int)getpid(), (int)comm_len, comm, self_task, init_task, cpu0_base, current_task);
+        "\ncpu0_percpu_base=0x%016" PRIx64 "\ncurrent_task=0x%016" PRIx64 "\ninit_mm=0x%016" PRIx64 "\n",
+        (int)getpid(), (int)comm_len, comm, self_task, init_task, cpu0_base, current_task, init_mm);
     emit(out, "probe.txt", info, (size_t)info_len);
     emit(out, "task_self.bin", self_dump, sizeof self_dump);
     emit(out, "init_task.bin", init_dump, sizeof init_dump);
+    emit(out, "init_mm.bin", mm_dump, sizeof mm_dump);
     emit(out, "kallsyms", ks, ks_len);
     emit(out, "btf", btf, btf_len);
     if (write(out, "HVTEND\n", 7) != 7) die("write end");
