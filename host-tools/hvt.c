@@ -217,8 +217,18 @@ static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slid
     if (a->slide_s || a->lstar_s) return get_slide(ki, a->slide_s, a->lstar_s, slide);
     tr_reader *r = tr_open(a->trace);
     if (!r) return -1;
-    uint64_t lstar = tr_header(r)->lstar;
+    const hvt_trace_file_hdr *h = tr_header(r);
+    uint64_t lstar = h->lstar;
+    char want[2 * HVT_BUILD_ID_MAX + 1];
+    for (int i = 0; i < h->build_id_len; i++) snprintf(want + 2 * i, 3, "%02x", h->build_id[i]);
+    want[2 * h->build_id_len] = 0;
+    int mismatch = h->build_id_len && strcmp(want, ki->build_id) != 0;
     tr_close(r);
+    if (mismatch) { /* symbols of another build would be silently wrong */
+        fprintf(stderr, "hvt: %s was traced on kernel build %s, but %s is build %s\n", a->trace, want, a->vmlinuz,
+                ki->build_id);
+        return -1;
+    }
     return lstar ? kinfo_slide_from_lstar(ki, lstar, slide) : 0;
 }
 

@@ -307,7 +307,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
         c->parser.c = c->store.st.c;
         c->ctl_seq = 0;
     }
-    c->store.connections++;
+    c->store.connections = h->connection + 1;   /* the hypervisor's count survives our restarts */
     c->store.hello = *h;
     if (c->ctl_seq < h->ctl_next_seq)
         c->ctl_seq = h->ctl_next_seq;

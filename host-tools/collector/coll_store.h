@@ -43,7 +43,7 @@ struct coll_store {
     struct coll_state st;
     struct hvt_hello hello;
     char     hello_text[1024];
-    char     guest_kernel[256];
+    char     guest_kernel[320];
     char     meta[4096];               /* accumulated META text */
     size_t   meta_len;
     int      chunk_fd, console_fd, control_fd;

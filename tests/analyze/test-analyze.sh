@@ -126,6 +126,12 @@ for where in 130 $((size / 3)) $((size / 2)); do
   check "trace corrupted at $where: exit 1 and an error naming file and offset" \
     bash -c "[ $rc = 1 ] && grep -q 'bad.hvt: offset 0x' \"$T/err\""
 done
+# a trace from one kernel build analyzed with another build's vmlinuz: refused, not mis-symbolized
+OTHER="$(grep -v '^#' "$HERE/kernels.txt" | sed -n 2p)"
+V2="$(bash "$ROOT/tests/platform/fetch-kernel.sh" $OTHER)"
+"$HVT" analyze --vmlinuz "$V2" --view funcs "$T/t.hvt" > /dev/null 2> "$T/err"; rc=$?
+check "trace analyzed with another kernel build's vmlinuz: exit 1, both build ids named" \
+  bash -c "[ $rc = 1 ] && grep -q 'traced on kernel build' \"$T/err\""
 echo "test-analyze: $(( $(date +%s) - START )) s"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
