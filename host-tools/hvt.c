@@ -163,9 +163,11 @@ static int cmd_syms(int argc, char **argv)
 static int usage_analyze(void)
 {
     fprintf(stderr,
-            "usage: hvt analyze [--vmlinuz VMLINUZ] [--slide N | --lstar ADDR] [--view V[,V...]] [-o FILE] TRACE\n"
+            "usage: hvt analyze [--vmlinuz VMLINUZ] [--slide N | --lstar ADDR] [--view V[,V...]] [--file-order]\n"
+            "                   [-o FILE] TRACE\n"
             "views: list nest summary funcs folded all (default: list). The slide defaults to the\n"
-            "trace header's LSTAR; symbols need --vmlinuz.\n");
+            "trace header's LSTAR; symbols need --vmlinuz. Records of all CPUs are merged by time\n"
+            "unless --file-order.\n");
     return EXIT_USAGE;
 }
 
@@ -188,6 +190,7 @@ static int parse_views(const char *s)
 
 typedef struct {
     const char *vmlinuz, *slide_s, *lstar_s, *views_s, *out_s, *trace;
+    int file_order;
 } analyze_args;
 
 static int parse_analyze(int argc, char **argv, analyze_args *a)
@@ -200,6 +203,7 @@ static int parse_analyze(int argc, char **argv, analyze_args *a)
         else if (next && !strcmp(s, "--lstar")) { a->lstar_s = next; i++; }
         else if (next && !strcmp(s, "--view")) { a->views_s = next; i++; }
         else if (next && !strcmp(s, "-o")) { a->out_s = next; i++; }
+        else if (!strcmp(s, "--file-order")) a->file_order = 1;
         else if (s[0] == '-' || a->trace) return -1;
         else a->trace = s;
     }
@@ -251,7 +255,7 @@ static int cmd_analyze(int argc, char **argv)
         if (have) kinfo_close(&ki);
         return EXIT_BAD;
     }
-    view_opts o = {have ? &ki.syms : NULL, slide, views, out};
+    view_opts o = {have ? &ki.syms : NULL, slide, views, a.file_order, out};
     int rc = view_run(a.trace, &o);
     if (a.out_s && fclose(out) != 0) rc = EXIT_BAD;
     if (have) kinfo_close(&ki);

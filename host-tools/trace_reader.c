@@ -19,6 +19,21 @@ typedef struct {
     int seen;
 } tr_carry;
 
+/* Decoding state of one stream of RECORDS chunks (state resets at each chunk start). */
+typedef struct {
+    int cpu_filter; /* -1: every RECORDS chunk in file order; else only this CPU's */
+    size_t next_chunk;
+    uint8_t *raw;
+    size_t raw_cap, raw_len, raw_pos;
+    uint64_t chunk_off;
+    uint16_t cpu;
+    uint64_t tsc, tick, expected_rip, cr3;
+    uint64_t regs[HVT_NREGS];
+    int fresh; /* state was reset: compare every register against the carry */
+    uint64_t pred_rip[HVT_PRED_SLOTS];
+    uint32_t pred_id[HVT_PRED_SLOTS];
+} tr_cursor;
+
 struct tr_reader {
     const char *name;
     const uint8_t *data;
@@ -32,17 +47,13 @@ struct tr_reader {
     uint32_t ncode;
     uint8_t *code_pool;
     size_t code_pool_len;
-    /* iteration */
-    size_t next_chunk;
-    uint8_t *raw;
-    size_t raw_cap, raw_len, raw_pos;
-    uint64_t chunk_off;
-    uint16_t cpu;
-    uint64_t tsc, tick, expected_rip, cr3;
-    uint64_t regs[HVT_NREGS];
-    int fresh; /* state was reset: compare every register against the carry */
-    uint64_t pred_rip[HVT_PRED_SLOTS];
-    uint32_t pred_id[HVT_PRED_SLOTS];
+    /* iteration: one cursor over all chunks (file order), or one per CPU merged by time */
+    tr_cursor file_cur;
+    int merge;
+    tr_cursor *mcur; /* merge: per CPU with RECORDS chunks */
+    tr_rec *mpeek;
+    int *mhave;
+    size_t nmcur;
     tr_carry **carry; /* per CPU, grown on demand to ncarry entries */
     size_t ncarry;
     ZSTD_DCtx *zd;
@@ -218,6 +229,7 @@ tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
     r->len = len;
     r->zd = ZSTD_createDCtx();
     if (!r->zd) goto fail;
+    r->file_cur.cpu_filter = -1;
     if (len < sizeof r->hdr) {
         util_err(name, len, "file too short for a trace header (%zu bytes)", len);
         goto fail;
@@ -286,7 +298,11 @@ void tr_close(tr_reader *r)
     free(r->chunks);
     free(r->code_off);
     free(r->code_pool);
-    free(r->raw);
+    free(r->file_cur.raw);
+    for (size_t i = 0; i < r->nmcur; i++) free(r->mcur[i].raw);
+    free(r->mcur);
+    free(r->mpeek);
+    free(r->mhave);
     ZSTD_freeDCtx(r->zd);
     free(r);
 }
@@ -314,42 +330,48 @@ uint64_t tr_total_insns(const tr_reader *r)
     return n;
 }
 
+static void forget_carry(tr_reader *r)
+{
+    for (size_t c = 0; c < r->ncarry; c++)
+        if (r->carry[c]) r->carry[c]->seen = 0;
+}
+
 int tr_seek_chunk(tr_reader *r, size_t i)
 {
     if (i > r->nchunks) return -1;
-    r->next_chunk = i;
-    r->raw_len = r->raw_pos = 0;
-    for (size_t c = 0; c < r->ncarry; c++)
-        if (r->carry[c]) r->carry[c]->seen = 0;
+    r->merge = 0;
+    r->file_cur.next_chunk = i;
+    r->file_cur.raw_len = r->file_cur.raw_pos = 0;
+    forget_carry(r);
     return 0;
 }
 
-static void reset_state(tr_reader *r)
+static void reset_state(tr_cursor *k)
 {
-    r->expected_rip = 0;
-    r->cr3 = 0;
-    r->tick = 1;
-    memset(r->regs, 0, sizeof r->regs);
-    memset(r->pred_id, 0, sizeof r->pred_id);
-    r->fresh = 1;
+    k->expected_rip = 0;
+    k->cr3 = 0;
+    k->tick = 1;
+    memset(k->regs, 0, sizeof k->regs);
+    memset(k->pred_id, 0, sizeof k->pred_id);
+    k->fresh = 1;
 }
 
-static int open_next_chunk(tr_reader *r)
+static int open_next_chunk(tr_reader *r, tr_cursor *k)
 {
-    while (r->next_chunk < r->nchunks) {
-        const hvt_trace_index_entry *e = &r->chunks[r->next_chunk++];
-        if (e->kind != HVT_CHUNK_RECORDS) continue;
+    while (k->next_chunk < r->nchunks) {
+        const hvt_trace_index_entry *e = &r->chunks[k->next_chunk++];
+        if (e->kind != HVT_CHUNK_RECORDS || (k->cpu_filter >= 0 && e->cpu != k->cpu_filter)) continue;
         hvt_trace_chunk_hdr h;
-        if (chunk_hdr_at(r, e->offset, &h, 0) != 0 || payload(r, e->offset, &h, &r->raw, &r->raw_cap) != 0) {
+        if (chunk_hdr_at(r, e->offset, &h, 0) != 0 || payload(r, e->offset, &h, &k->raw, &k->raw_cap) != 0) {
             r->damaged = 1;
             return -1;
         }
-        r->chunk_off = e->offset;
-        r->raw_len = h.raw_size;
-        r->raw_pos = 0;
-        r->cpu = h.cpu;
-        r->tsc = h.first_tsc;
-        reset_state(r);
+        k->chunk_off = e->offset;
+        k->raw_len = h.raw_size;
+        k->raw_pos = 0;
+        k->cpu = h.cpu;
+        k->tsc = h.first_tsc;
+        reset_state(k);
         if (h.cpu >= r->ncarry) {
             size_t n = (size_t)h.cpu + 1;
             tr_carry **c = realloc(r->carry, n * sizeof *c);
@@ -359,68 +381,68 @@ static int open_next_chunk(tr_reader *r)
             r->ncarry = n;
         }
         if (!r->carry[h.cpu] && !(r->carry[h.cpu] = calloc(1, sizeof(tr_carry)))) return -1;
-        if (r->raw_len) return 1;
+        if (k->raw_len) return 1;
     }
     return 0;
 }
 
-static int corrupt(tr_reader *r, const char *what)
+static int corrupt(tr_reader *r, tr_cursor *k, const char *what)
 {
     r->damaged = 1;
-    util_err(r->name, r->chunk_off, "corrupt record at record byte %zu of this chunk: %s", r->raw_pos, what);
+    util_err(r->name, k->chunk_off, "corrupt record at record byte %zu of this chunk: %s", k->raw_pos, what);
     return -1;
 }
 
-#define GETV(v) do { if (!(p = tv_get(p, end, &(v)))) return corrupt(r, "truncated varint"); } while (0)
+#define GETV(v) do { if (!(p = tv_get(p, end, &(v)))) return corrupt(r, k, "truncated varint"); } while (0)
 
-int tr_next(tr_reader *r, tr_rec *o)
+static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
 {
-    if (r->raw_pos >= r->raw_len) {
-        int rc = open_next_chunk(r);
+    if (k->raw_pos >= k->raw_len) {
+        int rc = open_next_chunk(r, k);
         if (rc <= 0) return rc;
     }
-    const uint8_t *p = r->raw + r->raw_pos, *end = r->raw + r->raw_len;
+    const uint8_t *p = k->raw + k->raw_pos, *end = k->raw + k->raw_len;
     uint8_t tag = *p++;
-    o->cpu = r->cpu;
+    o->cpu = k->cpu;
     if (!(tag & HVT_TAG_MARKER)) {
         uint64_t v;
-        if (tag & ~HVT_INSN_FLAGS_ALL) return corrupt(r, "reserved instruction flag set");
-        uint64_t rip = r->expected_rip;
+        if (tag & ~HVT_INSN_FLAGS_ALL) return corrupt(r, k, "reserved instruction flag set");
+        uint64_t rip = k->expected_rip;
         if (tag & HVT_INSN_RIP) { GETV(v); rip += (uint64_t)tv_unzig(v); }
         uint32_t slot = HVT_PRED_SLOT(rip), id;
         if (tag & HVT_INSN_CODE) {
             GETV(v);
-            if (v >= r->ncode) return corrupt(r, "code id not in the dictionary");
+            if (v >= r->ncode) return corrupt(r, k, "code id not in the dictionary");
             id = (uint32_t)v;
         } else {
-            if (!r->pred_id[slot] || r->pred_rip[slot] != rip) return corrupt(r, "no predicted code id");
-            id = r->pred_id[slot] - 1;
+            if (!k->pred_id[slot] || k->pred_rip[slot] != rip) return corrupt(r, k, "no predicted code id");
+            id = k->pred_id[slot] - 1;
         }
-        if (tag & HVT_INSN_CR3) GETV(r->cr3);
-        if (tag & HVT_INSN_TICK) GETV(r->tick);
-        tr_carry *c = r->carry[r->cpu];
+        if (tag & HVT_INSN_CR3) GETV(k->cr3);
+        if (tag & HVT_INSN_TICK) GETV(k->tick);
+        tr_carry *c = r->carry[k->cpu];
         uint32_t changed = 0;
         if (tag & HVT_INSN_REGS) {
             uint64_t mask;
             GETV(mask);
-            if (mask >> HVT_NREGS) return corrupt(r, "register mask has unknown bits");
+            if (mask >> HVT_NREGS) return corrupt(r, k, "register mask has unknown bits");
             for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
                 int i = __builtin_ctz(m);
                 GETV(v);
-                r->regs[i] += (uint64_t)tv_unzig(v);
-                if (r->regs[i] != c->regs[i]) {
+                k->regs[i] += (uint64_t)tv_unzig(v);
+                if (k->regs[i] != c->regs[i]) {
                     changed |= 1u << i;
-                    c->regs[i] = r->regs[i];
+                    c->regs[i] = k->regs[i];
                 }
             }
         }
-        if (r->fresh) { /* registers not sent after a reset are 0 */
+        if (k->fresh) { /* registers not sent after a reset are 0 */
             for (int i = 0; i < HVT_NREGS; i++)
-                if (r->regs[i] != c->regs[i]) {
+                if (k->regs[i] != c->regs[i]) {
                     changed |= 1u << i;
-                    c->regs[i] = r->regs[i];
+                    c->regs[i] = k->regs[i];
                 }
-            r->fresh = 0;
+            k->fresh = 0;
         }
         const uint8_t *code = r->code_pool + r->code_off[id];
         o->kind = TR_INSN;
@@ -428,26 +450,26 @@ int tr_next(tr_reader *r, tr_rec *o)
         o->code_id = id;
         o->code_len = code[0];
         o->code = code + 1;
-        o->cr3 = r->cr3;
-        r->tsc += r->tick;
-        o->tsc = r->tsc;
+        o->cr3 = k->cr3;
+        k->tsc += k->tick;
+        o->tsc = k->tsc;
         o->changed = c->seen ? changed : changed | ((1u << HVT_NREGS) - 1);
         c->seen = 1;
         o->regs = c->regs;
-        r->expected_rip = rip + code[0];
-        r->pred_rip[slot] = rip;
-        r->pred_id[slot] = id + 1;
-        r->raw_pos = (size_t)(p - r->raw);
+        k->expected_rip = rip + code[0];
+        k->pred_rip[slot] = rip;
+        k->pred_id[slot] = id + 1;
+        k->raw_pos = (size_t)(p - k->raw);
         return 1;
     }
     uint8_t type = tag & 0x7f;
     uint64_t v;
     o->kind = type;
-    o->tsc = r->tsc;
-    o->rip = r->expected_rip;
+    o->tsc = k->tsc;
+    o->rip = k->expected_rip;
     switch (type) {
     case HVT_MARK_EVENT:
-        if (end - p < 2) return corrupt(r, "truncated event");
+        if (end - p < 2) return corrupt(r, k, "truncated event");
         o->vector = p[0];
         o->ev_type = p[1];
         p += 2;
@@ -459,18 +481,18 @@ int tr_next(tr_reader *r, tr_rec *o)
         break;
     case HVT_MARK_TIME:
         GETV(o->a);
-        r->tsc = o->a;
+        k->tsc = o->a;
         o->tsc = o->a;
         break;
     case HVT_MARK_VMEXIT: case HVT_MARK_GAP:
         GETV(o->a);
         GETV(o->b);
-        if (type == HVT_MARK_GAP) reset_state(r);
+        if (type == HVT_MARK_GAP) reset_state(k);
         break;
     case HVT_MARK_SWITCH: {
         GETV(o->a);
         GETV(o->b);
-        if (p >= end || *p > HVT_COMM_MAX || *p > end - p - 1) return corrupt(r, "bad comm length");
+        if (p >= end || *p > HVT_COMM_MAX || *p > end - p - 1) return corrupt(r, k, "bad comm length");
         uint8_t l = *p++;
         memcpy(o->comm, p, l);
         o->comm[l] = 0;
@@ -479,8 +501,56 @@ int tr_next(tr_reader *r, tr_rec *o)
         break;
     }
     default:
-        return corrupt(r, "unknown marker type");
+        return corrupt(r, k, "unknown marker type");
     }
-    r->raw_pos = (size_t)(p - r->raw);
+    k->raw_pos = (size_t)(p - k->raw);
     return 1;
+}
+
+int tr_set_merge(tr_reader *r)
+{
+    for (size_t i = 0; i < r->nmcur; i++) free(r->mcur[i].raw);
+    free(r->mcur);
+    free(r->mpeek);
+    free(r->mhave);
+    r->nmcur = 0;
+    size_t ncpu = 0;
+    for (size_t i = 0; i < r->nchunks; i++)
+        if (r->chunks[i].kind == HVT_CHUNK_RECORDS && (size_t)r->chunks[i].cpu + 1 > ncpu) ncpu = (size_t)r->chunks[i].cpu + 1;
+    r->mcur = calloc(ncpu ? ncpu : 1, sizeof *r->mcur);
+    r->mpeek = calloc(ncpu ? ncpu : 1, sizeof *r->mpeek);
+    r->mhave = calloc(ncpu ? ncpu : 1, sizeof *r->mhave);
+    if (!r->mcur || !r->mpeek || !r->mhave) return -1;
+    r->nmcur = ncpu;
+    for (size_t c = 0; c < ncpu; c++) {
+        r->mcur[c].cpu_filter = (int)c;
+        r->mhave[c] = -1; /* not peeked yet */
+    }
+    forget_carry(r);
+    r->merge = 1;
+    return 0;
+}
+
+/* Merge: the CPU whose next record has the smallest tsc (ties: lowest CPU). A CPU's carry is
+ * only touched by its own cursor, so a peeked record's register pointer stays valid. */
+static int merged_next(tr_reader *r, tr_rec *o)
+{
+    size_t best = SIZE_MAX;
+    for (size_t c = 0; c < r->nmcur; c++) {
+        if (r->mhave[c] < 0) {
+            int rc = cursor_next(r, &r->mcur[c], &r->mpeek[c]);
+            if (rc < 0) return -1;
+            r->mhave[c] = rc;
+        }
+        if (r->mhave[c] && (best == SIZE_MAX || r->mpeek[c].tsc < r->mpeek[best].tsc)) best = c;
+    }
+    if (best == SIZE_MAX) return 0;
+    *o = r->mpeek[best];
+    r->mhave[best] = -1;
+    return 1;
+}
+
+int tr_next(tr_reader *r, tr_rec *o)
+{
+    return r->merge ? merged_next(r, o) : cursor_next(r, &r->file_cur, o);
 }

@@ -5,7 +5,8 @@
  * code dictionary. tr_next() yields records in file order; every malformed byte is reported as
  * "FILE: offset N: ..." (N is the chunk's file offset plus, for records, "record byte M" of the
  * decompressed payload) and makes tr_next() return -1. Never reads out of bounds.
- * tr_seek_chunk() starts iteration at any RECORDS chunk (chunks decode independently). */
+ * tr_seek_chunk() starts iteration at any RECORDS chunk (chunks decode independently);
+ * tr_set_merge() iterates all CPUs merged by time instead of in file order. */
 #ifndef HVT_TRACE_READER_H
 #define HVT_TRACE_READER_H
 #include "hvt_trace_format.h"
@@ -43,6 +44,9 @@ int tr_next(tr_reader *r, tr_rec *out);
 size_t tr_chunk_count(const tr_reader *r);
 const hvt_trace_index_entry *tr_chunk(const tr_reader *r, size_t i);
 int tr_seek_chunk(tr_reader *r, size_t i);
+/* From the start again, records of all CPUs merged by tsc (ties: lower CPU first); each CPU's
+ * own order is kept. tr_seek_chunk() returns to file order. */
+int tr_set_merge(tr_reader *r);
 /* Whole-file counts from the chunk list. */
 uint64_t tr_total_insns(const tr_reader *r);
 /* Was the file without a usable index (chunk list recovered by scanning)? */

@@ -249,6 +249,10 @@ int view_run(const char *path, const view_opts *o)
 {
     tr_reader *r = tr_open(path);
     if (!r) return 1;
+    if (!o->file_order && tr_set_merge(r) != 0) {
+        tr_close(r);
+        return 1;
+    }
     dec_cache *d = dec_open(o->syms, o->slide);
     view_state v;
     memset(&v, 0, sizeof v);

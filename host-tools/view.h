@@ -22,6 +22,7 @@ typedef struct {
     const ksym_table *syms;
     int64_t slide;
     int views;
+    int file_order; /* 0: records of all CPUs merged by time (default); 1: file order */
     FILE *out;
 } view_opts;
 
