@@ -104,12 +104,12 @@ int hv_entry_init(struct hvt_boot_info *bi)
     if (build_ept())
         return -5;
     gmem_set_ops(&gmem_ops);
-    /* Exits we need: the power-off write (to print the exit summary) and resets. */
+    /* The one I/O exit we need: the power-off write, to print the exit summary. (Not 0xcf9:
+     * every 32-bit PCI config address write to 0xcf8 overlaps it and would exit.) */
     if (bi->pm1a_cnt_port)
         io_intercept(bi->pm1a_cnt_port, 2);
     if (bi->pm1b_cnt_port)
         io_intercept(bi->pm1b_cnt_port, 2);
-    io_intercept(0xcf9, 1);
     for (unsigned i = 0; i < bi->cpu_count; i++)
         if (vmx_alloc_cpu(&vcpus[i], i, bi->apic_ids[i]))
             return -4;

@@ -13,7 +13,6 @@ int msr_safe_write(uint32_t msr, uint64_t val);
 
 #define XCR0_X87 1ull
 #define ACPI_PM1_SLP_EN (1u << 13)       /* ACPI 6.4, 4.8.3.2.1: PM1 control register */
-#define PORT_RESET_CONTROL 0xcf9
 
 static const char *const exit_names[EXIT_REASON_COUNT] = {
     [EXIT_EXCEPTION_NMI] = "exception/NMI", [EXIT_EXTERNAL_INTR] = "external-interrupt",
@@ -253,10 +252,6 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
         vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
         if (hv_hooks.power_off)
             hv_hooks.power_off();
-    }
-    if (!in && port == PORT_RESET_CONTROL && !v->powering_off) {
-        v->powering_off = true;
-        vmx_print_exit_summary("guest reset through port 0xcf9");
     }
     port_io(in, size, port, &g->r[GPR_RAX]);
     vmx_skip_instruction();
