@@ -99,7 +99,9 @@ struct hvt_ack {
     uint64_t persisted_off;   /* every sequenced byte below this offset is safely stored */
 } __attribute__((packed));
 
-/* HVT_MSG_TRACE payload header; records follow (format owned by trace/, versioned here). */
+/* HVT_MSG_TRACE payload header; records follow (format owned by trace/, versioned here).
+ * Format 0xffff is filler (net's selftest_kb load): records are 8-byte counters 0, 1, 2 ... */
+#define HVT_TRACE_FORMAT_FILLER 0xffffu
 struct hvt_trace_batch {
     uint16_t format;          /* record format id (trace/ defines them) */
     uint16_t reserved;

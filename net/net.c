@@ -278,12 +278,35 @@ int net_init(const struct net_config *cfg)
            "ring %u KiB, control %s\n", a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4], m[5],
            net.nic.link_up ? "up" : "down", ipb, colb, cfg->collector_port, cfg->ring_kb,
            cfg->key.len ? "keyed" : "refused (no key)");
+    net.selftest_left = (uint64_t)cfg->selftest_kb * 1024;
     net.next_connect_tsc = hv_rdtsc();
     net.active = true;
     return 0;
 }
 
 bool net_active(void) { return net.active; }
+
+/* The selftest load: filler TRACE batches of NET_SELFTEST_BATCH records, enqueued from the
+ * poll (never blocking: a full ring just means "later"). */
+#define NET_SELFTEST_BATCH 508u          /* 16 + 508 * 8 = 4080 bytes of payload */
+static void selftest_fill(void)
+{
+    static uint64_t batch[2 + NET_SELFTEST_BATCH];
+    while (net.selftest_left && net.sc.state == STREAM_UP) {
+        uint64_t n = NET_SELFTEST_BATCH;
+        if (n * 8 > net.selftest_left)
+            n = (net.selftest_left + 7) / 8;
+        struct hvt_trace_batch tb = { .format = HVT_TRACE_FORMAT_FILLER, .nrecords = (uint32_t)n,
+                                      .first_tsc = hv_rdtsc() };
+        memcpy(batch, &tb, sizeof tb);
+        for (uint64_t i = 0; i < n; i++)
+            batch[2 + i] = net.selftest_counter + i;
+        if (stream_core_append(&net.sc, 0, HVT_MSG_TRACE, batch, sizeof tb + n * 8) != 0)
+            break;
+        net.selftest_counter += n;
+        net.selftest_left = n * 8 >= net.selftest_left ? 0 : net.selftest_left - n * 8;
+    }
+}
 
 /* Emit one LOSS for what overflow=drop discarded since the last report (if it fits now). */
 static void report_drops(void)
@@ -320,6 +343,8 @@ void net_poll(void)
         try_connect();
     if (net.cfg.overflow_drop)
         report_drops();
+    if (net.selftest_left)
+        selftest_fill();
     if (net.pcb && net.connected) {
         stream_core_tx(&net.sc, &net_transport);
         tcp_output(net.pcb);

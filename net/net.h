@@ -3,6 +3,8 @@
  * net/ is internal. Protocol: include/hvt_stream.h, docs/stream-protocol.md.
  *
  * Contract with the core:
+ *  - Wiring: the core calls net_attach(bi) once (net/net_attach.c does everything listed below:
+ *    config, init, intercepts, EPT, hooks). The rest of this contract is what it relies on.
  *  - Boot: net_config_parse() the loader's text (hvt_boot_info.net_config; empty text: do not
  *    call net_init at all, no NIC is touched), then net_init() once on the BSP after memory
  *    services work and before the guest runs. It finds and takes over the e1000, starts lwIP and
@@ -21,8 +23,8 @@
  *    not from inside a control handler).
  *  - Hiding the NIC from the guest: the core intercepts I/O ports NET_IO_PORTS (0xCF8-0xCFF for
  *    PCI configuration, COM1's 0x3F8 and 0x3FB to observe the console) and hands each access to
- *    net_io_exit(); it removes every range net_hidden_mmio() returns from the guest's EPT (not
- *    present), and backs each page net_hidden_ecam() returns with a read-only page of 0xFF bytes
+ *    net_io_exit(); it maps every range net_hidden_mmio() returns to a harmless page in the
+ *    guest's EPT (the dummy page, as for the hypervisor's own region), and backs each page net_hidden_ecam() returns with a read-only page of 0xFF bytes
  *    (the ECAM view of "no device"). net_pci_is_hidden() answers for the core's own checks.
  *  - Console: net_io_exit() sees the guest's writes to COM1's data port (DLAB clear) and
  *    forwards them; it returns false for them so the core still performs the write (the guest
@@ -46,6 +48,8 @@
 #define NET_IO_COM1_DATA   0x3f8u   /* THR when DLAB = 0 */
 #define NET_IO_COM1_LCR    0x3fbu   /* line control: bit 7 = DLAB */
 
+struct hvt_boot_info;
+int  net_attach(struct hvt_boot_info *bi);   /* net_attach.c: the core's one call */
 int  net_init(const struct net_config *cfg);
 bool net_active(void);
 void net_poll(void);

@@ -152,6 +152,9 @@ static int apply(struct net_config *cfg, const char *k, size_t kl, const char *v
         while (p2 < kb)
             p2 <<= 1;
         cfg->ring_kb = p2;
+    } else if (key_is(k, kl, "selftest_kb")) {
+        if (parse_dec(v, vl, 16u * 1024 * 1024, &cfg->selftest_kb) != vl)
+            return fail(err, errlen, "KiB of filler, up to 16 GiB", k, kl);
     } else if (key_is(k, kl, "tsc_khz")) {
         if (parse_dec(v, vl, 100000000u, &cfg->tsc_khz) != vl)
             return fail(err, errlen, "a rate in kHz", k, kl);

@@ -14,6 +14,8 @@
  *   key=HEX                control key, 16..64 bytes in hex; absent: control refused
  *   overflow=block|drop    full ring: wait (default, lossless) or drop and count (HVT_MSG_LOSS)
  *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 1024)
+ *   selftest_kb=N          after connecting, stream N KiB of filler TRACE batches (format
+ *                          HVT_TRACE_FORMAT_FILLER): the end-to-end test and benchmark load
  *   tsc_khz=N              TSC rate for lwIP's clock (0 = from CPUID 15h/16h; Bochs: its ips/1000,
  *                          because there the TSC counts instructions, FACTS.md)
  * Unknown keys are kept aside (first one in cfg->unknown) so the caller can warn; malformed
@@ -37,6 +39,7 @@ struct net_config {
     bool     overflow_drop;
     uint32_t ring_kb;
     uint32_t tsc_khz;
+    uint32_t selftest_kb;
     unsigned unknown_count;
     char     unknown[32];          /* first unknown key (truncated) */
 };

@@ -9,7 +9,7 @@
 
 #define NET_CONSOLE_BUF         512
 #define NET_CONSOLE_MAX_AGE_MS  20
-#define NET_LINE_MAX            200
+#define NET_LINE_MAX            240
 static const char linux_banner[] = "Linux version ";
 
 static struct {

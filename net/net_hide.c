@@ -32,23 +32,30 @@ static uint64_t size_mask(unsigned size)
     return size >= 8 ? ~0ull : (1ull << (8 * size)) - 1;
 }
 
+/* IN's effect on RAX: a 32-bit IN zero-extends (like any 32-bit register write in 64-bit
+ * mode, SDM vol. 1 3.4.1.1); 8- and 16-bit INs keep the upper bits. */
+static uint64_t in_result(uint64_t rax, unsigned size, uint64_t v)
+{
+    uint64_t m = size_mask(size);
+    return size == 4 ? (v & m) : ((rax & ~m) | (v & m));
+}
+
 static bool pci_data(uint16_t port, unsigned size, bool in, uint64_t *rax)
 {
     uint32_t addr = __atomic_load_n(&guest_cf8, __ATOMIC_RELAXED);
     if (!(addr & PCI_CFG_ENABLE))
         return false;                   /* not a configuration cycle: ordinary I/O */
     uint8_t bus = (uint8_t)(addr >> 16), dev = (addr >> 11) & 0x1f, fn = (addr >> 8) & 7;
-    uint64_t m = size_mask(size);
     if (net_pci_is_hidden(bus, dev, fn)) {
         if (in)
-            *rax = (*rax & ~m) | (0xffffffffull & m);
+            *rax = in_result(*rax, size, 0xffffffffull);   /* master abort: all ones */
         return true;
     }
     net_lock(&pci_cfg_lock);
     hv_outl(PCI_CFG_ADDR_PORT, addr);
     if (in) {
         uint64_t v = size == 1 ? hv_inb(port) : size == 2 ? hv_inw(port) : hv_inl(port);
-        *rax = (*rax & ~m) | (v & m);
+        *rax = in_result(*rax, size, v);
     } else if (size == 1) {
         hv_outb(port, (uint8_t)*rax);
     } else if (size == 2) {
@@ -74,7 +81,7 @@ bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax)
         return false;
     if (port == PCI_CFG_ADDR_PORT && size == PCI_CFG_ADDR_SIZE) {
         if (in)
-            *rax = (*rax & ~0xffffffffull) | guest_cf8;
+            *rax = in_result(*rax, 4, guest_cf8);
         else
             __atomic_store_n(&guest_cf8, (uint32_t)*rax, __ATOMIC_RELAXED);
         return true;

@@ -65,6 +65,7 @@ struct coll {
     bool bye_seen, io_error;
     uint64_t rejected, connections;
     uint64_t start_ns, first_data_ns, last_data_ns, last_progress_ns, progress_bytes;
+    uint64_t trace_first_ns, trace_last_ns, trace_bytes_at_first;   /* TRACE rate (bench) */
 };
 
 static volatile sig_atomic_t g_stop, g_status_req;
@@ -268,6 +269,15 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
     case HVT_MSG_META:
         coll_store_meta(&c->store, pl, h->len);
         break;
+    case HVT_MSG_TRACE: {
+        uint64_t t = c->last_data_ns;        /* time of the read() that brought it */
+        if (!c->trace_first_ns) {
+            c->trace_first_ns = t;
+            c->trace_bytes_at_first = c->parser.c.trace_bytes;
+        }
+        c->trace_last_ns = t;
+        break;
+    }
     case HVT_MSG_CTL_REPLY:
         on_ctl_reply(c, h, pl);
         break;
@@ -428,17 +438,21 @@ static void summary(struct coll *c)
     double dt = c->last_data_ns > c->first_data_ns ? (c->last_data_ns - c->first_data_ns) / 1e9 : 0;
     if (c->progress)
         fputc('\n', stderr);
+    double tt = c->trace_last_ns > c->trace_first_ns ? (c->trace_last_ns - c->trace_first_ns) / 1e9 : 0;
+    uint64_t tb = c->parser.c.trace_bytes - c->trace_bytes_at_first;
     fprintf(stderr,
             "hvtrace-collector: summary: dir=%s messages=%llu bytes=%llu console_bytes=%llu "
             "trace_msgs=%llu gap_events=%llu gap_bytes=%llu gap_msgs=%llu lost_msgs=%llu "
-            "ctl_replies=%llu connections=%llu rejected=%llu seconds=%.3f msgs_per_s=%.0f MB_per_s=%.2f\n",
+            "ctl_replies=%llu connections=%llu rejected=%llu seconds=%.3f msgs_per_s=%.0f MB_per_s=%.2f "
+            "trace_seconds=%.3f trace_MB_per_s=%.3f\n",
             c->store_open ? c->store.dir : "(none)", (unsigned long long)k->msgs,
             (unsigned long long)k->bytes, (unsigned long long)k->console_bytes,
             (unsigned long long)k->trace_msgs, (unsigned long long)k->gap_events,
             (unsigned long long)k->gap_bytes, (unsigned long long)k->gap_msgs,
             (unsigned long long)k->lost_msgs, (unsigned long long)k->ctl_replies,
             (unsigned long long)c->connections, (unsigned long long)c->rejected, dt,
-            dt > 0 ? k->msgs / dt : 0.0, dt > 0 ? k->bytes / dt / 1e6 : 0.0);
+            dt > 0 ? k->msgs / dt : 0.0, dt > 0 ? k->bytes / dt / 1e6 : 0.0, tt,
+            tt > 0 ? tb / tt / 1e6 : 0.0);
 }
 
 static int read_key_file(struct coll *c, const char *path)

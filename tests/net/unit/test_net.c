@@ -156,13 +156,13 @@ static void test_config(void)
           c.key.len == 0 && c.ring_kb == 1024);
     const char *s = "nic=00:03.0 ip=192.168.7.9,netmask=255.255.0.0;gw=192.168.0.1\n"
                     "collector=192.168.0.2:9000 key=000102030405060708090a0b0c0d0e0f overflow=drop "
-                    "ring_kb=300 trace=on tsc_khz=50000";
+                    "ring_kb=300 trace=on tsc_khz=50000 selftest_kb=1024";
     CHECK(net_config_parse(&c, s, strlen(s), err, sizeof err) == 0);
     CHECK(c.nic_sel == NET_NIC_PCI && c.pci_bus == 0 && c.pci_dev == 3 && c.pci_fn == 0);
     CHECK(c.ip[0] == 192 && c.ip[3] == 9 && c.netmask[1] == 255 && c.netmask[2] == 0 && c.gw[3] == 1);
     CHECK(c.collector_ip[3] == 2 && c.collector_port == 9000 && c.key.len == 16);
     CHECK(c.overflow_drop && c.ring_kb == 512 && c.unknown_count == 1 && !strcmp(c.unknown, "trace"));
-    CHECK(c.tsc_khz == 50000);
+    CHECK(c.tsc_khz == 50000 && c.selftest_kb == 1024);
     s = "nic=52:54:00:12:34:56";
     CHECK(net_config_parse(&c, s, strlen(s), err, sizeof err) == 0 && c.nic_sel == NET_NIC_MAC &&
           c.mac[0] == 0x52 && c.mac[5] == 0x56);
