@@ -7,22 +7,36 @@
 
 enum { DEC_INIT_BITS = 16, DEC_TEXT_MAX = 192 };
 
+/* Entries live densely in first-seen order (so code that runs in sequence sits side by side in
+ * memory); a power-of-two slot table maps the key hash to entry index + 1. */
 struct dec_cache {
     csh cs;
     cs_insn *insn;
     const ksym_table *syms;
     int64_t slide;
-    dec_entry *tab;
-    uint32_t bits, used;
+    dec_entry *ents;
+    uint32_t nents, cap;
+    uint32_t *slots;
+    uint32_t bits;
     char *text;
     size_t text_len, text_cap;
     uint64_t misses;
 };
 
-static inline uint64_t key_hash(uint64_t rip, uint32_t id)
+static inline uint64_t key_hash(uint64_t rip, uint64_t lo, uint64_t hi)
 {
-    uint64_t h = (rip ^ ((uint64_t)id << 40) ^ id) * 0x9e3779b97f4a7c15ull;
+    uint64_t h = (rip ^ lo * 0xff51afd7ed558ccdull ^ hi) * 0x9e3779b97f4a7c15ull;
     return h ^ (h >> 31);
+}
+
+/* The bytes as two words, masked to `len` (the bytes beyond belong to someone else). */
+static inline void make_key(const uint8_t *code, uint8_t len, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t a, b;
+    memcpy(&a, code, 8);
+    memcpy(&b, code + 8, 8);
+    *lo = len >= 8 ? a : a & ((1ull << (8 * len)) - 1);
+    *hi = len <= 8 ? 0 : len >= 16 ? b : b & ((1ull << (8 * (len - 8))) - 1);
 }
 
 dec_cache *dec_open(const ksym_table *syms, int64_t slide)
@@ -38,8 +52,10 @@ dec_cache *dec_open(const ksym_table *syms, int64_t slide)
     d->syms = syms;
     d->slide = slide;
     d->bits = DEC_INIT_BITS;
-    d->tab = calloc((size_t)1 << d->bits, sizeof *d->tab);
-    if (!d->insn || !d->tab) {
+    d->slots = calloc((size_t)1 << d->bits, sizeof *d->slots);
+    d->cap = 1u << (DEC_INIT_BITS - 1);
+    d->ents = malloc((size_t)d->cap * sizeof *d->ents);
+    if (!d->insn || !d->slots || !d->ents) {
         dec_close(d);
         return NULL;
     }
@@ -51,24 +67,26 @@ void dec_close(dec_cache *d)
     if (!d) return;
     if (d->insn) cs_free(d->insn, 1);
     cs_close(&d->cs);
-    free(d->tab);
+    free(d->slots);
+    free(d->ents);
     free(d->text);
     free(d);
 }
 
-static int grow(dec_cache *d)
+/* Keep the slot table at most half full. */
+static int grow_slots(dec_cache *d)
 {
-    size_t n = (size_t)1 << d->bits, mask = n * 2 - 1;
-    dec_entry *t = calloc(n * 2, sizeof *t);
+    size_t n = (size_t)1 << (d->bits + 1), mask = n - 1;
+    uint32_t *t = calloc(n, sizeof *t);
     if (!t) return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (!d->tab[i].used) continue;
-        size_t j = key_hash(d->tab[i].rip, d->tab[i].code_id) & mask;
-        while (t[j].used) j = (j + 1) & mask;
-        t[j] = d->tab[i];
+    for (uint32_t k = 0; k < d->nents; k++) {
+        const dec_entry *e = &d->ents[k];
+        size_t j = key_hash(e->rip, e->key_lo, e->key_hi) & mask;
+        while (t[j]) j = (j + 1) & mask;
+        t[j] = k + 1;
     }
-    free(d->tab);
-    d->tab = t;
+    free(d->slots);
+    d->slots = t;
     d->bits++;
     return 0;
 }
@@ -124,26 +142,74 @@ static void format_text(const cs_insn *in, char *out, size_t n)
     else snprintf(out, n, "%s", in->mnemonic);
 }
 
-const dec_entry *dec_get(dec_cache *d, uint64_t rip, uint32_t code_id, const uint8_t *code, uint8_t len)
+static inline int same_key(const dec_entry *e, uint64_t rip, uint64_t lo, uint64_t hi, uint8_t len)
+{
+    return e->rip == rip && e->key_lo == lo && e->key_hi == hi && e->klen == len;
+}
+
+static dec_entry *insert(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len);
+
+/* Index of the entry for the key, inserting (decoding) it if new; UINT32_MAX on failure. */
+static uint32_t lookup(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len)
 {
     size_t mask = ((size_t)1 << d->bits) - 1;
-    size_t i = key_hash(rip, code_id) & mask;
-    for (;; i = (i + 1) & mask) {
-        dec_entry *e = &d->tab[i];
-        if (!e->used) break;
-        if (e->rip == rip && e->code_id == code_id) return e;
+    size_t i = key_hash(rip, lo, hi) & mask;
+    for (; d->slots[i]; i = (i + 1) & mask)
+        if (same_key(&d->ents[d->slots[i] - 1], rip, lo, hi, len)) return d->slots[i] - 1;
+    if (!insert(d, rip, lo, hi, code, len)) return UINT32_MAX;
+    d->slots[i] = d->nents;
+    if ((size_t)d->nents * 2 > mask && grow_slots(d) != 0) return UINT32_MAX;
+    return d->nents - 1;
+}
+
+const dec_entry *dec_get(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len)
+{
+    uint64_t lo, hi;
+    make_key(code, len, &lo, &hi);
+    uint32_t k = lookup(d, rip, lo, hi, code, len);
+    return k == UINT32_MAX ? NULL : &d->ents[k];
+}
+
+const dec_entry *dec_next(dec_cache *d, uint32_t *hint, uint64_t rip, const uint8_t *code, uint8_t len)
+{
+    uint64_t lo, hi;
+    make_key(code, len, &lo, &hi);
+    uint32_t h = *hint;
+    if (h && h <= d->nents) {
+        uint32_t s = d->ents[h - 1].succ; /* what followed last time */
+        if (s && same_key(&d->ents[s - 1], rip, lo, hi, len)) {
+            *hint = s;
+            return &d->ents[s - 1];
+        }
+        if (h < d->nents && same_key(&d->ents[h], rip, lo, hi, len)) { /* next in first-seen order */
+            d->ents[h - 1].succ = h + 1;
+            *hint = h + 1;
+            return &d->ents[h];
+        }
     }
-    /* miss: decode once */
+    uint32_t k = lookup(d, rip, lo, hi, code, len);
+    if (k == UINT32_MAX) return NULL;
+    if (h && h <= d->nents) d->ents[h - 1].succ = k + 1;
+    *hint = k + 1;
+    return &d->ents[k];
+}
+
+static dec_entry *insert(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len)
+{
     d->misses++;
-    if ((d->used + 1) * 4 > (mask + 1) * 3) {
-        if (grow(d) != 0) return NULL;
-        return dec_get(d, rip, code_id, code, len);
+    if (d->nents == d->cap) {
+        dec_entry *n = realloc(d->ents, (size_t)d->cap * 2 * sizeof *n);
+        if (!n) return NULL;
+        d->ents = n;
+        d->cap *= 2;
     }
-    dec_entry *e = &d->tab[i];
+    dec_entry *e = &d->ents[d->nents++];
     memset(e, 0, sizeof *e);
     e->used = 1;
     e->rip = rip;
-    e->code_id = code_id;
+    e->key_lo = lo;
+    e->key_hi = hi;
+    e->klen = len;
     e->sym = -1;
     const uint8_t *p = code;
     size_t sz = len;
@@ -166,7 +232,6 @@ const dec_entry *dec_get(dec_cache *d, uint64_t rip, uint32_t code_id, const uin
             e->sym_off = (uint32_t)off;
         }
     }
-    d->used++;
     return e;
 }
 

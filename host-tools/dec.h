@@ -1,9 +1,11 @@
 /* dec: x86-64 decoding (capstone) behind a cache, with each instruction's symbol.
- * Contract: dec_get() decodes each distinct (address, bytes) once: the cache key is the
- * address and the trace's code id, which stands for the instruction bytes (a trace's code
- * dictionary holds each distinct byte string exactly once). The returned entry stays valid
- * until dec_close(). Text is capstone's own "mnemonic op_str". The symbol is looked up at
- * (address - slide) in the given table (NULL table: no symbols); user addresses have none. */
+ * Contract: dec_get() decodes each distinct (address, instruction bytes) once: the cache key
+ * is the address and the bytes themselves (so one cache serves any source of bytes, and code
+ * that changes at an address is decoded again). The returned entry stays valid until the next
+ * dec_get() (the table may grow) and its text until dec_close(). Text is capstone's own
+ * "mnemonic op_str". The symbol is looked up at (address - slide) in the given table (NULL
+ * table: no symbols); user addresses have none. `code` must have DEC_KEY_BYTES readable bytes
+ * (only `len` of them are used): trace_reader's code pool guarantees it. */
 #ifndef HVT_DEC_H
 #define HVT_DEC_H
 #include "ksym.h"
@@ -12,23 +14,30 @@ typedef enum {
     DEC_OTHER, DEC_CALL, DEC_RET, DEC_JMP, DEC_JCC, DEC_IRET, DEC_SYSRET, DEC_SYSCALL, DEC_INT, DEC_BAD
 } dec_kind;
 
+enum { DEC_KEY_BYTES = 16 };
+
 typedef struct {
     uint64_t rip;
+    uint64_t key_lo, key_hi; /* instruction bytes, zero-padded to 16 (x86 max is 15) */
     uint64_t target;   /* direct branch/call target, 0 if none or indirect */
-    uint32_t code_id;
     int32_t sym;       /* ksym index of the containing symbol, -1 if none */
     uint32_t sym_off;
     uint32_t text_off; /* into the decoder's text pool */
     uint8_t len;       /* decoded length (0 if capstone failed) */
     uint8_t kind;      /* dec_kind */
     uint8_t used;
+    uint8_t klen;      /* key length (the bytes given; len is what capstone decoded) */
+    uint32_t succ;     /* index + 1 of the entry that followed this one last time (dec_next) */
 } dec_entry;
 
 typedef struct dec_cache dec_cache;
 
 dec_cache *dec_open(const ksym_table *syms, int64_t slide);
 void dec_close(dec_cache *d);
-const dec_entry *dec_get(dec_cache *d, uint64_t rip, uint32_t code_id, const uint8_t *code, uint8_t len);
+const dec_entry *dec_get(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len);
+/* Same, for a stream of instructions: *hint (0 at the start of each stream, one per CPU) lets
+ * the cache try the entry that followed the previous one last time before hashing. */
+const dec_entry *dec_next(dec_cache *d, uint32_t *hint, uint64_t rip, const uint8_t *code, uint8_t len);
 const char *dec_text(const dec_cache *d, const dec_entry *e);
 /* Decode without the cache (for tests and the benchmark's baseline). Writes "mnemonic op_str". */
 int dec_raw(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len, char *text, size_t n);

@@ -4,12 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TRIE_INIT_BITS = 12 };
+enum { TRIE_INIT_BITS = 12, TRIE_MEMO = 4 };
 
 typedef struct {
     uint32_t parent;
     int32_t fid;
     uint64_t count;
+    /* the last children looked up from here: most calls repeat, so most lookups end here */
+    int32_t memo_fid[TRIE_MEMO];
+    uint32_t memo_node[TRIE_MEMO]; /* 0 = empty (node 0 is the root, never a child) */
+    uint32_t memo_next;
 } trie_node;
 
 struct nest_trie {
@@ -49,7 +53,22 @@ void nest_trie_free(nest_trie *t)
     free(t);
 }
 
+static uint32_t trie_lookup(nest_trie *t, uint32_t parent, int32_t fid);
+
 static uint32_t trie_child(nest_trie *t, uint32_t parent, int32_t fid)
+{
+    trie_node *p = &t->nodes[parent];
+    for (int m = 0; m < TRIE_MEMO; m++)
+        if (p->memo_node[m] && p->memo_fid[m] == fid) return p->memo_node[m];
+    uint32_t id = trie_lookup(t, parent, fid);
+    p = &t->nodes[parent]; /* the node array may have moved */
+    int m = (int)(p->memo_next++ % TRIE_MEMO);
+    p->memo_fid[m] = fid;
+    p->memo_node[m] = id;
+    return id;
+}
+
+static uint32_t trie_lookup(nest_trie *t, uint32_t parent, int32_t fid)
 {
     size_t mask = ((size_t)1 << t->bits) - 1;
     size_t i = th(parent, fid) & mask;
@@ -64,7 +83,9 @@ static uint32_t trie_child(nest_trie *t, uint32_t parent, int32_t fid)
         t->cap *= 2;
     }
     uint32_t id = t->n++;
-    t->nodes[id] = (trie_node){parent, fid, 0};
+    memset(&t->nodes[id], 0, sizeof t->nodes[id]);
+    t->nodes[id].parent = parent;
+    t->nodes[id].fid = fid;
     t->slots[i] = id + 1;
     if ((size_t)t->n * 2 > mask) { /* rehash */
         size_t nb = mask * 2 + 1;
@@ -115,21 +136,10 @@ static void push(nest_cpu *c, const nest_sink *s, int32_t fid, int by_call, int 
         c->overflow++;
         return;
     }
-    uint32_t node = 0;
-    if (s->trie) {
-        if (c->depth) {
-            nest_frame *p = &c->frames[c->depth - 1];
-            if (p->child_fid != fid || !p->child_node) {
-                p->child_fid = fid;
-                p->child_node = trie_child(s->trie, p->node, fid);
-            }
-            node = p->child_node;
-        } else {
-            node = trie_child(s->trie, 0, fid);
-        }
-    }
+    uint32_t parent = c->depth ? c->frames[c->depth - 1].node : 0;
+    uint32_t node = s->trie ? trie_child(s->trie, parent, fid) : 0;
     if (!quiet && s->on_flow) s->on_flow(s->ctx, c, 1, c->depth, fid);
-    c->frames[c->depth++] = (nest_frame){fid, (uint8_t)by_call, node, 0, 0};
+    c->frames[c->depth++] = (nest_frame){fid, (uint8_t)by_call, node};
 }
 
 static void pop(nest_cpu *c, const nest_sink *s)

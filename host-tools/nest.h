@@ -22,9 +22,7 @@ enum { NEST_USER = -2, NEST_UNKNOWN = -1, NEST_MAX_DEPTH = 512 };
 typedef struct {
     int32_t fid;
     uint8_t by_call;
-    uint32_t node;       /* trie node of the stack up to here */
-    int32_t child_fid;   /* memo of the last child pushed from here (saves a trie lookup) */
-    uint32_t child_node;
+    uint32_t node; /* trie node of the stack up to here */
 } nest_frame;
 
 typedef struct nest_trie nest_trie;

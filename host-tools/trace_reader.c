@@ -12,7 +12,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
-enum { TR_INDEX_MAX = 256u << 20 };
+enum {
+    TR_INDEX_MAX = 256u << 20,
+    TR_POOL_SLACK = 16, /* readable bytes after the last code entry: decoders load 16 at once */
+};
 
 typedef struct {
     uint64_t regs[HVT_NREGS];
@@ -28,8 +31,7 @@ typedef struct {
     uint64_t chunk_off;
     uint16_t cpu;
     uint64_t tsc, tick, expected_rip, cr3;
-    uint64_t regs[HVT_NREGS];
-    int fresh; /* state was reset: compare every register against the carry */
+    int fresh; /* state was reset: registers restart from zero, compare all against the carry */
     uint64_t pred_rip[HVT_PRED_SLOTS];
     uint32_t pred_id[HVT_PRED_SLOTS];
 } tr_cursor;
@@ -183,8 +185,8 @@ static int load_code(tr_reader *r)
             util_err(r->name, off, "code chunk starts at id %u, expected %u", h.first_code_id, r->ncode);
             goto bad;
         }
-        if (r->code_pool_len + h.raw_size > pool_cap) {
-            pool_cap = (r->code_pool_len + h.raw_size) * 2;
+        if (r->code_pool_len + h.raw_size + TR_POOL_SLACK > pool_cap) {
+            pool_cap = (r->code_pool_len + h.raw_size) * 2 + TR_POOL_SLACK;
             uint8_t *np = realloc(r->code_pool, pool_cap);
             if (!np) goto bad;
             r->code_pool = np;
@@ -211,6 +213,7 @@ static int load_code(tr_reader *r)
         if (h.raw_size) { /* an empty CODE chunk is legal; memcpy to a NULL pool is not */
             memcpy(r->code_pool + r->code_pool_len, buf, h.raw_size);
             r->code_pool_len += h.raw_size;
+            memset(r->code_pool + r->code_pool_len, 0, TR_POOL_SLACK);
         }
     }
     free(buf);
@@ -351,7 +354,6 @@ static void reset_state(tr_cursor *k)
     k->expected_rip = 0;
     k->cr3 = 0;
     k->tick = 1;
-    memset(k->regs, 0, sizeof k->regs);
     memset(k->pred_id, 0, sizeof k->pred_id);
     k->fresh = 1;
 }
@@ -420,27 +422,34 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         }
         if (tag & HVT_INSN_CR3) GETV(k->cr3);
         if (tag & HVT_INSN_TICK) GETV(k->tick);
+        /* Deltas apply to this CPU's carried registers (the previous record's values); right
+         * after a reset the writer's base is all zeros instead, so rebuild from zero and
+         * compare everything. */
         tr_carry *c = r->carry[k->cpu];
         uint32_t changed = 0;
+        uint64_t mask = 0;
         if (tag & HVT_INSN_REGS) {
-            uint64_t mask;
             GETV(mask);
             if (mask >> HVT_NREGS) return corrupt(r, k, "register mask has unknown bits");
+        }
+        if (!k->fresh) {
             for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
                 int i = __builtin_ctz(m);
                 GETV(v);
-                k->regs[i] += (uint64_t)tv_unzig(v);
-                if (k->regs[i] != c->regs[i]) {
-                    changed |= 1u << i;
-                    c->regs[i] = k->regs[i];
-                }
+                c->regs[i] += (uint64_t)tv_unzig(v);
             }
-        }
-        if (k->fresh) { /* registers not sent after a reset are 0 */
+            changed = (uint32_t)mask; /* a writer sends only registers that changed */
+        } else {
+            uint64_t fresh_regs[HVT_NREGS] = {0};
+            for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                GETV(v);
+                fresh_regs[i] = (uint64_t)tv_unzig(v);
+            }
             for (int i = 0; i < HVT_NREGS; i++)
-                if (k->regs[i] != c->regs[i]) {
+                if (fresh_regs[i] != c->regs[i]) {
                     changed |= 1u << i;
-                    c->regs[i] = k->regs[i];
+                    c->regs[i] = fresh_regs[i];
                 }
             k->fresh = 0;
         }

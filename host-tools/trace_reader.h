@@ -19,7 +19,7 @@ typedef struct {
     uint16_t cpu;
     uint64_t tsc, rip, cr3;
     uint32_t code_id;
-    const uint8_t *code;     /* instruction bytes (code_len) */
+    const uint8_t *code;     /* instruction bytes (code_len; 16 bytes are always readable) */
     uint8_t code_len;
     uint32_t changed;        /* HVT_REG_* bits whose value differs from this CPU's previous record */
     const uint64_t *regs;    /* full register state after the instruction (HVT_NREGS) */

@@ -33,6 +33,7 @@ typedef struct {
 
 typedef struct {
     nest_cpu nest;
+    uint32_t dec_hint;
     int proc; /* index into procs */
     int64_t pid;
     char comm[HVT_COMM_MAX + 1];
@@ -279,7 +280,7 @@ int view_run(const char *path, const view_opts *o)
             marker(&v, c, &rec);
             continue;
         }
-        const dec_entry *e = dec_get(d, rec.rip, rec.code_id, rec.code, rec.code_len);
+        const dec_entry *e = dec_next(d, &c->dec_hint, rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
         if (o->views & VIEW_LIST) list_insn(&v, c, &rec, d, e);
         if (want_nest) nest_insn(&c->nest, &sink, rec.rip, e);
@@ -325,6 +326,7 @@ int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t
     nest_trie *trie = nest_trie_new();
     static nest_cpu cpus[VIEW_MAX_CPUS];
     static uint8_t inited[VIEW_MAX_CPUS];
+    static uint32_t hints[VIEW_MAX_CPUS];
     nest_sink sink = {NULL, NULL, NULL, trie};
     tr_rec rec;
     int rc;
@@ -339,7 +341,7 @@ int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t
             continue;
         }
         res->insns++;
-        const dec_entry *e = dec_get(d, rec.rip, rec.code_id, rec.code, rec.code_len);
+        const dec_entry *e = dec_next(d, &hints[cpu], rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
         nest_insn(&cpus[cpu], &sink, rec.rip, e);
     }
