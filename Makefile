@@ -20,6 +20,7 @@ ifneq ($(HVT_NET),0)
 endif
 -include host-tools/host.mk
 -include tests/tests.mk
+include tests/unit/hv_unit.mk
 -include bench/bench.mk
 
 clean:

@@ -9,9 +9,11 @@
 #ifndef HVT_HV_HOOKS_H
 #define HVT_HV_HOOKS_H
 #include "vcpu.h"
+#include "hvt_bootinfo.h"
 
 struct hv_hooks {
     void    (*pre_exit)(struct guest_regs *g, unsigned reason);   /* every exit, first */
+    void    (*post_exit)(struct guest_regs *g, unsigned reason);  /* every exit, last */
     int64_t (*hypercall)(struct guest_regs *g);  /* magic VMCALLs vmm/ does not know */
     bool    (*io)(struct guest_regs *g, uint16_t port, unsigned size, bool in);
     bool    (*ept_violation)(uint64_t gpa, uint64_t qualification);
@@ -20,5 +22,11 @@ struct hv_hooks {
     void    (*fatal)(const char *why);           /* the guest died (triple fault) */
 };
 extern struct hv_hooks hv_hooks;
+
+/* The policy's set-up, called once on the BSP at the end of hv_entry_init (after EPT and the
+ * per-CPU state exist, before any CPU is virtualized). Weak: a build without policy has none. */
+int hv_policy_init(struct hvt_boot_info *bi);
+/* Make guest accesses to [port, port+width) exit (they reach hv_hooks.io). */
+void hv_io_intercept(uint16_t port, unsigned width);
 
 #endif

@@ -19,6 +19,8 @@ static struct vcpu vcpus[HVT_MAX_CPUS];
 
 struct vcpu *vcpu_get(unsigned index) { return &vcpus[index]; }
 
+__attribute__((weak)) int hv_policy_init(struct hvt_boot_info *bi) { return 0; }
+
 #define IO_BITMAP_PORTS_PER_PAGE 0x8000u   /* bitmap A: ports 0-0x7fff, B: 0x8000-0xffff */
 #define PAGE_SIZE 4096ull
 #define CANARY_MIX 0x68767472616365ull     /* "hvtrace" */
@@ -113,6 +115,9 @@ int hv_entry_init(struct hvt_boot_info *bi)
     for (unsigned i = 0; i < bi->cpu_count; i++)
         if (vmx_alloc_cpu(&vcpus[i], i, bi->apic_ids[i]))
             return -4;
+    int rc = hv_policy_init(bi);
+    if (rc)
+        return rc;
     hv_mem_report();
     return 0;
 }

@@ -72,6 +72,7 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 /* --- Primary processor-based controls (SDM 25.6.2) --- */
 #define PROC_USE_TSC_OFFSET     (1u << 3)
 #define PROC_HLT_EXITING        (1u << 7)
+#define PROC_INVLPG_EXITING     (1u << 9)
 #define PROC_RDTSC_EXITING      (1u << 12)
 #define PROC_CR3_LOAD_EXITING   (1u << 15)
 #define PROC_CR3_STORE_EXITING  (1u << 16)

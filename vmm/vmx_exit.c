@@ -178,6 +178,13 @@ static void handle_cr_access(struct guest_regs *g)
             write_cr0(gpr_get(g, CRQ_GPR(q)));
         else if (cr == 4)
             write_cr4(gpr_get(g, CRQ_GPR(q)));
+        else if (cr == 3) {
+            /* Only with CR3-load exiting (a policy keeping translation caches coherent).
+             * Bit 63 is the PCID no-flush hint, not part of CR3 (SDM 4.10.4.1); without VPID
+             * every VM entry flushes the guest's TLB anyway, so dropping it is safe. */
+            vmx_write(VMCS_GUEST_CR3, gpr_get(g, CRQ_GPR(q)) & ~(1ull << 63));
+            vmx_skip_instruction();
+        }
         else
             hv_panic("unexpected MOV to CR%u\n", cr);
         return;
@@ -380,6 +387,14 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     case EXIT_SIPI:           handle_sipi(v); break;
     case EXIT_EPT_VIOLATION:  handle_ept_violation(v); break;
     case EXIT_TRIPLE_FAULT:   handle_triple_fault(v); break;
+    case EXIT_INVLPG:
+    case EXIT_INVPCID:
+        /* Only with INVLPG exiting. Without VPID, VM entry already flushes the guest's linear
+         * translations (SDM 29.4.3.3): nothing to do but let a policy see it. */
+        if (hv_hooks.other_exit)
+            hv_hooks.other_exit(g, basic);
+        vmx_skip_instruction();
+        break;
     case EXIT_INVD:
         cpu_wbinvd();        /* INVD would drop our own dirty lines too: write back instead */
         vmx_skip_instruction();
@@ -401,6 +416,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
                  vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
     }
+    if (hv_hooks.post_exit)
+        hv_hooks.post_exit(g, basic);
     if (v->nmi_pending && !(vmx_read(VMCS_ENTRY_INTR_INFO) & VMX_INTR_INFO_VALID)) {
         v->nmi_pending = false;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);

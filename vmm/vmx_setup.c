@@ -52,7 +52,8 @@ int vmx_check_caps(void)
     bool true_ctls = basic & VMX_BASIC_TRUE_CTLS;
     uint32_t miss;
     hv.pin_ctls = adjust_ctls(0, true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS, 0);
-    hv.proc_ctls = adjust_ctls(PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS,
+    hv.proc_ctls = adjust_ctls(PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS |
+                               PROC_USE_TSC_OFFSET,
                                true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS, &miss);
     if (miss) {
         hv_log("hvtrace: missing primary processor controls %x\n", miss);

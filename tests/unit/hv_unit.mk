@@ -1,0 +1,22 @@
+# hv_unit.mk - host unit tests of the hypervisor's host-testable logic (vmm/, trace/).
+HV_UNIT_BUILD := $(BUILD)/test/unit-hv
+HV_UNIT_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Iinclude -Itrace
+
+$(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c vmm/ept.h vmm/mtrr.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c
+$(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/gmem.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_gmem.c vmm/gmem.c
+$(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c trace/x86_len.c trace/x86_len.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_len.c trace/x86_len.c -lcapstone
+
+# x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
+X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
+.PHONY: unit-test-hv
+unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len
+	$(HV_UNIT_BUILD)/test_ept_mtrr
+	$(HV_UNIT_BUILD)/test_gmem
+	$(HV_UNIT_BUILD)/test_x86_len $(X86_LEN_CORPUS)
+unit-test: unit-test-hv

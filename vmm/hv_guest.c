@@ -1,0 +1,58 @@
+/* hv_guest.c - guest state accessors and per-CPU control knobs for policy modules. */
+#include "hv_guest.h"
+#include "hv_core.h"
+#include "vmx.h"
+#include "cpu.h"
+
+static const uint16_t fields[HV_GUEST_REG_COUNT] = {
+    [HV_GUEST_RIP] = VMCS_GUEST_RIP, [HV_GUEST_RSP] = VMCS_GUEST_RSP,
+    [HV_GUEST_RFLAGS] = VMCS_GUEST_RFLAGS, [HV_GUEST_CR0] = VMCS_CR0_READ_SHADOW,
+    [HV_GUEST_CR3] = VMCS_GUEST_CR3, [HV_GUEST_CR4] = VMCS_CR4_READ_SHADOW,
+    [HV_GUEST_EFER] = VMCS_GUEST_EFER, [HV_GUEST_GS_BASE] = VMCS_GUEST_GS_BASE,
+    [HV_GUEST_FS_BASE] = VMCS_GUEST_FS_BASE, [HV_GUEST_IDTR_BASE] = VMCS_GUEST_IDTR_BASE,
+    [HV_GUEST_IDTR_LIMIT] = VMCS_GUEST_IDTR_LIMIT, [HV_GUEST_CS_SEL] = VMCS_GUEST_CS_SEL,
+};
+
+uint64_t hv_guest_read(enum hv_guest_reg r) { return vmx_read(fields[r]); }
+
+void hv_guest_paging(struct gmem_paging *p)
+{
+    p->cr0 = vmx_read(VMCS_GUEST_CR0);
+    p->cr3 = vmx_read(VMCS_GUEST_CR3);
+    p->cr4 = vmx_read(VMCS_GUEST_CR4);
+    p->efer = vmx_read(VMCS_GUEST_EFER);
+}
+
+static void set_proc_bits(uint32_t bits, bool on)
+{
+    uint32_t v = (uint32_t)vmx_read(VMCS_PROC_CONTROLS);
+    vmx_write(VMCS_PROC_CONTROLS, on ? (v | bits) : (v & ~bits));
+}
+
+void hv_set_mtf(bool on) { set_proc_bits(PROC_MTF, on); }
+
+void hv_set_translation_exits(bool on)
+{
+    set_proc_bits(PROC_INVLPG_EXITING | PROC_CR3_LOAD_EXITING, on);
+}
+
+void hv_set_preemption_timer(uint64_t ticks)
+{
+    uint32_t pin = (uint32_t)vmx_read(VMCS_PIN_CONTROLS);
+    if (!ticks) {
+        vmx_write(VMCS_PIN_CONTROLS, pin & ~PIN_PREEMPTION_TIMER);
+        return;
+    }
+    /* The timer counts down at TSC >> IA32_VMX_MISC[4:0] (SDM A.6). */
+    unsigned shift = cpu_rdmsr(MSR_IA32_VMX_MISC) & 0x1f;
+    uint64_t v = ticks >> shift;
+    vmx_write(VMCS_PREEMPTION_TIMER, v > 0xffffffffu ? 0xffffffffu : (v ? v : 1));
+    vmx_write(VMCS_PIN_CONTROLS, pin | PIN_PREEMPTION_TIMER);
+}
+
+void hv_tsc_offset_add(int64_t delta)
+{
+    vmx_write(VMCS_TSC_OFFSET, vmx_read(VMCS_TSC_OFFSET) + (uint64_t)delta);
+}
+
+int64_t hv_tsc_offset(void) { return (int64_t)vmx_read(VMCS_TSC_OFFSET); }

@@ -1,0 +1,31 @@
+/*
+ * hv_guest.h - what policy modules may read and control of the current CPU's guest, without
+ * touching the VMCS themselves. All functions act on the calling CPU, in VMX root operation.
+ */
+#ifndef HVT_HV_GUEST_H
+#define HVT_HV_GUEST_H
+#include <stdint.h>
+#include <stdbool.h>
+#include "gmem.h"
+
+enum hv_guest_reg {
+    HV_GUEST_RIP, HV_GUEST_RSP, HV_GUEST_RFLAGS, HV_GUEST_CR0, HV_GUEST_CR3, HV_GUEST_CR4,
+    HV_GUEST_EFER, HV_GUEST_GS_BASE, HV_GUEST_FS_BASE, HV_GUEST_IDTR_BASE, HV_GUEST_IDTR_LIMIT,
+    HV_GUEST_CS_SEL, HV_GUEST_REG_COUNT
+};
+
+uint64_t hv_guest_read(enum hv_guest_reg r);
+/* The guest's paging state, for gmem_walk / gmem_read_gva. */
+void     hv_guest_paging(struct gmem_paging *p);
+/* Monitor trap flag (SDM 26.5.2): a VM exit after every guest instruction on this CPU. */
+void     hv_set_mtf(bool on);
+/* Exits on INVLPG/INVPCID and CR3 loads, so a policy can keep its own caches of guest
+ * translations coherent (it must then call hv_complete_cr3_load/hv_skip_insn itself). */
+void     hv_set_translation_exits(bool on);
+/* VMX-preemption timer (SDM 26.5.1): an exit after about 'ticks' TSC ticks; 0 = off. */
+void     hv_set_preemption_timer(uint64_t ticks);
+/* Shift this CPU's guest TSC: TSC offset += delta (time dilation). */
+void     hv_tsc_offset_add(int64_t delta);
+int64_t  hv_tsc_offset(void);
+
+#endif
