@@ -23,8 +23,15 @@ enum {
 static uint32_t t_name(const btf_info *b, uint32_t id) { return util_le32(b->types + b->type_off[id]); }
 static uint32_t t_info(const btf_info *b, uint32_t id) { return util_le32(b->types + b->type_off[id] + 4); }
 static uint32_t t_sztype(const btf_info *b, uint32_t id) { return util_le32(b->types + b->type_off[id] + 8); }
-static unsigned t_kind(const btf_info *b, uint32_t id) { return id ? (t_info(b, id) >> 24) & 0x1f : K_UNKN; }
-static unsigned t_vlen(const btf_info *b, uint32_t id) { return t_info(b, id) & 0xffff; }
+/* btf_type.info: vlen in bits 0-15, kind in 24-28, kind_flag in 31 (uapi/linux/btf.h) */
+#define BTF_INFO_KIND(i) (((i) >> 24) & 0x1f)
+#define BTF_INFO_VLEN(i) ((i) & 0xffff)
+#define BTF_INFO_KFLAG(i) ((i) >> 31)
+/* struct member offset with kind_flag: bitfield size in bits 24-31, bit offset in 0-23 */
+#define BTF_MEMBER_BITFIELD_SIZE(o) ((o) >> 24)
+#define BTF_MEMBER_BIT_OFFSET(o) ((o) & 0xffffff)
+static unsigned t_kind(const btf_info *b, uint32_t id) { return id ? BTF_INFO_KIND(t_info(b, id)) : K_UNKN; }
+static unsigned t_vlen(const btf_info *b, uint32_t id) { return BTF_INFO_VLEN(t_info(b, id)); }
 static const uint8_t *t_extra(const btf_info *b, uint32_t id) { return b->types + b->type_off[id] + BTF_TYPE_BYTES; }
 static const char *str_at(const btf_info *b, uint32_t off) { return off < b->strs_len ? b->strs + off : ""; }
 
@@ -110,7 +117,7 @@ int btf_parse(btf_info *b, const char *file, const uint8_t *blob, size_t len)
             goto bad;
         }
         uint32_t info = util_le32(b->types + p + 4);
-        unsigned kind = (info >> 24) & 0x1f, vlen = info & 0xffff;
+        unsigned kind = BTF_INFO_KIND(info), vlen = BTF_INFO_VLEN(info);
         if (kind == K_UNKN || kind >= K_MAX) {
             util_err(file, hl + to + p, "BTF: type %u has unknown kind %u", n, kind);
             goto bad;
@@ -197,11 +204,12 @@ static void walk(const btf_info *b, uint32_t sid, uint64_t base, int depth, walk
     if (!sid || depth > BTF_MAX_DEPTH) return;
     unsigned k = t_kind(b, sid);
     if (k != K_STRUCT && k != K_UNION) return;
-    int kflag = (int)(t_info(b, sid) >> 31);
+    int kflag = (int)BTF_INFO_KFLAG(t_info(b, sid));
     const uint8_t *m = t_extra(b, sid);
     for (unsigned i = 0; i < t_vlen(b, sid) && !w->found; i++, m += 12) {
         uint32_t name = util_le32(m), type = util_le32(m + 4), off = util_le32(m + 8);
-        uint32_t bit_off = kflag ? off & 0xffffff : off, bit_size = kflag ? off >> 24 : 0;
+        uint32_t bit_off = kflag ? BTF_MEMBER_BIT_OFFSET(off) : off;
+        uint32_t bit_size = kflag ? BTF_MEMBER_BITFIELD_SIZE(off) : 0;
         if (type >= b->ntypes) continue;
         const char *nm = str_at(b, name);
         if (!*nm) { /* anonymous struct/union: its members belong to us */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 enum { DEC_INIT_BITS = 16, DEC_TEXT_MAX = 192 };
+#define DEC_MIX 0xff51afd7ed558ccdull /* murmur3's fmix64 constant: spreads the code bytes */
 
 /* Entries live densely in first-seen order (so code that runs in sequence sits side by side in
  * memory); a power-of-two slot table maps the key hash to entry index + 1. */
@@ -25,7 +26,7 @@ struct dec_cache {
 
 static inline uint64_t key_hash(uint64_t rip, uint64_t lo, uint64_t hi)
 {
-    uint64_t h = (rip ^ lo * 0xff51afd7ed558ccdull ^ hi) * 0x9e3779b97f4a7c15ull;
+    uint64_t h = (rip ^ lo * DEC_MIX ^ hi) * UTIL_GOLDEN64;
     return h ^ (h >> 31);
 }
 

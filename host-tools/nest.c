@@ -25,7 +25,7 @@ struct nest_trie {
 
 static uint64_t th(uint32_t parent, int32_t fid)
 {
-    uint64_t h = ((uint64_t)parent << 32 | (uint32_t)fid) * 0x9e3779b97f4a7c15ull;
+    uint64_t h = ((uint64_t)parent << 32 | (uint32_t)fid) * UTIL_GOLDEN64;
     return h ^ (h >> 29);
 }
 

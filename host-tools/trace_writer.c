@@ -25,6 +25,9 @@ typedef struct {
     int active;
 } tw_cpu;
 
+#define TW_FNV_OFFSET 0xcbf29ce484222325ull
+#define TW_FNV_PRIME 0x100000001b3ull
+
 typedef struct { uint32_t id_plus1; uint8_t len; uint8_t bytes[HVT_CODE_MAX]; } tw_dict_slot;
 
 struct tw_writer {
@@ -176,8 +179,8 @@ static tw_cpu *get_cpu(tw_writer *w, unsigned cpu)
 
 static uint64_t dict_hash(const uint8_t *b, uint8_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ len;
-    for (uint8_t i = 0; i < len; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    uint64_t h = TW_FNV_OFFSET ^ len; /* FNV-1a */
+    for (uint8_t i = 0; i < len; i++) h = (h ^ b[i]) * TW_FNV_PRIME;
     return h ^ (h >> 29);
 }
 

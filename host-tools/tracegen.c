@@ -32,7 +32,9 @@ enum {
     GEN_POINTERS = 16,
     GEN_POINTER_STRIDE = 0x1c0,
 };
-#define GEN_POINTER_BASE 0xffff888003a4c000ull
+#define GEN_POINTER_BASE 0xffff888003a4c000ull /* direct-map addresses, as kernel data pointers are */
+#define GEN_KSTACK 0xffffc90000010000ull       /* a vmalloc'd kernel stack */
+#define GEN_KSTACK_JITTER 0xff0ull
 
 typedef struct {
     uint64_t rip;     /* link address, 0 = empty */
@@ -107,7 +109,7 @@ static int is_thunk(gen *g, uint64_t target)
 
 static const gen_insn *decode(gen *g, uint64_t rip)
 {
-    gen_insn *c = &g->cache[(rip * 0x9e3779b97f4a7c15ull >> 40) & ((1u << GEN_CACHE_BITS) - 1)];
+    gen_insn *c = &g->cache[(rip * UTIL_GOLDEN64 >> (64 - GEN_CACHE_BITS))];
     if (c->rip == rip) return c;
     memset(c, 0, sizeof *c);
     c->rip = rip;
@@ -207,7 +209,7 @@ static int walk(gen *g, unsigned cpu, uint64_t entry)
     memset(g->visits, 0, sizeof g->visits);
     st[depth++] = (gen_frame){fid_of(g, rip), 1, 0};
     truth_line(g, cpu, 1, 0, st[0].fid);
-    g->regs[cpu][HVT_REG_RSP] = 0xffffc90000010000ull + (rnd(g) & 0xff0);
+    g->regs[cpu][HVT_REG_RSP] = GEN_KSTACK + (rnd(g) & GEN_KSTACK_JITTER);
     for (int n = 0; n < GEN_WALK_BUDGET; n++) {
         const gen_insn *c = decode(g, rip);
         if (!c->ok) break;
@@ -382,7 +384,7 @@ int tracegen_main(int argc, char **argv)
                                                "asm_exc_page_fault:exc=14"};
         for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) parse_entry(defaults[i], &entries[nentries++]);
     }
-    g.rng = seed * 0x9e3779b97f4a7c15ull | 1;
+    g.rng = seed * UTIL_GOLDEN64 | 1; /* xorshift needs a nonzero state */
     if (kimg_load(&g.k, in) != 0 || ksym_extract(&g.k, &g.syms) != 0) return 1;
     int64_t lstar_sym = ksym_find(&g.syms, "entry_SYSCALL_64");
     uint64_t entry_addr[GEN_MAX_ENTRIES];

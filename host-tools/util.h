@@ -39,6 +39,8 @@ static inline int util_fits(size_t size, uint64_t off, uint64_t len)
 {
     return off <= size && len <= size - off;
 }
+/* 2^64 / golden ratio: multiplier for Fibonacci hashing of integer keys. */
+#define UTIL_GOLDEN64 0x9e3779b97f4a7c15ull
 /* Glob match (*, ?, [..]) of a whole string, via fnmatch. */
 int util_glob(const char *pattern, const char *s);
 /* Monotonic seconds. */

@@ -13,6 +13,7 @@ enum {
     VIEW_MAX_PROCS = 4096,
     VIEW_MAX_CR3 = 8,
     PAGE_SHIFT = 12,
+    PAGE_HASH_SHIFT = 20,
     PROGRESS_MIN_INSNS = 10 * 1000 * 1000,
     PROGRESS_EVERY = 1 << 22,
 };
@@ -92,7 +93,7 @@ static void page_add(view_proc *p, uint64_t page)
         if (!n) return;
         for (size_t i = 0; i < p->pcap; i++) {
             if (!p->pages[i]) continue;
-            size_t j = (p->pages[i] * 0x9e3779b97f4a7c15ull >> 20) & (ncap - 1);
+            size_t j = (p->pages[i] * UTIL_GOLDEN64 >> PAGE_HASH_SHIFT) & (ncap - 1);
             while (n[j]) j = (j + 1) & (ncap - 1);
             n[j] = p->pages[i];
         }
@@ -101,7 +102,7 @@ static void page_add(view_proc *p, uint64_t page)
         p->pcap = ncap;
     }
     uint64_t key = page + 1;
-    size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (p->pcap - 1);
+    size_t j = (key * UTIL_GOLDEN64 >> PAGE_HASH_SHIFT) & (p->pcap - 1);
     for (; p->pages[j]; j = (j + 1) & (p->pcap - 1))
         if (p->pages[j] == key) return;
     p->pages[j] = key;
