@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { NCPUS = 3, NRECS = 600000, MAX_CODES = 3000 };
 
@@ -186,9 +187,8 @@ static long read_compare(tr_reader *r, int from_seek, uint64_t *prev_regs_ok)
 
 int main(void)
 {
-    const char *path = "/tmp/hvt_unit_trace.hvt";
-    char cut[64];
-    snprintf(cut, sizeof cut, "/tmp/hvt_unit_trace.%d.cut", 0);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hvt_unit_trace.%d.hvt", (int)getpid());
     make_trace(path);
     for (size_t i = 0; i < nrecs; i++) cpu_n[recs[i].cpu]++;
     for (int c = 0; c < NCPUS; c++) { cpu_idx[c] = malloc(cpu_n[c] * sizeof(size_t)); cpu_n[c] = 0; }
