@@ -12,7 +12,18 @@
 #   env BOCHS_LOG_MAX   bytes of Bochs's log kept from the start (default 20000000); the last
 #                       64 KiB of the rest go to bochs.log.tail
 #   env BOCHS_ERROR     action for Bochs "error" events: report (default) | ignore
+#   env BOCHS_INFO      action for Bochs "info" events: ignore (default) | report. Not report by
+#                       default: Bochs 3.0 (built with show-ips, the default) logs "ips = ..." from
+#                       its SIGALRM handler, which takes the log mutex (logio.cc, a plain
+#                       pthread mutex); when the alarm interrupts the simulator thread inside the
+#                       logger, Bochs deadlocks for good (measured: ~1 run in 6 hung, silently,
+#                       until the timeout). With info ignored the handler returns before locking.
+#                       Use report only for short debugging runs.
 #   env BOCHS_PREFIX    Bochs 3.0 install prefix (default: tests/platform/build-bochs.sh)
+#   env BOCHS_REPRODUCIBLE  1 (default): run Bochs with tests/platform/bochs-fixed-time.c
+#                       preloaded, so its RDRAND seed (srand(time(NULL))) is the same in every
+#                       run and runs are instruction-for-instruction reproducible; 0: host time
+#   env HVT_BOCHS_TIME  the fixed time() value (default 946684800)
 #   env HVT_CACHE       cache folder (default ~/.cache/hvtrace): holds the OVMF 4 MiB ROM
 #
 # RUN_DIR receives:
@@ -49,7 +60,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 CPUS="${BOCHS_CPUS:-2}"; MEM="${BOCHS_MEM:-512}"; TIMEOUT="${BOCHS_TIMEOUT:-150}"
 NIC="${BOCHS_NIC:-none}"; IPS="${BOCHS_IPS:-50000000}"; LOG_MAX="${BOCHS_LOG_MAX:-20000000}"
-ERROR_ACTION="${BOCHS_ERROR:-report}"
+ERROR_ACTION="${BOCHS_ERROR:-report}"; INFO_ACTION="${BOCHS_INFO:-ignore}"
 while getopts "c:m:t:n" opt; do
   case "$opt" in
     c) CPUS="$OPTARG" ;; m) MEM="$OPTARG" ;; t) TIMEOUT="$OPTARG" ;; n) NIC=slirp ;;
@@ -72,6 +83,16 @@ if [ ! -f "$ROM" ]; then
   cat /usr/share/OVMF/OVMF_VARS_4M.fd /usr/share/OVMF/OVMF_CODE_4M.fd > "$ROM.tmp"
   [ "$(stat -c %s "$ROM.tmp")" -eq $((4 << 20)) ] || { echo "bochs-run: OVMF ROM is not 4 MiB" >&2; exit 1; }
   mv "$ROM.tmp" "$ROM"
+fi
+
+PRELOAD=""
+if [ "${BOCHS_REPRODUCIBLE:-1}" = 1 ]; then
+  SHIM="$CACHE/bochs-fixed-time.so"
+  if [ ! -f "$SHIM" ] || [ "$here/bochs-fixed-time.c" -nt "$SHIM" ]; then
+    mkdir -p "$CACHE"
+    gcc -O2 -shared -fPIC -o "$SHIM.tmp" "$here/bochs-fixed-time.c" && mv "$SHIM.tmp" "$SHIM"
+  fi
+  PRELOAD="$SHIM"
 fi
 
 mkdir -p "$RUN"
@@ -107,7 +128,7 @@ $NIC_CFG
 log: $RUN/log.fifo
 panic: action=fatal
 error: action=$ERROR_ACTION
-info: action=report
+info: action=$INFO_ACTION
 debug: action=ignore
 EOF
 
@@ -118,7 +139,7 @@ logger_pid=$!
 
 start=$(date +%s.%N)
 set +e
-timeout -s INT --kill-after=10 "$TIMEOUT" "$BOCHS" -q -f "$RUN/bochsrc" < /dev/null > "$RUN/e9.log" 2> "$RUN/bochs.stderr" &
+LD_PRELOAD="$PRELOAD" timeout -s INT --kill-after=10 "$TIMEOUT" "$BOCHS" -q -f "$RUN/bochsrc" < /dev/null > "$RUN/e9.log" 2> "$RUN/bochs.stderr" &
 bochs_pid=$!
 # A crash that leaves the machine spinning (a firmware exception dump, a kernel panic, the
 # hypervisor's "hvtrace: PANIC" on port 0xE9) would
