@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench-net.sh - throughput of the dedicated-NIC stream.
+#  1. collector ingest on loopback: fake_hv (the hypervisor's protocol code) sends 5 M messages
+#     of 48 bytes (16-byte TRACE batches) as fast as it can; the collector's msgs/s.
+#  2. hvtrace -> collector in Bochs: the hypervisor streams NET_BENCH_KB KiB of filler
+#     (selftest_kb) through the e1000 and slirp; the collector's TRACE MB/s.
+#  3. Linux -> host through the same Bochs NIC: hypervisor off, Debian's generic kernel with its
+#     e1000 driver sends the same amount with busybox nc to a host sink; the sink's MB/s.
+# Last lines: ratio=<hvtrace/linux> and ingest_msgs_per_s=<n> (goal >= 1000000).
+# Needs (for 2) the core to call net_attach() and the loader to pass hvtrace.cfg's `net = ...`.
+# Knobs: NET_BENCH_KB (32768), NET_BENCH_MSGS (5000000), TEST_EFI_BUILD (make efi),
+#        NET_PORT / NET_KEY (random), BOCHS_TEST_TIMEOUT (600), OUT (build/bench/net).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-build/bench/net}"
+KB="${NET_BENCH_KB:-32768}"
+MSGS="${NET_BENCH_MSGS:-5000000}"
+PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
+KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
+TIMEOUT="${BOCHS_TEST_TIMEOUT:-600}"
+COLL=build/host/hvtrace-collector
+mkdir -p "$OUT"
+make -s collector build/test/guest/hvtrace-guest >/dev/null || exit 1
+summary_field() { grep -o "$2=[0-9.]*" "$1" | tail -1 | cut -d= -f2; }
+
+# ---- 1. ingest
+rm -rf "$OUT/ingest"
+"$COLL" --port "$PORT" --out "$OUT/ingest" --exit-on-bye 2>"$OUT/ingest-collector.log" &
+cpid=$!
+sleep 0.3
+build/host/fake_hv --port "$PORT" --msg-size 16 --trace-bytes $(( MSGS * 16 )) --ring-kb 65536 \
+  --timeout 120 > "$OUT/ingest-fake.log" 2>&1
+wait "$cpid"
+ingest=$(summary_field "$OUT/ingest-collector.log" msgs_per_s)
+ingest_mb=$(summary_field "$OUT/ingest-collector.log" MB_per_s)
+echo "bench-net: collector ingest ${ingest:-?} msgs/s (${ingest_mb:-?} MB/s, 48-byte messages, loopback)"
+rm -rf "$OUT/ingest"
+
+# ---- 2. hvtrace -> collector in Bochs
+${TEST_EFI_BUILD:-make efi} >/dev/null || { echo "bench-net: building hvtrace.efi failed"; exit 1; }
+CLOUD=$(bash tests/platform/fetch-kernel.sh)
+GENERIC=$(bash tests/platform/fetch-kernel.sh linux-image-6.1.0-47-amd64-unsigned 6.1.170-3)
+KO=$(find "$(dirname "$(dirname "$GENERIC")")/lib/modules" -name e1000.ko | head -1)
+mkinitrd() {
+  python3 tests/guest/mkcpio.py "$1" dir:dev:755 dir:proc:755 dir:sys:755 dir:bin:755 \
+    dir:sbin:755 dir:tmp:1777 dir:root:700 dir:etc:755 chr:dev/console:600:5:1 \
+    chr:dev/null:666:1:3 file:bin/busybox:755:/bin/busybox sym:bin/sh:busybox \
+    file:bin/hvtrace-guest:755:build/test/guest/hvtrace-guest file:init:755:tests/net/guest-init \
+    "file:e1000.ko:644:$KO"
+}
+mkinitrd "$OUT/initrd.img"
+CMDLINE="console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init pci=noacpi"
+printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' "cmdline = $CMDLINE hvt_net_lines=4000" \
+  'hypervisor = on' 'log = e9' \
+  "net = collector=10.0.2.2:$PORT key=$KEY tsc_khz=50000 selftest_kb=$KB" > "$OUT/hv.cfg"
+bash tests/platform/make-esp.sh "$OUT/hv.img" build/hvtrace.efi "$CLOUD" "$OUT/initrd.img" "$OUT/hv.cfg"
+rm -rf "$OUT/trace"
+"$COLL" --port "$PORT" --out "$OUT/trace" --key "$KEY" --exit-on-bye 2>"$OUT/hv-collector.log" &
+cpid=$!
+bash tests/platform/bochs-run.sh -n -t "$TIMEOUT" "$OUT/hv.img" "$OUT/run-hv" > "$OUT/run-hv.out" 2>&1
+for _ in $(seq 30); do kill -0 "$cpid" 2>/dev/null || break; sleep 1; done
+kill -INT "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
+hv=$(summary_field "$OUT/hv-collector.log" trace_MB_per_s)
+got=$(grep -s '^trace_bytes=' "$OUT/trace/current/header.txt" | cut -d= -f2)
+echo "bench-net: hvtrace -> collector ${hv:-?} MB/s (${got:-0} of $((KB * 1024)) filler bytes arrived)"
+
+# ---- 3. Linux -> host through the same NIC (hypervisor off)
+printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
+  "cmdline = $CMDLINE hvt_net_lines=0 hvt_net_insmod=1 hvt_net_send=10.0.2.2:$PORT:$((KB * 1024))" \
+  'hypervisor = off' 'log = e9' > "$OUT/linux.cfg"
+bash tests/platform/make-esp.sh "$OUT/linux.img" build/hvtrace.efi "$GENERIC" "$OUT/initrd.img" "$OUT/linux.cfg"
+python3 bench/net/tcp_sink.py "$PORT" $((KB * 1024)) "$TIMEOUT" > "$OUT/linux-sink.log" 2>&1 &
+spid=$!
+bash tests/platform/bochs-run.sh -n -t "$TIMEOUT" "$OUT/linux.img" "$OUT/run-linux" > "$OUT/run-linux.out" 2>&1
+wait "$spid"
+linux=$(summary_field "$OUT/linux-sink.log" MB_per_s)
+echo "bench-net: Linux e1000 -> host ${linux:-?} MB/s ($(summary_field "$OUT/linux-sink.log" bytes) bytes)"
+
+ratio=$(awk -v a="${hv:-0}" -v b="${linux:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }')
+echo "ratio=$ratio"
+echo "ingest_msgs_per_s=${ingest:-0}"
