@@ -38,8 +38,8 @@ $(HVT): $(HOST_DIR)/hvt.c $(HOST_LIB) $(HOST_HDRS)
 $(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
-test-host-unit: $(HOST_OUT)/unit_trace
-	$(HOST_OUT)/unit_trace
+test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest
+	bash tests/analyze/run-units.sh $^
 
 test-analyze: $(HVT)
 	bash tests/analyze/test-analyze.sh $(HVT)
@@ -55,3 +55,6 @@ $(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(
 
 fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(HOST_OUT)/unit_nest: tests/analyze/unit_nest.c $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@

@@ -173,8 +173,13 @@ void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e
     } else {
         switch (c->prev_kind) {
         case DEC_CALL:
-            if (rip != c->prev_next) push(c, s, fid, 1, 0);
-            else flow(c, s, fid);
+            /* A call to the next instruction, or into the middle of the calling function (the
+             * RSB-stuffing and retpoline idiom "call 1f; ...; 1: add $8, %rsp"), is not a call:
+             * nothing returns to it. Recursion enters at the function's start. */
+            if (rip != c->prev_next && !(fid == c->frames[c->depth - 1].fid && e->sym_off != 0))
+                push(c, s, fid, 1, 0);
+            else
+                flow(c, s, fid);
             break;
         case DEC_RET:
             while (c->depth > 0) {

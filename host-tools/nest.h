@@ -4,7 +4,8 @@
  *    entry, a context switch, a trace start or gap, and after iret/sysret; its first
  *    function is printed at depth 0.
  *  - After a call whose next instruction is not the fall-through, the new function is pushed
- *    ("->"). After a ret, frames are popped up to and including the innermost frame entered
+ *    ("->"), unless the target is inside the calling function past its start (the
+ *    RSB-stuffing / retpoline "call 1f" idiom, which never returns). After a ret, frames are popped up to and including the innermost frame entered
  *    by a call ("<-" for each). Control reaching another function without call/ret (jmp,
  *    tail call, fall-through) pushes it, unless that function is already on the stack, in
  *    which case the stack is popped back to it (an "irregular" point, counted).

@@ -107,6 +107,13 @@ static int is_thunk(gen *g, uint64_t target)
     return s >= 0 && strncmp(ksym_name(&g->syms, (uint32_t)s), "__x86_indirect_", 15) == 0;
 }
 
+static int intra_call(gen *g, uint64_t rip, uint64_t target)
+{
+    uint64_t off_from, off_to;
+    int64_t a = ksym_lookup(&g->syms, rip, &off_from), b = ksym_lookup(&g->syms, target, &off_to);
+    return a >= 0 && a == b && off_to != 0;
+}
+
 static const gen_insn *decode(gen *g, uint64_t rip)
 {
     gen_insn *c = &g->cache[(rip * UTIL_GOLDEN64 >> (64 - GEN_CACHE_BITS))];
@@ -220,7 +227,10 @@ static int walk(gen *g, unsigned cpu, uint64_t entry)
         switch (c->kind) {
         case GK_END: case GK_IJMP: return 0;
         case GK_CALL:
-            if (calls < GEN_MAX_DEPTH && depth < GEN_MAX_STACK && c->target != next && kimg_ptr(&g->k, c->target, 1)) {
+            /* intra-function calls ("call 1f" RSB stuffing) drop their return address by hand:
+             * the walker, which does not model RSP, steps over them instead */
+            if (calls < GEN_MAX_DEPTH && depth < GEN_MAX_STACK && c->target != next && kimg_ptr(&g->k, c->target, 1) &&
+                !intra_call(g, rip, c->target)) {
                 st[depth] = (gen_frame){fid_of(g, c->target), 1, next};
                 truth_line(g, cpu, 1, depth, st[depth].fid);
                 depth++;

@@ -1,0 +1,121 @@
+/* unit_nest: the nesting rules of nest.h on hand-made instruction streams (no kernel needed):
+ * call/ret, tail jumps, returns above the level start, jumps back into a caller, iret levels,
+ * the "call 1f" idiom, and folded-stack counts. Expected diagrams are written out by hand. */
+#include "nest.h"
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+static char got[8192];
+static const char *const names[] = {"main", "f", "g", "h", "stuff"};
+
+static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t fid)
+{
+    (void)ctx;
+    (void)c;
+    size_t l = strlen(got);
+    snprintf(got + l, sizeof got - l, "%*s%s %s\n", 2 * depth, "", enter ? "->" : "<-", fid >= 0 ? names[fid] : "?");
+}
+
+static void on_level(void *ctx, const nest_cpu *c, const char *why)
+{
+    (void)ctx;
+    (void)c;
+    size_t l = strlen(got);
+    snprintf(got + l, sizeof got - l, "== %s ==\n", why);
+}
+
+typedef struct { uint64_t rip; int32_t sym; uint32_t off; uint8_t len, kind; } step;
+
+static void run(const char *what, const step *st, int n, const char *want, const char *level_at)
+{
+    nest_cpu c;
+    nest_init(&c, 0);
+    nest_sink s = {on_flow, on_level, NULL, NULL};
+    got[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (level_at && level_at[i] == 'L') nest_level(&c, "event");
+        dec_entry e;
+        memset(&e, 0, sizeof e);
+        e.rip = st[i].rip;
+        e.sym = st[i].sym;
+        e.sym_off = st[i].off;
+        e.len = st[i].len;
+        e.kind = st[i].kind;
+        nest_insn(&c, &s, e.rip, &e);
+    }
+    if (strcmp(got, want) == 0) passed++;
+    else {
+        failed++;
+        fprintf(stderr, "FAIL %s\n--- want\n%s--- got\n%s", what, want, got);
+    }
+}
+
+const char *unit_name(void *ctx, int32_t fid);
+
+#define K(x) (0xffffffff81000000ull + (x))
+enum { MAIN = 0, F = 1, G = 2, H = 3, STUFF = 4 };
+
+int main(void)
+{
+    /* main calls f, f tail-jumps to g, g returns (to main), main calls h (recursion h->h) */
+    const step a[] = {
+        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x202), F, 2, 5, DEC_JMP},
+        {K(0x300), G, 0, 1, DEC_RET},      {K(0x105), MAIN, 5, 5, DEC_CALL}, {K(0x400), H, 0, 5, DEC_CALL},
+        {K(0x400), H, 0, 1, DEC_RET},      {K(0x405), H, 5, 1, DEC_RET},   {K(0x10a), MAIN, 10, 1, DEC_OTHER},
+    };
+    run("call, tail jump, return through both, recursion", a, 9,
+        "== trace start ==\n-> main\n  -> f\n    -> g\n    <- g\n  <- f\n  -> h\n    -> h\n    <- h\n  <- h\n", NULL);
+
+    /* returning above the level start re-roots silently; jumping back into a caller pops to it */
+    const step b[] = {
+        {K(0x200), F, 0, 1, DEC_RET},      {K(0x105), MAIN, 5, 5, DEC_CALL}, {K(0x300), G, 0, 5, DEC_CALL},
+        {K(0x400), H, 0, 2, DEC_JMP},      {K(0x108), MAIN, 8, 1, DEC_OTHER},
+    };
+    run("return above start, jump back into the caller", b, 5,
+        "== trace start ==\n-> f\n<- f\n  -> g\n    -> h\n    <- h\n  <- g\n", NULL);
+
+    /* an event starts a new level; iret ends one */
+    const step c2[] = {
+        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_IRET},
+        {K(0x202), F, 2, 1, DEC_RET},      {K(0x105), MAIN, 5, 1, DEC_OTHER},
+    };
+    run("event level and iret", c2, 5,
+        "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret ==\n-> f\n<- f\n", "..L..");
+
+    /* "call 1f" inside a function (RSB stuffing) is not a call; a call to the next insn neither */
+    const step d[] = {
+        {K(0x500), STUFF, 0, 5, DEC_CALL}, {K(0x50a), STUFF, 10, 5, DEC_CALL}, {K(0x50f), STUFF, 15, 4, DEC_OTHER},
+        {K(0x513), STUFF, 19, 5, DEC_CALL}, {K(0x200), F, 0, 1, DEC_RET},    {K(0x518), STUFF, 24, 1, DEC_OTHER},
+    };
+    run("intra-function calls", d, 6, "== trace start ==\n-> stuff\n  -> f\n  <- f\n", NULL);
+
+    /* folded stacks: one count per instruction on the current stack */
+    nest_trie *t = nest_trie_new();
+    nest_cpu cc;
+    nest_init(&cc, 0);
+    nest_sink s = {NULL, NULL, NULL, t};
+    for (int i = 0; i < 9; i++) {
+        dec_entry e;
+        memset(&e, 0, sizeof e);
+        e.rip = a[i].rip; e.sym = a[i].sym; e.sym_off = a[i].off; e.len = a[i].len; e.kind = a[i].kind;
+        nest_insn(&cc, &s, e.rip, &e);
+    }
+    char buf[1024] = "";
+    FILE *m = fmemopen(buf, sizeof buf, "w");
+    nest_trie_fold(t, unit_name, NULL, m);
+    fclose(m);
+    const char *want = "main 3\nmain;f 2\nmain;f;g 1\nmain;h 2\nmain;h;h 1\n";
+    /* order is trie-node order (first seen), which is deterministic */
+    if (strcmp(buf, want) == 0 && strlen(buf)) passed++;
+    else { failed++; fprintf(stderr, "FAIL folded\n--- want\n%s--- got\n%s", want, buf); }
+    nest_trie_free(t);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
+const char *unit_name(void *ctx, int32_t fid)
+{
+    (void)ctx;
+    return fid >= 0 ? names[fid] : "?";
+}
