@@ -17,6 +17,7 @@ static const struct gmem_ops *ops;
 void gmem_set_ops(const struct gmem_ops *o) { ops = o; }
 
 static void *map(uint64_t gpa) { return ops->map_gpa(gpa & ~(PAGE - 1)); }
+void *gmem_map_gpa(uint64_t gpa) { return map(gpa); }
 
 static int read_entry64(uint64_t table, unsigned index, uint64_t *out)
 {

@@ -1,0 +1,24 @@
+/* getpid-loop N - the trace test's workload: N getpid() system calls between two hvtrace
+ * marks (start before the first, stop after the last), so the trace window holds exactly
+ * this program's loop, the kernel's syscall path, and whatever interrupts arrive. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include "hvt_guest.h"
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 1000;
+    if (!hvt_present()) {
+        fprintf(stderr, "getpid-loop: hvtrace not detected\n");
+        return 2;
+    }
+    long pid = getpid(), bad = 0;
+    hvt_mark(1);
+    for (long i = 0; i < n; i++)
+        bad += syscall(SYS_getpid) != pid;       /* the raw syscall: no libc caching */
+    hvt_mark(0);
+    printf("getpid-loop: pid=%ld calls=%ld mismatches=%ld\n", pid, n, bad);
+    return bad != 0;
+}

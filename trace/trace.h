@@ -1,0 +1,35 @@
+/*
+ * trace.h - hvtrace's tracing policy (trace/): single-stepping with the monitor trap flag,
+ * per-instruction records, markers and triggers. Built on vmm/ through hv_hooks.h,
+ * hv_guest.h and gmem.h only.
+ *
+ * Contract:
+ *  - hv_policy_init() (called by vmm/) installs the hooks; tracing starts and stops on the
+ *    HVT_HC_MARK hypercall (RBX = TRACE_MARK_START / TRACE_MARK_STOP) for all CPUs: the
+ *    calling CPU at once, the others at their next VM exit (a periodic preemption-timer exit
+ *    guarantees one within TRACE_POLL_TICKS).
+ *  - Output: RECORDS chunks per CPU and CODE dictionary batches, in the payload formats of
+ *    include/hvt_trace_format.h, handed to trace_sink_*() (sink.c). A CODE batch is always
+ *    emitted before the first RECORDS chunk that uses its ids. Nothing is dropped: when the
+ *    sink is slow, stepping waits.
+ */
+#ifndef HVT_TRACE_H
+#define HVT_TRACE_H
+#include <stdint.h>
+#include <stddef.h>
+
+#define TRACE_MARK_STOP  0
+#define TRACE_MARK_START 1
+#define TRACE_POLL_TICKS 20000000ull
+
+enum trace_chunk_kind { TRACE_CHUNK_CODE = 1, TRACE_CHUNK_RECORDS = 2 };
+struct trace_chunk_info {
+    unsigned cpu, kind;
+    uint32_t nrecords, ninsns, first_code_id;
+    uint64_t first_tsc, last_tsc;
+};
+/* The sink: deliver one chunk payload (blocking until accepted). */
+void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
+void trace_sink_init(void);
+
+#endif
