@@ -224,30 +224,38 @@ static struct acpi_gas acpi_io_gas(uint16_t port, uint8_t len_bytes, uint8_t acc
     return g;
 }
 
-/* Size of the DSDT's AML body: NameOp "_S5_" PackageOp PkgLength NumElements elements. */
+/* AML integer (20.2.3): ZeroOp for 0, else BytePrefix + value. Returns the bytes written
+ * (out may be NULL to measure). */
+static size_t acpi_aml_byte_const(uint8_t *out, uint8_t v)
+{
+    if (v == 0) {
+        if (out) out[0] = AML_ZERO_OP;
+        return 1;
+    }
+    if (out) { out[0] = AML_BYTE_PREFIX; out[1] = v; }
+    return 2;
+}
+
+/* The DSDT's AML body, Name(_S5, Package(4){SLP_TYPa, SLP_TYPb, 0, 0}) (7.4.2):
+ * NameOp "_S5_" PackageOp PkgLength NumElements elements. SLP_TYPb repeats SLP_TYPa (there is
+ * no PM1b block); the last two elements are reserved. out may be NULL to measure. */
 static size_t acpi_s5_aml(uint8_t *out, uint8_t slp_typ)
 {
-    uint8_t elems[2 * ACPI_S5_ELEMENTS];
-    size_t n = 0;
-    /* SLP_TYPa as an AML integer: ZeroOp for 0, else BytePrefix + value (20.2.3). */
-    for (unsigned i = 0; i < ACPI_S5_ELEMENTS; i++) {
-        uint8_t v = i == 0 ? slp_typ : 0;
-        if (i == 1) v = slp_typ;           /* SLP_TYPb: same value (no PM1b block) */
-        if (v == 0) elems[n++] = AML_ZERO_OP;
-        else { elems[n++] = AML_BYTE_PREFIX; elems[n++] = v; }
-    }
-    size_t pkg_len = 1 /* PkgLength byte itself */ + 1 /* NumElements */ + n;
+    const uint8_t elems[ACPI_S5_ELEMENTS] = { slp_typ, slp_typ, 0, 0 };
+    size_t elems_len = 0;
+    for (unsigned i = 0; i < ACPI_S5_ELEMENTS; i++) elems_len += acpi_aml_byte_const(NULL, elems[i]);
+    size_t pkg_len = 1 /* the PkgLength byte itself */ + 1 /* NumElements */ + elems_len;
+    size_t total = 1 /* NameOp */ + 4 /* "_S5_" */ + 1 /* PackageOp */ + pkg_len;
+    if (!out) return total;
     size_t k = 0;
-    if (out) {
-        out[k] = AML_NAME_OP; k++;
-        acpi_put((char *)out + k, "_S5_", 4); k += 4;
-        out[k++] = AML_PACKAGE_OP;
-        out[k++] = (uint8_t)pkg_len;       /* < 64: one-byte PkgLength (20.2.4) */
-        out[k++] = ACPI_S5_ELEMENTS;
-        for (size_t i = 0; i < n; i++) out[k++] = elems[i];
-        return k;
-    }
-    return 1 + 4 + 1 + pkg_len;
+    out[k++] = AML_NAME_OP;
+    acpi_put((char *)out + k, "_S5_", 4);
+    k += 4;
+    out[k++] = AML_PACKAGE_OP;
+    out[k++] = (uint8_t)pkg_len;    /* < 64: a one-byte PkgLength (20.2.4) */
+    out[k++] = ACPI_S5_ELEMENTS;
+    for (unsigned i = 0; i < ACPI_S5_ELEMENTS; i++) k += acpi_aml_byte_const(out + k, elems[i]);
+    return k;
 }
 
 int acpi_tables_build(const struct acpi_platform *p, void *buf, size_t cap, uint64_t buf_phys,

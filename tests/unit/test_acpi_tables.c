@@ -167,6 +167,17 @@ int main(void)
           "second CPU as Local x2APIC");
     CHECK(acpi_checksum(madt, rd32(madt + 4)) == 0, "x2APIC MADT checksum");
 
+    /* A non-zero SLP_TYP is encoded with BytePrefix (QEMU's PIIX4 uses 0 too, other chipsets
+     * do not). */
+    platform_bochs(&p, 2);
+    p.s5_slp_typ = 5;
+    CHECK(acpi_tables_build(&p, buf, sizeof buf, PHYS, &l) == 0, "build with SLP_TYP 5");
+    static const uint8_t s5b[] = { 0x08, '_', 'S', '5', '_', 0x12, 0x08, 0x04, 0x0a, 5, 0x0a, 5, 0, 0 };
+    dsdt = buf + l.dsdt;
+    CHECK(rd32(dsdt + 4) == 36 + sizeof s5b && memcmp(dsdt + 36, s5b, sizeof s5b) == 0,
+          "DSDT _S5 with BytePrefix-encoded SLP_TYP");
+    CHECK(acpi_checksum(dsdt, rd32(dsdt + 4)) == 0, "DSDT checksum with SLP_TYP 5");
+
     /* iasl round trip on the 2-CPU Bochs tables. */
     platform_bochs(&p, 2);
     acpi_tables_build(&p, buf, sizeof buf, PHYS, &l);
