@@ -80,9 +80,10 @@ CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
 ROM="$CACHE/ovmf/OVMF-4M.fd"
 if [ ! -f "$ROM" ]; then
   mkdir -p "$CACHE/ovmf"
-  cat /usr/share/OVMF/OVMF_VARS_4M.fd /usr/share/OVMF/OVMF_CODE_4M.fd > "$ROM.tmp"
-  [ "$(stat -c %s "$ROM.tmp")" -eq $((4 << 20)) ] || { echo "bochs-run: OVMF ROM is not 4 MiB" >&2; exit 1; }
-  mv "$ROM.tmp" "$ROM"
+  # $$: concurrent runs (bench-boot starts two) each write their own file; the rename is atomic.
+  cat /usr/share/OVMF/OVMF_VARS_4M.fd /usr/share/OVMF/OVMF_CODE_4M.fd > "$ROM.$$"
+  [ "$(stat -c %s "$ROM.$$")" -eq $((4 << 20)) ] || { echo "bochs-run: OVMF ROM is not 4 MiB" >&2; exit 1; }
+  mv -f "$ROM.$$" "$ROM"
 fi
 
 PRELOAD=""
@@ -90,7 +91,7 @@ if [ "${BOCHS_REPRODUCIBLE:-1}" = 1 ]; then
   SHIM="$CACHE/bochs-fixed-time.so"
   if [ ! -f "$SHIM" ] || [ "$here/bochs-fixed-time.c" -nt "$SHIM" ]; then
     mkdir -p "$CACHE"
-    gcc -O2 -shared -fPIC -o "$SHIM.tmp" "$here/bochs-fixed-time.c" && mv "$SHIM.tmp" "$SHIM"
+    gcc -O2 -shared -fPIC -o "$SHIM.$$" "$here/bochs-fixed-time.c" && mv -f "$SHIM.$$" "$SHIM"
   fi
   PRELOAD="$SHIM"
 fi
