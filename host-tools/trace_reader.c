@@ -52,6 +52,7 @@ struct tr_reader {
     /* iteration: one cursor over all chunks (file order), or one per CPU merged by time */
     tr_cursor file_cur;
     int merge;
+    uint64_t range_from, range_to;
     tr_cursor *mcur; /* merge: per CPU with RECORDS chunks */
     tr_rec *mpeek;
     int *mhave;
@@ -233,6 +234,7 @@ tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
     r->zd = ZSTD_createDCtx();
     if (!r->zd) goto fail;
     r->file_cur.cpu_filter = -1;
+    r->range_to = UINT64_MAX;
     if (len < sizeof r->hdr) {
         util_err(name, len, "file too short for a trace header (%zu bytes)", len);
         goto fail;
@@ -363,6 +365,7 @@ static int open_next_chunk(tr_reader *r, tr_cursor *k)
     while (k->next_chunk < r->nchunks) {
         const hvt_trace_index_entry *e = &r->chunks[k->next_chunk++];
         if (e->kind != HVT_CHUNK_RECORDS || (k->cpu_filter >= 0 && e->cpu != k->cpu_filter)) continue;
+        if (e->last_tsc < r->range_from || e->first_tsc > r->range_to) continue;
         hvt_trace_chunk_hdr h;
         if (chunk_hdr_at(r, e->offset, &h, 0) != 0 || payload(r, e->offset, &h, &k->raw, &k->raw_cap) != 0) {
             r->damaged = 1;
@@ -514,6 +517,12 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
     }
     k->raw_pos = (size_t)(p - k->raw);
     return 1;
+}
+
+void tr_set_range(tr_reader *r, uint64_t from, uint64_t to)
+{
+    r->range_from = from;
+    r->range_to = to;
 }
 
 int tr_set_merge(tr_reader *r)

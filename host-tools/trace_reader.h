@@ -47,6 +47,9 @@ int tr_seek_chunk(tr_reader *r, size_t i);
 /* From the start again, records of all CPUs merged by tsc (ties: lower CPU first); each CPU's
  * own order is kept. tr_seek_chunk() returns to file order. */
 int tr_set_merge(tr_reader *r);
+/* Skip whole RECORDS chunks whose [first_tsc, last_tsc] misses [from, to] (the index's time
+ * ranges make this a seek); records inside kept chunks are the caller's to filter. */
+void tr_set_range(tr_reader *r, uint64_t from, uint64_t to);
 /* Whole-file counts from the chunk list. */
 uint64_t tr_total_insns(const tr_reader *r);
 /* Was the file without a usable index (chunk list recovered by scanning)? */

@@ -251,6 +251,7 @@ int view_run(const char *path, const view_opts *o)
 {
     tr_reader *r = tr_open(path);
     if (!r) return 1;
+    tr_set_range(r, o->from, o->to);
     if (!o->file_order && tr_set_merge(r) != 0) {
         tr_close(r);
         return 1;
@@ -275,6 +276,10 @@ int view_run(const char *path, const view_opts *o)
     int rc;
     if (o->views & VIEW_NEST) fprintf(o->out, "CPU  FUNCTION\n");
     while ((rc = tr_next(r, &rec)) > 0) {
+        if (rec.tsc < o->from || rec.tsc > o->to) {
+            if (o->file_order || rec.tsc < o->from) continue;
+            break; /* merged: everything after is later */
+        }
         view_cpu *c = get_cpu(&v, rec.cpu);
         if (!c || !d) { rc = -1; break; }
         if (rec.kind != TR_INSN) {

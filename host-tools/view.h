@@ -23,6 +23,7 @@ typedef struct {
     int64_t slide;
     int views;
     int file_order; /* 0: records of all CPUs merged by time (default); 1: file order */
+    uint64_t from, to; /* tsc range to show (0, UINT64_MAX: all) */
     FILE *out;
 } view_opts;
 
