@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-ratio.sh - compare two bench runs (hvt_mode=bench): the guest TSC printed by init at
-# its start ("HVT-INIT: start tsc=N"). In Bochs the TSC ticks once per retired instruction
-# (FACTS.md), so this is the number of instructions from reset to init, emulator-exact.
+# its start ("HVT-INIT: start tsc=N"). In Bochs the TSC counts retired instructions: with one
+# CPU exactly; with N CPUs it advances by the average per CPU in each scheduling round (a
+# halted CPU counts as the SMP quantum, 16) - so a CPU that spins instead of halting shows.
 # Also shown: the part after the loader started ("hvtrace: loader started (tsc N)"), i.e.
 # without the firmware's ~1.07e9 instructions, which the hypervisor cannot affect.
 # usage: bench-ratio.sh RUN_WITH RUN_WITHOUT      last line: ratio=<with/without> (whole boot)
