@@ -96,9 +96,14 @@ static int cmd_syms(int argc, char **argv)
         rc = EXIT_USAGE;
     } else if (info) {
         printf("build_id %s\nsource %s\nsymbols %u\nbtf_bytes %zu\nbtf_types %u\n", ki.build_id, ki.source,
-               ki.syms.count, ki.btf_blob.len, ki.btf.ntypes - 1);
+               ki.syms.count, ki.btf_blob.len, ki.btf.ntypes ? ki.btf.ntypes - 1 : 0);
     } else if (btf_out) {
-        rc = util_write_file(btf_out, ki.btf_blob.data, ki.btf_blob.len) ? EXIT_BAD : 0;
+        if (!ki.btf_blob.len) {
+            fprintf(stderr, "hvt: %s: the kernel has no BTF\n", vmlinuz);
+            rc = EXIT_BAD;
+        } else {
+            rc = util_write_file(btf_out, ki.btf_blob.data, ki.btf_blob.len) ? EXIT_BAD : 0;
+        }
     } else if (layout) {
         kinfo_layout l;
         if (kinfo_layout_get(&ki, &l) != 0) rc = EXIT_BAD;

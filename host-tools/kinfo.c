@@ -33,6 +33,14 @@ static int from_cache(kinfo *ki, const char *dir)
     return 0;
 }
 
+/* Parse the BTF blob, if there is one (an empty blob means the kernel has none). */
+static int attach_btf(kinfo *ki, const char *name)
+{
+    memset(&ki->btf, 0, sizeof ki->btf);
+    if (!ki->btf_blob.len) return 0;
+    return btf_parse(&ki->btf, name, ki->btf_blob.data, ki->btf_blob.len);
+}
+
 int kinfo_open(kinfo *ki, const char *vmlinuz, int use_cache)
 {
     memset(ki, 0, sizeof *ki);
@@ -57,8 +65,7 @@ int kinfo_open(kinfo *ki, const char *vmlinuz, int use_cache)
                 ki->build_id[l] = 0;
                 util_buf_free(&a);
                 snprintf(dir, sizeof dir, "%s/%s", root, ki->build_id);
-                if (from_cache(ki, dir) == 0 &&
-                    btf_parse(&ki->btf, vmlinuz, ki->btf_blob.data, ki->btf_blob.len) == 0) {
+                if (from_cache(ki, dir) == 0 && attach_btf(ki, vmlinuz) == 0) {
                     ki->source = "cache";
                     util_buf_free(&file);
                     return 0;
@@ -77,10 +84,14 @@ int kinfo_open(kinfo *ki, const char *vmlinuz, int use_cache)
     kimg_build_id_hex(&k, ki->build_id);
     const uint8_t *blob;
     size_t blen;
-    if (ksym_extract(&k, &ki->syms) != 0 || btf_find_blob(&k, &blob, &blen) != 0) {
+    if (ksym_extract(&k, &ki->syms) != 0) {
         kimg_free(&k);
         kinfo_close(ki);
         return -1;
+    }
+    if (btf_find_blob(&k, &blob, &blen) != 0) { /* symbols still work; layouts will not */
+        fprintf(stderr, "hvt: %s: continuing without BTF (no struct layouts)\n", vmlinuz);
+        blen = 0;
     }
     ki->btf_blob.data = malloc(blen ? blen : 1);
     if (!ki->btf_blob.data) {
@@ -88,10 +99,10 @@ int kinfo_open(kinfo *ki, const char *vmlinuz, int use_cache)
         kinfo_close(ki);
         return -1;
     }
-    memcpy(ki->btf_blob.data, blob, blen);
+    if (blen) memcpy(ki->btf_blob.data, blob, blen);
     ki->btf_blob.len = blen;
     kimg_free(&k);
-    if (btf_parse(&ki->btf, vmlinuz, ki->btf_blob.data, ki->btf_blob.len) != 0) {
+    if (attach_btf(ki, vmlinuz) != 0) {
         kinfo_close(ki);
         return -1;
     }
