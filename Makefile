@@ -21,6 +21,7 @@ endif
 -include host-tools/host.mk
 -include tests/tests.mk
 include tests/unit/hv_unit.mk
+include tests/trace/trace.mk
 -include bench/bench.mk
 
 clean:

@@ -10,6 +10,7 @@
 #include "hv_hooks.h"
 #include "hv_guest.h"
 #include "hvt_hypercall.h"
+#include "cpu.h"
 
 static bool timer_armed[HVT_MAX_CPUS];
 
@@ -46,6 +47,8 @@ static int64_t hook_hypercall(struct guest_regs *g)
     uint64_t what = g->r[GPR_RBX];
     if (what != TRACE_MARK_START && what != TRACE_MARK_STOP)
         return HVT_HC_EINVAL;
+    if (what == TRACE_MARK_START)   /* the guest's syscall entry: the host's KASLR slide */
+        hv_log("HVT-META lstar=%lx cpus=%u\n", cpu_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
     step_request(what == TRACE_MARK_START);
     hv_log("hvtrace: cpu %u: trace %s (mark)\n", hv_cpu_id(), what ? "start" : "stop");
     return HVT_HC_OK;

@@ -66,6 +66,7 @@
 #define MSR_IA32_VMX_TRUE_EXIT     0x48f
 #define MSR_IA32_VMX_TRUE_ENTRY    0x490
 #define MSR_IA32_EFER              0xc0000080
+#define MSR_IA32_LSTAR             0xc0000082
 #define MSR_IA32_FS_BASE           0xc0000100
 #define MSR_IA32_GS_BASE           0xc0000101
 

@@ -1,0 +1,37 @@
+# trace.mk - the whole-system tracer's tests (issue 5).
+#   make test-trace   in Bochs: getpid-loop 1000 between two hvtrace marks; the trace must pass
+#                     the continuity check (hvt-check), output includes violations=0
+TRACE_TEST   := $(BUILD)/test/trace
+TRACE_CPUS   ?= 2
+TRACE_TIMEOUT ?= 600
+HVT_IMPORT   := $(BUILD)/host/hvt-import
+HVT_CHECK    := $(BUILD)/host/hvt-check
+TRACE_GUEST_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -static -Iinclude
+
+$(HVT_IMPORT): host-tools/hvt_import.c include/hvt_trace_format.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Iinclude $< -lz -o $@
+$(HVT_CHECK): host-tools/hvt_check.c $(HOST_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Ihost-tools -Iinclude $< $(HOST_LIB) $(HOST_LIBS) -o $@
+all: $(HVT_IMPORT) $(HVT_CHECK)
+
+$(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hypercall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
+
+$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark tests/guest/init tests/guest/mkinitramfs.sh
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest \
+	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark:bin/hvtrace-mark
+
+.PHONY: test-trace
+test-trace: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
+	$(MAKE) efi
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	@mkdir -p $(TRACE_TEST)
+	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
+	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/getpid-loop,1000' 'hypervisor = on' 'log = e9' > $(TRACE_TEST)/hvtrace.cfg
+	bash tests/platform/make-esp.sh $(TRACE_TEST)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
+	  $(TRACE_TEST)/initrd.img $(TRACE_TEST)/hvtrace.cfg
+	bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/esp.img $(TRACE_TEST)/run || true
+	bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT)
