@@ -249,6 +249,9 @@ int ksym_index(ksym_table *t)
     t->by_addr_count = n;
     sort_ctx = t;
     qsort(t->by_addr, n, sizeof *t->by_addr, cmp_addr);
+    t->end = UINT64_MAX;
+    for (uint32_t i = 0; i < t->count; i++)
+        if (!t->syms[i].abs && strcmp(ksym_name(t, i), "_end") == 0) t->end = t->syms[i].addr;
     return 0;
 }
 
@@ -262,6 +265,7 @@ void ksym_free(ksym_table *t)
 
 int64_t ksym_lookup(const ksym_table *t, uint64_t addr, uint64_t *off)
 {
+    if (addr >= t->end) return -1;
     uint32_t lo = 0, hi = t->by_addr_count;
     while (lo < hi) { /* first entry with addr > target */
         uint32_t mid = lo + (hi - lo) / 2;

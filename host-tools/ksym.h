@@ -24,6 +24,7 @@ typedef struct {
     size_t names_len;
     uint32_t *by_addr; /* indexes of non-absolute symbols, sorted by address */
     uint32_t by_addr_count;
+    uint64_t end; /* link address of _end: lookups at or beyond it (modules, vmalloc) miss */
 } ksym_table;
 
 int ksym_extract(const kimg *k, ksym_table *t);
@@ -34,7 +35,8 @@ void ksym_free(ksym_table *t);
 /* Build the address index (called by the extractors and the cache loader). */
 int ksym_index(ksym_table *t);
 static inline const char *ksym_name(const ksym_table *t, uint32_t i) { return t->names + t->syms[i].name_off; }
-/* Symbol containing link address `addr` (nearest at or below), or -1. *off gets addr - sym. */
+/* Symbol containing link address `addr` (nearest at or below, below _end), or -1.
+ * *off gets addr - sym. */
 int64_t ksym_lookup(const ksym_table *t, uint64_t addr, uint64_t *off);
 /* First symbol named `name`, or -1. */
 int64_t ksym_find(const ksym_table *t, const char *name);
