@@ -169,10 +169,10 @@ static int usage_analyze(void)
 {
     fprintf(stderr,
             "usage: hvt analyze [--vmlinuz VMLINUZ] [--slide N | --lstar ADDR] [--view V[,V...]] [--file-order]\n"
-            "                   [--from TSC] [--to TSC] [-o FILE] TRACE\n"
+            "                   [--from TSC] [--to TSC] [--hide GLOB[,GLOB]] [-o FILE] TRACE\n"
             "views: list nest summary funcs folded all (default: list). The slide defaults to the\n"
             "trace header's LSTAR; symbols need --vmlinuz. Records of all CPUs are merged by time\n"
-            "unless --file-order.\n");
+            "unless --file-order. --hide leaves matching functions, and all they call, out of nest.\n");
     return EXIT_USAGE;
 }
 
@@ -194,7 +194,7 @@ static int parse_views(const char *s)
 }
 
 typedef struct {
-    const char *vmlinuz, *slide_s, *lstar_s, *views_s, *out_s, *trace, *from_s, *to_s;
+    const char *vmlinuz, *slide_s, *lstar_s, *views_s, *out_s, *trace, *from_s, *to_s, *hide;
     int file_order;
 } analyze_args;
 
@@ -210,6 +210,7 @@ static int parse_analyze(int argc, char **argv, analyze_args *a)
         else if (next && !strcmp(s, "-o")) { a->out_s = next; i++; }
         else if (!strcmp(s, "--file-order")) a->file_order = 1;
         else if (next && !strcmp(s, "--from")) { a->from_s = next; i++; }
+        else if (next && !strcmp(s, "--hide")) { a->hide = next; i++; }
         else if (next && !strcmp(s, "--to")) { a->to_s = next; i++; }
         else if (s[0] == '-' || a->trace) return -1;
         else a->trace = s;
@@ -268,7 +269,7 @@ static int cmd_analyze(int argc, char **argv)
         if (have) kinfo_close(&ki);
         return usage_analyze();
     }
-    view_opts o = {have ? &ki.syms : NULL, slide, views, a.file_order, from, to, out};
+    view_opts o = {have ? &ki.syms : NULL, slide, views, a.file_order, from, to, a.hide, out};
     int rc = view_run(a.trace, &o);
     if (a.out_s && fclose(out) != 0) rc = EXIT_BAD;
     if (have) kinfo_close(&ki);

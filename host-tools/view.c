@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
     nest_cpu nest;
     uint32_t dec_hint;
+    int hide_depth; /* nest: inside a hidden function entered at this depth; -1: not */
     int proc; /* index into procs */
     int64_t pid;
     char comm[HVT_COMM_MAX + 1];
@@ -47,6 +48,7 @@ typedef struct {
     view_proc *procs;
     int nprocs;
     uint64_t *fn_insns, *fn_calls; /* indexed by fid + 2 */
+    uint8_t *hidden;               /* indexed by fid + 2 */
     char namebuf[64];
 } view_state;
 
@@ -62,6 +64,18 @@ static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t 
 {
     view_state *v = ctx;
     if (enter && v->fn_calls) v->fn_calls[fid + 2]++;
+    if (v->hidden) {
+        view_cpu *vc = v->cpus[c->cpu < VIEW_MAX_CPUS ? c->cpu : VIEW_MAX_CPUS - 1];
+        if (vc->hide_depth >= 0) {
+            if (depth > vc->hide_depth) return;
+            vc->hide_depth = -1; /* the hidden function's own "<-" */
+            return;
+        }
+        if (enter && v->hidden[fid + 2]) {
+            vc->hide_depth = depth;
+            return;
+        }
+    }
     if (v->o->views & VIEW_NEST)
         fprintf(v->o->out, "%3u  %*s%s %s\n", c->cpu, 2 * depth, "", enter ? "->" : "<-", fname(v, fid));
 }
@@ -69,6 +83,7 @@ static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t 
 static void on_level(void *ctx, const nest_cpu *c, const char *reason)
 {
     view_state *v = ctx;
+    if (v->hidden) v->cpus[c->cpu < VIEW_MAX_CPUS ? c->cpu : VIEW_MAX_CPUS - 1]->hide_depth = -1;
     if (v->o->views & VIEW_NEST) fprintf(v->o->out, "%3u  == %s ==\n", c->cpu, reason);
 }
 
@@ -117,6 +132,7 @@ static view_cpu *get_cpu(view_state *v, unsigned cpu)
         if (!v->cpus[cpu]) return NULL;
         nest_init(&v->cpus[cpu]->nest, cpu);
         v->cpus[cpu]->pid = -1;
+        v->cpus[cpu]->hide_depth = -1;
         snprintf(v->cpus[cpu]->comm, sizeof v->cpus[cpu]->comm, "?");
         v->cpus[cpu]->proc = v->procs ? find_proc(v, -1, -1, "?") : 0;
     }
@@ -268,6 +284,18 @@ int view_run(const char *path, const view_opts *o)
         v.fn_insns = calloc(nf, sizeof *v.fn_insns);
         v.fn_calls = calloc(nf, sizeof *v.fn_calls);
     }
+    if (o->hide && o->syms) {
+        v.hidden = calloc(nf, 1);
+        char pats[1024];
+        snprintf(pats, sizeof pats, "%s", o->hide);
+        for (uint32_t i = 0; v.hidden && i < o->syms->count; i++) {
+            char tmp[1024];
+            memcpy(tmp, pats, sizeof tmp);
+            char *save = NULL;
+            for (char *g = strtok_r(tmp, ",", &save); g; g = strtok_r(NULL, ",", &save))
+                if (util_glob(g, ksym_name(o->syms, i))) v.hidden[i + 2] = 1;
+        }
+    }
     nest_sink sink = {on_flow, on_level, &v, trie};
     int want_nest = o->views & (VIEW_NEST | VIEW_FOLDED | VIEW_FUNCS);
     int progress = isatty(2) && tr_total_insns(r) > PROGRESS_MIN_INSNS;
@@ -316,6 +344,7 @@ int view_run(const char *path, const view_opts *o)
     free(v.procs);
     free(v.fn_insns);
     free(v.fn_calls);
+    free(v.hidden);
     nest_trie_free(trie);
     int damaged = tr_damaged(r);
     dec_close(d);

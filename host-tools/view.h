@@ -24,6 +24,8 @@ typedef struct {
     int views;
     int file_order; /* 0: records of all CPUs merged by time (default); 1: file order */
     uint64_t from, to; /* tsc range to show (0, UINT64_MAX: all) */
+    const char *hide;  /* nest: comma-separated globs of functions left out of the diagram
+                          together with everything they call (e.g. "__fentry__"); NULL: none */
     FILE *out;
 } view_opts;
 

@@ -179,5 +179,33 @@ def cmd_known_path(*nests):
     out(ok and seen > 0, "entry_SYSCALL_64 reaches do_syscall_64, whose first call is syscall_enter_from_user_mode",
         f"{seen} walks")
 
+def cmd_hide(truth, hidden_nest, globs):
+    """The --hide diagram equals the full one with each hidden call's subtree cut out."""
+    import fnmatch
+    pats = globs.split(",")
+    def depth(l): return (len(l) - len(l[5:].lstrip(" ")) - 5) // 2
+    want, hide_at = [], {}
+    for l in open(truth):
+        l = l.rstrip("\n")
+        if not l[:3].strip().isdigit():
+            want.append(l); continue
+        cpu, body = l[:3], l[5:].strip()
+        if body.startswith("=="):
+            hide_at.pop(cpu, None); want.append(l); continue
+        d = depth(l)
+        if cpu in hide_at:
+            if d > hide_at[cpu] or body.startswith("<- "):
+                if d == hide_at[cpu]: del hide_at[cpu]
+                continue
+        if body.startswith("-> ") and any(fnmatch.fnmatchcase(body[3:], p) for p in pats):
+            hide_at[cpu] = d; continue
+        want.append(l)
+    got = [l.rstrip("\n") for l in open(hidden_nest)]
+    per = lambda ls, c: [x for x in ls if x[:3] == c]
+    cpus = sorted({x[:3] for x in want if x[:3].strip().isdigit()})
+    ok = all(per(want, c) == per(got, c) for c in cpus) and len(got) < len(open(truth).readlines())
+    out(ok, f"--hide {globs}: the diagram minus the hidden calls' subtrees ({len(got)} lines)")
+
 if __name__ == "__main__":
-    {"layout": cmd_layout, "listing": cmd_listing, "views": cmd_views, "known-path": cmd_known_path}[sys.argv[1]](*sys.argv[2:])
+    {"layout": cmd_layout, "listing": cmd_listing, "views": cmd_views, "known-path": cmd_known_path,
+     "hide": cmd_hide}[sys.argv[1]](*sys.argv[2:])

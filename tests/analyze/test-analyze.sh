@@ -70,6 +70,8 @@ while read -r pkg ver; do
     done
     check "$rel seed $seed: nesting equals the generator's own control flow ($(wc -l < "$T/nest") lines)" [ $same = 1 ]
     cp "$T/nest" "$T/nest.$seed"
+    "$HVT" analyze --vmlinuz "$V" --view nest --hide '__fentry__,__x86_return_thunk,*rcu_read_*' "$T/g.hvt" > "$T/nest.hide"
+    pyrun hide "$T/truth" "$T/nest.hide" '__fentry__,__x86_return_thunk,*rcu_read_*'
     "$HVT" analyze --vmlinuz "$V" --view list "$T/g.hvt" > "$T/list"
     pyrun listing "$T/list" "$F/kallsyms.xz"
     for v in summary funcs folded; do "$HVT" analyze --vmlinuz "$V" --view $v "$T/g.hvt" > "$T/$v"; done
