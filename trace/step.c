@@ -21,16 +21,21 @@
 #include "hv_guest.h"
 #include "hv_hooks.h"
 #include "vmx.h"
+#include "cpu.h"
 #include "gmem.h"
+#include "dilate.h"
 
 #define CHUNK_BYTES   (256u * 1024)
 #define STLB_SLOTS    64
 #define IDT_VECTORS   256
 #define IDT_GATE_SIZE 16
+#define EVMAP_SLOTS   1024                  /* > 2 x 256 keys: short probe chains */
 #define PAGE          0x1000ull
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
 #define OPC_SYSCALL0  0x0f
 #define OPC_SYSCALL1  0x05
+#define OPC_INT3      0xcc
+#define OPC_INTN      0xcd
 /* Host ticks a VM exit + VM entry cost beyond what rdtsc brackets (measured in Bochs). */
 #define VMX_TRANSITION_TICKS 2
 
@@ -45,6 +50,10 @@ struct trace_cpu {
     uint64_t exit_tsc;
     uint64_t idt_base;
     uint64_t idt_handler[IDT_VECTORS];
+    uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
+    uint8_t p_op0, p_op1;                   /* pending instruction's first bytes */
+    /* handler (and handler + first length) -> vector, for a one-probe check per step */
+    struct { uint64_t rip; int16_t vec; int16_t ran_first; } evmap[EVMAP_SLOTS];
     struct stlb_entry stlb[STLB_SLOTS];
     uint64_t stlb_cr3;
     struct rec_enc *enc;
@@ -114,6 +123,8 @@ static unsigned fetch(struct trace_cpu *t, uint64_t rip, uint8_t *out)
 
 /* --- the guest's IDT: handler address -> vector --- */
 
+static void evmap_build(struct trace_cpu *t);
+
 static void idt_load(struct trace_cpu *t)
 {
     uint64_t base = hv_guest_read(HV_GUEST_IDTR_BASE);
@@ -134,14 +145,50 @@ static void idt_load(struct trace_cpu *t)
         t->idt_handler[v] = (uint64_t)g[0] | (uint64_t)g[1] << 8 | (uint64_t)g[6] << 16 |
                             (uint64_t)g[7] << 24 | (uint64_t)g[8] << 32 | (uint64_t)g[9] << 40 |
                             (uint64_t)g[10] << 48 | (uint64_t)g[11] << 56;
+        uint8_t code[X86_MAX_INSN_LEN];
+        size_t n = gmem_read_gva(&pg, t->idt_handler[v], code, sizeof code);
+        t->idt_first_len[v] = n ? (uint8_t)x86_insn_len(code, n) : 0;
+    }
+    evmap_build(t);
+}
+
+static unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 54); }
+
+static void evmap_add(struct trace_cpu *t, uint64_t rip, int vec, bool ran_first)
+{
+    for (unsigned i = evmap_hash(rip), n = 0; n < EVMAP_SLOTS; i = (i + 1) % EVMAP_SLOTS, n++) {
+        if (t->evmap[i].rip == rip)
+            return;                             /* shared handler: keep the first vector */
+        if (!t->evmap[i].rip) {
+            t->evmap[i].rip = rip;
+            t->evmap[i].vec = (int16_t)vec;
+            t->evmap[i].ran_first = ran_first;
+            return;
+        }
     }
 }
 
-static int idt_vector_of(struct trace_cpu *t, uint64_t rip)
+static void evmap_build(struct trace_cpu *t)
 {
+    memset(t->evmap, 0, sizeof t->evmap);
     for (int v = 0; v < IDT_VECTORS; v++)
-        if (t->idt_handler[v] == rip)
-            return v;
+        if (t->idt_handler[v]) {
+            evmap_add(t, t->idt_handler[v], v, false);
+            if (t->idt_first_len[v])
+                evmap_add(t, t->idt_handler[v] + t->idt_first_len[v], v, true);
+        }
+}
+
+/* Did an interrupt or exception just get delivered? Real CPUs take the MTF exit before the
+ * handler's first instruction (RIP = handler, SDM 26.5.2); Bochs 3.0 takes it after that
+ * instruction (RIP = handler + its length). Returns the vector, and *ran_first. */
+static int event_at(struct trace_cpu *t, uint64_t rip, bool *ran_first)
+{
+    for (unsigned i = evmap_hash(rip); t->evmap[i].rip; i = (i + 1) % EVMAP_SLOTS)
+        if (t->evmap[i].rip == rip) {
+            *ran_first = t->evmap[i].ran_first;
+            return t->evmap[i].vec;
+        }
     return -1;
 }
 
@@ -183,23 +230,39 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
         stlb_flush(t);
         t->stlb_cr3 = cr3 & CR3_ADDR_MASK;
     }
-    if (t->have_pending) {
-        uint64_t regs[HVT_NREGS];
-        read_regs(g, regs);
+    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
+        idt_load(t);
+    uint64_t regs[HVT_NREGS];
+    read_regs(g, regs);
+    bool ran_first = false;
+    int v = event_at(t, rip, &ran_first);
+    /* An event means the pending instruction did not retire (an interrupt came first, or it
+     * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
+    bool sw_int = t->p_op0 == OPC_INT3 || t->p_op0 == OPC_INTN;
+    if (t->have_pending && (v < 0 || sw_int)) {
         EMIT(t, cpu, rec_insn(t->enc, t->p_rip, t->p_id, t->p_len, t->p_cr3, regs));
         if (t->pending_syscall)
             EMIT(t, cpu, rec_syscall(t->enc, g->r[GPR_RAX]));
     }
-    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
-        idt_load(t);
-    int v = idt_vector_of(t, rip);
-    if (v >= 0 && !(t->have_pending && t->p_rip + t->p_len == rip))
-        EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, v < 32 ? (v == 2 ? HVT_EV_NMI : HVT_EV_HWEXC) : HVT_EV_EXTINT, 0));
+    if (v >= 0) {
+        uint8_t type = sw_int ? HVT_EV_SWINT : v == VEC_NMI ? HVT_EV_NMI : v < 32 ? HVT_EV_HWEXC : HVT_EV_EXTINT;
+        EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, type, 0));
+        if (ran_first) {
+            /* Bochs ran the handler's first instruction before this exit: record it now. */
+            uint64_t h = t->idt_handler[v];
+            uint8_t hb[X86_MAX_INSN_LEN];
+            unsigned hn = fetch(t, h, hb);
+            if (hn && x86_insn_len(hb, hn) == t->idt_first_len[v])
+                EMIT(t, cpu, rec_insn(t->enc, h, codedict_id(h, hb, t->idt_first_len[v]),
+                                      t->idt_first_len[v], cr3, regs));
+        }
+    }
     uint8_t bytes[X86_MAX_INSN_LEN];
     unsigned n = fetch(t, rip, bytes);
     unsigned len = n ? x86_insn_len(bytes, n) : 0;
     t->steps++;
     if (!len) {
+        t->p_op0 = 0;
         /* Not readable (the page is not present: the guest takes #PF here and retries later,
          * which we will record then) or cut short. Nothing retires here now. */
         t->have_pending = false;
@@ -211,6 +274,8 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     t->p_len = (uint8_t)len;
     t->p_id = codedict_id(rip, bytes, len);
     t->pending_syscall = len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1;
+    t->p_op0 = bytes[0];
+    t->p_op1 = len > 1 ? bytes[1] : 0;
 }
 
 static void start_cpu(struct trace_cpu *t, unsigned cpu)
@@ -281,7 +346,6 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     }
     if (t->stepping) {
         /* Time dilation: the guest's TSC does not see the hypervisor's work (SDM 25.6.5). */
-        uint64_t spent = hv_rdtsc() - t->exit_tsc + VMX_TRANSITION_TICKS;
-        hv_tsc_offset_add(-(int64_t)spent);
+        dilate_hide(hv_rdtsc() - t->exit_tsc + VMX_TRANSITION_TICKS);
     }
 }

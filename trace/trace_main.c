@@ -5,6 +5,7 @@
  */
 #include "trace.h"
 #include "step.h"
+#include "dilate.h"
 #include "hv_api.h"
 #include "hv_core.h"
 #include "hv_hooks.h"
@@ -69,5 +70,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     hv_hooks.other_exit = hook_other_exit;
     hv_hooks.hypercall = hook_hypercall;
     hv_hooks.power_off = hook_power_off;
+    hv_hooks.msr = dilate_msr;
+    dilate_init();
     return 0;
 }

@@ -16,6 +16,9 @@ struct hv_hooks {
     void    (*post_exit)(struct guest_regs *g, unsigned reason);  /* every exit, last */
     int64_t (*hypercall)(struct guest_regs *g);  /* magic VMCALLs vmm/ does not know */
     bool    (*io)(struct guest_regs *g, uint16_t port, unsigned size, bool in);
+    /* RDMSR/WRMSR of an MSR registered with hv_msr_intercept(): *val is the value written,
+     * or receives the value read. true = handled (vmm/ advances RIP); false = pass through. */
+    bool    (*msr)(uint32_t msr, bool write, uint64_t *val);
     bool    (*ept_violation)(uint64_t gpa, uint64_t qualification);
     bool    (*other_exit)(struct guest_regs *g, unsigned reason); /* MTF, timer, exceptions */
     void    (*power_off)(void);                  /* the guest is about to power off */
@@ -28,5 +31,8 @@ extern struct hv_hooks hv_hooks;
 int hv_policy_init(struct hvt_boot_info *bi);
 /* Make guest accesses to [port, port+width) exit (they reach hv_hooks.io). */
 void hv_io_intercept(uint16_t port, unsigned width);
+/* Make guest RDMSR and/or WRMSR of 'msr' exit (they reach hv_hooks.msr). Low MSR range only
+ * (0-0x1fff) or 0xc0000000-0xc0001fff (SDM 25.6.9). */
+void hv_msr_intercept(uint32_t msr, bool read, bool write);
 
 #endif

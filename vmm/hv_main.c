@@ -37,6 +37,30 @@ static void io_intercept(uint16_t port, unsigned width)
 
 void hv_io_intercept(uint16_t port, unsigned width) { io_intercept(port, width); }
 
+/* MSR bitmap layout (SDM 25.6.9): read-low, read-high, write-low, write-high, 1 KiB each. */
+#define MSR_BITMAP_READ_LOW   0
+#define MSR_BITMAP_READ_HIGH  1024
+#define MSR_BITMAP_WRITE_LOW  2048
+#define MSR_BITMAP_WRITE_HIGH 3072
+#define MSR_HIGH_BASE         0xc0000000u
+#define MSR_RANGE             0x2000u
+
+void hv_msr_intercept(uint32_t msr, bool read, bool write)
+{
+    unsigned rd, wr, bit;
+    if (msr < MSR_RANGE) {
+        rd = MSR_BITMAP_READ_LOW; wr = MSR_BITMAP_WRITE_LOW; bit = msr;
+    } else if (msr - MSR_HIGH_BASE < MSR_RANGE) {
+        rd = MSR_BITMAP_READ_HIGH; wr = MSR_BITMAP_WRITE_HIGH; bit = msr - MSR_HIGH_BASE;
+    } else {
+        return;                                 /* outside the bitmap: always exits */
+    }
+    if (read)
+        hv.msr_bitmap[rd + bit / 8] |= (uint8_t)(1u << (bit % 8));
+    if (write)
+        hv.msr_bitmap[wr + bit / 8] |= (uint8_t)(1u << (bit % 8));
+}
+
 static void *ept_alloc(void) { return hv_alloc_pages(1); }
 static int ept_memtype(uint64_t base, uint64_t size) { return mtrr_type_range(&hv.mtrr, base, size); }
 static const struct ept_ops ept_ops = {

@@ -269,6 +269,12 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
 static void handle_rdmsr(struct guest_regs *g)
 {
     uint64_t val;
+    if (hv_hooks.msr && hv_hooks.msr((uint32_t)g->r[GPR_RCX], false, &val)) {
+        g->r[GPR_RAX] = (uint32_t)val;
+        g->r[GPR_RDX] = val >> 32;
+        vmx_skip_instruction();
+        return;
+    }
     if (msr_safe_read((uint32_t)g->r[GPR_RCX], &val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
@@ -281,6 +287,10 @@ static void handle_rdmsr(struct guest_regs *g)
 static void handle_wrmsr(struct guest_regs *g)
 {
     uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
+    if (hv_hooks.msr && hv_hooks.msr((uint32_t)g->r[GPR_RCX], true, &val)) {
+        vmx_skip_instruction();
+        return;
+    }
     if (msr_safe_write((uint32_t)g->r[GPR_RCX], val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
