@@ -179,7 +179,7 @@ int ksym_parse(const char *file, const uint8_t *d, size_t n, ksym_table *t)
          * entries counted above may run on into seqs_of_names, so trust only marker[1]. */
         uint32_t second = util_le32(d + m + 4);
         if (second >= m) continue;
-        for (size_t s = m - second; s >= KS_ALIGN && m - s < (size_t)KS_MAX_NAME * KS_MAX_SYMS; s -= 1) {
+        for (size_t s = m - second; s >= KS_ALIGN && m - s < KS_MAX_BACKSCAN; s -= 1) {
             size_t ns = s - KS_ALIGN;
             if (ns % KS_ALIGN) continue;
             uint32_t num = util_le32(d + ns);
