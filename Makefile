@@ -8,8 +8,17 @@ BUILD      ?= build
 HVT_CACHE  ?= $(HOME)/.cache/hvtrace
 export HVT_CACHE
 
-.PHONY: all test unit-test clean
+.PHONY: all test test-all unit-test deps run clean
 all:
+
+# The two commands of the README. Both install what is missing first (apt-get, as root), so
+# they work on a fresh Debian 12 machine; Bochs 3.0 is built on first use and cached.
+deps:
+	bash tests/platform/deps.sh
+test: deps
+	$(MAKE) test-all
+run: deps
+	$(MAKE) demo
 
 include vmm/vmm.mk
 include boot/hv_embed.mk

@@ -15,6 +15,7 @@ $(HVT_CHECK): host-tools/hvt_check.c $(HOST_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Ihost-tools -Iinclude $< $(HOST_LIB) $(HOST_LIBS) -o $@
 all: $(HVT_IMPORT) $(HVT_CHECK)
+test-all: test-trace
 
 $(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
@@ -35,3 +36,16 @@ test-trace: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
 	  $(TRACE_TEST)/initrd.img $(TRACE_TEST)/hvtrace.cfg
 	bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/esp.img $(TRACE_TEST)/run || true
 	bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT)
+
+# The main job (README: make run): boot Linux under hvtrace in Bochs, trace getpid-loop 1000
+# from its start mark to its stop mark on every CPU, and show what the trace holds.
+.PHONY: demo
+demo: test-trace
+	@echo "=== hypervisor exit summary (port 0xE9) ==="
+	@grep -a "^hvtrace:" $(TRACE_TEST)/run/e9.log | tail -n 25
+	@echo "=== instructions per function (top 15) ==="
+	@$(HVT) analyze --vmlinuz $(TEST_BUILD)/vmlinuz --view funcs $(TRACE_TEST)/run/trace.hvt | head -n 16
+	@echo "=== one getpid system call, nested (flowindent) ==="
+	@$(HVT) analyze --vmlinuz $(TEST_BUILD)/vmlinuz --view nest $(TRACE_TEST)/run/trace.hvt | \
+	  grep -m1 -A40 -- "-> entry_SYSCALL_64" | head -n 40
+	@echo "trace file: $(TRACE_TEST)/run/trace.hvt (hvt analyze --help for more views)"
