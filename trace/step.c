@@ -59,6 +59,7 @@ struct trace_cpu {
     struct rec_enc *enc;
     uint8_t *chunk;
     uint64_t steps, records_bytes;
+    bool halted;                            /* parked in HLT until an interrupt arrives */
 };
 
 static struct trace_cpu cpus[HVT_MAX_CPUS];
@@ -278,9 +279,44 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     t->p_op1 = len > 1 ? bytes[1] : 0;
 }
 
+/* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
+ * unobserved. Park it: skip HLT, enter the HLT activity state without MTF, and let the next
+ * external interrupt exit (step_extint_exit) so stepping resumes right at its delivery. With
+ * IF=0 only an NMI or INIT can wake it: stay halted, not stepped. */
+bool step_hlt_exit(struct guest_regs *g)
+{
+    unsigned cpu = hv_cpu_id();
+    struct trace_cpu *t = &cpus[cpu];
+    hv_skip_insn();
+    if (!t->stepping)
+        return true;
+    step(t, cpu, g);                        /* HLT retired; the next instruction is pending */
+    hv_set_activity(VMX_ACTIVITY_HLT);
+    hv_set_mtf(false);
+    if (hv_guest_read(HV_GUEST_RFLAGS) & RFLAGS_IF) {
+        hv_set_extint_exiting(true);
+        t->halted = true;
+    }
+    return true;
+}
+
+bool step_extint_exit(struct guest_regs *g)
+{
+    struct trace_cpu *t = &cpus[hv_cpu_id()];
+    hv_set_extint_exiting(false);
+    if (t->halted) {
+        t->halted = false;
+        hv_set_activity(VMX_ACTIVITY_ACTIVE);
+        if (t->stepping)
+            hv_set_mtf(true);
+    }
+    return true;
+}
+
 static void start_cpu(struct trace_cpu *t, unsigned cpu)
 {
     t->stepping = true;
+    hv_set_hlt_exiting(true);
     t->have_pending = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
@@ -304,6 +340,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu)
     t->stepping = false;
     t->have_pending = false;
     hv_set_mtf(false);
+    hv_set_hlt_exiting(false);
     __atomic_add_fetch(&trace_stats.steps, t->steps, __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);
     t->steps = t->records_bytes = 0;
@@ -335,7 +372,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &cpus[cpu];
     int want = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE);
-    if (t->stepping && reason != EXIT_MTF && t->have_pending &&
+    if (t->stepping && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
         hv_guest_read(HV_GUEST_RIP) != t->p_rip)
         step(t, cpu, g);                    /* an emulated instruction retired */
     if (want && !t->stepping) {

@@ -37,6 +37,10 @@ static bool hook_other_exit(struct guest_regs *g, unsigned reason)
         return step_mtf_exit(g);
     case EXIT_PREEMPTION_TIMER:
         return true;                         /* post_exit does the rest */
+    case EXIT_HLT:
+        return step_hlt_exit(g);
+    case EXIT_EXTERNAL_INTR:
+        return step_extint_exit(g);
     }
     return false;
 }

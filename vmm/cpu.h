@@ -71,6 +71,7 @@
 #define MSR_IA32_GS_BASE           0xc0000101
 
 /* CPUID bits */
+#define CPUID_1_ECX_MONITOR    (1u << 3)
 #define CPUID_1_ECX_VMX        (1u << 5)
 #define CPUID_1_ECX_XSAVE      (1u << 26)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)

@@ -3,6 +3,7 @@
 #include "hv_core.h"
 #include "vmx.h"
 #include "cpu.h"
+#include "vmx_exit.h"
 
 static const uint16_t fields[HV_GUEST_REG_COUNT] = {
     [HV_GUEST_RIP] = VMCS_GUEST_RIP, [HV_GUEST_RSP] = VMCS_GUEST_RSP,
@@ -35,6 +36,18 @@ void hv_set_translation_exits(bool on)
 {
     set_proc_bits(PROC_INVLPG_EXITING | PROC_CR3_LOAD_EXITING, on);
 }
+
+void hv_set_hlt_exiting(bool on) { set_proc_bits(PROC_HLT_EXITING, on); }
+
+void hv_set_extint_exiting(bool on)
+{
+    uint32_t pin = (uint32_t)vmx_read(VMCS_PIN_CONTROLS);
+    vmx_write(VMCS_PIN_CONTROLS, on ? (pin | PIN_EXTINT_EXITING) : (pin & ~PIN_EXTINT_EXITING));
+}
+
+void hv_set_activity(unsigned state) { vmx_write(VMCS_GUEST_ACTIVITY_STATE, state); }
+
+void hv_skip_insn(void) { vmx_skip_instruction(); }
 
 void hv_set_preemption_timer(uint64_t ticks)
 {

@@ -22,6 +22,15 @@ void     hv_set_mtf(bool on);
 /* Exits on INVLPG/INVPCID and CR3 loads, so a policy can keep its own caches of guest
  * translations coherent (it must then call hv_complete_cr3_load/hv_skip_insn itself). */
 void     hv_set_translation_exits(bool on);
+/* HLT exiting (SDM 25.6.2) and external-interrupt exiting (SDM 25.6.1, acknowledge-on-exit
+ * stays off: the interrupt remains pending in the local APIC and is delivered at the next VM
+ * entry once the control is off again). */
+void     hv_set_hlt_exiting(bool on);
+void     hv_set_extint_exiting(bool on);
+/* The guest's activity state (VMX_ACTIVITY_*, SDM 25.4.2). */
+void     hv_set_activity(unsigned state);
+/* Advance the guest RIP past the instruction that caused this exit. */
+void     hv_skip_insn(void);
 /* VMX-preemption timer (SDM 26.5.1): an exit after about 'ticks' TSC ticks; 0 = off. */
 void     hv_set_preemption_timer(uint64_t ticks);
 /* Shift this CPU's guest TSC: TSC offset += delta (time dilation). */

@@ -90,6 +90,10 @@ static void handle_cpuid(struct guest_regs *g)
         cpu_cpuid(leaf, sub, r);
         if (leaf == 1) {
             r[2] &= ~CPUID_1_ECX_VMX;          /* no nested VMX: VMX instructions get #UD */
+            /* No MONITOR/MWAIT: an idle CPU then uses HLT, which stays halted under the
+             * monitor trap flag, where MWAIT would wake at every step (a traced idle CPU
+             * would spin through its idle loop). Hypervisors commonly hide it (KVM does). */
+            r[2] &= ~CPUID_1_ECX_MONITOR;
             r[2] |= CPUID_1_ECX_HYPERVISOR;
         }
     }
@@ -419,6 +423,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     case EXIT_MTF:
     case EXIT_PREEMPTION_TIMER:
     case EXIT_EXCEPTION_NMI:
+    case EXIT_HLT:
+    case EXIT_EXTERNAL_INTR:
         if (hv_hooks.other_exit && hv_hooks.other_exit(g, basic))
             break;
         /* fall through */
