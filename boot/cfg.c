@@ -62,6 +62,11 @@ static const char *cfg_apply(struct cfg *c, const char *k, size_t klen, const ch
     if (cfg_eq(k, klen, "initrd")) return cfg_set_path(c->initrd, v, vlen, 1);
     if (cfg_eq(k, klen, "cmdline"))
         return cfg_copy(c->cmdline, sizeof c->cmdline, v, vlen) ? NULL : "cmdline too long";
+    /* Options handed through to the hypervisor's tracer and NIC (checked there). */
+    if (cfg_eq(k, klen, "trace"))
+        return cfg_copy(c->trace, sizeof c->trace, v, vlen) ? NULL : "trace options too long";
+    if (cfg_eq(k, klen, "net"))
+        return cfg_copy(c->net, sizeof c->net, v, vlen) ? NULL : "net options too long";
     if (cfg_eq(k, klen, "hypervisor")) {
         if (cfg_eq(v, vlen, "on")) { c->hypervisor = 1; return NULL; }
         if (cfg_eq(v, vlen, "off")) { c->hypervisor = 0; return NULL; }
@@ -93,6 +98,8 @@ void cfg_defaults(struct cfg *c)
     c->hv_mem_mb = CFG_DEFAULT_HV_MEM_MB;
     c->log = CFG_LOG_E9;
     c->acpi_fixup = CFG_ACPI_FIXUP_AUTO;
+    c->trace[0] = 0;
+    c->net[0] = 0;
 }
 
 unsigned cfg_parse(struct cfg *c, const char *text, size_t len, cfg_report_fn report, void *ctx)

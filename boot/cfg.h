@@ -18,6 +18,7 @@
 
 #define CFG_PATH_MAX     256     /* ESP paths, ASCII, with backslashes */
 #define CFG_CMDLINE_MAX  1024
+#define CFG_OPT_MAX      512     /* trace = ..., net = ...: passed to the hypervisor */
 
 enum cfg_log { CFG_LOG_NONE = 0, CFG_LOG_E9 = 1, CFG_LOG_COM1 = 2, CFG_LOG_BOTH = 3 };
 enum cfg_acpi_fixup { CFG_ACPI_FIXUP_AUTO = 0, CFG_ACPI_FIXUP_OFF = 1 };
@@ -37,6 +38,8 @@ struct cfg {
     uint32_t hv_mem_mb;
     enum cfg_log log;
     enum cfg_acpi_fixup acpi_fixup;
+    char trace[CFG_OPT_MAX];      /* tracer options, "key=value,..." ("" = defaults) */
+    char net[CFG_OPT_MAX];        /* dedicated NIC options ("" = no NIC) */
 };
 
 typedef void (*cfg_report_fn)(void *ctx, unsigned line, const char *message);

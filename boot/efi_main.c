@@ -77,6 +77,8 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     p.log_flags = efi_main_log_flags(c->log);
     p.pm1a_cnt_port = acpi->pm1a_cnt_port;
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
+    p.trace_config = c->trace;
+    p.net_config = c->net;
     why[0] = 0;
     EFI_STATUS st = hvl_start(&p, why, EFI_MAIN_WHY_CHARS);
     if (EFI_ERROR(st)) {

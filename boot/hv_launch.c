@@ -240,6 +240,10 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
     bi->log_flags = p->log_flags;
     bi->pm1a_cnt_port = p->pm1a_cnt_port;
     bi->pm1b_cnt_port = p->pm1b_cnt_port;
+    for (UINTN i = 0; p->trace_config && p->trace_config[i] && i + 1 < HVT_TRACE_CONFIG_LEN; i++)
+        bi->trace_config[i] = p->trace_config[i];
+    for (UINTN i = 0; p->net_config && p->net_config[i] && i + 1 < HVT_NET_CONFIG_LEN; i++)
+        bi->net_config[i] = p->net_config[i];
     /* CPUs: MP services numbering; the BSP is the caller. */
     UINTN ncpu = 1, nenabled = 1, bsp = 0;
     if (p->mp) {

@@ -25,6 +25,8 @@ struct hvl_params {
     UINT16 pm1a_cnt_port;      /* ACPI PM1a control port from the FADT (0 = unknown): the
                                   hypervisor prints its exit summary when the guest powers off */
     UINT16 pm1b_cnt_port;      /* 0 = none */
+    const char *trace_config;  /* tracer options (cfg "trace"), may be NULL */
+    const char *net_config;    /* NIC options (cfg "net"), may be NULL */
 };
 
 EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars);

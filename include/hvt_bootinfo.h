@@ -27,6 +27,7 @@
 #define HVT_MAX_CPUS          64
 #define HVT_MAX_MEM_RANGES    256
 #define HVT_NET_CONFIG_LEN    512
+#define HVT_TRACE_CONFIG_LEN  512
 
 struct hvt_image_header {
     uint64_t magic;
@@ -63,6 +64,7 @@ struct hvt_boot_info {
     uint32_t mem_range_count;
     struct hvt_mem_range mem[HVT_MAX_MEM_RANGES];
     char net_config[HVT_NET_CONFIG_LEN];  /* key=value text for net/ (empty: no NIC) */
+    char trace_config[HVT_TRACE_CONFIG_LEN]; /* key=value,... for trace/ (empty: defaults) */
 };
 
 /* What a CPU resumes as when it becomes a guest (captured by the loader's trampoline). */

@@ -24,6 +24,7 @@
 #include "cpu.h"
 #include "gmem.h"
 #include "dilate.h"
+#include "task.h"
 
 #define CHUNK_BYTES   (256u * 1024)
 #define STLB_SLOTS    64
@@ -258,6 +259,9 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
                                       t->idt_first_len[v], cr3, regs));
         }
     }
+    struct task_info ti;
+    if (task_check(cpu, &ti))
+        EMIT(t, cpu, rec_switch(t->enc, ti.pid, ti.tgid, ti.comm, cr3));
     uint8_t bytes[X86_MAX_INSN_LEN];
     unsigned n = fetch(t, rip, bytes);
     unsigned len = n ? x86_insn_len(bytes, n) : 0;
@@ -321,6 +325,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
     chunk_begin(t);
+    task_reset(cpu);
     EMIT(t, cpu, rec_startstop(t->enc, 1, HVT_REASON_HYPERCALL));
     hv_set_mtf(true);
 }

@@ -6,6 +6,7 @@
 #include "trace.h"
 #include "step.h"
 #include "dilate.h"
+#include "task.h"
 #include "hv_api.h"
 #include "hv_core.h"
 #include "hv_hooks.h"
@@ -66,6 +67,10 @@ static void hook_power_off(void)
 
 int hv_policy_init(struct hvt_boot_info *bi)
 {
+    if (task_config(bi->trace_config))
+        hv_log("hvtrace: bad trace options '%s': tracing without process attribution\n", bi->trace_config);
+    else if (task_enabled())
+        hv_log("hvtrace: process attribution on (%s)\n", bi->trace_config);
     if (step_init(bi->cpu_count))
         return -10;
     trace_sink_init();

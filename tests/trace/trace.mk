@@ -30,8 +30,10 @@ test-trace: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	@mkdir -p $(TRACE_TEST)
+	$(MAKE) $(HVT)
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/getpid-loop,1000' 'hypervisor = on' 'log = e9' > $(TRACE_TEST)/hvtrace.cfg
+	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/getpid-loop,1000' 'hypervisor = on' 'log = e9' \
+	  "trace = $$(bash tests/trace/task-option.sh $(HVT) $(TEST_BUILD)/vmlinuz)" > $(TRACE_TEST)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(TRACE_TEST)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(TRACE_TEST)/initrd.img $(TRACE_TEST)/hvtrace.cfg
 	bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/esp.img $(TRACE_TEST)/run || true
