@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
-# check-trace.sh RUN_DIR HVT_IMPORT HVT_CHECK HVT - judge a getpid-loop trace run:
-# the workload ran and said status=0, the trace imports, passes hvt-check (violations=0),
-# and holds at least 1000 getpid system calls (syscall markers with nr 39).
+# check-trace.sh RUN_DIR HVT_IMPORT HVT_CHECK HVT VMLINUZ - judge a getpid-loop trace run:
+#  - the workload ran and said status=0;
+#  - the trace imports and passes hvt-check on every record (violations=0);
+#  - the nesting view shows entry_SYSCALL_64 -> ... do_syscall_64 -> __x64_sys_getpid (or an
+#    alias of it: same address) at least 1000 times for the workload's pid and comm.
 set -uo pipefail
-run=$1; import=$2; check=$3; hvt=$4
+run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
 serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
 why=()
 grep -a "^getpid-loop:\|^HVT-CMD" <<< "$serial"
 grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("workload did not finish with status 0")
-grep -a "^hvtrace: \(cpu .*trace\|trace totals\|PANIC\)" "$run/e9.log" | head -20
+pid=$(sed -n 's/^getpid-loop: pid=\([0-9]*\).*/\1/p' <<< "$serial")
+grep -a "^hvtrace: \(cpu .*trace\|trace totals\|PANIC\|process\)" "$run/e9.log" | head -20
 if "$import" "$run/e9.log" "$run/trace.hvt"; then
   out=$("$check" "$run/trace.hvt"); st=$?
   echo "$out"
   [ $st = 0 ] || why+=("continuity check failed")
-  n=$("$hvt" analyze --view syscalls "$run/trace.hvt" 2>/dev/null | awk '$1 == 39 || $2 == "getpid" {print $NF}' | head -1)
+  addr=$("$hvt" syms "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
+  aliases=$("$hvt" syms "$vmlinuz" | awk -v a="$addr" '$1 == a {print $3}' | paste -sd, -)
+  nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$run/trace.hvt" |
+         python3 "$(dirname "$0")/nest-check.py" "${pid:-?}" getpid-loop "${aliases:-__x64_sys_getpid}")
+  echo "$nest (names: $aliases)"
+  n=$(sed -n 's/nest_getpid_calls=\([0-9]*\).*/\1/p' <<< "$nest")
+  [ "${n:-0}" -ge 1000 ] || why+=("nesting view shows ${n:-0} getpid calls for ${pid:-?}/getpid-loop, want >= 1000")
 else
   why+=("trace import failed")
 fi

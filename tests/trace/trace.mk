@@ -37,7 +37,7 @@ test-trace: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
 	bash tests/platform/make-esp.sh $(TRACE_TEST)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(TRACE_TEST)/initrd.img $(TRACE_TEST)/hvtrace.cfg
 	bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/esp.img $(TRACE_TEST)/run || true
-	bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT)
+	bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz
 
 # The main job (README: make run): boot Linux under hvtrace in Bochs, trace getpid-loop 1000
 # from its start mark to its stop mark on every CPU, and show what the trace holds.
