@@ -53,7 +53,11 @@ void dilate_hide(uint64_t ticks)
     struct dl_cpu *d = &dl[c];
     hv_tsc_offset_add(-(int64_t)ticks);
     dilate_stats[c].hidden_ticks += ticks;
-    /* A deadline still in the future moves with the guest's clock; a passed one has fired. */
-    if (d->host_deadline && hv_rdtsc() < d->host_deadline)
-        program(d);
+    /* A deadline still in the future moves with the guest's clock; a passed one has fired.
+     * The same instructions run either way, so the ticks after the caller's last rdtsc are a
+     * constant the caller can account for. */
+    bool armed = d->host_deadline && hv_rdtsc() < d->host_deadline;
+    uint64_t host = d->guest_deadline - (uint64_t)hv_tsc_offset();
+    d->host_deadline = armed ? (host ? host : 1) : 0;
+    cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
 }

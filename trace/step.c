@@ -27,7 +27,7 @@
 #include "task.h"
 
 #define CHUNK_BYTES   (256u * 1024)
-#define STLB_SLOTS    64
+#define STLB_SLOTS    256
 #define IDT_VECTORS   256
 #define IDT_GATE_SIZE 16
 #define EVMAP_SLOTS   1024                  /* > 2 x 256 keys: short probe chains */
@@ -37,10 +37,16 @@
 #define OPC_SYSCALL1  0x05
 #define OPC_INT3      0xcc
 #define OPC_INTN      0xcd
-/* Host ticks a VM exit + VM entry cost beyond what rdtsc brackets (measured in Bochs). */
-#define VMX_TRANSITION_TICKS 2
+/* Host ticks of an exit that the exit stub's rdtsc and our last rdtsc do not bracket: the
+ * VM exit and VM entry themselves and the return path through the stub (measured in Bochs:
+ * the guest's TSC then advances one tick per traced instruction). */
+#define VMX_TRANSITION_TICKS 108
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
+/* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
+ * no length decoding and no dictionary lookup (the common case by far). */
+#define ICACHE_SLOTS 4096
+struct icache_entry { uint64_t rip, lo, hi, mlo, mhi; uint32_t id; uint8_t len; };
 
 struct trace_cpu {
     bool stepping;
@@ -61,6 +67,9 @@ struct trace_cpu {
     uint8_t *chunk;
     uint64_t steps, records_bytes;
     bool halted;                            /* parked in HLT until an interrupt arrives */
+    struct icache_entry *icache;
+    uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
+    uint64_t t_step, t_sink;                /* ticks inside step() and inside the sink */
 };
 
 static struct trace_cpu cpus[HVT_MAX_CPUS];
@@ -72,7 +81,8 @@ int step_init(unsigned ncpu)
     for (unsigned i = 0; i < ncpu; i++) {
         cpus[i].enc = hv_alloc_pages((sizeof(struct rec_enc) + 4095) / 4096);
         cpus[i].chunk = hv_alloc_pages(CHUNK_BYTES / 4096);
-        if (!cpus[i].enc || !cpus[i].chunk)
+        cpus[i].icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
+        if (!cpus[i].enc || !cpus[i].chunk || !cpus[i].icache)
             return -1;
     }
     return codedict_init();
@@ -209,7 +219,9 @@ static void chunk_flush(struct trace_cpu *t, unsigned cpu)
     struct trace_chunk_info ci = { .cpu = cpu, .kind = TRACE_CHUNK_RECORDS,
                                    .nrecords = e->nrecords, .ninsns = e->ninsns,
                                    .first_tsc = e->first_tsc, .last_tsc = e->tsc };
+    uint64_t t0 = hv_rdtsc();
     trace_sink_chunk(&ci, e->buf, e->len);
+    t->t_sink += hv_rdtsc() - t0;
     t->records_bytes += e->len;
     chunk_begin(t);
 }
@@ -262,22 +274,46 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     struct task_info ti;
     if (task_check(cpu, &ti))
         EMIT(t, cpu, rec_switch(t->enc, ti.pid, ti.tgid, ti.comm, cr3));
-    uint8_t bytes[X86_MAX_INSN_LEN];
-    unsigned n = fetch(t, rip, bytes);
-    unsigned len = n ? x86_insn_len(bytes, n) : 0;
+    uint8_t bytes[16];
+    unsigned len = 0;
+    uint32_t id = 0;
+    struct icache_entry *ic = &t->icache[(rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)];
+    uint8_t *page = page_of(t, rip);
+    unsigned off = (unsigned)(rip & (PAGE - 1));
     t->steps++;
+    if (page && off <= PAGE - 16) {
+        uint64_t lo = *(const uint64_t *)(page + off), hi = *(const uint64_t *)(page + off + 8);
+        memcpy(bytes, &lo, 8);
+        memcpy(bytes + 8, &hi, 8);
+        if (ic->rip == rip && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
+            len = ic->len;
+            id = ic->id;
+        }
+    }
     if (!len) {
-        t->p_op0 = 0;
-        /* Not readable (the page is not present: the guest takes #PF here and retries later,
-         * which we will record then) or cut short. Nothing retires here now. */
-        t->have_pending = false;
-        return;
+        unsigned n = fetch(t, rip, bytes);
+        len = n ? x86_insn_len(bytes, n) : 0;
+        if (!len) {
+            t->p_op0 = 0;
+            /* Not readable (the page is not present: the guest takes #PF here and retries
+             * later, which we will record then) or cut short. Nothing retires here now. */
+            t->have_pending = false;
+            return;
+        }
+        id = codedict_id(rip, bytes, len);
+        ic->rip = rip;
+        ic->id = id;
+        ic->len = (uint8_t)len;
+        memcpy(&ic->lo, bytes, 8);
+        memcpy(&ic->hi, bytes + 8, 8);
+        ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
+        ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
     }
     t->have_pending = true;
     t->p_rip = rip;
     t->p_cr3 = cr3;
     t->p_len = (uint8_t)len;
-    t->p_id = codedict_id(rip, bytes, len);
+    t->p_id = id;
     t->pending_syscall = len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1;
     t->p_op0 = bytes[0];
     t->p_op1 = len > 1 ? bytes[1] : 0;
@@ -326,6 +362,8 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->stlb_cr3 = ~0ull;
     chunk_begin(t);
     task_reset(cpu);
+    t->win_host_tsc = hv_rdtsc();
+    t->win_guest_tsc = guest_tsc();
     EMIT(t, cpu, rec_startstop(t->enc, 1, HVT_REASON_HYPERCALL));
     hv_set_mtf(true);
 }
@@ -342,6 +380,12 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu)
 {
     EMIT(t, cpu, rec_startstop(t->enc, 0, HVT_REASON_HYPERCALL));
     chunk_flush(t, cpu);
+    /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
+     * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
+    hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
+           "step_ticks=%lu sink_ticks=%lu\n", cpu, t->steps, hv_rdtsc() - t->win_host_tsc,
+           guest_tsc() - t->win_guest_tsc, t->records_bytes, t->t_step, t->t_sink);
+    t->t_step = t->t_sink = 0;
     t->stepping = false;
     t->have_pending = false;
     hv_set_mtf(false);
@@ -355,9 +399,6 @@ void step_request(bool on) { __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_
 
 void step_pre_exit(struct guest_regs *g, unsigned reason)
 {
-    struct trace_cpu *t = &cpus[hv_cpu_id()];
-    if (t->stepping)
-        t->exit_tsc = hv_rdtsc();
 }
 
 bool step_mtf_exit(struct guest_regs *g)
@@ -368,7 +409,9 @@ bool step_mtf_exit(struct guest_regs *g)
         hv_set_mtf(false);
         return true;
     }
+    uint64_t t0 = hv_rdtsc();
     step(t, cpu, g);
+    t->t_step += hv_rdtsc() - t0;
     return true;
 }
 
@@ -388,6 +431,6 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     }
     if (t->stepping) {
         /* Time dilation: the guest's TSC does not see the hypervisor's work (SDM 25.6.5). */
-        dilate_hide(hv_rdtsc() - t->exit_tsc + VMX_TRANSITION_TICKS);
+        dilate_hide(hv_rdtsc() - hv_exit_tsc() + VMX_TRANSITION_TICKS);
     }
 }

@@ -76,12 +76,20 @@ void *hv_alloc_pages(size_t npages)
 
 bool hv_gpa_is_ram(uint64_t gpa, uint64_t len)
 {
+    /* Called for every guest page-table level a walk reads: remember the last RAM range hit
+     * (per CPU would be tidier; a shared hint is only ever a correct range or a miss). */
+    static const struct hvt_mem_range *last;
     if (hv_in_region(gpa) || hv_in_region(gpa + len - 1))
         return false;
+    const struct hvt_mem_range *r = last;
+    if (r && gpa >= r->base && gpa + len <= r->base + r->size)
+        return true;
     for (uint32_t i = 0; i < hv.bi->mem_range_count; i++) {
-        const struct hvt_mem_range *r = &hv.bi->mem[i];
-        if (r->kind != HVT_MEM_MMIO && gpa >= r->base && gpa + len <= r->base + r->size)
+        r = &hv.bi->mem[i];
+        if (r->kind != HVT_MEM_MMIO && gpa >= r->base && gpa + len <= r->base + r->size) {
+            last = r;
             return true;
+        }
     }
     return false;
 }

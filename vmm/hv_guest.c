@@ -4,8 +4,9 @@
 #include "vmx.h"
 #include "cpu.h"
 #include "vmx_exit.h"
+#include "vcpu.h"
 
-static const uint16_t fields[HV_GUEST_REG_COUNT] = {
+const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT] = {
     [HV_GUEST_RIP] = VMCS_GUEST_RIP, [HV_GUEST_RSP] = VMCS_GUEST_RSP,
     [HV_GUEST_RFLAGS] = VMCS_GUEST_RFLAGS, [HV_GUEST_CR0] = VMCS_CR0_READ_SHADOW,
     [HV_GUEST_CR3] = VMCS_GUEST_CR3, [HV_GUEST_CR4] = VMCS_CR4_READ_SHADOW,
@@ -14,7 +15,6 @@ static const uint16_t fields[HV_GUEST_REG_COUNT] = {
     [HV_GUEST_IDTR_LIMIT] = VMCS_GUEST_IDTR_LIMIT, [HV_GUEST_CS_SEL] = VMCS_GUEST_CS_SEL,
 };
 
-uint64_t hv_guest_read(enum hv_guest_reg r) { return vmx_read(fields[r]); }
 
 void hv_guest_paging(struct gmem_paging *p)
 {
@@ -67,5 +67,7 @@ void hv_tsc_offset_add(int64_t delta)
 {
     vmx_write(VMCS_TSC_OFFSET, vmx_read(VMCS_TSC_OFFSET) + (uint64_t)delta);
 }
+
+uint64_t hv_exit_tsc(void) { return vcpu_current()->exit_tsc; }
 
 int64_t hv_tsc_offset(void) { return (int64_t)vmx_read(VMCS_TSC_OFFSET); }

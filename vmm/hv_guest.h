@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "gmem.h"
+#include "vmx.h"
 
 enum hv_guest_reg {
     HV_GUEST_RIP, HV_GUEST_RSP, HV_GUEST_RFLAGS, HV_GUEST_CR0, HV_GUEST_CR3, HV_GUEST_CR4,
@@ -14,7 +15,9 @@ enum hv_guest_reg {
     HV_GUEST_CS_SEL, HV_GUEST_REG_COUNT
 };
 
-uint64_t hv_guest_read(enum hv_guest_reg r);
+/* Inline: read at every single-step, so no call. */
+extern const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT];
+static inline uint64_t hv_guest_read(enum hv_guest_reg r) { return vmx_read(hv_guest_fields[r]); }
 /* The guest's paging state, for gmem_walk / gmem_read_gva. */
 void     hv_guest_paging(struct gmem_paging *p);
 /* Monitor trap flag (SDM 26.5.2): a VM exit after every guest instruction on this CPU. */
@@ -33,6 +36,8 @@ void     hv_set_activity(unsigned state);
 void     hv_skip_insn(void);
 /* VMX-preemption timer (SDM 26.5.1): an exit after about 'ticks' TSC ticks; 0 = off. */
 void     hv_set_preemption_timer(uint64_t ticks);
+/* TSC when the current VM exit entered the hypervisor (taken first thing in the exit stub). */
+uint64_t hv_exit_tsc(void);
 /* Shift this CPU's guest TSC: TSC offset += delta (time dilation). */
 void     hv_tsc_offset_add(int64_t delta);
 int64_t  hv_tsc_offset(void);

@@ -33,6 +33,7 @@ struct __attribute__((packed)) host_tss {
 
 struct vcpu {
     struct vcpu *self;            /* at offset 0: %gs:0 gives the current vcpu */
+    uint64_t exit_tsc;            /* at offset 8: TSC when this exit entered the stub */
     unsigned index;
     uint32_t apic_id;
     void *vmxon_region, *vmcs;
@@ -50,6 +51,7 @@ struct vcpu {
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
 };
 
+#define VCPU_EXIT_TSC_OFFSET 8   /* used by vmx_stub.asm */
 struct vcpu *vcpu_get(unsigned index);
 static inline struct vcpu *vcpu_current(void)
 {

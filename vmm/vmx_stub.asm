@@ -3,6 +3,7 @@
 ; per-CPU stack holds the vcpu pointer at [host RSP]. We save the guest's general registers
 ; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
 bits 64
+%define VCPU_EXIT_TSC_OFFSET 8   ; struct vcpu.exit_tsc (vcpu.h)
 default rel
 section .text
 
@@ -28,8 +29,12 @@ vmx_exit_stub:
     push rdx
     push rcx
     push rax
-    mov rdi, rsp                ; struct guest_regs *
     mov rsi, [rsp + 16*8]       ; struct vcpu * stored at host RSP
+    rdtsc                       ; when the exit reached us: hv_exit_tsc() (time dilation)
+    shl rdx, 32
+    or rax, rdx
+    mov [rsi + VCPU_EXIT_TSC_OFFSET], rax
+    mov rdi, rsp                ; struct guest_regs *
     call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
     pop rax
     pop rcx
