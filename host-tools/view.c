@@ -352,11 +352,50 @@ int view_run(const char *path, const view_opts *o)
     return rc < 0 || damaged ? 1 : 0;
 }
 
-int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t cs_limit, view_bench_result *res)
+typedef struct {
+    uint64_t rip;
+    const uint8_t *code;
+    uint8_t len, kind; /* kind: TR_INSN or the marker type */
+    uint16_t cpu;
+} bench_rec;
+
+/* One pass of decode + symbolize + nest (with folded-stack counting) over records in memory. */
+static int bench_nest(const bench_rec *b, size_t n, const ksym_table *syms, int64_t slide, uint64_t *insns)
+{
+    dec_cache *d = dec_open(syms, slide);
+    nest_trie *trie = nest_trie_new();
+    nest_cpu *cpus = calloc(VIEW_MAX_CPUS, sizeof *cpus);
+    uint8_t *inited = calloc(VIEW_MAX_CPUS, 1);
+    uint32_t *hints = calloc(VIEW_MAX_CPUS, sizeof *hints);
+    int rc = d && trie && cpus && inited && hints ? 0 : -1;
+    nest_sink sink = {NULL, NULL, NULL, trie};
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        unsigned cpu = b[i].cpu < VIEW_MAX_CPUS ? b[i].cpu : VIEW_MAX_CPUS - 1;
+        if (!inited[cpu]) { nest_init(&cpus[cpu], cpu); inited[cpu] = 1; }
+        if (b[i].kind != TR_INSN) {
+            if (b[i].kind == HVT_MARK_SYSCALL || b[i].kind == HVT_MARK_EVENT || b[i].kind == HVT_MARK_SWITCH)
+                nest_level(&cpus[cpu], "level");
+            continue;
+        }
+        const dec_entry *e = dec_next(d, &hints[cpu], b[i].rip, b[i].code, b[i].len);
+        if (!e) rc = -1;
+        else nest_insn(&cpus[cpu], &sink, b[i].rip, e);
+        (*insns)++;
+    }
+    free(hints);
+    free(inited);
+    free(cpus);
+    nest_trie_free(trie);
+    dec_close(d);
+    return rc;
+}
+
+int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t limit, view_bench_result *res)
 {
     memset(res, 0, sizeof *res);
     tr_reader *r = tr_open(path);
     if (!r) return 1;
+    /* 1. end to end from the file: read, check, decompress, decode, symbolize, nest */
     dec_cache *d = dec_open(syms, slide);
     nest_trie *trie = nest_trie_new();
     static nest_cpu cpus[VIEW_MAX_CPUS];
@@ -367,7 +406,7 @@ int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t
     int rc;
     double t0 = util_now();
     while ((rc = tr_next(r, &rec)) > 0) {
-        res->records++;
+        res->file_records++;
         unsigned cpu = rec.cpu < VIEW_MAX_CPUS ? rec.cpu : VIEW_MAX_CPUS - 1;
         if (!inited[cpu]) { nest_init(&cpus[cpu], cpu); inited[cpu] = 1; }
         if (rec.kind != TR_INSN) {
@@ -375,35 +414,45 @@ int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t
                 nest_level(&cpus[cpu], "level");
             continue;
         }
-        res->insns++;
         const dec_entry *e = dec_next(d, &hints[cpu], rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
         nest_insn(&cpus[cpu], &sink, rec.rip, e);
     }
-    res->seconds = util_now() - t0;
-    if (rc == 0) { /* capstone alone, on the same records, in file order */
+    res->file_seconds = util_now() - t0;
+    nest_trie_free(trie);
+    dec_close(d);
+    /* 2. the first `limit` records in memory: our pipeline (fresh cache) vs capstone alone */
+    bench_rec *b = rc == 0 ? malloc(limit * sizeof *b) : NULL;
+    size_t n = 0;
+    if (b) {
         tr_seek_chunk(r, 0);
-        /* capstone at its fastest: detail off, cs_disasm_iter into one preallocated insn */
-        csh cs;
-        if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+        while (n < limit && (rc = tr_next(r, &rec)) > 0)
+            b[n++] = (bench_rec){rec.rip, rec.code, rec.code_len, rec.kind, rec.cpu};
+        if (rc > 0) rc = 0;
+    }
+    if (b && rc == 0) {
+        double t1 = util_now();
+        rc = bench_nest(b, n, syms, slide, &res->insns);
+        res->seconds = util_now() - t1;
+        res->records = n;
+        csh cs; /* capstone at its fastest: detail off, cs_disasm_iter into one preallocated insn */
+        if (rc == 0 && cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
             cs_insn *in = cs_malloc(cs);
-            double t1 = util_now();
-            while (res->cs_insns < cs_limit && (rc = tr_next(r, &rec)) > 0) {
-                if (rec.kind != TR_INSN) continue;
-                const uint8_t *p = rec.code;
-                size_t sz = rec.code_len;
-                uint64_t a = rec.rip;
+            double t2 = util_now();
+            for (size_t i = 0; i < n; i++) {
+                if (b[i].kind != TR_INSN) continue;
+                const uint8_t *p = b[i].code;
+                size_t sz = b[i].len;
+                uint64_t a = b[i].rip;
                 res->cs_bad += !cs_disasm_iter(cs, &p, &sz, &a, in);
                 res->cs_insns++;
             }
-            res->cs_seconds = util_now() - t1;
+            res->cs_seconds = util_now() - t2;
             cs_free(in, 1);
             cs_close(&cs);
         }
-        if (rc > 0) rc = 0;
     }
-    nest_trie_free(trie);
-    dec_close(d);
+    free(b);
     tr_close(r);
-    return rc < 0 ? 1 : 0;
+    return rc < 0 || !b ? 1 : 0;
 }

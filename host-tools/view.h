@@ -32,13 +32,15 @@ typedef struct {
 int view_run(const char *trace_path, const view_opts *o);
 
 typedef struct {
-    uint64_t records, insns;
-    double seconds;          /* read + decode + symbolize + nest */
+    uint64_t file_records;   /* 1. the whole file, end to end */
+    double file_seconds;     /*    read + CRC + zstd + decode + symbolize + nest */
+    uint64_t records, insns; /* 2. the first records, already in memory: */
+    double seconds;          /*    decode (fresh cache) + symbolize + nest + folded counts */
     uint64_t cs_insns, cs_bad;
-    double cs_seconds;       /* capstone alone on the same records */
+    double cs_seconds;       /*    capstone alone (detail off) on the same instructions */
 } view_bench_result;
-/* Benchmark: the nest pipeline with no output, then capstone's raw decode of up to
- * cs_limit of the same instruction records. */
-int view_bench(const char *trace_path, const ksym_table *syms, int64_t slide, uint64_t cs_limit,
+/* Benchmark, one thread: the whole file end to end, then the first `limit` records from memory
+ * through hvt's pipeline and through capstone alone. */
+int view_bench(const char *trace_path, const ksym_table *syms, int64_t slide, uint64_t limit,
                view_bench_result *res);
 #endif

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# make bench-analyze: records/s of decode + symbolize + nest (hvt's pipeline, from the trace
-# file: read, decompress, decode through the cache, symbolize, nest, fold stacks) next to
-# capstone's raw decode rate (detail off, cs_disasm_iter) on the same records, same run, one core.
-# The trace is walked from the pinned cloud kernel's own code (hvt gen), BENCH_INSNS long.
-# Last line: "recs_per_s=<n> capstone_per_s=<n> ...".
+# make bench-analyze, one core (pinned): on a trace walked from the pinned cloud kernel's own code
+# (hvt gen, BENCH_INSNS instructions, cached under build/host/bench/):
+#   recs_per_s       decode (capstone behind the cache) + symbolize + nest (with folded-stack
+#                    counts) over the first 6 M records, already in memory, fresh cache
+#   capstone_per_s   capstone alone (detail off, cs_disasm_iter) on the same instructions
+#   file_recs_per_s  the whole file end to end: read, CRC, zstd, decode, symbolize, nest
+# Last line: "recs_per_s=<n> capstone_per_s=<n> speedup=<x> file_recs_per_s=<n>".
 set -euo pipefail
 HVT="$(realpath "${1:-build/host/hvt}")"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
