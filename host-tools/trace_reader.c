@@ -14,7 +14,8 @@
 
 enum {
     TR_INDEX_MAX = 256u << 20,
-    TR_POOL_SLACK = 16, /* readable bytes after the last code entry: decoders load 16 at once */
+    TR_POOL_SLACK = 16,  /* readable bytes after the last code entry: decoders load 16 at once */
+    TR_CODE_STRIDE = 16, /* length byte + up to 15 instruction bytes */
 };
 
 typedef struct {
@@ -45,10 +46,8 @@ struct tr_reader {
     hvt_trace_index_entry *chunks;
     size_t nchunks;
     /* code dictionary */
-    uint32_t *code_off; /* id -> offset in code_pool; length byte first */
+    uint8_t *code_tab; /* id * TR_CODE_STRIDE: length byte, then the bytes */
     uint32_t ncode;
-    uint8_t *code_pool;
-    size_t code_pool_len;
     /* iteration: one cursor over all chunks (file order), or one per CPU merged by time */
     tr_cursor file_cur;
     int merge;
@@ -173,10 +172,13 @@ static int scan_chunks(tr_reader *r)
     return 0;
 }
 
+/* The dictionary as a fixed-stride table: entry id is TR_CODE_STRIDE bytes at id * stride,
+ * length first, so finding an instruction's bytes is one load (and reading 16 bytes from its
+ * first byte stays inside the table, which keeps TR_POOL_SLACK bytes after the last entry). */
 static int load_code(tr_reader *r)
 {
     uint8_t *buf = NULL;
-    size_t cap = 0, pool_cap = 0, off_cap = 0;
+    size_t cap = 0, tab_cap = 0;
     for (size_t i = 0; i < r->nchunks; i++) {
         if (r->chunks[i].kind != HVT_CHUNK_CODE) continue;
         hvt_trace_chunk_hdr h;
@@ -186,35 +188,28 @@ static int load_code(tr_reader *r)
             util_err(r->name, off, "code chunk starts at id %u, expected %u", h.first_code_id, r->ncode);
             goto bad;
         }
-        if (r->code_pool_len + h.raw_size + TR_POOL_SLACK > pool_cap) {
-            pool_cap = (r->code_pool_len + h.raw_size) * 2 + TR_POOL_SLACK;
-            uint8_t *np = realloc(r->code_pool, pool_cap);
-            if (!np) goto bad;
-            r->code_pool = np;
-        }
         size_t p = 0;
         for (uint32_t k = 0; k < h.nrecords; k++) {
             if (p >= h.raw_size || buf[p] == 0 || buf[p] > HVT_CODE_MAX || buf[p] > h.raw_size - p - 1) {
                 util_err(r->name, off, "code chunk entry %u (payload byte %zu) is malformed", k, p);
                 goto bad;
             }
-            if (r->ncode == off_cap) {
-                off_cap = off_cap ? off_cap * 2 : 4096;
-                uint32_t *no = realloc(r->code_off, off_cap * sizeof *no);
-                if (!no) goto bad;
-                r->code_off = no;
+            size_t need = ((size_t)r->ncode + 1) * TR_CODE_STRIDE + TR_POOL_SLACK;
+            if (need > tab_cap) {
+                tab_cap = need * 2;
+                uint8_t *nt = realloc(r->code_tab, tab_cap);
+                if (!nt) goto bad;
+                r->code_tab = nt;
             }
-            r->code_off[r->ncode++] = (uint32_t)(r->code_pool_len + p);
+            uint8_t *e = r->code_tab + (size_t)r->ncode * TR_CODE_STRIDE;
+            memset(e, 0, TR_CODE_STRIDE + TR_POOL_SLACK);
+            memcpy(e, buf + p, 1 + (size_t)buf[p]);
+            r->ncode++;
             p += 1 + buf[p];
         }
         if (p != h.raw_size) {
             util_err(r->name, off, "code chunk has %zu trailing bytes", h.raw_size - p);
             goto bad;
-        }
-        if (h.raw_size) { /* an empty CODE chunk is legal; memcpy to a NULL pool is not */
-            memcpy(r->code_pool + r->code_pool_len, buf, h.raw_size);
-            r->code_pool_len += h.raw_size;
-            memset(r->code_pool + r->code_pool_len, 0, TR_POOL_SLACK);
         }
     }
     free(buf);
@@ -301,8 +296,7 @@ void tr_close(tr_reader *r)
     for (size_t i = 0; i < r->ncarry; i++) free(r->carry[i]);
     free(r->carry);
     free(r->chunks);
-    free(r->code_off);
-    free(r->code_pool);
+    free(r->code_tab);
     free(r->file_cur.raw);
     for (size_t i = 0; i < r->nmcur; i++) free(r->mcur[i].raw);
     free(r->mcur);
@@ -322,7 +316,7 @@ uint32_t tr_code_count(const tr_reader *r) { return r->ncode; }
 const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len)
 {
     if (id >= r->ncode) return NULL;
-    const uint8_t *p = r->code_pool + r->code_off[id];
+    const uint8_t *p = r->code_tab + (size_t)id * TR_CODE_STRIDE;
     *len = p[0];
     return p + 1;
 }
@@ -456,7 +450,7 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
                 }
             k->fresh = 0;
         }
-        const uint8_t *code = r->code_pool + r->code_off[id];
+        const uint8_t *code = r->code_tab + (size_t)id * TR_CODE_STRIDE;
         o->kind = TR_INSN;
         o->rip = rip;
         o->code_id = id;
