@@ -50,6 +50,14 @@ while read -r pkg ver; do
   grep -E ' (__x64_)?sys_getpp' "$T/kallsyms.guest" | awk '$3 ~ /^sys_getpp/ { print $3 }' > "$T/glob.want"
   check "$rel: glob filter" cmp -s "$T/glob" "$T/glob.want"
 
+  # the gzip and zstd paths on this real kernel: its payload recompressed, same symbols and BTF
+  for fmt in gzip zstd; do
+    "$PY" "$HERE/recompress.py" "$V" $fmt "$T/re.vmlinuz" &&
+      "$HVT" syms --no-cache --lstar "$LSTAR" "$T/re.vmlinuz" > "$T/re.syms" &&
+      "$HVT" syms --no-cache --btf-out "$T/re.btf" "$T/re.vmlinuz"
+    check "$rel: payload recompressed with $fmt: same symbols and BTF" \
+      bash -c "cmp -s \"$T/re.syms\" \"$T/kallsyms.guest\" && cmp -s \"$T/re.btf\" <(xzcat \"$F/btf.xz\")"
+  done
   # 2. BTF: byte-identical to /sys/kernel/btf/vmlinux; offsets right against guest memory
   "$HVT" syms --btf-out "$T/btf" "$V"
   check "$rel: BTF blob is byte-identical to the guest's /sys/kernel/btf/vmlinux" cmp -s "$T/btf" <(xzcat "$F/btf.xz")
