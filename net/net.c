@@ -16,6 +16,9 @@ struct net_state net;
 #define NET_SEND_POLL_EVERY  16         /* stream_send polls once per this many messages */
 #define NET_DEFAULT_TSC_KHZ  1000000u   /* 1 GHz when neither config nor CPUID tell */
 #define NET_LWIP_HEAP_BYTES  (MEM_SIZE + 4096)
+/* net_poll() from VM exits does real work at most this often: under MTF every guest
+ * instruction exits, and a full poll costs hundreds of instructions; the rate gate costs ~10. */
+#define NET_POLL_INTERVAL_US 100
 
 static void cpuid(uint32_t leaf, uint32_t *a, uint32_t *b, uint32_t *c, uint32_t *d)
 {
@@ -279,6 +282,7 @@ int net_init(const struct net_config *cfg)
            net.nic.link_up ? "up" : "down", ipb, colb, cfg->collector_port, cfg->ring_kb,
            cfg->key.len ? "keyed" : "refused (no key)");
     net.selftest_left = (uint64_t)cfg->selftest_kb * 1024;
+    net.poll_interval_tsc = net.tsc_per_ms * NET_POLL_INTERVAL_US / 1000;
     net.next_connect_tsc = hv_rdtsc();
     net.active = true;
     return 0;
@@ -322,10 +326,22 @@ static void report_drops(void)
     }
 }
 
+static void poll_now(void);
+
 void net_poll(void)
 {
     if (!net.active)
         return;
+    uint64_t now = hv_rdtsc();
+    if (now - __atomic_load_n(&net.last_poll_tsc, __ATOMIC_RELAXED) < net.poll_interval_tsc)
+        return;
+    __atomic_store_n(&net.last_poll_tsc, now, __ATOMIC_RELAXED);
+    poll_now();
+}
+
+/* The whole poll, ungated: also what a sender waiting under backpressure spins on. */
+static void poll_now(void)
+{
     net_console_poll();                 /* takes the console lock: before net.lock */
     if (!net_trylock(&net.lock))
         return;                         /* another CPU is polling: it does the work */
@@ -372,7 +388,7 @@ int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
         if (!waited)
             __atomic_add_fetch(&net.backpressure_waits, 1, __ATOMIC_RELAXED);
         waited = true;
-        net_poll();                     /* backpressure: move data out, wait for ACKs */
+        poll_now();                     /* backpressure: move data out, wait for ACKs */
     }
     if (__atomic_add_fetch(&sends, 1, __ATOMIC_RELAXED) % NET_SEND_POLL_EVERY == 0)
         net_poll();
@@ -392,7 +408,7 @@ void net_shutdown(uint64_t max_tsc)
     stream_send(hv_cpu_id(), HVT_MSG_BYE, NULL, 0);
     uint64_t end = hv_rdtsc() + max_tsc;
     while (!stream_core_all_acked(&net.sc) && hv_rdtsc() < end)
-        net_poll();
+        poll_now();
     hv_log("net: shutdown, %s\n", stream_core_all_acked(&net.sc) ? "collector has everything"
                                                                   : "collector did NOT acknowledge everything");
 }

@@ -11,8 +11,11 @@
  *    the send ring. It never fails the boot: on error it logs why and the hypervisor runs
  *    without a stream (every other net_* call is then a cheap no-op, and stream_send() returns
  *    -1: nothing is accepted that could be lost).
- *  - net_poll(): call often from any CPU in VMX root operation (every VM exit is fine; it costs
- *    one failed trylock when another CPU is polling). It receives frames, runs lwIP's timers,
+ *  - net_poll(): call often from any CPU in VMX root operation (every VM exit is fine: it is
+ *    rate-gated to one real poll per 100 us of TSC time, ~10 instructions otherwise, and costs
+ *    one failed trylock when another CPU is polling). The guest may run long without exits (HLT
+ *    without HLT exiting, tight loops): the core must also call it from a periodic exit (the
+ *    VMX preemption timer) or the stream, the control channel and backpressure waits stall. It receives frames, runs lwIP's timers,
  *    (re)connects to the collector, and moves ring data into TCP. Nothing is sent or received
  *    between calls: the NIC raises no interrupt the hypervisor takes.
  *  - stream_send(): enqueue one sequenced message from CPU `cpu` (hv_cpu_id()). With the default

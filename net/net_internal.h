@@ -27,6 +27,7 @@ struct net_state {
     uint64_t next_connect_tsc, backoff_ms;
     uint64_t tsc_per_ms, start_tsc;
     uint64_t polls;
+    uint64_t last_poll_tsc, poll_interval_tsc;   /* net_poll's rate gate */
     uint64_t selftest_left, selftest_counter;
     /* counters for STATUS */
     uint64_t backpressure_waits, dropped_msgs, dropped_bytes, reported_msgs, reported_bytes;
