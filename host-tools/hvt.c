@@ -227,8 +227,10 @@ static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slid
     if (kinfo_open(ki, a->vmlinuz, 1) != 0) return -1;
     *have = 1;
     if (a->slide_s || a->lstar_s) return get_slide(ki, a->slide_s, a->lstar_s, slide);
+    util_err_quiet = 1; /* a damaged trace is reported once, by the view that reads it */
     tr_reader *r = tr_open(a->trace);
-    if (!r) return -1;
+    util_err_quiet = 0;
+    if (!r) return 0;
     const hvt_trace_file_hdr *h = tr_header(r);
     uint64_t lstar = h->lstar;
     char want[2 * HVT_BUILD_ID_MAX + 1];

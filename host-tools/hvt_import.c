@@ -1,10 +1,10 @@
 /*
  * hvt-import - turn the hypervisor's debug-port chunk lines (trace/sink_e9.c) into a trace
  * file (include/hvt_trace_format.h).
- *   usage: hvt-import E9_LOG OUT_TRACE
+ *   usage: hvt-import [-z LEVEL] E9_LOG OUT_TRACE     (zstd level, default 3; 0 = store)
  * Lines: "HVT-CHUNK kind cpu nrecords ninsns first_code_id first_tsc last_tsc HEX" and
  * "HVT-META key=value ..." (lstar=, cpus=). Other lines are ignored. Chunks are written
- * uncompressed with their CRC, then an index and a footer. A malformed chunk line is an error
+ * zstd-compressed (as the collector stores them) with their CRC, then an index and a footer. A malformed chunk line is an error
  * naming the line; nothing is guessed.
  */
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <inttypes.h>
 #include <zlib.h>
+#include <zstd.h>
 #include "hvt_trace_format.h"
 
 static int hexval(int c)
@@ -23,8 +24,14 @@ static int hexval(int c)
 
 int main(int argc, char **argv)
 {
+    int level = 3;
+    if (argc == 5 && !strcmp(argv[1], "-z")) {
+        level = atoi(argv[2]);
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: hvt-import E9_LOG OUT_TRACE\n");
+        fprintf(stderr, "usage: hvt-import [-z LEVEL] E9_LOG OUT_TRACE\n");
         return 2;
     }
     FILE *in = fopen(argv[1], "rb");
@@ -42,6 +49,8 @@ int main(int argc, char **argv)
     uint8_t *payload = malloc(cap);
     hvt_trace_index_entry *idx = malloc(idxcap * sizeof *idx);
     uint64_t pos = sizeof fh, insns = 0, records = 0;
+    void *zbuf = NULL;
+    size_t zcap = 0;
     unsigned maxcpu = 0;
     ssize_t n;
     size_t lcap = cap;
@@ -83,6 +92,21 @@ int main(int argc, char **argv)
         ch.compression = HVT_COMP_NONE;
         ch.cpu = kind == HVT_CHUNK_RECORDS ? (uint16_t)cpu : 0;
         ch.payload_size = ch.raw_size = (uint32_t)len;
+        if (level > 0) {
+            size_t bound = ZSTD_compressBound(len);
+            if (bound > zcap) { zcap = bound; zbuf = realloc(zbuf, zcap); }
+            size_t z = ZSTD_compress(zbuf, zcap, payload, len, level);
+            if (ZSTD_isError(z)) {
+                fprintf(stderr, "hvt-import: line %zu: zstd: %s\n", lineno, ZSTD_getErrorName(z));
+                return 1;
+            }
+            if (z < len) {
+                memcpy(payload, zbuf, z);
+                ch.compression = HVT_COMP_ZSTD;
+                ch.payload_size = (uint32_t)z;
+                len = z;
+            }
+        }
         ch.nrecords = nrec;
         ch.ninsns = ninsn;
         ch.first_tsc = t0;

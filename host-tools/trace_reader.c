@@ -264,12 +264,12 @@ tr_reader *tr_open(const char *path)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
-        perror(path);
+        if (!util_err_quiet) perror(path);
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "hvt: %s: not a regular file\n", path);
+        if (!util_err_quiet) fprintf(stderr, "hvt: %s: not a regular file\n", path);
         close(fd);
         return NULL;
     }
