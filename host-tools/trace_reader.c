@@ -495,7 +495,7 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         GETV(o->b);
         if (type == HVT_MARK_GAP) reset_state(k);
         break;
-    case HVT_MARK_SWITCH: {
+    case HVT_MARK_SWITCH: case HVT_MARK_CONTEXT: {
         GETV(o->a);
         GETV(o->b);
         if (p >= end || *p > HVT_COMM_MAX || *p > end - p - 1) return corrupt(r, k, "bad comm length");

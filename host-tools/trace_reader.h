@@ -27,7 +27,8 @@ typedef struct {
     uint8_t vector, ev_type;
     int64_t errcode;         /* -1 = none */
     uint64_t a, b;           /* SYSCALL: a = nr; VMEXIT: reason, qual; GAP: records, insns;
-                                START/STOP: a = reason; SWITCH: a = pid, b = tgid; TIME: a */
+                                START/STOP: a = reason; SWITCH, CONTEXT: a = pid, b = tgid;
+                                TIME: a */
     char comm[HVT_COMM_MAX + 1];
     uint64_t switch_cr3;
 } tr_rec;

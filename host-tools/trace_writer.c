@@ -23,6 +23,10 @@ typedef struct {
     uint64_t pred_rip[HVT_PRED_SLOTS];
     uint32_t pred_id[HVT_PRED_SLOTS]; /* id + 1; 0 = empty */
     int active;
+    /* the last SWITCH, restated as CONTEXT at the start of the next chunk */
+    int have_task, need_context;
+    uint64_t pid, tgid, task_cr3;
+    char comm[HVT_COMM_MAX + 1];
 } tw_cpu;
 
 #define TW_FNV_OFFSET 0xcbf29ce484222325ull
@@ -131,6 +135,28 @@ static void flush_cpu(tw_writer *w, unsigned cpu)
     c->nrecords = c->ninsns = 0;
     c->first_tsc = c->tsc;
     reset_state(c);
+    c->need_context = c->have_task;
+}
+
+static uint8_t *put_task(uint8_t *p, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+{
+    p = tv_put(tv_put(p, pid), tgid);
+    size_t l = strnlen(comm, HVT_COMM_MAX);
+    *p++ = (uint8_t)l;
+    memcpy(p, comm, l);
+    return tv_put(p + l, cr3);
+}
+
+/* First record of a chunk: restate the current task (see HVT_MARK_CONTEXT). */
+static void restate(tw_cpu *c)
+{
+    if (!c->need_context) return;
+    c->need_context = 0;
+    uint8_t *p = c->buf + c->len;
+    *p++ = HVT_TAG_MARKER | HVT_MARK_CONTEXT;
+    p = put_task(p, c->pid, c->tgid, c->comm, c->task_cr3);
+    c->len = (size_t)(p - c->buf);
+    c->nrecords++;
 }
 
 tw_writer *tw_open(const char *path, const hvt_trace_file_hdr *hdr, int zstd_level)
@@ -246,6 +272,7 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
     }
     uint32_t id;
     if (code_id(w, in->code, in->code_len, &id) != 0) return -1;
+    restate(c);
     uint8_t *p0 = c->buf + c->len, *p = p0 + 1;
     uint8_t tag = 0;
     if (in->rip != c->expected_rip) {
@@ -298,6 +325,8 @@ static uint8_t *mark_begin(tw_writer *w, unsigned cpu, tw_cpu **cp, uint8_t type
     tw_cpu *c = get_cpu(w, cpu);
     if (!c) return NULL;
     *cp = c;
+    if (type != HVT_MARK_SWITCH) restate(c);
+    else c->need_context = 0;
     uint8_t *p = c->buf + c->len;
     *p++ = HVT_TAG_MARKER | type;
     return p;
@@ -341,11 +370,12 @@ int tw_switch(tw_writer *w, unsigned cpu, uint64_t pid, uint64_t tgid, const cha
     tw_cpu *c;
     uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_SWITCH);
     if (!p) return -1;
-    p = tv_put(tv_put(p, pid), tgid);
-    size_t l = strnlen(comm, HVT_COMM_MAX);
-    *p++ = (uint8_t)l;
-    memcpy(p, comm, l);
-    p = tv_put(p + l, cr3);
+    p = put_task(p, pid, tgid, comm, cr3);
+    c->have_task = 1;
+    c->pid = pid;
+    c->tgid = tgid;
+    c->task_cr3 = cr3;
+    snprintf(c->comm, sizeof c->comm, "%.*s", HVT_COMM_MAX, comm);
     return mark_end(w, cpu, c, p);
 }
 

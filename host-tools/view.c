@@ -139,6 +139,13 @@ static view_cpu *get_cpu(view_state *v, unsigned cpu)
     return v->cpus[cpu];
 }
 
+static void set_task(view_state *v, view_cpu *c, const tr_rec *r)
+{
+    c->pid = (int64_t)r->a;
+    snprintf(c->comm, sizeof c->comm, "%s", r->comm);
+    if (v->procs) c->proc = find_proc(v, (int64_t)r->a, (int64_t)r->b, r->comm);
+}
+
 static void marker(view_state *v, view_cpu *c, const tr_rec *r)
 {
     char why[96];
@@ -159,10 +166,12 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
         break;
     case HVT_MARK_SWITCH:
         snprintf(why, sizeof why, "switch to %lld/%s", (long long)r->a, r->comm);
-        c->pid = (int64_t)r->a;
-        snprintf(c->comm, sizeof c->comm, "%s", r->comm);
-        if (v->procs) c->proc = find_proc(v, (int64_t)r->a, (int64_t)r->b, r->comm);
+        set_task(v, c, r);
         nest_level(&c->nest, why);
+        break;
+    case HVT_MARK_CONTEXT: /* the writer restating the current task at a chunk start */
+        snprintf(why, sizeof why, "context %lld/%s", (long long)r->a, r->comm);
+        set_task(v, c, r);
         break;
     case HVT_MARK_START: snprintf(why, sizeof why, "start (reason %llu)", (unsigned long long)r->a);
         nest_level(&c->nest, why);
@@ -304,12 +313,14 @@ int view_run(const char *path, const view_opts *o)
     int rc;
     if (o->views & VIEW_NEST) fprintf(o->out, "CPU  FUNCTION\n");
     while ((rc = tr_next(r, &rec)) > 0) {
+        view_cpu *c = get_cpu(&v, rec.cpu);
+        if (!c || !d) { rc = -1; break; }
         if (rec.tsc < o->from || rec.tsc > o->to) {
+            if (rec.tsc < o->from && (rec.kind == HVT_MARK_SWITCH || rec.kind == HVT_MARK_CONTEXT))
+                set_task(&v, c, &rec); /* who runs when the window opens */
             if (o->file_order || rec.tsc < o->from) continue;
             break; /* merged: everything after is later */
         }
-        view_cpu *c = get_cpu(&v, rec.cpu);
-        if (!c || !d) { rc = -1; break; }
         if (rec.kind != TR_INSN) {
             marker(&v, c, &rec);
             continue;

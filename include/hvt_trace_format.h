@@ -38,6 +38,9 @@
  *     GAP     varint lost records, varint lost instructions; resets decoding state exactly
  *             like a chunk start (tsc keeps its value)
  *     TIME    varint absolute tsc: sets tsc (the next instruction gets it + tick)
+ *     CONTEXT same fields as SWITCH, but not a switch: the writer restates the CPU's current
+ *             task (its last SWITCH) as the first record of each later RECORDS chunk, so a
+ *             reader that starts at any chunk knows whose instructions follow
  * Varints are unsigned LEB128 (at most 10 bytes); zigzag maps int64 v to (v << 1) ^ (v >> 63).
  */
 #ifndef HVT_TRACE_FORMAT_H
@@ -74,7 +77,8 @@ enum hvt_insn_flag {
 enum hvt_marker {
     HVT_MARK_EVENT = 1, HVT_MARK_SYSCALL = 2, HVT_MARK_VMEXIT = 3, HVT_MARK_SWITCH = 4,
     HVT_MARK_START = 5, HVT_MARK_STOP = 6, HVT_MARK_GAP = 7, HVT_MARK_TIME = 8,
-    HVT_MARK_MAX = 8,
+    HVT_MARK_CONTEXT = 9,
+    HVT_MARK_MAX = 9,
 };
 
 /* VMX interruption types (SDM Vol. 3, 24.8.3), as carried by HVT_MARK_EVENT. */

@@ -140,9 +140,10 @@ done
 # seeking by time: a --from/--to window equals the same lines of the whole listing
 "$HVT" analyze --vmlinuz "$V" --view list "$T/t.hvt" > "$T/full.list"
 "$HVT" analyze --vmlinuz "$V" --view list --from 150000 --to 150400 "$T/t.hvt" > "$T/win.list"
-strip() { grep -v '^#' | awk '$1 >= 150000 && $1 <= 150400' | sed 's/  ;.*//' | cut -d' ' -f1,2,4-; }
+# (changed registers differ on each CPU's first line: a reader that starts mid-trace has no previous values)
+strip() { grep -v '^#' | awk '$1 >= 150000 && $1 <= 150400' | sed 's/  ;.*//'; }
 strip < "$T/full.list" > "$T/full.win"; strip < "$T/win.list" > "$T/win.win"
-check "time window ($(wc -l < "$T/win.win") lines) equals the whole listing's lines in that window" \
+check "time window ($(wc -l < "$T/win.win") lines) equals the whole listing's lines in that window, pid/comm included" \
   bash -c "[ \$(wc -l < \"$T/win.win\") -gt 100 ] && cmp -s \"$T/full.win\" \"$T/win.win\""
 # a trace from one kernel build analyzed with another build's vmlinuz: refused, not mis-symbolized
 OTHER="$(grep -v '^#' "$HERE/kernels.txt" | sed -n 2p)"
