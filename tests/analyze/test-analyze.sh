@@ -122,7 +122,7 @@ done < "$HERE/kernels.txt"
 
 # 5. bad trace files
 V="$(bash "$ROOT/tests/platform/fetch-kernel.sh")"
-"$HVT" gen --seed 7 --insns 400000 "$V" "$T/t.hvt" 2> /dev/null
+"$HVT" gen --seed 7 --insns 1500000 "$V" "$T/t.hvt" 2> /dev/null   # several chunks per CPU
 size=$(stat -c %s "$T/t.hvt")
 for cut in 10 200 $((size / 2)) $((size - 40)); do
   head -c $cut "$T/t.hvt" > "$T/cut.hvt"
@@ -139,9 +139,10 @@ for where in 130 $((size / 3)) $((size / 2)); do
 done
 # seeking by time: a --from/--to window equals the same lines of the whole listing
 "$HVT" analyze --vmlinuz "$V" --view list "$T/t.hvt" > "$T/full.list"
-"$HVT" analyze --vmlinuz "$V" --view list --from 150000 --to 150400 "$T/t.hvt" > "$T/win.list"
+"$HVT" analyze --vmlinuz "$V" --view list --from 600000 --to 600400 "$T/t.hvt" > "$T/win.list"
+check "later chunks restate their CPU's task (CONTEXT markers)" grep -qE '^# [0-9]+ [0-9]+ context [0-9]+/' "$T/full.list"
 # (changed registers differ on each CPU's first line: a reader that starts mid-trace has no previous values)
-strip() { grep -v '^#' | awk '$1 >= 150000 && $1 <= 150400' | sed 's/  ;.*//'; }
+strip() { grep -v '^#' | awk '$1 >= 600000 && $1 <= 600400' | sed 's/  ;.*//'; }
 strip < "$T/full.list" > "$T/full.win"; strip < "$T/win.list" > "$T/win.win"
 check "time window ($(wc -l < "$T/win.win") lines) equals the whole listing's lines in that window, pid/comm included" \
   bash -c "[ \$(wc -l < \"$T/win.win\") -gt 100 ] && cmp -s \"$T/full.win\" \"$T/win.win\""
