@@ -33,8 +33,7 @@ typedef struct {
     uint16_t cpu;
     uint64_t tsc, tick, expected_rip, cr3;
     int fresh; /* state was reset: registers restart from zero, compare all against the carry */
-    uint64_t pred_rip[HVT_PRED_SLOTS];
-    uint32_t pred_id[HVT_PRED_SLOTS];
+    struct { uint64_t rip; uint32_t id; } pred[HVT_PRED_SLOTS]; /* id + 1; 0 = empty. One line per slot */
 } tr_cursor;
 
 struct tr_reader {
@@ -350,7 +349,7 @@ static void reset_state(tr_cursor *k)
     k->expected_rip = 0;
     k->cr3 = 0;
     k->tick = 1;
-    memset(k->pred_id, 0, sizeof k->pred_id);
+    memset(k->pred, 0, sizeof k->pred);
     k->fresh = 1;
 }
 
@@ -414,8 +413,8 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
             if (v >= r->ncode) return corrupt(r, k, "code id not in the dictionary");
             id = (uint32_t)v;
         } else {
-            if (!k->pred_id[slot] || k->pred_rip[slot] != rip) return corrupt(r, k, "no predicted code id");
-            id = k->pred_id[slot] - 1;
+            if (!k->pred[slot].id || k->pred[slot].rip != rip) return corrupt(r, k, "no predicted code id");
+            id = k->pred[slot].id - 1;
         }
         if (tag & HVT_INSN_CR3) GETV(k->cr3);
         if (tag & HVT_INSN_TICK) GETV(k->tick);
@@ -463,8 +462,8 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         c->seen = 1;
         o->regs = c->regs;
         k->expected_rip = rip + code[0];
-        k->pred_rip[slot] = rip;
-        k->pred_id[slot] = id + 1;
+        k->pred[slot].rip = rip;
+        k->pred[slot].id = id + 1;
         k->raw_pos = (size_t)(p - k->raw);
         return 1;
     }

@@ -20,8 +20,7 @@ typedef struct {
     uint32_t nrecords, ninsns;
     uint64_t first_tsc, tsc, tick, expected_rip, cr3;
     uint64_t regs[HVT_NREGS];
-    uint64_t pred_rip[HVT_PRED_SLOTS];
-    uint32_t pred_id[HVT_PRED_SLOTS]; /* id + 1; 0 = empty */
+    struct { uint64_t rip; uint32_t id; } pred[HVT_PRED_SLOTS]; /* id + 1; 0 = empty. One line per slot */
     int active;
     /* the last SWITCH, restated as CONTEXT at the start of the next chunk */
     int have_task, need_context;
@@ -115,7 +114,7 @@ static void reset_state(tw_cpu *c)
     c->cr3 = 0;
     c->tick = 1;
     memset(c->regs, 0, sizeof c->regs);
-    memset(c->pred_id, 0, sizeof c->pred_id);
+    memset(c->pred, 0, sizeof c->pred);
 }
 
 static void flush_cpu(tw_writer *w, unsigned cpu)
@@ -280,7 +279,7 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
         p = tv_put(p, tv_zig((int64_t)(in->rip - c->expected_rip)));
     }
     uint32_t slot = HVT_PRED_SLOT(in->rip);
-    if (!(c->pred_id[slot] == id + 1 && c->pred_rip[slot] == in->rip)) {
+    if (!(c->pred[slot].id == id + 1 && c->pred[slot].rip == in->rip)) {
         tag |= HVT_INSN_CODE;
         p = tv_put(p, id);
     }
@@ -311,8 +310,8 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
     c->len += (size_t)(p - p0);
     c->tsc = in->tsc;
     c->expected_rip = in->rip + in->code_len;
-    c->pred_rip[slot] = in->rip;
-    c->pred_id[slot] = id + 1;
+    c->pred[slot].rip = in->rip;
+    c->pred[slot].id = id + 1;
     c->ninsns++;
     w->total_insns++;
     after_record(w, cpu, c);
