@@ -25,7 +25,7 @@ static void program(struct dl_cpu *d)
         return;
     }
     /* guest TSC = host TSC + offset  =>  host deadline = guest deadline - offset */
-    uint64_t host = d->guest_deadline - (uint64_t)hv_tsc_offset();
+    uint64_t host = d->guest_deadline - (uint64_t)hv_dilated_offset();
     d->host_deadline = host ? host : 1;
     cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
 }
@@ -42,22 +42,24 @@ bool dilate_msr(uint32_t msr, bool write, uint64_t *val)
         program(d);
     } else {
         /* Reads as 0 once the deadline has passed (SDM 10.5.4.1). */
-        *val = (d->host_deadline && hv_rdtsc() < d->host_deadline) ? d->guest_deadline : 0;
+        *val = (d->host_deadline && hv_exit_tsc() < d->host_deadline) ? d->guest_deadline : 0;
     }
     return true;
 }
 
-void dilate_hide(uint64_t ticks)
+void dilate_set(bool on) { hv_set_dilation(on); }
+
+void dilate_exit(void)
 {
     unsigned c = hv_cpu_id();
     struct dl_cpu *d = &dl[c];
-    hv_tsc_offset_add(-(int64_t)ticks);
-    dilate_stats[c].hidden_ticks += ticks;
-    /* A deadline still in the future moves with the guest's clock; a passed one has fired.
-     * The same instructions run either way, so the ticks after the caller's last rdtsc are a
-     * constant the caller can account for. */
-    bool armed = d->host_deadline && hv_rdtsc() < d->host_deadline;
-    uint64_t host = d->guest_deadline - (uint64_t)hv_tsc_offset();
+    /* The exit stub disarmed the timer when this exit began (hv_set_dilation). A deadline
+     * that was still ahead then is re-armed, moved by this exit's ticks, which the stub is
+     * about to take out of the TSC; one already passed has fired in the guest. */
+    bool armed = d->host_deadline && hv_exit_tsc() < d->host_deadline;
+    uint64_t host = d->guest_deadline - (uint64_t)hv_dilated_offset();
     d->host_deadline = armed ? (host ? host : 1) : 0;
-    cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
+    if (armed)
+        cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
+    dilate_stats[c].exits++;
 }

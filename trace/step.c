@@ -37,10 +37,6 @@
 #define OPC_SYSCALL1  0x05
 #define OPC_INT3      0xcc
 #define OPC_INTN      0xcd
-/* Host ticks of an exit that the exit stub's rdtsc and our last rdtsc do not bracket: the
- * VM exit and VM entry themselves and the return path through the stub (measured in Bochs:
- * the guest's TSC then advances one tick per traced instruction). */
-#define VMX_TRANSITION_TICKS 108
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
@@ -261,6 +257,9 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     if (v >= 0) {
         uint8_t type = sw_int ? HVT_EV_SWINT : v == VEC_NMI ? HVT_EV_NMI : v < 32 ? HVT_EV_HWEXC : HVT_EV_EXTINT;
         EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, type, 0));
+        /* Resynchronise the record clock (tick per instruction) with the guest's TSC at each
+         * event: the format's timestamps stay exact where time does not follow instructions. */
+        EMIT(t, cpu, rec_time(t->enc, guest_tsc()));
         if (ran_first) {
             /* Bochs ran the handler's first instruction before this exit: record it now. */
             uint64_t h = t->idt_handler[v];
@@ -357,6 +356,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
 {
     t->stepping = true;
     hv_set_hlt_exiting(true);
+    dilate_set(true);
     t->have_pending = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
@@ -390,6 +390,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu)
     t->have_pending = false;
     hv_set_mtf(false);
     hv_set_hlt_exiting(false);
+    dilate_set(false);
     __atomic_add_fetch(&trace_stats.steps, t->steps, __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);
     t->steps = t->records_bytes = 0;
@@ -429,8 +430,6 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     } else if (!want && t->stepping) {
         stop_cpu(t, cpu);
     }
-    if (t->stepping) {
-        /* Time dilation: the guest's TSC does not see the hypervisor's work (SDM 25.6.5). */
-        dilate_hide(hv_rdtsc() - hv_exit_tsc() + VMX_TRANSITION_TICKS);
-    }
+    if (t->stepping)
+        dilate_exit();
 }

@@ -70,4 +70,16 @@ void hv_tsc_offset_add(int64_t delta)
 
 uint64_t hv_exit_tsc(void) { return vcpu_current()->exit_tsc; }
 
+void hv_set_dilation(bool on) { vcpu_current()->dilate = on; }
+
+/* What the offset will be when the stub is done with this exit, erring low (see
+ * VCPU_DILATE_TAIL_MAX): an error here only moves a timer deadline by as much, never the TSC. */
+int64_t hv_dilated_offset(void)
+{
+    struct vcpu *v = vcpu_current();
+    int64_t off = (int64_t)vmx_read(VMCS_TSC_OFFSET);
+    return v->dilate ? off - (int64_t)(cpu_rdtsc() - v->exit_tsc) - VCPU_DILATE_FIXED - VCPU_DILATE_TAIL_MAX
+                     : off;
+}
+
 int64_t hv_tsc_offset(void) { return (int64_t)vmx_read(VMCS_TSC_OFFSET); }

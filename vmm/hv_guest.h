@@ -38,6 +38,11 @@ void     hv_skip_insn(void);
 void     hv_set_preemption_timer(uint64_t ticks);
 /* TSC when the current VM exit entered the hypervisor (taken first thing in the exit stub). */
 uint64_t hv_exit_tsc(void);
+/* Time dilation for this CPU: when on, every VM exit's ticks, measured in the exit stub just
+ * before VM entry, are subtracted from the TSC offset, so the guest's TSC counts only the
+ * guest's own time. hv_dilated_offset() predicts the offset the current exit will leave. */
+void     hv_set_dilation(bool on);
+int64_t  hv_dilated_offset(void);
 /* Shift this CPU's guest TSC: TSC offset += delta (time dilation). */
 void     hv_tsc_offset_add(int64_t delta);
 int64_t  hv_tsc_offset(void);

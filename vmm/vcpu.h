@@ -34,6 +34,7 @@ struct __attribute__((packed)) host_tss {
 struct vcpu {
     struct vcpu *self;            /* at offset 0: %gs:0 gives the current vcpu */
     uint64_t exit_tsc;            /* at offset 8: TSC when this exit entered the stub */
+    uint8_t dilate;               /* at offset 16: hide this CPU's exits from its guest TSC */
     unsigned index;
     uint32_t apic_id;
     void *vmxon_region, *vmcs;
@@ -52,6 +53,12 @@ struct vcpu {
 };
 
 #define VCPU_EXIT_TSC_OFFSET 8   /* used by vmx_stub.asm */
+#define VCPU_DILATE_OFFSET   16
+/* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. */
+#define VCPU_DILATE_FIXED    30
+/* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set
+ * from the prediction then fires a few ticks late at worst, never early. */
+#define VCPU_DILATE_TAIL_MAX 64
 struct vcpu *vcpu_get(unsigned index);
 static inline struct vcpu *vcpu_current(void)
 {

@@ -4,6 +4,13 @@
 ; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
 bits 64
 %define VCPU_EXIT_TSC_OFFSET 8   ; struct vcpu.exit_tsc (vcpu.h)
+%define VCPU_DILATE_OFFSET 16    ; struct vcpu.dilate (vcpu.h)
+%define VMCS_TSC_OFFSET 0x2010   ; SDM appendix B.2.1
+%define MSR_IA32_TSC_DEADLINE 0x6e0
+; Ticks of an exit outside the two rdtsc: the guest's exit into the stub up to the first
+; rdtsc, and the tail after the second one through VMRESUME. Measured in Bochs (one tick per
+; instruction): with it the guest's TSC advances exactly one tick per traced instruction.
+%define VCPU_DILATE_FIXED 30   ; = VCPU_DILATE_FIXED in vcpu.h
 default rel
 section .text
 
@@ -34,8 +41,33 @@ vmx_exit_stub:
     shl rdx, 32
     or rax, rdx
     mov [rsi + VCPU_EXIT_TSC_OFFSET], rax
+    ; A dilated CPU's TSC-deadline timer must not fire while the hypervisor runs (its time is
+    ; not the guest's): disarm it; the policy re-arms it, moved by this exit's ticks.
+    cmp byte [rsi + VCPU_DILATE_OFFSET], 0
+    je .timed
+    mov ecx, MSR_IA32_TSC_DEADLINE
+    xor eax, eax
+    xor edx, edx
+    wrmsr
+.timed:
     mov rdi, rsp                ; struct guest_regs *
     call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
+    ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
+    ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
+    ; sequence: TSC offset -= now - exit_tsc + VCPU_DILATE_FIXED (SDM 25.6.5).
+    mov rsi, [rsp + 16*8]
+    cmp byte [rsi + VCPU_DILATE_OFFSET], 0
+    je .resume
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    sub rax, [rsi + VCPU_EXIT_TSC_OFFSET]
+    add rax, VCPU_DILATE_FIXED
+    mov edx, VMCS_TSC_OFFSET
+    vmread rcx, rdx
+    sub rcx, rax
+    vmwrite rdx, rcx
+.resume:
     pop rax
     pop rcx
     pop rdx

@@ -5,7 +5,12 @@
 # Prints the install prefix on stdout.
 set -euo pipefail
 CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
+# HVT_BOCHS_ORACLE=1 builds a second Bochs with hvtrace's instruction-count oracle
+# (tests/platform/bochs-oracle.cc) compiled in through Bochs's instrumentation interface.
+ORACLE="${HVT_BOCHS_ORACLE:-0}"
 PREFIX="$CACHE/bochs-3.0"
+[ "$ORACLE" = 1 ] && PREFIX="$CACHE/bochs-3.0-oracle"
+HERE="$(cd "$(dirname "$0")" && pwd)"
 STAMP="$PREFIX/.built-v2"
 if [ -x "$PREFIX/bin/bochs" ] && [ -f "$STAMP" ]; then echo "$PREFIX"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -18,6 +23,8 @@ if [ ! -f "$SRC_LIST" ]; then
   $SUDO apt-get update -qq >&2
 fi
 WORK="$CACHE/bochs-src"
+BUILD_DIR=build
+[ "$ORACLE" = 1 ] && BUILD_DIR=build-oracle
 mkdir -p "$WORK"
 cd "$WORK"
 if [ ! -f bochs_3.0+dfsg.orig.tar.xz ]; then
@@ -25,13 +32,15 @@ if [ ! -f bochs_3.0+dfsg.orig.tar.xz ]; then
   apt-get source --download-only bochs=3.0+dfsg-1 >&2 || true
   [ -f bochs_3.0+dfsg.orig.tar.xz ] || { echo "build-bochs: could not fetch bochs 3.0 source" >&2; exit 1; }
 fi
-rm -rf build && mkdir build && tar -C build -xf bochs_3.0+dfsg.orig.tar.xz
-cd build/*/
-# --enable-instrumentation gives us an independent count of guest instructions (a test oracle);
-# the instrument/ folder is filled in by tests/platform/instrument (hvtrace's own hooks).
+rm -rf "$BUILD_DIR" && mkdir "$BUILD_DIR" && tar -C "$BUILD_DIR" -xf bochs_3.0+dfsg.orig.tar.xz
+cd "$BUILD_DIR"/*/
 INSTR=()
-if [ -n "${HVT_BOCHS_INSTR:-}" ] && [ -d "$HVT_BOCHS_INSTR" ]; then
-  rm -rf instrument/hvtrace && cp -r "$HVT_BOCHS_INSTR" instrument/hvtrace
+if [ "$ORACLE" = 1 ]; then
+  # Bochs's empty stubs, minus the callbacks the oracle defines, plus the oracle itself.
+  rm -rf instrument/hvtrace && cp -r instrument/stubs instrument/hvtrace
+  sed -i -e '/^void bx_instr_after_execution(/d' -e '/^void bx_instr_vmexit(/d' \
+         -e '/^void bx_instr_exit_env(/d' instrument/hvtrace/instrument.cc
+  echo "#include \"$HERE/bochs-oracle.cc\"" >> instrument/hvtrace/instrument.cc
   INSTR=(--enable-instrumentation=instrument/hvtrace)
 fi
 ./configure --prefix="$PREFIX" --enable-x86-64 --enable-vmx=2 --enable-cpu-level=6 --enable-pci \

@@ -10,7 +10,7 @@ TRACE_GUEST_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -static -Iinclude
 
 $(HVT_IMPORT): host-tools/hvt_import.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Iinclude $< -lz -o $@
+	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Iinclude $< -lzstd -lz -o $@
 $(HVT_CHECK): host-tools/hvt_check.c $(HOST_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Ihost-tools -Iinclude $< $(HOST_LIB) $(HOST_LIBS) -o $@

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# step-report.sh RUN_DIR HVT_IMPORT - bench-step's numbers from one run (see bench/step.mk).
+set -euo pipefail
+run=$1; import=$2
+tb=$(tr -d '\r' < "$run/serial.log" | grep -a "^TICKBENCH" | tail -1) || { echo "bench-step: tickbench did not report" >&2; tail -5 "$run/serial.log" >&2; exit 1; }
+st=$(grep -a "^HVT-STEPSTAT" "$run/e9.log" | tail -1) || { echo "bench-step: no STEPSTAT" >&2; exit 1; }
+"$import" "$run/e9.log" "$run/trace.hvt" 2> "$run/import.txt"
+code=$(grep -a "^HVT-CHUNK 1 " "$run/e9.log" | awk '{n += length($9) / 2} END {print n + 0}')
+disk=$(stat -c %s "$run/trace.hvt")
+echo "$tb"
+echo "$st"
+python3 - "$tb" "$st" "$code" "$disk" <<'PY'
+import re, sys
+tb = dict(re.findall(r"(\w+)=(\d+)", sys.argv[1].replace("loc=", "L=", 1).replace("sig=", "S=", 1)))
+st = dict(re.findall(r"(\w+)=(\d+)", sys.argv[2]))
+code, disk = int(sys.argv[3]), int(sys.argv[4])
+steps, host, guest, rec = (int(st[k]) for k in ("steps", "host_ticks", "guest_ticks", "record_bytes"))
+u_tsc, u_loc, u_sig = int(tb["untraced_tsc"]), int(tb["L"]), int(tb["S"])
+t_loc, t_sig = int(tb["loc"]), int(tb["sig"])
+hv = (host - steps) / steps
+wire = (rec + code) / steps
+dsk = disk / steps
+# Untraced: one CPU, no stepping, so the TSC delta is the instruction count.
+u_rate = u_loc / u_tsc * 1e6
+t_rate = t_loc / steps * 1e6
+print(f"untraced: {u_tsc} insns, {u_loc} timer interrupts ({u_rate:.2f} per M insns), {u_sig} SIGALRM")
+print(f"traced:   {steps} insns, {t_loc} timer interrupts ({t_rate:.2f} per M insns), {t_sig} SIGALRM")
+print(f"guest TSC per traced insn {guest / steps:.3f} (untraced: 1.000); host insns per step {host / steps:.1f}")
+print(f"wire: {rec} record bytes + {code} code bytes = {wire:.2f} B/insn; disk (zstd): {disk} bytes = {dsk:.3f} B/insn")
+ratio = t_rate / u_rate if u_rate else float("nan")
+print(f"hv_insn_per_step={hv:.0f} bytes_per_insn={dsk:.3f} wire_bytes_per_insn={wire:.2f} tick_ratio={ratio:.2f}")
+PY

@@ -1,0 +1,26 @@
+# step.mk - bench-step: the cost of single-stepping, measured in one Bochs run (1 CPU, so the
+# TSC counts instructions exactly: FACTS.md). The guest's tickbench runs a busy loop untraced,
+# then traced between hvtrace marks, with a 10 kHz interval timer.
+#   hv_insn_per_step  hypervisor instructions per traced instruction (host TSC over the
+#                     window minus the guest's instructions, per step)
+#   bytes_per_insn    on disk (zstd chunks, as stored); wire = raw records + code dictionary
+#   tick_ratio        timer interrupts per traced instruction / per untraced instruction
+BENCH_STEP     := $(BUILD)/bench/step
+BENCH_UNTRACED ?= 50000000
+BENCH_TRACED   ?= 1000000
+
+$(BENCH_STEP)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/tickbench tests/guest/init tests/guest/mkinitramfs.sh
+	@mkdir -p $(dir $@)
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/tickbench:bin/tickbench
+
+.PHONY: bench-step
+bench-step: $(HVT_IMPORT) $(BENCH_STEP)/initrd.img
+	$(MAKE) efi
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
+	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED)' \
+	  'hypervisor = on' 'log = e9' > $(BENCH_STEP)/hvtrace.cfg
+	bash tests/platform/make-esp.sh $(BENCH_STEP)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
+	  $(BENCH_STEP)/initrd.img $(BENCH_STEP)/hvtrace.cfg
+	bash tests/platform/bochs-run.sh -c 1 -t 900 $(BENCH_STEP)/esp.img $(BENCH_STEP)/run || true
+	bash bench/step-report.sh $(BENCH_STEP)/run $(HVT_IMPORT)
