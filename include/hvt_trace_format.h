@@ -144,6 +144,16 @@ typedef struct {
 } hvt_trace_footer;          /* 32 bytes, the last bytes of a complete file */
 #pragma pack(pop)
 
+/* On the stream (hvt_stream.h HVT_MSG_TRACE), a batch is struct hvt_trace_batch (format =
+ * HVT_BATCH_RECORDS or HVT_BATCH_CODE, nrecords, first_tsc), then this, then one chunk's raw
+ * payload; the sending CPU is the stream message's CPU. The collector makes it a chunk. */
+typedef struct {
+    uint32_t ninsns;         /* RECORDS: instruction records */
+    uint32_t first_code_id;  /* CODE: id of the first entry */
+    uint64_t last_tsc;       /* RECORDS: tsc after the last record */
+} hvt_trace_batch_ext;       /* 16 bytes, no padding */
+_Static_assert(sizeof(hvt_trace_batch_ext) == 16, "batch extension size");
+
 _Static_assert(sizeof(hvt_trace_file_hdr) == 128, "file header size");
 _Static_assert(sizeof(hvt_trace_chunk_hdr) == 48, "chunk header size");
 _Static_assert(sizeof(hvt_trace_index_entry) == 32, "index entry size");

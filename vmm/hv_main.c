@@ -20,6 +20,9 @@ static struct vcpu vcpus[HVT_MAX_CPUS];
 struct vcpu *vcpu_get(unsigned index) { return &vcpus[index]; }
 
 __attribute__((weak)) int hv_policy_init(struct hvt_boot_info *bi) { return 0; }
+/* The dedicated NIC (net/net_attach.c) when it is linked in (HVT_NET != 0). It chains its
+ * hooks in front of the policy's, so it is attached after hv_policy_init. */
+__attribute__((weak)) int net_attach(struct hvt_boot_info *bi);
 
 #define IO_BITMAP_PORTS_PER_PAGE 0x8000u   /* bitmap A: ports 0-0x7fff, B: 0x8000-0xffff */
 #define PAGE_SIZE 4096ull
@@ -142,6 +145,8 @@ int hv_entry_init(struct hvt_boot_info *bi)
     int rc = hv_policy_init(bi);
     if (rc)
         return rc;
+    if (net_attach && net_attach(bi))
+        hv_log("hvtrace: dedicated NIC not attached: running without a stream\n");
     hv_mem_report();
     return 0;
 }

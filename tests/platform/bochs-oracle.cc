@@ -14,17 +14,19 @@
 #include "cpu/cpu.h"
 
 static const Bit64u hvt_magic = 0x4856545200000000ull, hvt_mark = 2;
-static bool hvt_counting[BX_SMP_PROCESSORS];
-static Bit64u hvt_count[BX_SMP_PROCESSORS];
+#define HVT_ORACLE_CPUS 64                      // BX_SMP_PROCESSORS is a run-time value
+static bool hvt_counting[HVT_ORACLE_CPUS];
+static Bit64u hvt_count[HVT_ORACLE_CPUS];
 
 void bx_instr_after_execution(unsigned cpu, bxInstruction_c *i)
 {
-  if (hvt_counting[cpu] && BX_CPU(cpu)->in_vmx_guest)
+  if (cpu < HVT_ORACLE_CPUS && hvt_counting[cpu] && BX_CPU(cpu)->in_vmx_guest)
     hvt_count[cpu]++;
 }
 
 void bx_instr_vmexit(unsigned cpu, Bit32u reason, Bit64u qualification)
 {
+  if (cpu >= HVT_ORACLE_CPUS) return;
   switch (reason & 0xffff) {
   case 10: case 12: case 13: case 14: case 28: case 30: case 31: case 32: case 55: case 58:
     if (hvt_counting[cpu]) hvt_count[cpu]++;   // emulated by the hypervisor: retired
