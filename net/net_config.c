@@ -1,7 +1,7 @@
 /* net_config.c - boot configuration parsing for net/; see net_config.h. */
 #include "net_config.h"
 
-#define NET_DEFAULT_RING_KB 1024u
+#define NET_DEFAULT_RING_KB 4096u   /* > HVT_STREAM_MAX_PAYLOAD: trace/ sends up-to-1 MiB chunks */
 #define NET_MAX_RING_KB     (256u * 1024u)
 
 static void set4(uint8_t *d, uint8_t a, uint8_t b, uint8_t c, uint8_t e)

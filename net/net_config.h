@@ -13,7 +13,7 @@
  *   collector=A.B.C.D:PORT default 10.0.2.2:7207 (HVT_STREAM_DEFAULT_PORT)
  *   key=HEX                control key, 16..64 bytes in hex; absent: control refused
  *   overflow=block|drop    full ring: wait (default, lossless) or drop and count (HVT_MSG_LOSS)
- *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 1024)
+ *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 4096)
  *   selftest_kb=N          after connecting, stream N KiB of filler TRACE batches (format
  *                          HVT_TRACE_FORMAT_FILLER): the end-to-end test and benchmark load
  *   tsc_khz=N              TSC rate for lwIP's clock (0 = from CPUID 15h/16h; Bochs: its ips/1000,

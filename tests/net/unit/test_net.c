@@ -153,7 +153,7 @@ static void test_config(void)
     char err[128];
     CHECK(net_config_parse(&c, "", 0, err, sizeof err) == 0 && c.enabled &&
           c.nic_sel == NET_NIC_AUTO && c.ip[3] == 15 && c.collector_port == HVT_STREAM_DEFAULT_PORT &&
-          c.key.len == 0 && c.ring_kb == 1024);
+          c.key.len == 0 && c.ring_kb == 4096);
     const char *s = "nic=00:03.0 ip=192.168.7.9,netmask=255.255.0.0;gw=192.168.0.1\n"
                     "collector=192.168.0.2:9000 key=000102030405060708090a0b0c0d0e0f overflow=drop "
                     "ring_kb=300 trace=on tsc_khz=50000 selftest_kb=1024";
