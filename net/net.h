@@ -69,7 +69,9 @@ bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax);
 bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn);
 /* idx = 0, 1, ...: 0 and the range, or -1 past the last one. */
 int  net_hidden_mmio(uint64_t *base, uint64_t *size, int idx);
-/* The platform's ECAM window (ACPI MCFG), if any, so the NIC's ECAM page can be listed. */
+/* The platform's ECAM window (ACPI MCFG), if any, so the NIC's ECAM page can be listed.
+ * Call before net_attach (which backs that page with all-ones); nobody calls it yet: the
+ * loader does not pass MCFG, and Bochs (i440fx) has no ECAM. */
 void net_set_ecam(uint64_t base, uint8_t bus_start, uint8_t bus_end);
 int  net_hidden_ecam(uint64_t *page_gpa, int idx);
 

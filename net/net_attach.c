@@ -83,6 +83,20 @@ int net_attach(struct hvt_boot_info *bi)
             }
         hv_log("net: NIC BAR [%lx, %lx) hidden from the guest\n", base, base + size);
     }
+    /* ECAM (only when the core told net_set_ecam() about an MCFG window; Bochs's i440fx has
+     * none): the NIC's configuration page shows all ones, i.e. no device. Writable so a stray
+     * guest write cannot fault the hypervisor; Linux writes only to devices it found. */
+    uint64_t ecam_page;
+    if (net_hidden_ecam(&ecam_page, 0) == 0) {
+        uint8_t *ones = hv_alloc_pages(1);
+        if (!ones || ept_map_4k(&hv.ept, ecam_page, hv_virt_to_phys(ones), EPT_READ | EPT_WRITE,
+                                MTRR_WB)) {
+            hv_log("net: cannot hide the NIC's ECAM page at %lx: giving up the NIC\n", ecam_page);
+            return -1;
+        }
+        memset(ones, 0xff, NET_PAGE);
+        hv_log("net: NIC ECAM page %lx hidden from the guest\n", ecam_page);
+    }
     prev = hv_hooks;
     hv_hooks.io = attach_io;
     hv_hooks.pre_exit = attach_pre_exit;
