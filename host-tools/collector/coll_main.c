@@ -24,6 +24,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,20 @@ struct coll {
 };
 
 static volatile sig_atomic_t g_stop, g_status_req;
+static bool g_progress_shown;          /* a progress line is on the terminal, unterminated */
+
+/* stderr messages: first clear a progress line so the two never share a line */
+__attribute__((format(printf, 1, 2))) static void coll_log(const char *fmt, ...)
+{
+    if (g_progress_shown) {
+        fputs("\r\033[K", stderr);
+        g_progress_shown = false;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 static void on_signal(int sig) { if (sig == SIGUSR1) g_status_req = 1; else g_stop = 1; }
 
 static uint64_t now_ns(void)
@@ -120,13 +135,13 @@ static void flush_data(struct coll *c)
         return;
     if (c->span_len && coll_store_write_msgs(&c->store, c->span, c->span_len, c->span_off,
                                              c->span_msgs) < 0) {
-        fprintf(stderr, "hvtrace-collector: write to %s failed: %s\n", c->store.dir, strerror(errno));
+        coll_log("hvtrace-collector: write to %s failed: %s\n", c->store.dir, strerror(errno));
         g_stop = 1;
     }
     c->span_len = 0;
     c->span_msgs = 0;
     if (c->console_len && coll_store_console(&c->store, c->console, c->console_len) < 0) {
-        fprintf(stderr, "hvtrace-collector: console write failed: %s\n", strerror(errno));
+        coll_log("hvtrace-collector: console write failed: %s\n", strerror(errno));
         g_stop = 1;
     }
     c->console_len = 0;
@@ -139,7 +154,7 @@ static void checkpoint_and_ack(struct coll *c)
         return;
     c->store.st.c = c->parser.c;
     if (coll_store_checkpoint(&c->store, &c->parser) < 0) {
-        fprintf(stderr, "hvtrace-collector: checkpoint in %s failed: %s\n", c->store.dir,
+        coll_log("hvtrace-collector: checkpoint in %s failed: %s\n", c->store.dir,
                 strerror(errno));
         g_stop = 1;
         return;
@@ -178,7 +193,7 @@ static void send_ctl(struct coll *c, const char *cmd)
         n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, boot, c->ctl_seq++,
                       HVT_CTL_STATUS, 0, NULL, 0);
     } else {
-        fprintf(stderr, "hvtrace-collector: unknown control command '%s'\n", cmd);
+        coll_log("hvtrace-collector: unknown control command '%s'\n", cmd);
         return;
     }
     if (!strcmp(cmd, "ping") || !strcmp(cmd, "status")) {
@@ -239,7 +254,7 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
     }
     snprintf(line + n, sizeof line - (size_t)n, "\n");
     coll_store_control_line(&c->store, line);
-    fprintf(stderr, "hvtrace-collector: control reply: %s", line);
+    coll_log("hvtrace-collector: control reply: %s", line);
 }
 
 static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, const uint8_t *raw)
@@ -298,13 +313,13 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     if (!same) {
         if (c->store_open) {
             checkpoint_and_ack(c);
-            fprintf(stderr, "hvtrace-collector: boot %s ended; new boot %s\n", c->store.dir, id);
+            coll_log("hvtrace-collector: boot %s ended; new boot %s\n", c->store.dir, id);
             coll_store_close(&c->store);
             c->store_open = false;
         }
         if (coll_store_open(&c->store, c->out, h, text, text_len, c->chunk_max, c->fsync_each,
                             err, sizeof err) < 0) {
-            fprintf(stderr, "hvtrace-collector: %s\n", err);
+            coll_log("hvtrace-collector: %s\n", err);
             return -1;
         }
         c->store_open = true;
@@ -326,7 +341,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     c->ack_every = h->ring_size / 4 < COLL_ACK_MAX ? h->ring_size / 4 : COLL_ACK_MAX;
     if (c->ack_every == 0)
         c->ack_every = 1;
-    fprintf(stderr, "hvtrace-collector: %s boot %s (hv %u.%u.%u, %u CPUs) from %s, connection %u, "
+    coll_log("hvtrace-collector: %s boot %s (hv %u.%u.%u, %u CPUs) from %s, connection %u, "
             "resuming at offset %llu%s\n", same || c->store.resumed ? "resumed" : "new", id,
             (h->hv_version >> 16) & 0xff, (h->hv_version >> 8) & 0xff, h->hv_version & 0xff,
             h->cpu_count, c->peer, h->connection, (unsigned long long)c->parser.next_off,
@@ -351,7 +366,7 @@ static void close_conn(struct coll *c, const char *why)
     c->cfd = -1;
     c->rlen = 0;
     if (why)
-        fprintf(stderr, "hvtrace-collector: connection from %s closed: %s\n", c->peer, why);
+        coll_log("hvtrace-collector: connection from %s closed: %s\n", c->peer, why);
 }
 
 static void handle_read(struct coll *c)
@@ -377,7 +392,7 @@ static void handle_read(struct coll *c)
     flush_data(c);                       /* spans point into rbuf: write before moving it */
     if (rc == COLL_EMALFORMED) {
         c->rejected++;
-        fprintf(stderr, "hvtrace-collector: rejecting stream from %s: %s\n", c->peer, c->parser.err);
+        coll_log("hvtrace-collector: rejecting stream from %s: %s\n", c->peer, c->parser.err);
         close_conn(c, NULL);
         return;
     }
@@ -424,6 +439,7 @@ static void progress(struct coll *c, bool force)
         return;
     double dt = (t - c->last_progress_ns) / 1e9;
     uint64_t b = c->parser.c.bytes;
+    g_progress_shown = true;
     fprintf(stderr, "\r%.1f MB  %.2f MB/s  %llu msgs  gaps %llu (%llu msgs)  console %llu B   ",
             b / 1e6, c->last_progress_ns ? (b - c->progress_bytes) / 1e6 / dt : 0.0,
             (unsigned long long)c->parser.c.msgs, (unsigned long long)c->parser.c.gap_events,
@@ -436,12 +452,9 @@ static void summary(struct coll *c)
 {
     const struct coll_counters *k = &c->parser.c;
     double dt = c->last_data_ns > c->first_data_ns ? (c->last_data_ns - c->first_data_ns) / 1e9 : 0;
-    if (c->progress)
-        fputc('\n', stderr);
     double tt = c->trace_last_ns > c->trace_first_ns ? (c->trace_last_ns - c->trace_first_ns) / 1e9 : 0;
     uint64_t tb = c->parser.c.trace_bytes - c->trace_bytes_at_first;
-    fprintf(stderr,
-            "hvtrace-collector: summary: dir=%s messages=%llu bytes=%llu console_bytes=%llu "
+    coll_log("hvtrace-collector: summary: dir=%s messages=%llu bytes=%llu console_bytes=%llu "
             "trace_msgs=%llu gap_events=%llu gap_bytes=%llu gap_msgs=%llu lost_msgs=%llu "
             "ctl_replies=%llu connections=%llu rejected=%llu seconds=%.3f msgs_per_s=%.0f MB_per_s=%.2f "
             "trace_seconds=%.3f trace_MB_per_s=%.3f\n",
@@ -499,14 +512,14 @@ int main(int argc, char **argv)
         case 'o': c->out = optarg; break;
         case 'k':
             if (ctl_key_from_hex(&c->key, optarg, strlen(optarg)) < 0) {
-                fprintf(stderr, "hvtrace-collector: --key needs %u..%u bytes in hex\n",
+                coll_log("hvtrace-collector: --key needs %u..%u bytes in hex\n",
                         HVT_KEY_MIN, HVT_KEY_MAX);
                 return 2;
             }
             break;
         case 'K':
             if (read_key_file(c, optarg) < 0) {
-                fprintf(stderr, "hvtrace-collector: cannot read a hex key from %s\n", optarg);
+                coll_log("hvtrace-collector: cannot read a hex key from %s\n", optarg);
                 return 2;
             }
             break;
@@ -543,11 +556,11 @@ int main(int argc, char **argv)
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)c->port) };
     if (inet_pton(AF_INET, c->listen_addr, &a.sin_addr) != 1 ||
         bind(c->lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(c->lfd, 4) < 0) {
-        fprintf(stderr, "hvtrace-collector: cannot listen on %s:%d: %s\n", c->listen_addr,
+        coll_log("hvtrace-collector: cannot listen on %s:%d: %s\n", c->listen_addr,
                 c->port, strerror(errno));
         return 1;
     }
-    fprintf(stderr, "hvtrace-collector: listening on %s:%d, writing under %s/, control %s\n",
+    coll_log("hvtrace-collector: listening on %s:%d, writing under %s/, control %s\n",
             c->listen_addr, c->port, c->out, c->key.len ? "keyed" : "without key (replies unchecked)");
     c->start_ns = now_ns();
     while (!g_stop) {
