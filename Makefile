@@ -17,6 +17,12 @@ deps:
 	bash tests/platform/deps.sh
 test: deps
 	$(MAKE) test-all
+# The default test run: unit tests + test-boot + test-qemu-novtx (tests.mk), test-trace
+# (trace.mk), and these two:
+test-all: test-analyze
+ifneq ($(HVT_NET),0)
+test-all: test-net
+endif
 run: deps
 	$(MAKE) demo
 

@@ -5,7 +5,8 @@
  * for a REP string instruction's next iteration, or come after an EVENT / START / GAP marker
  * (the entry of an interrupt or exception, or a new window).
  *   usage: hvt-check [--max-report N] TRACE
- * Prints per-CPU counts and "violations=N insns=N events=N syscalls=N"; exit 1 on violations.
+ * Prints per-CPU counts and "violations=N insns=N events=N syscalls=N gaps=N"; exit 1 on
+ * violations, gaps (records lost, HVT_MARK_GAP) or a damaged file.
  */
 #include <capstone/capstone.h>
 #include <inttypes.h>
@@ -20,7 +21,7 @@ struct cpu_state {
     int have_prev, free_next;
     uint64_t rip, lstar_hint;
     uint8_t code[16], len;
-    uint64_t insns, events, syscalls, violations;
+    uint64_t insns, events, syscalls, violations, gaps;
 };
 
 enum allowed { A_FALL, A_FALL_OR_TARGET, A_TARGET, A_ANY, A_FALL_OR_SELF };
@@ -85,12 +86,13 @@ int main(int argc, char **argv)
     static struct cpu_state cpus[MAX_CPUS];
     tr_rec rec;
     int rc;
-    uint64_t total_v = 0, total_i = 0, total_e = 0, total_s = 0;
+    uint64_t total_v = 0, total_i = 0, total_e = 0, total_s = 0, total_g = 0;
     while ((rc = tr_next(r, &rec)) == 1) {
         struct cpu_state *c = &cpus[rec.cpu % MAX_CPUS];
         if (rec.kind != TR_INSN) {
             if (rec.kind == HVT_MARK_EVENT) { c->events++; c->free_next = 1; }
             if (rec.kind == HVT_MARK_START || rec.kind == HVT_MARK_GAP) c->free_next = 1;
+            if (rec.kind == HVT_MARK_GAP) c->gaps++;
             if (rec.kind == HVT_MARK_SYSCALL) c->syscalls++;
             continue;
         }
@@ -121,13 +123,13 @@ int main(int argc, char **argv)
         if (!c->insns && !c->events) continue;
         printf("cpu %d: insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 " violations=%" PRIu64 "\n",
                i, c->insns, c->events, c->syscalls, c->violations);
-        total_i += c->insns; total_e += c->events; total_s += c->syscalls;
+        total_i += c->insns; total_e += c->events; total_s += c->syscalls; total_g += c->gaps;
     }
     int damaged = rc < 0 || tr_damaged(r);
-    printf("violations=%" PRIu64 " insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 "%s\n",
-           total_v, total_i, total_e, total_s, damaged ? " damaged=1" : "");
+    printf("violations=%" PRIu64 " insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 " gaps=%" PRIu64 "%s\n",
+           total_v, total_i, total_e, total_s, total_g, damaged ? " damaged=1" : "");
     cs_free(ci, 1);
     cs_close(&cs);
     tr_close(r);
-    return (total_v || damaged) ? 1 : 0;
+    return (total_v || total_g || damaged) ? 1 : 0;
 }

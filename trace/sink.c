@@ -38,7 +38,6 @@ static bool send_stream(const struct trace_chunk_info *ci, const uint8_t *p, siz
 }
 
 #define PORT_E9 0xe9
-static struct spinlock sink_lock;
 
 static void put_str(const char *s) { while (*s) hv_outb(PORT_E9, (uint8_t)*s++); }
 
@@ -52,12 +51,12 @@ void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *p, size_
     char head[160];
     hv_snprintf(head, sizeof head, "HVT-CHUNK %u %u %u %u %u %lu %lu ", ci->kind, ci->cpu,
                 ci->nrecords, ci->ninsns, ci->first_code_id, ci->first_tsc, ci->last_tsc);
-    spin_lock(&sink_lock);
+    hv_log_lock();
     put_str(head);
     for (size_t i = 0; i < len; i++) {
         hv_outb(PORT_E9, (uint8_t)hex[p[i] >> 4]);
         hv_outb(PORT_E9, (uint8_t)hex[p[i] & 15]);
     }
     hv_outb(PORT_E9, '\n');
-    spin_unlock(&sink_lock);
+    hv_log_unlock();
 }

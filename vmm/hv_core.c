@@ -16,6 +16,11 @@ struct hv_globals hv;
 
 static struct spinlock log_lock;
 
+/* Writers of whole lines to the log ports (trace's debug-port sink) hold this too, so a log
+ * line of one CPU never lands inside another CPU's line. */
+void hv_log_lock(void) { spin_lock(&log_lock); }
+void hv_log_unlock(void) { spin_unlock(&log_lock); }
+
 void spin_lock(struct spinlock *l)
 {
     while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))

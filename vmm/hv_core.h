@@ -36,6 +36,8 @@ extern struct hv_globals hv;
 
 void hv_core_init(struct hvt_boot_info *bi);
 void hv_mem_report(void);
+void hv_log_lock(void);
+void hv_log_unlock(void);
 /* Is [gpa, gpa+len) ordinary guest RAM (not MMIO, not the hypervisor's region)? */
 bool hv_gpa_is_ram(uint64_t gpa, uint64_t len);
 bool hv_in_region(uint64_t pa);

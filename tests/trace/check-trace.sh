@@ -3,7 +3,9 @@
 #  - the workload ran and said status=0;
 #  - the trace imports and passes hvt-check on every record (violations=0);
 #  - the nesting view shows entry_SYSCALL_64 -> ... do_syscall_64 -> __x64_sys_getpid (or an
-#    alias of it: same address) at least 1000 times for the workload's pid and comm.
+#    alias of it: same address) at least 1000 times for the workload's pid and comm;
+#  - the CPU that ran the workload has exactly as many instruction records in the window as
+#    the Bochs oracle (tests/platform/bochs-oracle.cc) counted guest instructions retiring.
 set -uo pipefail
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
 serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
@@ -16,6 +18,15 @@ if "$import" "$run/e9.log" "$run/trace.hvt"; then
   out=$("$check" "$run/trace.hvt"); st=$?
   echo "$out"
   [ $st = 0 ] || why+=("continuity check failed")
+  oracle=$(grep -a "^HVT-ORACLE" "$run/bochs.stderr" | tail -1)
+  if [ -z "$oracle" ]; then
+    why+=("no HVT-ORACLE line: run under the oracle Bochs build (HVT_BOCHS_ORACLE=1)")
+  else
+    ocpu=$(sed -n 's/.*cpu=\([0-9]*\).*/\1/p' <<< "$oracle"); on=$(sed -n 's/.*insns=\([0-9]*\).*/\1/p' <<< "$oracle")
+    tn=$(awk -v c="cpu $ocpu:" '$1" "$2 == c {sub("insns=", "", $3); print $3}' <<< "$out")
+    echo "oracle: cpu $ocpu retired $on guest instructions in the window; trace has ${tn:-0} records for it"
+    [ "${tn:-x}" = "$on" ] || why+=("record count ${tn:-0} != oracle count $on on cpu $ocpu")
+  fi
   addr=$("$hvt" syms "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
   aliases=$("$hvt" syms "$vmlinuz" | awk -v a="$addr" '$1 == a {print $3}' | paste -sd, -)
   nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$run/trace.hvt" |

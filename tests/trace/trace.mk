@@ -21,9 +21,10 @@ $(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hyper
 	@mkdir -p $(dir $@)
 	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
 
-$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark tests/guest/init tests/guest/mkinitramfs.sh
+$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark $(TRACE_TEST)/guest/trace-run tests/guest/init tests/guest/mkinitramfs.sh
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest \
-	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark:bin/hvtrace-mark
+	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark:bin/hvtrace-mark \
+	  $(TRACE_TEST)/guest/trace-run:bin/trace-run
 
 .PHONY: test-trace
 test-trace: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
@@ -36,7 +37,8 @@ test-trace: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
 	  "trace = $$(bash tests/trace/task-option.sh $(HVT) $(TEST_BUILD)/vmlinuz)" > $(TRACE_TEST)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(TRACE_TEST)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(TRACE_TEST)/initrd.img $(TRACE_TEST)/hvtrace.cfg
-	bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/esp.img $(TRACE_TEST)/run || true
+	BOCHS_PREFIX=$$(HVT_BOCHS_ORACLE=1 bash tests/platform/build-bochs.sh) \
+	  bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/esp.img $(TRACE_TEST)/run || true
 	bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz
 
 # The main job (README: make run): boot Linux under hvtrace in Bochs, trace getpid-loop 1000
@@ -51,3 +53,22 @@ demo: test-trace
 	@$(HVT) analyze --vmlinuz $(TEST_BUILD)/vmlinuz --view nest $(TRACE_TEST)/run/trace.hvt | \
 	  grep -m1 -A40 -- "-> entry_SYSCALL_64" | head -n 40
 	@echo "trace file: $(TRACE_TEST)/run/trace.hvt (hvt analyze --help for more views)"
+
+# A longer trace: "ls -l /bin" from exec to exit (kernel and user, every CPU), which must hold at
+# least TRACE_BIG_MIN instructions with no continuity violation and no gap.
+TRACE_BIG_MIN ?= 5000000
+TRACE_BIG_CMD ?= /bin/trace-run,/bin/ls,/
+.PHONY: test-trace-big
+test-trace-big: $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_TEST)/initrd.img
+	$(MAKE) efi
+	$(MAKE) $(TEST_BUILD)/vmlinuz $(HVT)
+	@mkdir -p $(TRACE_TEST)/big
+	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
+	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=$(TRACE_BIG_CMD)' 'hypervisor = on' 'log = e9' \
+	  "trace = $$(bash tests/trace/task-option.sh $(HVT) $(TEST_BUILD)/vmlinuz)" > $(TRACE_TEST)/big/hvtrace.cfg
+	bash tests/platform/make-esp.sh $(TRACE_TEST)/big/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
+	  $(TRACE_TEST)/initrd.img $(TRACE_TEST)/big/hvtrace.cfg
+	bash tests/platform/bochs-run.sh -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) $(TRACE_TEST)/big/esp.img $(TRACE_TEST)/big/run || true
+	bash tests/trace/check-big.sh $(TRACE_TEST)/big/run $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_BIG_MIN)
+# Not in test-all yet: it exposes a livelock on user-page faults under MTF (see issue notes).
+# test-all: test-trace-big

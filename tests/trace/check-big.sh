@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# check-big.sh RUN_DIR HVT_IMPORT HVT_CHECK MIN_INSNS - a long trace-run trace: the program
+# exited 0, the trace imports without damage, has >= MIN_INSNS instructions, no GAP marker and
+# no continuity violation.
+set -uo pipefail
+run=$1; import=$2; check=$3; min=$4
+serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
+why=()
+grep -a "^trace-run:\|^HVT-CMD: status" <<< "$serial"
+grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("traced program did not exit 0")
+grep -a "^HVT-STEPSTAT" "$run/e9.log"
+if "$import" "$run/e9.log" "$run/trace.hvt"; then
+  out=$("$check" "$run/trace.hvt"); st=$?
+  echo "$out" | tail -n 4
+  [ $st = 0 ] || why+=("continuity check failed (or trace damaged)")
+  n=$(sed -n 's/^violations=[0-9]* insns=\([0-9]*\).*/\1/p' <<< "$out")
+  [ "${n:-0}" -ge "$min" ] || why+=("only ${n:-0} instructions traced, want >= $min")
+  echo "trace_insns=${n:-0}"
+else
+  why+=("trace import failed")
+fi
+if [ ${#why[@]} -gt 0 ]; then
+  printf 'check-big: FAIL: %s\n' "$(IFS=';'; echo "${why[*]}")"; exit 1
+fi
+echo "check-big: PASS"
