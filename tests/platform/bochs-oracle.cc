@@ -16,11 +16,20 @@
 static const Bit64u hvt_magic = 0x4856545200000000ull, hvt_mark = 2;
 #define HVT_ORACLE_CPUS 64                      // BX_SMP_PROCESSORS is a run-time value
 static bool hvt_counting[HVT_ORACLE_CPUS];
+static bool hvt_guest_before[HVT_ORACLE_CPUS];   // in VMX non-root when the instruction began
 static Bit64u hvt_count[HVT_ORACLE_CPUS];
+
+// Only instructions that began and ended in VMX non-root count: the hypervisor's VMRESUME
+// also ends in non-root (it entered the guest) and must not be counted.
+void bx_instr_before_execution(unsigned cpu, bxInstruction_c *i)
+{
+  if (cpu < HVT_ORACLE_CPUS)
+    hvt_guest_before[cpu] = BX_CPU(cpu)->in_vmx_guest;
+}
 
 void bx_instr_after_execution(unsigned cpu, bxInstruction_c *i)
 {
-  if (cpu < HVT_ORACLE_CPUS && hvt_counting[cpu] && BX_CPU(cpu)->in_vmx_guest)
+  if (cpu < HVT_ORACLE_CPUS && hvt_counting[cpu] && hvt_guest_before[cpu] && BX_CPU(cpu)->in_vmx_guest)
     hvt_count[cpu]++;
 }
 

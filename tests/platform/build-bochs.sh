@@ -12,7 +12,7 @@ PREFIX="$CACHE/bochs-3.0"
 [ "$ORACLE" = 1 ] && PREFIX="$CACHE/bochs-3.0-oracle"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 STAMP="$PREFIX/.built-v2"
-[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v4"
+[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v5"
 if [ -x "$PREFIX/bin/bochs" ] && [ -f "$STAMP" ]; then echo "$PREFIX"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 SRC_LIST=/etc/apt/sources.list.d/hvtrace-trixie-src.sources
@@ -43,6 +43,7 @@ if [ "$ORACLE" = 1 ]; then
   # Bochs's empty stubs, minus the callbacks the oracle defines, plus the oracle itself.
   rm -rf instrument/hvtrace && cp -r instrument/stubs instrument/hvtrace
   sed -i -e '/^void bx_instr_after_execution(/d' -e '/^void bx_instr_vmexit(/d' \
+         -e '/^void bx_instr_before_execution(/d' \
          -e '/^void bx_instr_exit_env(/d' instrument/hvtrace/instrument.cc
   echo "#include \"$HERE/bochs-oracle.cc\"" >> instrument/hvtrace/instrument.cc
   # Handler chaining runs a whole trace of instructions per call and reports each one twice
