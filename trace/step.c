@@ -390,6 +390,9 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu)
     t->have_pending = false;
     hv_set_mtf(false);
     hv_set_hlt_exiting(false);
+    /* The exit stub disarmed the TSC deadline when this exit began: re-arm it before dilation
+     * goes off, or this CPU's timer never fires again (a halted CPU would sleep for good). */
+    dilate_exit();
     dilate_set(false);
     __atomic_add_fetch(&trace_stats.steps, t->steps, __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);

@@ -12,6 +12,9 @@ serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
 why=()
 grep -a "^getpid-loop:\|^HVT-CMD" <<< "$serial"
 grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("workload did not finish with status 0")
+end=$(cat "$run/end" 2>/dev/null || echo unknown)
+echo "end=$end wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
+[ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")
 pid=$(sed -n 's/^getpid-loop: pid=\([0-9]*\).*/\1/p' <<< "$serial")
 grep -a "^hvtrace: \(cpu .*trace\|trace totals\|PANIC\|process\)" "$run/e9.log" | head -20
 if "$import" "$run/e9.log" "$run/trace.hvt"; then
