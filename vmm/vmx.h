@@ -131,7 +131,11 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 #define VMX_INTR_TYPE_EXT       (0u << 8)
 #define VMX_INTR_TYPE_NMI       (2u << 8)
 #define VMX_INTR_TYPE_HW_EXC    (3u << 8)
+#define VMX_INTR_TYPE_SW_INT    (4u << 8)
+#define VMX_INTR_TYPE_PRIV_SW_EXC (5u << 8)
 #define VMX_INTR_TYPE_SW_EXC    (6u << 8)
+#define VMX_INTR_TYPE_MASK      (7u << 8)
+#define VMX_IDT_INFO_UNDEFINED_BIT12 (1u << 12)  /* IDT-vectoring bit 12 is undefined (SDM 25.9.3) */
 
 /* Exit reasons (SDM appendix C) */
 enum vmx_exit_reason {

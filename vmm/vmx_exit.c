@@ -387,6 +387,18 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     if (reason & EXIT_REASON_ENTRY_FAIL)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
                  vmx_read(VMCS_EXIT_QUALIFICATION));
+    /* An exit in the middle of delivering an event (SDM 28.2.4: IDT-vectoring information)
+     * loses that event unless the VMM re-injects it (SDM 27.6): do so; a handler that injects
+     * something itself overwrites this. */
+    uint32_t idt_info = (uint32_t)vmx_read(VMCS_IDT_VECTORING_INFO);
+    if (idt_info & VMX_INTR_INFO_VALID) {
+        vmx_write(VMCS_ENTRY_INTR_INFO, idt_info & ~VMX_IDT_INFO_UNDEFINED_BIT12);
+        if (idt_info & VMX_INTR_INFO_ERRCODE)
+            vmx_write(VMCS_ENTRY_EXCEPTION_ERRCODE, vmx_read(VMCS_IDT_VECTORING_ERRCODE));
+        uint32_t type = idt_info & VMX_INTR_TYPE_MASK;
+        if (type == VMX_INTR_TYPE_SW_INT || type == VMX_INTR_TYPE_PRIV_SW_EXC || type == VMX_INTR_TYPE_SW_EXC)
+            vmx_write(VMCS_ENTRY_INSTR_LEN, vmx_read(VMCS_EXIT_INSTR_LEN));
+    }
     if (hv_hooks.pre_exit)
         hv_hooks.pre_exit(g, basic);
     switch (basic) {
