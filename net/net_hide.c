@@ -53,16 +53,7 @@ static bool pci_data(uint16_t port, unsigned size, bool in, uint64_t *rax)
     }
     net_lock(&pci_cfg_lock);
     hv_outl(PCI_CFG_ADDR_PORT, addr);
-    if (in) {
-        uint64_t v = size == 1 ? hv_inb(port) : size == 2 ? hv_inw(port) : hv_inl(port);
-        *rax = in_result(*rax, size, v);
-    } else if (size == 1) {
-        hv_outb(port, (uint8_t)*rax);
-    } else if (size == 2) {
-        hv_outw(port, (uint16_t)*rax);
-    } else {
-        hv_outl(port, (uint32_t)*rax);
-    }
+    hv_port_io(in, size, port, rax);
     net_unlock(&pci_cfg_lock);
     return true;
 }

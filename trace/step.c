@@ -50,11 +50,10 @@ struct trace_cpu {
     uint64_t p_rip, p_cr3;
     uint32_t p_id;
     uint8_t p_len;
-    uint64_t exit_tsc;
     uint64_t idt_base;
     uint64_t idt_handler[IDT_VECTORS];
     uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
-    uint8_t p_op0, p_op1;                   /* pending instruction's first bytes */
+    uint8_t p_op0;                          /* pending instruction's first byte */
     /* handler (and handler + first length) -> vector, for a one-probe check per step */
     struct { uint64_t rip; int16_t vec; int16_t ran_first; } evmap[EVMAP_SLOTS];
     struct stlb_entry stlb[STLB_SLOTS];
@@ -315,7 +314,6 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     t->p_id = id;
     t->pending_syscall = len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1;
     t->p_op0 = bytes[0];
-    t->p_op1 = len > 1 ? bytes[1] : 0;
 }
 
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
@@ -400,10 +398,6 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu)
 }
 
 void step_request(bool on) { __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE); }
-
-void step_pre_exit(struct guest_regs *g, unsigned reason)
-{
-}
 
 bool step_mtf_exit(struct guest_regs *g)
 {

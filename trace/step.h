@@ -10,7 +10,6 @@ extern struct trace_stats trace_stats;
 
 int  step_init(unsigned ncpu);
 void step_request(bool on);
-void step_pre_exit(struct guest_regs *g, unsigned reason);
 void step_post_exit(struct guest_regs *g, unsigned reason);
 bool step_mtf_exit(struct guest_regs *g);
 bool step_hlt_exit(struct guest_regs *g);

@@ -16,11 +16,6 @@
 
 static bool timer_armed[HVT_MAX_CPUS];
 
-static void hook_pre_exit(struct guest_regs *g, unsigned reason)
-{
-    step_pre_exit(g, reason);
-}
-
 static void hook_post_exit(struct guest_regs *g, unsigned reason)
 {
     unsigned cpu = hv_cpu_id();
@@ -74,7 +69,6 @@ int hv_policy_init(struct hvt_boot_info *bi)
     if (step_init(bi->cpu_count))
         return -10;
     trace_sink_init();
-    hv_hooks.pre_exit = hook_pre_exit;
     hv_hooks.post_exit = hook_post_exit;
     hv_hooks.other_exit = hook_other_exit;
     hv_hooks.hypercall = hook_hypercall;

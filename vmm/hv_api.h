@@ -44,6 +44,10 @@ static inline uint8_t  hv_inb(uint16_t port) { uint8_t v;  __asm__ volatile("inb
 static inline uint16_t hv_inw(uint16_t port) { uint16_t v; __asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 static inline uint32_t hv_inl(uint16_t port) { uint32_t v; __asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 
+/* Perform a guest's intercepted IN/OUT of 'size' bytes on the real port, with the guest's RAX:
+ * an 8/16-bit IN keeps RAX's upper bits, a 32-bit IN zero-extends (SDM IN). */
+void hv_port_io(bool in, unsigned size, uint16_t port, uint64_t *rax);
+
 /* Freestanding C library subset (vmm/lib). */
 void  *memcpy(void *d, const void *s, size_t n);
 void  *memmove(void *d, const void *s, size_t n);

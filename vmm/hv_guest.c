@@ -63,11 +63,6 @@ void hv_set_preemption_timer(uint64_t ticks)
     vmx_write(VMCS_PIN_CONTROLS, pin | PIN_PREEMPTION_TIMER);
 }
 
-void hv_tsc_offset_add(int64_t delta)
-{
-    vmx_write(VMCS_TSC_OFFSET, vmx_read(VMCS_TSC_OFFSET) + (uint64_t)delta);
-}
-
 uint64_t hv_exit_tsc(void) { return vcpu_current()->exit_tsc; }
 
 void hv_set_dilation(bool on) { vcpu_current()->dilate = on; }

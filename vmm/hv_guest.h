@@ -43,8 +43,6 @@ uint64_t hv_exit_tsc(void);
  * guest's own time. hv_dilated_offset() predicts the offset the current exit will leave. */
 void     hv_set_dilation(bool on);
 int64_t  hv_dilated_offset(void);
-/* Shift this CPU's guest TSC: TSC offset += delta (time dilation). */
-void     hv_tsc_offset_add(int64_t delta);
 int64_t  hv_tsc_offset(void);
 
 #endif

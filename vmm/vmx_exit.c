@@ -225,7 +225,7 @@ static void handle_xsetbv(struct guest_regs *g)
     vmx_skip_instruction();
 }
 
-static void port_io(bool in, unsigned size, uint16_t port, uint64_t *rax)
+void hv_port_io(bool in, unsigned size, uint16_t port, uint64_t *rax)
 {
     if (in) {
         uint64_t v = size == 1 ? hv_inb(port) : size == 2 ? hv_inw(port) : hv_inl(port);
@@ -264,7 +264,7 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
         if (hv_hooks.power_off)
             hv_hooks.power_off();
     }
-    port_io(in, size, port, &g->r[GPR_RAX]);
+    hv_port_io(in, size, port, &g->r[GPR_RAX]);
     vmx_skip_instruction();
 }
 
