@@ -1,6 +1,9 @@
 /* getpid-loop N - the trace test's workload: N getpid() system calls between two hvtrace
  * marks (start before the first, stop after the last), so the trace window holds exactly
- * this program's loop, the kernel's syscall path, and whatever interrupts arrive. */
+ * this program's loop, the kernel's syscall path, and whatever interrupts arrive. It pins
+ * itself to the CPU it starts on. */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,6 +17,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "getpid-loop: hvtrace not detected\n");
         return 2;
     }
+    /* Stay on one CPU for the whole window: the oracle counts per CPU from the start mark to
+     * the stop mark, so a migration in between would leave no CPU with both marks. */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof one, &one))
+        perror("getpid-loop: sched_setaffinity");
     long pid = getpid(), bad = 0;
     hvt_mark(1);
     for (long i = 0; i < n; i++)
