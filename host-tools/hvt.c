@@ -63,6 +63,8 @@ static int get_slide(const kinfo *ki, const char *slide_s, const char *lstar_s, 
     return 0;
 }
 
+int cmd_options(int argc, char **argv);   /* hvt_options.c */
+
 static int cmd_syms(int argc, char **argv)
 {
     const char *vmlinuz = NULL, *glob = NULL, *slide_s = NULL, *lstar_s = NULL, *addr_s = NULL, *name_s = NULL;
@@ -311,6 +313,7 @@ static int cmd_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "syms")) return cmd_syms(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "options")) return cmd_options(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "analyze")) return cmd_analyze(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "gen")) return tracegen_main(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);

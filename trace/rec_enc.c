@@ -122,9 +122,10 @@ int rec_time(struct rec_enc *e, uint64_t tsc)
     return 0;
 }
 
-int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+static int task_marker(struct rec_enc *e, unsigned kind, uint64_t pid, uint64_t tgid,
+                       const char *comm, uint64_t cr3)
 {
-    if (marker(e, HVT_MARK_SWITCH))
+    if (marker(e, kind))
         return -1;
     PUT(pid);
     PUT(tgid);
@@ -136,4 +137,14 @@ int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm,
         e->buf[e->len++] = (uint8_t)comm[i];
     PUT(cr3);
     return 0;
+}
+
+int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+{
+    return task_marker(e, HVT_MARK_SWITCH, pid, tgid, comm, cr3);
+}
+
+int rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+{
+    return task_marker(e, HVT_MARK_CONTEXT, pid, tgid, comm, cr3);
 }

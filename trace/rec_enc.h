@@ -33,6 +33,8 @@ int  rec_syscall(struct rec_enc *e, uint64_t nr);
 int  rec_startstop(struct rec_enc *e, int start, uint64_t reason);
 int  rec_time(struct rec_enc *e, uint64_t tsc);
 int  rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
+/* CONTEXT: the CPU's current task restated at a chunk start (not a switch). */
+int  rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
 size_t rec_put_varint(uint8_t *p, uint64_t v);
 
 #endif
