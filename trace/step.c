@@ -74,6 +74,7 @@ struct trace_cpu {
     bool p_keep;                            /* the pending instruction passes the filters */
     bool rec_on;                            /* recording (not suspended by a filter) */
     uint64_t filtered;                      /* instructions the filters left out */
+    uint64_t recorded;                      /* instruction records written */
     bool task_known;                        /* 'task' holds the last SWITCH's task */
     struct task_info task;
     uint64_t task_cr3;
@@ -338,6 +339,7 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
             step_request_reason(false, HVT_REASON_BUDGET);   /* this one is the last */
     }
     EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, regs));
+    t->recorded++;
     return true;
 }
 
@@ -510,10 +512,10 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
-           "step_ticks=%lu sink_ticks=%lu filtered=%lu reason=%u\n", cpu, t->steps,
+           "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u\n", cpu, t->steps,
            hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc, t->records_bytes,
-           t->t_step, t->t_sink, t->filtered, reason);
-    t->filtered = 0;
+           t->t_step, t->t_sink, t->recorded, t->filtered, reason);
+    t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
     t->have_pending = false;
