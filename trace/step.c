@@ -300,12 +300,16 @@ static void chunk_flush(struct trace_cpu *t, unsigned cpu)
 
 #define EMIT(t, cpu, call) do { if (call) { chunk_flush(t, cpu); (void)(call); } } while (0)
 
-static void read_regs(const struct guest_regs *g, uint64_t r[HVT_NREGS])
+/* The exit stub saved the GPRs in x86 encoding order - the format's HVT_REG_* order - with a
+ * free slot for RSP (it lives in the VMCS; the stub does not restore that slot): fill it, and
+ * the saved registers are the record's register array, without a copy. */
+_Static_assert((int)GPR_RAX == (int)HVT_REG_RAX && (int)GPR_RSP == (int)HVT_REG_RSP &&
+               (int)GPR_R15 == (int)HVT_REG_R15,
+               "guest_regs order is the trace format's register order");
+static const uint64_t *gprs(struct guest_regs *g)
 {
-    for (int i = 0; i < 16; i++)
-        r[i] = g->r[i];
-    r[HVT_REG_RSP] = hv_guest_read(HV_GUEST_RSP);
-    r[HVT_REG_RFLAGS] = hv_guest_read(HV_GUEST_RFLAGS);
+    g->r[GPR_RSP] = hv_guest_read(HV_GUEST_RSP);
+    return g->r;
 }
 
 /* Filters suspend recording with STOP(FILTER) and resume it with START(FILTER): a reader
@@ -321,7 +325,7 @@ static void recording(struct trace_cpu *t, unsigned cpu, bool on)
 /* Write one instruction record if the filters keep it and the budget allows it; true if
  * written. The budget is one counter for all CPUs, so the trace holds exactly that many. */
 static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip, uint32_t id,
-                     unsigned len, uint64_t cr3, const uint64_t regs[HVT_NREGS])
+                     unsigned len, uint64_t cr3, const uint64_t *gpr, uint64_t rflags)
 {
     if (!keep) {
         recording(t, cpu, false);
@@ -338,13 +342,13 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
         if (!left)
             step_request_reason(false, HVT_REASON_BUDGET);   /* this one is the last */
     }
-    EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, regs));
+    EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, gpr, rflags));
     t->recorded++;
     return true;
 }
 
 /* One step: write the pending instruction, note events, make RIP pending. */
-static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
+static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 {
     uint64_t rip = hv_guest_read(HV_GUEST_RIP), cr3 = hv_guest_read(HV_GUEST_CR3);
     if ((cr3 & CR3_ADDR_MASK) != t->stlb_cr3) {
@@ -353,15 +357,15 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     }
     if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
         idt_load(t);
-    uint64_t regs[HVT_NREGS];
-    read_regs(g, regs);
+    const uint64_t *gpr = gprs(g);
+    uint64_t rflags = hv_guest_read(HV_GUEST_RFLAGS);
     bool ran_first = false;
     int v = event_at(t, rip, &ran_first);
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
     bool sw_int = t->p_op0 == OPC_INT3 || t->p_op0 == OPC_INTN;
     if (t->have_pending && (v < 0 || sw_int)) {
-        if (put_insn(t, cpu, t->p_keep, t->p_rip, t->p_id, t->p_len, t->p_cr3, regs) &&
+        if (put_insn(t, cpu, t->p_keep, t->p_rip, t->p_id, t->p_len, t->p_cr3, gpr, rflags) &&
             t->pending_syscall)
             EMIT(t, cpu, rec_syscall(t->enc, g->r[GPR_RAX]));
     }
@@ -388,7 +392,7 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
             unsigned hn = fetch(t, h, hb);
             if (hn && x86_insn_len(hb, hn) == t->idt_first_len[v])
                 put_insn(t, cpu, !sopt.filtering || filter_pass(h, cr3), h,
-                         codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, regs);
+                         codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, gpr, rflags);
         }
     }
     struct task_info ti;
@@ -407,8 +411,9 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     t->steps++;
     if (page && off <= PAGE - 16) {
         uint64_t lo = *(const uint64_t *)(page + off), hi = *(const uint64_t *)(page + off + 8);
-        memcpy(bytes, &lo, 8);
-        memcpy(bytes + 8, &hi, 8);
+        /* __builtin_memcpy: two stores (the freestanding memcpy is a rep movsb call). */
+        __builtin_memcpy(bytes, &lo, 8);
+        __builtin_memcpy(bytes + 8, &hi, 8);
         if (ic->rip == rip && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
             len = ic->len;
             id = ic->id;
@@ -428,8 +433,8 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
         ic->rip = rip;
         ic->id = id;
         ic->len = (uint8_t)len;
-        memcpy(&ic->lo, bytes, 8);
-        memcpy(&ic->hi, bytes + 8, 8);
+        __builtin_memcpy(&ic->lo, bytes, 8);
+        __builtin_memcpy(&ic->hi, bytes + 8, 8);
         ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
         ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
     }
@@ -497,7 +502,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
 }
 
 /* Make the instruction at RIP pending without writing anything (first step after start). */
-static void start_pending(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
+static void start_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 {
     t->have_pending = false;
     step(t, cpu, g);
