@@ -102,7 +102,6 @@ bool hv_gpa_is_ram(uint64_t gpa, uint64_t len)
 uint64_t hv_rdtsc(void) { return cpu_rdtsc(); }
 
 unsigned hv_cpu_count(void) { return hv.cpu_count; }
-unsigned hv_cpu_id(void) { return vcpu_current()->index; }
 
 static void log_emit(const char *s, size_t n)
 {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "vmx.h"
+#include "hv_api.h"
 
 /* Guest general registers as the exit stub (vmx_stub.asm) saves them, indexed by the SDM's GPR
  * numbering (table 28-3: 0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15 R8-R15).
@@ -54,6 +55,7 @@ struct vcpu {
 };
 
 #define VCPU_EXIT_TSC_OFFSET 8   /* used by vmx_stub.asm */
+_Static_assert(__builtin_offsetof(struct vcpu, index) == HV_CPU_ID_GS_OFFSET, "hv_cpu_id() reads %gs:20");
 #define VCPU_DILATE_OFFSET   16
 /* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. */
 #define VCPU_DILATE_FIXED    30
