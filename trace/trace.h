@@ -31,5 +31,10 @@ struct trace_chunk_info {
 /* The sink: deliver one chunk payload (blocking until accepted). */
 void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
 void trace_sink_init(void);
+struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
+void trace_sink_stats(struct trace_sink_stats *s);
+
+/* Host control of tracing over the stream (trace_ctl.c): hv_policy_init calls trace_ctl_init. */
+#include "trace_ctl.h"
 
 #endif

@@ -69,6 +69,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     if (step_init(bi->cpu_count))
         return -10;
     trace_sink_init();
+    trace_ctl_init();
     hv_hooks.post_exit = hook_post_exit;
     hv_hooks.other_exit = hook_other_exit;
     hv_hooks.hypercall = hook_hypercall;
