@@ -6,20 +6,35 @@
 HOST_CC      ?= cc
 HOST_BUILD   := $(BUILD)/host
 NET_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
-                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector
+                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Itrace
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
 NET_PORTABLE := net/sha256.c net/ctl.c net/net_config.c net/stream_core.c
+# The collector writes trace.hvt through the host tools' chunk layer (the one hvt-import uses).
+COLL_TRACE_SRCS := host-tools/collector/coll_trace.c host-tools/trace_chunkw.c host-tools/trace_scan.c
 COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
-                host-tools/collector/coll_store.c host-tools/collector/coll_verify.c
-COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h
+                host-tools/collector/coll_store.c host-tools/collector/coll_verify.c \
+                host-tools/collector/coll_sock.c host-tools/collector/coll_cmd.c $(COLL_TRACE_SRCS)
+COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h \
+                include/hvt_trace_format.h host-tools/trace_chunkw.h host-tools/trace_scan.h
+COLL_LIBS    := -lzstd -lz
 
 $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_LIBS)
 
-$(HOST_BUILD)/fake_hv: tests/net/fake_hv.c $(NET_PORTABLE) $(COLL_HDRS)
+# fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
+FAKE_HV_SRCS := tests/net/fake_hv.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/e9_lines.c \
+                host-tools/trace_scan.c
+$(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/e9_lines.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/fake_hv.c $(NET_PORTABLE)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(FAKE_HV_SRCS)
+
+# A synthetic debug-port log (real chunk payloads from the host trace writer) for the tests.
+$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/trace_chunkw.c \
+                      host-tools/trace_writer.h host-tools/trace_chunkw.h include/hvt_trace_format.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/trace_writer.c \
+	  host-tools/trace_chunkw.c -lzstd -lz
 
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
