@@ -118,7 +118,8 @@ void coll_cmd_request(void *ctx, int cl, char *line)
 {
     struct coll *c = ctx;
     char err[160];
-    coll_log("hvtrace-collector: command: %s\n", line);
+    if (strcmp(line, "status"))          /* hvt trace stop polls status: keep the log quiet */
+        coll_log("hvtrace-collector: command: %s\n", line);
     if (!strcmp(line, "status")) {
         print_status(c, cl);
         coll_sock_end(&c->sock, cl, NULL);

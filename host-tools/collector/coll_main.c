@@ -305,7 +305,7 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         c->bye_seen = true;
         break;
     }
-    int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events + c->parser.c.gap_msgs);
+    int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events);
     if (r != 0 || c->trace.msg[0])
         coll_log("hvtrace-collector: %s: %s\n", r < 0 ? "trace file write failed" : "trace",
                  c->trace.msg);

@@ -249,11 +249,11 @@ static void on_meta(struct coll_trace *t, const uint8_t *pl, size_t n)
     }
 }
 
-int coll_trace_msg(struct coll_trace *t, const struct hvt_msg_hdr *h, const uint8_t *pl, uint64_t gaps)
+int coll_trace_msg(struct coll_trace *t, const struct hvt_msg_hdr *h, const uint8_t *pl, uint64_t gap_events)
 {
     t->msg[0] = 0;
-    if (gaps != t->st.gap_seen) {        /* bytes or messages went missing before this one */
-        t->st.gap_seen = gaps;
+    if (gap_events != t->st.gap_seen) {  /* messages went missing before this one */
+        t->st.gap_seen = gap_events;
         if (write_gaps(t) != 0)
             return -1;
     }

@@ -14,8 +14,10 @@
  *    (trace_scan), code ids dense from 0 (CODE) and already defined (RECORDS). A refused batch
  *    is counted (bad_batches), explained in t->msg, and replaced by a GAP: never written, never
  *    dropped silently.
- *  - GAP: a transport gap (the parser's gap counters moved: offsets or a CPU's seqs jumped), a
- *    LOSS report of trace data, or a refused batch writes one GAP marker for every CPU (a
+ *  - GAP: a transport gap (the parser's gap_events moved: the stream offset jumped; offsets of
+ *    sequenced messages are contiguous, so every lost message shows there, once, while the
+ *    per-CPU seq jumps that follow describe the same loss), a LOSS report of trace data, or a
+ *    refused batch writes one GAP marker for every CPU (a
  *    one-record RECORDS chunk at that CPU's last tsc), since which CPUs' records were in the
  *    missing bytes is unknown; its counts are 0 = unknown. hvt-check fails on any GAP.
  *  - Windows: each CPU's START/STOP markers are followed (a GAP makes an open window
@@ -49,7 +51,7 @@ struct coll_trace_state {                /* part of state.bin (coll_store.h) */
     uint64_t lstar;
     uint32_t meta_cpus, code_next;       /* META cpus=; next code id expected */
     uint64_t batches, bad_batches, gaps, filler_batches;
-    uint64_t gap_seen;                   /* parser gap counters already turned into GAPs */
+    uint64_t gap_seen;                   /* parser gap_events already turned into GAPs */
     struct coll_trace_cpu cpu[COLL_TRACE_MAX_CPUS];
 };
 
@@ -66,10 +68,10 @@ struct coll_trace {
  * resume: the checkpoint's state, or NULL for a new boot. 0 or -1 (err). */
 int  coll_trace_open(struct coll_trace *t, const char *path, unsigned cpu_count,
                      const struct coll_trace_state *resume, int level, char *err, size_t errlen);
-/* gaps: the parser's gap_events + gap_msgs after this message. 0 = fine, 1 = a batch was
+/* gap_events: the parser's count after this message. 0 = fine, 1 = a batch was
  * refused (t->msg: why; a GAP was written), -1 = write error (t->msg). */
 int  coll_trace_msg(struct coll_trace *t, const struct hvt_msg_hdr *h, const uint8_t *pl,
-                    uint64_t gaps);
+                    uint64_t gap_events);
 int  coll_trace_finish(struct coll_trace *t);
 /* Flush (fsync when asked) and copy the state to *out. 0 or -1. */
 int  coll_trace_sync(struct coll_trace *t, bool fsync, struct coll_trace_state *out);

@@ -12,12 +12,13 @@ struct vctx {
     FILE *console;
     uint64_t console_bytes, console_mismatch;
     uint64_t filler_next, filler_bad;   /* HVT_TRACE_FORMAT_FILLER: counters 0, 1, 2 ... */
+    uint64_t gaps_seen;                 /* after a counted gap the counters resume elsewhere */
 };
 
 static void v_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, const uint8_t *raw)
 {
     struct vctx *v = ctx;
-    if (v->trace && coll_trace_msg(v->trace, h, pl, v->p->c.gap_events + v->p->c.gap_msgs) < 0)
+    if (v->trace && coll_trace_msg(v->trace, h, pl, v->p->c.gap_events) < 0)
         v->trace_err = 1;
     if (h->type == HVT_MSG_TRACE) {
         struct hvt_trace_batch tb;
@@ -27,6 +28,11 @@ static void v_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, con
         if ((uint64_t)tb.nrecords * 8 != h->len - sizeof tb) {
             v->filler_bad++;
             return;
+        }
+        uint64_t gaps = v->p->c.gap_events + v->p->c.gap_msgs;
+        if (gaps != v->gaps_seen && tb.nrecords) {
+            v->gaps_seen = gaps;
+            memcpy(&v->filler_next, pl + sizeof tb, 8);
         }
         for (uint32_t i = 0; i < tb.nrecords; i++) {
             uint64_t x;

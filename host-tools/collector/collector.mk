@@ -1,7 +1,9 @@
 # collector.mk - host side of the dedicated-NIC stream (issue 3): hvtrace-collector, the fake
 # hypervisor used to test it, unit tests, fuzzers. Included from net/net.mk.
 #   make collector      build/host/hvtrace-collector (+ build/host/fake_hv)
-#   make net-unit-test  unit tests + host integration test (part of `make unit-test`)
+#   make net-unit-test  unit tests + host integration tests: the collector's stream handling
+#                       (test-collector.sh) and its trace file and hvt trace (test-trace-coll.sh);
+#                       part of `make unit-test`
 #   make fuzz-net       libFuzzer runs of the control and stream parsers (FUZZ_SECONDS each)
 HOST_CC      ?= cc
 HOST_BUILD   := $(BUILD)/host
@@ -46,9 +48,11 @@ $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/col
 collector: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 all: collector
 
-net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
+net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv \
+               $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import $(HOST_BUILD)/hvt-check
 	$(HOST_BUILD)/test_net
 	tests/net/test-collector.sh $(HOST_BUILD)
+	tests/net/test-trace-coll.sh $(HOST_BUILD)
 unit-test: net-unit-test
 
 FUZZ_CC      ?= clang

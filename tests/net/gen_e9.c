@@ -25,6 +25,7 @@
 #define GEN_REGION_INSNS 4096
 #define GEN_LSTAR        0xffffffff81c00080ull
 #define GEN_CR3          0x1234000ull
+#define GEN_SLICE        997               /* instructions per CPU turn */
 
 static const struct { uint8_t len, b[5]; } gen_insns[] = {
     { 1, { 0x90 } },                           /* nop */
@@ -55,12 +56,10 @@ static int emit_insn(tw_writer *w, unsigned cpu, struct gen_cpu *g, const struct
     return tw_insn_add(w, cpu, &in);
 }
 
-/* One window on one CPU: START, n instructions with markers, STOP unless left open. */
-static int window(tw_writer *w, unsigned cpu, struct gen_cpu *g, const struct region *r, uint64_t n,
-                  int leave_open)
+/* Part of a window on one CPU: n instructions with markers in between. */
+static int run(tw_writer *w, unsigned cpu, struct gen_cpu *g, const struct region *r, uint64_t n)
 {
-    int rc = tw_startstop(w, cpu, 1, HVT_REASON_HYPERCALL);
-    rc |= tw_switch(w, cpu, 100 + cpu, 100 + cpu, "gen-worker", GEN_CR3);
+    int rc = 0;
     for (uint64_t i = 0; i < n && !rc; i++) {
         uint64_t x = rnd() % 1000;
         if (x == 0) {                            /* an interrupt: may land anywhere */
@@ -74,8 +73,28 @@ static int window(tw_writer *w, unsigned cpu, struct gen_cpu *g, const struct re
         }
         rc |= emit_insn(w, cpu, g, r);
     }
-    if (!leave_open)
-        rc |= tw_startstop(w, cpu, 0, HVT_REASON_HYPERCALL);
+    return rc;
+}
+
+/* One window on every CPU: START, slices of each CPU's instructions in turn (so chunks of
+ * different CPUs interleave, as they do from the hypervisor), STOP unless left open. */
+static int window(tw_writer *w, unsigned cpus, struct gen_cpu *g, const struct region *r, uint64_t per_cpu,
+                  int leave_open)
+{
+    int rc = 0;
+    for (unsigned c = 0; c < cpus; c++) {
+        g[c].tsc += 100000;                      /* time passes between windows */
+        g[c].pos = (unsigned)(rnd() % GEN_REGION_INSNS);
+        rc |= tw_startstop(w, c, 1, HVT_REASON_HYPERCALL);
+        rc |= tw_switch(w, c, 100 + c, 100 + c, "gen-worker", GEN_CR3);
+    }
+    for (uint64_t done = 0; done < per_cpu && !rc; done += GEN_SLICE) {
+        uint64_t n = per_cpu - done < GEN_SLICE ? per_cpu - done : GEN_SLICE;
+        for (unsigned c = 0; c < cpus; c++)
+            rc |= run(w, c, &g[c], r, n);
+    }
+    for (unsigned c = 0; c < cpus && !leave_open; c++)
+        rc |= tw_startstop(w, c, 0, HVT_REASON_HYPERCALL);
     return rc;
 }
 
@@ -159,11 +178,7 @@ int main(int argc, char **argv)
     int rc = 0;
     uint64_t per = insns / cpus / windows;
     for (unsigned win = 0; win < windows; win++)
-        for (unsigned c = 0; c < cpus; c++) {
-            g[c].tsc += 100000;                  /* time passes between windows */
-            g[c].pos = (unsigned)(rnd() % GEN_REGION_INSNS);
-            rc |= window(w, c, &g[c], &r, per, open_end && win == windows - 1);
-        }
+        rc |= window(w, cpus, g, &r, per, open_end && win == windows - 1);
     if (rc || tw_close(w) != 0) { fprintf(stderr, "gen_e9: trace writer failed\n"); return 1; }
     FILE *o = fopen(out, "w");
     if (!o) { perror(out); return 1; }
