@@ -35,6 +35,8 @@ static int usage(void)
             "                        [--range LO:HI] [--budget N]\n"
             "       hvt trace stop   [-d DIR | -s SOCKET] [-o FILE] [--timeout S] [--no-wait]\n"
             "       hvt trace status [-d DIR | -s SOCKET] [--hv] [--watch] [--raw]\n"
+            "status: per-CPU records/instructions/bytes received (--watch: one line a second until\n"
+            "interrupted; --raw: the collector's key=value answer; --hv: the hypervisor's view).\n"
             "DIR is the running hvtrace-collector's --out directory (default %s); its command\n"
             "socket is DIR/%s. start/stop reach every CPU at its next VM exit; stop waits until\n"
             "every window has closed and the collector has finished DIR/<boot>/trace.hvt (-o copies\n"
@@ -47,10 +49,13 @@ static int usage(void)
 static int ask(const struct t_opts *o, const char *line, char *out, size_t cap)
 {
     char path[sizeof ((struct sockaddr_un *)0)->sun_path];
-    if (o->sock)
-        snprintf(path, sizeof path, "%s", o->sock);
-    else
-        snprintf(path, sizeof path, "%s/%s", o->dir, COLL_SOCK_NAME);
+    int pl = o->sock ? snprintf(path, sizeof path, "%s", o->sock)
+                     : snprintf(path, sizeof path, "%s/%s", o->dir, COLL_SOCK_NAME);
+    if (pl < 0 || (size_t)pl >= sizeof path) {
+        snprintf(out, cap, "the socket path is longer than %zu bytes: give a shorter -d or -s",
+                 sizeof path - 1);
+        return -1;
+    }
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -15,6 +15,8 @@
 #define COLL_ACK_MAX     (1u << 20)     /* ACK at least every MiB ... */
 #define COLL_ACK_IDLE_NS 20000000ull    /* ... and 20 ms after the last unacknowledged byte */
 #define COLL_MAX_CTL     16
+#define COLL_TRACE_LOG_FIRST 20         /* trace warnings logged in full, then every ... */
+#define COLL_TRACE_LOG_EVERY 1000
 
 struct coll {
     const char *listen_addr, *out;

@@ -306,9 +306,13 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         break;
     }
     int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events);
-    if (r != 0 || c->trace.msg[0])
-        coll_log("hvtrace-collector: %s: %s\n", r < 0 ? "trace file write failed" : "trace",
-                 c->trace.msg);
+    /* each one is counted in header.txt; the log shows the first few and then every 1000th */
+    static uint64_t warnings;
+    if (r < 0 || ((r > 0 || c->trace.msg[0]) &&
+                  (++warnings <= COLL_TRACE_LOG_FIRST || warnings % COLL_TRACE_LOG_EVERY == 0)))
+        coll_log("hvtrace-collector: %s: %s (trace message %llu)\n",
+                 r < 0 ? "trace file write failed" : "trace", c->trace.msg,
+                 (unsigned long long)warnings);
     if (r < 0)
         g_stop = 1;
 }
@@ -617,8 +621,13 @@ int main(int argc, char **argv)
     mkdir(c->out, 0755);
     c->sock.lfd = -1;
     if (!c->no_sock && coll_sock_open(&c->sock, sock_path, err, sizeof err) < 0) {
-        coll_log("hvtrace-collector: command socket: %s\n", err);
-        return 1;
+        /* another collector on this directory would mix two streams' commands: refuse; any
+         * other problem only costs `hvt trace`, not the stream */
+        coll_log("hvtrace-collector: command socket: %s%s\n", err,
+                 strstr(err, "in use") ? "" : " (running without hvt trace control)");
+        if (strstr(err, "in use"))
+            return 1;
+        c->no_sock = true;
     }
     coll_log("hvtrace-collector: listening on %s:%d, writing under %s/, control %s, commands on %s\n",
             c->listen_addr, c->port, c->out, c->key.len ? "keyed" : "without key (replies unchecked)",

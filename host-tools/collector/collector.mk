@@ -48,9 +48,19 @@ $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/col
 collector: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 all: collector
 
-net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv \
-               $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import $(HOST_BUILD)/hvt-check
+# trace/ control, payload scanner and chunk layer: the pieces the trace crosses the link with.
+TRACE_LINK_SRCS := tests/net/unit/test_trace_link.c trace/trace_ctl.c host-tools/trace_scan.c \
+                   host-tools/trace_chunkw.c host-tools/trace_reader.c host-tools/util.c
+$(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/trace_reader.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -o $@ $(TRACE_LINK_SRCS) -lzstd -lz
+
+net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
+               $(HOST_BUILD)/fake_hv $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import \
+               $(HOST_BUILD)/hvt-check
 	$(HOST_BUILD)/test_net
+	$(HOST_BUILD)/test_trace_link
 	tests/net/test-collector.sh $(HOST_BUILD)
 	tests/net/test-trace-coll.sh $(HOST_BUILD)
 unit-test: net-unit-test
