@@ -74,8 +74,13 @@ $(HOST_BUILD)/fuzz/fuzz_ctl: tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl
 $(HOST_BUILD)/fuzz/fuzz_coll_parse: tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c
+FUZZ_TRACE_SRCS := tests/net/fuzz/fuzz_coll_trace.c $(COLL_TRACE_SRCS) host-tools/trace_reader.c host-tools/util.c
+$(HOST_BUILD)/fuzz/fuzz_coll_trace: $(FUZZ_TRACE_SRCS) $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Ihost-tools -o $@ $(FUZZ_TRACE_SRCS) -lzstd -lz
 $(HOST_BUILD)/fuzz/seeds: $(HOST_BUILD)/fake_hv tests/net/fuzz/make-seeds.sh
 	tests/net/fuzz/make-seeds.sh $(HOST_BUILD)
 
-fuzz-net: $(HOST_BUILD)/fuzz/fuzz_ctl $(HOST_BUILD)/fuzz/fuzz_coll_parse $(HOST_BUILD)/fuzz/seeds
+fuzz-net: $(HOST_BUILD)/fuzz/fuzz_ctl $(HOST_BUILD)/fuzz/fuzz_coll_parse $(HOST_BUILD)/fuzz/fuzz_coll_trace \
+          $(HOST_BUILD)/fuzz/seeds
 	tests/net/fuzz/run-fuzz.sh $(HOST_BUILD)/fuzz $(FUZZ_SECONDS)
