@@ -33,8 +33,9 @@ $(HOST_OUT)/obj/%.o: $(HOST_DIR)/%.c $(HOST_HDRS)
 $(HOST_LIB): $(HOST_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(HVT): $(HOST_DIR)/hvt.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+# hvt options links the hypervisor's own option parser (one definition of the syntax).
+$(HVT): $(HOST_DIR)/hvt.c $(HOST_DIR)/hvt_options.c trace/trace_opts.c trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itrace $< $(HOST_DIR)/hvt_options.c trace/trace_opts.c $(HOST_LIB) $(HOST_LIBS) -o $@
 
 $(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@

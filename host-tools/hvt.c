@@ -3,6 +3,7 @@
  *   hvt analyze [opts] TRACE           listings, nesting, summaries (see view.h)
  *   hvt gen [opts] VMLINUZ OUT.hvt     test traces from real kernel code (see tracegen.h)
  *   hvt bench [opts] TRACE             decode+symbolize+nest rate vs capstone's raw rate
+ *   hvt options VMLINUZ [ITEM ...]     the hypervisor's "trace =" line for a kernel (hvt_options.c)
  *   hvt trace start|stop|status [opts] tracing driven from the host via hvtrace-collector (hvt_trace.h)
  * Every command prints its usage with -h. Exit status: 0 ok, 1 bad input, 2 usage. */
 #include "hvt_trace.h"
@@ -64,6 +65,8 @@ static int get_slide(const kinfo *ki, const char *slide_s, const char *lstar_s, 
     }
     return 0;
 }
+
+int cmd_options(int argc, char **argv);   /* hvt_options.c */
 
 static int cmd_syms(int argc, char **argv)
 {
@@ -313,10 +316,11 @@ static int cmd_bench(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "syms")) return cmd_syms(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "options")) return cmd_options(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "analyze")) return cmd_analyze(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "gen")) return tracegen_main(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
-    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench|trace} ... (-h for each)\n");
+    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench|options|trace} ... (-h for each)\n");
     return EXIT_USAGE;
 }

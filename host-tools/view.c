@@ -1,5 +1,6 @@
 /* view: see view.h. */
 #include "view.h"
+
 #include "nest.h"
 #include "trace_reader.h"
 #include "util.h"
@@ -7,6 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* START/STOP reasons (enum hvt_reason), as users read them. */
+const char *hvt_reason_name(uint64_t r)
+{
+    static const char *const names[HVT_REASON_COUNT] = {
+        [HVT_REASON_USER] = "host command", [HVT_REASON_HYPERCALL] = "hypercall mark",
+        [HVT_REASON_BUFFER_FULL] = "buffer full", [HVT_REASON_EVENT] = "event",
+        [HVT_REASON_END] = "guest powered off", [HVT_REASON_PASSES] = "passes of an address",
+        [HVT_REASON_ENTRY] = "function entry", [HVT_REASON_BUDGET] = "instruction budget spent",
+        [HVT_REASON_TRIPLE_FAULT] = "guest triple fault", [HVT_REASON_DOUBLE_FAULT] = "guest double fault",
+        [HVT_REASON_STOP_AT] = "stop address reached (panic/oops)", [HVT_REASON_LINK] = "link failure",
+        [HVT_REASON_BOOT] = "hypervisor start", [HVT_REASON_FILTER] = "filter",
+    };
+    return r < HVT_REASON_COUNT && names[r] ? names[r] : "unknown reason";
+}
 
 enum {
     VIEW_MAX_CPUS = 1024,
@@ -173,10 +189,10 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
         snprintf(why, sizeof why, "context %lld/%s", (long long)r->a, r->comm);
         set_task(v, c, r);
         break;
-    case HVT_MARK_START: snprintf(why, sizeof why, "start (reason %llu)", (unsigned long long)r->a);
+    case HVT_MARK_START: snprintf(why, sizeof why, "start (%s)", hvt_reason_name(r->a));
         nest_level(&c->nest, why);
         break;
-    case HVT_MARK_STOP: snprintf(why, sizeof why, "stop (reason %llu)", (unsigned long long)r->a); break;
+    case HVT_MARK_STOP: snprintf(why, sizeof why, "stop (%s)", hvt_reason_name(r->a)); break;
     case HVT_MARK_GAP:
         snprintf(why, sizeof why, "gap: %llu records, %llu instructions lost", (unsigned long long)r->a,
                  (unsigned long long)r->b);

@@ -43,4 +43,6 @@ typedef struct {
  * through hvt's pipeline and through capstone alone. */
 int view_bench(const char *trace_path, const ksym_table *syms, int64_t slide, uint64_t limit,
                view_bench_result *res);
+const char *hvt_reason_name(uint64_t reason);
+
 #endif

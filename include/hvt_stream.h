@@ -181,8 +181,9 @@ _Static_assert(sizeof(struct hvt_trace_args) == 64, "hvt_trace_args layout");
 /* Reply data of the HVT_CTL_TRACE_* commands: the tracer as the hypervisor sees it. */
 enum hvt_trace_request { HVT_TRACE_REQ_NONE = 0, HVT_TRACE_REQ_START = 1, HVT_TRACE_REQ_STOP = 2 };
 struct hvt_trace_status {
-    uint32_t host_request;    /* enum hvt_trace_request: the last one from the host (marks from the
-                                 guest also start and stop windows and are not shown here) */
+    uint16_t host_request;    /* enum hvt_trace_request: the last one from the host (marks from the
+                                 guest and other triggers also start and stop windows) */
+    uint16_t stepping;        /* 1 while any CPU is stepping (whatever started it) */
     uint32_t flags;           /* filters in force (hvt_trace_args.flags of the last start) */
     uint64_t starts, stops;   /* host requests accepted */
     uint64_t steps_closed;    /* instructions stepped in windows that have ended (all CPUs) */

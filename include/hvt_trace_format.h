@@ -87,8 +87,24 @@ enum hvt_event_type {
     HVT_EV_PRIV_SWEXC = 5, HVT_EV_SWEXC = 6,
 };
 
-enum hvt_reason { HVT_REASON_USER = 0, HVT_REASON_HYPERCALL = 1, HVT_REASON_BUFFER_FULL = 2,
-                  HVT_REASON_EVENT = 3, HVT_REASON_END = 4 };
+/* Why a trace started or stopped (START / STOP markers). */
+enum hvt_reason {
+    HVT_REASON_USER = 0,         /* a control command from the host (hvt trace start/stop) */
+    HVT_REASON_HYPERCALL = 1,    /* hvtrace-mark from the guest */
+    HVT_REASON_BUFFER_FULL = 2,  /* the hypervisor ran out of room (e.g. code dictionary) */
+    HVT_REASON_EVENT = 3,
+    HVT_REASON_END = 4,          /* the guest powered off while tracing */
+    HVT_REASON_PASSES = 5,       /* start: N passes of an address (EPT trap) */
+    HVT_REASON_ENTRY = 6,        /* start: entry of a kernel function (EPT trap) */
+    HVT_REASON_BUDGET = 7,       /* stop: the instruction budget is spent */
+    HVT_REASON_TRIPLE_FAULT = 8, /* stop: the guest triple-faulted */
+    HVT_REASON_DOUBLE_FAULT = 9, /* stop: the guest took #DF */
+    HVT_REASON_STOP_AT = 10,     /* stop: a stop_at address ran (panic, oops entry) */
+    HVT_REASON_LINK = 11,        /* stop: the link to the collector failed */
+    HVT_REASON_BOOT = 12,        /* start: traced from the hypervisor's start */
+    HVT_REASON_FILTER = 13,      /* a filter suspended (STOP) or resumed (START) recording */
+    HVT_REASON_COUNT
+};
 
 /* Register numbering: x86 encoding order, then RFLAGS. */
 enum hvt_reg {

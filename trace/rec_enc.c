@@ -1,16 +1,7 @@
 /* rec_enc.c - record encoder (format: include/hvt_trace_format.h). */
 #include "rec_enc.h"
 
-size_t rec_put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
+size_t rec_put_varint(uint8_t *p, uint64_t v) { return rec_varint(p, v); }
 
 static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
@@ -31,10 +22,11 @@ void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
 }
 
 static int room(struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES ? 0 : -1; }
-#define PUT(v) (e->len += rec_put_varint(e->buf + e->len, (v)))
+#define PUT(v) (e->len += rec_varint(e->buf + e->len, (v)))
 
+/* The hot path: one call per traced instruction. */
 int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
-             uint64_t cr3, const uint64_t regs[HVT_NREGS])
+             uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags)
 {
     if (room(e))
         return -1;
@@ -54,18 +46,20 @@ int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_le
         PUT(cr3);
         e->cr3 = cr3;
     }
-    uint32_t mask = 0;
-    for (int i = 0; i < HVT_NREGS; i++)
-        if (regs[i] != e->regs[i])
-            mask |= 1u << i;
+    /* Which registers changed: branch-free compares, then only the set bits are visited. */
+    uint32_t mask = (uint32_t)(rflags != e->regs[HVT_REG_RFLAGS]) << HVT_REG_RFLAGS;
+#pragma GCC unroll 16
+    for (int i = 0; i < HVT_REG_RFLAGS; i++)
+        mask |= (uint32_t)(gpr[i] != e->regs[i]) << i;
     if (mask) {
         tag |= HVT_INSN_REGS;
         PUT(mask);
-        for (int i = 0; i < HVT_NREGS; i++)
-            if (mask & (1u << i)) {
-                PUT(zigzag((int64_t)(regs[i] - e->regs[i])));
-                e->regs[i] = regs[i];
-            }
+        for (uint32_t m = mask; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            uint64_t v = i == HVT_REG_RFLAGS ? rflags : gpr[i];
+            PUT(zigzag((int64_t)(v - e->regs[i])));
+            e->regs[i] = v;
+        }
     }
     e->buf[tag_at] = tag;
     e->tsc += e->tick;
@@ -122,9 +116,10 @@ int rec_time(struct rec_enc *e, uint64_t tsc)
     return 0;
 }
 
-int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+static int task_marker(struct rec_enc *e, unsigned kind, uint64_t pid, uint64_t tgid,
+                       const char *comm, uint64_t cr3)
 {
-    if (marker(e, HVT_MARK_SWITCH))
+    if (marker(e, kind))
         return -1;
     PUT(pid);
     PUT(tgid);
@@ -136,4 +131,14 @@ int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm,
         e->buf[e->len++] = (uint8_t)comm[i];
     PUT(cr3);
     return 0;
+}
+
+int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+{
+    return task_marker(e, HVT_MARK_SWITCH, pid, tgid, comm, cr3);
+}
+
+int rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
+{
+    return task_marker(e, HVT_MARK_CONTEXT, pid, tgid, comm, cr3);
 }

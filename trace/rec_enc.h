@@ -26,13 +26,26 @@ struct rec_enc {
 };
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
+/* gpr: the 16 general registers in HVT_REG_* order (RSP included), values after the insn. */
 int  rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
-              uint64_t cr3, const uint64_t regs[HVT_NREGS]);
+              uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags);
 int  rec_event(struct rec_enc *e, uint8_t vector, uint8_t type, uint64_t errcode_plus1);
 int  rec_syscall(struct rec_enc *e, uint64_t nr);
 int  rec_startstop(struct rec_enc *e, int start, uint64_t reason);
 int  rec_time(struct rec_enc *e, uint64_t tsc);
 int  rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
+/* CONTEXT: the CPU's current task restated at a chunk start (not a switch). */
+int  rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
 size_t rec_put_varint(uint8_t *p, uint64_t v);
+static inline size_t rec_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
 
 #endif

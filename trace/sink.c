@@ -8,6 +8,11 @@
  *      HVT-CHUNK <kind> <cpu> <nrecords> <ninsns> <first_code_id> <first_tsc> <last_tsc> <hex>
  *    Bochs copies port 0xE9 to its stdout synchronously, so this is lossless too and needs no
  *    NIC; host-tools' hvt-import turns these lines into a trace file.
+ *  - Flight-recorder mode (trace option flight=MB): RECORDS chunks go into a per-CPU ring of
+ *    chunk slots instead, the oldest overwritten; at the CPU's stop (any reason: mark, budget,
+ *    panic address, triple fault, power-off) the ring is dumped oldest first, after a chunk
+ *    holding one GAP marker that counts what was overwritten. CODE chunks still go out live:
+ *    they are small, and sending them at once keeps every id ahead of the records using it.
  */
 #include "trace.h"
 #include "hv_api.h"
@@ -15,6 +20,7 @@
 #include "hvt_stream.h"
 #include "hvt_trace_format.h"
 #include "cpu.h"
+#include "rec_enc.h"
 
 /* net/ when linked in (weak: a build without the NIC has only the debug port). */
 __attribute__((weak)) bool net_active(void);
@@ -33,7 +39,7 @@ void trace_sink_stats(struct trace_sink_stats *s)
 }
 
 /* In VMX root the LSTAR MSR still holds the guest's value (the hypervisor never loads its
- * own), as hook_hypercall's HVT-META line relies on too. Several CPUs may race here and
+ * own), as step.c's HVT-META line relies on too. Several CPUs may race here and
  * send the same text twice: harmless, the collector keeps the last value. */
 static void send_meta(unsigned cpu)
 {
@@ -68,6 +74,83 @@ static bool send_stream(const struct trace_chunk_info *ci, const uint8_t *p, siz
     return true;
 }
 
+/* --- flight recorder --- */
+struct fr_slot { struct trace_chunk_info ci; uint32_t len; uint8_t *buf; };
+struct fr_cpu {
+    struct fr_slot *slot;
+    unsigned head, count;                   /* next slot to write; slots holding chunks */
+    uint64_t lost_chunks, lost_records, lost_insns;
+};
+static struct { unsigned nslots; size_t slot_bytes; struct fr_cpu cpu[HVT_MAX_CPUS]; } fr;
+
+int trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes)
+{
+    uint64_t per_cpu = mb * 1024 * 1024 / ncpu;
+    unsigned n = (unsigned)(per_cpu / chunk_bytes);
+    if (n < 2)
+        n = 2;
+    for (unsigned c = 0; c < ncpu; c++) {
+        fr.cpu[c].slot = hv_alloc_pages((n * sizeof(struct fr_slot) + 4095) / 4096);
+        if (!fr.cpu[c].slot)
+            return -1;
+        for (unsigned i = 0; i < n; i++)
+            if (!(fr.cpu[c].slot[i].buf = hv_alloc_pages(chunk_bytes / 4096)))
+                return -1;
+    }
+    fr.slot_bytes = chunk_bytes;
+    fr.nslots = n;
+    hv_log("hvtrace: flight recorder: %u chunks of %lu KiB per CPU\n", n, chunk_bytes / 1024);
+    return 0;
+}
+
+static void fr_put(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
+{
+    struct fr_cpu *f = &fr.cpu[ci->cpu];
+    struct fr_slot *s = &f->slot[f->head];
+    if (f->count == fr.nslots) {            /* overwrite the oldest: count what is lost */
+        f->lost_chunks++;
+        f->lost_records += s->ci.nrecords;
+        f->lost_insns += s->ci.ninsns;
+    } else {
+        f->count++;
+    }
+    s->ci = *ci;
+    s->len = (uint32_t)len;
+    memcpy(s->buf, p, len);
+    f->head = (f->head + 1) % fr.nslots;
+}
+
+static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len);
+
+void trace_sink_stop(unsigned cpu)
+{
+    struct fr_cpu *f = &fr.cpu[cpu];
+    if (!fr.nslots || !f->count)
+        return;
+    unsigned first = (f->head + fr.nslots - f->count) % fr.nslots;
+    hv_log("hvtrace: cpu %u: flight recorder dump: %u chunks kept, %lu overwritten "
+           "(%lu records, %lu instructions)\n", cpu, f->count, f->lost_chunks, f->lost_records,
+           f->lost_insns);
+    if (f->lost_chunks) {
+        /* One GAP marker: the reader learns exactly what the ring overwrote. */
+        uint8_t gap[1 + 2 * HVT_VARINT_MAX];
+        size_t n = 0;
+        gap[n++] = HVT_TAG_MARKER | HVT_MARK_GAP;
+        n += rec_put_varint(gap + n, f->lost_records);
+        n += rec_put_varint(gap + n, f->lost_insns);
+        struct trace_chunk_info gi = { .cpu = cpu, .kind = TRACE_CHUNK_RECORDS, .nrecords = 1,
+                                       .first_tsc = f->slot[first].ci.first_tsc,
+                                       .last_tsc = f->slot[first].ci.first_tsc };
+        sink_live(&gi, gap, n);
+    }
+    for (unsigned k = 0; k < f->count; k++) {
+        struct fr_slot *s = &f->slot[(first + k) % fr.nslots];
+        sink_live(&s->ci, s->buf, s->len);
+    }
+    f->count = f->head = 0;
+    f->lost_chunks = f->lost_records = f->lost_insns = 0;
+}
+
 #define PORT_E9 0xe9
 
 static void put_str(const char *s) { while (*s) hv_outb(PORT_E9, (uint8_t)*s++); }
@@ -75,6 +158,14 @@ static void put_str(const char *s) { while (*s) hv_outb(PORT_E9, (uint8_t)*s++);
 void trace_sink_init(void) {}
 
 void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
+{
+    if (fr.nslots && ci->kind == TRACE_CHUNK_RECORDS && len <= fr.slot_bytes)
+        fr_put(ci, p, len);
+    else
+        sink_live(ci, p, len);
+}
+
+static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     if (send_stream(ci, p, len))

@@ -25,6 +25,8 @@
 #include "gmem.h"
 #include "dilate.h"
 #include "task.h"
+#include "trigger.h"
+#include "trace_opts.h"
 
 #define CHUNK_BYTES   (256u * 1024)
 #define STLB_SLOTS    256
@@ -33,6 +35,10 @@
 #define EVMAP_SLOTS   1024                  /* > 2 x 256 keys: short probe chains */
 #define PAGE          0x1000ull
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
+/* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
+ * selects the user half of a PTI page-table pair (bit 12: Linux keeps them 8 KiB aligned). */
+#define CR3_PROC_MASK (CR3_ADDR_MASK & ~0x1000ull)
+#define VEC_DF        8
 #define OPC_SYSCALL0  0x0f
 #define OPC_SYSCALL1  0x05
 #define OPC_INT3      0xcc
@@ -65,11 +71,32 @@ struct trace_cpu {
     struct icache_entry *icache;
     uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
     uint64_t t_step, t_sink;                /* ticks inside step() and inside the sink */
+    bool p_keep;                            /* the pending instruction passes the filters */
+    bool rec_on;                            /* recording (not suspended by a filter) */
+    uint64_t filtered;                      /* instructions the filters left out */
+    uint64_t recorded;                      /* instruction records written */
+    bool task_known;                        /* 'task' holds the last SWITCH's task */
+    struct task_info task;
+    uint64_t task_cr3;
 };
 
 static struct trace_cpu cpus[HVT_MAX_CPUS];
 static volatile int trace_want;            /* 1: every CPU should step */
+static volatile unsigned want_reason;      /* HVT_REASON_* of the last start/stop request */
 struct trace_stats trace_stats;
+
+/* Options that act at every step (step_configure); kernel addresses slid at start. */
+static struct {
+    enum trace_only only;
+    uint64_t cr3;
+    struct trace_range range[TRACE_MAX_RANGES];
+    unsigned nrange;
+    uint64_t stop_at[TRACE_MAX_STOP_AT];
+    unsigned nstop_at;
+    bool filtering, budget_on;
+    volatile int64_t budget_left;
+} sopt;
+static const struct trace_opts *opts;
 
 int step_init(unsigned ncpu)
 {
@@ -81,6 +108,49 @@ int step_init(unsigned ncpu)
             return -1;
     }
     return codedict_init();
+}
+
+void step_configure(const struct trace_opts *o)
+{
+    opts = o;
+    sopt.only = o->only;
+    sopt.cr3 = o->cr3 & CR3_PROC_MASK;
+    sopt.nrange = o->nrange;
+    sopt.nstop_at = o->nstop_at;
+    sopt.filtering = o->only != TRACE_ONLY_ALL || o->cr3 || o->nrange;
+    sopt.budget_on = o->budget != 0;
+    sopt.budget_left = (int64_t)o->budget;
+    if (o->flight_mb && trace_sink_flight(o->flight_mb, hv_cpu_count(), CHUNK_BYTES))
+        hv_log("hvtrace: flight recorder: not enough hypervisor memory for %lu MB: streaming instead\n",
+               o->flight_mb);
+}
+
+/* Kernel addresses in the options are link-time: slide them once the slide is known. */
+static void slide_options(void)
+{
+    uint64_t slide = trigger_slide();
+    for (unsigned i = 0; i < sopt.nrange; i++) {
+        bool k = trace_opts_is_kernel(opts->range[i].lo);
+        sopt.range[i].lo = opts->range[i].lo + (k ? slide : 0);
+        sopt.range[i].hi = opts->range[i].hi + (k ? slide : 0);
+    }
+    for (unsigned i = 0; i < sopt.nstop_at; i++)
+        sopt.stop_at[i] = opts->stop_at[i] + (trace_opts_is_kernel(opts->stop_at[i]) ? slide : 0);
+}
+
+static bool filter_pass(uint64_t rip, uint64_t cr3)
+{
+    bool kernel = trace_opts_is_kernel(rip);
+    if ((sopt.only == TRACE_ONLY_KERNEL && !kernel) || (sopt.only == TRACE_ONLY_USER && kernel))
+        return false;
+    if (sopt.cr3 && (cr3 & CR3_PROC_MASK) != sopt.cr3)
+        return false;
+    if (!sopt.nrange)
+        return true;
+    for (unsigned i = 0; i < sopt.nrange; i++)
+        if (rip >= sopt.range[i].lo && rip < sopt.range[i].hi)
+            return true;
+    return false;
 }
 
 /* --- guest code bytes through a small software TLB --- */
@@ -203,7 +273,14 @@ static int event_at(struct trace_cpu *t, uint64_t rip, bool *ran_first)
 
 static uint64_t guest_tsc(void) { return hv_rdtsc() + (uint64_t)hv_tsc_offset(); }
 
-static void chunk_begin(struct trace_cpu *t) { rec_begin(t->enc, t->chunk, CHUNK_BYTES, guest_tsc()); }
+/* Every chunk after the first restates whose instructions follow (CONTEXT), so a reader - or a
+ * flight-recorder dump that lost the older chunks - can start at any chunk. */
+static void chunk_begin(struct trace_cpu *t)
+{
+    rec_begin(t->enc, t->chunk, CHUNK_BYTES, guest_tsc());
+    if (t->task_known)
+        (void)rec_context(t->enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
+}
 
 static void chunk_flush(struct trace_cpu *t, unsigned cpu)
 {
@@ -223,16 +300,55 @@ static void chunk_flush(struct trace_cpu *t, unsigned cpu)
 
 #define EMIT(t, cpu, call) do { if (call) { chunk_flush(t, cpu); (void)(call); } } while (0)
 
-static void read_regs(const struct guest_regs *g, uint64_t r[HVT_NREGS])
+/* The exit stub saved the GPRs in x86 encoding order - the format's HVT_REG_* order - with a
+ * free slot for RSP (it lives in the VMCS; the stub does not restore that slot): fill it, and
+ * the saved registers are the record's register array, without a copy. */
+_Static_assert((int)GPR_RAX == (int)HVT_REG_RAX && (int)GPR_RSP == (int)HVT_REG_RSP &&
+               (int)GPR_R15 == (int)HVT_REG_R15,
+               "guest_regs order is the trace format's register order");
+static const uint64_t *gprs(struct guest_regs *g)
 {
-    for (int i = 0; i < 16; i++)
-        r[i] = g->r[i];
-    r[HVT_REG_RSP] = hv_guest_read(HV_GUEST_RSP);
-    r[HVT_REG_RFLAGS] = hv_guest_read(HV_GUEST_RFLAGS);
+    g->r[GPR_RSP] = hv_guest_read(HV_GUEST_RSP);
+    return g->r;
+}
+
+/* Filters suspend recording with STOP(FILTER) and resume it with START(FILTER): a reader
+ * (and the continuity check) then knows the next instruction does not follow the last one. */
+static void recording(struct trace_cpu *t, unsigned cpu, bool on)
+{
+    if (t->rec_on == on)
+        return;
+    EMIT(t, cpu, rec_startstop(t->enc, on, HVT_REASON_FILTER));
+    t->rec_on = on;
+}
+
+/* Write one instruction record if the filters keep it and the budget allows it; true if
+ * written. The budget is one counter for all CPUs, so the trace holds exactly that many. */
+static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip, uint32_t id,
+                     unsigned len, uint64_t cr3, const uint64_t *gpr, uint64_t rflags)
+{
+    if (!keep) {
+        recording(t, cpu, false);
+        t->filtered++;
+        return false;
+    }
+    recording(t, cpu, true);
+    if (sopt.budget_on) {
+        int64_t left = __atomic_sub_fetch(&sopt.budget_left, 1, __ATOMIC_RELAXED);
+        if (left < 0) {
+            step_request_reason(false, HVT_REASON_BUDGET);
+            return false;
+        }
+        if (!left)
+            step_request_reason(false, HVT_REASON_BUDGET);   /* this one is the last */
+    }
+    EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, gpr, rflags));
+    t->recorded++;
+    return true;
 }
 
 /* One step: write the pending instruction, note events, make RIP pending. */
-static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
+static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 {
     uint64_t rip = hv_guest_read(HV_GUEST_RIP), cr3 = hv_guest_read(HV_GUEST_CR3);
     if ((cr3 & CR3_ADDR_MASK) != t->stlb_cr3) {
@@ -241,37 +357,51 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     }
     if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
         idt_load(t);
-    uint64_t regs[HVT_NREGS];
-    read_regs(g, regs);
+    const uint64_t *gpr = gprs(g);
+    uint64_t rflags = hv_guest_read(HV_GUEST_RFLAGS);
     bool ran_first = false;
     int v = event_at(t, rip, &ran_first);
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
     bool sw_int = t->p_op0 == OPC_INT3 || t->p_op0 == OPC_INTN;
     if (t->have_pending && (v < 0 || sw_int)) {
-        EMIT(t, cpu, rec_insn(t->enc, t->p_rip, t->p_id, t->p_len, t->p_cr3, regs));
-        if (t->pending_syscall)
+        if (put_insn(t, cpu, t->p_keep, t->p_rip, t->p_id, t->p_len, t->p_cr3, gpr, rflags) &&
+            t->pending_syscall)
             EMIT(t, cpu, rec_syscall(t->enc, g->r[GPR_RAX]));
     }
+    /* Auto-stop where the guest is dying (stop_at: panic, oops entry) or took #DF. */
+    for (unsigned i = 0; i < sopt.nstop_at; i++)
+        if (rip == sopt.stop_at[i])
+            step_request_reason(false, HVT_REASON_STOP_AT);
+    bool keep = !sopt.filtering || filter_pass(rip, cr3);
     if (v >= 0) {
         uint8_t type = sw_int ? HVT_EV_SWINT : v == VEC_NMI ? HVT_EV_NMI : v < 32 ? HVT_EV_HWEXC : HVT_EV_EXTINT;
-        EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, type, 0));
-        /* Resynchronise the record clock (tick per instruction) with the guest's TSC at each
-         * event: the format's timestamps stay exact where time does not follow instructions. */
-        EMIT(t, cpu, rec_time(t->enc, guest_tsc()));
+        if (v == VEC_DF)
+            step_request_reason(false, HVT_REASON_DOUBLE_FAULT);
+        if (keep) {
+            recording(t, cpu, true);
+            EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, type, 0));
+            /* Resynchronise the record clock (tick per instruction) with the guest's TSC at
+             * each event: timestamps stay exact where time does not follow instructions. */
+            EMIT(t, cpu, rec_time(t->enc, guest_tsc()));
+        }
         if (ran_first) {
             /* Bochs ran the handler's first instruction before this exit: record it now. */
             uint64_t h = t->idt_handler[v];
             uint8_t hb[X86_MAX_INSN_LEN];
             unsigned hn = fetch(t, h, hb);
             if (hn && x86_insn_len(hb, hn) == t->idt_first_len[v])
-                EMIT(t, cpu, rec_insn(t->enc, h, codedict_id(h, hb, t->idt_first_len[v]),
-                                      t->idt_first_len[v], cr3, regs));
+                put_insn(t, cpu, !sopt.filtering || filter_pass(h, cr3), h,
+                         codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, gpr, rflags);
         }
     }
     struct task_info ti;
-    if (task_check(cpu, &ti))
+    if (task_check(cpu, &ti)) {
         EMIT(t, cpu, rec_switch(t->enc, ti.pid, ti.tgid, ti.comm, cr3));
+        t->task = ti;
+        t->task_cr3 = cr3;
+        t->task_known = true;
+    }
     uint8_t bytes[16];
     unsigned len = 0;
     uint32_t id = 0;
@@ -281,8 +411,9 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
     t->steps++;
     if (page && off <= PAGE - 16) {
         uint64_t lo = *(const uint64_t *)(page + off), hi = *(const uint64_t *)(page + off + 8);
-        memcpy(bytes, &lo, 8);
-        memcpy(bytes + 8, &hi, 8);
+        /* __builtin_memcpy: two stores (the freestanding memcpy is a rep movsb call). */
+        __builtin_memcpy(bytes, &lo, 8);
+        __builtin_memcpy(bytes + 8, &hi, 8);
         if (ic->rip == rip && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
             len = ic->len;
             id = ic->id;
@@ -302,12 +433,13 @@ static void step(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
         ic->rip = rip;
         ic->id = id;
         ic->len = (uint8_t)len;
-        memcpy(&ic->lo, bytes, 8);
-        memcpy(&ic->hi, bytes + 8, 8);
+        __builtin_memcpy(&ic->lo, bytes, 8);
+        __builtin_memcpy(&ic->hi, bytes + 8, 8);
         ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
         ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
     }
     t->have_pending = true;
+    t->p_keep = keep;
     t->p_rip = rip;
     t->p_cr3 = cr3;
     t->p_len = (uint8_t)len;
@@ -356,33 +488,39 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     hv_set_hlt_exiting(true);
     dilate_set(true);
     t->have_pending = false;
+    t->task_known = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
     chunk_begin(t);
     task_reset(cpu);
     t->win_host_tsc = hv_rdtsc();
     t->win_guest_tsc = guest_tsc();
-    EMIT(t, cpu, rec_startstop(t->enc, 1, HVT_REASON_HYPERCALL));
+    t->rec_on = true;
+    slide_options();
+    EMIT(t, cpu, rec_startstop(t->enc, 1, want_reason));
     hv_set_mtf(true);
 }
 
 /* Make the instruction at RIP pending without writing anything (first step after start). */
-static void start_pending(struct trace_cpu *t, unsigned cpu, const struct guest_regs *g)
+static void start_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 {
     t->have_pending = false;
     step(t, cpu, g);
 }
 
 /* The pending instruction has not run yet: it is not part of the trace. */
-static void stop_cpu(struct trace_cpu *t, unsigned cpu)
+static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
 {
-    EMIT(t, cpu, rec_startstop(t->enc, 0, HVT_REASON_HYPERCALL));
+    EMIT(t, cpu, rec_startstop(t->enc, 0, reason));
     chunk_flush(t, cpu);
+    trace_sink_stop(cpu);                   /* flight recorder: dump what the ring kept */
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
-           "step_ticks=%lu sink_ticks=%lu\n", cpu, t->steps, hv_rdtsc() - t->win_host_tsc,
-           guest_tsc() - t->win_guest_tsc, t->records_bytes, t->t_step, t->t_sink);
+           "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u\n", cpu, t->steps,
+           hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc, t->records_bytes,
+           t->t_step, t->t_sink, t->recorded, t->filtered, reason);
+    t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
     t->have_pending = false;
@@ -397,7 +535,37 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu)
     t->steps = t->records_bytes = 0;
 }
 
-void step_request(bool on) { __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE); }
+void step_request_reason(bool on, unsigned reason)
+{
+    /* The first stop reason wins (a budget stop must not be renamed by the next CPU's). */
+    if (__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) == (on ? 1 : 0))
+        return;
+    want_reason = reason;
+    if (on)   /* the guest's syscall entry: the host's KASLR slide (hvt-import reads this) */
+        hv_log("HVT-META lstar=%lx cpus=%u\n", cpu_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
+    __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+bool step_cpus_stepping(void)
+{
+    for (unsigned i = 0; i < hv_cpu_count(); i++)
+        if (__atomic_load_n(&cpus[i].stepping, __ATOMIC_ACQUIRE))
+            return true;
+    return false;
+}
+
+void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
+
+bool step_active(void) { return __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE); }
+
+/* The guest is dying (triple fault) or powering off: stop this CPU now, with the reason. */
+void step_stop_now(unsigned reason)
+{
+    unsigned cpu = hv_cpu_id();
+    step_request_reason(false, reason);
+    if (cpus[cpu].stepping)
+        stop_cpu(&cpus[cpu], cpu, want_reason);
+}
 
 bool step_mtf_exit(struct guest_regs *g)
 {
@@ -425,7 +593,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
         start_cpu(t, cpu);
         start_pending(t, cpu, g);
     } else if (!want && t->stepping) {
-        stop_cpu(t, cpu);
+        stop_cpu(t, cpu, want_reason);
     }
     if (t->stepping)
         dilate_exit();

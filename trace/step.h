@@ -9,7 +9,13 @@ struct trace_stats { uint64_t steps, bytes; };
 extern struct trace_stats trace_stats;
 
 int  step_init(unsigned ncpu);
-void step_request(bool on);
+void step_request(bool on);                         /* reason: hypercall mark */
+void step_request_reason(bool on, unsigned reason); /* HVT_REASON_*; the first stop reason wins */
+bool step_active(void);
+bool step_cpus_stepping(void);                     /* is any CPU still stepping? */
+void step_stop_now(unsigned reason);                /* stop this CPU at once (fatal, power-off) */
+struct trace_opts;
+void step_configure(const struct trace_opts *o);
 void step_post_exit(struct guest_regs *g, unsigned reason);
 bool step_mtf_exit(struct guest_regs *g);
 bool step_hlt_exit(struct guest_regs *g);

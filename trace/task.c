@@ -13,46 +13,13 @@ static struct { bool on; uint64_t current_off, pid_off, tgid_off, comm_off; } la
 struct task_cpu { uint64_t *slot; uint64_t last; };   /* host pointer to this CPU's current_task */
 static struct task_cpu tc[HVT_MAX_CPUS];
 
-static const char *parse_num(const char *s, uint64_t *v)
+void task_set_layout(const uint64_t off[4])
 {
-    uint64_t x = 0;
-    int base = 10, digits = 0;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) { base = 16; s += 2; }
-    for (;; s++, digits++) {
-        int d = (*s >= '0' && *s <= '9') ? *s - '0' : (base == 16 && *s >= 'a' && *s <= 'f') ? *s - 'a' + 10 :
-                (base == 16 && *s >= 'A' && *s <= 'F') ? *s - 'A' + 10 : -1;
-        if (d < 0)
-            break;
-        x = x * (uint64_t)base + (uint64_t)d;
-    }
-    *v = x;
-    return digits ? s : 0;
-}
-
-int task_config(const char *text)
-{
-    const char *p = text;
-    while (p && *p) {
-        if (!strncmp(p, "task=", 5)) {
-            uint64_t v[4];
-            const char *q = p + 5;
-            for (int i = 0; i < 4; i++) {
-                q = parse_num(q, &v[i]);
-                if (!q || (i < 3 && *q++ != ':')) {
-                    hv_log("hvtrace: trace option 'task=' wants CURRENT:PID:TGID:COMM offsets\n");
-                    return -1;
-                }
-            }
-            lay.current_off = v[0]; lay.pid_off = v[1]; lay.tgid_off = v[2]; lay.comm_off = v[3];
-            lay.on = true;
-            p = q;
-        }
-        while (*p && *p != ',')
-            p++;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
+    lay.current_off = off[0];
+    lay.pid_off = off[1];
+    lay.tgid_off = off[2];
+    lay.comm_off = off[3];
+    lay.on = true;
 }
 
 bool task_enabled(void) { return lay.on; }
@@ -70,30 +37,33 @@ static uint64_t percpu_base(void)
     return kgs >= KERNEL_HALF ? kgs : 0;
 }
 
-bool task_check(unsigned cpu, struct task_info *out)
+/* This CPU's current task pointer, or 0 (per-CPU data not reachable yet). */
+static uint64_t current_task(unsigned cpu)
 {
     struct task_cpu *t = &tc[cpu];
     if (!lay.on)
-        return false;
+        return 0;
     if (!t->slot) {
         uint64_t base = percpu_base();
         if (!base)
-            return false;
+            return 0;
         struct gmem_paging pg;
         struct gmem_xlat x;
         hv_guest_paging(&pg);
         uint64_t va = base + lay.current_off;
         if ((va & 7) || gmem_walk(&pg, va, &x))
-            return false;
+            return 0;
         uint8_t *page = gmem_map_gpa(x.gpa);
         if (!page)
-            return false;
+            return 0;
         t->slot = (uint64_t *)(page + (x.gpa & 0xfff));   /* per-CPU data never moves */
     }
     uint64_t task = *(volatile uint64_t *)t->slot;
-    if (task == t->last || task < KERNEL_HALF)
-        return false;
-    t->last = task;
+    return task >= KERNEL_HALF ? task : 0;
+}
+
+static void read_task(uint64_t task, struct task_info *out)
+{
     struct gmem_paging pg;
     hv_guest_paging(&pg);
     uint32_t pid = 0, tgid = 0;
@@ -104,5 +74,23 @@ bool task_check(unsigned cpu, struct task_info *out)
     gmem_read_gva(&pg, task + lay.comm_off, out->comm, sizeof out->comm - 1);
     out->pid = pid;
     out->tgid = tgid;
+}
+
+bool task_check(unsigned cpu, struct task_info *out)
+{
+    uint64_t task = current_task(cpu);
+    if (!task || task == tc[cpu].last)
+        return false;
+    tc[cpu].last = task;
+    read_task(task, out);
+    return true;
+}
+
+bool task_now(unsigned cpu, struct task_info *out)
+{
+    uint64_t task = current_task(cpu);
+    if (!task)
+        return false;
+    read_task(task, out);
     return true;
 }

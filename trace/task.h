@@ -5,9 +5,10 @@
  *     trace = task=CURRENT_PERCPU_OFF:PID_OFF:TGID_OFF:COMM_OFF
  * Why the host computes them: the hypervisor has no BTF parser, and one line of config keeps it
  * that way; raw values would need the same offsets on the host anyway to mean anything.
- * Contract: task_config() parses the option (returns -1 and says why on a bad value);
+ * Contract: task_set_layout() takes the offsets (trace_opts.c parses the option);
  * task_check() is called at every step and returns true when the current task changed since
- * the last call on this CPU, filling *out. Guest memory is only read through gmem.
+ * the last call on this CPU, filling *out; task_now() reads the current task whatever the last
+ * call saw. Guest memory is only read through gmem.
  */
 #ifndef HVT_TASK_H
 #define HVT_TASK_H
@@ -16,9 +17,10 @@
 
 struct task_info { uint64_t task, pid, tgid; char comm[16]; };
 
-int  task_config(const char *text);
+void task_set_layout(const uint64_t off[4]);
 bool task_enabled(void);
 void task_reset(unsigned cpu);
 bool task_check(unsigned cpu, struct task_info *out);
+bool task_now(unsigned cpu, struct task_info *out);
 
 #endif

@@ -31,6 +31,11 @@ struct trace_chunk_info {
 /* The sink: deliver one chunk payload (blocking until accepted). */
 void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
 void trace_sink_init(void);
+/* Flight-recorder mode: keep the last 'mb' MB of RECORDS chunks per CPU share, in slots of
+ * chunk_bytes; trace_sink_stop(cpu) dumps this CPU's ring (called when it stops tracing). */
+int  trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes);
+void trace_sink_stop(unsigned cpu);
+
 struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
 void trace_sink_stats(struct trace_sink_stats *s);
 

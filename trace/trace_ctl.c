@@ -6,6 +6,7 @@
 #include "hv_api.h"
 #include "step.h"
 #include "trace.h"
+#include "hvt_trace_format.h"
 #endif
 
 static const struct trace_ctl_ops *ops;
@@ -86,9 +87,13 @@ typedef int (*trace_ctl_fn)(uint16_t cmd, const uint8_t *args, uint32_t len, uin
                             uint32_t *out_len);
 __attribute__((weak)) void net_set_ctl_handler(trace_ctl_fn fn);
 
+/* A host command starts or stops like a mark does, but its START/STOP markers say USER. */
+static void hv_request(bool on) { step_request_reason(on, HVT_REASON_USER); }
+
 static void hv_counters(struct hvt_trace_status *st)
 {
     struct trace_sink_stats s;
+    st->stepping = step_cpus_stepping();
     st->steps_closed = __atomic_load_n(&trace_stats.steps, __ATOMIC_RELAXED);
     st->record_bytes_closed = __atomic_load_n(&trace_stats.bytes, __ATOMIC_RELAXED);
     trace_sink_stats(&s);
@@ -97,7 +102,7 @@ static void hv_counters(struct hvt_trace_status *st)
     st->chunks_debug_port = s.debug_port_chunks;
 }
 
-static const struct trace_ctl_ops hv_ops = { .request = step_request, .counters = hv_counters };
+static const struct trace_ctl_ops hv_ops = { .request = hv_request, .counters = hv_counters };
 
 void trace_ctl_init(void)
 {

@@ -7,9 +7,10 @@
  *    net/'s handler for commands >= HVT_CTL_TRACE_FIRST when net/ is linked in (a weak symbol:
  *    a build without the NIC links and has no host control).
  *  - trace_ctl_handle() runs inside net_poll() with net's lock held: it never calls
- *    stream_send() and never waits. START and STOP only post a request (step_request): every
- *    CPU starts or stops stepping at its next VM exit (the periodic preemption-timer exit
- *    guarantees one), exactly like the HVT_HC_MARK hypercall, which shares that state.
+ *    stream_send() and never waits. START and STOP only post a request (step_request_reason,
+ *    reason HVT_REASON_USER in the START/STOP markers): every CPU starts or stops stepping at
+ *    its next VM exit (the periodic preemption-timer exit guarantees one), like the
+ *    HVT_HC_MARK hypercall and the other triggers, which share that state.
  *  - Arguments are checked strictly (trace_ctl_parse_args): START takes no data or exactly one
  *    struct hvt_trace_args; unknown flags, non-zero reserved fields, KERNEL_ONLY with USER_ONLY,
  *    an empty address range and - for now - every filter (none is implemented yet) are
@@ -25,7 +26,7 @@
 #include "hvt_stream.h"
 
 struct trace_ctl_ops {
-    void (*request)(bool on);                        /* step_request */
+    void (*request)(bool on);                        /* step_request_reason(on, USER) */
     void (*counters)(struct hvt_trace_status *st);   /* steps, bytes, chunks so far */
 };
 

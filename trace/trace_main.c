@@ -1,12 +1,16 @@
 /*
  * trace_main.c - the policy's entry (hv_policy_init, called by vmm/) and its hooks: MTF steps,
- * the HVT_HC_MARK hypercall trigger, and a periodic preemption-timer exit on every CPU so
- * that a request to start or stop reaches CPUs that would otherwise not exit (idle ones).
+ * the triggers (HVT_HC_MARK hypercall, start=boot, EPT address triggers in trigger.c), auto-stop
+ * on a guest triple fault and at power-off, and a periodic preemption-timer exit on every CPU
+ * so that a request to start or stop reaches CPUs that would otherwise not exit (idle ones).
  */
 #include "trace.h"
 #include "step.h"
 #include "dilate.h"
 #include "task.h"
+#include "trigger.h"
+#include "trace_opts.h"
+#include "hvt_trace_format.h"
 #include "hv_api.h"
 #include "hv_core.h"
 #include "hv_hooks.h"
@@ -15,6 +19,7 @@
 #include "cpu.h"
 
 static bool timer_armed[HVT_MAX_CPUS];
+static struct trace_opts opts;
 
 static void hook_post_exit(struct guest_regs *g, unsigned reason)
 {
@@ -23,6 +28,7 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
         hv_set_preemption_timer(TRACE_POLL_TICKS);
         timer_armed[cpu] = true;
     }
+    trigger_poll();
     step_post_exit(g, reason);
 }
 
@@ -30,6 +36,8 @@ static bool hook_other_exit(struct guest_regs *g, unsigned reason)
 {
     switch (reason) {
     case EXIT_MTF:
+        if (trigger_mtf() && !step_active())
+            hv_set_mtf(false);              /* the trigger's step-over is done */
         return step_mtf_exit(g);
     case EXIT_PREEMPTION_TIMER:
         return true;                         /* post_exit does the rest */
@@ -48,33 +56,65 @@ static int64_t hook_hypercall(struct guest_regs *g)
     uint64_t what = g->r[GPR_RBX];
     if (what != TRACE_MARK_START && what != TRACE_MARK_STOP)
         return HVT_HC_EINVAL;
-    if (what == TRACE_MARK_START)   /* the guest's syscall entry: the host's KASLR slide */
-        hv_log("HVT-META lstar=%lx cpus=%u\n", cpu_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
+    if (opts.start != TRACE_START_MARK) {
+        hv_log("hvtrace: cpu %u: mark ignored (the trace starts on another trigger)\n", hv_cpu_id());
+        return HVT_HC_OK;
+    }
     step_request(what == TRACE_MARK_START);
     hv_log("hvtrace: cpu %u: trace %s (mark)\n", hv_cpu_id(), what ? "start" : "stop");
     return HVT_HC_OK;
 }
 
+static bool hook_ept(uint64_t gpa, uint64_t qual) { return trigger_ept(gpa, qual); }
+
+static void hook_fatal(const char *why)
+{
+    step_stop_now(HVT_REASON_TRIPLE_FAULT);
+}
+
+/* Power-off while tracing: stop every CPU and let each flush its records before the machine
+ * goes away (stepping CPUs exit at their next instruction, parked ones at their next
+ * preemption-timer exit). Bounded: a CPU that never exits again cannot hold power-off. */
 static void hook_power_off(void)
 {
+    if (step_active()) {
+        step_stop_now(HVT_REASON_END);
+        uint64_t t0 = hv_rdtsc();
+        while (step_cpus_stepping() && hv_rdtsc() - t0 < 4 * TRACE_POLL_TICKS)
+            __asm__ volatile("pause");
+        if (step_cpus_stepping())
+            hv_log("hvtrace: power-off: a CPU did not stop tracing: its last records are lost\n");
+    }
     hv_log("hvtrace: trace totals: %lu steps, %lu record bytes\n", trace_stats.steps, trace_stats.bytes);
 }
 
 int hv_policy_init(struct hvt_boot_info *bi)
 {
-    if (task_config(bi->trace_config))
-        hv_log("hvtrace: bad trace options '%s': tracing without process attribution\n", bi->trace_config);
-    else if (task_enabled())
-        hv_log("hvtrace: process attribution on (%s)\n", bi->trace_config);
+    char err[160];
+    if (trace_opts_parse(bi->trace_config, &opts, err, sizeof err)) {
+        /* Bad options never take the guest down: say why and trace nothing. */
+        hv_log("hvtrace: %s\nhvtrace: tracing is off for this boot\n", err);
+        return 0;
+    }
+    if (opts.task_set) {
+        task_set_layout(opts.task);
+        hv_log("hvtrace: process attribution on\n");
+    }
     if (step_init(bi->cpu_count))
         return -10;
+    step_configure(&opts);
+    trigger_init(&opts);
     trace_sink_init();
     trace_ctl_init();
     hv_hooks.post_exit = hook_post_exit;
     hv_hooks.other_exit = hook_other_exit;
     hv_hooks.hypercall = hook_hypercall;
     hv_hooks.power_off = hook_power_off;
+    hv_hooks.ept_violation = hook_ept;
+    hv_hooks.fatal = hook_fatal;
     hv_hooks.msr = dilate_msr;
     dilate_init();
+    if (opts.start == TRACE_START_BOOT)
+        step_request_reason(true, HVT_REASON_BOOT);
     return 0;
 }

@@ -31,6 +31,8 @@ struct hv_globals {
     uint8_t *io_bitmap_a, *io_bitmap_b, *msr_bitmap;
     bool has_xsave;
     unsigned cpu_count;
+    struct spinlock ept_lock;            /* edits of live EPT tables */
+    volatile uint64_t ept_epoch;         /* bumped by every permission edit */
 };
 extern struct hv_globals hv;
 

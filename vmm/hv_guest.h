@@ -44,5 +44,13 @@ uint64_t hv_exit_tsc(void);
 void     hv_set_dilation(bool on);
 int64_t  hv_dilated_offset(void);
 int64_t  hv_tsc_offset(void);
+/* Invisible execute breakpoints (SDM 29.3.3.2): forbid or allow guest instruction fetches from
+ * the 4 KiB guest-physical page holding gpa. A forbidden fetch is an EPT violation that reaches
+ * hv_hooks.ept_violation (qualification bit EPT_QUAL_EXEC). Guest RAM only; returns -1 else.
+ * The calling CPU flushes its EPT TLB at once, the others at their next VM exit (a policy
+ * that needs it sooner keeps a periodic exit, e.g. the preemption timer). Reads and writes of
+ * the page are unaffected: the guest cannot see the breakpoint. */
+int      hv_ept_set_exec(uint64_t gpa, bool exec);
+#define  EPT_QUAL_EXEC (1ull << 2)   /* SDM Table 28-7: the access was an instruction fetch */
 
 #endif

@@ -71,6 +71,28 @@ static const struct ept_ops ept_ops = {
     .memtype = ept_memtype,
 };
 
+int hv_ept_set_exec(uint64_t gpa, bool exec)
+{
+    uint64_t page = gpa & ~(PAGE_SIZE - 1), hpa, perms;
+    unsigned memtype;
+    if (!hv_gpa_is_ram(page, PAGE_SIZE))
+        return -1;
+    spin_lock(&hv.ept_lock);
+    int rc = -1;
+    /* Only the identity map of RAM: never the dummy page standing in for our region. */
+    if (ept_translate(&hv.ept, page, &hpa, &perms, &memtype) && hpa == page) {
+        perms = exec ? perms | EPT_EXEC : perms & ~EPT_EXEC;
+        rc = ept_map_4k(&hv.ept, page, page, perms, memtype);
+        __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
+    }
+    spin_unlock(&hv.ept_lock);
+    if (!rc) {
+        vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
+        vcpu_current()->ept_epoch = hv.ept_epoch;
+    }
+    return rc;
+}
+
 /* Guest RAM only (after EPT: the hidden region reads as the dummy page). */
 static void *gmem_map(uint64_t gpa)
 {

@@ -46,6 +46,7 @@ struct vcpu {
     bool launched;
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool powering_off;
+    uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
     uint64_t exits;               /* all VM exits */
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;

@@ -384,6 +384,11 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     v->exits++;
     if (basic < EXIT_REASON_COUNT)
         v->exit_counts[basic]++;
+    /* Another CPU edited EPT permissions (hv_ept_set_exec): drop our stale translations. */
+    if (v->ept_epoch != hv.ept_epoch) {
+        v->ept_epoch = hv.ept_epoch;
+        vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
+    }
     if (reason & EXIT_REASON_ENTRY_FAIL)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
                  vmx_read(VMCS_EXIT_QUALIFICATION));

@@ -155,6 +155,7 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok)
         if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof(struct hvt_trace_status)) {
             struct hvt_trace_status t;
             memcpy(&t, m->data, sizeof t);
+            coll_sock_printf(&c->sock, i, "hv_stepping=%u\n", t.stepping);
             coll_sock_printf(&c->sock, i, "hv_host_request=%u\nhv_flags=0x%x\nhv_starts=%llu\n"
                              "hv_stops=%llu\nhv_steps_closed=%llu\nhv_chunks_sent=%llu\n"
                              "hv_chunk_bytes_sent=%llu\nhv_chunks_debug_port=%llu\n", t.host_request,

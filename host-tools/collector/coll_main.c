@@ -244,9 +244,9 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
         struct hvt_trace_status t;
         memcpy(&t, m.data, sizeof t);
         n += snprintf(line + n, sizeof line - (size_t)n,
-                      " host_request=%u flags=0x%x starts=%llu stops=%llu steps_closed=%llu "
+                      " host_request=%u stepping=%u flags=0x%x starts=%llu stops=%llu steps_closed=%llu "
                       "chunks_sent=%llu chunk_bytes_sent=%llu chunks_debug_port=%llu",
-                      t.host_request, t.flags, (unsigned long long)t.starts,
+                      t.host_request, t.stepping, t.flags, (unsigned long long)t.starts,
                       (unsigned long long)t.stops, (unsigned long long)t.steps_closed,
                       (unsigned long long)t.chunks_sent, (unsigned long long)t.chunk_bytes_sent,
                       (unsigned long long)t.chunks_debug_port);

@@ -11,8 +11,8 @@ ORACLE="${HVT_BOCHS_ORACLE:-0}"
 PREFIX="$CACHE/bochs-3.0"
 [ "$ORACLE" = 1 ] && PREFIX="$CACHE/bochs-3.0-oracle"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-STAMP="$PREFIX/.built-v2"
-[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v5"
+STAMP="$PREFIX/.built-v5"
+[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v7"
 if [ -x "$PREFIX/bin/bochs" ] && [ -f "$STAMP" ]; then echo "$PREFIX"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 SRC_LIST=/etc/apt/sources.list.d/hvtrace-trixie-src.sources
@@ -35,6 +35,19 @@ if [ ! -f bochs_3.0+dfsg.orig.tar.xz ]; then
 fi
 rm -rf "$BUILD_DIR" && mkdir "$BUILD_DIR" && tar -C "$BUILD_DIR" -xf bochs_3.0+dfsg.orig.tar.xz
 cd "$BUILD_DIR"/*/
+# Bochs 3.0 bug (found by hvtrace, docs/hypervisor.md "Bochs fixes"): with more than one CPU the
+# main loop in main.cc catches an exception's longjmp without committing the new RIP (the
+# single-CPU cpu_loop does: prev_rip = RIP). The next VM exit that restores RIP from prev_rip -
+# the monitor-trap-flag exit after the exception's delivery - then reports the faulting
+# instruction instead of the handler: under MTF every guest exception loops forever, pushing
+# one frame per round. Commit RIP there exactly as cpu_loop does. The loop's 'processor' (and
+# 'executed') change after the setjmp and are not volatile, so after the longjmp they may hold
+# their values from the setjmp (C11 7.13.2.1): the commit then went to CPU 0 whichever CPU
+# faulted (seen: CPU 0's faults fixed, CPU 1's still looping). Make them volatile.
+sed -i 's/^\( *\)Bit32u executed = 0, processor = 0;/\1volatile Bit32u executed = 0, processor = 0; \/\/ hvtrace: volatile across longjmp/' main.cc
+grep -q 'hvtrace: volatile across longjmp' main.cc || { echo "build-bochs: the SMP volatile fix did not apply" >&2; exit 1; }
+grep -q 'hvtrace: commit RIP' main.cc || sed -i '/can get here only from exception function or VMEXIT/{n;s/^\( *\)BX_CPU(processor)->icount++;/&\n\1BX_CPU(processor)->prev_rip = BX_CPU(processor)->get_instruction_pointer(); \/\/ hvtrace: commit RIP\n\1BX_CPU(processor)->speculative_rsp = false;/}' main.cc
+grep -q 'hvtrace: commit RIP' main.cc || { echo "build-bochs: the SMP prev_rip fix did not apply" >&2; exit 1; }
 INSTR=()
 OPT=(--enable-all-optimizations)
 if [ "$ORACLE" = 1 ]; then

@@ -11,11 +11,15 @@ $(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/gmem.h
 $(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c trace/x86_len.c trace/x86_len.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_len.c trace/x86_len.c -lcapstone
+$(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.c trace/trace_opts.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_trace_opts.c trace/trace_opts.c
 
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
 .PHONY: unit-test-hv
-unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len
+unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts
+	$(HV_UNIT_BUILD)/test_trace_opts
 	$(HV_UNIT_BUILD)/test_ept_mtrr
 	$(HV_UNIT_BUILD)/test_gmem
 	$(HV_UNIT_BUILD)/test_x86_len $(X86_LEN_CORPUS)

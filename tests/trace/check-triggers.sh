@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# check-triggers.sh RUN_DIR HVT_IMPORT HVT_CHECK HVT VMLINUZ BUDGET - judge the trigger run
+# (start=entry at=__x64_sys_getpid comm=getpid-loop budget=BUDGET, getpid-loop's marks ignored):
+#  - the workload ran and the machine powered off cleanly;
+#  - the EPT trigger fired and the trace passes hvt-check (violations=0, no gap);
+#  - one CPU started with reason "function entry" (6) and its first instruction record is
+#    __x64_sys_getpid+0x0, in task getpid-loop;
+#  - the trace holds exactly BUDGET instructions and stopped with reason "budget" (7).
+set -uo pipefail
+run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5; budget=$6
+serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
+why=()
+grep -a "^getpid-loop:\|^HVT-CMD" <<< "$serial"
+grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("workload did not finish with status 0")
+end=$(cat "$run/end" 2>/dev/null || echo unknown)
+echo "end=$end wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
+[ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")
+grep -a "^hvtrace: \(.*trigger\|KASLR\|cpu .*mark\)\|^HVT-STEPSTAT" "$run/e9.log" | head -20
+grep -qa "^hvtrace: cpu [0-9]*: trigger fired" "$run/e9.log" || why+=("the trigger never fired")
+if "$import" "$run/e9.log" "$run/trace.hvt"; then
+  out=$("$check" "$run/trace.hvt"); st=$?
+  echo "$out"
+  [ $st = 0 ] || why+=("continuity check failed")
+  total=$(sed -n 's/^violations=[0-9]* insns=\([0-9]*\).*/\1/p' <<< "$out")
+  [ "${total:-0}" = "$budget" ] || why+=("trace holds ${total:-0} instructions, budget was $budget")
+  line=$(grep "^cpu [0-9]*:.* start=6 " <<< "$out" | head -1)
+  if [ -z "$line" ]; then
+    why+=("no CPU started on the function-entry trigger")
+  else
+    cpu=$(sed -n 's/^cpu \([0-9]*\):.*/\1/p' <<< "$line")
+    first=$(sed -n 's/.* first=\(0x[0-9a-f]*\).*/\1/p' <<< "$line")
+    lstar=$(grep -a "^HVT-META lstar=" "$run/e9.log" | head -1 | sed 's/.*lstar=\([0-9a-f]*\).*/\1/')
+    sym=$("$hvt" syms --lstar "0x$lstar" "$vmlinuz" --addr "$first" | awk '{print $2}')
+    want=$("$hvt" syms --lstar "0x$lstar" "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
+    echo "first instruction on cpu $cpu: $first = $sym; __x64_sys_getpid at runtime = 0x$want"
+    # (an alias such as __do_sys_getpid may share the address: compare addresses)
+    [ "$((first))" = "$((0x${want:-0}))" ] || why+=("first instruction is $sym, not __x64_sys_getpid")
+    task=$("$hvt" analyze --file-order "$run/trace.hvt" 2>/dev/null | awk -v c="$cpu" '$1 == "#" && $3 == c && /switch to|context/ {print; exit}')
+    echo "first task on cpu $cpu: $task"
+    grep -q "/getpid-loop" <<< "$task" || why+=("trace on cpu $cpu does not start in getpid-loop")
+  fi
+  grep -q "^cpu [0-9]*:.* stop=7 " <<< "$out" || why+=("no CPU stopped with reason budget (7)")
+else
+  why+=("trace import failed")
+fi
+if [ ${#why[@]} -gt 0 ]; then
+  printf 'check-triggers: FAIL: %s\n' "$(IFS=';'; echo "${why[*]}")"; exit 1
+fi
+echo "check-triggers: PASS violations=0"

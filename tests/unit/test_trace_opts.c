@@ -1,0 +1,54 @@
+/* test_trace_opts.c - the tracer's option parser (trace/trace_opts.c): accepted forms, values,
+ * and errors that name the item and its column. */
+#include <stdio.h>
+#include <string.h>
+#include "trace_opts.h"
+
+static int fails, checks;
+#define CHECK(c) do { checks++; if (!(c)) { fails++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
+
+static int parse(const char *t, struct trace_opts *o, char *err)
+{
+    return trace_opts_parse(t, o, err, 200);
+}
+
+int main(void)
+{
+    struct trace_opts o;
+    char err[200];
+    CHECK(parse("", &o, err) == 0 && o.start == TRACE_START_MARK && o.passes == 1 && !o.budget);
+    CHECK(parse("task=0x22040:2464:0x9a4:3024", &o, err) == 0 && o.task_set &&
+          o.task[0] == 0x22040 && o.task[1] == 2464 && o.task[3] == 3024);
+    CHECK(parse("start=entry,at=0xffffffff81000000,pid=42,comm=ls,budget=5000000", &o, err) == 0);
+    CHECK(o.start == TRACE_START_ENTRY && o.at == 0xffffffff81000000ull && o.pid_set && o.pid == 42 &&
+          !strcmp(o.comm, "ls") && o.budget == 5000000);
+    CHECK(parse("start=passes,at=0xffffffff81000010,passes=3", &o, err) == 0 && o.passes == 3);
+    CHECK(parse("only=user,cr3=0x1234000,range=0x400000-0x500000,range=0x10-0x20", &o, err) == 0);
+    CHECK(o.only == TRACE_ONLY_USER && o.cr3 == 0x1234000 && o.nrange == 2 && o.range[1].hi == 0x20);
+    CHECK(parse("stop_at=0xffffffff81000000:0xffffffff82000000,flight=16,lstar=0xffffffff82000080", &o, err) == 0);
+    CHECK(o.nstop_at == 2 && o.stop_at[1] == 0xffffffff82000000ull && o.flight_mb == 16 &&
+          o.lstar == 0xffffffff82000080ull);
+    CHECK(parse("start=boot only=kernel", &o, err) == 0 && o.start == TRACE_START_BOOT &&
+          o.only == TRACE_ONLY_KERNEL);
+    /* errors: item and column */
+    CHECK(parse("budget=10,passes=x", &o, err) == -1);
+    CHECK(strstr(err, "column 11") && strstr(err, "'passes=x'"));
+    CHECK(parse("frobnicate=1", &o, err) == -1 && strstr(err, "column 1") && strstr(err, "unknown option"));
+    CHECK(parse("start=later", &o, err) == -1 && strstr(err, "wants mark"));
+    CHECK(parse("range=0x20-0x10", &o, err) == -1 && strstr(err, "LO < HI"));
+    CHECK(parse("range=1-2,range=1-2,range=1-2,range=1-2,range=1-2", &o, err) == -1 &&
+          strstr(err, "too many") && strstr(err, "column 41"));
+    CHECK(parse("budget=99999999999999999999999", &o, err) == -1);      /* overflow */
+    CHECK(parse("budget", &o, err) == -1 && strstr(err, "key=value"));
+    CHECK(parse("start=entry", &o, err) == -1 && strstr(err, "need at="));
+    CHECK(parse("start=entry,at=0x401000", &o, err) == -1 && strstr(err, "kernel address"));
+    CHECK(parse("pid=3", &o, err) == -1 && strstr(err, "start=entry"));
+    CHECK(parse("comm=0123456789abcdefg,start=entry,at=0xffffffff81000000", &o, err) == -1);
+    CHECK(parse("stop_at=1:2:3:4:5:6:7:8:9", &o, err) == -1);
+    CHECK(parse("task=1:2:3", &o, err) == -1 && strstr(err, "CURRENT:PID"));
+    CHECK(parse("lstar=0x1000", &o, err) == -1);
+    char small[8];
+    CHECK(trace_opts_parse("zzz=1", &o, small, sizeof small) == -1 && strlen(small) == 7);
+    printf("test_trace_opts: %d checks, %d failed\n", checks, fails);
+    return fails != 0;
+}

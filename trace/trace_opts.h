@@ -1,0 +1,68 @@
+/*
+ * trace_opts.h - the tracer's options: the boot configuration's "trace =" line (and, later,
+ * the same text in a host control command), parsed once into struct trace_opts.
+ *
+ * Syntax: comma-separated key=value items, e.g.
+ *   task=0x22040:0x9a0:0x9a4:0xbd0,start=entry,at=0xffffffff81234560,pid=42,budget=5000000,
+ *   only=user,stop_at=0xffffffff81111110:0xffffffff81222220,lstar=0xffffffff82000080
+ * Keys:
+ *   task=C:P:T:N   current-task per-CPU offset and task_struct pid/tgid/comm offsets (task.c)
+ *   start=mark|boot|host|passes|entry
+ *                  mark: hvtrace-mark hypercalls (default); boot: from the first VM exit;
+ *                  host: only a control command starts it; passes: after 'passes' executions of
+ *                  'at'; entry: on entry of the kernel function at 'at' (with pid=/comm=: only
+ *                  when that task enters it). passes/entry use an EPT execute trap.
+ *   at=ADDR        the trigger address (link-time kernel address: the KASLR slide is applied)
+ *   passes=N       for start=passes (default 1)
+ *   pid=N, comm=S  for start=entry: only this task (comm: up to 15 characters)
+ *   budget=N       stop after N traced instructions (all CPUs together)
+ *   only=kernel|user    record only kernel-mode or only user-mode instructions
+ *   cr3=ADDR       record only instructions run under this page-table root (PCID bits ignored)
+ *   range=LO-HI    record only instructions in [LO, HI) (up to TRACE_MAX_RANGES; kernel
+ *                  addresses are link-time and slid)
+ *   stop_at=A:B:.. stop when any of these (link-time kernel) addresses is executed: panic, oops
+ *   flight=MB      flight recorder: keep the last MB of records in memory, dump at stop
+ *   lstar=ADDR     link-time address of entry_SYSCALL_64: runtime IA32_LSTAR - this = the slide
+ * Errors name the item and its column: "trace option at column 17 ('passes=x'): bad number".
+ */
+#ifndef HVT_TRACE_OPTS_H
+#define HVT_TRACE_OPTS_H
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TRACE_MAX_RANGES  4
+#define TRACE_MAX_STOP_AT 8
+#define TRACE_COMM_MAX    16
+
+enum trace_start { TRACE_START_MARK, TRACE_START_BOOT, TRACE_START_HOST, TRACE_START_PASSES,
+                   TRACE_START_ENTRY };
+enum trace_only { TRACE_ONLY_ALL, TRACE_ONLY_KERNEL, TRACE_ONLY_USER };
+
+struct trace_range { uint64_t lo, hi; };
+
+struct trace_opts {
+    bool task_set;
+    uint64_t task[4];                      /* current, pid, tgid, comm offsets */
+    enum trace_start start;
+    uint64_t at, passes;
+    bool pid_set;
+    uint64_t pid;
+    char comm[TRACE_COMM_MAX];             /* "" = any */
+    uint64_t budget;                       /* 0 = none */
+    enum trace_only only;
+    uint64_t cr3;                          /* 0 = any */
+    struct trace_range range[TRACE_MAX_RANGES];
+    unsigned nrange;
+    uint64_t stop_at[TRACE_MAX_STOP_AT];
+    unsigned nstop_at;
+    uint64_t flight_mb;                    /* 0 = stream everything */
+    uint64_t lstar;                        /* 0 = no slide known: kernel addresses as given */
+};
+
+/* Parse 'text' into *o (defaults first). 0 on success; -1 with a message in err. */
+int trace_opts_parse(const char *text, struct trace_opts *o, char *err, size_t errlen);
+/* Kernel addresses in options are link-time: is this one? */
+static inline bool trace_opts_is_kernel(uint64_t a) { return a >= 0xffff800000000000ull; }
+
+#endif
