@@ -9,7 +9,9 @@ code=$(grep -a "^HVT-CHUNK 1 " "$run/e9.log" | awk '{n += length($9) / 2} END {p
 disk=$(stat -c %s "$run/trace.hvt")
 echo "$tb"
 echo "$st"
-python3 - "$tb" "$st" "$code" "$disk" <<'PY'
+stamps=$(cat "$run/stamps" 2>/dev/null || true)
+echo "$stamps"
+python3 - "$tb" "$st" "$code" "$disk" "$stamps" <<'PY'
 import re, sys
 tb = dict(re.findall(r"(\w+)=(\d+)", sys.argv[1].replace("loc=", "L=", 1).replace("sig=", "S=", 1)))
 st = dict(re.findall(r"(\w+)=(\d+)", sys.argv[2]))
@@ -28,5 +30,21 @@ print(f"traced:   {steps} insns, {t_loc} timer interrupts ({t_rate:.2f} per M in
 print(f"guest TSC per traced insn {guest / steps:.3f} (untraced: 1.000); host insns per step {host / steps:.1f}")
 print(f"wire: {rec} record bytes + {code} code bytes = {wire:.2f} B/insn; disk (zstd): {disk} bytes = {dsk:.3f} B/insn")
 ratio = t_rate / u_rate if u_rate else float("nan")
+# Bochs's own cost per step: the wall time of the traced window per step, in units of the
+# wall time of one untraced guest instruction, minus what was emulated (hv + guest insn).
+when = {}
+for line in sys.argv[5].splitlines():
+    t, _, text = line.partition(" ")
+    for key, pat in (("u0", "TICKBENCH-PHASE untraced"), ("u1", "TICKBENCH-PHASE traced"),
+                     ("t0", "trace start"), ("t1", "HVT-STEPSTAT")):
+        if pat in text and key not in when:
+            when[key] = float(t)
+bochs = "nan"
+if len(when) == 4 and when["u1"] > when["u0"] and when["t1"] > when["t0"]:
+    us_insn = (when["u1"] - when["u0"]) * 1e6 / u_tsc
+    us_step = (when["t1"] - when["t0"]) * 1e6 / steps
+    bochs = f"{us_step / us_insn - hv - 1:.0f}"
+    print(f"wall: untraced {when['u1'] - when['u0']:.1f} s = {us_insn * 1000:.1f} ns/insn; traced {when['t1'] - when['t0']:.1f} s = {us_step:.1f} us/step")
+print(f"bochs_insn_per_step={bochs}")
 print(f"hv_insn_per_step={hv:.0f} bytes_per_insn={dsk:.3f} wire_bytes_per_insn={wire:.2f} tick_ratio={ratio:.2f}")
 PY

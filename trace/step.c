@@ -271,7 +271,10 @@ static int event_at(struct trace_cpu *t, uint64_t rip, bool *ran_first)
 
 /* --- chunks --- */
 
-static uint64_t guest_tsc(void) { return hv_rdtsc() + (uint64_t)hv_tsc_offset(); }
+/* The guest's TSC stands still during an exit (dilation takes the exit out of it): its value
+ * is the one it had when the exit began, whatever the hypervisor has done since (a chunk sent
+ * to the debug port takes millions of ticks). */
+static uint64_t guest_tsc(void) { return hv_exit_tsc() + (uint64_t)hv_tsc_offset(); }
 
 /* Every chunk after the first restates whose instructions follow (CONTEXT), so a reader - or a
  * flight-recorder dump that lost the older chunks - can start at any chunk. */

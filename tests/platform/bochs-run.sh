@@ -98,7 +98,7 @@ fi
 
 mkdir -p "$RUN"
 RUN="$(cd "$RUN" && pwd)"
-rm -f "$RUN"/{serial.log,e9.log,bochs.log,bochs.log.tail,bochs.stderr,end,wall_seconds,disk.img,disk.img.lock,log.fifo}
+rm -f "$RUN"/{stamps,serial.log,e9.log,bochs.log,bochs.log.tail,bochs.stderr,end,wall_seconds,disk.img,disk.img.lock,log.fifo}
 cp --sparse=always "$IMG" "$RUN/disk.img"
 
 NIC_CFG=""; PCI_SLOTS=""
@@ -146,8 +146,24 @@ bochs_pid=$!
 # hypervisor's "hvtrace: PANIC" on port 0xE9) would
 # otherwise cost the whole timeout: watch the serial log and stop the run early.
 crashed=""
+# env BOCHS_STAMP="REGEX": write the wall-clock second (0.2 s steps) at which each line
+# matching REGEX first appears in serial.log or e9.log to RUN/stamps ("SECONDS LINE"), for
+# benchmarks that need Bochs's own cost (bench-step).
+t_start=$(date +%s.%N); stamped=0
+stamp() {
+  [ -n "${BOCHS_STAMP:-}" ] || return 0
+  local now lines n
+  now=$(date +%s.%N)
+  lines=$(grep -ah -E "$BOCHS_STAMP" "$RUN/serial.log" "$RUN/e9.log" 2>/dev/null | tr -d '\r')
+  n=$(printf '%s' "$lines" | grep -c . || true)
+  if [ "$n" -gt "$stamped" ]; then
+    printf '%s\n' "$lines" | tail -n +$((stamped + 1)) | while IFS= read -r l; do
+      awk -v a="$now" -v b="$t_start" -v l="$l" 'BEGIN { printf "%.1f %s\n", a - b, l }'; done >> "$RUN/stamps"
+    stamped=$n
+  fi
+}
 while kill -0 "$bochs_pid" 2>/dev/null; do
-  sleep 1
+  if [ -n "${BOCHS_STAMP:-}" ]; then for _ in 1 2 3 4 5; do sleep 0.2; stamp; done; else sleep 1; fi
   if grep -qas "!!!! X64 Exception\|Kernel panic - not syncing" "$RUN/serial.log" ||
      grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; then
     sleep 2   # let the rest of the dump reach the log

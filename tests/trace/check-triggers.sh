@@ -6,7 +6,10 @@
 #  - one CPU started with reason "function entry" (6) and its first instruction record is
 #    __x64_sys_getpid+0x0, in task getpid-loop;
 #  - the trace holds exactly BUDGET instructions and stopped with reason "budget" (7).
+# env TRIGGER_START_REASON (default 6; 5 = passes) and TRIGGER_PASSES (the pass count the
+# hypervisor must report when it fires; default 1).
 set -uo pipefail
+start_reason=${TRIGGER_START_REASON:-6}; passes=${TRIGGER_PASSES:-1}
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5; budget=$6
 serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
 why=()
@@ -16,18 +19,20 @@ end=$(cat "$run/end" 2>/dev/null || echo unknown)
 echo "end=$end wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
 [ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")
 grep -a "^hvtrace: \(.*trigger\|KASLR\|cpu .*mark\)\|^HVT-STEPSTAT" "$run/e9.log" | head -20
-grep -qa "^hvtrace: cpu [0-9]*: trigger fired" "$run/e9.log" || why+=("the trigger never fired")
+grep -qa "^hvtrace: cpu [0-9]*: trigger fired at [0-9a-f]* after $passes pass(es)" "$run/e9.log" ||
+  why+=("the trigger did not fire after $passes pass(es)")
 if "$import" "$run/e9.log" "$run/trace.hvt"; then
   out=$("$check" "$run/trace.hvt"); st=$?
   echo "$out"
   [ $st = 0 ] || why+=("continuity check failed")
   total=$(sed -n 's/^violations=[0-9]* insns=\([0-9]*\).*/\1/p' <<< "$out")
   [ "${total:-0}" = "$budget" ] || why+=("trace holds ${total:-0} instructions, budget was $budget")
-  line=$(grep "^cpu [0-9]*:.* start=6 " <<< "$out" | head -1)
+  # The CPU that hit the trap starts at the trigger address; the others at their next exit.
+  cpu=$(grep -a "^hvtrace: cpu [0-9]*: trigger fired" "$run/e9.log" | head -1 | sed 's/^hvtrace: cpu \([0-9]*\):.*/\1/')
+  line=$(grep "^cpu ${cpu:-x}:.* start=$start_reason " <<< "$out" | head -1)
   if [ -z "$line" ]; then
-    why+=("no CPU started on the function-entry trigger")
+    why+=("the firing CPU ${cpu:-?} did not start with reason $start_reason")
   else
-    cpu=$(sed -n 's/^cpu \([0-9]*\):.*/\1/p' <<< "$line")
     first=$(sed -n 's/.* first=\(0x[0-9a-f]*\).*/\1/p' <<< "$line")
     lstar=$(grep -a "^HVT-META lstar=" "$run/e9.log" | head -1 | sed 's/.*lstar=\([0-9a-f]*\).*/\1/')
     sym=$("$hvt" syms --lstar "0x$lstar" "$vmlinuz" --addr "$first" | awk '{print $2}')
@@ -38,6 +43,8 @@ if "$import" "$run/e9.log" "$run/trace.hvt"; then
     task=$("$hvt" analyze --file-order "$run/trace.hvt" 2>/dev/null | awk -v c="$cpu" '$1 == "#" && $3 == c && /switch to|context/ {print; exit}')
     echo "first task on cpu $cpu: $task"
     grep -q "/getpid-loop" <<< "$task" || why+=("trace on cpu $cpu does not start in getpid-loop")
+    # Syscalls the trace saw on that CPU: a passes trigger starts late in the loop.
+    echo "getpid syscall markers after the start on cpu $cpu: $(grep "^cpu $cpu:" <<< "$out" | sed 's/.*syscalls=\([0-9]*\).*/\1/')"
   fi
   grep -q "^cpu [0-9]*:.* stop=7 " <<< "$out" || why+=("no CPU stopped with reason budget (7)")
 else

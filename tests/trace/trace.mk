@@ -16,7 +16,7 @@ $(HVT_CHECK): host-tools/hvt_check.c $(HOST_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Ihost-tools -Iinclude $< $(HOST_LIB) $(HOST_LIBS) -o $@
 all: $(HVT_IMPORT) $(HVT_CHECK)
-test-all: test-trace test-trace-triggers test-trace-crash
+test-all: test-trace test-trace-triggers test-trace-passes test-trace-crash
 
 $(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
@@ -89,6 +89,13 @@ TRACE_BUDGET ?= 200000
 test-trace-triggers: trace-prereqs
 	$(call trace_run,$(TRACE_TEST)/triggers,/bin/getpid-loop$(comma)1000,start=entry at=__x64_sys_getpid comm=getpid-loop budget=$(TRACE_BUDGET) stop_at=panic:oops_begin,$(TRACE_BOCHS_PLAIN),$(TRACE_TIMEOUT))
 	bash tests/trace/check-triggers.sh $(TRACE_TEST)/triggers/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz $(TRACE_BUDGET)
+
+# The same trigger counting passes: tracing starts at the 500th execution of __x64_sys_getpid
+# (every earlier pass and every other instruction on that page is stepped over, unseen).
+.PHONY: test-trace-passes
+test-trace-passes: trace-prereqs
+	$(call trace_run,$(TRACE_TEST)/passes,/bin/getpid-loop$(comma)1000,start=passes at=__x64_sys_getpid passes=500 budget=20000,$(TRACE_BOCHS_PLAIN),$(TRACE_TIMEOUT))
+	TRIGGER_START_REASON=5 TRIGGER_PASSES=500 bash tests/trace/check-triggers.sh $(TRACE_TEST)/passes/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz 20000
 
 # Flight recorder + kernel-only filter + auto-stop at panic: a 1 MB ring while crash makes
 # getpid calls and then panics the kernel through sysrq; the ring is dumped at panic's entry.
