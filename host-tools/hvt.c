@@ -3,7 +3,10 @@
  *   hvt analyze [opts] TRACE           listings, nesting, summaries (see view.h)
  *   hvt gen [opts] VMLINUZ OUT.hvt     test traces from real kernel code (see tracegen.h)
  *   hvt bench [opts] TRACE             decode+symbolize+nest rate vs capstone's raw rate
+ *   hvt options VMLINUZ [ITEM ...]     the hypervisor's "trace =" line for a kernel (hvt_options.c)
+ *   hvt trace start|stop|status [opts] tracing driven from the host via hvtrace-collector (hvt_trace.h)
  * Every command prints its usage with -h. Exit status: 0 ok, 1 bad input, 2 usage. */
+#include "hvt_trace.h"
 #include "kinfo.h"
 #include "trace_reader.h"
 #include "tracegen.h"
@@ -317,6 +320,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "analyze")) return cmd_analyze(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "gen")) return tracegen_main(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
-    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench} ... (-h for each)\n");
+    if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
+    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench|options|trace} ... (-h for each)\n");
     return EXIT_USAGE;
 }

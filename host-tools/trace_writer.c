@@ -1,11 +1,10 @@
 /* trace_writer: see trace_writer.h. */
 #include "trace_writer.h"
 #include "trace_varint.h"
+#include "trace_chunkw.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-#include <zstd.h>
 
 enum {
     TW_MAX_CPUS = 256,
@@ -34,65 +33,21 @@ typedef struct {
 typedef struct { uint32_t id_plus1; uint8_t len; uint8_t bytes[HVT_CODE_MAX]; } tw_dict_slot;
 
 struct tw_writer {
-    FILE *f;
-    int err, level;
-    uint64_t pos;
+    tcw *cw;            /* the chunk layer: file header, chunks, index, footer */
+    hvt_trace_file_hdr hdr;
+    int err;
     tw_cpu *cpus[TW_MAX_CPUS];
     tw_dict_slot *dict; /* open addressing, 1 << TW_DICT_BITS slots, grows */
     uint32_t dict_bits, dict_used, next_id;
     uint8_t *code_buf;  /* pending CODE chunk */
     size_t code_len;
     uint32_t code_first, code_count;
-    hvt_trace_index_entry *index;
-    size_t index_len, index_cap;
-    uint64_t total_insns, total_records;
-    ZSTD_CCtx *zc;
-    void *zbuf;
-    size_t zcap;
+    size_t chunk_target; /* cut chunks at this many raw bytes */
 };
 
-static void put_raw(tw_writer *w, const void *p, size_t n)
+static void emit_chunk(tw_writer *w, hvt_trace_chunk_hdr *h, const uint8_t *raw, size_t raw_len)
 {
-    if (w->err) return;
-    if (fwrite(p, 1, n, w->f) != n) w->err = 1;
-    w->pos += n;
-}
-
-static void emit_chunk(tw_writer *w, hvt_trace_chunk_hdr *h, const uint8_t *raw, size_t raw_len, int compress)
-{
-    const void *payload = raw;
-    size_t plen = raw_len;
-    h->magic = HVT_CHUNK_MAGIC;
-    h->compression = HVT_COMP_NONE;
-    if (compress && raw_len) {
-        size_t need = ZSTD_compressBound(raw_len);
-        if (need > w->zcap) {
-            free(w->zbuf);
-            w->zbuf = malloc(need);
-            w->zcap = w->zbuf ? need : 0;
-            if (!w->zbuf) { w->err = 1; return; }
-        }
-        size_t c = ZSTD_compressCCtx(w->zc, w->zbuf, w->zcap, raw, raw_len, w->level);
-        if (ZSTD_isError(c)) { w->err = 1; return; }
-        payload = w->zbuf;
-        plen = c;
-        h->compression = HVT_COMP_ZSTD;
-    }
-    h->payload_size = (uint32_t)plen;
-    h->raw_size = (uint32_t)raw_len;
-    h->crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), payload, (uInt)plen);
-    if (h->kind != HVT_CHUNK_INDEX) {
-        if (w->index_len == w->index_cap) {
-            w->index_cap = w->index_cap ? w->index_cap * 2 : 256;
-            hvt_trace_index_entry *ni = realloc(w->index, w->index_cap * sizeof *ni);
-            if (!ni) { w->err = 1; return; }
-            w->index = ni;
-        }
-        w->index[w->index_len++] = (hvt_trace_index_entry){w->pos, h->kind, 0, h->cpu, h->ninsns,
-                                                           h->first_tsc, h->last_tsc};
-    }
-    put_raw(w, h, sizeof *h);
-    put_raw(w, payload, plen);
+    if (!w->err && tcw_chunk(w->cw, h, raw, raw_len) != 0) w->err = 1;
 }
 
 static void flush_code(tw_writer *w)
@@ -102,7 +57,7 @@ static void flush_code(tw_writer *w)
     h.kind = HVT_CHUNK_CODE;
     h.nrecords = w->code_count;
     h.first_code_id = w->code_first;
-    emit_chunk(w, &h, w->code_buf, w->code_len, 1);
+    emit_chunk(w, &h, w->code_buf, w->code_len);
     w->code_len = 0;
     w->code_count = 0;
     w->code_first = w->next_id;
@@ -129,7 +84,7 @@ static void flush_cpu(tw_writer *w, unsigned cpu)
     h.ninsns = c->ninsns;
     h.first_tsc = c->first_tsc;
     h.last_tsc = c->tsc;
-    emit_chunk(w, &h, c->buf, c->len, 1);
+    emit_chunk(w, &h, c->buf, c->len);
     c->len = 0;
     c->nrecords = c->ninsns = 0;
     c->first_tsc = c->tsc;
@@ -162,26 +117,19 @@ tw_writer *tw_open(const char *path, const hvt_trace_file_hdr *hdr, int zstd_lev
 {
     tw_writer *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    w->f = fopen(path, "wb");
-    w->zc = ZSTD_createCCtx();
+    w->hdr = *hdr;
+    w->cw = tcw_create(path, hdr, zstd_level);
+    w->chunk_target = TW_CHUNK_TARGET;
     w->dict_bits = TW_DICT_BITS;
     w->dict = calloc((size_t)1 << w->dict_bits, sizeof *w->dict);
     w->code_buf = malloc(TW_CHUNK_TARGET + 16);
-    if (!w->f || !w->zc || !w->dict || !w->code_buf) {
-        perror(path);
-        if (w->f) fclose(w->f);
-        ZSTD_freeCCtx(w->zc);
+    if (!w->cw || !w->dict || !w->code_buf) {
+        if (w->cw) tcw_close(w->cw);
         free(w->dict);
         free(w->code_buf);
         free(w);
         return NULL;
     }
-    w->level = zstd_level;
-    hvt_trace_file_hdr h = *hdr;
-    memcpy(h.magic, HVT_TRACE_MAGIC, sizeof h.magic);
-    h.version = HVT_TRACE_VERSION;
-    h.hdr_size = sizeof h;
-    put_raw(w, &h, sizeof h);
     return w;
 }
 
@@ -225,7 +173,7 @@ static int code_id(tw_writer *w, const uint8_t *b, uint8_t len, uint32_t *id)
             memcpy(w->code_buf + w->code_len, b, len);
             w->code_len += len;
             w->code_count++;
-            if (w->code_len >= TW_CHUNK_TARGET) flush_code(w);
+            if (w->code_len >= w->chunk_target) flush_code(w);
             if (++w->dict_used * 2 > mask) return dict_grow(w);
             return 0;
         }
@@ -257,8 +205,7 @@ static int dict_grow(tw_writer *w)
 static void after_record(tw_writer *w, unsigned cpu, tw_cpu *c)
 {
     c->nrecords++;
-    w->total_records++;
-    if (c->len >= TW_CHUNK_TARGET) flush_cpu(w, cpu);
+    if (c->len >= w->chunk_target) flush_cpu(w, cpu);
 }
 
 int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
@@ -313,7 +260,6 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
     c->pred[slot].rip = in->rip;
     c->pred[slot].id = id + 1;
     c->ninsns++;
-    w->total_insns++;
     after_record(w, cpu, c);
     return w->err ? -1 : 0;
 }
@@ -406,31 +352,24 @@ int tw_time(tw_writer *w, unsigned cpu, uint64_t tsc)
     return mark_end(w, cpu, c, tv_put(p, tsc));
 }
 
+void tw_set_chunk_bytes(tw_writer *w, size_t bytes)
+{
+    w->chunk_target = bytes && bytes < TW_CHUNK_TARGET ? bytes : TW_CHUNK_TARGET;
+}
+
 int tw_close(tw_writer *w)
 {
     if (!w) return -1;
     for (unsigned i = 0; i < TW_MAX_CPUS; i++) flush_cpu(w, i);
     flush_code(w);
-    hvt_trace_chunk_hdr h = {0};
-    h.kind = HVT_CHUNK_INDEX;
-    h.nrecords = (uint32_t)w->index_len;
-    uint64_t index_at = w->pos;
-    emit_chunk(w, &h, (const uint8_t *)w->index, w->index_len * sizeof *w->index, 0);
-    hvt_trace_footer ft;
-    memcpy(ft.magic, HVT_TRACE_FOOTER_MAGIC, sizeof ft.magic);
-    ft.index_offset = index_at;
-    ft.total_insns = w->total_insns;
-    ft.total_records = w->total_records;
-    put_raw(w, &ft, sizeof ft);
+    if (!w->err && tcw_finish(w->cw, &w->hdr) != 0) w->err = 1;
+    if (w->err && tcw_error(w->cw)) fprintf(stderr, "trace_writer: %s\n", tcw_error(w->cw));
     int rc = w->err ? -1 : 0;
-    if (fclose(w->f) != 0) rc = -1;
+    if (tcw_close(w->cw) != 0) rc = -1;
     for (unsigned i = 0; i < TW_MAX_CPUS; i++)
         if (w->cpus[i]) { free(w->cpus[i]->buf); free(w->cpus[i]); }
-    ZSTD_freeCCtx(w->zc);
-    free(w->zbuf);
     free(w->dict);
     free(w->code_buf);
-    free(w->index);
     free(w);
     return rc;
 }

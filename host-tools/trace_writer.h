@@ -1,5 +1,6 @@
-/* trace_writer: writes hvtrace trace files (include/hvt_trace_format.h). Used by the
- * collector and by the test generator.
+/* trace_writer: writes hvtrace trace files (include/hvt_trace_format.h) from records. Used by the
+ * test generator and the unit tests; chunks go to disk through trace_chunkw (the chunk layer
+ * shared with hvt-import and the collector).
  * Contract: single-threaded. Callers give full register state per instruction; the writer
  * does the delta and predictor encoding per CPU, keeps the code-bytes dictionary (each
  * distinct byte string is stored once), cuts chunks at HVT_CHUNK_RAW_MAX / 4 raw bytes,
@@ -29,5 +30,8 @@ int tw_switch(tw_writer *w, unsigned cpu, uint64_t pid, uint64_t tgid, const cha
 int tw_startstop(tw_writer *w, unsigned cpu, int start, uint64_t reason);
 int tw_gap(tw_writer *w, unsigned cpu, uint64_t lost_records, uint64_t lost_insns);
 int tw_time(tw_writer *w, unsigned cpu, uint64_t tsc);
+/* Cut chunks at `bytes` raw bytes instead (at most the default; tests that need many chunks,
+ * or chunks that fit one HVT_MSG_TRACE batch). */
+void tw_set_chunk_bytes(tw_writer *w, size_t bytes);
 int tw_close(tw_writer *w);
 #endif

@@ -60,7 +60,8 @@ enum hvt_msg_type {
     /* hypervisor -> collector, unsequenced */
     HVT_MSG_HELLO     = 0x0001, /* struct hvt_hello + text: key=value lines (metadata) */
     /* hypervisor -> collector, sequenced (from the ring) */
-    HVT_MSG_META      = 0x0010, /* text: key=value lines (e.g. guest kernel identity) */
+    HVT_MSG_META      = 0x0010, /* text: key=value lines (guest_kernel=..., and from trace/:
+                                   lstar=HEX cpus=N, the guest's syscall entry and CPU count) */
     HVT_MSG_CONSOLE   = 0x0011, /* raw bytes the guest wrote to its serial console */
     HVT_MSG_TRACE     = 0x0012, /* struct hvt_trace_batch + records (tracer-defined format) */
     HVT_MSG_LOSS      = 0x0013, /* struct hvt_loss: data lost before the ring, counted */
@@ -139,7 +140,13 @@ _Static_assert(sizeof(struct hvt_ctl) == 16, "hvt_ctl layout");
 enum hvt_ctl_cmd {
     HVT_CTL_PING   = 1,       /* data echoed back */
     HVT_CTL_STATUS = 2,       /* reply data: struct hvt_ctl_status */
-    /* 16..: start/stop/probes (trace/), dispatched to the core's hook */
+    /* 16..: the tracer's (trace/trace_ctl.c), dispatched through net_set_ctl_handler */
+    HVT_CTL_TRACE_FIRST  = 16,
+    HVT_CTL_TRACE_START  = 16, /* args: none or struct hvt_trace_args; every CPU starts stepping
+                                  at its next VM exit. Reply data: struct hvt_trace_status */
+    HVT_CTL_TRACE_STOP   = 17, /* no args; every CPU stops at its next exit (ends its window with
+                                  a STOP marker and flushes its chunk). Reply: hvt_trace_status */
+    HVT_CTL_TRACE_STATUS = 18, /* no args; reply data: struct hvt_trace_status */
 };
 
 #define HVT_CTL_OK        0
@@ -148,6 +155,43 @@ enum hvt_ctl_cmd {
 #define HVT_CTL_EMALFORMED (-3) /* lengths inconsistent */
 #define HVT_CTL_ENOSYS    (-4)  /* unknown command */
 #define HVT_CTL_EINVAL    (-5)  /* command refused its arguments */
+
+/* HVT_CTL_TRACE_START arguments: which instructions a window records. A field counts only when
+ * its flag is set; no data at all = no filter (record everything). The hypervisor refuses
+ * (HVT_CTL_EINVAL) unknown flags, non-zero reserved fields, contradictory flags and, for now,
+ * every filter it does not implement yet (all of them: the fields reserve the layout). */
+enum hvt_trace_filter {
+    HVT_TRACE_F_KERNEL_ONLY = 1u << 0, /* only CPL 0 instructions */
+    HVT_TRACE_F_USER_ONLY   = 1u << 1, /* only CPL 3 instructions */
+    HVT_TRACE_F_CR3         = 1u << 2, /* only while CR3 (bits 51:12) equals cr3 */
+    HVT_TRACE_F_ADDR_RANGE  = 1u << 3, /* only RIP in [addr_lo, addr_hi) */
+    HVT_TRACE_F_BUDGET      = 1u << 4, /* stop the window after insn_budget instructions (all CPUs) */
+    HVT_TRACE_F_ALL         = 0x1fu,
+};
+struct hvt_trace_args {
+    uint32_t flags;           /* enum hvt_trace_filter */
+    uint32_t reserved0;       /* 0 */
+    uint64_t cr3;
+    uint64_t addr_lo, addr_hi;
+    uint64_t insn_budget;
+    uint64_t reserved[3];     /* 0: room for later filters without a new layout */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_trace_args) == 64, "hvt_trace_args layout");
+
+/* Reply data of the HVT_CTL_TRACE_* commands: the tracer as the hypervisor sees it. */
+enum hvt_trace_request { HVT_TRACE_REQ_NONE = 0, HVT_TRACE_REQ_START = 1, HVT_TRACE_REQ_STOP = 2 };
+struct hvt_trace_status {
+    uint16_t host_request;    /* enum hvt_trace_request: the last one from the host (marks from the
+                                 guest and other triggers also start and stop windows) */
+    uint16_t stepping;        /* 1 while any CPU is stepping (whatever started it) */
+    uint32_t flags;           /* filters in force (hvt_trace_args.flags of the last start) */
+    uint64_t starts, stops;   /* host requests accepted */
+    uint64_t steps_closed;    /* instructions stepped in windows that have ended (all CPUs) */
+    uint64_t record_bytes_closed;
+    uint64_t chunks_sent, chunk_bytes_sent;   /* chunks handed to the stream, their bytes */
+    uint64_t chunks_debug_port;               /* chunks that went to port 0xE9 instead */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_trace_status) == 64, "hvt_trace_status layout");
 
 struct hvt_ctl_status {
     uint64_t uptime_tsc;

@@ -211,7 +211,9 @@ static void fmt_ip(char *b, size_t n, const uint8_t ip[4])
 
 int net_init(const struct net_config *cfg)
 {
+    net_ctl_handler ctl_fn = net.ctl_fn;   /* the policy may register before net_attach runs */
     memset(&net, 0, sizeof net);
+    net.ctl_fn = ctl_fn;
     net.cfg = *cfg;
     if (!cfg->enabled) {
         hv_log("net: disabled by the boot configuration\n");

@@ -35,7 +35,8 @@
  *  - Control: requests arrive in net_poll(), authenticated (HMAC-SHA256, boot-config key) and
  *    replay-checked in net/; PING and STATUS are answered here, commands >= 16 go to the handler
  *    set with net_set_ctl_handler() (it runs inside net_poll with net's lock held: it must not
- *    call stream_send; it fills the reply instead).
+ *    call stream_send; it fills the reply instead). The handler may be set before or after
+ *    net_init (hv_policy_init runs before net_attach): net_init keeps it.
  *  - Shutdown: net_shutdown() (guest power-off, fatal) sends BYE and polls until the collector
  *    has everything or max_tsc ticks pass.
  */

@@ -30,7 +30,7 @@ $(HV_BUILD)/hvtrace-hv.elf: $(NET_HV_OBJS) $(LWIP_LIB)
 net-hv: $(NET_HV_OBJS) $(LWIP_LIB)
 
 test-net: collector hv
-	tests/net/test-net.sh
+	BUILD=$(BUILD) tests/net/test-net.sh
 
 bench-net: collector hv
 	bench/net/bench-net.sh

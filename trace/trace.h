@@ -36,4 +36,10 @@ void trace_sink_init(void);
 int  trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes);
 void trace_sink_stop(unsigned cpu);
 
+struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
+void trace_sink_stats(struct trace_sink_stats *s);
+
+/* Host control of tracing over the stream (trace_ctl.c): hv_policy_init calls trace_ctl_init. */
+#include "trace_ctl.h"
+
 #endif

@@ -105,6 +105,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     step_configure(&opts);
     trigger_init(&opts);
     trace_sink_init();
+    trace_ctl_init();
     hv_hooks.post_exit = hook_post_exit;
     hv_hooks.other_exit = hook_other_exit;
     hv_hooks.hypercall = hook_hypercall;

@@ -6,17 +6,19 @@
  *
  *   hvtrace-collector [--listen ADDR] [--port N] [--out DIR] [--key HEX | --key-file F]
  *                     [--ctl CMD,...] [--chunk-mb N] [--fsync] [--exit-on-bye] [--progress]
- *   hvtrace-collector --verify DIR      re-check a trace directory (coll_verify.h)
+ *                     [--zstd LEVEL] [--socket PATH | --no-socket]
+ *   hvtrace-collector --verify DIR        re-check a trace directory (coll_verify.h)
+ *   hvtrace-collector --rebuild-trace DIR write DIR/trace.hvt afresh from its messages
+ * Trace batches become OUT/<boot>/trace.hvt as they arrive (coll_trace.h). `hvt trace
+ * start|stop|status` talks to the collector over OUT/control.sock (coll_sock.h, coll_cmd.c).
  * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
  * a wrong key: it must be refused), replay (the previous request again: must be refused).
  * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0.
  * Progress (rate, bytes, gaps) goes to stderr once a second, only when stderr is a terminal.
  */
 #define _GNU_SOURCE
-#include "coll_parse.h"
-#include "coll_store.h"
+#include "coll.h"
 #include "coll_verify.h"
-#include "ctl.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -29,51 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define COLL_RBUF_SIZE   (8u << 20)
-#define COLL_CONSOLE_BUF (64u << 10)
-#define COLL_ACK_MAX     (1u << 20)     /* ACK at least every MiB ... */
-#define COLL_ACK_IDLE_NS 20000000ull    /* ... and 20 ms after the last unacknowledged byte */
-#define COLL_MAX_CTL     16
-
-struct coll {
-    const char *listen_addr, *out;
-    int port;
-    struct ctl_key key;
-    char ctl_cmds[COLL_MAX_CTL][16];
-    int  nctl;
-    uint64_t chunk_max;
-    bool fsync_each, exit_on_bye, progress;
-    int lfd, cfd;
-    char peer[64];
-    uint8_t *rbuf;
-    size_t rlen;
-    struct coll_parser parser;
-    struct coll_store store;
-    bool store_open;
-    /* run of verbatim messages waiting to be written */
-    const uint8_t *span;
-    size_t span_len;
-    uint64_t span_off, span_msgs;
-    uint8_t console[COLL_CONSOLE_BUF];
-    size_t console_len;
-    uint64_t last_ack_off, ack_every, unacked_since_ns;
-    uint64_t ctl_seq;
-    uint8_t last_req[512];
-    size_t last_req_len;
-    bool bye_seen, io_error;
-    uint64_t rejected, connections;
-    uint64_t start_ns, first_data_ns, last_data_ns, last_progress_ns, progress_bytes;
-    uint64_t trace_first_ns, trace_last_ns, trace_bytes_at_first;   /* TRACE rate (bench) */
-};
 
 static volatile sig_atomic_t g_stop, g_status_req;
 static bool g_progress_shown;          /* a progress line is on the terminal, unterminated */
 
 /* stderr messages: first clear a progress line so the two never share a line */
-__attribute__((format(printf, 1, 2))) static void coll_log(const char *fmt, ...)
+void coll_log(const char *fmt, ...)
 {
     if (g_progress_shown) {
         fputs("\r\033[K", stderr);
@@ -153,6 +119,11 @@ static void checkpoint_and_ack(struct coll *c)
     if (!c->store_open)
         return;
     c->store.st.c = c->parser.c;
+    if (coll_trace_sync(&c->trace, c->fsync_each, &c->store.st.trace) < 0) {
+        coll_log("hvtrace-collector: %s\n", c->trace.msg);
+        g_stop = 1;
+        return;
+    }
     if (coll_store_checkpoint(&c->store, &c->parser) < 0) {
         coll_log("hvtrace-collector: checkpoint in %s failed: %s\n", c->store.dir,
                 strerror(errno));
@@ -165,6 +136,21 @@ static void checkpoint_and_ack(struct coll *c)
     }
     c->last_ack_off = c->parser.next_off;
     c->unacked_since_ns = 0;
+}
+
+int64_t coll_send_ctl(struct coll *c, uint16_t cmd, const void *data, uint32_t len)
+{
+    if (c->cfd < 0 || !c->parser.have_hello || len > HVT_CTL_MAX_DATA)
+        return -1;
+    static uint8_t buf[sizeof(struct hvt_msg_hdr) + sizeof(struct hvt_ctl) + HVT_CTL_MAX_DATA + HVT_MAC_LEN];
+    uint64_t seq = c->ctl_seq++;
+    size_t n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, c->parser.hello.boot_id, seq,
+                         cmd, 0, data, len);
+    if (send_all(c->cfd, buf, n) < 0) {
+        c->io_error = true;
+        return -1;
+    }
+    return (int64_t)seq;
 }
 
 static void send_ctl(struct coll *c, const char *cmd)
@@ -207,10 +193,17 @@ static void send_ctl(struct coll *c, const char *cmd)
 
 static const char *ctl_cmd_name(uint16_t cmd)
 {
-    return cmd == HVT_CTL_PING ? "ping" : cmd == HVT_CTL_STATUS ? "status" : "cmd";
+    switch (cmd) {
+    case HVT_CTL_PING: return "ping";
+    case HVT_CTL_STATUS: return "status";
+    case HVT_CTL_TRACE_START: return "trace-start";
+    case HVT_CTL_TRACE_STOP: return "trace-stop";
+    case HVT_CTL_TRACE_STATUS: return "trace-status";
+    }
+    return "cmd";
 }
 
-static const char *ctl_status_name(int st)
+const char *coll_ctl_status_name(int st)
 {
     switch (st) {
     case HVT_CTL_OK: return "ok";
@@ -230,7 +223,7 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
     char line[1024];
     int n = snprintf(line, sizeof line, "ctl_seq=%llu cmd=%s status=%s tag=%s",
                      (unsigned long long)m.ctl.ctl_seq, ctl_cmd_name(m.ctl.cmd),
-                     ctl_status_name(m.ctl.status),
+                     coll_ctl_status_name(m.ctl.status),
                      c->key.len == 0 ? "unchecked" : v == HVT_CTL_OK ? "ok" : "BAD");
     if (m.ctl.cmd == HVT_CTL_STATUS && m.ctl.status == HVT_CTL_OK &&
         m.ctl.data_len >= sizeof(struct hvt_ctl_status)) {
@@ -246,6 +239,17 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
                       (unsigned long long)s.connections, (unsigned long long)s.console_bytes,
                       (unsigned long long)s.lost_messages, (unsigned long long)s.backpressure_waits,
                       (unsigned long long)s.rx_frames, (unsigned long long)s.tx_frames);
+    } else if (m.ctl.cmd >= HVT_CTL_TRACE_FIRST && m.ctl.status == HVT_CTL_OK &&
+               m.ctl.data_len >= sizeof(struct hvt_trace_status)) {
+        struct hvt_trace_status t;
+        memcpy(&t, m.data, sizeof t);
+        n += snprintf(line + n, sizeof line - (size_t)n,
+                      " host_request=%u stepping=%u flags=0x%x starts=%llu stops=%llu steps_closed=%llu "
+                      "chunks_sent=%llu chunk_bytes_sent=%llu chunks_debug_port=%llu",
+                      t.host_request, t.stepping, t.flags, (unsigned long long)t.starts,
+                      (unsigned long long)t.stops, (unsigned long long)t.steps_closed,
+                      (unsigned long long)t.chunks_sent, (unsigned long long)t.chunk_bytes_sent,
+                      (unsigned long long)t.chunks_debug_port);
     } else if (m.ctl.cmd == HVT_CTL_PING && m.ctl.data_len) {
         n += snprintf(line + n, sizeof line - (size_t)n, " data=");
         for (uint32_t i = 0; i < m.ctl.data_len && n < (int)sizeof line - 4; i++)
@@ -255,6 +259,7 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
     snprintf(line + n, sizeof line - (size_t)n, "\n");
     coll_store_control_line(&c->store, line);
     coll_log("hvtrace-collector: control reply: %s", line);
+    coll_cmd_ctl_reply(c, &m, v == HVT_CTL_OK);
 }
 
 static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, const uint8_t *raw)
@@ -300,6 +305,28 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         c->bye_seen = true;
         break;
     }
+    int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events);
+    /* each one is counted in header.txt; the log shows the first few and then every 1000th */
+    static uint64_t warnings;
+    if (r < 0 || ((r > 0 || c->trace.msg[0]) &&
+                  (++warnings <= COLL_TRACE_LOG_FIRST || warnings % COLL_TRACE_LOG_EVERY == 0)))
+        coll_log("hvtrace-collector: %s: %s (trace message %llu)\n",
+                 r < 0 ? "trace file write failed" : "trace", c->trace.msg,
+                 (unsigned long long)warnings);
+    if (r < 0)
+        g_stop = 1;
+}
+
+/* Finish trace.hvt, checkpoint, close the boot directory. */
+static void close_boot(struct coll *c)
+{
+    if (!c->store_open)
+        return;
+    checkpoint_and_ack(c);
+    if (coll_trace_close(&c->trace) < 0)
+        coll_log("hvtrace-collector: finishing %s failed: %s\n", c->trace.path, c->trace.msg);
+    coll_store_close(&c->store);
+    c->store_open = false;
 }
 
 static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, size_t text_len)
@@ -312,14 +339,20 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     bool same = c->store_open && !memcmp(c->store.hello.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
     if (!same) {
         if (c->store_open) {
-            checkpoint_and_ack(c);
             coll_log("hvtrace-collector: boot %s ended; new boot %s\n", c->store.dir, id);
-            coll_store_close(&c->store);
-            c->store_open = false;
+            close_boot(c);
         }
         if (coll_store_open(&c->store, c->out, h, text, text_len, c->chunk_max, c->fsync_each,
                             err, sizeof err) < 0) {
             coll_log("hvtrace-collector: %s\n", err);
+            return -1;
+        }
+        char tpath[sizeof c->store.dir + 32];
+        snprintf(tpath, sizeof tpath, "%s/%s", c->store.dir, COLL_TRACE_FILE);
+        if (coll_trace_open(&c->trace, tpath, h->cpu_count, c->store.resumed ? &c->store.st.trace : NULL,
+                            c->zstd_level, err, sizeof err) < 0) {
+            coll_log("hvtrace-collector: %s\n", err);
+            coll_store_close(&c->store);
             return -1;
         }
         c->store_open = true;
@@ -466,6 +499,18 @@ static void summary(struct coll *c)
             (unsigned long long)c->connections, (unsigned long long)c->rejected, dt,
             dt > 0 ? k->msgs / dt : 0.0, dt > 0 ? k->bytes / dt / 1e6 : 0.0, tt,
             tt > 0 ? tb / tt / 1e6 : 0.0);
+    if (!c->store_open || !c->trace.st.data_len)
+        return;
+    const struct coll_trace_state *t = &c->trace.st;
+    uint64_t rec = 0, ins = 0;
+    for (unsigned i = 0; i < COLL_TRACE_MAX_CPUS; i++) {
+        rec += t->cpu[i].records;
+        ins += t->cpu[i].insns;
+    }
+    coll_log("hvtrace-collector: trace: %s records=%llu insns=%llu batches=%llu gaps=%llu "
+             "bad_batches=%llu windows_open=%u\n", c->trace.path, (unsigned long long)rec,
+             (unsigned long long)ins, (unsigned long long)t->batches, (unsigned long long)t->gaps,
+             (unsigned long long)t->bad_batches, coll_trace_open_windows(&c->trace));
 }
 
 static int read_key_file(struct coll *c, const char *path)
@@ -485,8 +530,10 @@ static void usage(void)
 {
     fprintf(stderr, "usage: hvtrace-collector [--listen ADDR] [--port N] [--out DIR] "
             "[--key HEX | --key-file FILE] [--ctl ping,status,badauth,replay] [--chunk-mb N] "
-            "[--fsync] [--exit-on-bye] [--progress|--no-progress]\n"
-            "       hvtrace-collector --verify DIR   (check a trace directory)\n");
+            "[--fsync] [--exit-on-bye] [--progress|--no-progress] [--zstd LEVEL] "
+            "[--socket PATH | --no-socket]\n"
+            "       hvtrace-collector --verify DIR          (check a boot directory, trace.hvt included)\n"
+            "       hvtrace-collector --rebuild-trace DIR   (write DIR/trace.hvt afresh from the messages)\n");
 }
 
 int main(int argc, char **argv)
@@ -499,11 +546,14 @@ int main(int argc, char **argv)
     c->chunk_max = 64ull << 20;
     c->cfd = -1;
     c->progress = isatty(2);
+    c->zstd_level = COLL_TRACE_LEVEL;
     static const struct option opts[] = {
         { "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "out", 1, 0, 'o' },
         { "key", 1, 0, 'k' }, { "key-file", 1, 0, 'K' }, { "ctl", 1, 0, 'c' },
         { "chunk-mb", 1, 0, 'm' }, { "fsync", 0, 0, 'f' }, { "exit-on-bye", 0, 0, 'b' },
-        { "verify", 1, 0, 'V' }, { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' }, { 0 } };
+        { "verify", 1, 0, 'V' }, { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' },
+        { "zstd", 1, 0, 'z' }, { "rebuild-trace", 1, 0, 'R' }, { "socket", 1, 0, 'S' },
+        { "no-socket", 0, 0, 'n' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "l:p:o:k:K:c:m:fbh", opts, NULL)) != -1) {
         switch (o) {
@@ -535,6 +585,10 @@ int main(int argc, char **argv)
         case 'f': c->fsync_each = true; break;
         case 'b': c->exit_on_bye = true; break;
         case 'V': return coll_verify_dir(optarg) == 0 ? 0 : 1;
+        case 'R': return coll_rebuild_trace(optarg) == 0 ? 0 : 1;
+        case 'z': c->zstd_level = atoi(optarg); break;
+        case 'S': c->sock_path = optarg; break;
+        case 'n': c->no_sock = true; break;
         case 'P': c->progress = true; break;
         case 'N': c->progress = false; break;
         default: usage(); return 2;
@@ -560,12 +614,32 @@ int main(int argc, char **argv)
                 c->port, strerror(errno));
         return 1;
     }
-    coll_log("hvtrace-collector: listening on %s:%d, writing under %s/, control %s\n",
-            c->listen_addr, c->port, c->out, c->key.len ? "keyed" : "without key (replies unchecked)");
+    char sock_path[4200], err[300];
+    snprintf(sock_path, sizeof sock_path, "%s/%s", c->out, COLL_SOCK_NAME);
+    if (c->sock_path)
+        snprintf(sock_path, sizeof sock_path, "%s", c->sock_path);
+    mkdir(c->out, 0755);
+    c->sock.lfd = -1;
+    if (!c->no_sock && coll_sock_open(&c->sock, sock_path, err, sizeof err) < 0) {
+        /* another collector on this directory would mix two streams' commands: refuse; any
+         * other problem only costs `hvt trace`, not the stream */
+        coll_log("hvtrace-collector: command socket: %s%s\n", err,
+                 strstr(err, "in use") ? "" : " (running without hvt trace control)");
+        if (strstr(err, "in use"))
+            return 1;
+        c->no_sock = true;
+    }
+    coll_log("hvtrace-collector: listening on %s:%d, writing under %s/, control %s, commands on %s\n",
+            c->listen_addr, c->port, c->out, c->key.len ? "keyed" : "without key (replies unchecked)",
+            c->no_sock ? "(none)" : sock_path);
     c->start_ns = now_ns();
     while (!g_stop) {
-        struct pollfd pf[2] = { { .fd = c->lfd, .events = POLLIN }, { .fd = c->cfd, .events = POLLIN } };
-        int r = poll(pf, c->cfd >= 0 ? 2 : 1, 10);
+        struct pollfd pf[2 + 1 + COLL_SOCK_CLIENTS] = {
+            { .fd = c->lfd, .events = POLLIN }, { .fd = c->cfd, .events = POLLIN } };
+        int ns = coll_sock_pollfds(&c->sock, pf + 2);
+        if (c->cfd < 0)
+            pf[1].fd = -1;                       /* poll ignores negative fds */
+        int r = poll(pf, (nfds_t)(2 + ns), 10);
         if (r < 0 && errno != EINTR)
             break;
         if (r > 0 && (pf[0].revents & POLLIN))
@@ -573,6 +647,9 @@ int main(int argc, char **argv)
         if (r > 0 && c->cfd >= 0 && pf[1].fd == c->cfd && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
             handle_read(c);
         uint64_t t = now_ns();
+        if (r > 0)
+            coll_sock_service(&c->sock, pf + 2, ns, t, coll_cmd_request, c);
+        coll_cmd_tick(c, t);
         if (c->unacked_since_ns && t - c->unacked_since_ns >= COLL_ACK_IDLE_NS)
             checkpoint_and_ack(c);
         if (g_status_req) {
@@ -589,10 +666,8 @@ int main(int argc, char **argv)
     }
     if (c->cfd >= 0)
         close_conn(c, NULL);
-    if (c->store_open) {
-        checkpoint_and_ack(c);
-        coll_store_close(&c->store);
-    }
     summary(c);
+    close_boot(c);
+    coll_sock_close(&c->sock);
     return 0;
 }

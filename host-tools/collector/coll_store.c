@@ -119,7 +119,13 @@ int coll_store_open(struct coll_store *s, const char *out, const struct hvt_hell
         struct coll_state st;
         size_t got = fread(&st, 1, sizeof st, f);
         fclose(f);
-        if (got != sizeof st || st.magic != COLL_STATE_MAGIC || st.version != COLL_STATE_VERSION ||
+        if (got >= 2 * sizeof(uint32_t) && st.magic == COLL_STATE_MAGIC &&
+            st.version != COLL_STATE_VERSION) {
+            snprintf(err, errlen, "%s/state.bin is a version %u checkpoint, this collector writes "
+                     "version %u: use a new --out directory", s->dir, st.version, COLL_STATE_VERSION);
+            return -1;
+        }
+        if (got != sizeof st || st.magic != COLL_STATE_MAGIC ||
             memcmp(st.boot_id, h->boot_id, HVT_BOOT_ID_LEN) != 0) {
             snprintf(err, errlen, "%s holds a state.bin that is not this boot's checkpoint: "
                      "refusing to mix traces", s->dir);
@@ -269,19 +275,30 @@ static void index_load(struct coll_store *s)
     fclose(f);
 }
 
+static uint64_t trace_sum(const struct coll_trace_state *t, int insns)
+{
+    uint64_t n = 0;
+    for (unsigned c = 0; c < COLL_TRACE_MAX_CPUS; c++)
+        n += insns ? t->cpu[c].insns : t->cpu[c].records;
+    return n;
+}
+
 static int write_header(struct coll_store *s)
 {
     char id[2 * HVT_BOOT_ID_LEN + 1];
     coll_hex(s->hello.boot_id, HVT_BOOT_ID_LEN, id);
     const struct coll_counters *c = &s->st.c;
-    char buf[8192];
+    char buf[12288];
     int n = snprintf(buf, sizeof buf,
         "format=hvtrace-collector-dir\nformat_version=1\nstream_version=%u\nboot_id=%s\n"
         "hv_version=%u.%u.%u\ncpu_count=%u\ntsc_hz=%llu\nring_size=%llu\nguest_kernel=%s\n"
         "connections=%u\nnext_off=%llu\nmessages=%llu\nbytes=%llu\nconsole_bytes=%llu\n"
         "trace_msgs=%llu\ntrace_bytes=%llu\ngap_events=%llu\ngap_bytes=%llu\ngap_msgs=%llu\n"
         "loss_reports=%llu\nlost_msgs=%llu\nlost_bytes=%llu\nctl_replies=%llu\n"
-        "ctl_bad_tag=%llu\nbye=%llu\n# hello text follows\n%s%s# meta follows\n%s%s",
+        "ctl_bad_tag=%llu\nbye=%llu\n"
+        "trace_file=%s\ntrace_bytes_on_disk=%llu\ntrace_batches=%llu\ntrace_bad_batches=%llu\n"
+        "trace_gaps=%llu\ntrace_records=%llu\ntrace_insns=%llu\ntrace_lstar=0x%llx\n"
+        "# hello text follows\n%s%s# meta follows\n%s%s",
         HVT_STREAM_VERSION, id, (s->hello.hv_version >> 16) & 0xff,
         (s->hello.hv_version >> 8) & 0xff, s->hello.hv_version & 0xff, s->hello.cpu_count,
         (unsigned long long)s->hello.tsc_hz, (unsigned long long)s->hello.ring_size,
@@ -293,7 +310,11 @@ static int write_header(struct coll_store *s)
         (unsigned long long)c->gap_msgs, (unsigned long long)c->loss_reports,
         (unsigned long long)c->lost_msgs, (unsigned long long)c->lost_bytes,
         (unsigned long long)c->ctl_replies, (unsigned long long)c->ctl_bad_tag,
-        (unsigned long long)c->byes, s->hello_text,
+        (unsigned long long)c->byes, s->st.trace.data_len ? COLL_TRACE_FILE : "none",
+        (unsigned long long)s->st.trace.data_len, (unsigned long long)s->st.trace.batches,
+        (unsigned long long)s->st.trace.bad_batches, (unsigned long long)s->st.trace.gaps,
+        (unsigned long long)trace_sum(&s->st.trace, 0), (unsigned long long)trace_sum(&s->st.trace, 1),
+        (unsigned long long)s->st.trace.lstar, s->hello_text,
         s->hello_text[0] && s->hello_text[strlen(s->hello_text) - 1] != '\n' ? "\n" : "",
         s->meta, s->meta_len && s->meta[s->meta_len - 1] != '\n' ? "\n" : "");
     if (n < 0 || (size_t)n >= sizeof buf)

@@ -8,6 +8,7 @@
  *   index.tsv         one line per chunk: chunk first_off end_off messages bytes
  *   console.log       the guest's serial console bytes, in order
  *   control.log       control replies, one line each
+ *   trace.hvt         the trace in the analyzer's format, written live (coll_trace.h)
  *   state.bin         resume checkpoint (struct coll_state): on restart the files are cut back
  *                     to it and the hypervisor resends everything after it
  *   OUT/current       symlink to the newest boot directory
@@ -23,9 +24,10 @@
 #include <stdio.h>
 #include "hvt_stream.h"
 #include "coll_parse.h"
+#include "coll_trace.h"
 
 #define COLL_STATE_MAGIC 0x54534356u   /* "VCST" */
-#define COLL_STATE_VERSION 1u
+#define COLL_STATE_VERSION 2u          /* 2: trace.hvt's state added */
 
 struct coll_state {                    /* state.bin, host byte order */
     uint32_t magic, version;
@@ -36,6 +38,7 @@ struct coll_state {                    /* state.bin, host byte order */
     uint64_t console_len, control_len;
     struct coll_counters c;
     uint64_t next_seq[COLL_MAX_CPUS];
+    struct coll_trace_state trace;     /* trace.hvt at this checkpoint */
 };
 
 struct coll_store {

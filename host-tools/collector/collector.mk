@@ -1,25 +1,42 @@
 # collector.mk - host side of the dedicated-NIC stream (issue 3): hvtrace-collector, the fake
 # hypervisor used to test it, unit tests, fuzzers. Included from net/net.mk.
 #   make collector      build/host/hvtrace-collector (+ build/host/fake_hv)
-#   make net-unit-test  unit tests + host integration test (part of `make unit-test`)
+#   make net-unit-test  unit tests + host integration tests: the collector's stream handling
+#                       (test-collector.sh) and its trace file and hvt trace (test-trace-coll.sh);
+#                       part of `make unit-test`
 #   make fuzz-net       libFuzzer runs of the control and stream parsers (FUZZ_SECONDS each)
 HOST_CC      ?= cc
 HOST_BUILD   := $(BUILD)/host
 NET_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
-                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector
+                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Itrace
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
 NET_PORTABLE := net/sha256.c net/ctl.c net/net_config.c net/stream_core.c
+# The collector writes trace.hvt through the host tools' chunk layer (the one hvt-import uses).
+COLL_TRACE_SRCS := host-tools/collector/coll_trace.c host-tools/trace_chunkw.c host-tools/trace_scan.c
 COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
-                host-tools/collector/coll_store.c host-tools/collector/coll_verify.c
-COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h
+                host-tools/collector/coll_store.c host-tools/collector/coll_verify.c \
+                host-tools/collector/coll_sock.c host-tools/collector/coll_cmd.c $(COLL_TRACE_SRCS)
+COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h \
+                include/hvt_trace_format.h host-tools/trace_chunkw.h host-tools/trace_scan.h
+COLL_LIBS    := -lzstd -lz
 
 $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_LIBS)
 
-$(HOST_BUILD)/fake_hv: tests/net/fake_hv.c $(NET_PORTABLE) $(COLL_HDRS)
+# fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
+FAKE_HV_SRCS := tests/net/fake_hv.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/e9_lines.c \
+                host-tools/trace_scan.c
+$(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/e9_lines.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/fake_hv.c $(NET_PORTABLE)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(FAKE_HV_SRCS)
+
+# A synthetic debug-port log (real chunk payloads from the host trace writer) for the tests.
+$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/trace_chunkw.c \
+                      host-tools/trace_writer.h host-tools/trace_chunkw.h include/hvt_trace_format.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/trace_writer.c \
+	  host-tools/trace_chunkw.c -lzstd -lz
 
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
@@ -31,9 +48,21 @@ $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/col
 collector: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 all: collector
 
-net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
+# trace/ control, payload scanner and chunk layer: the pieces the trace crosses the link with.
+TRACE_LINK_SRCS := tests/net/unit/test_trace_link.c trace/trace_ctl.c host-tools/trace_scan.c \
+                   host-tools/trace_chunkw.c host-tools/trace_reader.c host-tools/util.c
+$(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/trace_reader.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -o $@ $(TRACE_LINK_SRCS) -lzstd -lz
+
+net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
+               $(HOST_BUILD)/fake_hv $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import \
+               $(HOST_BUILD)/hvt-check
 	$(HOST_BUILD)/test_net
+	$(HOST_BUILD)/test_trace_link
 	tests/net/test-collector.sh $(HOST_BUILD)
+	tests/net/test-trace-coll.sh $(HOST_BUILD)
 unit-test: net-unit-test
 
 FUZZ_CC      ?= clang
@@ -45,8 +74,13 @@ $(HOST_BUILD)/fuzz/fuzz_ctl: tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl
 $(HOST_BUILD)/fuzz/fuzz_coll_parse: tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c
+FUZZ_TRACE_SRCS := tests/net/fuzz/fuzz_coll_trace.c $(COLL_TRACE_SRCS) host-tools/trace_reader.c host-tools/util.c
+$(HOST_BUILD)/fuzz/fuzz_coll_trace: $(FUZZ_TRACE_SRCS) $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Ihost-tools -o $@ $(FUZZ_TRACE_SRCS) -lzstd -lz
 $(HOST_BUILD)/fuzz/seeds: $(HOST_BUILD)/fake_hv tests/net/fuzz/make-seeds.sh
 	tests/net/fuzz/make-seeds.sh $(HOST_BUILD)
 
-fuzz-net: $(HOST_BUILD)/fuzz/fuzz_ctl $(HOST_BUILD)/fuzz/fuzz_coll_parse $(HOST_BUILD)/fuzz/seeds
+fuzz-net: $(HOST_BUILD)/fuzz/fuzz_ctl $(HOST_BUILD)/fuzz/fuzz_coll_parse $(HOST_BUILD)/fuzz/fuzz_coll_trace \
+          $(HOST_BUILD)/fuzz/seeds
 	tests/net/fuzz/run-fuzz.sh $(HOST_BUILD)/fuzz $(FUZZ_SECONDS)

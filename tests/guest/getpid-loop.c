@@ -1,11 +1,14 @@
-/* getpid-loop N - the trace test's workload: N getpid() system calls between two hvtrace
- * marks (start before the first, stop after the last), so the trace window holds exactly
- * this program's loop, the kernel's syscall path, and whatever interrupts arrive. It pins
- * itself to the CPU it starts on. */
+/* getpid-loop N [nomark] - the trace test's workload: N getpid() system calls between two
+ * hvtrace marks (start before the first, stop after the last), so the trace window holds
+ * exactly this program's loop, the kernel's syscall path, and whatever interrupts arrive. It
+ * pins itself to the CPU it starts on. With "nomark" it sets no marks and says
+ * "getpid-loop: start pid=P" before the loop instead, so the host can start and stop tracing
+ * (hvt trace) while the loop runs. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "hvt_guest.h"
@@ -25,10 +28,17 @@ int main(int argc, char **argv)
     if (sched_setaffinity(0, sizeof one, &one))
         perror("getpid-loop: sched_setaffinity");
     long pid = getpid(), bad = 0;
-    hvt_mark(1);
+    int mark = !(argc > 2 && !strcmp(argv[2], "nomark"));
+    if (mark) {
+        hvt_mark(1);
+    } else {
+        printf("getpid-loop: start pid=%ld calls=%ld\n", pid, n);
+        fflush(stdout);
+    }
     for (long i = 0; i < n; i++)
         bad += syscall(SYS_getpid) != pid;       /* the raw syscall: no libc caching */
-    hvt_mark(0);
+    if (mark)
+        hvt_mark(0);
     printf("getpid-loop: pid=%ld calls=%ld mismatches=%ld\n", pid, n, bad);
     return bad != 0;
 }

@@ -7,13 +7,27 @@
  *   fake_hv [--port N] [--boot-id HEX32] [--key HEX] [--cpus N] [--ring-kb N]
  *           [--console FILE] [--trace-bytes N] [--msg-size N] [--meta TEXT] [--rate-kbps N]
  *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND]
+ *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]]
  * Exit 0 once everything (console, trace, META, LOSS, BYE) is enqueued and ACKed by a
  * collector, reconnecting as often as needed; exit 1 on timeout. --malformed sends one bad
  * stream (magic, version, bigmsg, nohello, rewind, badcpu, shorthello, midmsg) and exits 0 if
  * the collector closes the connection.
+ * --trace-bytes sends filler batches (net's selftest format: 8-byte counters 0, 1, 2 ...).
+ * --e9 sends real trace batches: every HVT-CHUNK line of a debug-port log (trace/sink.c's
+ * format, e9_lines.h) as the batch the hypervisor's sink would send for it, in order, and its
+ * HVT-META line as a META message; host control (HVT_CTL_TRACE_*) runs trace/trace_ctl.c.
+ *   --wait-start   hold the chunks until a TRACE_START arrives; on TRACE_STOP send no more of
+ *                  them but one STOP marker for each CPU whose window is open (what the
+ *                  hypervisor's stop does); BYE only after a stop
+ *   --drop-every N leave out every Nth RECORDS chunk and report it in a LOSS (overflow=drop)
+ *   --corrupt-at N the Nth RECORDS batch claims one record more than it holds
  */
 #define _GNU_SOURCE
 #include "stream_core.h"
+#include "trace_ctl.h"
+#include "e9_lines.h"
+#include "trace_scan.h"
+#include "hvt_trace_format.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +82,8 @@ static int ctl_status(void *ctx, uint16_t cmd, const uint8_t *args, uint32_t len
                       uint32_t *out_len)
 {
     struct stream_core *sc = ctx;
+    if (cmd >= HVT_CTL_TRACE_FIRST)
+        return trace_ctl_handle(cmd, args, len, out, out_len);
     if (cmd != HVT_CTL_STATUS)
         return HVT_CTL_ENOSYS;
     struct hvt_ctl_status s;
@@ -157,18 +173,164 @@ static int send_malformed(int port, const char *kind, const uint8_t *boot)
 }
 
 /* ---- the normal run ---- */
+/* One HVT-CHUNK line of --e9, as the sink's batch (struct hvt_trace_batch + ext + payload). */
+struct e9_batch { uint8_t *msg; size_t len; uint16_t cpu; bool records; };
+#define FAKE_MAX_CPUS 64
+
 struct producer {
     uint8_t *console;
     size_t console_len, console_pos;
-    uint64_t trace_left, msg_size, nmsgs;
+    uint64_t trace_left, msg_size, nmsgs, filler_next;
     unsigned cpus, next_cpu;
     uint32_t rng;
     bool meta_sent, loss_sent, bye_sent;
     const char *meta;
     uint64_t loss;
+    /* --e9 */
+    struct e9_batch *batches;
+    size_t nbatches, next_batch;
+    char e9_meta[256];                  /* "lstar=...\ncpus=...\n", sent after meta */
+    bool e9_meta_sent, wait_start, started, stop_req, stop_sent;
+    uint64_t drop_every, corrupt_at, records_seen, dropped, dropped_bytes;
+    uint64_t sent_records, sent_insns, sent_chunks;
+    bool window[FAKE_MAX_CPUS];
+    uint64_t last_tsc[FAKE_MAX_CPUS];
 };
+static struct producer *g_prod;         /* for the trace control ops */
 
 static uint32_t rnd(struct producer *p) { p->rng = p->rng * 1103515245u + 12345u; return p->rng >> 8; }
+
+/* The next --e9 chunk as its batch; --drop-every and --corrupt-at apply to RECORDS chunks. */
+static int send_e9(struct stream_core *sc, struct producer *p)
+{
+    struct e9_batch *b = &p->batches[p->next_batch];
+    if (b->records) {
+        if (p->records_seen + 1 == p->corrupt_at) {
+            struct hvt_trace_batch tb;
+            memcpy(&tb, b->msg, sizeof tb);
+            tb.nrecords++;
+            memcpy(b->msg, &tb, sizeof tb);
+        }
+        if (p->drop_every && (p->records_seen + 1) % p->drop_every == 0) {
+            /* overflow=drop: not enqueued, reported at once in a LOSS */
+            struct hvt_loss l = { .reason = HVT_LOSS_DROPPED, .msg_type = HVT_MSG_TRACE,
+                                  .messages = 1, .bytes = b->len };
+            int r = stream_core_append(sc, b->cpu, HVT_MSG_LOSS, &l, sizeof l);
+            if (r == 0) {
+                p->records_seen++;
+                p->dropped++;
+                p->dropped_bytes += b->len;
+            }
+            return r;
+        }
+    }
+    int r = stream_core_append(sc, b->cpu, HVT_MSG_TRACE, b->msg, b->len);
+    if (r != 0 || !b->records)
+        return r;
+    p->records_seen++;
+    struct hvt_trace_batch tb;
+    hvt_trace_batch_ext x;
+    memcpy(&tb, b->msg, sizeof tb);
+    memcpy(&x, b->msg + sizeof tb, sizeof x);
+    const uint8_t *raw = b->msg + sizeof tb + sizeof x;
+    ts_summary s;
+    char err[100];
+    if (ts_scan_records(raw, b->len - sizeof tb - sizeof x, &s, err, sizeof err) == 0 && s.last_window)
+        p->window[b->cpu] = s.last_window > 0;
+    p->last_tsc[b->cpu] = x.last_tsc;
+    p->sent_records += s.records;
+    p->sent_insns += x.ninsns;
+    p->sent_chunks++;
+    return 0;
+}
+
+/* TRACE_STOP: a STOP marker for every CPU with an open window, each in its own chunk. */
+static int send_stops(struct stream_core *sc, struct producer *p)
+{
+    for (unsigned c = 0; c < FAKE_MAX_CPUS; c++) {
+        if (!p->window[c])
+            continue;
+        uint8_t msg[sizeof(struct hvt_trace_batch) + sizeof(hvt_trace_batch_ext) + 2];
+        struct hvt_trace_batch tb = { .format = HVT_BATCH_RECORDS, .nrecords = 1, .first_tsc = p->last_tsc[c] };
+        hvt_trace_batch_ext x = { .ninsns = 0, .last_tsc = p->last_tsc[c] };
+        memcpy(msg, &tb, sizeof tb);
+        memcpy(msg + sizeof tb, &x, sizeof x);
+        msg[sizeof tb + sizeof x] = HVT_TAG_MARKER | HVT_MARK_STOP;
+        msg[sizeof tb + sizeof x + 1] = HVT_REASON_USER;
+        int r = stream_core_append(sc, (uint16_t)c, HVT_MSG_TRACE, msg, sizeof msg);
+        if (r != 0)
+            return r;
+        p->window[c] = false;
+        p->sent_records++;
+        p->sent_chunks++;
+    }
+    return 0;
+}
+
+/* Read --e9: every HVT-CHUNK line becomes a batch exactly as trace/sink.c builds it. */
+static int load_e9(struct producer *p, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) { perror(path); return -1; }
+    char *line = NULL, err[160];
+    size_t lcap = 0, cap = 0, lineno = 0, bcap = 0;
+    uint8_t *pay = NULL;
+    while (getline(&line, &lcap, f) > 0) {
+        e9_line c;
+        lineno++;
+        int k = e9_parse(line, &c, &pay, &cap, err, sizeof err);
+        if (k == E9_BAD) {
+            fprintf(stderr, "fake_hv: %s: line %zu: %s\n", path, lineno, err);
+            return -1;
+        }
+        if (k == E9_META) {                 /* "lstar=X cpus=N" -> META lines, as the sink sends */
+            snprintf(p->e9_meta, sizeof p->e9_meta, "%s", c.meta);
+            for (char *q = p->e9_meta; *q; q++)
+                if (*q == ' ') *q = '\n';
+            size_t l = strlen(p->e9_meta);
+            while (l && (p->e9_meta[l - 1] == '\n' || p->e9_meta[l - 1] == '\r')) p->e9_meta[--l] = 0;
+            if (l + 1 < sizeof p->e9_meta) strcat(p->e9_meta, "\n");
+        }
+        if (k != E9_CHUNK)
+            continue;
+        if (c.cpu >= FAKE_MAX_CPUS || c.cpu >= p->cpus) {
+            fprintf(stderr, "fake_hv: %s: line %zu: cpu %u but --cpus %u\n", path, lineno, c.cpu, p->cpus);
+            return -1;
+        }
+        if (p->nbatches == bcap) {
+            bcap = bcap ? 2 * bcap : 256;
+            p->batches = realloc(p->batches, bcap * sizeof *p->batches);
+        }
+        struct hvt_trace_batch tb = { .format = c.kind == HVT_CHUNK_CODE ? HVT_BATCH_CODE : HVT_BATCH_RECORDS,
+                                      .nrecords = c.nrecords, .first_tsc = c.first_tsc };
+        hvt_trace_batch_ext x = { c.ninsns, c.first_code_id, c.last_tsc };
+        struct e9_batch *b = &p->batches[p->nbatches++];
+        b->len = sizeof tb + sizeof x + c.len;
+        b->msg = malloc(b->len);
+        memcpy(b->msg, &tb, sizeof tb);
+        memcpy(b->msg + sizeof tb, &x, sizeof x);
+        memcpy(b->msg + sizeof tb + sizeof x, pay, c.len);
+        b->cpu = (uint16_t)c.cpu;       /* CODE: the sink sends it from the CPU that flushed it */
+        b->records = c.kind == HVT_CHUNK_RECORDS;
+    }
+    free(line);
+    free(pay);
+    fclose(f);
+    return 0;
+}
+
+static void fake_request(bool on)
+{
+    if (on)
+        g_prod->started = true;
+    else if (g_prod->started)
+        g_prod->stop_req = true;
+}
+
+static void fake_counters(struct hvt_trace_status *st)
+{
+    st->chunks_sent = g_prod->sent_chunks;
+}
 
 /* Enqueue the next message; false when the ring is full (backpressure) or nothing is left. */
 static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf)
@@ -184,18 +346,36 @@ static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf
             n = p->console_len - p->console_pos;
         r = stream_core_append(sc, 0, HVT_MSG_CONSOLE, p->console + p->console_pos, n);
         if (r == 0) p->console_pos += n;
+    } else if (p->e9_meta[0] && !p->e9_meta_sent) {
+        r = stream_core_append(sc, 0, HVT_MSG_META, p->e9_meta, strlen(p->e9_meta));
+        if (r == 0) p->e9_meta_sent = true;
+    } else if (p->stop_req && !p->stop_sent) {
+        r = send_stops(sc, p);
+        if (r == 0) p->stop_sent = true;
+    } else if (p->next_batch < p->nbatches && (!p->wait_start || (p->started && !p->stop_req))) {
+        r = send_e9(sc, p);
+        if (r == 0) p->next_batch++;
     } else if (p->trace_left > 0) {
+        /* filler, as net's selftest sends it: 8-byte counters continuing across batches */
         uint64_t n = p->msg_size < p->trace_left ? p->msg_size : p->trace_left;
         if (n < sizeof(struct hvt_trace_batch))
             n = sizeof(struct hvt_trace_batch);
-        struct hvt_trace_batch tb = { .format = 0, .nrecords = (uint32_t)((n - sizeof tb) / 8) };
+        uint32_t nrec = (uint32_t)((n - sizeof(struct hvt_trace_batch)) / 8);
+        struct hvt_trace_batch tb = { .format = HVT_TRACE_FORMAT_FILLER, .nrecords = nrec };
         memcpy(buf, &tb, sizeof tb);
+        for (uint32_t i = 0; i < nrec; i++) {
+            uint64_t v = p->filler_next + i;
+            memcpy(buf + sizeof tb + 8 * (size_t)i, &v, 8);
+        }
         unsigned cpu = p->next_cpu;
         r = stream_core_append(sc, cpu, HVT_MSG_TRACE, buf, n);
         if (r == 0) {
             p->trace_left -= n < p->trace_left ? n : p->trace_left;
             p->next_cpu = (p->next_cpu + 1) % p->cpus;
+            p->filler_next += nrec;
         }
+    } else if (p->wait_start && !p->stop_sent) {
+        return false;                   /* nothing more until the host stops the trace */
     } else if (!p->loss_sent) {
         if (p->loss) {
             struct hvt_loss l = { .reason = HVT_LOSS_OVERWRITE, .msg_type = HVT_MSG_TRACE,
@@ -231,7 +411,7 @@ int main(int argc, char **argv)
     uint64_t ring_kb = 256, rate_kbps = 0;
     uint8_t boot[HVT_BOOT_ID_LEN];
     struct ctl_key key = { .len = 0 };
-    const char *malformed = NULL, *console_file = NULL;
+    const char *malformed = NULL, *console_file = NULL, *e9_file = NULL;
     struct producer p = { .msg_size = 4096, .meta = "guest_kernel=fake-linux 6.1.0-test\n",
                           .rng = 12345 };
     FILE *ur = fopen("/dev/urandom", "rb");
@@ -243,7 +423,8 @@ int main(int argc, char **argv)
         { "cpus", 1, 0, 'c' }, { "ring-kb", 1, 0, 'r' }, { "console", 1, 0, 'C' },
         { "trace-bytes", 1, 0, 't' }, { "msg-size", 1, 0, 's' }, { "meta", 1, 0, 'm' },
         { "rate-kbps", 1, 0, 'R' }, { "loss", 1, 0, 'L' }, { "timeout", 1, 0, 'T' },
-        { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { 0 } };
+        { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
+        { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -267,6 +448,10 @@ int main(int argc, char **argv)
         case 'T': timeout_s = atoi(optarg); break;
         case 'G': linger_ms = atoi(optarg); break;
         case 'M': malformed = optarg; break;
+        case 'E': e9_file = optarg; break;
+        case 'W': p.wait_start = true; break;
+        case 'D': p.drop_every = strtoull(optarg, NULL, 0); break;
+        case 'X': p.corrupt_at = strtoull(optarg, NULL, 0); break;
         default: return 2;
         }
     }
@@ -283,6 +468,11 @@ int main(int argc, char **argv)
         fclose(f);
     }
     p.cpus = (unsigned)cpus;
+    g_prod = &p;
+    static const struct trace_ctl_ops ops = { .request = fake_request, .counters = fake_counters };
+    trace_ctl_set_ops(&ops);
+    if (e9_file && load_e9(&p, e9_file) < 0)
+        return 2;
     static struct stream_core sc;
     uint64_t ring_size = ring_kb << 10;
     void *ring = malloc(ring_size);
@@ -354,6 +544,12 @@ int main(int argc, char **argv)
     }
     if (linger_ms)
         usleep((useconds_t)linger_ms * 1000);
+    if (e9_file)
+        printf("fake_hv: e9 chunks=%zu sent_chunks=%llu sent_records=%llu sent_insns=%llu "
+               "dropped=%llu dropped_bytes=%llu started=%d stopped=%d\n", p.nbatches,
+               (unsigned long long)p.sent_chunks, (unsigned long long)p.sent_records,
+               (unsigned long long)p.sent_insns, (unsigned long long)p.dropped,
+               (unsigned long long)p.dropped_bytes, p.started, p.stop_sent);
     printf("fake_hv: done messages=%llu bytes=%llu console=%zu connections=%llu "
            "ctl_accepted=%llu ctl_bad_auth=%llu ctl_replayed=%llu ctl_malformed=%llu "
            "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f\n",

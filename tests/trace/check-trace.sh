@@ -6,8 +6,11 @@
 #    alias of it: same address) at least 1000 times for the workload's pid and comm;
 #  - the CPU that ran the workload has exactly as many instruction records in the window as
 #    the Bochs oracle (tests/platform/bochs-oracle.cc) counted guest instructions retiring.
+# env TRACE_FILE: judge this trace file (the collector's, streamed over the NIC) instead of
+#    importing RUN_DIR/e9.log.
 set -uo pipefail
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
+trace="${TRACE_FILE:-$run/trace.hvt}"
 serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
 why=()
 grep -a "^getpid-loop:\|^HVT-CMD" <<< "$serial"
@@ -17,8 +20,8 @@ echo "end=$end wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
 [ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")
 pid=$(sed -n 's/^getpid-loop: pid=\([0-9]*\).*/\1/p' <<< "$serial")
 grep -a "^hvtrace: \(cpu .*trace\|trace totals\|PANIC\|process\)" "$run/e9.log" | head -20
-if "$import" "$run/e9.log" "$run/trace.hvt"; then
-  out=$("$check" "$run/trace.hvt"); st=$?
+if [ -n "${TRACE_FILE:-}" ] || "$import" "$run/e9.log" "$trace"; then
+  out=$("$check" "$trace"); st=$?
   echo "$out"
   [ $st = 0 ] || why+=("continuity check failed")
   oracle=$(grep -a "^HVT-ORACLE" "$run/bochs.stderr" | tail -1)
@@ -32,7 +35,7 @@ if "$import" "$run/e9.log" "$run/trace.hvt"; then
   fi
   addr=$("$hvt" syms "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
   aliases=$("$hvt" syms "$vmlinuz" | awk -v a="$addr" '$1 == a {print $3}' | paste -sd, -)
-  nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$run/trace.hvt" |
+  nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$trace" |
          python3 "$(dirname "$0")/nest-check.py" "${pid:-?}" getpid-loop "${aliases:-__x64_sys_getpid}")
   echo "$nest (names: $aliases)"
   n=$(sed -n 's/nest_getpid_calls=\([0-9]*\).*/\1/p' <<< "$nest")

@@ -5,7 +5,7 @@
 set -uo pipefail
 D="$1"; SECS="${2:-60}"
 pass=0; fail=0
-for name in fuzz_ctl fuzz_coll_parse; do
+for name in fuzz_ctl fuzz_coll_parse fuzz_coll_trace; do
   seeds="$D/seeds/${name#fuzz_}"
   corpus="$D/corpus-$name"
   mkdir -p "$corpus"

@@ -1,0 +1,69 @@
+/*
+ * coll.h - the collector's state, shared by its main loop (coll_main.c) and its command
+ * socket handler (coll_cmd.c). Not an API: the collector's own modules only.
+ */
+#ifndef HVT_COLL_H
+#define HVT_COLL_H
+#include "coll_parse.h"
+#include "coll_sock.h"
+#include "coll_store.h"
+#include "coll_trace.h"
+#include "ctl.h"
+
+#define COLL_RBUF_SIZE   (8u << 20)
+#define COLL_CONSOLE_BUF (64u << 10)
+#define COLL_ACK_MAX     (1u << 20)     /* ACK at least every MiB ... */
+#define COLL_ACK_IDLE_NS 20000000ull    /* ... and 20 ms after the last unacknowledged byte */
+#define COLL_MAX_CTL     16
+#define COLL_TRACE_LOG_FIRST 20         /* trace warnings logged in full, then every ... */
+#define COLL_TRACE_LOG_EVERY 1000
+
+struct coll {
+    const char *listen_addr, *out;
+    int port;
+    struct ctl_key key;
+    char ctl_cmds[COLL_MAX_CTL][16];
+    int  nctl;
+    uint64_t chunk_max;
+    bool fsync_each, exit_on_bye, progress;
+    int lfd, cfd;
+    char peer[64];
+    uint8_t *rbuf;
+    size_t rlen;
+    struct coll_parser parser;
+    struct coll_store store;
+    bool store_open;
+    struct coll_trace trace;           /* OUT/<boot>/trace.hvt, open with the store */
+    int zstd_level;
+    /* run of verbatim messages waiting to be written */
+    const uint8_t *span;
+    size_t span_len;
+    uint64_t span_off, span_msgs;
+    uint8_t console[COLL_CONSOLE_BUF];
+    size_t console_len;
+    uint64_t last_ack_off, ack_every, unacked_since_ns;
+    uint64_t ctl_seq;
+    uint8_t last_req[512];
+    size_t last_req_len;
+    bool bye_seen, io_error;
+    uint64_t rejected, connections;
+    uint64_t start_ns, first_data_ns, last_data_ns, last_progress_ns, progress_bytes;
+    uint64_t trace_first_ns, trace_last_ns, trace_bytes_at_first;   /* TRACE rate (bench) */
+    /* the command socket (hvt trace) */
+    struct coll_sock sock;
+    const char *sock_path;
+    bool no_sock;
+    uint16_t host_request;             /* last hvt trace start/stop (enum hvt_trace_request) */
+};
+
+__attribute__((format(printf, 1, 2))) void coll_log(const char *fmt, ...);
+/* Send a control request to the hypervisor; returns its ctl_seq, or -1 (not connected). */
+int64_t coll_send_ctl(struct coll *c, uint16_t cmd, const void *data, uint32_t len);
+const char *coll_ctl_status_name(int st);
+
+/* coll_cmd.c: requests on the command socket, answers from control replies, timeouts. */
+void coll_cmd_request(void *ctx, int client, char *line);
+void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok);
+void coll_cmd_tick(struct coll *c, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * coll_cmd.c - what the collector does with a command-socket request (protocol: coll_sock.h,
+ * docs/trace-cli.md). Requests, one line each:
+ *   status                         the collector's view: boot, connection, trace file, per CPU
+ *   trace start [flags=N] [cr3=X] [addr_lo=X] [addr_hi=X] [budget=N]
+ *   trace stop
+ *   trace hvstatus                 the hypervisor's HVT_CTL_TRACE_STATUS
+ * "trace ..." requests become authenticated HVT_CTL_TRACE_* requests to the hypervisor; the
+ * client's answer waits for the matching CTL_REPLY (through the ring, so possibly behind trace
+ * data) or COLL_CMD_REPLY_NS.
+ */
+#include "coll.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLL_CMD_REPLY_NS 60000000000ull   /* a reply queues behind up to a ring of data */
+
+static const char *window_name(uint32_t w)
+{
+    switch (w) {
+    case COLL_WIN_OPEN: return "open";
+    case COLL_WIN_CLOSED: return "closed";
+    case COLL_WIN_UNKNOWN: return "unknown";
+    }
+    return "none";
+}
+
+static void print_status(struct coll *c, int cl)
+{
+    struct coll_sock *s = &c->sock;
+    char id[2 * HVT_BOOT_ID_LEN + 1];
+    coll_sock_printf(s, cl, "out=%s\nconnected=%d\nhost_request=%s\n", c->out, c->cfd >= 0,
+                     c->host_request == HVT_TRACE_REQ_START ? "start" :
+                     c->host_request == HVT_TRACE_REQ_STOP ? "stop" : "none");
+    if (!c->store_open) {
+        coll_sock_printf(s, cl, "boot=none\n");
+        return;
+    }
+    coll_hex(c->store.hello.boot_id, HVT_BOOT_ID_LEN, id);
+    const struct coll_trace_state *t = &c->trace.st;
+    const struct coll_counters *k = &c->parser.c;
+    coll_sock_printf(s, cl, "boot=%s\ndir=%s\ncpu_count=%u\nstream_bytes=%llu\nstream_msgs=%llu\n"
+                     "gap_events=%llu\ngap_msgs=%llu\nbye=%llu\n", id, c->store.dir,
+                     c->store.hello.cpu_count, (unsigned long long)k->bytes,
+                     (unsigned long long)k->msgs, (unsigned long long)k->gap_events,
+                     (unsigned long long)k->gap_msgs, (unsigned long long)k->byes);
+    coll_sock_printf(s, cl, "trace_file=%s\ntrace_bytes_on_disk=%llu\ntrace_finished=%d\n"
+                     "windows_open=%u\nbatches=%llu\nbad_batches=%llu\ntrace_gaps=%llu\nlstar=0x%llx\n",
+                     t->data_len ? c->trace.path : "none",
+                     (unsigned long long)(c->trace.w ? tcw_data_len(c->trace.w) : 0),
+                     coll_trace_finished(&c->trace), coll_trace_open_windows(&c->trace),
+                     (unsigned long long)t->batches, (unsigned long long)t->bad_batches,
+                     (unsigned long long)t->gaps, (unsigned long long)t->lstar);
+    for (unsigned i = 0; i < COLL_TRACE_MAX_CPUS; i++) {
+        const struct coll_trace_cpu *p = &t->cpu[i];
+        if (!p->chunks && i >= c->store.hello.cpu_count)
+            continue;
+        coll_sock_printf(s, cl, "cpu=%u records=%llu insns=%llu chunks=%llu raw_bytes=%llu "
+                         "window=%s windows=%u\n", i, (unsigned long long)p->records,
+                         (unsigned long long)p->insns, (unsigned long long)p->chunks,
+                         (unsigned long long)p->raw_bytes, window_name(p->window), p->windows);
+    }
+}
+
+/* "key=value" words after "trace start" -> struct hvt_trace_args. 0, or -1 with err. */
+static int parse_args(char *words, struct hvt_trace_args *a, uint32_t *len, char *err, size_t n)
+{
+    memset(a, 0, sizeof *a);
+    *len = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(w, '='), *end;
+        if (!eq) {
+            snprintf(err, n, "'%s' is not key=value", w);
+            return -1;
+        }
+        *eq++ = 0;
+        errno = 0;
+        unsigned long long v = strtoull(eq, &end, 0);
+        if (errno || end == eq || *end) {
+            snprintf(err, n, "%s=%s is not a number", w, eq);
+            return -1;
+        }
+        if (!strcmp(w, "flags")) a->flags = (uint32_t)v;
+        else if (!strcmp(w, "cr3")) a->cr3 = v;
+        else if (!strcmp(w, "addr_lo")) a->addr_lo = v;
+        else if (!strcmp(w, "addr_hi")) a->addr_hi = v;
+        else if (!strcmp(w, "budget")) a->insn_budget = v;
+        else {
+            snprintf(err, n, "unknown argument '%s'", w);
+            return -1;
+        }
+        *len = sizeof *a;
+    }
+    return 0;
+}
+
+static void ask_hypervisor(struct coll *c, int cl, uint16_t cmd, const void *data, uint32_t len)
+{
+    int64_t seq = coll_send_ctl(c, cmd, data, len);
+    if (seq < 0) {
+        coll_sock_end(&c->sock, cl, "no hypervisor is connected to this collector");
+        return;
+    }
+    struct coll_sock_client *k = &c->sock.cl[cl];
+    k->wait_seq = (uint64_t)seq;
+    k->wait_cmd = cmd;
+    k->deadline_ns = 0;                  /* set by the next tick (it knows the time) */
+    if (cmd == HVT_CTL_TRACE_START)
+        c->host_request = HVT_TRACE_REQ_START;
+    else if (cmd == HVT_CTL_TRACE_STOP)
+        c->host_request = HVT_TRACE_REQ_STOP;
+}
+
+void coll_cmd_request(void *ctx, int cl, char *line)
+{
+    struct coll *c = ctx;
+    char err[160];
+    if (strcmp(line, "status"))          /* hvt trace stop polls status: keep the log quiet */
+        coll_log("hvtrace-collector: command: %s\n", line);
+    if (!strcmp(line, "status")) {
+        print_status(c, cl);
+        coll_sock_end(&c->sock, cl, NULL);
+    } else if (!strncmp(line, "trace start", 11) && (line[11] == 0 || line[11] == ' ')) {
+        struct hvt_trace_args a;
+        uint32_t len;
+        if (parse_args(line + 11, &a, &len, err, sizeof err) < 0)
+            coll_sock_end(&c->sock, cl, err);
+        else
+            ask_hypervisor(c, cl, HVT_CTL_TRACE_START, &a, len);
+    } else if (!strcmp(line, "trace stop")) {
+        ask_hypervisor(c, cl, HVT_CTL_TRACE_STOP, NULL, 0);
+    } else if (!strcmp(line, "trace hvstatus")) {
+        ask_hypervisor(c, cl, HVT_CTL_TRACE_STATUS, NULL, 0);
+    } else {
+        snprintf(err, sizeof err, "unknown request '%.60s' (status | trace start|stop|hvstatus)", line);
+        coll_sock_end(&c->sock, cl, err);
+    }
+}
+
+void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok)
+{
+    for (int i = 0; i < COLL_SOCK_CLIENTS; i++) {
+        struct coll_sock_client *k = &c->sock.cl[i];
+        if (k->fd < 0 || !k->taken || !k->wait_cmd || k->wait_seq != m->ctl.ctl_seq ||
+            k->wait_cmd != m->ctl.cmd)
+            continue;
+        if (!tag_ok) {
+            coll_sock_end(&c->sock, i, "the reply failed authentication (wrong key?)");
+            continue;
+        }
+        coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
+        if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof(struct hvt_trace_status)) {
+            struct hvt_trace_status t;
+            memcpy(&t, m->data, sizeof t);
+            coll_sock_printf(&c->sock, i, "hv_stepping=%u\n", t.stepping);
+            coll_sock_printf(&c->sock, i, "hv_host_request=%u\nhv_flags=0x%x\nhv_starts=%llu\n"
+                             "hv_stops=%llu\nhv_steps_closed=%llu\nhv_chunks_sent=%llu\n"
+                             "hv_chunk_bytes_sent=%llu\nhv_chunks_debug_port=%llu\n", t.host_request,
+                             t.flags, (unsigned long long)t.starts, (unsigned long long)t.stops,
+                             (unsigned long long)t.steps_closed, (unsigned long long)t.chunks_sent,
+                             (unsigned long long)t.chunk_bytes_sent,
+                             (unsigned long long)t.chunks_debug_port);
+        }
+        const char *why = NULL;
+        switch (m->ctl.status) {
+        case HVT_CTL_OK: break;
+        case HVT_CTL_EINVAL: why = "the hypervisor refused the arguments (unknown or not yet "
+                                   "implemented filter)"; break;
+        case HVT_CTL_ENOSYS: why = "the hypervisor has no tracer control (built without it?)"; break;
+        case HVT_CTL_EAUTH: why = "the hypervisor refused the request's tag (wrong or missing key)"; break;
+        default: why = "the hypervisor refused the request"; break;
+        }
+        coll_sock_end(&c->sock, i, why);
+    }
+}
+
+void coll_cmd_tick(struct coll *c, uint64_t now)
+{
+    for (int i = 0; i < COLL_SOCK_CLIENTS; i++) {
+        struct coll_sock_client *k = &c->sock.cl[i];
+        if (k->fd < 0 || !k->taken || !k->wait_cmd)
+            continue;
+        if (!k->deadline_ns)
+            k->deadline_ns = now + COLL_CMD_REPLY_NS;
+        else if (now > k->deadline_ns)
+            coll_sock_end(&c->sock, i, "no reply from the hypervisor in time");
+    }
+}

@@ -1,0 +1,113 @@
+/* trace_ctl.c - host-driven start/stop; see trace_ctl.h. */
+#include "trace_ctl.h"
+#ifdef HVT_HOST
+#include <string.h>
+#else
+#include "hv_api.h"
+#include "step.h"
+#include "trace.h"
+#include "hvt_trace_format.h"
+#endif
+
+static const struct trace_ctl_ops *ops;
+static struct hvt_trace_status state;    /* host_request, flags, starts, stops */
+
+void trace_ctl_set_ops(const struct trace_ctl_ops *o) { ops = o; }
+
+int trace_ctl_parse_args(const uint8_t *args, uint32_t len, struct hvt_trace_args *a)
+{
+    memset(a, 0, sizeof *a);
+    if (len == 0)
+        return HVT_CTL_OK;
+    if (len != sizeof *a)
+        return HVT_CTL_EINVAL;
+    memcpy(a, args, sizeof *a);
+    if (a->flags & ~HVT_TRACE_F_ALL || a->reserved0)
+        return HVT_CTL_EINVAL;
+    for (unsigned i = 0; i < sizeof a->reserved / sizeof a->reserved[0]; i++)
+        if (a->reserved[i])
+            return HVT_CTL_EINVAL;
+    if ((a->flags & HVT_TRACE_F_KERNEL_ONLY) && (a->flags & HVT_TRACE_F_USER_ONLY))
+        return HVT_CTL_EINVAL;
+    if ((a->flags & HVT_TRACE_F_ADDR_RANGE) && a->addr_lo >= a->addr_hi)
+        return HVT_CTL_EINVAL;
+    if ((a->flags & HVT_TRACE_F_BUDGET) && a->insn_budget == 0)
+        return HVT_CTL_EINVAL;
+    if (a->flags & ~TRACE_CTL_SUPPORTED_FILTERS)
+        return HVT_CTL_EINVAL;               /* well-formed, not implemented yet */
+    return HVT_CTL_OK;
+}
+
+static void reply_status(uint8_t *out, uint32_t *out_len)
+{
+    struct hvt_trace_status st = state;
+    if (ops && ops->counters)
+        ops->counters(&st);
+    memcpy(out, &st, sizeof st);
+    *out_len = sizeof st;
+}
+
+int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                     uint32_t *out_len)
+{
+    struct hvt_trace_args a;
+    *out_len = 0;
+    switch (cmd) {
+    case HVT_CTL_TRACE_START:
+        if (trace_ctl_parse_args(args, len, &a) != HVT_CTL_OK)
+            return HVT_CTL_EINVAL;
+        state.host_request = HVT_TRACE_REQ_START;
+        state.flags = a.flags;
+        state.starts++;
+        if (ops && ops->request)
+            ops->request(true);
+        break;
+    case HVT_CTL_TRACE_STOP:
+        if (len)
+            return HVT_CTL_EINVAL;
+        state.host_request = HVT_TRACE_REQ_STOP;
+        state.stops++;
+        if (ops && ops->request)
+            ops->request(false);
+        break;
+    case HVT_CTL_TRACE_STATUS:
+        if (len)
+            return HVT_CTL_EINVAL;
+        break;
+    default:
+        return HVT_CTL_ENOSYS;
+    }
+    reply_status(out, out_len);
+    return HVT_CTL_OK;
+}
+
+#ifndef HVT_HOST
+/* net/ when linked in (weak, like sink.c's use of the stream). */
+typedef int (*trace_ctl_fn)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                            uint32_t *out_len);
+__attribute__((weak)) void net_set_ctl_handler(trace_ctl_fn fn);
+
+/* A host command starts or stops like a mark does, but its START/STOP markers say USER. */
+static void hv_request(bool on) { step_request_reason(on, HVT_REASON_USER); }
+
+static void hv_counters(struct hvt_trace_status *st)
+{
+    struct trace_sink_stats s;
+    st->stepping = step_cpus_stepping();
+    st->steps_closed = __atomic_load_n(&trace_stats.steps, __ATOMIC_RELAXED);
+    st->record_bytes_closed = __atomic_load_n(&trace_stats.bytes, __ATOMIC_RELAXED);
+    trace_sink_stats(&s);
+    st->chunks_sent = s.stream_chunks;
+    st->chunk_bytes_sent = s.stream_bytes;
+    st->chunks_debug_port = s.debug_port_chunks;
+}
+
+static const struct trace_ctl_ops hv_ops = { .request = hv_request, .counters = hv_counters };
+
+void trace_ctl_init(void)
+{
+    ops = &hv_ops;
+    if (net_set_ctl_handler)
+        net_set_ctl_handler(trace_ctl_handle);
+}
+#endif

@@ -1,0 +1,42 @@
+/*
+ * trace_ctl.h - tracing started and stopped by the host: the HVT_CTL_TRACE_* control commands
+ * of include/hvt_stream.h (docs/stream-protocol.md, "Control"; docs/trace-cli.md).
+ *
+ * Contract:
+ *  - trace_ctl_init() (the hypervisor, from hv_policy_init): registers trace_ctl_handle() as
+ *    net/'s handler for commands >= HVT_CTL_TRACE_FIRST when net/ is linked in (a weak symbol:
+ *    a build without the NIC links and has no host control).
+ *  - trace_ctl_handle() runs inside net_poll() with net's lock held: it never calls
+ *    stream_send() and never waits. START and STOP only post a request (step_request_reason,
+ *    reason HVT_REASON_USER in the START/STOP markers): every CPU starts or stops stepping at
+ *    its next VM exit (the periodic preemption-timer exit guarantees one), like the
+ *    HVT_HC_MARK hypercall and the other triggers, which share that state.
+ *  - Arguments are checked strictly (trace_ctl_parse_args): START takes no data or exactly one
+ *    struct hvt_trace_args; unknown flags, non-zero reserved fields, KERNEL_ONLY with USER_ONLY,
+ *    an empty address range and - for now - every filter (none is implemented yet) are
+ *    HVT_CTL_EINVAL, and a refused START changes nothing. STOP and STATUS take no data.
+ *  - Every accepted command replies with struct hvt_trace_status.
+ *  - Portable: host builds (-DHVT_HOST) give their own ops (tests/net/fake_hv.c), so the host
+ *    tests run this very code.
+ */
+#ifndef HVT_TRACE_CTL_H
+#define HVT_TRACE_CTL_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "hvt_stream.h"
+
+struct trace_ctl_ops {
+    void (*request)(bool on);                        /* step_request_reason(on, USER) */
+    void (*counters)(struct hvt_trace_status *st);   /* steps, bytes, chunks so far */
+};
+
+void trace_ctl_init(void);
+void trace_ctl_set_ops(const struct trace_ctl_ops *ops);
+int  trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                      uint32_t *out_len);
+/* HVT_CTL_OK with *a filled (zero when len is 0), or HVT_CTL_EINVAL. */
+int  trace_ctl_parse_args(const uint8_t *args, uint32_t len, struct hvt_trace_args *a);
+/* Filters the hypervisor implements (trace_ctl_parse_args refuses the others). */
+#define TRACE_CTL_SUPPORTED_FILTERS 0u
+
+#endif
