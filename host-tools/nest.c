@@ -130,6 +130,46 @@ void nest_level(nest_cpu *c, const char *reason)
     snprintf(c->reason, sizeof c->reason, "%s", reason);
 }
 
+void nest_event(nest_cpu *c, const char *reason)
+{
+    if (c->nsaved == NEST_SAVED_MAX) { /* drop the outermost */
+        memmove(c->saved, c->saved + 1, (NEST_SAVED_MAX - 1) * sizeof c->saved[0]);
+        c->nsaved--;
+    }
+    nest_saved *sv = &c->saved[c->nsaved++];
+    sv->valid = !c->pending && c->depth > 0 && c->depth <= NEST_SAVED_FRAMES;
+    if (sv->valid) {
+        sv->depth = c->depth;
+        memcpy(sv->frames, c->frames, (size_t)c->depth * sizeof c->frames[0]);
+    }
+    nest_level(c, reason);
+}
+
+void nest_switch(nest_cpu *c, const char *reason)
+{
+    c->nsaved = 0;
+    nest_level(c, reason);
+}
+
+static void pop(nest_cpu *c, const nest_sink *s);
+
+/* An iret into fid: resume the stack the matching event interrupted, if fid is its top. */
+static int resume(nest_cpu *c, const nest_sink *s, int32_t fid)
+{
+    if (!c->nsaved) return 0;
+    nest_saved *sv = &c->saved[--c->nsaved];
+    if (!sv->valid || sv->frames[sv->depth - 1].fid != fid) return 0;
+    while (c->depth > 0) pop(c, s);
+    if (s->on_level) s->on_level(s->ctx, c, "after iret (resumed)");
+    for (int i = 0; i < sv->depth; i++) {
+        c->frames[i] = sv->frames[i];
+        if (s->on_flow) s->on_flow(s->ctx, c, 2, i, sv->frames[i].fid);
+    }
+    c->depth = sv->depth;
+    c->resumed++;
+    return 1;
+}
+
 static void push(nest_cpu *c, const nest_sink *s, int32_t fid, int by_call, int quiet)
 {
     if (c->depth == NEST_MAX_DEPTH) {
@@ -195,6 +235,8 @@ void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e
             }
             break;
         case DEC_IRET:
+            if (resume(c, s, fid)) break;
+            /* fall through */
         case DEC_SYSRET:
             while (c->depth > 0) pop(c, s);
             if (s->on_level) s->on_level(s->ctx, c, c->prev_kind == DEC_IRET ? "after iret" : "after sysret");

@@ -11,6 +11,10 @@
  *    which case the stack is popped back to it (an "irregular" point, counted).
  *  - Returning above the level's first function re-roots the level at the caller (counted
  *    as irregular) without printing.
+ *  - An interrupt or exception (nest_event) keeps the interrupted stack; the iret that returns
+ *    into the function on top of it resumes that stack: a level "after iret (resumed)" whose
+ *    frames are restated with enter = 2 ("=>", not calls), so a call nesting that an interrupt
+ *    cut in two reads as one. A context switch forgets kept stacks (the resumed task differs).
  * A function is a kernel symbol (ksym index), NEST_USER for user space, NEST_UNKNOWN for a
  * kernel address without symbol. The engine calls back on every push/pop; it also keeps a
  * trie of stacks so folded stacks (flame graphs) cost one increment per instruction. */
@@ -18,7 +22,8 @@
 #define HVT_NEST_H
 #include "dec.h"
 
-enum { NEST_USER = -2, NEST_UNKNOWN = -1, NEST_MAX_DEPTH = 512 };
+enum { NEST_USER = -2, NEST_UNKNOWN = -1, NEST_MAX_DEPTH = 512, NEST_SAVED_MAX = 8,
+       NEST_SAVED_FRAMES = 64 };
 
 typedef struct {
     int32_t fid;
@@ -29,6 +34,11 @@ typedef struct {
 typedef struct nest_trie nest_trie;
 
 typedef struct {
+    int valid, depth;
+    nest_frame frames[NEST_SAVED_FRAMES];
+} nest_saved;
+
+typedef struct {
     unsigned cpu;
     nest_frame frames[NEST_MAX_DEPTH];
     int depth;
@@ -37,10 +47,14 @@ typedef struct {
     uint8_t prev_kind;
     uint64_t prev_next;
     uint64_t irregular, overflow;
+    nest_saved saved[NEST_SAVED_MAX]; /* stacks interrupted by events, innermost last */
+    int nsaved;
+    uint64_t resumed;
 } nest_cpu;
 
 typedef struct {
-    /* depth is the indentation level; enter = 1 for "->", 0 for "<-" */
+    /* depth is the indentation level; enter = 1 for "->", 0 for "<-", 2 for "=>" (a frame
+     * restated when an iret resumes an interrupted stack) */
     void (*on_flow)(void *ctx, const nest_cpu *c, int enter, int depth, int32_t fid);
     void (*on_level)(void *ctx, const nest_cpu *c, const char *reason);
     void *ctx;
@@ -50,6 +64,10 @@ typedef struct {
 void nest_init(nest_cpu *c, unsigned cpu);
 /* Start a new level at the next instruction (reason is printed in the level header). */
 void nest_level(nest_cpu *c, const char *reason);
+/* An interrupt/exception entry: like nest_level, and keeps the interrupted stack. */
+void nest_event(nest_cpu *c, const char *reason);
+/* A context switch: like nest_level, and forgets the kept stacks. */
+void nest_switch(nest_cpu *c, const char *reason);
 void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e);
 static inline int32_t nest_fid(const dec_entry *e)
 {

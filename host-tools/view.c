@@ -79,7 +79,7 @@ static const char *fname(void *ctx, int32_t fid)
 static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t fid)
 {
     view_state *v = ctx;
-    if (enter && v->fn_calls) v->fn_calls[fid + 2]++;
+    if (enter == 1 && v->fn_calls) v->fn_calls[fid + 2]++;
     if (v->hidden) {
         view_cpu *vc = v->cpus[c->cpu < VIEW_MAX_CPUS ? c->cpu : VIEW_MAX_CPUS - 1];
         if (vc->hide_depth >= 0) {
@@ -93,7 +93,8 @@ static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t 
         }
     }
     if (v->o->views & VIEW_NEST)
-        fprintf(v->o->out, "%3u  %*s%s %s\n", c->cpu, 2 * depth, "", enter ? "->" : "<-", fname(v, fid));
+        fprintf(v->o->out, "%3u  %*s%s %s\n", c->cpu, 2 * depth, "",
+                enter == 2 ? "=>" : enter ? "->" : "<-", fname(v, fid));
 }
 
 static void on_level(void *ctx, const nest_cpu *c, const char *reason)
@@ -174,7 +175,7 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
         else if (r->errcode >= 0)
             snprintf(why, sizeof why, "exception %u error 0x%llx", r->vector, (unsigned long long)r->errcode);
         else snprintf(why, sizeof why, "exception %u", r->vector);
-        nest_level(&c->nest, why);
+        nest_event(&c->nest, why);
         break;
     case HVT_MARK_SYSCALL:
         snprintf(why, sizeof why, "syscall %llu", (unsigned long long)r->a);
@@ -183,7 +184,7 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
     case HVT_MARK_SWITCH:
         snprintf(why, sizeof why, "switch to %lld/%s", (long long)r->a, r->comm);
         set_task(v, c, r);
-        nest_level(&c->nest, why);
+        nest_switch(&c->nest, why);
         break;
     case HVT_MARK_CONTEXT: /* the writer restating the current task at a chunk start */
         snprintf(why, sizeof why, "context %lld/%s", (long long)r->a, r->comm);

@@ -1,11 +1,15 @@
-/* codedict.c - code dictionary: open-addressing hash of (rip, bytes) -> id. */
+/* codedict.c - code dictionary: open-addressing hash of (rip, bytes) -> id.
+ * Lookups are lock-free; inserts and the reset of a full table take the lock. A reset races
+ * with lock-free readers on other CPUs (a reader could match an entry being zeroed and return
+ * a torn id: seen as a corrupt chunk in a 7.6 M-instruction trace), so readers check a
+ * sequence count around their read (odd while a reset runs) and retry under the lock. */
 #include "codedict.h"
 #include "trace.h"
 #include "hv_api.h"
 #include "hv_core.h"
 #include "hvt_trace_format.h"
 
-#define DICT_SLOTS   65536u            /* power of two */
+#define DICT_SLOTS   262144u           /* power of two; 8 MiB: ~196 k entries before a reset */
 #define DICT_MAX     (DICT_SLOTS / 4 * 3)
 #define DICT_PROBES  16
 #define BATCH_BYTES  (64u * 1024)
@@ -14,6 +18,7 @@ struct entry { uint64_t rip; uint32_t id; uint8_t len, used; uint8_t bytes[HVT_C
 
 static struct entry *table;
 static uint32_t used, next_id;
+static volatile uint32_t reset_seq;        /* odd while the table is being reset */
 static struct spinlock lock;
 static uint8_t *batch;
 static uint32_t batch_len, batch_entries, batch_first;
@@ -55,17 +60,27 @@ uint32_t codedict_id(uint64_t rip, const uint8_t *bytes, unsigned len)
 {
     uint32_t h = hash(rip);
     /* Lock-free lookup of a published entry; entries are only written under the lock and
-     * 'used' is set last. A concurrent reset can only make us miss and insert again. */
-    for (unsigned i = 0; i < DICT_PROBES; i++) {
-        struct entry *e = &table[(h + i) & (DICT_SLOTS - 1)];
-        if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE))
-            break;
-        if (e->rip == rip && e->len == len && !memcmp(e->bytes, bytes, len))
-            return e->id;
-    }
+     * 'used' is set last. The sequence count catches a reset running meanwhile. */
+    uint32_t seq = __atomic_load_n(&reset_seq, __ATOMIC_ACQUIRE);
+    if (!(seq & 1))
+        for (unsigned i = 0; i < DICT_PROBES; i++) {
+            struct entry *e = &table[(h + i) & (DICT_SLOTS - 1)];
+            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE))
+                break;
+            if (e->rip == rip && e->len == len && !memcmp(e->bytes, bytes, len)) {
+                uint32_t id = e->id;
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                if (__atomic_load_n(&reset_seq, __ATOMIC_RELAXED) == seq)
+                    return id;
+                break;                          /* a reset ran: ask again under the lock */
+            }
+        }
     spin_lock(&lock);
     if (used >= DICT_MAX) {
+        __atomic_store_n(&reset_seq, reset_seq + 1, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         memset(table, 0, DICT_SLOTS * sizeof(struct entry));
+        __atomic_store_n(&reset_seq, reset_seq + 1, __ATOMIC_RELEASE);
         used = 0;
     }
     struct entry *slot = 0;

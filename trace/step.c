@@ -120,9 +120,12 @@ void step_configure(const struct trace_opts *o)
     sopt.filtering = o->only != TRACE_ONLY_ALL || o->cr3 || o->nrange;
     sopt.budget_on = o->budget != 0;
     sopt.budget_left = (int64_t)o->budget;
-    if (o->flight_mb && trace_sink_flight(o->flight_mb, hv_cpu_count(), CHUNK_BYTES))
-        hv_log("hvtrace: flight recorder: not enough hypervisor memory for %lu MB: streaming instead\n",
-               o->flight_mb);
+}
+
+void step_flight(uint64_t mb)
+{
+    if (mb && trace_sink_flight(mb, hv_cpu_count(), CHUNK_BYTES))
+        hv_log("hvtrace: flight recorder: not enough hypervisor memory for %lu MB: streaming instead\n", mb);
 }
 
 /* Kernel addresses in the options are link-time: slide them once the slide is known. */
@@ -130,7 +133,7 @@ static void slide_options(void)
 {
     uint64_t slide = trigger_slide();
     for (unsigned i = 0; i < sopt.nrange; i++) {
-        bool k = trace_opts_is_kernel(opts->range[i].lo);
+        bool k = trace_opts_is_kernel(opts->range[i].lo) && !opts->ranges_runtime;
         sopt.range[i].lo = opts->range[i].lo + (k ? slide : 0);
         sopt.range[i].hi = opts->range[i].hi + (k ? slide : 0);
     }

@@ -15,7 +15,9 @@ bool step_active(void);
 bool step_cpus_stepping(void);                     /* is any CPU still stepping? */
 void step_stop_now(unsigned reason);                /* stop this CPU at once (fatal, power-off) */
 struct trace_opts;
+/* Filters and budget of the next window (not while any CPU steps: the caller checks). */
 void step_configure(const struct trace_opts *o);
+void step_flight(uint64_t mb);                      /* flight recorder of 'mb' MB, once */
 void step_post_exit(struct guest_regs *g, unsigned reason);
 bool step_mtf_exit(struct guest_regs *g);
 bool step_hlt_exit(struct guest_regs *g);

@@ -35,6 +35,9 @@ void trace_sink_init(void);
  * chunk_bytes; trace_sink_stop(cpu) dumps this CPU's ring (called when it stops tracing). */
 int  trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes);
 void trace_sink_stop(unsigned cpu);
+/* The options of the boot configuration (trace_main.c). */
+struct trace_opts;
+const struct trace_opts *trace_boot_opts(void);
 
 struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
 void trace_sink_stats(struct trace_sink_stats *s);

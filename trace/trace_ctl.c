@@ -7,6 +7,7 @@
 #include "step.h"
 #include "trace.h"
 #include "hvt_trace_format.h"
+#include "trace_opts.h"
 #endif
 
 static const struct trace_ctl_ops *ops;
@@ -56,6 +57,11 @@ int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
     case HVT_CTL_TRACE_START:
         if (trace_ctl_parse_args(args, len, &a) != HVT_CTL_OK)
             return HVT_CTL_EINVAL;
+        if (ops && ops->configure) {
+            int rc = ops->configure(&a);
+            if (rc != HVT_CTL_OK)
+                return rc;
+        }
         state.host_request = HVT_TRACE_REQ_START;
         state.flags = a.flags;
         state.starts++;
@@ -87,6 +93,30 @@ typedef int (*trace_ctl_fn)(uint16_t cmd, const uint8_t *args, uint32_t len, uin
                             uint32_t *out_len);
 __attribute__((weak)) void net_set_ctl_handler(trace_ctl_fn fn);
 
+/* START's filters become the next window's (trace_opts semantics; step.c applies them). */
+static int hv_configure(const struct hvt_trace_args *a)
+{
+    static struct trace_opts o;
+    if (step_active() || step_cpus_stepping())
+        return a->flags ? HVT_CTL_EINVAL : HVT_CTL_OK;   /* no new filters mid-window */
+    o = *trace_boot_opts();
+    if (a->flags) {                                    /* replace the boot filters */
+        o.only = a->flags & HVT_TRACE_F_KERNEL_ONLY ? TRACE_ONLY_KERNEL :
+                 a->flags & HVT_TRACE_F_USER_ONLY ? TRACE_ONLY_USER : TRACE_ONLY_ALL;
+        o.cr3 = a->flags & HVT_TRACE_F_CR3 ? a->cr3 : 0;
+        o.nrange = 0;
+        if (a->flags & HVT_TRACE_F_ADDR_RANGE) {
+            o.range[0].lo = a->addr_lo;
+            o.range[0].hi = a->addr_hi;
+            o.nrange = 1;
+        }
+        o.ranges_runtime = true;
+        o.budget = a->flags & HVT_TRACE_F_BUDGET ? a->insn_budget : 0;
+    }
+    step_configure(&o);
+    return HVT_CTL_OK;
+}
+
 /* A host command starts or stops like a mark does, but its START/STOP markers say USER. */
 static void hv_request(bool on) { step_request_reason(on, HVT_REASON_USER); }
 
@@ -102,7 +132,8 @@ static void hv_counters(struct hvt_trace_status *st)
     st->chunks_debug_port = s.debug_port_chunks;
 }
 
-static const struct trace_ctl_ops hv_ops = { .request = hv_request, .counters = hv_counters };
+static const struct trace_ctl_ops hv_ops = { .configure = hv_configure, .request = hv_request,
+                                             .counters = hv_counters };
 
 void trace_ctl_init(void)
 {

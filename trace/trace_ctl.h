@@ -13,8 +13,10 @@
  *    HVT_HC_MARK hypercall and the other triggers, which share that state.
  *  - Arguments are checked strictly (trace_ctl_parse_args): START takes no data or exactly one
  *    struct hvt_trace_args; unknown flags, non-zero reserved fields, KERNEL_ONLY with USER_ONLY,
- *    an empty address range and - for now - every filter (none is implemented yet) are
- *    HVT_CTL_EINVAL, and a refused START changes nothing. STOP and STATUS take no data.
+ *    an empty address range or a zero budget are HVT_CTL_EINVAL, and a refused START changes
+ *    nothing. Filters given with START replace the boot configuration's filters and budget for
+ *    that window (addresses are runtime ones); they are refused while a window is open. STOP
+ *    and STATUS take no data.
  *  - Every accepted command replies with struct hvt_trace_status.
  *  - Portable: host builds (-DHVT_HOST) give their own ops (tests/net/fake_hv.c), so the host
  *    tests run this very code.
@@ -26,6 +28,9 @@
 #include "hvt_stream.h"
 
 struct trace_ctl_ops {
+    /* START's filters for the window it opens: HVT_CTL_OK, or an error that refuses the START
+     * (the hypervisor refuses new filters while a window is open). NULL: accepted as given. */
+    int  (*configure)(const struct hvt_trace_args *a);
     void (*request)(bool on);                        /* step_request_reason(on, USER) */
     void (*counters)(struct hvt_trace_status *st);   /* steps, bytes, chunks so far */
 };
@@ -37,6 +42,6 @@ int  trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
 /* HVT_CTL_OK with *a filled (zero when len is 0), or HVT_CTL_EINVAL. */
 int  trace_ctl_parse_args(const uint8_t *args, uint32_t len, struct hvt_trace_args *a);
 /* Filters the hypervisor implements (trace_ctl_parse_args refuses the others). */
-#define TRACE_CTL_SUPPORTED_FILTERS 0u
+#define TRACE_CTL_SUPPORTED_FILTERS HVT_TRACE_F_ALL
 
 #endif

@@ -21,6 +21,8 @@
 static bool timer_armed[HVT_MAX_CPUS];
 static struct trace_opts opts;
 
+const struct trace_opts *trace_boot_opts(void) { return &opts; }
+
 static void hook_post_exit(struct guest_regs *g, unsigned reason)
 {
     unsigned cpu = hv_cpu_id();
@@ -103,6 +105,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     if (step_init(bi->cpu_count))
         return -10;
     step_configure(&opts);
+    step_flight(opts.flight_mb);
     trigger_init(&opts);
     trace_sink_init();
     trace_ctl_init();

@@ -58,6 +58,7 @@ struct trace_opts {
     unsigned nstop_at;
     uint64_t flight_mb;                    /* 0 = stream everything */
     uint64_t lstar;                        /* 0 = no slide known: kernel addresses as given */
+    bool ranges_runtime;                   /* range= addresses are runtime ones (host control) */
 };
 
 /* Parse 'text' into *o (defaults first). 0 on success; -1 with a message in err. */

@@ -14,7 +14,8 @@ static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t 
     (void)ctx;
     (void)c;
     size_t l = strlen(got);
-    snprintf(got + l, sizeof got - l, "%*s%s %s\n", 2 * depth, "", enter ? "->" : "<-", fid >= 0 ? names[fid] : "?");
+    snprintf(got + l, sizeof got - l, "%*s%s %s\n", 2 * depth, "", enter == 2 ? "=>" : enter ? "->" : "<-",
+             fid >= 0 ? names[fid] : "?");
 }
 
 static void on_level(void *ctx, const nest_cpu *c, const char *why)
@@ -35,6 +36,7 @@ static void run(const char *what, const step *st, int n, const char *want, const
     got[0] = 0;
     for (int i = 0; i < n; i++) {
         if (level_at && level_at[i] == 'L') nest_level(&c, "event");
+        if (level_at && level_at[i] == 'E') nest_event(&c, "event");
         dec_entry e;
         memset(&e, 0, sizeof e);
         e.rip = st[i].rip;
@@ -82,6 +84,18 @@ int main(void)
     };
     run("event level and iret", c2, 5,
         "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret ==\n-> f\n<- f\n", "..L..");
+
+    /* an interrupt (nest_event) keeps the stack; the iret back into f resumes it */
+    run("interrupt and resuming iret", c2, 5,
+        "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret (resumed) ==\n"
+        "=> main\n  => f\n  <- f\n", "..E..");
+    /* an iret elsewhere (another task's context) does not resume: a new level */
+    const step c3[] = {
+        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_IRET},
+        {K(0x402), H, 2, 1, DEC_OTHER},
+    };
+    run("iret that does not return to the interrupted function", c3, 4,
+        "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret ==\n-> h\n", "..E.");
 
     /* "call 1f" inside a function (RSB stuffing) is not a call; a call to the next insn neither */
     const step d[] = {

@@ -107,7 +107,7 @@ if [[ " $RUNS " == *" B "* ]]; then
   for _ in $(seq $(( TIMEOUT * 5 ))); do
     if grep -aq "getpid-loop: start pid=" "$D/console.log" 2>/dev/null; then
       t_seen=$(now); seen=1
-      "$HVT" trace start -d "$OUT/coll-b" && started=1
+      "$HVT" trace start --kernel-only -d "$OUT/coll-b" && started=1
       t_req=$(now)
       break
     fi
@@ -143,8 +143,12 @@ if [[ " $RUNS " == *" B "* ]]; then
   out=$("$CHECK" "$OUT/host.hvt" 2>&1); st=$?
   echo "$out" | tail -3
   check "B: hvt-check on the host-started trace: violations=0, no gap" test $st = 0
+  nuser=$(grep -o " user=[0-9]*" <<< "$out" | awk -F= '{s += $2} END {print s + 0}')
+  nkern=$(grep -o " kernel=[0-9]*" <<< "$out" | awk -F= '{s += $2} END {print s + 0}')
+  check "B: --kernel-only: $nkern kernel instructions, $nuser user ones" test "$nuser" = 0 -a "$nkern" -gt 0
   lst=$("$HVT" analyze --view list --file-order "$OUT/host.hvt" | grep '^# ')
-  n_start=$(grep -c ' start (' <<< "$lst"); n_stop=$(grep -c ' stop (' <<< "$lst")
+  # (a filter's suspend/resume pairs are not window ends)
+  n_start=$(grep ' start (' <<< "$lst" | grep -vc '(filter)'); n_stop=$(grep ' stop (' <<< "$lst" | grep -vc '(filter)')
   check "B: every CPU that started stopped (START $n_start, STOP $n_stop)" test "$n_start" -ge 1 -a "$n_start" = "$n_stop"
   n_host=$(grep -c ' \(start\|stop\) (host command)' <<< "$lst")
   check "B: the markers say the host started and stopped it ($n_host of $((n_start + n_stop)))" \

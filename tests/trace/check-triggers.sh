@@ -39,7 +39,34 @@ if "$import" "$run/e9.log" "$run/trace.hvt"; then
     want=$("$hvt" syms --lstar "0x$lstar" "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
     echo "first instruction on cpu $cpu: $first = $sym; __x64_sys_getpid at runtime = 0x$want"
     # (an alias such as __do_sys_getpid may share the address: compare addresses)
-    [ "$((first))" = "$((0x${want:-0}))" ] || why+=("first instruction is $sym, not __x64_sys_getpid")
+    if [ "$((first))" != "$((0x${want:-0}))" ]; then
+      # An interrupt may be delivered before the trapped instruction runs: then the window
+      # opens with that interrupt's entry, and __x64_sys_getpid runs right after its return.
+      "$hvt" analyze --file-order --view list "$run/trace.hvt" 2>/dev/null |
+        awk -v c="$cpu" '($1 == "#" && $3 == c) || $2 == c' | head -n 20000 > "$run/trigger-cpu.list"
+      verdict=$(python3 - "$want" "$run/trigger-cpu.list" <<'PY'
+import sys
+want = int(sys.argv[1], 16)
+seen_event, verdict = False, "never"
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f[0] == "#":
+        if len(f) > 3 and f[3] in ("interrupt", "exception"):
+            seen_event = True
+        continue
+    rip = int(f[3], 16)
+    if not seen_event:                       # the first instruction is not a handler's
+        verdict = "first" if rip == want else "other"
+        break
+    if rip == want:
+        verdict = "after-interrupt"
+        break
+print(verdict)
+PY
+)
+      echo "first instruction is $sym: $verdict"
+      [ "$verdict" = after-interrupt ] || why+=("the window does not open at __x64_sys_getpid ($sym, $verdict)")
+    fi
     task=$("$hvt" analyze --file-order "$run/trace.hvt" 2>/dev/null | awk -v c="$cpu" '$1 == "#" && $3 == c && /switch to|context/ {print; exit}')
     echo "first task on cpu $cpu: $task"
     grep -q "/getpid-loop" <<< "$task" || why+=("trace on cpu $cpu does not start in getpid-loop")

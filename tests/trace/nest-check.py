@@ -8,7 +8,7 @@ import re
 import sys
 
 pid, comm, funcs = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
-line_re = re.compile(r"^\s*(\d+)  (\s*)(->|<-) (\S+)")
+line_re = re.compile(r"^\s*(\d+)  (\s*)(->|<-|=>) (\S+)")
 switch_re = re.compile(r"^\s*(\d+)  == switch to (\S+)/(.*) ==")
 stacks, current, count, wrong_proc = {}, {}, 0, 0
 for line in sys.stdin:
@@ -22,11 +22,11 @@ for line in sys.stdin:
     cpu, depth, arrow, fn = m.group(1), len(m.group(2)) // 2, m.group(3), m.group(4)
     st = stacks.setdefault(cpu, [])
     del st[depth:]
-    if arrow == "->":
+    if arrow == "->":   # a call ("=>" restates a frame after an interrupt: not a new call)
         if fn in funcs and "do_syscall_64" in st and any(f.startswith("entry_SYSCALL_64") for f in st):
             if current.get(cpu) == (pid, comm):
                 count += 1
             else:
                 wrong_proc += 1
-        st.append(fn)
+        st.append(fn)   # "=>": a frame restated when an iret resumed an interrupted stack
 print(f"nest_getpid_calls={count} other_process={wrong_proc}")

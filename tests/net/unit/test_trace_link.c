@@ -20,8 +20,18 @@ static int g_pass, g_fail;
 #define CHECK(cond) do { if (cond) g_pass++; else { g_fail++; \
         fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
 
-static int requests, last_on;
+static int requests, last_on, busy, configured;
+static uint32_t configured_flags;
 static void fake_request(bool on) { requests++; last_on = on; }
+/* The hypervisor refuses new filters while a window is open: 'busy' plays that part. */
+static int fake_configure(const struct hvt_trace_args *a)
+{
+    if (busy && a->flags)
+        return HVT_CTL_EINVAL;
+    configured++;
+    configured_flags = a->flags;
+    return HVT_CTL_OK;
+}
 static void fake_counters(struct hvt_trace_status *st) { st->chunks_sent = 42; }
 
 static int start_with(const struct hvt_trace_args *a, uint32_t len)
@@ -33,7 +43,8 @@ static int start_with(const struct hvt_trace_args *a, uint32_t len)
 
 static void test_ctl(void)
 {
-    static const struct trace_ctl_ops ops = { fake_request, fake_counters };
+    static const struct trace_ctl_ops ops = { .configure = fake_configure, .request = fake_request,
+                                              .counters = fake_counters };
     trace_ctl_set_ops(&ops);
     struct hvt_trace_args a, parsed;
     memset(&a, 0, sizeof a);
@@ -56,22 +67,29 @@ static void test_ctl(void)
     CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
     a.flags = HVT_TRACE_F_BUDGET;                        /* zero budget */
     CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
-    a.flags = HVT_TRACE_F_KERNEL_ONLY;                   /* well-formed, not implemented yet */
-    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) ==
-          (TRACE_CTL_SUPPORTED_FILTERS & HVT_TRACE_F_KERNEL_ONLY ? HVT_CTL_OK : HVT_CTL_EINVAL));
-    /* a refused START changes nothing */
-    CHECK(start_with(&a, sizeof a) == HVT_CTL_EINVAL && requests == 0);
-    memset(&a, 0, sizeof a);
+    a.flags = HVT_TRACE_F_KERNEL_ONLY;                   /* well-formed and implemented */
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_OK);
+    /* a refused START changes nothing: bad arguments, or filters while a window is open */
+    a.flags = HVT_TRACE_F_KERNEL_ONLY | HVT_TRACE_F_USER_ONLY;
+    CHECK(start_with(&a, sizeof a) == HVT_CTL_EINVAL && requests == 0 && configured == 0);
+    a.flags = HVT_TRACE_F_KERNEL_ONLY;
+    busy = 1;
+    CHECK(start_with(&a, sizeof a) == HVT_CTL_EINVAL && requests == 0 && configured == 0);
+    busy = 0;
     uint8_t out[HVT_CTL_MAX_DATA];
     uint32_t n = 0;
-    CHECK(start_with(&a, 0) == HVT_CTL_OK && requests == 1 && last_on);
+    CHECK(start_with(&a, sizeof a) == HVT_CTL_OK && requests == 1 && last_on && configured == 1 &&
+          configured_flags == HVT_TRACE_F_KERNEL_ONLY);
     CHECK(trace_ctl_handle(HVT_CTL_TRACE_STOP, NULL, 0, out, &n) == HVT_CTL_OK && requests == 2 &&
           !last_on && n == sizeof(struct hvt_trace_status));
+    memset(&a, 0, sizeof a);
+    CHECK(start_with(&a, 0) == HVT_CTL_OK && requests == 3 && last_on && configured_flags == 0);
+    CHECK(trace_ctl_handle(HVT_CTL_TRACE_STOP, NULL, 0, out, &n) == HVT_CTL_OK && requests == 4);
     struct hvt_trace_status st;
     memcpy(&st, out, sizeof st);
-    CHECK(st.host_request == HVT_TRACE_REQ_STOP && st.starts == 1 && st.stops == 1 && st.chunks_sent == 42);
+    CHECK(st.host_request == HVT_TRACE_REQ_STOP && st.starts == 2 && st.stops == 2 && st.chunks_sent == 42);
     CHECK(trace_ctl_handle(HVT_CTL_TRACE_STOP, out, 1, out, &n) == HVT_CTL_EINVAL);
-    CHECK(trace_ctl_handle(HVT_CTL_TRACE_STATUS, NULL, 0, out, &n) == HVT_CTL_OK && requests == 2);
+    CHECK(trace_ctl_handle(HVT_CTL_TRACE_STATUS, NULL, 0, out, &n) == HVT_CTL_OK && requests == 4);
     CHECK(trace_ctl_handle(HVT_CTL_TRACE_STATUS + 1, NULL, 0, out, &n) == HVT_CTL_ENOSYS);
 }
 
