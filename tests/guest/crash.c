@@ -18,10 +18,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "crash: hvtrace not detected\n");
         return 2;
     }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    sched_setaffinity(0, sizeof one, &one);
+    hvt_pin_cpu("crash");
     int fd = open("/proc/sysrq-trigger", O_WRONLY);
     if (fd < 0) {
         perror("crash: /proc/sysrq-trigger");

@@ -20,13 +20,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "getpid-loop: hvtrace not detected\n");
         return 2;
     }
-    /* Stay on one CPU for the whole window: the oracle counts per CPU from the start mark to
-     * the stop mark, so a migration in between would leave no CPU with both marks. */
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    if (sched_setaffinity(0, sizeof one, &one))
-        perror("getpid-loop: sched_setaffinity");
+    hvt_pin_cpu("getpid-loop");
     long pid = getpid(), bad = 0;
     int mark = !(argc > 2 && !strcmp(argv[2], "nomark"));
     if (mark) {

@@ -28,6 +28,21 @@ static inline int64_t hvt_hypercall(uint64_t func, uint64_t *rbx, uint64_t *rcx,
     return (int64_t)rax;
 }
 
+#ifdef _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+/* Stay on the CPU we run on: a trace window judged per CPU (the oracle counts per CPU from the
+ * start mark to the stop mark) must not be split by a migration. */
+static inline void hvt_pin_cpu(const char *who)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof one, &one))
+        fprintf(stderr, "%s: sched_setaffinity failed\n", who);
+}
+#endif
+
 /* Start (1) or stop (0) tracing: the HVT_HC_MARK hypercall. */
 static inline int64_t hvt_mark(uint64_t what)
 {

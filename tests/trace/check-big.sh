@@ -4,10 +4,9 @@
 # no continuity violation.
 set -uo pipefail
 run=$1; import=$2; check=$3; min=$4
-serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
-why=()
-grep -a "^trace-run:\|^HVT-CMD: status" <<< "$serial"
-grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("traced program did not exit 0")
+source "$(dirname "$0")/check-lib.sh"
+run_start "^trace-run:\|^HVT-CMD: status"
+need_status0
 grep -a "^HVT-STEPSTAT" "$run/e9.log"
 if "$import" "$run/e9.log" "$run/trace.hvt"; then
   out=$("$check" "$run/trace.hvt"); st=$?
@@ -19,7 +18,4 @@ if "$import" "$run/e9.log" "$run/trace.hvt"; then
 else
   why+=("trace import failed")
 fi
-if [ ${#why[@]} -gt 0 ]; then
-  printf 'check-big: FAIL: %s\n' "$(IFS=';'; echo "${why[*]}")"; exit 1
-fi
-echo "check-big: PASS"
+verdict check-big

@@ -9,11 +9,9 @@
 #    (--allow-gaps: the overwritten past is the one expected gap).
 set -uo pipefail
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
-serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
-why=()
-grep -a "^crash:\|Kernel panic" <<< "$serial"
+source "$(dirname "$0")/check-lib.sh"
+run_start "^crash:\|Kernel panic"
 grep -q "Kernel panic - not syncing: sysrq triggered crash" <<< "$serial" || why+=("the kernel did not panic through sysrq")
-echo "end=$(cat "$run/end" 2>/dev/null || echo unknown) wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
 grep -a "^hvtrace: \(cpu .*flight\|flight\|cpu .*mark\)\|^HVT-STEPSTAT" "$run/e9.log" | head -20
 stat=$(grep -a "^HVT-STEPSTAT.* reason=10" "$run/e9.log" | head -1)
 [ -n "$stat" ] || why+=("no CPU stopped at the stop_at address (reason 10)")
@@ -41,7 +39,4 @@ if "$import" "$run/e9.log" "$run/trace.hvt"; then
 else
   why+=("trace import failed")
 fi
-if [ ${#why[@]} -gt 0 ]; then
-  printf 'check-crash: FAIL: %s\n' "$(IFS=';'; echo "${why[*]}")"; exit 1
-fi
-echo "check-crash: PASS violations=0"
+verdict check-crash violations=0

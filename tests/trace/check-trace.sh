@@ -11,13 +11,10 @@
 set -uo pipefail
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
 trace="${TRACE_FILE:-$run/trace.hvt}"
-serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
-why=()
-grep -a "^getpid-loop:\|^HVT-CMD" <<< "$serial"
-grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("workload did not finish with status 0")
-end=$(cat "$run/end" 2>/dev/null || echo unknown)
-echo "end=$end wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
-[ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")
+source "$(dirname "$0")/check-lib.sh"
+run_start "^getpid-loop:\|^HVT-CMD"
+need_status0
+need_poweroff
 pid=$(sed -n 's/^getpid-loop: pid=\([0-9]*\).*/\1/p' <<< "$serial")
 grep -a "^hvtrace: \(cpu .*trace\|trace totals\|PANIC\|process\)" "$run/e9.log" | head -20
 if [ -n "${TRACE_FILE:-}" ] || "$import" "$run/e9.log" "$trace"; then
@@ -43,9 +40,4 @@ if [ -n "${TRACE_FILE:-}" ] || "$import" "$run/e9.log" "$trace"; then
 else
   why+=("trace import failed")
 fi
-if [ ${#why[@]} -gt 0 ]; then
-  echo "--- serial tail:"; tail -n 20 <<< "$serial"
-  printf 'check-trace: FAIL: %s\n' "$(IFS=';'; echo "${why[*]}")"
-  exit 1
-fi
-echo "check-trace: PASS"
+verdict check-trace

@@ -11,13 +11,10 @@
 set -uo pipefail
 start_reason=${TRIGGER_START_REASON:-6}; passes=${TRIGGER_PASSES:-1}
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5; budget=$6
-serial=$(tr -d '\r' < "$run/serial.log" 2>/dev/null)
-why=()
-grep -a "^getpid-loop:\|^HVT-CMD" <<< "$serial"
-grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("workload did not finish with status 0")
-end=$(cat "$run/end" 2>/dev/null || echo unknown)
-echo "end=$end wall_seconds=$(cat "$run/wall_seconds" 2>/dev/null || echo ?)"
-[ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")
+source "$(dirname "$0")/check-lib.sh"
+run_start "^getpid-loop:\|^HVT-CMD"
+need_status0
+need_poweroff
 grep -a "^hvtrace: \(.*trigger\|KASLR\|cpu .*mark\)\|^HVT-STEPSTAT" "$run/e9.log" | head -20
 grep -qa "^hvtrace: cpu [0-9]*: trigger fired at [0-9a-f]* after $passes pass(es)" "$run/e9.log" ||
   why+=("the trigger did not fire after $passes pass(es)")
@@ -77,7 +74,4 @@ PY
 else
   why+=("trace import failed")
 fi
-if [ ${#why[@]} -gt 0 ]; then
-  printf 'check-triggers: FAIL: %s\n' "$(IFS=';'; echo "${why[*]}")"; exit 1
-fi
-echo "check-triggers: PASS violations=0"
+verdict check-triggers violations=0
