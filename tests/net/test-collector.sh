@@ -11,13 +11,8 @@ COLL="$B/hvtrace-collector"; FAKE="$B/fake_hv"
 W=$(mktemp -d /tmp/hvt-coll-test.XXXXXX)
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 PORT=$(( 20000 + RANDOM % 20000 ))
-pass=0; fail=0
-ok()   { pass=$((pass+1)); echo "ok   $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL $*"; }
-check() { local what="$1"; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$W"; }
-trap cleanup EXIT
+source "$(dirname "$0")/test-lib.sh"
+CLEANUP_DIR="$W"
 
 start_coll() {  # out-dir log extra-args...
   local out="$1" log="$2"; shift 2

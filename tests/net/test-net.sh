@@ -30,13 +30,7 @@ KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 SELFTEST_KB="${NET_SELFTEST_KB:-65536}"
 TIMEOUT="${BOCHS_TEST_TIMEOUT:-400}"
 COLL="$BUILD/host/hvtrace-collector"
-pass=0; fail=0
-ok()   { pass=$((pass+1)); echo "ok   $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL $*"; }
-check() { local what="$1"; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
+source "$(dirname "$0")/test-lib.sh"
 
 ${TEST_EFI_BUILD:-make BUILD=$BUILD efi} >/dev/null || { echo "test-net: building hvtrace.efi failed"; exit 1; }
 make -s BUILD="$BUILD" collector "$BUILD/test/guest/hvtrace-guest" >/dev/null || exit 1

@@ -35,13 +35,8 @@ RUNS="${TRACE_NET_RUNS:-A B}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
-pass=0; fail=0
-ok()   { pass=$((pass+1)); echo "ok   $*"; }
-bad()  { fail=$((fail+1)); echo "FAIL $*"; }
-check() { local what="$1"; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
+source "$(dirname "$0")/test-lib.sh"
+calc() { awk "BEGIN { print $1 }"; }   # arithmetic on fractional seconds (no bc needed)
 for f in "$COLL" "$HVT" "$CHECK" "$IMPORT" "$VMLINUZ" "$INITRD" "$EFI"; do
   [ -e "$f" ] || { echo "test-trace-net: missing $f (run make test-trace-net)"; exit 1; }
 done
@@ -79,7 +74,7 @@ if [[ " $RUNS " == *" A "* ]]; then
     bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-a.img" "$R" > "$OUT/bochs-a.out" 2>&1
   finish_coll
   D="$OUT/coll-a/current"
-  echo "test-trace-net: run A ended by $(cat "$R/end" 2>/dev/null) after $(cat "$R/wall_seconds" 2>/dev/null) s wall ($(printf '%.0f' "$(echo "$(now) - $t0" | bc)") s with set-up)"
+  echo "test-trace-net: run A ended by $(cat "$R/end" 2>/dev/null) after $(cat "$R/wall_seconds" 2>/dev/null) s wall ($(printf '%.0f' "$(calc "$(now) - $t0")") s with set-up)"
   grep -a "^hvtrace-collector: \(summary\|trace\):" "$OUT/collector-a.log"
   check "A: hypervisor connected to the collector" grep -aq "^net: connected to the collector" "$R/e9.log"
   check "A: no chunk went to port 0xE9 (all streamed)" bash -c "! grep -aq '^HVT-CHUNK' '$R/e9.log'"
@@ -130,7 +125,7 @@ if [[ " $RUNS " == *" B "* ]]; then
   finish_coll
   echo "test-trace-net: run B ended by $(cat "$R/end" 2>/dev/null) after $(cat "$R/wall_seconds" 2>/dev/null) s wall"
   [ -n "$started" ] && printf 'test-trace-net: start answered in %.2f s; %s instructions received %.1f s later; stop + finish took %.2f s\n' \
-    "$(echo "$t_req - $t_seen" | bc)" "$insns" "$(echo "$t_traced - $t_req" | bc)" "$(echo "$t_stopped - $t_traced" | bc)"
+    "$(calc "$t_req - $t_seen")" "$insns" "$(calc "$t_traced - $t_req")" "$(calc "$t_stopped - $t_traced")"
   grep -a "^hvtrace-collector: \(summary\|trace\|command\):" "$OUT/collector-b.log"
   serial=$(tr -d '\r' < "$R/serial.log" 2>/dev/null)
   pid=$(sed -n 's/^getpid-loop: start pid=\([0-9]*\).*/\1/p' <<< "$serial" | head -1)
