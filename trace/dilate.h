@@ -27,7 +27,7 @@ void dilate_set(bool on);
 void dilate_exit(void);
 bool dilate_msr(uint32_t msr, bool write, uint64_t *val);
 /* Timer interrupts seen and deadlines programmed, for the bench. */
-struct dilate_stats { uint64_t deadlines, exits; };
+struct dilate_stats { uint64_t deadlines, exits, fired_in_exit; };
 extern struct dilate_stats dilate_stats[];
 
 #endif

@@ -523,9 +523,10 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
-           "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u\n", cpu, t->steps,
-           hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc, t->records_bytes,
-           t->t_step, t->t_sink, t->recorded, t->filtered, reason);
+           "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu\n",
+           cpu, t->steps, hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc,
+           t->records_bytes, t->t_step, t->t_sink, t->recorded, t->filtered, reason,
+           dilate_stats[cpu].fired_in_exit);
     t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;

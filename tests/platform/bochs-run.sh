@@ -149,18 +149,20 @@ crashed=""
 # env BOCHS_STAMP="REGEX": write the wall-clock second (0.2 s steps) at which each line
 # matching REGEX first appears in serial.log or e9.log to RUN/stamps ("SECONDS LINE"), for
 # benchmarks that need Bochs's own cost (bench-step).
-t_start=$(date +%s.%N); stamped=0
+t_start=$(date +%s.%N); declare -A stamped=([serial.log]=0 [e9.log]=0)
 stamp() {
   [ -n "${BOCHS_STAMP:-}" ] || return 0
-  local now lines n
+  local now f lines n
   now=$(date +%s.%N)
-  lines=$(grep -ah -E "$BOCHS_STAMP" "$RUN/serial.log" "$RUN/e9.log" 2>/dev/null | tr -d '\r')
-  n=$(printf '%s' "$lines" | grep -c . || true)
-  if [ "$n" -gt "$stamped" ]; then
-    printf '%s\n' "$lines" | tail -n +$((stamped + 1)) | while IFS= read -r l; do
-      awk -v a="$now" -v b="$t_start" -v l="$l" 'BEGIN { printf "%.1f %s\n", a - b, l }'; done >> "$RUN/stamps"
-    stamped=$n
-  fi
+  for f in serial.log e9.log; do   # each file on its own: their lines interleave in time
+    lines=$(grep -a -E "$BOCHS_STAMP" "$RUN/$f" 2>/dev/null | tr -d '\r')
+    n=$(printf '%s' "$lines" | grep -c . || true)
+    if [ "$n" -gt "${stamped[$f]}" ]; then
+      printf '%s\n' "$lines" | tail -n +$((stamped[$f] + 1)) | while IFS= read -r l; do
+        awk -v a="$now" -v b="$t_start" -v l="$l" 'BEGIN { printf "%.1f %s\n", a - b, l }'; done >> "$RUN/stamps"
+      stamped[$f]=$n
+    fi
+  done
 }
 while kill -0 "$bochs_pid" 2>/dev/null; do
   if [ -n "${BOCHS_STAMP:-}" ]; then for _ in 1 2 3 4 5; do sleep 0.2; stamp; done; else sleep 1; fi
