@@ -130,44 +130,93 @@ void nest_level(nest_cpu *c, const char *reason)
     snprintf(c->reason, sizeof c->reason, "%s", reason);
 }
 
+static void save_stack(const nest_cpu *c, nest_saved *sv);
+
 void nest_event(nest_cpu *c, const char *reason)
 {
     if (c->nsaved == NEST_SAVED_MAX) { /* drop the outermost */
         memmove(c->saved, c->saved + 1, (NEST_SAVED_MAX - 1) * sizeof c->saved[0]);
         c->nsaved--;
     }
-    nest_saved *sv = &c->saved[c->nsaved++];
-    sv->valid = !c->pending && c->depth > 0 && c->depth <= NEST_SAVED_FRAMES;
-    if (sv->valid) {
-        sv->depth = c->depth;
-        memcpy(sv->frames, c->frames, (size_t)c->depth * sizeof c->frames[0]);
-    }
+    save_stack(c, &c->saved[c->nsaved++]);
     nest_level(c, reason);
 }
 
-void nest_switch(nest_cpu *c, const char *reason)
+enum { NEST_TASKS = 1024 };
+struct nest_tasks { int64_t key[NEST_TASKS]; uint8_t used[NEST_TASKS]; nest_saved st[NEST_TASKS]; };
+
+nest_tasks *nest_tasks_new(void) { return calloc(1, sizeof(nest_tasks)); }
+void nest_tasks_free(nest_tasks *t) { free(t); }
+
+static nest_saved *task_slot(nest_tasks *t, int64_t key, int create)
+{
+    size_t h = (size_t)((uint64_t)key * 0x9e3779b97f4a7c15ull >> 54) & (NEST_TASKS - 1);
+    for (size_t n = 0; n < NEST_TASKS; n++, h = (h + 1) & (NEST_TASKS - 1)) {
+        if (t->used[h] && t->key[h] == key) return &t->st[h];
+        if (!t->used[h]) {
+            if (!create) return NULL;
+            t->used[h] = 1;
+            t->key[h] = key;
+            return &t->st[h];
+        }
+    }
+    return NULL; /* full: that task's stack is not kept */
+}
+
+static void save_stack(const nest_cpu *c, nest_saved *sv)
+{
+    sv->valid = !c->pending && c->depth > 0 && c->depth <= NEST_SAVED_FRAMES;
+    if (!sv->valid) return;
+    sv->depth = c->depth;
+    sv->prev_kind = c->prev_kind;
+    sv->prev_next = c->prev_next;
+    memcpy(sv->frames, c->frames, (size_t)c->depth * sizeof c->frames[0]);
+}
+
+void nest_switch(nest_cpu *c, nest_tasks *tasks, int64_t from, int64_t to, const char *reason)
 {
     c->nsaved = 0;
+    c->task_resume.valid = 0;
+    if (tasks) {
+        nest_saved *out = task_slot(tasks, from, 1);
+        if (out) save_stack(c, out);
+        nest_saved *in = task_slot(tasks, to, 0);
+        if (in && in->valid) {
+            c->task_resume = *in;
+            in->valid = 0;
+        }
+    }
     nest_level(c, reason);
 }
 
 static void pop(nest_cpu *c, const nest_sink *s);
 
-/* An iret into fid: resume the stack the matching event interrupted, if fid is its top. */
-static int resume(nest_cpu *c, const nest_sink *s, int32_t fid)
+/* An iret into fid: resume the stack the matching event interrupted if fid belongs to it (or
+ * the interrupt came between a call and its callee's first instruction). On success the
+ * interrupted flow (prev_kind, prev_next) is back, for the caller to apply to fid. */
+static int take_up(nest_cpu *c, const nest_sink *s, const nest_saved *sv, int32_t fid, const char *why)
 {
-    if (!c->nsaved) return 0;
-    nest_saved *sv = &c->saved[--c->nsaved];
-    if (!sv->valid || sv->frames[sv->depth - 1].fid != fid) return 0;
+    if (!sv->valid) return 0;
+    int member = sv->prev_kind == DEC_CALL;
+    for (int i = 0; i < sv->depth && !member; i++) member = sv->frames[i].fid == fid;
+    if (!member) return 0;
     while (c->depth > 0) pop(c, s);
-    if (s->on_level) s->on_level(s->ctx, c, "after iret (resumed)");
+    if (s->on_level) s->on_level(s->ctx, c, why);
     for (int i = 0; i < sv->depth; i++) {
         c->frames[i] = sv->frames[i];
         if (s->on_flow) s->on_flow(s->ctx, c, 2, i, sv->frames[i].fid);
     }
     c->depth = sv->depth;
+    c->prev_kind = sv->prev_kind;
+    c->prev_next = sv->prev_next;
     c->resumed++;
     return 1;
+}
+
+static int resume(nest_cpu *c, const nest_sink *s, int32_t fid)
+{
+    if (!c->nsaved) return 0;
+    return take_up(c, s, &c->saved[--c->nsaved], fid, "after iret (resumed)");
 }
 
 static void push(nest_cpu *c, const nest_sink *s, int32_t fid, int by_call, int quiet)
@@ -205,12 +254,22 @@ static void flow(nest_cpu *c, const nest_sink *s, int32_t fid)
 void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e)
 {
     int32_t fid = nest_fid(e);
+    if (c->pending && c->task_resume.valid) {
+        /* a switched-in task: take its stack up again if this instruction belongs to it */
+        char why[sizeof c->reason + 12];
+        snprintf(why, sizeof why, "%s (resumed)", c->reason);
+        nest_saved sv = c->task_resume;
+        c->task_resume.valid = 0;
+        if (take_up(c, s, &sv, fid, why)) c->pending = 0;
+    }
     if (c->pending || c->depth == 0) {
         c->depth = 0;
         c->pending = 0;
         if (s->on_level) s->on_level(s->ctx, c, c->reason);
         push(c, s, fid, 1, 0);
     } else {
+        /* an iret back into an interrupted stack: continue its flow with this instruction */
+        if (c->prev_kind == DEC_IRET) resume(c, s, fid);
         switch (c->prev_kind) {
         case DEC_CALL:
             /* A call to the next instruction, or into the middle of the calling function (the
@@ -234,9 +293,7 @@ void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e
                 flow(c, s, fid);
             }
             break;
-        case DEC_IRET:
-            if (resume(c, s, fid)) break;
-            /* fall through */
+        case DEC_IRET:   /* not resumed */
         case DEC_SYSRET:
             while (c->depth > 0) pop(c, s);
             if (s->on_level) s->on_level(s->ctx, c, c->prev_kind == DEC_IRET ? "after iret" : "after sysret");

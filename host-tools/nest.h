@@ -11,10 +11,12 @@
  *    which case the stack is popped back to it (an "irregular" point, counted).
  *  - Returning above the level's first function re-roots the level at the caller (counted
  *    as irregular) without printing.
- *  - An interrupt or exception (nest_event) keeps the interrupted stack; the iret that returns
- *    into the function on top of it resumes that stack: a level "after iret (resumed)" whose
- *    frames are restated with enter = 2 ("=>", not calls), so a call nesting that an interrupt
- *    cut in two reads as one. A context switch forgets kept stacks (the resumed task differs).
+ *  - An interrupt or exception (nest_event) keeps the interrupted stack and flow; the iret
+ *    that returns into a function of that stack (or to the callee of a call the interrupt came
+ *    right after) resumes it: a level "after iret (resumed)" whose frames are restated with
+ *    enter = 2 ("=>", not calls), then the instruction is taken as the interrupted flow's next,
+ *    so a call nesting that an interrupt cut in two reads as one. A context switch forgets
+ *    kept stacks (the resumed task differs).
  * A function is a kernel symbol (ksym index), NEST_USER for user space, NEST_UNKNOWN for a
  * kernel address without symbol. The engine calls back on every push/pop; it also keeps a
  * trie of stacks so folded stacks (flame graphs) cost one increment per instruction. */
@@ -35,6 +37,8 @@ typedef struct nest_trie nest_trie;
 
 typedef struct {
     int valid, depth;
+    uint8_t prev_kind;       /* the interrupted flow: e.g. a call whose callee had not begun */
+    uint64_t prev_next;
     nest_frame frames[NEST_SAVED_FRAMES];
 } nest_saved;
 
@@ -50,7 +54,13 @@ typedef struct {
     nest_saved saved[NEST_SAVED_MAX]; /* stacks interrupted by events, innermost last */
     int nsaved;
     uint64_t resumed;
+    nest_saved task_resume;           /* the switched-in task's stack, taken up at the next insn */
 } nest_cpu;
+
+/* Each task's stack while it is switched out (tasks move between CPUs: one table for all). */
+typedef struct nest_tasks nest_tasks;
+nest_tasks *nest_tasks_new(void);
+void nest_tasks_free(nest_tasks *t);
 
 typedef struct {
     /* depth is the indentation level; enter = 1 for "->", 0 for "<-", 2 for "=>" (a frame
@@ -66,8 +76,11 @@ void nest_init(nest_cpu *c, unsigned cpu);
 void nest_level(nest_cpu *c, const char *reason);
 /* An interrupt/exception entry: like nest_level, and keeps the interrupted stack. */
 void nest_event(nest_cpu *c, const char *reason);
-/* A context switch: like nest_level, and forgets the kept stacks. */
-void nest_switch(nest_cpu *c, const char *reason);
+/* A context switch from task key 'from' to 'to' (keys unique per task; tasks may be NULL):
+ * like nest_level, forgets the kept event stacks, keeps the outgoing task's stack and takes up
+ * the incoming one's at the next instruction when that instruction belongs to it (a task
+ * resumes inside the scheduler where it left): level "... (resumed)" with "=>" frames. */
+void nest_switch(nest_cpu *c, nest_tasks *tasks, int64_t from, int64_t to, const char *reason);
 void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e);
 static inline int32_t nest_fid(const dec_entry *e)
 {

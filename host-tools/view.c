@@ -66,7 +66,16 @@ typedef struct {
     uint64_t *fn_insns, *fn_calls; /* indexed by fid + 2 */
     uint8_t *hidden;               /* indexed by fid + 2 */
     char namebuf[64];
+    nest_tasks *tasks;             /* switched-out tasks' stacks (nest view) */
 } view_state;
+
+/* A task's key for the nest view: its pid, but the idle tasks (pid 0) are one per CPU and an
+ * unknown task (-1) is nobody's. */
+static int64_t task_key(int64_t pid, unsigned cpu)
+{
+    if (pid > 0) return pid;
+    return pid == 0 ? -1 - (int64_t)cpu : INT64_MIN + cpu;
+}
 
 static const char *fname(void *ctx, int32_t fid)
 {
@@ -183,8 +192,11 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
         break;
     case HVT_MARK_SWITCH:
         snprintf(why, sizeof why, "switch to %lld/%s", (long long)r->a, r->comm);
-        set_task(v, c, r);
-        nest_switch(&c->nest, why);
+        {
+            int64_t from = task_key(c->pid, c->nest.cpu), to = task_key(r->a, c->nest.cpu);
+            set_task(v, c, r);
+            nest_switch(&c->nest, v->tasks, from, to, why);
+        }
         break;
     case HVT_MARK_CONTEXT: /* the writer restating the current task at a chunk start */
         snprintf(why, sizeof why, "context %lld/%s", (long long)r->a, r->comm);
@@ -305,6 +317,7 @@ int view_run(const char *path, const view_opts *o)
     v.syms = o->syms;
     size_t nf = (o->syms ? o->syms->count : 0) + 2;
     nest_trie *trie = (o->views & VIEW_FOLDED) ? nest_trie_new() : NULL;
+    v.tasks = nest_tasks_new();
     if (o->views & VIEW_SUMMARY) v.procs = calloc(VIEW_MAX_PROCS, sizeof *v.procs);
     if (o->views & VIEW_FUNCS) {
         v.fn_insns = calloc(nf, sizeof *v.fn_insns);
@@ -374,6 +387,7 @@ int view_run(const char *path, const view_opts *o)
     free(v.fn_calls);
     free(v.hidden);
     nest_trie_free(trie);
+    nest_tasks_free(v.tasks);
     int damaged = tr_damaged(r);
     dec_close(d);
     tr_close(r);

@@ -28,15 +28,22 @@ static void on_level(void *ctx, const nest_cpu *c, const char *why)
 
 typedef struct { uint64_t rip; int32_t sym; uint32_t off; uint8_t len, kind; } step;
 
+/* level_at per step: L level, E event (interrupt), 1/2 context switch to task 1/2 */
 static void run(const char *what, const step *st, int n, const char *want, const char *level_at)
 {
     nest_cpu c;
     nest_init(&c, 0);
     nest_sink s = {on_flow, on_level, NULL, NULL};
+    nest_tasks *tasks = nest_tasks_new();
+    int64_t task = 1;
     got[0] = 0;
     for (int i = 0; i < n; i++) {
         if (level_at && level_at[i] == 'L') nest_level(&c, "event");
         if (level_at && level_at[i] == 'E') nest_event(&c, "event");
+        if (level_at && (level_at[i] == '1' || level_at[i] == '2')) {
+            nest_switch(&c, tasks, task, level_at[i] - '0', "sw");
+            task = level_at[i] - '0';
+        }
         dec_entry e;
         memset(&e, 0, sizeof e);
         e.rip = st[i].rip;
@@ -46,6 +53,7 @@ static void run(const char *what, const step *st, int n, const char *want, const
         e.kind = st[i].kind;
         nest_insn(&c, &s, e.rip, &e);
     }
+    nest_tasks_free(tasks);
     if (strcmp(got, want) == 0) passed++;
     else {
         failed++;
@@ -89,6 +97,22 @@ int main(void)
     run("interrupt and resuming iret", c2, 5,
         "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret (resumed) ==\n"
         "=> main\n  => f\n  <- f\n", "..E..");
+    /* an interrupt between a call and its callee's first instruction: the call still counts */
+    const step c4[] = {
+        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x300), G, 0, 2, DEC_IRET},   {K(0x200), F, 0, 1, DEC_RET},
+        {K(0x105), MAIN, 5, 1, DEC_OTHER},
+    };
+    run("interrupt before the callee's first instruction", c4, 4,
+        "== trace start ==\n-> main\n== event ==\n-> g\n<- g\n== after iret (resumed) ==\n=> main\n"
+        "  -> f\n  <- f\n", ".E..");
+    /* a context switch keeps the outgoing task's stack; switching back takes it up again */
+    const step c5[] = {
+        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_OTHER},
+        {K(0x202), F, 2, 1, DEC_RET},      {K(0x105), MAIN, 5, 1, DEC_OTHER},
+    };
+    run("context switch away and back", c5, 5,
+        "== trace start ==\n-> main\n  -> f\n== sw ==\n-> g\n<- g\n== sw (resumed) ==\n=> main\n  => f\n"
+        "  <- f\n", "..21.");
     /* an iret elsewhere (another task's context) does not resume: a new level */
     const step c3[] = {
         {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_IRET},

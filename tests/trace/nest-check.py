@@ -9,7 +9,7 @@ import sys
 
 pid, comm, funcs = sys.argv[1], sys.argv[2], set(sys.argv[3].split(","))
 line_re = re.compile(r"^\s*(\d+)  (\s*)(->|<-|=>) (\S+)")
-switch_re = re.compile(r"^\s*(\d+)  == switch to (\S+)/(.*) ==")
+switch_re = re.compile(r"^\s*(\d+)  == switch to (\S+?)/(.*?)(?: \(resumed\))? ==")
 stacks, current, count, wrong_proc = {}, {}, 0, 0
 for line in sys.stdin:
     m = switch_re.match(line)
@@ -28,5 +28,5 @@ for line in sys.stdin:
                 count += 1
             else:
                 wrong_proc += 1
-        st.append(fn)   # "=>": a frame restated when an iret resumed an interrupted stack
+    st.append(fn)   # a call, or ("=>") a frame restated when an interrupted stack is resumed
 print(f"nest_getpid_calls={count} other_process={wrong_proc}")
