@@ -14,14 +14,6 @@ PORT=$(( 20000 + RANDOM % 20000 ))
 source "$(dirname "$0")/test-lib.sh"
 CLEANUP_DIR="$W"
 
-start_coll() {  # out-dir log extra-args...
-  local out="$1" log="$2"; shift 2
-  "$COLL" --port "$PORT" --out "$out" --key "$KEY" "$@" 2>"$log" &
-  CPID=$!; PIDS+=("$CPID")
-  for _ in $(seq 50); do grep -q listening "$log" 2>/dev/null && return 0; sleep 0.05; done
-  return 1
-}
-hdr() { grep "^$2=" "$1/header.txt" | head -1 | cut -d= -f2-; }
 
 # console text with every byte value, like a real serial log would never have, plus lines
 head -c 3000 /dev/urandom > "$W/console.txt"

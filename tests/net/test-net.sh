@@ -57,14 +57,6 @@ mkesp() { # name vmlinuz initrd extra-cmdline net-config
     "cmdline = $CMDLINE $4" 'hypervisor = on' 'log = e9' "net = $5" > "$OUT/$1.cfg"
   bash tests/platform/make-esp.sh "$OUT/$1.img" "$BUILD/hvtrace.efi" "$2" "$3" "$OUT/$1.cfg"
 }
-start_coll() { # out log args...
-  local out="$1" log="$2"; shift 2
-  "$COLL" --port "$PORT" --out "$out" --key "$KEY" "$@" 2>"$log" &
-  CPID=$!; PIDS+=("$CPID")
-  for _ in $(seq 50); do grep -q listening "$log" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
-hdr() { grep "^$2=" "$1/header.txt" 2>/dev/null | head -1 | cut -d= -f2-; }
 
 # ---------------------------------------------------------------- run 1: cloud kernel
 mkinitrd "$OUT/initrd-cloud.img"

@@ -50,17 +50,10 @@ mkesp() { # name hvt_cmd
     "net = $NETCFG" > "$OUT/$1.cfg"
   bash tests/platform/make-esp.sh "$OUT/$1.img" "$EFI" "$VMLINUZ" "$INITRD" "$OUT/$1.cfg" >/dev/null
 }
-start_coll() { # out log
-  "$COLL" --port "$PORT" --out "$1" --key "$KEY" --exit-on-bye 2>"$2" &
-  CPID=$!; PIDS+=("$CPID")
-  for _ in $(seq 50); do grep -q listening "$2" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
 finish_coll() { # wait for the collector (it exits at BYE), then stop it anyway
   for _ in $(seq 30); do kill -0 "$CPID" 2>/dev/null || break; sleep 1; done
   kill -INT "$CPID" 2>/dev/null; wait "$CPID" 2>/dev/null
 }
-hdr() { grep "^$2=" "$1/header.txt" 2>/dev/null | head -1 | cut -d= -f2-; }
 footer() { [ "$(tail -c 32 "$1" 2>/dev/null | head -c 7)" = HVTFOOT ]; }
 now() { date +%s.%N; }
 
@@ -68,7 +61,7 @@ now() { date +%s.%N; }
 if [[ " $RUNS " == *" A "* ]]; then
   R="$OUT/run-a"; rm -rf "$R" "$OUT/coll-a"
   mkesp esp-a "/bin/getpid-loop,1000"
-  start_coll "$OUT/coll-a" "$OUT/collector-a.log"
+  start_coll "$OUT/coll-a" "$OUT/collector-a.log" --exit-on-bye
   t0=$(now)
   BOCHS_PREFIX=$(HVT_BOCHS_ORACLE=1 bash tests/platform/build-bochs.sh) \
     bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-a.img" "$R" > "$OUT/bochs-a.out" 2>&1
@@ -92,7 +85,7 @@ fi
 if [[ " $RUNS " == *" B "* ]]; then
   R="$OUT/run-b"; rm -rf "$R" "$OUT/coll-b" "$OUT/host.hvt"
   mkesp esp-b "/bin/getpid-loop,$LOOP,nomark"
-  start_coll "$OUT/coll-b" "$OUT/collector-b.log"
+  start_coll "$OUT/coll-b" "$OUT/collector-b.log" --exit-on-bye
   t0=$(now)
   bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-b.img" "$R" > "$OUT/bochs-b.out" 2>&1 &
   BPID=$!; PIDS+=("$BPID")
