@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dec.h"
 #include "trace_reader.h"
 
 #define MAX_CPUS 256
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
             continue;
         }
         c->insns++;
-        if (rec.rip >= 0xffff800000000000ull)
+        if (dec_is_kernel(rec.rip))
             c->kinsns++;
         if (c->insns == 1)
             c->first_rip = rec.rip;

@@ -22,7 +22,6 @@ void task_set_layout(const uint64_t off[4])
     lay.on = true;
 }
 
-bool task_enabled(void) { return lay.on; }
 
 void task_reset(unsigned cpu) { tc[cpu].slot = 0; tc[cpu].last = 0; }
 

@@ -18,7 +18,6 @@
 struct task_info { uint64_t task, pid, tgid; char comm[16]; };
 
 void task_set_layout(const uint64_t off[4]);
-bool task_enabled(void);
 void task_reset(unsigned cpu);
 bool task_check(unsigned cpu, struct task_info *out);
 bool task_now(unsigned cpu, struct task_info *out);

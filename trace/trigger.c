@@ -42,7 +42,6 @@ void trigger_init(const struct trace_opts *o)
 }
 
 uint64_t trigger_slide(void) { return tg.slide; }
-bool trigger_slide_known(void) { return tg.slide_known; }
 
 /* The slide, once the guest kernel has written its syscall entry to IA32_LSTAR. */
 static void learn_slide(void)
@@ -50,7 +49,7 @@ static void learn_slide(void)
     if (tg.slide_known)
         return;
     uint64_t lstar = cpu_rdmsr(MSR_IA32_LSTAR);   /* not switched by VMX: the guest's */
-    if (lstar < 0xffff800000000000ull)
+    if (!trace_opts_is_kernel(lstar))
         return;
     tg.slide = lstar - tg.lstar_link;
     __atomic_store_n(&tg.slide_known, true, __ATOMIC_RELEASE);

@@ -26,8 +26,7 @@ void     trigger_init(const struct trace_opts *o);
 void     trigger_poll(void);
 bool     trigger_ept(uint64_t gpa, uint64_t qual);
 bool     trigger_mtf(void);
-/* The KASLR slide once known (runtime - link-time), else 0; and whether it is known. */
+/* The KASLR slide once known (runtime - link-time), else 0. */
 uint64_t trigger_slide(void);
-bool     trigger_slide_known(void);
 
 #endif
