@@ -19,26 +19,48 @@
  * rdtsc (and after its disarm took the deadline off). Generous: only an IRR read is at stake. */
 #define DEADLINE_SYNC_WINDOW  4096
 
-struct dl_cpu { uint64_t guest_deadline, host_deadline; };
+struct dl_cpu { uint64_t guest_deadline, host_deadline; enum dilate_mode mode; };
 static struct dl_cpu dl[HVT_MAX_CPUS];
+uint64_t dilate_soft_deadline[HVT_MAX_CPUS];
 struct dilate_stats dilate_stats[HVT_MAX_CPUS];
+#define SOFT_NONE (~0ull)
 
 void dilate_init(void)
 {
+    for (unsigned c = 0; c < HVT_MAX_CPUS; c++)
+        dilate_soft_deadline[c] = SOFT_NONE;
     hv_msr_intercept(MSR_IA32_TSC_DEADLINE, true, true);
 }
 
-static void program(struct dl_cpu *d)
+/* Program the real MSR for the guest's deadline at the offset this exit leaves (never 0:
+ * that would disarm it; a value in the past fires at once, SDM 10.5.4.1). */
+static void arm_host(struct dl_cpu *d)
 {
-    if (!d->guest_deadline) {
-        d->host_deadline = 0;
-        cpu_wrmsr(MSR_IA32_TSC_DEADLINE, 0);
-        return;
-    }
-    /* guest TSC = host TSC + offset  =>  host deadline = guest deadline - offset */
     uint64_t host = d->guest_deadline - (uint64_t)hv_dilated_offset();
     d->host_deadline = host ? host : 1;
     cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
+}
+
+static void disarm_host(struct dl_cpu *d)
+{
+    d->host_deadline = 0;
+    cpu_wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+}
+
+static bool timer_irq_pending(void);
+
+/* HARD mode, the stub having disarmed the real MSR at this exit's start: was the deadline still
+ * ahead then? One just ahead of the exit's start may have fired anyway (see
+ * DEADLINE_SYNC_WINDOW): re-arming it would request the same interrupt twice (measured: every
+ * timer interrupt came in a pair, tick_ratio 2.13). */
+static bool hard_pending(struct dl_cpu *d, unsigned c)
+{
+    bool armed = d->host_deadline && hv_exit_tsc() < d->host_deadline;
+    if (armed && d->host_deadline - hv_exit_tsc() < DEADLINE_SYNC_WINDOW && timer_irq_pending()) {
+        armed = false;
+        dilate_stats[c].fired_in_exit++;
+    }
+    return armed;
 }
 
 bool dilate_msr(uint32_t msr, bool write, uint64_t *val)
@@ -50,7 +72,14 @@ bool dilate_msr(uint32_t msr, bool write, uint64_t *val)
     if (write) {
         d->guest_deadline = *val;
         dilate_stats[c].deadlines++;
-        program(d);
+        if (d->mode == DILATE_SOFT)
+            dilate_soft_deadline[c] = *val ? *val : SOFT_NONE;   /* dilate_exit fires it */
+        else if (*val)
+            arm_host(d);
+        else
+            disarm_host(d);
+    } else if (d->mode == DILATE_SOFT) {
+        *val = dilate_soft_deadline[c] != SOFT_NONE ? d->guest_deadline : 0;
     } else {
         /* Reads as 0 once the deadline has passed (SDM 10.5.4.1). */
         *val = (d->host_deadline && hv_exit_tsc() < d->host_deadline) ? d->guest_deadline : 0;
@@ -58,7 +87,43 @@ bool dilate_msr(uint32_t msr, bool write, uint64_t *val)
     return true;
 }
 
-void dilate_set(bool on) { hv_set_dilation(on); }
+void dilate_set(enum dilate_mode m)
+{
+    unsigned c = hv_cpu_id();
+    struct dl_cpu *d = &dl[c];
+    if (m == d->mode)
+        return;
+    bool pending;
+    if (d->mode == DILATE_SOFT) {
+        pending = dilate_soft_deadline[c] != SOFT_NONE;
+    } else if (d->mode == DILATE_HARD) {
+        pending = hard_pending(d, c);
+    } else {
+        /* OFF: the real deadline kept running through this exit. One that is close or past
+         * is left to fire on its own (the guest sees it at most a sync window early). */
+        pending = d->host_deadline && cpu_rdtsc() + DEADLINE_SYNC_WINDOW < d->host_deadline;
+        if (!pending)
+            d->host_deadline = 0;
+    }
+    d->mode = m;
+    dilate_soft_deadline[c] = SOFT_NONE;
+    if (m == DILATE_SOFT) {
+        if (pending) {
+            dilate_soft_deadline[c] = d->guest_deadline;
+            disarm_host(d);
+        } else {
+            d->host_deadline = 0;
+        }
+        hv_set_dilation(HV_DILATE_TSC);
+        return;
+    }
+    /* HARD or OFF: the real MSR carries the deadline, at the offset this exit leaves. */
+    hv_set_dilation(m == DILATE_HARD ? HV_DILATE_TSC | HV_DILATE_DISARM : 0);
+    if (pending)
+        arm_host(d);
+    else
+        d->host_deadline = 0;
+}
 
 /* Is the local APIC timer's interrupt pending (requested, not yet delivered)? The guest owns
  * the APIC; the hypervisor only reads it: IRR bit of the LVT timer's vector. */
@@ -81,20 +146,24 @@ void dilate_exit(void)
 {
     unsigned c = hv_cpu_id();
     struct dl_cpu *d = &dl[c];
-    /* The exit stub disarmed the timer when this exit began (hv_set_dilation). A deadline
-     * that was still ahead then is re-armed, moved by this exit's ticks, which the stub is
-     * about to take out of the TSC; one already passed has fired in the guest. */
-    bool armed = d->host_deadline && hv_exit_tsc() < d->host_deadline;
-    /* A deadline just ahead of the exit's start may have fired anyway (see
-     * DEADLINE_SYNC_WINDOW): re-arming it then requests the same interrupt twice (measured:
-     * every timer interrupt came in a pair, tick_ratio 2.13). */
-    if (armed && d->host_deadline - hv_exit_tsc() < DEADLINE_SYNC_WINDOW && timer_irq_pending()) {
-        armed = false;
-        dilate_stats[c].fired_in_exit++;
-    }
-    uint64_t host = d->guest_deadline - (uint64_t)hv_dilated_offset();
-    d->host_deadline = armed ? (host ? host : 1) : 0;
-    if (armed)
-        cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
     dilate_stats[c].exits++;
+    if (d->mode == DILATE_SOFT) {
+        /* Due at the guest's TSC as this exit found it: raise it now, so the interrupt is
+         * recognised before the guest's next instruction. */
+        if (dilate_due(c, hv_exit_guest_tsc())) {
+            dilate_soft_deadline[c] = SOFT_NONE;
+            cpu_wrmsr(MSR_IA32_TSC_DEADLINE, 1);
+            dilate_stats[c].soft_fired++;
+        }
+        return;
+    }
+    if (d->mode != DILATE_HARD)
+        return;
+    /* The exit stub disarmed the timer when this exit began. A deadline that was still ahead
+     * then is re-armed, moved by this exit's ticks, which the stub is about to take out of the
+     * TSC; one already passed has fired in the guest. */
+    if (hard_pending(d, c))
+        arm_host(d);
+    else
+        d->host_deadline = 0;
 }

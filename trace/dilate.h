@@ -5,29 +5,50 @@
  * Two clocks matter to Linux: the TSC and the local APIC timer, which under hvtrace runs in
  * TSC-deadline mode (Linux skips its TSC-deadline errata check when CPUID says "hypervisor").
  *  - TSC: every VM exit while stepping subtracts the ticks the hypervisor spent from the TSC
- *    offset (SDM 25.6.5; done by vmm/'s exit stub, hv_set_dilation), so the guest's TSC only
+ *    offset (SDM 25.6.5; done by vmm/'s exit stub, HV_DILATE_TSC), so the guest's TSC only
  *    moves while the guest runs. It never goes backwards: the offset only shrinks by time that
  *    has really passed, measured at the last moment before VM entry.
  *  - TSC deadline: the guest writes deadlines in its own (offset) TSC; the LAPIC compares
  *    them with the raw TSC (Bochs ignores the offset here; real CPUs apply the offset at the
  *    write, but not to later offset changes). So IA32_TSC_DEADLINE is intercepted and kept in
- *    guest terms per CPU; the real MSR gets guest_deadline - offset, re-programmed whenever
- *    the offset moves. After stepping stops the offset stays where it is: time resumes
- *    smoothly from there.
+ *    guest terms per CPU, and served in one of three modes:
+ *      DILATE_OFF   not dilated: the real MSR holds guest_deadline - offset (a constant offset).
+ *      DILATE_SOFT  stepped: the real MSR stays disarmed and every step compares the guest's
+ *                   TSC with the deadline (dilate_due(): two loads and a compare); when it is
+ *                   reached, the real deadline is set to the past, so the LAPIC raises the
+ *                   interrupt at once - at the exact guest instruction, and with no MSR write
+ *                   per step (the fast path's need).
+ *      DILATE_HARD  stepped but parked in HLT (no steps to compare at): the real MSR holds
+ *                   guest_deadline - offset, disarmed by the stub at every exit and re-armed,
+ *                   moved by that exit's ticks, at its end (dilate_exit()).
+ *    After stepping stops the offset stays where it is: time resumes smoothly from there.
  */
 #ifndef HVT_DILATE_H
 #define HVT_DILATE_H
 #include <stdint.h>
 #include <stdbool.h>
+#include "hv_api.h"
+
+enum dilate_mode { DILATE_OFF, DILATE_SOFT, DILATE_HARD };
 
 void dilate_init(void);
-/* Dilation on or off for this CPU (on while it is stepped). */
-void dilate_set(bool on);
-/* Called at the end of every exit of a dilated CPU: moves a pending TSC deadline along. */
+/* This CPU's mode, switched during an exit (SOFT while stepped, HARD while parked). */
+void dilate_set(enum dilate_mode m);
+/* Called at the end of every exit of a dilated CPU: fires a SOFT deadline that is due, moves a
+ * HARD one along. */
 void dilate_exit(void);
 bool dilate_msr(uint32_t msr, bool write, uint64_t *val);
+
+/* SOFT mode: the guest TSC at which this CPU's deadline fires (~0: none pending). */
+extern uint64_t dilate_soft_deadline[];
+/* Is a SOFT deadline due at guest TSC 'guest_tsc'? (dilate_exit() then fires it.) */
+static inline bool dilate_due(unsigned cpu, uint64_t guest_tsc)
+{
+    return guest_tsc >= dilate_soft_deadline[cpu];
+}
+
 /* Timer interrupts seen and deadlines programmed, for the bench. */
-struct dilate_stats { uint64_t deadlines, exits, fired_in_exit; };
+struct dilate_stats { uint64_t deadlines, exits, fired_in_exit, soft_fired; };
 extern struct dilate_stats dilate_stats[];
 
 #endif

@@ -3,7 +3,6 @@
 
 size_t rec_put_varint(uint8_t *p, uint64_t v) { return rec_varint(p, v); }
 
-static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
 {
@@ -21,56 +20,8 @@ void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
         e->pred[i].valid = 0;
 }
 
-static int room(struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES ? 0 : -1; }
+static int room(struct rec_enc *e) { return rec_room(e) ? 0 : -1; }
 #define PUT(v) (e->len += rec_varint(e->buf + e->len, (v)))
-
-/* The hot path: one call per traced instruction. */
-int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
-             uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags)
-{
-    if (room(e))
-        return -1;
-    size_t tag_at = e->len++;
-    uint8_t tag = 0;
-    if (rip != e->expected_rip) {
-        tag |= HVT_INSN_RIP;
-        PUT(zigzag((int64_t)(rip - e->expected_rip)));
-    }
-    uint32_t slot = HVT_PRED_SLOT(rip);
-    if (!(e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id)) {
-        tag |= HVT_INSN_CODE;
-        PUT(code_id);
-    }
-    if (cr3 != e->cr3) {
-        tag |= HVT_INSN_CR3;
-        PUT(cr3);
-        e->cr3 = cr3;
-    }
-    /* Which registers changed: branch-free compares, then only the set bits are visited. */
-    uint32_t mask = (uint32_t)(rflags != e->regs[HVT_REG_RFLAGS]) << HVT_REG_RFLAGS;
-#pragma GCC unroll 16
-    for (int i = 0; i < HVT_REG_RFLAGS; i++)
-        mask |= (uint32_t)(gpr[i] != e->regs[i]) << i;
-    if (mask) {
-        tag |= HVT_INSN_REGS;
-        PUT(mask);
-        for (uint32_t m = mask; m; m &= m - 1) {
-            int i = __builtin_ctz(m);
-            uint64_t v = i == HVT_REG_RFLAGS ? rflags : gpr[i];
-            PUT(zigzag((int64_t)(v - e->regs[i])));
-            e->regs[i] = v;
-        }
-    }
-    e->buf[tag_at] = tag;
-    e->tsc += e->tick;
-    e->expected_rip = rip + code_len;
-    e->pred[slot].rip = rip;
-    e->pred[slot].id = code_id;
-    e->pred[slot].valid = 1;
-    e->nrecords++;
-    e->ninsns++;
-    return 0;
-}
 
 static int marker(struct rec_enc *e, uint8_t kind)
 {

@@ -12,6 +12,7 @@
 #define HVT_REC_ENC_H
 #include <stdint.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include "hvt_trace_format.h"
 
 #define REC_MAX_BYTES (1 + 5 * HVT_VARINT_MAX + HVT_NREGS * HVT_VARINT_MAX + 32)
@@ -26,9 +27,6 @@ struct rec_enc {
 };
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
-/* gpr: the 16 general registers in HVT_REG_* order (RSP included), values after the insn. */
-int  rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
-              uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags);
 int  rec_event(struct rec_enc *e, uint8_t vector, uint8_t type, uint64_t errcode_plus1);
 int  rec_syscall(struct rec_enc *e, uint64_t nr);
 int  rec_startstop(struct rec_enc *e, int start, uint64_t reason);
@@ -40,12 +38,70 @@ size_t rec_put_varint(uint8_t *p, uint64_t v);
 static inline size_t rec_varint(uint8_t *p, uint64_t v)
 {
     size_t n = 0;
-    while (v >= 0x80) {
+    while (__builtin_expect(v >= 0x80, 0)) {
         p[n++] = (uint8_t)(v | 0x80);
         v >>= 7;
     }
     p[n++] = (uint8_t)v;
     return n;
+}
+static inline uint64_t rec_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+/* Is there room for one more record of any kind? */
+static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES; }
+
+/* One instruction record: the hot path of every step, so inline. gpr: the 16 general registers
+ * in HVT_REG_* order (RSP included), values after the instruction. Returns -1 (nothing
+ * written) when the chunk is full. */
+static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
+                           uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags)
+{
+    if (__builtin_expect(!rec_room(e), 0))
+        return -1;
+    uint8_t *p = e->buf + e->len, *tagp = p++;
+    unsigned tag = 0;
+    if (rip != e->expected_rip) {
+        tag |= HVT_INSN_RIP;
+        p += rec_varint(p, rec_zigzag((int64_t)(rip - e->expected_rip)));
+    }
+    uint32_t slot = HVT_PRED_SLOT(rip);
+    if (__builtin_expect(!(e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id), 0)) {
+        tag |= HVT_INSN_CODE;
+        p += rec_varint(p, code_id);
+        e->pred[slot].rip = rip;
+        e->pred[slot].id = code_id;
+        e->pred[slot].valid = 1;
+    }
+    if (__builtin_expect(cr3 != e->cr3, 0)) {
+        tag |= HVT_INSN_CR3;
+        p += rec_varint(p, cr3);
+        e->cr3 = cr3;
+    }
+    /* Which registers changed. Most instructions change one or two: compare and branch (no
+     * flag-to-bit arithmetic per register), then visit only the set bits. */
+    uint32_t mask = 0;
+#pragma GCC unroll 16
+    for (int i = 0; i < HVT_REG_RFLAGS; i++)
+        if (__builtin_expect(gpr[i] != e->regs[i], 0))
+            mask |= 1u << i;
+    if (rflags != e->regs[HVT_REG_RFLAGS])
+        mask |= 1u << HVT_REG_RFLAGS;
+    if (mask) {
+        tag |= HVT_INSN_REGS;
+        p += rec_varint(p, mask);
+        for (uint32_t m = mask; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            uint64_t v = i == HVT_REG_RFLAGS ? rflags : gpr[i];
+            p += rec_varint(p, rec_zigzag((int64_t)(v - e->regs[i])));
+            e->regs[i] = v;
+        }
+    }
+    *tagp = (uint8_t)tag;
+    e->len = (size_t)(p - e->buf);
+    e->tsc += e->tick;
+    e->expected_rip = rip + code_len;
+    e->nrecords++;
+    e->ninsns++;
+    return 0;
 }
 
 #endif

@@ -27,13 +27,11 @@
 #include "task.h"
 #include "trigger.h"
 #include "trace_opts.h"
+#include "step_cpu.h"
 
 #define CHUNK_BYTES   (256u * 1024)
-#define STLB_SLOTS    256
-#define IDT_VECTORS   256
 #define IDT_GATE_SIZE 16
-#define EVMAP_SLOTS   1024                  /* > 2 x 256 keys: short probe chains */
-#define PAGE          0x1000ull
+#define PAGE          STEP_PAGE
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
 /* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
  * selects the user half of a PTI page-table pair (bit 12: Linux keeps them 8 KiB aligned). */
@@ -44,44 +42,8 @@
 #define OPC_INT3      0xcc
 #define OPC_INTN      0xcd
 
-struct stlb_entry { uint64_t tag; uint8_t *page; };
-/* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
- * no length decoding and no dictionary lookup (the common case by far). */
-#define ICACHE_SLOTS 4096
-struct icache_entry { uint64_t rip, lo, hi, mlo, mhi; uint32_t id; uint8_t len; };
-
-struct trace_cpu {
-    bool stepping;
-    bool have_pending, pending_syscall;
-    uint64_t p_rip, p_cr3;
-    uint32_t p_id;
-    uint8_t p_len;
-    uint64_t idt_base;
-    uint64_t idt_handler[IDT_VECTORS];
-    uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
-    uint8_t p_op0;                          /* pending instruction's first byte */
-    /* handler (and handler + first length) -> vector, for a one-probe check per step */
-    struct { uint64_t rip; int16_t vec; int16_t ran_first; } evmap[EVMAP_SLOTS];
-    struct stlb_entry stlb[STLB_SLOTS];
-    uint64_t stlb_cr3;
-    struct rec_enc *enc;
-    uint8_t *chunk;
-    uint64_t steps, records_bytes;
-    bool halted;                            /* parked in HLT until an interrupt arrives */
-    struct icache_entry *icache;
-    uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
-    uint64_t t_step, t_sink;                /* ticks inside step() and inside the sink */
-    bool p_keep;                            /* the pending instruction passes the filters */
-    bool rec_on;                            /* recording (not suspended by a filter) */
-    uint64_t filtered;                      /* instructions the filters left out */
-    uint64_t recorded;                      /* instruction records written */
-    bool task_known;                        /* 'task' holds the last SWITCH's task */
-    struct task_info task;
-    uint64_t task_cr3;
-};
-
-static struct trace_cpu cpus[HVT_MAX_CPUS];
-static volatile int trace_want;            /* 1: every CPU should step */
+struct trace_cpu step_cpus[HVT_MAX_CPUS];
+volatile int trace_want;                   /* 1: every CPU should step */
 static volatile unsigned want_reason;      /* HVT_REASON_* of the last start/stop request */
 struct trace_stats trace_stats;
 
@@ -101,10 +63,10 @@ static const struct trace_opts *opts;
 int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
-        cpus[i].enc = hv_alloc_pages((sizeof(struct rec_enc) + 4095) / 4096);
-        cpus[i].chunk = hv_alloc_pages(CHUNK_BYTES / 4096);
-        cpus[i].icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
-        if (!cpus[i].enc || !cpus[i].chunk || !cpus[i].icache)
+        step_cpus[i].enc = hv_alloc_pages((sizeof(struct rec_enc) + 4095) / 4096);
+        step_cpus[i].chunk = hv_alloc_pages(CHUNK_BYTES / 4096);
+        step_cpus[i].icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
+        if (!step_cpus[i].enc || !step_cpus[i].chunk || !step_cpus[i].icache)
             return -1;
     }
     return codedict_init();
@@ -232,8 +194,6 @@ static void idt_load(struct trace_cpu *t)
     evmap_build(t);
 }
 
-static unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 54); }
-
 static void evmap_add(struct trace_cpu *t, uint64_t rip, int vec, bool ran_first)
 {
     for (unsigned i = evmap_hash(rip), n = 0; n < EVMAP_SLOTS; i = (i + 1) % EVMAP_SLOTS, n++) {
@@ -257,6 +217,9 @@ static void evmap_build(struct trace_cpu *t)
             if (t->idt_first_len[v])
                 evmap_add(t, t->idt_handler[v] + t->idt_first_len[v], v, true);
         }
+    /* Auto-stop addresses: no event (vec -1), but the fast path leaves them to step(). */
+    for (unsigned i = 0; i < sopt.nstop_at; i++)
+        evmap_add(t, sopt.stop_at[i], -1, false);
 }
 
 /* Did an interrupt or exception just get delivered? Real CPUs take the MTF exit before the
@@ -369,10 +332,10 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     int v = event_at(t, rip, &ran_first);
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
-    bool sw_int = t->p_op0 == OPC_INT3 || t->p_op0 == OPC_INTN;
+    bool sw_int = t->p_flags & P_SWINT;
     if (t->have_pending && (v < 0 || sw_int)) {
         if (put_insn(t, cpu, t->p_keep, t->p_rip, t->p_id, t->p_len, t->p_cr3, gpr, rflags) &&
-            t->pending_syscall)
+            (t->p_flags & P_SYSCALL))
             EMIT(t, cpu, rec_syscall(t->enc, g->r[GPR_RAX]));
     }
     /* Auto-stop where the guest is dying (stop_at: panic, oops entry) or took #DF. */
@@ -411,7 +374,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     uint8_t bytes[16];
     unsigned len = 0;
     uint32_t id = 0;
-    struct icache_entry *ic = &t->icache[(rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)];
+    struct icache_entry *ic = &t->icache[icache_slot(rip)];
     uint8_t *page = page_of(t, rip);
     unsigned off = (unsigned)(rip & (PAGE - 1));
     t->steps++;
@@ -429,7 +392,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         unsigned n = fetch(t, rip, bytes);
         len = n ? x86_insn_len(bytes, n) : 0;
         if (!len) {
-            t->p_op0 = 0;
+            t->p_flags = 0;
+            t->p_fast = false;
             /* Not readable (the page is not present: the guest takes #PF here and retries
              * later, which we will record then) or cut short. Nothing retires here now. */
             t->have_pending = false;
@@ -443,6 +407,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         __builtin_memcpy(&ic->hi, bytes + 8, 8);
         ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
         ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
+        ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
+                    (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0);
     }
     t->have_pending = true;
     t->p_keep = keep;
@@ -450,8 +416,12 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     t->p_cr3 = cr3;
     t->p_len = (uint8_t)len;
     t->p_id = id;
-    t->pending_syscall = len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1;
-    t->p_op0 = bytes[0];
+    t->p_flags = ic->flags;
+    /* The next exit may take the fast path (step_fast.c) if nothing about this instruction or
+     * the options needs the full step; it checks the rest itself. */
+    t->fast_cr3 = cr3;
+    t->fast_left = STEP_FAST_RUN;
+    t->p_fast = keep && !t->p_flags && !sopt.filtering && !sopt.budget_on;
 }
 
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
@@ -461,13 +431,14 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 bool step_hlt_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
-    struct trace_cpu *t = &cpus[cpu];
+    struct trace_cpu *t = &step_cpus[cpu];
     hv_skip_insn();
     if (!t->stepping)
         return true;
     step(t, cpu, g);                        /* HLT retired; the next instruction is pending */
     hv_set_activity(VMX_ACTIVITY_HLT);
     hv_set_mtf(false);
+    dilate_set(DILATE_HARD);                /* no steps to check the deadline at */
     if (hv_guest_read(HV_GUEST_RFLAGS) & RFLAGS_IF) {
         hv_set_extint_exiting(true);
         t->halted = true;
@@ -477,13 +448,15 @@ bool step_hlt_exit(struct guest_regs *g)
 
 bool step_extint_exit(struct guest_regs *g)
 {
-    struct trace_cpu *t = &cpus[hv_cpu_id()];
+    struct trace_cpu *t = &step_cpus[hv_cpu_id()];
     hv_set_extint_exiting(false);
     if (t->halted) {
         t->halted = false;
         hv_set_activity(VMX_ACTIVITY_ACTIVE);
-        if (t->stepping)
+        if (t->stepping) {
             hv_set_mtf(true);
+            dilate_set(DILATE_SOFT);
+        }
     }
     return true;
 }
@@ -492,8 +465,11 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
 {
     t->stepping = true;
     hv_set_hlt_exiting(true);
-    dilate_set(true);
+    dilate_set(DILATE_SOFT);
     t->have_pending = false;
+    t->p_fast = false;
+    t->fast_steps = 0;
+    hv_set_mtf_fast(true);
     t->task_known = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
@@ -523,20 +499,21 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
-           "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu\n",
+           "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
+           "fast_steps=%lu soft_fired=%lu\n",
            cpu, t->steps, hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc,
            t->records_bytes, t->t_step, t->t_sink, t->recorded, t->filtered, reason,
-           dilate_stats[cpu].fired_in_exit);
+           dilate_stats[cpu].fired_in_exit, t->fast_steps, dilate_stats[cpu].soft_fired);
     t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
     t->have_pending = false;
+    t->p_fast = false;
+    hv_set_mtf_fast(false);
     hv_set_mtf(false);
     hv_set_hlt_exiting(false);
-    /* The exit stub disarmed the TSC deadline when this exit began: re-arm it before dilation
-     * goes off, or this CPU's timer never fires again (a halted CPU would sleep for good). */
-    dilate_exit();
-    dilate_set(false);
+    /* The TSC deadline goes back to the real MSR (a halted CPU would sleep for good else). */
+    dilate_set(DILATE_OFF);
     __atomic_add_fetch(&trace_stats.steps, t->steps, __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);
     t->steps = t->records_bytes = 0;
@@ -556,10 +533,12 @@ void step_request_reason(bool on, unsigned reason)
 bool step_cpus_stepping(void)
 {
     for (unsigned i = 0; i < hv_cpu_count(); i++)
-        if (__atomic_load_n(&cpus[i].stepping, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&step_cpus[i].stepping, __ATOMIC_ACQUIRE))
             return true;
     return false;
 }
+
+void step_no_fast(void) { step_cpus[hv_cpu_id()].p_fast = false; }
 
 void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
@@ -570,14 +549,14 @@ void step_stop_now(unsigned reason)
 {
     unsigned cpu = hv_cpu_id();
     step_request_reason(false, reason);
-    if (cpus[cpu].stepping)
-        stop_cpu(&cpus[cpu], cpu, want_reason);
+    if (step_cpus[cpu].stepping)
+        stop_cpu(&step_cpus[cpu], cpu, want_reason);
 }
 
 bool step_mtf_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
-    struct trace_cpu *t = &cpus[cpu];
+    struct trace_cpu *t = &step_cpus[cpu];
     if (!t->stepping) {
         hv_set_mtf(false);
         return true;
@@ -591,7 +570,7 @@ bool step_mtf_exit(struct guest_regs *g)
 void step_post_exit(struct guest_regs *g, unsigned reason)
 {
     unsigned cpu = hv_cpu_id();
-    struct trace_cpu *t = &cpus[cpu];
+    struct trace_cpu *t = &step_cpus[cpu];
     int want = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE);
     if (t->stepping && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
         hv_guest_read(HV_GUEST_RIP) != t->p_rip)

@@ -22,5 +22,9 @@ void step_post_exit(struct guest_regs *g, unsigned reason);
 bool step_mtf_exit(struct guest_regs *g);
 bool step_hlt_exit(struct guest_regs *g);
 bool step_extint_exit(struct guest_regs *g);
+/* The MTF fast path (step_fast.c), registered as hv_mtf_fast. */
+bool step_fast(struct guest_regs *g);
+/* The next MTF exit of this CPU must take the full path (a trigger's step-over owns it). */
+void step_no_fast(void);
 
 #endif

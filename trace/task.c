@@ -9,9 +9,9 @@
 #define KERNEL_HALF 0xffff800000000000ull
 #define MSR_IA32_KERNEL_GS_BASE 0xc0000102
 
-static struct { bool on; uint64_t current_off, pid_off, tgid_off, comm_off; } lay;
-struct task_cpu { uint64_t *slot; uint64_t last; };   /* host pointer to this CPU's current_task */
-static struct task_cpu tc[HVT_MAX_CPUS];
+static struct { uint64_t current_off, pid_off, tgid_off, comm_off; } lay;
+bool task_on;
+struct task_cpu task_cpus[HVT_MAX_CPUS];
 
 void task_set_layout(const uint64_t off[4])
 {
@@ -19,11 +19,11 @@ void task_set_layout(const uint64_t off[4])
     lay.pid_off = off[1];
     lay.tgid_off = off[2];
     lay.comm_off = off[3];
-    lay.on = true;
+    task_on = true;
 }
 
 
-void task_reset(unsigned cpu) { tc[cpu].slot = 0; tc[cpu].last = 0; }
+void task_reset(unsigned cpu) { task_cpus[cpu].slot = 0; task_cpus[cpu].last = 0; }
 
 /* The kernel's per-CPU base: GS while in the kernel, KERNEL_GS_BASE while in user space
  * (SWAPGS exchanges them); whichever holds a kernel-half address. */
@@ -39,8 +39,8 @@ static uint64_t percpu_base(void)
 /* This CPU's current task pointer, or 0 (per-CPU data not reachable yet). */
 static uint64_t current_task(unsigned cpu)
 {
-    struct task_cpu *t = &tc[cpu];
-    if (!lay.on)
+    struct task_cpu *t = &task_cpus[cpu];
+    if (!task_on)
         return 0;
     if (!t->slot) {
         uint64_t base = percpu_base();
@@ -78,9 +78,9 @@ static void read_task(uint64_t task, struct task_info *out)
 bool task_check(unsigned cpu, struct task_info *out)
 {
     uint64_t task = current_task(cpu);
-    if (!task || task == tc[cpu].last)
+    if (!task || task == task_cpus[cpu].last)
         return false;
-    tc[cpu].last = task;
+    task_cpus[cpu].last = task;
     read_task(task, out);
     return true;
 }

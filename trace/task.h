@@ -8,7 +8,8 @@
  * Contract: task_set_layout() takes the offsets (trace_opts.c parses the option);
  * task_check() is called at every step and returns true when the current task changed since
  * the last call on this CPU, filling *out; task_now() reads the current task whatever the last
- * call saw. Guest memory is only read through gmem.
+ * call saw; task_same() is the fast path's check (true: task_check() would return false). Guest
+ * memory is only read through gmem.
  */
 #ifndef HVT_TASK_H
 #define HVT_TASK_H
@@ -16,6 +17,18 @@
 #include <stdbool.h>
 
 struct task_info { uint64_t task, pid, tgid; char comm[16]; };
+
+/* Per CPU: host pointer to the guest's current_task slot (per-CPU data never moves) and the
+ * task task_check() last reported. */
+struct task_cpu { uint64_t *slot; uint64_t last; };
+extern struct task_cpu task_cpus[];
+extern bool task_on;
+
+static inline bool task_same(unsigned cpu)
+{
+    const struct task_cpu *t = &task_cpus[cpu];
+    return t->slot ? *(volatile uint64_t *)t->slot == t->last : !task_on;
+}
 
 void task_set_layout(const uint64_t off[4]);
 void task_reset(unsigned cpu);

@@ -116,6 +116,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     hv_hooks.ept_violation = hook_ept;
     hv_hooks.fatal = hook_fatal;
     hv_hooks.msr = dilate_msr;
+    hv_mtf_fast = step_fast;
     dilate_init();
     if (opts.start == TRACE_START_BOOT)
         step_request_reason(true, HVT_REASON_BOOT);

@@ -128,6 +128,7 @@ bool trigger_ept(uint64_t gpa, uint64_t qual)
     hv_ept_set_exec(tg.gpa, true);
     spin_unlock(&tg.lock);
     stepping_over[hv_cpu_id()] = true;
+    step_no_fast();
     hv_set_mtf(true);
     return true;
 }

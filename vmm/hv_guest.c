@@ -5,6 +5,7 @@
 #include "cpu.h"
 #include "vmx_exit.h"
 #include "vcpu.h"
+#include "hv_hooks.h"
 
 const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT] = {
     [HV_GUEST_RIP] = VMCS_GUEST_RIP, [HV_GUEST_RSP] = VMCS_GUEST_RSP,
@@ -63,9 +64,11 @@ void hv_set_preemption_timer(uint64_t ticks)
     vmx_write(VMCS_PIN_CONTROLS, pin | PIN_PREEMPTION_TIMER);
 }
 
-uint64_t hv_exit_tsc(void) { return vcpu_current()->exit_tsc; }
+void hv_set_dilation(unsigned flags) { vcpu_current()->dilate = (uint8_t)flags; }
 
-void hv_set_dilation(bool on) { vcpu_current()->dilate = on; }
+bool (*hv_mtf_fast)(struct guest_regs *g);
+
+void hv_set_mtf_fast(bool on) { vcpu_current()->fast_mtf = on && hv_mtf_fast; }
 
 /* What the offset will be when the stub is done with this exit, erring low (see
  * VCPU_DILATE_TAIL_MAX): an error here only moves a timer deadline by as much, never the TSC. */
@@ -73,8 +76,7 @@ int64_t hv_dilated_offset(void)
 {
     struct vcpu *v = vcpu_current();
     int64_t off = (int64_t)vmx_read(VMCS_TSC_OFFSET);
-    return v->dilate ? off - (int64_t)(cpu_rdtsc() - v->exit_tsc) - VCPU_DILATE_FIXED - VCPU_DILATE_TAIL_MAX
+    return (v->dilate & HV_DILATE_TSC) ? off - (int64_t)(cpu_rdtsc() - v->exit_tsc) - VCPU_DILATE_FIXED - VCPU_DILATE_TAIL_MAX
                      : off;
 }
 
-int64_t hv_tsc_offset(void) { return (int64_t)vmx_read(VMCS_TSC_OFFSET); }

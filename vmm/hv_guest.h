@@ -36,14 +36,31 @@ void     hv_set_activity(unsigned state);
 void     hv_skip_insn(void);
 /* VMX-preemption timer (SDM 26.5.1): an exit after about 'ticks' TSC ticks; 0 = off. */
 void     hv_set_preemption_timer(uint64_t ticks);
-/* TSC when the current VM exit entered the hypervisor (taken first thing in the exit stub). */
-uint64_t hv_exit_tsc(void);
-/* Time dilation for this CPU: when on, every VM exit's ticks, measured in the exit stub just
- * before VM entry, are subtracted from the TSC offset, so the guest's TSC counts only the
- * guest's own time. hv_dilated_offset() predicts the offset the current exit will leave. */
-void     hv_set_dilation(bool on);
+/* TSC when the current VM exit entered the hypervisor (taken first thing in the exit stub): at
+ * offset 8 of the per-CPU block %gs points to (vcpu.h asserts it). Inline: every step reads it. */
+static inline uint64_t hv_exit_tsc(void)
+{
+    uint64_t t;
+    __asm__ volatile("movq %%gs:8, %0" : "=r"(t));
+    return t;
+}
+static inline int64_t hv_tsc_offset(void) { return (int64_t)vmx_read(VMCS_TSC_OFFSET); }
+/* The guest's TSC when this exit began (SDM 25.6.5: guest TSC = host TSC + offset). */
+static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_t)hv_tsc_offset(); }
+/* Time dilation for this CPU, HV_DILATE_* flags (0 = off):
+ *  HV_DILATE_TSC     every VM exit's ticks, measured in the exit stub just before VM entry, are
+ *                    subtracted from the TSC offset, so the guest's TSC counts only the guest's
+ *                    own time. hv_dilated_offset() predicts the offset the current exit leaves.
+ *  HV_DILATE_DISARM  the stub also writes 0 to IA32_TSC_DEADLINE first thing in every exit, so
+ *                    the hardware deadline (host time) cannot fire while the hypervisor runs;
+ *                    the policy re-arms it before VM entry. */
+#define  HV_DILATE_TSC    1u
+#define  HV_DILATE_DISARM 2u
+void     hv_set_dilation(unsigned flags);
 int64_t  hv_dilated_offset(void);
-int64_t  hv_tsc_offset(void);
+/* MTF fast path on this CPU (hv_hooks.h hv_mtf_fast): MTF exits go to the registered handler
+ * first while on. */
+void     hv_set_mtf_fast(bool on);
 /* Invisible execute breakpoints (SDM 29.3.3.2): forbid or allow guest instruction fetches from
  * the 4 KiB guest-physical page holding gpa. A forbidden fetch is an EPT violation that reaches
  * hv_hooks.ept_violation (qualification bit EPT_QUAL_EXEC). Guest RAM only; returns -1 else.

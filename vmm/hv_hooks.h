@@ -26,6 +26,15 @@ struct hv_hooks {
 };
 extern struct hv_hooks hv_hooks;
 
+/* The MTF fast path: a policy that single-steps registers one handler here and enables it per
+ * CPU with hv_set_mtf_fast(). The exit stub then calls it for MTF exits straight away, before
+ * the full dispatch and without any of the hooks above (no exit counting, no pre/post hooks,
+ * no event re-injection: the stub takes the path only when vmm/ has nothing pending for this
+ * CPU). It returns true when it handled the exit (the guest resumes), false to fall back to
+ * the full dispatch - which it must do before changing any state, since the full dispatch
+ * then sees the same exit (other_exit with EXIT_MTF, post_exit). */
+extern bool (*hv_mtf_fast)(struct guest_regs *g);
+
 /* The policy's set-up, called once on the BSP at the end of hv_entry_init (after EPT and the
  * per-CPU state exist, before any CPU is virtualized). Weak: a build without policy has none. */
 int hv_policy_init(struct hvt_boot_info *bi);

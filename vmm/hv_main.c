@@ -84,6 +84,9 @@ int hv_ept_set_exec(uint64_t gpa, bool exec)
         perms = exec ? perms | EPT_EXEC : perms & ~EPT_EXEC;
         rc = ept_map_4k(&hv.ept, page, page, perms, memtype);
         __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
+        /* Every CPU's next exit goes through the full dispatch, which flushes its EPT TLB. */
+        for (unsigned i = 0; i < hv.cpu_count; i++)
+            vcpu_get(i)->fast_block = 1;
     }
     spin_unlock(&hv.ept_lock);
     if (!rc) {

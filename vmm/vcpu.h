@@ -35,8 +35,13 @@ struct __attribute__((packed)) host_tss {
 struct vcpu {
     struct vcpu *self;            /* at offset 0: %gs:0 gives the current vcpu */
     uint64_t exit_tsc;            /* at offset 8: TSC when this exit entered the stub */
-    uint8_t dilate;               /* at offset 16: hide this CPU's exits from its guest TSC */
+    uint8_t dilate;               /* at offset 16: HV_DILATE_* flags (hv_guest.h) */
+    /* At offsets 17 and 18, read as one word by the exit stub: an MTF exit takes the policy's
+     * fast handler (hv_mtf_fast) only while fast_mtf is 1 and fast_block is 0. */
+    uint8_t fast_mtf;             /* set by the policy (hv_set_mtf_fast) */
+    volatile uint8_t fast_block;  /* set by vmm/ when the full dispatch has work (NMI, EPT edit) */
     unsigned index;
+    uint64_t fast_mtf_exits;      /* at offset 24: MTF exits the policy's fast handler took */
     uint32_t apic_id;
     void *vmxon_region, *vmcs;
     uint64_t vmxon_phys, vmcs_phys;
@@ -48,7 +53,7 @@ struct vcpu {
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool powering_off;
     uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
-    uint64_t exits;               /* all VM exits */
+    uint64_t exits;               /* VM exits through the full dispatch (vmx_exit_dispatch) */
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
@@ -57,6 +62,13 @@ struct vcpu {
 #define VCPU_EXIT_TSC_OFFSET 8   /* used by vmx_stub.asm */
 _Static_assert(__builtin_offsetof(struct vcpu, index) == HV_CPU_ID_GS_OFFSET, "hv_cpu_id() reads %gs:20");
 #define VCPU_DILATE_OFFSET   16
+#define VCPU_FAST_MTF_OFFSET 17
+_Static_assert(__builtin_offsetof(struct vcpu, dilate) == VCPU_DILATE_OFFSET, "vmx_stub.asm");
+_Static_assert(__builtin_offsetof(struct vcpu, fast_mtf) == VCPU_FAST_MTF_OFFSET, "vmx_stub.asm");
+_Static_assert(__builtin_offsetof(struct vcpu, fast_block) == VCPU_FAST_MTF_OFFSET + 1, "vmx_stub.asm");
+#define VCPU_FAST_EXITS_OFFSET 24
+_Static_assert(__builtin_offsetof(struct vcpu, fast_mtf_exits) == VCPU_FAST_EXITS_OFFSET, "vmx_stub.asm");
+_Static_assert(__builtin_offsetof(struct vcpu, exit_tsc) == VCPU_EXIT_TSC_OFFSET, "vmx_stub.asm");
 /* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. */
 #define VCPU_DILATE_FIXED    30
 /* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set

@@ -60,7 +60,9 @@ void vmx_print_exit_summary(const char *why)
     hv_log("hvtrace: exit summary (%s)\n", why);
     for (unsigned c = 0; c < hv.cpu_count; c++) {
         struct vcpu *v = vcpu_get(c);
-        hv_log("hvtrace: cpu %u (apic %u): %lu exits\n", c, v->apic_id, v->exits);
+        hv_log("hvtrace: cpu %u (apic %u): %lu exits\n", c, v->apic_id, v->exits + v->fast_mtf_exits);
+        if (v->fast_mtf_exits)
+            hv_log("hvtrace:   cpu %u %-18s %lu\n", c, "MTF (fast path)", v->fast_mtf_exits);
         for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
             if (v->exit_counts[r])
                 hv_log("hvtrace:   cpu %u %-18s %lu\n", c, vmx_exit_name(r), v->exit_counts[r]);
@@ -369,8 +371,10 @@ void host_exception(struct exc_frame *f)
         return;
     }
     if (f->vector == VEC_NMI) {
-        /* NMIs belong to the guest: remember it and inject it at the next VM entry. */
+        /* NMIs belong to the guest: remember it and inject it at the next VM entry (through
+         * the full dispatch: the fast MTF path does not inject). */
         vcpu_current()->nmi_pending = true;
+        vcpu_current()->fast_block = 1;
         return;
     }
     hv_panic("host exception %lu error %lx at rip %lx rsp %lx cr2 %lx\n", f->vector, f->error,
@@ -384,6 +388,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     v->exits++;
     if (basic < EXIT_REASON_COUNT)
         v->exit_counts[basic]++;
+    /* What blocked the fast MTF path is handled below (an NMI set it again meanwhile). */
+    v->fast_block = 0;
     /* Another CPU edited EPT permissions (hv_ept_set_exec): drop our stale translations. */
     if (v->ept_epoch != hv.ept_epoch) {
         v->ept_epoch = hv.ept_epoch;

@@ -2,10 +2,19 @@
 ; On VM exit the CPU loads RIP = vmx_exit_stub and RSP = VMCS host RSP (SDM 28.5.1); the
 ; per-CPU stack holds the vcpu pointer at [host RSP]. We save the guest's general registers
 ; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
+; MTF exits of a CPU whose policy enabled the fast path go to hv_mtf_fast first (hv_hooks.h):
+; under single-stepping that is every exit, so this path is kept to a few instructions.
 bits 64
-%define VCPU_EXIT_TSC_OFFSET 8   ; struct vcpu.exit_tsc (vcpu.h)
-%define VCPU_DILATE_OFFSET 16    ; struct vcpu.dilate (vcpu.h)
+%define VCPU_EXIT_TSC_OFFSET 8   ; struct vcpu.exit_tsc (vcpu.h asserts these offsets)
+%define VCPU_DILATE_OFFSET 16    ; struct vcpu.dilate: HV_DILATE_* (hv_guest.h)
+%define VCPU_FAST_MTF_OFFSET 17  ; struct vcpu.fast_mtf, then .fast_block (one 16-bit word)
+%define VCPU_FAST_EXITS_OFFSET 24 ; struct vcpu.fast_mtf_exits
+%define HV_DILATE_TSC 1
+%define HV_DILATE_DISARM 2
+%define FAST_MTF_GO 0x0001       ; fast_mtf = 1, fast_block = 0
 %define VMCS_TSC_OFFSET 0x2010   ; SDM appendix B.2.1
+%define VMCS_EXIT_REASON 0x4402  ; SDM appendix B.3.2
+%define EXIT_MTF 37              ; SDM appendix C (basic reason; bits 31:16 clear)
 %define MSR_IA32_TSC_DEADLINE 0x6e0
 ; Ticks of an exit outside the two rdtsc: the guest's exit into the stub up to the first
 ; rdtsc, and the tail after the second one through VMRESUME. Measured in Bochs (one tick per
@@ -17,6 +26,7 @@ section .text
 extern vmx_exit_dispatch
 extern vmx_resume_failed
 extern host_exception
+extern hv_mtf_fast
 
 global vmx_exit_stub
 vmx_exit_stub:
@@ -41,23 +51,44 @@ vmx_exit_stub:
     shl rdx, 32
     or rax, rdx
     mov [rsi + VCPU_EXIT_TSC_OFFSET], rax
-    ; A dilated CPU's TSC-deadline timer must not fire while the hypervisor runs (its time is
-    ; not the guest's): disarm it; the policy re-arms it, moved by this exit's ticks.
-    cmp byte [rsi + VCPU_DILATE_OFFSET], 0
-    je .timed
+    ; A CPU whose TSC-deadline timer runs on host time while its guest's time is dilated must
+    ; not let it fire while the hypervisor runs (that time is not the guest's): disarm it; the
+    ; policy re-arms it, moved by this exit's ticks.
+    test byte [rsi + VCPU_DILATE_OFFSET], HV_DILATE_DISARM
+    jz .timed
     mov ecx, MSR_IA32_TSC_DEADLINE
     xor eax, eax
     xor edx, edx
     wrmsr
 .timed:
+    cmp word [rsi + VCPU_FAST_MTF_OFFSET], FAST_MTF_GO
+    jne .full
+    mov eax, VMCS_EXIT_REASON
+    vmread rax, rax
+    cmp eax, EXIT_MTF
+    jne .full
     mov rdi, rsp                ; struct guest_regs *
+    call [hv_mtf_fast]
+    mov rsi, [rsp + 16*8]
+    test al, al
+    jz .full
+    inc qword [rsi + VCPU_FAST_EXITS_OFFSET]
+    jmp .dilate
+.full:
+    mov rdi, rsp                ; struct guest_regs *
+    mov rsi, [rsp + 16*8]
     call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
+    jmp .dilate
+.dilate:
     ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
     ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
     ; sequence: TSC offset -= now - exit_tsc + VCPU_DILATE_FIXED (SDM 25.6.5).
+    ; Both paths enter here by a jump: Bochs's RDTSC does not count the instructions of the
+    ; current trace-cache trace before it, so what precedes it in its trace must be one
+    ; sequence whatever path led here (measured: a fast step's TSC lost its one tick else).
     mov rsi, [rsp + 16*8]
-    cmp byte [rsi + VCPU_DILATE_OFFSET], 0
-    je .resume
+    test byte [rsi + VCPU_DILATE_OFFSET], HV_DILATE_TSC
+    jz .resume
     rdtsc
     shl rdx, 32
     or rax, rdx

@@ -1,0 +1,81 @@
+/*
+ * step_cpu.h - the per-CPU stepping state shared by the full step (step.c) and the MTF fast
+ * path (step_fast.c). Internal to those two files.
+ *
+ * Contract between them: at every MTF exit the guest is about to execute the instruction at
+ * RIP; one instruction is "pending" (p_*), recorded at the next exit with the registers it
+ * produced. The fast path handles only the plain case - p_fast set by the full step, no event,
+ * no task switch, no CR3 or IDT change, a decoded-instruction cache hit whose bytes still
+ * match guest memory - and otherwise leaves the exit untouched for the full step.
+ */
+#ifndef HVT_STEP_CPU_H
+#define HVT_STEP_CPU_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "hv_api.h"
+#include "hvt_bootinfo.h"
+#include "rec_enc.h"
+#include "task.h"
+
+#define STLB_SLOTS    256
+#define IDT_VECTORS   256
+#define EVMAP_SLOTS   4096                  /* >> 2 x 256 handlers + stop addresses: one probe */
+#define ICACHE_SLOTS  4096
+#define STEP_PAGE     0x1000ull
+/* Full steps at least every this many fast ones: the full exit path polls the NIC, the
+ * triggers and the host's commands. */
+#define STEP_FAST_RUN 1024
+
+/* Pending-instruction flags that need the full step when it retires. */
+enum { P_SYSCALL = 1, P_SWINT = 2 };
+
+struct stlb_entry { uint64_t tag; uint8_t *page; };
+/* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
+ * no length decoding and no dictionary lookup (the common case by far). */
+struct icache_entry { uint64_t rip, lo, hi, mlo, mhi; uint32_t id; uint8_t len, flags; };
+/* Guest RIPs where something happens: interrupt/exception handler entries (and the address
+ * after their first instruction, see event_at in step.c), auto-stop addresses (vec < 0). */
+struct evmap_entry { uint64_t rip; int16_t vec; int16_t ran_first; };
+
+struct trace_cpu {
+    /* read by the fast path at every step */
+    bool p_fast;                            /* the pending instruction may take the fast path */
+    uint8_t p_len;
+    uint32_t p_id;
+    uint64_t p_rip, p_cr3;
+    uint64_t fast_cr3;                      /* CR3 (whole) the full step last saw */
+    uint64_t idt_base;
+    unsigned fast_left;                     /* fast steps left before a full one */
+    struct rec_enc *enc;
+    struct icache_entry *icache;
+    struct stlb_entry stlb[STLB_SLOTS];
+    struct evmap_entry evmap[EVMAP_SLOTS];
+    uint64_t steps, recorded;
+    /* the full step's */
+    bool stepping;
+    bool have_pending;
+    bool p_keep;                            /* the pending instruction passes the filters */
+    uint8_t p_flags;                        /* P_* */
+    uint64_t stlb_cr3;
+    uint64_t idt_handler[IDT_VECTORS];
+    uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
+    uint8_t *chunk;
+    uint64_t records_bytes;
+    bool halted;                            /* parked in HLT until an interrupt arrives */
+    uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
+    uint64_t t_step, t_sink;                /* ticks inside full steps and inside the sink */
+    uint64_t fast_steps;                    /* steps the fast path took */
+    bool rec_on;                            /* recording (not suspended by a filter) */
+    uint64_t filtered;                      /* instructions the filters left out */
+    bool task_known;                        /* 'task' holds the last SWITCH's task */
+    struct task_info task;
+    uint64_t task_cr3;
+};
+
+extern struct trace_cpu step_cpus[HVT_MAX_CPUS];
+
+static inline unsigned icache_slot(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)); }
+static inline unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 52); }
+_Static_assert(EVMAP_SLOTS == 1u << 12, "evmap_hash yields 12 bits");
+
+#endif

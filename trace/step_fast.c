@@ -1,0 +1,68 @@
+/*
+ * step_fast.c - the MTF fast path: one single-step of the plain case, called by vmm/'s exit
+ * stub straight away (hv_hooks.h hv_mtf_fast), without the full exit dispatch.
+ *
+ * Under tracing every guest instruction is a VM exit, so this is where hvtrace spends its
+ * time. The plain case: the pending instruction retired normally and the next one is known.
+ * Every condition that needs more (an event, a task switch, a CR3 or IDT change, a due timer
+ * deadline, a cache miss, a full chunk, a periodic full step for polling) returns false
+ * before anything is changed, and the full step (step.c) handles the same exit.
+ *
+ * What it does not need to check, because the full step only sets p_fast when it holds:
+ * stepping on, filters and budget off, the pending instruction kept and neither SYSCALL
+ * (needs its marker) nor INT n/INT3 (retire by an event).
+ */
+#include "step_cpu.h"
+#include "step.h"
+#include "dilate.h"
+#include "hv_guest.h"
+#include "vmx.h"
+
+extern volatile int trace_want;
+
+bool step_fast(struct guest_regs *g)
+{
+    unsigned cpu = hv_cpu_id();
+    struct trace_cpu *t = &step_cpus[cpu];
+    if (!t->p_fast || !--t->fast_left || !trace_want)
+        return false;
+    uint64_t rip = vmx_read(VMCS_GUEST_RIP), cr3 = vmx_read(VMCS_GUEST_CR3);
+    /* CR3 unchanged: the software TLB (stlb) still holds; IDT unchanged: so do the events. */
+    if (cr3 != t->fast_cr3 || vmx_read(VMCS_GUEST_IDTR_BASE) != t->idt_base)
+        return false;
+    /* The guest's timer deadline, checked in software while stepping (dilate.h, SOFT). */
+    if (dilate_due(cpu, hv_exit_guest_tsc()))
+        return false;
+    /* An interrupt or exception handler entry, or an auto-stop address. */
+    for (unsigned i = evmap_hash(rip); t->evmap[i].rip; i = (i + 1) & (EVMAP_SLOTS - 1))
+        if (t->evmap[i].rip == rip)
+            return false;
+    if (!task_same(cpu))
+        return false;
+    /* The instruction at RIP: decoded before, and its bytes in guest memory still the same
+     * (self-modifying code, or another program at this address, misses here). */
+    const struct icache_entry *ic = &t->icache[icache_slot(rip)];
+    const struct stlb_entry *s = &t->stlb[(rip >> 12) & (STLB_SLOTS - 1)];
+    unsigned off = (unsigned)(rip & (STEP_PAGE - 1));
+    if (ic->rip != rip || s->tag != rip - off || off > STEP_PAGE - 16)
+        return false;
+    uint64_t lo = *(const uint64_t *)(s->page + off), hi = *(const uint64_t *)(s->page + off + 8);
+    if (((lo ^ ic->lo) & ic->mlo) | ((hi ^ ic->hi) & ic->mhi))
+        return false;
+    struct rec_enc *e = t->enc;
+    if (!rec_room(e))
+        return false;                       /* the full step sends the chunk */
+    /* Commit: the pending instruction's record, then RIP becomes pending. */
+    g->r[GPR_RSP] = vmx_read(VMCS_GUEST_RSP);
+    (void)rec_insn(e, t->p_rip, t->p_id, t->p_len, t->p_cr3, g->r, vmx_read(VMCS_GUEST_RFLAGS));
+    t->recorded++;
+    t->steps++;
+    t->fast_steps++;
+    t->p_rip = rip;
+    t->p_cr3 = cr3;
+    t->p_id = ic->id;
+    t->p_len = ic->len;
+    t->p_flags = ic->flags;
+    t->p_fast = !ic->flags;
+    return true;
+}
