@@ -5,7 +5,8 @@ run=$1; import=$2
 tb=$(tr -d '\r' < "$run/serial.log" | grep -a "^TICKBENCH" | tail -1) || { echo "bench-step: tickbench did not report" >&2; tail -5 "$run/serial.log" >&2; exit 1; }
 st=$(grep -a "^HVT-STEPSTAT" "$run/e9.log" | tail -1) || { echo "bench-step: no STEPSTAT" >&2; exit 1; }
 "$import" "$run/e9.log" "$run/trace.hvt" 2> "$run/import.txt"
-code=$(grep -a "^HVT-CHUNK 1 " "$run/e9.log" | awk '{n += length($9) / 2} END {print n + 0}')
+code=$(sed -n 's/.*, \([0-9]*\) code bytes,.*/\1/p' "$run/import.txt")
+[ -n "$code" ] || { echo "bench-step: hvt-import did not report code bytes" >&2; cat "$run/import.txt" >&2; exit 1; }
 disk=$(stat -c %s "$run/trace.hvt")
 echo "$tb"
 echo "$st"

@@ -1,6 +1,9 @@
 /* e9_lines: the trace lines the hypervisor prints on the debug port (port 0xE9) when no NIC
  * is up (trace/sink.c), parsed in one place for hvt-import and the tests' fake hypervisor:
+ *   HVT-CHUNKB kind cpu nrecords ninsns first_code_id first_tsc last_tsc LEN\n<LEN raw bytes>\n
+ *                                 (what the sink writes: one OUTS instruction per byte)
  *   HVT-CHUNK kind cpu nrecords ninsns first_code_id first_tsc last_tsc HEX
+ *                                 (the older hex form, still read)
  *   HVT-META key=value ...        (lstar=HEX cpus=N)
  * Contract: e9_parse() classifies a line (leading '\r's skipped): E9_CHUNK with *c filled and
  * the decoded payload in *buf (grown as needed), E9_META with c->meta pointing at the text after
@@ -22,4 +25,11 @@ typedef struct {
 } e9_line;
 
 int e9_parse(const char *line, e9_line *c, uint8_t **buf, size_t *cap, char *err, size_t errlen);
+/* The next line of a debug-port log, binary chunks included (their payload is read from f).
+ * Returns E9_EOF at the end, else what e9_parse() returns; *lineno counts lines (a binary
+ * chunk's header line only). */
+#include <stdio.h>
+enum { E9_EOF = -2 };
+int e9_next(FILE *f, char **line, size_t *lcap, size_t *lineno, e9_line *c, uint8_t **buf,
+            size_t *cap, char *err, size_t errlen);
 #endif

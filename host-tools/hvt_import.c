@@ -2,7 +2,7 @@
  * hvt-import - turn the hypervisor's debug-port chunk lines (trace/sink.c) into a trace
  * file (include/hvt_trace_format.h).
  *   usage: hvt-import [-z LEVEL] E9_LOG OUT_TRACE     (zstd level, default 3; 0 = store)
- * Lines: "HVT-CHUNK kind cpu nrecords ninsns first_code_id first_tsc last_tsc HEX" and
+ * Lines: binary "HVT-CHUNKB ..." or hex "HVT-CHUNK ..." chunks (e9_lines.h) and
  * "HVT-META key=value ..." (lstar=, cpus=). Other lines are ignored. Each chunk goes to disk
  * through trace_chunkw (the chunk layer hvtrace-collector uses for the same payloads arriving
  * over the network: same bytes on disk), then the index and the footer. A malformed chunk line
@@ -54,10 +54,12 @@ int main(int argc, char **argv)
     uint8_t *payload = NULL;
     uint64_t insns = 0, records = 0;
     size_t lcap = 0;
-    while (getline(&line, &lcap, in) > 0) {
-        lineno++;
+    uint64_t code_bytes = 0;
+    for (;;) {
         e9_line c;
-        int k = e9_parse(line, &c, &payload, &cap, err, sizeof err);
+        int k = e9_next(in, &line, &lcap, &lineno, &c, &payload, &cap, err, sizeof err);
+        if (k == E9_EOF)
+            break;
         if (k == E9_BAD) {
             fprintf(stderr, "hvt-import: %s: line %zu: %s\n", argv[1], lineno, err);
             return 1;
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "hvt-import: line %zu: %s\n", lineno, tcw_error(w));
             return 1;
         }
+        if (c.kind == HVT_CHUNK_CODE)
+            code_bytes += c.len;
         if (c.kind == HVT_CHUNK_RECORDS) {
             insns += c.ninsns;
             records += c.nrecords;
@@ -90,7 +94,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hvt-import: %s: write failed\n", argv[2]);
         return 1;
     }
-    fprintf(stderr, "hvt-import: %zu chunks, %" PRIu64 " instructions, %" PRIu64 " records, lstar %#" PRIx64 "\n",
-            nchunks, insns, records, fh.lstar);
+    fprintf(stderr, "hvt-import: %zu chunks, %" PRIu64 " instructions, %" PRIu64 " records, "
+            "%" PRIu64 " code bytes, lstar %#" PRIx64 "\n", nchunks, insns, records, code_bytes, fh.lstar);
     return 0;
 }

@@ -275,10 +275,11 @@ static int load_e9(struct producer *p, const char *path)
     char *line = NULL, err[160];
     size_t lcap = 0, cap = 0, lineno = 0, bcap = 0;
     uint8_t *pay = NULL;
-    while (getline(&line, &lcap, f) > 0) {
+    for (;;) {
         e9_line c;
-        lineno++;
-        int k = e9_parse(line, &c, &pay, &cap, err, sizeof err);
+        int k = e9_next(f, &line, &lcap, &lineno, &c, &pay, &cap, err, sizeof err);
+        if (k == E9_EOF)
+            break;
         if (k == E9_BAD) {
             fprintf(stderr, "fake_hv: %s: line %zu: %s\n", path, lineno, err);
             return -1;

@@ -1,0 +1,150 @@
+/* test_rec_enc: the hypervisor's record encoder (trace/rec_enc.h, the inline rec_insn every
+ * step runs) against the host's reader (host-tools/trace_reader.c): random instruction streams
+ * with changed registers of every size, CR3 switches, RIP jumps, code-id changes at a RIP,
+ * markers and chunk boundaries are encoded, written as a trace file (trace_chunkw) and read
+ * back; every field the reader reports must equal what was encoded.
+ *   test_rec_enc [SEED] [RECORDS]      prints "rec_enc: N passed, M failed" */
+#include "rec_enc.h"
+#include "trace_chunkw.h"
+#include "trace_reader.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NCODES   64
+#define CAP      (64 * 1024)          /* small chunks: many boundaries */
+
+struct want { uint8_t kind; uint64_t rip, cr3, tsc, a; uint32_t id; uint64_t regs[HVT_NREGS]; };
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+
+/* A register change of a random size: small deltas, pointers, full 64-bit values, negatives. */
+static uint64_t change(uint64_t v)
+{
+    switch (rnd() % 5) {
+    case 0: return v + 1 + rnd() % 8;
+    case 1: return v - 1 - rnd() % 300;
+    case 2: return 0xffff888000000000ull | (rnd() & 0xffffffffffull);
+    case 3: return rnd();
+    default: return v ^ (1ull << (rnd() % 64));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) rng = strtoull(argv[1], 0, 0) | 1;
+    size_t n = argc > 2 ? strtoull(argv[2], 0, 0) : 200000;
+    char path[] = "/tmp/test_rec_enc.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) { perror("mkstemp"); return 2; }
+    close(fd);
+    hvt_trace_file_hdr fh;
+    memset(&fh, 0, sizeof fh);
+    fh.ncpus = 1;
+    tcw *w = tcw_create(path, &fh, 1);
+    /* The code dictionary: NCODES entries of 1..15 bytes. */
+    uint8_t code[NCODES * 16];
+    size_t clen = 0;
+    uint8_t lens[NCODES];
+    for (int i = 0; i < NCODES; i++) {
+        lens[i] = (uint8_t)(1 + rnd() % 15);
+        code[clen++] = lens[i];
+        for (int k = 0; k < lens[i]; k++) code[clen++] = (uint8_t)rnd();
+    }
+    hvt_trace_chunk_hdr ch;
+    memset(&ch, 0, sizeof ch);
+    ch.kind = HVT_CHUNK_CODE;
+    ch.nrecords = NCODES;
+    if (tcw_chunk(w, &ch, code, clen)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
+
+    struct want *want = calloc(n + 64, sizeof *want);
+    static struct rec_enc e;
+    static uint8_t buf[CAP];
+    uint64_t regs[HVT_NREGS] = { 0 }, rip = 0xffffffff81000000ull, cr3 = 0x1000, tsc = 1000;
+    size_t nw = 0;
+    rec_begin(&e, buf, sizeof buf, tsc);
+    for (size_t i = 0; i < n; i++) {
+        /* Make the next record. */
+        struct want x = { 0 };
+        unsigned what = (unsigned)(rnd() % 100);
+        if (what < 3) {
+            x.kind = HVT_MARK_SYSCALL;
+            x.a = rnd() % 500;
+        } else if (what < 5) {
+            x.kind = HVT_MARK_TIME;
+            x.a = tsc = tsc + 1 + rnd() % 100000;
+        } else {
+            x.kind = TR_INSN;
+            if (rnd() % 8 == 0) rip = (rnd() % 2 ? 0xffffffff81000000ull : 0x400000ull) + rnd() % 0x100000;
+            if (rnd() % 50 == 0) cr3 = (rnd() & 0xffffff000ull) | (rnd() % 4096);
+            x.id = rnd() % 16 == 0 ? (uint32_t)(rnd() % NCODES) : (uint32_t)(rip % NCODES);
+            unsigned nchg = (unsigned)(rnd() % 4);
+            for (unsigned k = 0; k < nchg; k++) {
+                unsigned r = (unsigned)(rnd() % HVT_NREGS);
+                regs[r] = change(regs[r]);
+            }
+            x.rip = rip;
+            x.cr3 = cr3;
+            tsc += 1;
+            x.tsc = tsc;
+            memcpy(x.regs, regs, sizeof regs);
+            rip += lens[x.id];
+        }
+        /* Encode it; a full chunk is written and a new one begun, as the sink does. */
+        for (int tries = 0; tries < 2; tries++) {
+            int rc = x.kind == TR_INSN ? rec_insn(&e, x.rip, x.id, lens[x.id], x.cr3, x.regs, x.regs[HVT_REG_RFLAGS])
+                   : x.kind == HVT_MARK_SYSCALL ? rec_syscall(&e, x.a) : rec_time(&e, x.a);
+            if (rc == 0) break;
+            memset(&ch, 0, sizeof ch);
+            ch.kind = HVT_CHUNK_RECORDS;
+            ch.nrecords = e.nrecords;
+            ch.ninsns = e.ninsns;
+            ch.first_tsc = e.first_tsc;
+            ch.last_tsc = e.tsc;
+            if (tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
+            rec_begin(&e, buf, sizeof buf, tsc - (x.kind == TR_INSN));
+        }
+        want[nw++] = x;
+    }
+    memset(&ch, 0, sizeof ch);
+    ch.kind = HVT_CHUNK_RECORDS;
+    ch.nrecords = e.nrecords;
+    ch.ninsns = e.ninsns;
+    ch.first_tsc = e.first_tsc;
+    ch.last_tsc = e.tsc;
+    if (e.len && tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
+    if (tcw_finish(w, &fh) || tcw_close(w)) { fprintf(stderr, "write failed\n"); return 2; }
+
+    tr_reader *r = tr_open(path);
+    if (!r) { fprintf(stderr, "rec_enc: reader refused the file\n"); return 1; }
+    size_t pass = 0, fail = 0, k = 0;
+    tr_rec rec;
+    int rc;
+    while ((rc = tr_next(r, &rec)) == 1) {
+        if (k >= nw) { fail++; break; }
+        const struct want *x = &want[k++];
+        int ok = rec.kind == x->kind;
+        if (ok && x->kind == TR_INSN)
+            ok = rec.rip == x->rip && rec.cr3 == x->cr3 && rec.code_id == x->id && rec.tsc == x->tsc &&
+                 !memcmp(rec.regs, x->regs, sizeof x->regs) && rec.code_len == lens[x->id];
+        else if (ok)
+            ok = rec.a == x->a;
+        if (ok) {
+            pass++;
+        } else if (fail++ < 5) {
+            fprintf(stderr, "rec_enc: record %zu: kind %u/%u rip %#" PRIx64 "/%#" PRIx64 " id %u/%u tsc %" PRIu64 "/%" PRIu64 "\n",
+                    k - 1, rec.kind, x->kind, rec.rip, x->rip, rec.code_id, x->id, rec.tsc, x->tsc);
+        }
+    }
+    if (rc < 0 || k != nw) {
+        fprintf(stderr, "rec_enc: read %zu of %zu records (rc %d)\n", k, nw, rc);
+        fail++;
+    }
+    tr_close(r);
+    unlink(path);
+    printf("rec_enc: %zu passed, %zu failed\n", pass, fail);
+    return fail ? 1 : 0;
+}
