@@ -32,10 +32,6 @@
 #define CHUNK_BYTES   (256u * 1024)
 #define IDT_GATE_SIZE 16
 #define PAGE          STEP_PAGE
-#define CR3_ADDR_MASK 0x000ffffffffff000ull
-/* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
- * selects the user half of a PTI page-table pair (bit 12: Linux keeps them 8 KiB aligned). */
-#define CR3_PROC_MASK (CR3_ADDR_MASK & ~0x1000ull)
 #define VEC_DF        8
 #define OPC_SYSCALL0  0x0f
 #define OPC_SYSCALL1  0x05
@@ -220,6 +216,17 @@ static void evmap_build(struct trace_cpu *t)
     /* Auto-stop addresses: no event (vec -1), but the fast path leaves them to step(). */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
         evmap_add(t, sopt.stop_at[i], -1, false);
+    /* The decoded-instruction cache marks evmap addresses (P_SPECIAL) when it fills: start
+     * it again so every mark reflects this map. */
+    memset(t->icache, 0, ICACHE_SLOTS * sizeof(struct icache_entry));
+}
+
+static bool evmap_has(const struct trace_cpu *t, uint64_t rip)
+{
+    for (unsigned i = evmap_hash(rip); t->evmap[i].rip; i = (i + 1) % EVMAP_SLOTS)
+        if (t->evmap[i].rip == rip)
+            return true;
+    return false;
 }
 
 /* Did an interrupt or exception just get delivered? Real CPUs take the MTF exit before the
@@ -320,9 +327,12 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
 static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 {
     uint64_t rip = hv_guest_read(HV_GUEST_RIP), cr3 = hv_guest_read(HV_GUEST_CR3);
-    if ((cr3 & CR3_ADDR_MASK) != t->stlb_cr3) {
+    /* The software TLB holds per process: the two page tables of a PTI pair translate alike
+     * wherever both map (the user one maps little of the kernel, the kernel one all of user
+     * space), so the switch at every system call and return keeps it. */
+    if ((cr3 & CR3_PROC_MASK) != t->stlb_cr3) {
         stlb_flush(t);
-        t->stlb_cr3 = cr3 & CR3_ADDR_MASK;
+        t->stlb_cr3 = cr3 & CR3_PROC_MASK;
     }
     if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
         idt_load(t);
@@ -408,7 +418,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
         ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
         ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
-                    (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0);
+                    (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0) |
+                    (evmap_has(t, rip) ? P_SPECIAL : 0);
     }
     t->have_pending = true;
     t->p_keep = keep;
@@ -416,10 +427,9 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     t->p_cr3 = cr3;
     t->p_len = (uint8_t)len;
     t->p_id = id;
-    t->p_flags = ic->flags;
+    t->p_flags = ic->flags & P_PENDING;
     /* The next exit may take the fast path (step_fast.c) if nothing about this instruction or
      * the options needs the full step; it checks the rest itself. */
-    t->fast_cr3 = cr3;
     t->fast_left = STEP_FAST_RUN;
     t->p_fast = keep && !t->p_flags && !sopt.filtering && !sopt.budget_on;
 }
@@ -528,6 +538,10 @@ void step_request_reason(bool on, unsigned reason)
     if (on)   /* the guest's syscall entry: the host's KASLR slide (hvt-import reads this) */
         hv_log("HVT-META lstar=%lx cpus=%u\n", cpu_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
     __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE);
+    /* Every CPU's next exit takes the full path, which stops it (the fast path never checks). */
+    if (!on)
+        for (unsigned i = 0; i < hv_cpu_count(); i++)
+            hv_cpu_kick(i);
 }
 
 bool step_cpus_stepping(void)

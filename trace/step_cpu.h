@@ -22,12 +22,18 @@
 #define EVMAP_SLOTS   4096                  /* >> 2 x 256 handlers + stop addresses: one probe */
 #define ICACHE_SLOTS  4096
 #define STEP_PAGE     0x1000ull
+#define CR3_ADDR_MASK 0x000ffffffffff000ull
+/* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
+ * selects the user half of a PTI page-table pair (bit 12: Linux keeps them 8 KiB aligned). */
+#define CR3_PROC_MASK (CR3_ADDR_MASK & ~0x1000ull)
 /* Full steps at least every this many fast ones: the full exit path polls the NIC, the
- * triggers and the host's commands. */
-#define STEP_FAST_RUN 1024
+ * triggers and the host's commands (about every 0.5 M host instructions). */
+#define STEP_FAST_RUN 4096
 
-/* Pending-instruction flags that need the full step when it retires. */
-enum { P_SYSCALL = 1, P_SWINT = 2 };
+/* icache entry flags. P_SYSCALL, P_SWINT: the instruction needs the full step when it retires
+ * (its marker; it retires by an event). P_SPECIAL: its address is in the evmap (an event was
+ * delivered if RIP is here, or it is an auto-stop address): the full step must see it. */
+enum { P_SYSCALL = 1, P_SWINT = 2, P_PENDING = P_SYSCALL | P_SWINT, P_SPECIAL = 4 };
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
@@ -43,20 +49,19 @@ struct trace_cpu {
     uint8_t p_len;
     uint32_t p_id;
     uint64_t p_rip, p_cr3;
-    uint64_t fast_cr3;                      /* CR3 (whole) the full step last saw */
+    uint64_t stlb_cr3;                      /* process (CR3_PROC_MASK) the stlb holds */
     uint64_t idt_base;
     unsigned fast_left;                     /* fast steps left before a full one */
     struct rec_enc *enc;
     struct icache_entry *icache;
     struct stlb_entry stlb[STLB_SLOTS];
-    struct evmap_entry evmap[EVMAP_SLOTS];
     uint64_t steps, recorded;
+    struct evmap_entry evmap[EVMAP_SLOTS];
     /* the full step's */
     bool stepping;
     bool have_pending;
     bool p_keep;                            /* the pending instruction passes the filters */
     uint8_t p_flags;                        /* P_* */
-    uint64_t stlb_cr3;
     uint64_t idt_handler[IDT_VECTORS];
     uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
     uint8_t *chunk;

@@ -18,33 +18,29 @@
 #include "hv_guest.h"
 #include "vmx.h"
 
-extern volatile int trace_want;
-
 bool step_fast(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &step_cpus[cpu];
-    if (!t->p_fast || !--t->fast_left || !trace_want)
+    /* A stop request reaches this CPU as a kick (hv_cpu_kick): the stub then skips us. */
+    if (!t->p_fast || !--t->fast_left)
         return false;
     uint64_t rip = vmx_read(VMCS_GUEST_RIP), cr3 = vmx_read(VMCS_GUEST_CR3);
-    /* CR3 unchanged: the software TLB (stlb) still holds; IDT unchanged: so do the events. */
-    if (cr3 != t->fast_cr3 || vmx_read(VMCS_GUEST_IDTR_BASE) != t->idt_base)
+    /* Same process: the software TLB (stlb) still holds; IDT unchanged: so do the events. */
+    if ((cr3 & CR3_PROC_MASK) != t->stlb_cr3 || vmx_read(VMCS_GUEST_IDTR_BASE) != t->idt_base)
         return false;
     /* The guest's timer deadline, checked in software while stepping (dilate.h, SOFT). */
     if (dilate_due(cpu, hv_exit_guest_tsc()))
         return false;
-    /* An interrupt or exception handler entry, or an auto-stop address. */
-    for (unsigned i = evmap_hash(rip); t->evmap[i].rip; i = (i + 1) & (EVMAP_SLOTS - 1))
-        if (t->evmap[i].rip == rip)
-            return false;
     if (!task_same(cpu))
         return false;
-    /* The instruction at RIP: decoded before, and its bytes in guest memory still the same
+    /* The instruction at RIP: decoded before, not an interrupt or exception handler entry nor
+     * an auto-stop address (P_SPECIAL), and its bytes in guest memory still the same
      * (self-modifying code, or another program at this address, misses here). */
     const struct icache_entry *ic = &t->icache[icache_slot(rip)];
     const struct stlb_entry *s = &t->stlb[(rip >> 12) & (STLB_SLOTS - 1)];
     unsigned off = (unsigned)(rip & (STEP_PAGE - 1));
-    if (ic->rip != rip || s->tag != rip - off || off > STEP_PAGE - 16)
+    if (ic->rip != rip || (ic->flags & P_SPECIAL) || s->tag != rip - off || off > STEP_PAGE - 16)
         return false;
     uint64_t lo = *(const uint64_t *)(s->page + off), hi = *(const uint64_t *)(s->page + off + 8);
     if (((lo ^ ic->lo) & ic->mlo) | ((hi ^ ic->hi) & ic->mhi))

@@ -70,6 +70,8 @@ bool (*hv_mtf_fast)(struct guest_regs *g);
 
 void hv_set_mtf_fast(bool on) { vcpu_current()->fast_mtf = on && hv_mtf_fast; }
 
+void hv_cpu_kick(unsigned cpu) { vcpu_get(cpu)->fast_block = 1; }
+
 /* What the offset will be when the stub is done with this exit, erring low (see
  * VCPU_DILATE_TAIL_MAX): an error here only moves a timer deadline by as much, never the TSC. */
 int64_t hv_dilated_offset(void)

@@ -61,6 +61,8 @@ int64_t  hv_dilated_offset(void);
 /* MTF fast path on this CPU (hv_hooks.h hv_mtf_fast): MTF exits go to the registered handler
  * first while on. */
 void     hv_set_mtf_fast(bool on);
+/* Make CPU 'cpu's next VM exit take the full dispatch (and so every hook), from any CPU. */
+void     hv_cpu_kick(unsigned cpu);
 /* Invisible execute breakpoints (SDM 29.3.3.2): forbid or allow guest instruction fetches from
  * the 4 KiB guest-physical page holding gpa. A forbidden fetch is an EPT violation that reaches
  * hv_hooks.ept_violation (qualification bit EPT_QUAL_EXEC). Guest RAM only; returns -1 else.
