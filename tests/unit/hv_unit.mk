@@ -11,6 +11,9 @@ $(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/gmem.h
 $(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c trace/x86_len.c trace/x86_len.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_len.c trace/x86_len.c -lcapstone
+$(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c trace/x86_wregs.c trace/x86_wregs.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_wregs.c trace/x86_wregs.c -lcapstone
 $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.c trace/trace_opts.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_trace_opts.c trace/trace_opts.c
@@ -21,10 +24,11 @@ $(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c trace/rec_enc.c trace/r
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
 .PHONY: unit-test-hv
-unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc
+unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs
 	$(HV_UNIT_BUILD)/test_trace_opts
 	$(HV_UNIT_BUILD)/test_rec_enc
 	$(HV_UNIT_BUILD)/test_ept_mtrr
 	$(HV_UNIT_BUILD)/test_gmem
 	$(HV_UNIT_BUILD)/test_x86_len $(X86_LEN_CORPUS)
+	$(HV_UNIT_BUILD)/test_x86_wregs $(X86_LEN_CORPUS)
 unit-test: unit-test-hv

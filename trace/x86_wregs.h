@@ -1,0 +1,24 @@
+/*
+ * x86_wregs.h - which general registers one x86-64 instruction (64-bit mode) may write.
+ *
+ * Why: every traced instruction's record carries the registers that changed. Comparing all
+ * sixteen at every step is most of a step's cost; an instruction writes one or two. The full
+ * step decodes each distinct instruction once (cached with its bytes), and the fast path then
+ * compares only those registers (plus RSP and RFLAGS, always).
+ * Contract: x86_insn_wregs() returns a mask over the SDM's GPR numbers (bit 0 RAX ... bit 15
+ * R15) that is a superset of the registers the instruction can write, implicit ones included
+ * (MUL's RDX, string instructions' RSI/RDI/RCX, CPUID, ...), or X86_WREGS_ALL when it is not
+ * sure (VEX/EVEX, most three-byte opcodes, undefined ones, whatever this table leaves out).
+ * Without a REX prefix a byte register operand numbered 4-7 may be AH/CH/DH/BH: both
+ * registers are in the mask. Checked against capstone's register lists by a host test, and
+ * at run time by the trace option checkregs (docs/hypervisor.md). SDM Vol. 2, appendix A.
+ */
+#ifndef HVT_X86_WREGS_H
+#define HVT_X86_WREGS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define X86_WREGS_ALL 0xffffu
+unsigned x86_insn_wregs(const uint8_t *p, size_t n);
+
+#endif
