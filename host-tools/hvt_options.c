@@ -23,7 +23,7 @@ static int usage(void)
     fprintf(stderr, "usage: hvt options VMLINUZ [ITEM ...]\n"
                     "  items: start=mark|boot|host|passes|entry at=SYM|ADDR passes=N pid=N comm=NAME\n"
                     "         budget=N only=kernel|user cr3=ADDR range=SYM|SYM1-SYM2|LO-HI\n"
-                    "         stop_at=SYM[:SYM...] flight=MB\n"
+                    "         stop_at=SYM[:SYM...] flight=MB checkregs=on|off\n"
                     "  prints the 'trace =' value for hvtrace.cfg (task= and lstar= included)\n");
     return 2;
 }

@@ -15,6 +15,7 @@ void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
     e->tsc = e->first_tsc = tsc;
     for (int i = 0; i < HVT_NREGS; i++)
         e->regs[i] = 0;
+    e->cand_all = REC_REGS_ALL;
     e->nrecords = e->ninsns = 0;
     for (int i = 0; i < HVT_PRED_SLOTS; i++)
         e->pred[i].valid = 0;

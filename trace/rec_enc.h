@@ -22,11 +22,15 @@ struct rec_enc {
     size_t cap, len;
     uint64_t expected_rip, cr3, tick, tsc, first_tsc;
     uint64_t regs[HVT_NREGS];
+    uint32_t cand_all;            /* REC_REGS_ALL until a record compared every register */
     uint32_t nrecords, ninsns;
     struct { uint64_t rip; uint32_t id; uint32_t valid; } pred[HVT_PRED_SLOTS];
 };
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
+/* rec_insn's 'cand': the registers (HVT_REG_* bits) that may have changed since the last
+ * record. RSP and RFLAGS are compared whatever it says; REC_REGS_ALL compares everything. */
+#define REC_REGS_ALL    ((1u << HVT_NREGS) - 1)
 int  rec_event(struct rec_enc *e, uint8_t vector, uint8_t type, uint64_t errcode_plus1);
 int  rec_syscall(struct rec_enc *e, uint64_t nr);
 int  rec_startstop(struct rec_enc *e, int start, uint64_t reason);
@@ -50,10 +54,12 @@ static inline uint64_t rec_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint
 static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES; }
 
 /* One instruction record: the hot path of every step, so inline. gpr: the 16 general registers
- * in HVT_REG_* order (RSP included), values after the instruction. Returns -1 (nothing
- * written) when the chunk is full. */
+ * in HVT_REG_* order (RSP included), values after the instruction; cand: see REC_REGS_ALL
+ * (the first record of a chunk compares all: the decoder starts from zeros). Returns -1
+ * (nothing written) when the chunk is full. */
 static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
-                           uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags)
+                           uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
+                           uint32_t cand)
 {
     if (__builtin_expect(!rec_room(e), 0))
         return -1;
@@ -76,13 +82,25 @@ static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, un
         p += rec_varint(p, cr3);
         e->cr3 = cr3;
     }
-    /* Which registers changed. Most instructions change one or two: compare and branch (no
-     * flag-to-bit arithmetic per register), then visit only the set bits. */
+    /* Which registers changed: the candidates only (an instruction writes one or two), or all
+     * of them, compare-and-branch unrolled; then only the set bits are visited. */
     uint32_t mask = 0;
+    cand |= e->cand_all;
+    if (__builtin_expect(cand == REC_REGS_ALL, 0)) {
+        e->cand_all = 0;
 #pragma GCC unroll 16
-    for (int i = 0; i < HVT_REG_RFLAGS; i++)
-        if (__builtin_expect(gpr[i] != e->regs[i], 0))
-            mask |= 1u << i;
+        for (int i = 0; i < HVT_REG_RFLAGS; i++)
+            if (__builtin_expect(gpr[i] != e->regs[i], 0))
+                mask |= 1u << i;
+    } else {
+        if (gpr[HVT_REG_RSP] != e->regs[HVT_REG_RSP])
+            mask |= 1u << HVT_REG_RSP;
+        for (uint32_t m = cand & ((1u << HVT_REG_RFLAGS) - 1) & ~(1u << HVT_REG_RSP); m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            if (__builtin_expect(gpr[i] != e->regs[i], 1))
+                mask |= 1u << i;
+        }
+    }
     if (rflags != e->regs[HVT_REG_RFLAGS])
         mask |= 1u << HVT_REG_RFLAGS;
     if (mask) {

@@ -16,6 +16,7 @@
 #include "codedict.h"
 #include "rec_enc.h"
 #include "x86_len.h"
+#include "x86_wregs.h"
 #include "hv_api.h"
 #include "hv_core.h"
 #include "hv_guest.h"
@@ -33,6 +34,7 @@
 #define IDT_GATE_SIZE 16
 #define PAGE          STEP_PAGE
 #define VEC_DF        8
+#define CS_AR_L       (1u << 13)            /* 64-bit code segment (SDM 24.4.1, 3.4.5) */
 #define OPC_SYSCALL0  0x0f
 #define OPC_SYSCALL1  0x05
 #define OPC_INT3      0xcc
@@ -56,6 +58,13 @@ static struct {
 } sopt;
 static const struct trace_opts *opts;
 
+/* Empty entries hold a RIP no instruction has (non-canonical): a zeroed one would match 0. */
+static void icache_reset(struct trace_cpu *t)
+{
+    for (unsigned i = 0; i < ICACHE_SLOTS; i++)
+        t->icache[i].rip = ~0ull;
+}
+
 int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
@@ -64,6 +73,7 @@ int step_init(unsigned ncpu)
         step_cpus[i].icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
         if (!step_cpus[i].enc || !step_cpus[i].chunk || !step_cpus[i].icache)
             return -1;
+        icache_reset(&step_cpus[i]);
     }
     return codedict_init();
 }
@@ -218,7 +228,7 @@ static void evmap_build(struct trace_cpu *t)
         evmap_add(t, sopt.stop_at[i], -1, false);
     /* The decoded-instruction cache marks evmap addresses (P_SPECIAL) when it fills: start
      * it again so every mark reflects this map. */
-    memset(t->icache, 0, ICACHE_SLOTS * sizeof(struct icache_entry));
+    icache_reset(t);
 }
 
 static bool evmap_has(const struct trace_cpu *t, uint64_t rip)
@@ -318,7 +328,7 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
         if (!left)
             step_request_reason(false, HVT_REASON_BUDGET);   /* this one is the last */
     }
-    EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, gpr, rflags));
+    EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, gpr, rflags, REC_REGS_ALL));
     t->recorded++;
     return true;
 }
@@ -420,6 +430,10 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
                     (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0) |
                     (evmap_has(t, rip) ? P_SPECIAL : 0);
+        /* The registers it may write, for the fast path's compare: decoded for 64-bit code
+         * only (x86_wregs.h); other modes compare all. */
+        ic->wregs = (uint16_t)(hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L ? x86_insn_wregs(bytes, len)
+                                                                        : X86_WREGS_ALL);
     }
     t->have_pending = true;
     t->p_keep = keep;
@@ -428,6 +442,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     t->p_len = (uint8_t)len;
     t->p_id = id;
     t->p_flags = ic->flags & P_PENDING;
+    t->p_cand = ic->wregs;
     /* The next exit may take the fast path (step_fast.c) if nothing about this instruction or
      * the options needs the full step; it checks the rest itself. */
     t->fast_left = STEP_FAST_RUN;
@@ -479,6 +494,8 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->have_pending = false;
     t->p_fast = false;
     t->fast_steps = 0;
+    t->wregs_misses = 0;
+    t->checkregs = opts->checkregs;
     hv_set_mtf_fast(true);
     t->task_known = false;
     t->idt_base = 0;
@@ -510,10 +527,11 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
            "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
-           "fast_steps=%lu soft_fired=%lu\n",
+           "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u\n",
            cpu, t->steps, hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc,
            t->records_bytes, t->t_step, t->t_sink, t->recorded, t->filtered, reason,
-           dilate_stats[cpu].fired_in_exit, t->fast_steps, dilate_stats[cpu].soft_fired);
+           dilate_stats[cpu].fired_in_exit, t->fast_steps, dilate_stats[cpu].soft_fired,
+           t->wregs_misses, t->checkregs);
     t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;

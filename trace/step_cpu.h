@@ -38,7 +38,8 @@ enum { P_SYSCALL = 1, P_SWINT = 2, P_PENDING = P_SYSCALL | P_SWINT, P_SPECIAL = 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
  * no length decoding and no dictionary lookup (the common case by far). */
-struct icache_entry { uint64_t rip, lo, hi, mlo, mhi; uint32_t id; uint8_t len, flags; };
+struct icache_entry { uint64_t rip, lo, hi, mlo, mhi; uint32_t id; uint8_t len, flags; uint16_t wregs; };
+_Static_assert(sizeof(struct icache_entry) == 48, "icache entry size");
 /* Guest RIPs where something happens: interrupt/exception handler entries (and the address
  * after their first instruction, see event_at in step.c), auto-stop addresses (vec < 0). */
 struct evmap_entry { uint64_t rip; int16_t vec; int16_t ran_first; };
@@ -48,6 +49,8 @@ struct trace_cpu {
     bool p_fast;                            /* the pending instruction may take the fast path */
     uint8_t p_len;
     uint32_t p_id;
+    uint32_t p_cand;                        /* registers it may write (rec_insn cand) */
+    bool checkregs;                         /* trace option checkregs=on */
     uint64_t p_rip, p_cr3;
     uint64_t stlb_cr3;                      /* process (CR3_PROC_MASK) the stlb holds */
     uint64_t idt_base;
@@ -70,6 +73,7 @@ struct trace_cpu {
     uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
     uint64_t t_step, t_sink;                /* ticks inside full steps and inside the sink */
     uint64_t fast_steps;                    /* steps the fast path took */
+    uint64_t wregs_misses;                  /* checkregs: write sets that missed a change */
     bool rec_on;                            /* recording (not suspended by a filter) */
     uint64_t filtered;                      /* instructions the filters left out */
     bool task_known;                        /* 'task' holds the last SWITCH's task */

@@ -18,6 +18,21 @@
 #include "hv_guest.h"
 #include "vmx.h"
 
+/* checkregs=on: compare every register as well and count each step whose decoded write set
+ * (x86_wregs.h) missed a change; the record then uses the full compare, so stays exact. */
+static uint32_t check_cand(struct trace_cpu *t, const struct rec_enc *e, const uint64_t *gpr,
+                           uint32_t cand)
+{
+    uint32_t missed = 0;
+    for (int i = 0; i < HVT_REG_RFLAGS; i++)
+        if (gpr[i] != e->regs[i] && !(cand & 1u << i) && i != HVT_REG_RSP)   /* RSP: always */
+            missed |= 1u << i;
+    if (missed && !e->cand_all && t->wregs_misses++ < 5)
+        hv_log("hvtrace: cpu %u: write set missed registers %x at rip %lx (code id %u)\n",
+               hv_cpu_id(), missed, t->p_rip, t->p_id);
+    return REC_REGS_ALL;
+}
+
 bool step_fast(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
@@ -50,7 +65,10 @@ bool step_fast(struct guest_regs *g)
         return false;                       /* the full step sends the chunk */
     /* Commit: the pending instruction's record, then RIP becomes pending. */
     g->r[GPR_RSP] = vmx_read(VMCS_GUEST_RSP);
-    (void)rec_insn(e, t->p_rip, t->p_id, t->p_len, t->p_cr3, g->r, vmx_read(VMCS_GUEST_RFLAGS));
+    uint32_t cand = t->p_cand;
+    if (__builtin_expect(t->checkregs, 0))
+        cand = check_cand(t, e, g->r, cand);
+    (void)rec_insn(e, t->p_rip, t->p_id, t->p_len, t->p_cr3, g->r, vmx_read(VMCS_GUEST_RFLAGS), cand);
     t->recorded++;
     t->steps++;
     t->fast_steps++;
@@ -58,7 +76,8 @@ bool step_fast(struct guest_regs *g)
     t->p_cr3 = cr3;
     t->p_id = ic->id;
     t->p_len = ic->len;
-    t->p_flags = ic->flags;
+    t->p_flags = ic->flags;                 /* P_SPECIAL is not set here */
+    t->p_cand = ic->wregs;
     t->p_fast = !ic->flags;
     return true;
 }

@@ -157,6 +157,13 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
         if (!whole_u64(val, vn, &v) || !v || v > 4096)
             return "wants a size in MB (1 to 4096)";
         o->flight_mb = v;
+    } else if (item_is(key, kn, "checkregs")) {
+        if (item_is(val, vn, "on"))
+            o->checkregs = true;
+        else if (item_is(val, vn, "off"))
+            o->checkregs = false;
+        else
+            return "wants on or off";
     } else if (item_is(key, kn, "lstar")) {
         if (!whole_u64(val, vn, &o->lstar) || !trace_opts_is_kernel(o->lstar))
             return "wants the link-time kernel address of entry_SYSCALL_64";

@@ -23,6 +23,9 @@
  *   stop_at=A:B:.. stop when any of these (link-time kernel) addresses is executed: panic, oops
  *   flight=MB      flight recorder: keep the last MB of records in memory, dump at stop
  *   lstar=ADDR     link-time address of entry_SYSCALL_64: runtime IA32_LSTAR - this = the slide
+ *   checkregs=on|off  every fast step also compares all registers and counts what the
+ *                  instruction's decoded write set missed (HVT-STEPSTAT wregs_misses); the
+ *                  trace stays exact either way (a test option: it costs the full compare)
  * Errors name the item and its column: "trace option at column 17 ('passes=x'): bad number".
  */
 #ifndef HVT_TRACE_OPTS_H
@@ -59,6 +62,7 @@ struct trace_opts {
     uint64_t flight_mb;                    /* 0 = stream everything */
     uint64_t lstar;                        /* 0 = no slide known: kernel addresses as given */
     bool ranges_runtime;                   /* range= addresses are runtime ones (host control) */
+    bool checkregs;
 };
 
 /* Parse 'text' into *o (defaults first). 0 on success; -1 with a message in err. */

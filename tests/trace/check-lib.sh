@@ -2,6 +2,8 @@
 #   run_start PATTERN   read RUN/serial.log into $serial, show the workload's lines (PATTERN)
 #   need_status0        the workload (hvt_mode=cmd) must have said status=0
 #   need_poweroff       the run must have ended by a clean ACPI power-off
+#   need_regs_checked   the run traced with checkregs=on and no decoded write set missed a
+#                       register change (every HVT-STEPSTAT line: checkregs=1 wregs_misses=0)
 #   verdict NAME [TAG]  print "NAME: PASS [TAG]" or "NAME: FAIL: reasons" (exit 1)
 # Reasons accumulate in the array 'why'.
 why=()
@@ -13,6 +15,14 @@ run_start() {
 }
 need_status0() { grep -q "^HVT-CMD: status=0" <<< "$serial" || why+=("workload did not finish with status 0"); }
 need_poweroff() { [ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off"); }
+need_regs_checked() {
+  local st; st=$(grep -a "^HVT-STEPSTAT" "$run/e9.log")
+  [ -n "$st" ] || { why+=("no HVT-STEPSTAT line"); return; }
+  grep -qv "checkregs=1" <<< "$st" && why+=("a CPU traced without checkregs=on")
+  local miss; miss=$(sed -n 's/.* wregs_misses=\([0-9]*\).*/\1/p' <<< "$st" | awk '{n += $1} END {print n + 0}')
+  echo "wregs_misses=$miss"
+  [ "$miss" = 0 ] || why+=("decoded write sets missed $miss register changes")
+}
 verdict() {
   if [ ${#why[@]} -gt 0 ]; then
     echo "--- serial tail:"; tail -n 12 <<< "$serial"

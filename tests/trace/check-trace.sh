@@ -8,6 +8,8 @@
 #    the Bochs oracle (tests/platform/bochs-oracle.cc) counted guest instructions retiring.
 # env TRACE_FILE: judge this trace file (the collector's, streamed over the NIC) instead of
 #    importing RUN_DIR/e9.log.
+# env CHECKREGS=1: the run traced with checkregs=on; no decoded write set may have missed a
+#    register change (HVT-STEPSTAT wregs_misses=0 on every CPU).
 set -uo pipefail
 run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
 trace="${TRACE_FILE:-$run/trace.hvt}"
@@ -15,6 +17,7 @@ source "$(dirname "$0")/check-lib.sh"
 run_start "^getpid-loop:\|^HVT-CMD"
 need_status0
 need_poweroff
+[ "${CHECKREGS:-0}" = 1 ] && need_regs_checked     # the run traced with checkregs=on
 pid=$(sed -n 's/^getpid-loop: pid=\([0-9]*\).*/\1/p' <<< "$serial")
 grep -a "^hvtrace: \(cpu .*trace\|trace totals\|PANIC\|process\)" "$run/e9.log" | head -20
 if [ -n "${TRACE_FILE:-}" ] || "$import" "$run/e9.log" "$trace"; then

@@ -57,8 +57,8 @@ trace-prereqs: $(TRACE_DEPS)
 # The issue's test-trace: the getpid-loop window (oracle equality, nesting) and the >= 5 M
 # instruction trace (test-trace-big) must both pass.
 test-trace: trace-prereqs test-trace-big
-	$(call trace_run,$(TRACE_TEST),/bin/getpid-loop$(comma)1000,,$(TRACE_BOCHS_ORACLE),$(TRACE_TIMEOUT))
-	bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz
+	$(call trace_run,$(TRACE_TEST),/bin/getpid-loop$(comma)1000,checkregs=on,$(TRACE_BOCHS_ORACLE),$(TRACE_TIMEOUT))
+	CHECKREGS=1 bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz
 
 # The main job (README: make run): boot Linux under hvtrace in Bochs, trace getpid-loop 1000
 # from its start mark to its stop mark on every CPU, and show what the trace holds.
@@ -79,7 +79,7 @@ TRACE_BIG_MIN ?= 5000000
 TRACE_BIG_CMD ?= /bin/trace-run,/bin/md5sum,/data.bin
 .PHONY: test-trace-big
 test-trace-big: trace-prereqs
-	$(call trace_run,$(TRACE_TEST)/big,$(TRACE_BIG_CMD),,$(TRACE_BOCHS_PLAIN),$(TRACE_TIMEOUT))
+	$(call trace_run,$(TRACE_TEST)/big,$(TRACE_BIG_CMD),checkregs=on,$(TRACE_BOCHS_PLAIN),$(TRACE_TIMEOUT))
 	bash tests/trace/check-big.sh $(TRACE_TEST)/big/run $(HVT_IMPORT) $(HVT_CHECK) $(TRACE_BIG_MIN)
 
 # Triggers: the trace starts on entry of __x64_sys_getpid by getpid-loop (an EPT execute trap;

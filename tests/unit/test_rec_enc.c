@@ -1,6 +1,7 @@
 /* test_rec_enc: the hypervisor's record encoder (trace/rec_enc.h, the inline rec_insn every
  * step runs) against the host's reader (host-tools/trace_reader.c): random instruction streams
- * with changed registers of every size, CR3 switches, RIP jumps, code-id changes at a RIP,
+ * with changed registers of every size (compared in full or only among candidates, as the
+ * MTF fast path passes them; a chunk's first record always in full), CR3 switches, RIP jumps, code-id changes at a RIP,
  * markers and chunk boundaries are encoded, written as a trace file (trace_chunkw) and read
  * back; every field the reader reports must equal what was encoded.
  *   test_rec_enc [SEED] [RECORDS]      prints "rec_enc: N passed, M failed" */
@@ -16,7 +17,7 @@
 #define NCODES   64
 #define CAP      (64 * 1024)          /* small chunks: many boundaries */
 
-struct want { uint8_t kind; uint64_t rip, cr3, tsc, a; uint32_t id; uint64_t regs[HVT_NREGS]; };
+struct want { uint8_t kind; uint64_t rip, cr3, tsc, a; uint32_t id, cand; uint64_t regs[HVT_NREGS]; };
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
@@ -82,10 +83,15 @@ int main(int argc, char **argv)
             if (rnd() % 50 == 0) cr3 = (rnd() & 0xffffff000ull) | (rnd() % 4096);
             x.id = rnd() % 16 == 0 ? (uint32_t)(rnd() % NCODES) : (uint32_t)(rip % NCODES);
             unsigned nchg = (unsigned)(rnd() % 4);
+            uint32_t chg = 0;
             for (unsigned k = 0; k < nchg; k++) {
                 unsigned r = (unsigned)(rnd() % HVT_NREGS);
                 regs[r] = change(regs[r]);
+                chg |= 1u << r;
             }
+            /* The candidates the fast path would pass: a superset of what changed (a decoded
+             * write set), sometimes all (the full step). */
+            x.cand = rnd() % 10 == 0 ? REC_REGS_ALL : (chg | ((uint32_t)(rnd() & rnd()) & REC_REGS_ALL));
             x.rip = rip;
             x.cr3 = cr3;
             tsc += 1;
@@ -95,7 +101,7 @@ int main(int argc, char **argv)
         }
         /* Encode it; a full chunk is written and a new one begun, as the sink does. */
         for (int tries = 0; tries < 2; tries++) {
-            int rc = x.kind == TR_INSN ? rec_insn(&e, x.rip, x.id, lens[x.id], x.cr3, x.regs, x.regs[HVT_REG_RFLAGS])
+            int rc = x.kind == TR_INSN ? rec_insn(&e, x.rip, x.id, lens[x.id], x.cr3, x.regs, x.regs[HVT_REG_RFLAGS], x.cand)
                    : x.kind == HVT_MARK_SYSCALL ? rec_syscall(&e, x.a) : rec_time(&e, x.a);
             if (rc == 0) break;
             memset(&ch, 0, sizeof ch);

@@ -28,6 +28,9 @@ int main(void)
     CHECK(parse("stop_at=0xffffffff81000000:0xffffffff82000000,flight=16,lstar=0xffffffff82000080", &o, err) == 0);
     CHECK(o.nstop_at == 2 && o.stop_at[1] == 0xffffffff82000000ull && o.flight_mb == 16 &&
           o.lstar == 0xffffffff82000080ull);
+    CHECK(parse("checkregs=on", &o, err) == 0 && o.checkregs);
+    CHECK(parse("checkregs=off", &o, err) == 0 && !o.checkregs);
+    CHECK(parse("budget=1,checkregs=yes", &o, err) == -1 && strstr(err, "column 10") && strstr(err, "on or off"));
     CHECK(parse("start=boot only=kernel", &o, err) == 0 && o.start == TRACE_START_BOOT &&
           o.only == TRACE_ONLY_KERNEL);
     /* errors: item and column */
