@@ -113,6 +113,7 @@ struct hvt_trace_batch {
 enum hvt_loss_reason {
     HVT_LOSS_OVERWRITE = 1,   /* flight recorder overwrote unsent records */
     HVT_LOSS_DROPPED   = 2,   /* configured overflow=drop and the ring was full */
+    HVT_LOSS_LINK      = 3,   /* the link failed (net link_timeout_ms): dropped until it recovered */
 };
 struct hvt_loss {
     uint32_t reason;          /* enum hvt_loss_reason */

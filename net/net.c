@@ -285,6 +285,7 @@ int net_init(const struct net_config *cfg)
            cfg->key.len ? "keyed" : "refused (no key)");
     net.selftest_left = (uint64_t)cfg->selftest_kb * 1024;
     net.poll_interval_tsc = net.tsc_per_ms * NET_POLL_INTERVAL_US / 1000;
+    net.link_timeout_tsc = net.tsc_per_ms * cfg->link_timeout_ms;
     net.next_connect_tsc = hv_rdtsc();
     net.active = true;
     return 0;
@@ -314,21 +315,24 @@ static void selftest_fill(void)
     }
 }
 
-/* Emit one LOSS for what overflow=drop discarded since the last report (if it fits now). */
+/* Emit one LOSS for what was dropped (overflow=drop, or a failed link) since the last report
+ * (if it fits now). */
 static void report_drops(void)
 {
     if (net.dropped_msgs == net.reported_msgs)
         return;
-    struct hvt_loss l = { .reason = HVT_LOSS_DROPPED, .msg_type = 0,
+    struct hvt_loss l = { .reason = net.link_drops ? HVT_LOSS_LINK : HVT_LOSS_DROPPED, .msg_type = 0,
                           .messages = net.dropped_msgs - net.reported_msgs,
                           .bytes = net.dropped_bytes - net.reported_bytes };
     if (stream_core_append(&net.sc, 0, HVT_MSG_LOSS, &l, sizeof l) == 0) {
         net.reported_msgs += l.messages;
         net.reported_bytes += l.bytes;
+        net.link_drops = false;
     }
 }
 
 static void poll_now(void);
+static void link_check_recovery(void);
 
 void net_poll(void)
 {
@@ -359,8 +363,8 @@ static void poll_now(void)
     sys_check_timeouts();
     if (!net.pcb && net.nic.link_up && hv_rdtsc() >= net.next_connect_tsc)
         try_connect();
-    if (net.cfg.overflow_drop)
-        report_drops();
+    link_check_recovery();
+    report_drops();                     /* overflow=drop, or what a failed link dropped */
     if (net.selftest_left)
         selftest_fill();
     if (net.pcb && net.connected) {
@@ -370,26 +374,67 @@ static void poll_now(void)
     net_unlock(&net.lock);
 }
 
+/* A failed link recovers once the collector frees ring space again (ACKs). */
+static void link_check_recovery(void)
+{
+    if (net.link_failed && stream_core_free(&net.sc) > net.link_fail_free) {
+        net.link_failed = false;
+        hv_log("net: link recovered: sending again (dropped so far: %lu messages)\n",
+               net.dropped_msgs);
+    }
+}
+
+static void count_drop(size_t len)
+{
+    __atomic_add_fetch(&net.dropped_msgs, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&net.dropped_bytes, len, __ATOMIC_RELAXED);
+}
+
+bool net_link_failed(void) { return net.active && net.link_failed; }
+
 int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
 {
     static uint32_t sends;
     if (!net.active)
         return -1;
     bool waited = false;
+    uint64_t wait_start = 0, wait_free = 0;
     for (;;) {
+        link_check_recovery();
         int r = stream_core_append(&net.sc, cpu, type, data, len);
         if (r == 0)
             break;
         if (r != STREAM_EAGAIN)
             return -1;                  /* bad cpu or too large: the caller's bug, not a loss */
         if (net.cfg.overflow_drop) {
-            __atomic_add_fetch(&net.dropped_msgs, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&net.dropped_bytes, len, __ATOMIC_RELAXED);
+            count_drop(len);
             return -1;
+        }
+        if (net.link_failed) {          /* no waiting: counted, reported as LOSS (LINK) */
+            net.link_drops = true;
+            count_drop(len);
+            return NET_SEND_LINK_FAILED;
+        }
+        /* Waiting is lossless, but only while the collector makes progress: the clock
+         * restarts whenever ring space frees up. */
+        uint64_t now = hv_rdtsc(), fr = stream_core_free(&net.sc);
+        if (!waited || fr > wait_free) {
+            wait_start = now;
+            wait_free = fr;
         }
         if (!waited)
             __atomic_add_fetch(&net.backpressure_waits, 1, __ATOMIC_RELAXED);
         waited = true;
+        if (net.link_timeout_tsc && now - wait_start > net.link_timeout_tsc) {
+            net.link_fail_free = fr;
+            net.link_failures++;
+            net.link_failed = true;
+            net.link_drops = true;
+            count_drop(len);
+            hv_log("net: link failure: the collector freed no ring space for %u ms; dropping "
+                   "(counted) until it does\n", net.cfg.link_timeout_ms);
+            return NET_SEND_LINK_FAILED;
+        }
         poll_now();                     /* backpressure: move data out, wait for ACKs */
     }
     if (__atomic_add_fetch(&sends, 1, __ATOMIC_RELAXED) % NET_SEND_POLL_EVERY == 0)

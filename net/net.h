@@ -20,9 +20,12 @@
  *    between calls: the NIC raises no interrupt the hypervisor takes.
  *  - stream_send(): enqueue one sequenced message from CPU `cpu` (hv_cpu_id()). With the default
  *    overflow=block it never drops: while the ring is full it polls (net_poll) until the
- *    collector has ACKed space - so a dead collector stalls the caller, and with it the guest,
- *    by design (lossless). overflow=drop instead counts what it could not enqueue and reports it
- *    in an HVT_MSG_LOSS. Safe from any CPU; must not be called with net's own locks held (i.e.
+ *    collector has ACKed space - so a slow collector stalls the caller, and with it the guest,
+ *    by design (lossless). A dead one does for link_timeout_ms without progress at most: then
+ *    the link has failed, the message is dropped and counted, and so is every one after it
+ *    without waiting (NET_SEND_LINK_FAILED) until the collector frees ring space again; the
+ *    count goes out as an HVT_MSG_LOSS (reason LINK). overflow=drop instead counts what it
+ *    could not enqueue at once and reports it in an HVT_MSG_LOSS. Safe from any CPU; must not be called with net's own locks held (i.e.
  *    not from inside a control handler).
  *  - Hiding the NIC from the guest: the core intercepts I/O ports NET_IO_PORTS (0xCF8-0xCFF for
  *    PCI configuration, COM1's 0x3F8 and 0x3FB to observe the console) and hands each access to
@@ -58,6 +61,11 @@ int  net_init(const struct net_config *cfg);
 bool net_active(void);
 void net_poll(void);
 int  stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
+/* stream_send's answer when the link has failed (link_timeout_ms without progress): the
+ * message was dropped and counted (HVT_MSG_LOSS, reason LINK, once the link recovers). */
+#define NET_SEND_LINK_FAILED (-2)
+/* Has the link failed (and not recovered yet)? */
+bool net_link_failed(void);
 void net_console_byte(uint8_t b);
 /* key=value text for a HVT_MSG_META (e.g. "guest_kernel=..."); same rules as stream_send */
 int  net_meta(const char *text);

@@ -20,6 +20,7 @@ void net_config_defaults(struct net_config *cfg)
     set4(cfg->collector_ip, 10, 0, 2, 2);
     cfg->collector_port = HVT_STREAM_DEFAULT_PORT;
     cfg->ring_kb = NET_DEFAULT_RING_KB;
+    cfg->link_timeout_ms = NET_DEFAULT_LINK_TIMEOUT_MS;
 }
 
 static bool is_sep(char c) { return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '\n' || c == '\r'; }
@@ -144,6 +145,9 @@ static int apply(struct net_config *cfg, const char *k, size_t kl, const char *v
         if (vl == 5 && !memcmp(v, "block", 5)) cfg->overflow_drop = false;
         else if (vl == 4 && !memcmp(v, "drop", 4)) cfg->overflow_drop = true;
         else return fail(err, errlen, "block or drop", k, kl);
+    } else if (key_is(k, kl, "link_timeout_ms")) {
+        if (parse_dec(v, vl, 3600u * 1000, &cfg->link_timeout_ms) != vl)
+            return fail(err, errlen, "milliseconds (0 = wait for ever)", k, kl);
     } else if (key_is(k, kl, "ring_kb")) {
         uint32_t kb = 0;
         if (parse_dec(v, vl, NET_MAX_RING_KB, &kb) != vl || kb < 64)

@@ -13,6 +13,11 @@
  *   collector=A.B.C.D:PORT default 10.0.2.2:7207 (HVT_STREAM_DEFAULT_PORT)
  *   key=HEX                control key, 16..64 bytes in hex; absent: control refused
  *   overflow=block|drop    full ring: wait (default, lossless) or drop and count (HVT_MSG_LOSS)
+ *   link_timeout_ms=N      overflow=block waits at most this long without the collector
+ *                          freeing any ring space (ACKs); then the link has failed: sends are
+ *                          dropped and counted (HVT_MSG_LOSS, reason LINK) until space frees
+ *                          up again, and tracing stops (reason LINK). Default 10000; 0 = wait
+ *                          for ever (a dead collector then stalls the guest for good)
  *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 4096)
  *   selftest_kb=N          after connecting, stream N KiB of filler TRACE batches (format
  *                          HVT_TRACE_FORMAT_FILLER): the end-to-end test and benchmark load
@@ -26,6 +31,8 @@
 #include "net_port.h"
 #include "ctl.h"
 
+#define NET_DEFAULT_LINK_TIMEOUT_MS 10000u
+
 enum net_nic_sel { NET_NIC_AUTO, NET_NIC_PCI, NET_NIC_MAC };
 
 struct net_config {
@@ -37,6 +44,7 @@ struct net_config {
     uint16_t collector_port;
     struct ctl_key key;
     bool     overflow_drop;
+    uint32_t link_timeout_ms;
     uint32_t ring_kb;
     uint32_t tsc_khz;
     uint32_t selftest_kb;

@@ -31,6 +31,10 @@ struct net_state {
     uint64_t selftest_left, selftest_counter;
     /* counters for STATUS */
     uint64_t backpressure_waits, dropped_msgs, dropped_bytes, reported_msgs, reported_bytes;
+    /* link failure (link_timeout_ms): sends drop until the collector frees ring space */
+    volatile bool link_failed;
+    bool     link_drops;                 /* drops since the last LOSS came from a failure */
+    uint64_t link_fail_free, link_failures, link_timeout_tsc;
     uint64_t console_bytes, protocol_errors;
     net_ctl_handler ctl_fn;
 };

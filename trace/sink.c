@@ -23,10 +23,17 @@
 #include "hvt_trace_format.h"
 #include "cpu.h"
 #include "rec_enc.h"
+#include "step.h"
+
+#define HELD_BYTES    (64u * 1024)         /* a STOP chunk: CONTEXT + STOP markers */
 
 /* net/ when linked in (weak: a build without the NIC has only the debug port). */
 __attribute__((weak)) bool net_active(void);
 __attribute__((weak)) int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
+__attribute__((weak)) bool net_link_failed(void);
+/* stream_send's answer on a failed link (net.h NET_SEND_LINK_FAILED): dropped and counted. */
+#define SEND_LINK_FAILED (-2)
+enum sent { SENT, DROPPED, NO_STREAM };
 
 #define STAGE_BYTES (HVT_STREAM_MAX_PAYLOAD)
 static uint8_t *stage[HVT_MAX_CPUS];     /* batch header + chunk, per CPU */
@@ -54,14 +61,14 @@ static void send_meta(unsigned cpu)
         __atomic_store_n(&meta_lstar, lstar, __ATOMIC_RELAXED);
 }
 
-static bool send_stream(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
+static enum sent send_stream(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
     unsigned cpu = hv_cpu_id();
     size_t hdr = sizeof(struct hvt_trace_batch) + sizeof(hvt_trace_batch_ext);
     if (!net_active || !stream_send || !net_active() || hdr + len > STAGE_BYTES)
-        return false;
+        return NO_STREAM;
     if (!stage[cpu] && !(stage[cpu] = hv_alloc_pages(STAGE_BYTES / 4096)))
-        return false;
+        return NO_STREAM;
     send_meta(cpu);
     struct hvt_trace_batch b = { ci->kind == TRACE_CHUNK_CODE ? HVT_BATCH_CODE : HVT_BATCH_RECORDS,
                                  0, ci->nrecords, ci->first_tsc };
@@ -69,11 +76,50 @@ static bool send_stream(const struct trace_chunk_info *ci, const uint8_t *p, siz
     memcpy(stage[cpu], &b, sizeof b);
     memcpy(stage[cpu] + sizeof b, &x, sizeof x);
     memcpy(stage[cpu] + hdr, p, len);
-    if (stream_send(ci->kind == TRACE_CHUNK_RECORDS ? ci->cpu : cpu, HVT_MSG_TRACE, stage[cpu], hdr + len))
-        return false;
+    int rc = stream_send(ci->kind == TRACE_CHUNK_RECORDS ? ci->cpu : cpu, HVT_MSG_TRACE, stage[cpu], hdr + len);
+    if (rc == SEND_LINK_FAILED) {
+        /* Counted by net/ (a LOSS once the link is back); tracing stops: the reason goes out
+         * in each CPU's held STOP chunk (trace_sink_hold). */
+        step_request_reason(false, HVT_REASON_LINK);
+        return DROPPED;
+    }
+    if (rc)
+        return NO_STREAM;
     __atomic_add_fetch(&stats.stream_chunks, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&stats.stream_bytes, len, __ATOMIC_RELAXED);
-    return true;
+    return SENT;
+}
+
+static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len);
+
+/* --- a failed link: each CPU's last chunk (its STOP marker) waits for the link --- */
+struct held { struct trace_chunk_info ci; size_t len; uint8_t *buf; };
+static struct held held[HVT_MAX_CPUS];
+
+bool trace_sink_link_failed(void) { return net_link_failed && net_link_failed(); }
+
+void trace_sink_hold(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
+{
+    struct held *h = &held[ci->cpu];
+    if (len > HELD_BYTES || (!h->buf && !(h->buf = hv_alloc_pages(HELD_BYTES / 4096)))) {
+        hv_log("hvtrace: cpu %u: cannot hold the STOP chunk (%lu bytes): sending it now\n", ci->cpu, len);
+        sink_live(ci, p, len);
+        return;
+    }
+    h->ci = *ci;
+    memcpy(h->buf, p, len);
+    __atomic_store_n(&h->len, len, __ATOMIC_RELEASE);
+}
+
+void trace_sink_poll(unsigned cpu)
+{
+    struct held *h = &held[cpu];
+    if (!__atomic_load_n(&h->len, __ATOMIC_ACQUIRE) || trace_sink_link_failed())
+        return;
+    size_t len = h->len;
+    h->len = 0;
+    hv_log("hvtrace: cpu %u: link back: sending the held STOP chunk\n", cpu);
+    sink_live(&h->ci, h->buf, len);
 }
 
 /* --- flight recorder --- */
@@ -122,8 +168,6 @@ static void fr_put(const struct trace_chunk_info *ci, const uint8_t *p, size_t l
     f->head = (f->head + 1) % fr.nslots;
 }
 
-static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len);
-
 void trace_sink_stop(unsigned cpu)
 {
     struct fr_cpu *f = &fr.cpu[cpu];
@@ -169,8 +213,8 @@ void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *p, size_
 
 static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
-    if (send_stream(ci, p, len))
-        return;
+    if (send_stream(ci, p, len) != NO_STREAM)
+        return;                             /* sent, or dropped and counted (failed link) */
     __atomic_add_fetch(&stats.debug_port_chunks, 1, __ATOMIC_RELAXED);
     char head[160];
     hv_snprintf(head, sizeof head, "HVT-CHUNKB %u %u %u %u %u %lu %lu %lu\n", ci->kind, ci->cpu,

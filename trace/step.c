@@ -268,15 +268,21 @@ static void chunk_begin(struct trace_cpu *t)
         (void)rec_context(t->enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
 }
 
+static struct trace_chunk_info chunk_info(const struct rec_enc *e, unsigned cpu)
+{
+    struct trace_chunk_info ci = { .cpu = cpu, .kind = TRACE_CHUNK_RECORDS,
+                                   .nrecords = e->nrecords, .ninsns = e->ninsns,
+                                   .first_tsc = e->first_tsc, .last_tsc = e->tsc };
+    return ci;
+}
+
 static void chunk_flush(struct trace_cpu *t, unsigned cpu)
 {
     struct rec_enc *e = t->enc;
     if (!e->nrecords)
         return;
     codedict_flush();                       /* ids before their first use */
-    struct trace_chunk_info ci = { .cpu = cpu, .kind = TRACE_CHUNK_RECORDS,
-                                   .nrecords = e->nrecords, .ninsns = e->ninsns,
-                                   .first_tsc = e->first_tsc, .last_tsc = e->tsc };
+    struct trace_chunk_info ci = chunk_info(e, cpu);
     uint64_t t0 = hv_rdtsc();
     trace_sink_chunk(&ci, e->buf, e->len);
     t->t_sink += hv_rdtsc() - t0;
@@ -520,8 +526,18 @@ static void start_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs *
 /* The pending instruction has not run yet: it is not part of the trace. */
 static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
 {
-    EMIT(t, cpu, rec_startstop(t->enc, 0, reason));
-    chunk_flush(t, cpu);
+    if (trace_sink_link_failed()) {
+        /* What is sent now is dropped (and counted): end with a chunk of markers only - no
+         * code ids it could depend on - and hold it until the link is back. */
+        chunk_flush(t, cpu);
+        EMIT(t, cpu, rec_startstop(t->enc, 0, reason));
+        struct trace_chunk_info ci = chunk_info(t->enc, cpu);
+        trace_sink_hold(&ci, t->enc->buf, t->enc->len);
+        chunk_begin(t);
+    } else {
+        EMIT(t, cpu, rec_startstop(t->enc, 0, reason));
+        chunk_flush(t, cpu);
+    }
     trace_sink_stop(cpu);                   /* flight recorder: dump what the ring kept */
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */

@@ -16,6 +16,7 @@
 #ifndef HVT_TRACE_H
 #define HVT_TRACE_H
 #include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define TRACE_MARK_STOP  0
@@ -35,6 +36,13 @@ void trace_sink_init(void);
  * chunk_bytes; trace_sink_stop(cpu) dumps this CPU's ring (called when it stops tracing). */
 int  trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes);
 void trace_sink_stop(unsigned cpu);
+/* A failed link (net link_timeout_ms): chunks sent now are dropped and counted (LOSS), and
+ * tracing stops with reason LINK. A CPU's last chunk - markers only, its STOP among them - is
+ * held instead (trace_sink_hold) and sent by trace_sink_poll() (any exit of that CPU) once the
+ * link is back, after the LOSS report: the reason reaches the collector. */
+bool trace_sink_link_failed(void);
+void trace_sink_hold(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
+void trace_sink_poll(unsigned cpu);
 /* The options of the boot configuration (trace_main.c). */
 struct trace_opts;
 const struct trace_opts *trace_boot_opts(void);

@@ -32,6 +32,7 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
     }
     trigger_poll();
     step_post_exit(g, reason);
+    trace_sink_poll(cpu);                    /* a STOP chunk held while the link was down */
 }
 
 static bool hook_other_exit(struct guest_regs *g, unsigned reason)
