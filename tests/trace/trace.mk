@@ -106,7 +106,8 @@ test-trace-crash: trace-prereqs
 
 # The trace streamed over the dedicated NIC to hvtrace-collector (tests/net/test-trace-net.sh):
 # run A = test-trace's window through the stream, judged by check-trace.sh on the collector's
-# trace.hvt (oracle Bochs); run B = tracing started and stopped from the host with hvt trace.
+# trace.hvt (oracle Bochs); run B = tracing started and stopped from the host with hvt trace;
+# run C = the collector frozen mid-trace: link failure, auto-stop (reason LINK), recovery.
 .PHONY: test-trace-net
 test-trace-net: trace-prereqs
 	$(MAKE) collector
