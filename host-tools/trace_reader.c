@@ -238,7 +238,8 @@ tr_reader *tr_open_mem(const char *name, const uint8_t *data, size_t len)
         util_err(name, 0, "not an hvtrace trace (bad magic)");
         goto fail;
     }
-    if (r->hdr.version != HVT_TRACE_VERSION || r->hdr.hdr_size < sizeof r->hdr || r->hdr.hdr_size > len ||
+    if (r->hdr.version < HVT_TRACE_VERSION_MIN || r->hdr.version > HVT_TRACE_VERSION ||
+        r->hdr.hdr_size < sizeof r->hdr || r->hdr.hdr_size > len ||
         r->hdr.build_id_len > HVT_BUILD_ID_MAX) {
         util_err(name, 8, "unsupported trace version %u or header size %u", r->hdr.version, r->hdr.hdr_size);
         goto fail;
@@ -427,6 +428,11 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         if (tag & HVT_INSN_REGS) {
             GETV(mask);
             if (mask >> HVT_NREGS) return corrupt(r, k, "register mask has unknown bits");
+        }
+        if (tag & HVT_INSN_RFLAGS) {
+            /* Version 2: RFLAGS's delta alone, where a mask bit 16 would put it (last). */
+            if (mask >> HVT_REG_RFLAGS) return corrupt(r, k, "RFLAGS both in the mask and alone");
+            mask |= 1ull << HVT_REG_RFLAGS;
         }
         if (!k->fresh) {
             for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {

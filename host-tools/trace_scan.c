@@ -28,8 +28,10 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
             if (tag & HVT_INSN_REGS) {
                 SKIPV(mask);
                 if (mask >> HVT_NREGS) BAD("register mask has unknown bits");
+                if ((tag & HVT_INSN_RFLAGS) && (mask >> HVT_REG_RFLAGS)) BAD("RFLAGS both in the mask and alone");
                 for (; mask; mask &= mask - 1) SKIPV(v);
             }
+            if (tag & HVT_INSN_RFLAGS) SKIPV(v);
             s->insns++;
             continue;
         }

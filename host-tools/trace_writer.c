@@ -242,16 +242,21 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
         c->tick = tick;
     }
     uint32_t mask = 0;
-    for (int r = 0; r < HVT_NREGS; r++)
+    for (int r = 0; r < HVT_REG_RFLAGS; r++)
         if (in->regs[r] != c->regs[r]) mask |= 1u << r;
     if (mask) {
         tag |= HVT_INSN_REGS;
         p = tv_put(p, mask);
-        for (int r = 0; r < HVT_NREGS; r++)
+        for (int r = 0; r < HVT_REG_RFLAGS; r++)
             if (mask & (1u << r)) {
                 p = tv_put(p, tv_zig((int64_t)(in->regs[r] - c->regs[r])));
                 c->regs[r] = in->regs[r];
             }
+    }
+    if (in->regs[HVT_REG_RFLAGS] != c->regs[HVT_REG_RFLAGS]) {   /* RFLAGS alone (version 2) */
+        tag |= HVT_INSN_RFLAGS;
+        p = tv_put(p, tv_zig((int64_t)(in->regs[HVT_REG_RFLAGS] - c->regs[HVT_REG_RFLAGS])));
+        c->regs[HVT_REG_RFLAGS] = in->regs[HVT_REG_RFLAGS];
     }
     *p0 = tag;
     c->len += (size_t)(p - p0);

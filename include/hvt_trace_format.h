@@ -1,5 +1,5 @@
 /*
- * hvt_trace_format.h - the hvtrace trace file format (version 1), shared by the collector
+ * hvt_trace_format.h - the hvtrace trace file format (version 2), shared by the collector
  * (writer) and the analyzer (reader). All integers are little-endian; structs are packed.
  * docs/trace-format.md explains the design; this comment is the contract.
  *
@@ -26,6 +26,9 @@
  *     HVT_INSN_TICK  varint, the new tick (tsc increment per instruction, persists)
  *     HVT_INSN_REGS  varint mask over HVT_REG_* then, in ascending bit order, one zigzag
  *                    varint (new - old, modulo 2^64) per set bit
+ *     HVT_INSN_RFLAGS  (version 2) zigzag varint (new - old) of RFLAGS alone; the mask then
+ *                    has no RFLAGS bit (both: corrupt). Writers use it for RFLAGS: most
+ *                    instructions change flags, and bit 16 made the mask a 3-byte varint.
  *   then: tsc += tick; expected_rip = rip + code length; predictor slot := (rip, id).
  *   Register values are those after the instruction retired; rip is the instruction's own.
  *   Markers (no time of their own: they happen at the current tsc, before the next record):
@@ -49,7 +52,8 @@
 
 #define HVT_TRACE_MAGIC        "HVTRACE"   /* 8 bytes with the NUL */
 #define HVT_TRACE_FOOTER_MAGIC "HVTFOOT"   /* 8 bytes with the NUL */
-#define HVT_TRACE_VERSION      1
+#define HVT_TRACE_VERSION      2           /* 2: HVT_INSN_RFLAGS; readers also take 1 */
+#define HVT_TRACE_VERSION_MIN  1
 #define HVT_CHUNK_MAGIC        0x43545648u /* "HVTC" */
 #define HVT_BUILD_ID_MAX       20
 #define HVT_COMM_MAX           16
@@ -70,7 +74,8 @@ enum hvt_insn_flag {
     HVT_INSN_CR3 = 1 << 2,
     HVT_INSN_TICK = 1 << 3,
     HVT_INSN_REGS = 1 << 4,
-    HVT_INSN_FLAGS_ALL = 0x1f,
+    HVT_INSN_RFLAGS = 1 << 5,
+    HVT_INSN_FLAGS_ALL = 0x3f,
     HVT_TAG_MARKER = 0x80,
 };
 

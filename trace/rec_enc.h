@@ -103,15 +103,22 @@ static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, un
     }
     if (rflags != e->regs[HVT_REG_RFLAGS])
         mask |= 1u << HVT_REG_RFLAGS;
-    if (mask) {
+    /* The general registers under HVT_INSN_REGS (a one-byte mask for RAX..RDI), RFLAGS on its
+     * own (HVT_INSN_RFLAGS). */
+    uint32_t gmask = mask & ((1u << HVT_REG_RFLAGS) - 1);
+    if (gmask) {
         tag |= HVT_INSN_REGS;
-        p += rec_varint(p, mask);
-        for (uint32_t m = mask; m; m &= m - 1) {
+        p += rec_varint(p, gmask);
+        for (uint32_t m = gmask; m; m &= m - 1) {
             int i = __builtin_ctz(m);
-            uint64_t v = i == HVT_REG_RFLAGS ? rflags : gpr[i];
-            p += rec_varint(p, rec_zigzag((int64_t)(v - e->regs[i])));
-            e->regs[i] = v;
+            p += rec_varint(p, rec_zigzag((int64_t)(gpr[i] - e->regs[i])));
+            e->regs[i] = gpr[i];
         }
+    }
+    if (mask >> HVT_REG_RFLAGS) {
+        tag |= HVT_INSN_RFLAGS;
+        p += rec_varint(p, rec_zigzag((int64_t)(rflags - e->regs[HVT_REG_RFLAGS])));
+        e->regs[HVT_REG_RFLAGS] = rflags;
     }
     *tagp = (uint8_t)tag;
     e->len = (size_t)(p - e->buf);
