@@ -8,10 +8,10 @@ $(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c 
 $(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/gmem.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_gmem.c vmm/gmem.c
-$(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c trace/x86_len.c trace/x86_len.h
+$(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c tests/unit/elf_sweep.h trace/x86_len.c trace/x86_len.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_len.c trace/x86_len.c -lcapstone
-$(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c trace/x86_wregs.c trace/x86_wregs.h
+$(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c tests/unit/elf_sweep.h trace/x86_wregs.c trace/x86_wregs.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_wregs.c trace/x86_wregs.c -lcapstone
 $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.c trace/trace_opts.h

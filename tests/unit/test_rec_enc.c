@@ -34,6 +34,23 @@ static uint64_t change(uint64_t v)
     }
 }
 
+/* The encoder's chunk as a RECORDS chunk of the file, as the sink sends it. */
+static int put_records(tcw *w, const struct rec_enc *e)
+{
+    hvt_trace_chunk_hdr ch;
+    memset(&ch, 0, sizeof ch);
+    ch.kind = HVT_CHUNK_RECORDS;
+    ch.nrecords = e->nrecords;
+    ch.ninsns = e->ninsns;
+    ch.first_tsc = e->first_tsc;
+    ch.last_tsc = e->tsc;
+    if (tcw_chunk(w, &ch, e->buf, e->len)) {
+        fprintf(stderr, "%s\n", tcw_error(w));
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) rng = strtoull(argv[1], 0, 0) | 1;
@@ -104,24 +121,12 @@ int main(int argc, char **argv)
             int rc = x.kind == TR_INSN ? rec_insn(&e, x.rip, x.id, lens[x.id], x.cr3, x.regs, x.regs[HVT_REG_RFLAGS], x.cand)
                    : x.kind == HVT_MARK_SYSCALL ? rec_syscall(&e, x.a) : rec_time(&e, x.a);
             if (rc == 0) break;
-            memset(&ch, 0, sizeof ch);
-            ch.kind = HVT_CHUNK_RECORDS;
-            ch.nrecords = e.nrecords;
-            ch.ninsns = e.ninsns;
-            ch.first_tsc = e.first_tsc;
-            ch.last_tsc = e.tsc;
-            if (tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
+            if (put_records(w, &e)) return 2;
             rec_begin(&e, buf, sizeof buf, tsc - (x.kind == TR_INSN));
         }
         want[nw++] = x;
     }
-    memset(&ch, 0, sizeof ch);
-    ch.kind = HVT_CHUNK_RECORDS;
-    ch.nrecords = e.nrecords;
-    ch.ninsns = e.ninsns;
-    ch.first_tsc = e.first_tsc;
-    ch.last_tsc = e.tsc;
-    if (e.len && tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
+    if (e.len && put_records(w, &e)) return 2;
     if (tcw_finish(w, &fh) || tcw_close(w)) { fprintf(stderr, "write failed\n"); return 2; }
 
     tr_reader *r = tr_open(path);

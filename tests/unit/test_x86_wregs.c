@@ -3,13 +3,8 @@
  * and implicit, cs_regs_access) must be in x86_insn_wregs()'s mask; plus hand-picked cases
  * with exact masks. A miss would put a wrong register value in a trace, so any is a failure.
  * Also prints how often the answer is "all" (the fast path then compares every register). */
-#include <capstone/capstone.h>
-#include <elf.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "elf_sweep.h"
 #include "../../trace/x86_wregs.h"
-#include "../../trace/x86_len.h"
 
 static int passed, failed;
 static size_t n_all, n_insn, n_bits, corrected;
@@ -66,42 +61,6 @@ static void check_insn(const char *what, csh cs, const cs_insn *in, const uint8_
     }
 }
 
-static void sweep(const char *path, csh cs)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) { printf("skip %s\n", path); return; }
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(sz);
-    if (fread(buf, 1, sz, f) != (size_t)sz) { fclose(f); free(buf); return; }
-    fclose(f);
-    Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
-    Elf64_Shdr *sh = (Elf64_Shdr *)(buf + eh->e_shoff);
-    const char *strs = (const char *)buf + sh[eh->e_shstrndx].sh_offset;
-    size_t count = 0;
-    for (int s = 0; s < eh->e_shnum; s++) {
-        if (strcmp(strs + sh[s].sh_name, ".text")) continue;
-        const uint8_t *code = buf + sh[s].sh_offset;
-        size_t left = sh[s].sh_size;
-        uint64_t addr = sh[s].sh_addr;
-        cs_insn *insn = cs_malloc(cs);
-        while (left) {
-            const uint8_t *p = code;
-            if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
-                code = p + 1; left--; addr++;
-                continue;
-            }
-            size_t avail = (size_t)(code - p) + left;
-            check_insn(path, cs, insn, p, avail < 15 ? avail : 15);
-            count++;
-        }
-        cs_free(insn, 1);
-    }
-    printf("%s: %zu instructions\n", path, count);
-    free(buf);
-}
-
 int main(int argc, char **argv)
 {
     csh cs;
@@ -139,7 +98,7 @@ int main(int argc, char **argv)
         printf("FAIL %s: got %#x want %#x\n", cases[i].name, got, cases[i].want);
     }
     for (int i = 1; i < argc; i++)
-        sweep(argv[i], cs);
+        elf_sweep(argv[i], cs, check_insn);
     cs_close(&cs);
     if (n_insn)
         printf("x86_wregs: %zu instructions, %.2f%% 'all', %.2f registers on average otherwise, "
