@@ -377,11 +377,25 @@ static void poll_now(void)
 /* A failed link recovers once the collector frees ring space again (ACKs). */
 static void link_check_recovery(void)
 {
-    if (net.link_failed && stream_core_free(&net.sc) > net.link_fail_free) {
-        net.link_failed = false;
+    if (net.link_failed && stream_core_free(&net.sc) > net.link_fail_free &&
+        __atomic_exchange_n(&net.link_failed, false, __ATOMIC_ACQ_REL))
         hv_log("net: link recovered: sending again (dropped so far: %lu messages)\n",
                net.dropped_msgs);
-    }
+}
+
+/* Drops not yet reported must be reported before anything sent after them: the collector
+ * places its GAP where the LOSS arrives, so a message overtaking it would look continuous
+ * with what came before the loss. True when the LOSS is (now) in the ring. */
+static bool drops_reported(void)
+{
+    if (__atomic_load_n(&net.dropped_msgs, __ATOMIC_ACQUIRE) == net.reported_msgs)
+        return true;
+    net_lock(&net.lock);                /* stream_send never runs under net's lock */
+    link_check_recovery();
+    report_drops();
+    bool done = net.dropped_msgs == net.reported_msgs;
+    net_unlock(&net.lock);
+    return done;
 }
 
 static void count_drop(size_t len)
@@ -401,7 +415,7 @@ int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
     uint64_t wait_start = 0, wait_free = 0;
     for (;;) {
         link_check_recovery();
-        int r = stream_core_append(&net.sc, cpu, type, data, len);
+        int r = drops_reported() ? stream_core_append(&net.sc, cpu, type, data, len) : STREAM_EAGAIN;
         if (r == 0)
             break;
         if (r != STREAM_EAGAIN)
