@@ -366,8 +366,10 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     }
     /* Auto-stop where the guest is dying (stop_at: panic, oops entry) or took #DF. */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
-        if (rip == sopt.stop_at[i])
+        if (rip == sopt.stop_at[i]) {
+            hv_log("hvtrace: cpu %u: stop_at address %lx reached\n", cpu, rip);
             step_request_reason(false, HVT_REASON_STOP_AT);
+        }
     bool keep = !sopt.filtering || filter_pass(rip, cr3);
     if (v >= 0) {
         uint8_t type = sw_int ? HVT_EV_SWINT : v == VEC_NMI ? HVT_EV_NMI : v < 32 ? HVT_EV_HWEXC : HVT_EV_EXTINT;

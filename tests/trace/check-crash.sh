@@ -12,10 +12,13 @@ run=$1; import=$2; check=$3; hvt=$4; vmlinuz=$5
 source "$(dirname "$0")/check-lib.sh"
 run_start "^crash:\|Kernel panic"
 grep -q "Kernel panic - not syncing: sysrq triggered crash" <<< "$serial" || why+=("the kernel did not panic through sysrq")
-grep -a "^hvtrace: \(cpu .*flight\|flight\|cpu .*mark\)\|^HVT-STEPSTAT" "$run/e9.log" | head -20
-stat=$(grep -a "^HVT-STEPSTAT.* reason=10" "$run/e9.log" | head -1)
-[ -n "$stat" ] || why+=("no CPU stopped at the stop_at address (reason 10)")
-cpu=$(sed -n 's/.*cpu=\([0-9]*\) .*/\1/p' <<< "$stat")
+grep -a "^hvtrace: \(cpu .*flight\|flight\|cpu .*mark\|cpu .*stop_at\)\|^HVT-STEPSTAT" "$run/e9.log" | head -20
+# The crashing CPU is the one that reached the stop_at address (the others stop with the same
+# reason when the request reaches them, possibly first).
+cpu=$(grep -a "^hvtrace: cpu [0-9]*: stop_at address" "$run/e9.log" | head -1 | sed 's/^hvtrace: cpu \([0-9]*\):.*/\1/')
+[ -n "$cpu" ] || why+=("no CPU reported reaching the stop_at address")
+stat=$(grep -a "^HVT-STEPSTAT cpu=${cpu:-x} .* reason=10" "$run/e9.log" | head -1)
+[ -n "$stat" ] || why+=("cpu ${cpu:-?} did not stop at the stop_at address (reason 10)")
 recorded=$(sed -n 's/.* recorded=\([0-9]*\).*/\1/p' <<< "$stat")
 if "$import" "$run/e9.log" "$run/trace.hvt"; then
   out=$("$check" --allow-gaps "$run/trace.hvt"); st=$?
