@@ -16,7 +16,7 @@
  *   link_timeout_ms=N      overflow=block waits at most this long without the collector
  *                          freeing any ring space (ACKs); then the link has failed: sends are
  *                          dropped and counted (HVT_MSG_LOSS, reason LINK) until space frees
- *                          up again, and tracing stops (reason LINK). Default 10000; 0 = wait
+ *                          up again, and tracing stops (reason LINK). Default 60000; 0 = wait
  *                          for ever (a dead collector then stalls the guest for good)
  *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 4096)
  *   selftest_kb=N          after connecting, stream N KiB of filler TRACE batches (format
@@ -31,7 +31,7 @@
 #include "net_port.h"
 #include "ctl.h"
 
-#define NET_DEFAULT_LINK_TIMEOUT_MS 10000u
+#define NET_DEFAULT_LINK_TIMEOUT_MS 60000u   /* a collector restart must fit (test-net) */
 
 enum net_nic_sel { NET_NIC_AUTO, NET_NIC_PCI, NET_NIC_MAC };
 
