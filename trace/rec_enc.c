@@ -3,7 +3,6 @@
 
 size_t rec_put_varint(uint8_t *p, uint64_t v) { return rec_varint(p, v); }
 
-
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
 {
     e->buf = buf;

@@ -231,12 +231,13 @@ static void evmap_build(struct trace_cpu *t)
     icache_reset(t);
 }
 
-static bool evmap_has(const struct trace_cpu *t, uint64_t rip)
+/* The evmap entry for rip, or NULL. */
+static const struct evmap_entry *evmap_find(const struct trace_cpu *t, uint64_t rip)
 {
     for (unsigned i = evmap_hash(rip); t->evmap[i].rip; i = (i + 1) % EVMAP_SLOTS)
         if (t->evmap[i].rip == rip)
-            return true;
-    return false;
+            return &t->evmap[i];
+    return 0;
 }
 
 /* Did an interrupt or exception just get delivered? Real CPUs take the MTF exit before the
@@ -244,26 +245,23 @@ static bool evmap_has(const struct trace_cpu *t, uint64_t rip)
  * instruction (RIP = handler + its length). Returns the vector, and *ran_first. */
 static int event_at(struct trace_cpu *t, uint64_t rip, bool *ran_first)
 {
-    for (unsigned i = evmap_hash(rip); t->evmap[i].rip; i = (i + 1) % EVMAP_SLOTS)
-        if (t->evmap[i].rip == rip) {
-            *ran_first = t->evmap[i].ran_first;
-            return t->evmap[i].vec;
-        }
-    return -1;
+    const struct evmap_entry *m = evmap_find(t, rip);
+    if (!m)
+        return -1;
+    *ran_first = m->ran_first;
+    return m->vec;
 }
 
 /* --- chunks --- */
 
-/* The guest's TSC stands still during an exit (dilation takes the exit out of it): its value
- * is the one it had when the exit began, whatever the hypervisor has done since (a chunk sent
- * to the debug port takes millions of ticks). */
-static uint64_t guest_tsc(void) { return hv_exit_tsc() + (uint64_t)hv_tsc_offset(); }
-
 /* Every chunk after the first restates whose instructions follow (CONTEXT), so a reader - or a
- * flight-recorder dump that lost the older chunks - can start at any chunk. */
+ * flight-recorder dump that lost the older chunks - can start at any chunk. Time stamps use the
+ * guest's TSC as the exit found it (hv_exit_guest_tsc): dilation takes the exit out of it,
+ * whatever the hypervisor does meanwhile (a chunk sent to the debug port takes millions of
+ * ticks). */
 static void chunk_begin(struct trace_cpu *t)
 {
-    rec_begin(t->enc, t->chunk, CHUNK_BYTES, guest_tsc());
+    rec_begin(t->enc, t->chunk, CHUNK_BYTES, hv_exit_guest_tsc());
     if (t->task_known)
         (void)rec_context(t->enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
 }
@@ -380,7 +378,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, type, 0));
             /* Resynchronise the record clock (tick per instruction) with the guest's TSC at
              * each event: timestamps stay exact where time does not follow instructions. */
-            EMIT(t, cpu, rec_time(t->enc, guest_tsc()));
+            EMIT(t, cpu, rec_time(t->enc, hv_exit_guest_tsc()));
         }
         if (ran_first) {
             /* Bochs ran the handler's first instruction before this exit: record it now. */
@@ -437,7 +435,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
         ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
                     (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0) |
-                    (evmap_has(t, rip) ? P_SPECIAL : 0);
+                    (evmap_find(t, rip) ? P_SPECIAL : 0);
         /* The registers it may write, for the fast path's compare: decoded for 64-bit code
          * only (x86_wregs.h); other modes compare all. */
         ic->wregs = (uint16_t)(hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L ? x86_insn_wregs(bytes, len)
@@ -445,12 +443,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     }
     t->have_pending = true;
     t->p_keep = keep;
-    t->p_rip = rip;
-    t->p_cr3 = cr3;
-    t->p_len = (uint8_t)len;
-    t->p_id = id;
+    pending_set(t, ic, rip, cr3);
     t->p_flags = ic->flags & P_PENDING;
-    t->p_cand = ic->wregs;
     /* The next exit may take the fast path (step_fast.c) if nothing about this instruction or
      * the options needs the full step; it checks the rest itself. */
     t->fast_left = STEP_FAST_RUN;
@@ -511,7 +505,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     chunk_begin(t);
     task_reset(cpu);
     t->win_host_tsc = hv_rdtsc();
-    t->win_guest_tsc = guest_tsc();
+    t->win_guest_tsc = hv_exit_guest_tsc();
     t->rec_on = true;
     slide_options();
     EMIT(t, cpu, rec_startstop(t->enc, 1, want_reason));
@@ -546,7 +540,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
            "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
            "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u\n",
-           cpu, t->steps, hv_rdtsc() - t->win_host_tsc, guest_tsc() - t->win_guest_tsc,
+           cpu, t->steps, hv_rdtsc() - t->win_host_tsc, hv_exit_guest_tsc() - t->win_guest_tsc,
            t->records_bytes, t->t_step, t->t_sink, t->recorded, t->filtered, reason,
            dilate_stats[cpu].fired_in_exit, t->fast_steps, dilate_stats[cpu].soft_fired,
            t->wregs_misses, t->checkregs);

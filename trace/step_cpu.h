@@ -83,6 +83,18 @@ struct trace_cpu {
 
 extern struct trace_cpu step_cpus[HVT_MAX_CPUS];
 
+/* The instruction at rip, described by its decoded-cache entry, becomes the pending one (the
+ * caller sets p_flags: the fast path has excluded P_SPECIAL already and need not mask it). */
+static inline void pending_set(struct trace_cpu *t, const struct icache_entry *ic, uint64_t rip,
+                               uint64_t cr3)
+{
+    t->p_rip = rip;
+    t->p_cr3 = cr3;
+    t->p_id = ic->id;
+    t->p_len = ic->len;
+    t->p_cand = ic->wregs;
+}
+
 static inline unsigned icache_slot(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)); }
 static inline unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 52); }
 _Static_assert(EVMAP_SLOTS == 1u << 12, "evmap_hash yields 12 bits");

@@ -72,12 +72,8 @@ bool step_fast(struct guest_regs *g)
     t->recorded++;
     t->steps++;
     t->fast_steps++;
-    t->p_rip = rip;
-    t->p_cr3 = cr3;
-    t->p_id = ic->id;
-    t->p_len = ic->len;
+    pending_set(t, ic, rip, cr3);
     t->p_flags = ic->flags;                 /* P_SPECIAL is not set here */
-    t->p_cand = ic->wregs;
     t->p_fast = !ic->flags;
     return true;
 }

@@ -5,6 +5,7 @@
  */
 #include "hv_core.h"
 #include "hv_hooks.h"
+#include "hv_guest.h"
 #include "vmx_setup.h"
 #include "vmx_exit.h"
 #include "gmem.h"
@@ -86,7 +87,7 @@ int hv_ept_set_exec(uint64_t gpa, bool exec)
         __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
         /* Every CPU's next exit goes through the full dispatch, which flushes its EPT TLB. */
         for (unsigned i = 0; i < hv.cpu_count; i++)
-            vcpu_get(i)->fast_block = 1;
+            hv_cpu_kick(i);
     }
     spin_unlock(&hv.ept_lock);
     if (!rc) {
