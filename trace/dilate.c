@@ -5,7 +5,11 @@
 #include "hv_hooks.h"
 #include "hv_guest.h"
 #include "cpu.h"
+#include "step.h"
+#include "vmx.h"
 
+#define MSR_IA32_TSC          0x10
+#define MSR_IA32_TSC_AUX      0xc0000103
 #define MSR_IA32_TSC_DEADLINE 0x6e0
 #define MSR_IA32_APIC_BASE    0x1b
 #define APIC_BASE_X2APIC      (1ull << 10)       /* SDM 10.12.1 */
@@ -19,7 +23,8 @@
  * rdtsc (and after its disarm took the deadline off). Generous: only an IRR read is at stake. */
 #define DEADLINE_SYNC_WINDOW  4096
 
-struct dl_cpu { uint64_t guest_deadline, host_deadline; enum dilate_mode mode; };
+/* vt_base: SOFT mode's guest TSC is vt_base + the instructions this CPU retired since. */
+struct dl_cpu { uint64_t guest_deadline, host_deadline, vt_base; enum dilate_mode mode; };
 static struct dl_cpu dl[HVT_MAX_CPUS];
 uint64_t dilate_soft_deadline[HVT_MAX_CPUS];
 struct dilate_stats dilate_stats[HVT_MAX_CPUS];
@@ -30,6 +35,44 @@ void dilate_init(void)
     for (unsigned c = 0; c < HVT_MAX_CPUS; c++)
         dilate_soft_deadline[c] = SOFT_NONE;
     hv_msr_intercept(MSR_IA32_TSC_DEADLINE, true, true);
+    hv_msr_intercept(MSR_IA32_TSC, true, false);
+}
+
+/* SOFT mode: the guest's TSC counts one tick per instruction this CPU retired (steps), whatever
+ * the hypervisor costs: RDTSC, RDTSCP and RDMSR of the TSC exit and read this clock, so the fast
+ * path need not touch the TSC offset. Every full exit sets the offset from it first thing, so
+ * hv_exit_guest_tsc() is this clock during the exit and the guest resumes from it should the
+ * mode change (the stub's dilation then takes the exit's own ticks out, as in HARD mode). */
+static uint64_t soft_tsc(unsigned c) { return dl[c].vt_base + step_retired_now(c); }
+
+void dilate_pre_exit(void)
+{
+    unsigned c = hv_cpu_id();
+    if (dl[c].mode == DILATE_SOFT)
+        hv_set_tsc_offset((int64_t)(soft_tsc(c) - hv_exit_tsc()));
+}
+
+bool dilate_rdtsc_exit(struct guest_regs *g, bool rdtscp)
+{
+    uint64_t tsc = hv_exit_guest_tsc();
+    g->r[GPR_RAX] = (uint32_t)tsc;
+    g->r[GPR_RDX] = tsc >> 32;
+    if (rdtscp)
+        g->r[GPR_RCX] = (uint32_t)cpu_rdmsr(MSR_IA32_TSC_AUX);   /* the guest's: not switched */
+    hv_skip_insn();
+    return true;
+}
+
+uint32_t dilate_fast_left(unsigned cpu, uint32_t max)
+{
+    if (dl[cpu].mode != DILATE_SOFT)
+        return 0;
+    uint64_t dl_at = dilate_soft_deadline[cpu], now = hv_exit_guest_tsc();
+    if (dl_at == SOFT_NONE)
+        return max;
+    if (dl_at <= now)
+        return 1;
+    return dl_at - now < max ? (uint32_t)(dl_at - now) : max;
 }
 
 /* Program the real MSR for the guest's deadline at the offset this exit leaves (never 0:
@@ -65,6 +108,10 @@ static bool hard_pending(struct dl_cpu *d, unsigned c)
 
 bool dilate_msr(uint32_t msr, bool write, uint64_t *val)
 {
+    if (msr == MSR_IA32_TSC && !write) {
+        *val = hv_exit_guest_tsc();
+        return true;
+    }
     if (msr != MSR_IA32_TSC_DEADLINE)
         return false;
     unsigned c = hv_cpu_id();
@@ -105,6 +152,11 @@ void dilate_set(enum dilate_mode m)
         if (!pending)
             d->host_deadline = 0;
     }
+    /* SOFT's clock starts where the guest's TSC is now, and hands over to the offset (set at
+     * this exit's start by dilate_pre_exit) when SOFT ends. */
+    hv_set_rdtsc_exiting(m == DILATE_SOFT);
+    if (m == DILATE_SOFT)
+        d->vt_base = hv_exit_guest_tsc() - step_retired_now(c);
     d->mode = m;
     dilate_soft_deadline[c] = SOFT_NONE;
     if (m == DILATE_SOFT) {

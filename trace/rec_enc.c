@@ -18,6 +18,8 @@ void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
     e->nrecords = e->ninsns = 0;
     for (int i = 0; i < HVT_PRED_SLOTS; i++)
         e->pred[i].valid = 0;
+    if (!++e->pstamp)
+        e->pstamp = 1;
 }
 
 static int room(struct rec_enc *e) { return rec_room(e) ? 0 : -1; }

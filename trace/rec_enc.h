@@ -24,6 +24,9 @@ struct rec_enc {
     uint64_t regs[HVT_NREGS];
     uint32_t cand_all;            /* REC_REGS_ALL until a record compared every register */
     uint32_t nrecords, ninsns;
+    /* Changes (never 0) whenever the predictor is reset: a user that mirrors predictor slots
+     * (step_cpu.h icache_entry.pstamp) stamps them with it. */
+    uint32_t pstamp;
     struct { uint64_t rip; uint32_t id; uint32_t valid; } pred[HVT_PRED_SLOTS];
 };
 

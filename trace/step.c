@@ -61,17 +61,20 @@ static const struct trace_opts *opts;
 /* Empty entries hold a RIP no instruction has (non-canonical): a zeroed one would match 0. */
 static void icache_reset(struct trace_cpu *t)
 {
-    for (unsigned i = 0; i < ICACHE_SLOTS; i++)
-        t->icache[i].rip = ~0ull;
+    for (unsigned i = 0; i < ICACHE_SLOTS; i++) {
+        t->f.icache[i].rip = ~0ull;
+        t->f.icache[i].fgen = 0;
+        t->f.icache[i].slot = (uint16_t)i;
+    }
 }
 
 int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
-        step_cpus[i].enc = hv_alloc_pages((sizeof(struct rec_enc) + 4095) / 4096);
+        step_cpus[i].f.enc = hv_alloc_pages((sizeof(struct rec_enc) + 4095) / 4096);
         step_cpus[i].chunk = hv_alloc_pages(CHUNK_BYTES / 4096);
-        step_cpus[i].icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
-        if (!step_cpus[i].enc || !step_cpus[i].chunk || !step_cpus[i].icache)
+        step_cpus[i].f.icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
+        if (!step_cpus[i].f.enc || !step_cpus[i].chunk || !step_cpus[i].f.icache)
             return -1;
         icache_reset(&step_cpus[i]);
     }
@@ -126,10 +129,14 @@ static bool filter_pass(uint64_t rip, uint64_t cr3)
 
 /* --- guest code bytes through a small software TLB --- */
 
+/* Also ends the fast path's use of every decoded entry at a user address: their host
+ * pointers came from this process's translations. */
 static void stlb_flush(struct trace_cpu *t)
 {
     for (int i = 0; i < STLB_SLOTS; i++)
         t->stlb[i].tag = 1;            /* never a page-aligned VA */
+    if (++t->f.fgen_user <= FGEN_KERNEL)
+        t->f.fgen_user = FGEN_KERNEL + 1;
 }
 
 static uint8_t *page_of(struct trace_cpu *t, uint64_t va)
@@ -261,9 +268,9 @@ static int event_at(struct trace_cpu *t, uint64_t rip, bool *ran_first)
  * ticks). */
 static void chunk_begin(struct trace_cpu *t)
 {
-    rec_begin(t->enc, t->chunk, CHUNK_BYTES, hv_exit_guest_tsc());
+    rec_begin(t->f.enc, t->chunk, CHUNK_BYTES, hv_exit_guest_tsc());
     if (t->task_known)
-        (void)rec_context(t->enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
+        (void)rec_context(t->f.enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
 }
 
 static struct trace_chunk_info chunk_info(const struct rec_enc *e, unsigned cpu)
@@ -276,7 +283,7 @@ static struct trace_chunk_info chunk_info(const struct rec_enc *e, unsigned cpu)
 
 static void chunk_flush(struct trace_cpu *t, unsigned cpu)
 {
-    struct rec_enc *e = t->enc;
+    struct rec_enc *e = t->f.enc;
     if (!e->nrecords)
         return;
     codedict_flush();                       /* ids before their first use */
@@ -308,7 +315,7 @@ static void recording(struct trace_cpu *t, unsigned cpu, bool on)
 {
     if (t->rec_on == on)
         return;
-    EMIT(t, cpu, rec_startstop(t->enc, on, HVT_REASON_FILTER));
+    EMIT(t, cpu, rec_startstop(t->f.enc, on, HVT_REASON_FILTER));
     t->rec_on = on;
 }
 
@@ -332,9 +339,43 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
         if (!left)
             step_request_reason(false, HVT_REASON_BUDGET);   /* this one is the last */
     }
-    EMIT(t, cpu, rec_insn(t->enc, rip, id, len, cr3, gpr, rflags, REC_REGS_ALL));
+    EMIT(t, cpu, rec_insn(t->f.enc, rip, id, len, cr3, gpr, rflags, REC_REGS_ALL));
     t->recorded++;
+    /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
+     * it if it is this instruction, and must not claim it otherwise (step_cpu.h pstamp). */
+    struct icache_entry *ic = &t->f.icache[icache_slot(rip)];
+    ic->pstamp = ic->rip == rip && ic->id == id ? t->f.enc->pstamp : 0;
     return true;
+}
+
+/* Where the fast path finds the entry's bytes: valid for as long as its generation (see
+ * step_cpu.h); never for an entry the full step must see. */
+static void icache_hptr(struct trace_cpu *t, struct icache_entry *ic, const uint8_t *h)
+{
+    ic->hptr = h;
+    ic->fgen = (ic->flags & P_SPECIAL) ? 0 : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f.fgen_user;
+}
+
+/* What the fast path needs to take the next exits (step_fast.asm), after a full step whose
+ * pending instruction it may retire ('ok') or not. */
+static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, bool ok)
+{
+    struct step_fast *f = &t->f;
+    f->cr3 = cr3;
+    f->idt_base = t->idt_base;
+    f->len_limit = f->enc->cap - REC_MAX_BYTES;
+    /* The guest's current task pointer must stay what task_check() last saw. */
+    if (task_cpus[cpu].slot) {
+        f->task_slot = task_cpus[cpu].slot;
+        f->task_last = task_cpus[cpu].last;
+    } else {
+        f->task_slot = &f->task_last;        /* no attribution: nothing to watch */
+        ok = ok && !task_on;
+    }
+    /* A full step at least every STEP_FAST_RUN exits, and at the exit where the guest's timer
+     * deadline falls due (dilate.h: one guest tick per step). */
+    ok = ok && !sopt.filtering && !sopt.budget_on;
+    f->left = ok ? dilate_fast_left(cpu, STEP_FAST_RUN) : 0;
 }
 
 /* One step: write the pending instruction, note events, make RIP pending. */
@@ -356,11 +397,13 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     int v = event_at(t, rip, &ran_first);
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
-    bool sw_int = t->p_flags & P_SWINT;
+    const struct icache_entry *p = t->f.p_ic;
+    uint8_t p_flags = t->have_pending ? p->flags & P_PENDING : 0;
+    bool sw_int = p_flags & P_SWINT;
     if (t->have_pending && (v < 0 || sw_int)) {
-        if (put_insn(t, cpu, t->p_keep, t->p_rip, t->p_id, t->p_len, t->p_cr3, gpr, rflags) &&
-            (t->p_flags & P_SYSCALL))
-            EMIT(t, cpu, rec_syscall(t->enc, g->r[GPR_RAX]));
+        if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags) &&
+            (p_flags & P_SYSCALL))
+            EMIT(t, cpu, rec_syscall(t->f.enc, g->r[GPR_RAX]));
     }
     /* Auto-stop where the guest is dying (stop_at: panic, oops entry) or took #DF. */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
@@ -375,10 +418,10 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             step_request_reason(false, HVT_REASON_DOUBLE_FAULT);
         if (keep) {
             recording(t, cpu, true);
-            EMIT(t, cpu, rec_event(t->enc, (uint8_t)v, type, 0));
+            EMIT(t, cpu, rec_event(t->f.enc, (uint8_t)v, type, 0));
             /* Resynchronise the record clock (tick per instruction) with the guest's TSC at
              * each event: timestamps stay exact where time does not follow instructions. */
-            EMIT(t, cpu, rec_time(t->enc, hv_exit_guest_tsc()));
+            EMIT(t, cpu, rec_time(t->f.enc, hv_exit_guest_tsc()));
         }
         if (ran_first) {
             /* Bochs ran the handler's first instruction before this exit: record it now. */
@@ -392,7 +435,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     }
     struct task_info ti;
     if (task_check(cpu, &ti)) {
-        EMIT(t, cpu, rec_switch(t->enc, ti.pid, ti.tgid, ti.comm, cr3));
+        EMIT(t, cpu, rec_switch(t->f.enc, ti.pid, ti.tgid, ti.comm, cr3));
         t->task = ti;
         t->task_cr3 = cr3;
         t->task_known = true;
@@ -400,7 +443,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     uint8_t bytes[16];
     unsigned len = 0;
     uint32_t id = 0;
-    struct icache_entry *ic = &t->icache[icache_slot(rip)];
+    struct icache_entry *ic = &t->f.icache[icache_slot(rip)];
     uint8_t *page = page_of(t, rip);
     unsigned off = (unsigned)(rip & (PAGE - 1));
     t->steps++;
@@ -412,14 +455,14 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         if (ic->rip == rip && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
             len = ic->len;
             id = ic->id;
+            icache_hptr(t, ic, page + off);
         }
     }
     if (!len) {
         unsigned n = fetch(t, rip, bytes);
         len = n ? x86_insn_len(bytes, n) : 0;
         if (!len) {
-            t->p_flags = 0;
-            t->p_fast = false;
+            t->f.left = 0;
             /* Not readable (the page is not present: the guest takes #PF here and retries
              * later, which we will record then) or cut short. Nothing retires here now. */
             t->have_pending = false;
@@ -427,6 +470,9 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         }
         id = codedict_id(rip, bytes, len);
         ic->rip = rip;
+        ic->next = rip + len;
+        ic->pstamp = 0;
+        ic->fgen = 0;
         ic->id = id;
         ic->len = (uint8_t)len;
         __builtin_memcpy(&ic->lo, bytes, 8);
@@ -438,17 +484,18 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
                     (evmap_find(t, rip) ? P_SPECIAL : 0);
         /* The registers it may write, for the fast path's compare: decoded for 64-bit code
          * only (x86_wregs.h); other modes compare all. */
-        ic->wregs = (uint16_t)(hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L ? x86_insn_wregs(bytes, len)
-                                                                        : X86_WREGS_ALL);
+        ic->cand = hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L
+                   ? x86_insn_wregs(bytes, len) | (uint32_t)x86_insn_wflags(bytes, len) << HVT_REG_RFLAGS
+                   : CAND_ALL;
+        if (ic->cand == X86_WREGS_ALL)
+            ic->cand = CAND_ALL;
+        if (page && off <= PAGE - 16)
+            icache_hptr(t, ic, page + off);
     }
     t->have_pending = true;
     t->p_keep = keep;
-    pending_set(t, ic, rip, cr3);
-    t->p_flags = ic->flags & P_PENDING;
-    /* The next exit may take the fast path (step_fast.c) if nothing about this instruction or
-     * the options needs the full step; it checks the rest itself. */
-    t->fast_left = STEP_FAST_RUN;
-    t->p_fast = keep && !t->p_flags && !sopt.filtering && !sopt.budget_on;
+    t->f.p_ic = ic;
+    fast_prepare(t, cpu, cr3, keep && !(ic->flags & P_PENDING));
 }
 
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
@@ -465,6 +512,7 @@ bool step_hlt_exit(struct guest_regs *g)
     step(t, cpu, g);                        /* HLT retired; the next instruction is pending */
     hv_set_activity(VMX_ACTIVITY_HLT);
     hv_set_mtf(false);
+    hv_set_mtf_fast(false, &t->f);          /* the stub's shortest way to the exit's rdtsc */
     dilate_set(DILATE_HARD);                /* no steps to check the deadline at */
     if (hv_guest_read(HV_GUEST_RFLAGS) & RFLAGS_IF) {
         hv_set_extint_exiting(true);
@@ -482,6 +530,7 @@ bool step_extint_exit(struct guest_regs *g)
         hv_set_activity(VMX_ACTIVITY_ACTIVE);
         if (t->stepping) {
             hv_set_mtf(true);
+            hv_set_mtf_fast(true, &t->f);
             dilate_set(DILATE_SOFT);
         }
     }
@@ -494,11 +543,13 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     hv_set_hlt_exiting(true);
     dilate_set(DILATE_SOFT);
     t->have_pending = false;
-    t->p_fast = false;
-    t->fast_steps = 0;
-    t->wregs_misses = 0;
-    t->checkregs = opts->checkregs;
-    hv_set_mtf_fast(true);
+    t->f.left = 0;
+    t->f.fast_steps = 0;
+    t->f.wregs_misses = 0;
+    t->f.checkregs = opts->checkregs;
+    t->f.cand_force = opts->checkregs ? CAND_ALL : 0;
+    memset(t->f.declines, 0, sizeof t->f.declines);
+    hv_set_mtf_fast(true, &t->f);
     t->task_known = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
@@ -508,7 +559,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->win_guest_tsc = hv_exit_guest_tsc();
     t->rec_on = true;
     slide_options();
-    EMIT(t, cpu, rec_startstop(t->enc, 1, want_reason));
+    EMIT(t, cpu, rec_startstop(t->f.enc, 1, want_reason));
     hv_set_mtf(true);
 }
 
@@ -526,37 +577,45 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
         /* What is sent now is dropped (and counted): end with a chunk of markers only - no
          * code ids it could depend on - and hold it until the link is back. */
         chunk_flush(t, cpu);
-        EMIT(t, cpu, rec_startstop(t->enc, 0, reason));
-        struct trace_chunk_info ci = chunk_info(t->enc, cpu);
-        trace_sink_hold(&ci, t->enc->buf, t->enc->len);
+        EMIT(t, cpu, rec_startstop(t->f.enc, 0, reason));
+        struct trace_chunk_info ci = chunk_info(t->f.enc, cpu);
+        trace_sink_hold(&ci, t->f.enc->buf, t->f.enc->len);
         chunk_begin(t);
     } else {
-        EMIT(t, cpu, rec_startstop(t->enc, 0, reason));
+        EMIT(t, cpu, rec_startstop(t->f.enc, 0, reason));
         chunk_flush(t, cpu);
     }
     trace_sink_stop(cpu);                   /* flight recorder: dump what the ring kept */
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
+    const uint64_t *d = t->f.declines;
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
            "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
            "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u\n",
-           cpu, t->steps, hv_rdtsc() - t->win_host_tsc, hv_exit_guest_tsc() - t->win_guest_tsc,
-           t->records_bytes, t->t_step, t->t_sink, t->recorded, t->filtered, reason,
-           dilate_stats[cpu].fired_in_exit, t->fast_steps, dilate_stats[cpu].soft_fired,
-           t->wregs_misses, t->checkregs);
+           cpu, step_retired(t), hv_rdtsc() - t->win_host_tsc, hv_exit_guest_tsc() - t->win_guest_tsc,
+           t->records_bytes, t->t_step, t->t_sink, t->recorded + t->f.fast_steps, t->filtered, reason,
+           dilate_stats[cpu].fired_in_exit, t->f.fast_steps, dilate_stats[cpu].soft_fired,
+           t->f.wregs_misses, t->f.checkregs);
+    hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
+           "gen=%lu bytes=%lu room=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
+           d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM]);
+    if (t->f.wregs_misses)
+        hv_log("hvtrace: cpu %u: write set missed registers %lx at rip %lx first (%lu misses)\n",
+               cpu, t->f.miss_mask, t->f.miss_rip, t->f.wregs_misses);
     t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
     t->have_pending = false;
-    t->p_fast = false;
-    hv_set_mtf_fast(false);
+    t->f.left = 0;
+    hv_set_mtf_fast(false, 0);
     hv_set_mtf(false);
     hv_set_hlt_exiting(false);
     /* The TSC deadline goes back to the real MSR (a halted CPU would sleep for good else). */
     dilate_set(DILATE_OFF);
-    __atomic_add_fetch(&trace_stats.steps, t->steps, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&trace_stats.steps, step_retired(t), __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);
     t->steps = t->records_bytes = 0;
+    t->f.fast_steps = 0;
 }
 
 void step_request_reason(bool on, unsigned reason)
@@ -582,7 +641,9 @@ bool step_cpus_stepping(void)
     return false;
 }
 
-void step_no_fast(void) { step_cpus[hv_cpu_id()].p_fast = false; }
+uint64_t step_retired_now(unsigned cpu) { return step_retired(&step_cpus[cpu]); }
+
+void step_no_fast(void) { step_cpus[hv_cpu_id()].f.left = 0; }
 
 void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
@@ -617,7 +678,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     struct trace_cpu *t = &step_cpus[cpu];
     int want = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE);
     if (t->stepping && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
-        hv_guest_read(HV_GUEST_RIP) != t->p_rip)
+        hv_guest_read(HV_GUEST_RIP) != t->f.p_ic->rip)
         step(t, cpu, g);                    /* an emulated instruction retired */
     if (want && !t->stepping) {
         start_cpu(t, cpu);

@@ -22,8 +22,10 @@ void step_post_exit(struct guest_regs *g, unsigned reason);
 bool step_mtf_exit(struct guest_regs *g);
 bool step_hlt_exit(struct guest_regs *g);
 bool step_extint_exit(struct guest_regs *g);
-/* The MTF fast path (step_fast.c), registered as hv_mtf_fast. */
-bool step_fast(struct guest_regs *g);
+/* The MTF fast path (step_fast.asm), registered as hv_mtf_fast. */
+void step_fast_entry(void);
+/* Instructions this CPU retired under stepping so far (the SOFT clock of dilate.h). */
+uint64_t step_retired_now(unsigned cpu);
 /* The next MTF exit of this CPU must take the full path (a trigger's step-over owns it). */
 void step_no_fast(void);
 

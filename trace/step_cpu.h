@@ -3,10 +3,11 @@
  * path (step_fast.c). Internal to those two files.
  *
  * Contract between them: at every MTF exit the guest is about to execute the instruction at
- * RIP; one instruction is "pending" (p_*), recorded at the next exit with the registers it
- * produced. The fast path handles only the plain case - p_fast set by the full step, no event,
- * no task switch, no CR3 or IDT change, a decoded-instruction cache hit whose bytes still
- * match guest memory - and otherwise leaves the exit untouched for the full step.
+ * RIP; one instruction is "pending" (its decoded-cache entry, f.p_ic), recorded at the next
+ * exit with the registers it produced. The fast path (step_fast.asm) handles only the plain
+ * case - allowed by the full step (f.left), no event, no task switch, no CR3 or IDT change, a
+ * decoded-instruction cache hit whose bytes still match guest memory - and otherwise leaves
+ * the exit untouched for the full step.
  */
 #ifndef HVT_STEP_CPU_H
 #define HVT_STEP_CPU_H
@@ -20,7 +21,7 @@
 #define STLB_SLOTS    256
 #define IDT_VECTORS   256
 #define EVMAP_SLOTS   4096                  /* >> 2 x 256 handlers + stop addresses: one probe */
-#define ICACHE_SLOTS  4096
+#define ICACHE_SLOTS  HVT_PRED_SLOTS        /* one entry per predictor slot: see pstamp */
 #define STEP_PAGE     0x1000ull
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
 /* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
@@ -29,6 +30,8 @@
 /* Full steps at least every this many fast ones: the full exit path polls the NIC, the
  * triggers and the host's commands (about every 0.5 M host instructions). */
 #define STEP_FAST_RUN 4096
+/* The fast path compares RFLAGS as register 16 of the write set (HVT_REG_RFLAGS). */
+#define CAND_ALL      REC_REGS_ALL
 
 /* icache entry flags. P_SYSCALL, P_SWINT: the instruction needs the full step when it retires
  * (its marker; it retires by an event). P_SPECIAL: its address is in the evmap (an event was
@@ -37,34 +40,87 @@ enum { P_SYSCALL = 1, P_SWINT = 2, P_PENDING = P_SYSCALL | P_SWINT, P_SPECIAL = 
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
- * no length decoding and no dictionary lookup (the common case by far). */
-struct icache_entry { uint64_t rip, lo, hi, mlo, mhi; uint32_t id; uint8_t len, flags; uint16_t wregs; };
-_Static_assert(sizeof(struct icache_entry) == 48, "icache entry size");
+ * no length decoding and no dictionary lookup (the common case by far). 128 bytes: the fast
+ * path (step_fast.asm) finds entry i at icache + (i << ICACHE_SHIFT).
+ *   hptr, fgen  where its bytes are in host memory, valid while fgen is FGEN_KERNEL (kernel
+ *               addresses: mapped alike in every process) or the CPU's fgen_user (user
+ *               addresses: until the process changes). 0: not for the fast path (P_SPECIAL,
+ *               or its 16 bytes cross a page).
+ *   pstamp      the encoder's predictor slot of the same index holds (rip, id) while this
+ *               equals the encoder's pstamp (rec_enc.h): the record needs no code id. */
+#define ICACHE_SHIFT 7
+#define FGEN_KERNEL  1u
+struct icache_entry {
+    uint64_t rip, lo, hi, mlo, mhi;
+    const uint8_t *hptr;
+    uint64_t next;                          /* rip + len: the decoder's next expected RIP */
+    uint32_t id;
+    uint32_t cand;                          /* registers it may write, RFLAGS as bit 16 */
+    uint32_t fgen, pstamp;
+    uint16_t slot;                          /* its index */
+    uint8_t len, flags;
+    uint8_t pad[52];
+};
+_Static_assert(sizeof(struct icache_entry) == 1u << ICACHE_SHIFT, "icache entry size");
 /* Guest RIPs where something happens: interrupt/exception handler entries (and the address
  * after their first instruction, see event_at in step.c), auto-stop addresses (vec < 0). */
 struct evmap_entry { uint64_t rip; int16_t vec; int16_t ran_first; };
 
+/* Why the fast path left a step to the full one (counted, for HVT-STEPSTAT). */
+enum { FD_LEFT, FD_CR3, FD_IDT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
+
+/* What the fast path (step_fast.asm) reads and writes, at the offsets it names (asserted
+ * below). The full step prepares it: the fast path takes an MTF exit only while all of it
+ * holds, and declines - before changing anything - otherwise. */
+struct step_fast {
+    uint32_t left;                          /* 0: exits until a full step (1: the next one) */
+    uint32_t checkregs;                     /* 4: checkregs=on: compare all, count misses */
+    uint64_t cr3;                           /* 8: the guest CR3 it accepts (the pending's) */
+    uint64_t idt_base;                      /* 16 */
+    const uint64_t *task_slot;              /* 24: the guest's current task pointer ... */
+    uint64_t task_last;                     /* 32: ... must still be this one */
+    struct icache_entry *icache;            /* 40 */
+    struct icache_entry *p_ic;              /* 48: the pending instruction */
+    struct rec_enc *enc;                    /* 56 */
+    uint64_t len_limit;                     /* 64: room for one more record while len <= this */
+    uint64_t fast_steps;                    /* 72 */
+    uint64_t wregs_misses;                  /* 80: checkregs: write sets that missed a change */
+    uint32_t fgen_user;                     /* 88 */
+    uint32_t cand_force;                    /* 92: CAND_ALL with checkregs, else 0 */
+    uint64_t miss_rip;                      /* 96: checkregs: the first miss, */
+    uint64_t miss_mask;                     /* 104: and what it missed */
+    uint64_t declines[FD_COUNT];            /* 112 */
+    uint64_t delta[HVT_NREGS];              /* 176: a record's register deltas, by register */
+};
+#define SF_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct step_fast, f) == (o), "step_fast.asm: " #f)
+SF_ASSERT(left, 0); SF_ASSERT(checkregs, 4); SF_ASSERT(cr3, 8); SF_ASSERT(idt_base, 16);
+SF_ASSERT(task_slot, 24); SF_ASSERT(task_last, 32); SF_ASSERT(icache, 40); SF_ASSERT(p_ic, 48);
+SF_ASSERT(enc, 56); SF_ASSERT(len_limit, 64); SF_ASSERT(fast_steps, 72); SF_ASSERT(wregs_misses, 80);
+SF_ASSERT(fgen_user, 88); SF_ASSERT(cand_force, 92); SF_ASSERT(miss_rip, 96); SF_ASSERT(miss_mask, 104);
+SF_ASSERT(declines, 112); SF_ASSERT(delta, 176);
+#define IC_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct icache_entry, f) == (o), "step_fast.asm: " #f)
+IC_ASSERT(rip, 0); IC_ASSERT(lo, 8); IC_ASSERT(hi, 16); IC_ASSERT(mlo, 24); IC_ASSERT(mhi, 32);
+IC_ASSERT(hptr, 40); IC_ASSERT(next, 48); IC_ASSERT(id, 56); IC_ASSERT(cand, 60); IC_ASSERT(fgen, 64);
+IC_ASSERT(pstamp, 68); IC_ASSERT(slot, 72); IC_ASSERT(len, 74); IC_ASSERT(flags, 75);
+#define RE_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct rec_enc, f) == (o), "step_fast.asm: " #f)
+RE_ASSERT(buf, 0); RE_ASSERT(len, 16); RE_ASSERT(expected_rip, 24); RE_ASSERT(cr3, 32);
+RE_ASSERT(tick, 40); RE_ASSERT(tsc, 48); RE_ASSERT(regs, 64); RE_ASSERT(cand_all, 200);
+RE_ASSERT(nrecords, 204); RE_ASSERT(ninsns, 208); RE_ASSERT(pstamp, 212); RE_ASSERT(pred, 216);
+_Static_assert(sizeof(((struct rec_enc *)0)->pred[0]) == 16, "step_fast.asm: pred entry");
+
 struct trace_cpu {
-    /* read by the fast path at every step */
-    bool p_fast;                            /* the pending instruction may take the fast path */
-    uint8_t p_len;
-    uint32_t p_id;
-    uint32_t p_cand;                        /* registers it may write (rec_insn cand) */
-    bool checkregs;                         /* trace option checkregs=on */
-    uint64_t p_rip, p_cr3;
-    uint64_t stlb_cr3;                      /* process (CR3_PROC_MASK) the stlb holds */
-    uint64_t idt_base;
-    unsigned fast_left;                     /* fast steps left before a full one */
-    struct rec_enc *enc;
-    struct icache_entry *icache;
-    struct stlb_entry stlb[STLB_SLOTS];
-    uint64_t steps, recorded;
-    struct evmap_entry evmap[EVMAP_SLOTS];
+    struct step_fast f;                     /* first: the fast path's context */
     /* the full step's */
     bool stepping;
     bool have_pending;
     bool p_keep;                            /* the pending instruction passes the filters */
+    bool no_fast;                           /* the next exit takes the full step (triggers) */
     uint8_t p_flags;                        /* P_* */
+    uint64_t stlb_cr3;                      /* process (CR3_PROC_MASK) the stlb holds */
+    uint64_t idt_base;
+    uint64_t steps, recorded;               /* full steps; records they wrote */
+    struct stlb_entry stlb[STLB_SLOTS];
+    struct evmap_entry evmap[EVMAP_SLOTS];
     uint64_t idt_handler[IDT_VECTORS];
     uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
     uint8_t *chunk;
@@ -72,8 +128,6 @@ struct trace_cpu {
     bool halted;                            /* parked in HLT until an interrupt arrives */
     uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
     uint64_t t_step, t_sink;                /* ticks inside full steps and inside the sink */
-    uint64_t fast_steps;                    /* steps the fast path took */
-    uint64_t wregs_misses;                  /* checkregs: write sets that missed a change */
     bool rec_on;                            /* recording (not suspended by a filter) */
     uint64_t filtered;                      /* instructions the filters left out */
     bool task_known;                        /* 'task' holds the last SWITCH's task */
@@ -83,19 +137,10 @@ struct trace_cpu {
 
 extern struct trace_cpu step_cpus[HVT_MAX_CPUS];
 
-/* The instruction at rip, described by its decoded-cache entry, becomes the pending one (the
- * caller sets p_flags: the fast path has excluded P_SPECIAL already and need not mask it). */
-static inline void pending_set(struct trace_cpu *t, const struct icache_entry *ic, uint64_t rip,
-                               uint64_t cr3)
-{
-    t->p_rip = rip;
-    t->p_cr3 = cr3;
-    t->p_id = ic->id;
-    t->p_len = ic->len;
-    t->p_cand = ic->wregs;
-}
+/* Instructions this CPU retired under stepping (every step, full or fast). */
+static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f.fast_steps; }
 
-static inline unsigned icache_slot(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)); }
+static inline unsigned icache_slot(uint64_t rip) { return HVT_PRED_SLOT(rip); }
 static inline unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 52); }
 _Static_assert(EVMAP_SLOTS == 1u << 12, "evmap_hash yields 12 bits");
 

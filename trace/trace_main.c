@@ -35,6 +35,8 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
     trace_sink_poll(cpu);                    /* a STOP chunk held while the link was down */
 }
 
+static void hook_pre_exit(struct guest_regs *g, unsigned reason) { dilate_pre_exit(); }
+
 static bool hook_other_exit(struct guest_regs *g, unsigned reason)
 {
     switch (reason) {
@@ -44,6 +46,9 @@ static bool hook_other_exit(struct guest_regs *g, unsigned reason)
         return step_mtf_exit(g);
     case EXIT_PREEMPTION_TIMER:
         return true;                         /* post_exit does the rest */
+    case EXIT_RDTSC:
+    case EXIT_RDTSCP:
+        return dilate_rdtsc_exit(g, reason == EXIT_RDTSCP);
     case EXIT_HLT:
         return step_hlt_exit(g);
     case EXIT_EXTERNAL_INTR:
@@ -110,6 +115,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     trigger_init(&opts);
     trace_sink_init();
     trace_ctl_init();
+    hv_hooks.pre_exit = hook_pre_exit;
     hv_hooks.post_exit = hook_post_exit;
     hv_hooks.other_exit = hook_other_exit;
     hv_hooks.hypercall = hook_hypercall;
@@ -117,7 +123,7 @@ int hv_policy_init(struct hvt_boot_info *bi)
     hv_hooks.ept_violation = hook_ept;
     hv_hooks.fatal = hook_fatal;
     hv_hooks.msr = dilate_msr;
-    hv_mtf_fast = step_fast;
+    hv_mtf_fast = (void *)step_fast_entry;
     dilate_init();
     if (opts.start == TRACE_START_BOOT)
         step_request_reason(true, HVT_REASON_BOOT);

@@ -163,50 +163,106 @@ static unsigned two_byte(struct insn *x, uint8_t op)
     return ALL;   /* SYSRET, SYSENTER, 0F 38 / 0F 3A, VMX, undefined, ... */
 }
 
-unsigned x86_insn_wregs(const uint8_t *p, size_t n)
+/* Prefixes, REX, opcode and ModRM (SDM 2.1.1, 2.2.1): false if the bytes end first, or the
+ * opcode is one of the maps and encodings the tables here do not cover. */
+static bool decode_head(const uint8_t *p, size_t n, struct insn *x, bool *two, uint8_t *opc)
 {
-    struct insn x = { 0 };
     size_t i = 0;
     if (n > 15) n = 15;
-    /* Legacy prefixes and REX (SDM 2.1.1, 2.2.1): a REX counts only right before the opcode. */
+    /* A REX counts only right before the opcode. */
     for (; i < n; i++) {
         uint8_t b = p[i];
         if ((b & 0xf0) == 0x40) {
-            x.rex = true;
-            x.rex_b = b & 1;
-            x.rex_r = (b >> 2) & 1;
+            x->rex = true;
+            x->rex_b = b & 1;
+            x->rex_r = (b >> 2) & 1;
             continue;
         }
         if (b == 0x66 || b == 0x67 || b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e ||
             b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65) {
-            x.rex = false;
-            x.rex_b = x.rex_r = 0;
+            x->rex = false;
+            x->rex_b = x->rex_r = 0;
             continue;
         }
         break;
     }
     if (i >= n)
-        return ALL;
+        return false;
     uint8_t op = p[i++];
-    bool two = op == 0x0f;
-    if (two) {
+    *two = op == 0x0f;
+    if (*two) {
         if (i >= n)
-            return ALL;
+            return false;
         op = p[i++];
         if (op == 0x38 || op == 0x3a || op == 0x0f)
-            return ALL;                                /* three-byte maps, 3DNow! */
+            return false;                              /* three-byte maps, 3DNow! */
     } else if (op == 0xc4 || op == 0xc5 || op == 0x62) {
-        return ALL;                                    /* VEX, EVEX (BMI writes GPRs) */
+        return false;                                  /* VEX, EVEX (BMI writes GPRs) */
     }
     if (i < n) {
         uint8_t m = p[i];
-        x.modrm_ok = true;
-        x.mod = m >> 6;
-        x.grp = (m >> 3) & 7;
-        x.reg = x.grp | x.rex_r << 3;
-        x.rm = (m & 7) | x.rex_b << 3;
+        x->modrm_ok = true;
+        x->mod = m >> 6;
+        x->grp = (m >> 3) & 7;
+        x->reg = x->grp | x->rex_r << 3;
+        x->rm = (m & 7) | x->rex_b << 3;
     }
+    *opc = op;
+    return true;
+}
+
+unsigned x86_insn_wregs(const uint8_t *p, size_t n)
+{
+    struct insn x = { 0 };
+    bool two;
+    uint8_t op;
+    if (!decode_head(p, n, &x, &two, &op))
+        return ALL;
     unsigned w = two ? two_byte(&x, op) : one_byte(&x, op);
     /* A form that uses ModRM needs it present; without it, claim nothing. */
     return x.modrm_used && !x.modrm_ok ? ALL : w;
+}
+
+/* Instructions that leave RFLAGS alone (SDM Vol. 2, each one's "Flags Affected": "None"):
+ * data moves, stack operations other than POPF, branches, calls and returns other than IRET,
+ * LOOPcc, CMOVcc/SETcc, conversions, port I/O, CPUID, RDTSC, SSE moves. Anything else is
+ * taken to write it. */
+bool x86_insn_wflags(const uint8_t *p, size_t n)
+{
+    struct insn x = { 0 };
+    bool two;
+    uint8_t op;
+    if (!decode_head(p, n, &x, &two, &op))
+        return true;
+    if (two) {
+        if ((op >= 0x40 && op <= 0x4f) || (op >= 0x80 && op <= 0x9f) || (op >= 0xc8 && op <= 0xcf) ||
+            (op >= 0x10 && op <= 0x1f) || (op >= 0x28 && op <= 0x29) || op == 0x2b ||
+            (op >= 0x50 && op <= 0x7f) || (op >= 0xd0 && op <= 0xfe))
+            return false;  /* CMOVcc, Jcc, SETcc, BSWAP, SSE moves/hints/NOPs, SSE arithmetic */
+        switch (op) {
+        case 0x31: case 0xa0: case 0xa1: case 0xa2: case 0xa8: case 0xa9: case 0xb6: case 0xb7:
+        case 0xbe: case 0xbf: case 0xc3:
+            return false;  /* RDTSC, PUSH/POP FS/GS, CPUID, MOVZX/MOVSX, MOVNTI */
+        }
+        return true;
+    }
+    if ((op >= 0x50 && op <= 0x5f) || (op >= 0x70 && op <= 0x7f) || (op >= 0x86 && op <= 0x8c) ||
+        (op >= 0x90 && op <= 0x99) || (op >= 0xa0 && op <= 0xa5) || (op >= 0xb0 && op <= 0xbf) ||
+        (op >= 0xe0 && op <= 0xe9))
+        return false;      /* PUSH/POP, Jcc, XCHG/MOV/LEA, NOP/XCHG/CBW/CWD, MOV moffs, MOVS,
+                              MOV imm, LOOPcc/JRCXZ, IN/OUT, CALL, JMP */
+    switch (op) {
+    case 0x63: case 0x68: case 0x6a: case 0x8d: case 0x8e: case 0x9b: case 0x9c: case 0x9f:
+    case 0xaa: case 0xab: case 0xac: case 0xad: case 0xc2: case 0xc3: case 0xc8: case 0xc9:
+    case 0xd7: case 0xeb: case 0xec: case 0xed: case 0xee: case 0xef:
+        return false;      /* MOVSXD, PUSH imm, LEA, MOV Sreg, FWAIT, PUSHF, LAHF, STOS, LODS,
+                              RET, ENTER, LEAVE, XLAT, JMP, IN/OUT DX */
+    case 0x8f:
+        return !(x.modrm_ok && x.grp == 0);            /* POP r/m */
+    case 0xc6: case 0xc7:
+        return !(x.modrm_ok && x.grp == 0);            /* MOV r/m, imm */
+    case 0xff:                                         /* group 5: CALL, JMP, PUSH */
+        return !(x.modrm_ok && x.grp >= 2 && x.grp <= 6);
+    }
+    return true;
 }

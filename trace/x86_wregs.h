@@ -4,7 +4,7 @@
  * Why: every traced instruction's record carries the registers that changed. Comparing all
  * sixteen at every step is most of a step's cost; an instruction writes one or two. The full
  * step decodes each distinct instruction once (cached with its bytes), and the fast path then
- * compares only those registers (plus RSP and RFLAGS, always).
+ * compares only those registers, and RFLAGS only if x86_insn_wflags() says it may change.
  * Contract: x86_insn_wregs() returns a mask over the SDM's GPR numbers (bit 0 RAX ... bit 15
  * R15) that is a superset of the registers the instruction can write, implicit ones included
  * (MUL's RDX, string instructions' RSI/RDI/RCX, CPUID, ...), or X86_WREGS_ALL when it is not
@@ -17,8 +17,12 @@
 #define HVT_X86_WREGS_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 
 #define X86_WREGS_ALL 0xffffu
 unsigned x86_insn_wregs(const uint8_t *p, size_t n);
+/* May the instruction change RFLAGS (any bit, IF and DF included)? false only when it is sure
+ * it does not. Checked against capstone's eflags lists by the same host test. */
+bool x86_insn_wflags(const uint8_t *p, size_t n);
 
 #endif

@@ -67,9 +67,18 @@ void hv_set_preemption_timer(uint64_t ticks)
 
 void hv_set_dilation(unsigned flags) { vcpu_current()->dilate = (uint8_t)flags; }
 
-bool (*hv_mtf_fast)(struct guest_regs *g);
+void *hv_mtf_fast;
 
-void hv_set_mtf_fast(bool on) { vcpu_current()->fast_mtf = on && hv_mtf_fast; }
+void hv_set_mtf_fast(bool on, void *ctx)
+{
+    struct vcpu *v = vcpu_current();
+    v->fast_ctx = ctx;
+    v->fast_mtf = on && hv_mtf_fast;
+}
+
+void hv_set_rdtsc_exiting(bool on) { set_proc_bits(PROC_RDTSC_EXITING, on); }
+
+void hv_set_tsc_offset(int64_t off) { vmx_write(VMCS_TSC_OFFSET, (uint64_t)off); }
 
 void hv_cpu_kick(unsigned cpu) { vcpu_get(cpu)->fast_block = 1; }
 

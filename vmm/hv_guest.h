@@ -58,9 +58,15 @@ static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_
 #define  HV_DILATE_DISARM 2u
 void     hv_set_dilation(unsigned flags);
 int64_t  hv_dilated_offset(void);
-/* MTF fast path on this CPU (hv_hooks.h hv_mtf_fast): MTF exits go to the registered handler
- * first while on. */
-void     hv_set_mtf_fast(bool on);
+/* MTF fast path on this CPU (hv_hooks.h hv_mtf_fast): MTF exits jump to the registered
+ * handler first while on, with 'ctx' in RCX. */
+void     hv_set_mtf_fast(bool on, void *ctx);
+/* RDTSC exiting (SDM 25.6.2; RDTSCP too when the guest may use it): the exits reach
+ * hv_hooks.other_exit (EXIT_RDTSC, EXIT_RDTSCP), which must emulate them. For a policy that
+ * keeps the guest's time itself. */
+void     hv_set_rdtsc_exiting(bool on);
+/* Set the TSC offset (SDM 25.6.5: guest TSC = host TSC + offset) from this exit on. */
+void     hv_set_tsc_offset(int64_t off);
 /* Make CPU 'cpu's next VM exit take the full dispatch (and so every hook), from any CPU. */
 void     hv_cpu_kick(unsigned cpu);
 /* Invisible execute breakpoints (SDM 29.3.3.2): forbid or allow guest instruction fetches from

@@ -26,14 +26,22 @@ struct hv_hooks {
 };
 extern struct hv_hooks hv_hooks;
 
-/* The MTF fast path: a policy that single-steps registers one handler here and enables it per
- * CPU with hv_set_mtf_fast(). The exit stub then calls it for MTF exits straight away, before
- * the full dispatch and without any of the hooks above (no exit counting, no pre/post hooks,
- * no event re-injection: the stub takes the path only when vmm/ has nothing pending for this
- * CPU). It returns true when it handled the exit (the guest resumes), false to fall back to
- * the full dispatch - which it must do before changing any state, since the full dispatch
- * then sees the same exit (other_exit with EXIT_MTF, post_exit). */
-extern bool (*hv_mtf_fast)(struct guest_regs *g);
+/* The MTF fast path: a policy that single-steps registers a raw handler here (assembly) and
+ * enables it per CPU with hv_set_mtf_fast(). The exit stub then jumps to it for MTF exits
+ * straight away, before saving the guest's registers and before the full dispatch, without
+ * any of the hooks above (no exit counting, no pre/post hooks, no dilation of the exit's
+ * ticks, no event re-injection: the stub takes the path only when vmm/ has nothing pending
+ * for this CPU). Register contract, on entry:
+ *     RCX      the ctx given to hv_set_mtf_fast()
+ *     [RSP]    the guest's RCX, [RSP+8] the guest's RAX, [RSP+16] the struct vcpu *
+ *     others   the guest's values (RSP, RIP, RFLAGS: in the VMCS)
+ * It leaves by jumping to hv_fast_resume (handled: the guest resumes) or to hv_fast_decline
+ * (the full dispatch handles the same exit: other_exit with EXIT_MTF, then post_exit), with
+ * RSP as it found it and every register but RAX and RCX holding the guest's value. It must
+ * decline before changing any state. */
+extern void *hv_mtf_fast;
+void hv_fast_resume(void);
+void hv_fast_decline(void);
 
 /* The policy's set-up, called once on the BSP at the end of hv_entry_init (after EPT and the
  * per-CPU state exist, before any CPU is virtualized). Weak: a build without policy has none. */

@@ -41,7 +41,7 @@ struct vcpu {
     uint8_t fast_mtf;             /* set by the policy (hv_set_mtf_fast) */
     volatile uint8_t fast_block;  /* set by vmm/ when the full dispatch has work (NMI, EPT edit) */
     unsigned index;
-    uint64_t fast_mtf_exits;      /* at offset 24: MTF exits the policy's fast handler took */
+    void *fast_ctx;               /* at offset 24: the policy's, in RCX for hv_mtf_fast */
     uint32_t apic_id;
     void *vmxon_region, *vmcs;
     uint64_t vmxon_phys, vmcs_phys;
@@ -66,11 +66,11 @@ _Static_assert(__builtin_offsetof(struct vcpu, index) == HV_CPU_ID_GS_OFFSET, "h
 _Static_assert(__builtin_offsetof(struct vcpu, dilate) == VCPU_DILATE_OFFSET, "vmx_stub.asm");
 _Static_assert(__builtin_offsetof(struct vcpu, fast_mtf) == VCPU_FAST_MTF_OFFSET, "vmx_stub.asm");
 _Static_assert(__builtin_offsetof(struct vcpu, fast_block) == VCPU_FAST_MTF_OFFSET + 1, "vmx_stub.asm");
-#define VCPU_FAST_EXITS_OFFSET 24
-_Static_assert(__builtin_offsetof(struct vcpu, fast_mtf_exits) == VCPU_FAST_EXITS_OFFSET, "vmx_stub.asm");
+#define VCPU_FAST_CTX_OFFSET 24
+_Static_assert(__builtin_offsetof(struct vcpu, fast_ctx) == VCPU_FAST_CTX_OFFSET, "vmx_stub.asm");
 _Static_assert(__builtin_offsetof(struct vcpu, exit_tsc) == VCPU_EXIT_TSC_OFFSET, "vmx_stub.asm");
 /* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. */
-#define VCPU_DILATE_FIXED    30
+#define VCPU_DILATE_FIXED    35
 /* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set
  * from the prediction then fires a few ticks late at worst, never early. */
 #define VCPU_DILATE_TAIL_MAX 64

@@ -10,7 +10,7 @@ HV_CFLAGS  := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestandi
               -fno-builtin -nostdinc -isystem $(HV_GCC_INC) -Iinclude -Ivmm -Ivmm/lib
 HV_BUILD   := $(BUILD)/hv
 HV_SRCS    := $(wildcard vmm/*.c vmm/lib/*.c trace/*.c)
-HV_ASMS    := $(wildcard vmm/*.asm)
+HV_ASMS    := $(wildcard vmm/*.asm trace/*.asm)
 HV_OBJS    := $(patsubst %.c,$(HV_BUILD)/%.o,$(HV_SRCS)) $(patsubst %.asm,$(HV_BUILD)/%.o,$(HV_ASMS))
 HV_EXTRA_OBJS ?=
 HV_EXTRA_LIBS ?=
@@ -18,11 +18,6 @@ HV_EXTRA_LIBS ?=
 $(HV_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(HV_CC) $(HV_CFLAGS) -MMD -MP -c $< -o $@
-
-# The MTF fast path is called only by the exit stub, which has saved every register: it need
-# not preserve the callee-saved ones, and saving them would cost 12 instructions a step.
-$(HV_BUILD)/trace/step_fast.o: HV_CFLAGS += -fomit-frame-pointer -fcall-used-rbx \
-    -fcall-used-r12 -fcall-used-r13 -fcall-used-r14 -fcall-used-r15
 
 $(HV_BUILD)/%.o: %.asm
 	@mkdir -p $(dir $@)

@@ -2,13 +2,14 @@
 ; On VM exit the CPU loads RIP = vmx_exit_stub and RSP = VMCS host RSP (SDM 28.5.1); the
 ; per-CPU stack holds the vcpu pointer at [host RSP]. We save the guest's general registers
 ; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
-; MTF exits of a CPU whose policy enabled the fast path go to hv_mtf_fast first (hv_hooks.h):
-; under single-stepping that is every exit, so this path is kept to a few instructions.
+; MTF exits of a CPU whose policy enabled the fast path jump to the policy's raw handler
+; (hv_hooks.h hv_mtf_fast) with only RAX and RCX saved: under single-stepping that is every
+; exit, so the path saves no more than it must and counts every instruction.
 bits 64
 %define VCPU_EXIT_TSC_OFFSET 8   ; struct vcpu.exit_tsc (vcpu.h asserts these offsets)
 %define VCPU_DILATE_OFFSET 16    ; struct vcpu.dilate: HV_DILATE_* (hv_guest.h)
 %define VCPU_FAST_MTF_OFFSET 17  ; struct vcpu.fast_mtf, then .fast_block (one 16-bit word)
-%define VCPU_FAST_EXITS_OFFSET 24 ; struct vcpu.fast_mtf_exits
+%define VCPU_FAST_CTX_OFFSET 24  ; struct vcpu.fast_ctx: the policy's, in RCX for its handler
 %define HV_DILATE_TSC 1
 %define HV_DILATE_DISARM 2
 %define FAST_MTF_GO 0x0001       ; fast_mtf = 1, fast_block = 0
@@ -19,7 +20,11 @@ bits 64
 ; Ticks of an exit outside the two rdtsc: the guest's exit into the stub up to the first
 ; rdtsc, and the tail after the second one through VMRESUME. Measured in Bochs (one tick per
 ; instruction): with it the guest's TSC advances exactly one tick per traced instruction.
-%define VCPU_DILATE_FIXED 30   ; = VCPU_DILATE_FIXED in vcpu.h
+; 30 measured before the fast gate existed, plus its five instructions (push, load, compare,
+; branch, pop) that now precede the first rdtsc of an exit whose CPU has the fast path off
+; (counted; the only dilated exits whose CPU has it on are in SOFT mode, where the policy sets
+; the offset from its own clock: hv_set_tsc_offset).
+%define VCPU_DILATE_FIXED 35   ; = VCPU_DILATE_FIXED in vcpu.h
 default rel
 section .text
 
@@ -28,8 +33,32 @@ extern vmx_resume_failed
 extern host_exception
 extern hv_mtf_fast
 
-global vmx_exit_stub
+global vmx_exit_stub, hv_fast_resume, hv_fast_decline
 vmx_exit_stub:
+    ; The fast gate: an MTF exit of a CPU whose fast path is on and not blocked goes to the
+    ; policy's handler with RCX = its context (hv_hooks.h has the register contract).
+    push rax
+    mov rax, [rsp + 8]          ; struct vcpu *
+    cmp word [rax + VCPU_FAST_MTF_OFFSET], FAST_MTF_GO
+    jne vmx_exit_full_rax
+    push rcx
+    mov ecx, VMCS_EXIT_REASON
+    vmread rcx, rcx
+    cmp ecx, EXIT_MTF
+    jne vmx_exit_full_rcx
+    mov rcx, [rax + VCPU_FAST_CTX_OFFSET]
+    jmp [hv_mtf_fast]
+hv_fast_resume:                 ; the handler took the exit: the guest goes on
+    pop rcx
+    pop rax
+    vmresume
+    jmp vmx_resume_fail
+hv_fast_decline:                ; the handler left the exit to the full dispatch
+vmx_exit_full_rcx:
+    pop rcx
+vmx_exit_full_rax:
+    pop rax
+.full:
     push r15
     push r14
     push r13
@@ -61,31 +90,16 @@ vmx_exit_stub:
     xor edx, edx
     wrmsr
 .timed:
-    cmp word [rsi + VCPU_FAST_MTF_OFFSET], FAST_MTF_GO
-    jne .full
-    mov eax, VMCS_EXIT_REASON
-    vmread rax, rax
-    cmp eax, EXIT_MTF
-    jne .full
     mov rdi, rsp                ; struct guest_regs *
-    call [hv_mtf_fast]
-    mov rsi, [rsp + 16*8]
-    test al, al
-    jz .full
-    inc qword [rsi + VCPU_FAST_EXITS_OFFSET]
-    jmp .dilate
-.full:
-    mov rdi, rsp                ; struct guest_regs *
-    mov rsi, [rsp + 16*8]
     call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
     jmp .dilate
 .dilate:
     ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
     ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
     ; sequence: TSC offset -= now - exit_tsc + VCPU_DILATE_FIXED (SDM 25.6.5).
-    ; Both paths enter here by a jump: Bochs's RDTSC does not count the instructions of the
-    ; current trace-cache trace before it, so what precedes it in its trace must be one
-    ; sequence whatever path led here (measured: a fast step's TSC lost its one tick else).
+    ; Entered by a jump: Bochs's RDTSC does not count the instructions of the current
+    ; trace-cache trace before it, so what precedes it in its trace must be one sequence
+    ; whatever path led here (measured: a path that fell through lost its one tick).
     mov rsi, [rsp + 16*8]
     test byte [rsi + VCPU_DILATE_OFFSET], HV_DILATE_TSC
     jz .resume
@@ -116,6 +130,7 @@ vmx_exit_stub:
     pop r14
     pop r15
     vmresume
+vmx_resume_fail:
     ; VMRESUME failed (SDM 31.4: VMfailValid with an error number in the VMCS).
     mov rdi, [rsp]
     call vmx_resume_failed

@@ -1,0 +1,428 @@
+; step_fast.asm - the MTF fast path: one single-step of the plain case, entered by vmm/'s exit
+; stub with only RAX and RCX saved (hv_hooks.h hv_mtf_fast has the register contract).
+;
+; Under tracing every guest instruction is a VM exit, so this is where hvtrace spends its
+; time, and it is written to be counted: every instruction here is one per traced instruction.
+; The plain case: the pending instruction retired normally and the next one is known. Every
+; condition that needs more - the full step's own reasons (f.left: polling, a due timer
+; deadline, a pending SYSCALL or INT n, triggers), a CR3 or IDT change, a task switch, a miss
+; in the decoded cache, changed code bytes, a full chunk - declines before anything changes,
+; and the full step (step.c) handles the same exit.
+;
+; The record it writes is rec_insn()'s (rec_enc.h) for the same state, field for field:
+; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS delta]. The registers
+; compared are the pending instruction's write set (x86_wregs.h; RFLAGS as register 16), or
+; all of them on the first record of a chunk and with checkregs=on. The decoder's code-id
+; predictor is mirrored by a stamp in the decoded-cache entry of the same slot (step_cpu.h).
+;
+; Offsets: struct step_fast, icache_entry and rec_enc, asserted in step_cpu.h.
+bits 64
+default rel
+
+%define VMCS_GUEST_CR3        0x6802      ; SDM appendix B.4.3
+%define VMCS_GUEST_IDTR_BASE  0x6818
+%define VMCS_GUEST_RSP        0x681c
+%define VMCS_GUEST_RIP        0x681e
+%define VMCS_GUEST_RFLAGS     0x6820
+
+; struct step_fast
+%define F_LEFT        0
+%define F_CHECKREGS   4
+%define F_CR3         8
+%define F_IDT         16
+%define F_TASK_SLOT   24
+%define F_TASK_LAST   32
+%define F_ICACHE      40
+%define F_P_IC        48
+%define F_ENC         56
+%define F_LEN_LIMIT   64
+%define F_FAST_STEPS  72
+%define F_MISSES      80
+%define F_FGEN_USER   88
+%define F_CAND_FORCE  92
+%define F_MISS_RIP    96
+%define F_MISS_MASK   104
+%define F_DECLINES    112
+%define F_DELTA       176
+; struct icache_entry
+%define IC_RIP        0
+%define IC_LO         8
+%define IC_HI         16
+%define IC_MLO        24
+%define IC_MHI        32
+%define IC_HPTR       40
+%define IC_NEXT       48
+%define IC_ID         56
+%define IC_CAND       60
+%define IC_FGEN       64
+%define IC_PSTAMP     68
+%define IC_SLOT       72
+%define IC_FLAGS      75
+%define ICACHE_SHIFT  7
+%define ICACHE_SLOTS  4096                ; = HVT_PRED_SLOTS
+%define FGEN_KERNEL   1
+%define P_PENDING     3                   ; P_SYSCALL | P_SWINT
+; struct rec_enc
+%define E_BUF         0
+%define E_LEN         16
+%define E_EXPECTED    24
+%define E_CR3         32
+%define E_TICK        40
+%define E_TSC         48
+%define E_REGS        64
+%define E_CAND_ALL    200
+%define E_NRECORDS    204                 ; then ninsns: one 64-bit add counts both
+%define E_PSTAMP      212
+%define E_PRED        216                 ; { u64 rip; u32 id; u32 valid } per slot
+; include/hvt_trace_format.h
+%define HVT_INSN_RIP    1
+%define HVT_INSN_CODE   2
+%define HVT_INSN_CR3    4
+%define HVT_INSN_REGS   16
+%define HVT_INSN_RFLAGS 32
+%define REG_RFLAGS      16
+%define CAND_ALL        0x1ffff
+; decline reasons (step_cpu.h FD_*)
+%define FD_LEFT  0
+%define FD_CR3   1
+%define FD_IDT   2
+%define FD_TASK  3
+%define FD_MISS  4
+%define FD_GEN   5
+%define FD_BYTES 6
+%define FD_ROOM  7
+
+; The guest's registers this code saves, where pass 1 finds them (vmm/ pushed RAX and RCX).
+%define G_R9   [rsp]
+%define G_R8   [rsp + 8]
+%define G_RDI  [rsp + 16]
+%define G_RSI  [rsp + 24]
+%define G_RBX  [rsp + 32]
+%define G_RDX  [rsp + 40]
+%define G_RCX  [rsp + 48]
+%define G_RAX  [rsp + 56]
+
+; rax: zigzag (SDM-independent: the format's signed varint); rbx is clobbered.
+%macro ZIGZAG 0
+    lea rbx, [rax + rax]
+    sar rax, 63
+    xor rax, rbx
+%endmacro
+; Append rax as a varint at r9. One byte inline; longer ones out of line.
+%macro VARINT 0
+    cmp rax, 0x7f
+    ja %%long
+    mov [r9], al
+    inc r9
+%%back:
+[section .text.cold]
+%%long:
+    call varint_long
+    jmp %%back
+__SECT__
+%endmacro
+; The same, inside the cold section (VARINT's section switch would return to .text).
+%macro VARINT_COLD 0
+    call varint_any
+%endmacro
+
+; Pass 1, one routine per register: compare with the decoder's value; if it changed, keep the
+; delta for pass 2, update the decoder's value, set its bit in edx. Then the next candidate.
+%macro REG 2
+.reg_%1:
+    mov rax, %2
+    sub rax, [rsi + E_REGS + %1 * 8]
+    jz .reg_next
+    add [rsi + E_REGS + %1 * 8], rax
+    mov [rcx + F_DELTA + %1 * 8], rax
+    bts edx, %1
+    jmp .reg_next
+%endmacro
+%macro REG_VMCS 2
+.reg_%1:
+    mov eax, %2
+    vmread rax, rax
+    sub rax, [rsi + E_REGS + %1 * 8]
+    jz .reg_next
+    add [rsi + E_REGS + %1 * 8], rax
+    mov [rcx + F_DELTA + %1 * 8], rax
+    bts edx, %1
+    jmp .reg_next
+%endmacro
+
+section .text
+extern hv_fast_resume, hv_fast_decline
+global step_fast_entry
+
+step_fast_entry:
+    push rdx
+    push rbx
+    push rsi
+    push rdi
+    push r8
+    push r9
+    ; The full step's permission: counts down to its next turn (and 0 stays declined).
+    sub dword [rcx + F_LEFT], 1
+    jbe .d_left
+    ; Same address space (PCID and PTI half included) and same IDT as the full step saw.
+    mov eax, VMCS_GUEST_CR3
+    vmread rax, rax
+    cmp rax, [rcx + F_CR3]
+    jne .d_cr3
+    mov eax, VMCS_GUEST_IDTR_BASE
+    vmread rax, rax
+    cmp rax, [rcx + F_IDT]
+    jne .d_idt
+    ; Same task (a switch needs its SWITCH marker).
+    mov rax, [rcx + F_TASK_SLOT]
+    mov rax, [rax]
+    cmp rax, [rcx + F_TASK_LAST]
+    jne .d_task
+    ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
+    mov eax, VMCS_GUEST_RIP
+    vmread rbx, rax
+    mov rdx, rbx
+    shr rdx, 12
+    xor edx, ebx
+    and edx, ICACHE_SLOTS - 1
+    shl edx, ICACHE_SHIFT
+    add rdx, [rcx + F_ICACHE]
+    cmp rbx, [rdx + IC_RIP]
+    jne .d_miss
+    mov eax, [rdx + IC_FGEN]
+    cmp eax, [rcx + F_FGEN_USER]
+    je .gen_ok
+    cmp eax, FGEN_KERNEL
+    jne .d_gen
+.gen_ok:
+    mov rsi, [rdx + IC_HPTR]
+    mov rax, [rsi]
+    xor rax, [rdx + IC_LO]
+    and rax, [rdx + IC_MLO]
+    mov rsi, [rsi + 8]
+    xor rsi, [rdx + IC_HI]
+    and rsi, [rdx + IC_MHI]
+    or rax, rsi
+    jnz .d_bytes
+    ; Room in the chunk for one more record (the full step sends a full one).
+    mov rsi, [rcx + F_ENC]
+    mov rdi, [rsi + E_LEN]
+    cmp rdi, [rcx + F_LEN_LIMIT]
+    ja .d_room
+    add rdi, [rsi + E_BUF]              ; rdi: this record's tag byte
+
+    ; --- Taken: from here on the step is ours. ---
+    ; r8: the pending instruction, recorded now; RIP's becomes pending. One that needs the
+    ; full step when it retires (SYSCALL's marker, INT n's event) lets only that one through.
+    mov r8, [rcx + F_P_IC]
+    mov [rcx + F_P_IC], rdx
+    test byte [rdx + IC_FLAGS], P_PENDING
+    jnz .pending_special
+.pending_set:
+    mov byte [rdi], 0
+    ; Pass 1 over the candidate registers (r9d), highest... any order: deltas go by register.
+    mov r9d, [r8 + IC_CAND]
+    xor edx, edx
+    mov eax, [rsi + E_CAND_ALL]
+    test eax, eax
+    jnz .cand_all
+    or r9d, [rcx + F_CAND_FORCE]
+.reg_next:
+    bsf ebx, r9d
+    jz .regs_done
+    btr r9d, ebx
+    jmp [abs reg_table + rbx * 8]
+    REG 0, G_RAX
+    REG 1, G_RCX
+    REG 2, G_RDX
+    REG 3, G_RBX
+    REG_VMCS 4, VMCS_GUEST_RSP
+    REG 5, rbp
+    REG 6, G_RSI
+    REG 7, G_RDI
+    REG 8, G_R8
+    REG 9, G_R9
+    REG 10, r10
+    REG 11, r11
+    REG 12, r12
+    REG 13, r13
+    REG 14, r14
+    REG 15, r15
+    REG_VMCS 16, VMCS_GUEST_RFLAGS
+.regs_done:
+    cmp byte [rcx + F_CHECKREGS], 0
+    jne .checkregs
+.checked:
+    ; The record: tag at [rdi], fields from r9 on.
+    lea r9, [rdi + 1]
+    mov rax, [r8 + IC_RIP]
+    sub rax, [rsi + E_EXPECTED]
+    jnz .f_rip
+.rip_done:
+    mov rax, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rax
+    mov eax, [rsi + E_PSTAMP]
+    cmp eax, [r8 + IC_PSTAMP]
+    jne .f_code
+.code_done:
+    mov rax, [rcx + F_CR3]
+    cmp rax, [rsi + E_CR3]
+    jne .f_cr3
+.cr3_done:
+    test edx, 1 << REG_RFLAGS
+    jz .rf_tagged
+    or byte [rdi], HVT_INSN_RFLAGS
+.rf_tagged:
+    movzx edx, dx                       ; the general registers' mask
+    test edx, edx
+    jz .regs_written
+    or byte [rdi], HVT_INSN_REGS
+    mov eax, edx
+    VARINT
+.delta_next:
+    bsf r8d, edx
+    btr edx, r8d
+    mov rax, [rcx + F_DELTA + r8 * 8]
+    ZIGZAG
+    VARINT
+    test edx, edx
+    jnz .delta_next
+.regs_written:
+    test byte [rdi], HVT_INSN_RFLAGS
+    jz .fields_done
+    mov rax, [rcx + F_DELTA + REG_RFLAGS * 8]
+    ZIGZAG
+    VARINT
+.fields_done:
+    sub r9, [rsi + E_BUF]
+    mov [rsi + E_LEN], r9
+    mov rax, [rsi + E_TICK]
+    add [rsi + E_TSC], rax
+    mov rax, 0x100000001                ; nrecords++, ninsns++
+    add [rsi + E_NRECORDS], rax
+    inc qword [rcx + F_FAST_STEPS]
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rbx
+    pop rdx
+    jmp hv_fast_resume
+
+; --- the less common paths ---
+[section .text.cold]
+.pending_special:
+    mov dword [rcx + F_LEFT], 1
+    jmp .pending_set
+; The first record of a chunk compares everything (the decoder starts from zeros): no
+; write-set check on it (bit 31 of edx says so).
+.cand_all:
+    or r9d, eax
+    mov dword [rsi + E_CAND_ALL], 0
+    mov edx, 1 << 31
+    jmp .reg_next
+; checkregs=on compared every register: count a change outside the write set.
+.checkregs:
+    bt edx, 31
+    jc .checked
+    mov eax, [r8 + IC_CAND]
+    not eax
+    and eax, edx
+    jz .checked
+    cmp qword [rcx + F_MISSES], 0
+    jne .counted
+    mov [rcx + F_MISS_MASK], rax
+    mov rax, [r8 + IC_RIP]
+    mov [rcx + F_MISS_RIP], rax
+.counted:
+    inc qword [rcx + F_MISSES]
+    jmp .checked
+.f_rip:
+    or byte [rdi], HVT_INSN_RIP
+    ZIGZAG
+    VARINT_COLD
+    jmp .rip_done
+; The decoder's predictor does not hold this id for this RIP: send it, and mirror the
+; decoder (its slot is this entry's).
+.f_code:
+    or byte [rdi], HVT_INSN_CODE
+    mov eax, [r8 + IC_ID]
+    VARINT_COLD
+    movzx eax, word [r8 + IC_SLOT]
+    shl eax, 4
+    lea rax, [rsi + rax + E_PRED]
+    mov rbx, [r8 + IC_RIP]
+    mov [rax], rbx
+    mov ebx, [r8 + IC_ID]
+    mov [rax + 8], ebx
+    mov dword [rax + 12], 1
+    mov eax, [rsi + E_PSTAMP]
+    mov [r8 + IC_PSTAMP], eax
+    jmp .code_done
+.f_cr3:
+    or byte [rdi], HVT_INSN_CR3
+    mov [rsi + E_CR3], rax
+    VARINT_COLD
+    jmp .cr3_done
+.d_left:
+    mov dword [rcx + F_LEFT], 0
+    inc qword [rcx + F_DECLINES + FD_LEFT * 8]
+    jmp .decline
+.d_cr3:
+    inc qword [rcx + F_DECLINES + FD_CR3 * 8]
+    jmp .decline
+.d_idt:
+    inc qword [rcx + F_DECLINES + FD_IDT * 8]
+    jmp .decline
+.d_task:
+    inc qword [rcx + F_DECLINES + FD_TASK * 8]
+    jmp .decline
+.d_miss:
+    inc qword [rcx + F_DECLINES + FD_MISS * 8]
+    jmp .decline
+.d_gen:
+    inc qword [rcx + F_DECLINES + FD_GEN * 8]
+    jmp .decline
+.d_bytes:
+    inc qword [rcx + F_DECLINES + FD_BYTES * 8]
+    jmp .decline
+.d_room:
+    inc qword [rcx + F_DECLINES + FD_ROOM * 8]
+.decline:
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rbx
+    pop rdx
+    jmp hv_fast_decline
+
+; rax as a varint at r9, r9 advanced; clobbers rax.
+varint_any:
+    cmp rax, 0x7f
+    ja varint_long
+    mov [r9], al
+    inc r9
+    ret
+varint_long:
+    mov [r9], al
+    or byte [r9], 0x80
+    inc r9
+    shr rax, 7
+    cmp rax, 0x7f
+    ja varint_long
+    mov [r9], al
+    inc r9
+    ret
+__SECT__
+
+section .rodata
+align 8
+reg_table:
+%assign i 0
+%rep 17
+    dq step_fast_entry.reg_ %+ i
+%assign i i+1
+%endrep
+
+section .note.GNU-stack noalloc noexec nowrite progbits
