@@ -39,6 +39,9 @@
 #define OPC_SYSCALL1  0x05
 #define OPC_INT3      0xcc
 #define OPC_INTN      0xcd
+#define OPC_IRET      0xcf
+#define REX_MASK      0xf0
+#define REX_BASE      0x40
 
 struct trace_cpu step_cpus[HVT_MAX_CPUS];
 volatile int trace_want;                   /* 1: every CPU should step */
@@ -358,9 +361,13 @@ static void icache_hptr(struct trace_cpu *t, struct icache_entry *ic, const uint
 
 /* What the fast path needs to take the next exits (step_fast.asm), after a full step whose
  * pending instruction it may retire ('ok') or not. */
-static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, bool ok)
+static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64_t rflags, bool ok)
 {
     struct step_fast *f = &t->f;
+    /* The first record of a chunk compares every register (the decoder starts from zeros), and
+     * an instruction that starts with RF or TF set changes RFLAGS whatever its write set says
+     * (RF clears when it completes; TF raises #DB): the full step writes those records. */
+    ok = ok && !f->enc->cand_all && !(rflags & (RFLAGS_RF | RFLAGS_TF));
     f->cr3 = cr3;
     f->idt_base = t->idt_base;
     f->len_limit = f->enc->cap - REC_MAX_BYTES;
@@ -481,6 +488,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
         ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
                     (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0) |
+                    (bytes[0] == OPC_IRET || (len == 2 && (bytes[0] & REX_MASK) == REX_BASE &&
+                                              bytes[1] == OPC_IRET) ? P_IRET : 0) |
                     (evmap_find(t, rip) ? P_SPECIAL : 0);
         /* The registers it may write, for the fast path's compare: decoded for 64-bit code
          * only (x86_wregs.h); other modes compare all. */
@@ -489,13 +498,14 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
                    : CAND_ALL;
         if (ic->cand == X86_WREGS_ALL)
             ic->cand = CAND_ALL;
+        ic->handler = step_fast_handler(ic->cand);
         if (page && off <= PAGE - 16)
             icache_hptr(t, ic, page + off);
     }
     t->have_pending = true;
     t->p_keep = keep;
     t->f.p_ic = ic;
-    fast_prepare(t, cpu, cr3, keep && !(ic->flags & P_PENDING));
+    fast_prepare(t, cpu, cr3, rflags, keep && !(ic->flags & P_PENDING));
 }
 
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
@@ -547,7 +557,8 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->f.fast_steps = 0;
     t->f.wregs_misses = 0;
     t->f.checkregs = opts->checkregs;
-    t->f.cand_force = opts->checkregs ? CAND_ALL : 0;
+    /* One entry for all CPUs: every CPU starts a window with the same options. */
+    hv_mtf_fast = opts->checkregs ? (void *)step_fast_entry_check : (void *)step_fast_entry;
     memset(t->f.declines, 0, sizeof t->f.declines);
     hv_set_mtf_fast(true, &t->f);
     t->task_known = false;

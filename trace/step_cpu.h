@@ -33,10 +33,12 @@
 /* The fast path compares RFLAGS as register 16 of the write set (HVT_REG_RFLAGS). */
 #define CAND_ALL      REC_REGS_ALL
 
-/* icache entry flags. P_SYSCALL, P_SWINT: the instruction needs the full step when it retires
- * (its marker; it retires by an event). P_SPECIAL: its address is in the evmap (an event was
- * delivered if RIP is here, or it is an auto-stop address): the full step must see it. */
-enum { P_SYSCALL = 1, P_SWINT = 2, P_PENDING = P_SYSCALL | P_SWINT, P_SPECIAL = 4 };
+/* icache entry flags. P_SYSCALL, P_SWINT, P_IRET: the instruction needs the full step when it
+ * retires (its marker; it retires by an event; it may load RFLAGS.RF, which the next
+ * instruction clears - outside any write set). P_SPECIAL: its address is in the evmap (an
+ * event was delivered if RIP is here, or it is an auto-stop address): the full step must see
+ * it. */
+enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_PENDING = P_SYSCALL | P_SWINT | P_IRET };
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
@@ -59,7 +61,9 @@ struct icache_entry {
     uint32_t fgen, pstamp;
     uint16_t slot;                          /* its index */
     uint8_t len, flags;
-    uint8_t pad[52];
+    uint32_t pad0;
+    const void *handler;                    /* the fast path's compare for cand (step_fast_handler) */
+    uint8_t pad[40];
 };
 _Static_assert(sizeof(struct icache_entry) == 1u << ICACHE_SHIFT, "icache entry size");
 /* Guest RIPs where something happens: interrupt/exception handler entries (and the address
@@ -86,7 +90,7 @@ struct step_fast {
     uint64_t fast_steps;                    /* 72 */
     uint64_t wregs_misses;                  /* 80: checkregs: write sets that missed a change */
     uint32_t fgen_user;                     /* 88 */
-    uint32_t cand_force;                    /* 92: CAND_ALL with checkregs, else 0 */
+    uint32_t pad0;                          /* 92 */
     uint64_t miss_rip;                      /* 96: checkregs: the first miss, */
     uint64_t miss_mask;                     /* 104: and what it missed */
     uint64_t declines[FD_COUNT];            /* 112 */
@@ -96,12 +100,13 @@ struct step_fast {
 SF_ASSERT(left, 0); SF_ASSERT(checkregs, 4); SF_ASSERT(cr3, 8); SF_ASSERT(idt_base, 16);
 SF_ASSERT(task_slot, 24); SF_ASSERT(task_last, 32); SF_ASSERT(icache, 40); SF_ASSERT(p_ic, 48);
 SF_ASSERT(enc, 56); SF_ASSERT(len_limit, 64); SF_ASSERT(fast_steps, 72); SF_ASSERT(wregs_misses, 80);
-SF_ASSERT(fgen_user, 88); SF_ASSERT(cand_force, 92); SF_ASSERT(miss_rip, 96); SF_ASSERT(miss_mask, 104);
+SF_ASSERT(fgen_user, 88); SF_ASSERT(miss_rip, 96); SF_ASSERT(miss_mask, 104);
 SF_ASSERT(declines, 112); SF_ASSERT(delta, 176);
 #define IC_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct icache_entry, f) == (o), "step_fast.asm: " #f)
 IC_ASSERT(rip, 0); IC_ASSERT(lo, 8); IC_ASSERT(hi, 16); IC_ASSERT(mlo, 24); IC_ASSERT(mhi, 32);
 IC_ASSERT(hptr, 40); IC_ASSERT(next, 48); IC_ASSERT(id, 56); IC_ASSERT(cand, 60); IC_ASSERT(fgen, 64);
 IC_ASSERT(pstamp, 68); IC_ASSERT(slot, 72); IC_ASSERT(len, 74); IC_ASSERT(flags, 75);
+IC_ASSERT(handler, 80);
 #define RE_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct rec_enc, f) == (o), "step_fast.asm: " #f)
 RE_ASSERT(buf, 0); RE_ASSERT(len, 16); RE_ASSERT(expected_rip, 24); RE_ASSERT(cr3, 32);
 RE_ASSERT(tick, 40); RE_ASSERT(tsc, 48); RE_ASSERT(regs, 64); RE_ASSERT(cand_all, 200);
@@ -136,6 +141,22 @@ struct trace_cpu {
 };
 
 extern struct trace_cpu step_cpus[HVT_MAX_CPUS];
+
+/* step_fast.asm's pass-1 routines by write set: none, any set (a loop), one register i
+ * (RFLAGS = 16), one general register i and RFLAGS. */
+extern const void *const step_fast_handlers[];
+enum { FAST_H_NONE, FAST_H_GENERIC, FAST_H_ONE, FAST_H_PAIR = FAST_H_ONE + HVT_NREGS };
+static inline const void *step_fast_handler(uint32_t cand)
+{
+    uint32_t gpr = cand & ~(1u << HVT_REG_RFLAGS);
+    if (!cand)
+        return step_fast_handlers[FAST_H_NONE];
+    if (!(cand & (cand - 1)))
+        return step_fast_handlers[FAST_H_ONE + __builtin_ctz(cand)];
+    if (cand & (1u << HVT_REG_RFLAGS) && !(gpr & (gpr - 1)))
+        return step_fast_handlers[FAST_H_PAIR + __builtin_ctz(gpr)];
+    return step_fast_handlers[FAST_H_GENERIC];
+}
 
 /* Instructions this CPU retired under stepping (every step, full or fast). */
 static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f.fast_steps; }

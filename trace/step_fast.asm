@@ -39,7 +39,6 @@ default rel
 %define F_FAST_STEPS  72
 %define F_MISSES      80
 %define F_FGEN_USER   88
-%define F_CAND_FORCE  92
 %define F_MISS_RIP    96
 %define F_MISS_MASK   104
 %define F_DECLINES    112
@@ -58,10 +57,11 @@ default rel
 %define IC_PSTAMP     68
 %define IC_SLOT       72
 %define IC_FLAGS      75
+%define IC_HANDLER    80
 %define ICACHE_SHIFT  7
 %define ICACHE_SLOTS  4096                ; = HVT_PRED_SLOTS
 %define FGEN_KERNEL   1
-%define P_PENDING     3                   ; P_SYSCALL | P_SWINT
+%define P_PENDING     11                  ; P_SYSCALL | P_SWINT | P_IRET
 ; struct rec_enc
 %define E_BUF         0
 %define E_LEN         16
@@ -70,7 +70,6 @@ default rel
 %define E_TICK        40
 %define E_TSC         48
 %define E_REGS        64
-%define E_CAND_ALL    200
 %define E_NRECORDS    204                 ; then ninsns: one 64-bit add counts both
 %define E_PSTAMP      212
 %define E_PRED        216                 ; { u64 rip; u32 id; u32 valid } per slot
@@ -127,34 +126,57 @@ __SECT__
 %endmacro
 
 ; Pass 1, one routine per register: compare with the decoder's value; if it changed, keep the
-; delta for pass 2, update the decoder's value, set its bit in edx. Then the next candidate.
-%macro REG 2
-.reg_%1:
+; delta for pass 2, update the decoder's value, set its bit in edx. Then on to %3.
+%macro REG 3
     mov rax, %2
     sub rax, [rsi + E_REGS + %1 * 8]
-    jz .reg_next
+    jz %3
     add [rsi + E_REGS + %1 * 8], rax
     mov [rcx + F_DELTA + %1 * 8], rax
     bts edx, %1
-    jmp .reg_next
+    jmp %3
 %endmacro
-%macro REG_VMCS 2
-.reg_%1:
+%macro REG_VMCS 3
     mov eax, %2
     vmread rax, rax
     sub rax, [rsi + E_REGS + %1 * 8]
-    jz .reg_next
+    jz %3
     add [rsi + E_REGS + %1 * 8], rax
     mov [rcx + F_DELTA + %1 * 8], rax
     bts edx, %1
-    jmp .reg_next
+    jmp %3
+%endmacro
+; Where pass 1 finds guest register %1 (vmm/ pushed RAX and RCX; we pushed six more).
+%define SRC_0  G_RAX
+%define SRC_1  G_RCX
+%define SRC_2  G_RDX
+%define SRC_3  G_RBX
+%define SRC_5  rbp
+%define SRC_6  G_RSI
+%define SRC_7  G_RDI
+%define SRC_8  G_R8
+%define SRC_9  G_R9
+%define SRC_10 r10
+%define SRC_11 r11
+%define SRC_12 r12
+%define SRC_13 r13
+%define SRC_14 r14
+%define SRC_15 r15
+; Register %1's compare, continuing at %2.
+%macro REG_ANY 2
+%if %1 == 4
+    REG_VMCS 4, VMCS_GUEST_RSP, %2
+%elif %1 == 16
+    REG_VMCS 16, VMCS_GUEST_RFLAGS, %2
+%else
+    REG %1, SRC_%1, %2
+%endif
 %endmacro
 
-section .text
 extern hv_fast_resume, hv_fast_decline
-global step_fast_entry
 
-step_fast_entry:
+; The whole path; %1: checkregs variant, %2: its register table.
+%macro FAST_PATH 2
     push rdx
     push rbx
     push rsi
@@ -220,38 +242,50 @@ step_fast_entry:
     jnz .pending_special
 .pending_set:
     mov byte [rdi], 0
-    ; Pass 1 over the candidate registers (r9d), highest... any order: deltas go by register.
-    mov r9d, [r8 + IC_CAND]
+    ; Pass 1 over the registers the pending instruction may have written: the decoded
+    ; entry's own routine for its write set (one register, one and RFLAGS, none) or the
+    ; generic loop; checkregs=on compares all of them.
     xor edx, edx
-    mov eax, [rsi + E_CAND_ALL]
-    test eax, eax
-    jnz .cand_all
-    or r9d, [rcx + F_CAND_FORCE]
+%if %1
+    mov r9d, CAND_ALL
+    jmp .reg_next
+%else
+    jmp [r8 + IC_HANDLER]
+.h_generic:
+    mov r9d, [r8 + IC_CAND]
+    jmp .reg_next
+%assign i 0
+%rep 17
+.one_ %+ i:
+    REG_ANY i, .regs_done
+%assign i i+1
+%endrep
+%assign i 0
+%rep 16
+.pair_ %+ i:
+    REG_ANY i, .one_16
+%assign i i+1
+%endrep
+%endif
 .reg_next:
     bsf ebx, r9d
     jz .regs_done
     btr r9d, ebx
-    jmp [abs reg_table + rbx * 8]
-    REG 0, G_RAX
-    REG 1, G_RCX
-    REG 2, G_RDX
-    REG 3, G_RBX
-    REG_VMCS 4, VMCS_GUEST_RSP
-    REG 5, rbp
-    REG 6, G_RSI
-    REG 7, G_RDI
-    REG 8, G_R8
-    REG 9, G_R9
-    REG 10, r10
-    REG 11, r11
-    REG 12, r12
-    REG 13, r13
-    REG 14, r14
-    REG 15, r15
-    REG_VMCS 16, VMCS_GUEST_RFLAGS
+    jmp [abs %2 + rbx * 8]
+%assign i 0
+%rep 17
+.reg_ %+ i:
+    REG_ANY i, .reg_next
+%assign i i+1
+%endrep
 .regs_done:
-    cmp byte [rcx + F_CHECKREGS], 0
-    jne .checkregs
+%if %1
+    ; checkregs=on compared every register: count a change outside the write set.
+    mov eax, [r8 + IC_CAND]
+    not eax
+    and eax, edx
+    jnz .missed
+%endif
 .checked:
     ; The record: tag at [rdi], fields from r9 on.
     lea r9, [rdi + 1]
@@ -314,21 +348,8 @@ step_fast_entry:
 .pending_special:
     mov dword [rcx + F_LEFT], 1
     jmp .pending_set
-; The first record of a chunk compares everything (the decoder starts from zeros): no
-; write-set check on it (bit 31 of edx says so).
-.cand_all:
-    or r9d, eax
-    mov dword [rsi + E_CAND_ALL], 0
-    mov edx, 1 << 31
-    jmp .reg_next
-; checkregs=on compared every register: count a change outside the write set.
-.checkregs:
-    bt edx, 31
-    jc .checked
-    mov eax, [r8 + IC_CAND]
-    not eax
-    and eax, edx
-    jz .checked
+%if %1
+.missed:
     cmp qword [rcx + F_MISSES], 0
     jne .counted
     mov [rcx + F_MISS_MASK], rax
@@ -337,6 +358,7 @@ step_fast_entry:
 .counted:
     inc qword [rcx + F_MISSES]
     jmp .checked
+%endif
 .f_rip:
     or byte [rdi], HVT_INSN_RIP
     ZIGZAG
@@ -397,6 +419,17 @@ step_fast_entry:
     pop rdx
     jmp hv_fast_decline
 
+__SECT__
+%endmacro
+
+section .text
+global step_fast_entry, step_fast_entry_check, step_fast_handlers
+; hv_mtf_fast: the plain path, and the checkregs=on one (trace_main.c chooses).
+step_fast_entry:
+    FAST_PATH 0, reg_table
+step_fast_entry_check:
+    FAST_PATH 1, reg_table_check
+
 ; rax as a varint at r9, r9 advanced; clobbers rax.
 varint_any:
     cmp rax, 0x7f
@@ -422,6 +455,26 @@ reg_table:
 %assign i 0
 %rep 17
     dq step_fast_entry.reg_ %+ i
+%assign i i+1
+%endrep
+reg_table_check:
+%assign i 0
+%rep 17
+    dq step_fast_entry_check.reg_ %+ i
+%assign i i+1
+%endrep
+; The plain path's pass-1 routines by write set (step_cpu.h FAST_H_*): none, generic, one
+; register (0-16, RFLAGS 16), one general register and RFLAGS (0-15).
+step_fast_handlers:
+    dq step_fast_entry.regs_done, step_fast_entry.h_generic
+%assign i 0
+%rep 17
+    dq step_fast_entry.one_ %+ i
+%assign i i+1
+%endrep
+%assign i 0
+%rep 16
+    dq step_fast_entry.pair_ %+ i
 %assign i i+1
 %endrep
 

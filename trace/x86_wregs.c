@@ -11,6 +11,7 @@ enum {
 
 struct insn {
     bool rex, byte;        /* a REX prefix; a byte-sized register operand */
+    bool rep;              /* an F2/F3 prefix */
     unsigned rex_b, rex_r;
     bool modrm_ok, modrm_used;
     unsigned mod, reg, rm, grp;   /* ModRM fields (reg/rm extended by REX), grp = bits 5:3 */
@@ -180,6 +181,7 @@ static bool decode_head(const uint8_t *p, size_t n, struct insn *x, bool *two, u
         }
         if (b == 0x66 || b == 0x67 || b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e ||
             b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65) {
+            x->rep |= b == 0xf2 || b == 0xf3;
             x->rex = false;
             x->rex_b = x->rex_r = 0;
             continue;
@@ -226,7 +228,9 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n)
 /* Instructions that leave RFLAGS alone (SDM Vol. 2, each one's "Flags Affected": "None"):
  * data moves, stack operations other than POPF, branches, calls and returns other than IRET,
  * LOOPcc, CMOVcc/SETcc, conversions, port I/O, CPUID, RDTSC, SSE moves. Anything else is
- * taken to write it. */
+ * taken to write it. A REP string instruction writes RF: stepped (or interrupted) between
+ * iterations, the CPU sets RFLAGS.RF until the last one (SDM 6.8.3 "Resuming string
+ * instructions"; seen under MTF in Bochs: RF set after the first iteration of REP STOSQ). */
 bool x86_insn_wflags(const uint8_t *p, size_t n)
 {
     struct insn x = { 0 };
@@ -246,6 +250,8 @@ bool x86_insn_wflags(const uint8_t *p, size_t n)
         }
         return true;
     }
+    if (x.rep && ((op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf) || (op >= 0x6c && op <= 0x6f)))
+        return true;
     if ((op >= 0x50 && op <= 0x5f) || (op >= 0x70 && op <= 0x7f) || (op >= 0x86 && op <= 0x8c) ||
         (op >= 0x90 && op <= 0x99) || (op >= 0xa0 && op <= 0xa5) || (op >= 0xb0 && op <= 0xbf) ||
         (op >= 0xe0 && op <= 0xe9))

@@ -31,6 +31,7 @@
 #define RFLAGS_ZF (1ull << 6)
 #define RFLAGS_TF (1ull << 8)
 #define RFLAGS_IF (1ull << 9)
+#define RFLAGS_RF (1ull << 16)
 
 /* MSRs (SDM Vol. 4) */
 #define MSR_IA32_FEATURE_CONTROL   0x03a

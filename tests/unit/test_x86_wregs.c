@@ -149,6 +149,10 @@ int main(int argc, char **argv)
         { "cmovne", { 0x48, 0x0f, 0x45, 0xc1 }, 4, false },
         { "sete al", { 0x0f, 0x94, 0xc0 }, 3, false },
         { "mov cr3,rax (flags undefined)", { 0x0f, 0x22, 0xd8 }, 3, true },
+        { "movsq: no", { 0x48, 0xa5 }, 2, false },
+        { "rep movsq: RF between iterations", { 0xf3, 0x48, 0xa5 }, 3, true },
+        { "rep stosq: RF between iterations", { 0xf3, 0x48, 0xab }, 3, true },
+        { "endbr64: no", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, false },
         { "vex andn: may", { 0xc4, 0xe2, 0x78, 0xf2, 0xc1 }, 5, true },
         { "truncated: may", { 0x48 }, 1, true },
     };
