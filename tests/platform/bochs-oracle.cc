@@ -5,7 +5,8 @@
 // a trace window: from the hvtrace start mark (VMCALL, RAX = "HVTR" << 32 | 2, RBX = 1) to the
 // stop mark (RBX = 0) on that CPU. A guest instruction retires either normally in VMX non-root
 // operation (after_execution while in_vmx_guest) or by a VM exit that the hypervisor completes
-// by emulating it (CPUID, VMCALL, HLT, MSR, I/O, CR, XSETBV, INVD, INVLPG exits). Faulting
+// by emulating it (CPUID, VMCALL, HLT, MSR, I/O, CR, XSETBV, INVD, INVLPG exits, and RDTSC and
+// RDTSCP: while a CPU is stepped its guest's clock counts instructions, trace/dilate.c). Faulting
 // instructions retire neither way. At each stop mark it prints to stderr:
 //   HVT-ORACLE cpu=N insns=COUNT
 // Included at the end of Bochs's instrument/stubs/instrument.cc, whose empty versions of
@@ -37,7 +38,8 @@ void bx_instr_vmexit(unsigned cpu, Bit32u reason, Bit64u qualification)
 {
   if (cpu >= HVT_ORACLE_CPUS) return;
   switch (reason & 0xffff) {
-  case 10: case 12: case 13: case 14: case 28: case 30: case 31: case 32: case 55: case 58:
+  case 10: case 12: case 13: case 14: case 16: case 28: case 30: case 31: case 32: case 51:
+  case 55: case 58:
     if (hvt_counting[cpu]) hvt_count[cpu]++;   // emulated by the hypervisor: retired
     return;
   case 18: {                                    // VMCALL: our marks

@@ -12,7 +12,7 @@ PREFIX="$CACHE/bochs-3.0"
 [ "$ORACLE" = 1 ] && PREFIX="$CACHE/bochs-3.0-oracle"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 STAMP="$PREFIX/.built-v5"
-[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v7"
+[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v8"
 if [ -x "$PREFIX/bin/bochs" ] && [ -f "$STAMP" ]; then echo "$PREFIX"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 SRC_LIST=/etc/apt/sources.list.d/hvtrace-trixie-src.sources
