@@ -346,8 +346,10 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
     t->recorded++;
     /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
      * it if it is this instruction, and must not claim it otherwise (step_cpu.h pstamp). */
-    struct icache_entry *ic = &t->f.icache[icache_slot(rip)];
-    ic->pstamp = ic->rip == rip && ic->id == id ? t->f.enc->pstamp : 0;
+    for (unsigned i = HVT_PRED_SLOT(rip); i < ICACHE_SLOTS; i += HVT_PRED_SLOTS) {
+        struct icache_entry *ic = &t->f.icache[i];
+        ic->pstamp = ic->rip == rip && ic->id == id ? t->f.enc->pstamp : 0;
+    }
     return true;
 }
 

@@ -21,7 +21,11 @@
 #define STLB_SLOTS    256
 #define IDT_VECTORS   256
 #define EVMAP_SLOTS   4096                  /* >> 2 x 256 handlers + stop addresses: one probe */
-#define ICACHE_SLOTS  HVT_PRED_SLOTS        /* one entry per predictor slot: see pstamp */
+/* Decoded-cache entries: four per predictor slot (entry i mirrors slot i % HVT_PRED_SLOTS,
+ * see pstamp). 2 MiB per CPU; 4096 entries missed on about half the steps of an idle CPU's
+ * wake-ups (the kernel's working set is larger). */
+#define ICACHE_PER_PRED 4
+#define ICACHE_SLOTS  (HVT_PRED_SLOTS * ICACHE_PER_PRED)
 #define STEP_PAGE     0x1000ull
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
 /* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
@@ -48,8 +52,10 @@ struct stlb_entry { uint64_t tag; uint8_t *page; };
  *               addresses: mapped alike in every process) or the CPU's fgen_user (user
  *               addresses: until the process changes). 0: not for the fast path (P_SPECIAL,
  *               or its 16 bytes cross a page).
- *   pstamp      the encoder's predictor slot of the same index holds (rip, id) while this
- *               equals the encoder's pstamp (rec_enc.h): the record needs no code id. */
+ *   pstamp      the encoder's predictor slot (index % HVT_PRED_SLOTS) holds (rip, id) while
+ *               this equals the encoder's pstamp (rec_enc.h): the record needs no code id.
+ *               Whoever sets that slot stamps the entry it came from and unstamps the other
+ *               entries that share the slot. */
 #define ICACHE_SHIFT 7
 #define FGEN_KERNEL  1u
 struct icache_entry {
@@ -161,7 +167,9 @@ static inline const void *step_fast_handler(uint32_t cand)
 /* Instructions this CPU retired under stepping (every step, full or fast). */
 static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f.fast_steps; }
 
-static inline unsigned icache_slot(uint64_t rip) { return HVT_PRED_SLOT(rip); }
+/* The predictor's hash, wider: icache_slot(rip) % HVT_PRED_SLOTS == HVT_PRED_SLOT(rip). */
+static inline unsigned icache_slot(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)); }
+_Static_assert(ICACHE_SLOTS % HVT_PRED_SLOTS == 0, "icache_slot extends HVT_PRED_SLOT");
 static inline unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 52); }
 _Static_assert(EVMAP_SLOTS == 1u << 12, "evmap_hash yields 12 bits");
 

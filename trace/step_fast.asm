@@ -59,7 +59,8 @@ default rel
 %define IC_FLAGS      75
 %define IC_HANDLER    80
 %define ICACHE_SHIFT  7
-%define ICACHE_SLOTS  4096                ; = HVT_PRED_SLOTS
+%define PRED_SLOTS    4096                ; HVT_PRED_SLOTS
+%define ICACHE_SLOTS  (PRED_SLOTS * 4)    ; ICACHE_SLOTS
 %define FGEN_KERNEL   1
 %define P_PENDING     11                  ; P_SYSCALL | P_SWINT | P_IRET
 ; struct rec_enc
@@ -365,12 +366,22 @@ extern hv_fast_resume, hv_fast_decline
     VARINT_COLD
     jmp .rip_done
 ; The decoder's predictor does not hold this id for this RIP: send it, and mirror the
-; decoder (its slot is this entry's).
+; decoder (its slot is this entry's index % PRED_SLOTS; the other entries that share it lose
+; their stamps).
 .f_code:
     or byte [rdi], HVT_INSN_CODE
     mov eax, [r8 + IC_ID]
     VARINT_COLD
     movzx eax, word [r8 + IC_SLOT]
+    and eax, PRED_SLOTS - 1
+    mov rbx, rax
+    shl rbx, ICACHE_SHIFT
+    add rbx, [rcx + F_ICACHE]
+%assign k 0
+%rep ICACHE_SLOTS / PRED_SLOTS
+    mov dword [rbx + k * (PRED_SLOTS << ICACHE_SHIFT) + IC_PSTAMP], 0
+%assign k k+1
+%endrep
     shl eax, 4
     lea rax, [rsi + rax + E_PRED]
     mov rbx, [r8 + IC_RIP]
