@@ -102,6 +102,27 @@ default rel
 %define G_RCX  [rsp + 48]
 %define G_RAX  [rsp + 56]
 
+; A guest register from the VMCS (clobbers eax). The host unit test (tests/unit/
+; test_step_fast.c, HOST_TEST) reads a VMCS in memory instead and supplies its own
+; hv_fast_resume / hv_fast_decline.
+%ifdef HOST_TEST
+extern test_vmcs
+%define TV_CR3    0
+%define TV_IDTR   8
+%define TV_RIP    16
+%define TV_RSP    24
+%define TV_RFLAGS 32
+%macro GUEST_READ 2
+    mov %1, [rel test_vmcs + TV_%2]
+%endmacro
+%else
+%define VMCS_GUEST_IDTR VMCS_GUEST_IDTR_BASE
+%macro GUEST_READ 2
+    mov eax, VMCS_GUEST_%2
+    vmread %1, rax
+%endmacro
+%endif
+
 ; rax: zigzag (SDM-independent: the format's signed varint); rbx is clobbered.
 %macro ZIGZAG 0
     lea rbx, [rax + rax]
@@ -138,8 +159,7 @@ __SECT__
     jmp %3
 %endmacro
 %macro REG_VMCS 3
-    mov eax, %2
-    vmread rax, rax
+    GUEST_READ rax, %2
     sub rax, [rsi + E_REGS + %1 * 8]
     jz %3
     add [rsi + E_REGS + %1 * 8], rax
@@ -166,9 +186,9 @@ __SECT__
 ; Register %1's compare, continuing at %2.
 %macro REG_ANY 2
 %if %1 == 4
-    REG_VMCS 4, VMCS_GUEST_RSP, %2
+    REG_VMCS 4, RSP, %2
 %elif %1 == 16
-    REG_VMCS 16, VMCS_GUEST_RFLAGS, %2
+    REG_VMCS 16, RFLAGS, %2
 %else
     REG %1, SRC_%1, %2
 %endif
@@ -188,12 +208,10 @@ extern hv_fast_resume, hv_fast_decline
     sub dword [rcx + F_LEFT], 1
     jbe .d_left
     ; Same address space (PCID and PTI half included) and same IDT as the full step saw.
-    mov eax, VMCS_GUEST_CR3
-    vmread rax, rax
+    GUEST_READ rax, CR3
     cmp rax, [rcx + F_CR3]
     jne .d_cr3
-    mov eax, VMCS_GUEST_IDTR_BASE
-    vmread rax, rax
+    GUEST_READ rax, IDTR
     cmp rax, [rcx + F_IDT]
     jne .d_idt
     ; Same task (a switch needs its SWITCH marker).
@@ -202,8 +220,7 @@ extern hv_fast_resume, hv_fast_decline
     cmp rax, [rcx + F_TASK_LAST]
     jne .d_task
     ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
-    mov eax, VMCS_GUEST_RIP
-    vmread rbx, rax
+    GUEST_READ rbx, RIP
     mov rdx, rbx
     shr rdx, 12
     xor edx, ebx

@@ -20,13 +20,24 @@ $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.
 $(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
+# The MTF fast path (assembly) run on the host: its HOST_TEST build reads a VMCS in memory.
+$(HV_UNIT_BUILD)/step_fast_host.o: trace/step_fast.asm
+	@mkdir -p $(dir $@)
+	nasm -f elf64 -DHOST_TEST -o $@ $<
+$(HV_UNIT_BUILD)/step_fast_harness.o: tests/unit/step_fast_harness.asm
+	@mkdir -p $(dir $@)
+	nasm -f elf64 -o $@ $<
+$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
+	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
 
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
 .PHONY: unit-test-hv
-unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs
+unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs $(HV_UNIT_BUILD)/test_step_fast
 	$(HV_UNIT_BUILD)/test_trace_opts
 	$(HV_UNIT_BUILD)/test_rec_enc
+	$(HV_UNIT_BUILD)/test_step_fast
 	$(HV_UNIT_BUILD)/test_ept_mtrr
 	$(HV_UNIT_BUILD)/test_gmem
 	$(HV_UNIT_BUILD)/test_x86_len $(X86_LEN_CORPUS)

@@ -1,0 +1,311 @@
+/* test_step_fast: the MTF fast path (trace/step_fast.asm, assembled with HOST_TEST) run on the
+ * host through the exit stub's register contract (step_fast_harness.asm), against a VMCS in
+ * memory. A random instruction stream - straight runs, jumps, registers changed within each
+ * instruction's write set, code ids replaced at an address, kernel and user addresses - is
+ * stepped the way step.c does it: the fast path takes what it may, and where it declines (a
+ * full chunk, the full step's turn, a changed CR3, IDT or task, a cache miss, a stale host
+ * pointer, changed code bytes, each provoked on purpose) the test writes that record as the
+ * full step would (rec_insn, every register compared; the predictor stamps kept as put_insn
+ * keeps them). Checked:
+ *   - every guest register comes back as it went in, and the stack as the stub left it;
+ *   - a declined step changes nothing in the encoder or the fast path's state but its count;
+ *   - the chunks, read by the host reader, hold exactly the instructions stepped: RIP, code
+ *     id and length, CR3, time stamp and all 17 registers;
+ *   - the checkregs variant counts a change outside the write set, and still records it.
+ *   test_step_fast [SEED] [STEPS]      prints "step_fast: N passed, M failed" */
+#include "step_cpu.h"
+#include "trace_chunkw.h"
+#include "trace_reader.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NCODES  512
+#define CAP     (48 * 1024)           /* small chunks: many boundaries */
+#define CR3     0x12345000ull
+#define IDT     0xfffffe0000000000ull
+#define HARNESS_BAD_STACK 0x100
+
+int fast_run(uint64_t regs[16], void *ctx, void *entry);
+void step_fast_entry(void), step_fast_entry_check(void);
+uint64_t test_vmcs[5];                /* CR3, IDTR base, RIP, RSP, RFLAGS (step_fast.asm TV_*) */
+enum { TV_CR3, TV_IDTR, TV_RIP, TV_RSP, TV_RFLAGS };
+
+struct want { uint64_t rip, cr3; uint32_t id; uint8_t len; uint64_t regs[HVT_NREGS]; };
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+static uint64_t change(uint64_t v)
+{
+    switch (rnd() % 5) {
+    case 0: return v + 1 + rnd() % 8;
+    case 1: return v - 1 - rnd() % 300;
+    case 2: return 0xffff888000000000ull | (rnd() & 0xffffffffffull);
+    case 3: return rnd();
+    default: return v ^ (1ull << (rnd() % 64));
+    }
+}
+
+static struct step_fast f;
+static struct rec_enc e;
+static uint8_t buf[CAP];
+static struct icache_entry *icache;
+static uint64_t task_word = 0xffff888001234000ull;
+static tcw *w;
+static struct want *want;
+static size_t nwant, pass, fail;
+static uint64_t tsc = 5000;
+/* The instructions: where they are (a page of bytes each: the fast path reads 16 bytes at
+ * the host pointer) and what they are. */
+static struct code { uint64_t rip; uint8_t len, flags, bytes[16]; uint32_t id, cand; } codes[NCODES];
+static uint8_t *pages;
+
+static void check(int ok, const char *what, size_t step)
+{
+    if (ok) { pass++; return; }
+    if (fail++ < 10) fprintf(stderr, "step_fast: step %zu: %s\n", step, what);
+}
+
+static void flush_chunk(void)
+{
+    hvt_trace_chunk_hdr ch;
+    memset(&ch, 0, sizeof ch);
+    ch.kind = HVT_CHUNK_RECORDS;
+    ch.nrecords = e.nrecords;
+    ch.ninsns = e.ninsns;
+    ch.first_tsc = e.first_tsc;
+    ch.last_tsc = e.tsc;
+    if (e.len && tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); exit(2); }
+    rec_begin(&e, buf, sizeof buf, tsc);
+}
+
+/* The decoded entry for code c, as step.c fills it (slot, host pointer, write set, ...). */
+static struct icache_entry *fill(unsigned c, uint32_t fgen)
+{
+    struct code *k = &codes[c];
+    struct icache_entry *ic = &icache[icache_slot(k->rip)];
+    memset(ic, 0, sizeof *ic);
+    ic->rip = k->rip;
+    ic->slot = (uint16_t)icache_slot(k->rip);
+    ic->id = k->id;
+    ic->len = k->len;
+    ic->next = k->rip + k->len;
+    memcpy(&ic->lo, k->bytes, 8);
+    memcpy(&ic->hi, k->bytes + 8, 8);
+    ic->mlo = k->len >= 8 ? ~0ull : (1ull << (8 * k->len)) - 1;
+    ic->mhi = k->len <= 8 ? 0 : (1ull << (8 * (k->len - 8))) - 1;
+    ic->hptr = pages + (size_t)c * 4096;
+    ic->cand = k->cand;
+    ic->handler = step_fast_handler(k->cand);
+    ic->fgen = fgen;
+    ic->flags = k->flags;
+    return ic;
+}
+
+/* The full step's record of the pending instruction (step.c put_insn). */
+static void full_record(const struct icache_entry *p, const uint64_t *regs)
+{
+    if (rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL)) {
+        flush_chunk();
+        rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL);
+    }
+    for (unsigned i = HVT_PRED_SLOT(p->rip); i < ICACHE_SLOTS; i += HVT_PRED_SLOTS) {
+        struct icache_entry *ic = &icache[i];
+        ic->pstamp = ic->rip == p->rip && ic->id == p->id ? e.pstamp : 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) rng = strtoull(argv[1], 0, 0) | 1;
+    size_t n = argc > 2 ? strtoull(argv[2], 0, 0) : 300000;
+    char path[] = "/tmp/test_step_fast.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) { perror("mkstemp"); return 2; }
+    close(fd);
+    icache = aligned_alloc(1u << ICACHE_SHIFT, ICACHE_SLOTS * sizeof *icache);
+    pages = calloc(NCODES, 4096);
+    want = calloc(n + 16, sizeof *want);
+    for (unsigned i = 0; i < ICACHE_SLOTS; i++) {
+        memset(&icache[i], 0, sizeof icache[i]);
+        icache[i].rip = ~0ull;
+        icache[i].slot = (uint16_t)i;
+    }
+    /* Runs of code at kernel and user addresses; write sets of every shape the decoder
+     * gives (none, one register, one and RFLAGS, several, all). */
+    hvt_trace_file_hdr fh;
+    memset(&fh, 0, sizeof fh);
+    fh.ncpus = 1;
+    w = tcw_create(path, &fh, 1);
+    uint8_t dict[NCODES * 17];
+    size_t dlen = 0;
+    uint64_t at = 0xffffffff81000000ull;
+    for (unsigned c = 0; c < NCODES; c++) {
+        struct code *k = &codes[c];
+        if (c % 64 == 0) at = (c % 128 ? 0x400000ull : 0xffffffff81000000ull) + (rnd() % 0x100000) * 16;
+        k->rip = at;
+        k->len = (uint8_t)(1 + rnd() % 15);
+        at += k->len;
+        k->id = c;
+        k->flags = rnd() % 50 == 0 ? P_SYSCALL : rnd() % 50 == 0 ? P_IRET : 0;
+        for (int b = 0; b < 16; b++) k->bytes[b] = (uint8_t)rnd();
+        memcpy(pages + (size_t)c * 4096, k->bytes, 16);
+        unsigned shape = (unsigned)(rnd() % 6), r = (unsigned)(rnd() % 16);
+        k->cand = shape == 0 ? 0 : shape == 1 ? 1u << r : shape == 2 ? (1u << r) | 1u << HVT_REG_RFLAGS
+                : shape == 3 ? 1u << HVT_REG_RFLAGS : shape == 4 ? (uint32_t)(rnd() & CAND_ALL) : CAND_ALL;
+        dict[dlen++] = k->len;
+        memcpy(dict + dlen, k->bytes, k->len);
+        dlen += k->len;
+    }
+    hvt_trace_chunk_hdr ch;
+    memset(&ch, 0, sizeof ch);
+    ch.kind = HVT_CHUNK_CODE;
+    ch.nrecords = NCODES;
+    if (tcw_chunk(w, &ch, dict, dlen)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
+
+    f.icache = icache;
+    f.enc = &e;
+    f.len_limit = CAP - REC_MAX_BYTES;
+    f.cr3 = CR3;
+    f.idt_base = IDT;
+    f.task_slot = &task_word;
+    f.task_last = task_word;
+    f.fgen_user = FGEN_KERNEL + 1;
+    rec_begin(&e, buf, sizeof buf, tsc);
+    uint64_t regs[HVT_NREGS];
+    for (int i = 0; i < HVT_NREGS; i++) regs[i] = rnd();
+    unsigned cur = 0;
+    f.p_ic = fill(cur, FGEN_KERNEL);
+    size_t fast = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
+    static uint8_t e_before[sizeof e];
+    static uint8_t f_before[sizeof f];
+    for (size_t s = 0; s < n; s++) {
+        /* The pending instruction runs: registers of its write set change (checkregs steps
+         * sometimes change one outside it). */
+        const struct icache_entry *p = f.p_ic;
+        struct want x = { .rip = p->rip, .id = p->id, .len = p->len, .cr3 = f.cr3 };
+        bool check_variant = rnd() % 4 == 0;
+        for (unsigned k = (unsigned)(rnd() % 3); k; k--) {
+            unsigned r = (unsigned)(rnd() % HVT_NREGS);
+            if (p->cand >> r & 1) regs[r] = change(regs[r]);
+        }
+        uint32_t outside = 0;
+        if (check_variant && rnd() % 8 == 0) {
+            unsigned r = (unsigned)(rnd() % HVT_NREGS);
+            if (!(p->cand >> r & 1)) { regs[r] = change(regs[r]); outside = 1u << r; }
+        }
+        /* The next instruction: the fall-through or a jump; sometimes a new id at the same
+         * address (different code), sometimes not in the cache at all. */
+        unsigned next = rnd() % 5 ? (cur + 1) % NCODES : (unsigned)(rnd() % NCODES);
+        uint32_t fgen = codes[next].rip >> 63 ? FGEN_KERNEL : f.fgen_user;
+        struct icache_entry *ic = &icache[icache_slot(codes[next].rip)];
+        /* (Filled by an earlier full step: never the pending's own entry, which a full step
+         * records before it fills anything.) */
+        if (ic != p && (ic->rip != codes[next].rip || rnd() % 200 == 0)) {
+            if (rnd() % 3 == 0)                               /* other code here: an id of that length */
+                for (unsigned t = 0, o = (unsigned)(rnd() % NCODES); t < NCODES; t++)
+                    if (codes[(o + t) % NCODES].len == codes[next].len) {
+                        codes[next].id = (o + t) % NCODES;
+                        break;
+                    }
+            ic = fill(next, rnd() % 2 ? fgen : 0);            /* 0: the full step must see it first */
+        }
+        /* Conditions the fast path must decline on, now and then. */
+        test_vmcs[TV_CR3] = f.cr3;
+        test_vmcs[TV_IDTR] = IDT;
+        test_vmcs[TV_RIP] = codes[next].rip;
+        test_vmcs[TV_RSP] = regs[HVT_REG_RSP];
+        test_vmcs[TV_RFLAGS] = regs[HVT_REG_RFLAGS];
+        unsigned provoke = rnd() % 64;
+        uint8_t *hb = pages + (size_t)next * 4096 + rnd() % codes[next].len;
+        if (provoke == 0) test_vmcs[TV_CR3] ^= 0x1000;
+        if (provoke == 1) test_vmcs[TV_IDTR] += 16;
+        if (provoke == 2) task_word += 0x100;
+        if (provoke == 3) *hb ^= 0x40;                       /* the code changed */
+        if (provoke == 4 && ic->fgen != FGEN_KERNEL) f.fgen_user++;   /* process changed */
+        if (provoke == 5) test_vmcs[TV_RIP] ^= 0x10000;      /* not in the cache */
+        uint64_t g[16];
+        memcpy(g, regs, sizeof g);
+        g[HVT_REG_RSP] = 0xdead;                             /* the VMCS's, not this slot */
+        uint64_t g_in[16];
+        memcpy(g_in, g, sizeof g);
+        memcpy(e_before, &e, sizeof e);
+        struct step_fast fb = f;
+        memcpy(f_before, &fb, sizeof fb);
+        uint64_t misses0 = f.wregs_misses;
+        int rc = fast_run(g, &f, check_variant ? (void *)step_fast_entry_check : (void *)step_fast_entry);
+        check(!(rc & HARNESS_BAD_STACK), "stack not as the stub left it", s);
+        check(!memcmp(g, g_in, sizeof g), "a guest register was not preserved", s);
+        bool missed = ic->rip != codes[next].rip;
+        if (rc & 1) {
+            fast++;
+            check(provoke > 5 || (provoke == 4 && ic->fgen == FGEN_KERNEL), "took a step it had to decline", s);
+            check(f.p_ic == ic, "the next instruction did not become pending", s);
+            if (ic->flags & P_PENDING)
+                check(f.left == 1, "a SYSCALL/IRET pending does not leave its retirement to the full step", s);
+            if (check_variant)
+                check((f.wregs_misses > misses0) == (outside != 0), "checkregs miss count", s);
+        } else {
+            /* Nothing changed but the decline counter (and a 'left' that ran out). */
+            struct step_fast fa = f;
+            for (int d = 0; d < FD_COUNT; d++) {
+                declined[d] += fa.declines[d] - fb.declines[d];
+                fa.declines[d] = fb.declines[d];
+            }
+            fa.left = fb.left;
+            check(!memcmp(&e, e_before, sizeof e), "a declined step changed the encoder", s);
+            check(!memcmp(&fa, f_before, sizeof fa), "a declined step changed the fast path's state", s);
+        }
+        if (provoke == 2) task_word -= 0x100;
+        if (provoke == 3) *hb ^= 0x40;
+        if (provoke == 4 && ic->fgen != FGEN_KERNEL) f.fgen_user--;
+        if (!(rc & 1)) {
+            /* The full step: record the pending, make RIP pending, prepare the next. */
+            full_record(p, regs);
+            if (rnd() % 4 == 0)                               /* RIP's CR3 differs (PCID, PTI half) */
+                f.cr3 = CR3 ^ (rnd() % 2 ? 0x1000 : rnd() % 4096);
+            if (missed || test_vmcs[TV_RIP] != codes[next].rip)
+                ic = fill(next, fgen);
+            else
+                ic->fgen = fgen;                              /* step.c icache_hptr */
+            f.p_ic = ic;
+        }
+        misses_made += outside && (rc & 1);
+        memcpy(x.regs, regs, sizeof regs);
+        want[nwant++] = x;
+        cur = next;
+        /* step.c fast_prepare: the full step's turn now and then, and never right after a
+         * chunk began (its first record compares every register). */
+        f.left = e.cand_all || (ic->flags & P_PENDING) ? 0 : 1 + (uint32_t)(rnd() % 50);
+    }
+    flush_chunk();
+    if (tcw_finish(w, &fh) || tcw_close(w)) { fprintf(stderr, "write failed\n"); return 2; }
+
+    tr_reader *r = tr_open(path);
+    if (!r) { fprintf(stderr, "step_fast: reader refused the file\n"); return 1; }
+    tr_rec rec;
+    size_t k = 0;
+    int rc;
+    while ((rc = tr_next(r, &rec)) == 1) {
+        if (rec.kind != TR_INSN) continue;
+        if (k >= nwant) { check(0, "more records than steps", k); break; }
+        const struct want *x = &want[k++];
+        int ok = rec.rip == x->rip && rec.code_id == x->id && rec.code_len == x->len && rec.cr3 == x->cr3 &&
+                 !memcmp(rec.regs, x->regs, sizeof x->regs);
+        if (!ok && fail < 10)
+            fprintf(stderr, "step_fast: record %zu: rip %#" PRIx64 "/%#" PRIx64 " id %u/%u\n", k - 1,
+                    rec.rip, x->rip, rec.code_id, x->id);
+        check(ok, "record differs from the step", k - 1);
+    }
+    check(rc == 0 && k == nwant, "read back fewer records than stepped", k);
+    tr_close(r);
+    unlink(path);
+    printf("step_fast: %zu steps, %zu fast, declined: left %zu cr3 %zu idt %zu task %zu miss %zu gen %zu "
+           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted\n", n, fast,
+           declined[FD_LEFT], declined[FD_CR3], declined[FD_IDT], declined[FD_TASK], declined[FD_MISS],
+           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses);
+    printf("step_fast: %zu passed, %zu failed\n", pass, fail);
+    return fail ? 1 : 0;
+}
