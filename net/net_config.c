@@ -1,7 +1,12 @@
 /* net_config.c - boot configuration parsing for net/; see net_config.h. */
 #include "net_config.h"
+#include "hvt_stream.h"
 
-#define NET_DEFAULT_RING_KB 4096u   /* > HVT_STREAM_MAX_PAYLOAD: trace/ sends up-to-1 MiB chunks */
+#define NET_DEFAULT_RING_KB 4096u
+/* The ring must hold the largest message the stream allows (HVT_STREAM_MAX_PAYLOAD and its
+ * header): a smaller one would turn big messages - trace chunks are 256 KiB - away for good,
+ * and they would fall back to the debug port, which on real hardware reaches nothing. */
+#define NET_MIN_RING_KB     ((2 * HVT_STREAM_MAX_PAYLOAD) >> 10)
 #define NET_MAX_RING_KB     (256u * 1024u)
 
 static void set4(uint8_t *d, uint8_t a, uint8_t b, uint8_t c, uint8_t e)
@@ -150,9 +155,9 @@ static int apply(struct net_config *cfg, const char *k, size_t kl, const char *v
             return fail(err, errlen, "milliseconds (0 = wait for ever)", k, kl);
     } else if (key_is(k, kl, "ring_kb")) {
         uint32_t kb = 0;
-        if (parse_dec(v, vl, NET_MAX_RING_KB, &kb) != vl || kb < 64)
-            return fail(err, errlen, "64..262144", k, kl);
-        uint32_t p2 = 64;
+        if (parse_dec(v, vl, NET_MAX_RING_KB, &kb) != vl || kb < NET_MIN_RING_KB)
+            return fail(err, errlen, "2048..262144 (the ring must hold the largest message, 1 MiB)", k, kl);
+        uint32_t p2 = NET_MIN_RING_KB;
         while (p2 < kb)
             p2 <<= 1;
         cfg->ring_kb = p2;

@@ -18,7 +18,9 @@
  *                          dropped and counted (HVT_MSG_LOSS, reason LINK) until space frees
  *                          up again, and tracing stops (reason LINK). Default 60000; 0 = wait
  *                          for ever (a dead collector then stalls the guest for good)
- *   ring_kb=N              send ring size in KiB, rounded up to a power of two (default 4096)
+ *   ring_kb=N              send ring size in KiB, rounded up to a power of two: 2048 (it must
+ *                          hold the largest message, HVT_STREAM_MAX_PAYLOAD) to 262144; 4096 by
+ *                          default
  *   selftest_kb=N          after connecting, stream N KiB of filler TRACE batches (format
  *                          HVT_TRACE_FORMAT_FILLER): the end-to-end test and benchmark load
  *   tsc_khz=N              TSC rate for lwIP's clock (0 = from CPUID 15h/16h; Bochs: its ips/1000,

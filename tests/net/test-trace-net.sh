@@ -16,7 +16,7 @@
 #   of the workload (nesting view), START/STOP on every CPU that started, the workload ran on
 #   after the stop (status 0), and nothing was traced after the stop (the collector's file at
 #   power-off == the copy taken at the stop).
-# Run C (link failure): getpid-loop N between marks with a 1 MiB ring and link_timeout_ms=2000;
+# Run C (link failure): getpid-loop N between marks with a 2 MiB ring (the smallest) and link_timeout_ms=2000;
 #   once tracing has started the collector is frozen (SIGSTOP: no ACKs). The hypervisor must
 #   declare the link failed, stop tracing (reason LINK) and let the guest go on; the collector is
 #   then thawed. Checks: failure and recovery logged, the workload finished (status 0) and the
@@ -165,7 +165,7 @@ fi
 # ---------------------------------------------------------------- run C: link failure
 if [[ " $RUNS " == *" C "* ]]; then
   R="$OUT/run-c"; rm -rf "$R" "$OUT/coll-c"
-  mkesp esp-c "/bin/getpid-loop,$LINK_LOOP" "ring_kb=1024 link_timeout_ms=2000"
+  mkesp esp-c "/bin/getpid-loop,$LINK_LOOP" "ring_kb=2048 link_timeout_ms=2000"
   start_coll "$OUT/coll-c" "$OUT/collector-c.log" --exit-on-bye
   bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-c.img" "$R" > "$OUT/bochs-c.out" 2>&1 &
   BPID=$!; PIDS+=("$BPID")

@@ -156,19 +156,19 @@ static void test_config(void)
           c.key.len == 0 && c.ring_kb == 4096 && c.link_timeout_ms == NET_DEFAULT_LINK_TIMEOUT_MS);
     const char *s = "nic=00:03.0 ip=192.168.7.9,netmask=255.255.0.0;gw=192.168.0.1\n"
                     "collector=192.168.0.2:9000 key=000102030405060708090a0b0c0d0e0f overflow=drop "
-                    "ring_kb=300 trace=on tsc_khz=50000 selftest_kb=1024 link_timeout_ms=0";
+                    "ring_kb=3000 trace=on tsc_khz=50000 selftest_kb=1024 link_timeout_ms=0";
     CHECK(net_config_parse(&c, s, strlen(s), err, sizeof err) == 0);
     CHECK(c.nic_sel == NET_NIC_PCI && c.pci_bus == 0 && c.pci_dev == 3 && c.pci_fn == 0);
     CHECK(c.ip[0] == 192 && c.ip[3] == 9 && c.netmask[1] == 255 && c.netmask[2] == 0 && c.gw[3] == 1);
     CHECK(c.collector_ip[3] == 2 && c.collector_port == 9000 && c.key.len == 16);
-    CHECK(c.overflow_drop && c.ring_kb == 512 && c.unknown_count == 1 && !strcmp(c.unknown, "trace"));
+    CHECK(c.overflow_drop && c.ring_kb == 4096 && c.unknown_count == 1 && !strcmp(c.unknown, "trace"));
     CHECK(c.tsc_khz == 50000 && c.selftest_kb == 1024 && c.link_timeout_ms == 0);
     s = "nic=52:54:00:12:34:56";
     CHECK(net_config_parse(&c, s, strlen(s), err, sizeof err) == 0 && c.nic_sel == NET_NIC_MAC &&
           c.mac[0] == 0x52 && c.mac[5] == 0x56);
     const char *bad[] = { "ip=1.2.3", "ip=1.2.3.256", "collector=1.2.3.4", "collector=1.2.3.4:0",
                           "collector=1.2.3.4:65536", "nic=00:20.0", "nic=00:03.8", "key=abc",
-                          "overflow=maybe", "ring_kb=1", "net=yes", "novalue", "ip=1.2.3.4x",
+                          "overflow=maybe", "ring_kb=1", "ring_kb=1024", "net=yes", "novalue", "ip=1.2.3.4x",
                           "tsc_khz=fast", "link_timeout_ms=soon", "link_timeout_ms=3600001" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int r = net_config_parse(&c, bad[i], strlen(bad[i]), err, sizeof err);
