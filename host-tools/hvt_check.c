@@ -29,6 +29,7 @@ struct cpu_state {
     uint64_t kinsns, lost_records, lost_insns, first_rip, last_rip;
     uint64_t start_reason, stop_reason;
     int starts, stops;
+    uint64_t stop_seen;                  /* bit r: a STOP with reason r (r < 64) */
 };
 
 static void put_reason(char *buf, size_t n, int count, uint64_t last)
@@ -116,7 +117,11 @@ int main(int argc, char **argv)
             }
             /* Filters suspend and resume recording inside one window: not a new window. */
             if (rec.kind == HVT_MARK_START && rec.a != HVT_REASON_FILTER) { c->starts++; c->start_reason = rec.a; }
-            if (rec.kind == HVT_MARK_STOP && rec.a != HVT_REASON_FILTER) { c->stops++; c->stop_reason = rec.a; }
+            if (rec.kind == HVT_MARK_STOP && rec.a != HVT_REASON_FILTER) {
+                c->stops++;
+                c->stop_reason = rec.a;
+                if (rec.a < 64) c->stop_seen |= 1ull << rec.a;
+            }
             if (rec.kind == HVT_MARK_SYSCALL) c->syscalls++;
             continue;
         }
@@ -153,11 +158,15 @@ int main(int argc, char **argv)
         char sr[24], pr[24];
         put_reason(sr, sizeof sr, c->starts, c->start_reason);
         put_reason(pr, sizeof pr, c->stops, c->stop_reason);
+        char seen[200] = "-";
+        for (unsigned b = 0, at = 0; b < 64; b++)
+            if (c->stop_seen >> b & 1)
+                at += (unsigned)snprintf(seen + at, sizeof seen - at, "%s%u", at ? "," : "", b);
         printf("cpu %d: insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 " violations=%" PRIu64
                " kernel=%" PRIu64 " user=%" PRIu64 " start=%s stop=%s lost_records=%" PRIu64
-               " lost_insns=%" PRIu64 " first=%#" PRIx64 " last=%#" PRIx64 "\n",
+               " lost_insns=%" PRIu64 " first=%#" PRIx64 " last=%#" PRIx64 " stop_reasons=%s\n",
                i, c->insns, c->events, c->syscalls, c->violations, c->kinsns, c->insns - c->kinsns,
-               sr, pr, c->lost_records, c->lost_insns, c->first_rip, c->last_rip);
+               sr, pr, c->lost_records, c->lost_insns, c->first_rip, c->last_rip, seen);
         total_i += c->insns; total_e += c->events; total_s += c->syscalls; total_g += c->gaps;
     }
     int damaged = rc < 0 || tr_damaged(r);

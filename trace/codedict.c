@@ -47,6 +47,23 @@ static void flush_locked(void)
     batch_len = batch_entries = 0;
 }
 
+/* Forget every entry (readers retry: see the top). Ids are never reused. */
+static void forget_locked(void)
+{
+    __atomic_store_n(&reset_seq, reset_seq + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    memset(table, 0, DICT_SLOTS * sizeof(struct entry));
+    __atomic_store_n(&reset_seq, reset_seq + 1, __ATOMIC_RELEASE);
+    used = 0;
+}
+
+void codedict_forget(void)
+{
+    spin_lock(&lock);
+    forget_locked();
+    spin_unlock(&lock);
+}
+
 void codedict_flush(void)
 {
     spin_lock(&lock);
@@ -76,13 +93,8 @@ uint32_t codedict_id(uint64_t rip, const uint8_t *bytes, unsigned len)
             }
         }
     spin_lock(&lock);
-    if (used >= DICT_MAX) {
-        __atomic_store_n(&reset_seq, reset_seq + 1, __ATOMIC_RELEASE);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        memset(table, 0, DICT_SLOTS * sizeof(struct entry));
-        __atomic_store_n(&reset_seq, reset_seq + 1, __ATOMIC_RELEASE);
-        used = 0;
-    }
+    if (used >= DICT_MAX)
+        forget_locked();
     struct entry *slot = 0;
     for (unsigned i = 0; i < DICT_PROBES; i++) {
         struct entry *e = &table[(h + i) & (DICT_SLOTS - 1)];

@@ -5,6 +5,9 @@
  * queueing it for the next CODE batch) when new. codedict_flush() sends the queued entries;
  * callers flush before sending any RECORDS chunk, so ids are defined before first use.
  * When the table fills up it forgets everything (ids stay valid: they are never reused).
+ * codedict_forget() does the same on demand: after CODE batches were lost (a failed link),
+ * every code gets a new id, sent again, so a later trace window decodes (callers also drop
+ * their own caches of ids: step.c's decoded cache starts afresh with each window).
  */
 #ifndef HVT_CODEDICT_H
 #define HVT_CODEDICT_H
@@ -15,5 +18,6 @@ int      codedict_init(void);
 uint32_t codedict_id(uint64_t rip, const uint8_t *bytes, unsigned len);
 void     codedict_flush(void);
 uint32_t codedict_count(void);
+void     codedict_forget(void);
 
 #endif

@@ -61,6 +61,10 @@ static void send_meta(unsigned cpu)
         __atomic_store_n(&meta_lstar, lstar, __ATOMIC_RELAXED);
 }
 
+static bool code_lost;
+
+bool trace_sink_code_lost(void) { return __atomic_exchange_n(&code_lost, false, __ATOMIC_ACQ_REL); }
+
 static enum sent send_stream(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
     unsigned cpu = hv_cpu_id();
@@ -79,7 +83,10 @@ static enum sent send_stream(const struct trace_chunk_info *ci, const uint8_t *p
     int rc = stream_send(ci->kind == TRACE_CHUNK_RECORDS ? ci->cpu : cpu, HVT_MSG_TRACE, stage[cpu], hdr + len);
     if (rc == SEND_LINK_FAILED) {
         /* Counted by net/ (a LOSS once the link is back); tracing stops: the reason goes out
-         * in each CPU's held STOP chunk (trace_sink_hold). */
+         * in each CPU's held STOP chunk (trace_sink_hold). A lost CODE batch leaves ids the
+         * collector never learnt: the next window gives every code a new one. */
+        if (ci->kind == TRACE_CHUNK_CODE)
+            __atomic_store_n(&code_lost, true, __ATOMIC_RELEASE);
         step_request_reason(false, HVT_REASON_LINK);
         return DROPPED;
     }

@@ -639,6 +639,10 @@ void step_request_reason(bool on, unsigned reason)
     want_reason = reason;
     if (on)   /* the guest's syscall entry: the host's KASLR slide (hvt-import reads this) */
         hv_log("HVT-META lstar=%lx cpus=%u\n", cpu_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
+    if (on && trace_sink_code_lost()) {
+        codedict_forget();
+        hv_log("hvtrace: code batches were lost with the link: every code gets a new id\n");
+    }
     __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE);
     /* Every CPU's next exit takes the full path, which stops it (the fast path never checks). */
     if (!on)

@@ -41,6 +41,8 @@ void trace_sink_stop(unsigned cpu);
  * held instead (trace_sink_hold) and sent by trace_sink_poll() (any exit of that CPU) once the
  * link is back, after the LOSS report: the reason reaches the collector. */
 bool trace_sink_link_failed(void);
+/* Was a CODE batch lost since the last call (a failed link)? Clears the mark. */
+bool trace_sink_code_lost(void);
 void trace_sink_hold(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
 void trace_sink_poll(unsigned cpu);
 /* The options of the boot configuration (trace_main.c). */

@@ -1,17 +1,31 @@
-/* getpid-loop N [nomark] - the trace test's workload: N getpid() system calls between two
- * hvtrace marks (start before the first, stop after the last), so the trace window holds
- * exactly this program's loop, the kernel's syscall path, and whatever interrupts arrive. It
- * pins itself to the CPU it starts on. With "nomark" it sets no marks and says
+/* getpid-loop N [nomark | again=M] - the trace test's workload: N getpid() system calls
+ * between two hvtrace marks (start before the first, stop after the last), so the trace window
+ * holds exactly this program's loop, the kernel's syscall path, and whatever interrupts
+ * arrive. It pins itself to the CPU it starts on. With "nomark" it sets no marks and says
  * "getpid-loop: start pid=P" before the loop instead, so the host can start and stop tracing
- * (hvt trace) while the loop runs. */
+ * (hvt trace) while the loop runs. With "again=M" a second marked window of M calls follows,
+ * after a 3 s pause (test-trace-net run C: a window after the link came back). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "hvt_guest.h"
+
+static long window(long n, long pid, int mark)
+{
+    long bad = 0;
+    if (mark)
+        hvt_mark(1);
+    for (long i = 0; i < n; i++)
+        bad += syscall(SYS_getpid) != pid;       /* the raw syscall: no libc caching */
+    if (mark)
+        hvt_mark(0);
+    return bad;
+}
 
 int main(int argc, char **argv)
 {
@@ -23,16 +37,19 @@ int main(int argc, char **argv)
     hvt_pin_cpu("getpid-loop");
     long pid = getpid(), bad = 0;
     int mark = !(argc > 2 && !strcmp(argv[2], "nomark"));
-    if (mark) {
-        hvt_mark(1);
-    } else {
+    long again = argc > 2 && !strncmp(argv[2], "again=", 6) ? atol(argv[2] + 6) : 0;
+    if (!mark) {
         printf("getpid-loop: start pid=%ld calls=%ld\n", pid, n);
         fflush(stdout);
     }
-    for (long i = 0; i < n; i++)
-        bad += syscall(SYS_getpid) != pid;       /* the raw syscall: no libc caching */
-    if (mark)
-        hvt_mark(0);
+    bad = window(n, pid, mark);
     printf("getpid-loop: pid=%ld calls=%ld mismatches=%ld\n", pid, n, bad);
+    if (again > 0) {
+        struct timespec pause = { 3, 0 };
+        nanosleep(&pause, 0);
+        long bad2 = window(again, pid, 1);
+        printf("getpid-loop: second window: calls=%ld mismatches=%ld\n", again, bad2);
+        bad += bad2;
+    }
     return bad != 0;
 }

@@ -21,9 +21,11 @@
 #   declare the link failed, stop tracing (reason LINK) and let the guest go on; the collector is
 #   then thawed. Checks: failure and recovery logged, the workload finished (status 0) and the
 #   machine powered off, the collector's trace records the loss (LOSS -> GAP), every CPU in the
-#   trace ends with a STOP with reason "link failure" (its held STOP chunk; its START may have
+#   trace has a STOP with reason "link failure" (its held STOP chunk; its START may have
 #   been dropped), hvt-check violations=0 with the gaps allowed (a LOSS reaches the collector
-#   before anything sent after the drop).
+#   before anything sent after the drop), and a second window of M calls (again=M), marked 3 s
+#   after the first ended, is in the trace and decodes: code ids lost with the link are not
+#   used again (TRACE_NET_LINK_AGAIN, 300).
 #
 # Needs: make efi, the trace initramfs ($BUILD/test/trace/initrd.img), the kernel, the host
 # tools; `make test-trace-net` builds them. Knobs: BUILD (build), TRACE_CPUS (2),
@@ -41,6 +43,7 @@ CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${TRACE_NET_TIMEOUT:-900}"
 LOOP="${TRACE_NET_LOOP:-3000000}"; HOST_INSNS="${TRACE_NET_HOST_INSNS:-300000}"
 RUNS="${TRACE_NET_RUNS:-A B C}"
 LINK_LOOP="${TRACE_NET_LINK_LOOP:-20000}"
+LINK_AGAIN="${TRACE_NET_LINK_AGAIN:-300}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -165,7 +168,7 @@ fi
 # ---------------------------------------------------------------- run C: link failure
 if [[ " $RUNS " == *" C "* ]]; then
   R="$OUT/run-c"; rm -rf "$R" "$OUT/coll-c"
-  mkesp esp-c "/bin/getpid-loop,$LINK_LOOP" "ring_kb=2048 link_timeout_ms=2000"
+  mkesp esp-c "/bin/getpid-loop,$LINK_LOOP,again=$LINK_AGAIN" "ring_kb=2048 link_timeout_ms=2000"
   start_coll "$OUT/coll-c" "$OUT/collector-c.log" --exit-on-bye
   bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-c.img" "$R" > "$OUT/bochs-c.out" 2>&1 &
   BPID=$!; PIDS+=("$BPID")
@@ -202,10 +205,15 @@ if [[ " $RUNS " == *" C "* ]]; then
   out=$("$CHECK" --allow-gaps "$D/trace.hvt" 2>&1); st=$?
   echo "$out" | tail -3
   check "C: hvt-check --allow-gaps: violations=0" test $st = 0
-  # Every CPU with records ends with STOP (link failure, reason 11); its START may have been in
+  # Every CPU with records has a STOP for link failure (reason 11); its START may have been in
   # a chunk the failure dropped.
-  ncpu=$(grep -c '^cpu [0-9]*:' <<< "$out"); nlink=$(grep -c '^cpu [0-9]*:.* stop=11 ' <<< "$out")
+  ncpu=$(grep -c '^cpu [0-9]*:' <<< "$out"); nlink=$(grep -cE '^cpu [0-9]*:.* stop_reasons=([0-9]+,)*11(,|$)' <<< "$out")
   check "C: every CPU in the trace stopped for link failure ($nlink of $ncpu)" test "$ncpu" -ge 1 -a "$nlink" = "$ncpu"
+  # The guest's second window, once the link was back, is in the trace and decodes (code ids
+  # from the first window may have been lost with it: the dictionary starts afresh).
+  grep -a "^hvtrace: code batches were lost" "$R/e9.log" | head -1
+  check "C: a second window after the recovery ran (2 start marks) and is in the trace" \
+    bash -c "[ \$(grep -ac 'trace start (mark)' '$R/e9.log') -ge 2 ] && grep -qE '^cpu [0-9]*:.* stop_reasons=1,11' <<< '$out'"
 fi
 
 echo "test-trace-net: $pass passed, $fail failed"
