@@ -26,7 +26,7 @@ enum cfg_acpi_fixup { CFG_ACPI_FIXUP_AUTO = 0, CFG_ACPI_FIXUP_OFF = 1 };
 #define CFG_DEFAULT_KERNEL    "\\vmlinuz"
 #define CFG_DEFAULT_INITRD    "\\initrd.img"
 #define CFG_DEFAULT_CMDLINE   "console=ttyS0 quiet"
-#define CFG_DEFAULT_HV_MEM_MB 64u
+#define CFG_DEFAULT_HV_MEM_MB 0u    /* auto: hv_launch.c sizes the region by CPU count */
 #define CFG_HV_MEM_MB_MIN     4u
 #define CFG_HV_MEM_MB_MAX     4096u
 

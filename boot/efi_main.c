@@ -108,9 +108,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
 
     static struct cfg c;
     efi_main_load_cfg(device, &c);
-    Print(L"hvtrace: kernel=%a initrd=%a hypervisor=%s hv_mem_mb=%d log=%s acpi_fixup=%s\n",
+    Print(L"hvtrace: kernel=%a initrd=%a hypervisor=%s hv_mem_mb=%d%s log=%s acpi_fixup=%s\n",
           c.kernel, c.initrd[0] ? c.initrd : "(none)", c.hypervisor ? L"on" : L"off",
-          c.hv_mem_mb, efi_main_log_name(c.log),
+          c.hv_mem_mb, c.hv_mem_mb ? L"" : L" (auto)", efi_main_log_name(c.log),
           c.acpi_fixup == CFG_ACPI_FIXUP_OFF ? L"off" : L"auto");
     Print(L"hvtrace: cmdline=%a\n", c.cmdline);
 

@@ -27,7 +27,9 @@ long hvl_virtualize(UINT64 fn, UINT64 hv_cr3, void *bi, struct hvt_cpu_launch *l
 #define PTE_G        (1ull << 8)
 #define PML4_INDEX(va) (((va) >> 39) & 511)
 #define PDPT_INDEX(va) (((va) >> 30) & 511)
-#define DEFAULT_HV_MEM_MB 64
+/* hv_mem_mb=0 (auto): the tracer keeps about 3.5 MiB per CPU (decoded-instruction cache,
+ * chunk, stream stage) beside ~40 MiB shared (code dictionary, send ring, EPT, lwIP). */
+#define AUTO_HV_MEM_MB(ncpu) ((ncpu) <= 4 ? 64 : 48 + 4 * (ncpu))
 #define AP_TIMEOUT_US 5000000
 
 static struct hvt_cpu_launch launches[HVT_MAX_CPUS];
@@ -189,8 +191,16 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
         say(why, why_chars, L"embedded hypervisor image is corrupt", 0, 0);
         return EFI_LOAD_ERROR;
     }
+    /* CPUs: MP services numbering; the BSP is the caller. */
+    UINTN ncpu = 1, nenabled = 1, bsp = 0;
+    if (p->mp) {
+        if (EFI_ERROR(p->mp->get_number_of_processors(p->mp, &ncpu, &nenabled)) || ncpu == 0)
+            ncpu = 1;
+        p->mp->who_am_i(p->mp, &bsp);
+    }
+    if (ncpu > HVT_MAX_CPUS) ncpu = HVT_MAX_CPUS;
     /* (1) The region: reserved memory, 2 MiB aligned; give back the alignment slack. */
-    UINT64 mb = p->hv_mem_mb ? p->hv_mem_mb : DEFAULT_HV_MEM_MB;
+    UINT64 mb = p->hv_mem_mb ? p->hv_mem_mb : AUTO_HV_MEM_MB(ncpu);
     UINT64 size = mb << 20, want = size + PAGE_2M;
     EFI_PHYSICAL_ADDRESS raw = 0;
     EFI_STATUS s = uefi_call_wrapper(BS->AllocatePages, 4, AllocateAnyPages, EfiReservedMemoryType,
@@ -244,14 +254,6 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
         bi->trace_config[i] = p->trace_config[i];
     for (UINTN i = 0; p->net_config && p->net_config[i] && i + 1 < HVT_NET_CONFIG_LEN; i++)
         bi->net_config[i] = p->net_config[i];
-    /* CPUs: MP services numbering; the BSP is the caller. */
-    UINTN ncpu = 1, nenabled = 1, bsp = 0;
-    if (p->mp) {
-        if (EFI_ERROR(p->mp->get_number_of_processors(p->mp, &ncpu, &nenabled)) || ncpu == 0)
-            ncpu = 1;
-        p->mp->who_am_i(p->mp, &bsp);
-    }
-    if (ncpu > HVT_MAX_CPUS) ncpu = HVT_MAX_CPUS;
     bi->cpu_count = (UINT32)ncpu;
     for (UINTN i = 0; i < ncpu; i++) {
         hvt_efi_processor_info info;
