@@ -115,12 +115,11 @@ static void slide_options(void)
         sopt.stop_at[i] = opts->stop_at[i] + (trace_opts_is_kernel(opts->stop_at[i]) ? slide : 0);
 }
 
-static bool filter_pass(uint64_t rip, uint64_t cr3)
+/* The filters' verdict on an address (kernel/user only, ranges), whatever the process. */
+static bool rip_pass(uint64_t rip)
 {
     bool kernel = trace_opts_is_kernel(rip);
     if ((sopt.only == TRACE_ONLY_KERNEL && !kernel) || (sopt.only == TRACE_ONLY_USER && kernel))
-        return false;
-    if (sopt.cr3 && (cr3 & CR3_PROC_MASK) != sopt.cr3)
         return false;
     if (!sopt.nrange)
         return true;
@@ -128,6 +127,11 @@ static bool filter_pass(uint64_t rip, uint64_t cr3)
         if (rip >= sopt.range[i].lo && rip < sopt.range[i].hi)
             return true;
     return false;
+}
+
+static bool filter_pass(uint64_t rip, uint64_t cr3)
+{
+    return (!sopt.cr3 || (cr3 & CR3_PROC_MASK) == sopt.cr3) && rip_pass(rip);
 }
 
 /* --- guest code bytes through a small software TLB --- */
@@ -354,11 +358,15 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
 }
 
 /* Where the fast path finds the entry's bytes: valid for as long as its generation (see
- * step_cpu.h); never for an entry the full step must see. */
+ * step_cpu.h); never for an entry the full step must see - an event or stop address, or one
+ * the filters leave out (the fast path records only what they keep: it runs within one
+ * process, so only the address part can change their verdict; the cache starts afresh with
+ * each window, whose options it reflects). */
 static void icache_hptr(struct trace_cpu *t, struct icache_entry *ic, const uint8_t *h)
 {
     ic->hptr = h;
-    ic->fgen = (ic->flags & P_SPECIAL) ? 0 : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f.fgen_user;
+    ic->fgen = (ic->flags & P_SPECIAL) || (sopt.filtering && !rip_pass(ic->rip)) ? 0
+             : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f.fgen_user;
 }
 
 /* What the fast path needs to take the next exits (step_fast.asm), after a full step whose
@@ -383,7 +391,7 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
     }
     /* A full step at least every STEP_FAST_RUN exits, and at the exit where the guest's timer
      * deadline falls due (dilate.h: one guest tick per step). */
-    ok = ok && !sopt.filtering && !sopt.budget_on;
+    ok = ok && !sopt.budget_on;             /* one count for all CPUs: every record checks it */
     f->left = ok ? dilate_fast_left(cpu, STEP_FAST_RUN) : 0;
 }
 
