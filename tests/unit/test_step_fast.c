@@ -148,6 +148,12 @@ int main(int argc, char **argv)
         k->rip = at;
         k->len = (uint8_t)(1 + rnd() % 15);
         at += k->len;
+        /* The second half shadows the first 16 MiB away: each pair shares a predictor slot in
+         * different cache entries (icache_slot differs in bit 12 only). */
+        if (c >= NCODES / 2) {
+            k->rip = codes[c - NCODES / 2].rip ^ (1ull << 24);
+            k->len = codes[c - NCODES / 2].len;
+        }
         k->id = c;
         k->flags = rnd() % 50 == 0 ? P_SYSCALL : rnd() % 50 == 0 ? P_IRET : 0;
         for (int b = 0; b < 16; b++) k->bytes[b] = (uint8_t)rnd();
