@@ -67,7 +67,7 @@ static void icache_reset(struct trace_cpu *t)
     for (unsigned i = 0; i < ICACHE_SLOTS; i++) {
         t->f.icache[i].rip = ~0ull;
         t->f.icache[i].fgen = 0;
-        t->f.icache[i].slot = (uint16_t)i;
+        t->f.icache[i].slot = (uint16_t)(i / ICACHE_WAYS);
     }
 }
 
@@ -350,10 +350,8 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
     t->recorded++;
     /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
      * it if it is this instruction, and must not claim it otherwise (step_cpu.h pstamp). */
-    for (unsigned i = HVT_PRED_SLOT(rip); i < ICACHE_SLOTS; i += HVT_PRED_SLOTS) {
-        struct icache_entry *ic = &t->f.icache[i];
+    ICACHE_FOR_PRED(t->f.icache, rip, ic)
         ic->pstamp = ic->rip == rip && ic->id == id ? t->f.enc->pstamp : 0;
-    }
     return true;
 }
 
@@ -460,7 +458,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     uint8_t bytes[16];
     unsigned len = 0;
     uint32_t id = 0;
-    struct icache_entry *ic = &t->f.icache[icache_slot(rip)];
+    struct icache_entry *ic = icache_find(t->f.icache, rip);
     uint8_t *page = page_of(t, rip);
     unsigned off = (unsigned)(rip & (PAGE - 1));
     t->steps++;
@@ -469,7 +467,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         /* __builtin_memcpy: two stores (the freestanding memcpy is a rep movsb call). */
         __builtin_memcpy(bytes, &lo, 8);
         __builtin_memcpy(bytes + 8, &hi, 8);
-        if (ic->rip == rip && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
+        if (ic && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
             len = ic->len;
             id = ic->id;
             icache_hptr(t, ic, page + off);
@@ -486,6 +484,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             return;
         }
         id = codedict_id(rip, bytes, len);
+        if (!ic)                            /* (else: new bytes at a known address) */
+            ic = icache_insert(t->f.icache, rip);
         ic->rip = rip;
         ic->next = rip + len;
         ic->pstamp = 0;

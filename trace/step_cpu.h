@@ -21,11 +21,14 @@
 #define STLB_SLOTS    256
 #define IDT_VECTORS   256
 #define EVMAP_SLOTS   4096                  /* >> 2 x 256 handlers + stop addresses: one probe */
-/* Decoded-cache entries: four per predictor slot (entry i mirrors slot i % HVT_PRED_SLOTS,
- * see pstamp). 2 MiB per CPU; 4096 entries missed on about half the steps of an idle CPU's
- * wake-ups (the kernel's working set is larger). */
-#define ICACHE_PER_PRED 4
-#define ICACHE_SLOTS  (HVT_PRED_SLOTS * ICACHE_PER_PRED)
+/* Decoded-cache entries: 8192 sets of two (2 MiB per CPU); set s mirrors predictor slot
+ * s % HVT_PRED_SLOTS, see pstamp. 4096 direct-mapped entries missed on about half the steps of
+ * an idle CPU's wake-ups (the kernel's working set is larger); 16384 direct-mapped ones still
+ * had ~18 conflict misses in each 350-instruction getpid iteration (two hot instructions in
+ * one entry evict each other). A new entry goes to way 0 and moves way 0 to way 1. */
+#define ICACHE_WAYS   2
+#define ICACHE_SETS   (HVT_PRED_SLOTS * 2)
+#define ICACHE_SLOTS  (ICACHE_SETS * ICACHE_WAYS)
 #define STEP_PAGE     0x1000ull
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
 /* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
@@ -52,7 +55,7 @@ struct stlb_entry { uint64_t tag; uint8_t *page; };
  *               addresses: mapped alike in every process) or the CPU's fgen_user (user
  *               addresses: until the process changes). 0: not for the fast path (P_SPECIAL,
  *               or its 16 bytes cross a page).
- *   pstamp      the encoder's predictor slot (index % HVT_PRED_SLOTS) holds (rip, id) while
+ *   pstamp      the encoder's predictor slot (set % HVT_PRED_SLOTS) holds (rip, id) while
  *               this equals the encoder's pstamp (rec_enc.h): the record needs no code id.
  *               Whoever sets that slot stamps the entry it came from and unstamps the other
  *               entries that share the slot. */
@@ -167,9 +170,30 @@ static inline const void *step_fast_handler(uint32_t cand)
 /* Instructions this CPU retired under stepping (every step, full or fast). */
 static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f.fast_steps; }
 
-/* The predictor's hash, wider: icache_slot(rip) % HVT_PRED_SLOTS == HVT_PRED_SLOT(rip). */
-static inline unsigned icache_slot(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SLOTS - 1)); }
-_Static_assert(ICACHE_SLOTS % HVT_PRED_SLOTS == 0, "icache_slot extends HVT_PRED_SLOT");
+/* The predictor's hash, wider: icache_set(rip) % HVT_PRED_SLOTS == HVT_PRED_SLOT(rip). */
+static inline unsigned icache_set(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SETS - 1)); }
+_Static_assert(ICACHE_SETS % HVT_PRED_SLOTS == 0, "icache_set extends HVT_PRED_SLOT");
+/* The entry holding rip, or NULL. */
+static inline struct icache_entry *icache_find(struct icache_entry *c, uint64_t rip)
+{
+    struct icache_entry *w = &c[icache_set(rip) * ICACHE_WAYS];
+    return w[0].rip == rip ? &w[0] : w[1].rip == rip ? &w[1] : 0;
+}
+/* A free entry for rip: way 0 of its set, whose old entry moves to way 1 (the old way 1 goes).
+ * Moved entries keep everything (same set: same predictor slot). */
+static inline struct icache_entry *icache_insert(struct icache_entry *c, uint64_t rip)
+{
+    struct icache_entry *w = &c[icache_set(rip) * ICACHE_WAYS];
+    w[1] = w[0];
+    w[0].rip = ~0ull;
+    w[0].fgen = 0;
+    w[0].pstamp = 0;
+    return &w[0];
+}
+/* Calls f on each entry sharing rip's predictor slot. */
+#define ICACHE_FOR_PRED(c, rip, ic)                                                            \
+    for (unsigned _s = HVT_PRED_SLOT(rip); _s < ICACHE_SETS; _s += HVT_PRED_SLOTS)            \
+        for (struct icache_entry *ic = &(c)[_s * ICACHE_WAYS]; ic < &(c)[(_s + 1) * ICACHE_WAYS]; ic++)
 static inline unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 52); }
 _Static_assert(EVMAP_SLOTS == 1u << 12, "evmap_hash yields 12 bits");
 

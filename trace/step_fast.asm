@@ -60,7 +60,8 @@ default rel
 %define IC_HANDLER    80
 %define ICACHE_SHIFT  7
 %define PRED_SLOTS    4096                ; HVT_PRED_SLOTS
-%define ICACHE_SLOTS  (PRED_SLOTS * 4)    ; ICACHE_SLOTS
+%define ICACHE_SETS   (PRED_SLOTS * 2)    ; ICACHE_SETS, of two ways each
+%define SET_SHIFT     (ICACHE_SHIFT + 1)
 %define FGEN_KERNEL   1
 %define P_PENDING     11                  ; P_SYSCALL | P_SWINT | P_IRET
 ; struct rec_enc
@@ -224,11 +225,12 @@ extern hv_fast_resume, hv_fast_decline
     mov rdx, rbx
     shr rdx, 12
     xor edx, ebx
-    and edx, ICACHE_SLOTS - 1
-    shl edx, ICACHE_SHIFT
+    and edx, ICACHE_SETS - 1
+    shl edx, SET_SHIFT
     add rdx, [rcx + F_ICACHE]
     cmp rbx, [rdx + IC_RIP]
-    jne .d_miss
+    jne .way1
+.found:
     mov eax, [rdx + IC_FGEN]
     cmp eax, [rcx + F_FGEN_USER]
     je .gen_ok
@@ -377,13 +379,18 @@ extern hv_fast_resume, hv_fast_decline
     inc qword [rcx + F_MISSES]
     jmp .checked
 %endif
+.way1:
+    add rdx, 1 << ICACHE_SHIFT
+    cmp rbx, [rdx + IC_RIP]
+    je .found
+    jmp .d_miss
 .f_rip:
     or byte [rdi], HVT_INSN_RIP
     ZIGZAG
     VARINT_COLD
     jmp .rip_done
 ; The decoder's predictor does not hold this id for this RIP: send it, and mirror the
-; decoder (its slot is this entry's index % PRED_SLOTS; the other entries that share it lose
+; decoder (its slot is this entry's set % PRED_SLOTS; the other entries that share it lose
 ; their stamps).
 .f_code:
     or byte [rdi], HVT_INSN_CODE
@@ -392,11 +399,12 @@ extern hv_fast_resume, hv_fast_decline
     movzx eax, word [r8 + IC_SLOT]
     and eax, PRED_SLOTS - 1
     mov rbx, rax
-    shl rbx, ICACHE_SHIFT
+    shl rbx, SET_SHIFT
     add rbx, [rcx + F_ICACHE]
 %assign k 0
-%rep ICACHE_SLOTS / PRED_SLOTS
-    mov dword [rbx + k * (PRED_SLOTS << ICACHE_SHIFT) + IC_PSTAMP], 0
+%rep ICACHE_SETS / PRED_SLOTS
+    mov dword [rbx + k * (PRED_SLOTS << SET_SHIFT) + IC_PSTAMP], 0
+    mov dword [rbx + k * (PRED_SLOTS << SET_SHIFT) + (1 << ICACHE_SHIFT) + IC_PSTAMP], 0
 %assign k k+1
 %endrep
     shl eax, 4

@@ -85,10 +85,12 @@ static void flush_chunk(void)
 static struct icache_entry *fill(unsigned c, uint32_t fgen)
 {
     struct code *k = &codes[c];
-    struct icache_entry *ic = &icache[icache_slot(k->rip)];
+    struct icache_entry *ic = icache_find(icache, k->rip);
+    if (!ic)
+        ic = icache_insert(icache, k->rip);
     memset(ic, 0, sizeof *ic);
     ic->rip = k->rip;
-    ic->slot = (uint16_t)icache_slot(k->rip);
+    ic->slot = (uint16_t)icache_set(k->rip);
     ic->id = k->id;
     ic->len = k->len;
     ic->next = k->rip + k->len;
@@ -111,10 +113,10 @@ static void full_record(const struct icache_entry *p, const uint64_t *regs)
         flush_chunk();
         rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL);
     }
-    for (unsigned i = HVT_PRED_SLOT(p->rip); i < ICACHE_SLOTS; i += HVT_PRED_SLOTS) {
-        struct icache_entry *ic = &icache[i];
-        ic->pstamp = ic->rip == p->rip && ic->id == p->id ? e.pstamp : 0;
-    }
+    uint64_t rip = p->rip;
+    uint32_t id = p->id;
+    ICACHE_FOR_PRED(icache, rip, ic)
+        ic->pstamp = ic->rip == rip && ic->id == id ? e.pstamp : 0;
 }
 
 int main(int argc, char **argv)
@@ -131,7 +133,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < ICACHE_SLOTS; i++) {
         memset(&icache[i], 0, sizeof icache[i]);
         icache[i].rip = ~0ull;
-        icache[i].slot = (uint16_t)i;
+        icache[i].slot = (uint16_t)(i / ICACHE_WAYS);
     }
     /* Runs of code at kernel and user addresses; write sets of every shape the decoder
      * gives (none, one register, one and RFLAGS, several, all). */
@@ -148,8 +150,13 @@ int main(int argc, char **argv)
         k->rip = at;
         k->len = (uint8_t)(1 + rnd() % 15);
         at += k->len;
-        /* The second half shadows the first 16 MiB away: each pair shares a predictor slot in
-         * different cache entries (icache_slot differs in bit 12 only). */
+        /* The second quarter shadows the first 64 MiB away: each pair shares a cache set (both
+         * ways in use). The second half shadows the first 16 MiB away: each pair shares a
+         * predictor slot in different sets (icache_set differs in bit 12 only). */
+        if (c >= NCODES / 4 && c < NCODES / 2) {
+            k->rip = codes[c - NCODES / 4].rip ^ (1ull << 26);
+            k->len = codes[c - NCODES / 4].len;
+        }
         if (c >= NCODES / 2) {
             k->rip = codes[c - NCODES / 2].rip ^ (1ull << 24);
             k->len = codes[c - NCODES / 2].len;
@@ -206,10 +213,11 @@ int main(int argc, char **argv)
          * address (different code), sometimes not in the cache at all. */
         unsigned next = rnd() % 5 ? (cur + 1) % NCODES : (unsigned)(rnd() % NCODES);
         uint32_t fgen = codes[next].rip >> 63 ? FGEN_KERNEL : f.fgen_user;
-        struct icache_entry *ic = &icache[icache_slot(codes[next].rip)];
-        /* (Filled by an earlier full step: never the pending's own entry, which a full step
-         * records before it fills anything.) */
-        if (ic != p && (ic->rip != codes[next].rip || rnd() % 200 == 0)) {
+        struct icache_entry *ic = icache_find(icache, codes[next].rip);
+        /* (Filled by an earlier full step: never in the pending's own set, whose entries a
+         * fill moves, and a full step records the pending before it fills anything.) */
+        bool p_set = icache_set(p->rip) == icache_set(codes[next].rip);
+        if (!p_set && (!ic || rnd() % 200 == 0)) {
             if (rnd() % 3 == 0)                               /* other code here: an id of that length */
                 for (unsigned t = 0, o = (unsigned)(rnd() % NCODES); t < NCODES; t++)
                     if (codes[(o + t) % NCODES].len == codes[next].len) {
@@ -230,7 +238,7 @@ int main(int argc, char **argv)
         if (provoke == 1) test_vmcs[TV_IDTR] += 16;
         if (provoke == 2) task_word += 0x100;
         if (provoke == 3) *hb ^= 0x40;                       /* the code changed */
-        if (provoke == 4 && ic->fgen != FGEN_KERNEL) f.fgen_user++;   /* process changed */
+        if (provoke == 4 && ic && ic->fgen != FGEN_KERNEL) f.fgen_user++;   /* process changed */
         if (provoke == 5) test_vmcs[TV_RIP] ^= 0x10000;      /* not in the cache */
         uint64_t g[16];
         memcpy(g, regs, sizeof g);
@@ -244,7 +252,7 @@ int main(int argc, char **argv)
         int rc = fast_run(g, &f, check_variant ? (void *)step_fast_entry_check : (void *)step_fast_entry);
         check(!(rc & HARNESS_BAD_STACK), "stack not as the stub left it", s);
         check(!memcmp(g, g_in, sizeof g), "a guest register was not preserved", s);
-        bool missed = ic->rip != codes[next].rip;
+        bool missed = !ic;
         if (rc & 1) {
             fast++;
             check(provoke > 5 || (provoke == 4 && ic->fgen == FGEN_KERNEL), "took a step it had to decline", s);
@@ -266,7 +274,7 @@ int main(int argc, char **argv)
         }
         if (provoke == 2) task_word -= 0x100;
         if (provoke == 3) *hb ^= 0x40;
-        if (provoke == 4 && ic->fgen != FGEN_KERNEL) f.fgen_user--;
+        if (provoke == 4 && ic && ic->fgen != FGEN_KERNEL) f.fgen_user--;
         if (!(rc & 1)) {
             /* The full step: record the pending, make RIP pending, prepare the next. */
             full_record(p, regs);
