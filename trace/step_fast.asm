@@ -197,6 +197,22 @@ __SECT__
 
 extern hv_fast_resume, hv_fast_decline
 
+; The registers the path saves on entry, restored.
+%macro RESTORE 0
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rbx
+    pop rdx
+%endmacro
+; Decline label .d_%1: count reason %2, then decline.
+%macro DECLINE 2
+.d_%1:
+    inc qword [rcx + F_DECLINES + %2 * 8]
+    jmp .decline
+%endmacro
+
 ; The whole path; %1: checkregs variant, %2: its register table.
 %macro FAST_PATH 2
     push rdx
@@ -355,12 +371,7 @@ extern hv_fast_resume, hv_fast_decline
     mov rax, 0x100000001                ; nrecords++, ninsns++
     add [rsi + E_NRECORDS], rax
     inc qword [rcx + F_FAST_STEPS]
-    pop r9
-    pop r8
-    pop rdi
-    pop rsi
-    pop rbx
-    pop rdx
+    RESTORE
     jmp hv_fast_resume
 
 ; --- the less common paths ---
@@ -426,33 +437,15 @@ extern hv_fast_resume, hv_fast_decline
     mov dword [rcx + F_LEFT], 0
     inc qword [rcx + F_DECLINES + FD_LEFT * 8]
     jmp .decline
-.d_cr3:
-    inc qword [rcx + F_DECLINES + FD_CR3 * 8]
-    jmp .decline
-.d_idt:
-    inc qword [rcx + F_DECLINES + FD_IDT * 8]
-    jmp .decline
-.d_task:
-    inc qword [rcx + F_DECLINES + FD_TASK * 8]
-    jmp .decline
-.d_miss:
-    inc qword [rcx + F_DECLINES + FD_MISS * 8]
-    jmp .decline
-.d_gen:
-    inc qword [rcx + F_DECLINES + FD_GEN * 8]
-    jmp .decline
-.d_bytes:
-    inc qword [rcx + F_DECLINES + FD_BYTES * 8]
-    jmp .decline
-.d_room:
-    inc qword [rcx + F_DECLINES + FD_ROOM * 8]
+    DECLINE cr3, FD_CR3
+    DECLINE idt, FD_IDT
+    DECLINE task, FD_TASK
+    DECLINE miss, FD_MISS
+    DECLINE gen, FD_GEN
+    DECLINE bytes, FD_BYTES
+    DECLINE room, FD_ROOM
 .decline:
-    pop r9
-    pop r8
-    pop rdi
-    pop rsi
-    pop rbx
-    pop rdx
+    RESTORE
     jmp hv_fast_decline
 
 __SECT__

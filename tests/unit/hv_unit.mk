@@ -17,7 +17,7 @@ $(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c tests/unit/elf_swee
 $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.c trace/trace_opts.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_trace_opts.c trace/trace_opts.c
-$(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+$(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
 # The MTF fast path (assembly) run on the host: its HOST_TEST build reads a VMCS in memory.
@@ -27,7 +27,7 @@ $(HV_UNIT_BUILD)/step_fast_host.o: trace/step_fast.asm
 $(HV_UNIT_BUILD)/step_fast_harness.o: tests/unit/step_fast_harness.asm
 	@mkdir -p $(dir $@)
 	nasm -f elf64 -o $@ $<
-$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
 	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
 

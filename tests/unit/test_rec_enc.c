@@ -8,6 +8,7 @@
 #include "rec_enc.h"
 #include "trace_chunkw.h"
 #include "trace_reader.h"
+#include "rand_regs.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,20 +20,6 @@
 
 struct want { uint8_t kind; uint64_t rip, cr3, tsc, a; uint32_t id, cand; uint64_t regs[HVT_NREGS]; };
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
-
-/* A register change of a random size: small deltas, pointers, full 64-bit values, negatives. */
-static uint64_t change(uint64_t v)
-{
-    switch (rnd() % 5) {
-    case 0: return v + 1 + rnd() % 8;
-    case 1: return v - 1 - rnd() % 300;
-    case 2: return 0xffff888000000000ull | (rnd() & 0xffffffffffull);
-    case 3: return rnd();
-    default: return v ^ (1ull << (rnd() % 64));
-    }
-}
 
 /* The encoder's chunk as a RECORDS chunk of the file, as the sink sends it. */
 static int put_records(tcw *w, const struct rec_enc *e)

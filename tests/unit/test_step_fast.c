@@ -16,6 +16,7 @@
 #include "step_cpu.h"
 #include "trace_chunkw.h"
 #include "trace_reader.h"
+#include "rand_regs.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +36,6 @@ enum { TV_CR3, TV_IDTR, TV_RIP, TV_RSP, TV_RFLAGS };
 
 struct want { uint64_t rip, cr3; uint32_t id; uint8_t len; uint64_t regs[HVT_NREGS]; };
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
-static uint64_t change(uint64_t v)
-{
-    switch (rnd() % 5) {
-    case 0: return v + 1 + rnd() % 8;
-    case 1: return v - 1 - rnd() % 300;
-    case 2: return 0xffff888000000000ull | (rnd() & 0xffffffffffull);
-    case 3: return rnd();
-    default: return v ^ (1ull << (rnd() % 64));
-    }
-}
 
 static struct step_fast f;
 static struct rec_enc e;
