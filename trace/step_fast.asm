@@ -148,25 +148,24 @@ __SECT__
     call varint_any
 %endmacro
 
-; Pass 1, one routine per register: compare with the decoder's value; if it changed, keep the
-; delta for pass 2, update the decoder's value, set its bit in edx. Then on to %3.
-%macro REG 3
-    mov rax, %2
+; Pass 1, one routine per register: compare the value in rax with the decoder's; if it
+; changed, keep the delta for pass 2, update the decoder's value, set its bit in edx. Then on
+; to %2.
+%macro REG_CMP 2
     sub rax, [rsi + E_REGS + %1 * 8]
-    jz %3
+    jz %2
     add [rsi + E_REGS + %1 * 8], rax
     mov [rcx + F_DELTA + %1 * 8], rax
     bts edx, %1
-    jmp %3
+    jmp %2
+%endmacro
+%macro REG 3
+    mov rax, %2
+    REG_CMP %1, %3
 %endmacro
 %macro REG_VMCS 3
     GUEST_READ rax, %2
-    sub rax, [rsi + E_REGS + %1 * 8]
-    jz %3
-    add [rsi + E_REGS + %1 * 8], rax
-    mov [rcx + F_DELTA + %1 * 8], rax
-    bts edx, %1
-    jmp %3
+    REG_CMP %1, %3
 %endmacro
 ; Where pass 1 finds guest register %1 (vmm/ pushed RAX and RCX; we pushed six more).
 %define SRC_0  G_RAX
