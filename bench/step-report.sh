@@ -10,6 +10,7 @@ code=$(sed -n 's/.*, \([0-9]*\) code bytes,.*/\1/p' "$run/import.txt")
 disk=$(stat -c %s "$run/trace.hvt")
 echo "$tb"
 echo "$st"
+grep -a "^HVT-FASTSTAT" "$run/e9.log" | tail -1 || true   # why steps left the fast path
 stamps=$(cat "$run/stamps" 2>/dev/null || true)
 echo "$stamps"
 python3 - "$tb" "$st" "$code" "$disk" "$stamps" <<'PY'
