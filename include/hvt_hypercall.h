@@ -36,11 +36,14 @@ enum hvt_hc_func {
     HVT_HC_HV_RANGE = 1, /* out: RBX = hypervisor memory base (phys), RCX = size in bytes,
                             RDX = canary qword kept (8-byte aligned, repeated) in that memory:
                             the guest must never be able to read it */
-    HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks */
+    HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks. A start
+                            mark while the trace's link has failed returns HVT_HC_EBUSY and
+                            starts nothing (its records could only be dropped): retry later */
 };
 
 #define HVT_HC_OK        0
 #define HVT_HC_ENOSYS    (-38) /* unknown function */
 #define HVT_HC_EINVAL    (-22)
+#define HVT_HC_EBUSY     (-16) /* not now (MARK: the link is down) */
 
 #endif

@@ -68,6 +68,10 @@ static int64_t hook_hypercall(struct guest_regs *g)
         hv_log("hvtrace: cpu %u: mark ignored (the trace starts on another trigger)\n", hv_cpu_id());
         return HVT_HC_OK;
     }
+    if (what == TRACE_MARK_START && trace_sink_link_failed()) {
+        hv_log("hvtrace: cpu %u: start mark refused: the link has failed (the guest may retry)\n", hv_cpu_id());
+        return HVT_HC_EBUSY;
+    }
     step_request(what == TRACE_MARK_START);
     hv_log("hvtrace: cpu %u: trace %s (mark)\n", hv_cpu_id(), what ? "start" : "stop");
     return HVT_HC_OK;

@@ -4,7 +4,8 @@
  * arrive. It pins itself to the CPU it starts on. With "nomark" it sets no marks and says
  * "getpid-loop: start pid=P" before the loop instead, so the host can start and stop tracing
  * (hvt trace) while the loop runs. With "again=M" a second marked window of M calls follows,
- * after a 3 s pause (test-trace-net run C: a window after the link came back). */
+ * after a 3 s pause, as soon as the hypervisor takes its start mark (test-trace-net run C: a
+ * window after the link came back). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -18,8 +19,11 @@
 static long window(long n, long pid, int mark)
 {
     long bad = 0;
-    if (mark)
-        hvt_mark(1);
+    /* A start mark is refused (EBUSY) while the trace's link is down: wait for it. */
+    for (int tries = 0; mark && hvt_mark(1) == HVT_HC_EBUSY && tries < 600; tries++) {
+        struct timespec wait = { 0, 100000000 };
+        nanosleep(&wait, 0);
+    }
     for (long i = 0; i < n; i++)
         bad += syscall(SYS_getpid) != pid;       /* the raw syscall: no libc caching */
     if (mark)
