@@ -231,6 +231,19 @@ static int do_stop(const struct t_opts *o, char *ans, size_t cap)
         return T_OK;
     int tty = isatty(2);
     double t0 = now_s(), last = 0;
+    /* The collector counts only windows whose START it has seen, and a CPU's START travels in
+     * its first chunk: one that started and has not sent a chunk yet (a CPU parked in HLT acts
+     * on the stop at its next exit, up to a poll period later) is invisible to it. So first
+     * wait until the hypervisor says no CPU steps: its reply comes on the stream after every
+     * chunk those CPUs sent. (No answer - the hypervisor is gone - leaves the files to say.) */
+    while (ask(o, "trace hvstatus", ans, cap) == 0 && uval(ans, "hv_stepping")) {
+        if (now_s() - t0 > o->timeout) {
+            fprintf(stderr, "hvt trace stop: after %.0f s the hypervisor still has CPUs stepping\n",
+                    o->timeout);
+            return T_FAIL;
+        }
+        sleep_ms(T_POLL_MS);
+    }
     for (;;) {
         if (ask(o, "status", ans, cap) != 0) {
             fprintf(stderr, "hvt trace stop: %s\n", ans);
