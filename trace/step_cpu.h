@@ -1,6 +1,6 @@
 /*
  * step_cpu.h - the per-CPU stepping state shared by the full step (step.c) and the MTF fast
- * path (step_fast.c). Internal to those two files.
+ * path (step_fast.asm, through struct step_fast's asserted offsets). Internal to those two.
  *
  * Contract between them: at every MTF exit the guest is about to execute the instruction at
  * RIP; one instruction is "pending" (its decoded-cache entry, f.p_ic), recorded at the next
@@ -50,7 +50,7 @@ enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_PENDING = P_SYSC
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
  * no length decoding and no dictionary lookup (the common case by far). 128 bytes: the fast
- * path (step_fast.asm) finds entry i at icache + (i << ICACHE_SHIFT).
+ * path (step_fast.asm) finds set s's way w at icache + (s * ICACHE_WAYS + w) << ICACHE_SHIFT.
  *   hptr, fgen  where its bytes are in host memory, valid while fgen is FGEN_KERNEL (kernel
  *               addresses: mapped alike in every process) or the CPU's fgen_user (user
  *               addresses: until the process changes). 0: not for the fast path (P_SPECIAL,
