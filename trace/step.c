@@ -635,6 +635,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     dilate_set(DILATE_OFF);
     __atomic_add_fetch(&trace_stats.steps, step_retired(t), __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&trace_stats.fast_steps, t->f.fast_steps, __ATOMIC_RELAXED);
     t->steps = t->records_bytes = 0;
     t->f.fast_steps = 0;
 }

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include "vcpu.h"
 
-struct trace_stats { uint64_t steps, bytes; };
+struct trace_stats { uint64_t steps, bytes, fast_steps; };  /* closed windows, all CPUs */
 extern struct trace_stats trace_stats;
 
 int  step_init(unsigned ncpu);
