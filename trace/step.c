@@ -350,8 +350,7 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
     t->recorded++;
     /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
      * it if it is this instruction, and must not claim it otherwise (step_cpu.h pstamp). */
-    ICACHE_FOR_PRED(t->f.icache, rip, ic)
-        ic->pstamp = ic->rip == rip && ic->id == id ? t->f.enc->pstamp : 0;
+    icache_pred_set(t->f.icache, rip, id, t->f.enc->pstamp);
     return true;
 }
 
@@ -486,16 +485,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         id = codedict_id(rip, bytes, len);
         if (!ic)                            /* (else: new bytes at a known address) */
             ic = icache_insert(t->f.icache, rip);
-        ic->rip = rip;
-        ic->next = rip + len;
-        ic->pstamp = 0;
-        ic->fgen = 0;
-        ic->id = id;
-        ic->len = (uint8_t)len;
-        __builtin_memcpy(&ic->lo, bytes, 8);
-        __builtin_memcpy(&ic->hi, bytes + 8, 8);
-        ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
-        ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
+        icache_set_code(ic, rip, bytes, len, id);
         ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
                     (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0) |
                     (bytes[0] == OPC_IRET || (len == 2 && (bytes[0] & REX_MASK) == REX_BASE &&

@@ -128,8 +128,6 @@ struct trace_cpu {
     bool stepping;
     bool have_pending;
     bool p_keep;                            /* the pending instruction passes the filters */
-    bool no_fast;                           /* the next exit takes the full step (triggers) */
-    uint8_t p_flags;                        /* P_* */
     uint64_t stlb_cr3;                      /* process (CR3_PROC_MASK) the stlb holds */
     uint64_t idt_base;
     uint64_t steps, recorded;               /* full steps; records they wrote */
@@ -190,10 +188,30 @@ static inline struct icache_entry *icache_insert(struct icache_entry *c, uint64_
     w[0].pstamp = 0;
     return &w[0];
 }
-/* Calls f on each entry sharing rip's predictor slot. */
-#define ICACHE_FOR_PRED(c, rip, ic)                                                            \
-    for (unsigned _s = HVT_PRED_SLOT(rip); _s < ICACHE_SETS; _s += HVT_PRED_SLOTS)            \
-        for (struct icache_entry *ic = &(c)[_s * ICACHE_WAYS]; ic < &(c)[(_s + 1) * ICACHE_WAYS]; ic++)
+/* The code an entry describes: rip, its dictionary id and length, its bytes (16 read, len of
+ * them compared). Not yet usable by the fast path (fgen 0) nor stamped. */
+static inline void icache_set_code(struct icache_entry *ic, uint64_t rip, const uint8_t bytes[16],
+                                   unsigned len, uint32_t id)
+{
+    ic->rip = rip;
+    ic->next = rip + len;
+    ic->pstamp = 0;
+    ic->fgen = 0;
+    ic->id = id;
+    ic->len = (uint8_t)len;
+    __builtin_memcpy(&ic->lo, bytes, 8);
+    __builtin_memcpy(&ic->hi, bytes + 8, 8);
+    ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
+    ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
+}
+/* The encoder's predictor slot of rip now holds (rip, id): the entry holding them gets the
+ * stamp, the other entries sharing the slot lose theirs (see pstamp). */
+static inline void icache_pred_set(struct icache_entry *c, uint64_t rip, uint32_t id, uint32_t pstamp)
+{
+    for (unsigned s = HVT_PRED_SLOT(rip); s < ICACHE_SETS; s += HVT_PRED_SLOTS)
+        for (struct icache_entry *ic = &c[s * ICACHE_WAYS]; ic < &c[(s + 1) * ICACHE_WAYS]; ic++)
+            ic->pstamp = ic->rip == rip && ic->id == id ? pstamp : 0;
+}
 static inline unsigned evmap_hash(uint64_t rip) { return (unsigned)((rip * 0x9e3779b97f4a7c15ull) >> 52); }
 _Static_assert(EVMAP_SLOTS == 1u << 12, "evmap_hash yields 12 bits");
 

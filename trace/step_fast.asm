@@ -27,7 +27,6 @@ default rel
 
 ; struct step_fast
 %define F_LEFT        0
-%define F_CHECKREGS   4
 %define F_CR3         8
 %define F_IDT         16
 %define F_TASK_SLOT   24

@@ -78,15 +78,8 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
     if (!ic)
         ic = icache_insert(icache, k->rip);
     memset(ic, 0, sizeof *ic);
-    ic->rip = k->rip;
     ic->slot = (uint16_t)icache_set(k->rip);
-    ic->id = k->id;
-    ic->len = k->len;
-    ic->next = k->rip + k->len;
-    memcpy(&ic->lo, k->bytes, 8);
-    memcpy(&ic->hi, k->bytes + 8, 8);
-    ic->mlo = k->len >= 8 ? ~0ull : (1ull << (8 * k->len)) - 1;
-    ic->mhi = k->len <= 8 ? 0 : (1ull << (8 * (k->len - 8))) - 1;
+    icache_set_code(ic, k->rip, k->bytes, k->len, k->id);
     ic->hptr = pages + (size_t)c * 4096;
     ic->cand = k->cand;
     ic->handler = step_fast_handler(k->cand);
@@ -102,10 +95,7 @@ static void full_record(const struct icache_entry *p, const uint64_t *regs)
         flush_chunk();
         rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL);
     }
-    uint64_t rip = p->rip;
-    uint32_t id = p->id;
-    ICACHE_FOR_PRED(icache, rip, ic)
-        ic->pstamp = ic->rip == rip && ic->id == id ? e.pstamp : 0;
+    icache_pred_set(icache, p->rip, p->id, e.pstamp);
 }
 
 int main(int argc, char **argv)
