@@ -15,8 +15,7 @@
 #include <efi.h>
 #include "efi_mp.h"
 
-#define HVL_LOG_E9    0x1u   /* hypervisor log to I/O port 0xE9 (Bochs, QEMU debugcon) */
-#define HVL_LOG_COM1  0x2u   /* hypervisor log to COM1 (shared with the guest console) */
+#include "hvt_bootinfo.h"     /* HVL_LOG_* */
 
 struct hvl_params {
     hvt_efi_mp_services *mp;   /* NULL: no MP services, BSP only */

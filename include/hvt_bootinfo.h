@@ -59,6 +59,8 @@ struct hvt_boot_info {
     uint64_t direct_map_limit;          /* [0, limit) is identity mapped */
     uint32_t cpu_count;                 /* CPUs the loader will start (BSP is index 0) */
     uint32_t log_flags;                 /* HVL_LOG_* */
+#define HVL_LOG_E9    0x1u   /* hypervisor log to I/O port 0xE9 (Bochs, QEMU debugcon) */
+#define HVL_LOG_COM1  0x2u   /* hypervisor log to COM1 (shared with the guest console) */
     uint32_t apic_ids[HVT_MAX_CPUS];
     uint16_t pm1a_cnt_port, pm1b_cnt_port;
     uint32_t mem_range_count;

@@ -59,7 +59,8 @@
 #define HVT_COMM_MAX           16
 #define HVT_CODE_MAX           15          /* longest x86 instruction */
 #define HVT_PRED_SLOTS         4096
-#define HVT_PRED_SLOT(rip)     ((uint32_t)(((rip) ^ ((rip) >> 12)) & (HVT_PRED_SLOTS - 1)))
+#define HVT_PRED_HASH_SHIFT    12
+#define HVT_PRED_SLOT(rip)     ((uint32_t)(((rip) ^ ((rip) >> HVT_PRED_HASH_SHIFT)) & (HVT_PRED_SLOTS - 1)))
 #define HVT_VARINT_MAX         10
 #define HVT_CHUNK_RAW_MAX      (4u << 20)  /* writers keep raw payloads at most this big */
 

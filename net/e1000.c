@@ -89,7 +89,7 @@ static uint16_t eeprom_read(struct e1000 *n, uint8_t word)
 
 static void *alloc_dma(size_t bytes)
 {
-    return hv_alloc_pages((bytes + 4095) / 4096);
+    return hv_alloc_pages(HV_PAGES(bytes));
 }
 
 int e1000_init(struct e1000 *n, struct pci_addr a)

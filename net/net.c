@@ -211,7 +211,7 @@ static void fmt_ip(char *b, size_t n, const uint8_t ip[4])
 
 int net_init(const struct net_config *cfg)
 {
-    net_ctl_handler ctl_fn = net.ctl_fn;   /* the policy may register before net_attach runs */
+    net_ctl_handler ctl_fn = net.ctl_fn;   /* the policy may register before net_init runs */
     memset(&net, 0, sizeof net);
     net.ctl_fn = ctl_fn;
     net.cfg = *cfg;
@@ -233,9 +233,9 @@ int net_init(const struct net_config *cfg)
     }
     net.tsc_per_ms = tsc_khz(cfg);
     net.start_tsc = hv_rdtsc();
-    void *heap = hv_alloc_pages((NET_LWIP_HEAP_BYTES + 4095) / 4096);
+    void *heap = hv_alloc_pages(HV_PAGES(NET_LWIP_HEAP_BYTES));
     uint64_t ring_bytes = (uint64_t)cfg->ring_kb * 1024;
-    void *ring = hv_alloc_pages(ring_bytes / 4096);
+    void *ring = hv_alloc_pages(HV_PAGES(ring_bytes));
     if (!heap || !ring) {
         hv_log("net: out of hypervisor memory for the ring (%u KiB)\n", cfg->ring_kb);
         return -1;

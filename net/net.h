@@ -1,10 +1,12 @@
 /*
- * net.h - hvtrace's dedicated NIC: what the hypervisor core (vmm/) calls. Everything else in
- * net/ is internal. Protocol: include/hvt_stream.h, docs/stream-protocol.md.
+ * net.h - hvtrace's dedicated NIC, the image's transport layer. Everything else in net/ is
+ * internal. Protocol: include/hvt_stream.h, docs/stream-protocol.md. Needs vmm/'s public API
+ * (hv_api.h; net_layer.c also hv_exit.h and hv_ept.h) and hv/hv_transport.h, nothing else.
  *
- * Contract with the core:
- *  - Wiring: the core calls net_attach(bi) once (net/net_attach.c does everything listed below:
- *    config, init, intercepts, EPT, hooks). The rest of this contract is what it relies on.
+ * Contract:
+ *  - Wiring: the image calls net_layer_init(bi, &transport) once (net_layer.c does everything
+ *    listed below: config, init, registration with vmm/, EPT, the transport table). The rest
+ *    of this contract is what it relies on.
  *  - Boot: net_config_parse() the loader's text (hvt_boot_info.net_config; empty text: do not
  *    call net_init at all, no NIC is touched), then net_init() once on the BSP after memory
  *    services work and before the guest runs. It finds and takes over the e1000, starts lwIP and
@@ -14,7 +16,7 @@
  *  - net_poll(): call often from any CPU in VMX root operation (every VM exit is fine: it is
  *    rate-gated to one real poll per 100 us of TSC time, ~10 instructions otherwise, and costs
  *    one failed trylock when another CPU is polling). The guest may run long without exits (HLT
- *    without HLT exiting, tight loops): the core must also call it from a periodic exit (the
+ *    without HLT exiting, tight loops): some layer must keep a periodic exit (the policy's
  *    VMX preemption timer) or the stream, the control channel and backpressure waits stall. It receives frames, runs lwIP's timers,
  *    (re)connects to the collector, and moves ring data into TCP. Nothing is sent or received
  *    between calls: the NIC raises no interrupt the hypervisor takes.
@@ -30,8 +32,9 @@
  *  - Hiding the NIC from the guest: the core intercepts I/O ports NET_IO_PORTS (0xCF8-0xCFF for
  *    PCI configuration, COM1's 0x3F8 and 0x3FB to observe the console) and hands each access to
  *    net_io_exit(); it maps every range net_hidden_mmio() returns to a harmless page in the
- *    guest's EPT (the dummy page, as for the hypervisor's own region), and backs each page net_hidden_ecam() returns with a read-only page of 0xFF bytes
- *    (the ECAM view of "no device"). net_pci_is_hidden() answers for the core's own checks.
+ *    guest's EPT (the dummy page, as for the hypervisor's own region). ECAM (PCI Express
+ *    memory-mapped configuration) is not hidden yet: the NIC is hidden only on platforms
+ *    without it (Bochs's i440fx). net_pci_is_hidden() answers for the core's own checks.
  *  - Console: net_io_exit() sees the guest's writes to COM1's data port (DLAB clear) and
  *    forwards them; it returns false for them so the core still performs the write (the guest
  *    sees no difference). The core may also call net_console_byte() directly.
@@ -39,7 +42,7 @@
  *    replay-checked in net/; PING and STATUS are answered here, commands >= 16 go to the handler
  *    set with net_set_ctl_handler() (it runs inside net_poll with net's lock held: it must not
  *    call stream_send; it fills the reply instead). The handler may be set before or after
- *    net_init (hv_policy_init runs before net_attach): net_init keeps it.
+ *    net_init: net_init keeps it.
  *  - Shutdown: net_shutdown() (guest power-off, fatal) sends BYE and polls until the collector
  *    has everything or max_tsc ticks pass.
  */
@@ -48,6 +51,7 @@
 #include "net_port.h"
 #include "net_config.h"
 #include "hvt_stream.h"
+#include "hv_transport.h"
 
 /* Ports the core must intercept for net_io_exit (first, count). */
 #define NET_IO_PCI_FIRST   0xcf8u
@@ -55,15 +59,13 @@
 #define NET_IO_COM1_DATA   0x3f8u   /* THR when DLAB = 0 */
 #define NET_IO_COM1_LCR    0x3fbu   /* line control: bit 7 = DLAB */
 
-struct hvt_boot_info;
-int  net_attach(struct hvt_boot_info *bi);   /* net_attach.c: the core's one call */
 int  net_init(const struct net_config *cfg);
 bool net_active(void);
 void net_poll(void);
 int  stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
 /* stream_send's answer when the link has failed (link_timeout_ms without progress): the
  * message was dropped and counted (HVT_MSG_LOSS, reason LINK, once the link recovers). */
-#define NET_SEND_LINK_FAILED (-2)
+#define NET_SEND_LINK_FAILED HV_TRANSPORT_LINK_FAILED
 /* Has the link failed (and not recovered yet)? */
 bool net_link_failed(void);
 void net_console_byte(uint8_t b);
@@ -78,14 +80,12 @@ bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax);
 bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn);
 /* idx = 0, 1, ...: 0 and the range, or -1 past the last one. */
 int  net_hidden_mmio(uint64_t *base, uint64_t *size, int idx);
-/* The platform's ECAM window (ACPI MCFG), if any, so the NIC's ECAM page can be listed.
- * Call before net_attach (which backs that page with all-ones); nobody calls it yet: the
- * loader does not pass MCFG, and Bochs (i440fx) has no ECAM. */
-void net_set_ecam(uint64_t base, uint8_t bus_start, uint8_t bus_end);
-int  net_hidden_ecam(uint64_t *page_gpa, int idx);
 
-typedef int (*net_ctl_handler)(uint16_t cmd, const uint8_t *args, uint32_t len,
-                               uint8_t *out, uint32_t *out_len);
+typedef hv_transport_ctl_fn net_ctl_handler;
 void net_set_ctl_handler(net_ctl_handler fn);
+
+/* The layer's start (net_layer.c): registers with vmm/ and fills the transport table. */
+struct hvt_boot_info;
+int  net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t);
 
 #endif

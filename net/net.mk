@@ -19,7 +19,7 @@ $(LWIP_LIB): net/build-lwip.sh net/lwip/lwipopts.h net/lwip/arch/cc.h net/net.mk
 
 $(NET_HV_BUILD)/%.o: net/%.c | $(LWIP_LIB)
 	@mkdir -p $(dir $@)
-	$(HV_CC) $(HV_CFLAGS) -Inet $(LWIP_INC) -MMD -MP -c $< -o $@
+	$(HV_CC) $(HV_CFLAGS) -Inet -Ihv $(LWIP_INC) -MMD -MP -c $< -o $@
 
 HV_EXTRA_OBJS += $(NET_HV_OBJS)
 HV_EXTRA_LIBS += $(LWIP_LIB)

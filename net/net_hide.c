@@ -7,8 +7,7 @@
  * selects the NIC, or replayed on the real ports with the guest's latch value, under the same
  * lock the hypervisor's own accesses take. So the hypervisor may use the latch at any time.
  * 0xCF9 (the PIIX reset control register) and other sizes pass through untouched.
- * Memory: every BAR of the NIC is listed for the core to unmap from EPT, and its ECAM page (if
- * the platform has MMCONFIG) for the core to back with all-ones.
+ * Memory: every BAR of the NIC is listed for the layer to hide in EPT (net_layer.c).
  */
 #include "net_internal.h"
 #include "pci.h"
@@ -18,9 +17,6 @@
 
 static uint32_t guest_cf8;              /* the guest's CONFIG_ADDRESS (one latch, as in HW) */
 static uint8_t guest_lcr;
-static uint64_t ecam_base;
-static uint8_t ecam_bus_start, ecam_bus_end;
-static bool ecam_known;
 
 bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn)
 {
@@ -97,23 +93,4 @@ int net_hidden_mmio(uint64_t *base, uint64_t *size, int idx)
         }
     }
     return -1;
-}
-
-void net_set_ecam(uint64_t base, uint8_t bus_start, uint8_t bus_end)
-{
-    ecam_base = base;
-    ecam_bus_start = bus_start;
-    ecam_bus_end = bus_end;
-    ecam_known = true;
-}
-
-int net_hidden_ecam(uint64_t *page_gpa, int idx)
-{
-    const struct pci_addr a = net.nic.pci;
-    if (!net.active || !ecam_known || idx != 0 || a.bus < ecam_bus_start || a.bus > ecam_bus_end)
-        return -1;
-    /* PCI Express Base 3.0 section 7.2.2: 4 KiB per function */
-    *page_gpa = ecam_base + ((uint64_t)(a.bus - ecam_bus_start) << 20 | (uint64_t)a.dev << 15 |
-                             (uint64_t)a.fn << 12);
-    return 0;
 }

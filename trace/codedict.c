@@ -6,7 +6,6 @@
 #include "codedict.h"
 #include "trace.h"
 #include "hv_api.h"
-#include "hv_core.h"
 #include "hvt_trace_format.h"
 
 #define DICT_SLOTS   262144u           /* power of two; 8 MiB: ~196 k entries before a reset */
@@ -25,8 +24,8 @@ static uint32_t batch_len, batch_entries, batch_first;
 
 int codedict_init(void)
 {
-    table = hv_alloc_pages(DICT_SLOTS * sizeof(struct entry) / 4096);
-    batch = hv_alloc_pages(BATCH_BYTES / 4096);
+    table = hv_alloc_pages(HV_PAGES(DICT_SLOTS * sizeof(struct entry)));
+    batch = hv_alloc_pages(HV_PAGES(BATCH_BYTES));
     return table && batch ? 0 : -1;
 }
 

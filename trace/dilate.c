@@ -1,22 +1,10 @@
 /* dilate.c - TSC offsetting and TSC-deadline virtualization (see dilate.h). */
 #include "dilate.h"
 #include "hv_api.h"
-#include "hv_core.h"
-#include "hv_hooks.h"
+#include "hvt_bootinfo.h"
+#include "hv_exit.h"
 #include "hv_guest.h"
-#include "cpu.h"
-#include "step.h"
-#include "vmx.h"
 
-#define MSR_IA32_TSC          0x10
-#define MSR_IA32_TSC_AUX      0xc0000103
-#define MSR_IA32_TSC_DEADLINE 0x6e0
-#define MSR_IA32_APIC_BASE    0x1b
-#define APIC_BASE_X2APIC      (1ull << 10)       /* SDM 10.12.1 */
-#define APIC_BASE_ADDR_MASK   0x000ffffffffff000ull
-#define APIC_LVT_TIMER        0x320              /* xAPIC register offsets (SDM Table 10-1) */
-#define APIC_IRR              0x200
-#define X2APIC_MSR(off)       (0x800 + ((off) >> 4))   /* SDM 10.12.1.2 */
 #define VECTOR_MASK           0xff
 /* How soon after an exit began a deadline may have fired without the exit's first TSC read
  * showing it: Bochs raises timers at its time-sync points, which can come after the stub's
@@ -30,12 +18,15 @@ uint64_t dilate_soft_deadline[HVT_MAX_CPUS];
 struct dilate_stats dilate_stats[HVT_MAX_CPUS];
 #define SOFT_NONE (~0ull)
 
-void dilate_init(void)
+static uint64_t (*retired_now)(unsigned cpu);
+
+void dilate_init(uint64_t (*retired)(unsigned cpu))
 {
+    retired_now = retired;
     for (unsigned c = 0; c < HVT_MAX_CPUS; c++)
         dilate_soft_deadline[c] = SOFT_NONE;
-    hv_msr_intercept(MSR_IA32_TSC_DEADLINE, true, true);
-    hv_msr_intercept(MSR_IA32_TSC, true, false);
+    hv_msr_register(MSR_IA32_TSC_DEADLINE, true, true, dilate_msr);
+    hv_msr_register(MSR_IA32_TSC, true, false, dilate_msr);
 }
 
 /* SOFT mode: the guest's TSC counts one tick per instruction this CPU retired (steps), whatever
@@ -43,7 +34,7 @@ void dilate_init(void)
  * path need not touch the TSC offset. Every full exit sets the offset from it first thing, so
  * hv_exit_guest_tsc() is this clock during the exit and the guest resumes from it should the
  * mode change (the stub's dilation then takes the exit's own ticks out, as in HARD mode). */
-static uint64_t soft_tsc(unsigned c) { return dl[c].vt_base + step_retired_now(c); }
+static uint64_t soft_tsc(unsigned c) { return dl[c].vt_base + retired_now(c); }
 
 void dilate_pre_exit(void)
 {
@@ -58,7 +49,7 @@ bool dilate_rdtsc_exit(struct guest_regs *g, bool rdtscp)
     g->r[GPR_RAX] = (uint32_t)tsc;
     g->r[GPR_RDX] = tsc >> 32;
     if (rdtscp)
-        g->r[GPR_RCX] = (uint32_t)cpu_rdmsr(MSR_IA32_TSC_AUX);   /* the guest's: not switched */
+        g->r[GPR_RCX] = (uint32_t)hv_rdmsr(MSR_IA32_TSC_AUX);   /* the guest's: not switched */
     hv_skip_insn();
     return true;
 }
@@ -81,13 +72,13 @@ static void arm_host(struct dl_cpu *d)
 {
     uint64_t host = d->guest_deadline - (uint64_t)hv_dilated_offset();
     d->host_deadline = host ? host : 1;
-    cpu_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
+    hv_wrmsr(MSR_IA32_TSC_DEADLINE, d->host_deadline);
 }
 
 static void disarm_host(struct dl_cpu *d)
 {
     d->host_deadline = 0;
-    cpu_wrmsr(MSR_IA32_TSC_DEADLINE, 0);
+    hv_wrmsr(MSR_IA32_TSC_DEADLINE, 0);
 }
 
 static bool timer_irq_pending(void);
@@ -148,7 +139,7 @@ void dilate_set(enum dilate_mode m)
     } else {
         /* OFF: the real deadline kept running through this exit. One that is close or past
          * is left to fire on its own (the guest sees it at most a sync window early). */
-        pending = d->host_deadline && cpu_rdtsc() + DEADLINE_SYNC_WINDOW < d->host_deadline;
+        pending = d->host_deadline && hv_rdtsc() + DEADLINE_SYNC_WINDOW < d->host_deadline;
         if (!pending)
             d->host_deadline = 0;
     }
@@ -156,7 +147,7 @@ void dilate_set(enum dilate_mode m)
      * this exit's start by dilate_pre_exit) when SOFT ends. */
     hv_set_rdtsc_exiting(m == DILATE_SOFT);
     if (m == DILATE_SOFT)
-        d->vt_base = hv_exit_guest_tsc() - step_retired_now(c);
+        d->vt_base = hv_exit_guest_tsc() - retired_now(c);
     d->mode = m;
     dilate_soft_deadline[c] = SOFT_NONE;
     if (m == DILATE_SOFT) {
@@ -181,11 +172,11 @@ void dilate_set(enum dilate_mode m)
  * the APIC; the hypervisor only reads it: IRR bit of the LVT timer's vector. */
 static bool timer_irq_pending(void)
 {
-    uint64_t base = cpu_rdmsr(MSR_IA32_APIC_BASE);
+    uint64_t base = hv_rdmsr(MSR_IA32_APIC_BASE);
     uint32_t vec, irr;
     if (base & APIC_BASE_X2APIC) {
-        vec = (uint32_t)cpu_rdmsr(X2APIC_MSR(APIC_LVT_TIMER)) & VECTOR_MASK;
-        irr = (uint32_t)cpu_rdmsr(X2APIC_MSR(APIC_IRR + 0x10 * (vec / 32)));
+        vec = (uint32_t)hv_rdmsr(X2APIC_MSR(APIC_LVT_TIMER)) & VECTOR_MASK;
+        irr = (uint32_t)hv_rdmsr(X2APIC_MSR(APIC_IRR + 0x10 * (vec / 32)));
     } else {
         volatile uint32_t *apic = hv_phys_to_virt_uc(base & APIC_BASE_ADDR_MASK);
         vec = apic[APIC_LVT_TIMER / 4] & VECTOR_MASK;
@@ -204,7 +195,7 @@ void dilate_exit(void)
          * recognised before the guest's next instruction. */
         if (dilate_due(c, hv_exit_guest_tsc())) {
             dilate_soft_deadline[c] = SOFT_NONE;
-            cpu_wrmsr(MSR_IA32_TSC_DEADLINE, 1);
+            hv_wrmsr(MSR_IA32_TSC_DEADLINE, 1);
             dilate_stats[c].soft_fired++;
         }
         return;

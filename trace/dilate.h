@@ -37,7 +37,9 @@
 
 enum dilate_mode { DILATE_OFF, DILATE_SOFT, DILATE_HARD };
 
-void dilate_init(void);
+/* 'retired': the instructions CPU 'cpu' retired under stepping so far (the stepper's count,
+ * SOFT mode's clock). Registers the TSC and TSC-deadline MSR handlers with vmm/. */
+void dilate_init(uint64_t (*retired)(unsigned cpu));
 /* This CPU's mode, switched during an exit (SOFT while stepped, HARD while parked). */
 void dilate_set(enum dilate_mode m);
 /* Called at the end of every exit of a dilated CPU: fires a SOFT deadline that is due, moves a

@@ -18,21 +18,17 @@
  */
 #include "trace.h"
 #include "hv_api.h"
-#include "hv_core.h"
+#include "hv_transport.h"
 #include "hvt_stream.h"
 #include "hvt_trace_format.h"
-#include "cpu.h"
+#include "hvt_bootinfo.h"
 #include "rec_enc.h"
-#include "step.h"
 
 #define HELD_BYTES    (64u * 1024)         /* a STOP chunk: CONTEXT + STOP markers */
 
-/* net/ when linked in (weak: a build without the NIC has only the debug port). */
-__attribute__((weak)) bool net_active(void);
-__attribute__((weak)) int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
-__attribute__((weak)) bool net_link_failed(void);
-/* stream_send's answer on a failed link (net.h NET_SEND_LINK_FAILED): dropped and counted. */
-#define SEND_LINK_FAILED (-2)
+/* The image's transport (all members NULL without one: the debug port only). */
+static struct hv_transport tr;
+static void (*link_failed_fn)(void);
 enum sent { SENT, DROPPED, NO_STREAM };
 
 #define STAGE_BYTES (HVT_STREAM_MAX_PAYLOAD)
@@ -52,12 +48,12 @@ void trace_sink_stats(struct trace_sink_stats *s)
  * send the same text twice: harmless, the collector keeps the last value. */
 static void send_meta(unsigned cpu)
 {
-    uint64_t lstar = cpu_rdmsr(MSR_IA32_LSTAR);
+    uint64_t lstar = hv_rdmsr(MSR_IA32_LSTAR);
     if (lstar == __atomic_load_n(&meta_lstar, __ATOMIC_RELAXED))
         return;
     char text[64];
     int n = hv_snprintf(text, sizeof text, "lstar=%lx\ncpus=%u\n", lstar, hv_cpu_count());
-    if (n > 0 && stream_send(cpu, HVT_MSG_META, text, (size_t)n) == 0)
+    if (n > 0 && tr.send(cpu, HVT_MSG_META, text, (size_t)n) == 0)
         __atomic_store_n(&meta_lstar, lstar, __ATOMIC_RELAXED);
 }
 
@@ -69,9 +65,9 @@ static enum sent send_stream(const struct trace_chunk_info *ci, const uint8_t *p
 {
     unsigned cpu = hv_cpu_id();
     size_t hdr = sizeof(struct hvt_trace_batch) + sizeof(hvt_trace_batch_ext);
-    if (!net_active || !stream_send || !net_active() || hdr + len > STAGE_BYTES)
+    if (!tr.active || !tr.send || !tr.active() || hdr + len > STAGE_BYTES)
         return NO_STREAM;
-    if (!stage[cpu] && !(stage[cpu] = hv_alloc_pages(STAGE_BYTES / 4096)))
+    if (!stage[cpu] && !(stage[cpu] = hv_alloc_pages(HV_PAGES(STAGE_BYTES))))
         return NO_STREAM;
     send_meta(cpu);
     struct hvt_trace_batch b = { ci->kind == TRACE_CHUNK_CODE ? HVT_BATCH_CODE : HVT_BATCH_RECORDS,
@@ -80,14 +76,14 @@ static enum sent send_stream(const struct trace_chunk_info *ci, const uint8_t *p
     memcpy(stage[cpu], &b, sizeof b);
     memcpy(stage[cpu] + sizeof b, &x, sizeof x);
     memcpy(stage[cpu] + hdr, p, len);
-    int rc = stream_send(ci->kind == TRACE_CHUNK_RECORDS ? ci->cpu : cpu, HVT_MSG_TRACE, stage[cpu], hdr + len);
-    if (rc == SEND_LINK_FAILED) {
+    int rc = tr.send(ci->kind == TRACE_CHUNK_RECORDS ? ci->cpu : cpu, HVT_MSG_TRACE, stage[cpu], hdr + len);
+    if (rc == HV_TRANSPORT_LINK_FAILED) {
         /* Counted by net/ (a LOSS once the link is back); tracing stops: the reason goes out
          * in each CPU's held STOP chunk (trace_sink_hold). A lost CODE batch leaves ids the
          * collector never learnt: the next window gives every code a new one. */
         if (ci->kind == TRACE_CHUNK_CODE)
             __atomic_store_n(&code_lost, true, __ATOMIC_RELEASE);
-        step_request_reason(false, HVT_REASON_LINK);
+        link_failed_fn();
         return DROPPED;
     }
     if (rc)
@@ -103,12 +99,12 @@ static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_
 struct held { struct trace_chunk_info ci; size_t len; uint8_t *buf; };
 static struct held held[HVT_MAX_CPUS];
 
-bool trace_sink_link_failed(void) { return net_link_failed && net_link_failed(); }
+bool trace_sink_link_failed(void) { return tr.link_failed && tr.link_failed(); }
 
 void trace_sink_hold(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
     struct held *h = &held[ci->cpu];
-    if (len > HELD_BYTES || (!h->buf && !(h->buf = hv_alloc_pages(HELD_BYTES / 4096)))) {
+    if (len > HELD_BYTES || (!h->buf && !(h->buf = hv_alloc_pages(HV_PAGES(HELD_BYTES))))) {
         hv_log("hvtrace: cpu %u: cannot hold the STOP chunk (%lu bytes): sending it now\n", ci->cpu, len);
         sink_live(ci, p, len);
         return;
@@ -145,11 +141,11 @@ int trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes)
     if (n < 2)
         n = 2;
     for (unsigned c = 0; c < ncpu; c++) {
-        fr.cpu[c].slot = hv_alloc_pages((n * sizeof(struct fr_slot) + 4095) / 4096);
+        fr.cpu[c].slot = hv_alloc_pages(HV_PAGES(n * sizeof(struct fr_slot)));
         if (!fr.cpu[c].slot)
             return -1;
         for (unsigned i = 0; i < n; i++)
-            if (!(fr.cpu[c].slot[i].buf = hv_alloc_pages(chunk_bytes / 4096)))
+            if (!(fr.cpu[c].slot[i].buf = hv_alloc_pages(HV_PAGES(chunk_bytes))))
                 return -1;
     }
     fr.slot_bytes = chunk_bytes;
@@ -208,7 +204,11 @@ void trace_sink_stop(unsigned cpu)
 
 static void put_str(const char *s) { while (*s) hv_outb(PORT_E9, (uint8_t)*s++); }
 
-void trace_sink_init(void) {}
+void trace_sink_init(const struct hv_transport *t, void (*on_link_failed)(void))
+{
+    tr = *t;
+    link_failed_fn = on_link_failed;
+}
 
 void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {

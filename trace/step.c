@@ -18,15 +18,12 @@
 #include "x86_len.h"
 #include "x86_wregs.h"
 #include "hv_api.h"
-#include "hv_core.h"
 #include "hv_guest.h"
-#include "hv_hooks.h"
-#include "vmx.h"
-#include "cpu.h"
+#include "hv_exit.h"
 #include "gmem.h"
 #include "dilate.h"
 #include "task.h"
-#include "trigger.h"
+#include "kaslr.h"
 #include "trace_opts.h"
 #include "step_cpu.h"
 
@@ -74,9 +71,9 @@ static void icache_reset(struct trace_cpu *t)
 int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
-        step_cpus[i].f.enc = hv_alloc_pages((sizeof(struct rec_enc) + 4095) / 4096);
-        step_cpus[i].chunk = hv_alloc_pages(CHUNK_BYTES / 4096);
-        step_cpus[i].f.icache = hv_alloc_pages(ICACHE_SLOTS * sizeof(struct icache_entry) / 4096);
+        step_cpus[i].f.enc = hv_alloc_pages(HV_PAGES(sizeof(struct rec_enc)));
+        step_cpus[i].chunk = hv_alloc_pages(HV_PAGES(CHUNK_BYTES));
+        step_cpus[i].f.icache = hv_alloc_pages(HV_PAGES(ICACHE_SLOTS * sizeof(struct icache_entry)));
         if (!step_cpus[i].f.enc || !step_cpus[i].chunk || !step_cpus[i].f.icache)
             return -1;
         icache_reset(&step_cpus[i]);
@@ -105,7 +102,7 @@ void step_flight(uint64_t mb)
 /* Kernel addresses in the options are link-time: slide them once the slide is known. */
 static void slide_options(void)
 {
-    uint64_t slide = trigger_slide();
+    uint64_t slide = kaslr_slide();
     for (unsigned i = 0; i < sopt.nrange; i++) {
         bool k = trace_opts_is_kernel(opts->range[i].lo) && !opts->ranges_runtime;
         sopt.range[i].lo = opts->range[i].lo + (k ? slide : 0);
@@ -149,7 +146,7 @@ static void stlb_flush(struct trace_cpu *t)
 static uint8_t *page_of(struct trace_cpu *t, uint64_t va)
 {
     uint64_t vp = va & ~(PAGE - 1);
-    struct stlb_entry *s = &t->stlb[(vp >> 12) & (STLB_SLOTS - 1)];
+    struct stlb_entry *s = &t->stlb[(vp >> X86_PAGE_SHIFT) & (STLB_SLOTS - 1)];
     if (s->tag == vp)
         return s->page;
     struct gmem_paging pg;
@@ -558,7 +555,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->f.wregs_misses = 0;
     t->f.checkregs = opts->checkregs;
     /* One entry for all CPUs: every CPU starts a window with the same options. */
-    hv_mtf_fast = opts->checkregs ? (void *)step_fast_entry_check : (void *)step_fast_entry;
+    hv_mtf_fast_register(opts->checkregs ? step_fast_entry_check : step_fast_entry);
     memset(t->f.declines, 0, sizeof t->f.declines);
     hv_set_mtf_fast(true, &t->f);
     t->task_known = false;
@@ -637,7 +634,7 @@ void step_request_reason(bool on, unsigned reason)
         return;
     want_reason = reason;
     if (on)   /* the guest's syscall entry: the host's KASLR slide (hvt-import reads this) */
-        hv_log("HVT-META lstar=%lx cpus=%u\n", cpu_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
+        hv_log("HVT-META lstar=%lx cpus=%u\n", hv_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
     if (on && trace_sink_code_lost()) {
         codedict_forget();
         hv_log("hvtrace: code batches were lost with the link: every code gets a new id\n");

@@ -3,7 +3,7 @@
 #define HVT_STEP_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "vcpu.h"
+#include "hv_guest.h"
 
 struct trace_stats { uint64_t steps, bytes, fast_steps; };  /* closed windows, all CPUs */
 extern struct trace_stats trace_stats;

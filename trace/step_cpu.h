@@ -29,7 +29,7 @@
 #define ICACHE_WAYS   2
 #define ICACHE_SETS   (HVT_PRED_SLOTS * 2)
 #define ICACHE_SLOTS  (ICACHE_SETS * ICACHE_WAYS)
-#define STEP_PAGE     0x1000ull
+#define STEP_PAGE     X86_PAGE_SIZE
 #define CR3_ADDR_MASK 0x000ffffffffff000ull
 /* A process identity: the page-table root without PCID (bits 11:0) and without the bit that
  * selects the user half of a PTI page-table pair (bit 12: Linux keeps them 8 KiB aligned). */
@@ -82,8 +82,8 @@ struct evmap_entry { uint64_t rip; int16_t vec; int16_t ran_first; };
 /* Why the fast path left a step to the full one (counted, for HVT-STEPSTAT). */
 enum { FD_LEFT, FD_CR3, FD_IDT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
 
-/* What the fast path (step_fast.asm) reads and writes, at the offsets it names (asserted
- * below). The full step prepares it: the fast path takes an MTF exit only while all of it
+/* What the fast path (step_fast.asm) reads and writes, at the offsets step_fast_asm.c
+ * generates for it. The full step prepares it: the fast path takes an MTF exit only while all of it
  * holds, and declines - before changing anything - otherwise. */
 struct step_fast {
     uint32_t left;                          /* 0: exits until a full step (1: the next one) */
@@ -105,22 +105,6 @@ struct step_fast {
     uint64_t declines[FD_COUNT];            /* 112 */
     uint64_t delta[HVT_NREGS];              /* 176: a record's register deltas, by register */
 };
-#define SF_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct step_fast, f) == (o), "step_fast.asm: " #f)
-SF_ASSERT(left, 0); SF_ASSERT(checkregs, 4); SF_ASSERT(cr3, 8); SF_ASSERT(idt_base, 16);
-SF_ASSERT(task_slot, 24); SF_ASSERT(task_last, 32); SF_ASSERT(icache, 40); SF_ASSERT(p_ic, 48);
-SF_ASSERT(enc, 56); SF_ASSERT(len_limit, 64); SF_ASSERT(fast_steps, 72); SF_ASSERT(wregs_misses, 80);
-SF_ASSERT(fgen_user, 88); SF_ASSERT(miss_rip, 96); SF_ASSERT(miss_mask, 104);
-SF_ASSERT(declines, 112); SF_ASSERT(delta, 176);
-#define IC_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct icache_entry, f) == (o), "step_fast.asm: " #f)
-IC_ASSERT(rip, 0); IC_ASSERT(lo, 8); IC_ASSERT(hi, 16); IC_ASSERT(mlo, 24); IC_ASSERT(mhi, 32);
-IC_ASSERT(hptr, 40); IC_ASSERT(next, 48); IC_ASSERT(id, 56); IC_ASSERT(cand, 60); IC_ASSERT(fgen, 64);
-IC_ASSERT(pstamp, 68); IC_ASSERT(slot, 72); IC_ASSERT(len, 74); IC_ASSERT(flags, 75);
-IC_ASSERT(handler, 80);
-#define RE_ASSERT(f, o) _Static_assert(__builtin_offsetof(struct rec_enc, f) == (o), "step_fast.asm: " #f)
-RE_ASSERT(buf, 0); RE_ASSERT(len, 16); RE_ASSERT(expected_rip, 24); RE_ASSERT(cr3, 32);
-RE_ASSERT(tick, 40); RE_ASSERT(tsc, 48); RE_ASSERT(regs, 64); RE_ASSERT(cand_all, 200);
-RE_ASSERT(nrecords, 204); RE_ASSERT(ninsns, 208); RE_ASSERT(pstamp, 212); RE_ASSERT(pred, 216);
-_Static_assert(sizeof(((struct rec_enc *)0)->pred[0]) == 16, "step_fast.asm: pred entry");
 
 struct trace_cpu {
     struct step_fast f;                     /* first: the fast path's context */
@@ -169,7 +153,7 @@ static inline const void *step_fast_handler(uint32_t cand)
 static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f.fast_steps; }
 
 /* The predictor's hash, wider: icache_set(rip) % HVT_PRED_SLOTS == HVT_PRED_SLOT(rip). */
-static inline unsigned icache_set(uint64_t rip) { return (unsigned)((rip ^ (rip >> 12)) & (ICACHE_SETS - 1)); }
+static inline unsigned icache_set(uint64_t rip) { return (unsigned)((rip ^ (rip >> HVT_PRED_HASH_SHIFT)) & (ICACHE_SETS - 1)); }
 _Static_assert(ICACHE_SETS % HVT_PRED_SLOTS == 0, "icache_set extends HVT_PRED_SLOT");
 /* The entry holding rip, or NULL. */
 static inline struct icache_entry *icache_find(struct icache_entry *c, uint64_t rip)

@@ -1,5 +1,5 @@
 ; step_fast.asm - the MTF fast path: one single-step of the plain case, entered by vmm/'s exit
-; stub with only RAX and RCX saved (hv_hooks.h hv_mtf_fast has the register contract).
+; stub with only RAX and RCX saved (hv_exit.h hv_mtf_fast_register has the register contract).
 ;
 ; Under tracing every guest instruction is a VM exit, so this is where hvtrace spends its
 ; time, and it is written to be counted: every instruction here is one per traced instruction.
@@ -15,82 +15,12 @@
 ; all of them on the first record of a chunk and with checkregs=on. The decoder's code-id
 ; predictor is mirrored by a stamp in the decoded-cache entry of the same slot (step_cpu.h).
 ;
-; Offsets: struct step_fast, icache_entry and rec_enc, asserted in step_cpu.h.
 bits 64
 default rel
 
-%define VMCS_GUEST_CR3        0x6802      ; SDM appendix B.4.3
-%define VMCS_GUEST_IDTR_BASE  0x6818
-%define VMCS_GUEST_RSP        0x681c
-%define VMCS_GUEST_RIP        0x681e
-%define VMCS_GUEST_RFLAGS     0x6820
-
-; struct step_fast
-%define F_LEFT        0
-%define F_CR3         8
-%define F_IDT         16
-%define F_TASK_SLOT   24
-%define F_TASK_LAST   32
-%define F_ICACHE      40
-%define F_P_IC        48
-%define F_ENC         56
-%define F_LEN_LIMIT   64
-%define F_FAST_STEPS  72
-%define F_MISSES      80
-%define F_FGEN_USER   88
-%define F_MISS_RIP    96
-%define F_MISS_MASK   104
-%define F_DECLINES    112
-%define F_DELTA       176
-; struct icache_entry
-%define IC_RIP        0
-%define IC_LO         8
-%define IC_HI         16
-%define IC_MLO        24
-%define IC_MHI        32
-%define IC_HPTR       40
-%define IC_NEXT       48
-%define IC_ID         56
-%define IC_CAND       60
-%define IC_FGEN       64
-%define IC_PSTAMP     68
-%define IC_SLOT       72
-%define IC_FLAGS      75
-%define IC_HANDLER    80
-%define ICACHE_SHIFT  7
-%define PRED_SLOTS    4096                ; HVT_PRED_SLOTS
-%define ICACHE_SETS   (PRED_SLOTS * 2)    ; ICACHE_SETS, of two ways each
-%define SET_SHIFT     (ICACHE_SHIFT + 1)
-%define FGEN_KERNEL   1
-%define P_PENDING     11                  ; P_SYSCALL | P_SWINT | P_IRET
-; struct rec_enc
-%define E_BUF         0
-%define E_LEN         16
-%define E_EXPECTED    24
-%define E_CR3         32
-%define E_TICK        40
-%define E_TSC         48
-%define E_REGS        64
-%define E_NRECORDS    204                 ; then ninsns: one 64-bit add counts both
-%define E_PSTAMP      212
-%define E_PRED        216                 ; { u64 rip; u32 id; u32 valid } per slot
-; include/hvt_trace_format.h
-%define HVT_INSN_RIP    1
-%define HVT_INSN_CODE   2
-%define HVT_INSN_CR3    4
-%define HVT_INSN_REGS   16
-%define HVT_INSN_RFLAGS 32
-%define REG_RFLAGS      16
-%define CAND_ALL        0x1ffff
-; decline reasons (step_cpu.h FD_*)
-%define FD_LEFT  0
-%define FD_CR3   1
-%define FD_IDT   2
-%define FD_TASK  3
-%define FD_MISS  4
-%define FD_GEN   5
-%define FD_BYTES 6
-%define FD_ROOM  7
+; Constants and the offsets of struct step_fast, icache_entry and rec_enc: generated from C
+; (step_fast_asm.c, vmm/include/hv_asm.h).
+%include "step_fast_asm.inc"
 
 ; The guest's registers this code saves, where pass 1 finds them (vmm/ pushed RAX and RCX).
 %define G_R9   [rsp]
@@ -107,16 +37,11 @@ default rel
 ; hv_fast_resume / hv_fast_decline.
 %ifdef HOST_TEST
 extern test_vmcs
-%define TV_CR3    0
-%define TV_IDTR   8
-%define TV_RIP    16
-%define TV_RSP    24
-%define TV_RFLAGS 32
+%include "step_fast_test.inc"          ; TV_*: tests/unit/step_fast_test.h, generated
 %macro GUEST_READ 2
     mov %1, [rel test_vmcs + TV_%2]
 %endmacro
 %else
-%define VMCS_GUEST_IDTR VMCS_GUEST_IDTR_BASE
 %macro GUEST_READ 2
     mov eax, VMCS_GUEST_%2
     vmread %1, rax
@@ -237,7 +162,7 @@ extern hv_fast_resume, hv_fast_decline
     ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
     GUEST_READ rbx, RIP
     mov rdx, rbx
-    shr rdx, 12
+    shr rdx, PRED_HASH_SHIFT
     xor edx, ebx
     and edx, ICACHE_SETS - 1
     shl edx, SET_SHIFT
@@ -416,13 +341,13 @@ extern hv_fast_resume, hv_fast_decline
     mov dword [rbx + k * (PRED_SLOTS << SET_SHIFT) + (1 << ICACHE_SHIFT) + IC_PSTAMP], 0
 %assign k k+1
 %endrep
-    shl eax, 4
+    shl eax, E_PRED_SHIFT
     lea rax, [rsi + rax + E_PRED]
     mov rbx, [r8 + IC_RIP]
-    mov [rax], rbx
+    mov [rax + PRED_RIP], rbx
     mov ebx, [r8 + IC_ID]
-    mov [rax + 8], ebx
-    mov dword [rax + 12], 1
+    mov [rax + PRED_ID], ebx
+    mov dword [rax + PRED_VALID], 1
     mov eax, [rsi + E_PSTAMP]
     mov [r8 + IC_PSTAMP], eax
     jmp .code_done

@@ -1,13 +1,11 @@
 /* task.c - current-task attribution (see task.h). */
 #include "task.h"
 #include "hv_api.h"
-#include "hv_core.h"
+#include "hvt_bootinfo.h"
 #include "hv_guest.h"
 #include "gmem.h"
-#include "cpu.h"
 
 #define KERNEL_HALF 0xffff800000000000ull
-#define MSR_IA32_KERNEL_GS_BASE 0xc0000102
 
 static struct { uint64_t current_off, pid_off, tgid_off, comm_off; } lay;
 bool task_on;
@@ -32,7 +30,7 @@ static uint64_t percpu_base(void)
     uint64_t gs = hv_guest_read(HV_GUEST_GS_BASE);
     if (gs >= KERNEL_HALF)
         return gs;
-    uint64_t kgs = cpu_rdmsr(MSR_IA32_KERNEL_GS_BASE);   /* not switched by VMX: the guest's */
+    uint64_t kgs = hv_rdmsr(MSR_IA32_KERNEL_GS_BASE);   /* not switched by VMX: the guest's */
     return kgs >= KERNEL_HALF ? kgs : 0;
 }
 

@@ -1,10 +1,11 @@
 /*
  * trace.h - hvtrace's tracing policy (trace/): single-stepping with the monitor trap flag,
- * per-instruction records, markers and triggers. Built on vmm/ through hv_hooks.h,
- * hv_guest.h and gmem.h only.
+ * per-instruction records, markers and triggers. Built on vmm/'s public API (vmm/include/)
+ * and the transport table of hv/hv_transport.h only.
  *
  * Contract:
- *  - hv_policy_init() (called by vmm/) installs the hooks; tracing starts and stops on the
+ *  - trace_layer_init() (called by the image, after the transport layer) registers the
+ *    policy's exit handlers with vmm/ (hv_exit.h); tracing starts and stops on the
  *    HVT_HC_MARK hypercall (RBX = TRACE_MARK_START / TRACE_MARK_STOP) for all CPUs: the
  *    calling CPU at once, the others at their next VM exit (a periodic preemption-timer exit
  *    guarantees one within TRACE_POLL_TICKS).
@@ -29,15 +30,20 @@ struct trace_chunk_info {
     uint32_t nrecords, ninsns, first_code_id;
     uint64_t first_tsc, last_tsc;
 };
-/* The sink: deliver one chunk payload (blocking until accepted). */
+struct hvt_boot_info;
+struct hv_transport;
+int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t);
+
+/* The sink: deliver one chunk payload (blocking until accepted). 't' is the transport the
+ * image gave the layer (its members NULL: the debug port only). */
 void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
-void trace_sink_init(void);
+void trace_sink_init(const struct hv_transport *t, void (*on_link_failed)(void));
 /* Flight-recorder mode: keep the last 'mb' MB of RECORDS chunks per CPU share, in slots of
  * chunk_bytes; trace_sink_stop(cpu) dumps this CPU's ring (called when it stops tracing). */
 int  trace_sink_flight(uint64_t mb, unsigned ncpu, size_t chunk_bytes);
 void trace_sink_stop(unsigned cpu);
 /* A failed link (net link_timeout_ms): chunks sent now are dropped and counted (LOSS), and
- * tracing stops with reason LINK. A CPU's last chunk - markers only, its STOP among them - is
+ * the sink calls the on_link_failed given to trace_sink_init (tracing stops, reason LINK). A CPU's last chunk - markers only, its STOP among them - is
  * held instead (trace_sink_hold) and sent by trace_sink_poll() (any exit of that CPU) once the
  * link is back, after the LOSS report: the reason reaches the collector. */
 bool trace_sink_link_failed(void);
@@ -45,14 +51,11 @@ bool trace_sink_link_failed(void);
 bool trace_sink_code_lost(void);
 void trace_sink_hold(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
 void trace_sink_poll(unsigned cpu);
-/* The options of the boot configuration (trace_main.c). */
-struct trace_opts;
-const struct trace_opts *trace_boot_opts(void);
 
 struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
 void trace_sink_stats(struct trace_sink_stats *s);
 
-/* Host control of tracing over the stream (trace_ctl.c): hv_policy_init calls trace_ctl_init. */
+/* Host control of tracing over the stream (trace_ctl.c): trace_layer_init calls trace_ctl_init. */
 #include "trace_ctl.h"
 
 #endif

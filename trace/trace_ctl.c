@@ -4,6 +4,7 @@
 #include <string.h>
 #else
 #include "hv_api.h"
+#include "hv_transport.h"
 #include "step.h"
 #include "trace.h"
 #include "hvt_trace_format.h"
@@ -88,10 +89,7 @@ int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
 }
 
 #ifndef HVT_HOST
-/* net/ when linked in (weak, like sink.c's use of the stream). */
-typedef int (*trace_ctl_fn)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
-                            uint32_t *out_len);
-__attribute__((weak)) void net_set_ctl_handler(trace_ctl_fn fn);
+static const struct trace_opts *boot_opts;   /* the boot configuration's */
 
 /* START's filters become the next window's (trace_opts semantics; step.c applies them). */
 static int hv_configure(const struct hvt_trace_args *a)
@@ -99,7 +97,7 @@ static int hv_configure(const struct hvt_trace_args *a)
     static struct trace_opts o;
     if (step_active() || step_cpus_stepping())
         return a->flags ? HVT_CTL_EINVAL : HVT_CTL_OK;   /* no new filters mid-window */
-    o = *trace_boot_opts();
+    o = *boot_opts;
     if (a->flags) {                                    /* replace the boot filters */
         o.only = a->flags & HVT_TRACE_F_KERNEL_ONLY ? TRACE_ONLY_KERNEL :
                  a->flags & HVT_TRACE_F_USER_ONLY ? TRACE_ONLY_USER : TRACE_ONLY_ALL;
@@ -135,10 +133,11 @@ static void hv_counters(struct hvt_trace_status *st)
 static const struct trace_ctl_ops hv_ops = { .configure = hv_configure, .request = hv_request,
                                              .counters = hv_counters };
 
-void trace_ctl_init(void)
+void trace_ctl_init(const struct hv_transport *t, const struct trace_opts *boot)
 {
+    boot_opts = boot;
     ops = &hv_ops;
-    if (net_set_ctl_handler)
-        net_set_ctl_handler(trace_ctl_handle);
+    if (t->set_ctl_handler)
+        t->set_ctl_handler(trace_ctl_handle);
 }
 #endif

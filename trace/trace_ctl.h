@@ -3,9 +3,9 @@
  * of include/hvt_stream.h (docs/stream-protocol.md, "Control"; docs/trace-cli.md).
  *
  * Contract:
- *  - trace_ctl_init() (the hypervisor, from hv_policy_init): registers trace_ctl_handle() as
- *    net/'s handler for commands >= HVT_CTL_TRACE_FIRST when net/ is linked in (a weak symbol:
- *    a build without the NIC links and has no host control).
+ *  - trace_ctl_init() (the hypervisor, from trace_layer_init): registers trace_ctl_handle()
+ *    as the transport's handler for commands >= HVT_CTL_TRACE_FIRST when the image has a
+ *    transport (hv_transport.h; without one there is no host control).
  *  - trace_ctl_handle() runs inside net_poll() with net's lock held: it never calls
  *    stream_send() and never waits. START and STOP only post a request (step_request_reason,
  *    reason HVT_REASON_USER in the START/STOP markers): every CPU starts or stops stepping at
@@ -35,7 +35,10 @@ struct trace_ctl_ops {
     void (*counters)(struct hvt_trace_status *st);   /* steps, bytes, chunks so far */
 };
 
-void trace_ctl_init(void);
+struct hv_transport;
+struct trace_opts;
+/* 'boot': the boot configuration's options, which a START without filters keeps. */
+void trace_ctl_init(const struct hv_transport *t, const struct trace_opts *boot);
 void trace_ctl_set_ops(const struct trace_ctl_ops *ops);
 int  trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
                       uint32_t *out_len);

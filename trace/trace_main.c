@@ -1,27 +1,29 @@
 /*
- * trace_main.c - the policy's entry (hv_policy_init, called by vmm/) and its hooks: MTF steps,
- * the triggers (HVT_HC_MARK hypercall, start=boot, EPT address triggers in trigger.c), auto-stop
- * on a guest triple fault and at power-off, and a periodic preemption-timer exit on every CPU
- * so that a request to start or stop reaches CPUs that would otherwise not exit (idle ones).
+ * trace_main.c - the policy layer's start (trace_layer_init, called by the image) and the
+ * handlers it registers with vmm/: MTF steps, the triggers (HVT_HC_MARK hypercall, start=boot,
+ * EPT address triggers in trigger.c), auto-stop on a guest triple fault and at power-off, and a
+ * periodic preemption-timer exit on every CPU so that a request to start or stop reaches CPUs
+ * that would otherwise not exit (idle ones).
  */
 #include "trace.h"
 #include "step.h"
 #include "dilate.h"
 #include "task.h"
 #include "trigger.h"
+#include "kaslr.h"
 #include "trace_opts.h"
 #include "hvt_trace_format.h"
 #include "hv_api.h"
-#include "hv_core.h"
-#include "hv_hooks.h"
+#include "hv_exit.h"
 #include "hv_guest.h"
 #include "hvt_hypercall.h"
-#include "cpu.h"
+#include "hvt_bootinfo.h"
 
 static bool timer_armed[HVT_MAX_CPUS];
 static struct trace_opts opts;
 
-const struct trace_opts *trace_boot_opts(void) { return &opts; }
+/* The sink found the link failed: tracing stops, with that reason in every CPU's STOP. */
+static void sink_link_failed(void) { step_request_reason(false, HVT_REASON_LINK); }
 
 static void hook_post_exit(struct guest_regs *g, unsigned reason)
 {
@@ -30,6 +32,7 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
         hv_set_preemption_timer(TRACE_POLL_TICKS);
         timer_armed[cpu] = true;
     }
+    kaslr_poll();
     trigger_poll();
     step_post_exit(g, reason);
     trace_sink_poll(cpu);                    /* a STOP chunk held while the link was down */
@@ -37,30 +40,26 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
 
 static void hook_pre_exit(struct guest_regs *g, unsigned reason) { dilate_pre_exit(); }
 
-static bool hook_other_exit(struct guest_regs *g, unsigned reason)
+static bool handle_mtf(struct guest_regs *g, unsigned reason)
 {
-    switch (reason) {
-    case EXIT_MTF:
-        if (trigger_mtf() && !step_active())
-            hv_set_mtf(false);              /* the trigger's step-over is done */
-        return step_mtf_exit(g);
-    case EXIT_PREEMPTION_TIMER:
-        return true;                         /* post_exit does the rest */
-    case EXIT_RDTSC:
-    case EXIT_RDTSCP:
-        return dilate_rdtsc_exit(g, reason == EXIT_RDTSCP);
-    case EXIT_HLT:
-        return step_hlt_exit(g);
-    case EXIT_EXTERNAL_INTR:
-        return step_extint_exit(g);
-    }
-    return false;
+    if (trigger_mtf() && !step_active())
+        hv_set_mtf(false);                  /* the trigger's step-over is done */
+    return step_mtf_exit(g);
 }
+
+/* Its work (the periodic poll) is the post observer's. */
+static bool handle_timer(struct guest_regs *g, unsigned reason) { return true; }
+
+static bool handle_rdtsc(struct guest_regs *g, unsigned reason)
+{
+    return dilate_rdtsc_exit(g, reason == EXIT_RDTSCP);
+}
+
+static bool handle_hlt(struct guest_regs *g, unsigned reason) { return step_hlt_exit(g); }
+static bool handle_extint(struct guest_regs *g, unsigned reason) { return step_extint_exit(g); }
 
 static int64_t hook_hypercall(struct guest_regs *g)
 {
-    if ((g->r[GPR_RAX] & HVT_HC_FUNC_MASK) != HVT_HC_MARK)
-        return HVT_HC_ENOSYS;
     uint64_t what = g->r[GPR_RBX];
     if (what != TRACE_MARK_START && what != TRACE_MARK_STOP)
         return HVT_HC_EINVAL;
@@ -76,8 +75,6 @@ static int64_t hook_hypercall(struct guest_regs *g)
     hv_log("hvtrace: cpu %u: trace %s (mark)\n", hv_cpu_id(), what ? "start" : "stop");
     return HVT_HC_OK;
 }
-
-static bool hook_ept(uint64_t gpa, uint64_t qual) { return trigger_ept(gpa, qual); }
 
 static void hook_fatal(const char *why)
 {
@@ -102,7 +99,14 @@ static void hook_power_off(void)
            trace_stats.steps, trace_stats.fast_steps, trace_stats.bytes);
 }
 
-int hv_policy_init(struct hvt_boot_info *bi)
+/* The exits this layer takes over from vmm/ (hv_exit.h), each with its own handler. */
+static const struct { unsigned reason; hv_exit_fn fn; } exits[] = {
+    { EXIT_MTF, handle_mtf }, { EXIT_PREEMPTION_TIMER, handle_timer },
+    { EXIT_RDTSC, handle_rdtsc }, { EXIT_RDTSCP, handle_rdtsc },
+    { EXIT_HLT, handle_hlt }, { EXIT_EXTERNAL_INTR, handle_extint },
+};
+
+int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
 {
     char err[160];
     if (trace_opts_parse(bi->trace_config, &opts, err, sizeof err)) {
@@ -118,19 +122,24 @@ int hv_policy_init(struct hvt_boot_info *bi)
         return -10;
     step_configure(&opts);
     step_flight(opts.flight_mb);
+    kaslr_init(opts.lstar);
     trigger_init(&opts);
-    trace_sink_init();
-    trace_ctl_init();
-    hv_hooks.pre_exit = hook_pre_exit;
-    hv_hooks.post_exit = hook_post_exit;
-    hv_hooks.other_exit = hook_other_exit;
-    hv_hooks.hypercall = hook_hypercall;
-    hv_hooks.power_off = hook_power_off;
-    hv_hooks.ept_violation = hook_ept;
-    hv_hooks.fatal = hook_fatal;
-    hv_hooks.msr = dilate_msr;
-    hv_mtf_fast = (void *)step_fast_entry;
-    dilate_init();
+    trace_sink_init(t, sink_link_failed);
+    trace_ctl_init(t, &opts);
+    bool ok = true, one;
+    for (unsigned i = 0; i < sizeof exits / sizeof exits[0]; i++) {
+        hv_exit_fn prev = hv_exit_register(exits[i].reason, exits[i].fn, &one);
+        ok = ok && one && !prev;             /* these are this layer's alone */
+    }
+    hv_hypercall_register(HVT_HC_MARK, hook_hypercall, &one);
+    ok = ok && one;
+    ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
+    ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
+    if (!ok) {
+        hv_log("hvtrace: the policy could not register its exit handlers\n");
+        return -11;
+    }
+    dilate_init(step_retired_now);
     if (opts.start == TRACE_START_BOOT)
         step_request_reason(true, HVT_REASON_BOOT);
     return 0;

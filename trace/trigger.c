@@ -4,11 +4,13 @@
 #include "trace.h"
 #include "step.h"
 #include "task.h"
+#include "kaslr.h"
 #include "hv_api.h"
-#include "hv_core.h"
+#include "hvt_bootinfo.h"
 #include "hv_guest.h"
+#include "hv_exit.h"
+#include "hv_ept.h"
 #include "gmem.h"
-#include "cpu.h"
 
 enum trig_state { TRIG_OFF, TRIG_WAIT_SLIDE, TRIG_ARMED, TRIG_FIRED };
 
@@ -16,8 +18,6 @@ static struct {
     enum trig_state state;
     bool entry;                        /* start=entry (else start=passes) */
     uint64_t at_link, at, gpa, passes_wanted;
-    uint64_t lstar_link, slide;
-    bool slide_known;
     bool pid_set;
     uint64_t pid;
     char comm[TRACE_COMM_MAX];
@@ -28,8 +28,6 @@ static bool stepping_over[HVT_MAX_CPUS];
 
 void trigger_init(const struct trace_opts *o)
 {
-    tg.lstar_link = o->lstar;
-    tg.slide_known = !o->lstar;            /* no lstar=: addresses are used as given */
     if (o->start != TRACE_START_PASSES && o->start != TRACE_START_ENTRY)
         return;
     tg.entry = o->start == TRACE_START_ENTRY;
@@ -41,31 +39,18 @@ void trigger_init(const struct trace_opts *o)
     tg.state = TRIG_WAIT_SLIDE;
 }
 
-uint64_t trigger_slide(void) { return tg.slide; }
-
-/* The slide, once the guest kernel has written its syscall entry to IA32_LSTAR. */
-static void learn_slide(void)
-{
-    if (tg.slide_known)
-        return;
-    uint64_t lstar = cpu_rdmsr(MSR_IA32_LSTAR);   /* not switched by VMX: the guest's */
-    if (!trace_opts_is_kernel(lstar))
-        return;
-    tg.slide = lstar - tg.lstar_link;
-    __atomic_store_n(&tg.slide_known, true, __ATOMIC_RELEASE);
-    hv_log("hvtrace: KASLR slide %lx (LSTAR %lx)\n", tg.slide, lstar);
-}
-
 static void arm(void)
 {
     struct gmem_paging pg;
     struct gmem_xlat x;
-    tg.at = tg.at_link + tg.slide;
+    tg.at = tg.at_link + kaslr_slide();
     hv_guest_paging(&pg);
     if (gmem_walk(&pg, tg.at, &x))
         return;                                   /* not mapped yet: try at a later exit */
     tg.gpa = x.gpa;
-    if (hv_ept_set_exec(tg.gpa, false)) {
+    /* The handler first, so the first fetch of the page finds it. */
+    if (hv_ept_fault_register(tg.gpa & X86_PAGE_MASK, X86_PAGE_SIZE, trigger_ept) ||
+        hv_ept_set_exec(tg.gpa, false)) {
         hv_log("hvtrace: trigger: cannot trap gpa %lx: trigger off\n", tg.gpa);
         tg.state = TRIG_OFF;
         return;
@@ -77,9 +62,7 @@ static void arm(void)
 
 void trigger_poll(void)
 {
-    if (!tg.slide_known)
-        learn_slide();
-    if (tg.state != TRIG_WAIT_SLIDE || !tg.slide_known)
+    if (tg.state != TRIG_WAIT_SLIDE || !kaslr_known())
         return;
     spin_lock(&tg.lock);
     if (tg.state == TRIG_WAIT_SLIDE)
@@ -101,7 +84,7 @@ static bool task_matches(void)
 
 bool trigger_ept(uint64_t gpa, uint64_t qual)
 {
-    if ((tg.state != TRIG_ARMED && tg.state != TRIG_FIRED) || (gpa >> 12) != (tg.gpa >> 12) ||
+    if ((tg.state != TRIG_ARMED && tg.state != TRIG_FIRED) || (gpa >> X86_PAGE_SHIFT) != (tg.gpa >> X86_PAGE_SHIFT) ||
         !(qual & EPT_QUAL_EXEC))
         return false;
     spin_lock(&tg.lock);

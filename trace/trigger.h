@@ -6,9 +6,9 @@
  *
  * Contract:
  *  - trigger_init(opts) remembers the trigger (start=passes / start=entry); nothing else.
- *  - trigger_poll() runs at every VM exit: once the guest kernel has set IA32_LSTAR (the KASLR
- *    slide is then known: runtime LSTAR - opts.lstar), it arms the trap on the page of 'at'.
- *  - trigger_ept() (hv_hooks.ept_violation) claims execute violations on that page: a fetch
+ *  - trigger_poll() runs at every VM exit: once the KASLR slide is known (kaslr.h), it arms
+ *    the trap on the page of 'at'.
+ *  - trigger_ept() (registered with hv_ept_fault_register for the page) claims execute violations on that page: a fetch
  *    at 'at' counts a pass; when the count is reached (and the task matches) the trap is
  *    removed and tracing starts on this CPU with that very instruction (step_request), the
  *    others at their next exit. Any other fetch from the page is stepped over: the page is made
@@ -26,7 +26,5 @@ void     trigger_init(const struct trace_opts *o);
 void     trigger_poll(void);
 bool     trigger_ept(uint64_t gpa, uint64_t qual);
 bool     trigger_mtf(void);
-/* The KASLR slide once known (runtime - link-time), else 0. */
-uint64_t trigger_slide(void);
 
 #endif

@@ -18,10 +18,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define EPT_READ        (1ull << 0)
-#define EPT_WRITE       (1ull << 1)
-#define EPT_EXEC        (1ull << 2)
-#define EPT_RWX         (EPT_READ | EPT_WRITE | EPT_EXEC)
+#include "vmx_arch.h"
+
 #define EPT_MEMTYPE_SHIFT 3
 #define EPT_MEMTYPE_MASK  (7ull << EPT_MEMTYPE_SHIFT)
 #define EPT_IGNORE_PAT  (1ull << 6)

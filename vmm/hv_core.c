@@ -6,13 +6,10 @@
 
 struct hv_globals hv;
 
-#define PAGE_SIZE       4096ull
 #define LOG_PORT_E9     0xe9
 #define COM1_BASE       0x3f8
 #define COM1_LSR        (COM1_BASE + 5)
 #define COM1_LSR_THRE   0x20
-#define HVL_LOG_E9      0x1u     /* same values as boot/hv_launch.h */
-#define HVL_LOG_COM1    0x2u
 
 static struct spinlock log_lock;
 
@@ -33,7 +30,7 @@ void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEA
 void hv_core_init(struct hvt_boot_info *bi)
 {
     hv.bi = bi;
-    hv.alloc_next = (bi->free_phys + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+    hv.alloc_next = (bi->free_phys + X86_PAGE_SIZE - 1) & ~(X86_PAGE_SIZE - 1);
     hv.alloc_end = bi->region_phys + bi->region_size;
     hv.cpu_count = bi->cpu_count;
 }
@@ -67,7 +64,7 @@ static struct spinlock alloc_lock;
 void *hv_alloc_pages(size_t npages)
 {
     spin_lock(&alloc_lock);
-    uint64_t pa = hv.alloc_next, bytes = npages * PAGE_SIZE;
+    uint64_t pa = hv.alloc_next, bytes = npages * X86_PAGE_SIZE;
     if (pa + bytes > hv.alloc_end) {
         spin_unlock(&alloc_lock);
         return 0;
@@ -77,6 +74,31 @@ void *hv_alloc_pages(size_t npages)
     void *va = hv_phys_to_virt(pa);
     memset(va, 0, bytes);
     return va;
+}
+
+/* Small allocations are carved from pages taken as needed (never freed, like the pages). */
+void *hv_alloc(size_t bytes)
+{
+    static uint8_t *cur;
+    static size_t left;
+    bytes = (bytes + 15) & ~(size_t)15;
+    if (bytes >= X86_PAGE_SIZE)
+        return hv_alloc_pages((bytes + X86_PAGE_SIZE - 1) / X86_PAGE_SIZE);
+    spin_lock(&alloc_lock);
+    if (left < bytes) {
+        spin_unlock(&alloc_lock);
+        uint8_t *page = hv_alloc_pages(1);
+        if (!page)
+            return 0;
+        spin_lock(&alloc_lock);
+        cur = page;
+        left = X86_PAGE_SIZE;
+    }
+    void *p = cur;
+    cur += bytes;
+    left -= bytes;
+    spin_unlock(&alloc_lock);
+    return p;
 }
 
 bool hv_gpa_is_ram(uint64_t gpa, uint64_t len)
@@ -98,8 +120,6 @@ bool hv_gpa_is_ram(uint64_t gpa, uint64_t len)
     }
     return false;
 }
-
-uint64_t hv_rdtsc(void) { return cpu_rdtsc(); }
 
 unsigned hv_cpu_count(void) { return hv.cpu_count; }
 

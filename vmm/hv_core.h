@@ -12,10 +12,6 @@
 #include "ept.h"
 #include "mtrr.h"
 
-struct spinlock { volatile uint32_t v; };
-void spin_lock(struct spinlock *l);
-void spin_unlock(struct spinlock *l);
-
 struct hv_globals {
     struct hvt_boot_info *bi;
     uint64_t alloc_next, alloc_end;      /* physical bump allocator inside the region */
@@ -33,13 +29,12 @@ struct hv_globals {
     unsigned cpu_count;
     struct spinlock ept_lock;            /* edits of live EPT tables */
     volatile uint64_t ept_epoch;         /* bumped by every permission edit */
+    volatile bool started;               /* some CPU has entered VMX operation */
 };
 extern struct hv_globals hv;
 
 void hv_core_init(struct hvt_boot_info *bi);
 void hv_mem_report(void);
-void hv_log_lock(void);
-void hv_log_unlock(void);
 /* Is [gpa, gpa+len) ordinary guest RAM (not MMIO, not the hypervisor's region)? */
 bool hv_gpa_is_ram(uint64_t gpa, uint64_t len);
 bool hv_in_region(uint64_t pa);

@@ -5,7 +5,7 @@
 #include "cpu.h"
 #include "vmx_exit.h"
 #include "vcpu.h"
-#include "hv_hooks.h"
+#include "exit_reg.h"
 
 const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT] = {
     [HV_GUEST_RIP] = VMCS_GUEST_RIP, [HV_GUEST_RSP] = VMCS_GUEST_RSP,
@@ -34,11 +34,6 @@ static void set_proc_bits(uint32_t bits, bool on)
 
 void hv_set_mtf(bool on) { set_proc_bits(PROC_MTF, on); }
 
-void hv_set_translation_exits(bool on)
-{
-    set_proc_bits(PROC_INVLPG_EXITING | PROC_CR3_LOAD_EXITING, on);
-}
-
 void hv_set_hlt_exiting(bool on) { set_proc_bits(PROC_HLT_EXITING, on); }
 
 void hv_set_extint_exiting(bool on)
@@ -66,8 +61,6 @@ void hv_set_preemption_timer(uint64_t ticks)
 }
 
 void hv_set_dilation(unsigned flags) { vcpu_current()->dilate = (uint8_t)flags; }
-
-void *hv_mtf_fast;
 
 void hv_set_mtf_fast(bool on, void *ctx)
 {

@@ -9,13 +9,7 @@
 #include <stdbool.h>
 #include "vmx.h"
 #include "hv_api.h"
-
-/* Guest general registers as the exit stub (vmx_stub.asm) saves them, indexed by the SDM's GPR
- * numbering (table 28-3: 0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15 R8-R15).
- * Slot 4 is a placeholder: the guest RSP lives in the VMCS. */
-enum gpr { GPR_RAX, GPR_RCX, GPR_RDX, GPR_RBX, GPR_RSP, GPR_RBP, GPR_RSI, GPR_RDI,
-           GPR_R8, GPR_R9, GPR_R10, GPR_R11, GPR_R12, GPR_R13, GPR_R14, GPR_R15, GPR_COUNT };
-struct guest_regs { uint64_t r[GPR_COUNT]; };
+#include "hv_guest.h"     /* struct guest_regs: what vmx_stub.asm saves */
 
 struct __attribute__((packed)) host_tss {
     uint32_t reserved0;
@@ -59,17 +53,19 @@ struct vcpu {
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
 };
 
-#define VCPU_EXIT_TSC_OFFSET 8   /* used by vmx_stub.asm */
+/* The offsets vmx_stub.asm uses are generated from this struct (vmm_asm.c). These are the
+ * ones inline assembly in C reads through %gs, and the stub's one-word read of the gate. */
+_Static_assert(__builtin_offsetof(struct vcpu, self) == 0, "vcpu_current() reads %gs:0");
+_Static_assert(__builtin_offsetof(struct vcpu, exit_tsc) == HV_EXIT_TSC_GS_OFFSET, "hv_exit_tsc()");
 _Static_assert(__builtin_offsetof(struct vcpu, index) == HV_CPU_ID_GS_OFFSET, "hv_cpu_id() reads %gs:20");
-#define VCPU_DILATE_OFFSET   16
-#define VCPU_FAST_MTF_OFFSET 17
-_Static_assert(__builtin_offsetof(struct vcpu, dilate) == VCPU_DILATE_OFFSET, "vmx_stub.asm");
-_Static_assert(__builtin_offsetof(struct vcpu, fast_mtf) == VCPU_FAST_MTF_OFFSET, "vmx_stub.asm");
-_Static_assert(__builtin_offsetof(struct vcpu, fast_block) == VCPU_FAST_MTF_OFFSET + 1, "vmx_stub.asm");
-#define VCPU_FAST_CTX_OFFSET 24
-_Static_assert(__builtin_offsetof(struct vcpu, fast_ctx) == VCPU_FAST_CTX_OFFSET, "vmx_stub.asm");
-_Static_assert(__builtin_offsetof(struct vcpu, exit_tsc) == VCPU_EXIT_TSC_OFFSET, "vmx_stub.asm");
-/* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. */
+_Static_assert(__builtin_offsetof(struct vcpu, fast_block) == __builtin_offsetof(struct vcpu, fast_mtf) + 1,
+               "vmx_stub.asm reads fast_mtf and fast_block as one word");
+/* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. Measured in
+ * Bochs (one tick per instruction): with it the guest's TSC advances exactly one tick per
+ * traced instruction. 30 measured before the fast gate existed, plus its five instructions
+ * (push, load, compare, branch, pop) that now precede the first rdtsc of an exit whose CPU has
+ * the fast path off (counted; the only dilated exits whose CPU has it on are in SOFT mode,
+ * where the policy sets the offset from its own clock: hv_set_tsc_offset). */
 #define VCPU_DILATE_FIXED    35
 /* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set
  * from the prediction then fires a few ticks late at worst, never early. */

@@ -1,5 +1,9 @@
-# vmm.mk - the freestanding hypervisor image (vmm/ mechanism + trace/ policy + net/).
-# Modules included later append objects to HV_EXTRA_OBJS and archives to HV_EXTRA_LIBS.
+# vmm.mk - the freestanding hypervisor image: vmm/ (mechanism), trace/ (policy), hv/ (the
+# image's composition); net/ (transport) is added by net/net.mk through HV_EXTRA_OBJS/LIBS.
+#   make hv          build/hv/hvtrace-hv.bin
+#   make hv-bare     build/bare/hvtrace.efi: the loader with an image of vmm/ alone
+# Layering: vmm/ is compiled with its own folder on the include path; every module above it
+# (trace/, net/, hv/) sees vmm/ only through vmm/include/ (tests/layering checks it).
 HV_CC      ?= gcc
 NASM       ?= nasm
 HV_GCC_INC := $(shell $(HV_CC) -print-file-name=include)
@@ -7,21 +11,47 @@ HV_GCC_INC := $(shell $(HV_CC) -print-file-name=include)
 HV_CFLAGS  := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
               -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=kernel \
               -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
-              -fno-builtin -nostdinc -isystem $(HV_GCC_INC) -Iinclude -Ivmm -Ivmm/lib
+              -fno-builtin -nostdinc -isystem $(HV_GCC_INC) -Iinclude -Ivmm/include
 HV_BUILD   := $(BUILD)/hv
-HV_SRCS    := $(wildcard vmm/*.c vmm/lib/*.c trace/*.c)
-HV_ASMS    := $(wildcard vmm/*.asm trace/*.asm)
+HV_GEN     := $(HV_BUILD)/gen
+# Per-module include paths: vmm/ its internals; the layers above it vmm/include/ only.
+HV_INC_vmm   := -Ivmm -Ivmm/lib
+HV_INC_trace := -Itrace -Ihv
+HV_INC_hv    := -Ihv -Itrace -Inet
+# HV_IMAGE=bare: vmm/ alone (no transport, no policy); HVT_NET=0: no transport.
+HV_IMAGE   ?= full
+ifeq ($(HV_IMAGE),bare)
+HV_IMAGE_DEFS := -DHV_IMAGE_BARE
+else ifeq ($(HVT_NET),0)
+HV_IMAGE_DEFS := -DHV_IMAGE_NO_NET
+endif
+# *_asm.c files are compiled with -S only, for their constants (vmm/include/hv_asm.h).
+VMM_SRCS   := $(filter-out %_asm.c,$(wildcard vmm/*.c vmm/lib/*.c))
+TRACE_SRCS := $(filter-out %_asm.c,$(wildcard trace/*.c))
+HV_SRCS    := $(VMM_SRCS) hv/hv_image.c $(if $(filter bare,$(HV_IMAGE)),,$(TRACE_SRCS))
+HV_ASMS    := vmm/vmx_stub.asm $(if $(filter bare,$(HV_IMAGE)),,trace/step_fast.asm)
 HV_OBJS    := $(patsubst %.c,$(HV_BUILD)/%.o,$(HV_SRCS)) $(patsubst %.asm,$(HV_BUILD)/%.o,$(HV_ASMS))
 HV_EXTRA_OBJS ?=
 HV_EXTRA_LIBS ?=
+hv_mod = $(firstword $(subst /, ,$(1)))
 
 $(HV_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(HV_CC) $(HV_CFLAGS) -MMD -MP -c $< -o $@
+	$(HV_CC) $(HV_CFLAGS) $(HV_INC_$(call hv_mod,$<)) $(HV_IMAGE_DEFS) -MMD -MP -c $< -o $@
 
-$(HV_BUILD)/%.o: %.asm
+# Assembly constants generated from C: NAME_asm.c -> NAME_asm.inc (tools/gen-asm-inc.sh).
+$(HV_GEN)/%_asm.s: %_asm.c
 	@mkdir -p $(dir $@)
-	$(NASM) -f elf64 -g -o $@ $<
+	$(HV_CC) $(HV_CFLAGS) $(HV_INC_$(call hv_mod,$<)) -MMD -MP -MT $@ -S $< -o $@
+$(HV_GEN)/%_asm.inc: $(HV_GEN)/%_asm.s tools/gen-asm-inc.sh
+	bash tools/gen-asm-inc.sh $< $@
+.SECONDARY: $(HV_GEN)/vmm/vmm_asm.s $(HV_GEN)/trace/step_fast_asm.s $(HV_GEN)/vmm/vmm_asm.inc $(HV_GEN)/trace/step_fast_asm.inc
+HV_ASM_INC_vmm   := $(HV_GEN)/vmm/vmm_asm.inc
+HV_ASM_INC_trace := $(HV_GEN)/trace/step_fast_asm.inc
+
+$(HV_BUILD)/%.o: %.asm $(HV_GEN)/vmm/vmm_asm.inc $(HV_GEN)/trace/step_fast_asm.inc
+	@mkdir -p $(dir $@)
+	$(NASM) -f elf64 -g -I$(dir $(HV_ASM_INC_$(call hv_mod,$<))) -o $@ $<
 
 $(HV_BUILD)/hvtrace-hv.elf: $(HV_OBJS) $(HV_EXTRA_OBJS) $(HV_EXTRA_LIBS) linker.ld
 	$(HV_CC) -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,linker.ld -Wl,-z,max-page-size=4096 \
@@ -30,8 +60,10 @@ $(HV_BUILD)/hvtrace-hv.elf: $(HV_OBJS) $(HV_EXTRA_OBJS) $(HV_EXTRA_LIBS) linker.
 $(HV_BUILD)/hvtrace-hv.bin: $(HV_BUILD)/hvtrace-hv.elf
 	objcopy -O binary $< $@
 
-.PHONY: hv
+.PHONY: hv hv-bare
 hv: $(HV_BUILD)/hvtrace-hv.bin
 all: hv
+hv-bare:
+	$(MAKE) BUILD=$(BUILD)/bare HV_IMAGE=bare HVT_NET=0 efi
 
--include $(HV_OBJS:.o=.d)
+-include $(HV_OBJS:.o=.d) $(wildcard $(HV_GEN)/*/*.d)

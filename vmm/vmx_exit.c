@@ -1,8 +1,9 @@
-/* vmx_exit.c - VM-exit handlers (Intel SDM ch. 26 "VMX non-root operation", ch. 28 "VM exits"). */
+/* vmx_exit.c - VM-exit handlers (Intel SDM ch. 26 "VMX Non-Root Operation", ch. 28 "VM
+ * Exits"), dispatched through one table indexed by the basic exit reason. */
 #include "vmx_exit.h"
 #include "vmx_setup.h"
+#include "exit_reg.h"
 #include "hv_core.h"
-#include "hv_hooks.h"
 #include "cpu.h"
 #include "hvt_hypercall.h"
 
@@ -60,7 +61,7 @@ void vmx_print_exit_summary(const char *why)
     hv_log("hvtrace: exit summary (%s)\n", why);
     for (unsigned c = 0; c < hv.cpu_count; c++) {
         struct vcpu *v = vcpu_get(c);
-        /* MTF exits the policy's fast handler took are the policy's to count (hv_hooks.h). */
+        /* MTF exits the policy's fast handler took are the policy's to count (hv_exit.h). */
         hv_log("hvtrace: cpu %u (apic %u): %lu exits through the full dispatch\n", c, v->apic_id, v->exits);
         for (unsigned r = 0; r < EXIT_REASON_COUNT; r++)
             if (v->exit_counts[r])
@@ -72,7 +73,7 @@ void vmx_print_exit_summary(const char *why)
 
 /* --- handlers --- */
 
-static void handle_cpuid(struct guest_regs *g)
+static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t leaf = (uint32_t)g->r[GPR_RAX], sub = (uint32_t)g->r[GPR_RCX], r[4];
     if (leaf >= HVT_CPUID_LEAF_BASE && leaf <= HVT_CPUID_LEAF_BASE + 0xff) {
@@ -105,7 +106,7 @@ static void handle_cpuid(struct guest_regs *g)
     vmx_skip_instruction();
 }
 
-static void handle_vmcall(struct guest_regs *g)
+static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t rax = g->r[GPR_RAX];
     if ((rax & HVT_HC_MAGIC_MASK) != HVT_HC_MAGIC) {
@@ -123,8 +124,11 @@ static void handle_vmcall(struct guest_regs *g)
         g->r[GPR_RCX] = hv.bi->region_size;
         g->r[GPR_RDX] = hv.canary;
         break;
-    default:
-        status = hv_hooks.hypercall ? hv_hooks.hypercall(g) : HVT_HC_ENOSYS;
+    default: {
+        uint64_t func = rax & HVT_HC_FUNC_MASK;
+        hv_hypercall_fn fn = func < HV_HYPERCALL_MAX ? exit_reg.hypercall[func] : 0;
+        status = fn ? fn(g) : HVT_HC_ENOSYS;
+    }
     }
     g->r[GPR_RAX] = (uint64_t)status;
     vmx_skip_instruction();
@@ -173,7 +177,7 @@ static uint64_t gpr_get(struct guest_regs *g, unsigned n)
     return n == GPR_RSP ? vmx_read(VMCS_GUEST_RSP) : g->r[n];
 }
 
-static void handle_cr_access(struct guest_regs *g)
+static void handle_cr_access(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
     unsigned cr = CRQ_NUM(q);
@@ -210,7 +214,7 @@ static void handle_cr_access(struct guest_regs *g)
     }
 }
 
-static void handle_xsetbv(struct guest_regs *g)
+static void handle_xsetbv(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t idx = (uint32_t)g->r[GPR_RCX];
     uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
@@ -256,14 +260,16 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
         }
     if (q & IOQ_STRING)
         hv_panic("string I/O on intercepted port %x is not emulated\n", port);
-    if (hv_hooks.io && hv_hooks.io(g, port, size, in))
-        return;                                 /* a module consumed it (and skipped it) */
+    hv_io_fn fn = exit_reg_io(port);
+    if (fn && fn(g, port, size, in)) {
+        vmx_skip_instruction();                 /* a module performed or emulated it */
+        return;
+    }
     bool pm1 = port == hv.bi->pm1a_cnt_port || (hv.bi->pm1b_cnt_port && port == hv.bi->pm1b_cnt_port);
     if (!in && pm1 && (g->r[GPR_RAX] & ACPI_PM1_SLP_EN) && !v->powering_off) {
         v->powering_off = true;
         vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
-        if (hv_hooks.power_off)
-            hv_hooks.power_off();
+        exit_reg_power_off();
     }
     hv_port_io(in, size, port, &g->r[GPR_RAX]);
     vmx_skip_instruction();
@@ -271,10 +277,11 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
 
 /* RDMSR/WRMSR exit only for MSRs outside the bitmap's ranges (SDM 25.6.9): pass them through,
  * and give the guest the #GP real hardware would give for an MSR that does not exist. */
-static void handle_rdmsr(struct guest_regs *g)
+static void handle_rdmsr(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t val;
-    if (hv_hooks.msr && hv_hooks.msr((uint32_t)g->r[GPR_RCX], false, &val)) {
+    hv_msr_fn fn = exit_reg_msr((uint32_t)g->r[GPR_RCX]);
+    if (fn && fn((uint32_t)g->r[GPR_RCX], false, &val)) {
         g->r[GPR_RAX] = (uint32_t)val;
         g->r[GPR_RDX] = val >> 32;
         vmx_skip_instruction();
@@ -289,10 +296,11 @@ static void handle_rdmsr(struct guest_regs *g)
     vmx_skip_instruction();
 }
 
-static void handle_wrmsr(struct guest_regs *g)
+static void handle_wrmsr(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
-    if (hv_hooks.msr && hv_hooks.msr((uint32_t)g->r[GPR_RCX], true, &val)) {
+    hv_msr_fn fn = exit_reg_msr((uint32_t)g->r[GPR_RCX]);
+    if (fn && fn((uint32_t)g->r[GPR_RCX], true, &val)) {
         vmx_skip_instruction();
         return;
     }
@@ -303,7 +311,7 @@ static void handle_wrmsr(struct guest_regs *g)
     vmx_skip_instruction();
 }
 
-static void handle_init(struct vcpu *v)
+static void handle_init(struct guest_regs *g, struct vcpu *v)
 {
     /* SDM 26.2 / 28.2: INIT in VMX non-root operation is a VM exit and nothing else. Do what
      * the CPU would have done: reset to the INIT state and wait for a SIPI. */
@@ -311,7 +319,7 @@ static void handle_init(struct vcpu *v)
     vmx_guest_reset_to_init();
 }
 
-static void handle_sipi(struct vcpu *v)
+static void handle_sipi(struct guest_regs *g, struct vcpu *v)
 {
     /* SIPI exit qualification bits 7:0 = vector; start at vector*0x1000 in real mode. */
     uint64_t vec = vmx_read(VMCS_EXIT_QUALIFICATION) & 0xff;
@@ -322,11 +330,12 @@ static void handle_sipi(struct vcpu *v)
     vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_ACTIVE);
 }
 
-static void handle_ept_violation(struct vcpu *v)
+static void handle_ept_violation(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t gpa = vmx_read(VMCS_GUEST_PHYS_ADDR);
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
-    if (hv_hooks.ept_violation && hv_hooks.ept_violation(gpa, q))
+    hv_ept_fault_fn fn = exit_reg_ept(gpa);
+    if (fn && fn(gpa, q))
         return;
     /* Beyond the identity map we built (high MMIO): extend it on demand, uncached. */
     if (!hv_in_region(gpa) && gpa >= hv.ept_limit) {
@@ -340,13 +349,12 @@ static void handle_ept_violation(struct vcpu *v)
              vmx_read(VMCS_GUEST_RIP));
 }
 
-static void handle_triple_fault(struct vcpu *v)
+static void handle_triple_fault(struct guest_regs *g, struct vcpu *v)
 {
     hv_log("hvtrace: cpu %u: guest TRIPLE FAULT at rip %lx cr3 %lx\n", v->index,
            vmx_read(VMCS_GUEST_RIP), vmx_read(VMCS_GUEST_CR3));
     vmx_print_exit_summary("guest triple fault");
-    if (hv_hooks.fatal)
-        hv_hooks.fatal("triple fault");
+    exit_reg_fatal("triple fault");
     hv_panic("guest triple fault: stopping\n");
 }
 
@@ -380,6 +388,38 @@ void host_exception(struct exc_frame *f)
              f->rip, f->rsp, ({ uint64_t c; __asm__ volatile("mov %%cr2, %0" : "=r"(c)); c; }));
 }
 
+static void handle_invd(struct guest_regs *g, struct vcpu *v)
+{
+    cpu_wbinvd();        /* INVD would drop our own dirty lines too: write back instead */
+    vmx_skip_instruction();
+}
+
+/* CPUID says no VMX and no SMX: these are undefined opcodes for the guest (SDM 31.1 "Basic
+ * VMX Operation", and GETSEC's #UD when CR4.SMXE = 0). */
+static void handle_vmx_insn(struct guest_regs *g, struct vcpu *v)
+{
+    vmx_inject_exception(VEC_UD, false, 0);
+}
+
+/* The exits vmm/ handles itself, indexed by basic exit reason (SDM appendix C). The others
+ * are lent to modules (exit_reg.c, hv_exit.h). */
+typedef void (*exit_handler_fn)(struct guest_regs *g, struct vcpu *v);
+static const exit_handler_fn exit_handlers[EXIT_REASON_COUNT] = {
+    [EXIT_CPUID] = handle_cpuid,           [EXIT_VMCALL] = handle_vmcall,
+    [EXIT_CR_ACCESS] = handle_cr_access,   [EXIT_XSETBV] = handle_xsetbv,
+    [EXIT_IO] = handle_io,                 [EXIT_RDMSR] = handle_rdmsr,
+    [EXIT_WRMSR] = handle_wrmsr,           [EXIT_INIT] = handle_init,
+    [EXIT_SIPI] = handle_sipi,             [EXIT_EPT_VIOLATION] = handle_ept_violation,
+    [EXIT_TRIPLE_FAULT] = handle_triple_fault, [EXIT_INVD] = handle_invd,
+    [EXIT_GETSEC] = handle_vmx_insn,       [EXIT_VMCLEAR] = handle_vmx_insn,
+    [EXIT_VMLAUNCH] = handle_vmx_insn,     [EXIT_VMPTRLD] = handle_vmx_insn,
+    [EXIT_VMPTRST] = handle_vmx_insn,      [EXIT_VMREAD] = handle_vmx_insn,
+    [EXIT_VMRESUME] = handle_vmx_insn,     [EXIT_VMWRITE] = handle_vmx_insn,
+    [EXIT_VMXOFF] = handle_vmx_insn,       [EXIT_VMXON] = handle_vmx_insn,
+    [EXIT_INVEPT] = handle_vmx_insn,       [EXIT_INVVPID] = handle_vmx_insn,
+    [EXIT_VMFUNC] = handle_vmx_insn,
+};
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
@@ -409,55 +449,21 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (type == VMX_INTR_TYPE_SW_INT || type == VMX_INTR_TYPE_PRIV_SW_EXC || type == VMX_INTR_TYPE_SW_EXC)
             vmx_write(VMCS_ENTRY_INSTR_LEN, vmx_read(VMCS_EXIT_INSTR_LEN));
     }
-    if (hv_hooks.pre_exit)
-        hv_hooks.pre_exit(g, basic);
-    switch (basic) {
-    case EXIT_CPUID:          handle_cpuid(g); break;
-    case EXIT_VMCALL:         handle_vmcall(g); break;
-    case EXIT_CR_ACCESS:      handle_cr_access(g); break;
-    case EXIT_XSETBV:         handle_xsetbv(g); break;
-    case EXIT_IO:             handle_io(g, v); break;
-    case EXIT_RDMSR:          handle_rdmsr(g); break;
-    case EXIT_WRMSR:          handle_wrmsr(g); break;
-    case EXIT_INIT:           handle_init(v); break;
-    case EXIT_SIPI:           handle_sipi(v); break;
-    case EXIT_EPT_VIOLATION:  handle_ept_violation(v); break;
-    case EXIT_TRIPLE_FAULT:   handle_triple_fault(v); break;
-    case EXIT_INVLPG:
-    case EXIT_INVPCID:
-        /* Only with INVLPG exiting. Without VPID, VM entry already flushes the guest's linear
-         * translations (SDM 29.4.3.3): nothing to do but let a policy see it. */
-        if (hv_hooks.other_exit)
-            hv_hooks.other_exit(g, basic);
-        vmx_skip_instruction();
-        break;
-    case EXIT_INVD:
-        cpu_wbinvd();        /* INVD would drop our own dirty lines too: write back instead */
-        vmx_skip_instruction();
-        break;
-    case EXIT_GETSEC:
-    case EXIT_VMCLEAR: case EXIT_VMLAUNCH: case EXIT_VMPTRLD: case EXIT_VMPTRST:
-    case EXIT_VMREAD: case EXIT_VMRESUME: case EXIT_VMWRITE: case EXIT_VMXOFF:
-    case EXIT_VMXON: case EXIT_INVEPT: case EXIT_INVVPID: case EXIT_VMFUNC:
-        /* CPUID says no VMX/SMX: these are undefined opcodes for the guest. */
-        vmx_inject_exception(VEC_UD, false, 0);
-        break;
-    case EXIT_MTF:
-    case EXIT_RDTSC:          /* only with hv_set_rdtsc_exiting: the policy emulates them */
-    case EXIT_RDTSCP:
-    case EXIT_PREEMPTION_TIMER:
-    case EXIT_EXCEPTION_NMI:
-    case EXIT_HLT:
-    case EXIT_EXTERNAL_INTR:
-        if (hv_hooks.other_exit && hv_hooks.other_exit(g, basic))
-            break;
-        /* fall through */
-    default:
-        hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
-                 vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
+    for (unsigned i = 0; i < exit_reg.nobservers; i++)
+        if (exit_reg.pre[i])
+            exit_reg.pre[i](g, basic);
+    exit_handler_fn own = basic < EXIT_REASON_COUNT ? exit_handlers[basic] : 0;
+    if (own) {
+        own(g, v);
+    } else {
+        hv_exit_fn fn = basic < EXIT_REASON_COUNT ? exit_reg.exit[basic] : 0;
+        if (!fn || !fn(g, basic))
+            hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
+                     vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
     }
-    if (hv_hooks.post_exit)
-        hv_hooks.post_exit(g, basic);
+    for (unsigned i = 0; i < exit_reg.nobservers; i++)
+        if (exit_reg.post[i])
+            exit_reg.post[i](g, basic);
     if (v->nmi_pending && !(vmx_read(VMCS_ENTRY_INTR_INFO) & VMX_INTR_INFO_VALID)) {
         v->nmi_pending = false;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);

@@ -7,7 +7,6 @@ extern void vmx_exit_stub(void);
 extern int vmx_launch(void);
 extern const uint64_t host_exc_table[33];
 
-#define PAGE_SIZE 4096
 #define IDT_ENTRIES 256
 #define IDT_GATE_INTR64 0x8e00u     /* present, DPL0, 64-bit interrupt gate (SDM 6.14.1) */
 
@@ -110,7 +109,7 @@ int vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id)
     v->vmxon_phys = hv_virt_to_phys(v->vmxon_region);
     v->vmcs_phys = hv_virt_to_phys(v->vmcs);
     /* Host stack: the vcpu pointer sits at host RSP, which stays 16-byte aligned. */
-    uint64_t top = (uint64_t)v->stack + VCPU_STACK_PAGES * PAGE_SIZE;
+    uint64_t top = (uint64_t)v->stack + VCPU_STACK_PAGES * X86_PAGE_SIZE;
     v->host_rsp = top - 16;
     *(struct vcpu **)v->host_rsp = v;
     /* Host GDT (SDM 3.4.5, 7.2.3): flat 64-bit code, data, and a 64-bit TSS. */

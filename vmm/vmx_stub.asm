@@ -3,28 +3,11 @@
 ; per-CPU stack holds the vcpu pointer at [host RSP]. We save the guest's general registers
 ; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
 ; MTF exits of a CPU whose policy enabled the fast path jump to the policy's raw handler
-; (hv_hooks.h hv_mtf_fast) with only RAX and RCX saved: under single-stepping that is every
+; (hv_exit.h hv_mtf_fast_register) with only RAX and RCX saved: under single-stepping that is every
 ; exit, so the path saves no more than it must and counts every instruction.
 bits 64
-%define VCPU_EXIT_TSC_OFFSET 8   ; struct vcpu.exit_tsc (vcpu.h asserts these offsets)
-%define VCPU_DILATE_OFFSET 16    ; struct vcpu.dilate: HV_DILATE_* (hv_guest.h)
-%define VCPU_FAST_MTF_OFFSET 17  ; struct vcpu.fast_mtf, then .fast_block (one 16-bit word)
-%define VCPU_FAST_CTX_OFFSET 24  ; struct vcpu.fast_ctx: the policy's, in RCX for its handler
-%define HV_DILATE_TSC 1
-%define HV_DILATE_DISARM 2
-%define FAST_MTF_GO 0x0001       ; fast_mtf = 1, fast_block = 0
-%define VMCS_TSC_OFFSET 0x2010   ; SDM appendix B.2.1
-%define VMCS_EXIT_REASON 0x4402  ; SDM appendix B.3.2
-%define EXIT_MTF 37              ; SDM appendix C (basic reason; bits 31:16 clear)
-%define MSR_IA32_TSC_DEADLINE 0x6e0
-; Ticks of an exit outside the two rdtsc: the guest's exit into the stub up to the first
-; rdtsc, and the tail after the second one through VMRESUME. Measured in Bochs (one tick per
-; instruction): with it the guest's TSC advances exactly one tick per traced instruction.
-; 30 measured before the fast gate existed, plus its five instructions (push, load, compare,
-; branch, pop) that now precede the first rdtsc of an exit whose CPU has the fast path off
-; (counted; the only dilated exits whose CPU has it on are in SOFT mode, where the policy sets
-; the offset from its own clock: hv_set_tsc_offset).
-%define VCPU_DILATE_FIXED 35   ; = VCPU_DILATE_FIXED in vcpu.h
+; Constants and struct vcpu offsets: generated from C (vmm_asm.c, vmm/include/hv_asm.h).
+%include "vmm_asm.inc"
 default rel
 section .text
 
@@ -36,7 +19,7 @@ extern hv_mtf_fast
 global vmx_exit_stub, hv_fast_resume, hv_fast_decline
 vmx_exit_stub:
     ; The fast gate: an MTF exit of a CPU whose fast path is on and not blocked goes to the
-    ; policy's handler with RCX = its context (hv_hooks.h has the register contract).
+    ; policy's handler with RCX = its context (hv_exit.h has the register contract).
     push rax
     mov rax, [rsp + 8]          ; struct vcpu *
     cmp word [rax + VCPU_FAST_MTF_OFFSET], FAST_MTF_GO

@@ -1,11 +1,11 @@
 # hv_unit.mk - host unit tests of the hypervisor's host-testable logic (vmm/, trace/).
 HV_UNIT_BUILD := $(BUILD)/test/unit-hv
-HV_UNIT_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Iinclude -Itrace
+HV_UNIT_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Ivmm/include -Iinclude -Itrace
 
 $(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c vmm/ept.h vmm/mtrr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c
-$(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/gmem.h
+$(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/include/gmem.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_gmem.c vmm/gmem.c
 $(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c tests/unit/elf_sweep.h trace/x86_len.c trace/x86_len.h
@@ -20,14 +20,20 @@ $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.
 $(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
-# The MTF fast path (assembly) run on the host: its HOST_TEST build reads a VMCS in memory.
-$(HV_UNIT_BUILD)/step_fast_host.o: trace/step_fast.asm
+# The MTF fast path (assembly) run on the host: its HOST_TEST build reads a VMCS in memory
+# (TV_* generated from tests/unit/step_fast_test.h like the hypervisor's own constants).
+$(HV_UNIT_BUILD)/gen/step_fast_test_asm.s: tests/unit/step_fast_test_asm.c tests/unit/step_fast_test.h vmm/include/hv_asm.h
 	@mkdir -p $(dir $@)
-	nasm -f elf64 -DHOST_TEST -o $@ $<
+	$(CC) $(HV_UNIT_CFLAGS) -S $< -o $@
+$(HV_UNIT_BUILD)/gen/step_fast_test.inc: $(HV_UNIT_BUILD)/gen/step_fast_test_asm.s tools/gen-asm-inc.sh
+	bash tools/gen-asm-inc.sh $< $@
+$(HV_UNIT_BUILD)/step_fast_host.o: trace/step_fast.asm $(HV_GEN)/trace/step_fast_asm.inc $(HV_UNIT_BUILD)/gen/step_fast_test.inc
+	@mkdir -p $(dir $@)
+	nasm -f elf64 -DHOST_TEST -I$(HV_GEN)/trace/ -I$(HV_UNIT_BUILD)/gen/ -o $@ $<
 $(HV_UNIT_BUILD)/step_fast_harness.o: tests/unit/step_fast_harness.asm
 	@mkdir -p $(dir $@)
 	nasm -f elf64 -o $@ $<
-$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h tests/unit/step_fast_test.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
 	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
 

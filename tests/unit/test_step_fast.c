@@ -14,6 +14,7 @@
  *   - the checkregs variant counts a change outside the write set, and still records it.
  *   test_step_fast [SEED] [STEPS]      prints "step_fast: N passed, M failed" */
 #include "step_cpu.h"
+#include "step_fast_test.h"
 #include "trace_chunkw.h"
 #include "trace_reader.h"
 #include "rand_regs.h"
@@ -31,8 +32,7 @@
 
 int fast_run(uint64_t regs[16], void *ctx, void *entry);
 void step_fast_entry(void), step_fast_entry_check(void);
-uint64_t test_vmcs[5];                /* CR3, IDTR base, RIP, RSP, RFLAGS (step_fast.asm TV_*) */
-enum { TV_CR3, TV_IDTR, TV_RIP, TV_RSP, TV_RFLAGS };
+uint64_t test_vmcs[TV_COUNT];         /* what step_fast.asm reads in place of the VMCS */
 
 struct want { uint64_t rip, cr3; uint32_t id; uint8_t len; uint64_t regs[HVT_NREGS]; };
 

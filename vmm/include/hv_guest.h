@@ -1,13 +1,34 @@
 /*
- * hv_guest.h - what policy modules may read and control of the current CPU's guest, without
- * touching the VMCS themselves. All functions act on the calling CPU, in VMX root operation.
+ * hv_guest.h - what modules may read and control of the current CPU's guest, without touching
+ * the VMCS themselves.
+ *
+ * Contract: every function acts on the calling CPU, in VMX root operation, during a VM exit.
+ * The guest's general registers are the struct guest_regs the exit handlers receive; the rest
+ * of its state is read through hv_guest_read(). Reads are cheap (one VMREAD: inline, since
+ * the single-step path reads several per instruction).
  */
 #ifndef HVT_HV_GUEST_H
 #define HVT_HV_GUEST_H
 #include <stdint.h>
 #include <stdbool.h>
 #include "gmem.h"
-#include "vmx.h"
+#include "vmx_arch.h"
+
+/* Guest general registers as the exit stub saves them, indexed by the SDM's GPR numbering
+ * (SDM 28.2.1, table 28-3: 0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15
+ * R8-R15). Slot 4 is a placeholder: the guest RSP lives in the VMCS (HV_GUEST_RSP). */
+enum gpr { GPR_RAX, GPR_RCX, GPR_RDX, GPR_RBX, GPR_RSP, GPR_RBP, GPR_RSI, GPR_RDI,
+           GPR_R8, GPR_R9, GPR_R10, GPR_R11, GPR_R12, GPR_R13, GPR_R14, GPR_R15, GPR_COUNT };
+struct guest_regs { uint64_t r[GPR_COUNT]; };
+
+/* VMREAD of the current VMCS (SDM 31.3 "VMREAD"): the one VMX instruction modules reach,
+ * through hv_guest_read() and the register contract of the MTF fast path. */
+static inline uint64_t hv_vmread(enum vmcs_field f)
+{
+    uint64_t v;
+    __asm__ volatile("vmread %1, %0" : "=r"(v) : "r"((uint64_t)f) : "cc");
+    return v;
+}
 
 enum hv_guest_reg {
     HV_GUEST_RIP, HV_GUEST_RSP, HV_GUEST_RFLAGS, HV_GUEST_CR0, HV_GUEST_CR3, HV_GUEST_CR4,
@@ -17,14 +38,11 @@ enum hv_guest_reg {
 
 /* Inline: read at every single-step, so no call. */
 extern const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT];
-static inline uint64_t hv_guest_read(enum hv_guest_reg r) { return vmx_read(hv_guest_fields[r]); }
+static inline uint64_t hv_guest_read(enum hv_guest_reg r) { return hv_vmread(hv_guest_fields[r]); }
 /* The guest's paging state, for gmem_walk / gmem_read_gva. */
 void     hv_guest_paging(struct gmem_paging *p);
 /* Monitor trap flag (SDM 26.5.2): a VM exit after every guest instruction on this CPU. */
 void     hv_set_mtf(bool on);
-/* Exits on INVLPG/INVPCID and CR3 loads, so a policy can keep its own caches of guest
- * translations coherent (it must then call hv_complete_cr3_load/hv_skip_insn itself). */
-void     hv_set_translation_exits(bool on);
 /* HLT exiting (SDM 25.6.2) and external-interrupt exiting (SDM 25.6.1, acknowledge-on-exit
  * stays off: the interrupt remains pending in the local APIC and is delivered at the next VM
  * entry once the control is off again). */
@@ -37,14 +55,16 @@ void     hv_skip_insn(void);
 /* VMX-preemption timer (SDM 26.5.1): an exit after about 'ticks' TSC ticks; 0 = off. */
 void     hv_set_preemption_timer(uint64_t ticks);
 /* TSC when the current VM exit entered the hypervisor (taken first thing in the exit stub): at
- * offset 8 of the per-CPU block %gs points to (vcpu.h asserts it). Inline: every step reads it. */
+ * a fixed offset of the per-CPU block %gs points to (vcpu.h asserts it). Inline: every step
+ * reads it. */
+#define HV_EXIT_TSC_GS_OFFSET 8
 static inline uint64_t hv_exit_tsc(void)
 {
     uint64_t t;
-    __asm__ volatile("movq %%gs:8, %0" : "=r"(t));
+    __asm__ volatile("movq %%gs:%c1, %0" : "=r"(t) : "i"(HV_EXIT_TSC_GS_OFFSET));
     return t;
 }
-static inline int64_t hv_tsc_offset(void) { return (int64_t)vmx_read(VMCS_TSC_OFFSET); }
+static inline int64_t hv_tsc_offset(void) { return (int64_t)hv_vmread(VMCS_TSC_OFFSET); }
 /* The guest's TSC when this exit began (SDM 25.6.5: guest TSC = host TSC + offset). */
 static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_t)hv_tsc_offset(); }
 /* Time dilation for this CPU, HV_DILATE_* flags (0 = off):
@@ -58,24 +78,16 @@ static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_
 #define  HV_DILATE_DISARM 2u
 void     hv_set_dilation(unsigned flags);
 int64_t  hv_dilated_offset(void);
-/* MTF fast path on this CPU (hv_hooks.h hv_mtf_fast): MTF exits jump to the registered
- * handler first while on, with 'ctx' in RCX. */
+/* MTF fast path on this CPU (hv_exit.h hv_mtf_fast_register): MTF exits jump to the
+ * registered handler first while on, with 'ctx' in RCX. */
 void     hv_set_mtf_fast(bool on, void *ctx);
-/* RDTSC exiting (SDM 25.6.2; RDTSCP too when the guest may use it): the exits reach
- * hv_hooks.other_exit (EXIT_RDTSC, EXIT_RDTSCP), which must emulate them. For a policy that
+/* RDTSC exiting (SDM 25.6.2; RDTSCP too when the guest may use it): the exits reach the
+ * EXIT_RDTSC and EXIT_RDTSCP handlers (hv_exit.h), which must emulate them. For a policy that
  * keeps the guest's time itself. */
 void     hv_set_rdtsc_exiting(bool on);
 /* Set the TSC offset (SDM 25.6.5: guest TSC = host TSC + offset) from this exit on. */
 void     hv_set_tsc_offset(int64_t off);
-/* Make CPU 'cpu's next VM exit take the full dispatch (and so every hook), from any CPU. */
+/* Make CPU 'cpu's next VM exit take the full dispatch (and so every observer), from any CPU. */
 void     hv_cpu_kick(unsigned cpu);
-/* Invisible execute breakpoints (SDM 29.3.3.2): forbid or allow guest instruction fetches from
- * the 4 KiB guest-physical page holding gpa. A forbidden fetch is an EPT violation that reaches
- * hv_hooks.ept_violation (qualification bit EPT_QUAL_EXEC). Guest RAM only; returns -1 else.
- * The calling CPU flushes its EPT TLB at once, the others at their next VM exit (a policy
- * that needs it sooner keeps a periodic exit, e.g. the preemption timer). Reads and writes of
- * the page are unaffected: the guest cannot see the breakpoint. */
-int      hv_ept_set_exec(uint64_t gpa, bool exec);
-#define  EPT_QUAL_EXEC (1ull << 2)   /* SDM Table 28-7: the access was an instruction fetch */
 
 #endif

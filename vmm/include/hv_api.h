@@ -1,16 +1,25 @@
 /*
- * hv_api.h - services the hypervisor core (vmm/) offers to the modules built on it (trace/,
- * net/). This is the whole contract between mechanism and policy in that direction.
+ * hv_api.h - the basic services the hypervisor core (vmm/) offers to the modules built on it:
+ * memory, logging, CPUs, locks, port I/O and MSRs of this CPU, a freestanding C library.
+ * With hv_guest.h (the current guest), hv_exit.h (taking part in VM exits), hv_ept.h (guest-
+ * physical memory views) and gmem.h (safe guest-memory reads) it is the whole public API of
+ * vmm/ (vmm/include/): modules are compiled with that include path only.
  *
  * Contract:
  *  - Runs in VMX root operation, 64-bit, CPL0, interrupts off, no SSE/FPU (the hypervisor is
  *    built -mgeneral-regs-only so the guest's FPU/SSE state is never touched).
  *  - Memory: hv_alloc_pages() hands out zeroed, 4 KiB-aligned pages from the hypervisor's own
- *    reserved region (hidden from the guest by EPT); nothing is ever freed. All physical memory
+ *    reserved region (hidden from the guest by EPT); hv_alloc() zeroed bytes, 16-byte
+ *    aligned, from the same region; nothing is ever freed. Both return NULL when it is full. All physical memory
  *    and MMIO below the mapped limit is reachable through hv_phys_to_virt() (a direct map that
  *    is write-back cacheable: for device registers rely on the MTRRs/PAT and use volatile
  *    accesses; hv_phys_to_virt_uc() gives an uncached alias).
- *  - Time: hv_rdtsc() is the raw TSC (in Bochs it ticks once per instruction, FACTS.md).
+ *  - Time: hv_rdtsc() is the raw TSC (in Bochs it ticks once per instruction: docs/hypervisor.md).
+ *  - MSRs: hv_rdmsr()/hv_wrmsr() act on this CPU. VMX root operation keeps the guest's values
+ *    of every MSR the VM-exit controls do not switch (LSTAR, KERNEL_GS_BASE, TSC_AUX, the
+ *    TSC deadline, ...), so reading one gives the guest's value.
+ *  - Locks: spin locks, for data shared between CPUs; hold them briefly, never across a wait
+ *    on a device.
  *  - Logging: hv_log() is printf-like (%s %c %d %u %x %lx %llx %p %%, widths and 0-padding),
  *    goes to the hypervisor's log sinks (port 0xE9 and/or COM1), and is serialized across CPUs.
  *  - hv_cpu_id(): dense index 0..hv_cpu_count()-1 of the calling CPU.
@@ -21,17 +30,44 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include "x86_arch.h"
 
 void    *hv_alloc_pages(size_t npages);
+#define  HV_PAGES(bytes) (((bytes) + X86_PAGE_SIZE - 1) / X86_PAGE_SIZE)   /* pages to hold bytes */
+void    *hv_alloc(size_t bytes);
 uint64_t hv_virt_to_phys(const void *va);
 void    *hv_phys_to_virt(uint64_t pa);
 void    *hv_phys_to_virt_uc(uint64_t pa);
 
-uint64_t hv_rdtsc(void);
+static inline uint64_t hv_rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t hv_rdmsr(uint32_t msr)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline void hv_wrmsr(uint32_t msr, uint64_t v)
+{
+    __asm__ volatile("wrmsr" :: "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
+
+struct spinlock { volatile uint32_t v; };
+void spin_lock(struct spinlock *l);
+void spin_unlock(struct spinlock *l);
+
 void     hv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void     hv_vlog(const char *fmt, va_list ap);
 int      hv_snprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void     hv_panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* The log's lock, for a module that writes whole lines to the log ports itself (so no CPU's
+ * line lands inside another's). hv_log takes it too: never call hv_log while holding it. */
+void     hv_log_lock(void);
+void     hv_log_unlock(void);
 
 /* On every single-step's path, so inline: the index sits at a fixed offset of the per-CPU block
  * that %gs points to in the hypervisor (vcpu.h asserts the offset). */

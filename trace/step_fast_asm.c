@@ -1,0 +1,64 @@
+/* step_fast_asm.c - the constants and offsets step_fast.asm uses (hv_asm.h: compiled with -S,
+ * never linked): struct step_fast, icache_entry and rec_enc, the record format's tags, the
+ * VMCS fields the fast path reads. */
+#include "hv_asm.h"
+#include "step_cpu.h"
+#include "vmx_arch.h"
+#include "hvt_trace_format.h"
+
+/* The fast path unstamps both ways of a set in straight-line code. */
+_Static_assert(ICACHE_WAYS == 2, "step_fast.asm handles two ways per set");
+/* It counts a record and an instruction with one 64-bit add. */
+_Static_assert(__builtin_offsetof(struct rec_enc, ninsns) == __builtin_offsetof(struct rec_enc, nrecords) + 4,
+               "step_fast.asm: nrecords then ninsns");
+
+#define F(name, member) HV_ASM_OFFSET(name, struct step_fast, member)
+#define IC(name, member) HV_ASM_OFFSET(name, struct icache_entry, member)
+#define E(name, member) HV_ASM_OFFSET(name, struct rec_enc, member)
+#define PRED(name, member) \
+    HV_ASM_CONST(name, __builtin_offsetof(struct rec_enc, pred[0].member) - __builtin_offsetof(struct rec_enc, pred[0]))
+
+void step_fast_asm_constants(void);
+void step_fast_asm_constants(void)
+{
+    HV_ASM_CONST(VMCS_GUEST_CR3, VMCS_GUEST_CR3);
+    HV_ASM_CONST(VMCS_GUEST_IDTR, VMCS_GUEST_IDTR_BASE);
+    HV_ASM_CONST(VMCS_GUEST_RSP, VMCS_GUEST_RSP);
+    HV_ASM_CONST(VMCS_GUEST_RIP, VMCS_GUEST_RIP);
+    HV_ASM_CONST(VMCS_GUEST_RFLAGS, VMCS_GUEST_RFLAGS);
+
+    F(F_LEFT, left); F(F_CR3, cr3); F(F_IDT, idt_base); F(F_TASK_SLOT, task_slot);
+    F(F_TASK_LAST, task_last); F(F_ICACHE, icache); F(F_P_IC, p_ic); F(F_ENC, enc);
+    F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
+    F(F_FGEN_USER, fgen_user); F(F_MISS_RIP, miss_rip); F(F_MISS_MASK, miss_mask);
+    F(F_DECLINES, declines); F(F_DELTA, delta);
+
+    IC(IC_RIP, rip); IC(IC_LO, lo); IC(IC_HI, hi); IC(IC_MLO, mlo); IC(IC_MHI, mhi);
+    IC(IC_HPTR, hptr); IC(IC_NEXT, next); IC(IC_ID, id); IC(IC_CAND, cand); IC(IC_FGEN, fgen);
+    IC(IC_PSTAMP, pstamp); IC(IC_SLOT, slot); IC(IC_FLAGS, flags); IC(IC_HANDLER, handler);
+    HV_ASM_CONST(ICACHE_SHIFT, ICACHE_SHIFT);
+    HV_ASM_CONST(PRED_SLOTS, HVT_PRED_SLOTS);
+    HV_ASM_CONST(PRED_HASH_SHIFT, HVT_PRED_HASH_SHIFT);
+    HV_ASM_CONST(ICACHE_SETS, ICACHE_SETS);
+    HV_ASM_CONST(SET_SHIFT, ICACHE_SHIFT + __builtin_ctz(ICACHE_WAYS));
+    HV_ASM_CONST(FGEN_KERNEL, FGEN_KERNEL);
+    HV_ASM_CONST(P_PENDING, P_PENDING);
+
+    E(E_BUF, buf); E(E_LEN, len); E(E_EXPECTED, expected_rip); E(E_CR3, cr3); E(E_TICK, tick);
+    E(E_TSC, tsc); E(E_REGS, regs); E(E_NRECORDS, nrecords);
+    E(E_PSTAMP, pstamp); E(E_PRED, pred);
+    HV_ASM_CONST(E_PRED_SHIFT, __builtin_ctz(sizeof(((struct rec_enc *)0)->pred[0])));
+    PRED(PRED_RIP, rip); PRED(PRED_ID, id); PRED(PRED_VALID, valid);
+
+    HV_ASM_CONST(HVT_INSN_RIP, HVT_INSN_RIP);
+    HV_ASM_CONST(HVT_INSN_CODE, HVT_INSN_CODE);
+    HV_ASM_CONST(HVT_INSN_CR3, HVT_INSN_CR3);
+    HV_ASM_CONST(HVT_INSN_REGS, HVT_INSN_REGS);
+    HV_ASM_CONST(HVT_INSN_RFLAGS, HVT_INSN_RFLAGS);
+    HV_ASM_CONST(REG_RFLAGS, HVT_REG_RFLAGS);
+    HV_ASM_CONST(CAND_ALL, CAND_ALL);
+
+    HV_ASM_CONST(FD_LEFT, FD_LEFT); HV_ASM_CONST(FD_CR3, FD_CR3); HV_ASM_CONST(FD_IDT, FD_IDT);
+    HV_ASM_CONST(FD_TASK, FD_TASK); HV_ASM_CONST(FD_MISS, FD_MISS); HV_ASM_CONST(FD_GEN, FD_GEN);
+    HV_ASM_CONST(FD_BYTES, FD_BYTES); HV_ASM_CONST(FD_ROOM, FD_ROOM);
+}

@@ -1,0 +1,113 @@
+/* hv_ept.c - the guest's EPT (Intel SDM 29.3 "The Extended Page Table Mechanism (EPT)"): built
+ * once at start, then edited through hv_ept.h's services. */
+#include "hv_ept_int.h"
+#include "hv_core.h"
+#include "hv_guest.h"
+#include "vcpu.h"
+#include "vmx.h"
+#include "cpu.h"
+
+static void *ept_alloc(void) { return hv_alloc_pages(1); }
+static int ept_memtype(uint64_t base, uint64_t size) { return mtrr_type_range(&hv.mtrr, base, size); }
+static const struct ept_ops ept_ops = {
+    .alloc_page = ept_alloc, .virt_to_phys = hv_virt_to_phys, .phys_to_virt = hv_phys_to_virt,
+    .memtype = ept_memtype,
+};
+
+/* After an edit of live tables: every CPU's next exit goes through the full dispatch, which
+ * flushes its EPT TLB when the epoch moved; this CPU flushes now. Called with ept_lock held. */
+static void edit_done_locked(void)
+{
+    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < hv.cpu_count; i++)
+        hv_cpu_kick(i);
+}
+
+static void flush_here(void)
+{
+    if (!hv.started)
+        return;                       /* edits while the image starts: no CPU has an EPT TLB */
+    vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
+    vcpu_current()->ept_epoch = hv.ept_epoch;
+}
+
+int hv_ept_set_exec(uint64_t gpa, bool exec)
+{
+    uint64_t page = gpa & X86_PAGE_MASK, hpa, perms;
+    unsigned memtype;
+    if (!hv_gpa_is_ram(page, X86_PAGE_SIZE))
+        return -1;
+    spin_lock(&hv.ept_lock);
+    int rc = -1;
+    /* Only the identity map of RAM: never the dummy page standing in for our region. */
+    if (ept_translate(&hv.ept, page, &hpa, &perms, &memtype) && hpa == page) {
+        perms = exec ? perms | EPT_EXEC : perms & ~EPT_EXEC;
+        rc = ept_map_4k(&hv.ept, page, page, perms, memtype);
+        edit_done_locked();
+    }
+    spin_unlock(&hv.ept_lock);
+    if (!rc)
+        flush_here();
+    return rc;
+}
+
+static int map_pages(uint64_t gpa, uint64_t size, uint64_t hpa, uint64_t perms)
+{
+    int rc = 0;
+    spin_lock(&hv.ept_lock);
+    for (uint64_t pa = gpa & X86_PAGE_MASK; pa < gpa + size && !rc; pa += X86_PAGE_SIZE)
+        rc = ept_map_4k(&hv.ept, pa, hpa, perms, MTRR_WB);
+    edit_done_locked();
+    spin_unlock(&hv.ept_lock);
+    flush_here();
+    return rc;
+}
+
+int hv_ept_hide(uint64_t gpa, uint64_t size)
+{
+    return map_pages(gpa, size, hv_virt_to_phys(hv.dummy_page), EPT_RWX);
+}
+
+int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms)
+{
+    uint64_t hpa = hv_virt_to_phys(page);
+    if (!hv_in_region(hpa))
+        return -1;                              /* only hypervisor pages stand in for guest ones */
+    return map_pages(gpa, X86_PAGE_SIZE, hpa, perms & EPT_RWX);
+}
+
+/* Guest RAM only (after EPT: the hidden region reads as the dummy page). */
+static void *gmem_map(uint64_t gpa)
+{
+    if (hv_in_region(gpa))
+        return hv.dummy_page;
+    return hv_gpa_is_ram(gpa, X86_PAGE_SIZE) ? hv_phys_to_virt(gpa) : 0;
+}
+static const struct gmem_ops gmem_ops = { .map_gpa = gmem_map };
+
+int hv_ept_build(void)
+{
+    uint64_t ept_cap = cpu_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
+    if (ept_init(&hv.ept, &ept_ops, ept_cap & EPT_CAP_2MB, ept_cap & EPT_CAP_1GB))
+        return -1;
+    /* Identity map everything the guest may touch: RAM and MMIO up to the top of the
+     * firmware's map, at least 4 GiB (local APIC, I/O APIC, flash); higher MMIO is mapped on
+     * first touch (handle_ept_violation). */
+    uint64_t top = 1ull << 32;
+    for (uint32_t i = 0; i < hv.bi->mem_range_count; i++) {
+        uint64_t end = hv.bi->mem[i].base + hv.bi->mem[i].size;
+        if (end > top)
+            top = end;
+    }
+    hv.ept_limit = (top + EPT_PAGE_1G - 1) & ~(EPT_PAGE_1G - 1);
+    if (ept_map_identity(&hv.ept, 0, hv.ept_limit))
+        return -1;
+    /* Hide the hypervisor: every page of its region shows the guest one dummy page, so the
+     * guest (even through /dev/mem) can neither read nor corrupt hypervisor memory. */
+    uint64_t dummy = hv_virt_to_phys(hv.dummy_page);
+    for (uint64_t pa = hv.bi->region_phys; pa < hv.bi->region_phys + hv.bi->region_size; pa += X86_PAGE_SIZE)
+        if (ept_map_4k(&hv.ept, pa, dummy, EPT_RWX, MTRR_WB))
+            return -1;
+    gmem_set_ops(&gmem_ops);
+    return 0;
+}

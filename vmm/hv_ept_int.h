@@ -1,0 +1,12 @@
+/*
+ * hv_ept_int.h - vmm/'s own side of hv_ept.h: building the guest's EPT at start.
+ * Contract: hv_ept_build() runs once on the BSP after the dummy page exists: it identity-maps
+ * guest RAM and MMIO, hides the hypervisor's region, and sets gmem's ops (guest RAM only).
+ */
+#ifndef HVT_HV_EPT_INT_H
+#define HVT_HV_EPT_INT_H
+#include "hv_ept.h"
+
+int hv_ept_build(void);
+
+#endif

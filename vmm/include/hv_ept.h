@@ -1,0 +1,32 @@
+/*
+ * hv_ept.h - guest-physical memory as the guest sees it, edited by modules through vmm/: hide a
+ * range, change a page's permissions, put a hypervisor page in place of a guest page, flush.
+ * (Intel SDM 29.3 "The Extended Page Table Mechanism (EPT)".)
+ *
+ * Contract:
+ *  - Every call runs on any CPU in VMX root operation; edits are serialized by vmm/.
+ *  - An edit is visible to the calling CPU at once (INVEPT) and to the other CPUs at their next
+ *    VM exit through the full dispatch, which every edit forces (hv_cpu_kick): a module that
+ *    needs it sooner keeps a periodic exit (e.g. the preemption timer).
+ *  - Hidden and substituted pages never expose hypervisor memory: a hidden page shows the guest
+ *    one shared junk page; a substituted page must come from hv_alloc_pages().
+ *  - Guest accesses a module forbade here reach its hv_ept_fault_register() handler (hv_exit.h).
+ */
+#ifndef HVT_HV_EPT_H
+#define HVT_HV_EPT_H
+#include <stdint.h>
+#include <stdbool.h>
+#include "vmx_arch.h"     /* EPT_READ, EPT_WRITE, EPT_EXEC, EPT_QUAL_* */
+
+/* Invisible execute breakpoints (SDM 29.3.3.2 "EPT Violations"): forbid or allow instruction
+ * fetches from the 4 KiB guest RAM page holding gpa. Reads and writes are unaffected: the
+ * guest cannot see the breakpoint. Guest RAM only (identity-mapped pages); -1 otherwise. */
+int hv_ept_set_exec(uint64_t gpa, bool exec);
+/* Hide [gpa, gpa + size) (page-rounded): every page shows the guest the junk page; reads return
+ * junk, writes land there and are lost. For device memory the guest must not reach. */
+int hv_ept_hide(uint64_t gpa, uint64_t size);
+/* Show the guest 'page' (4 KiB, from hv_alloc_pages) at the page holding gpa, with 'perms'
+ * (EPT_READ | EPT_WRITE | EPT_EXEC), write-back cached. */
+int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms);
+
+#endif

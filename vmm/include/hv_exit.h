@@ -1,0 +1,85 @@
+/*
+ * hv_exit.h - how modules built on vmm/ (a transport, a tracing policy) take part in VM exits
+ * without vmm/ knowing them: they register handlers; vmm/ never calls anyone by name.
+ *
+ * Contract:
+ *  - Registration happens while the image starts (on the BSP, before any CPU is virtualized);
+ *    handlers then run in VMX root operation on the exiting CPU with interrupts off.
+ *  - Ownership is explicit. Each registration that replaces something returns what it
+ *    replaced (NULL: vmm/'s default, which is "not handled"): a handler that declines an exit
+ *    calls the handler it replaced itself, the way BitVisor's set_iofunc chains. No second
+ *    dispatch on the exit reason is needed anywhere: vmm/ dispatches through one table indexed
+ *    by the basic exit reason (Intel SDM appendix C "VMX Basic Exit Reasons").
+ *  - Exits vmm/ handles itself (CPUID, CR access, XSETBV, INIT/SIPI, VMX instructions, the
+ *    hypervisor's own hypercalls) are not open to registration; an exit reason with no handler
+ *    is fatal (there is no safe default for an exit nobody asked for).
+ *  - Observers see every exit through the full dispatch: pre observers in registration order
+ *    before the handler, post observers in registration order after it.
+ *  - Shutdown notifiers (power-off, fatal guest error) run in reverse registration order: the
+ *    layer registered last (the policy, above the transport) finishes first, so its last data
+ *    still reaches the transport.
+ */
+#ifndef HVT_HV_EXIT_H
+#define HVT_HV_EXIT_H
+#include <stdint.h>
+#include <stdbool.h>
+#include "hv_guest.h"
+#include "vmx_arch.h"
+
+/* One exit reason. true = handled (the handler advanced RIP where that applies). */
+typedef bool (*hv_exit_fn)(struct guest_regs *g, unsigned reason);
+/* Take over 'reason' (one of EXIT_MTF, EXIT_HLT, EXIT_EXTERNAL_INTR, EXIT_RDTSC, EXIT_RDTSCP,
+ * EXIT_PREEMPTION_TIMER, EXIT_INVLPG, EXIT_INVPCID, EXIT_EXCEPTION_NMI); returns the previous
+ * handler, or NULL. A reason vmm/ keeps for itself is refused: *ok = false. */
+hv_exit_fn hv_exit_register(unsigned reason, hv_exit_fn fn, bool *ok);
+
+/* Guest port I/O on [port, port + width): the accesses exit from now on. The handler performs
+ * or emulates the access (RAX in g) and returns true; vmm/ then advances RIP. false: the
+ * handler it replaced (or, for none, the real port) gets it. String I/O is never passed on. */
+typedef bool (*hv_io_fn)(struct guest_regs *g, uint16_t port, unsigned size, bool in);
+hv_io_fn hv_io_register(uint16_t port, unsigned width, hv_io_fn fn);
+
+/* RDMSR (read) and/or WRMSR (write) of 'msr' exit from now on (low range 0-0x1fff or
+ * 0xc0000000-0xc0001fff, SDM 25.6.9 "MSR-Bitmap Address"). *val is the value written, or
+ * receives the value read. true = handled (vmm/ advances RIP); false = passed to the MSR. */
+typedef bool (*hv_msr_fn)(uint32_t msr, bool write, uint64_t *val);
+hv_msr_fn hv_msr_register(uint32_t msr, bool read, bool write, hv_msr_fn fn);
+
+/* A hypercall function number of include/hvt_hypercall.h (RAX = HVT_HC_MAGIC | func). The
+ * handler returns the status vmm/ puts in RAX; vmm/ advances RIP. Unclaimed: HVT_HC_ENOSYS. */
+typedef int64_t (*hv_hypercall_fn)(struct guest_regs *g);
+#define HV_HYPERCALL_MAX 16
+hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, bool *ok);
+
+/* EPT violations on guest-physical [gpa, gpa + size) (after the module removed permissions
+ * there, e.g. with hv_ept_set_exec). true = handled. Ranges may not overlap; returns -1 when
+ * the table is full or the range overlaps another. */
+typedef bool (*hv_ept_fault_fn)(uint64_t gpa, uint64_t qualification);
+int hv_ept_fault_register(uint64_t gpa, uint64_t size, hv_ept_fault_fn fn);
+
+/* Every exit through the full dispatch. Either may be NULL. */
+typedef void (*hv_observer_fn)(struct guest_regs *g, unsigned reason);
+int hv_exit_observe(hv_observer_fn pre, hv_observer_fn post);
+
+/* The guest is about to power off (ACPI sleep), or died (triple fault: 'why'). */
+int hv_on_power_off(void (*fn)(void));
+int hv_on_fatal(void (*fn)(const char *why));
+
+/* The MTF fast path: a policy that single-steps registers a raw handler (assembly) and enables
+ * it per CPU with hv_set_mtf_fast() (hv_guest.h). The exit stub then jumps to it for MTF exits
+ * straight away, before saving the guest's registers and before the full dispatch: no
+ * observers, no exit counting, no dilation of the exit's ticks, no event re-injection (the
+ * stub takes the path only when vmm/ has nothing pending for this CPU). Register contract, on
+ * entry:
+ *     RCX      the ctx given to hv_set_mtf_fast()
+ *     [RSP]    the guest's RCX, [RSP+8] the guest's RAX, [RSP+16] the per-CPU block
+ *     others   the guest's values (RSP, RIP, RFLAGS: in the VMCS)
+ * It leaves by jumping to hv_fast_resume (handled: the guest resumes) or to hv_fast_decline
+ * (the full dispatch handles the same exit through the EXIT_MTF handler), with RSP as it found
+ * it and every register but RAX and RCX holding the guest's value. It must decline before
+ * changing any state. */
+void hv_mtf_fast_register(void (*entry)(void));
+void hv_fast_resume(void);
+void hv_fast_decline(void);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * vmm_init.c - vmm/'s start (hv_layer.h): vmm_init once on the BSP (memory, VMX capabilities,
+ * EPT, per-CPU state), vmm_start_cpu on every CPU (VMXON and VMLAUNCH into the CPU's own
+ * state). Which modules run on top, and in what order, is the image's business (hv/).
+ */
+#include "hv_layer.h"
+#include "hv_core.h"
+#include "hv_ept_int.h"
+#include "exit_reg.h"
+#include "vmx_setup.h"
+#include "vmx_exit.h"
+#include "hvt_hypercall.h"
+#include "cpu.h"
+
+static struct vcpu vcpus[HVT_MAX_CPUS];
+
+struct vcpu *vcpu_get(unsigned index) { return &vcpus[index]; }
+
+#define CANARY_MIX 0x68767472616365ull     /* "hvtrace" */
+
+int vmm_init(struct hvt_boot_info *bi)
+{
+    if (bi->magic != HVT_BOOTINFO_MAGIC)
+        return -1;
+    hv_core_init(bi);
+    hv_log("hvtrace: hypervisor %u.%u.%u starting on %u CPU(s)\n", HVT_VERSION_MAJOR,
+           HVT_VERSION_MINOR, HVT_VERSION_PATCH, bi->cpu_count);
+    if (bi->cpu_count == 0 || bi->cpu_count > HVT_MAX_CPUS)
+        return -2;
+    if (vmx_check_caps())
+        return -3;
+    mtrr_read(&hv.mtrr, cpu_rdmsr, hv.phys_bits);
+    hv.dummy_page = hv_alloc_pages(1);
+    hv.canary_page = hv_alloc_pages(1);
+    hv.io_bitmap_a = hv_alloc_pages(1);
+    hv.io_bitmap_b = hv_alloc_pages(1);
+    hv.msr_bitmap = hv_alloc_pages(1);         /* all zero: no MSR exits */
+    if (!hv.dummy_page || !hv.canary_page || !hv.io_bitmap_a || !hv.io_bitmap_b || !hv.msr_bitmap)
+        return -4;
+    /* The canary: a per-boot value filling one page of hypervisor memory. The guest-side
+     * test (hvtrace-guest memcheck) must never find it. */
+    hv.canary = (cpu_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX;
+    for (unsigned i = 0; i < X86_PAGE_SIZE / 8; i++)
+        hv.canary_page[i] = hv.canary;
+    if (hv_ept_build())
+        return -5;
+    /* The one I/O exit we need: the power-off write, to print the exit summary. (Not 0xcf9:
+     * every 32-bit PCI config address write to 0xcf8 overlaps it and would exit.) */
+    if (bi->pm1a_cnt_port)
+        exit_reg_io_intercept(bi->pm1a_cnt_port, 2);
+    if (bi->pm1b_cnt_port)
+        exit_reg_io_intercept(bi->pm1b_cnt_port, 2);
+    for (unsigned i = 0; i < bi->cpu_count; i++)
+        if (vmx_alloc_cpu(&vcpus[i], i, bi->apic_ids[i]))
+            return -4;
+    return 0;
+}
+
+void vmm_init_done(void) { hv_mem_report(); }
+
+int vmm_start_cpu(struct hvt_boot_info *bi, struct hvt_cpu_launch *l)
+{
+    if (l->cpu_index >= hv.cpu_count)
+        return -1;
+    struct vcpu *v = &vcpus[l->cpu_index];
+    hv.started = true;
+    int r = vmx_start_cpu(v, l);                /* returns only on failure */
+    return r;
+}
