@@ -37,6 +37,7 @@ endif
 -include tests/tests.mk
 include tests/unit/hv_unit.mk
 include tests/trace/trace.mk
+include tests/layering/layering.mk
 -include bench/bench.mk
 
 clean:

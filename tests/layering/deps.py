@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""deps.py OBJ... - the link-time dependency graph of the hypervisor's objects and its cycles.
+"""deps.py [--no-cross-layer] OBJ... - the link-time dependency graph of the hypervisor's
+objects and its cycles.
 
 An object depends on another when it references a symbol the other defines (weak references
 count: they are dependencies too, only hidden). Prints every strongly connected component of
 more than one object (a dependency cycle), largest first, then 'cycles=N largest=M'.
+--no-cross-layer: exit 1 when a cycle joins objects of different layers (top folders: vmm/,
+trace/, net/, hv/): the layers must depend one way.
 """
 import subprocess, sys, collections
 
@@ -66,6 +69,22 @@ def main(objs):
     for c in cycles:
         print(f'cycle of {len(c)}: ' + ' '.join(sorted(c)))
     print(f'cycles={len(cycles)} largest={len(cycles[0]) if cycles else 0}')
+    return cycles
+
+def layer(obj):
+    parts = obj.replace('\\', '/').split('/')
+    for top in ('vmm', 'trace', 'net', 'hv'):
+        if top in parts:
+            return top
+    return parts[0]
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    strict = '--no-cross-layer' in args
+    cycles = main([a for a in args if a != '--no-cross-layer'])
+    cross = [c for c in cycles if len({layer(o) for o in c}) > 1]
+    for c in cross:
+        print('cross-layer cycle: ' + ' '.join(sorted(c)))
+    if strict:
+        print(f"{'0' if cross else '1'} passed, {len(cross) and 1} failed")
+        sys.exit(1 if cross else 0)

@@ -1,0 +1,24 @@
+# layering.mk - the hypervisor's layering rules (tests/layering/check_layers.py) and its
+# dependency cycles (deps.py), checked on the built objects; and the bare image booted.
+#   make test-layers    rules checked, each rule's detector proven on a planted violation,
+#                       the link-time dependency cycles of the image printed (cycles=N)
+#   make test-hv-bare   Bochs, 2 CPUs: the image of vmm/ alone (make hv-bare) boots the test
+#                       guest to init and passes its checks
+.PHONY: test-layers test-hv-bare
+test-layers: hv
+	python3 tests/layering/check_layers.py --objs $(HV_BUILD)
+	python3 tests/layering/check_layers.py --objs $(HV_BUILD) --selftest
+	python3 tests/layering/deps.py --no-cross-layer $(filter-out $(HV_BUILD)/lwip/%,$(HV_OBJS) $(HV_EXTRA_OBJS))
+unit-test: test-layers
+
+test-hv-bare:
+	$(MAKE) hv-bare
+	$(MAKE) test-guest-inputs
+	$(call test_cfg,$(TEST_BUILD)/bare.cfg,on,)
+	bash tests/platform/make-esp.sh $(TEST_BUILD)/bare.img $(BUILD)/bare/hvtrace.efi \
+	  $(TEST_BUILD)/vmlinuz $(TEST_BUILD)/initrd.img $(TEST_BUILD)/bare.cfg
+	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(BOCHS_TEST_TIMEOUT) $(TEST_BUILD)/bare.img $(TEST_BUILD)/run-bare || true
+	grep -q '^hvtrace: bare image: vmm/ only' $(TEST_BUILD)/run-bare/e9.log || \
+	  { echo "test-hv-bare: FAIL: the run did not use the bare image"; exit 1; }
+	bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-bare $(TEST_CPUS)
+test-all: test-hv-bare
