@@ -70,8 +70,6 @@ void codedict_flush(void)
     spin_unlock(&lock);
 }
 
-uint32_t codedict_count(void) { return next_id; }
-
 uint32_t codedict_id(uint64_t rip, const uint8_t *bytes, unsigned len)
 {
     uint32_t h = hash(rip);

@@ -17,7 +17,6 @@
 int      codedict_init(void);
 uint32_t codedict_id(uint64_t rip, const uint8_t *bytes, unsigned len);
 void     codedict_flush(void);
-uint32_t codedict_count(void);
 void     codedict_forget(void);
 
 #endif

@@ -30,15 +30,7 @@
 #define CHUNK_BYTES   (256u * 1024)
 #define IDT_GATE_SIZE 16
 #define PAGE          STEP_PAGE
-#define VEC_DF        8
 #define CS_AR_L       (1u << 13)            /* 64-bit code segment (SDM 24.4.1, 3.4.5) */
-#define OPC_SYSCALL0  0x0f
-#define OPC_SYSCALL1  0x05
-#define OPC_INT3      0xcc
-#define OPC_INTN      0xcd
-#define OPC_IRET      0xcf
-#define REX_MASK      0xf0
-#define REX_BASE      0x40
 
 struct trace_cpu step_cpus[HVT_MAX_CPUS];
 volatile int trace_want;                   /* 1: every CPU should step */
@@ -389,7 +381,97 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
     f->left = ok ? dilate_fast_left(cpu, STEP_FAST_RUN) : 0;
 }
 
-/* One step: write the pending instruction, note events, make RIP pending. */
+/* The pending instruction retired (no event came first, or it is INT n / INT3, which retire
+ * by delivering their vector): its record, and a SYSCALL's marker. */
+static void retire_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs *g,
+                           const uint64_t *gpr, uint64_t rflags)
+{
+    const struct icache_entry *p = t->f.p_ic;
+    if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags) &&
+        (p->flags & P_SYSCALL))
+        EMIT(t, cpu, rec_syscall(t->f.enc, g->r[GPR_RAX]));
+}
+
+/* Vector v was delivered at RIP: its marker, the clock resynchronised, and the handler's
+ * first instruction where Bochs already ran it before this exit. */
+static void record_event(struct trace_cpu *t, unsigned cpu, int v, bool sw_int, bool ran_first,
+                         bool keep, uint64_t cr3, const uint64_t *gpr, uint64_t rflags)
+{
+    uint8_t type = sw_int ? HVT_EV_SWINT : v == VEC_NMI ? HVT_EV_NMI : v < 32 ? HVT_EV_HWEXC : HVT_EV_EXTINT;
+    if (v == VEC_DF)
+        step_request_reason(false, HVT_REASON_DOUBLE_FAULT);
+    if (keep) {
+        recording(t, cpu, true);
+        EMIT(t, cpu, rec_event(t->f.enc, (uint8_t)v, type, 0));
+        /* Resynchronise the record clock (tick per instruction) with the guest's TSC at
+         * each event: timestamps stay exact where time does not follow instructions. */
+        EMIT(t, cpu, rec_time(t->f.enc, hv_exit_guest_tsc()));
+    }
+    if (ran_first) {
+        uint64_t h = t->idt_handler[v];
+        uint8_t hb[X86_MAX_INSN_LEN];
+        unsigned hn = fetch(t, h, hb);
+        if (hn && x86_insn_len(hb, hn) == t->idt_first_len[v])
+            put_insn(t, cpu, !sopt.filtering || filter_pass(h, cr3), h,
+                     codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, gpr, rflags);
+    }
+}
+
+/* A context switch since the last step: the SWITCH marker (pid, tgid, comm). */
+static void record_switch(struct trace_cpu *t, unsigned cpu, uint64_t cr3)
+{
+    struct task_info ti;
+    if (task_check(cpu, &ti)) {
+        EMIT(t, cpu, rec_switch(t->f.enc, ti.pid, ti.tgid, ti.comm, cr3));
+        t->task = ti;
+        t->task_cr3 = cr3;
+        t->task_known = true;
+    }
+}
+
+/* The decoded-cache entry of the instruction at RIP: found with the same bytes, or decoded
+ * (length, code id, class, write set) and cached. NULL: its bytes cannot be read now. */
+static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
+{
+    uint8_t bytes[16];
+    struct icache_entry *ic = icache_find(t->f.icache, rip);
+    uint8_t *page = page_of(t, rip);
+    unsigned off = (unsigned)(rip & (PAGE - 1));
+    bool whole = page && off <= PAGE - 16;       /* its 16 bytes on one page */
+    if (whole) {
+        uint64_t lo = *(const uint64_t *)(page + off), hi = *(const uint64_t *)(page + off + 8);
+        if (ic && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
+            icache_hptr(t, ic, page + off);
+            return ic;
+        }
+    }
+    unsigned n = fetch(t, rip, bytes);
+    unsigned len = n ? x86_insn_len(bytes, n) : 0;
+    if (!len)
+        return 0;
+    uint32_t id = codedict_id(rip, bytes, len);
+    if (!ic)                                /* (else: new bytes at a known address) */
+        ic = icache_insert(t->f.icache, rip);
+    icache_set_code(ic, rip, bytes, len, id);
+    unsigned cls = x86_insn_class(bytes, len);
+    ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
+                (cls & X86_CLASS_IRET ? P_IRET : 0) | (evmap_find(t, rip) ? P_SPECIAL : 0);
+    /* The registers it may write, for the fast path's compare: decoded for 64-bit code
+     * only (x86_wregs.h); other modes compare all. */
+    ic->cand = hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L
+               ? x86_insn_wregs(bytes, len) | (uint32_t)x86_insn_wflags(bytes, len) << HVT_REG_RFLAGS
+               : CAND_ALL;
+    if (ic->cand == X86_WREGS_ALL)
+        ic->cand = CAND_ALL;
+    ic->handler = step_fast_handler(ic->cand);
+    if (whole)
+        icache_hptr(t, ic, page + off);
+    return ic;
+}
+
+/* One full step: retire the pending instruction, record what happened at this exit (an
+ * event, a stop address, a context switch), decode the instruction at RIP, make it pending
+ * and prepare the fast path for the next exit. */
 static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 {
     uint64_t rip = hv_guest_read(HV_GUEST_RIP), cr3 = hv_guest_read(HV_GUEST_CR3);
@@ -408,14 +490,9 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     int v = event_at(t, rip, &ran_first);
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
-    const struct icache_entry *p = t->f.p_ic;
-    uint8_t p_flags = t->have_pending ? p->flags & P_PENDING : 0;
-    bool sw_int = p_flags & P_SWINT;
-    if (t->have_pending && (v < 0 || sw_int)) {
-        if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags) &&
-            (p_flags & P_SYSCALL))
-            EMIT(t, cpu, rec_syscall(t->f.enc, g->r[GPR_RAX]));
-    }
+    bool sw_int = t->have_pending && (t->f.p_ic->flags & P_SWINT);
+    if (t->have_pending && (v < 0 || sw_int))
+        retire_pending(t, cpu, g, gpr, rflags);
     /* Auto-stop where the guest is dying (stop_at: panic, oops entry) or took #DF. */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
         if (rip == sopt.stop_at[i]) {
@@ -423,81 +500,17 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             step_request_reason(false, HVT_REASON_STOP_AT);
         }
     bool keep = !sopt.filtering || filter_pass(rip, cr3);
-    if (v >= 0) {
-        uint8_t type = sw_int ? HVT_EV_SWINT : v == VEC_NMI ? HVT_EV_NMI : v < 32 ? HVT_EV_HWEXC : HVT_EV_EXTINT;
-        if (v == VEC_DF)
-            step_request_reason(false, HVT_REASON_DOUBLE_FAULT);
-        if (keep) {
-            recording(t, cpu, true);
-            EMIT(t, cpu, rec_event(t->f.enc, (uint8_t)v, type, 0));
-            /* Resynchronise the record clock (tick per instruction) with the guest's TSC at
-             * each event: timestamps stay exact where time does not follow instructions. */
-            EMIT(t, cpu, rec_time(t->f.enc, hv_exit_guest_tsc()));
-        }
-        if (ran_first) {
-            /* Bochs ran the handler's first instruction before this exit: record it now. */
-            uint64_t h = t->idt_handler[v];
-            uint8_t hb[X86_MAX_INSN_LEN];
-            unsigned hn = fetch(t, h, hb);
-            if (hn && x86_insn_len(hb, hn) == t->idt_first_len[v])
-                put_insn(t, cpu, !sopt.filtering || filter_pass(h, cr3), h,
-                         codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, gpr, rflags);
-        }
-    }
-    struct task_info ti;
-    if (task_check(cpu, &ti)) {
-        EMIT(t, cpu, rec_switch(t->f.enc, ti.pid, ti.tgid, ti.comm, cr3));
-        t->task = ti;
-        t->task_cr3 = cr3;
-        t->task_known = true;
-    }
-    uint8_t bytes[16];
-    unsigned len = 0;
-    uint32_t id = 0;
-    struct icache_entry *ic = icache_find(t->f.icache, rip);
-    uint8_t *page = page_of(t, rip);
-    unsigned off = (unsigned)(rip & (PAGE - 1));
+    if (v >= 0)
+        record_event(t, cpu, v, sw_int, ran_first, keep, cr3, gpr, rflags);
+    record_switch(t, cpu, cr3);
     t->steps++;
-    if (page && off <= PAGE - 16) {
-        uint64_t lo = *(const uint64_t *)(page + off), hi = *(const uint64_t *)(page + off + 8);
-        /* __builtin_memcpy: two stores (the freestanding memcpy is a rep movsb call). */
-        __builtin_memcpy(bytes, &lo, 8);
-        __builtin_memcpy(bytes + 8, &hi, 8);
-        if (ic && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
-            len = ic->len;
-            id = ic->id;
-            icache_hptr(t, ic, page + off);
-        }
-    }
-    if (!len) {
-        unsigned n = fetch(t, rip, bytes);
-        len = n ? x86_insn_len(bytes, n) : 0;
-        if (!len) {
-            t->f.left = 0;
-            /* Not readable (the page is not present: the guest takes #PF here and retries
-             * later, which we will record then) or cut short. Nothing retires here now. */
-            t->have_pending = false;
-            return;
-        }
-        id = codedict_id(rip, bytes, len);
-        if (!ic)                            /* (else: new bytes at a known address) */
-            ic = icache_insert(t->f.icache, rip);
-        icache_set_code(ic, rip, bytes, len, id);
-        ic->flags = (len == 2 && bytes[0] == OPC_SYSCALL0 && bytes[1] == OPC_SYSCALL1 ? P_SYSCALL : 0) |
-                    (bytes[0] == OPC_INT3 || bytes[0] == OPC_INTN ? P_SWINT : 0) |
-                    (bytes[0] == OPC_IRET || (len == 2 && (bytes[0] & REX_MASK) == REX_BASE &&
-                                              bytes[1] == OPC_IRET) ? P_IRET : 0) |
-                    (evmap_find(t, rip) ? P_SPECIAL : 0);
-        /* The registers it may write, for the fast path's compare: decoded for 64-bit code
-         * only (x86_wregs.h); other modes compare all. */
-        ic->cand = hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L
-                   ? x86_insn_wregs(bytes, len) | (uint32_t)x86_insn_wflags(bytes, len) << HVT_REG_RFLAGS
-                   : CAND_ALL;
-        if (ic->cand == X86_WREGS_ALL)
-            ic->cand = CAND_ALL;
-        ic->handler = step_fast_handler(ic->cand);
-        if (page && off <= PAGE - 16)
-            icache_hptr(t, ic, page + off);
+    struct icache_entry *ic = decode(t, rip);
+    if (!ic) {
+        t->f.left = 0;
+        /* Not readable (the page is not present: the guest takes #PF here and retries
+         * later, which we will record then) or cut short. Nothing retires here now. */
+        t->have_pending = false;
+        return;
     }
     t->have_pending = true;
     t->p_keep = keep;

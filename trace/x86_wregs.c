@@ -272,3 +272,24 @@ bool x86_insn_wflags(const uint8_t *p, size_t n)
     }
     return true;
 }
+
+#define OPC_0F        0x0f
+#define OPC_SYSCALL   0x05                 /* 0F 05 */
+#define OPC_INT3      0xcc
+#define OPC_INTN      0xcd
+#define OPC_IRET      0xcf
+#define REX_MASK      0xf0
+#define REX_BASE      0x40
+
+unsigned x86_insn_class(const uint8_t *p, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n == 2 && p[0] == OPC_0F && p[1] == OPC_SYSCALL)
+        return X86_CLASS_SYSCALL;
+    if (p[0] == OPC_INT3 || p[0] == OPC_INTN)
+        return X86_CLASS_SWINT;
+    if (p[0] == OPC_IRET || (n == 2 && (p[0] & REX_MASK) == REX_BASE && p[1] == OPC_IRET))
+        return X86_CLASS_IRET;
+    return 0;
+}

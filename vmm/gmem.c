@@ -103,7 +103,7 @@ int gmem_walk(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat *x)
     return walk_32(p, gva, x);
 }
 
-static size_t copy_gpa(uint64_t gpa, void *buf, const void *src, size_t len, bool write)
+static size_t copy_gpa(uint64_t gpa, void *buf, size_t len)
 {
     size_t done = 0;
     while (done < len) {
@@ -115,17 +115,13 @@ static size_t copy_gpa(uint64_t gpa, void *buf, const void *src, size_t len, boo
         if (!page)
             break;
         uint8_t *h = page + (a & (PAGE - 1));
-        if (write)
-            memcpy(h, (const uint8_t *)src + done, chunk);
-        else
-            memcpy((uint8_t *)buf + done, h, chunk);
+        memcpy((uint8_t *)buf + done, h, chunk);
         done += chunk;
     }
     return done;
 }
 
-size_t gmem_read_gpa(uint64_t gpa, void *buf, size_t len) { return copy_gpa(gpa, buf, 0, len, false); }
-size_t gmem_write_gpa(uint64_t gpa, const void *buf, size_t len) { return copy_gpa(gpa, 0, buf, len, true); }
+size_t gmem_read_gpa(uint64_t gpa, void *buf, size_t len) { return copy_gpa(gpa, buf, len); }
 
 size_t gmem_read_gva(const struct gmem_paging *p, uint64_t gva, void *buf, size_t len)
 {

@@ -12,7 +12,6 @@ extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault
 int msr_safe_read(uint32_t msr, uint64_t *val);
 int msr_safe_write(uint32_t msr, uint64_t val);
 
-#define XCR0_X87 1ull
 #define ACPI_PM1_SLP_EN (1u << 13)       /* ACPI 6.4, 4.8.3.2.1: PM1 control register */
 
 static const char *const exit_names[EXIT_REASON_COUNT] = {
@@ -187,26 +186,19 @@ static void handle_cr_access(struct guest_regs *g, struct vcpu *v)
             write_cr0(gpr_get(g, CRQ_GPR(q)));
         else if (cr == 4)
             write_cr4(gpr_get(g, CRQ_GPR(q)));
-        else if (cr == 3) {
-            /* Only with CR3-load exiting (a policy keeping translation caches coherent).
-             * Bit 63 is the PCID no-flush hint, not part of CR3 (SDM 4.10.4.1); without VPID
-             * every VM entry flushes the guest's TLB anyway, so dropping it is safe. */
-            vmx_write(VMCS_GUEST_CR3, gpr_get(g, CRQ_GPR(q)) & ~(1ull << 63));
-            vmx_skip_instruction();
-        }
         else
             hv_panic("unexpected MOV to CR%u\n", cr);
         return;
     case CRQ_TYPE_LMSW: {
-        /* LMSW writes CR0 bits 3:0 and cannot clear PE (SDM LMSW). */
+        /* LMSW writes CR0 bits 3:0 (PE, MP, EM, TS) and cannot clear PE (SDM LMSW). */
         uint64_t shadow = vmx_read(VMCS_CR0_READ_SHADOW);
-        uint64_t src = CRQ_LMSW_SRC(q) & 0xf;
-        write_cr0((shadow & ~0xeull) | src | (shadow & CR0_PE));
+        uint64_t src = CRQ_LMSW_SRC(q) & CR0_LMSW_BITS;
+        write_cr0((shadow & ~(CR0_LMSW_BITS & ~CR0_PE)) | src | (shadow & CR0_PE));
         return;
     }
     case CRQ_TYPE_CLTS:
-        vmx_write(VMCS_CR0_READ_SHADOW, vmx_read(VMCS_CR0_READ_SHADOW) & ~8ull);
-        vmx_write(VMCS_GUEST_CR0, vmx_read(VMCS_GUEST_CR0) & ~8ull);
+        vmx_write(VMCS_CR0_READ_SHADOW, vmx_read(VMCS_CR0_READ_SHADOW) & ~CR0_TS);
+        vmx_write(VMCS_GUEST_CR0, vmx_read(VMCS_GUEST_CR0) & ~CR0_TS);
         vmx_skip_instruction();
         return;
     default:
@@ -222,7 +214,7 @@ static void handle_xsetbv(struct guest_regs *g, struct vcpu *v)
     cpu_cpuid(0xd, 0, r);
     uint64_t supported = ((uint64_t)r[3] << 32) | r[0];
     /* Validate as XSETBV would (SDM XSETBV): a bad value must #GP in the guest, not here. */
-    if (idx != 0 || !(val & XCR0_X87) || (val & ~supported) || ((val & 4) && !(val & 2))) {
+    if (idx != 0 || !(val & XCR0_X87) || (val & ~supported) || ((val & XCR0_AVX) && !(val & XCR0_SSE))) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }

@@ -46,7 +46,6 @@ int    gmem_walk(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat *ou
 /* Host pointer to the guest RAM page holding gpa (NULL if not RAM): for translation caches. */
 void  *gmem_map_gpa(uint64_t gpa);
 size_t gmem_read_gpa(uint64_t gpa, void *buf, size_t len);
-size_t gmem_write_gpa(uint64_t gpa, const void *buf, size_t len);
 size_t gmem_read_gva(const struct gmem_paging *p, uint64_t gva, void *buf, size_t len);
 
 #endif

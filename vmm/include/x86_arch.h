@@ -18,11 +18,15 @@
 
 /* CR0 (SDM 2.5) */
 #define CR0_PE   (1ull << 0)
+#define CR0_MP   (1ull << 1)
+#define CR0_EM   (1ull << 2)
+#define CR0_TS   (1ull << 3)
 #define CR0_NE   (1ull << 5)
 #define CR0_WP   (1ull << 16)
 #define CR0_NW   (1ull << 29)
 #define CR0_CD   (1ull << 30)
 #define CR0_PG   (1ull << 31)
+#define CR0_LMSW_BITS (CR0_PE | CR0_MP | CR0_EM | CR0_TS)   /* what LMSW can write */
 /* CR4 */
 #define CR4_PAE        (1ull << 5)
 #define CR4_PGE        (1ull << 7)
@@ -35,6 +39,10 @@
 #define EFER_LME  (1ull << 8)
 #define EFER_LMA  (1ull << 10)
 #define EFER_NXE  (1ull << 11)
+/* XCR0 (SDM 13.3 "Enabling the XSAVE Feature Set and XSAVE-Enabled Features") */
+#define XCR0_X87  (1ull << 0)
+#define XCR0_SSE  (1ull << 1)
+#define XCR0_AVX  (1ull << 2)
 /* RFLAGS */
 #define RFLAGS_CF (1ull << 0)
 #define RFLAGS_FIXED1 (1ull << 1)
