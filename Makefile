@@ -7,6 +7,9 @@ SHELL      := /bin/bash
 BUILD      ?= build
 HVT_CACHE  ?= $(HOME)/.cache/hvtrace
 export HVT_CACHE
+# One C standard per side: the hypervisor side (hypervisor, loader, guest tools, their unit
+# tests) and the host side (host-tools/ and its tests: host-tools/host.mk).
+HV_STD     := -std=gnu11
 
 .PHONY: all test test-all unit-test deps run clean
 all:

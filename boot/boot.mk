@@ -9,7 +9,7 @@ EFI_LIBDIR   ?= /usr/lib
 EFI_INC      ?= /usr/include/efi
 # GNU_EFI_USE_MS_ABI: EFIAPI = ms_abi, so our own protocol tables (efi_mp.h) and gnu-efi's
 # are called with the UEFI calling convention directly (no uefi_call_wrapper).
-BOOT_CFLAGS  := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
+BOOT_CFLAGS  := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
                 -fno-stack-protector -fpic -fshort-wchar -mno-red-zone -maccumulate-outgoing-args \
                 -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Iinclude -Iboot
 BOOT_BUILD   := $(BUILD)/boot

@@ -18,9 +18,9 @@
 TEST_BUILD         := $(BUILD)/test
 TEST_EFI_BUILD     ?= $(MAKE) efi
 GUEST_CC           ?= gcc
-GUEST_CFLAGS       := -std=gnu11 -O2 -Wall -Wextra -static -Iinclude
+GUEST_CFLAGS       := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude
 UNIT_CC            ?= gcc
-UNIT_CFLAGS        := -std=gnu11 -O2 -g -Wall -Wextra -Iinclude -Iboot
+UNIT_CFLAGS        := $(HV_STD) -O2 -g -Wall -Wextra -Iinclude -Iboot
 BOCHS_TEST_TIMEOUT ?= 240
 TEST_CPUS          ?= 2
 # Quiet console: serial printk costs ~0.7 ms per byte in Bochs (FACTS.md).

@@ -8,7 +8,7 @@ HV_CC      ?= gcc
 NASM       ?= nasm
 HV_GCC_INC := $(shell $(HV_CC) -print-file-name=include)
 # No SSE/FPU anywhere in the hypervisor: the guest's FPU state is never saved or touched.
-HV_CFLAGS  := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
+HV_CFLAGS  := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
               -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=kernel \
               -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-omit-frame-pointer \
               -fno-builtin -nostdinc -isystem $(HV_GCC_INC) -Iinclude -Ivmm/include

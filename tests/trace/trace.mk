@@ -6,7 +6,7 @@ TRACE_CPUS   ?= 2
 TRACE_TIMEOUT ?= 600
 HVT_IMPORT   := $(BUILD)/host/hvt-import
 HVT_CHECK    := $(BUILD)/host/hvt-check
-TRACE_GUEST_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -static -Iinclude
+TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude
 comma := ,
 
 $(HVT_IMPORT): host-tools/hvt_import.c host-tools/trace_chunkw.c host-tools/trace_chunkw.h host-tools/e9_lines.c host-tools/e9_lines.h include/hvt_trace_format.h

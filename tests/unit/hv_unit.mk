@@ -1,6 +1,6 @@
 # hv_unit.mk - host unit tests of the hypervisor's host-testable logic (vmm/, trace/).
 HV_UNIT_BUILD := $(BUILD)/test/unit-hv
-HV_UNIT_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Ivmm/include -Iinclude -Itrace
+HV_UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Ivmm/include -Iinclude -Itrace
 
 $(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c vmm/ept.h vmm/mtrr.h
 	@mkdir -p $(dir $@)
