@@ -115,10 +115,9 @@ int ept_map_4k(struct ept *e, uint64_t gpa, uint64_t hpa, uint64_t perms, unsign
     return map_one(e, gpa & ~(EPT_PAGE_4K - 1), hpa, 0, perms, memtype);
 }
 
-bool ept_translate(const struct ept *e, uint64_t gpa, uint64_t *hpa, uint64_t *perms,
-                   unsigned *memtype)
+static bool walk(const struct ept *e, const uint64_t *t, uint64_t gpa, uint64_t *hpa,
+                 uint64_t *perms, unsigned *memtype)
 {
-    const uint64_t *t = e->pml4;
     for (int level = 3; level >= 0; level--) {
         uint64_t ent = t[INDEX(gpa, level)];
         if (!(ent & EPT_RWX))
@@ -133,4 +132,121 @@ bool ept_translate(const struct ept *e, uint64_t gpa, uint64_t *hpa, uint64_t *p
         t = table_of(e, ent);
     }
     return false;
+}
+
+bool ept_translate(const struct ept *e, uint64_t gpa, uint64_t *hpa, uint64_t *perms,
+                   unsigned *memtype)
+{
+    return walk(e, e->pml4, gpa, hpa, perms, memtype);
+}
+
+/* --- views --------------------------------------------------------------------------------
+ * A view is a root of its own over the base's tables. Its entries are the base's (shared
+ * subtrees) except on the paths to the pages the view maps itself: there its tables are its
+ * own copies (EPT_VIEW_MARK on the entry that points to them) and the leaf it set carries the
+ * mark too. The mark is bit 11, which the CPU ignores in every EPT entry (SDM 29.3.2, tables
+ * 29-1 to 29-6). */
+#define EPT_VIEW_MARK (1ull << 11)
+#define LEVEL_MASK(l) ((1ull << LEVEL_SHIFT(l)) - 1)
+
+/* The entry the base has, or would have if split down to 'level', for the range of that level
+ * holding gpa: a table pointer, a leaf, or 0. */
+static uint64_t base_entry_at(const struct ept *e, uint64_t gpa, int level)
+{
+    const uint64_t *t = e->pml4;
+    for (int l = 3;; l--) {
+        uint64_t ent = t[INDEX(gpa, l)];
+        if (l == level || !(ent & EPT_RWX))
+            return l == level ? ent : 0;
+        if (ent & EPT_LARGE) {               /* a large leaf above 'level': derive the part */
+            uint64_t hpa = (ent & EPT_ADDR_MASK & ~LEVEL_MASK(l)) | (gpa & LEVEL_MASK(l) & ~LEVEL_MASK(level));
+            return hpa | (ent & (EPT_RWX | EPT_MEMTYPE_MASK | EPT_IGNORE_PAT)) | (level > 0 ? EPT_LARGE : 0);
+        }
+        t = table_of(e, ent);
+    }
+}
+
+int ept_view_init(struct ept_view *v, struct ept *base)
+{
+    v->base = base;
+    v->pml4 = base->ops->alloc_page();
+    if (!v->pml4)
+        return -1;
+    v->tables = 1;
+    for (int i = 0; i < ENTRIES; i++)
+        v->pml4[i] = base->pml4[i];
+    return 0;
+}
+
+uint64_t ept_view_eptp(const struct ept_view *v)
+{
+    return v->base->ops->virt_to_phys(v->pml4) | EPTP_WALK_4 | EPTP_MEMTYPE_WB;
+}
+
+/* The view's own table below entry (level 'level' > 0, for gpa): copied from the base's
+ * (split from its large leaf) the first time. */
+static uint64_t *own_table(struct ept_view *v, uint64_t *entry, int level, uint64_t gpa)
+{
+    const struct ept *e = v->base;
+    if (*entry & EPT_VIEW_MARK)
+        return table_of(e, *entry);
+    uint64_t *t = e->ops->alloc_page();
+    if (!t)
+        return 0;
+    v->tables++;
+    uint64_t first = gpa & ~LEVEL_MASK(level);
+    for (int i = 0; i < ENTRIES; i++)
+        t[i] = base_entry_at(e, first + ((uint64_t)i << LEVEL_SHIFT(level - 1)), level - 1);
+    /* Linked once filled: another CPU may be walking this view. */
+    __atomic_store_n(entry, e->ops->virt_to_phys(t) | EPT_RWX | EPT_VIEW_MARK, __ATOMIC_RELEASE);
+    return t;
+}
+
+int ept_view_map_4k(struct ept_view *v, uint64_t gpa, uint64_t hpa, uint64_t perms, unsigned memtype)
+{
+    uint64_t *t = v->pml4;
+    for (int level = 3; level > 0; level--) {
+        t = own_table(v, &t[INDEX(gpa, level)], level, gpa);
+        if (!t)
+            return -1;
+    }
+    t[INDEX(gpa, 0)] = leaf(hpa, perms & EPT_RWX, memtype, false) | EPT_VIEW_MARK;
+    return 0;
+}
+
+/* Walk the view's own tables towards gpa: the table at the lowest level reached and that
+ * level (its entry for gpa is not one of the view's tables). */
+static uint64_t *own_path(const struct ept_view *v, uint64_t gpa, int *level)
+{
+    uint64_t *t = v->pml4;
+    int l = 3;
+    while (l > 0 && (t[INDEX(gpa, l)] & EPT_VIEW_MARK)) {
+        t = table_of(v->base, t[INDEX(gpa, l)]);
+        l--;
+    }
+    *level = l;
+    return t;
+}
+
+void ept_view_unmap_4k(struct ept_view *v, uint64_t gpa)
+{
+    int l;
+    uint64_t *t = own_path(v, gpa, &l);
+    if (l == 0)
+        t[INDEX(gpa, 0)] = base_entry_at(v->base, gpa, 0);
+}
+
+void ept_view_sync(struct ept_view *v, uint64_t gpa)
+{
+    int l;
+    uint64_t *t = own_path(v, gpa, &l);
+    if (l == 0 && (t[INDEX(gpa, 0)] & EPT_VIEW_MARK))
+        return;                               /* the view's own page stays */
+    t[INDEX(gpa, l)] = base_entry_at(v->base, gpa, l);
+}
+
+bool ept_view_translate(const struct ept_view *v, uint64_t gpa, uint64_t *hpa, uint64_t *perms,
+                        unsigned *memtype)
+{
+    return walk(v->base, v->pml4, gpa, hpa, perms, memtype);
 }

@@ -55,4 +55,24 @@ uint64_t ept_eptp(const struct ept *e);
 bool     ept_translate(const struct ept *e, uint64_t gpa, uint64_t *hpa, uint64_t *perms,
                        unsigned *memtype);
 
+/* Views (per-CPU EPTs): a view is a root of its own that shares the base's tables except on
+ * the paths to pages it maps itself, which it copies on first use (a large base page is split
+ * in the view only). ept_view_map_4k() maps one page in the view alone; ept_view_unmap_4k()
+ * gives the page back the base's mapping; ept_view_sync() makes the view follow an edit of
+ * the base at gpa (pages the view maps itself keep its mapping). Each view has its own EPTP:
+ * callers flush each CPU's with INVEPT after editing the view it runs on. */
+struct ept_view {
+    struct ept *base;
+    uint64_t *pml4;
+    unsigned tables;              /* pages the view owns */
+};
+int      ept_view_init(struct ept_view *v, struct ept *base);
+int      ept_view_map_4k(struct ept_view *v, uint64_t gpa, uint64_t hpa, uint64_t perms,
+                         unsigned memtype);
+void     ept_view_unmap_4k(struct ept_view *v, uint64_t gpa);
+void     ept_view_sync(struct ept_view *v, uint64_t gpa);
+uint64_t ept_view_eptp(const struct ept_view *v);
+bool     ept_view_translate(const struct ept_view *v, uint64_t gpa, uint64_t *hpa,
+                            uint64_t *perms, unsigned *memtype);
+
 #endif

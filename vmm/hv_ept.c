@@ -14,10 +14,14 @@ static const struct ept_ops ept_ops = {
     .memtype = ept_memtype,
 };
 
-/* After an edit of live tables: every CPU's next exit goes through the full dispatch, which
- * flushes its EPT TLB when the epoch moved; this CPU flushes now. Called with ept_lock held. */
-static void edit_done_locked(void)
+/* After an edit of the base at gpa: every CPU's view follows it; every CPU's next exit goes
+ * through the full dispatch, which flushes its EPT TLB when the epoch moved; this CPU flushes
+ * now (flush_here). Called with ept_lock held. */
+static void edit_done_locked(uint64_t gpa)
 {
+    for (unsigned i = 0; i < hv.cpu_count; i++)
+        if (vcpu_get(i)->view.pml4)
+            ept_view_sync(&vcpu_get(i)->view, gpa);
     __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
     for (unsigned i = 0; i < hv.cpu_count; i++)
         hv_cpu_kick(i);
@@ -27,8 +31,9 @@ static void flush_here(void)
 {
     if (!hv.started)
         return;                       /* edits while the image starts: no CPU has an EPT TLB */
-    vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
-    vcpu_current()->ept_epoch = hv.ept_epoch;
+    struct vcpu *v = vcpu_current();
+    vmx_invept(INVEPT_SINGLE_CONTEXT, v->eptp);
+    v->ept_epoch = hv.ept_epoch;
 }
 
 int hv_ept_set_exec(uint64_t gpa, bool exec)
@@ -43,7 +48,7 @@ int hv_ept_set_exec(uint64_t gpa, bool exec)
     if (ept_translate(&hv.ept, page, &hpa, &perms, &memtype) && hpa == page) {
         perms = exec ? perms | EPT_EXEC : perms & ~EPT_EXEC;
         rc = ept_map_4k(&hv.ept, page, page, perms, memtype);
-        edit_done_locked();
+        edit_done_locked(page);
     }
     spin_unlock(&hv.ept_lock);
     if (!rc)
@@ -51,21 +56,76 @@ int hv_ept_set_exec(uint64_t gpa, bool exec)
     return rc;
 }
 
-static int map_pages(uint64_t gpa, uint64_t size, uint64_t hpa, uint64_t perms)
+static int map_pages(uint64_t gpa, uint64_t size, uint64_t hpa, uint64_t perms, unsigned memtype)
 {
     int rc = 0;
     spin_lock(&hv.ept_lock);
-    for (uint64_t pa = gpa & X86_PAGE_MASK; pa < gpa + size && !rc; pa += X86_PAGE_SIZE)
-        rc = ept_map_4k(&hv.ept, pa, hpa, perms, MTRR_WB);
-    edit_done_locked();
+    for (uint64_t pa = gpa & X86_PAGE_MASK; pa < gpa + size && !rc; pa += X86_PAGE_SIZE) {
+        rc = ept_map_4k(&hv.ept, pa, hpa ? hpa : pa, perms, memtype);
+        edit_done_locked(pa);
+    }
     spin_unlock(&hv.ept_lock);
     flush_here();
     return rc;
 }
 
+/* High MMIO beyond the map built at start, on first touch: identity, uncached. */
+int hv_ept_map_mmio(uint64_t gpa)
+{
+    if (hv_in_region(gpa) || gpa < hv.ept_limit)
+        return -1;
+    return map_pages(gpa, X86_PAGE_SIZE, 0, EPT_RWX, MTRR_UC);
+}
+
+int hv_ept_views_init(void)
+{
+    for (unsigned i = 0; i < hv.cpu_count; i++) {
+        struct vcpu *v = vcpu_get(i);
+        if (ept_view_init(&v->view, &hv.ept))
+            return -1;
+        v->eptp = ept_view_eptp(&v->view);
+    }
+    return 0;
+}
+
+int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
+{
+    uint64_t hpa, p;
+    unsigned memtype;
+    uint64_t gpage = gpa & X86_PAGE_MASK;
+    if (cpu >= hv.cpu_count || !hv_gpa_is_ram(gpage, X86_PAGE_SIZE))
+        return -1;
+    if (page && !hv_in_region(hpa = hv_virt_to_phys(page)))
+        return -1;                              /* only hypervisor pages stand in for guest ones */
+    spin_lock(&hv.ept_lock);
+    int rc = -1;
+    /* The guest's own page, or a page in its place, with the base's memory type. */
+    if (ept_translate(&hv.ept, gpage, &p, &(uint64_t){ 0 }, &memtype) && p == gpage)
+        rc = ept_view_map_4k(&vcpu_get(cpu)->view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
+    hv_cpu_kick(cpu);
+    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
+    spin_unlock(&hv.ept_lock);
+    if (hv.started && cpu == hv_cpu_id())
+        flush_here();
+    return rc;
+}
+
+void hv_ept_view_unmap(unsigned cpu, uint64_t gpa)
+{
+    if (cpu >= hv.cpu_count)
+        return;
+    spin_lock(&hv.ept_lock);
+    ept_view_unmap_4k(&vcpu_get(cpu)->view, gpa & X86_PAGE_MASK);
+    hv_cpu_kick(cpu);
+    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
+    spin_unlock(&hv.ept_lock);
+    if (hv.started && cpu == hv_cpu_id())
+        flush_here();
+}
+
 int hv_ept_hide(uint64_t gpa, uint64_t size)
 {
-    return map_pages(gpa, size, hv_virt_to_phys(hv.dummy_page), EPT_RWX);
+    return map_pages(gpa, size, hv_virt_to_phys(hv.dummy_page), EPT_RWX, MTRR_WB);
 }
 
 int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms)
@@ -73,7 +133,7 @@ int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms)
     uint64_t hpa = hv_virt_to_phys(page);
     if (!hv_in_region(hpa))
         return -1;                              /* only hypervisor pages stand in for guest ones */
-    return map_pages(gpa, X86_PAGE_SIZE, hpa, perms & EPT_RWX);
+    return map_pages(gpa, X86_PAGE_SIZE, hpa, perms & EPT_RWX, MTRR_WB);
 }
 
 /* Guest RAM only (after EPT: the hidden region reads as the dummy page). */

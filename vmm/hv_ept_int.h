@@ -8,5 +8,9 @@
 #include "hv_ept.h"
 
 int hv_ept_build(void);
+/* One view per CPU over the base (after the per-CPU state exists): each CPU runs on its own. */
+int hv_ept_views_init(void);
+/* Identity-map the high MMIO page holding gpa (beyond the start-up map), uncached. */
+int hv_ept_map_mmio(uint64_t gpa);
 
 #endif

@@ -10,6 +10,7 @@
 #include "vmx.h"
 #include "hv_api.h"
 #include "hv_guest.h"     /* struct guest_regs: what vmx_stub.asm saves */
+#include "ept.h"
 
 struct __attribute__((packed)) host_tss {
     uint32_t reserved0;
@@ -47,6 +48,8 @@ struct vcpu {
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool powering_off;
     uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
+    struct ept_view view;         /* this CPU's EPT: the shared map plus its own pages */
+    uint64_t eptp;                /* the view's EPT pointer */
     uint64_t exits;               /* VM exits through the full dispatch (vmx_exit_dispatch) */
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;

@@ -53,6 +53,8 @@ int vmm_init(struct hvt_boot_info *bi)
     for (unsigned i = 0; i < bi->cpu_count; i++)
         if (vmx_alloc_cpu(&vcpus[i], i, bi->apic_ids[i]))
             return -4;
+    if (hv_ept_views_init())
+        return -5;
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "vmx_exit.h"
 #include "vmx_setup.h"
 #include "exit_reg.h"
+#include "hv_ept_int.h"
 #include "hv_core.h"
 #include "cpu.h"
 #include "hvt_hypercall.h"
@@ -330,13 +331,8 @@ static void handle_ept_violation(struct guest_regs *g, struct vcpu *v)
     if (fn && fn(gpa, q))
         return;
     /* Beyond the identity map we built (high MMIO): extend it on demand, uncached. */
-    if (!hv_in_region(gpa) && gpa >= hv.ept_limit) {
-        uint64_t page = gpa & ~(EPT_PAGE_4K - 1);
-        if (ept_map_4k(&hv.ept, page, page, EPT_RWX, MTRR_UC) == 0) {
-            vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
-            return;
-        }
-    }
+    if (hv_ept_map_mmio(gpa) == 0)
+        return;
     hv_panic("cpu %u: EPT violation gpa %lx qual %lx rip %lx\n", v->index, gpa, q,
              vmx_read(VMCS_GUEST_RIP));
 }
@@ -421,10 +417,10 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         v->exit_counts[basic]++;
     /* What blocked the fast MTF path is handled below (an NMI set it again meanwhile). */
     v->fast_block = 0;
-    /* Another CPU edited EPT permissions (hv_ept_set_exec): drop our stale translations. */
+    /* EPT was edited (hv_ept.h, any CPU): drop this CPU's stale translations. */
     if (v->ept_epoch != hv.ept_epoch) {
         v->ept_epoch = hv.ept_epoch;
-        vmx_invept(INVEPT_SINGLE_CONTEXT, ept_eptp(&hv.ept));
+        vmx_invept(INVEPT_SINGLE_CONTEXT, v->eptp);
     }
     if (reason & EXIT_REASON_ENTRY_FAIL)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,

@@ -251,7 +251,7 @@ static void write_host_state(struct vcpu *v, uint64_t host_cr4)
     vmx_write(VMCS_HOST_EFER, cpu_rdmsr(MSR_IA32_EFER));
 }
 
-static void write_controls(void)
+static void write_controls(const struct vcpu *v)
 {
     vmx_write(VMCS_PIN_CONTROLS, hv.pin_ctls);
     vmx_write(VMCS_PROC_CONTROLS, hv.proc_ctls);
@@ -272,7 +272,7 @@ static void write_controls(void)
     vmx_write(VMCS_IO_BITMAP_A, hv_virt_to_phys(hv.io_bitmap_a));
     vmx_write(VMCS_IO_BITMAP_B, hv_virt_to_phys(hv.io_bitmap_b));
     vmx_write(VMCS_MSR_BITMAP, hv_virt_to_phys(hv.msr_bitmap));
-    vmx_write(VMCS_EPT_POINTER, ept_eptp(&hv.ept));
+    vmx_write(VMCS_EPT_POINTER, v->eptp);
     vmx_write(VMCS_TSC_OFFSET, 0);
 }
 
@@ -299,7 +299,7 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
         hv_log("hvtrace: cpu %u: VMCLEAR/VMPTRLD failed\n", v->index);
         goto fail_off;
     }
-    write_controls();
+    write_controls(v);
     write_guest_state(launch);
     uint64_t host_cr4 = cpu_read_cr4() | (hv.has_xsave ? CR4_OSXSAVE : 0);
     write_host_state(v, host_cr4);

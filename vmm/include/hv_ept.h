@@ -29,4 +29,13 @@ int hv_ept_hide(uint64_t gpa, uint64_t size);
  * (EPT_READ | EPT_WRITE | EPT_EXEC), write-back cached. */
 int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms);
 
+/* Per-CPU views. Every CPU runs on its own EPT view: the shared map above, except for pages
+ * mapped in that CPU's view alone. hv_ept_view_map() shows CPU 'cpu' 'page' (from
+ * hv_alloc_pages; NULL: the guest's own page) at the guest RAM page holding gpa, with 'perms'
+ * and the page's memory type: e.g. an execute-only shadow copy on some CPUs while another
+ * CPU reads or runs the original. hv_ept_view_unmap() gives the CPU the shared mapping back.
+ * Both act at once on the calling CPU and at the next exit of 'cpu' (kicked) otherwise. */
+int  hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms);
+void hv_ept_view_unmap(unsigned cpu, uint64_t gpa);
+
 #endif
