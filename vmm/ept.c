@@ -173,6 +173,7 @@ int ept_view_init(struct ept_view *v, struct ept *base)
     if (!v->pml4)
         return -1;
     v->tables = 1;
+    v->own = 0;
     for (int i = 0; i < ENTRIES; i++)
         v->pml4[i] = base->pml4[i];
     return 0;
@@ -210,6 +211,8 @@ int ept_view_map_4k(struct ept_view *v, uint64_t gpa, uint64_t hpa, uint64_t per
         if (!t)
             return -1;
     }
+    if (!(t[INDEX(gpa, 0)] & EPT_VIEW_MARK))
+        v->own++;
     t[INDEX(gpa, 0)] = leaf(hpa, perms & EPT_RWX, memtype, false) | EPT_VIEW_MARK;
     return 0;
 }
@@ -232,6 +235,8 @@ void ept_view_unmap_4k(struct ept_view *v, uint64_t gpa)
 {
     int l;
     uint64_t *t = own_path(v, gpa, &l);
+    if (l == 0 && (t[INDEX(gpa, 0)] & EPT_VIEW_MARK))
+        v->own--;
     if (l == 0)
         t[INDEX(gpa, 0)] = base_entry_at(v->base, gpa, 0);
 }

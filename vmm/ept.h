@@ -65,6 +65,7 @@ struct ept_view {
     struct ept *base;
     uint64_t *pml4;
     unsigned tables;              /* pages the view owns */
+    unsigned own;                 /* pages it maps itself (0: it translates like the base) */
 };
 int      ept_view_init(struct ept_view *v, struct ept *base);
 int      ept_view_map_4k(struct ept_view *v, uint64_t gpa, uint64_t hpa, uint64_t perms,

@@ -27,13 +27,28 @@ static void edit_done_locked(uint64_t gpa)
         hv_cpu_kick(i);
 }
 
+/* This CPU takes up its EPT edits: the view or the shared map as eptp_next says, a flush. */
+void hv_ept_refresh(struct vcpu *v)
+{
+    v->ept_epoch = hv.ept_epoch;
+    if (v->eptp != v->eptp_next) {
+        v->eptp = v->eptp_next;
+        vmx_write(VMCS_EPT_POINTER, v->eptp);
+    }
+    vmx_invept(INVEPT_SINGLE_CONTEXT, v->eptp);
+}
+
 static void flush_here(void)
 {
     if (!hv.started)
         return;                       /* edits while the image starts: no CPU has an EPT TLB */
-    struct vcpu *v = vcpu_current();
-    vmx_invept(INVEPT_SINGLE_CONTEXT, v->eptp);
-    v->ept_epoch = hv.ept_epoch;
+    hv_ept_refresh(vcpu_current());
+}
+
+/* The root CPU 'cpu' should run on after a view edit (ept_lock held). */
+static void choose_root_locked(struct vcpu *v)
+{
+    v->eptp_next = v->view.own ? ept_view_eptp(&v->view) : ept_eptp(&hv.ept);
 }
 
 int hv_ept_set_exec(uint64_t gpa, bool exec)
@@ -83,7 +98,7 @@ int hv_ept_views_init(void)
         struct vcpu *v = vcpu_get(i);
         if (ept_view_init(&v->view, &hv.ept))
             return -1;
-        v->eptp = ept_view_eptp(&v->view);
+        v->eptp = v->eptp_next = ept_eptp(&hv.ept);
     }
     return 0;
 }
@@ -102,8 +117,9 @@ int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
     /* The guest's own page, or a page in its place, with the base's memory type. */
     if (ept_translate(&hv.ept, gpage, &p, &(uint64_t){ 0 }, &memtype) && p == gpage)
         rc = ept_view_map_4k(&vcpu_get(cpu)->view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
+    choose_root_locked(vcpu_get(cpu));
+    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);   /* before the kick it must see */
     hv_cpu_kick(cpu);
-    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
     spin_unlock(&hv.ept_lock);
     if (hv.started && cpu == hv_cpu_id())
         flush_here();
@@ -116,8 +132,9 @@ void hv_ept_view_unmap(unsigned cpu, uint64_t gpa)
         return;
     spin_lock(&hv.ept_lock);
     ept_view_unmap_4k(&vcpu_get(cpu)->view, gpa & X86_PAGE_MASK);
+    choose_root_locked(vcpu_get(cpu));
+    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);   /* before the kick it must see */
     hv_cpu_kick(cpu);
-    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);
     spin_unlock(&hv.ept_lock);
     if (hv.started && cpu == hv_cpu_id())
         flush_here();

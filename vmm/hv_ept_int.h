@@ -10,6 +10,9 @@
 int hv_ept_build(void);
 /* One view per CPU over the base (after the per-CPU state exists): each CPU runs on its own. */
 int hv_ept_views_init(void);
+/* Make this CPU take up EPT edits (its root, INVEPT): at a full exit when hv.ept_epoch moved. */
+struct vcpu;
+void hv_ept_refresh(struct vcpu *v);
 /* Identity-map the high MMIO page holding gpa (beyond the start-up map), uncached. */
 int hv_ept_map_mmio(uint64_t gpa);
 

@@ -48,8 +48,11 @@ struct vcpu {
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool powering_off;
     uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
-    struct ept_view view;         /* this CPU's EPT: the shared map plus its own pages */
-    uint64_t eptp;                /* the view's EPT pointer */
+    /* This CPU's EPT: the shared map, or its own view of it while the view maps pages of its
+     * own (a view costs the emulator a little per VM entry: none is used while not needed). */
+    struct ept_view view;
+    uint64_t eptp;                /* in the VMCS */
+    volatile uint64_t eptp_next;  /* to load at the next full exit (hv_ept.c) */
     uint64_t exits;               /* VM exits through the full dispatch (vmx_exit_dispatch) */
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;

@@ -418,10 +418,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     /* What blocked the fast MTF path is handled below (an NMI set it again meanwhile). */
     v->fast_block = 0;
     /* EPT was edited (hv_ept.h, any CPU): drop this CPU's stale translations. */
-    if (v->ept_epoch != hv.ept_epoch) {
-        v->ept_epoch = hv.ept_epoch;
-        vmx_invept(INVEPT_SINGLE_CONTEXT, v->eptp);
-    }
+    if (v->ept_epoch != hv.ept_epoch)
+        hv_ept_refresh(v);
     if (reason & EXIT_REASON_ENTRY_FAIL)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
                  vmx_read(VMCS_EXIT_QUALIFICATION));

@@ -88,6 +88,8 @@ int main(void)
     for (int i = 1; i < 4; i++)
         CHECK(ept_view_map_4k(&v0, pages[i], v2p(alloc_page()), EPT_READ | EPT_WRITE, 0) == 0, "map %d", i);
     CHECK(view_xl(&v0, pages[2]).perms == (EPT_READ | EPT_WRITE), "hole page");
+    CHECK(v0.own == 4 && v1.own == 0, "own pages counted (%u)", v0.own);
+    CHECK(ept_view_map_4k(&v0, x, v2p(shadow), EPT_EXEC, 6) == 0 && v0.own == 4, "a remap is not a new page");
     sweep(&e, &v0, pages, 4, "view with four pages");
 
     /* A base edit: seen at once by a view that shares the base's tables there (v1), by one
@@ -117,6 +119,7 @@ int main(void)
     for (int i = 1; i < 4; i++)
         ept_view_unmap_4k(&v0, pages[i]);
     sweep(&e, &v0, 0, 0, "all unmapped");
+    CHECK(v0.own == 0, "no own page left (%u)", v0.own);
     CHECK(ept_view_map_4k(&v0, x, v2p(shadow), EPT_EXEC, 6) == 0 && view_xl(&v0, x).hpa == v2p(shadow),
           "map again reuses the view's tables");
 
