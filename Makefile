@@ -41,6 +41,7 @@ endif
 include tests/unit/hv_unit.mk
 include tests/trace/trace.mk
 include tests/layering/layering.mk
+include tests/probe/probe.mk
 -include bench/bench.mk
 
 clean:

@@ -24,6 +24,7 @@ static int usage(void)
                     "  items: start=mark|boot|host|passes|entry at=SYM|ADDR passes=N pid=N comm=NAME\n"
                     "         budget=N only=kernel|user cr3=ADDR range=SYM|SYM1-SYM2|LO-HI\n"
                     "         stop_at=SYM[:SYM...] flight=MB checkregs=on|off\n"
+                    "         probe=entry:SYM|return:SYM|addr:SYM+OFF (armed by the HVT_HC_PROBE hypercall)\n"
                     "  prints the 'trace =' value for hvtrace.cfg (task= and lstar= included)\n");
     return 2;
 }
@@ -92,6 +93,30 @@ static int put_item(const kinfo *ki, const char *item, char *out, size_t cap)
             snprintf(out + strlen(out), cap - strlen(out), ":");
             p = c + 1;
         }
+        return 0;
+    }
+    if (kn == 5 && !strncmp(item, "probe", 5)) {
+        /* entry:SYM, addr:SYM[+OFF] or addr:ADDR, return:SYM (its extent) */
+        const char *colon = strchr(v, ':');
+        if (!colon) {
+            fprintf(stderr, "hvt options: '%s': wants probe=entry:SYM, return:SYM or addr:SYM+OFF\n", item);
+            return -1;
+        }
+        size_t kl = (size_t)(colon - v) + 1;
+        snprintf(out + strlen(out), cap - strlen(out), "%.*s", (int)kl, v);
+        const char *s = colon + 1;
+        if (kl == 7 && !strncmp(v, "return:", 7)) {
+            if (put_addr(ki, s, strlen(s), 0, out, cap)) return -1;
+            snprintf(out + strlen(out), cap - strlen(out), "-");
+            return put_addr(ki, s, strlen(s), 1, out, cap);
+        }
+        const char *plus = strchr(s, '+');
+        if (!plus)
+            return put_addr(ki, s, strlen(s), 0, out, cap);
+        char base[64] = "";
+        if (put_addr(ki, s, (size_t)(plus - s), 0, base, sizeof base)) return -1;
+        uint64_t off = strtoull(plus + 1, 0, 0);
+        snprintf(out + strlen(out), cap - strlen(out), "0x%" PRIx64, (uint64_t)(strtoull(base, 0, 16) + off));
         return 0;
     }
     if (kn == 5 && !strncmp(item, "range", 5)) {

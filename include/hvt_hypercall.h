@@ -39,6 +39,11 @@ enum hvt_hc_func {
     HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks. A start
                             mark while the trace's link has failed returns HVT_HC_EBUSY and
                             starts nothing (its records could only be dropped): retry later */
+    HVT_HC_PROBE    = 3, /* in: RBX = 1 arm the boot configuration's probes (trace option
+                            probe=), 0 disarm every probe and log their counts, 2 log the
+                            probe engine's counters. out: RAX =
+                            HVT_HC_OK, RBX = probes armed; a negative status when none could
+                            be armed (RCX = the first failing probe's index) */
 };
 
 #define HVT_HC_OK        0

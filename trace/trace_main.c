@@ -11,11 +11,13 @@
 #include "task.h"
 #include "trigger.h"
 #include "kaslr.h"
+#include "probe.h"
 #include "trace_opts.h"
 #include "hvt_trace_format.h"
 #include "hv_api.h"
 #include "hv_exit.h"
 #include "hv_guest.h"
+#include "hv_ept.h"
 #include "hvt_hypercall.h"
 #include "hvt_bootinfo.h"
 
@@ -42,6 +44,7 @@ static void hook_pre_exit(struct guest_regs *g, unsigned reason) { dilate_pre_ex
 
 static bool handle_mtf(struct guest_regs *g, unsigned reason)
 {
+    probe_mtf();                            /* a probe's step-over on this CPU ends here */
     if (trigger_mtf() && !step_active())
         hv_set_mtf(false);                  /* the trigger's step-over is done */
     return step_mtf_exit(g);
@@ -94,9 +97,48 @@ static void hook_power_off(void)
         if (step_cpus_stepping())
             hv_log("hvtrace: power-off: a CPU did not stop tracing: its last records are lost\n");
     }
+    if (probe_armed())
+        probe_report();
     /* The fast path's MTF exits are not in vmm/'s exit summary (they skip the full dispatch). */
     hv_log("hvtrace: trace totals: %lu steps (%lu on the MTF fast path), %lu record bytes\n",
            trace_stats.steps, trace_stats.fast_steps, trace_stats.bytes);
+}
+
+/* HVT_HC_PROBE: arm the boot configuration's probes (RBX = 1), disarm them all (0), log the
+ * engine's counters (2). */
+static int64_t hook_probe(struct guest_regs *g)
+{
+    if (g->r[GPR_RBX] == 0) {
+        probe_disarm_all();
+        probe_report();
+        return HVT_HC_OK;
+    }
+    if (g->r[GPR_RBX] == 2) {
+        probe_report_stats();
+        return HVT_HC_OK;
+    }
+    if (g->r[GPR_RBX] != 1 || !kaslr_known())
+        return HVT_HC_EINVAL;
+    int64_t armed = 0, first_rc = 0;
+    for (unsigned i = 0; i < opts.nprobe; i++) {
+        const struct trace_probe *tp = &opts.probe[i];
+        uint64_t slide = kaslr_slide();
+        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1);
+        hv_log("hvtrace: cpu %u: probe %u (%s %lx): %d site(s)\n", hv_cpu_id(), i + 1,
+               tp->kind == PROBE_ENTRY ? "entry" : tp->kind == PROBE_RETURN ? "return" : "addr",
+               tp->lo + slide, rc);
+        if (rc > 0)
+            armed += rc;
+        else if (rc < 0 && !first_rc) {
+            first_rc = rc;
+            g->r[GPR_RCX] = i;
+        }
+    }
+    g->r[GPR_RBX] = (uint64_t)armed;
+    /* Return once every CPU runs with the probes (each takes them at its next exit). */
+    if (armed && !hv_ept_wait_all(4 * TRACE_POLL_TICKS))
+        hv_log("hvtrace: cpu %u: a CPU has not taken up the probes yet\n", hv_cpu_id());
+    return armed || !first_rc ? HVT_HC_OK : HVT_HC_EINVAL;
 }
 
 /* The exits this layer takes over from vmm/ (hv_exit.h), each with its own handler. */
@@ -133,6 +175,8 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
     }
     hv_hypercall_register(HVT_HC_MARK, hook_hypercall, &one);
     ok = ok && one;
+    hv_hypercall_register(HVT_HC_PROBE, hook_probe, &one);
+    ok = ok && one && !probe_init();
     ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
     ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
     if (!ok) {

@@ -164,6 +164,34 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
             o->checkregs = false;
         else
             return "wants on or off";
+    } else if (item_is(key, kn, "probe")) {
+        /* KIND:ADDR, return:LO-HI (the function's extent) */
+        static const char *const kinds[] = { "entry:", "return:", "addr:" };
+        unsigned k = 0;
+        size_t kl = 0;
+        for (; k < 3; k++) {
+            kl = slen(kinds[k]);
+            if (vn > kl && item_is(val, kl, kinds[k]))
+                break;
+        }
+        if (k == 3)
+            return "wants entry:ADDR, return:LO-HI or addr:ADDR";
+        if (o->nprobe == TRACE_MAX_PROBES)
+            return "too many probes";
+        struct trace_probe *tp = &o->probe[o->nprobe];
+        tp->kind = (uint8_t)(k + 1);
+        if (k == 1) {
+            uint64_t lh[2];
+            if (!u64_list(val + kl, vn - kl, '-', lh, 2, &cnt) || cnt != 2 || lh[0] >= lh[1])
+                return "return: wants LO-HI, the function's extent";
+            tp->lo = lh[0];
+            tp->hi = lh[1];
+        } else if (!whole_u64(val + kl, vn - kl, &tp->lo) || !trace_opts_is_kernel(tp->lo)) {
+            return "wants a kernel address";
+        } else {
+            tp->hi = tp->lo + 1;
+        }
+        o->nprobe++;
     } else if (item_is(key, kn, "lstar")) {
         if (!whole_u64(val, vn, &o->lstar) || !trace_opts_is_kernel(o->lstar))
             return "wants the link-time kernel address of entry_SYSCALL_64";

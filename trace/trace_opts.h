@@ -23,6 +23,10 @@
  *   stop_at=A:B:.. stop when any of these (link-time kernel) addresses is executed: panic, oops
  *   flight=MB      flight recorder: keep the last MB of records in memory, dump at stop
  *   lstar=ADDR     link-time address of entry_SYSCALL_64: runtime IA32_LSTAR - this = the slide
+ *   probe=KIND:ADDR  a hidden probe (probe.h), armed by the HVT_HC_PROBE hypercall: entry:ADDR
+ *                  (a function's first instruction), addr:ADDR, return:LO-HI (every return
+ *                  site of the function [LO, HI)); link-time kernel addresses, slid; up to
+ *                  TRACE_MAX_PROBES; the probe's id is its position (1, 2, ...)
  *   checkregs=on|off  every fast step also compares all registers and counts what the
  *                  instruction's decoded write set missed (HVT-STEPSTAT wregs_misses); the
  *                  trace stays exact either way (a test option: it costs the full compare)
@@ -37,12 +41,14 @@
 #define TRACE_MAX_RANGES  4
 #define TRACE_MAX_STOP_AT 8
 #define TRACE_COMM_MAX    16
+#define TRACE_MAX_PROBES  8
 
 enum trace_start { TRACE_START_MARK, TRACE_START_BOOT, TRACE_START_HOST, TRACE_START_PASSES,
                    TRACE_START_ENTRY };
 enum trace_only { TRACE_ONLY_ALL, TRACE_ONLY_KERNEL, TRACE_ONLY_USER };
 
 struct trace_range { uint64_t lo, hi; };
+struct trace_probe { uint8_t kind; uint64_t lo, hi; };   /* kind: enum probe_kind */
 
 struct trace_opts {
     bool task_set;
@@ -63,6 +69,8 @@ struct trace_opts {
     uint64_t lstar;                        /* 0 = no slide known: kernel addresses as given */
     bool ranges_runtime;                   /* range= addresses are runtime ones (host control) */
     bool checkregs;
+    struct trace_probe probe[TRACE_MAX_PROBES];
+    unsigned nprobe;
 };
 
 /* Parse 'text' into *o (defaults first). 0 on success; -1 with a message in err. */

@@ -6,6 +6,7 @@
 #include "exit_reg.h"
 #include "hv_core.h"
 #include "hvt_hypercall.h"
+#include "hv_guest.h"
 
 #define IO_BITMAP_PORTS_PER_PAGE 0x8000u   /* bitmap A: ports 0-0x7fff, B: 0x8000-0xffff */
 /* MSR bitmap layout (SDM 25.6.9 "MSR-Bitmap Address"): read-low, read-high, write-low,
@@ -144,37 +145,46 @@ hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, bool *o
 }
 
 static struct { uint64_t gpa, size; hv_ept_fault_fn fn; } ept_slots[EPT_SLOTS];
+static unsigned ept_nslots;
 static struct spinlock ept_slots_lock;
 
 int hv_ept_fault_register(uint64_t gpa, uint64_t size, hv_ept_fault_fn fn)
 {
     int rc = -1;
     spin_lock(&ept_slots_lock);
-    for (unsigned i = 0; i < EPT_SLOTS; i++)
-        if (ept_slots[i].fn && gpa < ept_slots[i].gpa + ept_slots[i].size &&
-            ept_slots[i].gpa < gpa + size)
-            goto out;
-    for (unsigned i = 0; i < EPT_SLOTS; i++)
-        if (!ept_slots[i].fn) {
-            ept_slots[i].gpa = gpa;
-            ept_slots[i].size = size;
-            __atomic_store_n(&ept_slots[i].fn, fn, __ATOMIC_RELEASE);
-            rc = 0;
-            break;
-        }
-out:
+    unsigned n = ept_nslots;
+    if (n < EPT_SLOTS) {
+        ept_slots[n].gpa = gpa;
+        ept_slots[n].size = size;
+        ept_slots[n].fn = fn;
+        __atomic_store_n(&ept_nslots, n + 1, __ATOMIC_RELEASE);   /* published when complete */
+        rc = 0;
+    }
     spin_unlock(&ept_slots_lock);
     return rc;
 }
 
-hv_ept_fault_fn exit_reg_ept(uint64_t gpa)
+bool exit_reg_ept(uint64_t gpa, uint64_t qualification)
 {
-    for (unsigned i = 0; i < EPT_SLOTS; i++) {
-        hv_ept_fault_fn fn = __atomic_load_n(&ept_slots[i].fn, __ATOMIC_ACQUIRE);
-        if (fn && gpa - ept_slots[i].gpa < ept_slots[i].size)
-            return fn;
-    }
-    return 0;
+    /* The most recent registration first; a handler that declines passes it on. */
+    for (unsigned i = __atomic_load_n(&ept_nslots, __ATOMIC_ACQUIRE); i-- > 0;)
+        if (gpa - ept_slots[i].gpa < ept_slots[i].size && ept_slots[i].fn(gpa, qualification))
+            return true;
+    return false;
+}
+
+void hv_exception_intercept(unsigned vector, bool on)
+{
+    if (vector >= 32)
+        return;
+    if (on)
+        __atomic_or_fetch(&hv.exception_bitmap, 1u << vector, __ATOMIC_RELEASE);
+    else
+        __atomic_and_fetch(&hv.exception_bitmap, ~(1u << vector), __ATOMIC_RELEASE);
+    /* Each CPU writes its own VMCS at its next full exit (vmx_exit_dispatch). */
+    __atomic_add_fetch(&hv.ctl_epoch, 1, __ATOMIC_RELEASE);
+    for (unsigned i = 0; i < hv.cpu_count; i++)
+        hv_cpu_kick(i);
 }
 
 int hv_exit_observe(hv_observer_fn pre, hv_observer_fn post)

@@ -19,7 +19,8 @@ extern struct exit_reg exit_reg;
 
 hv_io_fn        exit_reg_io(uint16_t port);
 hv_msr_fn       exit_reg_msr(uint32_t msr);
-hv_ept_fault_fn exit_reg_ept(uint64_t gpa);
+/* The EPT-range handlers that cover gpa, newest first, until one handles the violation. */
+bool            exit_reg_ept(uint64_t gpa, uint64_t qualification);
 void            exit_reg_power_off(void);         /* last registered first */
 void            exit_reg_fatal(const char *why);
 /* vmm/'s own port intercepts (no handler: the power-off port is vmm/'s). */

@@ -30,6 +30,8 @@ struct hv_globals {
     struct spinlock ept_lock;            /* edits of live EPT tables */
     volatile uint64_t ept_epoch;         /* bumped by every permission edit */
     volatile bool started;               /* some CPU has entered VMX operation */
+    volatile uint32_t exception_bitmap;  /* guest exceptions that exit (hv_exception_intercept) */
+    volatile uint64_t ctl_epoch;         /* bumped when a VMCS control every CPU holds changes */
 };
 extern struct hv_globals hv;
 

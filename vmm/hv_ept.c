@@ -84,6 +84,24 @@ static int map_pages(uint64_t gpa, uint64_t size, uint64_t hpa, uint64_t perms, 
     return rc;
 }
 
+bool hv_ept_wait_all(uint64_t max_tsc)
+{
+    uint64_t want = __atomic_load_n(&hv.ept_epoch, __ATOMIC_ACQUIRE);
+    unsigned me = hv_cpu_id();
+    flush_here();
+    for (uint64_t t0 = hv_rdtsc();;) {
+        bool all = true;
+        for (unsigned i = 0; i < hv.cpu_count; i++)
+            if (i != me && __atomic_load_n(&vcpu_get(i)->ept_epoch, __ATOMIC_ACQUIRE) < want)
+                all = false;
+        if (all)
+            return true;
+        if (hv_rdtsc() - t0 > max_tsc)
+            return false;
+        __asm__ volatile("pause");
+    }
+}
+
 /* High MMIO beyond the map built at start, on first touch: identity, uncached. */
 int hv_ept_map_mmio(uint64_t gpa)
 {

@@ -18,6 +18,35 @@ const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT] = {
 };
 
 
+void hv_guest_write(enum hv_guest_reg r, uint64_t v)
+{
+    if (r == HV_GUEST_RIP || r == HV_GUEST_RSP || r == HV_GUEST_RFLAGS)
+        vmx_write(hv_guest_fields[r], v);
+}
+
+void hv_guest_hold_interrupts(bool on)
+{
+    uint64_t intr = vmx_read(VMCS_GUEST_INTERRUPTIBILITY);
+    if (on && (vmx_read(VMCS_GUEST_RFLAGS) & RFLAGS_IF))
+        intr |= VMX_INTR_BLOCK_STI;
+    else if (!on)
+        intr &= ~(uint64_t)VMX_INTR_BLOCK_STI;
+    vmx_write(VMCS_GUEST_INTERRUPTIBILITY, intr);
+}
+
+void hv_reinject_exception(void)
+{
+    uint32_t info = (uint32_t)vmx_read(VMCS_EXIT_INTR_INFO);
+    uint32_t type = info & VMX_INTR_TYPE_MASK;
+    /* Bits 30:12 of the exit's information are not the entry field's (SDM 25.9.2, 25.8.3). */
+    uint32_t entry = info & (VMX_INTR_INFO_VALID | VMX_INTR_INFO_ERRCODE | VMX_INTR_TYPE_MASK | VMX_INTR_VECTOR_MASK);
+    if (info & VMX_INTR_INFO_ERRCODE)
+        vmx_write(VMCS_ENTRY_EXCEPTION_ERRCODE, vmx_read(VMCS_EXIT_INTR_ERRCODE));
+    if (type == VMX_INTR_TYPE_SW_EXC || type == VMX_INTR_TYPE_SW_INT || type == VMX_INTR_TYPE_PRIV_SW_EXC)
+        vmx_write(VMCS_ENTRY_INSTR_LEN, vmx_read(VMCS_EXIT_INSTR_LEN));
+    vmx_write(VMCS_ENTRY_INTR_INFO, entry);
+}
+
 void hv_guest_paging(struct gmem_paging *p)
 {
     p->cr0 = vmx_read(VMCS_GUEST_CR0);

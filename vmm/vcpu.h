@@ -48,6 +48,7 @@ struct vcpu {
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool powering_off;
     uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
+    uint64_t ctl_epoch;           /* hv.ctl_epoch this CPU's VMCS controls reflect */
     /* This CPU's EPT: the shared map, or its own view of it while the view maps pages of its
      * own (a view costs the emulator a little per VM entry: none is used while not needed). */
     struct ept_view view;

@@ -327,8 +327,7 @@ static void handle_ept_violation(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t gpa = vmx_read(VMCS_GUEST_PHYS_ADDR);
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
-    hv_ept_fault_fn fn = exit_reg_ept(gpa);
-    if (fn && fn(gpa, q))
+    if (exit_reg_ept(gpa, q))
         return;
     /* Beyond the identity map we built (high MMIO): extend it on demand, uncached. */
     if (hv_ept_map_mmio(gpa) == 0)
@@ -420,6 +419,10 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     /* EPT was edited (hv_ept.h, any CPU): drop this CPU's stale translations. */
     if (v->ept_epoch != hv.ept_epoch)
         hv_ept_refresh(v);
+    if (v->ctl_epoch != hv.ctl_epoch) {      /* hv_exception_intercept on some CPU */
+        v->ctl_epoch = hv.ctl_epoch;
+        vmx_write(VMCS_EXCEPTION_BITMAP, hv.exception_bitmap);
+    }
     if (reason & EXIT_REASON_ENTRY_FAIL)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
                  vmx_read(VMCS_EXIT_QUALIFICATION));

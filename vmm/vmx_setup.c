@@ -261,7 +261,7 @@ static void write_controls(const struct vcpu *v)
     if (cpu_rdmsr(MSR_IA32_EFER) & EFER_LMA)
         entry |= ENTRY_IA32E_GUEST;
     vmx_write(VMCS_ENTRY_CONTROLS, entry);
-    vmx_write(VMCS_EXCEPTION_BITMAP, 0);
+    vmx_write(VMCS_EXCEPTION_BITMAP, hv.exception_bitmap);
     vmx_write(VMCS_PF_ERROR_MASK, 0);
     vmx_write(VMCS_PF_ERROR_MATCH, 0);
     vmx_write(VMCS_CR3_TARGET_COUNT, 0);

@@ -37,5 +37,9 @@ int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms);
  * Both act at once on the calling CPU and at the next exit of 'cpu' (kicked) otherwise. */
 int  hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms);
 void hv_ept_view_unmap(unsigned cpu, uint64_t gpa);
+/* Wait until every CPU has taken up the EPT edits made so far (each does at its next full
+ * exit, which needs a periodic exit on idle CPUs: e.g. the preemption timer), at most max_tsc
+ * TSC ticks. true when all have. Do not call it holding a lock another CPU's exit takes. */
+bool hv_ept_wait_all(uint64_t max_tsc);
 
 #endif

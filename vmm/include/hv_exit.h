@@ -52,10 +52,16 @@ typedef int64_t (*hv_hypercall_fn)(struct guest_regs *g);
 hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, bool *ok);
 
 /* EPT violations on guest-physical [gpa, gpa + size) (after the module removed permissions
- * there, e.g. with hv_ept_set_exec). true = handled. Ranges may not overlap; returns -1 when
- * the table is full or the range overlaps another. */
+ * there, e.g. with hv_ept_set_exec or an execute-only view page). true = handled. Ranges may
+ * overlap: the handlers that cover an address are asked newest first until one handles it.
+ * May be called while CPUs run; returns -1 when the table is full. */
 typedef bool (*hv_ept_fault_fn)(uint64_t gpa, uint64_t qualification);
 int hv_ept_fault_register(uint64_t gpa, uint64_t size, hv_ept_fault_fn fn);
+
+/* Guest exception 'vector' (0-31) exits, to the EXIT_EXCEPTION_NMI handler, or no longer
+ * (SDM 25.6.3 "Exception Bitmap"). Each CPU takes the change at its next full exit (kicked):
+ * until then an exception may still be delivered to the guest directly, or still exit. */
+void hv_exception_intercept(unsigned vector, bool on);
 
 /* Every exit through the full dispatch. Either may be NULL. */
 typedef void (*hv_observer_fn)(struct guest_regs *g, unsigned reason);

@@ -39,6 +39,23 @@ enum hv_guest_reg {
 /* Inline: read at every single-step, so no call. */
 extern const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT];
 static inline uint64_t hv_guest_read(enum hv_guest_reg r) { return hv_vmread(hv_guest_fields[r]); }
+/* Write RIP, RSP or RFLAGS (the registers an emulated instruction changes besides the GPRs). */
+void     hv_guest_write(enum hv_guest_reg r, uint64_t v);
+/* The current exit's information (SDM 28.2.1 "Basic VM-Exit Information", 28.2.2
+ * "Information for VM Exits Due to Vectored Events"): qualification, interruption information
+ * (vector bits 7:0, type bits 10:8, VMX_INTR_* of vmx_arch.h), instruction length. */
+static inline uint64_t hv_exit_qualification(void) { return hv_vmread(VMCS_EXIT_QUALIFICATION); }
+static inline uint32_t hv_exit_intr_info(void) { return (uint32_t)hv_vmread(VMCS_EXIT_INTR_INFO); }
+static inline uint32_t hv_exit_insn_len(void) { return (uint32_t)hv_vmread(VMCS_EXIT_INSTR_LEN); }
+/* Deliver the exception that caused this exit to the guest as the CPU would have (SDM 27.6
+ * "Event Injection"): same vector, type and error code; a software exception (INT3, INTO)
+ * with its instruction length, so the guest sees RIP after it. */
+void     hv_reinject_exception(void);
+/* Hold off maskable interrupts for the guest's next instruction (on), or no longer (off): the
+ * "blocking by STI" state (SDM 25.4.2 "Guest Non-Register State", table 25-3), set only while
+ * RFLAGS.IF = 1 as VM entry requires (SDM 27.3.1.5). For one instruction run under MTF that
+ * must not be split by an interrupt. */
+void     hv_guest_hold_interrupts(bool on);
 /* The guest's paging state, for gmem_walk / gmem_read_gva. */
 void     hv_guest_paging(struct gmem_paging *p);
 /* Monitor trap flag (SDM 26.5.2): a VM exit after every guest instruction on this CPU. */

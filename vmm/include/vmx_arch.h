@@ -130,6 +130,7 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 
 /* VM-entry interruption information (SDM 25.8.3) */
 #define VMX_INTR_INFO_VALID     (1u << 31)
+#define VMX_INTR_VECTOR_MASK    0xffu
 #define VMX_INTR_INFO_ERRCODE   (1u << 11)
 #define VMX_INTR_TYPE_EXT       (0u << 8)
 #define VMX_INTR_TYPE_NMI       (2u << 8)

@@ -1,0 +1,461 @@
+/* probe.c - hidden breakpoints on guest kernel code (see probe.h). */
+#include "probe.h"
+#include "task.h"
+#include "step.h"
+#include "x86_len.h"
+#include "trace_opts.h"
+#include "hv_api.h"
+#include "hv_exit.h"
+#include "hv_ept.h"
+#include "gmem.h"
+#include "hvt_bootinfo.h"
+
+#define PROBE_MAX    1024
+#define SHADOW_MAX   256
+#define HASH_SLOTS   4096                  /* power of two, > 2 x PROBE_MAX */
+#define COMM_SLOTS   8                     /* per probe: the first process names seen */
+#define RET_SITES    64                    /* return sites of one function at most */
+#define STALE_MAX    4                     /* resumes at one RIP before a #BP goes to the guest */
+#define OPC_INT3     0xcc
+/* Linux keeps the two page-table roots of a PTI pair 8 KiB aligned; bit 12 selects the user
+ * one, which maps almost no kernel text. Kernel addresses are walked under the kernel root. */
+#define CR3_PTI_USER (1ull << 12)
+
+enum emu { EMU_STEP, EMU_NOP, EMU_RET, EMU_JMP };
+
+struct shadow {
+    uint64_t gpa;                          /* the guest page it stands in for */
+    uint8_t *page;
+    unsigned nsites;                       /* armed probes on it: 0 = not mapped anywhere */
+};
+
+struct probe {
+    uint64_t va, gpa, target;              /* target: where an emulated JMP goes */
+    uint32_t id;
+    uint8_t kind, len, emu, armed;
+    uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
+    uint16_t shadow;
+    struct spinlock comm_lock;
+    struct { char name[TRACE_COMM_MAX]; uint64_t n; } comm[COMM_SLOTS];
+    uint64_t comm_other;                   /* firings of processes past COMM_SLOTS */
+    uint64_t fires[HVT_MAX_CPUS];
+};
+
+static struct probe *probes;
+static unsigned nprobes, narmed;
+static uint32_t *hash;                     /* probe index + 1, by va; 0 = empty */
+static struct shadow shadows[SHADOW_MAX];
+static unsigned nshadows;
+static uint8_t *scratch;                   /* resync's staging page */
+static struct spinlock lock;
+
+/* This CPU's step-over: the shadow whose original it runs for one instruction. */
+static struct {
+    struct shadow *sh;
+    bool write;                            /* a guest write: resync the shadow after it */
+    uint64_t stale_rip;
+    unsigned stale;
+} cpu_state[HVT_MAX_CPUS];
+
+static struct {
+    uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
+} stats;
+
+static void kernel_paging(struct gmem_paging *pg)
+{
+    hv_guest_paging(pg);
+    pg->cr3 &= ~CR3_PTI_USER;
+}
+
+static unsigned hash_slot(uint64_t va) { return (unsigned)((va ^ (va >> 13)) * 0x9e3779b1u) & (HASH_SLOTS - 1); }
+
+static struct probe *lookup(uint64_t va)
+{
+    for (unsigned s = hash_slot(va), n = 0; n < HASH_SLOTS; s = (s + 1) & (HASH_SLOTS - 1), n++) {
+        uint32_t i = __atomic_load_n(&hash[s], __ATOMIC_ACQUIRE);
+        if (!i)
+            return 0;
+        if (probes[i - 1].va == va)
+            return &probes[i - 1];
+    }
+    return 0;
+}
+
+static void hash_insert(uint64_t va, unsigned index)
+{
+    unsigned s = hash_slot(va);
+    while (hash[s])
+        s = (s + 1) & (HASH_SLOTS - 1);
+    __atomic_store_n(&hash[s], index + 1, __ATOMIC_RELEASE);
+}
+
+/* What the displaced instruction does, and whether resuming can do it without running it:
+ * NOPs (the fentry site ftrace leaves, ENDBR64 and its sealed form), RET, direct JMPs (a return
+ * thunk, a tail call). SDM Vol. 2: NOP 0F 1F /0, ENDBR64 F3 0F 1E FA, RET C3, JMP E9/EB. */
+static enum emu classify(const uint8_t *b, unsigned len, uint64_t va, uint64_t *target)
+{
+    unsigned i = 0;
+    while (i < len && b[i] == 0x66)        /* operand-size prefixes of a long NOP */
+        i++;
+    if ((len == 1 && b[0] == 0x90) ||
+        (i + 3 <= len && b[i] == 0x0f && b[i + 1] == 0x1f && ((b[i + 2] >> 3) & 7) == 0) ||
+        (len == 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa))
+        return EMU_NOP;
+    if (len == 1 && b[0] == 0xc3)
+        return EMU_RET;
+    if (len == 5 && b[0] == 0xe9) {
+        int32_t rel;
+        __builtin_memcpy(&rel, b + 1, 4);
+        *target = va + 5 + (int64_t)rel;
+        return EMU_JMP;
+    }
+    if (len == 2 && b[0] == 0xeb) {
+        *target = va + 2 + (int8_t)b[1];
+        return EMU_JMP;
+    }
+    return EMU_STEP;
+}
+
+static struct shadow *shadow_of(uint64_t gpa_page)
+{
+    for (unsigned i = 0; i < nshadows; i++)
+        if (shadows[i].gpa == gpa_page)
+            return &shadows[i];
+    return 0;
+}
+
+static void shadow_show(struct shadow *sh, uint64_t perms)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        hv_ept_view_map(c, sh->gpa, sh->page, perms);
+}
+
+/* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
+static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id)
+{
+    if (lookup(va))
+        return 0;
+    if (nprobes == PROBE_MAX)
+        return PROBE_ENOMEM;
+    struct gmem_xlat x;
+    uint8_t b[X86_MAX_INSN_LEN];
+    if (gmem_walk(pg, va, &x))
+        return PROBE_EFAULT;
+    size_t n = gmem_read_gva(pg, va, b, sizeof b);
+    unsigned len = n ? x86_insn_len(b, n) : 0;
+    uint64_t page = x.gpa & X86_PAGE_MASK;
+    if (!len || !gmem_map_gpa(page))
+        return PROBE_EFAULT;
+    struct shadow *sh = shadow_of(page);
+    if (!sh) {
+        if (nshadows == SHADOW_MAX)
+            return PROBE_ENOMEM;
+        uint8_t *p = hv_alloc_pages(1);
+        if (!p)
+            return PROBE_ENOMEM;
+        sh = &shadows[nshadows++];
+        sh->gpa = page;
+        sh->page = p;
+        sh->nsites = 0;
+    }
+    if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
+        gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
+    struct probe *p = &probes[nprobes];
+    *p = (struct probe){ .va = va, .gpa = x.gpa, .id = id, .kind = (uint8_t)kind, .len = (uint8_t)len,
+                         .shadow = (uint16_t)(sh - shadows), .armed = 1 };
+    __builtin_memcpy(p->orig, b, sizeof b);
+    p->emu = (uint8_t)classify(b, len, va, &p->target);
+    sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
+    if (sh->nsites++ == 0)
+        shadow_show(sh, EPT_EXEC);
+    hash_insert(va, nprobes++);
+    narmed++;
+    return 1;
+}
+
+int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id)
+{
+    struct gmem_paging pg;
+    kernel_paging(&pg);
+    spin_lock(&lock);
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, true);
+    int rc;
+    if (kind != PROBE_RETURN) {
+        rc = arm_site(&pg, kind, lo, id);
+    } else {
+        /* The function as the guest has it now (boot rewrote its returns: decode, do not
+         * trust the image's .return_sites). */
+        uint64_t sites[RET_SITES];
+        unsigned ns = 0;
+        rc = PROBE_ENOSITE;
+        for (uint64_t a = lo; a < hi && ns < RET_SITES;) {
+            uint8_t b[X86_MAX_INSN_LEN];
+            size_t n = gmem_read_gva(&pg, a, b, sizeof b);
+            unsigned len = n ? x86_insn_len(b, n) : 0;
+            if (!len) {
+                rc = PROBE_EFAULT;
+                break;
+            }
+            uint64_t t = 0;
+            enum emu e = classify(b, len, a, &t);
+            if ((b[0] == 0xc3 || b[0] == 0xc2) || (e == EMU_JMP && (t < lo || t >= hi)))
+                sites[ns++] = a;
+            a += len;
+        }
+        for (unsigned i = 0; i < ns; i++) {
+            int r = arm_site(&pg, kind, sites[i], id);
+            if (r < 0) {
+                rc = r;
+                break;
+            }
+            rc = (rc < 0 ? 0 : rc) + r;
+        }
+    }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+    return rc;
+}
+
+void probe_disarm_all(void)
+{
+    spin_lock(&lock);
+    for (unsigned i = 0; i < nshadows; i++)
+        if (shadows[i].nsites) {
+            shadows[i].nsites = 0;
+            for (unsigned c = 0; c < hv_cpu_count(); c++)
+                hv_ept_view_unmap(c, shadows[i].gpa);
+        }
+    for (unsigned i = 0; i < nprobes; i++)
+        probes[i].armed = 0;
+    narmed = 0;
+    hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+}
+
+unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
+
+/* The firing: counted per CPU and per process name. */
+static void fire(struct probe *p, unsigned cpu)
+{
+    p->fires[cpu]++;
+    __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
+    struct task_info ti;
+    const char *comm = task_now(cpu, &ti) ? ti.comm : "?";
+    spin_lock(&p->comm_lock);
+    unsigned k = 0;
+    while (k < COMM_SLOTS && p->comm[k].n && strncmp(p->comm[k].name, comm, TRACE_COMM_MAX))
+        k++;
+    if (k == COMM_SLOTS) {
+        p->comm_other++;
+    } else {
+        if (!p->comm[k].n)
+            for (unsigned j = 0; j < TRACE_COMM_MAX - 1 && comm[j]; j++)
+                p->comm[k].name[j] = comm[j];
+        p->comm[k].n++;
+    }
+    spin_unlock(&p->comm_lock);
+}
+
+/* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off
+ * for it so the step cannot be interrupted half-way (the probe would fire twice). */
+static void step_over(unsigned cpu, struct shadow *sh, bool write)
+{
+    cpu_state[cpu].sh = sh;
+    cpu_state[cpu].write = write;
+    hv_ept_view_map(cpu, sh->gpa, 0, EPT_RWX);
+    hv_guest_hold_interrupts(true);
+    hv_set_mtf(true);
+    step_no_fast();                        /* a traced CPU: the next MTF exit is ours too */
+    __atomic_add_fetch(&stats.step_overs, 1, __ATOMIC_RELAXED);
+}
+
+static void resume(struct probe *p, unsigned cpu)
+{
+    uint64_t rsp, ret;
+    struct gmem_paging pg;
+    switch (p->emu) {
+    case EMU_NOP:
+        hv_guest_write(HV_GUEST_RIP, p->va + p->len);
+        return;
+    case EMU_JMP:
+        hv_guest_write(HV_GUEST_RIP, p->target);
+        return;
+    case EMU_RET:
+        rsp = hv_guest_read(HV_GUEST_RSP);
+        kernel_paging(&pg);
+        if (gmem_read_gva(&pg, rsp, &ret, sizeof ret) == sizeof ret) {
+            hv_guest_write(HV_GUEST_RIP, ret);
+            hv_guest_write(HV_GUEST_RSP, rsp + 8);
+            return;
+        }
+        break;                              /* the stack is not readable here: run it */
+    }
+    step_over(cpu, &shadows[p->shadow], false);
+}
+
+/* The guest's own byte at va (its page, not our shadow): is it an INT3? */
+static bool guest_has_int3(uint64_t va)
+{
+    struct gmem_paging pg;
+    uint8_t b = 0;
+    kernel_paging(&pg);
+    if (!(va >> 63))
+        hv_guest_paging(&pg);              /* a user address: the current root */
+    return gmem_read_gva(&pg, va, &b, 1) == 1 && b == OPC_INT3;
+}
+
+bool probe_bp_exit(struct guest_regs *g)
+{
+    uint32_t info = hv_exit_intr_info();
+    if ((info & VMX_INTR_VECTOR_MASK) != VEC_BP) {
+        hv_reinject_exception();
+        return true;
+    }
+    unsigned cpu = hv_cpu_id();
+    uint64_t rip = hv_guest_read(HV_GUEST_RIP);
+    struct probe *p = lookup(rip);
+    bool own = guest_has_int3(rip);
+    if (p && p->armed) {
+        cpu_state[cpu].stale = 0;
+        fire(p, cpu);
+        if (own)
+            hv_reinject_exception();        /* the guest's INT3 is there too: it gets it */
+        else
+            resume(p, cpu);
+        return true;
+    }
+    /* No probe here (now): ours from a mapping this CPU had not flushed yet (this exit
+     * flushed it: run the guest's byte), or the guest's own INT3. */
+    if (!own && (cpu_state[cpu].stale_rip != rip || cpu_state[cpu].stale < STALE_MAX)) {
+        cpu_state[cpu].stale = cpu_state[cpu].stale_rip == rip ? cpu_state[cpu].stale + 1 : 1;
+        cpu_state[cpu].stale_rip = rip;
+        __atomic_add_fetch(&stats.stale_bp, 1, __ATOMIC_RELAXED);
+        return true;
+    }
+    __atomic_add_fetch(&stats.foreign_bp, 1, __ATOMIC_RELAXED);
+    hv_reinject_exception();
+    return true;
+}
+
+/* Copy the guest's page into the shadow again (it wrote it) and re-plant the probes; a
+ * probe whose instruction changed is decoded again, or disarmed if it no longer decodes.
+ * Only bytes that differ are stored: other CPUs run this page meanwhile. */
+static void resync(struct shadow *sh)
+{
+    spin_lock(&lock);
+    __atomic_add_fetch(&stats.resyncs, 1, __ATOMIC_RELAXED);
+    gmem_read_gpa(sh->gpa, scratch, X86_PAGE_SIZE);
+    struct gmem_paging pg;
+    kernel_paging(&pg);
+    for (unsigned i = 0; i < nprobes; i++) {
+        struct probe *p = &probes[i];
+        if (!p->armed || &shadows[p->shadow] != sh)
+            continue;
+        uint8_t b[X86_MAX_INSN_LEN];
+        size_t n = gmem_read_gva(&pg, p->va, b, sizeof b);
+        if (n && __builtin_memcmp(b, p->orig, p->len)) {
+            unsigned len = x86_insn_len(b, n);
+            __atomic_add_fetch(&stats.redecodes, 1, __ATOMIC_RELAXED);
+            if (!len) {
+                p->armed = 0;
+                sh->nsites--;
+                narmed--;
+                hv_log("hvtrace: probe %u at %lx: the guest rewrote it into undecodable bytes: disarmed\n",
+                       p->id, p->va);
+                continue;
+            }
+            __builtin_memcpy(p->orig, b, sizeof b);
+            p->len = (uint8_t)len;
+            p->emu = (uint8_t)classify(b, len, p->va, &p->target);
+        }
+        scratch[p->gpa & ~X86_PAGE_MASK] = OPC_INT3;
+    }
+    for (unsigned i = 0; i < X86_PAGE_SIZE; i++)
+        if (sh->page[i] != scratch[i])
+            sh->page[i] = scratch[i];
+    spin_unlock(&lock);
+}
+
+bool probe_mtf(void)
+{
+    unsigned cpu = hv_cpu_id();
+    struct shadow *sh = cpu_state[cpu].sh;
+    if (!sh)
+        return false;
+    cpu_state[cpu].sh = 0;
+    hv_guest_hold_interrupts(false);
+    if (cpu_state[cpu].write)
+        resync(sh);
+    spin_lock(&lock);
+    if (sh->nsites)
+        hv_ept_view_map(cpu, sh->gpa, sh->page, EPT_EXEC);
+    else
+        hv_ept_view_unmap(cpu, sh->gpa);
+    spin_unlock(&lock);
+    return true;
+}
+
+/* A read or write of a shadowed page (its view is execute-only): this CPU does it on the
+ * original, one instruction long. */
+static bool probe_ept(uint64_t gpa, uint64_t qual)
+{
+    struct shadow *sh = shadow_of(gpa & X86_PAGE_MASK);
+    unsigned cpu = hv_cpu_id();
+    if (!sh || !(qual & (EPT_QUAL_READ | EPT_QUAL_WRITE)) || cpu_state[cpu].sh)
+        return false;
+    if (!sh->nsites) {                     /* disarmed since: this CPU had a stale mapping */
+        hv_ept_view_unmap(cpu, sh->gpa);
+        return true;
+    }
+    uint64_t nth = __atomic_add_fetch(qual & EPT_QUAL_WRITE ? &stats.ept_writes : &stats.ept_reads, 1,
+                                      __ATOMIC_RELAXED);
+    if (nth <= 2)                          /* who touches probed pages: the first few, logged */
+        hv_log("hvtrace: cpu %u: %s of probed page %lx at rip %lx\n", cpu,
+               qual & EPT_QUAL_WRITE ? "write" : "read", gpa, hv_guest_read(HV_GUEST_RIP));
+    step_over(cpu, sh, qual & EPT_QUAL_WRITE);
+    return true;
+}
+
+static bool handle_exception(struct guest_regs *g, unsigned reason) { return probe_bp_exit(g); }
+
+int probe_init(void)
+{
+    probes = hv_alloc_pages(HV_PAGES(PROBE_MAX * sizeof(struct probe)));
+    hash = hv_alloc_pages(HV_PAGES(HASH_SLOTS * sizeof(uint32_t)));
+    scratch = hv_alloc_pages(1);
+    if (!probes || !hash || !scratch)
+        return -1;
+    bool ok;
+    if (hv_exit_register(EXIT_EXCEPTION_NMI, handle_exception, &ok) || !ok)
+        return -1;
+    /* Every shadowed page is guest RAM: one range for all (the handler finds the page). */
+    return hv_ept_fault_register(0, 1ull << 52, probe_ept);
+}
+
+static const char *const kind_names[] = { "?", "entry", "return", "addr" };
+
+void probe_report_stats(void)
+{
+    hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
+           "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu\n",
+           narmed, nprobes, nshadows, stats.fires, stats.foreign_bp, stats.stale_bp,
+           stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes);
+}
+
+void probe_report(void)
+{
+    probe_report_stats();
+    for (unsigned i = 0; i < nprobes; i++) {
+        struct probe *p = &probes[i];
+        uint64_t n = 0;
+        for (unsigned c = 0; c < hv_cpu_count(); c++)
+            n += p->fires[c];
+        hv_log("HVT-PROBE id=%u kind=%s site=%lx emu=%u fires=%lu other=%lu\n", p->id,
+               kind_names[p->kind < 4 ? p->kind : 0], p->va, p->emu, n, p->comm_other);
+        for (unsigned k = 0; k < COMM_SLOTS && p->comm[k].n; k++)
+            hv_log("HVT-PROBE-COMM id=%u site=%lx comm=%s count=%lu\n", p->id, p->va,
+                   p->comm[k].name, p->comm[k].n);
+    }
+}

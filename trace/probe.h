@@ -1,0 +1,49 @@
+/*
+ * probe.h - hidden breakpoints on guest kernel code: the probe engine.
+ *
+ * A probe is an INT3 (0xCC) the guest cannot see: it sits in a shadow copy of the code page,
+ * which every CPU's EPT view maps execute-only in place of the original (vmm's hv_ept_view_map).
+ * The guest's reads and writes of that page fault to the hypervisor, which lets the one CPU
+ * access the original for one instruction (MTF) and, after a write, copies the page into the
+ * shadow again and re-plants the probes (code the kernel patches - ftrace, static keys, text_poke
+ * - stays what the kernel wrote). Code on a probed page that has no probe runs from the shadow
+ * without exits; with no probe armed nothing is intercepted at all.
+ *
+ * Contract:
+ *  - probe_init() once (the policy's start); probe_arm()/probe_disarm_all() at VM exits, on any
+ *    CPU; they take the engine's lock.
+ *  - probe_arm(kind, lo, hi, id): kernel addresses (runtime, KASLR slide applied by the caller).
+ *    PROBE_ENTRY and PROBE_ADDR plant one probe at lo; PROBE_RETURN decodes the function
+ *    [lo, hi) as the guest has it now and plants one at every return site: RET, RET imm16, and
+ *    JMP out of the function (a return thunk, or a tail call: DTrace counts those as returns).
+ *    Returns the number of sites armed, or a negative PROBE_E* (nothing armed then).
+ *  - A firing (probe_bp_exit, the EXIT_EXCEPTION_NMI handler for #BP) counts the probe on this
+ *    CPU and for the current process name, then resumes: the displaced instruction is emulated
+ *    where that is exact (a NOP, ENDBR64, RET, a direct JMP), else executed from the original page
+ *    with MTF on this CPU alone (probe_mtf). A #BP the guest raised itself (its own INT3 in the
+ *    original) goes back to the guest exactly as the CPU would have delivered it.
+ *  - probe_report() prints every probe's counts (HVT-PROBE lines on the hypervisor's log).
+ */
+#ifndef HVT_PROBE_H
+#define HVT_PROBE_H
+#include <stdint.h>
+#include <stdbool.h>
+#include "hv_guest.h"
+
+enum probe_kind { PROBE_ENTRY = 1, PROBE_RETURN = 2, PROBE_ADDR = 3 };
+#define PROBE_ENOMEM   (-1)      /* no room for another probe or shadow page */
+#define PROBE_EFAULT   (-2)      /* the address is not mapped kernel RAM */
+#define PROBE_ENOSITE  (-3)      /* a return probe found no return site */
+
+int  probe_init(void);
+int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id);
+void probe_disarm_all(void);
+unsigned probe_armed(void);
+bool probe_bp_exit(struct guest_regs *g);
+/* An MTF exit of this CPU: true if it ended a probe's step-over (the caller does nothing else
+ * with it unless the CPU is also being traced). */
+bool probe_mtf(void);
+void probe_report(void);
+void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
+
+#endif
