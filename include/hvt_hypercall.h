@@ -40,10 +40,11 @@ enum hvt_hc_func {
                             mark while the trace's link has failed returns HVT_HC_EBUSY and
                             starts nothing (its records could only be dropped): retry later */
     HVT_HC_PROBE    = 3, /* in: RBX = 1 arm the boot configuration's probes (trace option
-                            probe=), 0 disarm every probe and log their counts, 2 log the
-                            probe engine's counters. out: RAX =
-                            HVT_HC_OK, RBX = probes armed; a negative status when none could
-                            be armed (RCX = the first failing probe's index) */
+                            probe=; RCX = mask of the ones to arm, bit i-1 for probe i, 0 =
+                            all): out RBX = sites armed, RAX < 0 when none could be (RCX = the
+                            first failing probe's index). RBX = 0 disarm every probe and log
+                            their counts. RBX = 2 log the engine's counters: out RBX =
+                            firings, RCX = VM exits the engine caused, RDX = of them EPT ones */
 };
 
 #define HVT_HC_OK        0

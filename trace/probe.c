@@ -55,10 +55,13 @@ static struct {
     bool write;                            /* a guest write: resync the shadow after it */
     uint64_t stale_rip;
     unsigned stale;
+    uint64_t task;                         /* the task whose name 'comm' holds */
+    char comm[TRACE_COMM_MAX];
 } cpu_state[HVT_MAX_CPUS];
 
 static struct {
     uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
+    uint64_t bp_exits, mtf_exits;          /* exits the engine caused, with ept_reads/writes */
 } stats;
 
 static void kernel_paging(struct gmem_paging *pg)
@@ -236,13 +239,30 @@ void probe_disarm_all(void)
 
 unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
 
+/* The current process's name, read again only when the task changed (an exec keeps the
+ * task: its new name shows from its next switch). */
+static const char *current_comm(unsigned cpu)
+{
+    uint64_t task = task_current(cpu);
+    if (!task)
+        return "?";
+    if (task != cpu_state[cpu].task) {
+        struct task_info ti;
+        if (!task_now(cpu, &ti))
+            return "?";
+        __builtin_memcpy(cpu_state[cpu].comm, ti.comm, TRACE_COMM_MAX);
+        cpu_state[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+        cpu_state[cpu].task = task;
+    }
+    return cpu_state[cpu].comm;
+}
+
 /* The firing: counted per CPU and per process name. */
 static void fire(struct probe *p, unsigned cpu)
 {
     p->fires[cpu]++;
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
-    struct task_info ti;
-    const char *comm = task_now(cpu, &ti) ? ti.comm : "?";
+    const char *comm = current_comm(cpu);
     spin_lock(&p->comm_lock);
     unsigned k = 0;
     while (k < COMM_SLOTS && p->comm[k].n && strncmp(p->comm[k].name, comm, TRACE_COMM_MAX))
@@ -295,7 +315,14 @@ static void resume(struct probe *p, unsigned cpu)
     step_over(cpu, &shadows[p->shadow], false);
 }
 
-/* The guest's own byte at va (its page, not our shadow): is it an INT3? */
+/* The guest's own byte at a probe's site (its page, not our shadow): an INT3? */
+static bool site_has_int3(const struct probe *p)
+{
+    const uint8_t *page = gmem_map_gpa(p->gpa & X86_PAGE_MASK);
+    return page && page[p->gpa & ~X86_PAGE_MASK] == OPC_INT3;
+}
+
+/* The same for an address with no probe: walked. */
 static bool guest_has_int3(uint64_t va)
 {
     struct gmem_paging pg;
@@ -315,9 +342,10 @@ bool probe_bp_exit(struct guest_regs *g)
     }
     unsigned cpu = hv_cpu_id();
     uint64_t rip = hv_guest_read(HV_GUEST_RIP);
+    __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
     struct probe *p = lookup(rip);
-    bool own = guest_has_int3(rip);
     if (p && p->armed) {
+        bool own = site_has_int3(p);
         cpu_state[cpu].stale = 0;
         fire(p, cpu);
         if (own)
@@ -328,6 +356,7 @@ bool probe_bp_exit(struct guest_regs *g)
     }
     /* No probe here (now): ours from a mapping this CPU had not flushed yet (this exit
      * flushed it: run the guest's byte), or the guest's own INT3. */
+    bool own = guest_has_int3(rip);
     if (!own && (cpu_state[cpu].stale_rip != rip || cpu_state[cpu].stale < STALE_MAX)) {
         cpu_state[cpu].stale = cpu_state[cpu].stale_rip == rip ? cpu_state[cpu].stale + 1 : 1;
         cpu_state[cpu].stale_rip = rip;
@@ -385,6 +414,7 @@ bool probe_mtf(void)
     if (!sh)
         return false;
     cpu_state[cpu].sh = 0;
+    __atomic_add_fetch(&stats.mtf_exits, 1, __ATOMIC_RELAXED);
     hv_guest_hold_interrupts(false);
     if (cpu_state[cpu].write)
         resync(sh);
@@ -436,12 +466,22 @@ int probe_init(void)
 
 static const char *const kind_names[] = { "?", "entry", "return", "addr" };
 
+void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
+{
+    *fires = __atomic_load_n(&stats.fires, __ATOMIC_RELAXED);
+    *ept_exits = __atomic_load_n(&stats.ept_reads, __ATOMIC_RELAXED) +
+                 __atomic_load_n(&stats.ept_writes, __ATOMIC_RELAXED);
+    *exits = __atomic_load_n(&stats.bp_exits, __ATOMIC_RELAXED) +
+             __atomic_load_n(&stats.mtf_exits, __ATOMIC_RELAXED) + *ept_exits;
+}
+
 void probe_report_stats(void)
 {
     hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
-           "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu\n",
+           "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu\n",
            narmed, nprobes, nshadows, stats.fires, stats.foreign_bp, stats.stale_bp,
-           stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes);
+           stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
+           stats.bp_exits, stats.mtf_exits);
 }
 
 void probe_report(void)

@@ -45,5 +45,7 @@ bool probe_bp_exit(struct guest_regs *g);
 bool probe_mtf(void);
 void probe_report(void);
 void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
+/* Firings so far, the VM exits the engine caused (#BP, step-over MTF, EPT) and the EPT ones. */
+void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits);
 
 #endif

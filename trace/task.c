@@ -83,6 +83,8 @@ bool task_check(unsigned cpu, struct task_info *out)
     return true;
 }
 
+uint64_t task_current(unsigned cpu) { return current_task(cpu); }
+
 bool task_now(unsigned cpu, struct task_info *out)
 {
     uint64_t task = current_task(cpu);

@@ -34,5 +34,8 @@ void task_set_layout(const uint64_t off[4]);
 void task_reset(unsigned cpu);
 bool task_check(unsigned cpu, struct task_info *out);
 bool task_now(unsigned cpu, struct task_info *out);
+/* The guest's current task pointer on this CPU (0: not known yet): cheap, a read of the
+ * per-CPU slot task_now() would walk to first. */
+uint64_t task_current(unsigned cpu);
 
 #endif

@@ -115,12 +115,16 @@ static int64_t hook_probe(struct guest_regs *g)
     }
     if (g->r[GPR_RBX] == 2) {
         probe_report_stats();
+        probe_counters(&g->r[GPR_RBX], &g->r[GPR_RCX], &g->r[GPR_RDX]);
         return HVT_HC_OK;
     }
     if (g->r[GPR_RBX] != 1 || !kaslr_known())
         return HVT_HC_EINVAL;
     int64_t armed = 0, first_rc = 0;
+    uint64_t which = g->r[GPR_RCX];         /* bit i-1: probe i; 0: all */
     for (unsigned i = 0; i < opts.nprobe; i++) {
+        if (which && !(which & (1ull << i)))
+            continue;
         const struct trace_probe *tp = &opts.probe[i];
         uint64_t slide = kaslr_slide();
         int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1);

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# probe-report.sh RUN_DIR - bench-probe's numbers from one run (see bench/probe.mk).
+set -euo pipefail
+run=$1
+line=$(tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-PHASE" | tr '\n' ' ')
+[ -n "$line" ] || { echo "bench-probe: probe-bench did not report" >&2; tail -20 "$run/serial.log" >&2; exit 1; }
+tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-PHASE"
+tr -d '\r' < "$run/e9.log" | grep -a "^HVT-PROBE " | sort -u -t' ' -k2,3 || true
+tr -d '\r' < "$run/serial.log" | grep -a "hvtbench" || true
+python3 - "$line" <<'PY'
+import re, sys
+d = {}
+for m in re.finditer(r"n=(\d+) name=(\w+) tsc=(\d+) fires=(\d+) exits=(\d+)", sys.argv[1]):
+    n, name = int(m.group(1)), m.group(2)
+    d[name], d[name + "_fires"], d[name + "_exits"] = int(m.group(3)), int(m.group(4)), int(m.group(5))
+def per(x, y): return x / y if y else float("nan")
+out = {}
+out["exits_per_fire_entry"] = per(d["entry_exits"], d["entry_fires"])
+out["exits_per_fire_other"] = max(per(d["return_exits"], d["return_fires"]), per(d["addr_exits"], d["addr_fires"]))
+out["hv_insn_per_fire"] = per(d["entry"] - d["base"], d["entry_fires"])
+out["unprobed_exits"] = d["unprobed_exits"]
+out["guest_insn_per_kprobe"] = per(d["kprobe"] - d["base"], n) if "kprobe" in d else float("nan")
+out["syscall_slowdown"] = per(d["entry"], d["base"])
+print(f"per getpid: base {d['base']/n:.0f} insns; entry probe {d['entry']/n:.0f}; return {d['return']/n:.0f}; "
+      f"addr {d['addr']/n:.0f}; kprobe {d.get('kprobe', 0)/n:.0f}")
+print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
+PY

@@ -1,0 +1,30 @@
+# probe.mk - bench-probe: the cost of a hidden probe, measured side by side in one Bochs run
+# (1 CPU, so TSC deltas are instruction counts, the hypervisor's included). probe-bench times
+# PROBE_BENCH_N getpid() calls per phase (tests/guest/probe-bench.c); bench/probe-report.sh
+# prints key=value:
+#   exits_per_fire_entry   VM exits per firing of an entry probe (emulated NOP: goal 1)
+#   exits_per_fire_other   the worst of the return probe and an address probe (goal <= 2)
+#   hv_insn_per_fire       hypervisor instructions per entry firing (goal <= 1500)
+#   unprobed_exits         exits while unprobed code on the probed page runs (goal 0)
+#   guest_insn_per_kprobe  the guest's own cost of a kprobe hit on the same function
+#   syscall_slowdown       getpid() with the entry probe armed / without
+BENCH_PROBE   := $(BUILD)/bench/probe
+PROBE_BENCH_N ?= 10000
+PROBE_BENCH_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid probe=addr:__x64_sys_getpid+5
+
+$(BENCH_PROBE)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench tests/guest/init tests/guest/mkinitramfs.sh
+	@mkdir -p $(dir $@)
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench:bin/probe-bench
+
+.PHONY: bench-probe
+bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img
+	$(MAKE) efi
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(PROBE_BENCH_ITEMS)) && \
+	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
+	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/probe-bench,$(PROBE_BENCH_N)' \
+	  'hypervisor = on' 'log = e9' "trace = $$opts" > $(BENCH_PROBE)/hvtrace.cfg
+	bash tests/platform/make-esp.sh $(BENCH_PROBE)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
+	  $(BENCH_PROBE)/initrd.img $(BENCH_PROBE)/hvtrace.cfg
+	bash tests/platform/bochs-run.sh -c 1 -t 600 $(BENCH_PROBE)/esp.img $(BENCH_PROBE)/run || true
+	bash bench/probe-report.sh $(BENCH_PROBE)/run

@@ -1,0 +1,85 @@
+/* probe-bench N - bench-probe's guest side (bench/probe.mk), on 1 CPU, where the TSC counts
+ * every instruction retired, the hypervisor's included (docs/references.md). For each phase it
+ * times N getpid() system calls with RDTSC and reads the probe engine's counters (HVT_HC_PROBE
+ * 2: firings, the VM exits it caused):
+ *   base      no probe
+ *   entry     probe 1 (entry of __x64_sys_getpid) armed
+ *   return    probe 2 (its return sites)
+ *   addr      probe 3 (an address inside it)
+ *   unprobed  probe 1 armed, N getppid() calls instead (same code page, no probe on its path)
+ *   kprobe    no probe of ours; the guest's own kprobe on __x64_sys_getpid (tracefs)
+ * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <x86intrin.h>
+#include <sys/syscall.h>
+#include "hvt_guest.h"
+
+static long n;
+
+static void counters(uint64_t *fires, uint64_t *exits)
+{
+    uint64_t b = 2, c = 0, d = 0;
+    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+    *fires = b;
+    *exits = c;
+}
+
+static void arm(uint64_t mask)
+{
+    uint64_t b = mask ? 1 : 0, c = mask, d = 0;
+    if (hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK)
+        fprintf(stderr, "probe-bench: arming %llx failed\n", (unsigned long long)mask);
+}
+
+/* T = TSC ticks for n calls; F, X = firings and engine exits during them. */
+static void phase(const char *name, uint64_t mask, long nr)
+{
+    uint64_t f0, x0, f1, x1;
+    if (mask)
+        arm(mask);
+    counters(&f0, &x0);
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < n; i++)
+        syscall(nr);
+    uint64_t t1 = __rdtsc();
+    counters(&f1, &x1);
+    if (mask)
+        arm(0);
+    printf("PROBEBENCH-PHASE n=%ld name=%s tsc=%llu fires=%llu exits=%llu\n", n, name,
+           (unsigned long long)(t1 - t0), (unsigned long long)(f1 - f0), (unsigned long long)(x1 - x0));
+    fflush(stdout);
+}
+
+static int sh(const char *cmd)
+{
+    int rc = system(cmd);
+    if (rc)
+        fprintf(stderr, "probe-bench: '%s' failed (%d)\n", cmd, rc);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    n = argc > 1 ? atol(argv[1]) : 10000;
+    if (!hvt_present())
+        return 2;
+    for (long i = 0; i < 1000; i++)                      /* warm the path */
+        syscall(SYS_getpid);
+    phase("base", 0, SYS_getpid);
+    phase("entry", 1, SYS_getpid);
+    phase("return", 2, SYS_getpid);
+    phase("addr", 4, SYS_getpid);
+    phase("unprobed", 1, SYS_getppid);
+    int kp = sh("mount -t tracefs nodev /sys/kernel/tracing") == 0 &&
+             sh("echo 'p:hvtbench __x64_sys_getpid' > /sys/kernel/tracing/kprobe_events") == 0 &&
+             sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtbench/enable") == 0;
+    if (kp) {
+        phase("kprobe", 0, SYS_getpid);
+        sh("echo 0 > /sys/kernel/tracing/events/kprobes/hvtbench/enable");
+        sh("grep hvtbench /sys/kernel/tracing/kprobe_profile");
+    }
+    return kp ? 0 : 1;
+}
