@@ -44,8 +44,21 @@ enum hvt_hc_func {
                             all): out RBX = sites armed, RAX < 0 when none could be (RCX = the
                             first failing probe's index). RBX = 0 disarm every probe and log
                             their counts. RBX = 2 log the engine's counters: out RBX =
-                            firings, RCX = VM exits the engine caused, RDX = of them EPT ones */
+                            firings, RCX = VM exits the engine caused, RDX = of them EPT ones.
+                            RBX = 4 arm RDX probes described by the struct hvt_probe_spec
+                            array at guest virtual address RCX (runtime kernel addresses):
+                            out RBX = sites armed, RCX = specs taken */
 };
+
+/* One probe for HVT_HC_PROBE 4 (kind: 1 entry of the function at lo, 2 its return sites in
+ * [lo, hi), 3 the instruction at lo). */
+struct hvt_probe_spec {
+    uint32_t id;
+    uint32_t kind;
+    uint64_t lo, hi;
+};
+#define HVT_PROBE_SPECS_MAX 1024
+#define HVT_PROBE_NOWAIT    (1ull << 63)
 
 #define HVT_HC_OK        0
 #define HVT_HC_ENOSYS    (-38) /* unknown function */

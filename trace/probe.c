@@ -11,7 +11,8 @@
 #include "hvt_bootinfo.h"
 
 #define PROBE_MAX    1024
-#define SHADOW_MAX   256
+#define SHADOW_MAX   1024                  /* distinct probed pages (4 MiB of shadows) */
+#define SHADOW_HASH  2048                  /* power of two, > SHADOW_MAX */
 #define HASH_SLOTS   4096                  /* power of two, > 2 x PROBE_MAX */
 #define COMM_SLOTS   8                     /* per probe: the first process names seen */
 #define RET_SITES    64                    /* return sites of one function at most */
@@ -44,7 +45,8 @@ struct probe {
 static struct probe *probes;
 static unsigned nprobes, narmed;
 static uint32_t *hash;                     /* probe index + 1, by va; 0 = empty */
-static struct shadow shadows[SHADOW_MAX];
+static struct shadow *shadows;
+static uint16_t *shadow_hash;              /* shadow index + 1, by guest page; 0 = empty */
 static unsigned nshadows;
 static uint8_t *scratch;                   /* resync's staging page */
 static struct spinlock lock;
@@ -119,12 +121,18 @@ static enum emu classify(const uint8_t *b, unsigned len, uint64_t va, uint64_t *
     return EMU_STEP;
 }
 
+static unsigned shadow_slot(uint64_t gpa_page) { return (unsigned)((gpa_page >> X86_PAGE_SHIFT) * 0x9e3779b1u) & (SHADOW_HASH - 1); }
+
+/* Shadows are never freed (a page keeps its shadow for later arming): lock-free lookups. */
 static struct shadow *shadow_of(uint64_t gpa_page)
 {
-    for (unsigned i = 0; i < nshadows; i++)
-        if (shadows[i].gpa == gpa_page)
-            return &shadows[i];
-    return 0;
+    for (unsigned s = shadow_slot(gpa_page);; s = (s + 1) & (SHADOW_HASH - 1)) {
+        unsigned i = __atomic_load_n(&shadow_hash[s], __ATOMIC_ACQUIRE);
+        if (!i)
+            return 0;
+        if (shadows[i - 1].gpa == gpa_page)
+            return &shadows[i - 1];
+    }
 }
 
 static void shadow_show(struct shadow *sh, uint64_t perms)
@@ -156,10 +164,14 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         uint8_t *p = hv_alloc_pages(1);
         if (!p)
             return PROBE_ENOMEM;
-        sh = &shadows[nshadows++];
+        sh = &shadows[nshadows];
         sh->gpa = page;
         sh->page = p;
         sh->nsites = 0;
+        unsigned slot = shadow_slot(page);
+        while (shadow_hash[slot])
+            slot = (slot + 1) & (SHADOW_HASH - 1);
+        __atomic_store_n(&shadow_hash[slot], (uint16_t)(++nshadows), __ATOMIC_RELEASE);
     }
     if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
         gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
@@ -232,6 +244,11 @@ void probe_disarm_all(void)
         }
     for (unsigned i = 0; i < nprobes; i++)
         probes[i].armed = 0;
+    /* The table starts empty again. A CPU still looking a site up meets either an empty slot
+     * or a probe that is not armed, never a wrong one that is. */
+    for (unsigned s = 0; s < HASH_SLOTS; s++)
+        __atomic_store_n(&hash[s], 0, __ATOMIC_RELEASE);
+    nprobes = 0;
     narmed = 0;
     hv_exception_intercept(VEC_BP, false);
     spin_unlock(&lock);
@@ -455,7 +472,9 @@ int probe_init(void)
     probes = hv_alloc_pages(HV_PAGES(PROBE_MAX * sizeof(struct probe)));
     hash = hv_alloc_pages(HV_PAGES(HASH_SLOTS * sizeof(uint32_t)));
     scratch = hv_alloc_pages(1);
-    if (!probes || !hash || !scratch)
+    shadows = hv_alloc_pages(HV_PAGES(SHADOW_MAX * sizeof(struct shadow)));
+    shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
+    if (!probes || !hash || !scratch || !shadows || !shadow_hash)
         return -1;
     bool ok;
     if (hv_exit_register(EXIT_EXCEPTION_NMI, handle_exception, &ok) || !ok)
@@ -477,9 +496,12 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
 
 void probe_report_stats(void)
 {
-    hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
+    unsigned shown = 0;
+    for (unsigned i = 0; i < nshadows; i++)
+        shown += shadows[i].nsites != 0;
+    hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u shown=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
            "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu\n",
-           narmed, nprobes, nshadows, stats.fires, stats.foreign_bp, stats.stale_bp,
+           narmed, nprobes, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
            stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
            stats.bp_exits, stats.mtf_exits);
 }

@@ -17,6 +17,7 @@
 #include "hv_api.h"
 #include "hv_exit.h"
 #include "hv_guest.h"
+#include "gmem.h"
 #include "hv_ept.h"
 #include "hvt_hypercall.h"
 #include "hvt_bootinfo.h"
@@ -104,13 +105,50 @@ static void hook_power_off(void)
            trace_stats.steps, trace_stats.fast_steps, trace_stats.bytes);
 }
 
+/* HVT_HC_PROBE 4: arm the probes of a guest array (read safely, bounded, each one checked). */
+static int64_t probe_arm_specs(struct guest_regs *g)
+{
+    uint64_t va = g->r[GPR_RCX], n = g->r[GPR_RDX] & ~HVT_PROBE_NOWAIT;
+    bool wait = !(g->r[GPR_RDX] & HVT_PROBE_NOWAIT);
+    int64_t armed = 0;
+    uint64_t taken = 0;
+    if (n > HVT_PROBE_SPECS_MAX)
+        return HVT_HC_EINVAL;
+    struct gmem_paging pg;
+    hv_guest_paging(&pg);
+    for (; taken < n; taken++) {
+        struct hvt_probe_spec sp;
+        if (gmem_read_gva(&pg, va + taken * sizeof sp, &sp, sizeof sp) != sizeof sp)
+            break;
+        if (sp.kind < PROBE_ENTRY || sp.kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
+            (sp.kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > (1u << 20))))
+            break;
+        int rc = probe_arm((enum probe_kind)sp.kind, sp.lo, sp.hi, sp.id);
+        if (rc < 0 && rc != PROBE_ENOSITE)
+            break;
+        armed += rc > 0 ? rc : 0;
+    }
+    g->r[GPR_RBX] = (uint64_t)armed;
+    g->r[GPR_RCX] = taken;
+    if (armed && wait)
+        hv_ept_wait_all(4 * TRACE_POLL_TICKS);
+    return HVT_HC_OK;
+}
+
 /* HVT_HC_PROBE: arm the boot configuration's probes (RBX = 1), disarm them all (0), log the
  * engine's counters (2). */
 static int64_t hook_probe(struct guest_regs *g)
 {
     if (g->r[GPR_RBX] == 0) {
+        probe_report();                     /* the counts, then the table starts empty */
         probe_disarm_all();
-        probe_report();
+        probe_report_stats();
+        return HVT_HC_OK;
+    }
+    if (g->r[GPR_RBX] == 4)
+        return probe_arm_specs(g);
+    if (g->r[GPR_RBX] == 5) {
+        probe_disarm_all();
         return HVT_HC_OK;
     }
     if (g->r[GPR_RBX] == 2) {

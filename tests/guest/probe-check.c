@@ -4,9 +4,11 @@
  *   3. runs exactly N getpid() system calls on each CPU at once (one child pinned to each;
  *      nothing else in the child makes one);
  *   4. asks for the engine's counters (HVT_HC_PROBE 2), reads the 64 bytes again through
- *      /proc/kcore (the guest must see its own code, not the probes) and checks a user
- *      program's own INT3 still raises SIGTRAP in it;
- *   5. disarms (HVT_HC_PROBE 0), which logs every probe's counts.
+ *      /proc/kcore (the guest must see its own code, not the probes);
+ *   5. runs the workload again with the guest's own kprobe on SYMBOL while ftrace patches its
+ *      fentry site on and off: our two probes must fire exactly twice per kprobe hit;
+ *   6. checks a user program's own INT3 still raises SIGTRAP in it;
+ *   7. disarms (HVT_HC_PROBE 0), which logs every probe's counts.
  * Prints HVT-RESULT lines (init's format) and "probe-check: calls=N cpus=C". */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -97,6 +99,76 @@ static int own_int3(void)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+static uint64_t kprobe_hits(const char *name)
+{
+    FILE *f = fopen("/sys/kernel/tracing/kprobe_profile", "r");
+    char line[512], ev[256];
+    unsigned long long hits = 0, miss;
+    uint64_t found = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%255s %llu %llu", ev, &hits, &miss) == 3 && !strcmp(ev, name))
+            found = hits;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void engine_fires(uint64_t *fires)
+{
+    uint64_t b = 2, c = 0, d = 0;
+    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+    *fires = b;
+}
+
+/* The guest's own kprobe on the probed function at the same time, with ftrace turning the
+ * function's fentry site on and off meanwhile (text_poke_bp on the probed page): our entry
+ * and return probes must fire exactly twice per kprobe hit. */
+static int coexist(long n, const char *sym)
+{
+    char cmd[512];
+    if (system("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; test -e /sys/kernel/tracing/kprobe_events"))
+        return -1;
+    /* hvtcheck counts; hvttoggle, on the same function, is switched on and off meanwhile:
+     * each switch makes ftrace re-patch the fentry call (text_poke_bp on the probed page). */
+    snprintf(cmd, sizeof cmd, "echo 'p:hvtcheck %s' > /sys/kernel/tracing/kprobe_events && "
+             "echo 'p:hvttoggle %s' >> /sys/kernel/tracing/kprobe_events && "
+             "echo 1 > /sys/kernel/tracing/events/kprobes/hvtcheck/enable", sym, sym);
+    if (system(cmd)) {
+        printf("probe-check: coexist: '%s' failed\n", cmd);
+        return -1;
+    }
+    uint64_t k0 = kprobe_hits("hvtcheck"), f0, f1;
+    engine_fires(&f0);
+    pid_t toggler = fork();
+    if (toggler == 0) {
+        for (int i = 0; i < 4; i++) {
+            if (system("echo 1 > /sys/kernel/tracing/events/kprobes/hvttoggle/enable") ||
+                system("echo 0 > /sys/kernel/tracing/events/kprobes/hvttoggle/enable"))
+                _exit(1);
+        }
+        _exit(0);
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    pid_t kids[64];
+    for (long c = 0; c < ncpu && c < 64; c++)
+        if ((kids[c] = fork()) == 0)
+            loop_on((int)c, n);
+    int ok = 1, st = 0;
+    for (long c = 0; c < ncpu && c < 64; c++) {
+        waitpid(kids[c], &st, 0);
+        ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    waitpid(toggler, &st, 0);
+    ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    engine_fires(&f1);
+    uint64_t k1 = kprobe_hits("hvtcheck");
+    if (system("echo 0 > /sys/kernel/tracing/events/kprobes/hvtcheck/enable; echo > /sys/kernel/tracing/kprobe_events"))
+        ok = 0;
+    printf("probe-check: coexist: kprobe hits %llu, our firings %llu, workload %s\n",
+           (unsigned long long)(k1 - k0), (unsigned long long)(f1 - f0), ok ? "ok" : "FAILED");
+    return ok && k1 - k0 >= (uint64_t)(n * ncpu) && f1 - f0 == 2 * (k1 - k0);
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 1000;
@@ -129,6 +201,8 @@ int main(int argc, char **argv)
     probe_call(2, 0);                      /* the counters after the workload */
     int same = have && kcore_read(va, after, sizeof after) == 0 && !memcmp(before, after, sizeof before);
     printf("HVT-RESULT: name=probe-kcore %s\n", same ? "ok" : "FAIL");
+    int co = coexist(n, sym);
+    printf("HVT-RESULT: name=probe-kprobe-ftrace %s\n", co > 0 ? "ok" : "FAIL");
     printf("HVT-RESULT: name=probe-own-int3 %s\n", own_int3() ? "ok" : "FAIL");
     st = probe_call(0, 0);
     printf("HVT-RESULT: name=probe-disarm %s\n", st == HVT_HC_OK ? "ok" : "FAIL");
