@@ -7,6 +7,7 @@
  *   hvt trace start|stop|status [opts] tracing driven from the host via hvtrace-collector (hvt_trace.h)
  * Every command prints its usage with -h. Exit status: 0 ok, 1 bad input, 2 usage. */
 #include "hvt_trace.h"
+#include "hvt_probes.h"
 #include "kinfo.h"
 #include "trace_reader.h"
 #include "tracegen.h"
@@ -321,6 +322,9 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "gen")) return tracegen_main(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
-    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench|options|trace} ... (-h for each)\n");
+    if (argc >= 2 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-lv") || !strcmp(argv[1], "-n")))
+        return hvt_probes_main(argc - 1, argv + 1);
+    fprintf(stderr, "usage: hvt {syms|analyze|gen|bench|options|trace} ... (-h for each)\n"
+                    "       hvt -l | -n DESC ...   probes (hvt -l -h)\n");
     return EXIT_USAGE;
 }

@@ -50,13 +50,17 @@ enum hvt_hc_func {
                             out RBX = sites armed, RCX = specs taken */
 };
 
-/* One probe for HVT_HC_PROBE 4 (kind: 1 entry of the function at lo, 2 its return sites in
- * [lo, hi), 3 the instruction at lo). */
+/* One probe for HVT_HC_PROBE 4 (kind bits 7:0: 1 entry of the function at lo, 2 its return
+ * sites in [lo, hi), 3 the instruction at lo; flags above). lo and hi are runtime addresses,
+ * or link-time ones (the vmlinuz's) with HVT_PROBE_F_LINKTIME: the hypervisor slides them. */
 struct hvt_probe_spec {
     uint32_t id;
     uint32_t kind;
     uint64_t lo, hi;
 };
+#define HVT_PROBE_KIND_MASK   0xffu
+#define HVT_PROBE_F_LINKTIME  (1u << 8)
+#define HVT_PROBE_F_RECORD    (1u << 9)   /* report every firing (include/hvt_probe.h) */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)
 

@@ -9,6 +9,8 @@
 #include "hv_ept.h"
 #include "gmem.h"
 #include "hvt_bootinfo.h"
+#include "hvt_probe.h"
+#include "trace.h"
 
 #define PROBE_MAX    1024
 #define SHADOW_MAX   1024                  /* distinct probed pages (4 MiB of shadows) */
@@ -17,6 +19,7 @@
 #define COMM_SLOTS   8                     /* per probe: the first process names seen */
 #define RET_SITES    64                    /* return sites of one function at most */
 #define STALE_MAX    4                     /* resumes at one RIP before a #BP goes to the guest */
+#define FIRE_BUF     256                   /* firing records a CPU collects before a block */
 #define OPC_INT3     0xcc
 /* Linux keeps the two page-table roots of a PTI pair 8 KiB aligned; bit 12 selects the user
  * one, which maps almost no kernel text. Kernel addresses are walked under the kernel root. */
@@ -32,8 +35,9 @@ struct shadow {
 
 struct probe {
     uint64_t va, gpa, target;              /* target: where an emulated JMP goes */
+    uint64_t func;                         /* the function a return site belongs to */
     uint32_t id;
-    uint8_t kind, len, emu, armed;
+    uint8_t kind, len, emu, armed, record;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
     struct spinlock comm_lock;
@@ -59,6 +63,10 @@ static struct {
     unsigned stale;
     uint64_t task;                         /* the task whose name 'comm' holds */
     char comm[TRACE_COMM_MAX];
+    uint32_t pid, tid;
+    struct hvt_probe_fire *fires;          /* records collected (FIRE_BUF) */
+    unsigned nfires;
+    uint64_t flushed;                      /* flush_epoch this CPU has acted on */
 } cpu_state[HVT_MAX_CPUS];
 
 static struct {
@@ -142,7 +150,8 @@ static void shadow_show(struct shadow *sh, uint64_t perms)
 }
 
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
-static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id)
+static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
+                    uint64_t func, bool record)
 {
     if (lookup(va))
         return 0;
@@ -176,8 +185,9 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
         gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
     struct probe *p = &probes[nprobes];
-    *p = (struct probe){ .va = va, .gpa = x.gpa, .id = id, .kind = (uint8_t)kind, .len = (uint8_t)len,
-                         .shadow = (uint16_t)(sh - shadows), .armed = 1 };
+    *p = (struct probe){ .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
+                         .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
+                         .record = record };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
@@ -188,7 +198,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     return 1;
 }
 
-int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id)
+int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool record)
 {
     struct gmem_paging pg;
     kernel_paging(&pg);
@@ -197,7 +207,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id)
         hv_exception_intercept(VEC_BP, true);
     int rc;
     if (kind != PROBE_RETURN) {
-        rc = arm_site(&pg, kind, lo, id);
+        rc = arm_site(&pg, kind, lo, id, lo, record);
     } else {
         /* The function as the guest has it now (boot rewrote its returns: decode, do not
          * trust the image's .return_sites). */
@@ -219,7 +229,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id)
             a += len;
         }
         for (unsigned i = 0; i < ns; i++) {
-            int r = arm_site(&pg, kind, sites[i], id);
+            int r = arm_site(&pg, kind, sites[i], id, lo, record);
             if (r < 0) {
                 rc = r;
                 break;
@@ -269,13 +279,78 @@ static const char *current_comm(unsigned cpu)
             return "?";
         __builtin_memcpy(cpu_state[cpu].comm, ti.comm, TRACE_COMM_MAX);
         cpu_state[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+        cpu_state[cpu].pid = (uint32_t)ti.tgid;
+        cpu_state[cpu].tid = (uint32_t)ti.pid;
         cpu_state[cpu].task = task;
     }
     return cpu_state[cpu].comm;
 }
 
-/* The firing: counted per CPU and per process name. */
-static void fire(struct probe *p, unsigned cpu)
+/* This CPU's firing records, as one block on the debug port. */
+static void flush_fires(unsigned cpu)
+{
+    unsigned n = cpu_state[cpu].nfires;
+    if (!n)
+        return;
+    char head[64];
+    hv_snprintf(head, sizeof head, HVT_FIREB_TAG "%u %u %lu\n", cpu, n,
+                (uint64_t)n * sizeof(struct hvt_probe_fire));
+    trace_sink_debug_blob(head, cpu_state[cpu].fires, n * sizeof(struct hvt_probe_fire));
+    cpu_state[cpu].nfires = 0;
+}
+
+static volatile uint64_t flush_epoch;      /* bumped when every CPU should hand its records on */
+
+void probe_flush(void)
+{
+    unsigned cpu = hv_cpu_id();
+    flush_fires(cpu);
+    cpu_state[cpu].flushed = __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RELEASE);
+}
+
+void probe_poll(void)
+{
+    unsigned cpu = hv_cpu_id();
+    uint64_t e = __atomic_load_n(&flush_epoch, __ATOMIC_ACQUIRE);
+    if (cpu_state[cpu].flushed != e) {
+        cpu_state[cpu].flushed = e;
+        flush_fires(cpu);
+    }
+}
+
+/* At power-off: whatever any CPU still holds (the others are not firing any more: the machine
+ * is going down; a record written meanwhile would show as a short block, not a lost one). */
+void probe_flush_all(void)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        flush_fires(c);
+}
+
+static void record(const struct probe *p, unsigned cpu, const struct guest_regs *g)
+{
+    struct hvt_probe_fire *f = &cpu_state[cpu].fires[cpu_state[cpu].nfires];
+    f->id = p->id;
+    f->cpu = (uint16_t)cpu;
+    f->kind = p->kind;
+    f->tsc = hv_exit_guest_tsc();
+    f->pc = p->va;
+    f->pid = cpu_state[cpu].pid;
+    f->tid = cpu_state[cpu].tid;
+    if (p->kind == PROBE_RETURN) {
+        f->arg[0] = p->va - p->func;
+        f->arg[1] = g->r[GPR_RAX];
+        f->arg[2] = f->arg[3] = f->arg[4] = f->arg[5] = 0;
+    } else {
+        f->arg[0] = g->r[GPR_RDI]; f->arg[1] = g->r[GPR_RSI]; f->arg[2] = g->r[GPR_RDX];
+        f->arg[3] = g->r[GPR_RCX]; f->arg[4] = g->r[GPR_R8]; f->arg[5] = g->r[GPR_R9];
+    }
+    __builtin_memcpy(f->comm, cpu_state[cpu].comm, HVT_PROBE_COMM_LEN);
+    if (++cpu_state[cpu].nfires == FIRE_BUF)
+        flush_fires(cpu);
+}
+
+/* The firing: counted per CPU and per process name; recorded if asked. */
+static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
     p->fires[cpu]++;
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
@@ -293,6 +368,8 @@ static void fire(struct probe *p, unsigned cpu)
         p->comm[k].n++;
     }
     spin_unlock(&p->comm_lock);
+    if (p->record && cpu_state[cpu].fires)
+        record(p, cpu, g);
 }
 
 /* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off
@@ -364,7 +441,7 @@ bool probe_bp_exit(struct guest_regs *g)
     if (p && p->armed) {
         bool own = site_has_int3(p);
         cpu_state[cpu].stale = 0;
-        fire(p, cpu);
+        fire(p, cpu, g);
         if (own)
             hv_reinject_exception();        /* the guest's INT3 is there too: it gets it */
         else
@@ -476,6 +553,9 @@ int probe_init(void)
     shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
     if (!probes || !hash || !scratch || !shadows || !shadow_hash)
         return -1;
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        if (!(cpu_state[c].fires = hv_alloc_pages(HV_PAGES(FIRE_BUF * sizeof(struct hvt_probe_fire)))))
+            return -1;
     bool ok;
     if (hv_exit_register(EXIT_EXCEPTION_NMI, handle_exception, &ok) || !ok)
         return -1;

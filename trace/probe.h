@@ -36,7 +36,13 @@ enum probe_kind { PROBE_ENTRY = 1, PROBE_RETURN = 2, PROBE_ADDR = 3 };
 #define PROBE_ENOSITE  (-3)      /* a return probe found no return site */
 
 int  probe_init(void);
-int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id);
+/* record: report every firing (include/hvt_probe.h), DTrace's default action. */
+int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool record);
+/* This CPU's firing records not yet handed on go out now (at a disarm, at the end). */
+void probe_flush(void);
+/* At any exit of this CPU: hand its records on if some CPU asked for it (probe_flush). */
+void probe_poll(void);
+void probe_flush_all(void);                /* every CPU's, at power-off */
 void probe_disarm_all(void);
 unsigned probe_armed(void);
 bool probe_bp_exit(struct guest_regs *g);

@@ -218,6 +218,15 @@ void trace_sink_chunk(const struct trace_chunk_info *ci, const uint8_t *p, size_
         sink_live(ci, p, len);
 }
 
+void trace_sink_debug_blob(const char *head, const void *p, size_t len)
+{
+    hv_log_lock();
+    put_str(head);
+    __asm__ volatile("rep outsb" : "+S"(p), "+c"(len) : "d"((uint16_t)PORT_E9) : "memory");
+    hv_outb(PORT_E9, '\n');
+    hv_log_unlock();
+}
+
 static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
     if (send_stream(ci, p, len) != NO_STREAM)
@@ -226,9 +235,5 @@ static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_
     char head[160];
     hv_snprintf(head, sizeof head, "HVT-CHUNKB %u %u %u %u %u %lu %lu %lu\n", ci->kind, ci->cpu,
                 ci->nrecords, ci->ninsns, ci->first_code_id, ci->first_tsc, ci->last_tsc, len);
-    hv_log_lock();
-    put_str(head);
-    __asm__ volatile("rep outsb" : "+S"(p), "+c"(len) : "d"((uint16_t)PORT_E9) : "memory");
-    hv_outb(PORT_E9, '\n');
-    hv_log_unlock();
+    trace_sink_debug_blob(head, p, len);
 }

@@ -52,6 +52,9 @@ bool trace_sink_code_lost(void);
 void trace_sink_hold(const struct trace_chunk_info *ci, const uint8_t *payload, size_t len);
 void trace_sink_poll(unsigned cpu);
 
+/* A header line and len raw bytes, then a newline, on the debug port, kept together. */
+void trace_sink_debug_blob(const char *head, const void *p, size_t len);
+
 struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
 void trace_sink_stats(struct trace_sink_stats *s);
 

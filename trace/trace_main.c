@@ -37,6 +37,7 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
     }
     kaslr_poll();
     trigger_poll();
+    probe_poll();
     step_post_exit(g, reason);
     trace_sink_poll(cpu);                    /* a STOP chunk held while the link was down */
 }
@@ -98,6 +99,7 @@ static void hook_power_off(void)
         if (step_cpus_stepping())
             hv_log("hvtrace: power-off: a CPU did not stop tracing: its last records are lost\n");
     }
+    probe_flush_all();
     if (probe_armed())
         probe_report();
     /* The fast path's MTF exits are not in vmm/'s exit summary (they skip the full dispatch). */
@@ -120,10 +122,17 @@ static int64_t probe_arm_specs(struct guest_regs *g)
         struct hvt_probe_spec sp;
         if (gmem_read_gva(&pg, va + taken * sizeof sp, &sp, sizeof sp) != sizeof sp)
             break;
-        if (sp.kind < PROBE_ENTRY || sp.kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
-            (sp.kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > (1u << 20))))
+        unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
+        if (sp.kind & HVT_PROBE_F_LINKTIME) {
+            if (!kaslr_known())
+                break;
+            sp.lo += kaslr_slide();
+            sp.hi += kaslr_slide();
+        }
+        if (kind < PROBE_ENTRY || kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
+            (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > (1u << 20))))
             break;
-        int rc = probe_arm((enum probe_kind)sp.kind, sp.lo, sp.hi, sp.id);
+        int rc = probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id, sp.kind & HVT_PROBE_F_RECORD);
         if (rc < 0 && rc != PROBE_ENOSITE)
             break;
         armed += rc > 0 ? rc : 0;
@@ -151,6 +160,7 @@ static int64_t hook_probe(struct guest_regs *g)
         probe_disarm_all();
         return HVT_HC_OK;
     }
+    probe_flush();                          /* this CPU's records first: they fired before */
     if (g->r[GPR_RBX] == 2) {
         probe_report_stats();
         probe_counters(&g->r[GPR_RBX], &g->r[GPR_RCX], &g->r[GPR_RDX]);
@@ -165,7 +175,7 @@ static int64_t hook_probe(struct guest_regs *g)
             continue;
         const struct trace_probe *tp = &opts.probe[i];
         uint64_t slide = kaslr_slide();
-        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1);
+        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1, false);
         hv_log("hvtrace: cpu %u: probe %u (%s %lx): %d site(s)\n", hv_cpu_id(), i + 1,
                tp->kind == PROBE_ENTRY ? "entry" : tp->kind == PROBE_RETURN ? "return" : "addr",
                tp->lo + slide, rc);

@@ -225,6 +225,31 @@ static int cmd_bochs_shutdown(void)
     return 1;   /* still running: this is not Bochs */
 }
 
+/* probe-arm FILE: arm the probes of a spec file (hvt -n DESC --specs FILE: struct
+ * hvt_probe_spec records, link-time addresses the hypervisor slides), waiting until every CPU
+ * runs with them. probe-disarm: disarm them all (the hypervisor logs their counts). */
+static int cmd_probe_arm(const char *path)
+{
+    static struct hvt_probe_spec spec[HVT_PROBE_SPECS_MAX];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) { perror(path); return 1; }
+    ssize_t n = read(fd, spec, sizeof spec);
+    close(fd);
+    if (n < 0 || n % (ssize_t)sizeof spec[0]) { fprintf(stderr, "%s: not a spec file\n", path); return 1; }
+    struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, 4, (uint64_t)spec, (uint64_t)n / sizeof spec[0] };
+    vmcall(&r);                            /* (hypercall() would clear the arguments) */
+    int st = (int)(int64_t)r.rax;
+    printf("hvtrace-guest: probe-arm: %llu of %zd probes taken, %llu sites armed (status %d)\n",
+           (unsigned long long)r.rcx, n / (ssize_t)sizeof spec[0], (unsigned long long)r.rbx, st);
+    return st == HVT_HC_OK && r.rcx == (uint64_t)n / sizeof spec[0] ? 0 : 1;
+}
+
+static int cmd_probe_disarm(void)
+{
+    struct hc_regs r = { 0, 0, 0, 0 };
+    return hypercall(HVT_HC_PROBE, &r) == HVT_HC_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -238,7 +263,10 @@ int main(int argc, char **argv)
     if (!strcmp(c, "ud")) return cmd_ud();
     if (!strcmp(c, "drain")) return cmd_drain();
     if (!strcmp(c, "bochs-shutdown")) return cmd_bochs_shutdown();
+    if (!strcmp(c, "probe-arm") && argc == 3) return cmd_probe_arm(argv[2]);
+    if (!strcmp(c, "probe-disarm")) return cmd_probe_disarm();
 usage:
-    fprintf(stderr, "usage: hvtrace-guest detect|version|range|memcheck [BASE SIZE CANARY]|tsc|ud|drain|bochs-shutdown\n");
+    fprintf(stderr, "usage: hvtrace-guest detect|version|range|memcheck [BASE SIZE CANARY]|tsc|ud|drain|bochs-shutdown|\n"
+                    "                     probe-arm SPECFILE|probe-disarm\n");
     return 2;
 }

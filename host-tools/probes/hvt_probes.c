@@ -1,0 +1,241 @@
+/*
+ * hvt -l / hvt -n - DTrace's probe listing and enabling, for hvtrace's hidden probes.
+ *   hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]
+ *       list the probes (ID PROVIDER MODULE FUNCTION NAME, dtrace -l's columns); with -n only
+ *       those matching; -v also lists the functions that cannot be probed, with the reason.
+ *   hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] --specs FILE
+ *       resolve the descriptions to probes and write them as struct hvt_probe_spec records
+ *       (link-time addresses, every firing recorded) for the guest tool (hvtrace-guest
+ *       probe-arm FILE), the way probes are armed in Bochs without the NIC.
+ *   hvt -n DESC [...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG
+ *       print the firings a run recorded (include/hvt_probe.h blocks in the hypervisor's debug
+ *       log) in DTrace's default format - CPU, ID, FUNCTION:NAME, one line a firing, in time
+ *       order - then a count per probe.
+ * VMLINUZ defaults to $HVT_VMLINUZ. A description that matches nothing is an error (exit 1),
+ * with dtrace's wording; arming writes "hvt: description 'DESC' matched N probes".
+ */
+#include "hvt_probes.h"
+#include "probe_list.h"
+#include "kinfo.h"
+#include "util.h"
+#include "hvt_hypercall.h"
+#include "hvt_probe.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DESCS 64
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
+            "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] --specs FILE\n"
+            "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG\n"
+            "  DESC: provider:module:function:name with globs, e.g. 'fbt::vfs_*:entry',\n"
+            "        several separated by commas,\n"
+            "        'syscall::getpid:entry' (VMLINUZ defaults to $HVT_VMLINUZ)\n");
+    return 2;
+}
+
+static int matches_any(const probe_desc *d, char **descs, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        if (probe_desc_match(d, descs[i]))
+            return 1;
+    return 0;
+}
+
+static void list_line(const probe_desc *d)
+{
+    printf("%5u %10s %20s %32s %s", d->id, d->provider, d->module, d->function, d->name);
+    if (d->unsafe)
+        printf("    (not probeable: %s)", d->unsafe);
+    printf("\n");
+}
+
+static int write_specs(const probe_list *l, char **descs, int nd, const char *path)
+{
+    size_t n = 0, cap = 0;
+    struct hvt_probe_spec *s = NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        const probe_desc *d = &l->p[i];
+        if (!matches_any(d, descs, nd))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct hvt_probe_spec *ns = realloc(s, cap * sizeof *ns);
+            if (!ns) { free(s); return -1; }
+            s = ns;
+        }
+        s[n++] = (struct hvt_probe_spec){ .id = d->id,
+                                          .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD,
+                                          .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
+    }
+    if (n > HVT_PROBE_SPECS_MAX) {
+        fprintf(stderr, "hvt: %zu probes matched; one arming takes at most %d\n", n, HVT_PROBE_SPECS_MAX);
+        free(s);
+        return -1;
+    }
+    int rc = util_write_file(path, s, n * sizeof *s);
+    free(s);
+    return rc;
+}
+
+struct fire_vec { struct hvt_probe_fire *f; size_t n, cap; };
+
+/* The HVT-FIREB blocks of a debug log. Malformed blocks are reported and skipped. */
+static int read_fires(const char *path, struct fire_vec *v, uint64_t *bad)
+{
+    util_buf b;
+    if (util_read_file(path, &b))
+        return -1;
+    size_t tag = strlen(HVT_FIREB_TAG);
+    for (size_t off = 0; off + tag < b.len;) {
+        uint8_t *p = memmem(b.data + off, b.len - off, HVT_FIREB_TAG, tag);
+        if (!p)
+            break;
+        size_t at = (size_t)(p - b.data);
+        unsigned cpu, count;
+        unsigned long long bytes;
+        uint8_t *nl = memchr(p, '\n', b.len - at);
+        if (!nl || sscanf((char *)p + tag, "%u %u %llu", &cpu, &count, &bytes) != 3 ||
+            bytes != (unsigned long long)count * sizeof(struct hvt_probe_fire) ||
+            !util_fits(b.len, (uint64_t)(nl + 1 - b.data), bytes)) {
+            (*bad)++;
+            off = at + tag;
+            continue;
+        }
+        for (unsigned i = 0; i < count; i++) {
+            if (v->n == v->cap) {
+                v->cap = v->cap ? v->cap * 2 : 1024;
+                struct hvt_probe_fire *nf = realloc(v->f, v->cap * sizeof *nf);
+                if (!nf) { util_buf_free(&b); return -1; }
+                v->f = nf;
+            }
+            memcpy(&v->f[v->n++], nl + 1 + (size_t)i * sizeof(struct hvt_probe_fire), sizeof(struct hvt_probe_fire));
+        }
+        off = (size_t)(nl + 1 - b.data) + bytes;
+    }
+    util_buf_free(&b);
+    return 0;
+}
+
+static int by_tsc(const void *a, const void *b)
+{
+    const struct hvt_probe_fire *x = a, *y = b;
+    return x->tsc < y->tsc ? -1 : x->tsc > y->tsc ? 1 : x->cpu - y->cpu;
+}
+
+static int print_fires(const probe_list *l, char **descs, int nd, const char *e9, int quiet)
+{
+    struct fire_vec v = { 0 };
+    uint64_t bad = 0;
+    if (read_fires(e9, &v, &bad))
+        return 1;
+    qsort(v.f, v.n, sizeof *v.f, by_tsc);
+    uint64_t *count = calloc(l->n + 1, sizeof *count), foreign = 0;
+    if (!count)
+        return 1;
+    if (!quiet)
+        printf("%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME");
+    for (size_t i = 0; i < v.n; i++) {
+        const struct hvt_probe_fire *f = &v.f[i];
+        if (!f->id || f->id > l->n || !matches_any(&l->p[f->id - 1], descs, nd)) {
+            foreign++;                          /* armed by another description */
+            continue;
+        }
+        const probe_desc *d = &l->p[f->id - 1];
+        count[f->id]++;
+        if (!quiet) {
+            char fn[320];
+            snprintf(fn, sizeof fn, "%s:%s", d->function, d->name);
+            printf("%3u %6u %32s\n", f->cpu, f->id, fn);
+        }
+    }
+    printf("\n%-6s %-40s %s\n", "ID", "PROBE", "COUNT");
+    for (size_t i = 0; i < l->n; i++)
+        if (count[i + 1]) {
+            char name[400];
+            const probe_desc *d = &l->p[i];
+            snprintf(name, sizeof name, "%s:%s:%s:%s", d->provider, d->module, d->function, d->name);
+            printf("%-6u %-40s %llu\n", d->id, name, (unsigned long long)count[i + 1]);
+        }
+    if (bad)
+        printf("hvt: %llu malformed firing blocks in %s\n", (unsigned long long)bad, e9);
+    if (foreign)
+        printf("hvt: %llu firings of probes outside the descriptions\n", (unsigned long long)foreign);
+    free(count);
+    free(v.f);
+    return bad ? 1 : 0;
+}
+
+int hvt_probes_main(int argc, char **argv)
+{
+    char *descs[MAX_DESCS];
+    int nd = 0, list = 0, verbose = 0, quiet = 0;
+    const char *vmlinuz = getenv("HVT_VMLINUZ"), *specs = NULL, *e9 = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-l")) list = 1;
+        else if (!strcmp(a, "-lv") || !strcmp(a, "-v")) { verbose = 1; list |= a[1] == 'l'; }
+        else if (!strcmp(a, "-q")) quiet = 1;
+        else if (!strcmp(a, "-n") && i + 1 < argc) {
+            /* "d1,d2": several descriptions, as in a D clause's probe list */
+            for (char *d = strtok(argv[++i], ","); d; d = strtok(NULL, ","))
+                if (nd < MAX_DESCS)
+                    descs[nd++] = d;
+        }
+        else if (!strcmp(a, "--vmlinuz") && i + 1 < argc) vmlinuz = argv[++i];
+        else if (!strcmp(a, "--specs") && i + 1 < argc) specs = argv[++i];
+        else if (!strcmp(a, "--e9") && i + 1 < argc) e9 = argv[++i];
+        else return usage();
+    }
+    if (!vmlinuz || (!list && !nd) || (!list && !specs && !e9))
+        return usage();
+    for (int i = 0; i < nd; i++)
+        if (probe_desc_check(descs[i])) {
+            fprintf(stderr, "hvt: invalid probe description \"%s\": more than four fields\n", descs[i]);
+            return 1;
+        }
+    kinfo ki;
+    if (kinfo_open(&ki, vmlinuz, 1) != 0)
+        return 1;
+    probe_list l;
+    if (probe_list_build(&ki.syms, &l)) {
+        fprintf(stderr, "hvt: out of memory\n");
+        kinfo_close(&ki);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < nd && !rc; i++) {
+        size_t m = 0;
+        for (size_t k = 0; k < l.n && !m; k++)
+            m = probe_desc_match(&l.p[k], descs[i]);
+        if (!m) {
+            fprintf(stderr, "hvt: invalid probe specifier %s: probe description %s does not match any probes\n",
+                    descs[i], descs[i]);
+            rc = 1;
+        }
+    }
+    if (!rc && list) {
+        printf("%5s %10s %20s %32s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
+        for (size_t i = 0; i < l.n; i++)
+            if (nd ? matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose))
+                list_line(&l.p[i]);
+    } else if (!rc && specs) {
+        rc = write_specs(&l, descs, nd, specs) ? 1 : 0;
+        if (!rc)
+            for (int i = 0; i < nd; i++) {
+                size_t m = 0;
+                for (size_t k = 0; k < l.n; k++)
+                    m += probe_desc_match(&l.p[k], descs[i]);
+                fprintf(stderr, "hvt: description '%s' matched %zu probe%s\n", descs[i], m, m == 1 ? "" : "s");
+            }
+    } else if (!rc && e9) {
+        rc = print_fires(&l, descs, nd, e9, quiet);
+    }
+    probe_list_free(&l);
+    kinfo_close(&ki);
+    return rc;
+}

@@ -1,0 +1,144 @@
+/* probe_list.c - the probes of one kernel (see probe_list.h). */
+#include "probe_list.h"
+#include "util.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define SYSCALL_PREFIX "__x64_sys_"
+
+static int push(probe_list *l, size_t *cap, probe_desc d)
+{
+    if (l->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 4096;
+        probe_desc *np = realloc(l->p, nc * sizeof *np);
+        if (!np)
+            return -1;
+        l->p = np;
+        *cap = nc;
+    }
+    d.id = (uint32_t)l->n + 1;
+    l->p[l->n++] = d;
+    return 0;
+}
+
+/* Why a text symbol is no place for a probe, or NULL. */
+static const char *unsafe_reason(const char *name, uint64_t lo, uint64_t hi, uint64_t init_lo, uint64_t init_hi)
+{
+    if (hi <= lo)
+        return "no extent (an alias of the next symbol)";
+    if (init_lo && lo >= init_lo && lo < init_hi)
+        return "init text: freed after boot";
+    if (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
+        return "padding before a function, not code";
+    if (strstr(name, ".cold"))
+        return "the cold part of a function: no entry, no return of its own";
+    return NULL;
+}
+
+static uint64_t sym_addr(const ksym_table *t, const char *name)
+{
+    int64_t i = ksym_find(t, name);
+    return i < 0 ? 0 : t->syms[i].addr;
+}
+
+int probe_list_build(const ksym_table *t, probe_list *out)
+{
+    size_t cap = 0;
+    out->p = NULL;
+    out->n = 0;
+    uint64_t init_lo = sym_addr(t, "_sinittext"), init_hi = sym_addr(t, "_einittext");
+    uint64_t text_lo = sym_addr(t, "_stext"), text_hi = sym_addr(t, "_etext");
+    /* fbt: every text function, in address order; aliases (names sharing an address, e.g.
+     * __x64_sys_getpid and __ia32_sys_getpid) each have their probes, on the same site. */
+    for (uint32_t k = 0; k < t->by_addr_count; k++) {
+        const ksym_entry *e = &t->syms[t->by_addr[k]];
+        if (e->type != 'T' && e->type != 't')
+            continue;
+        const char *name = ksym_name(t, t->by_addr[k]);
+        if (name[0] == '.' || (text_lo && (e->addr < text_lo || e->addr >= text_hi)))
+            continue;
+        uint64_t hi = 0;
+        for (uint32_t j = k + 1; j < t->by_addr_count && !hi; j++)
+            if (t->syms[t->by_addr[j]].addr > e->addr)
+                hi = t->syms[t->by_addr[j]].addr;
+        const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
+        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why };
+        if (push(out, &cap, d))
+            return -1;
+        d.name = "return";
+        d.kind = PL_RETURN;
+        if (push(out, &cap, d))
+            return -1;
+    }
+    /* syscall: the 64-bit system calls, through their __x64_sys_ wrappers (the arguments as
+     * the user passed them are in the pt_regs the wrapper receives). */
+    size_t nfbt = out->n;
+    for (size_t i = 0; i < nfbt; i += 2) {
+        const probe_desc *f = &out->p[i];
+        if (strncmp(f->function, SYSCALL_PREFIX, strlen(SYSCALL_PREFIX)) || f->unsafe)
+            continue;
+        probe_desc d = *f;
+        d.provider = "syscall";
+        d.function = f->function + strlen(SYSCALL_PREFIX);
+        if (push(out, &cap, d))
+            return -1;
+        d.name = "return";
+        d.kind = PL_RETURN;
+        if (push(out, &cap, d))
+            return -1;
+    }
+    return 0;
+}
+
+void probe_list_free(probe_list *l)
+{
+    free(l->p);
+    l->p = NULL;
+    l->n = 0;
+}
+
+/* Split a description into its fields, right-aligned (the last field is the name). */
+static int split(const char *desc, char f[4][256])
+{
+    const char *parts[4];
+    size_t lens[4];
+    int n = 0;
+    const char *p = desc;
+    for (;;) {
+        const char *c = strchr(p, ':');
+        if (n == 4)
+            return -1;
+        parts[n] = p;
+        lens[n] = c ? (size_t)(c - p) : strlen(p);
+        if (lens[n] >= 256)
+            return -1;
+        n++;
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    for (int i = 0; i < 4; i++)
+        f[i][0] = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(f[4 - n + i], parts[i], lens[i]);
+        f[4 - n + i][lens[i]] = 0;
+    }
+    return 0;
+}
+
+int probe_desc_check(const char *desc)
+{
+    char f[4][256];
+    return *desc && split(desc, f) == 0 ? 0 : -1;
+}
+
+static int field_match(const char *pat, const char *s) { return !pat[0] || util_glob(pat, s); }
+
+int probe_desc_match(const probe_desc *d, const char *desc)
+{
+    char f[4][256];
+    if (d->unsafe || split(desc, f))
+        return 0;
+    return field_match(f[0], d->provider) && field_match(f[1], d->module) &&
+           field_match(f[2], d->function) && field_match(f[3], d->name);
+}

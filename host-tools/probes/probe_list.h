@@ -1,0 +1,38 @@
+/* probe_list: the probes one kernel offers, named the DTrace way (provider:module:function:name),
+ * built from the kernel's own symbols (ksym, from the vmlinuz).
+ * Contract: probe_list_build() numbers every probe deterministically for one kernel build:
+ *   fbt:kernel:F:entry and fbt:kernel:F:return for every text function F (by address), then
+ *   syscall:kernel:N:entry and :return for every 64-bit system call N (its __x64_sys_N).
+ * A function that cannot be probed safely keeps its ids but carries the reason (listed with
+ * -v); it never matches a description. Addresses are link-time; [lo, hi) is the function's
+ * extent (up to the next symbol). probe_desc_match() matches DTrace descriptions with globs:
+ * "p:m:f:n", "m:f:n", "f:n" or "n" (missing fields on the left match anything). */
+#ifndef HVT_PROBE_LIST_H
+#define HVT_PROBE_LIST_H
+#include <stddef.h>
+#include <stdint.h>
+#include "ksym.h"
+
+enum { PL_ENTRY = 1, PL_RETURN = 2 };            /* struct hvt_probe_spec kinds */
+
+typedef struct {
+    uint32_t id;
+    const char *provider, *module, *function, *name;
+    uint8_t kind;
+    uint64_t lo, hi;                              /* link-time */
+    const char *unsafe;                           /* why it cannot be probed, or NULL */
+} probe_desc;
+
+typedef struct {
+    probe_desc *p;
+    size_t n;
+} probe_list;
+
+int  probe_list_build(const ksym_table *syms, probe_list *out);
+void probe_list_free(probe_list *l);
+/* Does probe d match description 'desc' (DTrace syntax, globs)? */
+int  probe_desc_match(const probe_desc *d, const char *desc);
+/* Is 'desc' well formed (at most 4 fields)? 0 or -1. */
+int  probe_desc_check(const char *desc);
+
+#endif
