@@ -1,6 +1,7 @@
 /*
- * coll.h - the collector's state, shared by its main loop (coll_main.c) and its command
- * socket handler (coll_cmd.c). Not an API: the collector's own modules only.
+ * coll.h - the collector's state, shared by its main loop (coll_main.c), its command socket
+ * handler (coll_cmd.c) and its output side (coll_link.h). Not an API: the collector's own
+ * modules only. Dependencies go one way: coll_main -> coll_cmd -> coll_link.
  */
 #ifndef HVT_COLL_H
 #define HVT_COLL_H
@@ -55,11 +56,6 @@ struct coll {
     bool no_sock;
     uint16_t host_request;             /* last hvt trace start/stop (enum hvt_trace_request) */
 };
-
-__attribute__((format(printf, 1, 2))) void coll_log(const char *fmt, ...);
-/* Send a control request to the hypervisor; returns its ctl_seq, or -1 (not connected). */
-int64_t coll_send_ctl(struct coll *c, uint16_t cmd, const void *data, uint32_t len);
-const char *coll_ctl_status_name(int st);
 
 /* coll_cmd.c: requests on the command socket, answers from control replies, timeouts. */
 void coll_cmd_request(void *ctx, int client, char *line);

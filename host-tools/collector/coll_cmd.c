@@ -10,6 +10,7 @@
  * data) or COLL_CMD_REPLY_NS.
  */
 #include "coll.h"
+#include "coll_link.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "coll.h"
+#include "coll_link.h"
 #include "coll_verify.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,20 +37,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t g_stop, g_status_req;
-static bool g_progress_shown;          /* a progress line is on the terminal, unterminated */
 
-/* stderr messages: first clear a progress line so the two never share a line */
-void coll_log(const char *fmt, ...)
-{
-    if (g_progress_shown) {
-        fputs("\r\033[K", stderr);
-        g_progress_shown = false;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-}
 static void on_signal(int sig) { if (sig == SIGUSR1) g_status_req = 1; else g_stop = 1; }
 
 static uint64_t now_ns(void)
@@ -57,42 +45,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int send_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN) {
-                struct pollfd pf = { .fd = fd, .events = POLLOUT };
-                poll(&pf, 1, 100);
-                continue;
-            }
-            return -1;
-        }
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void send_unsequenced(struct coll *c, uint16_t type, const void *p, uint32_t len)
-{
-    if (c->cfd < 0)
-        return;
-    uint8_t buf[sizeof(struct hvt_msg_hdr) + 64];
-    struct hvt_msg_hdr h = {
-        .magic = HVT_STREAM_MAGIC, .version = HVT_STREAM_VERSION,
-        .hdr_len = sizeof h, .type = type, .len = len, .cpu = HVT_CPU_NONE,
-    };
-    memcpy(buf, &h, sizeof h);
-    memcpy(buf + sizeof h, p, len);
-    if (send_all(c->cfd, buf, sizeof h + len) < 0)
-        c->io_error = true;
 }
 
 static void flush_data(struct coll *c)
@@ -132,25 +84,10 @@ static void checkpoint_and_ack(struct coll *c)
     }
     if (c->parser.next_off != c->last_ack_off && c->cfd >= 0 && c->parser.have_hello) {
         struct hvt_ack a = { .persisted_off = c->parser.next_off };
-        send_unsequenced(c, HVT_MSG_ACK, &a, sizeof a);
+        coll_send_unsequenced(c, HVT_MSG_ACK, &a, sizeof a);
     }
     c->last_ack_off = c->parser.next_off;
     c->unacked_since_ns = 0;
-}
-
-int64_t coll_send_ctl(struct coll *c, uint16_t cmd, const void *data, uint32_t len)
-{
-    if (c->cfd < 0 || !c->parser.have_hello || len > HVT_CTL_MAX_DATA)
-        return -1;
-    static uint8_t buf[sizeof(struct hvt_msg_hdr) + sizeof(struct hvt_ctl) + HVT_CTL_MAX_DATA + HVT_MAC_LEN];
-    uint64_t seq = c->ctl_seq++;
-    size_t n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, c->parser.hello.boot_id, seq,
-                         cmd, 0, data, len);
-    if (send_all(c->cfd, buf, n) < 0) {
-        c->io_error = true;
-        return -1;
-    }
-    return (int64_t)seq;
 }
 
 static void send_ctl(struct coll *c, const char *cmd)
@@ -187,33 +124,8 @@ static void send_ctl(struct coll *c, const char *cmd)
         memcpy(c->last_req, buf, n);
         c->last_req_len = n;
     }
-    if (send_all(c->cfd, buf, n) < 0)
+    if (coll_send_all(c->cfd, buf, n) < 0)
         c->io_error = true;
-}
-
-static const char *ctl_cmd_name(uint16_t cmd)
-{
-    switch (cmd) {
-    case HVT_CTL_PING: return "ping";
-    case HVT_CTL_STATUS: return "status";
-    case HVT_CTL_TRACE_START: return "trace-start";
-    case HVT_CTL_TRACE_STOP: return "trace-stop";
-    case HVT_CTL_TRACE_STATUS: return "trace-status";
-    }
-    return "cmd";
-}
-
-const char *coll_ctl_status_name(int st)
-{
-    switch (st) {
-    case HVT_CTL_OK: return "ok";
-    case HVT_CTL_EAUTH: return "refused-auth";
-    case HVT_CTL_EREPLAY: return "refused-replay";
-    case HVT_CTL_EMALFORMED: return "refused-malformed";
-    case HVT_CTL_ENOSYS: return "unknown-command";
-    case HVT_CTL_EINVAL: return "invalid";
-    }
-    return "error";
 }
 
 static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint8_t *pl)
@@ -222,7 +134,7 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
     int v = ctl_parse(h, pl, &c->key, c->parser.hello.boot_id, 0, &m);
     char line[1024];
     int n = snprintf(line, sizeof line, "ctl_seq=%llu cmd=%s status=%s tag=%s",
-                     (unsigned long long)m.ctl.ctl_seq, ctl_cmd_name(m.ctl.cmd),
+                     (unsigned long long)m.ctl.ctl_seq, coll_ctl_cmd_name(m.ctl.cmd),
                      coll_ctl_status_name(m.ctl.status),
                      c->key.len == 0 ? "unchecked" : v == HVT_CTL_OK ? "ok" : "BAD");
     if (m.ctl.cmd == HVT_CTL_STATUS && m.ctl.status == HVT_CTL_OK &&
@@ -383,7 +295,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     struct hvt_welcome w;
     memcpy(w.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
     w.resume_off = c->parser.next_off;
-    send_unsequenced(c, HVT_MSG_WELCOME, &w, sizeof w);
+    coll_send_unsequenced(c, HVT_MSG_WELCOME, &w, sizeof w);
     checkpoint_and_ack(c);
     for (int i = 0; i < c->nctl; i++)
         send_ctl(c, c->ctl_cmds[i]);
@@ -472,7 +384,7 @@ static void progress(struct coll *c, bool force)
         return;
     double dt = (t - c->last_progress_ns) / 1e9;
     uint64_t b = c->parser.c.bytes;
-    g_progress_shown = true;
+    coll_progress_shown = true;
     fprintf(stderr, "\r%.1f MB  %.2f MB/s  %llu msgs  gaps %llu (%llu msgs)  console %llu B   ",
             b / 1e6, c->last_progress_ns ? (b - c->progress_bytes) / 1e6 / dt : 0.0,
             (unsigned long long)c->parser.c.msgs, (unsigned long long)c->parser.c.gap_events,
