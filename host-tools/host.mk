@@ -8,12 +8,12 @@ HOST_DIR     := host-tools
 HOST_OUT     := $(BUILD)/host
 HOST_CC      ?= cc
 HOST_CFLAGS  ?= -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
-HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -Iinclude
+HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -Iinclude -Itrace
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
 HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_chunkw.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c hvt_trace.c \
-                probes/probe_list.c probes/hvt_probes.c
+                probes/probe_list.c probes/hvt_probes.c ../trace/rec_enc.c
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h) include/hvt_trace_format.h include/hvt_stream.h \
-                include/hvt_probe.h include/hvt_hypercall.h \
+                include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h \
                 $(HOST_DIR)/collector/coll_sock.h
 HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
 HOST_LIB     := $(HOST_OUT)/libhvthost.a

@@ -1,7 +1,8 @@
-/* trace_writer: see trace_writer.h. */
+/* trace_writer: see trace_writer.h. The records themselves are encoded by the hypervisor's own
+ * encoder (trace/rec_enc.c): one encoder of the format. */
 #include "trace_writer.h"
-#include "trace_varint.h"
 #include "trace_chunkw.h"
+#include "rec_enc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +10,12 @@
 enum {
     TW_MAX_CPUS = 256,
     TW_CHUNK_TARGET = HVT_CHUNK_RAW_MAX / 4, /* cut chunks at 1 MiB raw */
-    TW_RECORD_MAX = 1 + 5 * HVT_VARINT_MAX + HVT_NREGS * HVT_VARINT_MAX + HVT_COMM_MAX + 4,
     TW_DICT_BITS = 20,
 };
 
 typedef struct {
     uint8_t *buf;
-    size_t len;
-    uint32_t nrecords, ninsns;
-    uint64_t first_tsc, tsc, tick, expected_rip, cr3;
-    uint64_t regs[HVT_NREGS];
-    struct { uint64_t rip; uint32_t id; } pred[HVT_PRED_SLOTS]; /* id + 1; 0 = empty. One line per slot */
+    struct rec_enc e;   /* the chunk being built: buffer, decoder state, counts, times */
     int active;
     /* the last SWITCH, restated as CONTEXT at the start of the next chunk */
     int have_task, need_context;
@@ -63,42 +59,25 @@ static void flush_code(tw_writer *w)
     w->code_first = w->next_id;
 }
 
-static void reset_state(tw_cpu *c)
-{
-    c->expected_rip = 0;
-    c->cr3 = 0;
-    c->tick = 1;
-    memset(c->regs, 0, sizeof c->regs);
-    memset(c->pred, 0, sizeof c->pred);
-}
+/* The buffer holds a chunk target's worth and one more record of any kind (REC_MAX_BYTES):
+ * records are cut at chunk_target, so the encoder never finds it full. */
+#define TW_BUF_BYTES (TW_CHUNK_TARGET + REC_MAX_BYTES)
 
 static void flush_cpu(tw_writer *w, unsigned cpu)
 {
     tw_cpu *c = w->cpus[cpu];
-    if (!c || !c->len) return;
+    if (!c || !c->e.len) return;
     flush_code(w); /* ids used by this chunk must be on disk first */
     hvt_trace_chunk_hdr h = {0};
     h.kind = HVT_CHUNK_RECORDS;
     h.cpu = (uint16_t)cpu;
-    h.nrecords = c->nrecords;
-    h.ninsns = c->ninsns;
-    h.first_tsc = c->first_tsc;
-    h.last_tsc = c->tsc;
-    emit_chunk(w, &h, c->buf, c->len);
-    c->len = 0;
-    c->nrecords = c->ninsns = 0;
-    c->first_tsc = c->tsc;
-    reset_state(c);
+    h.nrecords = c->e.nrecords;
+    h.ninsns = c->e.ninsns;
+    h.first_tsc = c->e.first_tsc;
+    h.last_tsc = c->e.tsc;
+    emit_chunk(w, &h, c->buf, c->e.len);
+    rec_begin(&c->e, c->buf, TW_BUF_BYTES, c->e.tsc);
     c->need_context = c->have_task;
-}
-
-static uint8_t *put_task(uint8_t *p, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
-{
-    p = tv_put(tv_put(p, pid), tgid);
-    size_t l = strnlen(comm, HVT_COMM_MAX);
-    *p++ = (uint8_t)l;
-    memcpy(p, comm, l);
-    return tv_put(p + l, cr3);
 }
 
 /* First record of a chunk: restate the current task (see HVT_MARK_CONTEXT). */
@@ -106,11 +85,7 @@ static void restate(tw_cpu *c)
 {
     if (!c->need_context) return;
     c->need_context = 0;
-    uint8_t *p = c->buf + c->len;
-    *p++ = HVT_TAG_MARKER | HVT_MARK_CONTEXT;
-    p = put_task(p, c->pid, c->tgid, c->comm, c->task_cr3);
-    c->len = (size_t)(p - c->buf);
-    c->nrecords++;
+    rec_context(&c->e, c->pid, c->tgid, c->comm, c->task_cr3);
 }
 
 tw_writer *tw_open(const char *path, const hvt_trace_file_hdr *hdr, int zstd_level)
@@ -139,12 +114,12 @@ static tw_cpu *get_cpu(tw_writer *w, unsigned cpu)
     tw_cpu *c = w->cpus[cpu];
     if (!c) {
         c = calloc(1, sizeof *c);
-        if (!c || !(c->buf = malloc(TW_CHUNK_TARGET + TW_RECORD_MAX))) {
+        if (!c || !(c->buf = malloc(TW_BUF_BYTES))) {
             free(c);
             w->err = 1;
             return NULL;
         }
-        reset_state(c);
+        rec_begin(&c->e, c->buf, TW_BUF_BYTES, 0);
         w->cpus[cpu] = c;
     }
     return c;
@@ -202,10 +177,13 @@ static int dict_grow(tw_writer *w)
     return 0;
 }
 
-static void after_record(tw_writer *w, unsigned cpu, tw_cpu *c)
+/* After one record: a chunk is cut at the writer's target. */
+static int after_record(tw_writer *w, unsigned cpu, tw_cpu *c, int rc)
 {
-    c->nrecords++;
-    if (c->len >= w->chunk_target) flush_cpu(w, cpu);
+    if (rc)
+        w->err = 1;                 /* cannot happen: the buffer always holds one more record */
+    if (c->e.len >= w->chunk_target) flush_cpu(w, cpu);
+    return w->err ? -1 : 0;
 }
 
 int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
@@ -214,147 +192,81 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
     if (!c || in->code_len == 0 || in->code_len > HVT_CODE_MAX) return -1;
     if (!c->active) {
         c->active = 1;
-        c->first_tsc = c->tsc = in->tsc - 1; /* so the first record's tick stays 1 if possible */
+        c->e.first_tsc = c->e.tsc = in->tsc - 1; /* so the first record's tick stays 1 if possible */
     }
     uint32_t id;
     if (code_id(w, in->code, in->code_len, &id) != 0) return -1;
     restate(c);
-    uint8_t *p0 = c->buf + c->len, *p = p0 + 1;
-    uint8_t tag = 0;
-    if (in->rip != c->expected_rip) {
-        tag |= HVT_INSN_RIP;
-        p = tv_put(p, tv_zig((int64_t)(in->rip - c->expected_rip)));
-    }
-    uint32_t slot = HVT_PRED_SLOT(in->rip);
-    if (!(c->pred[slot].id == id + 1 && c->pred[slot].rip == in->rip)) {
-        tag |= HVT_INSN_CODE;
-        p = tv_put(p, id);
-    }
-    if (in->cr3 != c->cr3) {
-        tag |= HVT_INSN_CR3;
-        p = tv_put(p, in->cr3);
-        c->cr3 = in->cr3;
-    }
-    uint64_t tick = in->tsc - c->tsc;
-    if (tick != c->tick) {
-        tag |= HVT_INSN_TICK;
-        p = tv_put(p, tick);
-        c->tick = tick;
-    }
-    uint32_t mask = 0;
-    for (int r = 0; r < HVT_REG_RFLAGS; r++)
-        if (in->regs[r] != c->regs[r]) mask |= 1u << r;
-    if (mask) {
-        tag |= HVT_INSN_REGS;
-        p = tv_put(p, mask);
-        for (int r = 0; r < HVT_REG_RFLAGS; r++)
-            if (mask & (1u << r)) {
-                p = tv_put(p, tv_zig((int64_t)(in->regs[r] - c->regs[r])));
-                c->regs[r] = in->regs[r];
-            }
-    }
-    if (in->regs[HVT_REG_RFLAGS] != c->regs[HVT_REG_RFLAGS]) {   /* RFLAGS alone (version 2) */
-        tag |= HVT_INSN_RFLAGS;
-        p = tv_put(p, tv_zig((int64_t)(in->regs[HVT_REG_RFLAGS] - c->regs[HVT_REG_RFLAGS])));
-        c->regs[HVT_REG_RFLAGS] = in->regs[HVT_REG_RFLAGS];
-    }
-    *p0 = tag;
-    c->len += (size_t)(p - p0);
-    c->tsc = in->tsc;
-    c->expected_rip = in->rip + in->code_len;
-    c->pred[slot].rip = in->rip;
-    c->pred[slot].id = id + 1;
-    c->ninsns++;
-    after_record(w, cpu, c);
-    return w->err ? -1 : 0;
+    /* Every register compared: the host has no write sets. */
+    int rc = rec_insn_ticked(&c->e, in->rip, id, in->code_len, in->cr3, in->regs,
+                             in->regs[HVT_REG_RFLAGS], REC_REGS_ALL, in->tsc - c->e.tsc);
+    return after_record(w, cpu, c, rc);
 }
 
-/* Markers: build into the CPU buffer. */
-static uint8_t *mark_begin(tw_writer *w, unsigned cpu, tw_cpu **cp, uint8_t type)
+/* Markers: the task is restated first at the start of a chunk (but a SWITCH states it). */
+static tw_cpu *mark_begin(tw_writer *w, unsigned cpu, uint8_t type)
 {
     tw_cpu *c = get_cpu(w, cpu);
     if (!c) return NULL;
-    *cp = c;
     if (type != HVT_MARK_SWITCH) restate(c);
     else c->need_context = 0;
-    uint8_t *p = c->buf + c->len;
-    *p++ = HVT_TAG_MARKER | type;
-    return p;
-}
-static int mark_end(tw_writer *w, unsigned cpu, tw_cpu *c, uint8_t *p)
-{
-    c->len = (size_t)(p - c->buf);
-    after_record(w, cpu, c);
-    return w->err ? -1 : 0;
+    return c;
 }
 
 int tw_event(tw_writer *w, unsigned cpu, uint8_t vector, uint8_t type, int64_t errcode)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_EVENT);
-    if (!p) return -1;
-    *p++ = vector;
-    *p++ = type;
-    p = tv_put(p, errcode < 0 ? 0 : (uint64_t)errcode + 1);
-    return mark_end(w, cpu, c, p);
+    tw_cpu *c = mark_begin(w, cpu, HVT_MARK_EVENT);
+    if (!c) return -1;
+    return after_record(w, cpu, c, rec_event(&c->e, vector, type, errcode < 0 ? 0 : (uint64_t)errcode + 1));
 }
 
 int tw_syscall(tw_writer *w, unsigned cpu, uint64_t nr)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_SYSCALL);
-    if (!p) return -1;
-    return mark_end(w, cpu, c, tv_put(p, nr));
+    tw_cpu *c = mark_begin(w, cpu, HVT_MARK_SYSCALL);
+    if (!c) return -1;
+    return after_record(w, cpu, c, rec_syscall(&c->e, nr));
 }
 
 int tw_vmexit(tw_writer *w, unsigned cpu, uint64_t reason, uint64_t qual)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_VMEXIT);
-    if (!p) return -1;
-    return mark_end(w, cpu, c, tv_put(tv_put(p, reason), qual));
+    tw_cpu *c = mark_begin(w, cpu, HVT_MARK_VMEXIT);
+    if (!c) return -1;
+    return after_record(w, cpu, c, rec_vmexit(&c->e, reason, qual));
 }
 
 int tw_switch(tw_writer *w, unsigned cpu, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_SWITCH);
-    if (!p) return -1;
-    p = put_task(p, pid, tgid, comm, cr3);
+    tw_cpu *c = mark_begin(w, cpu, HVT_MARK_SWITCH);
+    if (!c) return -1;
+    int rc = rec_switch(&c->e, pid, tgid, comm, cr3);
     c->have_task = 1;
     c->pid = pid;
     c->tgid = tgid;
     c->task_cr3 = cr3;
     snprintf(c->comm, sizeof c->comm, "%.*s", HVT_COMM_MAX, comm);
-    return mark_end(w, cpu, c, p);
+    return after_record(w, cpu, c, rc);
 }
 
 int tw_startstop(tw_writer *w, unsigned cpu, int start, uint64_t reason)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, start ? HVT_MARK_START : HVT_MARK_STOP);
-    if (!p) return -1;
-    return mark_end(w, cpu, c, tv_put(p, reason));
+    tw_cpu *c = mark_begin(w, cpu, start ? HVT_MARK_START : HVT_MARK_STOP);
+    if (!c) return -1;
+    return after_record(w, cpu, c, rec_startstop(&c->e, start, reason));
 }
 
 int tw_gap(tw_writer *w, unsigned cpu, uint64_t lost_records, uint64_t lost_insns)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_GAP);
-    if (!p) return -1;
-    int rc = mark_end(w, cpu, c, tv_put(tv_put(p, lost_records), lost_insns));
-    reset_state(c);
-    return rc;
+    tw_cpu *c = mark_begin(w, cpu, HVT_MARK_GAP);
+    if (!c) return -1;
+    return after_record(w, cpu, c, rec_gap(&c->e, lost_records, lost_insns));
 }
 
 int tw_time(tw_writer *w, unsigned cpu, uint64_t tsc)
 {
-    tw_cpu *c;
-    uint8_t *p = mark_begin(w, cpu, &c, HVT_MARK_TIME);
-    if (!p) return -1;
-    if (!c->active) { c->active = 1; c->first_tsc = tsc; }
-    c->tsc = tsc;
-    return mark_end(w, cpu, c, tv_put(p, tsc));
+    tw_cpu *c = mark_begin(w, cpu, HVT_MARK_TIME);
+    if (!c) return -1;
+    if (!c->active) { c->active = 1; c->e.first_tsc = tsc; }
+    return after_record(w, cpu, c, rec_time(&c->e, tsc));
 }
 
 void tw_set_chunk_bytes(tw_writer *w, size_t bytes)

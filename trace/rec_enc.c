@@ -3,23 +3,28 @@
 
 size_t rec_put_varint(uint8_t *p, uint64_t v) { return rec_varint(p, v); }
 
+void rec_reset(struct rec_enc *e)
+{
+    e->expected_rip = 0;
+    e->cr3 = 0;
+    e->tick = 1;
+    for (int i = 0; i < HVT_NREGS; i++)
+        e->regs[i] = 0;
+    e->cand_all = REC_REGS_ALL;
+    for (int i = 0; i < HVT_PRED_SLOTS; i++)
+        e->pred[i].valid = 0;
+    if (!++e->pstamp)
+        e->pstamp = 1;
+}
+
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
 {
     e->buf = buf;
     e->cap = cap;
     e->len = 0;
-    e->expected_rip = 0;
-    e->cr3 = 0;
-    e->tick = 1;
     e->tsc = e->first_tsc = tsc;
-    for (int i = 0; i < HVT_NREGS; i++)
-        e->regs[i] = 0;
-    e->cand_all = REC_REGS_ALL;
     e->nrecords = e->ninsns = 0;
-    for (int i = 0; i < HVT_PRED_SLOTS; i++)
-        e->pred[i].valid = 0;
-    if (!++e->pstamp)
-        e->pstamp = 1;
+    rec_reset(e);
 }
 
 static int room(struct rec_enc *e) { return rec_room(e) ? 0 : -1; }
@@ -94,4 +99,23 @@ int rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm,
 int rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3)
 {
     return task_marker(e, HVT_MARK_CONTEXT, pid, tgid, comm, cr3);
+}
+
+int rec_vmexit(struct rec_enc *e, uint64_t reason, uint64_t qual)
+{
+    if (marker(e, HVT_MARK_VMEXIT))
+        return -1;
+    PUT(reason);
+    PUT(qual);
+    return 0;
+}
+
+int rec_gap(struct rec_enc *e, uint64_t lost_records, uint64_t lost_insns)
+{
+    if (marker(e, HVT_MARK_GAP))
+        return -1;
+    PUT(lost_records);
+    PUT(lost_insns);
+    rec_reset(e);
+    return 0;
 }

@@ -6,7 +6,9 @@
  *
  * Contract: rec_begin() starts a chunk (state reset as the format requires); each rec_* call
  * appends one record and returns 0, or -1 when fewer than REC_MAX_BYTES remain (the caller then
- * sends the chunk and begins another, and retries). Freestanding and host-testable.
+ * sends the chunk and begins another, and retries). Freestanding and host-testable: the
+ * hypervisor and the host's trace writer (host-tools/trace_writer.c) share it, so there is
+ * one encoder of the format.
  */
 #ifndef HVT_REC_ENC_H
 #define HVT_REC_ENC_H
@@ -31,6 +33,9 @@ struct rec_enc {
 };
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
+/* The decoder's state back to a chunk's start (expected RIP, CR3, tick, registers,
+ * predictor), keeping the buffer: what a GAP marker means to the reader. */
+void rec_reset(struct rec_enc *e);
 /* rec_insn's 'cand': the registers (HVT_REG_* bits) that may have changed since the last
  * record. RSP and RFLAGS are compared whatever it says; REC_REGS_ALL compares everything. */
 #define REC_REGS_ALL    ((1u << HVT_NREGS) - 1)
@@ -41,6 +46,9 @@ int  rec_time(struct rec_enc *e, uint64_t tsc);
 int  rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
 /* CONTEXT: the CPU's current task restated at a chunk start (not a switch). */
 int  rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
+int  rec_vmexit(struct rec_enc *e, uint64_t reason, uint64_t qual);
+/* GAP: records lost before this point; the state resets (rec_reset) after it. */
+int  rec_gap(struct rec_enc *e, uint64_t lost_records, uint64_t lost_insns);
 size_t rec_put_varint(uint8_t *p, uint64_t v);
 static inline size_t rec_varint(uint8_t *p, uint64_t v)
 {
@@ -60,9 +68,9 @@ static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >=
  * in HVT_REG_* order (RSP included), values after the instruction; cand: see REC_REGS_ALL
  * (the first record of a chunk compares all: the decoder starts from zeros). Returns -1
  * (nothing written) when the chunk is full. */
-static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
-                           uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
-                           uint32_t cand)
+static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
+                                  uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
+                                  uint32_t cand, uint64_t tick)
 {
     if (__builtin_expect(!rec_room(e), 0))
         return -1;
@@ -84,6 +92,11 @@ static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, un
         tag |= HVT_INSN_CR3;
         p += rec_varint(p, cr3);
         e->cr3 = cr3;
+    }
+    if (__builtin_expect(tick != e->tick, 0)) {       /* never, from rec_insn() */
+        tag |= HVT_INSN_TICK;
+        p += rec_varint(p, tick);
+        e->tick = tick;
     }
     /* Which registers changed: the candidates only (an instruction writes one or two), or all
      * of them, compare-and-branch unrolled; then only the set bits are visited. */
@@ -130,6 +143,15 @@ static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, un
     e->nrecords++;
     e->ninsns++;
     return 0;
+}
+
+/* The hypervisor's record: the TSC advances by the current tick (the stepped guest's clock
+ * counts instructions; rec_time() resynchronises it). */
+static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
+                           uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
+                           uint32_t cand)
+{
+    return rec_insn_ticked(e, rip, code_id, code_len, cr3, gpr, rflags, cand, e->tick);
 }
 
 #endif

@@ -33,11 +33,11 @@ $(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(FAKE_HV_SRCS)
 
 # A synthetic debug-port log (real chunk payloads from the host trace writer) for the tests.
-$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/trace_chunkw.c \
+$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/trace_chunkw.c trace/rec_enc.c trace/rec_enc.h \
                       host-tools/trace_writer.h host-tools/trace_chunkw.h include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/trace_writer.c \
-	  host-tools/trace_chunkw.c -lzstd -lz
+	  host-tools/trace_chunkw.c trace/rec_enc.c -lzstd -lz
 
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
