@@ -7,11 +7,13 @@
 HOST_DIR     := host-tools
 HOST_OUT     := $(BUILD)/host
 HOST_CC      ?= cc
-HOST_CFLAGS  ?= -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
+# One C standard for every host-side build (host tools, collector, their tests and fuzzers).
+HOST_STD     := -std=gnu11
+HOST_CFLAGS  ?= -O2 -g $(HOST_STD) -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
 HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -Iinclude -Itrace
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
 HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_chunkw.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c hvt_trace.c \
-                probes/probe_list.c probes/hvt_probes.c ../trace/rec_enc.c
+                probes/probe_list.c probes/hvt_probes.c ../trace/rec_enc.c e9_lines.c
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h) include/hvt_trace_format.h include/hvt_stream.h \
                 include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h \
                 $(HOST_DIR)/collector/coll_sock.h
@@ -36,6 +38,15 @@ $(HOST_LIB): $(HOST_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 # hvt options links the hypervisor's own option parser (one definition of the syntax).
+# hvt-import (debug-port log -> trace file) and hvt-check (continuity of a trace).
+HVT_IMPORT   := $(HOST_OUT)/hvt-import
+HVT_CHECK    := $(HOST_OUT)/hvt-check
+$(HVT_IMPORT): $(HOST_DIR)/hvt_import.c $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+$(HVT_CHECK): $(HOST_DIR)/hvt_check.c $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+host-tools: $(HVT_IMPORT) $(HVT_CHECK)
+
 $(HVT): $(HOST_DIR)/hvt.c $(HOST_DIR)/hvt_options.c trace/trace_opts.c trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itrace $< $(HOST_DIR)/hvt_options.c trace/trace_opts.c $(HOST_LIB) $(HOST_LIBS) -o $@
 
@@ -54,7 +65,7 @@ bench-analyze: $(HVT)
 # libFuzzer + ASan/UBSan builds of each parser; corpora and findings under build/host/fuzz/.
 $(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(HOST_LIB_SRC)) $(HOST_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  $(HOST_INC) $< $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
 
 fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
@@ -62,3 +73,7 @@ fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 
 $(HOST_OUT)/unit_nest: tests/analyze/unit_nest.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+
+# The collector and its tests: host tools like the others, whatever HVT_NET says (HVT_NET only
+# leaves the NIC out of the hypervisor).
+include $(HOST_DIR)/collector/collector.mk

@@ -8,7 +8,6 @@
  * over the network: same bytes on disk), then the index and the footer. A malformed chunk line
  * is an error naming the line; nothing is guessed.
  */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

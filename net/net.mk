@@ -1,7 +1,8 @@
 # net.mk - the dedicated NIC (issue 3), hypervisor side: e1000 driver, lwIP (built at build time
 # from Debian's lwip source package, never copied into the repo), the stream protocol core.
 # Objects go to $(HV_BUILD)/net/ and are linked through HV_EXTRA_OBJS / HV_EXTRA_LIBS.
-# The host side (collector, fake hypervisor, tests, fuzzers) is host-tools/collector/collector.mk.
+# The host side (collector, fake hypervisor, tests, fuzzers) is host-tools/collector/collector.mk,
+# included by host-tools/host.mk: host tools are built the same whatever HVT_NET says.
 #   make net-hv      compile net/ and lwIP with the hypervisor's flags (no core needed)
 #   make test-net    Bochs end-to-end test (needs the booting hypervisor): tests/net/test-net.sh
 #   make bench-net   throughput benchmarks: bench/net/bench-net.sh
@@ -36,5 +37,3 @@ bench-net: collector hv
 	bench/net/bench-net.sh
 
 -include $(NET_HV_OBJS:.o=.d)
-
-include host-tools/collector/collector.mk

@@ -1,5 +1,5 @@
-# collector.mk - host side of the dedicated-NIC stream (issue 3): hvtrace-collector, the fake
-# hypervisor used to test it, unit tests, fuzzers. Included from net/net.mk.
+# collector.mk - host side of the dedicated-NIC stream: hvtrace-collector, the fake hypervisor
+# used to test it, unit tests, fuzzers. Included from host-tools/host.mk.
 #   make collector      build/host/hvtrace-collector (+ build/host/fake_hv)
 #   make net-unit-test  unit tests + host integration tests: the collector's stream handling
 #                       (test-collector.sh) and its trace file and hvt trace (test-trace-coll.sh);
@@ -7,7 +7,7 @@
 #   make fuzz-net       libFuzzer runs of the control and stream parsers (FUZZ_SECONDS each)
 HOST_CC      ?= cc
 HOST_BUILD   := $(BUILD)/host
-NET_HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
+NET_HOST_CFLAGS := $(HOST_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
                    -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Itrace
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
 NET_PORTABLE := net/sha256.c net/ctl.c net/net_config.c net/stream_core.c

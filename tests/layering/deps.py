@@ -6,7 +6,7 @@ An object depends on another when it references a symbol the other defines (weak
 count: they are dependencies too, only hidden). Prints every strongly connected component of
 more than one object (a dependency cycle), largest first, then 'cycles=N largest=M'.
 --no-cross-layer: exit 1 when a cycle joins objects of different layers (top folders: vmm/,
-trace/, net/, hv/): the layers must depend one way.
+trace/, net/, hv/): the layers must depend one way. --no-cycles: exit 1 on any cycle.
 """
 import subprocess, sys, collections
 
@@ -80,9 +80,9 @@ def layer(obj):
 
 if __name__ == '__main__':
     args = sys.argv[1:]
-    strict = '--no-cross-layer' in args
-    cycles = main([a for a in args if a != '--no-cross-layer'])
-    cross = [c for c in cycles if len({layer(o) for o in c}) > 1]
+    strict = '--no-cross-layer' in args or '--no-cycles' in args
+    cycles = main([a for a in args if not a.startswith('--no-')])
+    cross = [c for c in cycles if len({layer(o) for o in c}) > 1 or '--no-cycles' in args]
     for c in cross:
         print('cross-layer cycle: ' + ' '.join(sorted(c)))
     if strict:

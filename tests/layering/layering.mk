@@ -9,7 +9,15 @@ test-layers: hv
 	python3 tests/layering/check_layers.py --objs $(HV_BUILD)
 	python3 tests/layering/check_layers.py --objs $(HV_BUILD) --selftest
 	python3 tests/layering/deps.py --no-cross-layer $(filter-out $(HV_BUILD)/lwip/%,$(HV_OBJS) $(HV_EXTRA_OBJS))
+	$(MAKE) $(COLL_LAYER_OBJS)
+	python3 tests/layering/deps.py --no-cycles $(COLL_LAYER_OBJS)
 unit-test: test-layers
+
+# The collector's modules as objects, for their dependency picture (one way: main -> cmd -> link).
+COLL_LAYER_OBJS := $(patsubst host-tools/collector/%.c,$(BUILD)/host/layers/%.o,$(filter host-tools/collector/%,$(COLL_SRCS)))
+$(BUILD)/host/layers/%.o: host-tools/collector/%.c $(COLL_HDRS)
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -c $< -o $@
 
 test-hv-bare:
 	$(MAKE) hv-bare

@@ -4,18 +4,9 @@
 TRACE_TEST   := $(BUILD)/test/trace
 TRACE_CPUS   ?= 2
 TRACE_TIMEOUT ?= 600
-HVT_IMPORT   := $(BUILD)/host/hvt-import
-HVT_CHECK    := $(BUILD)/host/hvt-check
 TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude
 comma := ,
 
-$(HVT_IMPORT): host-tools/hvt_import.c host-tools/trace_chunkw.c host-tools/trace_chunkw.h host-tools/e9_lines.c host-tools/e9_lines.h include/hvt_trace_format.h
-	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Iinclude -Ihost-tools $< host-tools/trace_chunkw.c host-tools/e9_lines.c -lzstd -lz -o $@
-$(HVT_CHECK): host-tools/hvt_check.c $(HOST_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Ihost-tools -Iinclude $< $(HOST_LIB) $(HOST_LIBS) -o $@
-all: $(HVT_IMPORT) $(HVT_CHECK)
 test-all: test-trace test-trace-triggers test-trace-passes test-trace-crash
 
 $(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hypercall.h
