@@ -9,7 +9,7 @@
 #
 # Acceleration: with "auto", KVM with nested VT-x (-enable-kvm -cpu host) is used only when it
 # can work: /dev/kvm opens, the host CPU is Intel, kvm_intel's "nested" parameter is on, and a
-# probe QEMU with -accel kvm -cpu host starts. Otherwise TCG, which has no VMX at all (FACTS.md):
+# probe QEMU with -accel kvm -cpu host starts. Otherwise TCG, which has no VMX at all (docs/references.md):
 # the loader must then print "hvtrace: VT-x not available: ...; booting Linux untraced".
 # On these machines /dev/kvm is a paravirtual kvm_pvm and the CPU exposes no VMX: TCG is chosen.
 # (kvm_pvm runs SeaBIOS but stops OVMF with "KVM internal error": should KVM be chosen and then

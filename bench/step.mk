@@ -1,5 +1,5 @@
 # step.mk - bench-step: the cost of single-stepping, measured in one Bochs run (1 CPU, so the
-# TSC counts instructions exactly: FACTS.md). The guest's tickbench runs a busy loop untraced,
+# TSC counts instructions exactly: docs/references.md). The guest's tickbench runs a busy loop untraced,
 # then traced between hvtrace marks, with a 10 kHz interval timer.
 #   hv_insn_per_step  hypervisor instructions per traced instruction (host TSC over the
 #                     window minus the guest's instructions, per step)

@@ -1,4 +1,5 @@
-# host-tools/host.mk: the host analysis tools (issue 4). Included by the top Makefile.
+# host-tools/host.mk: the host tools (hvt, hvt-import, hvt-check, the collector). Included by the
+# top Makefile.
 #   make host-tools      build/host/hvt
 #   make test-analyze    real-kernel checks (fetches the pinned kernels on first use)
 #   make bench-analyze   decode+symbolize+nest rate vs capstone (last line: recs_per_s=, capstone_per_s=)

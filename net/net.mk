@@ -1,4 +1,4 @@
-# net.mk - the dedicated NIC (issue 3), hypervisor side: e1000 driver, lwIP (built at build time
+# net.mk - the dedicated NIC, hypervisor side: e1000 driver, lwIP (built at build time
 # from Debian's lwip source package, never copied into the repo), the stream protocol core.
 # Objects go to $(HV_BUILD)/net/ and are linked through HV_EXTRA_OBJS / HV_EXTRA_LIBS.
 # The host side (collector, fake hypervisor, tests, fuzzers) is host-tools/collector/collector.mk,

@@ -24,7 +24,7 @@
  *   selftest_kb=N          after connecting, stream N KiB of filler TRACE batches (format
  *                          HVT_TRACE_FORMAT_FILLER): the end-to-end test and benchmark load
  *   tsc_khz=N              TSC rate for lwIP's clock (0 = from CPUID 15h/16h; Bochs: its ips/1000,
- *                          because there the TSC counts instructions, FACTS.md)
+ *                          because there the TSC counts instructions: docs/references.md)
  * Unknown keys are kept aside (first one in cfg->unknown) so the caller can warn; malformed
  * values are errors with a message. Portable: built for the hypervisor and the host tests.
  */

@@ -23,7 +23,7 @@ UNIT_CC            ?= gcc
 UNIT_CFLAGS        := $(HV_STD) -O2 -g -Wall -Wextra -Iinclude -Iboot
 BOCHS_TEST_TIMEOUT ?= 240
 TEST_CPUS          ?= 2
-# Quiet console: serial printk costs ~0.7 ms per byte in Bochs (FACTS.md).
+# Quiet console: serial printk costs ~0.7 ms per byte in Bochs (docs/references.md).
 TEST_CMDLINE       ?= console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$(TEST_CPUS)
 
 .PHONY: test-boot test-platform test-qemu-novtx test-guest-selftest bench-boot unit-test-platform test-guest-inputs

@@ -67,7 +67,7 @@ uint32_t dilate_fast_left(unsigned cpu, uint32_t max)
 }
 
 /* Program the real MSR for the guest's deadline at the offset this exit leaves (never 0:
- * that would disarm it; a value in the past fires at once, SDM 10.5.4.1). */
+ * that would disarm it; a value in the past fires at once, SDM 11.5.4.1 "TSC-Deadline Mode"). */
 static void arm_host(struct dl_cpu *d)
 {
     uint64_t host = d->guest_deadline - (uint64_t)hv_dilated_offset();
@@ -119,7 +119,7 @@ bool dilate_msr(uint32_t msr, bool write, uint64_t *val)
     } else if (d->mode == DILATE_SOFT) {
         *val = dilate_soft_deadline[c] != SOFT_NONE ? d->guest_deadline : 0;
     } else {
-        /* Reads as 0 once the deadline has passed (SDM 10.5.4.1). */
+        /* Reads as 0 once the deadline has passed (SDM 11.5.4.1). */
         *val = (d->host_deadline && hv_exit_tsc() < d->host_deadline) ? d->guest_deadline : 0;
     }
     return true;

@@ -112,7 +112,7 @@ int vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id)
     uint64_t top = (uint64_t)v->stack + VCPU_STACK_PAGES * X86_PAGE_SIZE;
     v->host_rsp = top - 16;
     *(struct vcpu **)v->host_rsp = v;
-    /* Host GDT (SDM 3.4.5, 7.2.3): flat 64-bit code, data, and a 64-bit TSS. */
+    /* Host GDT (SDM 3.4.5 "Segment Descriptors", 8.2.3 "TSS Descriptor in 64-bit mode"): flat 64-bit code, data, and a 64-bit TSS. */
     v->gdt[0] = 0;
     v->gdt[1] = 0x00209a0000000000ull;          /* code: P, DPL0, exec/read, L=1 */
     v->gdt[2] = 0x0000920000000000ull;          /* data: P, DPL0, read/write */
@@ -283,7 +283,7 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
         hv_log("hvtrace: cpu %u: IA32_FEATURE_CONTROL %lx does not allow VMXON\n", v->index, fc);
         return -1;
     }
-    /* Capture what the guest will resume with before we change anything (SDM 24.11.5 step 1:
+    /* Capture what the guest will resume with before we change anything (SDM 25.11.5 "VMXON Region" step 1:
      * CR0/CR4 must satisfy the fixed bits before VMXON). */
     uint64_t old_cr0 = cpu_read_cr0(), old_cr4 = cpu_read_cr4();
     cpu_write_cr0((old_cr0 | hv.cr0_fixed0) & hv.cr0_fixed1);
@@ -320,7 +320,7 @@ fail_cr:
     return -1;
 }
 
-/* SDM 9.1.1 table 9-1, as the state after INIT (not power-up): what a CPU waiting for SIPI
+/* SDM 10.1.1 "Processor State After Reset", table 10-1, as the state after INIT (not power-up): what a CPU waiting for SIPI
  * looks like. The guest then runs in real mode under unrestricted guest (SDM 25.6.2). */
 void vmx_guest_reset_to_init(void)
 {

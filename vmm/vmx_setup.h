@@ -15,7 +15,7 @@
 int  vmx_check_caps(void);
 int  vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id);
 int  vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch);
-/* Put the guest into the architectural state after INIT (SDM 9.1.1, table 9-1). */
+/* Put the guest into the architectural state after INIT (SDM 10.1.1, table 10-1). */
 void vmx_guest_reset_to_init(void);
 
 #endif

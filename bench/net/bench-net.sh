@@ -66,7 +66,7 @@ echo "bench-net: hvtrace -> collector ${hv:-?} MB/s (${got:-0} of $((KB * 1024))
 
 # ---- 3. Linux -> host through the same NIC: hvtrace on with net=off, so the NIC is Linux's and
 # the hypervisor never touches it. The generic kernel is XZ-compressed: ~6.5x more instructions
-# to boot than the cloud one (FACTS.md), so on a busy machine give it a long timeout.
+# to boot than the cloud one (docs/references.md), so on a busy machine give it a long timeout.
 printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
   "cmdline = $CMDLINE hvt_net_lines=0 hvt_net_insmod=1 hvt_net_send=10.0.2.2:$PORT:$((KB * 1024))" \
   'hypervisor = on' 'log = e9' 'net = net=off' > "$OUT/linux.cfg"

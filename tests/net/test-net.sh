@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-net.sh - issue 3 end to end in Bochs: the hypervisor drives the e1000 (slirp, loopback
+# test-net.sh - the dedicated NIC end to end in Bochs: the hypervisor drives the e1000 (slirp, loopback
 # only) and streams to hvtrace-collector on this host, while Linux boots without seeing the NIC.
 #
 # Run 1 (Debian's cloud kernel, 2 CPUs): collector started with ping, status, an unauthenticated
@@ -18,7 +18,7 @@
 # Knobs: TEST_EFI_BUILD (default "make efi"; "true" to use build/hvtrace.efi as it is),
 #   TEST_CPUS (2), NET_PORT (random), NET_KEY (random), NET_SELFTEST_KB (65536),
 #   TEST_NET_GENERIC (1), BOCHS_TEST_TIMEOUT (400; the generic kernel's run gets 3x: it is
-#   XZ-compressed, ~6.5x more instructions to boot, FACTS.md), BUILD (build), OUT ($BUILD/test/net).
+#   XZ-compressed, ~6.5x more instructions to boot: docs/references.md), BUILD (build), OUT ($BUILD/test/net).
 # Closing line: "test-net: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-trace-net.sh - the trace streamed over the dedicated link, end to end in Bochs (issue 5):
+# test-trace-net.sh - the trace streamed over the dedicated link, end to end in Bochs:
 # the hypervisor sends every trace chunk as an HVT_MSG_TRACE batch through its own e1000 to
 # hvtrace-collector on this host, which writes trace.hvt live; nothing goes to port 0xE9.
 #

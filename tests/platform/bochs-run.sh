@@ -48,7 +48,7 @@
 # time, cost proportionally more instructions (+11% at 100 M, +25% at 200 M). Below 25 M
 # nothing is gained (-2% at 10 M) while every timer-based watchdog (RCU stall after 21 s,
 # soft lockup, hung tasks) fires after 5x fewer instructions - exactly what a hypervisor that
-# adds work per guest instruction must not provoke. 50 M is also what FACTS.md measured with.
+# adds work per guest instruction must not provoke. 50 M is also what the measurements in docs/references.md used.
 #
 # Stopping: SIGINT, not SIGTERM (timeout -s INT, and the crash watcher): Bochs turns SIGINT
 # into a panic that exits through its normal path, so its buffered log and stdout are flushed
@@ -76,7 +76,7 @@ BOCHS="$PREFIX/bin/bochs"
 CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
 
 # OVMF as one 4 MiB ROM: the variable store then the code, as the flash layout expects
-# (FACTS.md: Bochs 3.0 accepts a 4 MiB ROM at 0xffc00000).
+# (Bochs 3.0 accepts a 4 MiB ROM at 0xffc00000: docs/references.md).
 ROM="$CACHE/ovmf/OVMF-4M.fd"
 if [ ! -f "$ROM" ]; then
   mkdir -p "$CACHE/ovmf"
@@ -103,7 +103,7 @@ cp --sparse=always "$IMG" "$RUN/disk.img"
 
 NIC_CFG=""; PCI_SLOTS=""
 if [ "$NIC" = slirp ]; then
-  # restricted = 0: the guest may reach the host's loopback through 10.0.2.2 (FACTS.md).
+  # restricted = 0: the guest may reach the host's loopback through 10.0.2.2 (docs/references.md).
   printf '# slirp config\nrestricted = 0\n' > "$RUN/slirp.conf"   # first line mandatory (eth_slirp.cc)
   PCI_SLOTS=", slot1=e1000"
   NIC_CFG="e1000: enabled=1, mac=52:54:00:12:34:56, ethmod=slirp, script=$RUN/slirp.conf"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build Bochs 3.0 (the VT-x test machine, with a working monitor trap flag) from Debian
 # trixie's source package into a cache folder outside the repo; reuse it when already built.
-# See ../shared/FACTS.md: Debian 12's Bochs 2.7 has no working MTF and must not be used.
+# Debian 12's Bochs 2.7 has no working monitor trap flag and must not be used (docs/references.md).
 # Prints the install prefix on stdout.
 set -euo pipefail
 CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
@@ -29,7 +29,7 @@ BUILD_DIR=build
 mkdir -p "$WORK"
 cd "$WORK"
 if [ ! -f bochs_3.0+dfsg.orig.tar.xz ]; then
-  # The .dsc 404s (FACTS.md) but the tarballs arrive; do not fail on apt's exit status.
+  # The .dsc download fails with 404 but the tarballs arrive; do not fail on apt's exit status.
   apt-get source --download-only bochs=3.0+dfsg-1 >&2 || true
   [ -f bochs_3.0+dfsg.orig.tar.xz ] || { echo "build-bochs: could not fetch bochs 3.0 source" >&2; exit 1; }
 fi

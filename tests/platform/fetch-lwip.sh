@@ -4,7 +4,7 @@
 # Prints the unpacked source directory (the one holding src/core) on stdout.
 set -euo pipefail
 CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
-# Pinned to bookworm's version (the one FACTS.md measured); trixie deb-src may also be configured.
+# Pinned to bookworm's version (2.1.3, the one measured to build freestanding: docs/references.md); trixie deb-src may also be configured.
 LWIP_VERSION=2.1.3+dfsg1-2
 WORK="$CACHE/lwip-src"
 STAMP="$WORK/.unpacked-v1"

@@ -1,4 +1,4 @@
-# trace.mk - the whole-system tracer's tests (issue 5).
+# trace.mk - the whole-system tracer's tests.
 #   make test-trace   in Bochs: getpid-loop 1000 between two hvtrace marks; the trace must pass
 #                     the continuity check (hvt-check), output includes violations=0
 TRACE_TEST   := $(BUILD)/test/trace
