@@ -8,17 +8,8 @@
 #include <stdint.h>
 
 #include "x86_arch.h"
+#include "hv_api.h"    /* hv_rdmsr, hv_wrmsr, hv_rdtsc: this CPU's MSRs and TSC */
 
-static inline uint64_t cpu_rdmsr(uint32_t msr)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
-    return ((uint64_t)hi << 32) | lo;
-}
-static inline void cpu_wrmsr(uint32_t msr, uint64_t v)
-{
-    __asm__ volatile("wrmsr" :: "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
-}
 static inline void cpu_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
     __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
@@ -31,12 +22,6 @@ CPU_CR_ACCESSORS(3)
 CPU_CR_ACCESSORS(4)
 static inline uint64_t cpu_read_dr7(void) { uint64_t v; __asm__ volatile("mov %%dr7, %0" : "=r"(v)); return v; }
 static inline uint64_t cpu_read_rflags(void) { uint64_t v; __asm__ volatile("pushfq; popq %0" : "=r"(v)); return v; }
-static inline uint64_t cpu_rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
-}
 struct __attribute__((packed)) cpu_dtr { uint16_t limit; uint64_t base; };
 static inline void cpu_sgdt(struct cpu_dtr *d) { __asm__ volatile("sgdt %0" : "=m"(*d)); }
 static inline void cpu_sidt(struct cpu_dtr *d) { __asm__ volatile("sidt %0" : "=m"(*d)); }

@@ -45,10 +45,17 @@ static void flush_here(void)
     hv_ept_refresh(vcpu_current());
 }
 
-/* The root CPU 'cpu' should run on after a view edit (ept_lock held). */
-static void choose_root_locked(struct vcpu *v)
+/* After an edit of CPU cpu's view (ept_lock held, released here): the root it should run on
+ * (its view only while that maps pages of its own), taken up at its next full exit, or now. */
+static void view_edit_done_unlock(unsigned cpu)
 {
+    struct vcpu *v = vcpu_get(cpu);
     v->eptp_next = v->view.own ? ept_view_eptp(&v->view) : ept_eptp(&hv.ept);
+    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);   /* before the kick it must see */
+    hv_cpu_kick(cpu);
+    spin_unlock(&hv.ept_lock);
+    if (hv.started && cpu == hv_cpu_id())
+        flush_here();
 }
 
 int hv_ept_set_exec(uint64_t gpa, bool exec)
@@ -135,12 +142,7 @@ int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
     /* The guest's own page, or a page in its place, with the base's memory type. */
     if (ept_translate(&hv.ept, gpage, &p, &(uint64_t){ 0 }, &memtype) && p == gpage)
         rc = ept_view_map_4k(&vcpu_get(cpu)->view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
-    choose_root_locked(vcpu_get(cpu));
-    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);   /* before the kick it must see */
-    hv_cpu_kick(cpu);
-    spin_unlock(&hv.ept_lock);
-    if (hv.started && cpu == hv_cpu_id())
-        flush_here();
+    view_edit_done_unlock(cpu);
     return rc;
 }
 
@@ -150,12 +152,7 @@ void hv_ept_view_unmap(unsigned cpu, uint64_t gpa)
         return;
     spin_lock(&hv.ept_lock);
     ept_view_unmap_4k(&vcpu_get(cpu)->view, gpa & X86_PAGE_MASK);
-    choose_root_locked(vcpu_get(cpu));
-    __atomic_add_fetch(&hv.ept_epoch, 1, __ATOMIC_RELEASE);   /* before the kick it must see */
-    hv_cpu_kick(cpu);
-    spin_unlock(&hv.ept_lock);
-    if (hv.started && cpu == hv_cpu_id())
-        flush_here();
+    view_edit_done_unlock(cpu);
 }
 
 int hv_ept_hide(uint64_t gpa, uint64_t size)
@@ -182,7 +179,7 @@ static const struct gmem_ops gmem_ops = { .map_gpa = gmem_map };
 
 int hv_ept_build(void)
 {
-    uint64_t ept_cap = cpu_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
+    uint64_t ept_cap = hv_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
     if (ept_init(&hv.ept, &ept_ops, ept_cap & EPT_CAP_2MB, ept_cap & EPT_CAP_1GB))
         return -1;
     /* Identity map everything the guest may touch: RAM and MMIO up to the top of the

@@ -83,7 +83,7 @@ void hv_set_preemption_timer(uint64_t ticks)
         return;
     }
     /* The timer counts down at TSC >> IA32_VMX_MISC[4:0] (SDM A.6). */
-    unsigned shift = cpu_rdmsr(MSR_IA32_VMX_MISC) & 0x1f;
+    unsigned shift = hv_rdmsr(MSR_IA32_VMX_MISC) & 0x1f;
     uint64_t v = ticks >> shift;
     vmx_write(VMCS_PREEMPTION_TIMER, v > 0xffffffffu ? 0xffffffffu : (v ? v : 1));
     vmx_write(VMCS_PIN_CONTROLS, pin | PIN_PREEMPTION_TIMER);
@@ -110,7 +110,7 @@ int64_t hv_dilated_offset(void)
 {
     struct vcpu *v = vcpu_current();
     int64_t off = (int64_t)vmx_read(VMCS_TSC_OFFSET);
-    return (v->dilate & HV_DILATE_TSC) ? off - (int64_t)(cpu_rdtsc() - v->exit_tsc) - VCPU_DILATE_FIXED - VCPU_DILATE_TAIL_MAX
+    return (v->dilate & HV_DILATE_TSC) ? off - (int64_t)(hv_rdtsc() - v->exit_tsc) - VCPU_DILATE_FIXED - VCPU_DILATE_TAIL_MAX
                      : off;
 }
 

@@ -29,7 +29,7 @@ int vmm_init(struct hvt_boot_info *bi)
         return -2;
     if (vmx_check_caps())
         return -3;
-    mtrr_read(&hv.mtrr, cpu_rdmsr, hv.phys_bits);
+    mtrr_read(&hv.mtrr, hv_rdmsr, hv.phys_bits);
     hv.dummy_page = hv_alloc_pages(1);
     hv.canary_page = hv_alloc_pages(1);
     hv.io_bitmap_a = hv_alloc_pages(1);
@@ -39,7 +39,7 @@ int vmm_init(struct hvt_boot_info *bi)
         return -4;
     /* The canary: a per-boot value filling one page of hypervisor memory. The guest-side
      * test (hvtrace-guest memcheck) must never find it. */
-    hv.canary = (cpu_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX;
+    hv.canary = (hv_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX;
     for (unsigned i = 0; i < X86_PAGE_SIZE / 8; i++)
         hv.canary_page[i] = hv.canary;
     if (hv_ept_build())

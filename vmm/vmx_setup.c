@@ -20,7 +20,7 @@ static struct idt_gate host_idt[IDT_ENTRIES] __attribute__((aligned(16)));
  * half of the capability MSR must be 1, bits clear in the high half must be 0. */
 static uint32_t adjust_ctls(uint32_t want, uint32_t msr, uint32_t *missing)
 {
-    uint64_t cap = cpu_rdmsr(msr);
+    uint64_t cap = hv_rdmsr(msr);
     uint32_t v = (want | (uint32_t)cap) & (uint32_t)(cap >> 32);
     if (missing)
         *missing = want & ~v;
@@ -47,7 +47,7 @@ int vmx_check_caps(void)
     hv.has_xsave = r[2] & CPUID_1_ECX_XSAVE;
     cpu_cpuid(0x80000008, 0, r);
     hv.phys_bits = r[0] & 0xff;
-    uint64_t basic = cpu_rdmsr(MSR_IA32_VMX_BASIC);
+    uint64_t basic = hv_rdmsr(MSR_IA32_VMX_BASIC);
     bool true_ctls = basic & VMX_BASIC_TRUE_CTLS;
     uint32_t miss;
     hv.pin_ctls = adjust_ctls(0, true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS, 0);
@@ -67,7 +67,7 @@ int vmx_check_caps(void)
         return -1;
     }
     uint32_t opt2 = PROC2_ENABLE_RDTSCP | PROC2_ENABLE_INVPCID | PROC2_ENABLE_XSAVES | PROC2_ENABLE_USER_WAIT;
-    hv.proc2_ctls |= opt2 & (uint32_t)(cpu_rdmsr(MSR_IA32_VMX_PROCBASED_CTLS2) >> 32);
+    hv.proc2_ctls |= opt2 & (uint32_t)(hv_rdmsr(MSR_IA32_VMX_PROCBASED_CTLS2) >> 32);
     hv.exit_ctls = adjust_ctls(EXIT_HOST_ADDR64 | EXIT_SAVE_DEBUG | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
                                EXIT_SAVE_EFER | EXIT_LOAD_EFER,
                                true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS, &miss);
@@ -81,15 +81,15 @@ int vmx_check_caps(void)
         hv_log("hvtrace: missing entry controls %x\n", miss);
         return -1;
     }
-    uint64_t ept_cap = cpu_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
+    uint64_t ept_cap = hv_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
     if (!(ept_cap & EPT_CAP_WALK4) || !(ept_cap & EPT_CAP_WB) || !(ept_cap & EPT_CAP_INVEPT)) {
         hv_log("hvtrace: EPT lacks 4-level walks, WB or INVEPT (cap %lx)\n", ept_cap);
         return -1;
     }
-    hv.cr0_fixed0 = cpu_rdmsr(MSR_IA32_VMX_CR0_FIXED0);
-    hv.cr0_fixed1 = cpu_rdmsr(MSR_IA32_VMX_CR0_FIXED1);
-    hv.cr4_fixed0 = cpu_rdmsr(MSR_IA32_VMX_CR4_FIXED0);
-    hv.cr4_fixed1 = cpu_rdmsr(MSR_IA32_VMX_CR4_FIXED1);
+    hv.cr0_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED0);
+    hv.cr0_fixed1 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED1);
+    hv.cr4_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR4_FIXED0);
+    hv.cr4_fixed1 = hv_rdmsr(MSR_IA32_VMX_CR4_FIXED1);
     build_host_idt();
     hv_log("hvtrace: VMX basic %lx pin %x proc %x proc2 %x exit %x entry %x ept_cap %lx\n",
            basic, hv.pin_ctls, hv.proc_ctls, hv.proc2_ctls, hv.exit_ctls, hv.entry_ctls, ept_cap);
@@ -187,8 +187,8 @@ static void write_guest_state(const struct hvt_cpu_launch *l)
     } else {
         write_seg(VMX_SEG_TR, tr, &gdt);
     }
-    vmx_write(VMCS_GUEST_FS_BASE, cpu_rdmsr(MSR_IA32_FS_BASE));
-    vmx_write(VMCS_GUEST_GS_BASE, cpu_rdmsr(MSR_IA32_GS_BASE));
+    vmx_write(VMCS_GUEST_FS_BASE, hv_rdmsr(MSR_IA32_FS_BASE));
+    vmx_write(VMCS_GUEST_GS_BASE, hv_rdmsr(MSR_IA32_GS_BASE));
     vmx_write(VMCS_GUEST_GDTR_BASE, gdt.base);
     vmx_write(VMCS_GUEST_GDTR_LIMIT, gdt.limit);
     vmx_write(VMCS_GUEST_IDTR_BASE, idt.base);
@@ -211,12 +211,12 @@ static void write_guest_state(const struct hvt_cpu_launch *l)
     vmx_write(VMCS_GUEST_RSP, l->guest_rsp);
     vmx_write(VMCS_GUEST_RIP, l->guest_rip);
     vmx_write(VMCS_GUEST_RFLAGS, l->guest_rflags);
-    vmx_write(VMCS_GUEST_SYSENTER_CS, cpu_rdmsr(MSR_IA32_SYSENTER_CS));
-    vmx_write(VMCS_GUEST_SYSENTER_ESP, cpu_rdmsr(MSR_IA32_SYSENTER_ESP));
-    vmx_write(VMCS_GUEST_SYSENTER_EIP, cpu_rdmsr(MSR_IA32_SYSENTER_EIP));
-    vmx_write(VMCS_GUEST_DEBUGCTL, cpu_rdmsr(MSR_IA32_DEBUGCTL));
-    vmx_write(VMCS_GUEST_PAT, cpu_rdmsr(MSR_IA32_PAT));
-    vmx_write(VMCS_GUEST_EFER, cpu_rdmsr(MSR_IA32_EFER));
+    vmx_write(VMCS_GUEST_SYSENTER_CS, hv_rdmsr(MSR_IA32_SYSENTER_CS));
+    vmx_write(VMCS_GUEST_SYSENTER_ESP, hv_rdmsr(MSR_IA32_SYSENTER_ESP));
+    vmx_write(VMCS_GUEST_SYSENTER_EIP, hv_rdmsr(MSR_IA32_SYSENTER_EIP));
+    vmx_write(VMCS_GUEST_DEBUGCTL, hv_rdmsr(MSR_IA32_DEBUGCTL));
+    vmx_write(VMCS_GUEST_PAT, hv_rdmsr(MSR_IA32_PAT));
+    vmx_write(VMCS_GUEST_EFER, hv_rdmsr(MSR_IA32_EFER));
     vmx_write(VMCS_LINK_POINTER, ~0ull);        /* no shadow VMCS (SDM 27.3.1.5) */
     vmx_write(VMCS_GUEST_INTERRUPTIBILITY, 0);
     vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_ACTIVE);
@@ -248,7 +248,7 @@ static void write_host_state(struct vcpu *v, uint64_t host_cr4)
     /* Host PAT: the architectural power-up value (WB, WT, UC-, UC repeated), so our direct
      * map's PCD/PWT bits mean what hv_api.h says. */
     vmx_write(VMCS_HOST_PAT, 0x0007040600070406ull);
-    vmx_write(VMCS_HOST_EFER, cpu_rdmsr(MSR_IA32_EFER));
+    vmx_write(VMCS_HOST_EFER, hv_rdmsr(MSR_IA32_EFER));
 }
 
 static void write_controls(const struct vcpu *v)
@@ -258,7 +258,7 @@ static void write_controls(const struct vcpu *v)
     vmx_write(VMCS_PROC_CONTROLS2, hv.proc2_ctls);
     vmx_write(VMCS_EXIT_CONTROLS, hv.exit_ctls);
     uint32_t entry = hv.entry_ctls;
-    if (cpu_rdmsr(MSR_IA32_EFER) & EFER_LMA)
+    if (hv_rdmsr(MSR_IA32_EFER) & EFER_LMA)
         entry |= ENTRY_IA32E_GUEST;
     vmx_write(VMCS_ENTRY_CONTROLS, entry);
     vmx_write(VMCS_EXCEPTION_BITMAP, hv.exception_bitmap);
@@ -278,7 +278,7 @@ static void write_controls(const struct vcpu *v)
 
 int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
 {
-    uint64_t fc = cpu_rdmsr(MSR_IA32_FEATURE_CONTROL);
+    uint64_t fc = hv_rdmsr(MSR_IA32_FEATURE_CONTROL);
     if (!(fc & FEATURE_CONTROL_LOCK) || !(fc & FEATURE_CONTROL_VMX_OUTSIDE_SMX)) {
         hv_log("hvtrace: cpu %u: IA32_FEATURE_CONTROL %lx does not allow VMXON\n", v->index, fc);
         return -1;
@@ -288,7 +288,7 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
     uint64_t old_cr0 = cpu_read_cr0(), old_cr4 = cpu_read_cr4();
     cpu_write_cr0((old_cr0 | hv.cr0_fixed0) & hv.cr0_fixed1);
     cpu_write_cr4((old_cr4 | hv.cr4_fixed0 | CR4_VMXE) & hv.cr4_fixed1);
-    uint32_t rev = (uint32_t)(cpu_rdmsr(MSR_IA32_VMX_BASIC) & VMX_BASIC_REVISION_MASK);
+    uint32_t rev = (uint32_t)(hv_rdmsr(MSR_IA32_VMX_BASIC) & VMX_BASIC_REVISION_MASK);
     *(uint32_t *)v->vmxon_region = rev;
     *(uint32_t *)v->vmcs = rev;
     if (!vmx_on(&v->vmxon_phys)) {
@@ -304,14 +304,14 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
     uint64_t host_cr4 = cpu_read_cr4() | (hv.has_xsave ? CR4_OSXSAVE : 0);
     write_host_state(v, host_cr4);
     /* From here on the host runs on its own GS base: vcpu_current() works. */
-    cpu_wrmsr(MSR_IA32_GS_BASE, (uint64_t)v);
+    hv_wrmsr(MSR_IA32_GS_BASE, (uint64_t)v);
     launch->result = 0;
     v->launched = true;
     vmx_launch();                               /* returns only on failure */
     v->launched = false;
     launch->result = -(int)vmx_read(VMCS_VM_INSTR_ERROR);
     hv_log("hvtrace: cpu %u: VMLAUNCH failed, VM-instruction error %d\n", v->index, -launch->result);
-    cpu_wrmsr(MSR_IA32_GS_BASE, vmx_read(VMCS_GUEST_GS_BASE));
+    hv_wrmsr(MSR_IA32_GS_BASE, vmx_read(VMCS_GUEST_GS_BASE));
 fail_off:
     vmx_off();
 fail_cr:

@@ -21,6 +21,16 @@ static int push(probe_list *l, size_t *cap, probe_desc d)
     return 0;
 }
 
+/* A function's pair of probes: entry, then return (d holds the entry). */
+static int push_pair(probe_list *l, size_t *cap, probe_desc d)
+{
+    if (push(l, cap, d))
+        return -1;
+    d.name = "return";
+    d.kind = PL_RETURN;
+    return push(l, cap, d);
+}
+
 /* Why a text symbol is no place for a probe, or NULL. */
 static const char *unsafe_reason(const char *name, uint64_t lo, uint64_t hi, uint64_t init_lo, uint64_t init_hi)
 {
@@ -63,11 +73,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
                 hi = t->syms[t->by_addr[j]].addr;
         const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
         probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why };
-        if (push(out, &cap, d))
-            return -1;
-        d.name = "return";
-        d.kind = PL_RETURN;
-        if (push(out, &cap, d))
+        if (push_pair(out, &cap, d))
             return -1;
     }
     /* syscall: the 64-bit system calls, through their __x64_sys_ wrappers (the arguments as
@@ -80,11 +86,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
         probe_desc d = *f;
         d.provider = "syscall";
         d.function = f->function + strlen(SYSCALL_PREFIX);
-        if (push(out, &cap, d))
-            return -1;
-        d.name = "return";
-        d.kind = PL_RETURN;
-        if (push(out, &cap, d))
+        if (push_pair(out, &cap, d))
             return -1;
     }
     return 0;
