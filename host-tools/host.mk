@@ -11,11 +11,11 @@ HOST_CC      ?= cc
 # One C standard for every host-side build (host tools, collector, their tests and fuzzers).
 HOST_STD     := -std=gnu11
 HOST_CFLAGS  ?= -O2 -g $(HOST_STD) -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
-HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -Iinclude -Itrace
+HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -I$(HOST_DIR)/stacks -Iinclude -Itrace
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
 HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_chunkw.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c hvt_trace.c \
-                probes/probe_list.c probes/hvt_probes.c ../trace/rec_enc.c e9_lines.c
-HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h) include/hvt_trace_format.h include/hvt_stream.h \
+                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c ../trace/rec_enc.c e9_lines.c stacks/orc.c stacks/flame.c
+HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h $(HOST_DIR)/stacks/*.h) include/hvt_trace_format.h include/hvt_stream.h \
                 include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h \
                 $(HOST_DIR)/collector/coll_sock.h
 HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
@@ -54,8 +54,15 @@ $(HVT): $(HOST_DIR)/hvt.c $(HOST_DIR)/hvt_options.c trace/trace_opts.c trace/tra
 $(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
-test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest
-	bash tests/analyze/run-units.sh $^
+# unit_stacks unwinds synthetic stacks against the real ORC tables of the pinned kernels that
+# are already in the cache (tests/analyze/kernels.txt; fetched by test-analyze): it is given
+# them through HVT_STACKS_KERNELS (colon-separated) and prints SKIP for its kernel checks when
+# there are none, so the unit tests never download anything.
+STACKS_KERNEL_FILES = $(foreach p,$(shell awk '!/^\#/ && NF == 2 { print $$1 "_" $$2 }' $(ANALYZE_KERNELS)),\
+                        $(firstword $(wildcard $(HVT_CACHE)/kernels/$(p)/root/boot/vmlinuz-*)))
+STACKS_KERNELS = $(subst $(eval) ,:,$(strip $(STACKS_KERNEL_FILES)))
+test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_stacks
+	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/analyze/run-units.sh $^
 
 test-analyze: $(HVT)
 	bash tests/analyze/test-analyze.sh $(HVT)
@@ -73,6 +80,9 @@ fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 $(HOST_OUT)/unit_nest: tests/analyze/unit_nest.c $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+
+$(HOST_OUT)/unit_stacks: tests/analyze/unit_stacks.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
 # The collector and its tests: host tools like the others, whatever HVT_NET says (HVT_NET only

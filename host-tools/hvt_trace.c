@@ -45,12 +45,11 @@ static int usage(void)
     return T_USAGE;
 }
 
-/* One request; the answer (without the "end" line) in out. 0 ok, 1 refused (why in out). */
-static int ask(const struct t_opts *o, const char *line, char *out, size_t cap)
+int hvt_coll_ask(const char *dir, const char *sock, const char *line, char *out, size_t cap)
 {
     char path[sizeof ((struct sockaddr_un *)0)->sun_path];
-    int pl = o->sock ? snprintf(path, sizeof path, "%s", o->sock)
-                     : snprintf(path, sizeof path, "%s/%s", o->dir, COLL_SOCK_NAME);
+    int pl = sock ? snprintf(path, sizeof path, "%s", sock)
+                  : snprintf(path, sizeof path, "%s/%s", dir, COLL_SOCK_NAME);
     if (pl < 0 || (size_t)pl >= sizeof path) {
         snprintf(out, cap, "the socket path is longer than %zu bytes: give a shorter -d or -s",
                  sizeof path - 1);
@@ -61,7 +60,7 @@ static int ask(const struct t_opts *o, const char *line, char *out, size_t cap)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
         snprintf(out, cap, "cannot reach the collector at %s: %s (is hvtrace-collector running "
-                 "with --out %s?)", path, strerror(errno), o->dir);
+                 "with --out %s?)", path, strerror(errno), dir);
         if (fd >= 0) close(fd);
         return -1;
     }
@@ -95,8 +94,12 @@ static int ask(const struct t_opts *o, const char *line, char *out, size_t cap)
     return 1;
 }
 
-/* value of "key=" at a line start in an answer, or NULL */
-static const char *val(const char *ans, const char *key, char *buf, size_t n)
+static int ask(const struct t_opts *o, const char *line, char *out, size_t cap)
+{
+    return hvt_coll_ask(o->dir, o->sock, line, out, cap);
+}
+
+const char *hvt_coll_val(const char *ans, const char *key, char *buf, size_t n)
 {
     size_t kl = strlen(key);
     for (const char *l = ans; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
@@ -107,11 +110,14 @@ static const char *val(const char *ans, const char *key, char *buf, size_t n)
     return NULL;
 }
 
-static uint64_t uval(const char *ans, const char *key)
+uint64_t hvt_coll_uval(const char *ans, const char *key)
 {
     char b[64];
-    return val(ans, key, b, sizeof b) ? strtoull(b, NULL, 0) : 0;
+    return hvt_coll_val(ans, key, b, sizeof b) ? strtoull(b, NULL, 0) : 0;
 }
+
+#define val hvt_coll_val
+#define uval hvt_coll_uval
 
 struct t_totals { uint64_t records, insns, bytes; unsigned cpus; };
 

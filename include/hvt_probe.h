@@ -4,10 +4,16 @@
  *
  * A firing of a probe armed with HVT_PROBE_F_RECORD (DTrace's default action: report every
  * firing) is one struct hvt_probe_fire. Each CPU collects them and hands them on in blocks, in
- * the order they fired on that CPU, as
+ * the order they fired on that CPU, when its buffer fills, at its first exit one poll period
+ * (trace.h TRACE_POLL_TICKS of host TSC, well under a second) after the first one it holds,
+ * and at a disarm: over the stream as HVT_MSG_PROBE
+ * messages (include/hvt_stream.h) when the hypervisor has one, else as
  *     HVT-FIREB <cpu> <count> <bytes>\n<bytes of count records>\n
  * on the hypervisor's debug port (the log a Bochs run keeps as e9.log). Counts per probe and
  * per process name are kept for every probe, recorded or not (HVT-PROBE lines at disarm).
+ * Nothing is dropped silently: records the stream had to drop (a failed link) are counted in
+ * struct hvt_probe_status.records_lost, and records = received + lost once every CPU has
+ * handed its records on.
  */
 #ifndef HVT_PROBE_H_SHARED
 #define HVT_PROBE_H_SHARED
@@ -30,5 +36,24 @@ struct hvt_probe_fire {
 _Static_assert(sizeof(struct hvt_probe_fire) == 96, "wire size");
 
 #define HVT_FIREB_TAG "HVT-FIREB "
+
+/* Reply data of the HVT_CTL_PROBE_* commands. The counters run from the hypervisor's start. */
+#define HVT_CTL_PROBE_SPECS 42     /* specs in one ARM request (HVT_CTL_MAX_DATA / 24) */
+struct hvt_probe_status {
+    uint32_t specs_taken;          /* ARM: this request's specs accepted, in order */
+    int32_t  error;                /* ARM: why the next one was not (HVT_PROBE_E*), or 0 */
+    uint32_t sites_armed;          /* ARM: probe sites this request armed */
+    uint32_t armed;                /* probe sites armed now (after the command) */
+    uint64_t fires;                /* firings, recorded or not */
+    uint64_t records;              /* firing records made (HVT_PROBE_F_RECORD) */
+    uint64_t records_lost;         /* of them, dropped by the stream (a failed link) */
+    uint64_t exits;                /* VM exits the engine caused (#BP, step-over MTF, EPT) */
+    uint64_t ept_exits;            /* of them, EPT violations (the guest touching probed pages) */
+};
+_Static_assert(sizeof(struct hvt_probe_status) == 56, "wire size");
+#define HVT_PROBE_ENOMEM  (-1)     /* no room for another probe or shadow page */
+#define HVT_PROBE_EFAULT  (-2)     /* the address is not mapped kernel text */
+#define HVT_PROBE_ENOSITE (-3)     /* a return probe found no return site */
+#define HVT_PROBE_EINVAL  (-4)     /* a malformed spec (kind, range, link-time before KASLR is known) */
 
 #endif

@@ -67,6 +67,9 @@ enum hvt_msg_type {
     HVT_MSG_LOSS      = 0x0013, /* struct hvt_loss: data lost before the ring, counted */
     HVT_MSG_CTL_REPLY = 0x0014, /* struct hvt_ctl + data + MAC */
     HVT_MSG_BYE       = 0x0015, /* the hypervisor is stopping; no payload */
+    HVT_MSG_PROBE     = 0x0016, /* struct hvt_probe_fire records (include/hvt_probe.h) of the
+                                   sending CPU, in the order they fired there; len is a
+                                   multiple of the record size */
     /* collector -> hypervisor, unsequenced */
     HVT_MSG_WELCOME   = 0x0100, /* struct hvt_welcome */
     HVT_MSG_ACK       = 0x0101, /* struct hvt_ack */
@@ -148,6 +151,13 @@ enum hvt_ctl_cmd {
     HVT_CTL_TRACE_STOP   = 17, /* no args; every CPU stops at its next exit (ends its window with
                                   a STOP marker and flushes its chunk). Reply: hvt_trace_status */
     HVT_CTL_TRACE_STATUS = 18, /* no args; reply data: struct hvt_trace_status */
+    /* the probe engine's (trace/probe_ctl.c); reply data: struct hvt_probe_status
+       (include/hvt_probe.h) */
+    HVT_CTL_PROBE_ARM    = 19, /* args: 1..HVT_CTL_PROBE_SPECS struct hvt_probe_spec
+                                  (include/hvt_hypercall.h), armed in order until one fails */
+    HVT_CTL_PROBE_DISARM = 20, /* no args: every probe disarmed and every page restored; each
+                                  CPU hands on the firing records it holds at its next exit */
+    HVT_CTL_PROBE_STATUS = 21, /* no args */
 };
 
 #define HVT_CTL_OK        0

@@ -20,6 +20,9 @@
 #define RET_SITES    64                    /* return sites of one function at most */
 #define STALE_MAX    4                     /* resumes at one RIP before a #BP goes to the guest */
 #define FIRE_BUF     256                   /* firing records a CPU collects before a block */
+/* Pages one instruction can touch: code 2 (it may cross a page), source 2, destination 2
+ * (MOVS), a descriptor or stack page beside them. */
+#define STEP_PAGES   8
 #define OPC_INT3     0xcc
 /* Linux keeps the two page-table roots of a PTI pair 8 KiB aligned; bit 12 selects the user
  * one, which maps almost no kernel text. Kernel addresses are walked under the kernel root. */
@@ -55,10 +58,11 @@ static unsigned nshadows;
 static uint8_t *scratch;                   /* resync's staging page */
 static struct spinlock lock;
 
-/* This CPU's step-over: the shadow whose original it runs for one instruction. */
+/* This CPU's step-over: the shadows whose originals it runs for one instruction. */
 static struct {
-    struct shadow *sh;
-    bool write;                            /* a guest write: resync the shadow after it */
+    struct shadow *sh[STEP_PAGES];
+    uint8_t write[STEP_PAGES];             /* a guest write: resync the shadow after it */
+    unsigned nsh;
     uint64_t stale_rip;
     unsigned stale;
     uint64_t task;                         /* the task whose name 'comm' holds */
@@ -66,12 +70,14 @@ static struct {
     uint32_t pid, tid;
     struct hvt_probe_fire *fires;          /* records collected (FIRE_BUF) */
     unsigned nfires;
+    uint64_t first_tsc;                    /* host TSC when the first of them was collected */
     uint64_t flushed;                      /* flush_epoch this CPU has acted on */
 } cpu_state[HVT_MAX_CPUS];
 
 static struct {
     uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
     uint64_t bp_exits, mtf_exits;          /* exits the engine caused, with ept_reads/writes */
+    uint64_t records, records_lost;        /* firing records made; dropped by the stream */
 } stats;
 
 static void kernel_paging(struct gmem_paging *pg)
@@ -286,16 +292,22 @@ static const char *current_comm(unsigned cpu)
     return cpu_state[cpu].comm;
 }
 
-/* This CPU's firing records, as one block on the debug port. */
+/* A CPU's firing records, as one message on the stream, or one block on the debug port
+ * without a stream. */
 static void flush_fires(unsigned cpu)
 {
     unsigned n = cpu_state[cpu].nfires;
     if (!n)
         return;
-    char head[64];
-    hv_snprintf(head, sizeof head, HVT_FIREB_TAG "%u %u %lu\n", cpu, n,
-                (uint64_t)n * sizeof(struct hvt_probe_fire));
-    trace_sink_debug_blob(head, cpu_state[cpu].fires, n * sizeof(struct hvt_probe_fire));
+    size_t bytes = n * sizeof(struct hvt_probe_fire);
+    enum trace_sink_sent s = trace_sink_message(cpu, HVT_MSG_PROBE, cpu_state[cpu].fires, bytes);
+    if (s == TRACE_SINK_DROPPED) {
+        __atomic_add_fetch(&stats.records_lost, n, __ATOMIC_RELAXED);
+    } else if (s == TRACE_SINK_NO_STREAM) {
+        char head[64];
+        hv_snprintf(head, sizeof head, HVT_FIREB_TAG "%u %u %lu\n", cpu, n, (uint64_t)bytes);
+        trace_sink_debug_blob(head, cpu_state[cpu].fires, bytes);
+    }
     cpu_state[cpu].nfires = 0;
 }
 
@@ -308,12 +320,17 @@ void probe_flush(void)
     cpu_state[cpu].flushed = __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RELEASE);
 }
 
+void probe_flush_request(void) { __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RELEASE); }
+
+/* Records wait at most one poll period: a host following firings sees rare ones promptly. */
 void probe_poll(void)
 {
     unsigned cpu = hv_cpu_id();
     uint64_t e = __atomic_load_n(&flush_epoch, __ATOMIC_ACQUIRE);
     if (cpu_state[cpu].flushed != e) {
         cpu_state[cpu].flushed = e;
+        flush_fires(cpu);
+    } else if (cpu_state[cpu].nfires && hv_rdtsc() - cpu_state[cpu].first_tsc >= TRACE_POLL_TICKS) {
         flush_fires(cpu);
     }
 }
@@ -328,6 +345,9 @@ void probe_flush_all(void)
 
 static void record(const struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
+    if (!cpu_state[cpu].nfires)
+        cpu_state[cpu].first_tsc = hv_rdtsc();
+    __atomic_add_fetch(&stats.records, 1, __ATOMIC_RELAXED);
     struct hvt_probe_fire *f = &cpu_state[cpu].fires[cpu_state[cpu].nfires];
     f->id = p->id;
     f->cpu = (uint16_t)cpu;
@@ -373,16 +393,30 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
 }
 
 /* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off
- * for it so the step cannot be interrupted half-way (the probe would fire twice). */
-static void step_over(unsigned cpu, struct shadow *sh, bool write)
+ * for it so the step cannot be interrupted half-way (the probe would fire twice). The same
+ * instruction may touch further shadowed pages (a read that crosses into one, a MOVS): each
+ * joins the step and all are restored at its end. False when the list is full. */
+static bool step_over(unsigned cpu, struct shadow *sh, bool write)
 {
-    cpu_state[cpu].sh = sh;
-    cpu_state[cpu].write = write;
+    unsigned n = cpu_state[cpu].nsh;
+    for (unsigned i = 0; i < n; i++)
+        if (cpu_state[cpu].sh[i] == sh) {  /* already original here: a write after a read */
+            cpu_state[cpu].write[i] |= write;
+            return true;
+        }
+    if (n == STEP_PAGES)
+        return false;
+    cpu_state[cpu].sh[n] = sh;
+    cpu_state[cpu].write[n] = write;
+    cpu_state[cpu].nsh = n + 1;
     hv_ept_view_map(cpu, sh->gpa, 0, EPT_RWX);
-    hv_guest_hold_interrupts(true);
-    hv_set_mtf(true);
-    step_no_fast();                        /* a traced CPU: the next MTF exit is ours too */
-    __atomic_add_fetch(&stats.step_overs, 1, __ATOMIC_RELAXED);
+    if (n == 0) {
+        hv_guest_hold_interrupts(true);
+        hv_set_mtf(true);
+        step_no_fast();                    /* a traced CPU: the next MTF exit is ours too */
+        __atomic_add_fetch(&stats.step_overs, 1, __ATOMIC_RELAXED);
+    }
+    return true;
 }
 
 static void resume(struct probe *p, unsigned cpu)
@@ -406,7 +440,8 @@ static void resume(struct probe *p, unsigned cpu)
         }
         break;                              /* the stack is not readable here: run it */
     }
-    step_over(cpu, &shadows[p->shadow], false);
+    if (!step_over(cpu, &shadows[p->shadow], false))
+        hv_panic("probe: step-over list full at a firing");   /* unreachable: a #BP starts one */
 }
 
 /* The guest's own byte at a probe's site (its page, not our shadow): an INT3? */
@@ -504,20 +539,23 @@ static void resync(struct shadow *sh)
 bool probe_mtf(void)
 {
     unsigned cpu = hv_cpu_id();
-    struct shadow *sh = cpu_state[cpu].sh;
-    if (!sh)
+    unsigned n = cpu_state[cpu].nsh;
+    if (!n)
         return false;
-    cpu_state[cpu].sh = 0;
+    cpu_state[cpu].nsh = 0;
     __atomic_add_fetch(&stats.mtf_exits, 1, __ATOMIC_RELAXED);
     hv_guest_hold_interrupts(false);
-    if (cpu_state[cpu].write)
-        resync(sh);
-    spin_lock(&lock);
-    if (sh->nsites)
-        hv_ept_view_map(cpu, sh->gpa, sh->page, EPT_EXEC);
-    else
-        hv_ept_view_unmap(cpu, sh->gpa);
-    spin_unlock(&lock);
+    for (unsigned i = 0; i < n; i++) {
+        struct shadow *sh = cpu_state[cpu].sh[i];
+        if (cpu_state[cpu].write[i])
+            resync(sh);
+        spin_lock(&lock);
+        if (sh->nsites)
+            hv_ept_view_map(cpu, sh->gpa, sh->page, EPT_EXEC);
+        else
+            hv_ept_view_unmap(cpu, sh->gpa);
+        spin_unlock(&lock);
+    }
     return true;
 }
 
@@ -527,7 +565,7 @@ static bool probe_ept(uint64_t gpa, uint64_t qual)
 {
     struct shadow *sh = shadow_of(gpa & X86_PAGE_MASK);
     unsigned cpu = hv_cpu_id();
-    if (!sh || !(qual & (EPT_QUAL_READ | EPT_QUAL_WRITE)) || cpu_state[cpu].sh)
+    if (!sh || !(qual & (EPT_QUAL_READ | EPT_QUAL_WRITE)))
         return false;
     if (!sh->nsites) {                     /* disarmed since: this CPU had a stale mapping */
         hv_ept_view_unmap(cpu, sh->gpa);
@@ -538,8 +576,7 @@ static bool probe_ept(uint64_t gpa, uint64_t qual)
     if (nth <= 2)                          /* who touches probed pages: the first few, logged */
         hv_log("hvtrace: cpu %u: %s of probed page %lx at rip %lx\n", cpu,
                qual & EPT_QUAL_WRITE ? "write" : "read", gpa, hv_guest_read(HV_GUEST_RIP));
-    step_over(cpu, sh, qual & EPT_QUAL_WRITE);
-    return true;
+    return step_over(cpu, sh, qual & EPT_QUAL_WRITE);
 }
 
 static bool handle_exception(struct guest_regs *g, unsigned reason) { return probe_bp_exit(g); }
@@ -574,16 +611,25 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
              __atomic_load_n(&stats.mtf_exits, __ATOMIC_RELAXED) + *ept_exits;
 }
 
+void probe_status(struct hvt_probe_status *st)
+{
+    st->armed = probe_armed();
+    probe_counters(&st->fires, &st->exits, &st->ept_exits);
+    st->records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED);
+    st->records_lost = __atomic_load_n(&stats.records_lost, __ATOMIC_RELAXED);
+}
+
 void probe_report_stats(void)
 {
     unsigned shown = 0;
     for (unsigned i = 0; i < nshadows; i++)
         shown += shadows[i].nsites != 0;
     hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u shown=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
-           "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu\n",
+           "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu "
+           "records=%lu records_lost=%lu\n",
            narmed, nprobes, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
            stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
-           stats.bp_exits, stats.mtf_exits);
+           stats.bp_exits, stats.mtf_exits, stats.records, stats.records_lost);
 }
 
 void probe_report(void)

@@ -29,15 +29,28 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "hv_guest.h"
+#include "hvt_probe.h"
+#include "hvt_hypercall.h"
 
 enum probe_kind { PROBE_ENTRY = 1, PROBE_RETURN = 2, PROBE_ADDR = 3 };
-#define PROBE_ENOMEM   (-1)      /* no room for another probe or shadow page */
-#define PROBE_EFAULT   (-2)      /* the address is not mapped kernel RAM */
-#define PROBE_ENOSITE  (-3)      /* a return probe found no return site */
+#define PROBE_ENOMEM   HVT_PROBE_ENOMEM
+#define PROBE_EFAULT   HVT_PROBE_EFAULT
+#define PROBE_ENOSITE  HVT_PROBE_ENOSITE
+#define PROBE_EINVAL   HVT_PROBE_EINVAL
 
 int  probe_init(void);
 /* record: report every firing (include/hvt_probe.h), DTrace's default action. */
 int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool record);
+/* One spec as the guest tool or the host hands it over (untrusted: checked here; link-time
+ * addresses slid). Sites armed (0: a return probe with no return site), or PROBE_E*. */
+int  probe_arm_spec(const struct hvt_probe_spec *sp);
+/* The engine's counters, and the sites armed now (the ARM fields are left alone). */
+void probe_status(struct hvt_probe_status *st);
+/* Every CPU hands its records on at its next exit (for callers that must not send). */
+void probe_flush_request(void);
+/* The host's HVT_CTL_PROBE_* commands (trace_ctl.c hands them on): HVT_CTL_* status. */
+int  probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                      uint32_t *out_len);
 /* This CPU's firing records not yet handed on go out now (at a disarm, at the end). */
 void probe_flush(void);
 /* At any exit of this CPU: hand its records on if some CPU asked for it (probe_flush). */

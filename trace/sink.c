@@ -227,6 +227,15 @@ void trace_sink_debug_blob(const char *head, const void *p, size_t len)
     hv_log_unlock();
 }
 
+enum trace_sink_sent trace_sink_message(unsigned cpu, uint16_t type, const void *p, size_t len)
+{
+    if (!tr.active || !tr.send || !tr.active())
+        return TRACE_SINK_NO_STREAM;
+    int rc = tr.send(cpu, type, p, len);
+    return rc == 0 ? TRACE_SINK_SENT : rc == HV_TRANSPORT_LINK_FAILED ? TRACE_SINK_DROPPED
+                                                                      : TRACE_SINK_NO_STREAM;
+}
+
 static void sink_live(const struct trace_chunk_info *ci, const uint8_t *p, size_t len)
 {
     if (send_stream(ci, p, len) != NO_STREAM)

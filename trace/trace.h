@@ -54,6 +54,11 @@ void trace_sink_poll(unsigned cpu);
 
 /* A header line and len raw bytes, then a newline, on the debug port, kept together. */
 void trace_sink_debug_blob(const char *head, const void *p, size_t len);
+/* One stream message of 'type' from 'cpu' (not trace data: it neither stops tracing on a
+ * failed link nor goes to the debug port): sent (waits while the link is slow), dropped
+ * (the link has failed: the transport counts it and reports a LOSS later), or no stream. */
+enum trace_sink_sent { TRACE_SINK_SENT, TRACE_SINK_DROPPED, TRACE_SINK_NO_STREAM };
+enum trace_sink_sent trace_sink_message(unsigned cpu, uint16_t type, const void *p, size_t len);
 
 struct trace_sink_stats { uint64_t stream_chunks, stream_bytes, debug_port_chunks; };
 void trace_sink_stats(struct trace_sink_stats *s);

@@ -9,6 +9,7 @@
 #include "trace.h"
 #include "hvt_trace_format.h"
 #include "trace_opts.h"
+#include "probe.h"
 #endif
 
 static const struct trace_ctl_ops *ops;
@@ -81,6 +82,10 @@ int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
         if (len)
             return HVT_CTL_EINVAL;
         break;
+    case HVT_CTL_PROBE_ARM:
+    case HVT_CTL_PROBE_DISARM:
+    case HVT_CTL_PROBE_STATUS:
+        return ops && ops->probe ? ops->probe(cmd, args, len, out, out_len) : HVT_CTL_ENOSYS;
     default:
         return HVT_CTL_ENOSYS;
     }
@@ -131,7 +136,7 @@ static void hv_counters(struct hvt_trace_status *st)
 }
 
 static const struct trace_ctl_ops hv_ops = { .configure = hv_configure, .request = hv_request,
-                                             .counters = hv_counters };
+                                             .counters = hv_counters, .probe = probe_ctl_handle };
 
 void trace_ctl_init(const struct hv_transport *t, const struct trace_opts *boot)
 {

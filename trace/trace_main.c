@@ -122,17 +122,7 @@ static int64_t probe_arm_specs(struct guest_regs *g)
         struct hvt_probe_spec sp;
         if (gmem_read_gva(&pg, va + taken * sizeof sp, &sp, sizeof sp) != sizeof sp)
             break;
-        unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
-        if (sp.kind & HVT_PROBE_F_LINKTIME) {
-            if (!kaslr_known())
-                break;
-            sp.lo += kaslr_slide();
-            sp.hi += kaslr_slide();
-        }
-        if (kind < PROBE_ENTRY || kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
-            (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > (1u << 20))))
-            break;
-        int rc = probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id, sp.kind & HVT_PROBE_F_RECORD);
+        int rc = probe_arm_spec(&sp);
         if (rc < 0 && rc != PROBE_ENOSITE)
             break;
         armed += rc > 0 ? rc : 0;

@@ -10,6 +10,8 @@
 #include "coll_store.h"
 #include "coll_trace.h"
 #include "ctl.h"
+#include "hvt_hypercall.h"
+#include "hvt_probe.h"
 
 #define COLL_RBUF_SIZE   (8u << 20)
 #define COLL_CONSOLE_BUF (64u << 10)
@@ -18,6 +20,18 @@
 #define COLL_MAX_CTL     16
 #define COLL_TRACE_LOG_FIRST 20         /* trace warnings logged in full, then every ... */
 #define COLL_TRACE_LOG_EVERY 1000
+
+/* An "probe arm FILE" request in progress: its specs go to the hypervisor HVT_CTL_PROBE_SPECS
+ * at a time, each request sent when the previous one's reply arrived (one arming at a time). */
+struct coll_probe_arm {
+    int client;                        /* -1: none */
+    struct hvt_probe_spec *specs;
+    uint32_t n, sent, batch;           /* specs; sent so far; in the request in flight */
+    uint32_t taken, sites;
+    bool replied;                      /* the first reply came: the fields below are set */
+    uint64_t off;                      /* stream offset of the first reply */
+    uint64_t records0, lost0;          /* the engine's record counters before arming */
+};
 
 struct coll {
     const char *listen_addr, *out;
@@ -55,11 +69,14 @@ struct coll {
     const char *sock_path;
     bool no_sock;
     uint16_t host_request;             /* last hvt trace start/stop (enum hvt_trace_request) */
+    struct coll_probe_arm arm;
+    uint64_t probe_msgs, probe_records;  /* HVT_MSG_PROBE received since this collector started */
 };
 
 /* coll_cmd.c: requests on the command socket, answers from control replies, timeouts. */
 void coll_cmd_request(void *ctx, int client, char *line);
-void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok);
+/* off: the reply's stream offset (firings after it came after the reply's command). */
+void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, uint64_t off);
 void coll_cmd_tick(struct coll *c, uint64_t now_ns);
 
 #endif

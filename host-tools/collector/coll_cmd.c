@@ -5,9 +5,13 @@
  *   trace start [flags=N] [cr3=X] [addr_lo=X] [addr_hi=X] [budget=N]
  *   trace stop
  *   trace hvstatus                 the hypervisor's HVT_CTL_TRACE_STATUS
- * "trace ..." requests become authenticated HVT_CTL_TRACE_* requests to the hypervisor; the
- * client's answer waits for the matching CTL_REPLY (through the ring, so possibly behind trace
- * data) or COLL_CMD_REPLY_NS.
+ *   probe arm FILE                 arm the struct hvt_probe_spec records in FILE (hvt -n
+ *                                  writes it), HVT_CTL_PROBE_SPECS per request, in order,
+ *                                  until the hypervisor refuses one
+ *   probe disarm | probe status    HVT_CTL_PROBE_DISARM / _STATUS
+ * "trace ..." and "probe ..." requests become authenticated HVT_CTL_* requests to the
+ * hypervisor; the client's answer waits for the matching CTL_REPLY (through the ring, so
+ * possibly behind trace data) or COLL_CMD_REPLY_NS.
  */
 #include "coll.h"
 #include "coll_link.h"
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define COLL_CMD_REPLY_NS 60000000000ull   /* a reply queues behind up to a ring of data */
 
@@ -115,6 +120,61 @@ static void ask_hypervisor(struct coll *c, int cl, uint16_t cmd, const void *dat
         c->host_request = HVT_TRACE_REQ_STOP;
 }
 
+#define COLL_ARM_MAX_SPECS (1u << 20)     /* a FILE larger than this is refused */
+
+static void arm_free(struct coll *c)
+{
+    free(c->arm.specs);
+    memset(&c->arm, 0, sizeof c->arm);
+}
+
+static void arm_send_next(struct coll *c, int cl)
+{
+    struct coll_probe_arm *a = &c->arm;
+    a->batch = a->n - a->sent < HVT_CTL_PROBE_SPECS ? a->n - a->sent : HVT_CTL_PROBE_SPECS;
+    ask_hypervisor(c, cl, HVT_CTL_PROBE_ARM, a->specs + a->sent,
+                   a->batch * (uint32_t)sizeof(struct hvt_probe_spec));
+    if (!c->sock.cl[cl].wait_cmd || c->sock.cl[cl].fd < 0)
+        arm_free(c);                     /* not sent: the client has its answer */
+}
+
+/* "probe arm FILE": FILE is the client's (the socket is the user's own, mode 0600). */
+static void arm_start(struct coll *c, int cl, const char *path)
+{
+    char err[300];
+    if (c->arm.specs) {
+        coll_sock_end(&c->sock, cl, "another probe arming is in progress");
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) < 0) {
+        snprintf(err, sizeof err, "cannot read %.200s: %s", path, strerror(errno));
+        if (f) fclose(f);
+        coll_sock_end(&c->sock, cl, err);
+        return;
+    }
+    size_t n = (size_t)st.st_size / sizeof(struct hvt_probe_spec);
+    if (st.st_size == 0 || (size_t)st.st_size % sizeof(struct hvt_probe_spec) || n > COLL_ARM_MAX_SPECS) {
+        fclose(f);
+        snprintf(err, sizeof err, "%.200s: not 1..%u probe specs of %zu bytes", path,
+                 COLL_ARM_MAX_SPECS, sizeof(struct hvt_probe_spec));
+        coll_sock_end(&c->sock, cl, err);
+        return;
+    }
+    c->arm.specs = malloc(n * sizeof *c->arm.specs);
+    if (!c->arm.specs || fread(c->arm.specs, sizeof *c->arm.specs, n, f) != n) {
+        fclose(f);
+        arm_free(c);
+        coll_sock_end(&c->sock, cl, "reading the probe specs failed");
+        return;
+    }
+    fclose(f);
+    c->arm.n = (uint32_t)n;
+    c->arm.client = cl;
+    arm_send_next(c, cl);
+}
+
 void coll_cmd_request(void *ctx, int cl, char *line)
 {
     struct coll *c = ctx;
@@ -135,13 +195,66 @@ void coll_cmd_request(void *ctx, int cl, char *line)
         ask_hypervisor(c, cl, HVT_CTL_TRACE_STOP, NULL, 0);
     } else if (!strcmp(line, "trace hvstatus")) {
         ask_hypervisor(c, cl, HVT_CTL_TRACE_STATUS, NULL, 0);
+    } else if (!strncmp(line, "probe arm ", 10)) {
+        arm_start(c, cl, line + 10);
+    } else if (!strcmp(line, "probe disarm")) {
+        ask_hypervisor(c, cl, HVT_CTL_PROBE_DISARM, NULL, 0);
+    } else if (!strcmp(line, "probe status")) {
+        ask_hypervisor(c, cl, HVT_CTL_PROBE_STATUS, NULL, 0);
     } else {
-        snprintf(err, sizeof err, "unknown request '%.60s' (status | trace start|stop|hvstatus)", line);
+        snprintf(err, sizeof err, "unknown request '%.60s' (status | trace start|stop|hvstatus | "
+                 "probe arm FILE|disarm|status)", line);
         coll_sock_end(&c->sock, cl, err);
     }
 }
 
-void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok)
+static void print_probe_status(struct coll *c, int i, const struct hvt_probe_status *p)
+{
+    coll_sock_printf(&c->sock, i, "probe_armed=%u\nprobe_fires=%llu\nprobe_records=%llu\n"
+                     "probe_records_lost=%llu\nprobe_exits=%llu\nprobe_ept_exits=%llu\n"
+                     "probe_records_received=%llu\n", p->armed,
+                     (unsigned long long)p->fires, (unsigned long long)p->records,
+                     (unsigned long long)p->records_lost, (unsigned long long)p->exits,
+                     (unsigned long long)p->ept_exits, (unsigned long long)c->probe_records);
+}
+
+/* One ARM reply: the next request, or the answer. True when the client's answer is done. */
+static bool arm_reply(struct coll *c, int i, const struct ctl_msg *m, uint64_t off)
+{
+    struct coll_probe_arm *a = &c->arm;
+    struct hvt_probe_status p = { 0 };
+    bool ok = m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof p;
+    if (ok)
+        memcpy(&p, m->data, sizeof p);
+    if (ok && !a->replied) {
+        a->replied = true;
+        a->off = off;
+        a->records0 = p.records;
+        a->lost0 = p.records_lost;
+    }
+    if (ok) {
+        a->taken += p.specs_taken;
+        a->sites += p.sites_armed;
+    }
+    a->sent += a->batch;
+    if (ok && !p.error && p.specs_taken == a->batch && a->sent < a->n) {
+        arm_send_next(c, i);
+        return false;
+    }
+    coll_sock_printf(&c->sock, i, "hv_status=%s\nprobe_specs=%u\nprobe_specs_taken=%u\n"
+                     "probe_sites_armed=%u\nprobe_error=%d\nprobe_stream_off=%llu\n"
+                     "probe_records_before=%llu\nprobe_records_lost_before=%llu\n",
+                     coll_ctl_status_name(m->ctl.status), a->n, a->taken, a->sites, p.error,
+                     (unsigned long long)a->off, (unsigned long long)a->records0,
+                     (unsigned long long)a->lost0);
+    if (ok)
+        print_probe_status(c, i, &p);
+    arm_free(c);
+    coll_sock_end(&c->sock, i, ok ? NULL : "the hypervisor refused the request");
+    return true;
+}
+
+void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, uint64_t off)
 {
     for (int i = 0; i < COLL_SOCK_CLIENTS; i++) {
         struct coll_sock_client *k = &c->sock.cl[i];
@@ -149,11 +262,22 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok)
             k->wait_cmd != m->ctl.cmd)
             continue;
         if (!tag_ok) {
+            if (c->arm.specs && c->arm.client == i)
+                arm_free(c);
             coll_sock_end(&c->sock, i, "the reply failed authentication (wrong key?)");
             continue;
         }
+        if (m->ctl.cmd == HVT_CTL_PROBE_ARM && c->arm.specs && c->arm.client == i) {
+            arm_reply(c, i, m, off);
+            continue;
+        }
         coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
-        if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof(struct hvt_trace_status)) {
+        if ((m->ctl.cmd == HVT_CTL_PROBE_DISARM || m->ctl.cmd == HVT_CTL_PROBE_STATUS) &&
+            m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof(struct hvt_probe_status)) {
+            struct hvt_probe_status p;
+            memcpy(&p, m->data, sizeof p);
+            print_probe_status(c, i, &p);
+        } else if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof(struct hvt_trace_status)) {
             struct hvt_trace_status t;
             memcpy(&t, m->data, sizeof t);
             coll_sock_printf(&c->sock, i, "hv_stepping=%u\n", t.stepping);
@@ -189,4 +313,7 @@ void coll_cmd_tick(struct coll *c, uint64_t now)
         else if (now > k->deadline_ns)
             coll_sock_end(&c->sock, i, "no reply from the hypervisor in time");
     }
+    /* An arming whose client went away (ended, timed out, disconnected) stops sending. */
+    if (c->arm.specs && (c->sock.cl[c->arm.client].fd < 0 || !c->sock.cl[c->arm.client].taken))
+        arm_free(c);
 }

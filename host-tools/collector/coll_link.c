@@ -84,6 +84,9 @@ const char *coll_ctl_cmd_name(uint16_t cmd)
     case HVT_CTL_TRACE_START: return "trace-start";
     case HVT_CTL_TRACE_STOP: return "trace-stop";
     case HVT_CTL_TRACE_STATUS: return "trace-status";
+    case HVT_CTL_PROBE_ARM: return "probe-arm";
+    case HVT_CTL_PROBE_DISARM: return "probe-disarm";
+    case HVT_CTL_PROBE_STATUS: return "probe-status";
     }
     return "cmd";
 }

@@ -151,8 +151,18 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
                       (unsigned long long)s.connections, (unsigned long long)s.console_bytes,
                       (unsigned long long)s.lost_messages, (unsigned long long)s.backpressure_waits,
                       (unsigned long long)s.rx_frames, (unsigned long long)s.tx_frames);
-    } else if (m.ctl.cmd >= HVT_CTL_TRACE_FIRST && m.ctl.status == HVT_CTL_OK &&
-               m.ctl.data_len >= sizeof(struct hvt_trace_status)) {
+    } else if (m.ctl.cmd >= HVT_CTL_PROBE_ARM && m.ctl.cmd <= HVT_CTL_PROBE_STATUS &&
+               m.ctl.status == HVT_CTL_OK && m.ctl.data_len >= sizeof(struct hvt_probe_status)) {
+        struct hvt_probe_status p;
+        memcpy(&p, m.data, sizeof p);
+        n += snprintf(line + n, sizeof line - (size_t)n,
+                      " specs_taken=%u error=%d sites_armed=%u armed=%u fires=%llu records=%llu "
+                      "records_lost=%llu exits=%llu ept_exits=%llu", p.specs_taken, p.error,
+                      p.sites_armed, p.armed, (unsigned long long)p.fires,
+                      (unsigned long long)p.records, (unsigned long long)p.records_lost,
+                      (unsigned long long)p.exits, (unsigned long long)p.ept_exits);
+    } else if (m.ctl.cmd >= HVT_CTL_TRACE_FIRST && m.ctl.cmd <= HVT_CTL_TRACE_STATUS &&
+               m.ctl.status == HVT_CTL_OK && m.ctl.data_len >= sizeof(struct hvt_trace_status)) {
         struct hvt_trace_status t;
         memcpy(&t, m.data, sizeof t);
         n += snprintf(line + n, sizeof line - (size_t)n,
@@ -171,7 +181,7 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
     snprintf(line + n, sizeof line - (size_t)n, "\n");
     coll_store_control_line(&c->store, line);
     coll_log("hvtrace-collector: control reply: %s", line);
-    coll_cmd_ctl_reply(c, &m, v == HVT_CTL_OK);
+    coll_cmd_ctl_reply(c, &m, v == HVT_CTL_OK, h->off);
 }
 
 static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, const uint8_t *raw)
@@ -215,6 +225,10 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         break;
     case HVT_MSG_BYE:
         c->bye_seen = true;
+        break;
+    case HVT_MSG_PROBE:                      /* stored verbatim like every message; counted */
+        c->probe_msgs++;
+        c->probe_records += h->len / sizeof(struct hvt_probe_fire);   /* whole: coll_parse */
         break;
     }
     int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events);

@@ -1,5 +1,6 @@
 /* coll_parse.c - strict stream parser; see coll_parse.h and docs/stream-protocol.md. */
 #include "coll_parse.h"
+#include "hvt_probe.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ const char *coll_msg_type_name(uint16_t type)
     case HVT_MSG_LOSS: return "LOSS";
     case HVT_MSG_CTL_REPLY: return "CTL_REPLY";
     case HVT_MSG_BYE: return "BYE";
+    case HVT_MSG_PROBE: return "PROBE";
     case HVT_MSG_WELCOME: return "WELCOME";
     case HVT_MSG_ACK: return "ACK";
     case HVT_MSG_CTL_REQ: return "CTL_REQ";
@@ -92,6 +94,11 @@ static int check_sequenced(struct coll_parser *p, const struct hvt_msg_hdr *h, c
     case HVT_MSG_BYE:
         if (h->len != 0)
             BAD("BYE with %u payload bytes", h->len);
+        break;
+    case HVT_MSG_PROBE:
+        if (h->len == 0 || h->len % sizeof(struct hvt_probe_fire))
+            BAD("PROBE of %u bytes is not whole firing records of %zu", h->len,
+                sizeof(struct hvt_probe_fire));
         break;
     case HVT_MSG_CTL_REPLY: {
         struct ctl_msg m;

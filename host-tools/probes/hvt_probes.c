@@ -16,6 +16,7 @@
  */
 #include "hvt_probes.h"
 #include "probe_list.h"
+#include "probe_live.h"
 #include "kinfo.h"
 #include "util.h"
 #include "hvt_hypercall.h"
@@ -31,19 +32,13 @@ static int usage(void)
     fprintf(stderr,
             "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] --specs FILE\n"
+            "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
+            "           [--duration S] [--drain S]       (live, through hvtrace-collector)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG\n"
             "  DESC: provider:module:function:name with globs, e.g. 'fbt::vfs_*:entry',\n"
             "        several separated by commas,\n"
             "        'syscall::getpid:entry' (VMLINUZ defaults to $HVT_VMLINUZ)\n");
     return 2;
-}
-
-static int matches_any(const probe_desc *d, char **descs, int nd)
-{
-    for (int i = 0; i < nd; i++)
-        if (probe_desc_match(d, descs[i]))
-            return 1;
-    return 0;
 }
 
 static void list_line(const probe_desc *d)
@@ -56,24 +51,13 @@ static void list_line(const probe_desc *d)
 
 static int write_specs(const probe_list *l, char **descs, int nd, const char *path)
 {
-    size_t n = 0, cap = 0;
-    struct hvt_probe_spec *s = NULL;
-    for (size_t i = 0; i < l->n; i++) {
-        const probe_desc *d = &l->p[i];
-        if (!matches_any(d, descs, nd))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct hvt_probe_spec *ns = realloc(s, cap * sizeof *ns);
-            if (!ns) { free(s); return -1; }
-            s = ns;
-        }
-        s[n++] = (struct hvt_probe_spec){ .id = d->id,
-                                          .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD,
-                                          .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
-    }
+    size_t n;
+    struct hvt_probe_spec *s = probe_specs_for(l, descs, nd, &n);
+    if (!s)
+        return -1;
     if (n > HVT_PROBE_SPECS_MAX) {
-        fprintf(stderr, "hvt: %zu probes matched; one arming takes at most %d\n", n, HVT_PROBE_SPECS_MAX);
+        fprintf(stderr, "hvt: %zu probes matched; the guest tool arms at most %d at once\n", n,
+                HVT_PROBE_SPECS_MAX);
         free(s);
         return -1;
     }
@@ -138,29 +122,18 @@ static int print_fires(const probe_list *l, char **descs, int nd, const char *e9
     if (!count)
         return 1;
     if (!quiet)
-        printf("%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME");
+        probe_print_header(stdout);
     for (size_t i = 0; i < v.n; i++) {
         const struct hvt_probe_fire *f = &v.f[i];
-        if (!f->id || f->id > l->n || !matches_any(&l->p[f->id - 1], descs, nd)) {
+        if (!f->id || f->id > l->n || !probe_matches_any(&l->p[f->id - 1], descs, nd)) {
             foreign++;                          /* armed by another description */
             continue;
         }
-        const probe_desc *d = &l->p[f->id - 1];
         count[f->id]++;
-        if (!quiet) {
-            char fn[320];
-            snprintf(fn, sizeof fn, "%s:%s", d->function, d->name);
-            printf("%3u %6u %32s\n", f->cpu, f->id, fn);
-        }
+        if (!quiet)
+            probe_print_fire(stdout, &l->p[f->id - 1], f);
     }
-    printf("\n%-6s %-40s %s\n", "ID", "PROBE", "COUNT");
-    for (size_t i = 0; i < l->n; i++)
-        if (count[i + 1]) {
-            char name[400];
-            const probe_desc *d = &l->p[i];
-            snprintf(name, sizeof name, "%s:%s:%s:%s", d->provider, d->module, d->function, d->name);
-            printf("%-6u %-40s %llu\n", d->id, name, (unsigned long long)count[i + 1]);
-        }
+    probe_print_counts(stdout, l, count);
     if (bad)
         printf("hvt: %llu malformed firing blocks in %s\n", (unsigned long long)bad, e9);
     if (foreign)
@@ -175,6 +148,7 @@ int hvt_probes_main(int argc, char **argv)
     char *descs[MAX_DESCS];
     int nd = 0, list = 0, verbose = 0, quiet = 0;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *specs = NULL, *e9 = NULL;
+    struct probe_live_opts live = { .dir = "trace-out", .drain_s = 120 };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-l")) list = 1;
@@ -189,10 +163,15 @@ int hvt_probes_main(int argc, char **argv)
         else if (!strcmp(a, "--vmlinuz") && i + 1 < argc) vmlinuz = argv[++i];
         else if (!strcmp(a, "--specs") && i + 1 < argc) specs = argv[++i];
         else if (!strcmp(a, "--e9") && i + 1 < argc) e9 = argv[++i];
+        else if (!strcmp(a, "-d") && i + 1 < argc) live.dir = argv[++i];
+        else if (!strcmp(a, "--socket") && i + 1 < argc) live.sock = argv[++i];
+        else if (!strcmp(a, "--duration") && i + 1 < argc) live.duration_s = atof(argv[++i]);
+        else if (!strcmp(a, "--drain") && i + 1 < argc) live.drain_s = atof(argv[++i]);
         else return usage();
     }
-    if (!vmlinuz || (!list && !nd) || (!list && !specs && !e9))
+    if (!vmlinuz || (!list && !nd))
         return usage();
+    live.quiet = quiet;
     for (int i = 0; i < nd; i++)
         if (probe_desc_check(descs[i])) {
             fprintf(stderr, "hvt: invalid probe description \"%s\": more than four fields\n", descs[i]);
@@ -221,7 +200,7 @@ int hvt_probes_main(int argc, char **argv)
     if (!rc && list) {
         printf("%5s %10s %20s %32s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
         for (size_t i = 0; i < l.n; i++)
-            if (nd ? matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose))
+            if (nd ? probe_matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose))
                 list_line(&l.p[i]);
     } else if (!rc && specs) {
         rc = write_specs(&l, descs, nd, specs) ? 1 : 0;
@@ -234,6 +213,8 @@ int hvt_probes_main(int argc, char **argv)
             }
     } else if (!rc && e9) {
         rc = print_fires(&l, descs, nd, e9, quiet);
+    } else if (!rc) {
+        rc = probe_live_run(&l, descs, nd, &live);
     }
     probe_list_free(&l);
     kinfo_close(&ki);

@@ -174,7 +174,7 @@ def selftest(root, objdir, gen_dirs):
             print(f'selftest {name}: NOT caught')
     with tempfile.TemporaryDirectory() as tmp:
         tree = os.path.join(tmp, 'tree')
-        shutil.copytree(root, tree, ignore=shutil.ignore_patterns('build', '.git'))
+        shutil.copytree(root, tree, ignore=shutil.ignore_patterns('build', 'build-*', '.git'))
         # rule 2: trace/ reaches a vmm/ internal header
         with open(os.path.join(tree, 'trace/step.c'), 'a') as fh:
             fh.write('\n#include "hv_core.h"\n')

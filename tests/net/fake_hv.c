@@ -21,6 +21,10 @@
  *                  hypervisor's stop does); BYE only after a stop
  *   --drop-every N leave out every Nth RECORDS chunk and report it in a LOSS (overflow=drop)
  *   --corrupt-at N the Nth RECORDS batch claims one record more than it holds
+ * --probes N plays the probe engine for host control (HVT_CTL_PROBE_*): after the first ARM
+ * it sends N firing records (HVT_MSG_PROBE, 64 a message, the CPUs in turn, the armed specs'
+ * ids round-robin), reports every one in its counters, and sends BYE only after a DISARM;
+ *   --probe-lose K  of the N, K are not sent but counted lost (a failed link)
  */
 #define _GNU_SOURCE
 #include "stream_core.h"
@@ -28,6 +32,8 @@
 #include "e9_lines.h"
 #include "trace_scan.h"
 #include "hvt_trace_format.h"
+#include "hvt_probe.h"
+#include "hvt_hypercall.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +201,11 @@ struct producer {
     uint64_t sent_records, sent_insns, sent_chunks;
     bool window[FAKE_MAX_CPUS];
     uint64_t last_tsc[FAKE_MAX_CPUS];
+    /* --probes */
+    bool probe_mode, probe_armed, probe_disarmed;
+    uint32_t probe_ids[4096];
+    unsigned nprobe_ids;
+    uint64_t probe_left, probe_lose, probe_made, probe_lost;
 };
 static struct producer *g_prod;         /* for the trace control ops */
 
@@ -333,6 +344,77 @@ static void fake_counters(struct hvt_trace_status *st)
     st->chunks_sent = g_prod->sent_chunks;
 }
 
+static int fake_probe(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len)
+{
+    struct producer *p = g_prod;
+    struct hvt_probe_status st = { 0 };
+    if (!p->probe_mode)
+        return HVT_CTL_ENOSYS;
+    if (cmd == HVT_CTL_PROBE_ARM) {
+        if (!len || len % sizeof(struct hvt_probe_spec) ||
+            len / sizeof(struct hvt_probe_spec) > HVT_CTL_PROBE_SPECS)
+            return HVT_CTL_EINVAL;
+        st.records = p->probe_made;                 /* before this arming, as the engine does */
+        st.records_lost = p->probe_lost;
+        for (uint32_t i = 0; i < len / sizeof(struct hvt_probe_spec); i++) {
+            struct hvt_probe_spec sp;
+            memcpy(&sp, args + i * sizeof sp, sizeof sp);
+            if (p->nprobe_ids == sizeof p->probe_ids / sizeof p->probe_ids[0]) {
+                st.error = HVT_PROBE_ENOMEM;
+                break;
+            }
+            p->probe_ids[p->nprobe_ids++] = sp.id;
+            st.specs_taken++;
+            st.sites_armed++;
+        }
+        p->probe_armed = true;
+        st.armed = p->nprobe_ids;
+        memcpy(out, &st, sizeof st);
+        *out_len = sizeof st;
+        return HVT_CTL_OK;
+    }
+    if (cmd == HVT_CTL_PROBE_DISARM) {
+        p->probe_disarmed = true;
+        p->probe_left = 0;
+        p->nprobe_ids = 0;
+    } else if (cmd != HVT_CTL_PROBE_STATUS) {
+        return HVT_CTL_ENOSYS;
+    }
+    st.armed = p->nprobe_ids;
+    st.records = st.fires = p->probe_made;
+    st.records_lost = p->probe_lost;
+    memcpy(out, &st, sizeof st);
+    *out_len = sizeof st;
+    return HVT_CTL_OK;
+}
+
+/* One HVT_MSG_PROBE message of up to 64 records (or records counted lost). */
+static int send_probes(struct stream_core *sc, struct producer *p)
+{
+    struct hvt_probe_fire f[64];
+    unsigned n = p->probe_left < 64 ? (unsigned)p->probe_left : 64, cpu = p->next_cpu;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t k = p->probe_made + i;
+        f[i] = (struct hvt_probe_fire){ .id = p->probe_ids[k % p->nprobe_ids], .cpu = (uint16_t)cpu,
+                                        .kind = 1, .tsc = 1000 + k, .pc = 0xffffffff81000000ull,
+                                        .pid = 100 + cpu, .tid = 100 + cpu };
+        memcpy(f[i].comm, "fake-workload", 14);
+    }
+    int r = 0;
+    if (p->probe_lose >= n) {
+        p->probe_lose -= n;
+        p->probe_lost += n;
+    } else {
+        r = stream_core_append(sc, cpu, HVT_MSG_PROBE, f, n * sizeof f[0]);
+    }
+    if (r == 0) {
+        p->probe_made += n;
+        p->probe_left -= n;
+        p->next_cpu = (p->next_cpu + 1) % p->cpus;
+    }
+    return r;
+}
+
 /* Enqueue the next message; false when the ring is full (backpressure) or nothing is left. */
 static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf)
 {
@@ -375,6 +457,10 @@ static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf
             p->next_cpu = (p->next_cpu + 1) % p->cpus;
             p->filler_next += nrec;
         }
+    } else if (p->probe_armed && p->probe_left > 0 && p->nprobe_ids) {
+        r = send_probes(sc, p);
+    } else if (p->probe_mode && !p->probe_disarmed) {
+        return false;                   /* nothing more until the host disarms */
     } else if (p->wait_start && !p->stop_sent) {
         return false;                   /* nothing more until the host stops the trace */
     } else if (!p->loss_sent) {
@@ -425,7 +511,8 @@ int main(int argc, char **argv)
         { "trace-bytes", 1, 0, 't' }, { "msg-size", 1, 0, 's' }, { "meta", 1, 0, 'm' },
         { "rate-kbps", 1, 0, 'R' }, { "loss", 1, 0, 'L' }, { "timeout", 1, 0, 'T' },
         { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
-        { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' }, { 0 } };
+        { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' },
+        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -453,6 +540,8 @@ int main(int argc, char **argv)
         case 'W': p.wait_start = true; break;
         case 'D': p.drop_every = strtoull(optarg, NULL, 0); break;
         case 'X': p.corrupt_at = strtoull(optarg, NULL, 0); break;
+        case 'P': p.probe_mode = true; p.probe_left = strtoull(optarg, NULL, 0); break;
+        case 'Q': p.probe_lose = strtoull(optarg, NULL, 0); break;
         default: return 2;
         }
     }
@@ -470,7 +559,8 @@ int main(int argc, char **argv)
     }
     p.cpus = (unsigned)cpus;
     g_prod = &p;
-    static const struct trace_ctl_ops ops = { .request = fake_request, .counters = fake_counters };
+    static const struct trace_ctl_ops ops = { .request = fake_request, .counters = fake_counters,
+                                              .probe = fake_probe };
     trace_ctl_set_ops(&ops);
     if (e9_file && load_e9(&p, e9_file) < 0)
         return 2;
@@ -545,6 +635,10 @@ int main(int argc, char **argv)
     }
     if (linger_ms)
         usleep((useconds_t)linger_ms * 1000);
+    if (p.probe_mode)
+        printf("fake_hv: probes armed=%d disarmed=%d records_made=%llu records_lost=%llu\n",
+               p.probe_armed, p.probe_disarmed, (unsigned long long)p.probe_made,
+               (unsigned long long)p.probe_lost);
     if (e9_file)
         printf("fake_hv: e9 chunks=%zu sent_chunks=%llu sent_records=%llu sent_insns=%llu "
                "dropped=%llu dropped_bytes=%llu started=%d stopped=%d\n", p.nbatches,

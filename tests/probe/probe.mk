@@ -37,6 +37,14 @@ test-probes: $(HVT) $(PROBE_TEST)/initrd.img
 	bash tests/probe/check-probes.sh $(PROBE_TEST)/run $(PROBE_CALLS) $(TEST_CPUS) $(PROBE_CYCLES)
 test-all: test-probes
 
+# test-probe-coll: live probes through the collector against fake_hv (host only, ~15 s): arming
+# in batches, one line per firing, counts, losses reported (tests/probe/test-probe-coll.sh).
+.PHONY: test-probe-coll
+test-probe-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	bash tests/probe/test-probe-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
+test-all: test-probe-coll
+
 # make dtrace SCRIPT='<probe descriptions>' WORKLOAD='<shell command run in the guest>'
 # Boots the test guest under hvtrace in Bochs (2 CPUs), arms the matching probes (every firing
 # recorded) before the workload, disarms when it exits, and prints what hvt prints: one line a

@@ -1,0 +1,320 @@
+/* probe_live.c - see probe_live.h. */
+#include "probe_live.h"
+#include "hvt_trace.h"
+#include "hvt_stream.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LIVE_ANSWER_MAX (16u << 10)
+#define LIVE_POLL_NS    100000000ull      /* re-read the chunk files every 100 ms */
+
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig) { (void)sig; g_stop = 1; }
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int probe_matches_any(const probe_desc *d, char **descs, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        if (probe_desc_match(d, descs[i]))
+            return 1;
+    return 0;
+}
+
+struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd, size_t *n)
+{
+    size_t cap = 0;
+    struct hvt_probe_spec *s = NULL;
+    *n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const probe_desc *d = &l->p[i];
+        if (!probe_matches_any(d, descs, nd))
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct hvt_probe_spec *ns = realloc(s, cap * sizeof *ns);
+            if (!ns) {
+                free(s);
+                return NULL;
+            }
+            s = ns;
+        }
+        s[(*n)++] = (struct hvt_probe_spec){ .id = d->id,
+                                             .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD,
+                                             .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
+    }
+    return s;
+}
+
+void probe_print_header(FILE *out) { fprintf(out, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME"); }
+
+void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f)
+{
+    char fn[320];
+    snprintf(fn, sizeof fn, "%s:%s", d->function, d->name);
+    fprintf(out, "%3u %6u %32s\n", f->cpu, f->id, fn);
+}
+
+void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count)
+{
+    fprintf(out, "\n%-6s %-40s %s\n", "ID", "PROBE", "COUNT");
+    for (size_t i = 0; i < l->n; i++)
+        if (count[i + 1]) {
+            char name[400];
+            const probe_desc *d = &l->p[i];
+            snprintf(name, sizeof name, "%s:%s:%s:%s", d->provider, d->module, d->function, d->name);
+            fprintf(out, "%-6u %-40s %llu\n", d->id, name, (unsigned long long)count[i + 1]);
+        }
+}
+
+/* --- following the collector's boot directory: the stored messages, in stream order --- */
+struct follow {
+    char dir[4096];
+    unsigned chunk;                   /* chunk-NNNNNN.hvts being read */
+    FILE *f;
+    uint8_t *buf;                     /* bytes read, not yet a whole message */
+    size_t len;
+    uint64_t from_off;                /* messages before this offset are not ours */
+    uint64_t next_off;                /* the next offset expected (duplicates after a resume) */
+    uint64_t records, msgs, bad;
+};
+
+/* The chunk holding offset 'off' (index.tsv: chunk, first_off, bytes, messages). */
+static unsigned chunk_of(const char *dir, uint64_t off)
+{
+    char path[4200], line[256];
+    snprintf(path, sizeof path, "%s/index.tsv", dir);
+    FILE *f = fopen(path, "r");
+    unsigned best = 0, c;
+    unsigned long long first;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "chunk-%u.hvts\t%llu", &c, &first) == 2 && first <= off && c > best)
+            best = c;
+    fclose(f);
+    return best;
+}
+
+static FILE *open_chunk(const struct follow *w, unsigned c)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/chunk-%06u.hvts", w->dir, c);
+    return fopen(path, "rb");
+}
+
+typedef void (*fire_fn)(void *ctx, const struct hvt_probe_fire *f);
+
+/* Whole messages of the buffer; returns -1 on a malformed header (the file is not ours). */
+static int parse(struct follow *w, fire_fn fn, void *ctx)
+{
+    size_t at = 0;
+    while (w->len - at >= sizeof(struct hvt_msg_hdr)) {
+        struct hvt_msg_hdr h;
+        memcpy(&h, w->buf + at, sizeof h);
+        if (h.magic != HVT_STREAM_MAGIC || h.hdr_len != sizeof h || h.len > HVT_STREAM_MAX_PAYLOAD)
+            return -1;
+        if (w->len - at - sizeof h < h.len)
+            break;
+        const uint8_t *pl = w->buf + at + sizeof h;
+        if (h.type == HVT_MSG_PROBE && h.off >= w->from_off && h.off >= w->next_off) {
+            w->msgs++;
+            if (h.len % sizeof(struct hvt_probe_fire)) {
+                w->bad++;
+            } else {
+                for (size_t i = 0; i < h.len / sizeof(struct hvt_probe_fire); i++) {
+                    struct hvt_probe_fire f;
+                    memcpy(&f, pl + i * sizeof f, sizeof f);
+                    w->records++;
+                    fn(ctx, &f);
+                }
+            }
+        }
+        if (h.cpu != HVT_CPU_NONE && h.off >= w->next_off)
+            w->next_off = h.off + sizeof h + h.len;
+        at += sizeof h + h.len;
+    }
+    memmove(w->buf, w->buf + at, w->len - at);
+    w->len -= at;
+    return 0;
+}
+
+/* Read what the collector stored since the last call. 0, or -1 (corrupt file: said why). */
+static int follow_poll(struct follow *w, fire_fn fn, void *ctx)
+{
+    for (;;) {
+        if (!w->f && !(w->f = open_chunk(w, w->chunk)))
+            return 0;                  /* not written yet */
+        size_t cap = HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr);
+        size_t got = fread(w->buf + w->len, 1, cap - w->len, w->f);
+        w->len += got;
+        if (parse(w, fn, ctx) < 0) {
+            fprintf(stderr, "hvt: %s/chunk-%06u.hvts: not a stream of hvtrace messages\n", w->dir, w->chunk);
+            return -1;
+        }
+        if (got)
+            continue;
+        clearerr(w->f);
+        /* At the end of this chunk: move on only once the next one exists (the collector
+         * finishes a chunk before it opens the next), and only at a message boundary. */
+        FILE *next = open_chunk(w, w->chunk + 1);
+        if (!next)
+            return 0;
+        got = fread(w->buf + w->len, 1, cap - w->len, w->f);   /* what came meanwhile */
+        w->len += got;
+        if (got && parse(w, fn, ctx) < 0)
+            return -1;
+        fclose(w->f);
+        w->f = next;
+        w->chunk++;
+        w->len = 0;
+    }
+}
+
+struct live {
+    const probe_list *l;
+    char **descs;
+    int nd;
+    const struct probe_live_opts *o;
+    uint64_t *count, foreign;
+};
+
+static void on_fire(void *ctx, const struct hvt_probe_fire *f)
+{
+    struct live *v = ctx;
+    if (!f->id || f->id > v->l->n || !probe_matches_any(&v->l->p[f->id - 1], v->descs, v->nd)) {
+        v->foreign++;
+        return;
+    }
+    v->count[f->id]++;
+    if (!v->o->quiet)
+        probe_print_fire(stdout, &v->l->p[f->id - 1], f);
+}
+
+static int arm(const struct probe_live_opts *o, const struct hvt_probe_spec *s, size_t n,
+               char *ans, size_t cap)
+{
+    char path[] = "/tmp/hvt-probes-XXXXXX";
+    int fd = mkstemp(path);             /* mode 0600: only this user (and the collector, ours) */
+    if (fd < 0 || write(fd, s, n * sizeof *s) != (ssize_t)(n * sizeof *s)) {
+        snprintf(ans, cap, "writing %s: %s", path, strerror(errno));
+        if (fd >= 0) { close(fd); unlink(path); }
+        return -1;
+    }
+    close(fd);
+    char line[sizeof path + 16];
+    snprintf(line, sizeof line, "probe arm %s", path);
+    int rc = hvt_coll_ask(o->dir, o->sock, line, ans, cap);
+    unlink(path);
+    return rc;
+}
+
+int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o)
+{
+    size_t n;
+    struct hvt_probe_spec *specs = probe_specs_for(l, descs, nd, &n);
+    char *ans = malloc(LIVE_ANSWER_MAX);
+    struct live v = { .l = l, .descs = descs, .nd = nd, .o = o, .count = calloc(l->n + 1, sizeof(uint64_t)) };
+    struct follow w = { .buf = malloc(HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr)) };
+    int rc = 1;
+    if (!specs || !ans || !v.count || !w.buf) {
+        fprintf(stderr, "hvt: out of memory\n");
+        goto out;
+    }
+    if (hvt_coll_ask(o->dir, o->sock, "status", ans, LIVE_ANSWER_MAX) != 0) {
+        fprintf(stderr, "hvt: %s\n", ans);
+        goto out;
+    }
+    if (!hvt_coll_val(ans, "dir", w.dir, sizeof w.dir) || !hvt_coll_uval(ans, "connected")) {
+        fprintf(stderr, "hvt: no hypervisor is connected to the collector at %s\n", o->dir);
+        goto out;
+    }
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int r = arm(o, specs, n, ans, LIVE_ANSWER_MAX);
+    uint64_t taken = hvt_coll_uval(ans, "probe_specs_taken");
+    uint64_t sites = hvt_coll_uval(ans, "probe_sites_armed");
+    if (r != 0 || taken != n) {
+        char e[32];
+        fprintf(stderr, "hvt: could not enable all probes: %llu of %zu taken, %llu sites armed (%s%s%s)\n",
+                (unsigned long long)taken, n, (unsigned long long)sites, r ? ans : "hypervisor error ",
+                r ? "" : hvt_coll_val(ans, "probe_error", e, sizeof e) ? e : "?",
+                r ? "" : ": out of probe or shadow-page room (-1), unmapped text (-2), bad spec (-4)");
+        if (r == 0 || taken)
+            hvt_coll_ask(o->dir, o->sock, "probe disarm", ans, LIVE_ANSWER_MAX);
+        goto out;
+    }
+    for (int i = 0; i < nd; i++) {
+        size_t m = 0;
+        for (size_t k = 0; k < l->n; k++)
+            m += probe_desc_match(&l->p[k], descs[i]);
+        fprintf(stderr, "hvt: description '%s' matched %zu probe%s\n", descs[i], m, m == 1 ? "" : "s");
+    }
+    uint64_t rec0 = hvt_coll_uval(ans, "probe_records_before");
+    uint64_t lost0 = hvt_coll_uval(ans, "probe_records_lost_before");
+    w.from_off = hvt_coll_uval(ans, "probe_stream_off");
+    w.chunk = chunk_of(w.dir, w.from_off);
+    if (!o->quiet)
+        probe_print_header(stdout);
+    uint64_t t0 = now_ns();
+    while (!g_stop && (o->duration_s <= 0 || now_ns() - t0 < (uint64_t)(o->duration_s * 1e9))) {
+        if (follow_poll(&w, on_fire, &v) < 0)
+            break;
+        fflush(stdout);
+        struct timespec ts = { 0, LIVE_POLL_NS };
+        nanosleep(&ts, NULL);
+    }
+    /* End: disarm, then wait for what the CPUs still held. */
+    r = hvt_coll_ask(o->dir, o->sock, "probe disarm", ans, LIVE_ANSWER_MAX);
+    if (r != 0) {
+        fprintf(stderr, "hvt: disarming failed: %s\n", ans);
+        goto out;
+    }
+    uint64_t made = hvt_coll_uval(ans, "probe_records") - rec0;
+    uint64_t lost = hvt_coll_uval(ans, "probe_records_lost") - lost0;
+    uint64_t t1 = now_ns();
+    while (w.records + lost < made && now_ns() - t1 < (uint64_t)(o->drain_s * 1e9)) {
+        if (follow_poll(&w, on_fire, &v) < 0)
+            break;
+        struct timespec ts = { 0, LIVE_POLL_NS };
+        nanosleep(&ts, NULL);
+    }
+    fflush(stdout);
+    probe_print_counts(stdout, l, v.count);
+    rc = 0;
+    if (lost) {
+        printf("hvt: %llu firing records lost on the link\n", (unsigned long long)lost);
+        rc = 1;
+    }
+    if (w.records + lost < made) {
+        printf("hvt: %llu firing records made but not received within %.0f s\n",
+               (unsigned long long)(made - lost - w.records), o->drain_s);
+        rc = 1;
+    }
+    if (w.bad) {
+        printf("hvt: %llu malformed firing messages\n", (unsigned long long)w.bad);
+        rc = 1;
+    }
+    if (v.foreign)
+        printf("hvt: %llu firings of probes outside the descriptions\n", (unsigned long long)v.foreign);
+    fprintf(stderr, "hvt: %llu firing records received, %llu made, %llu lost\n",
+            (unsigned long long)w.records, (unsigned long long)made, (unsigned long long)lost);
+out:
+    if (w.f)
+        fclose(w.f);
+    free(w.buf);
+    free(v.count);
+    free(ans);
+    free(specs);
+    return rc;
+}

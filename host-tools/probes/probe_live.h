@@ -1,0 +1,38 @@
+/* probe_live: hvt -n against a running hypervisor, through hvtrace-collector (DTrace's way of
+ * enabling probes: arm, print every firing as it arrives, Ctrl-C ends).
+ * Contract:
+ *  - probe_live_run() writes the specs to a private file, asks the collector to arm them
+ *    ("probe arm FILE" on its command socket: coll_cmd.c), then follows the collector's boot
+ *    directory: every HVT_MSG_PROBE message after the arming reply's stream offset is printed
+ *    as it is stored (chunk-NNNNNN.hvts, the messages verbatim), one line per firing in
+ *    DTrace's default format. SIGINT or SIGTERM (or the duration) ends it: the probes are
+ *    disarmed, the records every CPU still holds are awaited until received + lost = made
+ *    (the hypervisor's counters) or drain_s passes, then the counts per probe and any loss
+ *    are printed. Nothing is lost silently: records lost on the link, records missing at the
+ *    end and malformed messages are each reported and make the exit status 1.
+ *  - The printing helpers are shared with hvt -n --e9 (firings from a debug-port log). */
+#ifndef HVT_PROBE_LIVE_H
+#define HVT_PROBE_LIVE_H
+#include <stdint.h>
+#include <stdio.h>
+#include "probe_list.h"
+#include "hvt_probe.h"
+#include "hvt_hypercall.h"
+
+struct probe_live_opts {
+    const char *dir, *sock;           /* the collector's --out (and socket, if not DIR's) */
+    int quiet;                        /* no line per firing */
+    double duration_s;                /* 0: until SIGINT/SIGTERM */
+    double drain_s;                   /* wait this long for the last records after disarming */
+};
+
+/* The specs of every probe of l that matches one of descs (link-time, recorded). */
+struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd, size_t *n);
+int  probe_matches_any(const probe_desc *d, char **descs, int nd);
+void probe_print_header(FILE *out);
+void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f);
+/* count[id] for ids 1..l->n: the end-of-run table, probes with firings only. */
+void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count);
+int  probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o);
+
+#endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Host test of live probes through the collector (no Bochs): fake_hv plays the hypervisor's
+# probe engine (HVT_CTL_PROBE_* answered, HVT_MSG_PROBE firing records sent from 2 CPUs),
+# hvtrace-collector holds the link, `hvt -n` arms through the collector's command socket,
+# prints each firing as it is stored and, at the end (--duration), disarms, waits for the last
+# records and prints the counts; losses are reported, never hidden.
+# Usage: test-probe-coll.sh BUILD_HOST_DIR VMLINUZ. Closing line: "test-probe-coll: N passed, N failed".
+set -uo pipefail
+B="${1:-build/host}"; VMLINUZ="${2:-build/test/vmlinuz}"
+COLL="$B/hvtrace-collector"; FAKE="$B/fake_hv"; HVT="$B/hvt"
+W=$(mktemp -d /tmp/hvt-probe-coll.XXXXXX)
+KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+PORT=$(( 20000 + RANDOM % 20000 ))
+source "$(dirname "$0")/../net/test-lib.sh"
+CLEANUP_DIR="$W"
+DESC='syscall::getpid:entry,syscall::getpid:return,fbt::vfs_read:entry'
+
+run() { # name fires lose [desc]: fake_hv + hvt -n; hvt's stdout/stderr in $W/name.*
+  local name="$1" fires="$2" lose="$3" desc="${4:-$DESC}"
+  start_coll "$W/$name" "$W/$name-coll.log" --exit-on-bye
+  "$FAKE" --port "$PORT" --key "$KEY" --cpus 2 --probes "$fires" --probe-lose "$lose" --timeout 60 \
+    >"$W/$name-fake.out" 2>&1 &
+  FPID=$!; PIDS+=("$FPID")
+  for _ in $(seq 50); do grep -q "connection" "$W/$name-coll.log" && break; sleep 0.1; done
+  "$HVT" -n "$desc" --vmlinuz "$VMLINUZ" -d "$W/$name" --duration 3 --drain 20 \
+    >"$W/$name.out" 2>"$W/$name.err"
+  echo $? > "$W/$name.rc"
+  wait "$FPID"; wait "$CPID" 2>/dev/null
+}
+lines() { grep -cE '^ +[01] +[0-9]+ +(getpid|vfs_read):(entry|return)$' "$1"; }
+countsum() { awk '/^ID +PROBE +COUNT/ { t = 1; next } t && NF == 3 { s += $3 } END { print s + 0 }' "$1"; }
+
+# 1. every record arrives: 3000 firings over 2 CPUs, 3 probes round-robin
+run full 3000 0
+check "arming through the collector: 'matched' lines for each description" \
+  grep -q "hvt: description 'fbt::vfs_read:entry' matched 1 probe" "$W/full.err"
+check "one line per firing: $(lines "$W/full.out") of 3000" test "$(lines "$W/full.out")" = 3000
+check "counts per probe sum to 3000 ($(countsum "$W/full.out")), 1000 each" \
+  bash -c "test $(countsum "$W/full.out") = 3000 && test \$(grep -cE ' 1000$' '$W/full.out') = 3"
+check "both CPUs' records shown" bash -c "grep -qE '^  0 ' '$W/full.out' && grep -qE '^  1 ' '$W/full.out'"
+check "exit status 0, received = made (stderr: $(tail -1 "$W/full.err"))" \
+  bash -c "test \$(cat '$W/full.rc') = 0 && grep -q 'hvt: 3000 firing records received, 3000 made, 0 lost' '$W/full.err'"
+check "disarmed at the end (fake_hv saw the DISARM)" grep -q "disarmed=1" "$W/full-fake.out"
+check "the collector logged the probe commands" \
+  bash -c "grep -q 'command: probe arm' '$W/full-coll.log' && grep -q 'command: probe disarm' '$W/full-coll.log'"
+
+# 2. records lost on the link are reported and fail the run
+run lose 3000 640 
+check "lost records reported: $(grep -h 'lost on the link' "$W/lose.out")" \
+  grep -q "hvt: 640 firing records lost on the link" "$W/lose.out"
+check "lost records: exit status 1" test "$(cat "$W/lose.rc")" = 1
+check "lost records: the rest printed ($(lines "$W/lose.out") of 2360)" test "$(lines "$W/lose.out")" = 2360
+
+# 3. more specs than one control request carries: the collector sends them 42 at a time
+run many 500 0 'fbt::vfs_*:entry'
+n=$(sed -n "s/^hvt: description 'fbt::vfs_\*:entry' matched \([0-9]*\) probes$/\1/p" "$W/many.err")
+replies=$(grep -c 'cmd=probe-arm status=ok' "$W/many-coll.log")
+check "many: $n probes armed in $replies requests of <= 42 (fake_hv: $(grep -o 'records_made=[0-9]*' "$W/many-fake.out"))" \
+  bash -c "test '${n:-0}' -gt 42 && test $replies = $(( (${n:-0} + 41) / 42 )) && test \$(cat '$W/many.rc') = 0"
+vl=$(grep -cE '^ +[01] +[0-9]+ +vfs_[a-z_0-9]+:entry$' "$W/many.out")
+check "many: 500 firings printed over the probes ($vl)" test "$vl" = 500
+
+# 4. no collector: a clear error, status 1
+"$HVT" -n "$DESC" --vmlinuz "$VMLINUZ" -d "$W/none" --duration 1 >"$W/none.out" 2>"$W/none.err"
+rc=$?
+check "no collector: exit 1 and says so ($(head -1 "$W/none.err"))" \
+  bash -c "test $rc = 1 && grep -q 'cannot reach the collector' '$W/none.err'"
+
+echo "test-probe-coll: $pass passed, $fail failed"
+[ "$fail" = 0 ]
