@@ -45,6 +45,23 @@ test-probe-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	bash tests/probe/test-probe-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
 test-all: test-probe-coll
 
+# test-probes-net: the same live path in Bochs through the hypervisor's own NIC (~4 min):
+# the guest waits until armed, makes PROBE_NET_CALLS getppid() calls per CPU; hvt -n must
+# print exactly CPUs x that many getppid:entry firings, none lost (test-probes-net.sh).
+PROBE_NET_CALLS ?= 1000
+$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net tests/guest/init tests/guest/mkinitramfs.sh
+	@mkdir -p $(dir $@)
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net:bin/probe-net
+.PHONY: test-probes-net
+test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
+	$(MAKE) efi collector
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
+	  bash tests/probe/test-probes-net.sh
+ifneq ($(HVT_NET),0)
+test-all: test-probes-net
+endif
+
 # make dtrace SCRIPT='<probe descriptions>' WORKLOAD='<shell command run in the guest>'
 # Boots the test guest under hvtrace in Bochs (2 CPUs), arms the matching probes (every firing
 # recorded) before the workload, disarms when it exits, and prints what hvt prints: one line a

@@ -1,0 +1,80 @@
+/* probe-net N - the guest side of the live-probe test over the NIC (tests/probe/test-probes-net.sh):
+ *   1. says "probe-net: waiting" and makes a getpid() call every 0.2 s until the engine's
+ *      firing counter (HVT_HC_PROBE 2) moves: the host has armed its probes through the
+ *      collector (syscall::getpid:entry among them);
+ *   2. runs exactly N getppid() calls on each CPU at once (one child pinned to each; nothing
+ *      else in the guest makes that call), says "probe-net: workload done calls=N cpus=C";
+ *   3. waits until the counter stops moving (the host disarmed: getpid() no longer fires), at
+ *      most 600 polls, and exits (init powers the machine off). */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "hvt_guest.h"
+
+static uint64_t fires(void)
+{
+    uint64_t b = 2, c = 0, d = 0;
+    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+    return b;
+}
+
+static void getppid_on(int cpu, long n)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one))
+        _exit(3);
+    long pp = syscall(SYS_getppid), bad = 0;    /* the first of exactly n calls */
+    for (long i = 1; i < n; i++)
+        bad += syscall(SYS_getppid) != pp;
+    _exit(bad != 0);
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 1000;
+    if (!hvt_present()) {
+        fprintf(stderr, "probe-net: hvtrace not detected\n");
+        return 2;
+    }
+    printf("probe-net: waiting for the host to arm\n");
+    fflush(stdout);
+    uint64_t f0 = fires();
+    int polls = 0;
+    while (fires() == f0) {
+        syscall(SYS_getpid);
+        usleep(200000);
+        if (++polls == 3000) {
+            printf("probe-net: never armed\n");
+            return 1;
+        }
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    pid_t kids[64];
+    for (long c = 0; c < ncpu && c < 64; c++)
+        if ((kids[c] = fork()) == 0)
+            getppid_on((int)c, n);
+    int ok = 1;
+    for (long c = 0; c < ncpu && c < 64; c++) {
+        int s = 0;
+        waitpid(kids[c], &s, 0);
+        ok &= WIFEXITED(s) && WEXITSTATUS(s) == 0;
+    }
+    printf("probe-net: workload done calls=%ld cpus=%ld %s\n", n, ncpu, ok ? "ok" : "FAIL");
+    fflush(stdout);
+    uint64_t last = fires();
+    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
+        syscall(SYS_getpid);
+        usleep(200000);
+        uint64_t f = fires();
+        still = f == last ? still + 1 : 0;
+        last = f;
+    }
+    printf("probe-net: disarmed, exiting\n");
+    return ok ? 0 : 1;
+}
