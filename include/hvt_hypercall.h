@@ -51,8 +51,10 @@ enum hvt_hc_func {
 };
 
 /* One probe for HVT_HC_PROBE 4 (kind bits 7:0: 1 entry of the function at lo, 2 its return
- * sites in [lo, hi), 3 the instruction at lo; flags above). lo and hi are runtime addresses,
- * or link-time ones (the vmlinuz's) with HVT_PROBE_F_LINKTIME: the hypervisor slides them. */
+ * sites in [lo, hi), 3 the instruction at lo, 4 profile: a sample on every CPU every lo TSC
+ * ticks of guest time, 5 tick: the same on one CPU (CPU 0); flags above). lo and hi are
+ * runtime addresses, or link-time ones (the vmlinuz's) with HVT_PROBE_F_LINKTIME: the
+ * hypervisor slides them. Profile and tick samples always carry the stack. */
 struct hvt_probe_spec {
     uint32_t id;
     uint32_t kind;
@@ -61,6 +63,8 @@ struct hvt_probe_spec {
 #define HVT_PROBE_KIND_MASK   0xffu
 #define HVT_PROBE_F_LINKTIME  (1u << 8)
 #define HVT_PROBE_F_RECORD    (1u << 9)   /* report every firing (include/hvt_probe.h) */
+#define HVT_PROBE_F_STACK     (1u << 10)  /* ... with the stack (struct hvt_probe_sample) */
+#define HVT_PROBE_PERIOD_MIN  10000u      /* profile/tick: fewer TSC ticks between samples are refused */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)
 

@@ -24,9 +24,10 @@
 struct hvt_probe_fire {
     uint32_t id;                   /* the probe's id, as the host numbered it when arming */
     uint16_t cpu;
-    uint16_t kind;                 /* 1 entry, 2 return, 3 address (struct hvt_probe_spec) */
+    uint16_t kind;                 /* 1 entry, 2 return, 3 address, 4 profile, 5 tick
+                                      (struct hvt_probe_spec) */
     uint64_t tsc;                  /* the guest's TSC at the firing */
-    uint64_t pc;                   /* the probe's site */
+    uint64_t pc;                   /* the probe's site; profile, tick: the guest's RIP */
     uint32_t pid, tid;             /* the current task's tgid and pid (0: unknown) */
     uint64_t arg[6];               /* entry, address: RDI RSI RDX RCX R8 R9 (the C arguments);
                                       return: arg0 = the site's offset in the function,
@@ -37,6 +38,29 @@ _Static_assert(sizeof(struct hvt_probe_fire) == 96, "wire size");
 
 #define HVT_FIREB_TAG "HVT-FIREB "
 
+/*
+ * A firing with a stack (profile-N and tick-N samples, and probes armed with
+ * HVT_PROBE_F_STACK): struct hvt_probe_sample, then stack_len bytes of the guest's stack from
+ * rsp upwards, then zeros up to a multiple of 8. The kernel stack is copied up to the top of
+ * its 16 KiB-aligned stack area, at most HVT_PROBE_STACK_MAX bytes; a user stack (the sample
+ * hit user mode) HVT_PROBE_USTACK_MAX bytes. The host unwinds kernel stacks with the image's
+ * ORC tables (host-tools/stacks). Samples travel as HVT_MSG_PROBE_STACK messages (several
+ * samples of one CPU each), or on the debug port as
+ *     HVT-STACKB <cpu> <count> <bytes>\n<bytes>\n
+ */
+#define HVT_PROBE_STACK_MAX  8192u
+#define HVT_PROBE_USTACK_MAX 1024u
+#define HVT_STACKB_TAG "HVT-STACKB "
+struct hvt_probe_sample {
+    struct hvt_probe_fire fire;
+    uint64_t rsp, rbp;             /* the guest's at the sample */
+    uint64_t rdi, rdx, r10, r13;   /* the registers ORC entries of entry code may be based on */
+    uint16_t cs;                   /* the guest's CS selector: CPL = cs & 3 */
+    uint16_t flags;                /* 0 (reserved) */
+    uint32_t stack_len;            /* stack bytes that follow (0: not readable) */
+};
+_Static_assert(sizeof(struct hvt_probe_sample) == 152, "wire size");
+
 /* Reply data of the HVT_CTL_PROBE_* commands. The counters run from the hypervisor's start. */
 #define HVT_CTL_PROBE_SPECS 42     /* specs in one ARM request (HVT_CTL_MAX_DATA / 24) */
 struct hvt_probe_status {
@@ -45,12 +69,13 @@ struct hvt_probe_status {
     uint32_t sites_armed;          /* ARM: probe sites this request armed */
     uint32_t armed;                /* probe sites armed now (after the command) */
     uint64_t fires;                /* firings, recorded or not */
-    uint64_t records;              /* firing records made (HVT_PROBE_F_RECORD) */
+    uint64_t records;              /* firing records and samples made (ARM: before it armed) */
     uint64_t records_lost;         /* of them, dropped by the stream (a failed link) */
     uint64_t exits;                /* VM exits the engine caused (#BP, step-over MTF, EPT) */
     uint64_t ept_exits;            /* of them, EPT violations (the guest touching probed pages) */
+    int64_t  slide;                /* the kernel's KASLR slide (runtime - link-time), 0 unknown */
 };
-_Static_assert(sizeof(struct hvt_probe_status) == 56, "wire size");
+_Static_assert(sizeof(struct hvt_probe_status) == 64, "wire size");
 #define HVT_PROBE_ENOMEM  (-1)     /* no room for another probe or shadow page */
 #define HVT_PROBE_EFAULT  (-2)     /* the address is not mapped kernel text */
 #define HVT_PROBE_ENOSITE (-3)     /* a return probe found no return site */

@@ -70,6 +70,8 @@ enum hvt_msg_type {
     HVT_MSG_PROBE     = 0x0016, /* struct hvt_probe_fire records (include/hvt_probe.h) of the
                                    sending CPU, in the order they fired there; len is a
                                    multiple of the record size */
+    HVT_MSG_PROBE_STACK = 0x0017, /* firings with a stack: struct hvt_probe_sample + stack
+                                   bytes, padded to 8, repeated (include/hvt_probe.h) */
     /* collector -> hypervisor, unsequenced */
     HVT_MSG_WELCOME   = 0x0100, /* struct hvt_welcome */
     HVT_MSG_ACK       = 0x0101, /* struct hvt_ack */

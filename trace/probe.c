@@ -40,7 +40,7 @@ struct probe {
     uint64_t va, gpa, target;              /* target: where an emulated JMP goes */
     uint64_t func;                         /* the function a return site belongs to */
     uint32_t id;
-    uint8_t kind, len, emu, armed, record;
+    uint8_t kind, len, emu, armed, record, stack;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
     struct spinlock comm_lock;
@@ -66,6 +66,7 @@ static struct {
     uint64_t stale_rip;
     unsigned stale;
     uint64_t task;                         /* the task whose name 'comm' holds */
+    const volatile char *comm_ptr;         /* its name in guest RAM (task_comm_ptr), or NULL */
     char comm[TRACE_COMM_MAX];
     uint32_t pid, tid;
     struct hvt_probe_fire *fires;          /* records collected (FIRE_BUF) */
@@ -80,7 +81,7 @@ static struct {
     uint64_t records, records_lost;        /* firing records made; dropped by the stream */
 } stats;
 
-static void kernel_paging(struct gmem_paging *pg)
+void probe_kernel_paging(struct gmem_paging *pg)
 {
     hv_guest_paging(pg);
     pg->cr3 &= ~CR3_PTI_USER;
@@ -157,7 +158,7 @@ static void shadow_show(struct shadow *sh, uint64_t perms)
 
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
 static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
-                    uint64_t func, bool record)
+                    uint64_t func, uint32_t flags)
 {
     if (lookup(va))
         return 0;
@@ -193,7 +194,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     struct probe *p = &probes[nprobes];
     *p = (struct probe){ .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
-                         .record = record };
+                         .record = !!(flags & HVT_PROBE_F_RECORD),
+                         .stack = !!(flags & HVT_PROBE_F_STACK) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
@@ -204,16 +206,18 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     return 1;
 }
 
-int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool record)
+int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags)
 {
+    if (kind == PROBE_PROFILE || kind == PROBE_TICK)
+        return probe_profile_arm(kind, lo, id);
     struct gmem_paging pg;
-    kernel_paging(&pg);
+    probe_kernel_paging(&pg);
     spin_lock(&lock);
     if (narmed == 0)
         hv_exception_intercept(VEC_BP, true);
     int rc;
     if (kind != PROBE_RETURN) {
-        rc = arm_site(&pg, kind, lo, id, lo, record);
+        rc = arm_site(&pg, kind, lo, id, lo, flags);
     } else {
         /* The function as the guest has it now (boot rewrote its returns: decode, do not
          * trust the image's .return_sites). */
@@ -235,7 +239,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool 
             a += len;
         }
         for (unsigned i = 0; i < ns; i++) {
-            int r = arm_site(&pg, kind, sites[i], id, lo, record);
+            int r = arm_site(&pg, kind, sites[i], id, lo, flags);
             if (r < 0) {
                 rc = r;
                 break;
@@ -251,6 +255,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool 
 
 void probe_disarm_all(void)
 {
+    probe_profile_disarm_all();
     spin_lock(&lock);
     for (unsigned i = 0; i < nshadows; i++)
         if (shadows[i].nsites) {
@@ -272,11 +277,13 @@ void probe_disarm_all(void)
 
 unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
 
-/* The current process's name, read again only when the task changed (an exec keeps the
- * task: its new name shows from its next switch). */
-static const char *current_comm(unsigned cpu)
+/* The current process's name: the task's pid and where its name lives are looked up when the
+ * task changes; the name itself is copied at every call (an exec or prctl renames the task in
+ * place, and a name cached across the exec would stick to the new program). */
+const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
 {
     uint64_t task = task_current(cpu);
+    *pid = *tid = 0;
     if (!task)
         return "?";
     if (task != cpu_state[cpu].task) {
@@ -288,7 +295,15 @@ static const char *current_comm(unsigned cpu)
         cpu_state[cpu].pid = (uint32_t)ti.tgid;
         cpu_state[cpu].tid = (uint32_t)ti.pid;
         cpu_state[cpu].task = task;
+        cpu_state[cpu].comm_ptr = task_comm_ptr(task);
+    } else if (cpu_state[cpu].comm_ptr) {   /* two loads: the kernel keeps it NUL-terminated */
+        uint64_t w[2];
+        __builtin_memcpy(w, (const char *)cpu_state[cpu].comm_ptr, sizeof w);
+        __builtin_memcpy(cpu_state[cpu].comm, w, sizeof w);
+        cpu_state[cpu].comm[TRACE_COMM_MAX - 1] = 0;
     }
+    *pid = cpu_state[cpu].pid;
+    *tid = cpu_state[cpu].tid;
     return cpu_state[cpu].comm;
 }
 
@@ -296,6 +311,7 @@ static const char *current_comm(unsigned cpu)
  * without a stream. */
 static void flush_fires(unsigned cpu)
 {
+    probe_profile_flush(cpu);              /* the samples too: the same moments */
     unsigned n = cpu_state[cpu].nfires;
     if (!n)
         return;
@@ -330,7 +346,8 @@ void probe_poll(void)
     if (cpu_state[cpu].flushed != e) {
         cpu_state[cpu].flushed = e;
         flush_fires(cpu);
-    } else if (cpu_state[cpu].nfires && hv_rdtsc() - cpu_state[cpu].first_tsc >= TRACE_POLL_TICKS) {
+    } else if ((cpu_state[cpu].nfires && hv_rdtsc() - cpu_state[cpu].first_tsc >= TRACE_POLL_TICKS) ||
+               probe_profile_pending(cpu, hv_rdtsc(), TRACE_POLL_TICKS)) {
         flush_fires(cpu);
     }
 }
@@ -345,6 +362,17 @@ void probe_flush_all(void)
 
 static void record(const struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
+    if (p->stack) {
+        uint64_t arg[6] = { g->r[GPR_RDI], g->r[GPR_RSI], g->r[GPR_RDX], g->r[GPR_RCX],
+                            g->r[GPR_R8], g->r[GPR_R9] };
+        if (p->kind == PROBE_RETURN) {
+            arg[0] = p->va - p->func;
+            arg[1] = g->r[GPR_RAX];
+            arg[2] = arg[3] = arg[4] = arg[5] = 0;
+        }
+        probe_sample(p->id, p->kind, p->va, arg, g);
+        return;
+    }
     if (!cpu_state[cpu].nfires)
         cpu_state[cpu].first_tsc = hv_rdtsc();
     __atomic_add_fetch(&stats.records, 1, __ATOMIC_RELAXED);
@@ -374,7 +402,8 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
     p->fires[cpu]++;
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
-    const char *comm = current_comm(cpu);
+    uint32_t pid, tid;
+    const char *comm = probe_current(cpu, &pid, &tid);
     spin_lock(&p->comm_lock);
     unsigned k = 0;
     while (k < COMM_SLOTS && p->comm[k].n && strncmp(p->comm[k].name, comm, TRACE_COMM_MAX))
@@ -388,7 +417,7 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
         p->comm[k].n++;
     }
     spin_unlock(&p->comm_lock);
-    if (p->record && cpu_state[cpu].fires)
+    if ((p->record || p->stack) && cpu_state[cpu].fires)
         record(p, cpu, g);
 }
 
@@ -432,7 +461,7 @@ static void resume(struct probe *p, unsigned cpu)
         return;
     case EMU_RET:
         rsp = hv_guest_read(HV_GUEST_RSP);
-        kernel_paging(&pg);
+        probe_kernel_paging(&pg);
         if (gmem_read_gva(&pg, rsp, &ret, sizeof ret) == sizeof ret) {
             hv_guest_write(HV_GUEST_RIP, ret);
             hv_guest_write(HV_GUEST_RSP, rsp + 8);
@@ -456,7 +485,7 @@ static bool guest_has_int3(uint64_t va)
 {
     struct gmem_paging pg;
     uint8_t b = 0;
-    kernel_paging(&pg);
+    probe_kernel_paging(&pg);
     if (!(va >> 63))
         hv_guest_paging(&pg);              /* a user address: the current root */
     return gmem_read_gva(&pg, va, &b, 1) == 1 && b == OPC_INT3;
@@ -506,7 +535,7 @@ static void resync(struct shadow *sh)
     __atomic_add_fetch(&stats.resyncs, 1, __ATOMIC_RELAXED);
     gmem_read_gpa(sh->gpa, scratch, X86_PAGE_SIZE);
     struct gmem_paging pg;
-    kernel_paging(&pg);
+    probe_kernel_paging(&pg);
     for (unsigned i = 0; i < nprobes; i++) {
         struct probe *p = &probes[i];
         if (!p->armed || &shadows[p->shadow] != sh)
@@ -588,7 +617,7 @@ int probe_init(void)
     scratch = hv_alloc_pages(1);
     shadows = hv_alloc_pages(HV_PAGES(SHADOW_MAX * sizeof(struct shadow)));
     shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
-    if (!probes || !hash || !scratch || !shadows || !shadow_hash)
+    if (!probes || !hash || !scratch || !shadows || !shadow_hash || probe_profile_init())
         return -1;
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         if (!(cpu_state[c].fires = hv_alloc_pages(HV_PAGES(FIRE_BUF * sizeof(struct hvt_probe_fire)))))
@@ -604,7 +633,9 @@ static const char *const kind_names[] = { "?", "entry", "return", "addr" };
 
 void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
 {
-    *fires = __atomic_load_n(&stats.fires, __ATOMIC_RELAXED);
+    uint64_t samples, lost;
+    probe_profile_counters(&samples, &lost);
+    *fires = __atomic_load_n(&stats.fires, __ATOMIC_RELAXED) + samples;
     *ept_exits = __atomic_load_n(&stats.ept_reads, __ATOMIC_RELAXED) +
                  __atomic_load_n(&stats.ept_writes, __ATOMIC_RELAXED);
     *exits = __atomic_load_n(&stats.bp_exits, __ATOMIC_RELAXED) +
@@ -613,10 +644,12 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
 
 void probe_status(struct hvt_probe_status *st)
 {
-    st->armed = probe_armed();
-    probe_counters(&st->fires, &st->exits, &st->ept_exits);
-    st->records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED);
-    st->records_lost = __atomic_load_n(&stats.records_lost, __ATOMIC_RELAXED);
+    uint64_t samples, samples_lost;
+    probe_profile_counters(&samples, &samples_lost);
+    st->armed = probe_armed() + probe_profile_armed();
+    probe_counters(&st->fires, &st->exits, &st->ept_exits);   /* samples among the fires */
+    st->records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED) + samples;
+    st->records_lost = __atomic_load_n(&stats.records_lost, __ATOMIC_RELAXED) + samples_lost;
 }
 
 void probe_report_stats(void)

@@ -32,15 +32,16 @@
 #include "hvt_probe.h"
 #include "hvt_hypercall.h"
 
-enum probe_kind { PROBE_ENTRY = 1, PROBE_RETURN = 2, PROBE_ADDR = 3 };
+enum probe_kind { PROBE_ENTRY = 1, PROBE_RETURN = 2, PROBE_ADDR = 3, PROBE_PROFILE = 4, PROBE_TICK = 5 };
 #define PROBE_ENOMEM   HVT_PROBE_ENOMEM
 #define PROBE_EFAULT   HVT_PROBE_EFAULT
 #define PROBE_ENOSITE  HVT_PROBE_ENOSITE
 #define PROBE_EINVAL   HVT_PROBE_EINVAL
 
 int  probe_init(void);
-/* record: report every firing (include/hvt_probe.h), DTrace's default action. */
-int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, bool record);
+/* flags: HVT_PROBE_F_RECORD reports every firing (include/hvt_probe.h), DTrace's default
+ * action; HVT_PROBE_F_STACK with the stack (struct hvt_probe_sample). */
+int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags);
 /* One spec as the guest tool or the host hands it over (untrusted: checked here; link-time
  * addresses slid). Sites armed (0: a return probe with no return site), or PROBE_E*. */
 int  probe_arm_spec(const struct hvt_probe_spec *sp);
@@ -64,7 +65,27 @@ bool probe_bp_exit(struct guest_regs *g);
 bool probe_mtf(void);
 void probe_report(void);
 void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
-/* Firings so far, the VM exits the engine caused (#BP, step-over MTF, EPT) and the EPT ones. */
+/* Firings so far (profile samples included), the VM exits the engine caused (#BP, step-over
+ * MTF, EPT) and the EPT ones. */
 void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits);
+
+/* --- profile-N / tick-N and stacks (probe_profile.c); for the engine's own files --- */
+int  probe_profile_init(void);
+/* A sample every 'period' TSC ticks on every CPU (PROBE_PROFILE) or on CPU 0 (PROBE_TICK). */
+int  probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id);
+void probe_profile_disarm_all(void);
+unsigned probe_profile_armed(void);
+/* At every exit (the post-exit observer): a sample if a deadline passed; the timer re-set. */
+void probe_profile_exit(struct guest_regs *g);
+/* Record a firing with this CPU's stack (collected, sent in blocks like the firings). */
+void probe_sample(uint32_t id, unsigned kind, uint64_t pc, const uint64_t *arg,
+                  const struct guest_regs *g);
+void probe_profile_flush(unsigned cpu);
+bool probe_profile_pending(unsigned cpu, uint64_t now, uint64_t age);
+void probe_profile_counters(uint64_t *made, uint64_t *lost);
+/* probe.c's: kernel addresses are walked under the kernel's own root; the current task. */
+struct gmem_paging;
+void probe_kernel_paging(struct gmem_paging *pg);
+const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid);
 
 #endif

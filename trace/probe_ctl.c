@@ -13,8 +13,10 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
 {
     struct hvt_probe_spec sp = *s;
     unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
-    if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD))
+    if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK))
         return PROBE_EINVAL;
+    if (kind == PROBE_PROFILE || kind == PROBE_TICK)   /* lo: the period, in TSC ticks */
+        return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id);
     if (sp.kind & HVT_PROBE_F_LINKTIME) {
         if (!kaslr_known())
             return PROBE_EINVAL;
@@ -24,7 +26,8 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
     if (kind < PROBE_ENTRY || kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
         (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > RETURN_SPAN_MAX)))
         return PROBE_EINVAL;
-    return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id, sp.kind & HVT_PROBE_F_RECORD);
+    return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id,
+                     sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK));
 }
 
 /* Runs inside the transport's poll: it may neither send nor wait. Arming needs neither (each
@@ -34,12 +37,13 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
 int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
                      uint32_t *out_len)
 {
-    struct hvt_probe_status st = { 0 };
+    struct hvt_probe_status st = { 0 }, before;
     switch (cmd) {
     case HVT_CTL_PROBE_ARM: {
         if (!len || len % sizeof(struct hvt_probe_spec) ||
             len / sizeof(struct hvt_probe_spec) > HVT_CTL_PROBE_SPECS)
             return HVT_CTL_EINVAL;
+        probe_status(&before);             /* the record counters as they were before arming */
         for (uint32_t i = 0; i < len / sizeof(struct hvt_probe_spec); i++) {
             struct hvt_probe_spec sp;
             memcpy(&sp, args + i * sizeof sp, sizeof sp);   /* the args need not be aligned */
@@ -68,6 +72,11 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
         return HVT_CTL_ENOSYS;
     }
     probe_status(&st);
+    if (cmd == HVT_CTL_PROBE_ARM) {
+        st.records = before.records;
+        st.records_lost = before.records_lost;
+    }
+    st.slide = kaslr_known() ? (int64_t)kaslr_slide() : 0;
     memcpy(out, &st, sizeof st);
     *out_len = sizeof st;
     return HVT_CTL_OK;

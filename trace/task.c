@@ -85,6 +85,18 @@ bool task_check(unsigned cpu, struct task_info *out)
 
 uint64_t task_current(unsigned cpu) { return current_task(cpu); }
 
+const volatile char *task_comm_ptr(uint64_t task)
+{
+    struct gmem_paging pg;
+    struct gmem_xlat x;
+    hv_guest_paging(&pg);
+    uint64_t va = task + lay.comm_off;
+    if (!task_on || ((va & 0xfff) + 16 > 0x1000) || gmem_walk(&pg, va, &x))
+        return 0;
+    uint8_t *page = gmem_map_gpa(x.gpa & ~0xfffull);
+    return page ? (const volatile char *)(page + (x.gpa & 0xfff)) : 0;
+}
+
 bool task_now(unsigned cpu, struct task_info *out)
 {
     uint64_t task = current_task(cpu);

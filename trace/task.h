@@ -37,5 +37,9 @@ bool task_now(unsigned cpu, struct task_info *out);
 /* The guest's current task pointer on this CPU (0: not known yet): cheap, a read of the
  * per-CPU slot task_now() would walk to first. */
 uint64_t task_current(unsigned cpu);
+/* Host pointer to the 16 bytes of a task's name in guest RAM (NULL: not mapped, or the name
+ * crosses a page): valid while the task exists, so a caller that keeps it for the current task
+ * sees a new name (exec, prctl) at once without walking the page tables again. */
+const volatile char *task_comm_ptr(uint64_t task);
 
 #endif

@@ -38,6 +38,7 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
     kaslr_poll();
     trigger_poll();
     probe_poll();
+    probe_profile_exit(g);
     step_post_exit(g, reason);
     trace_sink_poll(cpu);                    /* a STOP chunk held while the link was down */
 }
@@ -165,7 +166,7 @@ static int64_t hook_probe(struct guest_regs *g)
             continue;
         const struct trace_probe *tp = &opts.probe[i];
         uint64_t slide = kaslr_slide();
-        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1, false);
+        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1, 0);
         hv_log("hvtrace: cpu %u: probe %u (%s %lx): %d site(s)\n", hv_cpu_id(), i + 1,
                tp->kind == PROBE_ENTRY ? "entry" : tp->kind == PROBE_RETURN ? "return" : "addr",
                tp->lo + slide, rc);

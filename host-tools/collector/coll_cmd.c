@@ -45,6 +45,9 @@ static void print_status(struct coll *c, int cl)
         return;
     }
     coll_hex(c->store.hello.boot_id, HVT_BOOT_ID_LEN, id);
+    const char *khz = strstr(c->store.hello_text, "tsc_khz=");   /* the hypervisor's TSC rate */
+    if (khz && (khz == c->store.hello_text || khz[-1] == '\n'))
+        coll_sock_printf(s, cl, "tsc_khz=%llu\n", strtoull(khz + 8, NULL, 10));
     const struct coll_trace_state *t = &c->trace.st;
     const struct coll_counters *k = &c->parser.c;
     coll_sock_printf(s, cl, "boot=%s\ndir=%s\ncpu_count=%u\nstream_bytes=%llu\nstream_msgs=%llu\n"
@@ -210,6 +213,7 @@ void coll_cmd_request(void *ctx, int cl, char *line)
 
 static void print_probe_status(struct coll *c, int i, const struct hvt_probe_status *p)
 {
+    coll_sock_printf(&c->sock, i, "probe_slide=%lld\n", (long long)p->slide);
     coll_sock_printf(&c->sock, i, "probe_armed=%u\nprobe_fires=%llu\nprobe_records=%llu\n"
                      "probe_records_lost=%llu\nprobe_exits=%llu\nprobe_ept_exits=%llu\n"
                      "probe_records_received=%llu\n", p->armed,

@@ -230,6 +230,14 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         c->probe_msgs++;
         c->probe_records += h->len / sizeof(struct hvt_probe_fire);   /* whole: coll_parse */
         break;
+    case HVT_MSG_PROBE_STACK:
+        c->probe_msgs++;
+        for (uint32_t at = 0; at < h->len; c->probe_records++) {        /* checked: coll_parse */
+            struct hvt_probe_sample sm;
+            memcpy(&sm, pl + at, sizeof sm);
+            at += (uint32_t)sizeof sm + ((sm.stack_len + 7u) & ~7u);
+        }
+        break;
     }
     int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events);
     /* each one is counted in header.txt; the log shows the first few and then every 1000th */

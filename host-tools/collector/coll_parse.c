@@ -38,6 +38,7 @@ const char *coll_msg_type_name(uint16_t type)
     case HVT_MSG_CTL_REPLY: return "CTL_REPLY";
     case HVT_MSG_BYE: return "BYE";
     case HVT_MSG_PROBE: return "PROBE";
+    case HVT_MSG_PROBE_STACK: return "PROBE_STACK";
     case HVT_MSG_WELCOME: return "WELCOME";
     case HVT_MSG_ACK: return "ACK";
     case HVT_MSG_CTL_REQ: return "CTL_REQ";
@@ -99,6 +100,18 @@ static int check_sequenced(struct coll_parser *p, const struct hvt_msg_hdr *h, c
         if (h->len == 0 || h->len % sizeof(struct hvt_probe_fire))
             BAD("PROBE of %u bytes is not whole firing records of %zu", h->len,
                 sizeof(struct hvt_probe_fire));
+        break;
+    case HVT_MSG_PROBE_STACK:
+        for (uint32_t at = 0; at < h->len || h->len == 0;) {
+            struct hvt_probe_sample sm;
+            if (h->len - at < sizeof sm)
+                BAD("PROBE_STACK: sample at byte %u cut short", at);
+            memcpy(&sm, pl + at, sizeof sm);
+            uint32_t padded = (sm.stack_len + 7u) & ~7u;
+            if (sm.stack_len > HVT_PROBE_STACK_MAX || padded > h->len - at - sizeof sm)
+                BAD("PROBE_STACK: sample at byte %u claims %u stack bytes", at, sm.stack_len);
+            at += (uint32_t)sizeof sm + padded;
+        }
         break;
     case HVT_MSG_CTL_REPLY: {
         struct ctl_msg m;

@@ -33,11 +33,13 @@ static int usage(void)
             "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
-            "           [--duration S] [--drain S]       (live, through hvtrace-collector)\n"
+            "           [--duration S] [--drain S] [--stack] [--folded FILE] [--flame FILE.svg]\n"
+            "           [--tsc-khz N]                    (live, through hvtrace-collector)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG\n"
             "  DESC: provider:module:function:name with globs, e.g. 'fbt::vfs_*:entry',\n"
             "        several separated by commas,\n"
-            "        'syscall::getpid:entry' (VMLINUZ defaults to $HVT_VMLINUZ)\n");
+            "        'syscall::getpid:entry', 'profile:::profile-997', 'tick-1s'\n"
+            "        (VMLINUZ defaults to $HVT_VMLINUZ)\n");
     return 2;
 }
 
@@ -49,10 +51,10 @@ static void list_line(const probe_desc *d)
     printf("\n");
 }
 
-static int write_specs(const probe_list *l, char **descs, int nd, const char *path)
+static int write_specs(const probe_list *l, char **descs, int nd, uint64_t tsc_khz, const char *path)
 {
     size_t n;
-    struct hvt_probe_spec *s = probe_specs_for(l, descs, nd, &n);
+    struct hvt_probe_spec *s = probe_specs_for(l, descs, nd, tsc_khz, 0, &n);
     if (!s)
         return -1;
     if (n > HVT_PROBE_SPECS_MAX) {
@@ -167,6 +169,10 @@ int hvt_probes_main(int argc, char **argv)
         else if (!strcmp(a, "--socket") && i + 1 < argc) live.sock = argv[++i];
         else if (!strcmp(a, "--duration") && i + 1 < argc) live.duration_s = atof(argv[++i]);
         else if (!strcmp(a, "--drain") && i + 1 < argc) live.drain_s = atof(argv[++i]);
+        else if (!strcmp(a, "--tsc-khz") && i + 1 < argc) live.tsc_khz = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--stack")) live.stack = 1;
+        else if (!strcmp(a, "--folded") && i + 1 < argc) live.folded = argv[++i];
+        else if (!strcmp(a, "--flame") && i + 1 < argc) live.flame = argv[++i];
         else return usage();
     }
     if (!vmlinuz || (!list && !nd))
@@ -187,6 +193,13 @@ int hvt_probes_main(int argc, char **argv)
         return 1;
     }
     int rc = 0;
+    for (int i = 0; i < nd && !rc; i++)
+        if (probe_list_add_profile(&l, descs[i]) < 0) {
+            fprintf(stderr, "hvt: invalid probe description %s: a rate or period of 0\n", descs[i]);
+            rc = 1;
+        }
+    live.vmlinuz = vmlinuz;
+    live.syms = &ki.syms;
     for (int i = 0; i < nd && !rc; i++) {
         size_t m = 0;
         for (size_t k = 0; k < l.n && !m; k++)
@@ -203,7 +216,7 @@ int hvt_probes_main(int argc, char **argv)
             if (nd ? probe_matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose))
                 list_line(&l.p[i]);
     } else if (!rc && specs) {
-        rc = write_specs(&l, descs, nd, specs) ? 1 : 0;
+        rc = write_specs(&l, descs, nd, live.tsc_khz, specs) ? 1 : 0;
         if (!rc)
             for (int i = 0; i < nd; i++) {
                 size_t m = 0;

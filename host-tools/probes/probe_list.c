@@ -72,7 +72,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
             if (t->syms[t->by_addr[j]].addr > e->addr)
                 hi = t->syms[t->by_addr[j]].addr;
         const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
-        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why };
+        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL };
         if (push_pair(out, &cap, d))
             return -1;
     }
@@ -94,6 +94,8 @@ int probe_list_build(const ksym_table *t, probe_list *out)
 
 void probe_list_free(probe_list *l)
 {
+    for (size_t i = 0; i < l->n; i++)
+        free(l->p[i].own);
     free(l->p);
     l->p = NULL;
     l->n = 0;
@@ -143,4 +145,52 @@ int probe_desc_match(const probe_desc *d, const char *desc)
         return 0;
     return field_match(f[0], d->provider) && field_match(f[1], d->module) &&
            field_match(f[2], d->function) && field_match(f[3], d->name);
+}
+
+/* "N" + unit -> nanoseconds between samples (DTrace's profile provider units). */
+static uint64_t period_ns(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || v == 0)
+        return 0;
+    static const struct { const char *unit; uint64_t ns; } units[] = {
+        { "ns", 1 }, { "nsec", 1 }, { "us", 1000 }, { "usec", 1000 }, { "ms", 1000000 },
+        { "msec", 1000000 }, { "s", 1000000000ull }, { "sec", 1000000000ull },
+        { "m", 60000000000ull }, { "min", 60000000000ull }, { "h", 3600000000000ull },
+        { "hour", 3600000000000ull }, { "d", 86400000000000ull }, { "day", 86400000000000ull } };
+    if (!*end || !strcmp(end, "hz"))
+        return 1000000000ull / v ? 1000000000ull / v : 1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit))
+            return v * units[i].ns;
+    return 0;
+}
+
+int probe_list_add_profile(probe_list *l, const char *desc)
+{
+    char f[4][256];
+    if (split(desc, f) || (f[0][0] && strcmp(f[0], "profile")) || f[1][0] || f[2][0])
+        return 0;
+    int tick = !strncmp(f[3], "tick-", 5);
+    if (!tick && strncmp(f[3], "profile-", 8))
+        return 0;
+    uint64_t ns = period_ns(f[3] + (tick ? 5 : 8));
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->p[i].own && !strcmp(l->p[i].name, f[3]))
+            return 0;
+    char *name = strdup(f[3]);
+    probe_desc *np = name ? realloc(l->p, (l->n + 1) * sizeof *np) : NULL;
+    if (!np) {
+        free(name);
+        return -1;
+    }
+    l->p = np;
+    l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "profile", .module = "",
+                               .function = "", .name = name, .own = name,
+                               .kind = tick ? PL_TICK : PL_PROFILE, .lo = ns };
+    l->n++;
+    return 1;
 }

@@ -6,21 +6,23 @@
  * A function that cannot be probed safely keeps its ids but carries the reason (listed with
  * -v); it never matches a description. Addresses are link-time; [lo, hi) is the function's
  * extent (up to the next symbol). probe_desc_match() matches DTrace descriptions with globs:
- * "p:m:f:n", "m:f:n", "f:n" or "n" (missing fields on the left match anything). */
+ * "p:m:f:n", "m:f:n", "f:n" or "n" (missing fields on the left match anything).
+ * profile:::profile-N and profile:::tick-N are added on demand (probe_list_add_profile). */
 #ifndef HVT_PROBE_LIST_H
 #define HVT_PROBE_LIST_H
 #include <stddef.h>
 #include <stdint.h>
 #include "ksym.h"
 
-enum { PL_ENTRY = 1, PL_RETURN = 2 };            /* struct hvt_probe_spec kinds */
+enum { PL_ENTRY = 1, PL_RETURN = 2, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
 
 typedef struct {
     uint32_t id;
     const char *provider, *module, *function, *name;
     uint8_t kind;
-    uint64_t lo, hi;                              /* link-time */
+    uint64_t lo, hi;                              /* link-time; profile, tick: lo = period in ns */
     const char *unsafe;                           /* why it cannot be probed, or NULL */
+    char *own;                                    /* a name this list allocated (profile, tick) */
 } probe_desc;
 
 typedef struct {
@@ -34,5 +36,10 @@ void probe_list_free(probe_list *l);
 int  probe_desc_match(const probe_desc *d, const char *desc);
 /* Is 'desc' well formed (at most 4 fields)? 0 or -1. */
 int  probe_desc_check(const char *desc);
+/* DTrace's profile provider makes its probes on demand: if 'desc' names one -
+ * [profile:[:]:]profile-N or tick-N, N a rate (per second, or with the suffix hz) or a period
+ * (suffix ns, us, ms, s, sec, m, min, h, hour, d, day) - append it to l (a new id) and return 1;
+ * 0 if desc is no such name (or it is already listed); -1 on a rate of 0 or no memory. */
+int  probe_list_add_profile(probe_list *l, const char *desc);
 
 #endif

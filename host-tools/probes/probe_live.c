@@ -2,7 +2,10 @@
 #include "probe_live.h"
 #include "hvt_trace.h"
 #include "hvt_stream.h"
+#include "orc.h"
+#include "flame.h"
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +33,8 @@ int probe_matches_any(const probe_desc *d, char **descs, int nd)
     return 0;
 }
 
-struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd, size_t *n)
+struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd,
+                                       uint64_t tsc_khz, int stack, size_t *n)
 {
     size_t cap = 0;
     struct hvt_probe_spec *s = NULL;
@@ -48,8 +52,16 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
             }
             s = ns;
         }
+        if (d->kind == PL_PROFILE || d->kind == PL_TICK) {
+            /* ns x kHz / 10^6 = TSC ticks; the product needs more than 64 bits for days */
+            unsigned __int128 t = (unsigned __int128)d->lo * tsc_khz / 1000000u;
+            s[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .kind = d->kind | HVT_PROBE_F_RECORD,
+                                                 .lo = t > UINT64_MAX ? UINT64_MAX : (uint64_t)t };
+            continue;
+        }
         s[(*n)++] = (struct hvt_probe_spec){ .id = d->id,
-                                             .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD,
+                                             .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
+                                                     (stack ? HVT_PROBE_F_STACK : 0),
                                              .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
     }
     return s;
@@ -113,6 +125,28 @@ static FILE *open_chunk(const struct follow *w, unsigned c)
 }
 
 typedef void (*fire_fn)(void *ctx, const struct hvt_probe_fire *f);
+typedef void (*sample_fn)(void *ctx, const struct hvt_probe_sample *s, const uint8_t *stack);
+static sample_fn g_sample;             /* the samples' consumer (the follower's caller) */
+
+/* The samples of one HVT_MSG_PROBE_STACK payload; false if it is malformed (the rest of it is
+ * skipped and counted). */
+static bool parse_samples(struct follow *w, const uint8_t *pl, uint32_t len, void *ctx)
+{
+    for (uint32_t at = 0; at < len;) {
+        struct hvt_probe_sample sm;
+        if (len - at < sizeof sm)
+            return false;
+        memcpy(&sm, pl + at, sizeof sm);
+        uint32_t padded = (sm.stack_len + 7u) & ~7u;
+        if (sm.stack_len > HVT_PROBE_STACK_MAX || padded > len - at - sizeof sm)
+            return false;
+        w->records++;
+        if (g_sample)
+            g_sample(ctx, &sm, pl + at + sizeof sm);
+        at += (uint32_t)sizeof sm + padded;
+    }
+    return true;
+}
 
 /* Whole messages of the buffer; returns -1 on a malformed header (the file is not ours). */
 static int parse(struct follow *w, fire_fn fn, void *ctx)
@@ -126,6 +160,11 @@ static int parse(struct follow *w, fire_fn fn, void *ctx)
         if (w->len - at - sizeof h < h.len)
             break;
         const uint8_t *pl = w->buf + at + sizeof h;
+        if (h.type == HVT_MSG_PROBE_STACK && h.off >= w->from_off && h.off >= w->next_off) {
+            w->msgs++;
+            if (!parse_samples(w, pl, h.len, ctx))
+                w->bad++;
+        }
         if (h.type == HVT_MSG_PROBE && h.off >= w->from_off && h.off >= w->next_off) {
             w->msgs++;
             if (h.len % sizeof(struct hvt_probe_fire)) {
@@ -186,6 +225,12 @@ struct live {
     int nd;
     const struct probe_live_opts *o;
     uint64_t *count, foreign;
+    /* stacks */
+    flame *fl;
+    orc_table orc;
+    bool have_orc;
+    int64_t slide;
+    uint64_t samples, unwound, to_user, no_stack;
 };
 
 static void on_fire(void *ctx, const struct hvt_probe_fire *f)
@@ -198,6 +243,64 @@ static void on_fire(void *ctx, const struct hvt_probe_fire *f)
     v->count[f->id]++;
     if (!v->o->quiet)
         probe_print_fire(stdout, &v->l->p[f->id - 1], f);
+}
+
+/* A kernel address as "function" (link-time lookup; return addresses looked up at pc - 1). */
+static const char *ksym_of(const struct live *v, uint64_t pc, bool exact, char *buf, size_t n)
+{
+    uint64_t off, link = pc - (uint64_t)v->slide - (exact ? 0 : 1);
+    int64_t i = v->o->syms ? ksym_lookup(v->o->syms, link, &off) : -1;
+    if (i < 0)
+        snprintf(buf, n, "0x%llx", (unsigned long long)pc);
+    else
+        snprintf(buf, n, "%s", ksym_name(v->o->syms, (uint32_t)i));
+    return buf;
+}
+
+#define LIVE_FRAMES 128
+
+static void on_sample(void *ctx, const struct hvt_probe_sample *sm, const uint8_t *stack)
+{
+    struct live *v = ctx;
+    on_fire(ctx, &sm->fire);
+    v->samples++;
+    if (!v->fl)
+        return;
+    char comm[HVT_PROBE_COMM_LEN + 1];
+    memcpy(comm, sm->fire.comm, HVT_PROBE_COMM_LEN);
+    comm[HVT_PROBE_COMM_LEN] = 0;
+    static char names[LIVE_FRAMES][160];
+    const char *frames[LIVE_FRAMES + 2];
+    int nf = 0;
+    frames[nf++] = comm[0] ? comm : "?";
+    uint64_t pcs[LIVE_FRAMES];
+    int n = 0;
+    bool user = sm->cs & 3;
+    orc_status st = { 0 };
+    uint64_t pc = sm->fire.pc;              /* the guest's RIP: the sampled one or the probe's site */
+    if (!user && v->have_orc && sm->stack_len) {
+        uint64_t regs[ORC_PT_REGS_WORDS] = { 0 };
+        regs[ORC_PT_BP / 8] = sm->rbp; regs[ORC_PT_DI / 8] = sm->rdi; regs[ORC_PT_DX / 8] = sm->rdx;
+        regs[ORC_PT_R10 / 8] = sm->r10; regs[ORC_PT_R13 / 8] = sm->r13;
+        regs[ORC_PT_IP / 8] = pc; regs[ORC_PT_SP / 8] = sm->rsp; regs[ORC_PT_CS / 8] = sm->cs;
+        struct orc_regs r = { .rip = pc, .rsp = sm->rsp, .rbp = sm->rbp, .pt_regs = regs };
+        n = orc_unwind(&v->orc, (uint64_t)v->slide, &r, sm->rsp, stack, sm->stack_len, pcs, LIVE_FRAMES, &st);
+        v->unwound++;
+    } else if (!user) {
+        pcs[0] = pc;                       /* no stack or no tables: the leaf alone */
+        n = 1;
+        st.exact_mask = 1;
+        v->no_stack++;
+    }
+    if (user || st.stop == ORC_STOP_USER) {
+        frames[nf++] = "[user]";
+        v->to_user += !user;
+    }
+    for (int i = n - 1; i >= 0 && nf < LIVE_FRAMES + 2; i--) {
+        bool exact = i < 64 && (st.exact_mask >> i) & 1;
+        frames[nf++] = ksym_of(v, pcs[i], exact || i == 0, names[i], sizeof names[i]);
+    }
+    flame_add(v->fl, frames, nf, 1);
 }
 
 static int arm(const struct probe_live_opts *o, const struct hvt_probe_spec *s, size_t n,
@@ -218,15 +321,30 @@ static int arm(const struct probe_live_opts *o, const struct hvt_probe_spec *s, 
     return rc;
 }
 
+static int write_flame(const flame *fl, const char *path, int svg)
+{
+    FILE *f = fopen(path, "w");
+    int r = f ? (svg ? flame_write_svg(fl, f, "hvtrace profile") : flame_write_folded(fl, f)) : -1;
+    if (f && fclose(f) != 0)
+        r = -1;
+    if (r < 0)
+        fprintf(stderr, "hvt: writing %s: %s\n", path, strerror(errno));
+    else
+        fprintf(stderr, "hvt: %s written (%zu distinct stacks, %llu samples)\n", path,
+                flame_stacks(fl), (unsigned long long)flame_total(fl));
+    return r;
+}
+
 int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o)
 {
-    size_t n;
-    struct hvt_probe_spec *specs = probe_specs_for(l, descs, nd, &n);
+    size_t n = 0;
+    struct hvt_probe_spec *specs = NULL;
     char *ans = malloc(LIVE_ANSWER_MAX);
     struct live v = { .l = l, .descs = descs, .nd = nd, .o = o, .count = calloc(l->n + 1, sizeof(uint64_t)) };
     struct follow w = { .buf = malloc(HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr)) };
     int rc = 1;
-    if (!specs || !ans || !v.count || !w.buf) {
+    g_sample = on_sample;
+    if (!ans || !v.count || !w.buf) {
         fprintf(stderr, "hvt: out of memory\n");
         goto out;
     }
@@ -237,6 +355,34 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
     if (!hvt_coll_val(ans, "dir", w.dir, sizeof w.dir) || !hvt_coll_uval(ans, "connected")) {
         fprintf(stderr, "hvt: no hypervisor is connected to the collector at %s\n", o->dir);
         goto out;
+    }
+    uint64_t khz = o->tsc_khz ? o->tsc_khz : hvt_coll_uval(ans, "tsc_khz");
+    for (size_t i = 0; i < l->n; i++)
+        if ((l->p[i].kind == PL_PROFILE || l->p[i].kind == PL_TICK) && !khz &&
+            probe_matches_any(&l->p[i], descs, nd)) {
+            fprintf(stderr, "hvt: the hypervisor's TSC rate is unknown: give --tsc-khz for %s\n", l->p[i].name);
+            goto out;
+        }
+    if (!(specs = probe_specs_for(l, descs, nd, khz, o->stack, &n))) {
+        fprintf(stderr, "hvt: out of memory\n");
+        goto out;
+    }
+    if (o->folded || o->flame) {
+        kimg k;
+        char err[300];
+        if (!o->vmlinuz || kimg_load(&k, o->vmlinuz) != 0) {
+            fprintf(stderr, "hvt: stacks need the kernel image (--vmlinuz)\n");
+            goto out;
+        }
+        if (orc_load_ex(&k, o->syms, ORC_LAYOUT_AUTO, &v.orc, err, sizeof err) == 0)
+            v.have_orc = true;
+        else
+            fprintf(stderr, "hvt: no ORC tables (%s): stacks will hold the sampled function only\n", err);
+        kimg_free(&k);
+        if (!(v.fl = flame_new())) {
+            fprintf(stderr, "hvt: out of memory\n");
+            goto out;
+        }
     }
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
@@ -260,6 +406,7 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
             m += probe_desc_match(&l->p[k], descs[i]);
         fprintf(stderr, "hvt: description '%s' matched %zu probe%s\n", descs[i], m, m == 1 ? "" : "s");
     }
+    v.slide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     uint64_t rec0 = hvt_coll_uval(ans, "probe_records_before");
     uint64_t lost0 = hvt_coll_uval(ans, "probe_records_lost_before");
     w.from_off = hvt_coll_uval(ans, "probe_stream_off");
@@ -309,7 +456,20 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
         printf("hvt: %llu firings of probes outside the descriptions\n", (unsigned long long)v.foreign);
     fprintf(stderr, "hvt: %llu firing records received, %llu made, %llu lost\n",
             (unsigned long long)w.records, (unsigned long long)made, (unsigned long long)lost);
+    if (v.samples)
+        fprintf(stderr, "hvt: %llu with a stack: %llu unwound (%llu from a system call or an "
+                "interrupt of user code), %llu without a stack\n", (unsigned long long)v.samples,
+                (unsigned long long)v.unwound, (unsigned long long)v.to_user,
+                (unsigned long long)v.no_stack);
+    if (v.fl && o->folded && write_flame(v.fl, o->folded, 0) < 0)
+        rc = 1;
+    if (v.fl && o->flame && write_flame(v.fl, o->flame, 1) < 0)
+        rc = 1;
 out:
+    if (v.fl)
+        flame_free(v.fl);
+    if (v.have_orc)
+        orc_free(&v.orc);
     if (w.f)
         fclose(w.f);
     free(w.buf);

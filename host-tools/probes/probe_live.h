@@ -10,6 +10,9 @@
  *    (the hypervisor's counters) or drain_s passes, then the counts per probe and any loss
  *    are printed. Nothing is lost silently: records lost on the link, records missing at the
  *    end and malformed messages are each reported and make the exit status 1.
+ *  - Firings with a stack (profile-N, tick-N, and any probe with --stack) are unwound with
+ *    the kernel image's ORC tables and the hypervisor's KASLR slide, symbolized, and folded
+ *    per process (comm;[user];kernel frames root first) into --folded / --flame (an SVG).
  *  - The printing helpers are shared with hvt -n --e9 (firings from a debug-port log). */
 #ifndef HVT_PROBE_LIVE_H
 #define HVT_PROBE_LIVE_H
@@ -24,10 +27,17 @@ struct probe_live_opts {
     int quiet;                        /* no line per firing */
     double duration_s;                /* 0: until SIGINT/SIGTERM */
     double drain_s;                   /* wait this long for the last records after disarming */
+    uint64_t tsc_khz;                 /* 0: the hypervisor's (the collector's HELLO) */
+    int stack;                        /* every firing carries its kernel stack */
+    const char *folded, *flame;       /* write the samples' stacks there (folded, SVG) */
+    const char *vmlinuz;              /* for the ORC tables (stacks) */
+    const ksym_table *syms;
 };
 
-/* The specs of every probe of l that matches one of descs (link-time, recorded). */
-struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd, size_t *n);
+/* The specs of every probe of l that matches one of descs (link-time, recorded; profile and
+ * tick periods in TSC ticks at tsc_khz; stack: HVT_PROBE_F_STACK on the others). */
+struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd,
+                                       uint64_t tsc_khz, int stack, size_t *n);
 int  probe_matches_any(const probe_desc *d, char **descs, int nd);
 void probe_print_header(FILE *out);
 void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f);

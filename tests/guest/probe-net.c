@@ -1,15 +1,18 @@
-/* probe-net N - the guest side of the live-probe test over the NIC (tests/probe/test-probes-net.sh):
+/* probe-net N | wait | settle - the guest side of the live-probe tests over the NIC
+ * (tests/probe/test-probes-net.sh). With N:
  *   1. says "probe-net: waiting" and makes a getpid() call every 0.2 s until the engine's
  *      firing counter (HVT_HC_PROBE 2) moves: the host has armed its probes through the
  *      collector (syscall::getpid:entry among them);
  *   2. runs exactly N getppid() calls on each CPU at once (one child pinned to each; nothing
  *      else in the guest makes that call), says "probe-net: workload done calls=N cpus=C";
  *   3. waits until the counter stops moving (the host disarmed: getpid() no longer fires), at
- *      most 600 polls, and exits (init powers the machine off). */
+ *      most 600 polls, and exits (init powers the machine off).
+ * "wait" does step 1 alone, "settle" step 3 alone (a script runs its own workload between). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,13 +38,30 @@ static void getppid_on(int cpu, long n)
     _exit(bad != 0);
 }
 
+static int settle(void)
+{
+    uint64_t last = fires();
+    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
+        syscall(SYS_getpid);
+        usleep(200000);
+        uint64_t f = fires();
+        still = f == last ? still + 1 : 0;
+        last = f;
+    }
+    printf("probe-net: disarmed, exiting\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    long n = argc > 1 ? atol(argv[1]) : 1000;
+    const char *mode = argc > 1 ? argv[1] : "1000";
+    long n = atol(mode);
     if (!hvt_present()) {
         fprintf(stderr, "probe-net: hvtrace not detected\n");
         return 2;
     }
+    if (!strcmp(mode, "settle"))
+        return settle();
     printf("probe-net: waiting for the host to arm\n");
     fflush(stdout);
     uint64_t f0 = fires();
@@ -53,6 +73,10 @@ int main(int argc, char **argv)
             printf("probe-net: never armed\n");
             return 1;
         }
+    }
+    if (!strcmp(mode, "wait")) {
+        printf("probe-net: armed\n");
+        return 0;
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     pid_t kids[64];
@@ -67,14 +91,6 @@ int main(int argc, char **argv)
     }
     printf("probe-net: workload done calls=%ld cpus=%ld %s\n", n, ncpu, ok ? "ok" : "FAIL");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        syscall(SYS_getpid);
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-    }
-    printf("probe-net: disarmed, exiting\n");
+    settle();
     return ok ? 0 : 1;
 }

@@ -45,13 +45,15 @@ test-probe-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	bash tests/probe/test-probe-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
 test-all: test-probe-coll
 
-# test-probes-net: the same live path in Bochs through the hypervisor's own NIC (~4 min):
-# the guest waits until armed, makes PROBE_NET_CALLS getppid() calls per CPU; hvt -n must
-# print exactly CPUs x that many getppid:entry firings, none lost (test-probes-net.sh).
+# test-probes-net: the same live path in Bochs through the hypervisor's own NIC: exact counts
+# (the guest makes PROBE_NET_CALLS getppid() calls per CPU once armed: hvt -n prints exactly
+# CPUs x that many getppid:entry firings, none lost) and profile-997 over md5sum with a
+# flame graph of the ORC-unwound stacks (test-probes-net.sh).
 PROBE_NET_CALLS ?= 1000
-$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net tests/guest/init tests/guest/mkinitramfs.sh
+$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net tests/guest/probe-profile-run tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net:bin/probe-net
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net:bin/probe-net \
+	  tests/guest/probe-profile-run:bin/probe-profile-run
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) efi collector
