@@ -12,11 +12,16 @@
 #include "hvt_probe.h"
 #include "trace.h"
 
-#define PROBE_MAX    1024
-#define SHADOW_MAX   1024                  /* distinct probed pages (4 MiB of shadows) */
-#define SHADOW_HASH  2048                  /* power of two, > SHADOW_MAX */
-#define HASH_SLOTS   4096                  /* power of two, > 2 x PROBE_MAX */
-#define COMM_SLOTS   8                     /* per probe: the first process names seen */
+/* Enough for an entry probe on every function of a kernel (~42,000 in 6.1): probes are
+ * allocated a chunk at a time as they are armed, shadows a page at a time; running out of
+ * hypervisor memory fails the arming cleanly with the number armed. */
+#define PROBE_MAX    65536
+#define PROBE_CHUNK  1024                  /* probes allocated together */
+#define SHADOW_MAX   16384                 /* distinct probed pages (64 MiB of shadows) */
+#define SHADOW_HASH  32768                 /* power of two, > SHADOW_MAX */
+#define HASH_SLOTS   131072                /* power of two, > 2 x PROBE_MAX */
+#define COMM_SLOTS   4                     /* per probe: the first process names seen */
+#define NO_PROBE     0xffffffffu
 #define RET_SITES    64                    /* return sites of one function at most */
 #define STALE_MAX    4                     /* resumes at one RIP before a #BP goes to the guest */
 #define FIRE_BUF     256                   /* firing records a CPU collects before a block */
@@ -34,6 +39,7 @@ struct shadow {
     uint64_t gpa;                          /* the guest page it stands in for */
     uint8_t *page;
     unsigned nsites;                       /* armed probes on it: 0 = not mapped anywhere */
+    uint32_t first;                        /* its probes, newest first (probe.next), or NO_PROBE */
 };
 
 struct probe {
@@ -43,13 +49,15 @@ struct probe {
     uint8_t kind, len, emu, armed, record, stack;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
+    uint32_t next;                         /* the next probe on the same shadow page */
     struct spinlock comm_lock;
     struct { char name[TRACE_COMM_MAX]; uint64_t n; } comm[COMM_SLOTS];
     uint64_t comm_other;                   /* firings of processes past COMM_SLOTS */
-    uint64_t fires[HVT_MAX_CPUS];
+    uint64_t fires;
 };
 
-static struct probe *probes;
+static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
+#define PROBE(i) (&probe_chunks[(i) / PROBE_CHUNK][(i) % PROBE_CHUNK])
 static unsigned nprobes, narmed;
 static uint32_t *hash;                     /* probe index + 1, by va; 0 = empty */
 static struct shadow *shadows;
@@ -95,8 +103,8 @@ static struct probe *lookup(uint64_t va)
         uint32_t i = __atomic_load_n(&hash[s], __ATOMIC_ACQUIRE);
         if (!i)
             return 0;
-        if (probes[i - 1].va == va)
-            return &probes[i - 1];
+        if (PROBE(i - 1)->va == va)
+            return PROBE(i - 1);
     }
     return 0;
 }
@@ -164,6 +172,9 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         return 0;
     if (nprobes == PROBE_MAX)
         return PROBE_ENOMEM;
+    if (!probe_chunks[nprobes / PROBE_CHUNK] &&
+        !(probe_chunks[nprobes / PROBE_CHUNK] = hv_alloc_pages(HV_PAGES(PROBE_CHUNK * sizeof(struct probe)))))
+        return PROBE_ENOMEM;
     struct gmem_xlat x;
     uint8_t b[X86_MAX_INSN_LEN];
     if (gmem_walk(pg, va, &x))
@@ -184,6 +195,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         sh->gpa = page;
         sh->page = p;
         sh->nsites = 0;
+        sh->first = NO_PROBE;
         unsigned slot = shadow_slot(page);
         while (shadow_hash[slot])
             slot = (slot + 1) & (SHADOW_HASH - 1);
@@ -191,8 +203,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     }
     if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
         gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
-    struct probe *p = &probes[nprobes];
-    *p = (struct probe){ .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
+    struct probe *p = PROBE(nprobes);
+    *p = (struct probe){ .next = sh->first, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK) };
@@ -201,6 +213,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
     if (sh->nsites++ == 0)
         shadow_show(sh, EPT_EXEC);
+    sh->first = nprobes;
     hash_insert(va, nprobes++);
     narmed++;
     return 1;
@@ -257,18 +270,26 @@ void probe_disarm_all(void)
 {
     probe_profile_disarm_all();
     spin_lock(&lock);
-    for (unsigned i = 0; i < nshadows; i++)
+    for (unsigned i = 0; i < nshadows; i++) {
+        shadows[i].first = NO_PROBE;
         if (shadows[i].nsites) {
             shadows[i].nsites = 0;
             for (unsigned c = 0; c < hv_cpu_count(); c++)
                 hv_ept_view_unmap(c, shadows[i].gpa);
         }
-    for (unsigned i = 0; i < nprobes; i++)
-        probes[i].armed = 0;
-    /* The table starts empty again. A CPU still looking a site up meets either an empty slot
-     * or a probe that is not armed, never a wrong one that is. */
-    for (unsigned s = 0; s < HASH_SLOTS; s++)
-        __atomic_store_n(&hash[s], 0, __ATOMIC_RELEASE);
+    }
+    /* The table starts empty again: each probe's slot is cleared (the whole table is large
+     * and mostly empty). A CPU still looking a site up meets either an empty slot or a probe
+     * that is not armed, never a wrong one that is. */
+    for (unsigned i = 0; i < nprobes; i++) {
+        struct probe *p = PROBE(i);
+        p->armed = 0;
+        for (unsigned s = hash_slot(p->va), n = 0; n < HASH_SLOTS; s = (s + 1) & (HASH_SLOTS - 1), n++)
+            if (hash[s] == i + 1) {
+                __atomic_store_n(&hash[s], 0, __ATOMIC_RELEASE);
+                break;
+            }
+    }
     nprobes = 0;
     narmed = 0;
     hv_exception_intercept(VEC_BP, false);
@@ -400,7 +421,7 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
 /* The firing: counted per CPU and per process name; recorded if asked. */
 static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
-    p->fires[cpu]++;
+    __atomic_add_fetch(&p->fires, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
     uint32_t pid, tid;
     const char *comm = probe_current(cpu, &pid, &tid);
@@ -536,9 +557,9 @@ static void resync(struct shadow *sh)
     gmem_read_gpa(sh->gpa, scratch, X86_PAGE_SIZE);
     struct gmem_paging pg;
     probe_kernel_paging(&pg);
-    for (unsigned i = 0; i < nprobes; i++) {
-        struct probe *p = &probes[i];
-        if (!p->armed || &shadows[p->shadow] != sh)
+    for (uint32_t i = sh->first; i != NO_PROBE; i = PROBE(i)->next) {
+        struct probe *p = PROBE(i);
+        if (!p->armed)
             continue;
         uint8_t b[X86_MAX_INSN_LEN];
         size_t n = gmem_read_gva(&pg, p->va, b, sizeof b);
@@ -612,12 +633,11 @@ static bool handle_exception(struct guest_regs *g, unsigned reason) { return pro
 
 int probe_init(void)
 {
-    probes = hv_alloc_pages(HV_PAGES(PROBE_MAX * sizeof(struct probe)));
     hash = hv_alloc_pages(HV_PAGES(HASH_SLOTS * sizeof(uint32_t)));
     scratch = hv_alloc_pages(1);
     shadows = hv_alloc_pages(HV_PAGES(SHADOW_MAX * sizeof(struct shadow)));
     shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
-    if (!probes || !hash || !scratch || !shadows || !shadow_hash || probe_profile_init())
+    if (!hash || !scratch || !shadows || !shadow_hash || probe_profile_init())
         return -1;
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         if (!(cpu_state[c].fires = hv_alloc_pages(HV_PAGES(FIRE_BUF * sizeof(struct hvt_probe_fire)))))
@@ -669,10 +689,8 @@ void probe_report(void)
 {
     probe_report_stats();
     for (unsigned i = 0; i < nprobes; i++) {
-        struct probe *p = &probes[i];
-        uint64_t n = 0;
-        for (unsigned c = 0; c < hv_cpu_count(); c++)
-            n += p->fires[c];
+        struct probe *p = PROBE(i);
+        uint64_t n = p->fires;
         hv_log("HVT-PROBE id=%u kind=%s site=%lx emu=%u fires=%lu other=%lu\n", p->id,
                kind_names[p->kind < 4 ? p->kind : 0], p->va, p->emu, n, p->comm_other);
         for (unsigned k = 0; k < COMM_SLOTS && p->comm[k].n; k++)

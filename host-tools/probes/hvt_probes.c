@@ -3,10 +3,11 @@
  *   hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]
  *       list the probes (ID PROVIDER MODULE FUNCTION NAME, dtrace -l's columns); with -n only
  *       those matching; -v also lists the functions that cannot be probed, with the reason.
- *   hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] --specs FILE
+ *   hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE
  *       resolve the descriptions to probes and write them as struct hvt_probe_spec records
- *       (link-time addresses, every firing recorded) for the guest tool (hvtrace-guest
- *       probe-arm FILE), the way probes are armed in Bochs without the NIC.
+ *       (link-time addresses, every firing recorded, or only counted with --count) for the
+ *       guest tool (hvtrace-guest probe-arm FILE), the way probes are armed in Bochs without
+ *       the NIC.
  *   hvt -n DESC [...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG
  *       print the firings a run recorded (include/hvt_probe.h blocks in the hypervisor's debug
  *       log) in DTrace's default format - CPU, ID, FUNCTION:NAME, one line a firing, in time
@@ -31,7 +32,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
-            "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] --specs FILE\n"
+            "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--stack] [--folded FILE] [--flame FILE.svg]\n"
             "           [--tsc-khz N]                    (live, through hvtrace-collector)\n"
@@ -51,18 +52,15 @@ static void list_line(const probe_desc *d)
     printf("\n");
 }
 
-static int write_specs(const probe_list *l, char **descs, int nd, uint64_t tsc_khz, const char *path)
+static int write_specs(const probe_list *l, char **descs, int nd, uint64_t tsc_khz, int count_only,
+                       const char *path)
 {
     size_t n;
     struct hvt_probe_spec *s = probe_specs_for(l, descs, nd, tsc_khz, 0, &n);
     if (!s)
         return -1;
-    if (n > HVT_PROBE_SPECS_MAX) {
-        fprintf(stderr, "hvt: %zu probes matched; the guest tool arms at most %d at once\n", n,
-                HVT_PROBE_SPECS_MAX);
-        free(s);
-        return -1;
-    }
+    for (size_t i = 0; i < n && count_only; i++)
+        s[i].kind &= ~HVT_PROBE_F_RECORD;     /* counted in the hypervisor, no record each */
     int rc = util_write_file(path, s, n * sizeof *s);
     free(s);
     return rc;
@@ -148,7 +146,7 @@ static int print_fires(const probe_list *l, char **descs, int nd, const char *e9
 int hvt_probes_main(int argc, char **argv)
 {
     char *descs[MAX_DESCS];
-    int nd = 0, list = 0, verbose = 0, quiet = 0;
+    int nd = 0, list = 0, verbose = 0, quiet = 0, count_only = 0;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *specs = NULL, *e9 = NULL;
     struct probe_live_opts live = { .dir = "trace-out", .drain_s = 120 };
     for (int i = 0; i < argc; i++) {
@@ -171,6 +169,7 @@ int hvt_probes_main(int argc, char **argv)
         else if (!strcmp(a, "--drain") && i + 1 < argc) live.drain_s = atof(argv[++i]);
         else if (!strcmp(a, "--tsc-khz") && i + 1 < argc) live.tsc_khz = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--stack")) live.stack = 1;
+        else if (!strcmp(a, "--count")) count_only = 1;
         else if (!strcmp(a, "--folded") && i + 1 < argc) live.folded = argv[++i];
         else if (!strcmp(a, "--flame") && i + 1 < argc) live.flame = argv[++i];
         else return usage();
@@ -216,7 +215,7 @@ int hvt_probes_main(int argc, char **argv)
             if (nd ? probe_matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose))
                 list_line(&l.p[i]);
     } else if (!rc && specs) {
-        rc = write_specs(&l, descs, nd, live.tsc_khz, specs) ? 1 : 0;
+        rc = write_specs(&l, descs, nd, live.tsc_khz, count_only, specs) ? 1 : 0;
         if (!rc)
             for (int i = 0; i < nd; i++) {
                 size_t m = 0;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
+#include <sys/stat.h>
 #include <sys/io.h>
 #include <unistd.h>
 #include "hvt_hypercall.h"
@@ -233,15 +234,33 @@ static int cmd_probe_arm(const char *path)
     static struct hvt_probe_spec spec[HVT_PROBE_SPECS_MAX];
     int fd = open(path, O_RDONLY);
     if (fd < 0) { perror(path); return 1; }
-    ssize_t n = read(fd, spec, sizeof spec);
+    /* HVT_PROBE_SPECS_MAX at a time; every call but the last returns without waiting for the
+     * CPUs (the last one's wait covers them all). */
+    uint64_t total = 0, taken = 0, sites = 0;
+    int st = HVT_HC_OK;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0)
+        total = (uint64_t)sb.st_size / sizeof spec[0];
+    for (;;) {
+        ssize_t n = read(fd, spec, sizeof spec);
+        if (n < 0 || n % (ssize_t)sizeof spec[0]) { fprintf(stderr, "%s: not a spec file\n", path); close(fd); return 1; }
+        if (n == 0)
+            break;
+        uint64_t k = (uint64_t)n / sizeof spec[0];
+        char more;
+        int last = pread(fd, &more, 1, lseek(fd, 0, SEEK_CUR)) != 1;
+        struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, 4, (uint64_t)spec, k | (last ? 0 : HVT_PROBE_NOWAIT) };
+        vmcall(&r);                        /* (hypercall() would clear the arguments) */
+        st = (int)(int64_t)r.rax;
+        taken += r.rcx;
+        sites += r.rbx;
+        if (st != HVT_HC_OK || r.rcx != k)
+            break;
+    }
     close(fd);
-    if (n < 0 || n % (ssize_t)sizeof spec[0]) { fprintf(stderr, "%s: not a spec file\n", path); return 1; }
-    struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, 4, (uint64_t)spec, (uint64_t)n / sizeof spec[0] };
-    vmcall(&r);                            /* (hypercall() would clear the arguments) */
-    int st = (int)(int64_t)r.rax;
-    printf("hvtrace-guest: probe-arm: %llu of %zd probes taken, %llu sites armed (status %d)\n",
-           (unsigned long long)r.rcx, n / (ssize_t)sizeof spec[0], (unsigned long long)r.rbx, st);
-    return st == HVT_HC_OK && r.rcx == (uint64_t)n / sizeof spec[0] ? 0 : 1;
+    printf("hvtrace-guest: probe-arm: %llu of %llu probes taken, %llu sites armed (status %d)\n",
+           (unsigned long long)taken, (unsigned long long)total, (unsigned long long)sites, st);
+    return st == HVT_HC_OK && taken == total ? 0 : 1;
 }
 
 static int cmd_probe_disarm(void)

@@ -64,6 +64,36 @@ ifneq ($(HVT_NET),0)
 test-all: test-probes-net
 endif
 
+# test-probes-all: fbt:::entry - an entry probe on every probeable function (41,602 on the
+# pinned kernel) - armed by the guest tool (count only), a workload run under them, then
+# disarmed: every spec taken, the guest keeps running, every page restored; then the same with
+# a hypervisor region too small for them all: the arming stops cleanly with the number armed
+# and the guest goes on (check-probes-all.sh).
+PROBE_ALL_OUT := $(BUILD)/test/probe-all
+.PHONY: test-probes-all
+test-probes-all: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop
+	$(MAKE) efi
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	@mkdir -p $(PROBE_ALL_OUT)
+	$(HVT) -n 'fbt:::entry' --vmlinuz $(TEST_BUILD)/vmlinuz --count --specs $(PROBE_ALL_OUT)/all.specs
+	printf '%s\n' '#!/bin/sh' 'hvtrace-guest probe-arm /all.specs; echo "probe-all: arm status $$?"' \
+	  'getpid-loop 100 nomark; ls / > /dev/null; echo "probe-all: workload status $$?"' \
+	  'hvtrace-guest probe-disarm' > $(PROBE_ALL_OUT)/probe-all-run
+	bash tests/guest/mkinitramfs.sh $(PROBE_ALL_OUT)/initrd.img $(TEST_BUILD)/guest/hvtrace-guest \
+	  $(PROBE_ALL_OUT)/all.specs:all.specs $(PROBE_ALL_OUT)/probe-all-run:bin/probe-all-run \
+	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop
+	set -e; opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz); for run in all small; do \
+	  mem=$$([ $$run = small ] && echo 'hv_mem_mb = 24' || echo 'hv_mem_mb = 96'); \
+	  printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
+	    'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/probe-all-run' \
+	    'hypervisor = on' 'log = e9' "$$mem" "trace = $$opts" > $(PROBE_ALL_OUT)/$$run.cfg; \
+	  bash tests/platform/make-esp.sh $(PROBE_ALL_OUT)/$$run.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
+	    $(PROBE_ALL_OUT)/initrd.img $(PROBE_ALL_OUT)/$$run.cfg; \
+	  bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(PROBE_TIMEOUT) $(PROBE_ALL_OUT)/$$run.img \
+	    $(PROBE_ALL_OUT)/run-$$run > $(PROBE_ALL_OUT)/bochs-$$run.txt || true; done
+	bash tests/probe/check-probes-all.sh $(PROBE_ALL_OUT) $$(stat -c %s $(PROBE_ALL_OUT)/all.specs)
+test-all: test-probes-all
+
 # make dtrace SCRIPT='<probe descriptions>' WORKLOAD='<shell command run in the guest>'
 # Boots the test guest under hvtrace in Bochs (2 CPUs), arms the matching probes (every firing
 # recorded) before the workload, disarms when it exits, and prints what hvt prints: one line a
