@@ -60,8 +60,21 @@ test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	  bash tests/probe/test-probes-net.sh
+# test-probes-kernels: both runs again on other kernels: the generic one the analysis tests
+# fetch (another version and configuration: XZ image, more drivers built in) and Debian's 6.12
+# cloud kernel (backports: IBT build - functions start with endbr64 -, call padding, return
+# thunks, 6.4+ kallsyms and ORC layouts).
+PROBE_KERNELS ?= linux-image-6.1.0-47-amd64-unsigned:6.1.170-3 \
+                 linux-image-6.12.117+deb12-cloud-amd64-unsigned:6.12.117-1~deb12u1
+.PHONY: test-probes-kernels
+test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
+	$(MAKE) efi collector
+	set -e; for k in $(PROBE_KERNELS); do \
+	  v=$$(bash tests/platform/fetch-kernel.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
+	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
+	    PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
 ifneq ($(HVT_NET),0)
-test-all: test-probes-net
+test-all: test-probes-net test-probes-kernels
 endif
 
 # test-probes-all: fbt:::entry - an entry probe on every probeable function (41,602 on the
