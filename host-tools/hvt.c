@@ -12,6 +12,7 @@
 #include "trace_reader.h"
 #include "tracegen.h"
 #include "view.h"
+#include "probe_live.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +179,12 @@ static int usage_analyze(void)
             "                   [--from TSC] [--to TSC] [--hide GLOB[,GLOB]] [-o FILE] TRACE\n"
             "views: list nest summary funcs folded all (default: list). The slide defaults to the\n"
             "trace header's LSTAR; symbols need --vmlinuz. Records of all CPUs are merged by time\n"
-            "unless --file-order. --hide leaves matching functions, and all they call, out of nest.\n");
+            "unless --file-order. --hide leaves matching functions, and all they call, out of nest.\n"
+            "       hvt analyze --vmlinuz VMLINUZ [--slide N] --view profile|flame [-o FILE] DIR\n"
+            "the whole-system profile of the samples stored in a collector boot directory (hvt -n\n"
+            "'profile:::profile-N'): kernel stacks unwound with the image's ORC tables, folded per\n"
+            "process (profile: folded lines) or drawn as an SVG flame graph (flame). The slide\n"
+            "defaults to the one the hypervisor reported when the probes were armed (control.log).\n");
     return EXIT_USAGE;
 }
 
@@ -252,10 +258,57 @@ static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slid
     return lstar ? kinfo_slide_from_lstar(ki, lstar, slide) : 0;
 }
 
+/* The KASLR slide the hypervisor last reported in a boot directory's control.log (probe
+ * replies carry it), or 0. */
+static int64_t dir_slide(const char *dir)
+{
+    char path[4200], line[2048];
+    snprintf(path, sizeof path, "%s/control.log", dir);
+    FILE *f = fopen(path, "r");
+    long long v = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, " slide=");
+        if (p)
+            v = strtoll(p + 7, NULL, 0);
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* hvt analyze --view profile|flame DIR: the stacks of the samples a collector stored. */
+static int analyze_profile(const analyze_args *a, int svg)
+{
+    if (!a->vmlinuz) {
+        fprintf(stderr, "hvt: --view %s needs --vmlinuz (symbols and ORC tables)\n", svg ? "flame" : "profile");
+        return EXIT_USAGE;
+    }
+    kinfo ki;
+    if (kinfo_open(&ki, a->vmlinuz, 1) != 0) return EXIT_BAD;
+    int64_t slide = dir_slide(a->trace);
+    if (a->slide_s || a->lstar_s) {
+        if (get_slide(&ki, a->slide_s, a->lstar_s, &slide) != 0) {
+            kinfo_close(&ki);
+            return EXIT_BAD;
+        }
+    }
+    FILE *out = a->out_s ? fopen(a->out_s, "w") : stdout;
+    int rc = EXIT_BAD;
+    if (!out)
+        perror(a->out_s);
+    else if (probe_stacks_from_dir(a->trace, a->vmlinuz, &ki.syms, slide, out, svg) == 0)
+        rc = 0;
+    if (out && a->out_s && fclose(out) != 0) rc = EXIT_BAD;
+    kinfo_close(&ki);
+    return rc;
+}
+
 static int cmd_analyze(int argc, char **argv)
 {
     analyze_args a;
     if (parse_analyze(argc, argv, &a) != 0) return usage_analyze();
+    if (a.views_s && (!strcmp(a.views_s, "profile") || !strcmp(a.views_s, "flame")))
+        return analyze_profile(&a, !strcmp(a.views_s, "flame"));
     int views = parse_views(a.views_s ? a.views_s : "list");
     if (views <= 0) return usage_analyze();
     kinfo ki;

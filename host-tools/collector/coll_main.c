@@ -157,10 +157,11 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
         memcpy(&p, m.data, sizeof p);
         n += snprintf(line + n, sizeof line - (size_t)n,
                       " specs_taken=%u error=%d sites_armed=%u armed=%u fires=%llu records=%llu "
-                      "records_lost=%llu exits=%llu ept_exits=%llu", p.specs_taken, p.error,
+                      "records_lost=%llu exits=%llu ept_exits=%llu slide=0x%llx", p.specs_taken, p.error,
                       p.sites_armed, p.armed, (unsigned long long)p.fires,
                       (unsigned long long)p.records, (unsigned long long)p.records_lost,
-                      (unsigned long long)p.exits, (unsigned long long)p.ept_exits);
+                      (unsigned long long)p.exits, (unsigned long long)p.ept_exits,
+                      (unsigned long long)p.slide);
     } else if (m.ctl.cmd >= HVT_CTL_TRACE_FIRST && m.ctl.cmd <= HVT_CTL_TRACE_STATUS &&
                m.ctl.status == HVT_CTL_OK && m.ctl.data_len >= sizeof(struct hvt_trace_status)) {
         struct hvt_trace_status t;

@@ -236,6 +236,8 @@ struct live {
 static void on_fire(void *ctx, const struct hvt_probe_fire *f)
 {
     struct live *v = ctx;
+    if (!v->l)                              /* reading stacks only (probe_stacks_from_dir) */
+        return;
     if (!f->id || f->id > v->l->n || !probe_matches_any(&v->l->p[f->id - 1], v->descs, v->nd)) {
         v->foreign++;
         return;
@@ -476,5 +478,51 @@ out:
     free(v.count);
     free(ans);
     free(specs);
+    return rc;
+}
+
+int probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table *syms, int64_t slide,
+                          FILE *out, int svg)
+{
+    struct probe_live_opts o = { .quiet = 1, .vmlinuz = vmlinuz, .syms = syms };
+    struct live v = { .o = &o, .slide = slide };
+    struct follow w = { .buf = malloc(HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr)) };
+    int rc = -1;
+    g_sample = on_sample;
+    snprintf(w.dir, sizeof w.dir, "%s", dir);
+    kimg k;
+    char err[300];
+    if (!w.buf || !(v.fl = flame_new()))
+        goto out;
+    if (kimg_load(&k, vmlinuz) != 0)
+        goto out;
+    if (orc_load_ex(&k, syms, ORC_LAYOUT_AUTO, &v.orc, err, sizeof err) == 0)
+        v.have_orc = true;
+    else
+        fprintf(stderr, "hvt: no ORC tables (%s): stacks hold the sampled function only\n", err);
+    kimg_free(&k);
+    FILE *first = open_chunk(&w, 0);
+    if (!first) {
+        fprintf(stderr, "hvt: %s: no chunk-000000.hvts (not a collector boot directory)\n", dir);
+        goto out;
+    }
+    fclose(first);
+    if (follow_poll(&w, on_fire, &v) < 0)  /* the whole directory: nothing is being added */
+        goto out;
+    rc = svg ? flame_write_svg(v.fl, out, "hvtrace profile") : flame_write_folded(v.fl, out);
+    fprintf(stderr, "hvt: %llu samples with a stack (%llu unwound, %llu reached user space), %zu distinct stacks%s\n",
+            (unsigned long long)v.samples, (unsigned long long)v.unwound,
+            (unsigned long long)v.to_user, flame_stacks(v.fl),
+            w.bad ? "; malformed messages skipped" : "");
+    if (w.bad)
+        rc = -1;
+out:
+    if (w.f)
+        fclose(w.f);
+    if (v.fl)
+        flame_free(v.fl);
+    if (v.have_orc)
+        orc_free(&v.orc);
+    free(w.buf);
     return rc;
 }

@@ -44,5 +44,10 @@ void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fir
 /* count[id] for ids 1..l->n: the end-of-run table, probes with firings only. */
 void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count);
 int  probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o);
+/* The stacks stored in a collector boot directory (every HVT_MSG_PROBE_STACK of its chunks),
+ * unwound and folded like probe_live_run's, written to out as folded lines or an SVG flame
+ * graph (hvt analyze --view folded-stacks|flame DIR). 0, or -1 (said why). */
+int  probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table *syms,
+                           int64_t slide, FILE *out, int svg);
 
 #endif

@@ -10,7 +10,8 @@
 # Run profile: profile:::profile-997 while md5sum hashes an 8 MiB file; hvt unwinds every
 #   sample's kernel stack with the image's ORC tables and writes folded stacks and an SVG flame
 #   graph: md5sum's samples are mostly user-mode hashing and its system-call samples sit under
-#   the read path (entry_SYSCALL_64 ... ksys_read/vfs_read).
+#   the read path (entry_SYSCALL_64 ... ksys_read/vfs_read); `hvt analyze --view profile|flame`
+#   on the collector's directory afterwards gives the same stacks and picture.
 # Both: records received = made with none lost; nothing went to port 0xE9; the disarm restored
 # every page (HVT-PROBESTAT shown=0 armed=0); the guest saw the disarm and powered off cleanly.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
@@ -138,6 +139,11 @@ if [[ " $RUNS " == *" profile "* ]]; then
   echo "test-profile: md5sum's system calls by function: $top"
   check "profile: md5sum's system-call samples unwind from entry_SYSCALL_64 and sit mostly under read ($md5read of $md5sys; top: ${top%%,*})" \
     bash -c "test $md5sys -ge 1 && test $((md5read * 10)) -ge $((md5sys * 6)) && grep -q ' ksys_read$' <<< '${top%%,*}'"
+  "$HVT" analyze --vmlinuz "$VMLINUZ" --view profile -o "$OUT/profile-dir.folded" "$OUT/coll-profile/current" 2>&1 | tail -1
+  "$HVT" analyze --vmlinuz "$VMLINUZ" --view flame -o "$OUT/profile-dir.svg" "$OUT/coll-profile/current" 2>/dev/null
+  check "profile: hvt analyze --view profile on the stored samples gives the live run's folded stacks" \
+    cmp "$OUT/profile-dir.folded" "$F"
+  check "profile: hvt analyze --view flame draws the same graph" cmp "$OUT/profile-dir.svg" "$OUT/profile.svg"
   check "profile: the flame graph is well-formed SVG showing md5sum" \
     python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if 'md5sum' in d.toxml() else 1)" "$OUT/profile.svg"
   common profile
