@@ -14,7 +14,7 @@ HOST_CFLAGS  ?= -O2 -g $(HOST_STD) -D_GNU_SOURCE -Wall -Wextra -Wno-format-trunc
 HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -I$(HOST_DIR)/stacks -Iinclude -Itrace
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
 HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_chunkw.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c hvt_trace.c \
-                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c ../trace/rec_enc.c e9_lines.c stacks/orc.c stacks/flame.c
+                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c ../trace/x86_len.c ../trace/rec_enc.c e9_lines.c stacks/orc.c stacks/flame.c
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h $(HOST_DIR)/stacks/*.h) include/hvt_trace_format.h include/hvt_stream.h \
                 include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h \
                 $(HOST_DIR)/collector/coll_sock.h

@@ -33,7 +33,7 @@
  * one, which maps almost no kernel text. Kernel addresses are walked under the kernel root. */
 #define CR3_PTI_USER (1ull << 12)
 
-enum emu { EMU_STEP, EMU_NOP, EMU_RET, EMU_JMP };
+enum emu { EMU_STEP, EMU_NOP, EMU_RET, EMU_JMP, EMU_PUSH, EMU_SUBRSP };
 
 struct shadow {
     uint64_t gpa;                          /* the guest page it stands in for */
@@ -119,9 +119,30 @@ static void hash_insert(uint64_t va, unsigned index)
 
 /* What the displaced instruction does, and whether resuming can do it without running it:
  * NOPs (the fentry site ftrace leaves, ENDBR64 and its sealed form), RET, direct JMPs (a return
- * thunk, a tail call). SDM Vol. 2: NOP 0F 1F /0, ENDBR64 F3 0F 1E FA, RET C3, JMP E9/EB. */
+ * thunk, a tail call), and the prologue's PUSH reg and SUB $imm,%rsp. SDM Vol. 2: NOP 0F 1F /0,
+ * ENDBR64 F3 0F 1E FA, RET C3, JMP E9/EB, PUSH 50+rd (REX.B 41: r8-r15), SUB REX.W 83 /5 ib
+ * and REX.W 81 /5 id (ModRM EC: register RSP). *target: the JMP's target, the PUSH's register
+ * (enum gpr), the SUB's immediate (sign-extended). */
 static enum emu classify(const uint8_t *b, unsigned len, uint64_t va, uint64_t *target)
 {
+    if (len == 1 && b[0] >= 0x50 && b[0] <= 0x57) {
+        *target = b[0] - 0x50u;
+        return EMU_PUSH;
+    }
+    if (len == 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) {
+        *target = 8u + b[1] - 0x50u;
+        return EMU_PUSH;
+    }
+    if (len == 4 && b[0] == 0x48 && b[1] == 0x83 && b[2] == 0xec) {
+        *target = (uint64_t)(int64_t)(int8_t)b[3];
+        return EMU_SUBRSP;
+    }
+    if (len == 7 && b[0] == 0x48 && b[1] == 0x81 && b[2] == 0xec) {
+        int32_t imm;
+        __builtin_memcpy(&imm, b + 3, 4);
+        *target = (uint64_t)(int64_t)imm;
+        return EMU_SUBRSP;
+    }
     unsigned i = 0;
     while (i < len && b[i] == 0x66)        /* operand-size prefixes of a long NOP */
         i++;
@@ -469,11 +490,58 @@ static bool step_over(unsigned cpu, struct shadow *sh, bool write)
     return true;
 }
 
-static void resume(struct probe *p, unsigned cpu)
+/* PUSH's store, done the way the CPU would: a supervisor write through the current page
+ * tables to a writable, already accessed and dirty, non-user page (anything else - a fault to
+ * raise, bits to set, a probed page - is left to the CPU: false). */
+static bool push_store(uint64_t va, uint64_t v)
 {
-    uint64_t rsp, ret;
     struct gmem_paging pg;
-    switch (p->emu) {
+    struct gmem_xlat x;
+    hv_guest_paging(&pg);
+    if ((va & ~X86_PAGE_MASK) > X86_PAGE_SIZE - sizeof v || gmem_walk(&pg, va, &x) ||
+        !x.writable || x.user || !x.ad_set || shadow_of(x.gpa & X86_PAGE_MASK))
+        return false;
+    uint8_t *page = gmem_map_gpa(x.gpa & X86_PAGE_MASK);
+    if (!page)
+        return false;
+    __builtin_memcpy(page + (x.gpa & ~X86_PAGE_MASK), &v, sizeof v);
+    return true;
+}
+
+/* SUB's flags (SDM Vol. 1 3.4.3.1, "Status Flags"): CF borrow, PF even parity of the low byte,
+ * AF borrow from bit 3, ZF, SF, OF signed overflow. */
+static uint64_t sub_flags(uint64_t rflags, uint64_t a, uint64_t b)
+{
+    uint64_t r = a - b, f = rflags & ~RFLAGS_ARITH;
+    f |= a < b ? RFLAGS_CF : 0;
+    f |= __builtin_parity((unsigned)(r & 0xff)) ? 0 : RFLAGS_PF;
+    f |= ((a ^ b ^ r) & 0x10) ? RFLAGS_AF : 0;
+    f |= r == 0 ? RFLAGS_ZF : 0;
+    f |= (r >> 63) ? RFLAGS_SF : 0;
+    f |= (((a ^ b) & (a ^ r)) >> 63) ? RFLAGS_OF : 0;
+    return f;
+}
+
+static void resume(struct probe *p, unsigned cpu, const struct guest_regs *g)
+{
+    uint64_t rsp, ret, rflags = hv_guest_read(HV_GUEST_RFLAGS);
+    struct gmem_paging pg;
+    /* The guest single-steps itself: the CPU must run it to raise the #DB. */
+    switch (rflags & RFLAGS_TF ? EMU_STEP : p->emu) {
+    case EMU_PUSH:
+        rsp = hv_guest_read(HV_GUEST_RSP);
+        if (push_store(rsp - 8, p->target == GPR_RSP ? rsp : g->r[p->target])) {
+            hv_guest_write(HV_GUEST_RSP, rsp - 8);
+            hv_guest_write(HV_GUEST_RIP, p->va + p->len);
+            return;
+        }
+        break;                              /* the store needs the CPU: run it */
+    case EMU_SUBRSP:
+        rsp = hv_guest_read(HV_GUEST_RSP);
+        hv_guest_write(HV_GUEST_RFLAGS, sub_flags(rflags, rsp, p->target));
+        hv_guest_write(HV_GUEST_RSP, rsp - p->target);
+        hv_guest_write(HV_GUEST_RIP, p->va + p->len);
+        return;
     case EMU_NOP:
         hv_guest_write(HV_GUEST_RIP, p->va + p->len);
         return;
@@ -530,7 +598,7 @@ bool probe_bp_exit(struct guest_regs *g)
         if (own)
             hv_reinject_exception();        /* the guest's INT3 is there too: it gets it */
         else
-            resume(p, cpu);
+            resume(p, cpu, g);
         return true;
     }
     /* No probe here (now): ours from a mapping this CPU had not flushed yet (this exit

@@ -6,6 +6,8 @@
 #define PTE_P    (1ull << 0)
 #define PTE_W    (1ull << 1)
 #define PTE_U    (1ull << 2)
+#define PTE_A    (1ull << 5)
+#define PTE_D    (1ull << 6)
 #define PTE_PS   (1ull << 7)
 #define PTE_NX   (1ull << 63)
 #define PTE_ADDR 0x000ffffffffff000ull
@@ -37,7 +39,7 @@ static int walk_long(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat
     if ((uint64_t)sx != gva)
         return GMEM_ENONCANONICAL;
     uint64_t table = p->cr3 & PTE_ADDR;
-    bool w = true, u = true, nx = false;
+    bool w = true, u = true, nx = false, a = true;
     for (int l = levels - 1; l >= 0; l--) {
         unsigned shift = 12 + 9 * l;
         uint64_t e;
@@ -49,10 +51,12 @@ static int walk_long(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat
         w &= !!(e & PTE_W);
         u &= !!(e & PTE_U);
         nx |= (p->efer & EFER_NXE) && (e & PTE_NX);
+        a &= !!(e & PTE_A);
         if (l == 0 || ((l == 1 || l == 2) && (e & PTE_PS))) {
             uint64_t off = (1ull << shift) - 1;
             x->gpa = (e & PTE_ADDR & ~off) | (gva & off);
             x->writable = w; x->user = u; x->nx = nx;
+            x->ad_set = a && (e & PTE_D);
             x->page_shift = shift;
             return GMEM_OK;
         }
@@ -75,6 +79,7 @@ static int walk_32(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat *
         uint64_t hi = ((uint64_t)(pde >> 13) & 0xff) << 32;
         x->gpa = hi | (pde & 0xffc00000u) | (va & 0x3fffff);
         x->writable = pde & PTE_W; x->user = pde & PTE_U; x->nx = false;
+        x->ad_set = false;                 /* not needed outside long mode: not computed */
         x->page_shift = 22;
         return GMEM_OK;
     }
@@ -86,6 +91,7 @@ static int walk_32(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat *
         return GMEM_ENOTPRESENT;
     x->gpa = (pte & 0xfffff000u) | (va & 0xfff);
     x->writable = (pde & pte) & PTE_W; x->user = (pde & pte) & PTE_U; x->nx = false;
+    x->ad_set = false;
     x->page_shift = 12;
     return GMEM_OK;
 }
@@ -94,6 +100,7 @@ int gmem_walk(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat *x)
 {
     if (!(p->cr0 & CR0_PG)) {
         x->gpa = gva; x->writable = x->user = true; x->nx = false; x->page_shift = 12;
+        x->ad_set = true;                  /* no paging: no bits to set */
         return GMEM_OK;
     }
     if (p->efer & EFER_LMA)

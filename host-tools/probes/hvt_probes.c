@@ -39,7 +39,8 @@ static int usage(void)
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG\n"
             "  DESC: provider:module:function:name with globs, e.g. 'fbt::vfs_*:entry',\n"
             "        several separated by commas,\n"
-            "        'syscall::getpid:entry', 'profile:::profile-997', 'tick-1s'\n"
+            "        'syscall::getpid:entry', 'profile:::profile-997', 'tick-1s',\n"
+            "        'addr:kernel:vfs_read+5:'\n"
             "        (VMLINUZ defaults to $HVT_VMLINUZ)\n");
     return 2;
 }
@@ -197,6 +198,24 @@ int hvt_probes_main(int argc, char **argv)
             fprintf(stderr, "hvt: invalid probe description %s: a rate or period of 0\n", descs[i]);
             rc = 1;
         }
+    int want_addr = 0;
+    for (int i = 0; i < nd; i++)
+        want_addr |= !strncmp(descs[i], "addr:", 5);
+    if (want_addr && !rc) {              /* addr probes: decoded in the image to check them */
+        kimg k;
+        if (kimg_load(&k, vmlinuz) != 0) {
+            rc = 1;
+        } else {
+            for (int i = 0; i < nd && !rc; i++) {
+                char err[400];
+                if (probe_list_add_addr(&l, &ki.syms, &k, descs[i], err, sizeof err) < 0) {
+                    fprintf(stderr, "hvt: invalid probe specifier %s: %s\n", descs[i], err);
+                    rc = 1;
+                }
+            }
+            kimg_free(&k);
+        }
+    }
     live.vmlinuz = vmlinuz;
     live.syms = &ki.syms;
     for (int i = 0; i < nd && !rc; i++) {

@@ -2,7 +2,9 @@
 #include "probe_list.h"
 #include "util.h"
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include "x86_len.h"
 
 #define SYSCALL_PREFIX "__x64_sys_"
 
@@ -191,6 +193,85 @@ int probe_list_add_profile(probe_list *l, const char *desc)
     l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "profile", .module = "",
                                .function = "", .name = name, .own = name,
                                .kind = tick ? PL_TICK : PL_PROFILE, .lo = ns };
+    l->n++;
+    return 1;
+}
+
+int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
+                        char *err, size_t errlen)
+{
+    char f[4][256];
+    if (split(desc, f) || strcmp(f[0], "addr") || (f[1][0] && strcmp(f[1], "kernel")) || f[3][0])
+        return 0;
+    uint64_t at, off = 0, fn = 0;
+    char field[256];
+    snprintf(field, sizeof field, "%s", f[2]);
+    char *plus = strrchr(f[2], '+'), *end;
+    if (f[2][0] == '0' && f[2][1] == 'x') {
+        at = strtoull(f[2], &end, 16);
+        if (*end) {
+            snprintf(err, errlen, "'%s' is not an address", f[2]);
+            return -1;
+        }
+        uint64_t o;
+        int64_t i = ksym_lookup(syms, at, &o);
+        if (i >= 0) {
+            fn = syms->syms[i].addr;
+            off = o;
+        }
+    } else {
+        if (plus) {
+            *plus = 0;
+            off = strtoull(plus + 1, &end, 0);
+            if (*end || end == plus + 1) {
+                snprintf(err, errlen, "'+%s' is not an offset", plus + 1);
+                return -1;
+            }
+        }
+        int64_t i = ksym_find(syms, f[2]);
+        if (i < 0) {
+            snprintf(err, errlen, "no symbol '%s' in the kernel", f[2]);
+            return -1;
+        }
+        fn = syms->syms[i].addr;
+        at = fn + off;
+    }
+    /* Decode from the function's start: the probe must sit on an instruction boundary. */
+    if (fn) {
+        uint64_t a = fn;
+        while (a < at) {
+            const uint8_t *b = kimg_ptr(k, a, 15);
+            unsigned n = b ? x86_insn_len(b, 15) : 0;
+            if (!n)
+                break;
+            a += n;
+        }
+        if (a != at) {
+            uint64_t o;
+            int64_t i = ksym_lookup(syms, fn, &o);
+            snprintf(err, errlen, "+%llu is inside an instruction of %s (decoded from its start)",
+                     (unsigned long long)off, i >= 0 ? ksym_name(syms, (uint32_t)i) : "the function");
+            return -1;
+        }
+    }
+    if (!kimg_ptr(k, at, 1)) {
+        snprintf(err, errlen, "0x%llx is not in the kernel image", (unsigned long long)at);
+        return -1;
+    }
+    for (size_t i = 0; i < l->n; i++)
+        if (l->p[i].kind == PL_ADDR && l->p[i].lo == at)
+            return 0;
+    /* the function field as written, so that the description matches it */
+    char *full = strdup(field);
+    probe_desc *np = full ? realloc(l->p, (l->n + 1) * sizeof *np) : NULL;
+    if (!np) {
+        free(full);
+        return -1;
+    }
+    l->p = np;
+    l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "addr", .module = "kernel",
+                               .function = full, .name = "", .own = full, .kind = PL_ADDR,
+                               .lo = at, .hi = at + 1 };
     l->n++;
     return 1;
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include "ksym.h"
 
-enum { PL_ENTRY = 1, PL_RETURN = 2, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
+enum { PL_ENTRY = 1, PL_RETURN = 2, PL_ADDR = 3, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
 
 typedef struct {
     uint32_t id;
@@ -41,5 +41,11 @@ int  probe_desc_check(const char *desc);
  * (suffix ns, us, ms, s, sec, m, min, h, hour, d, day) - append it to l (a new id) and return 1;
  * 0 if desc is no such name (or it is already listed); -1 on a rate of 0 or no memory. */
 int  probe_list_add_profile(probe_list *l, const char *desc);
+/* The addr provider, also on demand: addr:kernel:SYMBOL+OFF: or addr:kernel:0xADDRESS: (link
+ * time; module may be empty) probes one instruction. It must start an instruction: the
+ * function is decoded from its start (bytes of k) and an offset inside an instruction is
+ * refused with the reason in err. 1 added, 0 not an addr description, -1 refused. */
+int  probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
+                         char *err, size_t errlen);
 
 #endif

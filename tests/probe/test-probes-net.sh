@@ -102,8 +102,8 @@ common() {
 
 # ---- count: exact firing counts of a probe nothing else fires
 if [[ " $RUNS " == *" count "* ]]; then
-  run count "/bin/probe-net,$N" 'syscall::getpid:entry,syscall::getppid:entry'
-  tail -4 "$OUT/count.out" 2>/dev/null
+  run count "/bin/probe-net,$N" 'syscall::getpid:entry,syscall::getppid:entry,addr:kernel:__x64_sys_getppid+5:'
+  tail -5 "$OUT/count.out" 2>/dev/null
   want=$(( CPUS * N ))
   nlines=$(grep -cE '^ +[0-9]+ +[0-9]+ +getppid:entry$' "$OUT/count.out" 2>/dev/null)
   count=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "syscall:kernel:getppid:entry" { print $3 }' "$OUT/count.out" 2>/dev/null)
@@ -114,12 +114,17 @@ if [[ " $RUNS " == *" count "* ]]; then
   check "count: getppid:entry lines: $nlines, want $want (CPUs x N)" test "${nlines:-0}" = "$want"
   check "count: getppid:entry count: ${count:-none}, want $want" test "${count:-0}" = "$want"
   check "count: getpid:entry fired too (the guest's polls)" grep -qE '^ +[0-9]+ +[0-9]+ +getpid:entry$' "$OUT/count.out"
+  # __x64_sys_getppid+5 is a PUSH: emulated in the #BP exit like the entry NOPs
+  pcount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "addr:kernel:__x64_sys_getppid+5:" { print $3 }' "$OUT/count.out" 2>/dev/null)
+  stat=$(grep -a '^HVT-PROBESTAT' "$OUT/run-count/e9.log" 2>/dev/null | tail -1)
+  check "count: the probe on getppid's push fired as often (${pcount:-none}), every firing resumed in its exit ($(grep -o 'step_overs=[0-9]*' <<< "$stat"))" \
+    bash -c "test '${pcount:-0}' = '${count:-x}' && grep -q ' step_overs=0 ' <<< '$stat'"
   common count
 fi
 
 # ---- profile: profile-997 over md5sum, stacks unwound on the host, a flame graph
 if [[ " $RUNS " == *" profile "* ]]; then
-  run profile "/bin/probe-profile-run,$PROFILE_MB" 'profile:::profile-997' -q \
+  run profile "/bin/probe-profile-run,$PROFILE_MB" 'profile:::profile-997,addr:kernel:ksys_read+5:,addr:kernel:ksys_read+17:' -q \
     --folded "$OUT/profile.folded" --flame "$OUT/profile.svg"
   F="$OUT/profile.folded"
   tot() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$F" 2>/dev/null; }
@@ -144,6 +149,13 @@ if [[ " $RUNS " == *" profile "* ]]; then
   check "profile: hvt analyze --view profile on the stored samples gives the live run's folded stacks" \
     cmp "$OUT/profile-dir.folded" "$F"
   check "profile: hvt analyze --view flame draws the same graph" cmp "$OUT/profile-dir.svg" "$OUT/profile.svg"
+  # ksys_read+5 is PUSH r13 and +17 SUB $0x10,%rsp: emulated at every read md5sum makes
+  stat=$(grep -a '^HVT-PROBESTAT' "$OUT/run-profile/e9.log" 2>/dev/null | tail -1)
+  pushes=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "addr:kernel:ksys_read+5:" { print $3 }' "$OUT/profile.out" 2>/dev/null)
+  subs=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "addr:kernel:ksys_read+17:" { print $3 }' "$OUT/profile.out" 2>/dev/null)
+  sum=$(( PROFILE_MB << 20 )); zeros=$(head -c "$sum" /dev/zero | md5sum | cut -d' ' -f1)
+  check "profile: push and sub probes on ksys_read fired (${pushes:-0}, ${subs:-0}) and resumed in their exits ($(grep -o 'step_overs=[0-9]*' <<< "$stat")); md5sum still right" \
+    bash -c "test '${pushes:-0}' -gt 0 && test '${pushes:-0}' = '${subs:-x}' && grep -q ' step_overs=0 ' <<< '$stat' && grep -q '$zeros  /tmp/data' '$OUT/coll-profile/current/console.log'"
   check "profile: the flame graph is well-formed SVG showing md5sum" \
     python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if 'md5sum' in d.toxml() else 1)" "$OUT/profile.svg"
   common profile

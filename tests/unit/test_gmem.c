@@ -21,13 +21,16 @@ static uint64_t new_table(void) { uint64_t t = next_table; next_table += 4096; r
 #define W 2ull
 #define U 4ull
 #define PS 0x80ull
+#define A 0x20ull
+#define D 0x40ull
+static uint64_t inner_flags = P | W | U;  /* the flags of the intermediate entries map() makes */
 /* Map va -> gpa with a page of 4K (level 0), 2M (1) or 1G (2) in a 4-level tree at cr3. */
 static void map(uint64_t cr3, uint64_t va, uint64_t gpa, int level, uint64_t flags)
 {
     uint64_t t = cr3;
     for (int l = 3; l > level; l--) {
         uint64_t *e = &tbl(t)[(va >> (12 + 9 * l)) & 511];
-        if (!*e) *e = new_table() | P | W | U;
+        if (!*e) *e = new_table() | inner_flags;
         t = *e & 0x000ffffffffff000ull;
     }
     tbl(t)[(va >> (12 + 9 * level)) & 511] = gpa | flags | (level ? PS : 0);
@@ -48,6 +51,17 @@ int main(void)
     strcpy((char *)ram + 0x600123, "user");
 
     struct gmem_xlat x;
+    /* accessed/dirty: ad_set only when a write would set none of them */
+    uint64_t cr3ad = new_table();
+    inner_flags = P | W | U | A;
+    map(cr3ad, 0xffffc90000000000ull, 0x500000, 0, P | W | A | D);    /* a stack page, as Linux maps it */
+    map(cr3ad, 0xffffc90000001000ull, 0x501000, 0, P | W | A);        /* clean */
+    inner_flags = P | W | U;
+    map(cr3ad, 0xffffc90040000000ull, 0x502000, 0, P | W | A | D);    /* an upper level not accessed */
+    struct gmem_paging pgad = { CR0_PG | CR0_PE, cr3ad, CR4_PAE, EFER_LMA | EFER_LME | EFER_NXE };
+    CHECK(gmem_walk(&pgad, 0xffffc90000000008ull, &x) == GMEM_OK && x.ad_set && x.writable, "A+D everywhere: ad_set");
+    CHECK(gmem_walk(&pgad, 0xffffc90000001008ull, &x) == GMEM_OK && !x.ad_set, "leaf not dirty: !ad_set");
+    CHECK(gmem_walk(&pgad, 0xffffc90040000008ull, &x) == GMEM_OK && !x.ad_set, "an upper level without A: !ad_set");
     CHECK(gmem_walk(&pg, 0xffffffff81000ffeull, &x) == GMEM_OK && x.gpa == 0x400ffe && x.page_shift == 12,
           "4K walk gpa %llx", (unsigned long long)x.gpa);
     CHECK(gmem_walk(&pg, 0x400123, &x) == GMEM_OK && x.gpa == 0x600123 && x.page_shift == 21 && x.user,

@@ -38,6 +38,9 @@ struct gmem_ops {
 struct gmem_xlat {
     uint64_t gpa;
     bool writable, user, nx;
+    bool ad_set;                  /* long mode: every level's accessed bit and the leaf's dirty
+                                     bit are set, so a write by the CPU would change none
+                                     (SDM Vol. 3A 4.8, "Accessed and Dirty Flags") */
     unsigned page_shift;          /* 12, 21, 22, 30 */
 };
 

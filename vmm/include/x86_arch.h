@@ -46,10 +46,15 @@
 /* RFLAGS */
 #define RFLAGS_CF (1ull << 0)
 #define RFLAGS_FIXED1 (1ull << 1)
+#define RFLAGS_PF (1ull << 2)
+#define RFLAGS_AF (1ull << 4)
 #define RFLAGS_ZF (1ull << 6)
+#define RFLAGS_SF (1ull << 7)
 #define RFLAGS_TF (1ull << 8)
 #define RFLAGS_IF (1ull << 9)
 #define RFLAGS_RF (1ull << 16)
+#define RFLAGS_OF (1ull << 11)
+#define RFLAGS_ARITH (RFLAGS_CF | RFLAGS_PF | RFLAGS_AF | RFLAGS_ZF | RFLAGS_SF | RFLAGS_OF)
 
 /* MSRs (SDM Vol. 4) */
 #define MSR_IA32_TSC               0x010
