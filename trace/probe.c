@@ -22,6 +22,7 @@
 #define HASH_SLOTS   131072                /* power of two, > 2 x PROBE_MAX */
 #define COMM_SLOTS   4                     /* per probe: the first process names seen */
 #define NO_PROBE     0xffffffffu
+#define PENDING_MAX  64                    /* user probes waiting for their process to run */
 #define RET_SITES    64                    /* return sites of one function at most */
 #define STALE_MAX    4                     /* resumes at one RIP before a #BP goes to the guest */
 #define FIRE_BUF     256                   /* firing records a CPU collects before a block */
@@ -29,9 +30,6 @@
  * (MOVS), a descriptor or stack page beside them. */
 #define STEP_PAGES   8
 #define OPC_INT3     0xcc
-/* Linux keeps the two page-table roots of a PTI pair 8 KiB aligned; bit 12 selects the user
- * one, which maps almost no kernel text. Kernel addresses are walked under the kernel root. */
-#define CR3_PTI_USER (1ull << 12)
 
 enum emu { EMU_STEP, EMU_NOP, EMU_RET, EMU_JMP, EMU_PUSH, EMU_SUBRSP };
 
@@ -45,6 +43,8 @@ struct shadow {
 struct probe {
     uint64_t va, gpa, target;              /* target: where an emulated JMP goes */
     uint64_t func;                         /* the function a return site belongs to */
+    uint64_t root;                         /* user probes: the address space's page-table root;
+                                              0: a kernel probe (every address space) */
     uint32_t id;
     uint8_t kind, len, emu, armed, record, stack;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
@@ -65,6 +65,10 @@ static uint16_t *shadow_hash;              /* shadow index + 1, by guest page; 0
 static unsigned nshadows;
 static uint8_t *scratch;                   /* resync's staging page */
 static struct spinlock lock;
+/* User probes wait here until a CPU runs their process: its page tables then translate the
+ * address (the hypervisor cannot find another process's tables by pid). */
+static struct { uint64_t va; uint32_t pid, id, flags; } pending[PENDING_MAX];
+static unsigned npending;
 
 /* This CPU's step-over: the shadows whose originals it runs for one instruction. */
 static struct {
@@ -87,26 +91,33 @@ static struct {
     uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
     uint64_t bp_exits, mtf_exits;          /* exits the engine caused, with ept_reads/writes */
     uint64_t records, records_lost;        /* firing records made; dropped by the stream */
+    uint64_t other_space;                  /* user-probe INT3s met by another address space */
 } stats;
 
-void probe_kernel_paging(struct gmem_paging *pg)
-{
-    hv_guest_paging(pg);
-    pg->cr3 &= ~CR3_PTI_USER;
-}
+void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
 
 static unsigned hash_slot(uint64_t va) { return (unsigned)((va ^ (va >> 13)) * 0x9e3779b1u) & (HASH_SLOTS - 1); }
 
-static struct probe *lookup(uint64_t va)
+/* The probe at va for the address space 'root' (a kernel probe matches every one; several
+ * user probes may share a va in different processes). */
+static struct probe *lookup(uint64_t va, uint64_t root)
 {
     for (unsigned s = hash_slot(va), n = 0; n < HASH_SLOTS; s = (s + 1) & (HASH_SLOTS - 1), n++) {
         uint32_t i = __atomic_load_n(&hash[s], __ATOMIC_ACQUIRE);
         if (!i)
             return 0;
-        if (PROBE(i - 1)->va == va)
-            return PROBE(i - 1);
+        struct probe *p = PROBE(i - 1);
+        if (p->va == va && (!p->root || p->root == root))
+            return p;
     }
     return 0;
+}
+
+/* The address space the guest runs in: CR3's table address without the PTI half (the user
+ * and kernel roots of one process differ in bit 12) and without PCID bits. */
+static uint64_t current_root(void)
+{
+    return hv_guest_read(HV_GUEST_CR3) & X86_PAGE_MASK & ~TASK_CR3_PTI_USER & ((1ull << 52) - 1);
 }
 
 static void hash_insert(uint64_t va, unsigned index)
@@ -187,9 +198,10 @@ static void shadow_show(struct shadow *sh, uint64_t perms)
 
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
 static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
-                    uint64_t func, uint32_t flags)
+                    uint64_t func, uint32_t flags, uint64_t root)
 {
-    if (lookup(va))
+    struct probe *old = lookup(va, root);
+    if (old && old->root == root)
         return 0;
     if (nprobes == PROBE_MAX)
         return PROBE_ENOMEM;
@@ -225,7 +237,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
         gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
     struct probe *p = PROBE(nprobes);
-    *p = (struct probe){ .next = sh->first, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
+    *p = (struct probe){ .next = sh->first, .root = root, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK) };
@@ -251,7 +263,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint3
         hv_exception_intercept(VEC_BP, true);
     int rc;
     if (kind != PROBE_RETURN) {
-        rc = arm_site(&pg, kind, lo, id, lo, flags);
+        rc = arm_site(&pg, kind, lo, id, lo, flags, 0);
     } else {
         /* The function as the guest has it now (boot rewrote its returns: decode, do not
          * trust the image's .return_sites). */
@@ -273,7 +285,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint3
             a += len;
         }
         for (unsigned i = 0; i < ns; i++) {
-            int r = arm_site(&pg, kind, sites[i], id, lo, flags);
+            int r = arm_site(&pg, kind, sites[i], id, lo, flags, 0);
             if (r < 0) {
                 rc = r;
                 break;
@@ -313,11 +325,61 @@ void probe_disarm_all(void)
     }
     nprobes = 0;
     narmed = 0;
+    npending = 0;
     hv_exception_intercept(VEC_BP, false);
     spin_unlock(&lock);
 }
 
 unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
+
+int probe_arm_user(uint64_t va, uint32_t pid, uint32_t id, uint32_t flags)
+{
+    spin_lock(&lock);
+    int rc = PROBE_ENOMEM;
+    if (npending < PENDING_MAX) {
+        pending[npending++] = (typeof(pending[0])){ .va = va, .pid = pid, .id = id, .flags = flags };
+        rc = 0;                            /* taken; armed when the process runs */
+    }
+    spin_unlock(&lock);
+    return rc;
+}
+
+/* This CPU runs a process some pending user probes wait for: arm them in its address space
+ * (an address not mapped yet stays pending). */
+static void arm_pending(unsigned cpu)
+{
+    uint32_t pid, tid;
+    probe_current(cpu, &pid, &tid);
+    bool mine = false;
+    for (unsigned i = 0; i < __atomic_load_n(&npending, __ATOMIC_ACQUIRE) && !mine; i++)
+        mine = pid && pending[i].pid == pid;
+    if (!mine)
+        return;
+    struct gmem_paging pg;
+    hv_guest_paging(&pg);
+    uint64_t root = current_root();
+    spin_lock(&lock);
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, true);
+    for (unsigned i = 0; i < npending;) {
+        if (pending[i].pid != pid) {
+            i++;
+            continue;
+        }
+        int rc = arm_site(&pg, PROBE_ADDR, pending[i].va, pending[i].id, pending[i].va,
+                          pending[i].flags, root);
+        if (rc == PROBE_EFAULT) {
+            i++;                           /* not mapped (yet) in this process */
+            continue;
+        }
+        hv_log("hvtrace: cpu %u: user probe %u at %lx in pid %u (root %lx): %s\n", cpu, pending[i].id,
+               pending[i].va, pid, root, rc >= 0 ? "armed" : "no room");
+        pending[i] = pending[--npending];
+    }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+}
 
 /* The current process's name: the task's pid and where its name lives are looked up when the
  * task changes; the name itself is copied at every call (an exec or prctl renames the task in
@@ -384,6 +446,8 @@ void probe_flush_request(void) { __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RE
 void probe_poll(void)
 {
     unsigned cpu = hv_cpu_id();
+    if (__atomic_load_n(&npending, __ATOMIC_RELAXED))
+        arm_pending(cpu);
     uint64_t e = __atomic_load_n(&flush_epoch, __ATOMIC_ACQUIRE);
     if (cpu_state[cpu].flushed != e) {
         cpu_state[cpu].flushed = e;
@@ -590,7 +654,7 @@ bool probe_bp_exit(struct guest_regs *g)
     unsigned cpu = hv_cpu_id();
     uint64_t rip = hv_guest_read(HV_GUEST_RIP);
     __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
-    struct probe *p = lookup(rip);
+    struct probe *p = lookup(rip, current_root());
     if (p && p->armed) {
         bool own = site_has_int3(p);
         cpu_state[cpu].stale = 0;
@@ -600,6 +664,20 @@ bool probe_bp_exit(struct guest_regs *g)
         else
             resume(p, cpu, g);
         return true;
+    }
+    /* Our INT3 on a page this process shares with the one a user probe is for (shared
+     * library or program text): this address space runs the original instruction, no firing. */
+    struct gmem_paging upg;
+    struct gmem_xlat ux;
+    hv_guest_paging(&upg);
+    if (!(rip >> 63) && !gmem_walk(&upg, rip, &ux)) {
+        struct shadow *sh = shadow_of(ux.gpa & X86_PAGE_MASK);
+        const uint8_t *orig = gmem_map_gpa(ux.gpa & X86_PAGE_MASK);
+        if (sh && sh->nsites && sh->page[ux.gpa & ~X86_PAGE_MASK] == OPC_INT3 && orig &&
+            orig[ux.gpa & ~X86_PAGE_MASK] != OPC_INT3 && step_over(cpu, sh, false)) {
+            __atomic_add_fetch(&stats.other_space, 1, __ATOMIC_RELAXED);
+            return true;
+        }
     }
     /* No probe here (now): ours from a mapping this CPU had not flushed yet (this exit
      * flushed it: run the guest's byte), or the guest's own INT3. */
@@ -747,10 +825,11 @@ void probe_report_stats(void)
         shown += shadows[i].nsites != 0;
     hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u shown=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
            "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu "
-           "records=%lu records_lost=%lu\n",
+           "records=%lu records_lost=%lu pending=%u other_space=%lu\n",
            narmed, nprobes, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
            stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
-           stats.bp_exits, stats.mtf_exits, stats.records, stats.records_lost);
+           stats.bp_exits, stats.mtf_exits, stats.records, stats.records_lost, npending,
+           stats.other_space);
 }
 
 void probe_report(void)

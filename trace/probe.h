@@ -45,6 +45,10 @@ int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint
 /* One spec as the guest tool or the host hands it over (untrusted: checked here; link-time
  * addresses slid). Sites armed (0: a return probe with no return site), or PROBE_E*. */
 int  probe_arm_spec(const struct hvt_probe_spec *sp);
+/* A probe on the user-space instruction at va of process pid (its tgid) only: taken now,
+ * armed at the first exit that finds the process running with va mapped (0, or PROBE_ENOMEM
+ * when PENDING_MAX wait already). Other processes sharing the page run it unprobed. */
+int  probe_arm_user(uint64_t va, uint32_t pid, uint32_t id, uint32_t flags);
 /* The engine's counters, and the sites armed now (the ARM fields are left alone). */
 void probe_status(struct hvt_probe_status *st);
 /* Every CPU hands its records on at its next exit (for callers that must not send). */

@@ -13,8 +13,16 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
 {
     struct hvt_probe_spec sp = *s;
     unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
-    if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK))
+    if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
+                    HVT_PROBE_F_STACK | HVT_PROBE_F_USER))
         return PROBE_EINVAL;
+    if (sp.kind & HVT_PROBE_F_USER) {      /* lo: the user address, hi: the process's pid */
+        if (kind != PROBE_ADDR || (sp.kind & HVT_PROBE_F_LINKTIME) || trace_opts_is_kernel(sp.lo) ||
+            !sp.hi || sp.hi > UINT32_MAX)
+            return PROBE_EINVAL;
+        return probe_arm_user(sp.lo, (uint32_t)sp.hi, sp.id,
+                              sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK));
+    }
     if (kind == PROBE_PROFILE || kind == PROBE_TICK)   /* lo: the period, in TSC ticks */
         return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id);
     if (sp.kind & HVT_PROBE_F_LINKTIME) {

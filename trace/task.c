@@ -21,6 +21,12 @@ void task_set_layout(const uint64_t off[4])
 }
 
 
+void task_kernel_paging(struct gmem_paging *pg)
+{
+    hv_guest_paging(pg);
+    pg->cr3 &= ~TASK_CR3_PTI_USER;
+}
+
 void task_reset(unsigned cpu) { task_cpus[cpu].slot = 0; task_cpus[cpu].last = 0; }
 
 /* The kernel's per-CPU base: GS while in the kernel, KERNEL_GS_BASE while in user space
@@ -46,7 +52,7 @@ static uint64_t current_task(unsigned cpu)
             return 0;
         struct gmem_paging pg;
         struct gmem_xlat x;
-        hv_guest_paging(&pg);
+        task_kernel_paging(&pg);
         uint64_t va = base + lay.current_off;
         if ((va & 7) || gmem_walk(&pg, va, &x))
             return 0;
@@ -62,7 +68,7 @@ static uint64_t current_task(unsigned cpu)
 static void read_task(uint64_t task, struct task_info *out)
 {
     struct gmem_paging pg;
-    hv_guest_paging(&pg);
+    task_kernel_paging(&pg);
     uint32_t pid = 0, tgid = 0;
     memset(out, 0, sizeof *out);
     out->task = task;
@@ -89,7 +95,7 @@ const volatile char *task_comm_ptr(uint64_t task)
 {
     struct gmem_paging pg;
     struct gmem_xlat x;
-    hv_guest_paging(&pg);
+    task_kernel_paging(&pg);
     uint64_t va = task + lay.comm_off;
     if (!task_on || ((va & 0xfff) + 16 > 0x1000) || gmem_walk(&pg, va, &x))
         return 0;

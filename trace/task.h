@@ -18,6 +18,13 @@
 
 struct task_info { uint64_t task, pid, tgid; char comm[16]; };
 
+/* Linux keeps the two page-table roots of a PTI pair 8 KiB aligned; bit 12 of CR3 selects the
+ * user one, which maps almost no kernel memory. Kernel addresses are walked under the kernel
+ * root whichever half the CPU runs on (a VM exit from user mode has the user one loaded). */
+#define TASK_CR3_PTI_USER (1ull << 12)
+struct gmem_paging;
+void task_kernel_paging(struct gmem_paging *pg);
+
 /* Per CPU: host pointer to the guest's current_task slot (per-CPU data never moves) and the
  * task task_check() last reported. */
 struct task_cpu { uint64_t *slot; uint64_t last; };

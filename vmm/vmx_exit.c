@@ -407,6 +407,21 @@ static const exit_handler_fn exit_handlers[EXIT_REASON_COUNT] = {
     [EXIT_VMFUNC] = handle_vmx_insn,
 };
 
+/* What any CPU changed for all of them since this one last looked: at the start of an exit
+ * (edits made while it ran the guest) and again before it resumes (edits its own handlers and
+ * observers made, which must hold from its next guest instruction: an INT3 planted in a view
+ * must never run with #BP not intercepted). */
+static void apply_shared_edits(struct vcpu *v)
+{
+    /* EPT was edited (hv_ept.h, any CPU): drop this CPU's stale translations. */
+    if (v->ept_epoch != hv.ept_epoch)
+        hv_ept_refresh(v);
+    if (v->ctl_epoch != hv.ctl_epoch) {      /* hv_exception_intercept on some CPU */
+        v->ctl_epoch = hv.ctl_epoch;
+        vmx_write(VMCS_EXCEPTION_BITMAP, hv.exception_bitmap);
+    }
+}
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
@@ -416,13 +431,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         v->exit_counts[basic]++;
     /* What blocked the fast MTF path is handled below (an NMI set it again meanwhile). */
     v->fast_block = 0;
-    /* EPT was edited (hv_ept.h, any CPU): drop this CPU's stale translations. */
-    if (v->ept_epoch != hv.ept_epoch)
-        hv_ept_refresh(v);
-    if (v->ctl_epoch != hv.ctl_epoch) {      /* hv_exception_intercept on some CPU */
-        v->ctl_epoch = hv.ctl_epoch;
-        vmx_write(VMCS_EXCEPTION_BITMAP, hv.exception_bitmap);
-    }
+    apply_shared_edits(v);
     if (reason & EXIT_REASON_ENTRY_FAIL)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
                  vmx_read(VMCS_EXIT_QUALIFICATION));
@@ -453,6 +462,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.post[i])
             exit_reg.post[i](g, basic);
+    apply_shared_edits(v);
     if (v->nmi_pending && !(vmx_read(VMCS_ENTRY_INTR_INFO) & VMX_INTR_INFO_VALID)) {
         v->nmi_pending = false;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);

@@ -22,7 +22,8 @@ typedef struct {
     uint8_t kind;
     uint64_t lo, hi;                              /* link-time; profile, tick: lo = period in ns */
     const char *unsafe;                           /* why it cannot be probed, or NULL */
-    char *own;                                    /* a name this list allocated (profile, tick) */
+    char *own;                                    /* a name this list allocated (profile, tick, addr) */
+    uint32_t pid;                                 /* addr:pid<N>:: a user address of process N */
 } probe_desc;
 
 typedef struct {
@@ -44,7 +45,9 @@ int  probe_list_add_profile(probe_list *l, const char *desc);
 /* The addr provider, also on demand: addr:kernel:SYMBOL+OFF: or addr:kernel:0xADDRESS: (link
  * time; module may be empty) probes one instruction. It must start an instruction: the
  * function is decoded from its start (bytes of k) and an offset inside an instruction is
- * refused with the reason in err. 1 added, 0 not an addr description, -1 refused. */
+ * refused with the reason in err. addr:pid<N>:0xADDRESS: probes a user-space instruction of
+ * process N only (the hypervisor decodes it when it arms it: the host has no copy of the
+ * program). 1 added, 0 not an addr description, -1 refused. */
 int  probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
                          char *err, size_t errlen);
 

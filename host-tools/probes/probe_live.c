@@ -59,6 +59,12 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
                                                  .lo = t > UINT64_MAX ? UINT64_MAX : (uint64_t)t };
             continue;
         }
+        if (d->pid) {                      /* a user address of one process */
+            s[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .lo = d->lo, .hi = d->pid,
+                                                 .kind = d->kind | HVT_PROBE_F_USER | HVT_PROBE_F_RECORD |
+                                                         (stack ? HVT_PROBE_F_STACK : 0) };
+            continue;
+        }
         s[(*n)++] = (struct hvt_probe_spec){ .id = d->id,
                                              .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
                                                      (stack ? HVT_PROBE_F_STACK : 0),

@@ -12,7 +12,10 @@
 #   graph: md5sum's samples are mostly user-mode hashing and its system-call samples sit under
 #   the read path (entry_SYSCALL_64 ... ksys_read/vfs_read); `hvt analyze --view profile|flame`
 #   on the collector's directory afterwards gives the same stacks and picture.
-# Both: records received = made with none lost; nothing went to port 0xE9; the disarm restored
+# Run user: addr:pid<N>:0x<fn>: on a function of a guest process whose forked child shares the
+#   text page: exactly the parent's calls fire, the child's run unprobed and right (the other
+#   address space steps over the INT3 without a firing), the parent reads its code unchanged.
+# All: records received = made with none lost; nothing went to port 0xE9; the disarm restored
 # every page (HVT-PROBESTAT shown=0 armed=0); the guest saw the disarm and powered off cleanly.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
@@ -28,7 +31,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="$BUILD/hvtrace.efi"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count user profile}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -56,6 +59,9 @@ run() {
   for _ in $(seq $(( TIMEOUT * 5 ))); do
     if grep -aq "probe-net: waiting" "$D/console.log" 2>/dev/null; then
       t0=$(date +%s.%N)
+      # a user probe: the process and address the guest printed
+      local who=$(sed -n 's/^probe-user: pid=\([0-9]*\) fn=\(0x[0-9a-f]*\).*/\1 \2/p' "$D/console.log" | tr -d '\r' | head -1)
+      desc=${desc//@PID@/${who%% *}}; desc=${desc//@FN@/${who##* }}
       "$HVT" -n "$desc" --vmlinuz "$VMLINUZ" -d "$OUT/coll-$name" --drain 300 "$@" > "$OUT/$name.out" 2> "$OUT/$name.err" &
       hpid=$!; PIDS+=("$hpid")
       break
@@ -120,6 +126,23 @@ if [[ " $RUNS " == *" count "* ]]; then
   check "count: the probe on getppid's push fired as often (${pcount:-none}), every firing resumed in its exit ($(grep -o 'step_overs=[0-9]*' <<< "$stat"))" \
     bash -c "test '${pcount:-0}' = '${count:-x}' && grep -q ' step_overs=0 ' <<< '$stat'"
   common count
+fi
+
+# ---- user: a probe on one process's function, on a text page it shares with its child
+if [[ " $RUNS " == *" user "* ]]; then
+  run user "/bin/probe-user,$N" 'addr:pid@PID@:@FN@:'
+  tail -4 "$OUT/user.out" 2>/dev/null
+  cons=$(tr -d '\r' < "$OUT/coll-user/current/console.log" 2>/dev/null)
+  ucount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 ~ /^addr:pid/ { print $3 }' "$OUT/user.out" 2>/dev/null)
+  stat=$(grep -a '^HVT-PROBESTAT' "$OUT/run-user/e9.log" 2>/dev/null | tail -1)
+  grep -a "probe-user:" <<< "$cons"
+  check "user: the probe fired exactly for the parent's calls: ${ucount:-none}, want $((N + 1)) (N + the call that showed it armed)" \
+    test "${ucount:-0}" = $((N + 1))
+  check "user: the child, sharing the page, ran its $N calls unprobed and right ($(grep -o 'other_space=[0-9]*' <<< "$stat"))" \
+    bash -c "grep -q 'probe-user: child ok (its $N calls: 0 firings)' <<< '$cons' && ! grep -q ' other_space=0' <<< '$stat'"
+  check "user: the process reads its own code unchanged" grep -q "own code read back the same" <<< "$cons"
+  check "user: workload ok" grep -q "probe-net: workload done calls=$N ok" <<< "$cons"
+  common user
 fi
 
 # ---- profile: profile-997 over md5sum, stacks unwound on the host, a flame graph
