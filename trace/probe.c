@@ -46,7 +46,7 @@ struct probe {
     uint64_t root;                         /* user probes: the address space's page-table root;
                                               0: a kernel probe (every address space) */
     uint32_t id;
-    uint8_t kind, len, emu, armed, record, stack;
+    uint8_t kind, len, emu, armed, record, stack, sysargs;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
     uint32_t next;                         /* the next probe on the same shadow page */
@@ -240,7 +240,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     *p = (struct probe){ .next = sh->first, .root = root, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
                          .record = !!(flags & HVT_PROBE_F_RECORD),
-                         .stack = !!(flags & HVT_PROBE_F_STACK) };
+                         .stack = !!(flags & HVT_PROBE_F_STACK),
+                         .sysargs = !!(flags & HVT_PROBE_F_SYSARGS) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
@@ -466,16 +467,38 @@ void probe_flush_all(void)
         flush_fires(c);
 }
 
+/* struct pt_regs (arch/x86/include/asm/ptrace.h, x86-64): where a system call's arguments
+ * are - the user's RDI, RSI, RDX, R10, R8, R9 - when the __x64_sys_ wrapper gets the frame. */
+static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
+
+/* A firing's arguments: entry and address probes the C arguments (or, for a system call's
+ * wrapper, the user's from the pt_regs its first argument points to), return probes the
+ * site's offset and the return value. */
+static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+{
+    if (p->kind == PROBE_RETURN) {
+        arg[0] = p->va - p->func;
+        arg[1] = g->r[GPR_RAX];
+        arg[2] = arg[3] = arg[4] = arg[5] = 0;
+        return;
+    }
+    arg[0] = g->r[GPR_RDI]; arg[1] = g->r[GPR_RSI]; arg[2] = g->r[GPR_RDX];
+    arg[3] = g->r[GPR_RCX]; arg[4] = g->r[GPR_R8]; arg[5] = g->r[GPR_R9];
+    if (p->sysargs) {
+        struct gmem_paging pg;
+        uint64_t regs = arg[0];
+        probe_kernel_paging(&pg);
+        for (unsigned i = 0; i < 6; i++)
+            if (gmem_read_gva(&pg, regs + sys_arg_off[i], &arg[i], sizeof arg[i]) != sizeof arg[i])
+                arg[i] = 0;                /* not readable: the record says 0 */
+    }
+}
+
 static void record(const struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
+    uint64_t arg[6];
+    firing_args(p, g, arg);
     if (p->stack) {
-        uint64_t arg[6] = { g->r[GPR_RDI], g->r[GPR_RSI], g->r[GPR_RDX], g->r[GPR_RCX],
-                            g->r[GPR_R8], g->r[GPR_R9] };
-        if (p->kind == PROBE_RETURN) {
-            arg[0] = p->va - p->func;
-            arg[1] = g->r[GPR_RAX];
-            arg[2] = arg[3] = arg[4] = arg[5] = 0;
-        }
         probe_sample(p->id, p->kind, p->va, arg, g);
         return;
     }
@@ -490,14 +513,7 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
     f->pc = p->va;
     f->pid = cpu_state[cpu].pid;
     f->tid = cpu_state[cpu].tid;
-    if (p->kind == PROBE_RETURN) {
-        f->arg[0] = p->va - p->func;
-        f->arg[1] = g->r[GPR_RAX];
-        f->arg[2] = f->arg[3] = f->arg[4] = f->arg[5] = 0;
-    } else {
-        f->arg[0] = g->r[GPR_RDI]; f->arg[1] = g->r[GPR_RSI]; f->arg[2] = g->r[GPR_RDX];
-        f->arg[3] = g->r[GPR_RCX]; f->arg[4] = g->r[GPR_R8]; f->arg[5] = g->r[GPR_R9];
-    }
+    __builtin_memcpy(f->arg, arg, sizeof arg);
     __builtin_memcpy(f->comm, cpu_state[cpu].comm, HVT_PROBE_COMM_LEN);
     if (++cpu_state[cpu].nfires == FIRE_BUF)
         flush_fires(cpu);

@@ -14,7 +14,7 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
     struct hvt_probe_spec sp = *s;
     unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
     if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
-                    HVT_PROBE_F_STACK | HVT_PROBE_F_USER))
+                    HVT_PROBE_F_STACK | HVT_PROBE_F_USER | HVT_PROBE_F_SYSARGS))
         return PROBE_EINVAL;
     if (sp.kind & HVT_PROBE_F_USER) {      /* lo: the user address, hi: the process's pid */
         if (kind != PROBE_ADDR || (sp.kind & HVT_PROBE_F_LINKTIME) || trace_opts_is_kernel(sp.lo) ||
@@ -35,7 +35,7 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
         (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > RETURN_SPAN_MAX)))
         return PROBE_EINVAL;
     return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id,
-                     sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK));
+                     sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_SYSARGS));
 }
 
 /* Runs inside the transport's poll: it may neither send nor wait. Arming needs neither (each

@@ -34,7 +34,7 @@ static int usage(void)
             "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
-            "           [--duration S] [--drain S] [--stack] [--folded FILE] [--flame FILE.svg]\n"
+            "           [--duration S] [--drain S] [--args] [--stack] [--folded FILE] [--flame FILE.svg]\n"
             "           [--tsc-khz N]                    (live, through hvtrace-collector)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG\n"
             "  DESC: provider:module:function:name with globs, e.g. 'fbt::vfs_*:entry',\n"
@@ -112,7 +112,7 @@ static int by_tsc(const void *a, const void *b)
     return x->tsc < y->tsc ? -1 : x->tsc > y->tsc ? 1 : x->cpu - y->cpu;
 }
 
-static int print_fires(const probe_list *l, char **descs, int nd, const char *e9, int quiet)
+static int print_fires(const probe_list *l, char **descs, int nd, const char *e9, int quiet, int args)
 {
     struct fire_vec v = { 0 };
     uint64_t bad = 0;
@@ -132,7 +132,7 @@ static int print_fires(const probe_list *l, char **descs, int nd, const char *e9
         }
         count[f->id]++;
         if (!quiet)
-            probe_print_fire(stdout, &l->p[f->id - 1], f);
+            probe_print_fire(stdout, &l->p[f->id - 1], f, args);
     }
     probe_print_counts(stdout, l, count);
     if (bad)
@@ -170,6 +170,7 @@ int hvt_probes_main(int argc, char **argv)
         else if (!strcmp(a, "--drain") && i + 1 < argc) live.drain_s = atof(argv[++i]);
         else if (!strcmp(a, "--tsc-khz") && i + 1 < argc) live.tsc_khz = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--stack")) live.stack = 1;
+        else if (!strcmp(a, "--args")) live.args = 1;
         else if (!strcmp(a, "--count")) count_only = 1;
         else if (!strcmp(a, "--folded") && i + 1 < argc) live.folded = argv[++i];
         else if (!strcmp(a, "--flame") && i + 1 < argc) live.flame = argv[++i];
@@ -200,8 +201,8 @@ int hvt_probes_main(int argc, char **argv)
         }
     int want_addr = 0;
     for (int i = 0; i < nd; i++)
-        want_addr |= !strncmp(descs[i], "addr:", 5);
-    if (want_addr && !rc) {              /* addr probes: decoded in the image to check them */
+        want_addr |= !strncmp(descs[i], "addr:", 5) || strstr(descs[i], "return") != NULL;
+    if (want_addr && !rc) {              /* addr and return probes: decoded in the image */
         kimg k;
         if (kimg_load(&k, vmlinuz) != 0) {
             rc = 1;
@@ -213,6 +214,7 @@ int hvt_probes_main(int argc, char **argv)
                     rc = 1;
                 }
             }
+            probe_list_follow_tail(&l, &ki.syms, &k, descs, nd);
             kimg_free(&k);
         }
     }
@@ -243,7 +245,7 @@ int hvt_probes_main(int argc, char **argv)
                 fprintf(stderr, "hvt: description '%s' matched %zu probe%s\n", descs[i], m, m == 1 ? "" : "s");
             }
     } else if (!rc && e9) {
-        rc = print_fires(&l, descs, nd, e9, quiet);
+        rc = print_fires(&l, descs, nd, e9, quiet, live.args);
     } else if (!rc) {
         rc = probe_live_run(&l, descs, nd, &live);
     }

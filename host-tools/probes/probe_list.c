@@ -309,3 +309,44 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
     l->n++;
     return 1;
 }
+
+/* A system call's wrapper that ends in a tail call (jmp __do_sys_X) has its return value only
+ * in the function it jumps to: its return probe goes there. */
+int probe_list_follow_tail(probe_list *l, const ksym_table *syms, const kimg *k, char **descs, int nd)
+{
+    int moved = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        probe_desc *d = &l->p[i];
+        int match = 0;
+        for (int j = 0; j < nd && !match; j++)
+            match = probe_desc_match(d, descs[j]);
+        if (!match || d->kind != PL_RETURN || strcmp(d->provider, "syscall"))
+            continue;
+        for (uint64_t a = d->lo; a < d->hi;) {
+            const uint8_t *b = kimg_ptr(k, a, 15);
+            unsigned n = b ? x86_insn_len(b, 15) : 0;
+            if (!n)
+                break;
+            if (n == 5 && b[0] == 0xe9) {
+                int32_t rel;
+                memcpy(&rel, b + 1, 4);
+                uint64_t t = a + 5 + (int64_t)rel, off;
+                int64_t si = ksym_lookup(syms, t, &off);
+                if (si >= 0 && off == 0 && !strstr(ksym_name(syms, (uint32_t)si), "thunk")) {
+                    uint64_t hi = 0;
+                    for (uint32_t x = 0; x < syms->by_addr_count && !hi; x++)
+                        if (syms->syms[syms->by_addr[x]].addr > t)
+                            hi = syms->syms[syms->by_addr[x]].addr;
+                    if (hi) {
+                        d->lo = t;
+                        d->hi = hi;
+                        moved++;
+                    }
+                    break;
+                }
+            }
+            a += n;
+        }
+    }
+    return moved;
+}

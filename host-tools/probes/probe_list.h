@@ -51,4 +51,10 @@ int  probe_list_add_profile(probe_list *l, const char *desc);
 int  probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
                          char *err, size_t errlen);
 
+/* syscall:::return probes whose __x64_sys_ wrapper tail-calls the implementation (jmp to a
+ * function start) are moved to that function's return sites, where RAX is the system call's
+ * return value (the compat wrapper reaching the same function then fires them too).
+ * Returns how many were moved. */
+int  probe_list_follow_tail(probe_list *l, const ksym_table *syms, const kimg *k, char **descs, int nd);
+
 #endif

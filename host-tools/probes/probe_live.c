@@ -67,7 +67,9 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
         }
         s[(*n)++] = (struct hvt_probe_spec){ .id = d->id,
                                              .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
-                                                     (stack ? HVT_PROBE_F_STACK : 0),
+                                                     (stack ? HVT_PROBE_F_STACK : 0) |
+                                                     (d->kind == PL_ENTRY && !strcmp(d->provider, "syscall") ?
+                                                      HVT_PROBE_F_SYSARGS : 0),
                                              .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
     }
     return s;
@@ -75,11 +77,21 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
 
 void probe_print_header(FILE *out) { fprintf(out, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME"); }
 
-void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f)
+void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f, int args)
 {
     char fn[320];
     snprintf(fn, sizeof fn, "%s:%s", d->function, d->name);
-    fprintf(out, "%3u %6u %32s\n", f->cpu, f->id, fn);
+    fprintf(out, "%3u %6u %32s", f->cpu, f->id, fn);
+    if (args && d->kind == PL_RETURN) {
+        int64_t rv = (int64_t)f->arg[1];
+        fprintf(out, " +0x%llx rv=%lld", (unsigned long long)f->arg[0], (long long)rv);
+        if (!strcmp(d->provider, "syscall") && rv < 0 && rv >= -4095)   /* -errno (the kernel's MAX_ERRNO) */
+            fprintf(out, " errno=%lld", (long long)-rv);
+    } else if (args && (d->kind == PL_ENTRY || d->kind == PL_ADDR)) {
+        for (int i = 0; i < 6; i++)
+            fprintf(out, " 0x%llx", (unsigned long long)f->arg[i]);
+    }
+    fputc('\n', out);
 }
 
 void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count)
@@ -250,7 +262,7 @@ static void on_fire(void *ctx, const struct hvt_probe_fire *f)
     }
     v->count[f->id]++;
     if (!v->o->quiet)
-        probe_print_fire(stdout, &v->l->p[f->id - 1], f);
+        probe_print_fire(stdout, &v->l->p[f->id - 1], f, v->o->args);
 }
 
 /* A kernel address as "function" (link-time lookup; return addresses looked up at pc - 1). */

@@ -25,6 +25,7 @@
 struct probe_live_opts {
     const char *dir, *sock;           /* the collector's --out (and socket, if not DIR's) */
     int quiet;                        /* no line per firing */
+    int args;                         /* each line with the firing's arguments */
     double duration_s;                /* 0: until SIGINT/SIGTERM */
     double drain_s;                   /* wait this long for the last records after disarming */
     uint64_t tsc_khz;                 /* 0: the hypervisor's (the collector's HELLO) */
@@ -40,7 +41,9 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
                                        uint64_t tsc_khz, int stack, size_t *n);
 int  probe_matches_any(const probe_desc *d, char **descs, int nd);
 void probe_print_header(FILE *out);
-void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f);
+/* args: also the firing's arguments (entry, addr: arg0..arg5 in hex; return: the site's
+ * offset and the return value, and errno for a system call that failed). */
+void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f, int args);
 /* count[id] for ids 1..l->n: the end-of-run table, probes with firings only. */
 void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count);
 int  probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o);

@@ -4,7 +4,8 @@
  *      firing counter (HVT_HC_PROBE 2) moves: the host has armed its probes through the
  *      collector (syscall::getpid:entry among them);
  *   2. runs exactly N getppid() calls on each CPU at once (one child pinned to each; nothing
- *      else in the guest makes that call), says "probe-net: workload done calls=N cpus=C";
+ *      else in the guest makes that call), then 3 getpriority(0x7ac1, 0x7ac2) calls (EINVAL),
+ *      says "probe-net: workload done calls=N cpus=C";
  *   3. waits until the counter stops moving (the host disarmed: getpid() no longer fires), at
  *      most 600 polls, and exits (init powers the machine off).
  * "wait" does step 1 alone, "settle" step 3 alone (a script runs its own workload between). */
@@ -89,6 +90,9 @@ int main(int argc, char **argv)
         waitpid(kids[c], &s, 0);
         ok &= WIFEXITED(s) && WEXITSTATUS(s) == 0;
     }
+    /* three calls with known arguments that fail with EINVAL (no such 'which') */
+    for (int i = 0; i < 3; i++)
+        ok &= syscall(SYS_getpriority, 0x7ac1, 0x7ac2) == -1;
     printf("probe-net: workload done calls=%ld cpus=%ld %s\n", n, ncpu, ok ? "ok" : "FAIL");
     fflush(stdout);
     settle();

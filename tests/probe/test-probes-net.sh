@@ -108,10 +108,11 @@ common() {
 
 # ---- count: exact firing counts of a probe nothing else fires
 if [[ " $RUNS " == *" count "* ]]; then
-  run count "/bin/probe-net,$N" 'syscall::getpid:entry,syscall::getppid:entry,addr:kernel:__x64_sys_getppid+5:'
-  tail -5 "$OUT/count.out" 2>/dev/null
+  run count "/bin/probe-net,$N" 'syscall::getpid:entry,syscall::getppid:entry,addr:kernel:__x64_sys_getppid+5:,syscall::getpriority:entry,syscall::getpriority:return' --args
+  tail -7 "$OUT/count.out" 2>/dev/null
+  grep -m2 'getpriority:' "$OUT/count.out"
   want=$(( CPUS * N ))
-  nlines=$(grep -cE '^ +[0-9]+ +[0-9]+ +getppid:entry$' "$OUT/count.out" 2>/dev/null)
+  nlines=$(grep -cE '^ +[0-9]+ +[0-9]+ +getppid:entry( |$)' "$OUT/count.out" 2>/dev/null)
   count=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "syscall:kernel:getppid:entry" { print $3 }' "$OUT/count.out" 2>/dev/null)
   check "count: the guest waited for the host and the workload ran (status ok)" \
     grep -q "probe-net: workload done calls=$N cpus=$CPUS ok" "$OUT/coll-count/current/console.log"
@@ -119,7 +120,11 @@ if [[ " $RUNS " == *" count "* ]]; then
     grep -q "hvt: description 'syscall::getppid:entry' matched 1 probe" "$OUT/count.err"
   check "count: getppid:entry lines: $nlines, want $want (CPUs x N)" test "${nlines:-0}" = "$want"
   check "count: getppid:entry count: ${count:-none}, want $want" test "${count:-0}" = "$want"
-  check "count: getpid:entry fired too (the guest's polls)" grep -qE '^ +[0-9]+ +[0-9]+ +getpid:entry$' "$OUT/count.out"
+  check "count: getpid:entry fired too (the guest's polls)" grep -qE '^ +[0-9]+ +[0-9]+ +getpid:entry( |$)' "$OUT/count.out"
+  # the arguments as the user passed them (read from the wrapper's pt_regs), the return value and errno
+  pe=$(grep -cE ' getpriority:entry 0x7ac1 0x7ac2 ' "$OUT/count.out"); pr=$(grep -cE ' getpriority:return \+0x[0-9a-f]+ rv=-22 errno=22$' "$OUT/count.out")
+  check "count: syscall arguments as passed (getpriority 0x7ac1 0x7ac2: $pe of 3) and return value with errno (rv=-22 errno=22: $pr of 3)" \
+    bash -c "test $pe = 3 && test $pr = 3"
   # __x64_sys_getppid+5 is a PUSH: emulated in the #BP exit like the entry NOPs
   pcount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "addr:kernel:__x64_sys_getppid+5:" { print $3 }' "$OUT/count.out" 2>/dev/null)
   stat=$(grep -a '^HVT-PROBESTAT' "$OUT/run-count/e9.log" 2>/dev/null | tail -1)
