@@ -126,6 +126,9 @@ void nest_init(nest_cpu *c, unsigned cpu)
 
 void nest_level(nest_cpu *c, const char *reason)
 {
+    if (c->pending && c->pending_switch && c->nprior < NEST_PRIOR)
+        memcpy(c->prior[c->nprior++], c->reason, sizeof c->reason);
+    c->pending_switch = 0;
     c->pending = 1;
     snprintf(c->reason, sizeof c->reason, "%s", reason);
 }
@@ -187,6 +190,7 @@ void nest_switch(nest_cpu *c, nest_tasks *tasks, int64_t from, int64_t to, const
         }
     }
     nest_level(c, reason);
+    c->pending_switch = 1;
 }
 
 static void pop(nest_cpu *c, const nest_sink *s);
@@ -254,17 +258,20 @@ static void flow(nest_cpu *c, const nest_sink *s, int32_t fid)
 void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e)
 {
     int32_t fid = nest_fid(e);
+    for (int i = 0; i < c->nprior; i++)      /* headers of levels that held no instruction */
+        if (s->on_level) s->on_level(s->ctx, c, c->prior[i]);
+    c->nprior = 0;
     if (c->pending && c->task_resume.valid) {
         /* a switched-in task: take its stack up again if this instruction belongs to it */
         char why[sizeof c->reason + 12];
         snprintf(why, sizeof why, "%s (resumed)", c->reason);
         nest_saved sv = c->task_resume;
         c->task_resume.valid = 0;
-        if (take_up(c, s, &sv, fid, why)) c->pending = 0;
+        if (take_up(c, s, &sv, fid, why)) c->pending = c->pending_switch = 0;
     }
     if (c->pending || c->depth == 0) {
         c->depth = 0;
-        c->pending = 0;
+        c->pending = c->pending_switch = 0;
         if (s->on_level) s->on_level(s->ctx, c, c->reason);
         push(c, s, fid, 1, 0);
     } else {

@@ -42,12 +42,18 @@ typedef struct {
     nest_frame frames[NEST_SAVED_FRAMES];
 } nest_saved;
 
+enum { NEST_PRIOR = 4 };
+
 typedef struct {
     unsigned cpu;
     nest_frame frames[NEST_MAX_DEPTH];
     int depth;
     int pending; /* a new level begins at the next instruction */
     char reason[96];
+    /* task switches followed by another level before any instruction (a switch and an
+     * interrupt at one step): their headers print first, so who runs is never lost */
+    char prior[NEST_PRIOR][96];
+    int nprior, pending_switch;
     uint8_t prev_kind;
     uint64_t prev_next;
     uint64_t irregular, overflow;
