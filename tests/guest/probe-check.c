@@ -4,7 +4,8 @@
  *   3. runs exactly N getpid() system calls on each CPU at once (one child pinned to each;
  *      nothing else in the child makes one);
  *   4. asks for the engine's counters (HVT_HC_PROBE 2), reads the 64 bytes again through
- *      /proc/kcore (the guest must see its own code, not the probes);
+ *      /proc/kcore (the guest must see its own code, not the probes), and a checksum of the
+ *      whole kernel text [_stext, _etext): equal to the one taken before arming;
  *   5. runs the workload again with the guest's own kprobe on SYMBOL while ftrace patches its
  *      fentry site on and off: our two probes must fire exactly twice per kprobe hit;
  *   6. checks a user program's own INT3 still raises SIGTRAP in it;
@@ -59,6 +60,23 @@ static int kcore_read(uint64_t va, void *buf, size_t len)
         }
     close(fd);
     return rc;
+}
+
+/* FNV-1a over the kernel text [_stext, _etext) read through /proc/kcore; 0 if unreadable. */
+static uint64_t text_sum(void)
+{
+    uint64_t lo = kallsyms("_stext"), hi = kallsyms("_etext"), h = 0xcbf29ce484222325ull;
+    static unsigned char buf[1 << 16];
+    if (!lo || hi <= lo)
+        return 0;
+    for (uint64_t a = lo; a < hi; a += sizeof buf) {
+        size_t n = hi - a < sizeof buf ? hi - a : sizeof buf;
+        if (kcore_read(a, buf, n))
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ull;
+    }
+    return h;
 }
 
 static int64_t probe_call(uint64_t what, uint64_t *armed)
@@ -181,6 +199,7 @@ int main(int argc, char **argv)
     unsigned char before[64], after[64];
     int have = va && kcore_read(va, before, sizeof before) == 0;
     printf("probe-check: %s at %llx%s\n", sym, (unsigned long long)va, have ? "" : " (kcore unreadable)");
+    uint64_t sum_before = text_sum();       /* the whole kernel text, nothing armed */
     uint64_t armed = 0;
     int64_t st = probe_call(1, &armed);
     printf("HVT-RESULT: name=probe-arm %s status=%lld armed=%llu\n", st == HVT_HC_OK && armed ? "ok" : "FAIL",
@@ -201,6 +220,10 @@ int main(int argc, char **argv)
     probe_call(2, 0);                      /* the counters after the workload */
     int same = have && kcore_read(va, after, sizeof after) == 0 && !memcmp(before, after, sizeof before);
     printf("HVT-RESULT: name=probe-kcore %s\n", same ? "ok" : "FAIL");
+    uint64_t sum_armed = text_sum();
+    printf("HVT-RESULT: name=probe-textsum %s before=%016llx armed=%016llx\n",
+           sum_before && sum_before == sum_armed ? "ok" : "FAIL", (unsigned long long)sum_before,
+           (unsigned long long)sum_armed);
     int co = coexist(n, sym);
     printf("HVT-RESULT: name=probe-kprobe-ftrace %s\n", co > 0 ? "ok" : "FAIL");
     printf("HVT-RESULT: name=probe-own-int3 %s\n", own_int3() ? "ok" : "FAIL");

@@ -70,7 +70,7 @@ PROBE_KERNELS ?= linux-image-6.1.0-47-amd64-unsigned:6.1.170-3 \
 test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) efi collector
 	set -e; for k in $(PROBE_KERNELS); do \
-	  v=$$(bash tests/platform/fetch-kernel.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
+	  v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
 	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	    PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
 ifneq ($(HVT_NET),0)
