@@ -42,6 +42,7 @@ include tests/unit/hv_unit.mk
 include tests/trace/trace.mk
 include tests/layering/layering.mk
 include tests/probe/probe.mk
+include tests/d/d_tests.mk
 -include bench/bench.mk
 
 clean:

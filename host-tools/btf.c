@@ -273,3 +273,65 @@ int btf_has_var(const btf_info *b, const char *name)
         if (t_kind(b, id) == K_VAR && strcmp(str_at(b, t_name(b, id)), name) == 0) return 1;
     return 0;
 }
+
+int btf_type_get(const btf_info *b, uint32_t id, btf_type *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "";
+    if (!id || id >= b->ntypes) return -1;
+    uint32_t info = t_info(b, id);
+    unsigned k = BTF_INFO_KIND(info);
+    out->kind = k;
+    out->name = str_at(b, t_name(b, id));
+    out->vlen = BTF_INFO_VLEN(info);
+    out->kflag = (int)BTF_INFO_KFLAG(info);
+    switch (k) {
+    case K_INT: {
+        uint32_t enc = util_le32(t_extra(b, id));
+        out->size = t_sztype(b, id);
+        out->int_enc = (enc >> 24) & 0xf; /* BTF_INT_ENCODING */
+        out->int_bits = enc & 0xff;       /* BTF_INT_BITS */
+        break;
+    }
+    case K_STRUCT: case K_UNION: case K_ENUM: case K_ENUM64: case K_FLOAT: case K_DATASEC:
+        out->size = t_sztype(b, id);
+        break;
+    case K_ARRAY:
+        out->type = util_le32(t_extra(b, id));
+        out->nelems = util_le32(t_extra(b, id) + 8);
+        break;
+    default:
+        out->type = t_sztype(b, id);
+        break;
+    }
+    return 0;
+}
+
+int btf_param(const btf_info *b, uint32_t proto, unsigned i, uint32_t *type, const char **name)
+{
+    if (!proto || proto >= b->ntypes || t_kind(b, proto) != K_FUNC_PROTO || i >= t_vlen(b, proto)) return -1;
+    const uint8_t *p = t_extra(b, proto) + (size_t)i * 8;
+    *name = str_at(b, util_le32(p));
+    *type = util_le32(p + 4);
+    return 0;
+}
+
+int btf_enum_val(const btf_info *b, uint32_t id, unsigned i, const char **name, int64_t *val)
+{
+    if (!id || id >= b->ntypes || i >= t_vlen(b, id)) return -1;
+    unsigned k = t_kind(b, id);
+    if (k == K_ENUM) {
+        const uint8_t *p = t_extra(b, id) + (size_t)i * 8;
+        *name = str_at(b, util_le32(p));
+        uint32_t v = util_le32(p + 4);
+        *val = BTF_INFO_KFLAG(t_info(b, id)) ? (int64_t)(int32_t)v : (int64_t)v;
+        return 0;
+    }
+    if (k == K_ENUM64) {
+        const uint8_t *p = t_extra(b, id) + (size_t)i * 12;
+        *name = str_at(b, util_le32(p));
+        *val = (int64_t)((uint64_t)util_le32(p + 4) | (uint64_t)util_le32(p + 8) << 32);
+        return 0;
+    }
+    return -1;
+}

@@ -45,4 +45,28 @@ void btf_type_str(const btf_info *b, uint32_t id, char *buf, size_t n);
 void btf_members_each(const btf_info *b, uint32_t sid, void (*fn)(const btf_member *, void *), void *ctx);
 /* Does a VAR named `name` exist (in any DATASEC)? */
 int btf_has_var(const btf_info *b, const char *name);
+
+/* One type record's fields (for the D compiler's type system). kind is the uapi BTF_KIND_*
+ * number: 1 INT, 2 PTR, 3 ARRAY, 4 STRUCT, 5 UNION, 6 ENUM, 7 FWD, 8 TYPEDEF, 9 VOLATILE,
+ * 10 CONST, 11 RESTRICT, 12 FUNC, 13 FUNC_PROTO, 14 VAR, 15 DATASEC, 16 FLOAT, 17 DECL_TAG,
+ * 18 TYPE_TAG, 19 ENUM64. */
+typedef struct {
+    unsigned kind;
+    const char *name;    /* "" when anonymous */
+    uint32_t type;       /* PTR, TYPEDEF, qualifiers, TYPE_TAG, FUNC (its FUNC_PROTO), FUNC_PROTO
+                            (return type), VAR: the type referred to; ARRAY: the element type */
+    uint32_t size;       /* INT, STRUCT, UNION, ENUM, ENUM64, FLOAT, DATASEC: bytes */
+    uint32_t vlen;       /* members, enumerators, parameters */
+    uint32_t nelems;     /* ARRAY */
+    uint32_t int_enc;    /* INT: 1 signed, 2 char, 4 bool */
+    uint32_t int_bits;   /* INT: bits used */
+    int kflag;           /* ENUM, ENUM64: signed values; STRUCT, UNION: bitfield offsets */
+} btf_type;
+/* Fields of type `id` (no resolving); -1 if id is 0 or out of range (fields zeroed). */
+int btf_type_get(const btf_info *b, uint32_t id, btf_type *out);
+/* Parameter i of FUNC_PROTO `proto`: its type id and name ("" if unnamed); -1 if there is no
+ * such parameter (a variadic "..." counts as one, with type 0). */
+int btf_param(const btf_info *b, uint32_t proto, unsigned i, uint32_t *type, const char **name);
+/* Enumerator i of ENUM or ENUM64 `id`: its name and value; -1 if none. */
+int btf_enum_val(const btf_info *b, uint32_t id, unsigned i, const char **name, int64_t *val);
 #endif

@@ -11,11 +11,12 @@ HOST_CC      ?= cc
 # One C standard for every host-side build (host tools, collector, their tests and fuzzers).
 HOST_STD     := -std=gnu11
 HOST_CFLAGS  ?= -O2 -g $(HOST_STD) -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
-HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -I$(HOST_DIR)/stacks -Iinclude -Itrace
+HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -I$(HOST_DIR)/stacks -I$(HOST_DIR)/d -Iinclude -Itrace
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
 HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_chunkw.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c hvt_trace.c \
-                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c ../trace/x86_len.c ../trace/rec_enc.c e9_lines.c stacks/orc.c stacks/flame.c
-HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h $(HOST_DIR)/stacks/*.h) include/hvt_trace_format.h include/hvt_stream.h \
+                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c probes/follow.c \
+                $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c)) ../trace/x86_len.c ../trace/rec_enc.c e9_lines.c stacks/orc.c stacks/flame.c
+HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h $(HOST_DIR)/stacks/*.h $(HOST_DIR)/d/*.h) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \
                 include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h \
                 $(HOST_DIR)/collector/coll_sock.h
 HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)

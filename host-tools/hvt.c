@@ -8,6 +8,7 @@
  * Every command prints its usage with -h. Exit status: 0 ok, 1 bad input, 2 usage. */
 #include "hvt_trace.h"
 #include "hvt_probes.h"
+#include "d_run.h"
 #include "kinfo.h"
 #include "trace_reader.h"
 #include "tracegen.h"
@@ -180,7 +181,7 @@ static int usage_analyze(void)
             "views: list nest summary funcs folded all (default: list). The slide defaults to the\n"
             "trace header's LSTAR; symbols need --vmlinuz. Records of all CPUs are merged by time\n"
             "unless --file-order. --hide leaves matching functions, and all they call, out of nest.\n"
-            "       hvt analyze --vmlinuz VMLINUZ [--slide N] --view profile|flame [-o FILE] DIR\n"
+            "       hvt analyze --vmlinuz VMLINUZ [--slide N] --view profile|flame [--ustack] [-o FILE] DIR\n"
             "the whole-system profile of the samples stored in a collector boot directory (hvt -n\n"
             "'profile:::profile-N'): kernel stacks unwound with the image's ORC tables, folded per\n"
             "process (profile: folded lines) or drawn as an SVG flame graph (flame). The slide\n"
@@ -208,6 +209,7 @@ static int parse_views(const char *s)
 typedef struct {
     const char *vmlinuz, *slide_s, *lstar_s, *views_s, *out_s, *trace, *from_s, *to_s, *hide;
     int file_order;
+    int ustack;                            /* profile, flame: user stacks by frame pointers */
 } analyze_args;
 
 static int parse_analyze(int argc, char **argv, analyze_args *a)
@@ -221,6 +223,7 @@ static int parse_analyze(int argc, char **argv, analyze_args *a)
         else if (next && !strcmp(s, "--view")) { a->views_s = next; i++; }
         else if (next && !strcmp(s, "-o")) { a->out_s = next; i++; }
         else if (!strcmp(s, "--file-order")) a->file_order = 1;
+        else if (!strcmp(s, "--ustack")) a->ustack = 1;
         else if (next && !strcmp(s, "--from")) { a->from_s = next; i++; }
         else if (next && !strcmp(s, "--hide")) { a->hide = next; i++; }
         else if (next && !strcmp(s, "--to")) { a->to_s = next; i++; }
@@ -296,7 +299,7 @@ static int analyze_profile(const analyze_args *a, int svg)
     int rc = EXIT_BAD;
     if (!out)
         perror(a->out_s);
-    else if (probe_stacks_from_dir(a->trace, a->vmlinuz, &ki.syms, slide, out, svg) == 0)
+    else if (probe_stacks_from_dir(a->trace, a->vmlinuz, &ki.syms, slide, a->ustack, out, svg) == 0)
         rc = 0;
     if (out && a->out_s && fclose(out) != 0) rc = EXIT_BAD;
     kinfo_close(&ki);
@@ -375,9 +378,12 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "gen")) return tracegen_main(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
+    if (argc >= 2 && d_run_wanted(argc - 1, argv + 1))     /* a D program: -s, or -n with a clause */
+        return d_run_main(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "-l") || !strcmp(argv[1], "-lv") || !strcmp(argv[1], "-n")))
         return hvt_probes_main(argc - 1, argv + 1);
     fprintf(stderr, "usage: hvt {syms|analyze|gen|bench|options|trace} ... (-h for each)\n"
-                    "       hvt -l | -n DESC ...   probes (hvt -l -h)\n");
+                    "       hvt -l | -n DESC ...   probes (hvt -l -h)\n"
+                    "       hvt -s FILE.d | -n 'D PROGRAM' ...   D programs (dtrace's options)\n");
     return EXIT_USAGE;
 }

@@ -14,6 +14,7 @@
  */
 #ifndef HVT_HYPERCALL_H
 #define HVT_HYPERCALL_H
+#include <stdint.h>
 
 #define HVT_CPUID_LEAF_BASE      0x40000000u
 #define HVT_CPUID_LEAF_MAX       0x40000001u
@@ -68,9 +69,25 @@ struct hvt_probe_spec {
                                              the user's, from the pt_regs its RDI points to */
 #define HVT_PROBE_F_USER      (1u << 11)  /* kind 3 in one process: lo = its user address,
                                              hi = its pid (tgid); armed once it runs */
+#define HVT_PROBE_F_COMM      (1u << 13)  /* with HVT_PROBE_F_USER: hi = hvt_comm_hash() of a
+                                             process name instead of a pid; armed in the first
+                                             process of that name that runs with lo mapped, and
+                                             in that process only */
+#define HVT_PROBE_F_ACTION    (1u << 14)  /* run the loaded D program's clauses for this id at
+                                             each firing (trace/dprobe.c), instead of a record */
 #define HVT_PROBE_PERIOD_MIN  10000u      /* profile/tick: fewer TSC ticks between samples are refused */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)
+
+/* A process name (at most 16 bytes, up to its NUL) as a 64-bit key: FNV-1a, never 0 (a spec
+ * has room for 8 bytes, a name needs 16; two names that collide are 2^-64 apart). */
+static inline uint64_t hvt_comm_hash(const char *name, unsigned max)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned i = 0; i < max && i < 16 && name[i]; i++)
+        h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
+    return h ? h : 1;
+}
 
 #define HVT_HC_OK        0
 #define HVT_HC_ENOSYS    (-38) /* unknown function */

@@ -72,6 +72,10 @@ enum hvt_msg_type {
                                    multiple of the record size */
     HVT_MSG_PROBE_STACK = 0x0017, /* firings with a stack: struct hvt_probe_sample + stack
                                    bytes, padded to 8, repeated (include/hvt_probe.h) */
+    HVT_MSG_D_REC     = 0x0018, /* a D program's records of the sending CPU: struct hvt_drec
+                                   (include/hvt_dif.h), each hvt_drec.len bytes, back to back */
+    HVT_MSG_D_AGG     = 0x0019, /* part of an aggregation snapshot: struct hvt_dagg_part, then
+                                   struct hvt_dagg_rec entries (include/hvt_dif.h) */
     /* collector -> hypervisor, unsequenced */
     HVT_MSG_WELCOME   = 0x0100, /* struct hvt_welcome */
     HVT_MSG_ACK       = 0x0101, /* struct hvt_ack */
@@ -160,7 +164,68 @@ enum hvt_ctl_cmd {
     HVT_CTL_PROBE_DISARM = 20, /* no args: every probe disarmed and every page restored; each
                                   CPU hands on the firing records it holds at its next exit */
     HVT_CTL_PROBE_STATUS = 21, /* no args */
+    /* the D programs' (trace/dprobe.c); reply data: struct hvt_d_status */
+    HVT_CTL_D_LOAD       = 22, /* args: struct hvt_d_load + up to HVT_D_LOAD_CHUNK bytes of a
+                                  program image (include/hvt_dif.h), sent in order from offset
+                                  0; the last part (offset + bytes = total) verifies the image
+                                  and loads it in place of the last one (refused while probes
+                                  run it: disarm first) */
+    HVT_CTL_D_RUN        = 23, /* args: struct hvt_d_run: BEGIN, END, a snapshot, unload */
 };
+
+struct hvt_d_load {
+    uint32_t total;           /* the image's bytes (<= HVT_DIF_MAX_IMAGE) */
+    uint32_t offset;          /* of this part: 0 starts over */
+} __attribute__((packed));
+#define HVT_D_LOAD_CHUNK (HVT_CTL_MAX_DATA - 8u)
+
+enum hvt_d_op {
+    HVT_D_OP_BEGIN = 1,       /* run the BEGIN clauses (once per load) at the next exit */
+    HVT_D_OP_END   = 2,       /* run the END clauses, then every CPU's records are handed on
+                                 and an aggregation snapshot follows */
+    HVT_D_OP_SNAP  = 3,       /* an aggregation snapshot of every CPU; the reply's snap_gen is
+                                 its generation (the hypervisor numbers them: printa() takes
+                                 one too) */
+    HVT_D_OP_UNLOAD = 4,      /* forget the program (its probes must be disarmed) */
+    HVT_D_OP_STATUS = 5,      /* nothing: the reply's counters */
+};
+struct hvt_d_run {
+    uint32_t op;              /* enum hvt_d_op */
+    uint32_t arg;             /* 0 */
+} __attribute__((packed));
+
+/* Reply of HVT_CTL_D_*: the D engine's state and counters. */
+struct hvt_d_status {
+    int32_t  error;           /* LOAD: 0, or HVT_D_E*: why the image was refused */
+    uint32_t received;        /* LOAD: image bytes staged so far */
+    uint32_t err_clause, err_insn; /* LOAD refused by the verifier: where */
+    char     why[48];         /* LOAD refused: the verifier's reason, NUL-terminated */
+    uint32_t loaded;          /* 1: a program is loaded */
+    uint32_t snap_gen;        /* the last snapshot's generation (END, SNAP: the one asked for) */
+    uint64_t fires;           /* clause runs */
+    uint64_t records, drops;  /* records made; dropped for a full buffer */
+    uint64_t errors;          /* clauses ended by a fault */
+    uint64_t dyndrops;        /* dynamic variable stores that found no room */
+    uint64_t records_lost;    /* of the records, dropped by the stream (a failed link) */
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_d_status) == 120, "hvt_d_status layout");
+#define HVT_D_EVERIFY  (-1)   /* the verifier refused the image (err_* and why say where) */
+#define HVT_D_EORDER   (-2)   /* a part out of order, or a total that changed */
+#define HVT_D_EBUSY    (-3)   /* probes still run the loaded program */
+#define HVT_D_ENOMEM   (-4)   /* the image or its state does not fit the hypervisor's memory */
+#define HVT_D_ENOPROG  (-5)   /* RUN without a loaded program */
+
+/* HVT_MSG_D_AGG payload header: one CPU's aggregations at one snapshot, in one or more
+ * messages; the one with HVT_DAGG_LAST ends that CPU's part of that generation. */
+#define HVT_DAGG_LAST 1u
+struct hvt_dagg_part {
+    uint32_t gen;             /* the snapshot's generation (hvt_d_run.arg) */
+    uint16_t cpu;             /* whose aggregations */
+    uint16_t flags;           /* HVT_DAGG_LAST */
+    uint32_t nrecs;           /* struct hvt_dagg_rec entries in this message */
+    uint32_t pad;
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_dagg_part) == 16, "hvt_dagg_part layout");
 
 #define HVT_CTL_OK        0
 #define HVT_CTL_EAUTH     (-1)  /* bad or missing tag, or no key configured */

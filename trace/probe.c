@@ -46,7 +46,7 @@ struct probe {
     uint64_t root;                         /* user probes: the address space's page-table root;
                                               0: a kernel probe (every address space) */
     uint32_t id;
-    uint8_t kind, len, emu, armed, record, stack, sysargs;
+    uint8_t kind, len, emu, armed, record, stack, sysargs, action;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
     uint32_t next;                         /* the next probe on the same shadow page */
@@ -67,7 +67,7 @@ static uint8_t *scratch;                   /* resync's staging page */
 static struct spinlock lock;
 /* User probes wait here until a CPU runs their process: its page tables then translate the
  * address (the hypervisor cannot find another process's tables by pid). */
-static struct { uint64_t va; uint32_t pid, id, flags; } pending[PENDING_MAX];
+static struct { uint64_t va, comm; uint32_t pid, id, flags; } pending[PENDING_MAX]; /* comm: a name's hvt_comm_hash, or 0 */
 static unsigned npending;
 
 /* This CPU's step-over: the shadows whose originals it runs for one instruction. */
@@ -241,7 +241,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK),
-                         .sysargs = !!(flags & HVT_PROBE_F_SYSARGS) };
+                         .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
+                         .action = !!(flags & HVT_PROBE_F_ACTION) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
@@ -256,7 +257,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
 int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags)
 {
     if (kind == PROBE_PROFILE || kind == PROBE_TICK)
-        return probe_profile_arm(kind, lo, id);
+        return probe_profile_arm(kind, lo, id, flags);
     struct gmem_paging pg;
     probe_kernel_paging(&pg);
     spin_lock(&lock);
@@ -331,14 +332,19 @@ void probe_disarm_all(void)
     spin_unlock(&lock);
 }
 
+static probe_action_fn action_fn;
+void probe_set_action(probe_action_fn fn) { __atomic_store_n(&action_fn, fn, __ATOMIC_RELEASE); }
+probe_action_fn probe_action(void) { return __atomic_load_n(&action_fn, __ATOMIC_ACQUIRE); }
+
 unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
 
-int probe_arm_user(uint64_t va, uint32_t pid, uint32_t id, uint32_t flags)
+int probe_arm_user(uint64_t va, uint32_t pid, uint64_t comm, uint32_t id, uint32_t flags)
 {
     spin_lock(&lock);
     int rc = PROBE_ENOMEM;
     if (npending < PENDING_MAX) {
-        pending[npending++] = (typeof(pending[0])){ .va = va, .pid = pid, .id = id, .flags = flags };
+        pending[npending++] = (typeof(pending[0])){ .va = va, .comm = comm, .pid = pid, .id = id,
+                                                    .flags = flags };
         rc = 0;                            /* taken; armed when the process runs */
     }
     spin_unlock(&lock);
@@ -350,10 +356,14 @@ int probe_arm_user(uint64_t va, uint32_t pid, uint32_t id, uint32_t flags)
 static void arm_pending(unsigned cpu)
 {
     uint32_t pid, tid;
-    probe_current(cpu, &pid, &tid);
+    const char *comm = probe_current(cpu, &pid, &tid);
+    uint64_t hash = 0;                     /* the name's key, computed once a probe waits for one */
     bool mine = false;
-    for (unsigned i = 0; i < __atomic_load_n(&npending, __ATOMIC_ACQUIRE) && !mine; i++)
-        mine = pid && pending[i].pid == pid;
+    for (unsigned i = 0; i < __atomic_load_n(&npending, __ATOMIC_ACQUIRE) && !mine; i++) {
+        if (pending[i].comm && !hash && pid)
+            hash = hvt_comm_hash(comm, TRACE_COMM_MAX);
+        mine = pid && (pending[i].pid == pid || (pending[i].comm && pending[i].comm == hash));
+    }
     if (!mine)
         return;
     struct gmem_paging pg;
@@ -363,7 +373,7 @@ static void arm_pending(unsigned cpu)
     if (narmed == 0)
         hv_exception_intercept(VEC_BP, true);
     for (unsigned i = 0; i < npending;) {
-        if (pending[i].pid != pid) {
+        if (pending[i].pid != pid && !(pending[i].comm && pending[i].comm == hash)) {
             i++;
             continue;
         }
@@ -373,8 +383,9 @@ static void arm_pending(unsigned cpu)
             i++;                           /* not mapped (yet) in this process */
             continue;
         }
-        hv_log("hvtrace: cpu %u: user probe %u at %lx in pid %u (root %lx): %s\n", cpu, pending[i].id,
-               pending[i].va, pid, root, rc >= 0 ? "armed" : "no room");
+        hv_log("hvtrace: cpu %u: user probe %u at %lx in pid %u%s%s (root %lx): %s\n", cpu,
+               pending[i].id, pending[i].va, pid, pending[i].comm ? " by name " : "",
+               pending[i].comm ? comm : "", root, rc >= 0 ? "armed" : "no room");
         pending[i] = pending[--npending];
     }
     if (narmed == 0)
@@ -539,8 +550,14 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
         p->comm[k].n++;
     }
     spin_unlock(&p->comm_lock);
-    if ((p->record || p->stack) && cpu_state[cpu].fires)
+    probe_action_fn act = p->action ? probe_action() : NULL;
+    if (act) {
+        uint64_t arg[6];
+        firing_args(p, g, arg);
+        act(p->id, p->kind, cpu, p->va, arg, (struct guest_regs *)g);
+    } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
         record(p, cpu, g);
+    }
 }
 
 /* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off

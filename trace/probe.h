@@ -45,10 +45,20 @@ int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint
 /* One spec as the guest tool or the host hands it over (untrusted: checked here; link-time
  * addresses slid). Sites armed (0: a return probe with no return site), or PROBE_E*. */
 int  probe_arm_spec(const struct hvt_probe_spec *sp);
-/* A probe on the user-space instruction at va of process pid (its tgid) only: taken now,
- * armed at the first exit that finds the process running with va mapped (0, or PROBE_ENOMEM
- * when PENDING_MAX wait already). Other processes sharing the page run it unprobed. */
-int  probe_arm_user(uint64_t va, uint32_t pid, uint32_t id, uint32_t flags);
+/* A probe on the user-space instruction at va of process pid (its tgid) only - or, with pid 0,
+ * of the first process whose name has hvt_comm_hash() comm: taken now, armed at the first exit
+ * that finds that process running with va mapped (0, or PROBE_ENOMEM when PENDING_MAX wait
+ * already), and from then on in that process alone. Other processes sharing the page (a
+ * second process of the same name included) run it unprobed. */
+int  probe_arm_user(uint64_t va, uint32_t pid, uint64_t comm, uint32_t id, uint32_t flags);
+/* Probes armed with HVT_PROBE_F_ACTION run the action registered here at every firing, on the
+ * CPU that fired, in its exit: id and kind the probe's, pc its site (profile, tick: the
+ * guest's RIP), arg its arguments as a record would carry them. One action for the engine
+ * (the D programs' runner); NULL: such firings are counted only. */
+typedef void (*probe_action_fn)(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc,
+                                const uint64_t arg[6], struct guest_regs *g);
+void probe_set_action(probe_action_fn fn);
+probe_action_fn probe_action(void);
 /* The engine's counters, and the sites armed now (the ARM fields are left alone). */
 void probe_status(struct hvt_probe_status *st);
 /* Every CPU hands its records on at its next exit (for callers that must not send). */
@@ -76,7 +86,7 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits);
 /* --- profile-N / tick-N and stacks (probe_profile.c); for the engine's own files --- */
 int  probe_profile_init(void);
 /* A sample every 'period' TSC ticks on every CPU (PROBE_PROFILE) or on CPU 0 (PROBE_TICK). */
-int  probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id);
+int  probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32_t flags);
 void probe_profile_disarm_all(void);
 unsigned probe_profile_armed(void);
 /* At every exit (the post-exit observer): a sample if a deadline passed; the timer re-set. */

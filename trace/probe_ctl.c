@@ -14,17 +14,20 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
     struct hvt_probe_spec sp = *s;
     unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
     if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
-                    HVT_PROBE_F_STACK | HVT_PROBE_F_USER | HVT_PROBE_F_SYSARGS))
+                    HVT_PROBE_F_STACK | HVT_PROBE_F_USER | HVT_PROBE_F_SYSARGS | HVT_PROBE_F_COMM | HVT_PROBE_F_ACTION))
         return PROBE_EINVAL;
-    if (sp.kind & HVT_PROBE_F_USER) {      /* lo: the user address, hi: the process's pid */
+    if (sp.kind & HVT_PROBE_F_USER) {      /* lo: the user address, hi: the pid or the name's key */
+        bool by_name = sp.kind & HVT_PROBE_F_COMM;
         if (kind != PROBE_ADDR || (sp.kind & HVT_PROBE_F_LINKTIME) || trace_opts_is_kernel(sp.lo) ||
-            !sp.hi || sp.hi > UINT32_MAX)
+            !sp.hi || (!by_name && sp.hi > UINT32_MAX))
             return PROBE_EINVAL;
-        return probe_arm_user(sp.lo, (uint32_t)sp.hi, sp.id,
-                              sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK));
+        return probe_arm_user(sp.lo, by_name ? 0 : (uint32_t)sp.hi, by_name ? sp.hi : 0, sp.id,
+                              sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION));
     }
+    if (sp.kind & HVT_PROBE_F_COMM)
+        return PROBE_EINVAL;
     if (kind == PROBE_PROFILE || kind == PROBE_TICK)   /* lo: the period, in TSC ticks */
-        return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id);
+        return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id, sp.kind & HVT_PROBE_F_ACTION);
     if (sp.kind & HVT_PROBE_F_LINKTIME) {
         if (!kaslr_known())
             return PROBE_EINVAL;
@@ -35,7 +38,8 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
         (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > RETURN_SPAN_MAX)))
         return PROBE_EINVAL;
     return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id,
-                     sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_SYSARGS));
+                     sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_SYSARGS |
+                                HVT_PROBE_F_ACTION));
 }
 
 /* Runs inside the transport's poll: it may neither send nor wait. Arming needs neither (each

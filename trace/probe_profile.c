@@ -22,7 +22,7 @@
 #define KSTACK_SIZE  (16u << 10)
 #define ALIGN8(x)    (((x) + 7u) & ~7u)
 
-struct profile { uint64_t period; uint32_t id; uint8_t kind, armed; };
+struct profile { uint64_t period; uint32_t id; uint8_t kind, armed, action; };
 static struct profile profiles[PROFILE_MAX];
 static unsigned nprofiles;                 /* armed */
 static uint64_t gen;                       /* bumped at every arm/disarm */
@@ -47,7 +47,7 @@ int probe_profile_init(void)
     return 0;
 }
 
-int probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id)
+int probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32_t flags)
 {
     if (period < HVT_PROBE_PERIOD_MIN)
         return PROBE_EINVAL;
@@ -55,7 +55,8 @@ int probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id)
     int rc = PROBE_ENOMEM;
     for (unsigned i = 0; i < PROFILE_MAX; i++)
         if (!profiles[i].armed) {
-            profiles[i] = (struct profile){ .period = period, .id = id, .kind = (uint8_t)kind, .armed = 1 };
+            profiles[i] = (struct profile){ .period = period, .id = id, .kind = (uint8_t)kind, .armed = 1,
+                                            .action = !!(flags & HVT_PROBE_F_ACTION) };
             nprofiles++;
             __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
             rc = 1;
@@ -182,7 +183,11 @@ void probe_profile_exit(struct guest_regs *g)
             bool user = hv_guest_read(HV_GUEST_CS_SEL) & 3;
             /* DTrace's: arg0 = the kernel PC (0 in user mode), arg1 = the user PC (0 in kernel) */
             const uint64_t arg[6] = { user ? 0 : rip, user ? rip : 0, 0, 0, 0, 0 };
-            probe_sample(p->id, p->kind, rip, arg, g);
+            probe_action_fn act = p->action ? probe_action() : NULL;
+            if (act)
+                act(p->id, p->kind, cpu, rip, arg, g);
+            else
+                probe_sample(p->id, p->kind, rip, arg, g);
             pcpu[cpu].deadline[i] += p->period;
             if (pcpu[cpu].deadline[i] <= now)  /* fell behind (a long exit): no burst */
                 pcpu[cpu].deadline[i] = now + p->period;

@@ -10,6 +10,7 @@
 #include "hvt_trace_format.h"
 #include "trace_opts.h"
 #include "probe.h"
+#include "dprobe.h"
 #endif
 
 static const struct trace_ctl_ops *ops;
@@ -86,6 +87,9 @@ int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
     case HVT_CTL_PROBE_DISARM:
     case HVT_CTL_PROBE_STATUS:
         return ops && ops->probe ? ops->probe(cmd, args, len, out, out_len) : HVT_CTL_ENOSYS;
+    case HVT_CTL_D_LOAD:
+    case HVT_CTL_D_RUN:
+        return ops && ops->d ? ops->d(cmd, args, len, out, out_len) : HVT_CTL_ENOSYS;
     default:
         return HVT_CTL_ENOSYS;
     }
@@ -136,7 +140,8 @@ static void hv_counters(struct hvt_trace_status *st)
 }
 
 static const struct trace_ctl_ops hv_ops = { .configure = hv_configure, .request = hv_request,
-                                             .counters = hv_counters, .probe = probe_ctl_handle };
+                                             .counters = hv_counters, .probe = probe_ctl_handle,
+                                             .d = dprobe_ctl_handle };
 
 void trace_ctl_init(const struct hv_transport *t, const struct trace_opts *boot)
 {

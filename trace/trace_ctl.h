@@ -35,6 +35,8 @@ struct trace_ctl_ops {
     void (*counters)(struct hvt_trace_status *st);   /* steps, bytes, chunks so far */
     /* The HVT_CTL_PROBE_* commands (probe_ctl_handle); NULL: unknown commands. */
     int  (*probe)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len);
+    /* The HVT_CTL_D_* commands (dprobe_ctl_handle); NULL: unknown commands. */
+    int  (*d)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len);
 };
 
 struct hv_transport;

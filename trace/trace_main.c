@@ -12,6 +12,7 @@
 #include "trigger.h"
 #include "kaslr.h"
 #include "probe.h"
+#include "dprobe.h"
 #include "trace_opts.h"
 #include "hvt_trace_format.h"
 #include "hv_api.h"
@@ -39,6 +40,7 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
     trigger_poll();
     probe_poll();
     probe_profile_exit(g);
+    dprobe_poll(g);
     step_post_exit(g, reason);
     trace_sink_poll(cpu);                    /* a STOP chunk held while the link was down */
 }
@@ -101,6 +103,7 @@ static void hook_power_off(void)
             hv_log("hvtrace: power-off: a CPU did not stop tracing: its last records are lost\n");
     }
     probe_flush_all();
+    dprobe_flush_all();
     if (probe_armed())
         probe_report();
     /* The fast path's MTF exits are not in vmm/'s exit summary (they skip the full dispatch). */
@@ -219,7 +222,7 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
     hv_hypercall_register(HVT_HC_MARK, hook_hypercall, &one);
     ok = ok && one;
     hv_hypercall_register(HVT_HC_PROBE, hook_probe, &one);
-    ok = ok && one && !probe_init();
+    ok = ok && one && !probe_init() && !dprobe_init();
     ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
     ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
     if (!ok) {

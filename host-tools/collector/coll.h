@@ -33,6 +33,14 @@ struct coll_probe_arm {
     uint64_t records0, lost0;          /* the engine's record counters before arming */
 };
 
+/* A "d load FILE" request in progress: the image goes to the hypervisor HVT_D_LOAD_CHUNK
+ * bytes at a time, each part sent when the previous one's reply arrived. */
+struct coll_d_load {
+    int client;
+    uint8_t *img;                      /* NULL: none in progress */
+    uint32_t total, sent, part;        /* bytes; sent and acknowledged; in the part in flight */
+};
+
 struct coll {
     const char *listen_addr, *out;
     int port;
@@ -70,6 +78,8 @@ struct coll {
     bool no_sock;
     uint16_t host_request;             /* last hvt trace start/stop (enum hvt_trace_request) */
     struct coll_probe_arm arm;
+    struct coll_d_load dload;
+    uint64_t d_msgs, d_records, d_agg_msgs;  /* HVT_MSG_D_REC / D_AGG received */
     uint64_t probe_msgs, probe_records;  /* HVT_MSG_PROBE received since this collector started */
 };
 

@@ -9,12 +9,16 @@
  *                                  writes it), HVT_CTL_PROBE_SPECS per request, in order,
  *                                  until the hypervisor refuses one
  *   probe disarm | probe status    HVT_CTL_PROBE_DISARM / _STATUS
+ *   d load FILE                    send the D program image in FILE (hvt -s/-n write it) with
+ *                                  HVT_CTL_D_LOAD, HVT_D_LOAD_CHUNK bytes per request
+ *   d begin | d end | d snap | d status | d unload    HVT_CTL_D_RUN
  * "trace ..." and "probe ..." requests become authenticated HVT_CTL_* requests to the
  * hypervisor; the client's answer waits for the matching CTL_REPLY (through the ring, so
  * possibly behind trace data) or COLL_CMD_REPLY_NS.
  */
 #include "coll.h"
 #include "coll_link.h"
+#include "hvt_dif.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +182,120 @@ static void arm_start(struct coll *c, int cl, const char *path)
     arm_send_next(c, cl);
 }
 
+static void dload_free(struct coll *c)
+{
+    free(c->dload.img);
+    memset(&c->dload, 0, sizeof c->dload);
+}
+
+static void dload_send_next(struct coll *c, int cl)
+{
+    struct coll_d_load *d = &c->dload;
+    uint8_t req[HVT_CTL_MAX_DATA];
+    struct hvt_d_load h = { .total = d->total, .offset = d->sent };
+    d->part = d->total - d->sent < HVT_D_LOAD_CHUNK ? d->total - d->sent : HVT_D_LOAD_CHUNK;
+    memcpy(req, &h, sizeof h);
+    memcpy(req + sizeof h, d->img + d->sent, d->part);
+    ask_hypervisor(c, cl, HVT_CTL_D_LOAD, req, (uint32_t)sizeof h + d->part);
+    if (!c->sock.cl[cl].wait_cmd || c->sock.cl[cl].fd < 0)
+        dload_free(c);                   /* not sent: the client has its answer */
+}
+
+/* "d load FILE": FILE is the client's (the socket is the user's own, mode 0600). */
+static void dload_start(struct coll *c, int cl, const char *path)
+{
+    char err[300];
+    if (c->dload.img) {
+        coll_sock_end(&c->sock, cl, "another program load is in progress");
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) < 0) {
+        snprintf(err, sizeof err, "cannot read %.200s: %s", path, strerror(errno));
+        if (f) fclose(f);
+        coll_sock_end(&c->sock, cl, err);
+        return;
+    }
+    if (st.st_size < (off_t)sizeof(struct hvt_dif_hdr) || st.st_size > HVT_DIF_MAX_IMAGE) {
+        fclose(f);
+        snprintf(err, sizeof err, "%.200s: not a program image of %zu..%u bytes", path,
+                 sizeof(struct hvt_dif_hdr), HVT_DIF_MAX_IMAGE);
+        coll_sock_end(&c->sock, cl, err);
+        return;
+    }
+    c->dload.total = (uint32_t)st.st_size;
+    c->dload.img = malloc(c->dload.total);
+    if (!c->dload.img || fread(c->dload.img, 1, c->dload.total, f) != c->dload.total) {
+        fclose(f);
+        dload_free(c);
+        coll_sock_end(&c->sock, cl, "reading the program image failed");
+        return;
+    }
+    fclose(f);
+    c->dload.client = cl;
+    dload_send_next(c, cl);
+}
+
+static void print_d_status(struct coll *c, int i, const struct hvt_d_status *d)
+{
+    char why[sizeof d->why + 1];
+    memcpy(why, d->why, sizeof d->why);
+    why[sizeof d->why] = 0;
+    for (char *p = why; *p; p++)           /* one line, whatever the hypervisor wrote */
+        if (*p < 0x20 || *p > 0x7e)
+            *p = '?';
+    coll_sock_printf(&c->sock, i, "d_error=%d\nd_received=%u\nd_err_clause=%u\nd_err_insn=%u\n"
+                     "d_why=%s\nd_loaded=%u\nd_snap_gen=%u\nd_fires=%llu\nd_records=%llu\n"
+                     "d_drops=%llu\nd_errors=%llu\nd_dyndrops=%llu\nd_records_lost=%llu\n"
+                     "d_records_received=%llu\n", d->error, d->received, d->err_clause,
+                     d->err_insn, why, d->loaded, d->snap_gen, (unsigned long long)d->fires,
+                     (unsigned long long)d->records, (unsigned long long)d->drops,
+                     (unsigned long long)d->errors, (unsigned long long)d->dyndrops,
+                     (unsigned long long)d->records_lost, (unsigned long long)c->d_records);
+}
+
+/* One LOAD reply: the next part, or the answer. */
+static void dload_reply(struct coll *c, int i, const struct ctl_msg *m)
+{
+    struct coll_d_load *d = &c->dload;
+    struct hvt_d_status st = { 0 };
+    bool ok = m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof st;
+    if (ok)
+        memcpy(&st, m->data, sizeof st);
+    if (ok && !st.error && d->sent + d->part < d->total) {
+        d->sent += d->part;
+        dload_send_next(c, i);
+        return;
+    }
+    coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
+    if (ok)
+        print_d_status(c, i, &st);
+    dload_free(c);
+    coll_sock_end(&c->sock, i, !ok ? "the hypervisor refused the request" :
+                  st.error ? "the hypervisor refused the program" : NULL);
+}
+
+/* "d begin | d end | d snap | d status | d unload" */
+static void d_run(struct coll *c, int cl, const char *words)
+{
+    struct hvt_d_run r = { 0 };
+    char op[16];
+    unsigned gen = 0;
+    int n = sscanf(words, "%15s %u", op, &gen);
+    if (n == 1 && !strcmp(op, "begin")) r.op = HVT_D_OP_BEGIN;
+    else if (n == 1 && !strcmp(op, "end")) r.op = HVT_D_OP_END;
+    else if (n == 1 && !strcmp(op, "snap")) r.op = HVT_D_OP_SNAP;
+    else if (n == 1 && !strcmp(op, "unload")) r.op = HVT_D_OP_UNLOAD;
+    else if (n == 1 && !strcmp(op, "status")) r.op = HVT_D_OP_STATUS;
+    else {
+        coll_sock_end(&c->sock, cl, "d: load FILE | begin | end | snap | status | unload");
+        return;
+    }
+    (void)gen;
+    ask_hypervisor(c, cl, HVT_CTL_D_RUN, &r, sizeof r);
+}
+
 void coll_cmd_request(void *ctx, int cl, char *line)
 {
     struct coll *c = ctx;
@@ -204,9 +322,13 @@ void coll_cmd_request(void *ctx, int cl, char *line)
         ask_hypervisor(c, cl, HVT_CTL_PROBE_DISARM, NULL, 0);
     } else if (!strcmp(line, "probe status")) {
         ask_hypervisor(c, cl, HVT_CTL_PROBE_STATUS, NULL, 0);
+    } else if (!strncmp(line, "d load ", 7)) {
+        dload_start(c, cl, line + 7);
+    } else if (!strncmp(line, "d ", 2)) {
+        d_run(c, cl, line + 2);
     } else {
         snprintf(err, sizeof err, "unknown request '%.60s' (status | trace start|stop|hvstatus | "
-                 "probe arm FILE|disarm|status)", line);
+                 "probe arm FILE|disarm|status | d load FILE|begin|end|snap|status|unload)", line);
         coll_sock_end(&c->sock, cl, err);
     }
 }
@@ -268,11 +390,29 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
         if (!tag_ok) {
             if (c->arm.specs && c->arm.client == i)
                 arm_free(c);
+            if (c->dload.img && c->dload.client == i)
+                dload_free(c);
             coll_sock_end(&c->sock, i, "the reply failed authentication (wrong key?)");
             continue;
         }
         if (m->ctl.cmd == HVT_CTL_PROBE_ARM && c->arm.specs && c->arm.client == i) {
             arm_reply(c, i, m, off);
+            continue;
+        }
+        if (m->ctl.cmd == HVT_CTL_D_LOAD && c->dload.img && c->dload.client == i) {
+            dload_reply(c, i, m);
+            continue;
+        }
+        if (m->ctl.cmd == HVT_CTL_D_RUN) {
+            struct hvt_d_status st;
+            coll_sock_printf(&c->sock, i, "hv_status=%s\nd_stream_off=%llu\n",
+                             coll_ctl_status_name(m->ctl.status), (unsigned long long)off);
+            if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof st) {
+                memcpy(&st, m->data, sizeof st);
+                print_d_status(c, i, &st);
+            }
+            coll_sock_end(&c->sock, i, m->ctl.status == HVT_CTL_OK ? NULL :
+                          "the hypervisor refused the request (no program loaded?)");
             continue;
         }
         coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
@@ -320,4 +460,6 @@ void coll_cmd_tick(struct coll *c, uint64_t now)
     /* An arming whose client went away (ended, timed out, disconnected) stops sending. */
     if (c->arm.specs && (c->sock.cl[c->arm.client].fd < 0 || !c->sock.cl[c->arm.client].taken))
         arm_free(c);
+    if (c->dload.img && (c->sock.cl[c->dload.client].fd < 0 || !c->sock.cl[c->dload.client].taken))
+        dload_free(c);
 }

@@ -20,6 +20,7 @@
 #include "coll.h"
 #include "coll_link.h"
 #include "coll_verify.h"
+#include "hvt_dif.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -230,6 +231,17 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
     case HVT_MSG_PROBE:                      /* stored verbatim like every message; counted */
         c->probe_msgs++;
         c->probe_records += h->len / sizeof(struct hvt_probe_fire);   /* whole: coll_parse */
+        break;
+    case HVT_MSG_D_REC:
+        c->d_msgs++;
+        for (uint32_t at = 0; at < h->len; c->d_records++) {            /* checked: coll_parse */
+            struct hvt_drec r;
+            memcpy(&r, pl + at, sizeof r);
+            at += r.len;
+        }
+        break;
+    case HVT_MSG_D_AGG:
+        c->d_agg_msgs++;
         break;
     case HVT_MSG_PROBE_STACK:
         c->probe_msgs++;

@@ -1,6 +1,7 @@
 /* coll_parse.c - strict stream parser; see coll_parse.h and docs/stream-protocol.md. */
 #include "coll_parse.h"
 #include "hvt_probe.h"
+#include "hvt_dif.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,8 @@ const char *coll_msg_type_name(uint16_t type)
     case HVT_MSG_BYE: return "BYE";
     case HVT_MSG_PROBE: return "PROBE";
     case HVT_MSG_PROBE_STACK: return "PROBE_STACK";
+    case HVT_MSG_D_REC: return "D_REC";
+    case HVT_MSG_D_AGG: return "D_AGG";
     case HVT_MSG_WELCOME: return "WELCOME";
     case HVT_MSG_ACK: return "ACK";
     case HVT_MSG_CTL_REQ: return "CTL_REQ";
@@ -113,6 +116,37 @@ static int check_sequenced(struct coll_parser *p, const struct hvt_msg_hdr *h, c
             at += (uint32_t)sizeof sm + padded;
         }
         break;
+    case HVT_MSG_D_REC:
+        for (uint32_t at = 0; at < h->len || h->len == 0;) {
+            struct hvt_drec r;
+            if (h->len - at < sizeof r)
+                BAD("D_REC: record at byte %u cut short", at);
+            memcpy(&r, pl + at, sizeof r);
+            if (r.len < sizeof r || r.len % 8 || r.len > h->len - at)
+                BAD("D_REC: record at byte %u claims %u bytes", at, r.len);
+            at += r.len;
+        }
+        break;
+    case HVT_MSG_D_AGG: {
+        struct hvt_dagg_part part;
+        if (h->len < sizeof part)
+            BAD("D_AGG of %u bytes has no header", h->len);
+        memcpy(&part, pl, sizeof part);
+        uint32_t at = sizeof part, n = 0;
+        for (; at < h->len; n++) {
+            struct hvt_dagg_rec r;
+            if (h->len - at < sizeof r)
+                BAD("D_AGG: entry at byte %u cut short", at);
+            memcpy(&r, pl + at, sizeof r);
+            if (r.len < sizeof r || r.len % 8 || r.len > h->len - at ||
+                (uint64_t)r.key_len + 8ull * r.nbuckets > r.len - sizeof r)
+                BAD("D_AGG: entry at byte %u claims %u bytes", at, r.len);
+            at += r.len;
+        }
+        if (n != part.nrecs)
+            BAD("D_AGG: %u entries, the header says %u", n, part.nrecs);
+        break;
+    }
     case HVT_MSG_CTL_REPLY: {
         struct ctl_msg m;
         int v = ctl_parse(h, pl, &p->key, p->hello.boot_id, 0, &m);

@@ -26,11 +26,13 @@ $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_HDRS
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_LIBS)
 
 # fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
-FAKE_HV_SRCS := tests/net/fake_hv.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/e9_lines.c \
-                host-tools/trace_scan.c
-$(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/e9_lines.h
+# Its D engine is the hypervisor's own verifier and interpreter (trace/dif_*.c).
+FAKE_HV_SRCS := tests/net/fake_hv.c tests/net/fake_hv_d.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/e9_lines.c \
+                host-tools/trace_scan.c $(wildcard trace/dif_*.c)
+$(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/e9_lines.h tests/net/fake_hv_d.h \
+                       trace/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(FAKE_HV_SRCS)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -Itrace -Itests/net -Ivmm/include -o $@ $(FAKE_HV_SRCS)
 
 # A synthetic debug-port log (real chunk payloads from the host trace writer) for the tests.
 $(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/trace_chunkw.c trace/rec_enc.c trace/rec_enc.h \

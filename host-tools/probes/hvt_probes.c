@@ -34,13 +34,14 @@ static int usage(void)
             "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
-            "           [--duration S] [--drain S] [--args] [--stack] [--folded FILE] [--flame FILE.svg]\n"
+            "           [--duration S] [--drain S] [--args] [--stack] [--ustack] [--folded FILE] [--flame FILE.svg]\n"
             "           [--tsc-khz N]                    (live, through hvtrace-collector)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] --e9 E9LOG\n"
             "  DESC: provider:module:function:name with globs, e.g. 'fbt::vfs_*:entry',\n"
             "        several separated by commas,\n"
             "        'syscall::getpid:entry', 'profile:::profile-997', 'tick-1s',\n"
-            "        'addr:kernel:vfs_read+5:'\n"
+            "        'addr:kernel:vfs_read+5:', 'addr:pid123:0x401a50:', 'addr:bash:0x4e1f0:'\n"
+            "  --ustack: profile samples in user mode unwound by frame pointers (addresses)\n"
             "        (VMLINUZ defaults to $HVT_VMLINUZ)\n");
     return 2;
 }
@@ -170,6 +171,7 @@ int hvt_probes_main(int argc, char **argv)
         else if (!strcmp(a, "--drain") && i + 1 < argc) live.drain_s = atof(argv[++i]);
         else if (!strcmp(a, "--tsc-khz") && i + 1 < argc) live.tsc_khz = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--stack")) live.stack = 1;
+        else if (!strcmp(a, "--ustack")) live.ustack = 1;
         else if (!strcmp(a, "--args")) live.args = 1;
         else if (!strcmp(a, "--count")) count_only = 1;
         else if (!strcmp(a, "--folded") && i + 1 < argc) live.folded = argv[++i];

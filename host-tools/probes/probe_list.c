@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdbool.h>
 #include "x86_len.h"
 
 #define SYSCALL_PREFIX "__x64_sys_"
@@ -74,7 +75,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
             if (t->syms[t->by_addr[j]].addr > e->addr)
                 hi = t->syms[t->by_addr[j]].addr;
         const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
-        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0 };
+        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0, 0 };
         if (push_pair(out, &cap, d))
             return -1;
     }
@@ -203,12 +204,19 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
     char f[4][256];
     if (split(desc, f) || strcmp(f[0], "addr") || f[3][0])
         return 0;
-    if (!strncmp(f[1], "pid", 3)) {        /* a user address of one process */
+    /* a user address of one process, named by pid<N> or by its name (comm: what the kernel
+     * keeps, at most 15 bytes) */
+    bool by_pid = !strncmp(f[1], "pid", 3) && f[1][3] >= '0' && f[1][3] <= '9';
+    if (by_pid || (f[1][0] && strcmp(f[1], "kernel"))) {
         char *end;
-        unsigned long pid = strtoul(f[1] + 3, &end, 10);
+        unsigned long pid = by_pid ? strtoul(f[1] + 3, &end, 10) : 0;
         unsigned long long va = strtoull(f[2], &end, 16);
-        if (!pid || pid > 0x3fffff || *(f[1] + 3 + strspn(f[1] + 3, "0123456789"))) {
+        if (by_pid && (!pid || pid > 0x3fffff || *(f[1] + 3 + strspn(f[1] + 3, "0123456789")))) {
             snprintf(err, errlen, "'%s' is not pid<N>", f[1]);
+            return -1;
+        }
+        if (!by_pid && strlen(f[1]) > 15) {
+            snprintf(err, errlen, "'%s' is not a process name (a name has at most 15 bytes)", f[1]);
             return -1;
         }
         if (strncmp(f[2], "0x", 2) || *end || !va || va >= 0x800000000000ull) {
@@ -216,7 +224,8 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
             return -1;
         }
         for (size_t i = 0; i < l->n; i++)
-            if (l->p[i].kind == PL_ADDR && l->p[i].pid == pid && l->p[i].lo == va)
+            if (l->p[i].kind == PL_ADDR && l->p[i].pid == pid && l->p[i].lo == va &&
+                (by_pid || (l->p[i].by_comm && !strcmp(l->p[i].module, f[1]))))
                 return 0;
         /* module and function names in one allocation the list owns: "pidN\0ADDRESS" */
         size_t ml = strlen(f[1]) + 1, fl = strlen(f[2]) + 1;
@@ -231,12 +240,11 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
         memcpy(both + ml, f[2], fl);
         l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "addr", .module = both,
                                    .function = both + ml, .name = "", .own = both,
-                                   .kind = PL_ADDR, .lo = va, .hi = va + 1, .pid = (uint32_t)pid };
+                                   .kind = PL_ADDR, .lo = va, .hi = va + 1, .pid = (uint32_t)pid,
+                                   .by_comm = !by_pid };
         l->n++;
         return 1;
     }
-    if (f[1][0] && strcmp(f[1], "kernel"))
-        return 0;
     uint64_t at, off = 0, fn = 0;
     char field[256];
     snprintf(field, sizeof field, "%s", f[2]);

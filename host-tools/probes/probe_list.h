@@ -24,6 +24,7 @@ typedef struct {
     const char *unsafe;                           /* why it cannot be probed, or NULL */
     char *own;                                    /* a name this list allocated (profile, tick, addr) */
     uint32_t pid;                                 /* addr:pid<N>:: a user address of process N */
+    uint8_t by_comm;                              /* addr:NAME:: of the first process so named */
 } probe_desc;
 
 typedef struct {
@@ -47,7 +48,8 @@ int  probe_list_add_profile(probe_list *l, const char *desc);
  * function is decoded from its start (bytes of k) and an offset inside an instruction is
  * refused with the reason in err. addr:pid<N>:0xADDRESS: probes a user-space instruction of
  * process N only (the hypervisor decodes it when it arms it: the host has no copy of the
- * program). 1 added, 0 not an addr description, -1 refused. */
+ * program). addr:NAME:0xADDRESS: does the same in the first process named NAME (its comm) that
+ * runs with the address mapped. 1 added, 0 not an addr description, -1 refused. */
 int  probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
                          char *err, size_t errlen);
 

@@ -1,8 +1,10 @@
 /* probe_live.c - see probe_live.h. */
 #include "probe_live.h"
+#include <inttypes.h>
 #include "hvt_trace.h"
 #include "hvt_stream.h"
 #include "orc.h"
+#include "follow.h"
 #include "flame.h"
 #include <errno.h>
 #include <stdbool.h>
@@ -33,6 +35,28 @@ int probe_matches_any(const probe_desc *d, char **descs, int nd)
     return 0;
 }
 
+struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int stack)
+{
+    if (d->kind == PL_PROFILE || d->kind == PL_TICK) {
+        /* ns x kHz / 10^6 = TSC ticks; the product needs more than 64 bits for days */
+        unsigned __int128 t = (unsigned __int128)d->lo * tsc_khz / 1000000u;
+        return (struct hvt_probe_spec){ .id = d->id, .kind = d->kind | HVT_PROBE_F_RECORD,
+                                        .lo = t > UINT64_MAX ? UINT64_MAX : (uint64_t)t };
+    }
+    if (d->pid || d->by_comm)              /* a user address of one process */
+        return (struct hvt_probe_spec){ .id = d->id, .lo = d->lo,
+                                        .hi = d->by_comm ? hvt_comm_hash(d->module, 16) : d->pid,
+                                        .kind = d->kind | HVT_PROBE_F_USER | HVT_PROBE_F_RECORD |
+                                                (d->by_comm ? HVT_PROBE_F_COMM : 0) |
+                                                (stack ? HVT_PROBE_F_STACK : 0) };
+    return (struct hvt_probe_spec){ .id = d->id,
+                                    .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
+                                            (stack ? HVT_PROBE_F_STACK : 0) |
+                                            (d->kind == PL_ENTRY && !strcmp(d->provider, "syscall") ?
+                                             HVT_PROBE_F_SYSARGS : 0),
+                                    .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
+}
+
 struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd,
                                        uint64_t tsc_khz, int stack, size_t *n)
 {
@@ -52,25 +76,7 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
             }
             s = ns;
         }
-        if (d->kind == PL_PROFILE || d->kind == PL_TICK) {
-            /* ns x kHz / 10^6 = TSC ticks; the product needs more than 64 bits for days */
-            unsigned __int128 t = (unsigned __int128)d->lo * tsc_khz / 1000000u;
-            s[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .kind = d->kind | HVT_PROBE_F_RECORD,
-                                                 .lo = t > UINT64_MAX ? UINT64_MAX : (uint64_t)t };
-            continue;
-        }
-        if (d->pid) {                      /* a user address of one process */
-            s[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .lo = d->lo, .hi = d->pid,
-                                                 .kind = d->kind | HVT_PROBE_F_USER | HVT_PROBE_F_RECORD |
-                                                         (stack ? HVT_PROBE_F_STACK : 0) };
-            continue;
-        }
-        s[(*n)++] = (struct hvt_probe_spec){ .id = d->id,
-                                             .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
-                                                     (stack ? HVT_PROBE_F_STACK : 0) |
-                                                     (d->kind == PL_ENTRY && !strcmp(d->provider, "syscall") ?
-                                                      HVT_PROBE_F_SYSARGS : 0),
-                                             .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
+        s[(*n)++] = probe_spec_of(d, tsc_khz, stack);
     }
     return s;
 }
@@ -106,49 +112,15 @@ void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count)
         }
 }
 
-/* --- following the collector's boot directory: the stored messages, in stream order --- */
-struct follow {
-    char dir[4096];
-    unsigned chunk;                   /* chunk-NNNNNN.hvts being read */
-    FILE *f;
-    uint8_t *buf;                     /* bytes read, not yet a whole message */
-    size_t len;
-    uint64_t from_off;                /* messages before this offset are not ours */
-    uint64_t next_off;                /* the next offset expected (duplicates after a resume) */
-    uint64_t records, msgs, bad;
-};
-
-/* The chunk holding offset 'off' (index.tsv: chunk, first_off, bytes, messages). */
-static unsigned chunk_of(const char *dir, uint64_t off)
-{
-    char path[4200], line[256];
-    snprintf(path, sizeof path, "%s/index.tsv", dir);
-    FILE *f = fopen(path, "r");
-    unsigned best = 0, c;
-    unsigned long long first;
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "chunk-%u.hvts\t%llu", &c, &first) == 2 && first <= off && c > best)
-            best = c;
-    fclose(f);
-    return best;
-}
-
-static FILE *open_chunk(const struct follow *w, unsigned c)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/chunk-%06u.hvts", w->dir, c);
-    return fopen(path, "rb");
-}
-
-typedef void (*fire_fn)(void *ctx, const struct hvt_probe_fire *f);
 typedef void (*sample_fn)(void *ctx, const struct hvt_probe_sample *s, const uint8_t *stack);
 static sample_fn g_sample;             /* the samples' consumer (the follower's caller) */
 
+struct live;
+static void on_fire(void *ctx, const struct hvt_probe_fire *f);
+
 /* The samples of one HVT_MSG_PROBE_STACK payload; false if it is malformed (the rest of it is
  * skipped and counted). */
-static bool parse_samples(struct follow *w, const uint8_t *pl, uint32_t len, void *ctx)
+static bool parse_samples(uint64_t *records, const uint8_t *pl, uint32_t len, void *ctx)
 {
     for (uint32_t at = 0; at < len;) {
         struct hvt_probe_sample sm;
@@ -158,83 +130,12 @@ static bool parse_samples(struct follow *w, const uint8_t *pl, uint32_t len, voi
         uint32_t padded = (sm.stack_len + 7u) & ~7u;
         if (sm.stack_len > HVT_PROBE_STACK_MAX || padded > len - at - sizeof sm)
             return false;
-        w->records++;
+        (*records)++;
         if (g_sample)
             g_sample(ctx, &sm, pl + at + sizeof sm);
         at += (uint32_t)sizeof sm + padded;
     }
     return true;
-}
-
-/* Whole messages of the buffer; returns -1 on a malformed header (the file is not ours). */
-static int parse(struct follow *w, fire_fn fn, void *ctx)
-{
-    size_t at = 0;
-    while (w->len - at >= sizeof(struct hvt_msg_hdr)) {
-        struct hvt_msg_hdr h;
-        memcpy(&h, w->buf + at, sizeof h);
-        if (h.magic != HVT_STREAM_MAGIC || h.hdr_len != sizeof h || h.len > HVT_STREAM_MAX_PAYLOAD)
-            return -1;
-        if (w->len - at - sizeof h < h.len)
-            break;
-        const uint8_t *pl = w->buf + at + sizeof h;
-        if (h.type == HVT_MSG_PROBE_STACK && h.off >= w->from_off && h.off >= w->next_off) {
-            w->msgs++;
-            if (!parse_samples(w, pl, h.len, ctx))
-                w->bad++;
-        }
-        if (h.type == HVT_MSG_PROBE && h.off >= w->from_off && h.off >= w->next_off) {
-            w->msgs++;
-            if (h.len % sizeof(struct hvt_probe_fire)) {
-                w->bad++;
-            } else {
-                for (size_t i = 0; i < h.len / sizeof(struct hvt_probe_fire); i++) {
-                    struct hvt_probe_fire f;
-                    memcpy(&f, pl + i * sizeof f, sizeof f);
-                    w->records++;
-                    fn(ctx, &f);
-                }
-            }
-        }
-        if (h.cpu != HVT_CPU_NONE && h.off >= w->next_off)
-            w->next_off = h.off + sizeof h + h.len;
-        at += sizeof h + h.len;
-    }
-    memmove(w->buf, w->buf + at, w->len - at);
-    w->len -= at;
-    return 0;
-}
-
-/* Read what the collector stored since the last call. 0, or -1 (corrupt file: said why). */
-static int follow_poll(struct follow *w, fire_fn fn, void *ctx)
-{
-    for (;;) {
-        if (!w->f && !(w->f = open_chunk(w, w->chunk)))
-            return 0;                  /* not written yet */
-        size_t cap = HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr);
-        size_t got = fread(w->buf + w->len, 1, cap - w->len, w->f);
-        w->len += got;
-        if (parse(w, fn, ctx) < 0) {
-            fprintf(stderr, "hvt: %s/chunk-%06u.hvts: not a stream of hvtrace messages\n", w->dir, w->chunk);
-            return -1;
-        }
-        if (got)
-            continue;
-        clearerr(w->f);
-        /* At the end of this chunk: move on only once the next one exists (the collector
-         * finishes a chunk before it opens the next), and only at a message boundary. */
-        FILE *next = open_chunk(w, w->chunk + 1);
-        if (!next)
-            return 0;
-        got = fread(w->buf + w->len, 1, cap - w->len, w->f);   /* what came meanwhile */
-        w->len += got;
-        if (got && parse(w, fn, ctx) < 0)
-            return -1;
-        fclose(w->f);
-        w->f = next;
-        w->chunk++;
-        w->len = 0;
-    }
 }
 
 struct live {
@@ -248,8 +149,30 @@ struct live {
     orc_table orc;
     bool have_orc;
     int64_t slide;
-    uint64_t samples, unwound, to_user, no_stack;
+    uint64_t samples, unwound, to_user, no_stack, ustacks;
+    uint64_t records, bad;             /* firing records and samples read; malformed messages */
 };
+
+/* One stored message: firing records and samples go to on_fire / g_sample. */
+static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    struct live *v = ctx;
+    if (h->type == HVT_MSG_PROBE_STACK) {
+        if (!parse_samples(&v->records, pl, h->len, ctx))
+            v->bad++;
+    } else if (h->type == HVT_MSG_PROBE) {
+        if (h->len % sizeof(struct hvt_probe_fire)) {
+            v->bad++;
+            return;
+        }
+        for (size_t i = 0; i < h->len / sizeof(struct hvt_probe_fire); i++) {
+            struct hvt_probe_fire f;
+            memcpy(&f, pl + i * sizeof f, sizeof f);
+            v->records++;
+            on_fire(ctx, &f);
+        }
+    }
+}
 
 static void on_fire(void *ctx, const struct hvt_probe_fire *f)
 {
@@ -316,6 +239,18 @@ static void on_sample(void *ctx, const struct hvt_probe_sample *sm, const uint8_
         frames[nf++] = "[user]";
         v->to_user += !user;
     }
+    static char unames[LIVE_FRAMES][24];
+    if (user && v->o->ustack && sm->stack_len) {
+        /* user code has no ORC tables: frame pointers where the program keeps them; the
+         * frames stay addresses (the host has no copy of the guest's programs) */
+        uint64_t upcs[LIVE_FRAMES];
+        int un = fp_unwind(pc, sm->rbp, sm->rsp, stack, sm->stack_len, upcs, LIVE_FRAMES);
+        for (int i = un - 1; i >= 0 && nf < LIVE_FRAMES + 2; i--) {
+            snprintf(unames[i], sizeof unames[i], "0x%" PRIx64, upcs[i]);
+            frames[nf++] = unames[i];
+        }
+        v->ustacks++;
+    }
     for (int i = n - 1; i >= 0 && nf < LIVE_FRAMES + 2; i--) {
         bool exact = i < 64 && (st.exact_mask >> i) & 1;
         frames[nf++] = ksym_of(v, pcs[i], exact || i == 0, names[i], sizeof names[i]);
@@ -361,10 +296,11 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
     struct hvt_probe_spec *specs = NULL;
     char *ans = malloc(LIVE_ANSWER_MAX);
     struct live v = { .l = l, .descs = descs, .nd = nd, .o = o, .count = calloc(l->n + 1, sizeof(uint64_t)) };
-    struct follow w = { .buf = malloc(HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr)) };
+    follow w = { 0 };
+    char dir[4096] = "";
     int rc = 1;
     g_sample = on_sample;
-    if (!ans || !v.count || !w.buf) {
+    if (!ans || !v.count) {
         fprintf(stderr, "hvt: out of memory\n");
         goto out;
     }
@@ -372,7 +308,7 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
         fprintf(stderr, "hvt: %s\n", ans);
         goto out;
     }
-    if (!hvt_coll_val(ans, "dir", w.dir, sizeof w.dir) || !hvt_coll_uval(ans, "connected")) {
+    if (!hvt_coll_val(ans, "dir", dir, sizeof dir) || !hvt_coll_uval(ans, "connected")) {
         fprintf(stderr, "hvt: no hypervisor is connected to the collector at %s\n", o->dir);
         goto out;
     }
@@ -429,13 +365,15 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
     v.slide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     uint64_t rec0 = hvt_coll_uval(ans, "probe_records_before");
     uint64_t lost0 = hvt_coll_uval(ans, "probe_records_lost_before");
-    w.from_off = hvt_coll_uval(ans, "probe_stream_off");
-    w.chunk = chunk_of(w.dir, w.from_off);
+    if (follow_open(&w, dir, hvt_coll_uval(ans, "probe_stream_off")) < 0) {
+        fprintf(stderr, "hvt: out of memory\n");
+        goto out;
+    }
     if (!o->quiet)
         probe_print_header(stdout);
     uint64_t t0 = now_ns();
     while (!g_stop && (o->duration_s <= 0 || now_ns() - t0 < (uint64_t)(o->duration_s * 1e9))) {
-        if (follow_poll(&w, on_fire, &v) < 0)
+        if (follow_poll(&w, on_msg, &v) < 0)
             break;
         fflush(stdout);
         struct timespec ts = { 0, LIVE_POLL_NS };
@@ -450,8 +388,8 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
     uint64_t made = hvt_coll_uval(ans, "probe_records") - rec0;
     uint64_t lost = hvt_coll_uval(ans, "probe_records_lost") - lost0;
     uint64_t t1 = now_ns();
-    while (w.records + lost < made && now_ns() - t1 < (uint64_t)(o->drain_s * 1e9)) {
-        if (follow_poll(&w, on_fire, &v) < 0)
+    while (v.records + lost < made && now_ns() - t1 < (uint64_t)(o->drain_s * 1e9)) {
+        if (follow_poll(&w, on_msg, &v) < 0)
             break;
         struct timespec ts = { 0, LIVE_POLL_NS };
         nanosleep(&ts, NULL);
@@ -463,24 +401,25 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
         printf("hvt: %llu firing records lost on the link\n", (unsigned long long)lost);
         rc = 1;
     }
-    if (w.records + lost < made) {
+    if (v.records + lost < made) {
         printf("hvt: %llu firing records made but not received within %.0f s\n",
-               (unsigned long long)(made - lost - w.records), o->drain_s);
+               (unsigned long long)(made - lost - v.records), o->drain_s);
         rc = 1;
     }
-    if (w.bad) {
-        printf("hvt: %llu malformed firing messages\n", (unsigned long long)w.bad);
+    if (v.bad) {
+        printf("hvt: %llu malformed firing messages\n", (unsigned long long)v.bad);
         rc = 1;
     }
     if (v.foreign)
         printf("hvt: %llu firings of probes outside the descriptions\n", (unsigned long long)v.foreign);
     fprintf(stderr, "hvt: %llu firing records received, %llu made, %llu lost\n",
-            (unsigned long long)w.records, (unsigned long long)made, (unsigned long long)lost);
+            (unsigned long long)v.records, (unsigned long long)made, (unsigned long long)lost);
     if (v.samples)
         fprintf(stderr, "hvt: %llu with a stack: %llu unwound (%llu from a system call or an "
-                "interrupt of user code), %llu without a stack\n", (unsigned long long)v.samples,
-                (unsigned long long)v.unwound, (unsigned long long)v.to_user,
-                (unsigned long long)v.no_stack);
+                "interrupt of user code), %llu without a stack, %llu user stacks unwound\n",
+                (unsigned long long)v.samples, (unsigned long long)v.unwound,
+                (unsigned long long)v.to_user, (unsigned long long)v.no_stack,
+                (unsigned long long)v.ustacks);
     if (v.fl && o->folded && write_flame(v.fl, o->folded, 0) < 0)
         rc = 1;
     if (v.fl && o->flame && write_flame(v.fl, o->flame, 1) < 0)
@@ -490,9 +429,7 @@ out:
         flame_free(v.fl);
     if (v.have_orc)
         orc_free(&v.orc);
-    if (w.f)
-        fclose(w.f);
-    free(w.buf);
+    follow_close(&w);
     free(v.count);
     free(ans);
     free(specs);
@@ -500,17 +437,16 @@ out:
 }
 
 int probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table *syms, int64_t slide,
-                          FILE *out, int svg)
+                          int ustack, FILE *out, int svg)
 {
-    struct probe_live_opts o = { .quiet = 1, .vmlinuz = vmlinuz, .syms = syms };
+    struct probe_live_opts o = { .quiet = 1, .vmlinuz = vmlinuz, .syms = syms, .ustack = ustack };
     struct live v = { .o = &o, .slide = slide };
-    struct follow w = { .buf = malloc(HVT_STREAM_MAX_PAYLOAD + sizeof(struct hvt_msg_hdr)) };
+    follow w;
     int rc = -1;
     g_sample = on_sample;
-    snprintf(w.dir, sizeof w.dir, "%s", dir);
     kimg k;
     char err[300];
-    if (!w.buf || !(v.fl = flame_new()))
+    if (follow_open(&w, dir, 0) < 0 || !(v.fl = flame_new()))
         goto out;
     if (kimg_load(&k, vmlinuz) != 0)
         goto out;
@@ -519,28 +455,28 @@ int probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table
     else
         fprintf(stderr, "hvt: no ORC tables (%s): stacks hold the sampled function only\n", err);
     kimg_free(&k);
-    FILE *first = open_chunk(&w, 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/chunk-000000.hvts", dir);
+    FILE *first = fopen(path, "rb");
     if (!first) {
         fprintf(stderr, "hvt: %s: no chunk-000000.hvts (not a collector boot directory)\n", dir);
         goto out;
     }
     fclose(first);
-    if (follow_poll(&w, on_fire, &v) < 0)  /* the whole directory: nothing is being added */
+    if (follow_poll(&w, on_msg, &v) < 0)   /* the whole directory: nothing is being added */
         goto out;
     rc = svg ? flame_write_svg(v.fl, out, "hvtrace profile") : flame_write_folded(v.fl, out);
     fprintf(stderr, "hvt: %llu samples with a stack (%llu unwound, %llu reached user space), %zu distinct stacks%s\n",
             (unsigned long long)v.samples, (unsigned long long)v.unwound,
             (unsigned long long)v.to_user, flame_stacks(v.fl),
-            w.bad ? "; malformed messages skipped" : "");
-    if (w.bad)
+            v.bad ? "; malformed messages skipped" : "");
+    if (v.bad)
         rc = -1;
 out:
-    if (w.f)
-        fclose(w.f);
+    follow_close(&w);
     if (v.fl)
         flame_free(v.fl);
     if (v.have_orc)
         orc_free(&v.orc);
-    free(w.buf);
     return rc;
 }

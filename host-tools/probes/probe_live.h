@@ -30,11 +30,14 @@ struct probe_live_opts {
     double drain_s;                   /* wait this long for the last records after disarming */
     uint64_t tsc_khz;                 /* 0: the hypervisor's (the collector's HELLO) */
     int stack;                        /* every firing carries its kernel stack */
+    int ustack;                       /* samples in user mode: frames by frame pointers */
     const char *folded, *flame;       /* write the samples' stacks there (folded, SVG) */
     const char *vmlinuz;              /* for the ORC tables (stacks) */
     const ksym_table *syms;
 };
 
+/* One probe's spec (link-time, recorded; profile/tick period in TSC ticks at tsc_khz). */
+struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int stack);
 /* The specs of every probe of l that matches one of descs (link-time, recorded; profile and
  * tick periods in TSC ticks at tsc_khz; stack: HVT_PROBE_F_STACK on the others). */
 struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd,
@@ -48,9 +51,9 @@ void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fir
 void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count);
 int  probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o);
 /* The stacks stored in a collector boot directory (every HVT_MSG_PROBE_STACK of its chunks),
- * unwound and folded like probe_live_run's, written to out as folded lines or an SVG flame
- * graph (hvt analyze --view folded-stacks|flame DIR). 0, or -1 (said why). */
+ * unwound and folded like probe_live_run's (ustack: as its --ustack), written to out as folded
+ * lines or an SVG flame graph (hvt analyze --view folded-stacks|flame DIR). 0, or -1 (said why). */
 int  probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table *syms,
-                           int64_t slide, FILE *out, int svg);
+                           int64_t slide, int ustack, FILE *out, int svg);
 
 #endif

@@ -25,6 +25,9 @@
  * it sends N firing records (HVT_MSG_PROBE, 64 a message, the CPUs in turn, the armed specs'
  * ids round-robin), reports every one in its counters, and sends BYE only after a DISARM;
  *   --probe-lose K  of the N, K are not sent but counted lost (a failed link)
+ * --d N plays the D engine (fake_hv_d.c: the hypervisor's own VM): HVT_CTL_D_* answered,
+ * probes armed with HVT_PROBE_F_ACTION fired N times in all, their records and aggregation
+ * snapshots sent; BYE only after a DISARM and an END.
  */
 #define _GNU_SOURCE
 #include "stream_core.h"
@@ -34,6 +37,7 @@
 #include "hvt_trace_format.h"
 #include "hvt_probe.h"
 #include "hvt_hypercall.h"
+#include "fake_hv_d.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -202,7 +206,7 @@ struct producer {
     bool window[FAKE_MAX_CPUS];
     uint64_t last_tsc[FAKE_MAX_CPUS];
     /* --probes */
-    bool probe_mode, probe_armed, probe_disarmed;
+    bool probe_mode, probe_armed, probe_disarmed, d_mode;
     uint32_t probe_ids[4096];
     unsigned nprobe_ids;
     uint64_t probe_left, probe_lose, probe_made, probe_lost;
@@ -359,6 +363,15 @@ static int fake_probe(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
         for (uint32_t i = 0; i < len / sizeof(struct hvt_probe_spec); i++) {
             struct hvt_probe_spec sp;
             memcpy(&sp, args + i * sizeof sp, sizeof sp);
+            if (sp.kind & HVT_PROBE_F_ACTION) {  /* a D program's probe */
+                if (!p->d_mode || !fake_d_arm(sp.id)) {
+                    st.error = p->d_mode ? HVT_PROBE_ENOMEM : HVT_PROBE_EINVAL;
+                    break;
+                }
+                st.specs_taken++;
+                st.sites_armed++;
+                continue;
+            }
             if (p->nprobe_ids == sizeof p->probe_ids / sizeof p->probe_ids[0]) {
                 st.error = HVT_PROBE_ENOMEM;
                 break;
@@ -377,6 +390,7 @@ static int fake_probe(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
         p->probe_disarmed = true;
         p->probe_left = 0;
         p->nprobe_ids = 0;
+        fake_d_disarm();
     } else if (cmd != HVT_CTL_PROBE_STATUS) {
         return HVT_CTL_ENOSYS;
     }
@@ -459,8 +473,12 @@ static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf
         }
     } else if (p->probe_armed && p->probe_left > 0 && p->nprobe_ids) {
         r = send_probes(sc, p);
+    } else if (p->d_mode && fake_d_produce(sc)) {
+        r = 0;
     } else if (p->probe_mode && !p->probe_disarmed) {
         return false;                   /* nothing more until the host disarms */
+    } else if (p->d_mode && !fake_d_done()) {
+        return false;                   /* END's records and snapshot, then the unload */
     } else if (p->wait_start && !p->stop_sent) {
         return false;                   /* nothing more until the host stops the trace */
     } else if (!p->loss_sent) {
@@ -505,6 +523,7 @@ int main(int argc, char **argv)
     if (!ur || fread(boot, 1, sizeof boot, ur) != sizeof boot)
         return 1;
     fclose(ur);
+    uint64_t d_fires = 0;
     static const struct option opts[] = {
         { "port", 1, 0, 'p' }, { "boot-id", 1, 0, 'b' }, { "key", 1, 0, 'k' },
         { "cpus", 1, 0, 'c' }, { "ring-kb", 1, 0, 'r' }, { "console", 1, 0, 'C' },
@@ -512,7 +531,7 @@ int main(int argc, char **argv)
         { "rate-kbps", 1, 0, 'R' }, { "loss", 1, 0, 'L' }, { "timeout", 1, 0, 'T' },
         { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
         { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' },
-        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { 0 } };
+        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -542,6 +561,7 @@ int main(int argc, char **argv)
         case 'X': p.corrupt_at = strtoull(optarg, NULL, 0); break;
         case 'P': p.probe_mode = true; p.probe_left = strtoull(optarg, NULL, 0); break;
         case 'Q': p.probe_lose = strtoull(optarg, NULL, 0); break;
+        case 'd': p.probe_mode = p.d_mode = true; d_fires = strtoull(optarg, NULL, 0); break;
         default: return 2;
         }
     }
@@ -558,9 +578,11 @@ int main(int argc, char **argv)
         fclose(f);
     }
     p.cpus = (unsigned)cpus;
+    if (p.d_mode)
+        fake_d_setup(d_fires, (unsigned)cpus);
     g_prod = &p;
     static const struct trace_ctl_ops ops = { .request = fake_request, .counters = fake_counters,
-                                              .probe = fake_probe };
+                                              .probe = fake_probe, .d = fake_d_ctl };
     trace_ctl_set_ops(&ops);
     if (e9_file && load_e9(&p, e9_file) < 0)
         return 2;

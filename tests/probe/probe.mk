@@ -50,10 +50,13 @@ test-all: test-probe-coll
 # CPUs x that many getppid:entry firings, none lost) and profile-997 over md5sum with a
 # flame graph of the ORC-unwound stacks (test-probes-net.sh).
 PROBE_NET_CALLS ?= 1000
-$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net $(TRACE_TEST)/guest/probe-user tests/guest/probe-profile-run tests/guest/init tests/guest/mkinitramfs.sh
+# probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
+$(TRACE_TEST)/guest/probe-ustack: TRACE_GUEST_CFLAGS += -fno-omit-frame-pointer
+$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net $(TRACE_TEST)/guest/probe-user $(TRACE_TEST)/guest/probe-ustack tests/guest/probe-profile-run tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net:bin/probe-net \
-	  $(TRACE_TEST)/guest/probe-user:bin/probe-user tests/guest/probe-profile-run:bin/probe-profile-run
+	  $(TRACE_TEST)/guest/probe-user:bin/probe-user $(TRACE_TEST)/guest/probe-ustack:bin/probe-ustack \
+	  tests/guest/probe-profile-run:bin/probe-profile-run
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) efi collector

@@ -12,14 +12,19 @@
 #   graph: md5sum's samples are mostly user-mode hashing and its system-call samples sit under
 #   the read path (entry_SYSCALL_64 ... ksys_read/vfs_read); `hvt analyze --view profile|flame`
 #   on the collector's directory afterwards gives the same stacks and picture.
-# Run user: addr:pid<N>:0x<fn>: on a function of a guest process whose forked child shares the
-#   text page: exactly the parent's calls fire, the child's run unprobed and right (the other
-#   address space steps over the INT3 without a firing), the parent reads its code unchanged.
+# Run user: addr:pid<N>:0x<fn>: on a function of a guest process whose forked children share
+#   the text page, and addr:probe-uchild:0x<fn>: on the same address by the name one child gives
+#   itself: exactly the parent's calls fire the first, exactly the named child's the second, the
+#   other child's run unprobed and right (that address space steps over the INT3 without a
+#   firing), the parent reads its code unchanged.
+# Run d: a D program (aggregations by key and CPU, a thread-local timestamp matched at the
+#   return, printf under predicates) over the count run's workload: exact counts, every
+#   thread-local met, the getpriority() arguments and errno, nothing lost.
 # All: records received = made with none lost; nothing went to port 0xE9; the disarm restored
 # every page (HVT-PROBESTAT shown=0 armed=0); the guest saw the disarm and powered off cleanly.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
-# PROBE_NET_RUNS ("count profile"), PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel),
+# PROBE_NET_RUNS ("count user profile d"), PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel),
 # PROBE_NET_OUT (where the runs go).
 # Closing line: "test-probes-net: N passed, N failed".
 set -uo pipefail
@@ -31,7 +36,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="$BUILD/hvtrace.efi"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count user profile}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count user profile d}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -141,15 +146,18 @@ fi
 
 # ---- user: a probe on one process's function, on a text page it shares with its child
 if [[ " $RUNS " == *" user "* ]]; then
-  run user "/bin/probe-user,$N" 'addr:pid@PID@:@FN@:'
+  run user "/bin/probe-user,$N,probe-uchild" 'addr:pid@PID@:@FN@:,addr:probe-uchild:@FN@:'
   tail -4 "$OUT/user.out" 2>/dev/null
   cons=$(tr -d '\r' < "$OUT/coll-user/current/console.log" 2>/dev/null)
   ucount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 ~ /^addr:pid/ { print $3 }' "$OUT/user.out" 2>/dev/null)
+  ncount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 ~ /^addr:probe-uchild:/ { print $3 }' "$OUT/user.out" 2>/dev/null)
   stat=$(grep -a '^HVT-PROBESTAT' "$OUT/run-user/e9.log" 2>/dev/null | tail -1)
   grep -a "probe-user:" <<< "$cons"
   check "user: the probe fired exactly for the parent's calls: ${ucount:-none}, want $((N + 1)) (N + the call that showed it armed)" \
     test "${ucount:-0}" = $((N + 1))
-  check "user: the child, sharing the page, ran its $N calls unprobed and right ($(grep -o 'other_space=[0-9]*' <<< "$stat"))" \
+  check "user: the probe by name fired exactly in the child so named: ${ncount:-none}, want $((N + 1)); the child counted its own $N" \
+    bash -c "test '${ncount:-0}' = $((N + 1)) && grep -q 'probe-user: child probe-uchild ok (its $N calls: $N firings)' <<< '$cons'"
+  check "user: the other child, sharing the page, ran its $N calls unprobed and right ($(grep -o 'other_space=[0-9]*' <<< "$stat"))" \
     bash -c "grep -q 'probe-user: child ok (its $N calls: 0 firings)' <<< '$cons' && ! grep -q ' other_space=0' <<< '$stat'"
   check "user: the process reads its own code unchanged" grep -q "own code read back the same" <<< "$cons"
   check "user: workload ok" grep -q "probe-net: workload done calls=$N ok" <<< "$cons"
@@ -159,10 +167,10 @@ fi
 # ---- profile: profile-997 over md5sum, stacks unwound on the host, a flame graph
 if [[ " $RUNS " == *" profile "* ]]; then
   run profile "/bin/probe-profile-run,$PROFILE_MB" "profile:::profile-997,addr:kernel:ksys_read+$((5 + SHIFT)):,addr:kernel:ksys_read+$((17 + SHIFT)):" -q \
-    --folded "$OUT/profile.folded" --flame "$OUT/profile.svg"
+    --ustack --folded "$OUT/profile.folded" --flame "$OUT/profile.svg"
   F="$OUT/profile.folded"
   tot() { awk -v re="$1" '$0 ~ re { s += $NF } END { print s + 0 }' "$F" 2>/dev/null; }
-  all=$(tot '.'); md5=$(tot '^md5sum;'); md5user=$(tot '^md5sum;\[user\] '); md5sys=$(tot '^md5sum;\[user\];entry_SYSCALL')
+  all=$(tot '.'); md5=$(tot '^md5sum;'); md5user=$(tot '^md5sum;\[user\]( |;0x)'); md5sys=$(tot '^md5sum;\[user\];entry_SYSCALL')
   md5read=$(tot '^md5sum;\[user\];entry_SYSCALL.*;(ksys_read|vfs_read)(;| )')
   echo "test-profile: samples=$all md5sum=$md5 user=$md5user syscalls=$md5sys under read=$md5read"
   grep '^md5sum;' "$F" 2>/dev/null | sort -t' ' -k2 -nr | head -5 | cut -c1-200
@@ -178,8 +186,30 @@ if [[ " $RUNS " == *" profile "* ]]; then
   echo "test-profile: md5sum's system calls by function: $top"
   check "profile: md5sum's system-call samples unwind from entry_SYSCALL_64 and sit mostly under read ($md5read of $md5sys; top: ${top%%,*})" \
     bash -c "test $md5sys -ge 1 && test $((md5read * 10)) -ge $((md5sys * 6)) && grep -q ' ksys_read$' <<< '${top%%,*}'"
-  "$HVT" analyze --vmlinuz "$VMLINUZ" --view profile -o "$OUT/profile-dir.folded" "$OUT/coll-profile/current" 2>&1 | tail -1
-  "$HVT" analyze --vmlinuz "$VMLINUZ" --view flame -o "$OUT/profile-dir.svg" "$OUT/coll-profile/current" 2>/dev/null
+  # user stacks by frame pointers: probe-ustack's samples, their addresses named with its symbols
+  ubin="$BUILD/test/trace/guest/probe-ustack"
+  uchain=$(python3 - "$F" "$ubin" <<'PY' 2>&1
+import bisect, collections, subprocess, sys
+syms = sorted((int(a, 16), n) for a, t, n in (l.split()[:3] for l in subprocess.run(
+    ["nm", sys.argv[2]], capture_output=True, text=True).stdout.splitlines() if len(l.split()) == 3)
+    if t in "tTwW")
+def name(a):
+    i = bisect.bisect_right([s[0] for s in syms], a) - 1
+    return syms[i][1] if i >= 0 else "?"
+count = collections.Counter()
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    f = stack.split(";")
+    if f[:2] == ["probe-ustack", "[user]"] and len(f) > 2 and f[2].startswith("0x"):
+        count[";".join(name(int(a, 16)) for a in f[2:])] += int(n)
+print(count.most_common(1)[0][0] + ";" if count else "none")
+PY
+)
+  echo "test-profile: probe-ustack's commonest user stack: $uchain"
+  check "profile: probe-ustack's user stacks unwind by frame pointers (top: ${uchain:-none})" \
+    grep -q 'main;ustack_outer;ustack_middle;ustack_inner;$' <<< "$uchain"
+  "$HVT" analyze --vmlinuz "$VMLINUZ" --view profile --ustack -o "$OUT/profile-dir.folded" "$OUT/coll-profile/current" 2>&1 | tail -1
+  "$HVT" analyze --vmlinuz "$VMLINUZ" --view flame --ustack -o "$OUT/profile-dir.svg" "$OUT/coll-profile/current" 2>/dev/null
   check "profile: hvt analyze --view profile on the stored samples gives the live run's folded stacks" \
     cmp "$OUT/profile-dir.folded" "$F"
   check "profile: hvt analyze --view flame draws the same graph" cmp "$OUT/profile-dir.svg" "$OUT/profile.svg"
@@ -193,6 +223,61 @@ if [[ " $RUNS " == *" profile "* ]]; then
   check "profile: the flame graph is well-formed SVG showing md5sum" \
     python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if 'md5sum' in d.toxml() else 1)" "$OUT/profile.svg"
   common profile
+fi
+# ---- d: a D program on the same workload: aggregations, thread-locals, printf, predicates
+if [[ " $RUNS " == *" d "* ]]; then
+  cat > "$OUT/d.d" <<'EOF_D'
+syscall::getppid:entry
+{
+    @calls[probefunc] = count();
+    @percpu[cpu] = count();
+    self->t = timestamp;
+}
+syscall::getppid:return
+/self->t/
+{
+    @lat = quantize(timestamp - self->t);
+    @matched = count();
+    self->t = 0;
+}
+syscall::getpriority:entry
+/execname == "probe-net"/
+{
+    printf("getpriority(%x, %x) by %s\n", arg0, arg1, execname);
+}
+syscall::getpriority:return
+/execname == "probe-net"/
+{
+    printf("getpriority returned %d errno %d\n", (int)arg1, errno);
+}
+syscall::getpid:entry
+{
+    @polls[execname] = count();
+}
+EOF_D
+  run d "/bin/probe-net,$N" "$(cat "$OUT/d.d")" -q
+  cat "$OUT/d.out"
+  want=$(( CPUS * N ))
+  check "d: the workload ran (status ok)" \
+    grep -q "probe-net: workload done calls=$N cpus=$CPUS ok" "$OUT/coll-d/current/console.log"
+  check "d: @calls[getppid] = $want (CPUs x N)" \
+    bash -c "awk '\$1 == \"getppid\" && \$2 == $want' '$OUT/d.out' | grep -q ."
+  check "d: @percpu: $N on each CPU" \
+    bash -c "test \"\$(awk 'NF == 2 && \$1 ~ /^[01]\$/ && \$2 == $N' '$OUT/d.out' | wc -l)\" = $CPUS"
+  qsum=$(awk '/Distribution/ { t = 1; next } t && /\|/ { s += $NF } t && !/\|/ { t = 0 } END { print s + 0 }' "$OUT/d.out")
+  check "d: every entry's thread-local met its return: quantize of the latency holds $qsum, want $want" \
+    test "$qsum" = "$want"
+  check "d: printf with predicates: 3 getpriority(7ac1, 7ac2) by probe-net, 3 returned -22 errno 22" \
+    bash -c "test \$(grep -cx 'getpriority(7ac1, 7ac2) by probe-net' '$OUT/d.out') = 3 && test \$(grep -cx 'getpriority returned -22 errno 22' '$OUT/d.out') = 3"
+  check "d: exit 0, nothing lost or dropped ($(grep -hE 'lost|drop|error' "$OUT/d.err" | head -2 | tr '\n' ' '))" \
+    bash -c "test \"\$(cat '$OUT/d.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive|error' '$OUT/d.err'"
+  check "d: no record on port 0xE9 (they went over the link)" \
+    bash -c "! grep -aq '^HVT-D' '$OUT/run-d/e9.log'"
+  stat=$(grep -a '^HVT-PROBESTAT' "$OUT/run-d/e9.log" 2>/dev/null | tail -1)
+  check "d: after the disarm every page is restored: ${stat:0:60}" \
+    bash -c "grep -q 'armed=0 ' <<< '$stat' && grep -q ' shown=0 ' <<< '$stat'"
+  check "d: the guest saw the disarm; clean power-off" \
+    bash -c "grep -q 'probe-net: disarmed, exiting' '$OUT/coll-d/current/console.log' && [ \"\$(cat '$OUT/run-d/end' 2>/dev/null)\" = poweroff ]"
 fi
 echo "test-probes-net: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -23,6 +23,15 @@ $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.
 $(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
+# The D verifier and interpreter; again under ASan+UBSan (the mutation test's mutants run there).
+DIF_SRCS := trace/dif_verify.c trace/dif_vm.c trace/dif_str.c trace/dif_state.c trace/dif_agg.c trace/dif_dyn.c
+DIF_DEPS := tests/unit/test_dif.c $(DIF_SRCS) trace/dif.h trace/dif_impl.h include/hvt_dif.h
+$(HV_UNIT_BUILD)/test_dif: $(DIF_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif.c $(DIF_SRCS) -lpthread
+$(HV_UNIT_BUILD)/test_dif_asan: $(DIF_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ tests/unit/test_dif.c $(DIF_SRCS) -lpthread
 # The MTF fast path (assembly) run on the host: its HOST_TEST build reads a VMCS in memory
 # (TV_* generated from tests/unit/step_fast_test.h like the hypervisor's own constants).
 $(HV_UNIT_BUILD)/gen/step_fast_test_asm.s: tests/unit/step_fast_test_asm.c tests/unit/step_fast_test.h vmm/include/hv_asm.h
@@ -43,7 +52,9 @@ $(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_reg
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
 .PHONY: unit-test-hv
-unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_ept_view $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs $(HV_UNIT_BUILD)/test_step_fast
+unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_ept_view $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs $(HV_UNIT_BUILD)/test_step_fast $(HV_UNIT_BUILD)/test_dif $(HV_UNIT_BUILD)/test_dif_asan
+	$(HV_UNIT_BUILD)/test_dif
+	$(HV_UNIT_BUILD)/test_dif_asan
 	$(HV_UNIT_BUILD)/test_trace_opts
 	$(HV_UNIT_BUILD)/test_rec_enc
 	$(HV_UNIT_BUILD)/test_step_fast

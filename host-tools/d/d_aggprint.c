@@ -1,0 +1,322 @@
+/* d_aggprint.c - printing aggregations as DTrace's consumer does (dt_print_aggs,
+ * dt_print_quantize, dt_print_lquantize, dt_print_llquantize, printa formats): the same
+ * columns, the same bars (40 '@' for the whole, rounded to nearest), the same zero rows. */
+#include "d_agg_priv.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define QBUCKETS 127
+#define QZERO    63
+
+static int64_t qval(int i)
+{
+    return i < QZERO ? -((int64_t)1 << (QZERO - 1 - i)) : i == QZERO ? 0 : (int64_t)1 << (i - QZERO - 1);
+}
+
+static uint64_t uabs(int64_t v) { return v < 0 ? -(uint64_t)v : (uint64_t)v; }
+
+/* The bar's length: round(|val| * len / total), exactly. */
+static unsigned depth(int64_t val, unsigned len, unsigned __int128 total)
+{
+    if (!total)
+        return 0;
+    unsigned __int128 n = (unsigned __int128)uabs(val) * len * 2 + total;
+    unsigned __int128 d = n / (total * 2);
+    return d > len ? len : (unsigned)d;
+}
+
+static void quantline(d_out *o, int64_t val, uint64_t normal, unsigned __int128 total, int pos, int neg)
+{
+    static const char ats[] = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
+    static const char sp[] = "                                        ";
+    long long shown = (long long)(val / (int64_t)normal);
+    if (!neg) {
+        unsigned d = pos ? depth(val, 40, total) : 0;
+        d_out_printf(o, "|%s%s %-9lld\n", ats + 40 - d, sp + d, shown);
+    } else if (!pos) {
+        unsigned d = depth(val, 40, total);
+        d_out_printf(o, "%s%s| %-9lld\n", sp + d, ats + 40 - d, shown);
+    } else {                  /* both signs: half bars either side of a center line */
+        unsigned d = depth(val, 20, total);
+        if (val <= 0)
+            d_out_printf(o, "%s%s|%*s %-9lld\n", sp + 20 + d, ats + 40 - d, 20, "", shown);
+        else
+            d_out_printf(o, "%20s|%s%s %-9lld\n", "", ats + 40 - d, sp + 20 + d, shown);
+    }
+}
+
+static void range_total(const int64_t *d, int first, int last, unsigned __int128 *total, int *pos, int *neg)
+{
+    *total = 0;
+    *pos = *neg = 0;
+    for (int i = first; i <= last; i++) {
+        *pos |= d[i] > 0;
+        *neg |= d[i] < 0;
+        *total += uabs(d[i]);
+    }
+}
+
+static void header(d_out *o)
+{
+    d_out_printf(o, "\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count");
+}
+
+static void print_quantize(d_out *o, const int64_t *d, uint64_t normal)
+{
+    int first = 0, last = QBUCKETS - 1, pos, neg;
+    unsigned __int128 total;
+    while (first < QBUCKETS - 1 && !d[first])
+        first++;
+    if (first == QBUCKETS - 1) {
+        /* nothing (cleared, or only negative increments cancelling): the rows around 0. As in
+         * DTrace, this is also what a count only in the top bucket looks like. */
+        first = QZERO - 1;
+        last = QZERO + 1;
+    } else {
+        if (first > 0)
+            first--;
+        while (last > 0 && !d[last])
+            last--;
+        if (last < QBUCKETS - 1)
+            last++;
+    }
+    range_total(d, first, last, &total, &pos, &neg);
+    header(o);
+    for (int i = first; i <= last; i++) {
+        d_out_printf(o, "%16lld ", (long long)qval(i));
+        quantline(o, d[i], normal, total, pos, neg);
+    }
+}
+
+static void print_lquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal)
+{
+    int64_t base = ag->p[0], step = ag->p[2], levels = (ag->p[1] - ag->p[0]) / ag->p[2];
+    int64_t first = 0, last = levels + 1;
+    int pos, neg;
+    unsigned __int128 total;
+    while (first <= levels + 1 && !d[first])
+        first++;
+    if (first > levels + 1) {
+        first = 0;
+        last = levels + 1 < 2 ? levels + 1 : 2;
+    } else {
+        if (first > 0)
+            first--;
+        while (last > 0 && !d[last])
+            last--;
+        if (last < levels + 1)
+            last++;
+    }
+    range_total(d, (int)first, (int)last, &total, &pos, &neg);
+    header(o);
+    for (int64_t i = first; i <= last; i++) {
+        char c[48];
+        if (i == 0) {
+            snprintf(c, sizeof c, "< %lld", (long long)base);
+            d_out_printf(o, "%16s ", c);
+        } else if (i == levels + 1) {
+            snprintf(c, sizeof c, ">= %lld", (long long)(base + levels * step));
+            d_out_printf(o, "%16s ", c);
+        } else {
+            d_out_printf(o, "%16lld ", (long long)(base + (i - 1) * step));
+        }
+        quantline(o, d[i], normal, total, pos, neg);
+    }
+}
+
+static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal)
+{
+    int64_t factor = ag->p[0], low = ag->p[1], high = ag->p[2], nsteps = ag->p[3];
+    int levels = (int)d_agg_buckets(ag), first = 0, last = levels - 1, bin = 1, pos, neg;
+    int64_t value = 1, next, step, order;
+    unsigned __int128 total;
+    char c[48];
+    while (first < levels && !d[first])
+        first++;
+    if (first == levels) {
+        first = 0;
+        last = 1;
+    } else {
+        if (first > 0)
+            first--;
+        while (last > 0 && !d[last])
+            last--;
+        if (last < levels - 1)
+            last++;
+    }
+    range_total(d, first, last, &total, &pos, &neg);
+    header(o);
+    for (order = 0; order < low; order++)
+        value *= factor;
+    next = value * factor;
+    step = next > nsteps ? next / nsteps : 1;
+    if (first == 0) {
+        snprintf(c, sizeof c, "< %lld", (long long)value);
+        d_out_printf(o, "%16s ", c);
+        quantline(o, d[0], normal, total, pos, neg);
+    }
+    while (order <= high) {
+        if (bin >= first && bin <= last) {
+            d_out_printf(o, "%16lld ", (long long)value);
+            quantline(o, d[bin], normal, total, pos, neg);
+        }
+        bin++;
+        if ((value += step) != next)
+            continue;
+        next = value * factor;
+        step = next > nsteps ? next / nsteps : 1;
+        order++;
+    }
+    if (last < bin)
+        return;
+    snprintf(c, sizeof c, ">= %lld", (long long)value);
+    d_out_printf(o, "%16s ", c);
+    quantline(o, d[bin], normal, total, pos, neg);
+}
+
+/* The distribution of a quantization, or 0 if fn is not one. */
+static int print_dist(d_aggs *a, d_out *o, const d_agg *ag, int agg, const d_aent *e)
+{
+    const int64_t *d = e->v + a->hdr[agg];
+    switch (ag->fn) {
+    case HVT_DIF_AGG_QUANTIZE: print_quantize(o, d, e->normal); return 1;
+    case HVT_DIF_AGG_LQUANTIZE: print_lquantize(o, ag, d, e->normal); return 1;
+    case HVT_DIF_AGG_LLQUANTIZE: print_llquantize(o, ag, d, e->normal); return 1;
+    default: return 0;
+    }
+}
+
+static int64_t avg_of(const d_aent *e)
+{
+    return e->v[0] ? e->v[1] / (int64_t)e->normal / e->v[0] : 0;
+}
+
+/* A key the default way (dt_print_datum): integers by their size, strings "  %-50s". */
+static void print_key(d_aggs *a, d_out *o, const d_value *v)
+{
+    char s[512];
+    switch (v->type) {
+    case D_V_STR:
+        d_print_bytes(o, v->s, v->slen, a->strsize, -50, 0);
+        return;
+    case D_V_KSYM:
+        d_sym2str(&a->sy, (uint64_t)v->i, 0, s, sizeof s);
+        d_out_printf(o, "  %-50s", s);
+        return;
+    default:
+        switch (v->size) {
+        case 1: d_out_printf(o, " %3d", (uint8_t)v->i); return;
+        case 2: d_out_printf(o, " %5d", (uint16_t)v->i); return;
+        case 4: d_out_printf(o, " %8d", (int)(uint32_t)v->i); return;
+        default: d_out_printf(o, " %16lld", (long long)v->i); return;
+        }
+    }
+}
+
+static void print_entry(d_aggs *a, d_out *o, int agg, const d_aent *e)
+{
+    const d_agg *ag = &a->p->aggs[agg];
+    d_value k[HVT_DIF_TUPLE_MAX];
+    int nk = d_agg_key_values(ag, e->key, e->klen, k);
+    for (int i = 0; i < nk; i++)
+        print_key(a, o, &k[i]);
+    if (!print_dist(a, o, ag, agg, e)) {
+        if (ag->fn == HVT_DIF_AGG_AVG)
+            d_out_printf(o, " %16lld", (long long)avg_of(e));
+        else if (ag->fn == HVT_DIF_AGG_STDDEV)
+            d_out_printf(o, " %16llu", (unsigned long long)d_agg_stddev(e->v, e->normal));
+        else
+            d_out_printf(o, " %16lld", (long long)(e->v[0] / (int64_t)e->normal));
+    }
+    d_out_puts(o, "\n");
+}
+
+typedef struct {
+    d_aggs *a;
+    int agg;
+    const d_aent *e;
+} aggval;
+
+/* %@ of a printa() format: count is unsigned, the others signed (DTrace's agg types); the
+ * quantizations print their distribution whatever the conversion says. */
+static int printa_value(void *ctx, d_out *o, const d_pfspec *sp, char *err, size_t errlen)
+{
+    const aggval *x = ctx;
+    const d_agg *ag = &x->a->p->aggs[x->agg];
+    const d_aent *e = x->e;
+    if (print_dist(x->a, o, ag, x->agg, e))
+        return 0;
+    if (!strchr("diuoxXc", sp->conv)) {
+        snprintf(err, errlen, "%%@%c cannot print an aggregation's value", sp->conv);
+        return -1;
+    }
+    switch (ag->fn) {
+    case HVT_DIF_AGG_COUNT:
+        d_pf_int(o, sp, (int64_t)((uint64_t)e->v[0] / e->normal), 8, 0);
+        break;
+    case HVT_DIF_AGG_AVG:
+        d_pf_int(o, sp, avg_of(e), 8, 1);
+        break;
+    case HVT_DIF_AGG_STDDEV:
+        d_pf_int(o, sp, (int64_t)d_agg_stddev(e->v, e->normal), 8, 1);
+        break;
+    default:
+        d_pf_int(o, sp, e->v[0] / (int64_t)e->normal, 8, 1);
+        break;
+    }
+    return 0;
+}
+
+int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt *opt,
+                  char *err, size_t errlen)
+{
+    if (agg < 0 || agg >= a->p->naggs) {
+        snprintf(err, errlen, "printa() of aggregation %d: the program has %d", agg, a->p->naggs);
+        return -1;
+    }
+    d_atab t;
+    d_aent **v;
+    int n = d_aggs_view(a, agg, opt, 0, &t, &v), rc = 0;
+    if (n < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (!fmt)
+        d_out_puts(o, "\n");
+    for (int i = 0; i < n && !rc; i++) {
+        if (!fmt) {
+            print_entry(a, o, agg, v[i]);
+            continue;
+        }
+        d_value k[HVT_DIF_TUPLE_MAX];
+        const d_agg *ag = &a->p->aggs[agg];
+        int nk = d_agg_key_values(ag, v[i]->key, v[i]->klen, k);
+        aggval x = {a, agg, v[i]};
+        if (d_printf_format(o, fmt, k, nk, &a->sy, printa_value, &x, err, errlen) < 0)
+            rc = -1;
+    }
+    a->printed[agg] = 1;
+    free(v);
+    d_atab_free(&t);
+    return rc;
+}
+
+int d_aggs_print_rest(d_aggs *a, d_out *o, const d_aggopt *opt)
+{
+    int rev = opt && opt->sortrev;
+    for (int j = 0; j < a->p->naggs; j++) {
+        int agg = rev ? a->p->naggs - 1 - j : j;
+        if (a->printed[agg])
+            continue;
+        d_atab t;
+        d_aent **v;
+        int n = d_aggs_view(a, agg, opt, 0, &t, &v);
+        for (int i = 0; i < n; i++)
+            print_entry(a, o, agg, v[i]);
+        free(v);
+        d_atab_free(&t);
+        if (n < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,282 @@
+/* d_aggview.c - see d_agg.h: the merged, sorted views of an aggregation and the host-side
+ * actions on it (clear, trunc, normalize). The comparisons are DTrace's:
+ * values by function, integer keys as unsigned numbers of their size, strings byte by byte. */
+#include "d_agg_priv.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define QBUCKETS 127
+#define QZERO    63
+
+/* --- views --- */
+
+d_aent *d_aggs_meta(d_aggs *a, const d_aent *e)
+{
+    int64_t i = d_atab_find(&a->meta, e->agg, e->key, e->klen, e->hash);
+    if (i < 0)
+        i = d_atab_add(&a->meta, e->agg, e->key, e->klen, e->hash, 0);
+    return i < 0 ? NULL : &a->meta.e[i];
+}
+
+typedef struct {
+    d_aggs *a;
+    const d_agg *ag;
+    uint32_t hdr;
+    int keysort, rev, keypos, valfirst;
+} sortctx;
+
+/* The "value" DTrace sorts quantizations by: the sum of bucket values times counts. */
+static long double qsum(const sortctx *s, const int64_t *d, int64_t *zero)
+{
+    const int64_t *p = s->ag->p;
+    long double t = 0;
+    *zero = 0;
+    if (s->ag->fn == HVT_DIF_AGG_QUANTIZE) {
+        for (int i = 0; i < QBUCKETS; i++) {
+            int64_t bv = i < QZERO ? -((int64_t)1 << (QZERO - 1 - i)) : i == QZERO ? 0 : (int64_t)1 << (i - QZERO - 1);
+            t += (long double)bv * (long double)d[i];
+        }
+        *zero = d[QZERO];
+    } else if (s->ag->fn == HVT_DIF_AGG_LQUANTIZE) {
+        int64_t base = p[0], levels = (p[1] - p[0]) / p[2];
+        t = (long double)d[0] * (long double)(base - 1);
+        if (base - 1 == 0)
+            *zero = d[0];
+        for (int64_t i = 0; i < levels; base += p[2], i++) {
+            t += (long double)d[i + 1] * (long double)base;
+            if (base == 0)
+                *zero = d[i + 1];
+        }
+        t += (long double)d[levels + 1] * (long double)(base + 1);
+        if (base + 1 == 0)
+            *zero = d[levels + 1];
+    } else {
+        int64_t factor = p[0], value = 1, next, step;
+        int64_t order, bin = 0;
+        for (order = 0; order < p[1]; order++)
+            value *= factor;
+        t = (long double)d[bin++] * (long double)(value - 1);
+        next = value * factor;
+        step = next > p[3] ? next / p[3] : 1;
+        while (order <= p[2]) {
+            t += (long double)d[bin++] * (long double)value;
+            if ((value += step) != next)
+                continue;
+            next = value * factor;
+            step = next > p[3] ? next / p[3] : 1;
+            order++;
+        }
+        t += (long double)d[bin] * (long double)value;
+        *zero = d[0];
+    }
+    return t;
+}
+
+static int cmp3(long double x, long double y) { return x < y ? -1 : x > y; }
+
+static int valcmp(const sortctx *s, const d_aent *l, const d_aent *r)
+{
+    const int64_t *x = l->v, *y = r->v;
+    switch (s->ag->fn) {
+    case HVT_DIF_AGG_AVG: {
+        int64_t a = x[0] ? x[1] / x[0] : 0, b = y[0] ? y[1] / y[0] : 0;
+        return a < b ? -1 : a > b;
+    }
+    case HVT_DIF_AGG_STDDEV: {
+        uint64_t a = d_agg_stddev(x, 1), b = d_agg_stddev(y, 1);
+        return a < b ? -1 : a > b;
+    }
+    case HVT_DIF_AGG_QUANTIZE: case HVT_DIF_AGG_LQUANTIZE: case HVT_DIF_AGG_LLQUANTIZE: {
+        int64_t zx, zy;
+        int c = cmp3(qsum(s, x + s->hdr, &zx), qsum(s, y + s->hdr, &zy));
+        return c ? c : zx < zy ? -1 : zx > zy;
+    }
+    default:
+        return x[0] < y[0] ? -1 : x[0] > y[0];
+    }
+}
+
+static uint64_t ukey(const d_value *v)
+{
+    switch (v->size) {
+    case 1: return (uint8_t)v->i;
+    case 2: return (uint16_t)v->i;
+    case 4: return (uint32_t)v->i;
+    default: return (uint64_t)v->i;
+    }
+}
+
+static int keycmp(const sortctx *s, const d_aent *l, const d_aent *r)
+{
+    d_value a[HVT_DIF_TUPLE_MAX], b[HVT_DIF_TUPLE_MAX];
+    int n = d_agg_key_values(s->ag, l->key, l->klen, a);
+    if (d_agg_key_values(s->ag, r->key, r->klen, b) != n)
+        return 0;
+    int pos = s->keypos < n ? s->keypos : 0;
+    for (int j = 0; j < n; j++) {
+        const d_value *x = &a[(pos + j) % n], *y = &b[(pos + j) % n];
+        if (x->type == D_V_STR) {
+            size_t m = x->slen < y->slen ? x->slen : y->slen;
+            int c = memcmp(x->s, y->s, m);
+            if (c)
+                return c < 0 ? -1 : 1;
+            if (x->slen != y->slen)
+                return x->slen < y->slen ? -1 : 1;
+        } else if (ukey(x) != ukey(y)) {
+            return ukey(x) < ukey(y) ? -1 : 1;
+        }
+    }
+    return 0;
+}
+
+static int entcmp(const void *pl, const void *pr, void *ctx)
+{
+    const sortctx *s = ctx;
+    const d_aent *l = *(d_aent *const *)pl, *r = *(d_aent *const *)pr;
+    int c = 0;
+    if (s->valfirst)
+        c = valcmp(s, l, r);
+    if (!c)
+        c = keycmp(s, l, r);
+    return s->rev ? -c : c;
+}
+
+int d_aggs_view(d_aggs *a, int agg, const d_aggopt *opt, int mode, d_atab *t, d_aent ***out)
+{
+    const d_agg *ag = &a->p->aggs[agg];
+    uint32_t nb = ag->nbuckets;
+    memset(t, 0, sizeof *t);
+    *out = NULL;
+    if (a->hdr[agg] == UINT32_MAX)
+        return 0;
+    for (uint32_t c = 0; c < a->ncpu; c++) {
+        const d_atab *ct = &a->cpu[c].cur;
+        if (!a->cpu[c].have)
+            continue;
+        for (uint32_t i = 0; i < ct->n; i++) {
+            const d_aent *e = &ct->e[i];
+            if (e->agg != agg)
+                continue;
+            int64_t j = d_atab_find(t, e->agg, e->key, e->klen, e->hash);
+            if (j >= 0) {
+                d_agg_merge(ag->fn, t->e[j].v, e->v, nb);
+                continue;
+            }
+            if ((j = d_atab_add(t, e->agg, e->key, e->klen, e->hash, nb)) < 0)
+                return -1;
+            memcpy(t->e[j].v, e->v, nb * sizeof *e->v);
+        }
+    }
+    d_aent **v = malloc((t->n + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->n; i++) {
+        d_aent *e = &t->e[i];
+        int64_t m = d_atab_find(&a->meta, e->agg, e->key, e->klen, e->hash);
+        if (m >= 0) {
+            e->normal = a->meta.e[m].normal;
+            if (a->meta.e[m].base && d_agg_since(ag->fn, e->v, a->meta.e[m].base, nb, a->hdr[agg]))
+                continue;
+        }
+        v[n++] = e;
+    }
+    sortctx s = {a, ag, a->hdr[agg], 0, 0, 0, 1};
+    if (mode == 0) {
+        s.valfirst = !(opt && opt->sortkey);
+        s.rev = opt && opt->sortrev;
+        s.keypos = opt && opt->keypos > 0 ? opt->keypos : 0;
+    } else {
+        s.rev = mode == 2;
+    }
+    qsort_r(v, n, sizeof *v, entcmp, &s);
+    v[n] = NULL;
+    *out = v;
+    return (int)n;
+}
+
+/* --- host-side actions --- */
+
+void d_aggs_clear(d_aggs *a, int agg)
+{
+    if (agg < 0 || agg >= a->p->naggs || a->hdr[agg] == UINT32_MAX)
+        return;
+    uint32_t nb = a->p->aggs[agg].nbuckets, hdr = a->hdr[agg];
+    /* what shows now stays, at zero; what trunc() removed stays removed until it changes from
+     * zero (the hypervisor zeros its copy too) */
+    d_atab t;
+    d_aent **v;
+    int n = d_aggs_view(a, agg, NULL, 1, &t, &v);
+    for (int i = 0; i < n; i++) {
+        int64_t m = d_atab_find(&a->meta, v[i]->agg, v[i]->key, v[i]->klen, v[i]->hash);
+        if (m >= 0) {
+            free(a->meta.e[m].base);
+            a->meta.e[m].base = NULL;
+        }
+    }
+    free(v);
+    d_atab_free(&t);
+    for (uint32_t i = 0; i < a->meta.n; i++)
+        if (a->meta.e[i].agg == agg && a->meta.e[i].base)
+            memset(a->meta.e[i].base, 0, nb * sizeof *a->meta.e[i].base);
+    for (uint32_t c = 0; c < a->ncpu; c++)
+        for (int w = 0; w < 2; w++) {
+            d_atab *t = w ? &a->cpu[c].pend : &a->cpu[c].cur;
+            for (uint32_t i = 0; i < t->n; i++)
+                if (t->e[i].agg == agg)
+                    memset(t->e[i].v + hdr, 0, (nb - hdr) * sizeof *t->e[i].v);
+        }
+}
+
+void d_aggs_trunc(d_aggs *a, int agg, int64_t n)
+{
+    if (agg < 0 || agg >= a->p->naggs)
+        return;
+    const d_agg *ag = &a->p->aggs[agg];
+    d_atab t;
+    d_aent **v;
+    int cnt = d_aggs_view(a, agg, NULL, n < 0 ? 1 : 2, &t, &v);
+    uint64_t keep = n < 0 ? -(uint64_t)n : (uint64_t)n;
+    for (int i = 0; i < cnt; i++) {
+        if ((uint64_t)i < keep)
+            continue;
+        d_aent *m = d_aggs_meta(a, v[i]);
+        if (!m)
+            break;
+        m->normal = 1;    /* when it comes back it is a new entry */
+        if (!m->base) {
+            if (!(m->base = calloc(ag->nbuckets, sizeof *m->base)))
+                break;
+        } else if (ag->fn != HVT_DIF_AGG_MIN && ag->fn != HVT_DIF_AGG_MAX) {
+            /* the view was already less the old base: the new base is the raw value */
+            d_agg_merge(ag->fn, m->base, v[i]->v, ag->nbuckets);
+            continue;
+        }
+        memcpy(m->base, v[i]->v, ag->nbuckets * sizeof *m->base);
+    }
+    free(v);
+    d_atab_free(&t);
+}
+
+void d_aggs_normalize(d_aggs *a, int agg, uint64_t n)
+{
+    if (agg < 0 || agg >= a->p->naggs)
+        return;
+    d_atab t;
+    d_aent **v;
+    int cnt = d_aggs_view(a, agg, NULL, 1, &t, &v);
+    for (int i = 0; i < cnt; i++) {
+        d_aent *m = d_aggs_meta(a, v[i]);
+        if (m)
+            m->normal = n ? n : 1;
+    }
+    free(v);
+    d_atab_free(&t);
+}
+
+void d_aggs_denormalize(d_aggs *a, int agg)
+{
+    for (uint32_t i = 0; i < a->meta.n; i++)
+        if (a->meta.e[i].agg == agg)
+            a->meta.e[i].normal = 1;
+}

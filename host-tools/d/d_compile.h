@@ -1,0 +1,71 @@
+/*
+ * d_compile.h - the host's D compiler: DTrace's D language to the hypervisor's bytecode
+ * (include/hvt_dif.h) and the host's description of the program (dprog.h).
+ *
+ * Contract:
+ *  - d_compile() compiles one program text. It never crashes and never reads past `len`,
+ *    whatever the text. On success it returns 0 and fills *out (free it with dprog_free());
+ *    on failure it returns -1, leaves *out empty, and has printed every error it found to
+ *    opt->err (stderr if NULL), each as
+ *        hvt: FILE:LINE:COL: error: MESSAGE
+ *        <the source line>
+ *        <a caret under the column>
+ *    (messages are DTrace's where DTrace has one), except a probe description that matches
+ *    no probe, which prints DTrace's one line:
+ *        hvt: invalid probe specifier DESC: probe description DESC does not match any probes
+ *  - Probe descriptions are resolved by the caller's resolver (below), once per description
+ *    as written (after $1.. and $target are expanded); BEGIN, END and ERROR are the reserved
+ *    ids the caller gives (0: that probe does not exist) and are matched here as
+ *    dtrace:::BEGIN etc. The image lists every matched probe once, sorted by id, with the
+ *    clauses it runs in program order (a clause whose several descriptions match the same
+ *    probe runs once for it).
+ *  - Types come from opt->btf when given (struct members, function prototypes for fbt args[],
+ *    kernel typedefs and enums); without it arg0..arg9, args[] (as int64_t) and every
+ *    integer and string feature still work.
+ *  - dprog_dump() prints the compiled program, one instruction a line (hvt -S).
+ */
+#ifndef HVT_D_COMPILE_H
+#define HVT_D_COMPILE_H
+#include <stdint.h>
+#include <stdio.h>
+#include "dprog.h"
+#include "btf.h"
+
+/* What the resolver hands back for each probe a description matches. */
+typedef struct d_probe_sink d_probe_sink;
+void d_probe_add(d_probe_sink *sink, uint32_t id, const char *prov, const char *mod,
+                 const char *func, const char *name);
+
+/* Resolve `desc` (DTrace syntax: "p:m:f:n" with globs, fewer fields fill from the right):
+ * call d_probe_add() once per matching probe (the strings are copied). Return 0 (even when
+ * nothing matched: the compiler reports that), or -1 after writing why the description is
+ * invalid into err (e.g. a profile rate of 0). */
+typedef int (*d_resolve_fn)(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen);
+
+typedef struct {
+    d_resolve_fn resolve;        /* required unless the program only uses BEGIN/END/ERROR */
+    void *resolve_ctx;
+    uint32_t begin_id, end_id, error_id; /* reserved probe ids (0: not available) */
+    const btf_info *btf;         /* kernel types, or NULL */
+    const char *const *macro_args; /* $1, $2, ... as given on the command line */
+    int nmacro_args;
+    int64_t target_pid;          /* $target (0: not defined) */
+    const char *const *xopts;    /* -x options: "name" or "name=value" */
+    int nxopts;
+    int destructive;             /* -w: allow destructive actions (stop) */
+    int allow_zero_matches;      /* -Z: a description matching no probe is not an error */
+    int max_errors;              /* stop after this many errors (0: 20) */
+    FILE *err;                   /* messages (NULL: stderr) */
+} d_options;
+
+int d_compile(const char *file, const char *src, size_t len, const d_options *opt, dprog *out);
+
+/* A resolver over a probe_list (host-tools/probes/probe_list.h): ctx is a probe_list *.
+ * Adds profile-N / tick-N probes on demand (probe_list_add_profile), like hvt -n. */
+int d_resolve_probe_list(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen);
+
+/* Disassembly: the header, then per clause its descriptions and one line per instruction
+ * ("clause index mnemonic operands", variables and aggregations by name). */
+void dprog_dump(FILE *f, const dprog *p);
+
+#endif

@@ -1,0 +1,380 @@
+/* d_consume.c - see d_consume.h: setup, the check of a record before it is printed, the walk
+ * of records and the aggregation entry points. Printing a record is d_consume_out.c's. */
+#include "d_consume_priv.h"
+#include "hvt_probe.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void d_say(d_consumer *c, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    d_out_puts(c->err, "hvt: ");
+    d_out_puts(c->err, buf);
+    d_out_puts(c->err, "\n");
+}
+
+/* --- setup --- */
+
+static int probe_cmp(const void *a, const void *b, void *ctx)
+{
+    const dprog *p = ctx;
+    uint32_t x = p->probes[*(const int *)a].id, y = p->probes[*(const int *)b].id;
+    return x < y ? -1 : x > y;
+}
+
+static int epid_cmp(const void *a, const void *b)
+{
+    const depid *x = a, *y = b;
+    if (x->probe != y->probe)
+        return x->probe < y->probe ? -1 : 1;
+    return x->clause < y->clause ? -1 : x->clause > y->clause;
+}
+
+static int epid_clause_cmp(const void *a, const void *b)
+{
+    const depid *x = a, *y = b;
+    if (x->clause != y->clause)
+        return x->clause < y->clause ? -1 : 1;
+    return x->probe < y->probe ? -1 : x->probe > y->probe;
+}
+
+/* DTrace numbers its enabled probes (EPIDs) clause by clause, each clause's probes in order:
+ * the image lists, per probe (by id), the clauses it runs. */
+static void build_epids(d_consumer *c)
+{
+    const dprog *p = c->p;
+    struct hvt_dif_hdr h;
+    if (!p->image || p->image_len < sizeof h)
+        return;
+    memcpy(&h, p->image, sizeof h);
+    uint64_t pe = (uint64_t)h.off_probes + (uint64_t)h.nprobes * sizeof(struct hvt_dif_probe);
+    uint64_t ce = (uint64_t)h.off_probe_clauses + (uint64_t)h.nprobe_clauses * 2;
+    if (h.magic != HVT_DIF_MAGIC || pe > p->image_len || ce > p->image_len || !h.nprobe_clauses)
+        return;
+    depid *e = calloc(h.nprobe_clauses, sizeof *e);
+    if (!e)
+        return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < h.nprobes; i++) {
+        struct hvt_dif_probe pr;
+        memcpy(&pr, p->image + h.off_probes + i * sizeof pr, sizeof pr);
+        for (uint32_t j = 0; j < pr.nclauses && (uint64_t)pr.clauses + j < h.nprobe_clauses && n < h.nprobe_clauses; j++) {
+            uint16_t cl;
+            memcpy(&cl, p->image + h.off_probe_clauses + ((uint64_t)pr.clauses + j) * 2, 2);
+            e[n++] = (depid){pr.id, cl, 0};
+        }
+    }
+    qsort(e, n, sizeof *e, epid_clause_cmp);
+    for (uint32_t i = 0; i < n; i++)
+        e[i].epid = i + 1;
+    qsort(e, n, sizeof *e, epid_cmp);
+    c->epids = e;
+    c->nepids = n;
+}
+
+d_consumer *d_consume_new(const dprog *p, const d_consume_cfg *cfg)
+{
+    d_consumer *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->p = p;
+    c->cfg = *cfg;
+    c->out = cfg->out;
+    c->err = cfg->err;
+    c->strsize = 256;
+    if (p->image && p->image_len >= sizeof(struct hvt_dif_hdr)) {
+        struct hvt_dif_hdr h;
+        memcpy(&h, p->image, sizeof h);
+        if (h.magic == HVT_DIF_MAGIC && h.strsize >= 2 && h.strsize <= HVT_DIF_STRSIZE_MAX)
+            c->strsize = h.strsize;
+    }
+    c->quiet = p->quiet;
+    c->flowindent = p->flowindent;
+    c->aopt = (d_aggopt){p->aggsortkey, p->aggsortrev, p->aggsortkeypos};
+    c->aggs = d_aggs_new(p, c->strsize, &cfg->sym);
+    c->probe_by_id = malloc(((size_t)p->nprobes + 1) * sizeof *c->probe_by_id);
+    if (!c->aggs || !c->probe_by_id) {
+        d_consume_free(c);
+        return NULL;
+    }
+    for (int i = 0; i < p->nprobes; i++)
+        c->probe_by_id[i] = i;
+    qsort_r(c->probe_by_id, (size_t)p->nprobes, sizeof *c->probe_by_id, probe_cmp, (void *)p);
+    build_epids(c);
+    for (int i = 0; i < p->naggs; i++)
+        if (!d_aggs_usable(c->aggs, i))
+            d_say(c, "@%s: %u values do not fit its function and parameters: its records will be refused",
+                  p->aggs[i].name ? p->aggs[i].name : "", p->aggs[i].nbuckets);
+    return c;
+}
+
+void d_consume_free(d_consumer *c)
+{
+    if (!c)
+        return;
+    d_aggs_free(c->aggs);
+    free(c->probe_by_id);
+    free(c->epids);
+    free(c->flow);
+    free(c->vals);
+    free(c->acts);
+    free(c);
+}
+
+const d_probe *d_probe_of(const d_consumer *c, uint32_t id)
+{
+    int lo = 0, hi = c->p->nprobes - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const d_probe *pr = &c->p->probes[c->probe_by_id[mid]];
+        if (pr->id == id)
+            return pr;
+        if (pr->id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+uint32_t d_epid_of(const d_consumer *c, uint32_t probe, uint16_t clause)
+{
+    depid k = {probe, clause, 0};
+    const depid *e = c->nepids ? bsearch(&k, c->epids, c->nepids, sizeof k, epid_cmp) : NULL;
+    return e ? e->epid : (uint32_t)clause + 1;
+}
+
+dflow *d_flow_of(d_consumer *c, unsigned cpu)
+{
+    if (cpu >= c->nflow) {
+        dflow *n = realloc(c->flow, (cpu + 1) * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + c->nflow, 0, (cpu + 1 - c->nflow) * sizeof *n);
+        c->flow = n;
+        c->nflow = cpu + 1;
+    }
+    return &c->flow[cpu];
+}
+
+/* --- decoding: the whole record is checked before anything is printed --- */
+
+static int reserve(d_consumer *c, uint32_t nv, uint32_t na)
+{
+    if (nv > c->vcap) {
+        uint32_t cap = nv < 64 ? 64 : nv * 2;
+        d_value *n = realloc(c->vals, cap * sizeof *n);
+        if (!n)
+            return -1;
+        c->vals = n;
+        c->vcap = cap;
+    }
+    if (na > c->acap) {
+        uint32_t cap = na < 16 ? 16 : na * 2;
+        dact *n = realloc(c->acts, cap * sizeof *n);
+        if (!n)
+            return -1;
+        c->acts = n;
+        c->acap = cap;
+    }
+    return 0;
+}
+
+static int bad(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int zeros(const uint8_t *p, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* The actions of a DATA record's body: their count, or -1 with why. */
+int d_decode(d_consumer *c, const d_clause *cl, const uint8_t *b, uint32_t len, char *why, size_t wn)
+{
+    uint32_t at = 0, nv = 0;
+    int na = 0;
+    while (at < len) {
+        uint16_t ai;
+        if (len - at < 8)
+            return bad(why, wn, "action header cut at byte %u", HDR + at);
+        memcpy(&ai, b + at, 2);
+        if (!zeros(b + at + 2, 6))
+            return bad(why, wn, "action header at byte %u is not zero-padded", HDR + at);
+        if (ai >= cl->nacts)
+            return bad(why, wn, "action index %u, the clause has %d", ai, cl->nacts);
+        const d_action *a = &cl->acts[ai];
+        at += 8;
+        if (reserve(c, nv + (uint32_t)(a->nargs > 0 ? a->nargs : 0), (uint32_t)na + 1) < 0)
+            return bad(why, wn, "out of memory");
+        dact *d = &c->acts[na++];
+        *d = (dact){ai, (int)nv, 0, NULL, 0, 0};
+        if (a->kind == D_ACT_STACK || a->kind == D_ACT_USTACK) {
+            uint32_t n, z;
+            if (len - at < 16)
+                return bad(why, wn, "action #%u: stack header cut", ai);
+            memcpy(&n, b + at, 4);
+            memcpy(&z, b + at + 4, 4);
+            memcpy(&d->rsp, b + at + 8, 8);
+            uint32_t tot = (n + 7u) & ~7u;
+            if (z || n > HVT_PROBE_STACK_MAX || tot > len - at - 16)
+                return bad(why, wn, "action #%u: stack of %u bytes does not fit", ai, n);
+            d->blob = b + at + 16;
+            d->bloblen = n;
+            if (!zeros(b + at + 16 + n, tot - n))
+                return bad(why, wn, "action #%u: stack padding is not zero", ai);
+            at += 16 + tot;
+            continue;
+        }
+        for (int k = 0; k < a->nargs; k++) {
+            d_value *v = &c->vals[nv++];
+            memset(v, 0, sizeof *v);
+            v->type = a->args[k].type;
+            v->size = a->args[k].size;
+            if (v->type == D_V_STR) {
+                uint16_t l;
+                if (len - at < 2)
+                    return bad(why, wn, "action #%u value %d: string length cut", ai, k + 1);
+                memcpy(&l, b + at, 2);
+                uint32_t tot = (2u + l + 7u) & ~7u;
+                if (tot > len - at)
+                    return bad(why, wn, "action #%u value %d: string of %u bytes past the record's end", ai,
+                               k + 1, l);
+                if (l >= c->strsize)
+                    return bad(why, wn, "action #%u value %d: string of %u bytes, strsize is %u", ai, k + 1, l,
+                               c->strsize);
+                if (!zeros(b + at + 2 + l, tot - 2 - l))
+                    return bad(why, wn, "action #%u value %d: string padding is not zero", ai, k + 1);
+                v->s = (const char *)b + at + 2;
+                v->slen = l;
+                at += tot;
+            } else {
+                if (len - at < 8)
+                    return bad(why, wn, "action #%u value %d: integer cut", ai, k + 1);
+                memcpy(&v->i, b + at, 8);
+                at += 8;
+            }
+        }
+        d->nv = (int)nv - d->v0;
+    }
+    return na;
+}
+
+static int consume(d_consumer *c, const uint8_t *rec, size_t len, const struct hvt_drec *next)
+{
+    struct hvt_drec r;
+    if (len < HDR) {
+        d_say(c, "malformed record (%zu bytes, shorter than a record header)", len);
+        return D_CONSUME_BAD;
+    }
+    memcpy(&r, rec, HDR);
+    if (r.len < HDR || r.len > len || r.len % 8) {
+        d_say(c, "malformed record from CPU %u (length %u in %zu bytes)", r.cpu, r.len, len);
+        return D_CONSUME_BAD;
+    }
+    switch (r.type) {
+    case HVT_DREC_DATA:
+        return d_do_data(c, &r, rec + HDR, next);
+    case HVT_DREC_ERROR:
+        return d_do_error(c, &r);
+    case HVT_DREC_DROPS:
+        d_say(c, "%llu drop%s on CPU %u", (unsigned long long)r.arg, r.arg > 1 ? "s" : "", r.cpu);
+        return D_CONSUME_OK;
+    case HVT_DREC_DYNDROPS:
+        d_say(c, "%llu dynamic variable drop%s", (unsigned long long)r.arg, r.arg > 1 ? "s" : "");
+        return D_CONSUME_OK;
+    default:
+        d_say(c, "malformed record from CPU %u (type %u)", r.cpu, r.type);
+        return D_CONSUME_BAD;
+    }
+}
+
+int d_consume_record(d_consumer *c, const void *rec, size_t len)
+{
+    return consume(c, rec, len, NULL);
+}
+
+int d_consume_buffer(d_consumer *c, const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    int ret = D_CONSUME_OK;
+    for (size_t at = 0; at < len;) {
+        struct hvt_drec r, nx;
+        if (len - at < HDR) {
+            d_say(c, "malformed record (%zu bytes left, shorter than a record header)", len - at);
+            return D_CONSUME_BAD;
+        }
+        memcpy(&r, b + at, HDR);
+        if (r.len < HDR || r.len > len - at || r.len % 8) {
+            d_say(c, "malformed record from CPU %u (length %u in %zu bytes): rest of the buffer skipped", r.cpu,
+                r.len, len - at);
+            return D_CONSUME_BAD;
+        }
+        const struct hvt_drec *next = NULL;
+        if (len - at - r.len >= HDR) {
+            memcpy(&nx, b + at + r.len, HDR);
+            next = &nx;
+        }
+        if (consume(c, b + at, r.len, next) == D_CONSUME_EXIT)
+            ret = D_CONSUME_EXIT;
+        at += r.len;
+    }
+    return ret;
+}
+
+int d_consume_exit_status(const d_consumer *c, int *status)
+{
+    if (c->exited && status)
+        *status = c->status;
+    return c->exited;
+}
+
+int d_consume_snap_begin(d_consumer *c, unsigned cpu, uint64_t gen)
+{
+    char why[256];
+    int rc = d_aggs_snap_begin(c->aggs, cpu, gen, why, sizeof why);
+    if (rc < 0)
+        d_say(c, "aggregation snapshot: %s", why);
+    return rc;
+}
+
+int d_consume_snap_add(d_consumer *c, unsigned cpu, uint64_t gen, const void *recs, size_t len)
+{
+    char why[256];
+    int rc = d_aggs_snap_add(c->aggs, cpu, gen, recs, len, why, sizeof why);
+    if (rc < 0)
+        d_say(c, "malformed aggregation record from CPU %u (%s)", cpu, why);
+    return rc;
+}
+
+int d_consume_snap_end(d_consumer *c, unsigned cpu, uint64_t gen)
+{
+    char why[256];
+    int rc = d_aggs_snap_end(c->aggs, cpu, gen, why, sizeof why);
+    if (rc < 0)
+        d_say(c, "aggregation snapshot: %s", why);
+    return rc;
+}
+
+int d_consume_end(d_consumer *c)
+{
+    d_out_puts(c->out, "\n");
+    return d_aggs_print_rest(c->aggs, c->out, &c->aopt);
+}
+
+int d_consume_quiet(const d_consumer *c) { return c->quiet; }
+d_aggs *d_consume_aggs(d_consumer *c) { return c->aggs; }

@@ -1,0 +1,454 @@
+/* d_run.c - hvt as dtrace: a D program compiled, loaded, run and ended through the collector.
+ * See d_run.h. */
+#include "d_run.h"
+#include "d_compile.h"
+#include "d_consume.h"
+#include "follow.h"
+#include "hvt_trace.h"
+#include "kimg.h"
+#include "kinfo.h"
+#include "orc.h"
+#include "probe_list.h"
+#include "probe_live.h"
+#include "hvt_bootinfo.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ANSWER_MAX  (64u << 10)
+#define MAX_XOPTS   64
+#define MAX_MACROS  32
+/* BEGIN, END and ERROR: ids no probe list reaches */
+#define ID_BEGIN 0xffffff01u
+#define ID_END   0xffffff02u
+#define ID_ERROR 0xffffff03u
+
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig) { (void)sig; g_stop = 1; }
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int d_run_wanted(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-s"))
+            return 1;
+        if (!strcmp(argv[i], "-n") && i + 1 < argc && strpbrk(argv[i + 1], "{/"))
+            return 1;
+    }
+    return 0;
+}
+
+struct run {
+    const dprog *p;
+    d_consumer *con;
+    const ksym_table *syms;
+    int64_t slide;
+    orc_table orc;
+    bool have_orc;
+    unsigned cpus;
+    uint32_t snap_open[HVT_MAX_CPUS];      /* the generation each CPU's snapshot is at */
+    uint32_t want_gen;                     /* END's snapshot */
+    unsigned gen_done;                     /* CPUs whose part of want_gen is complete */
+    uint64_t records, bad;                 /* records consumed; malformed messages */
+    bool exited;
+};
+
+/* %a, %A, stack(): kernel addresses through the image's symbols and the KASLR slide. */
+static int symbolize(void *ctx, uint64_t addr, int user, d_sym *s)
+{
+    struct run *r = ctx;
+    uint64_t off;
+    if (user || !r->syms)
+        return 0;
+    int64_t i = ksym_lookup(r->syms, addr - (uint64_t)r->slide, &off);
+    if (i < 0)
+        return 0;
+    s->module = "vmlinux";
+    s->name = ksym_name(r->syms, (uint32_t)i);
+    s->off = off;
+    return 1;
+}
+
+static int unwind(void *ctx, const struct hvt_drec *rec, int user, uint64_t rsp,
+                  const uint8_t *bytes, uint32_t len, uint64_t *pcs, int max)
+{
+    struct run *r = ctx;
+    (void)rec;
+    if (user || !r->have_orc || len < 8)
+        return 0;
+    /* the first word is where the firing was: the probe's call site returns above it */
+    struct orc_regs regs = { .rip = 0, .rsp = rsp };
+    uint64_t ret;
+    memcpy(&ret, bytes, sizeof ret);
+    regs.rip = ret;
+    regs.rsp = rsp + 8;
+    return orc_unwind(&r->orc, (uint64_t)r->slide, &regs, rsp, bytes, len, pcs, max, NULL);
+}
+
+static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    struct run *r = ctx;
+    if (h->type == HVT_MSG_D_REC) {
+        for (uint32_t at = 0; at + sizeof(struct hvt_drec) <= h->len;) {
+            struct hvt_drec d;
+            memcpy(&d, pl + at, sizeof d);
+            if (d.len < sizeof d || d.len > h->len - at)
+                break;
+            r->records += d.type == HVT_DREC_DATA || d.type == HVT_DREC_ERROR;
+            at += d.len;
+        }
+        if (d_consume_buffer(r->con, pl, h->len) == D_CONSUME_EXIT)
+            r->exited = true;
+    } else if (h->type == HVT_MSG_D_AGG) {
+        struct hvt_dagg_part part;
+        if (h->len < sizeof part) {
+            r->bad++;
+            return;
+        }
+        memcpy(&part, pl, sizeof part);
+        if (part.cpu >= HVT_MAX_CPUS) {
+            r->bad++;
+            return;
+        }
+        if (r->snap_open[part.cpu] != part.gen) {
+            d_consume_snap_begin(r->con, part.cpu, part.gen);
+            r->snap_open[part.cpu] = part.gen;
+        }
+        d_consume_snap_add(r->con, part.cpu, part.gen, pl + sizeof part, h->len - sizeof part);
+        if (part.flags & HVT_DAGG_LAST) {
+            d_consume_snap_end(r->con, part.cpu, part.gen);
+            if (part.gen == r->want_gen)
+                r->gen_done++;
+        }
+    }
+}
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "hvt: failed to open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    size_t got;
+    while (b && (got = fread(b + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) { free(b); b = NULL; }
+            else b = nb;
+        }
+    }
+    fclose(f);
+    if (!b)
+        return -1;
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+/* A temporary file only this user can read holding len bytes; its path in path. */
+static int temp_file(char *path, const void *p, size_t len)
+{
+    strcpy(path, "/tmp/hvt-d-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    bool ok = write(fd, p, len) == (ssize_t)len;
+    close(fd);
+    if (!ok)
+        unlink(path);
+    return ok ? 0 : -1;
+}
+
+static int ask(const char *dir, const char *sock, const char *line, char *ans)
+{
+    int rc = hvt_coll_ask(dir, sock, line, ans, ANSWER_MAX);
+    if (rc != 0)
+        fprintf(stderr, "hvt: %s: %s\n", line, ans);
+    return rc;
+}
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
+            "           [-x opt[=val]]... [-p PID] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
+            "           [--duration S] [--drain S] [--tsc-khz N]\n"
+            "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
+    return 2;
+}
+
+int d_run_main(int argc, char **argv)
+{
+    const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
+    const char *vmlinuz = getenv("HVT_VMLINUZ");
+    const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
+    int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
+    double duration = 0, drain = 120;
+    uint64_t tsc_khz = 0;
+    int64_t target = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-s") && next) { script = next; i++; }
+        else if (!strcmp(a, "-n") && next) { text = next; i++; }
+        else if (!strcmp(a, "-q")) quiet = 1;
+        else if (!strcmp(a, "-F")) flow = 1;
+        else if (!strcmp(a, "-w")) destructive = 1;
+        else if (!strcmp(a, "-Z")) zero = 1;
+        else if (!strcmp(a, "-e")) compile_only = 1;
+        else if (!strcmp(a, "-S")) dump = 1;
+        else if (!strcmp(a, "-o") && next) { outpath = next; i++; }
+        else if (!strcmp(a, "-x") && next && nx < MAX_XOPTS) { xopts[nx++] = next; i++; }
+        else if (!strcmp(a, "-p") && next) { target = strtoll(next, NULL, 10); i++; }
+        else if (!strcmp(a, "--vmlinuz") && next) { vmlinuz = next; i++; }
+        else if (!strcmp(a, "-d") && next) { dir = next; i++; }
+        else if (!strcmp(a, "--socket") && next) { sock = next; i++; }
+        else if (!strcmp(a, "--duration") && next) { duration = atof(next); i++; }
+        else if (!strcmp(a, "--drain") && next) { drain = atof(next); i++; }
+        else if (!strcmp(a, "--tsc-khz") && next) { tsc_khz = strtoull(next, NULL, 0); i++; }
+        else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
+        else return usage();
+    }
+    if ((!script == !text) || !vmlinuz)
+        return usage();
+    if (quiet) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "quiet";
+    if (flow) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "flowindent";
+
+    char *src = NULL;
+    size_t srclen;
+    if (script) {
+        if (read_file(script, &src, &srclen) < 0)
+            return 1;
+    } else {
+        src = strdup(text);
+        srclen = strlen(src);
+    }
+    int rc = 1;
+    kinfo ki;
+    if (kinfo_open(&ki, vmlinuz, 1) != 0) {
+        free(src);
+        return 1;
+    }
+    probe_list l;
+    if (probe_list_build(&ki.syms, &l)) {
+        fprintf(stderr, "hvt: out of memory\n");
+        kinfo_close(&ki);
+        free(src);
+        return 1;
+    }
+    {   /* system call return probes where RAX is the return value (see probe_list.h) */
+        kimg k;
+        char *all[] = { "syscall:::return" };
+        if (kimg_load(&k, vmlinuz) == 0) {
+            probe_list_follow_tail(&l, &ki.syms, &k, all, 1);
+            kimg_free(&k);
+        }
+    }
+    d_options opt = { .resolve = d_resolve_probe_list, .resolve_ctx = &l, .begin_id = ID_BEGIN,
+                      .end_id = ID_END, .error_id = ID_ERROR, .btf = ki.btf.ntypes ? &ki.btf : NULL,
+                      .macro_args = macros, .nmacro_args = nm, .target_pid = target,
+                      .xopts = xopts, .nxopts = nx, .destructive = destructive,
+                      .allow_zero_matches = zero };
+    dprog p;
+    memset(&p, 0, sizeof p);
+    char *ans = malloc(ANSWER_MAX), path[64] = "", cmd[128];
+    struct hvt_probe_spec *specs = NULL;
+    struct run r = { .p = &p, .syms = &ki.syms };
+    d_consumer *con = NULL;
+    follow w = { 0 };
+    FILE *out = stdout;
+    bool loaded = false, armed = false;
+    if (!ans)
+        goto done;
+    if (d_compile(script ? script : "<-n>", src, srclen, &opt, &p) != 0)
+        goto done;
+    if (dump)
+        dprog_dump(stdout, &p);
+    size_t nprobes = 0;
+    for (int i = 0; i < p.nprobes; i++)
+        nprobes += p.probes[i].id < ID_BEGIN;
+    fprintf(stderr, "hvt: %s '%s' matched %zu probe%s\n", script ? "script" : "description",
+            script ? script : text, nprobes, nprobes == 1 ? "" : "s");
+    if (compile_only) {
+        rc = 0;
+        goto done;
+    }
+    if (outpath && !(out = fopen(outpath, "w"))) {
+        fprintf(stderr, "hvt: failed to open %s: %s\n", outpath, strerror(errno));
+        out = stdout;
+        goto done;
+    }
+
+    /* the collector, the hypervisor behind it, its TSC rate */
+    if (ask(dir, sock, "status", ans) != 0)
+        goto done;
+    char sdir[4096];
+    if (!hvt_coll_val(ans, "dir", sdir, sizeof sdir) || !hvt_coll_uval(ans, "connected")) {
+        fprintf(stderr, "hvt: no hypervisor is connected to the collector at %s\n", dir);
+        goto done;
+    }
+    r.cpus = (unsigned)hvt_coll_uval(ans, "cpu_count");
+    uint64_t khz = tsc_khz ? tsc_khz : hvt_coll_uval(ans, "tsc_khz");
+    ((struct hvt_dif_hdr *)p.image)->tsc_khz = (uint32_t)khz;
+
+    /* load, BEGIN, arm */
+    if (temp_file(path, p.image, p.image_len) < 0) {
+        fprintf(stderr, "hvt: cannot write a temporary file: %s\n", strerror(errno));
+        goto done;
+    }
+    snprintf(cmd, sizeof cmd, "d load %s", path);
+    int lrc = hvt_coll_ask(dir, sock, cmd, ans, ANSWER_MAX);
+    unlink(path);
+    if (lrc != 0 || hvt_coll_uval(ans, "d_error")) {
+        char why[64] = "";
+        hvt_coll_val(ans, "d_why", why, sizeof why);
+        if (lrc == 0 || strstr(ans, "d_error="))
+            fprintf(stderr, "hvt: the hypervisor refused the program: error %lld, clause %llu "
+                    "instruction %llu: %s\n", (long long)(int32_t)hvt_coll_uval(ans, "d_error"),
+                    (unsigned long long)hvt_coll_uval(ans, "d_err_clause"),
+                    (unsigned long long)hvt_coll_uval(ans, "d_err_insn"), why);
+        else
+            fprintf(stderr, "hvt: %s\n", ans);
+        goto done;
+    }
+    loaded = true;
+    d_out dout, derr;
+    d_out_file(&dout, out);
+    d_out_file(&derr, stderr);
+    kimg k;
+    char err[300];
+    if (kimg_load(&k, vmlinuz) == 0) {
+        r.have_orc = orc_load_ex(&k, &ki.syms, ORC_LAYOUT_AUTO, &r.orc, err, sizeof err) == 0;
+        kimg_free(&k);
+    }
+    d_consume_cfg cfg = { .out = &dout, .err = &derr, .sym = { symbolize, &r },
+                          .unwind = unwind, .unwind_ctx = &r };
+    if (!(con = d_consume_new(&p, &cfg))) {
+        fprintf(stderr, "hvt: out of memory\n");
+        goto done;
+    }
+    r.con = con;
+    if (ask(dir, sock, "d begin", ans) != 0)
+        goto done;
+    if (follow_open(&w, sdir, hvt_coll_uval(ans, "d_stream_off")) < 0)
+        goto done;
+    size_t ns = 0;
+    specs = calloc(nprobes ? nprobes : 1, sizeof *specs);
+    for (int i = 0; specs && i < p.nprobes; i++) {
+        uint32_t id = p.probes[i].id;
+        if (id >= ID_BEGIN)
+            continue;
+        if (!id || id > l.n || l.p[id - 1].id != id) {
+            fprintf(stderr, "hvt: internal error: probe id %u is not in the list\n", id);
+            goto done;
+        }
+        const probe_desc *d = &l.p[id - 1];
+        if ((d->kind == PL_PROFILE || d->kind == PL_TICK) && !khz) {
+            fprintf(stderr, "hvt: the hypervisor's TSC rate is unknown: give --tsc-khz for %s\n", d->name);
+            goto done;
+        }
+        specs[ns] = probe_spec_of(d, khz, 0);
+        specs[ns].kind = (specs[ns].kind & ~HVT_PROBE_F_RECORD) | HVT_PROBE_F_ACTION;
+        ns++;
+    }
+    if (!specs)
+        goto done;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (ns) {
+        if (temp_file(path, specs, ns * sizeof *specs) < 0)
+            goto done;
+        snprintf(cmd, sizeof cmd, "probe arm %s", path);
+        int arc = hvt_coll_ask(dir, sock, cmd, ans, ANSWER_MAX);
+        unlink(path);
+        armed = true;                      /* some may be: disarm whatever happens */
+        if (arc != 0 || hvt_coll_uval(ans, "probe_specs_taken") != ns) {
+            fprintf(stderr, "hvt: arming failed: %llu of %zu probes armed (%s)\n",
+                    (unsigned long long)hvt_coll_uval(ans, "probe_specs_taken"), ns,
+                    arc != 0 ? ans : "the hypervisor refused one");
+            goto stop;
+        }
+        r.slide = (int64_t)hvt_coll_uval(ans, "probe_slide");
+    }
+
+    /* run: print records as they arrive */
+    uint64_t t0 = now_ns();
+    while (!g_stop && !r.exited && (duration <= 0 || now_ns() - t0 < (uint64_t)(duration * 1e9))) {
+        if (follow_poll(&w, on_msg, &r) < 0)
+            goto stop;
+        fflush(out);
+        usleep(20000);
+    }
+    rc = 0;
+stop:
+    /* DTrace's order: no more firings, END, the last records and aggregations */
+    if (armed)
+        ask(dir, sock, "probe disarm", ans);
+    if (ask(dir, sock, "d end", ans) == 0) {
+        r.want_gen = (uint32_t)hvt_coll_uval(ans, "d_snap_gen");
+        uint64_t t1 = now_ns();
+        while (r.gen_done < r.cpus && now_ns() - t1 < (uint64_t)(drain * 1e9)) {
+            if (follow_poll(&w, on_msg, &r) < 0)
+                break;
+            if (r.gen_done < r.cpus)
+                usleep(20000);
+        }
+        if (r.gen_done < r.cpus) {
+            fprintf(stderr, "hvt: the last aggregation snapshot did not arrive within %.0f s\n", drain);
+            rc = 1;
+        }
+    } else {
+        rc = 1;
+    }
+    if (ask(dir, sock, "d status", ans) == 0) {
+        uint64_t made = hvt_coll_uval(ans, "d_records"), lost = hvt_coll_uval(ans, "d_records_lost");
+        uint64_t t2 = now_ns();
+        while (r.records + lost < made && now_ns() - t2 < (uint64_t)(drain * 1e9)) {
+            if (follow_poll(&w, on_msg, &r) < 0)
+                break;
+            usleep(20000);
+        }
+        if (lost)
+            fprintf(stderr, "hvt: %llu records lost on the link\n", (unsigned long long)lost);
+        if (r.records + lost < made)
+            fprintf(stderr, "hvt: %llu records made did not arrive\n",
+                    (unsigned long long)(made - lost - r.records));
+        if (lost || r.records + lost < made)
+            rc = 1;
+    }
+    d_consume_end(con);
+    int st;
+    if (d_consume_exit_status(con, &st))
+        rc = st;
+done:
+    if (loaded)
+        hvt_coll_ask(dir, sock, "d unload", ans ? ans : cmd, ans ? ANSWER_MAX : sizeof cmd);
+    if (out != stdout)
+        fclose(out);
+    follow_close(&w);
+    if (con)
+        d_consume_free(con);
+    if (r.have_orc)
+        orc_free(&r.orc);
+    free(specs);
+    dprog_free(&p);
+    free(ans);
+    free(src);
+    probe_list_free(&l);
+    kinfo_close(&ki);
+    return rc;
+}

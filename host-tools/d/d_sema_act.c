@@ -1,0 +1,519 @@
+/*
+ * d_sema_act: what is not an operator: indexing (args[], associative arrays, pointers),
+ * subroutine calls, actions (each becomes one d_action of its clause, in clause order),
+ * aggregations (function, parameters and key types fixed by their first use; nbuckets the
+ * way the hypervisor checks them), declarations and inlines, the types of args[].
+ */
+#include "d_int.h"
+#include <string.h>
+#include "hvt_probe.h"
+
+/* ---- tuples: associative array and aggregation keys ---- */
+void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int *nkeys, int *kt, int create)
+{
+    int n = 0;
+    for (d_node **k = keys; *k; k = &(*k)->next, n++) {
+        d_node *e = *k;
+        if (n == HVT_DIF_TUPLE_MAX)
+            d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX);
+        d_sema_expr(cc, e);
+        d_node *s = d_sema_tostr(cc, e);
+        if (s) {
+            s->next = e->next;
+            *k = e = s;
+        } else
+            d_sema_rvalue(cc, e);
+        if (!d_ty_is_scalar(cc, e->ty) && d_ty(cc, e->ty)->kind != TY_STR)
+            d_fail(cc, e->line, e->col, "%s%s[ ] key #%d cannot be of type \"%s\"", pre, name, n + 1, d_ty_str(cc, e->ty));
+        if (create) kt[n] = e->ty;
+        else if (n < *nkeys && !d_ty_compat(cc, kt[n], e->ty))
+            d_fail(cc, d_node_start(e)->line, d_node_start(e)->col, "%s%s[ ] key #%d is incompatible with prototype:\n\tprototype: %s\n\t      key: %s",
+                   pre, name, n + 1, d_ty_str(cc, kt[n]), d_ty_str(cc, e->ty));
+    }
+    if (create) *nkeys = n;
+    else if (n != *nkeys) {
+        d_node *at = *keys;
+        d_fail(cc, at ? at->line : 0, at ? at->col : 0, "%s%s[ ] prototype mismatch: %d key%spassed, %d expected", pre, name,
+               n, n == 1 ? " " : "s ", *nkeys);
+    }
+}
+
+/* ---- args[] ---- */
+static int probe_arg(d_cc *cc, const d_pmatch *p, int idx, int line, int col)
+{
+    if (!cc->btf || strcmp(p->prov, "fbt")) return cc->t_i64;
+    uint32_t fn = d_btf_func(cc, p->func);
+    btf_type ft;
+    if (!fn || btf_type_get(cc->btf, fn, &ft) < 0) return cc->t_i64;
+    uint32_t proto = ft.type, pt;
+    const char *pname;
+    if (!strcmp(p->name, "entry")) {
+        if (btf_param(cc->btf, proto, (unsigned)idx, &pt, &pname) < 0)
+            d_fail(cc, line, col, "index %d is out of range for %s:%s:%s:%s args[ ]", idx, p->prov, p->mod, p->func, p->name);
+        return pt ? d_ty_btf(cc, pt) : cc->t_i64; /* the "..." of a variadic function */
+    }
+    if (!strcmp(p->name, "return")) {
+        btf_type pr;
+        if (idx == 0) return cc->t_int; /* the return site's offset */
+        if (idx > 1 || btf_type_get(cc->btf, proto, &pr) < 0 || d_ty(cc, d_ty_btf(cc, pr.type))->kind == TY_VOID)
+            d_fail(cc, line, col, "index %d is out of range for %s:%s:%s:%s args[ ]", idx, p->prov, p->mod, p->func, p->name);
+        return d_ty_btf(cc, pr.type);
+    }
+    return cc->t_i64;
+}
+
+int d_args_type(d_cc *cc, int idx, int line, int col)
+{
+    int t = -1;
+    const d_pmatch *first = NULL;
+    for (int i = 0; i < cc->npm; i++) {
+        int u = probe_arg(cc, &cc->pm[i], idx, line, col);
+        if (t >= 0 && u != t) {
+            const d_pmatch *p = &cc->pm[i];
+            d_fail(cc, line, col, "args[%d] has different types in the probes this clause matches: \"%s\" in %s:%s:%s:%s, "
+                   "\"%s\" in %s:%s:%s:%s (use arg%d, or a narrower description)", idx, d_ty_str(cc, t), first->prov,
+                   first->mod, first->func, first->name, d_ty_str(cc, u), p->prov, p->mod, p->func, p->name, idx);
+        }
+        if (t < 0) first = &cc->pm[i];
+        t = u;
+    }
+    return t >= 0 ? t : cc->t_i64;
+}
+
+/* ---- indexing ---- */
+void d_sema_index(d_cc *cc, d_node *n)
+{
+    d_node *base = n->a;
+    int nargs = 0;
+    for (d_node *k = n->b; k; k = k->next) nargs++;
+    if (base->kind == N_IDENT && !d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str) && !d_inline_find(cc, base->str)) {
+        if (!strcmp(base->str, "args")) {
+            int64_t idx;
+            if (nargs != 1)
+                d_fail(cc, n->line, n->col, "args[ ] prototype mismatch: %d arg%spassed, 1 expected", nargs, nargs == 1 ? " " : "s ");
+            d_sema_expr(cc, n->b);
+            if (!d_sema_int_const(cc, n->b, &idx))
+                d_fail(cc, n->b->line, n->b->col, "args[ ] argument #1 is incompatible with prototype:\n\tprototype: integer "
+                       "constant\n\t argument: %s", d_ty_str(cc, n->b->ty));
+            if (idx < 0 || idx > 9)
+                d_fail(cc, n->b->line, n->b->col, "args[%lld]: the hypervisor gives the probes' arguments 0 to 9",
+                       (long long)idx);
+            n->vk = VK_BUILTIN;
+            n->var = HVT_DIF_V_ARG0 + (int)idx;
+            n->ty = d_args_type(cc, (int)idx, base->line, base->col);
+            return;
+        }
+        d_sema_expr(cc, base); /* a built-in (curthread[0]) or the right error */
+    }
+    if (base->kind == N_IDENT) {
+        d_var *v = d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str);
+        if (v && v->kind == HVT_DIF_VK_ASSOC) {
+            d_sema_keys(cc, &n->b, "", v->name, &v->nkeys, v->keys, 0);
+            n->vk = VK_VAR;
+            n->var = (int)(v - cc->vars);
+            n->ty = v->ty;
+            n->side = 1; /* the tuple */
+            return;
+        }
+    }
+    if (base->kind == N_SELF || base->kind == N_THIS)
+        d_fail(cc, n->line, n->col, "%s associative arrays are not supported by hvtrace",
+               base->kind == N_SELF ? "thread-local" : "clause-local");
+    if (base->kind == N_AGG)
+        d_fail(cc, n->line, n->col, "aggregation @%s may only be used as @%s[keys] = func(...)", base->str, base->str);
+    d_sema_expr(cc, base);
+    const d_type *bt = d_ty(cc, base->ty);
+    uint32_t bound = bt->kind == TY_ARRAY ? bt->nelem : 0;
+    d_sema_rvalue(cc, base);
+    bt = d_ty(cc, base->ty);
+    if (bt->kind != TY_PTR)
+        d_fail(cc, n->line, n->col, "operator [ ] cannot be applied to a value of type \"%s\"", d_ty_str(cc, base->ty));
+    if (nargs != 1) d_fail(cc, n->line, n->col, "operator [ ] takes one index here, not %d", nargs);
+    d_sema_expr(cc, n->b);
+    d_sema_rvalue(cc, n->b);
+    if (!d_ty_is_int(cc, n->b->ty)) d_fail(cc, n->b->line, n->b->col, "operator [ ] requires an index of integral type");
+    int64_t c;
+    if (bound && d_sema_int_const(cc, n->b, &c) && (c < 0 || (uint64_t)c >= bound))
+        d_fail(cc, n->b->line, n->b->col, "index outside array bounds: %lld, max is %u", (long long)c, bound - 1);
+    const d_type *et = d_ty(cc, bt->ref);
+    if (et->kind == TY_VOID || et->kind == TY_FUNC)
+        d_fail(cc, n->line, n->col, "cannot index a pointer to %s", et->kind == TY_VOID ? "void" : "function");
+    n->vk = VK_MEM;
+    n->ty = bt->ref;
+    n->side = base->side | n->b->side;
+}
+
+/* ---- subroutines ---- */
+static const char *const actions[] = {"trace", "printf", "printa", "stack", "ustack", "exit", "clear", "trunc",
+                                      "normalize", "denormalize", "setopt", "step", "unstep", "stop", NULL};
+static const char *const unsupported[] = {
+    "alloca", "bcopy", "copyinto", "copyout", "copyoutstr", "dirname", "substr", "index", "rindex", "strstr", "strchr",
+    "strrchr", "strtok", "lltostr", "toupper", "tolower", "inet_ntoa", "inet_ntoa6", "inet_ntop", "htons", "htonl",
+    "htonll", "ntohs", "ntohl", "ntohll", "rand", "progenyof", "getmajor", "getminor", "ddi_pathname", "mutex_owned",
+    "mutex_owner", "mutex_type_adaptive", "mutex_type_spin", "rw_read_held", "rw_write_held", "rw_iswriter",
+    "msgdsize", "msgsize", "speculation", "speculate", "commit", "discard", "cleanpath", "d_path", "link_ntop",
+    "strtoll", "getf", "json", "uaddr", "usym", "umod", "ufunc", "mod", "print", "printm", "tracemem", "jstack",
+    "freopen", "ftruncate", "pcap", "system", "raise", "panic", "breakpoint", "chill", "copyin", NULL};
+
+int d_aggfn_lookup(const char *name)
+{
+    static const char *const fns[] = {"", "count", "sum", "min", "max", "avg", "stddev", "quantize", "lquantize",
+                                      "llquantize"};
+    for (int i = 1; i < 10; i++)
+        if (!strcmp(fns[i], name)) return i;
+    return 0;
+}
+
+static int in_list(const char *const *l, const char *s)
+{
+    for (int i = 0; l[i]; i++)
+        if (!strcmp(l[i], s)) return 1;
+    return 0;
+}
+
+static d_node *nth(d_node *l, int i)
+{
+    while (l && i--) l = l->next;
+    return l;
+}
+
+static int count_args(d_node *l)
+{
+    int n = 0;
+    for (; l; l = l->next) n++;
+    return n;
+}
+
+void d_argc_check(d_cc *cc, d_node *call, int lo, int hi)
+{
+    int n = count_args(call->b);
+    if (n >= lo && n <= hi) return;
+    const char *cmp = lo == hi ? "" : n < lo ? "at least " : "at most ";
+    d_fail(cc, call->line, call->col, "%s( ) prototype mismatch: %d arg%spassed, %s%d expected", call->str, n,
+           n == 1 ? " " : "s ", cmp, n < lo ? lo : hi);
+}
+
+_Noreturn void d_arg_type(d_cc *cc, const char *fn, int i, d_node *a, const char *proto)
+{
+    const d_node *s = d_node_start(a);
+    d_fail(cc, s->line, s->col, "%s( ) argument #%d is incompatible with prototype:\n\tprototype: %s\n\t argument: %s", fn,
+           i, proto, d_ty_str(cc, a->ty));
+}
+
+/* argument i (1-based) of call as a string; replaces it in the list */
+d_node *d_str_arg(d_cc *cc, d_node *call, int i)
+{
+    d_node **p = &call->b;
+    for (int k = 1; k < i; k++) p = &(*p)->next;
+    d_node *a = *p;
+    d_sema_expr(cc, a);
+    d_node *s = d_sema_tostr(cc, a);
+    if (!s) d_arg_type(cc, call->str, i, a, "string");
+    s->next = a->next;
+    *p = s;
+    return s;
+}
+
+d_node *d_int_arg(d_cc *cc, d_node *call, int i, int ptr_ok)
+{
+    d_node *a = nth(call->b, i - 1);
+    d_sema_expr(cc, a);
+    d_sema_rvalue(cc, a);
+    if (!d_ty_is_int(cc, a->ty) && !(ptr_ok && d_ty(cc, a->ty)->kind == TY_PTR))
+        d_arg_type(cc, call->str, i, a, ptr_ok ? "pointer or integer" : "integer");
+    return a;
+}
+
+void d_sema_call(d_cc *cc, d_node *n)
+{
+    const char *f = n->str;
+    if (in_list(actions, f))
+        d_fail(cc, n->line, n->col, "%s( ) is an action: it may only be used as a statement", f);
+    if (d_aggfn_lookup(f))
+        d_fail(cc, n->line, n->col, "%s( ) is an aggregating function: use it as @name[keys] = %s(...)", f, f);
+    if (in_list(unsupported, f))
+        d_fail(cc, n->line, n->col, "%s( ) is not supported by hvtrace", f);
+    n->ty = cc->t_str;
+    if (!strcmp(f, "copyinstr")) {
+        d_argc_check(cc, n, 1, 2);
+        if (n->b->next) d_fail(cc, n->b->next->line, n->b->next->col, "copyinstr( ) with a length is not supported by hvtrace");
+        d_int_arg(cc, n, 1, 1);
+    } else if (!strcmp(f, "strlen")) {
+        d_argc_check(cc, n, 1, 1);
+        d_str_arg(cc, n, 1);
+        n->ty = cc->t_size;
+    } else if (!strcmp(f, "strjoin")) {
+        d_argc_check(cc, n, 2, 2);
+        d_str_arg(cc, n, 1);
+        d_str_arg(cc, n, 2);
+    } else if (!strcmp(f, "basename")) {
+        d_argc_check(cc, n, 1, 1);
+        d_str_arg(cc, n, 1);
+    } else if (!strcmp(f, "sym") || !strcmp(f, "func")) {
+        d_argc_check(cc, n, 1, 1);
+        d_int_arg(cc, n, 1, 1);
+        n->ty = cc->t_sym;
+    } else
+        d_fail(cc, n->line, n->col, "undefined function name: %s", f);
+    for (d_node *a = n->b; a; a = a->next) n->side |= a->side;
+}
+
+/* ---- recorded values ---- */
+int d_val_of(d_cc *cc, int tid, d_val *v)
+{
+    const d_type *t = d_ty(cc, tid);
+    switch (t->kind) {
+    case TY_INT: *v = (d_val){t->uns ? D_V_UINT : D_V_INT, (uint8_t)(t->size ? t->size : 8)}; return 0;
+    case TY_SYM: *v = (d_val){D_V_KSYM, 8}; return 0;
+    case TY_PTR: *v = (d_val){D_V_PTR, 8}; return 0;
+    case TY_STR: *v = (d_val){D_V_STR, 0}; return 0;
+    default: return -1;
+    }
+}
+
+/* ---- aggregations ---- */
+d_aggsym *d_agg_find(d_cc *cc, const char *name)
+{
+    for (int i = 0; i < cc->naggs; i++)
+        if (!strcmp(cc->aggs[i].name, name)) return &cc->aggs[i];
+    return NULL;
+}
+
+static const char *aggfn_name(int fn)
+{
+    static const char *const fns[] = {"", "count", "sum", "min", "max", "avg", "stddev", "quantize", "lquantize",
+                                      "llquantize"};
+    return fn > 0 && fn < 10 ? fns[fn] : "?";
+}
+
+static int64_t const_arg(d_cc *cc, d_node *call, int i, const char *what)
+{
+    d_node *a = nth(call->b, i);
+    int64_t v;
+    d_sema_expr(cc, a);
+    if (!d_sema_int_const(cc, a, &v))
+        d_fail(cc, a->line, a->col, "%s( ) argument #%d must be %s", call->str, i, what);
+    return v;
+}
+
+/* illumos' dtrace_aggregate_llquantize_bucket(factor, low, high, nsteps, INT64_MAX): the index
+ * of the top bucket. Bucket 0 holds values below factor^low; each magnitude from low to high
+ * adds min(factor^(m+1), nsteps) - min(...)/factor buckets; the last holds the rest. */
+static int64_t llq_top(int64_t factor, int64_t low, int64_t high, int64_t nsteps)
+{
+    int64_t this = 1, last, next, value = INT64_MAX, base = 1;
+    int64_t order;
+    for (order = 0; order < low; order++) this *= factor;
+    last = this;
+    if (__builtin_mul_overflow(this, factor, &this)) return base;
+    for (; order <= high; order++) {
+        int64_t nb = this > nsteps ? nsteps : this;
+        if (__builtin_mul_overflow(this, factor, &next)) value = this - 1;
+        if (value < this) return base + (value - last) / (this / nb);
+        base += nb - nb / factor;
+        last = this;
+        this = next;
+    }
+    return base;
+}
+
+/* parameters and bucket count of an aggregating function; DTrace's checks and messages */
+static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
+{
+    memset(p, 0, 4 * sizeof *p);
+    switch (fn) {
+    case HVT_DIF_AGG_COUNT: case HVT_DIF_AGG_SUM: case HVT_DIF_AGG_MIN: case HVT_DIF_AGG_MAX: *nb = 1; return;
+    case HVT_DIF_AGG_AVG: *nb = 2; return;
+    case HVT_DIF_AGG_STDDEV: *nb = 4; return;
+    case HVT_DIF_AGG_QUANTIZE: *nb = HVT_DIF_QUANT_BUCKETS; return;
+    case HVT_DIF_AGG_LQUANTIZE: {
+        int64_t base = const_arg(cc, call, 1, "an integer constant");
+        if (base < INT32_MIN || base > INT32_MAX) d_fail(cc, call->line, call->col, "lquantize( ) argument #1 must be a 32-bit quantity");
+        int64_t limit = const_arg(cc, call, 2, "an integer constant");
+        if (limit < INT32_MIN || limit > INT32_MAX) d_fail(cc, call->line, call->col, "lquantize( ) argument #2 must be a 32-bit quantity");
+        if (limit <= base) d_fail(cc, call->line, call->col, "lquantize( ) base (argument #1) must be less than limit (argument #2)");
+        int64_t step = 1;
+        if (count_args(call->b) > 3) {
+            step = const_arg(cc, call, 3, "a non-zero positive integer constant");
+            if (step <= 0) {
+                d_node *a = nth(call->b, 3);
+                d_fail(cc, a->line, a->col, "lquantize( ) argument #3 must be a non-zero positive integer constant");
+            }
+            if (step > UINT16_MAX) d_fail(cc, call->line, call->col, "lquantize( ) argument #3 must be a 16-bit quantity");
+        }
+        int64_t levels = (limit - base) / step;
+        if (levels == 0)
+            d_fail(cc, call->line, call->col, "lquantize( ) step (argument #3) too large: must have at least one quantization level");
+        if (levels > UINT16_MAX)
+            d_fail(cc, call->line, call->col, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity");
+        /* DTrace's layout: levels buckets, one below base, one at or above limit, and its
+         * parameter word */
+        if (levels + 3 > HVT_DIF_LQUANT_MAX)
+            d_fail(cc, call->line, call->col, "lquantize( ) has %lld buckets: hvtrace keeps at most %d (make the step larger)",
+                   (long long)levels + 3, HVT_DIF_LQUANT_MAX);
+        p[0] = base, p[1] = limit, p[2] = step;
+        *nb = (uint32_t)(levels + 3);
+        return;
+    }
+    case HVT_DIF_AGG_LLQUANTIZE: {
+        static const char *const what[] = {"factor", "low magnitude", "high magnitude", "linear steps per magnitude"};
+        int64_t v[4];
+        for (int i = 0; i < 4; i++) {
+            d_node *a = nth(call->b, i + 1);
+            d_sema_expr(cc, a);
+            if (!d_sema_int_const(cc, a, &v[i]))
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d (%s) must be an integer constant", i + 1, what[i]);
+            if (v[i] < 0 || v[i] > UINT16_MAX)
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d (%s) must be an unsigned 16-bit quantity", i + 1, what[i]);
+        }
+        int64_t factor = v[0], low = v[1], high = v[2], nsteps = v[3];
+        if (factor < 2) d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must be two or more");
+        if (low >= high)
+            d_fail(cc, call->line, call->col, "llquantize( ) high magnitude (argument #3) must be greater than low magnitude (argument #2)");
+        if (nsteps < factor)
+            d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must be less than or equal to the number of "
+                   "linear steps per magnitude (argument #4)");
+        int64_t pw = factor;
+        while (pw < nsteps) pw *= factor;
+        if (pw % nsteps || nsteps % factor)
+            d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must evenly divide the number of steps per "
+                   "magnitude (argument #4), and the number of steps per magnitude must evenly divide a power of the factor");
+        int64_t m = 1;
+        for (int64_t i = 0; i < high; i++)
+            if (__builtin_mul_overflow(m, factor, &m))
+                d_fail(cc, call->line, call->col, "llquantize( ) factor (%lld) raised to power of high magnitude (%lld) "
+                       "overflows 64-bits", (long long)factor, (long long)high);
+        /* DTrace's layout: buckets 0 .. llq_top, and the parameter word */
+        int64_t n = llq_top(factor, low, high, nsteps) + 2;
+        if (n > HVT_DIF_LQUANT_MAX)
+            d_fail(cc, call->line, call->col, "llquantize( ) has %lld buckets: hvtrace keeps at most %d", (long long)n,
+                   HVT_DIF_LQUANT_MAX);
+        p[0] = factor, p[1] = low, p[2] = high, p[3] = nsteps;
+        *nb = (uint32_t)n;
+        return;
+    }
+    }
+}
+
+/* @name[keys] = fn(args) */
+static void sema_aggstmt(d_cc *cc, d_node *e)
+{
+    d_node *lhs = e->a, *call = e->b;
+    d_node *an = lhs->kind == N_AGG ? lhs : lhs->a;
+    d_node **keys = lhs->kind == N_INDEX ? &lhs->b : NULL;
+    if (e->op != TK_ASGN)
+        d_fail(cc, e->line, e->col, "operator %s cannot be applied to an aggregation: use @%s = func(...)", d_tok_name(e->op), an->str);
+    int fn = call->kind == N_CALL ? d_aggfn_lookup(call->str) : 0;
+    if (!fn) d_fail(cc, e->line, e->col, "@%s must be assigned the result of an aggregating function", an->str);
+    static const int lo[] = {0, 0, 1, 1, 1, 1, 1, 1, 3, 5}, hi[] = {0, 0, 1, 1, 1, 1, 1, 2, 5, 6};
+    d_argc_check(cc, call, lo[fn], hi[fn]);
+    int nargs = count_args(call->b);
+    int incr = fn == HVT_DIF_AGG_QUANTIZE ? 2 : fn == HVT_DIF_AGG_LQUANTIZE ? 5 : fn == HVT_DIF_AGG_LLQUANTIZE ? 6 : 99;
+    if (nargs >= incr) {
+        d_node *a = nth(call->b, incr - 1);
+        d_fail(cc, a->line, a->col, "%s( ) increment value (argument #%d) is not supported by hvtrace", call->str, incr - 1);
+    }
+    if (fn != HVT_DIF_AGG_COUNT) {
+        d_node *v = d_int_arg(cc, call, 1, 1);
+        call->side |= v->side;
+        if (v->vk != VK_CONST && !d_ty_is_scalar(cc, v->ty)) d_arg_type(cc, call->str, 1, v, "scalar");
+    }
+    int64_t p[4];
+    uint32_t nb;
+    agg_params(cc, call, fn, p, &nb);
+    int nk = 0, kt[HVT_DIF_TUPLE_MAX];
+    d_aggsym *a = d_agg_find(cc, an->str);
+    if (a) {
+        if (a->fn != fn)
+            d_fail(cc, e->line, e->col, "aggregation redefined: @%s\n\t current: @%s = %s( )\n\tprevious: @%s = %s( ) : line %d",
+                   an->str, an->str, aggfn_name(fn), an->str, aggfn_name(a->fn), a->line);
+        static const char *const pn[2][4] = {{"base", "limit", "step", ""}, {"factor", "low magnitude", "high magnitude", "steps"}};
+        for (int i = 0; i < 4; i++)
+            if (a->p[i] != p[i])
+                d_fail(cc, call->line, call->col, "%s( ) %s (argument #%d) doesn't match previous declaration: expected %lld, "
+                       "found %lld", call->str, pn[fn == HVT_DIF_AGG_LLQUANTIZE][i], i + 1, (long long)a->p[i], (long long)p[i]);
+        nk = a->nkeys;
+        memcpy(kt, a->keys, sizeof kt);
+        if (keys) d_sema_keys(cc, keys, "@", an->str, &nk, kt, 0);
+        else if (nk)
+            d_fail(cc, lhs->line, lhs->col, "@%s[ ] prototype mismatch: 0 keys passed, %d expected", an->str, nk);
+    } else {
+        if (keys) d_sema_keys(cc, keys, "@", an->str, &nk, kt, 1);
+        cc->aggs = d_grow(cc, cc->aggs, &cc->capaggs, cc->naggs + 1, sizeof *cc->aggs);
+        a = &cc->aggs[cc->naggs++];
+        memset(a, 0, sizeof *a);
+        a->name = an->str;
+        a->fn = (uint8_t)fn;
+        a->nkeys = nk;
+        memcpy(a->keys, kt, sizeof kt);
+        memcpy(a->p, p, sizeof a->p);
+        a->nbuckets = nb;
+        a->line = e->line;
+    }
+    lhs->var = an->var = (int)(a - cc->aggs);
+    e->action = 2;
+}
+
+/* ---- statements (actions are d_cg_stmt.c's) ---- */
+int d_is_action(const d_node *e) { return e->kind == N_CALL && in_list(actions, e->str); }
+
+void d_sema_stmt(d_cc *cc, d_node *s)
+{
+    d_node *e = s->a;
+    if (e->kind == N_ASSIGN && (e->a->kind == N_AGG || (e->a->kind == N_INDEX && e->a->a->kind == N_AGG))) {
+        sema_aggstmt(cc, e);
+        return;
+    }
+    d_sema_expr(cc, e);
+}
+
+/* ---- declarations ---- */
+void d_sema_decl(d_cc *cc, d_item *it)
+{
+    if (it->dclass == TK_INLINE) {
+        if (d_inline_find(cc, it->name)) d_fail(cc, it->line, it->col, "identifier redefined: %s", it->name);
+        d_node *e = it->init;
+        d_sema_expr(cc, e);
+        d_node *s = d_sema_tostr(cc, e);
+        if (d_ty(cc, it->ty)->kind == TY_STR) {
+            if (!s) d_fail(cc, e->line, e->col, "inline %s definition uses incompatible types: \"%s\" = \"%s\"", it->name,
+                           d_ty_str(cc, it->ty), d_ty_str(cc, e->ty));
+            e = s;
+        } else {
+            d_sema_rvalue(cc, e);
+            if (!d_ty_is_scalar(cc, it->ty) || !d_ty_compat(cc, it->ty, e->ty))
+                d_fail(cc, e->line, e->col, "inline %s definition uses incompatible types: \"%s\" = \"%s\"", it->name,
+                       d_ty_str(cc, it->ty), d_ty_str(cc, e->ty));
+            d_node *c = d_node_new(cc, N_CAST, e->line, e->col);
+            c->ty = it->ty;
+            c->a = e;
+            d_sema_expr(cc, c);
+            e = c;
+        }
+        cc->inls = d_grow(cc, cc->inls, &cc->capinls, cc->ninls + 1, sizeof *cc->inls);
+        cc->inls[cc->ninls++] = (d_inline){it->name, it->ty, e};
+        return;
+    }
+    int kind = it->dclass == TK_SELF ? HVT_DIF_VK_THREAD : it->dclass == TK_THIS ? HVT_DIF_VK_LOCAL : HVT_DIF_VK_GLOBAL;
+    const d_type *t = d_ty(cc, it->ty);
+    if (t->kind == TY_VOID) d_fail(cc, it->line, it->col, "cannot have void object: %s", it->name);
+    if (t->kind != TY_INT && t->kind != TY_PTR && t->kind != TY_STR)
+        d_fail(cc, it->line, it->col, "a variable cannot hold a value of type \"%s\"", d_ty_str(cc, it->ty));
+    if (it->nkeys && kind == HVT_DIF_VK_LOCAL)
+        d_fail(cc, it->line, it->col, "associative arrays may not be declared as local variables: %s", it->name);
+    if (it->nkeys && kind == HVT_DIF_VK_THREAD)
+        d_fail(cc, it->line, it->col, "thread-local associative arrays are not supported by hvtrace");
+    for (int i = 0; i < it->nkeys; i++)
+        if (!d_ty_is_scalar(cc, it->keys[i]) && d_ty(cc, it->keys[i])->kind != TY_STR)
+            d_fail(cc, it->line, it->col, "%s[ ] key #%d cannot be of type \"%s\"", it->name, i + 1, d_ty_str(cc, it->keys[i]));
+    d_var *v = d_var_find(cc, kind, it->name);
+    if (v) {
+        if (v->ty != it->ty || v->nkeys != it->nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (it->nkeys > 0))
+            d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", it->name,
+                   d_ty_str(cc, it->ty), d_ty_str(cc, v->ty));
+        return;
+    }
+    int vi = d_var_add(cc, it->nkeys ? HVT_DIF_VK_ASSOC : kind, it->name, it->ty, it->line);
+    cc->vars[vi].nkeys = it->nkeys;
+    memcpy(cc->vars[vi].keys, it->keys, sizeof it->keys);
+}

@@ -1,0 +1,271 @@
+/*
+ * hvt_dif.h - the D intermediate format: the bytecode the host's D compiler (host-tools/d)
+ * emits and the hypervisor verifies and runs at every firing of a probe (trace/dif_*.c), and
+ * the records those programs produce. One definition for both sides.
+ *
+ * The model is DTrace's: a program is a list of clauses (one per `probe-descriptions
+ * /predicate/ { actions }` after the host has expanded the descriptions); each armed probe
+ * names the clauses it runs, in program order. A clause is one straight-line function with
+ * forward branches only, so its run time is bounded by its length. It runs on the CPU that
+ * fired, in the VM exit, and either ends (RET) or faults (a guest load the page tables do not
+ * map, a division by zero, a string or tuple too long): a fault ends that clause, throws away
+ * what it recorded and makes an HVT_DREC_ERROR record instead; the guest never notices.
+ *
+ * Values: 16 registers of 64 bits. A register holds an integer or a string; strings are
+ * handles to NUL-terminated buffers of at most strsize bytes in the executing CPU's scratch
+ * (string constants, copyinstr, execname, string variables). The verifier tracks which
+ * registers hold what, so an integer is never used as a string; the interpreter checks every
+ * handle again before it uses it.
+ *
+ * Output: a clause's data-recording actions append to one record in its CPU's principal
+ * buffer; the record is kept only if the clause reaches RET having recorded something. Each
+ * action starts with ACT <action index in the clause> so the host can decode the values that
+ * follow with its own description of the action (format string, types: never sent to the
+ * hypervisor). Values: an integer is 8 bytes, a string is u16 length + bytes (no NUL), then
+ * zeros to a multiple of 8.
+ *
+ * A loaded program (the image the host sends with HVT_CTL_D_LOAD) is:
+ *   struct hvt_dif_hdr
+ *   struct hvt_dif_clause[nclauses]    each: its code's range in insns[]
+ *   struct hvt_dif_insn[ninsns]
+ *   uint64_t consts[nconsts]           LDC's 64-bit constants
+ *   struct hvt_dif_var[nvars]          globals, thread-locals, associative arrays
+ *   struct hvt_dif_agg[naggs]          aggregations
+ *   struct hvt_dif_probe[nprobes]      for each probe id the program is armed on: its clauses
+ *   uint16_t probe_clauses[nprobe_clauses]
+ *   char strtab[strtab_len]            string constants and probe names, NUL-terminated
+ * every section 8-byte aligned, offsets in the header; probes[] sorted by id, ascending, no id
+ * twice (the hypervisor finds a firing probe's entry by binary search). The hypervisor checks
+ * all of it (dif_verify in trace/dif_verify.c) before it arms anything.
+ */
+#ifndef HVT_DIF_H
+#define HVT_DIF_H
+#include <stdint.h>
+
+#define HVT_DIF_MAGIC      0x31464944u   /* "DIF1" */
+#define HVT_DIF_NREGS      16
+#define HVT_DIF_MAX_INSNS  8192          /* per clause */
+#define HVT_DIF_MAX_IMAGE  (4u << 20)   /* a whole image: room for 65536 probes (28 bytes each,
+                                            2 per clause entry, their names) */
+#define HVT_DIF_STRSIZE_MAX 1024         /* largest strsize the hypervisor accepts */
+#define HVT_DIF_TUPLE_MAX  8             /* keys in a tuple (associative array, aggregation) */
+#define HVT_DIF_KEY_MAX    512           /* bytes of an encoded tuple */
+#define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
+
+struct hvt_dif_insn {
+    uint8_t op;                  /* HVT_DIF_OP_* */
+    uint8_t rd, ra, rb;          /* registers 0..15 (unused ones 0) */
+    int32_t imm;                 /* immediate, branch target (insn index in the clause), id */
+};
+_Static_assert(sizeof(struct hvt_dif_insn) == 8, "wire size");
+
+enum hvt_dif_op {
+    HVT_DIF_OP_NOP = 0,
+    HVT_DIF_OP_RET,              /* end the clause; keep its record if it made one */
+    HVT_DIF_OP_LDI,              /* rd = (int64) imm */
+    HVT_DIF_OP_LDC,              /* rd = consts[imm] */
+    HVT_DIF_OP_MOV,              /* rd = ra (integer or string) */
+    /* integer arithmetic: rd = ra OP rb; division by zero faults (HVT_DIF_F_DIVZERO) */
+    HVT_DIF_OP_ADD, HVT_DIF_OP_SUB, HVT_DIF_OP_MUL,
+    HVT_DIF_OP_UDIV, HVT_DIF_OP_SDIV, HVT_DIF_OP_UREM, HVT_DIF_OP_SREM,
+    HVT_DIF_OP_AND, HVT_DIF_OP_OR, HVT_DIF_OP_XOR,
+    HVT_DIF_OP_SHL, HVT_DIF_OP_SHR, HVT_DIF_OP_SAR,  /* count taken mod 64 */
+    HVT_DIF_OP_ADDI,             /* rd = ra + imm */
+    HVT_DIF_OP_NEG, HVT_DIF_OP_NOT, HVT_DIF_OP_LNOT, /* rd = -ra, ~ra, !ra */
+    HVT_DIF_OP_SEXT,             /* rd = ra sign-extended from imm bytes (1, 2, 4) */
+    HVT_DIF_OP_ZEXT,             /* rd = ra zero-extended from imm bytes (1, 2, 4) */
+    /* comparisons: rd = 1 or 0 */
+    HVT_DIF_OP_EQ, HVT_DIF_OP_NE,
+    HVT_DIF_OP_LT, HVT_DIF_OP_LE, HVT_DIF_OP_LTU, HVT_DIF_OP_LEU,
+    HVT_DIF_OP_SCMP,             /* strings: rd = -1, 0 or 1 as strcmp(ra, rb) */
+    /* control: imm is an insn index in this clause greater than this one */
+    HVT_DIF_OP_JMP, HVT_DIF_OP_BZ, HVT_DIF_OP_BNZ,   /* BZ/BNZ test ra */
+    /* guest memory, through the safe guest-memory path: a fault ends the clause */
+    HVT_DIF_OP_LDG,              /* rd = guest[ra], imm = HVT_DIF_LD_* size and sign */
+    HVT_DIF_OP_STRG,             /* rd = string copied from guest address ra (copyinstr,
+                                    stringof): up to strsize-1 bytes, NUL ends it; imm 0 (kernel
+                                    address) or HVT_DIF_LD_USER (copyinstr) */
+    HVT_DIF_OP_VAR,              /* rd = built-in imm (HVT_DIF_V_*) */
+    HVT_DIF_OP_SCONST,           /* rd = the string at strtab[imm] */
+    HVT_DIF_OP_STRLEN,           /* rd = strlen(ra) */
+    HVT_DIF_OP_STRJOIN,          /* rd = ra . rb (truncated at strsize-1) */
+    HVT_DIF_OP_BASENAME,         /* rd = basename(ra) */
+    /* variables; imm = index in vars[], whose kind and type must match the op */
+    HVT_DIF_OP_LDGV, HVT_DIF_OP_STGV,   /* global scalar: rd = v / v = ra */
+    HVT_DIF_OP_LDTV, HVT_DIF_OP_STTV,   /* thread-local (self->): keyed by the current tid */
+    HVT_DIF_OP_LDLV, HVT_DIF_OP_STLV,   /* clause-local (this->): live for one firing */
+    HVT_DIF_OP_TPUSH,            /* append ra to the tuple being built (integer or string);
+                                    LDAV, STAV and AGG use the tuple and leave it as it is */
+    HVT_DIF_OP_TCLR,             /* empty the tuple */
+    HVT_DIF_OP_LDAV, HVT_DIF_OP_STAV,   /* associative array var imm, key = the tuple; a load
+                                           of a missing key gives 0 / ""; storing 0 deletes */
+    /* recording (the principal buffer): EMIT, STACK and EXIT only after an ACT */
+    HVT_DIF_OP_ACT,              /* begin action imm (0..65535, index in the host's list) */
+    HVT_DIF_OP_EMIT,             /* append ra (integer: 8 bytes; string: len + bytes) */
+    HVT_DIF_OP_STACK,            /* append the kernel stack: u32 bytes, u32 0, rsp, the bytes,
+                                    zeros to a multiple of 8 (at most imm bytes, 1 ..
+                                    HVT_PROBE_STACK_MAX) */
+    /* aggregations: key = the tuple, agg = aggs[imm] */
+    HVT_DIF_OP_AGG,              /* aggregate value ra (count: ra unused, 0; rb unused: no
+                                    second value, lquantize's weight is not supported) */
+    HVT_DIF_OP_AGGCLR,           /* clear(@imm): every key's value to zero */
+    HVT_DIF_OP_EXIT,             /* exit(ra): appends ra like EMIT (after the exit action's
+                                    ACT) and marks the program as exiting; the host ends the
+                                    run */
+    HVT_DIF_OP__COUNT
+};
+
+/* LDG sizes */
+#define HVT_DIF_LD_SIZE_MASK 0x0f        /* 1, 2, 4 or 8 bytes */
+#define HVT_DIF_LD_SIGNED    0x10        /* sign-extend */
+#define HVT_DIF_LD_USER      0x20        /* the address is in user space (copyin): walk the
+                                            current process's page tables */
+
+/* Built-in variables (VAR). Strings: EXECNAME, PROBEPROV/MOD/FUNC/NAME. */
+enum hvt_dif_var_builtin {
+    HVT_DIF_V_ARG0 = 0,          /* ..ARG9 = 9: fbt entry: the C arguments (RDI RSI RDX RCX
+                                    R8 R9, then the stack); return: arg0 = offset, arg1 = rv;
+                                    syscall: the user's arguments; profile: arg0 = kernel pc
+                                    or 0, arg1 = user pc or 0 */
+    HVT_DIF_V_PID = 10, HVT_DIF_V_TID, HVT_DIF_V_PPID, HVT_DIF_V_UID,
+    HVT_DIF_V_CPU, HVT_DIF_V_TIMESTAMP, HVT_DIF_V_VTIMESTAMP, HVT_DIF_V_WALLTIMESTAMP,
+    HVT_DIF_V_CURTHREAD, HVT_DIF_V_ERRNO, HVT_DIF_V_EPID, HVT_DIF_V_ID,
+    HVT_DIF_V_EXECNAME, HVT_DIF_V_PROBEPROV, HVT_DIF_V_PROBEMOD, HVT_DIF_V_PROBEFUNC,
+    HVT_DIF_V_PROBENAME, HVT_DIF_V_REGS_PC, HVT_DIF_V_REGS_SP, HVT_DIF_V_STACKDEPTH,
+    HVT_DIF_V__COUNT
+};
+
+struct hvt_dif_clause {
+    uint32_t first, count;       /* its insns: insns[first .. first+count); clauses' ranges
+                                    in clause order, disjoint */
+};
+
+/* Variable kinds and types */
+#define HVT_DIF_VK_GLOBAL  1
+#define HVT_DIF_VK_THREAD  2
+#define HVT_DIF_VK_LOCAL   3
+#define HVT_DIF_VK_ASSOC   4
+#define HVT_DIF_T_INT      1
+#define HVT_DIF_T_STR      2
+struct hvt_dif_var {
+    uint8_t kind, type;          /* HVT_DIF_VK_*, HVT_DIF_T_* (the value's) */
+    uint8_t nkeys;               /* ASSOC: keys in its tuple */
+    uint8_t pad;
+    uint8_t key_types[HVT_DIF_TUPLE_MAX]; /* ASSOC: HVT_DIF_T_* of each key */
+    uint32_t name;               /* strtab offset (for error messages) */
+};
+_Static_assert(sizeof(struct hvt_dif_var) == 16, "wire size");
+
+/* Aggregating functions */
+enum hvt_dif_aggfn {
+    HVT_DIF_AGG_COUNT = 1, HVT_DIF_AGG_SUM, HVT_DIF_AGG_MIN, HVT_DIF_AGG_MAX, HVT_DIF_AGG_AVG,
+    HVT_DIF_AGG_STDDEV, HVT_DIF_AGG_QUANTIZE, HVT_DIF_AGG_LQUANTIZE, HVT_DIF_AGG_LLQUANTIZE
+};
+#define HVT_DIF_QUANT_BUCKETS 127        /* quantize: 0, +-1 .. +-2^62 as DTrace's 63+1+63 */
+#define HVT_DIF_LQUANT_MAX    1024       /* lquantize/llquantize: at most this many buckets */
+struct hvt_dif_agg {
+    uint8_t fn;                  /* HVT_DIF_AGG_* */
+    uint8_t nkeys;
+    uint8_t key_types[HVT_DIF_TUPLE_MAX];
+    uint8_t pad[6];              /* 0 (explicit: p[] is 8-aligned) */
+    int64_t p[4];                /* lquantize: base, limit, step; llquantize: factor, low,
+                                    high, nsteps; unused ones 0 */
+    uint32_t name;               /* strtab offset ("" for @) */
+    uint32_t nbuckets;           /* value slots (computed by the host, checked by the
+                                    hypervisor): count, sum, min, max 1; avg 2; stddev 4;
+                                    quantize 127; lquantize (limit-base)/step + 2;
+                                    llquantize as DTrace's layout (below) */
+};
+_Static_assert(sizeof(struct hvt_dif_agg) == 56, "wire size");
+/*
+ * Value slots (int64 each, in the snapshot's order):
+ *  count, sum, min, max: [0] (min starts at INT64_MAX, max at INT64_MIN)
+ *  avg: [0] count, [1] sum
+ *  stddev: [0] count, [1] sum, [2] low and [3] high 64 bits of the sum of squares (unsigned
+ *      128-bit); the host computes sqrt(sumsq/count - (sum/count)^2)
+ *  quantize: 127 buckets, DTrace's: bucket 63 holds 0; bucket 63+1+k (k = 0..62) holds
+ *      [2^k, 2^(k+1)) (the last one everything >= 2^62); bucket 62-k holds (-2^(k+1), -2^k]
+ *      (bucket 0 everything <= -2^62)
+ *  lquantize(base, limit, step): levels = (limit-base)/step (rounded down, >= 1); [0] holds
+ *      v < base, [1+i] holds base+i*step <= v < base+(i+1)*step, [levels+1] v >= base+
+ *      levels*step. (DTrace's data has levels+3 words: the first one holds its parameters.)
+ *  llquantize(factor, low, high, nsteps): DTrace's: [0] holds v < factor^low; then for each
+ *      order o = low..high the range [factor^o, factor^(o+1)) is cut into n = min(nsteps,
+ *      factor^(o+1)) buckets of width factor^(o+1)/n, of which the first n/factor (below
+ *      factor^o) are skipped; the last bucket holds v >= factor^(high+1) (if factor^(high+2)
+ *      overflows 64 bits there is no such bucket: those values count in the last bucket of
+ *      order high, as DTrace does). nbuckets = the last index + 1. Parameters: 2 <= factor <= nsteps <= 65535, nsteps % factor == 0 and
+ *      factor^k % nsteps == 0 for the first factor^k >= nsteps, 0 <= low < high,
+ *      factor^(high+1) < 2^63.
+ */
+
+struct hvt_dif_probe {
+    uint32_t id;                 /* the probe id (struct hvt_probe_spec id) */
+    uint32_t clauses;            /* index of its first entry in probe_clauses[] */
+    uint32_t nclauses;
+    uint32_t prov, mod, func, name; /* strtab offsets: probeprov, probemod, probefunc, probename */
+};
+_Static_assert(sizeof(struct hvt_dif_probe) == 28, "wire size");
+
+struct hvt_dif_hdr {
+    uint32_t magic, size;        /* HVT_DIF_MAGIC; the image's bytes */
+    uint32_t strsize;            /* bytes of a string value, NUL included (option strsize) */
+    uint32_t nclauses, ninsns, nconsts, nvars, naggs, nprobes, nprobe_clauses, strtab_len;
+    uint32_t off_clauses, off_insns, off_consts, off_vars, off_aggs, off_probes,
+             off_probe_clauses, off_strtab;
+    uint32_t begin_probe, end_probe, error_probe; /* ids of BEGIN, END, ERROR (0: none) */
+    uint32_t bufsize;            /* principal buffer per CPU, bytes (0: default) */
+    uint32_t dynvarsize;         /* dynamic variable space, bytes (0: default) */
+    uint32_t aggsize;            /* aggregation space per CPU, bytes (0: default) */
+    uint32_t flags;              /* HVT_DIF_HF_*: */
+    uint32_t tsc_khz;            /* the guest TSC's rate, set by the host when it knows it:
+                                    timestamp and vtimestamp are then nanoseconds (else ticks) */
+    uint32_t reserved;           /* 0 */
+};
+_Static_assert(sizeof(struct hvt_dif_hdr) == 112, "wire size");
+#define HVT_DIF_HF_DESTRUCTIVE 1u        /* -w given */
+
+/* --- records (the hypervisor -> the host) --- */
+
+/* One clause's output, or an error, in a principal buffer: 8-byte aligned, len includes the
+ * header. Data follows: actions (u16 action index, u16 0, u32 0 then values) for a clause. */
+#define HVT_DREC_DATA  1
+#define HVT_DREC_ERROR 2
+#define HVT_DREC_DROPS 3                 /* records this CPU could not keep: arg = how many */
+#define HVT_DREC_DYNDROPS 4              /* dynamic variable drops: arg = how many */
+#define HVT_DREC_AGGDROPS 5              /* aggregation keys this CPU had no room for: arg */
+struct hvt_drec {
+    uint32_t len;                /* bytes, header included, multiple of 8 */
+    uint16_t type;               /* HVT_DREC_* */
+    uint16_t cpu;
+    uint32_t probe;              /* probe id that fired */
+    uint16_t clause;             /* clause index */
+    uint16_t pad;
+    uint64_t tsc;                /* guest TSC at the firing */
+    uint64_t arg;                /* ERROR: the faulting address; DROPS: the count */
+    uint32_t pc;                 /* ERROR: insn index in the clause */
+    uint32_t fault;              /* ERROR: HVT_DIF_F_* */
+};
+_Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
+
+/* faults (HVT_DREC_ERROR), named after DTrace's */
+#define HVT_DIF_F_BADADDR   1            /* invalid address */
+#define HVT_DIF_F_DIVZERO   2            /* divide-by-zero */
+#define HVT_DIF_F_BADSTR    3            /* a string handle that is not one */
+#define HVT_DIF_F_NOSCRATCH 4            /* out of scratch space */
+#define HVT_DIF_F_TUPLE     5            /* tuple too long */
+#define HVT_DIF_F_ILLOP     6            /* illegal operation */
+#define HVT_DIF_F_BUFFULL   7            /* the record did not fit the buffer (counted as a drop) */
+
+/* Aggregation snapshot, sent per CPU: a run of these, 8-byte aligned: the key (encoded tuple:
+ * each key an integer 8 bytes or a string u16 len + bytes padded to 8) then nbuckets int64. */
+struct hvt_dagg_rec {
+    uint32_t len;                /* bytes, header included */
+    uint16_t agg;                /* aggregation index */
+    uint16_t cpu;
+    uint32_t key_len;            /* bytes of key */
+    uint32_t nbuckets;
+};
+_Static_assert(sizeof(struct hvt_dagg_rec) == 16, "wire size");
+
+#endif

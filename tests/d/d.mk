@@ -1,0 +1,17 @@
+# tests/d/d.mk - the D compiler (host-tools/d/d_*.c, see d_compile.h) and its unit test: the
+# exact code of small programs, error messages with line:col and caret, the image layout,
+# aggregations, probe resolution, and BTF member access against the pinned 6.1 cloud kernel
+# when it is in the cache (SKIP otherwise). No guest, no VM. Needs host.mk's HOST_CC,
+# HOST_CFLAGS, HOST_INC, HOST_LIB, HOST_LIBS and HOST_OUT.
+#   make test-d-unit    build/host/unit_d, run
+D_COMPILER_SRC  := $(addprefix host-tools/d/,d_compile.c d_lex.c d_parse.c d_type.c d_sema.c d_sema_act.c \
+                     d_pfcheck.c d_cg.c d_cg_stmt.c d_image.c d_dump.c d_resolve.c)
+D_COMPILER_HDRS := $(addprefix host-tools/d/,d_compile.h d_int.h dprog.h) include/hvt_dif.h include/hvt_probe.h
+
+$(HOST_OUT)/unit_d: tests/d/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(HOST_LIB) $(HOST_HDRS)
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Ihost-tools/d $< $(D_COMPILER_SRC) $(HOST_LIB) $(HOST_LIBS) -o $@
+
+.PHONY: test-d-unit
+test-d-unit: $(HOST_OUT)/unit_d
+	$(HOST_OUT)/unit_d

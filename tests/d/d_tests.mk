@@ -1,0 +1,13 @@
+# tests/d/d_tests.mk - the D language's tests: the compiler's and the consumer's unit tests
+# (host only, seconds) and test-d-coll, D programs end to end through the collector against
+# fake_hv's D engine (the hypervisor's own verifier and interpreter; host only, ~30 s).
+#   make test-d-unit test-dconsume-unit test-d-coll
+include tests/d/d.mk
+include tests/d/dconsume.mk
+unit-test: test-d-unit test-dconsume-unit
+
+.PHONY: test-d-coll
+test-d-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	bash tests/d/test-d-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
+test-all: test-d-coll

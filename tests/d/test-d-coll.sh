@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Host test of D programs end to end (no Bochs): hvt compiles the program, loads it through
+# hvtrace-collector into fake_hv, whose D engine is the hypervisor's own verifier and
+# interpreter (trace/dif_*.c) fired by synthetic firings (tests/net/fake_hv_d.c: firing k has
+# arg0 = k, arg1 = 2k, arg2 = k % 7, pid 100 + k % 3, execname alpha/beta/gamma by k % 3, and
+# curthread points at the string "fake-string"); hvt prints what the records and aggregation
+# snapshots say. Every expected figure below is computed from that definition.
+# Usage: test-d-coll.sh BUILD_HOST_DIR VMLINUZ. Closing line: "test-d-coll: N passed, N failed".
+set -uo pipefail
+B="${1:-build/host}"; VMLINUZ="${2:-build/test/vmlinuz}"
+COLL="$B/hvtrace-collector"; FAKE="$B/fake_hv"; HVT="$B/hvt"
+W=$(mktemp -d /tmp/hvt-d-coll.XXXXXX)
+KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+PORT=$(( 20000 + RANDOM % 20000 ))
+source "$(dirname "$0")/../net/test-lib.sh"
+CLEANUP_DIR="$W"
+
+# run NAME FIRES PROGRAM [hvt args...]: fake_hv --d FIRES + hvt -n PROGRAM; output in $W/NAME.*
+run() {
+  local name="$1" fires="$2" prog="$3"; shift 3
+  start_coll "$W/$name" "$W/$name-coll.log" --exit-on-bye
+  "$FAKE" --port "$PORT" --key "$KEY" --cpus 2 --d "$fires" --timeout 60 >"$W/$name-fake.out" 2>&1 &
+  FPID=$!; PIDS+=("$FPID")
+  for _ in $(seq 50); do grep -q "connection" "$W/$name-coll.log" && break; sleep 0.1; done
+  "$HVT" -n "$prog" --vmlinuz "$VMLINUZ" -d "$W/$name" --duration 3 --drain 20 "$@" \
+    >"$W/$name.out" 2>"$W/$name.err"
+  echo $? > "$W/$name.rc"
+  wait "$FPID"; wait "$CPID" 2>/dev/null
+}
+# the value printed for key K of a one-key aggregation (DTrace's "  key   value" lines)
+val() { awk -v k="$2" '$1 == k && NF == 2 { print $2 }' "$1"; }
+
+# 1. aggregations over 3000 firings on 2 CPUs: count, sum, min, max, avg by key, quantize
+N=3000
+run agg $N 'syscall::getpid:entry { @c[execname] = count(); @s[execname] = sum(arg0); @mx = max(arg0); @mn = min(arg1); @a = avg(arg2); @q = quantize(arg0); }'
+cat "$W/agg.out"
+sum_of() { python3 -c "print(sum(k for k in range($N) if k % 3 == $1))"; }
+check "agg: matched 1 probe ($(head -1 "$W/agg.err"))" grep -q "hvt: description .* matched 1 probe" "$W/agg.err"
+check "agg: count per execname 1000 each ($(val "$W/agg.out" alpha | head -1), ...)" \
+  bash -c "test \"\$(awk '\$1 ~ /^(alpha|beta|gamma)\$/ && \$2 == 1000' '$W/agg.out' | wc -l)\" = 3"
+for i in 0 1 2; do
+  name=(alpha beta gamma); want=$(sum_of $i)
+  check "agg: sum(arg0) for ${name[$i]} = $want" \
+    bash -c "awk '\$1 == \"${name[$i]}\" && \$2 == $want' '$W/agg.out' | grep -q ."
+done
+want_avg=$(python3 -c "print(sum(k % 7 for k in range($N)) // $N)")
+check "agg: max(arg0) = $((N - 1)), min(arg1) = 0, avg(arg2) = $want_avg" \
+  bash -c "grep -qE '^ +$((N - 1))\$' '$W/agg.out' && grep -qE '^ +0\$' '$W/agg.out' && grep -qE '^ +$want_avg\$' '$W/agg.out'"
+# quantize: the count in each power-of-two bucket, from the definition
+qwant=$(python3 -c "
+import collections
+c = collections.Counter(0 if k == 0 else 1 << (k.bit_length() - 1) for k in range($N))
+print(' '.join('%d:%d' % (b, c[b]) for b in sorted(c)))")
+qgot=$(awk '/Distribution/ { t = 1; next } t && /\|/ { gsub(/\|[@ ]*/, " "); if ($2 > 0) printf "%s:%s ", $1, $2 }' "$W/agg.out" | sed 's/ $//')
+check "agg: quantize(arg0) buckets: $qgot" test "$qgot" = "$qwant"
+check "agg: the distribution is drawn DTrace's way (header and 40-column bars)" \
+  bash -c "grep -qE '^ +value +-+ Distribution -+ count *\$' '$W/agg.out' && grep -qE '^ +1024 \|@{14} {26} 1024 *\$' '$W/agg.out'"
+check "agg: exit 0, every record arrived" test "$(cat "$W/agg.rc")" = 0
+check "agg: the collector loaded the program and ran END" \
+  bash -c "grep -q 'command: d load' '$W/agg-coll.log' && grep -q 'command: d end' '$W/agg-coll.log'"
+
+# 2. a predicate, printf with a guest string, -q, BEGIN
+run printf 300 'BEGIN { printf("hello from BEGIN\n"); } syscall::getpid:entry /arg0 < 5/ { printf("k=%d name=%s s=%s\n", arg0, execname, stringof(copyinstr(curthread))); }' -q
+cat "$W/printf.out"
+want=$(python3 -c "
+n = ['alpha', 'beta', 'gamma']
+print('\n'.join('k=%d name=%s s=fake-string' % (k, n[k % 3]) for k in range(5)))")
+check "printf: BEGIN ran first" bash -c "head -1 '$W/printf.out' | grep -qx 'hello from BEGIN'"
+check "printf: 5 lines, exactly the firings the predicate lets through" \
+  test "$(grep '^k=' "$W/printf.out" | sort)" = "$(sort <<< "$want")"
+
+# 3. a bad address ends that action with DTrace's error, the others go on
+run fault 100 'syscall::getpid:entry /arg0 == 7 || arg0 == 9/ { trace(*(int *)arg0); } syscall::getpid:entry /arg0 == 8/ { trace(arg1); }'
+cat "$W/fault.out" "$W/fault.err"
+check "fault: two 'invalid address' errors, for 0x7 and 0x9" \
+  bash -c "grep -c 'error on enabled probe ID .* invalid address (0x[79])' '$W/fault.err' | grep -qx 2"
+check "fault: the other clause printed its value (16)" grep -qE ' 16$' "$W/fault.out"
+
+# 4. exit(): END runs, the status is exit's
+run exit 1000 'syscall::getpid:entry /arg0 == 100/ { exit(3); } END { printf("end ran\n"); }' -q
+check "exit: status 3 and END ran ($(cat "$W/exit.rc"))" \
+  bash -c "test \$(cat '$W/exit.rc') = 3 && grep -qx 'end ran' '$W/exit.out'"
+
+# 5. a full buffer: drops are counted and printed, never silent
+run drops 2000 'syscall::getpid:entry { printf("%d %s\n", arg0, execname); }' -q -x bufsize=512
+shown=$(grep -cE '^[0-9]+ (alpha|beta|gamma)$' "$W/drops.out")
+dropped=$(sed -n 's/^hvt: \([0-9]*\) drops on CPU [0-9]*$/\1/p' "$W/drops.err" | paste -sd+ | bc)
+echo "drops: shown $shown, dropped ${dropped:-0}"
+check "drops: printed + dropped = 2000 ($shown + ${dropped:-0}), drops reported" \
+  bash -c "test '${dropped:-0}' -gt 0 && test $((shown + ${dropped:-0})) = 2000"
+
+# 6. a compile error names the line and column, with a caret; nothing is loaded
+printf 'syscall::getpid:entry\n{\n    x = ;\n}\n' > "$W/bad.d"
+"$HVT" -s "$W/bad.d" --vmlinuz "$VMLINUZ" -d "$W/none" >"$W/bad.out" 2>"$W/bad.err"; rc=$?
+cat "$W/bad.err"
+check "compile error: status 1, 'bad.d:3:9: error:' and a caret under column 9" \
+  bash -c "test $rc = 1 && grep -q 'bad.d:3:9: error:' '$W/bad.err' && grep -qx '        \\^' '$W/bad.err'"
+"$HVT" -n 'syscall::nosuchcall:entry { trace(1); }' --vmlinuz "$VMLINUZ" -d "$W/none" >/dev/null 2>"$W/nomatch.err"; rc=$?
+check "no match: DTrace's message, status 1" \
+  bash -c "test $rc = 1 && grep -q 'probe description syscall::nosuchcall:entry does not match any probes' '$W/nomatch.err'"
+
+echo "test-d-coll: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,814 @@
+/*
+ * unit_d: the D compiler (host-tools/d/d_compile.h) without a guest: the exact instructions
+ * of small programs, error messages (file:line:col, the source line, a caret), the image
+ * layout include/hvt_dif.h defines, aggregations' buckets, probe resolution, options and
+ * macros, the disassembly, never crashing on mangled input, and with the pinned 6.1 cloud
+ * kernel's BTF (SKIP when it is not in the cache) typed args[] and member loads at the offsets
+ * BTF gives. Last line: "N passed, N failed".
+ */
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "d_compile.h"
+#include "kimg.h"
+#include "probe_list.h"
+#include "util.h"
+
+static int npass, nfail;
+#define CHECK(c, ...)                                          \
+    do {                                                       \
+        if (c) npass++;                                        \
+        else {                                                 \
+            nfail++;                                           \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
+            printf(__VA_ARGS__);                               \
+            printf("\n");                                      \
+        }                                                      \
+    } while (0)
+
+/* ---- a fake kernel's probes ---- */
+static const struct { uint32_t id; const char *p, *m, *f, *n; } probes[] = {
+    {10, "fbt", "kernel", "vfs_read", "entry"}, {11, "fbt", "kernel", "vfs_read", "return"},
+    {12, "fbt", "kernel", "vfs_write", "entry"}, {13, "fbt", "kernel", "vfs_write", "return"},
+    {14, "fbt", "kernel", "do_sys_open", "entry"}, {15, "fbt", "kernel", "do_sys_open", "return"},
+    {100, "syscall", "kernel", "read", "entry"}, {101, "syscall", "kernel", "read", "return"},
+    {102, "syscall", "kernel", "write", "entry"}, {103, "syscall", "kernel", "openat", "entry"},
+    {201, "profile", "", "", "tick-1s"}};
+
+static int field(const char *pat, const char *s) { return !pat[0] || util_glob(pat, s); }
+
+static int resolve(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
+{
+    (*(int *)ctx)++;
+    char f[4][256] = {"", "", "", ""}, g[4][256];
+    int n = 0;
+    for (const char *p = desc;; n++) {
+        const char *c = strchr(p, ':');
+        if (n == 4) {
+            snprintf(err, errlen, "too many fields");
+            return -1;
+        }
+        snprintf(g[n], sizeof g[n], "%.*s", (int)(c ? (size_t)(c - p) : strlen(p)), p);
+        if (!c) break;
+        p = c + 1;
+    }
+    n++;
+    for (int i = 0; i < n; i++) strcpy(f[4 - n + i], g[i]);
+    if (!strcmp(f[3], "tick-0")) {
+        snprintf(err, errlen, "invalid rate");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
+        if (field(f[0], probes[i].p) && field(f[1], probes[i].m) && field(f[2], probes[i].f) && field(f[3], probes[i].n))
+            d_probe_add(sink, probes[i].id, probes[i].p, probes[i].m, probes[i].f, probes[i].n);
+    return 0;
+}
+
+static int nresolve;
+static d_options opts(void)
+{
+    d_options o = {0};
+    o.resolve = resolve;
+    o.resolve_ctx = &nresolve;
+    o.begin_id = 1;
+    o.end_id = 2;
+    o.error_id = 3;
+    return o;
+}
+
+typedef struct {
+    dprog p;
+    int rc;
+    char *err;
+    size_t errlen;
+} res;
+
+static res comp_o(const char *src, d_options o)
+{
+    res r;
+    FILE *f = open_memstream(&r.err, &r.errlen);
+    o.err = f;
+    r.rc = d_compile("test.d", src, strlen(src), &o, &r.p);
+    fclose(f);
+    return r;
+}
+static res comp(const char *src) { return comp_o(src, opts()); }
+static void res_free(res *r)
+{
+    dprog_free(&r->p);
+    free(r->err);
+}
+
+/* ---- the image ---- */
+static const struct hvt_dif_hdr *hdr(const dprog *p) { return (const struct hvt_dif_hdr *)p->image; }
+static const struct hvt_dif_insn *code(const dprog *p, int c, uint32_t *n)
+{
+    const struct hvt_dif_hdr *h = hdr(p);
+    const struct hvt_dif_clause *cl = (const void *)(p->image + h->off_clauses);
+    *n = cl[c].count;
+    return (const struct hvt_dif_insn *)(p->image + h->off_insns) + cl[c].first;
+}
+static int32_t stroff(const dprog *p, const char *s)
+{
+    const struct hvt_dif_hdr *h = hdr(p);
+    const char *t = (const char *)p->image + h->off_strtab;
+    for (uint32_t o = 0; o < h->strtab_len; o += (uint32_t)strlen(t + o) + 1)
+        if (!strcmp(t + o, s)) return (int32_t)o;
+    return -1;
+}
+
+typedef struct { uint8_t op, rd, ra, rb; int32_t imm; } I;
+#define OP(o) HVT_DIF_OP_##o
+#define V(v) HVT_DIF_V_##v
+
+static void check_code_o(int line, const char *src, d_options o, int clause, const I *want, int n)
+{
+    res r = comp_o(src, o);
+    if (r.rc) {
+        CHECK(0, "line %d: does not compile:\n%s", line, r.err);
+        res_free(&r);
+        return;
+    }
+    uint32_t got;
+    const struct hvt_dif_insn *c = code(&r.p, clause, &got);
+    int ok = got == (uint32_t)n;
+    for (int i = 0; ok && i < n; i++)
+        ok = c[i].op == want[i].op && c[i].rd == want[i].rd && c[i].ra == want[i].ra && c[i].rb == want[i].rb &&
+             c[i].imm == want[i].imm;
+    CHECK(ok, "line %d: code of %s differs", line, src);
+    if (!ok) {
+        dprog_dump(stdout, &r.p);
+        for (int i = 0; i < n; i++)
+            printf("  want %d: op %u rd %u ra %u rb %u imm %d\n", i, want[i].op, want[i].rd, want[i].ra, want[i].rb, want[i].imm);
+    }
+    res_free(&r);
+}
+#define CODE(src, ...)                                                                   \
+    do {                                                                                 \
+        const I w_[] = {__VA_ARGS__};                                                    \
+        check_code_o(__LINE__, src, opts(), 0, w_, (int)(sizeof w_ / sizeof w_[0]));     \
+    } while (0)
+
+/* "hvt: test.d:LINE:COL: error: MSG...", then the source line, then a caret under COL */
+static void check_err_o(int tl, const char *src, d_options o, int line, int col, const char *msg)
+{
+    res r = comp_o(src, o);
+    char head[128];
+    snprintf(head, sizeof head, "hvt: test.d:%d:%d: error: ", line, col);
+    char *at = r.err ? strstr(r.err, head) : NULL;
+    CHECK(r.rc == -1, "line %d: compiled: %s", tl, src);
+    CHECK(at && !strncmp(at + strlen(head), msg, strlen(msg)), "line %d: want \"%s%s\", got:\n%s", tl, head, msg,
+          r.err ? r.err : "");
+    if (at) {
+        /* the source line, then the caret */
+        const char *s = src;
+        for (int i = 1; i < line && s; i++) s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL;
+        size_t sl = s ? strcspn(s, "\n") : 0;
+        char want[1024];
+        int k = snprintf(want, sizeof want, "\n%.*s\n", (int)sl, s ? s : "");
+        for (int i = 0; i < col - 1 && k < 1000; i++) want[k++] = s && s[i] == '\t' ? '\t' : ' ';
+        snprintf(want + k, sizeof want - (size_t)k, "^\n");
+        CHECK(strstr(at, want) != NULL, "line %d: no caret line for %d:%d in:\n%s", tl, line, col, r.err);
+    }
+    res_free(&r);
+}
+#define ERR(src, line, col, msg) check_err_o(__LINE__, src, opts(), line, col, msg)
+
+/* ---- layer 1: lexer and parser ---- */
+static void test_syntax(void)
+{
+    const char *ok[] = {
+        "BEGIN { }",
+        "BEGIN { trace(1) }",
+        "BEGIN {}",
+        "BEGIN",
+        "BEGIN, END { trace(1); ; ; }",
+        "/* c */ BEGIN // line\n{ /* in */ trace(1); // x\n}",
+        "#!/usr/sbin/dtrace -s\n#pragma D option quiet\nBEGIN { }",
+        "syscall::read:entry, syscall::write:entry /arg0 / 2 == 1/ { trace(arg0 / 2); }",
+        "fbt::vfs_*:entry { trace(probefunc); }",
+        "fbt::vfs_re[a-z]d:entry { }",
+        ":::BEGIN { }",
+        "dtrace:::END { }",
+        "BEGIN { x = 0x10 + 010 + 10u + 10l + 10ul + 10LL + 'a' + '\\n' + '\\0'; }",
+        "BEGIN { s = \"a\\tb\\n\\\"q\\\"\\x41\\101\"; }",
+        "BEGIN { x = 1; x += 1; x -= 1; x *= 2; x /= 2; x %= 3; x &= 1; x |= 2; x ^= 3; x <<= 1; x >>= 1; }",
+        "BEGIN { x = 1 ? 2 : 3; y = 1 || 0 ^^ 1 && 0; z = (1 | 2) ^ (3 & 4); w = 1 << 2 >> 1; }",
+        "BEGIN { x = -1; y = ~x; z = !x; w = +x; x++; x--; ++x; --x; }",
+        "BEGIN { x = sizeof (int); y = sizeof (long long); z = sizeof x; }",
+        "BEGIN { if (arg0) trace(1); else trace(2); if (arg1) { trace(3); } else if (arg2) { trace(4); } }",
+        "int x; self string s; this int t; int a[string, int];\nBEGIN { x = 1; a[\"k\", 2] = x; }",
+        "inline int N = 5 * 2;\nBEGIN { trace(N + 1); }",
+        "BEGIN { trace((char)1); trace((unsigned short)1); trace((uint64_t)1); trace((void *)0); }",
+        "BEGIN { x = 1, y = 2; }",
+        "BEGIN { @ = count(); @b[1] = count(); @a[\"x\", 1] = sum(2); }",
+        "profile:::tick-1s { exit(0); }",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        res r = comp(ok[i]);
+        CHECK(r.rc == 0, "does not compile: %s\n%s", ok[i], r.err);
+        res_free(&r);
+    }
+    /* options and pragmas reach the dprog and the header */
+    res r = comp("#pragma D option quiet\n#pragma D option strsize=512\n#pragma D option bufsize=4m\n"
+                 "#pragma D option switchrate=10hz\n#pragma D option aggsortkey\nBEGIN { }");
+    CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 512 && hdr(&r.p)->bufsize == 4u << 20 &&
+          r.p.switchrate_ns == 100000000 && r.p.aggsortkey, "pragmas: %s", r.err);
+    res_free(&r);
+    d_options o = opts();
+    const char *x[] = {"quiet", "dynvarsize=1k", "aggrate=1ms", "flowindent"};
+    o.xopts = x;
+    o.nxopts = 4;
+    r = comp_o("BEGIN { }", o);
+    CHECK(r.rc == 0 && r.p.quiet && r.p.flowindent && hdr(&r.p)->dynvarsize == 1024 && r.p.aggrate_ns == 1000000,
+          "-x options: %s", r.err);
+    res_free(&r);
+    /* macros: $1 an integer, $$2 a string, $3 an identifier, $target */
+    const char *args[] = {"42", "bash", "foo"};
+    o = opts();
+    o.macro_args = args;
+    o.nmacro_args = 3;
+    o.target_pid = 777;
+    r = comp_o("BEGIN { foo = 1; trace($1 + $target); trace($$2); trace($3); }", o);
+    CHECK(r.rc == 0 && r.p.nmacro_args == 3 && !strcmp(r.p.macro_args[1], "bash") && stroff(&r.p, "bash") > 0,
+          "macros: %s", r.err);
+    if (r.rc == 0) {
+        uint32_t n;
+        const struct hvt_dif_insn *c = code(&r.p, 0, &n);
+        CHECK(n > 3 && c[3].op == OP(LDI) && c[3].imm == 42 + 777, "$1 + $target folded to %d", c[3].imm);
+    }
+    res_free(&r);
+    /* a probe description with a macro: syscall::$$1:entry */
+    const char *rd[] = {"read"};
+    o = opts();
+    o.macro_args = rd;
+    o.nmacro_args = 1;
+    r = comp_o("syscall::$1:entry { }", o);
+    CHECK(r.rc == 0 && r.p.nprobes == 1 && r.p.probes[0].id == 100, "macro in a description: %s", r.err);
+    res_free(&r);
+}
+
+/* ---- layer 2: exact code ---- */
+static void test_code(void)
+{
+    CODE("BEGIN { trace(1 + 2); }", {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 3}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { x = 1; }", {OP(LDI), 0, 0, 0, 1}, {OP(STGV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("syscall::read:entry /pid == 42/ { self->ts = timestamp; }", {OP(VAR), 0, 0, 0, V(PID)},
+         {OP(LDI), 1, 0, 0, 42}, {OP(EQ), 0, 0, 1, 0}, {OP(BZ), 0, 0, 0, 6}, {OP(VAR), 0, 0, 0, V(TIMESTAMP)},
+         {OP(STTV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @c[execname] = count(); }", {OP(LDI), 0, 0, 0, 1}, {OP(VAR), 1, 0, 0, V(EXECNAME)},
+         {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { x = (char)300; trace((unsigned char)-1); }", {OP(LDI), 0, 0, 0, 44}, {OP(STGV), 0, 0, 0, 0},
+         {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 255}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* int arithmetic keeps C's 32-bit result */
+    CODE("BEGIN { x = 5; y = x + 1; }", {OP(LDI), 0, 0, 0, 5}, {OP(STGV), 0, 0, 0, 0}, {OP(LDGV), 0, 0, 0, 0},
+         {OP(ADDI), 0, 0, 0, 1}, {OP(SEXT), 0, 0, 0, 4}, {OP(STGV), 0, 0, 0, 1}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { trace(arg0 * arg1); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(VAR), 1, 0, 0, (HVT_DIF_V_ARG0 + 1)},
+         {OP(MUL), 0, 0, 1, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* unsigned comparison */
+    CODE("BEGIN { trace(timestamp < 5); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(TIMESTAMP)},
+         {OP(LDI), 1, 0, 0, 5}, {OP(LTU), 0, 0, 1, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* > is < with its operands swapped */
+    CODE("BEGIN { trace(arg0 > 1); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(LDI), 1, 0, 0, 1},
+         {OP(LT), 0, 1, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* && as a value */
+    CODE("BEGIN { trace(arg0 && arg1); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(LNOT), 0, 0, 0, 0},
+         {OP(LNOT), 0, 0, 0, 0}, {OP(BZ), 0, 0, 0, 8}, {OP(VAR), 1, 0, 0, (HVT_DIF_V_ARG0 + 1)}, {OP(LNOT), 0, 1, 0, 0},
+         {OP(LNOT), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* a predicate with ||: the first true test jumps into the body */
+    CODE("BEGIN /arg0 == 1 || arg1 == 2/ { exit(0); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(LDI), 1, 0, 0, 1},
+         {OP(EQ), 0, 0, 1, 0}, {OP(BNZ), 0, 0, 0, 8}, {OP(VAR), 0, 0, 0, (HVT_DIF_V_ARG0 + 1)}, {OP(LDI), 1, 0, 0, 2},
+         {OP(EQ), 0, 0, 1, 0}, {OP(BZ), 0, 0, 0, 11}, {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 0},
+         {OP(EXIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("syscall::openat:entry { trace(copyinstr(arg1)); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, (HVT_DIF_V_ARG0 + 1)},
+         {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @l = lquantize(arg0, 0, 100, 10); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(TCLR), 0, 0, 0, 0},
+         {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { self->x = 1; self->x++; }", {OP(LDI), 0, 0, 0, 1}, {OP(STTV), 0, 0, 0, 0}, {OP(LDTV), 0, 0, 0, 0},
+         {OP(ADDI), 0, 0, 0, 1}, {OP(SEXT), 0, 0, 0, 4}, {OP(STTV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* pointer arithmetic scales by the pointee, *p loads it with its size and sign */
+    CODE("BEGIN { p = (int *)arg0; trace(*(p + 2)); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(STGV), 0, 0, 0, 0},
+         {OP(ACT), 0, 0, 0, 0}, {OP(LDGV), 0, 0, 0, 0}, {OP(ADDI), 0, 0, 0, 8},
+         {OP(LDG), 0, 0, 0, 4 | HVT_DIF_LD_SIGNED}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { trace(((unsigned short *)arg0)[arg1]); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)},
+         {OP(VAR), 1, 0, 0, (HVT_DIF_V_ARG0 + 1)}, {OP(LDI), 2, 0, 0, 1}, {OP(SHL), 1, 1, 2, 0}, {OP(ADD), 0, 0, 1, 0},
+         {OP(LDG), 0, 0, 0, 2}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { stack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(STACK), 0, 0, 0, 8192}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @a = count(); clear(@a); }", {OP(LDI), 0, 0, 0, 1}, {OP(TCLR), 0, 0, 0, 0}, {OP(AGG), 0, 0, 0, 0},
+         {OP(ACT), 0, 0, 0, 0}, {OP(AGGCLR), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { a[1, \"k\"] = 5; trace(a[1, \"k\"]); }", {OP(LDI), 0, 0, 0, 5}, {OP(LDI), 1, 0, 0, 1},
+         {OP(SCONST), 2, 0, 0, 14}, {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(TPUSH), 0, 2, 0, 0},
+         {OP(STAV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 1}, {OP(SCONST), 1, 0, 0, 14},
+         {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(LDAV), 0, 0, 0, 0},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* a big constant goes to the pool */
+    CODE("BEGIN { trace(0x123456789); }", {OP(ACT), 0, 0, 0, 0}, {OP(LDC), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0},
+         {OP(RET), 0, 0, 0, 0});
+    /* if / else */
+    CODE("BEGIN { if (arg0) x = 1; else x = 2; }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(BZ), 0, 0, 0, 5},
+         {OP(LDI), 0, 0, 0, 1}, {OP(STGV), 0, 0, 0, 0}, {OP(JMP), 0, 0, 0, 7}, {OP(LDI), 0, 0, 0, 2},
+         {OP(STGV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* the default action of an empty clause */
+    CODE("BEGIN { }", {OP(ACT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* a string ternary joins in one register */
+    {
+        res r = comp("BEGIN { a = arg0 > 1 ? \"big\" : \"small\"; }");
+        int32_t big = stroff(&r.p, "big"), small = stroff(&r.p, "small");
+        res_free(&r);
+        I w[] = {{OP(VAR), 0, 0, 0, V(ARG0)}, {OP(LDI), 1, 0, 0, 1}, {OP(LT), 0, 1, 0, 0}, {OP(BZ), 0, 0, 0, 6},
+                 {OP(SCONST), 0, 0, 0, big}, {OP(JMP), 0, 0, 0, 8}, {OP(SCONST), 1, 0, 0, small}, {OP(MOV), 0, 1, 0, 0},
+                 {OP(STGV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "BEGIN { a = arg0 > 1 ? \"big\" : \"small\"; }", opts(), 0, w, 10);
+        r = comp("BEGIN { trace(execname == \"bash\"); trace(probefunc < \"m\"); }");
+        int32_t bash = stroff(&r.p, "bash"), m = stroff(&r.p, "m");
+        res_free(&r);
+        I w2[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(EXECNAME)}, {OP(SCONST), 1, 0, 0, bash},
+                  {OP(SCMP), 0, 0, 1, 0}, {OP(LNOT), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 1},
+                  {OP(VAR), 0, 0, 0, V(PROBEFUNC)}, {OP(SCONST), 1, 0, 0, m}, {OP(SCMP), 0, 0, 1, 0},
+                  {OP(LDI), 1, 0, 0, 0}, {OP(LT), 0, 0, 1, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "BEGIN { trace(execname == \"bash\"); trace(probefunc < \"m\"); }", opts(), 0, w2, 14);
+    }
+    /* strjoin, strlen, basename, stringof */
+    CODE("BEGIN { trace(strlen(strjoin(execname, probename))); }", {OP(ACT), 0, 0, 0, 0},
+         {OP(VAR), 0, 0, 0, V(EXECNAME)}, {OP(VAR), 1, 0, 0, V(PROBENAME)}, {OP(STRJOIN), 0, 0, 1, 0},
+         {OP(STRLEN), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { trace(basename(stringof(arg0))); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)},
+         {OP(STRG), 0, 0, 0, 0}, {OP(BASENAME), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* this-> and a conversion on assignment */
+    CODE("BEGIN { this->c = (char)arg0; }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(SEXT), 0, 0, 0, 1},
+         {OP(STLV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { trace(-(unsigned int)arg0); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)},
+         {OP(ZEXT), 0, 0, 0, 4}, {OP(NEG), 0, 0, 0, 0}, {OP(ZEXT), 0, 0, 0, 4}, {OP(EMIT), 0, 0, 0, 0},
+         {OP(RET), 0, 0, 0, 0});
+    /* actions' value types */
+    res r = comp("BEGIN { printf(\"%d %s %a %p %*d\\n\", (short)1, execname, arg0, arg1, 5, 6); trace((uint8_t)1); "
+                 "exit(1); setopt(\"quiet\", \"1\"); trunc(@a, 3); } BEGIN { @a = count(); }");
+    CHECK(r.rc != 0, "trunc of an aggregation defined later is refused");
+    res_free(&r);
+    r = comp("BEGIN { @a = count(); } END { printf(\"%d %s %a %p %*d\\n\", (short)1, execname, arg0, arg1, 5, 6); "
+             "trace((uint8_t)1); exit(1); setopt(\"quiet\", \"1\"); trunc(@a, 3); normalize(@a, 2); denormalize(@a); "
+             "printa(@a); printa(\"%@u\\n\", @a); stack(5); ustack(); }");
+    CHECK(r.rc == 0, "actions: %s", r.err);
+    if (r.rc == 0) {
+        const d_clause *c = &r.p.clauses[1];
+        CHECK(c->nacts == 11, "11 actions, %d", c->nacts);
+        const d_action *a = c->acts;
+        CHECK(a[0].kind == D_ACT_PRINTF && a[0].nargs == 6 && a[0].args[0].type == D_V_INT && a[0].args[0].size == 2 &&
+              a[0].args[1].type == D_V_STR && a[0].args[2].type == D_V_KSYM && a[0].args[3].type == D_V_INT &&
+              a[0].args[4].type == D_V_INT && a[0].args[4].size == 4 && !strcmp(a[0].fmt, "%d %s %a %p %*d\n"),
+              "printf values");
+        CHECK(a[1].kind == D_ACT_TRACE && a[1].nargs == 1 && a[1].args[0].type == D_V_UINT && a[1].args[0].size == 1, "trace");
+        CHECK(a[2].kind == D_ACT_EXIT && a[2].nargs == 1, "exit");
+        CHECK(a[3].kind == D_ACT_SETOPT && !strcmp(a[3].fmt, "quiet") && a[3].nargs == 1 && a[3].args[0].type == D_V_STR,
+              "setopt");
+        CHECK(a[4].kind == D_ACT_TRUNC && a[4].agg == 0 && a[4].nargs == 1, "trunc");
+        CHECK(a[5].kind == D_ACT_NORMALIZE && a[5].agg == 0 && a[5].nargs == 1, "normalize");
+        CHECK(a[6].kind == D_ACT_DENORMALIZE && a[6].agg == 0 && a[6].nargs == 0, "denormalize");
+        CHECK(a[7].kind == D_ACT_PRINTA && a[7].agg == 0 && !a[7].fmt, "printa");
+        CHECK(a[8].kind == D_ACT_PRINTA && !strcmp(a[8].fmt, "%@u\n"), "printa fmt");
+        CHECK(a[9].kind == D_ACT_STACK && a[9].frames == 5, "stack(5)");
+        CHECK(a[10].kind == D_ACT_USTACK && a[10].frames == 20, "ustack()");
+        CHECK(c->nstmts == 11 && c->stmt_pc && c->stmt_pc[0] == 0 && c->pred_end == 0, "statement pcs");
+        /* every action's code starts with its ACT, in order */
+        uint32_t n;
+        const struct hvt_dif_insn *ins = code(&r.p, 1, &n);
+        int k = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (ins[i].op == OP(ACT)) CHECK(ins[i].imm == k++, "ACT %d out of order", ins[i].imm);
+        CHECK(k == 11, "11 ACTs, %d", k);
+    }
+    res_free(&r);
+    /* stop needs -w */
+    d_options o = opts();
+    o.destructive = 1;
+    r = comp_o("BEGIN { stop(); step(); unstep(); }", o);
+    CHECK(r.rc == 0 && (hdr(&r.p)->flags & HVT_DIF_HF_DESTRUCTIVE) && r.p.clauses[0].acts[0].kind == D_ACT_STOP &&
+          r.p.clauses[0].acts[1].kind == D_ACT_STEP && r.p.clauses[0].acts[2].kind == D_ACT_UNSTEP, "-w stop: %s", r.err);
+    res_free(&r);
+    /* the predicate's end */
+    r = comp("BEGIN /arg0/ { trace(1); trace(2); }");
+    CHECK(r.rc == 0 && r.p.clauses[0].pred_end == 2 && r.p.clauses[0].nstmts == 2 && r.p.clauses[0].stmt_pc[1] == 5,
+          "pred_end %u", r.rc ? 0 : r.p.clauses[0].pred_end);
+    res_free(&r);
+}
+
+/* ---- aggregations ---- */
+static void test_aggs(void)
+{
+    res r = comp("BEGIN { @c = count(); @s[1] = sum(arg0); @mi[\"a\", 2] = min(1); @ma = max(1); @av = avg(1); "
+                 "@sd = stddev(1); @q = quantize(1); @l = lquantize(1, 0, 100, 10); @l2 = lquantize(1, -10, 10); "
+                 "@ll = llquantize(1, 10, 0, 6, 20); @ll2 = llquantize(1, 2, 0, 4, 2); }");
+    CHECK(r.rc == 0, "aggregations: %s", r.err);
+    if (r.rc == 0) {
+        const struct hvt_dif_agg *a = (const void *)(r.p.image + hdr(&r.p)->off_aggs);
+        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 13, 23, 120, 8};
+        static const uint8_t fn[] = {HVT_DIF_AGG_COUNT, HVT_DIF_AGG_SUM, HVT_DIF_AGG_MIN, HVT_DIF_AGG_MAX, HVT_DIF_AGG_AVG,
+                                     HVT_DIF_AGG_STDDEV, HVT_DIF_AGG_QUANTIZE, HVT_DIF_AGG_LQUANTIZE, HVT_DIF_AGG_LQUANTIZE,
+                                     HVT_DIF_AGG_LLQUANTIZE, HVT_DIF_AGG_LLQUANTIZE};
+        CHECK(hdr(&r.p)->naggs == 11 && r.p.naggs == 11, "11 aggregations");
+        for (int i = 0; i < 11; i++) {
+            CHECK(a[i].nbuckets == nb[i] && r.p.aggs[i].nbuckets == nb[i], "agg %d: %u buckets, want %u", i, a[i].nbuckets, nb[i]);
+            CHECK(a[i].fn == fn[i] && r.p.aggs[i].fn == fn[i], "agg %d fn", i);
+        }
+        CHECK(a[7].p[0] == 0 && a[7].p[1] == 100 && a[7].p[2] == 10 && a[8].p[2] == 1, "lquantize params");
+        CHECK(a[9].p[0] == 10 && a[9].p[1] == 0 && a[9].p[2] == 6 && a[9].p[3] == 20, "llquantize params");
+        CHECK(a[2].nkeys == 2 && a[2].key_types[0] == HVT_DIF_T_STR && a[2].key_types[1] == HVT_DIF_T_INT &&
+              r.p.aggs[2].keys[0].type == D_V_STR && r.p.aggs[2].keys[1].type == D_V_INT, "keys");
+        CHECK(!strcmp(r.p.aggs[0].name, "c") && stroff(&r.p, "mi") == (int32_t)a[2].name, "names");
+    }
+    res_free(&r);
+    r = comp("BEGIN { @ = count(); }");
+    CHECK(r.rc == 0 && r.p.naggs == 1 && !strcmp(r.p.aggs[0].name, "") && r.p.aggs[0].nkeys == 0, "anonymous @");
+    res_free(&r);
+}
+
+/* ---- errors ---- */
+static void test_errors(void)
+{
+    ERR("BEGIN { trace(foo); }", 1, 15, "failed to resolve foo: Unknown variable name");
+    ERR("BEGIN { x = 1; x = \"a\"; }", 1, 18, "operands have incompatible types: \"int\" = \"string\"");
+    ERR("BEGIN {\n\tprintf(\"%d\\n\", \"str\");\n}", 2, 17,
+        "printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %d\n\t prototype: char, short, "
+        "int, long, or long long\n\t  argument: string");
+    ERR("BEGIN { printf(\"%d %d\\n\", 1); }", 1, 16,
+        "printf( ) prototype mismatch: conversion #2 (%d) is missing a corresponding value argument");
+    ERR("BEGIN { printf(\"%d\\n\", 1, 2); }", 1, 27, "printf( ) prototype mismatch: only 1 arguments required by this format string");
+    ERR("BEGIN { printf(\"%s\\n\", arg0); }", 1, 24, "printf( ) argument #2 is incompatible with conversion #1 prototype:\n"
+        "\tconversion: %s\n\t prototype: char [] or string (or use stringof)\n\t  argument: int64_t");
+    ERR("BEGIN { printf(\"%f\\n\", 1); }", 1, 16, "format conversion #1 (%f) is not supported: hvtrace has no floating-point values");
+    ERR("BEGIN { printf(\"%z\\n\", 1); }", 1, 16, "format conversion #1 is undefined: %z");
+    ERR("BEGIN { printf(\"%..d\\n\", 1); }", 1, 16, "format conversion #1 has more than one '.' specified");
+    ERR("BEGIN { printf(\"%ld\\n\", 1); }", 1, 25, "printf( ) argument #2 is incompatible with conversion #1 prototype:\n"
+        "\tconversion: %ld\n\t prototype: long");
+    ERR("BEGIN { printf(\"%@d\\n\", 1); }", 1, 16, "%@ conversion requires an aggregation and is not for use with printf( )");
+    ERR("BEGIN { printf(\"\"); }", 1, 16, "printf( ) format string is empty");
+    ERR("BEGIN { printf(execname); }", 1, 16, "printf( ) argument #1 is incompatible with prototype:\n\tprototype: string "
+        "constant\n\t argument: string");
+    ERR("BEGIN { @a = count(1); }", 1, 14, "count( ) prototype mismatch: 1 arg passed, 0 expected");
+    ERR("BEGIN { @a = sum(); }", 1, 14, "sum( ) prototype mismatch: 0 args passed, 1 expected");
+    ERR("BEGIN { @a = lquantize(1); }", 1, 14, "lquantize( ) prototype mismatch: 1 arg passed, at least 3 expected");
+    ERR("BEGIN { @a = lquantize(1, 0, 10, 0); }", 1, 34, "lquantize( ) argument #3 must be a non-zero positive integer constant");
+    ERR("BEGIN { @a = lquantize(1, 10, 0, 1); }", 1, 14, "lquantize( ) base (argument #1) must be less than limit (argument #2)");
+    ERR("BEGIN { @a = lquantize(1, arg0, 10); }", 1, 27, "lquantize( ) argument #1 must be an integer constant");
+    ERR("BEGIN { @a = lquantize(1, 0, 100000, 1); }", 1, 14, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity");
+    ERR("BEGIN { @a = lquantize(1, 0, 10000, 1); }", 1, 14, "lquantize( ) has 10003 buckets: hvtrace keeps at most 1024");
+    ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 14, "llquantize( ) factor (argument #1) must be two or more");
+    ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 14, "llquantize( ) high magnitude (argument #3) must be greater");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 14, "llquantize( ) factor (argument #1) must be less than or equal");
+    ERR("BEGIN { @a = quantize(1, 2); }", 1, 26, "quantize( ) increment value (argument #1) is not supported by hvtrace");
+    ERR("BEGIN { @a = count(); @a = sum(1); }", 1, 26, "aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 1");
+    ERR("BEGIN { @a[1] = count(); @a[\"x\"] = count(); }", 1, 29, "@a[ ] key #1 is incompatible with prototype:\n\tprototype: int\n\t      key: string");
+    ERR("BEGIN { @a[1] = count(); @a[1, 2] = count(); }", 1, 29, "@a[ ] prototype mismatch: 2 keys passed, 1 expected");
+    ERR("BEGIN { a[1] = 1; a[\"x\"] = 2; }", 1, 21, "a[ ] key #1 is incompatible with prototype:\n\tprototype: int\n\t      key: string");
+    ERR("BEGIN { @a = 1; }", 1, 12, "@a must be assigned the result of an aggregating function");
+    ERR("BEGIN { @a = lquantize(1, 0, 10); @a = lquantize(1, 0, 20); }", 1, 40, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected 10, found 20");
+    ERR("END { printa(@nope); }", 1, 14, "undefined aggregation: @nope");
+    ERR("BEGIN { clear(1); }", 1, 15, "clear( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: int");
+    ERR("BEGIN { x = @a; }", 1, 13, "aggregation @a may only be used as @a[keys] = func(...)");
+    ERR("BEGIN { stop(); }", 1, 9, "stop( ) is a destructive action: allow it with -w");
+    ERR("BEGIN { trace(*arg0); }", 1, 15, "cannot dereference non-pointer type");
+    ERR("BEGIN { trace(execname + 1); }", 1, 24, "operator + requires operands of arithmetic type");
+    ERR("BEGIN { trace(1 / 0); }", 1, 17, "expression contains division by zero");
+    ERR("BEGIN { pid = 1; }", 1, 9, "operator = can only be applied to a writable variable");
+    ERR("BEGIN { foo(1); }", 1, 9, "undefined function name: foo");
+    ERR("BEGIN { x = trace(1); }", 1, 13, "trace( ) is an action: it may only be used as a statement");
+    ERR("BEGIN { x = count(); }", 1, 13, "count( ) is an aggregating function");
+    ERR("BEGIN { x = strlen(arg0); }", 1, 20, "strlen( ) argument #1 is incompatible with prototype:\n\tprototype: string\n\t argument: int64_t");
+    ERR("BEGIN { x = strjoin(\"a\"); }", 1, 13, "strjoin( ) prototype mismatch: 1 arg passed, 2 expected");
+    ERR("BEGIN { exit(\"a\"); }", 1, 14, "exit( ) argument #1 is incompatible with prototype:\n\tprototype: integer\n\t argument: string");
+    ERR("BEGIN { trace(arg0 ? \"a\" : 1); }", 1, 20, "operator ?: operands must have compatible types");
+    ERR("BEGIN { trace(arg0->x); }", 1, 19, "operator -> must be applied to a pointer");
+    ERR("BEGIN { trace(args[12]); }", 1, 20, "args[12]: the hypervisor gives the probes' arguments 0 to 9");
+    ERR("BEGIN { trace(args[arg0]); }", 1, 20, "args[ ] argument #1 is incompatible with prototype:\n\tprototype: integer constant");
+    ERR("BEGIN { trace(this->y); }", 1, 15, "this->y has not yet been declared or assigned");
+    ERR("BEGIN { trace(self->y); }", 1, 15, "self->y has not yet been declared or assigned");
+    ERR("BEGIN { x += 1; }", 1, 9, "x has not yet been declared or assigned");
+    ERR("BEGIN /execname/ { }", 1, 8, "predicate result must be of scalar type");
+    ERR("BEGIN { if (execname) trace(1); }", 1, 13, "if( ) condition must be of scalar type");
+    ERR("BEGIN { trace(1 +); }", 1, 18, "syntax error near \")\"");
+    ERR("BEGIN { trace(1) trace(2); }", 1, 18, "syntax error near \"trace\": expected ';'");
+    ERR("BEGIN { trace(\"abc); }", 1, 15, "unterminated string literal");
+    ERR("BEGIN { trace(\"abc\n\"); }", 1, 15, "newline encountered in string literal");
+    ERR("BEGIN { /* abc }", 1, 9, "end-of-file encountered before matching */");
+    ERR("BEGIN { /* a /* b */ }", 1, 14, "/* encountered inside a comment");
+    ERR("BEGIN { trace(09); }", 1, 15, "constant 09 contains invalid digit 9");
+    ERR("BEGIN { trace(1.5); }", 1, 15, "floating-point constants are not permitted");
+    ERR("BEGIN { trace(''); }", 1, 15, "empty character constant");
+    ERR("BEGIN { trace(99999999999999999999); }", 1, 15, "constant 99999999999999999999 results in integer overflow");
+    ERR("BEGIN { trace($3); }", 1, 15, "macro argument $3 is not defined");
+    ERR("BEGIN { trace($target); }", 1, 15, "macro variable $target is not defined");
+    ERR("#pragma D option foo=1\nBEGIN { }", 1, 18, "failed to set option 'foo' to '1': Invalid option name");
+    ERR("#pragma D option strsize=5000\nBEGIN { }", 1, 18, "failed to set option 'strsize' to '5000': Invalid value for specified option");
+    ERR("#pragma D frobnicate\nBEGIN { }", 1, 11, "invalid D pragma: frobnicate");
+    ERR("#include <stdio.h>\nBEGIN { }", 1, 2, "invalid control directive: #include");
+    ERR("BEGIN { trace(1); } }", 1, 21, "syntax error near \"}\"");
+    ERR("BEGIN { x = \"a\" + 1; }", 1, 17, "operator + requires operands of arithmetic type");
+    ERR("BEGIN { x = (string)1; }", 1, 13, "invalid cast expression: \"int\" to \"string\"");
+    ERR("BEGIN { x = &pid; }", 1, 13, "unacceptable operand for unary & operator");
+    ERR("BEGIN { y = 1; x = &y; }", 1, 20, "cannot take address of dynamic variable");
+    ERR("BEGIN { trace(sizeof (struct file)); }", 1, 30, "failed to resolve type struct file: no kernel type information");
+    ERR("BEGIN { trace(substr(\"ab\", 1)); }", 1, 15, "substr( ) is not supported by hvtrace");
+    ERR("BEGIN { trace(caller); }", 1, 15, "built-in variable caller is not supported by hvtrace");
+    ERR("BEGIN { x = 1; trace(x[1]); }", 1, 23, "operator [ ] cannot be applied to a value of type \"int\"");
+    ERR("int x;\nint x[string];\nBEGIN { }", 2, 5, "identifier redeclared: x");
+    ERR("BEGIN { self->a[1] = 2; }", 1, 16, "thread-local associative arrays are not supported by hvtrace");
+    /* the expression too complex for 16 registers: a chain with side effects keeps its order */
+    {
+        char src[4096] = "BEGIN { a[0] = 1; trace(";
+        for (int i = 0; i < 20; i++) strcat(src, "a[0] + (");
+        strcat(src, "1");
+        for (int i = 0; i < 20; i++) strcat(src, ")");
+        strcat(src, "); }");
+        res r = comp(src);
+        CHECK(r.rc == -1 && strstr(r.err, "expression too complex: it needs more than 16 registers"), "too complex: %s", r.err);
+        res_free(&r);
+    }
+    /* several errors in one run, each with its place */
+    {
+        res r = comp("BEGIN { trace(foo); }\nEND { x = ; }\nBEGIN { printf(\"%d\", \"s\"); }\n");
+        CHECK(r.rc == -1 && strstr(r.err, "test.d:1:15:") && strstr(r.err, "test.d:2:11:") && strstr(r.err, "test.d:3:22:"),
+              "three errors: %s", r.err);
+        res_free(&r);
+    }
+    /* self-> in BEGIN is fine */
+    {
+        res r = comp("BEGIN { self->x = 1; } END { trace(self->x); }");
+        CHECK(r.rc == 0, "self-> in BEGIN: %s", r.err);
+        res_free(&r);
+    }
+}
+
+/* ---- probes ---- */
+static void test_probes(void)
+{
+    res r = comp("foo:bar:baz:qux { }");
+    CHECK(r.rc == -1 && r.err && !strcmp(r.err, "hvt: invalid probe specifier foo:bar:baz:qux: probe description "
+                                                "foo:bar:baz:qux does not match any probes\n"), "no match: %s", r.err);
+    res_free(&r);
+    d_options o = opts();
+    o.allow_zero_matches = 1;
+    r = comp_o("foo:bar:baz:qux { } BEGIN { }", o);
+    CHECK(r.rc == 0 && r.p.nprobes == 1, "-Z: %s", r.err);
+    res_free(&r);
+    r = comp("profile:::tick-0 { }");
+    CHECK(r.rc == -1 && strstr(r.err, "test.d:1:1: error: invalid probe description \"profile:::tick-0\": invalid rate"),
+          "resolver's error: %s", r.err);
+    res_free(&r);
+    r = comp("a:b:c:d:e { }");
+    CHECK(r.rc == -1 && strstr(r.err, "Overspecified probe description"), "5 fields: %s", r.err);
+    res_free(&r);
+    /* probes sorted by id, each clause once per probe, clauses in program order */
+    r = comp("syscall::read:*, syscall::read:entry, fbt::vfs_read:entry { }\n"
+             "END { }\nfbt::vfs_read:entry { }\nBEGIN { }\ndtrace:::BEGIN { }");
+    CHECK(r.rc == 0, "probes: %s", r.err);
+    if (r.rc == 0) {
+        const struct hvt_dif_hdr *h = hdr(&r.p);
+        const struct hvt_dif_probe *p = (const void *)(r.p.image + h->off_probes);
+        const uint16_t *pc = (const void *)(r.p.image + h->off_probe_clauses);
+        uint32_t want_id[] = {1, 2, 10, 100, 101};
+        CHECK(h->nprobes == 5 && r.p.nprobes == 5, "5 probes, %u", h->nprobes);
+        for (int i = 0; i < 5 && i < (int)h->nprobes; i++) CHECK(p[i].id == want_id[i] && r.p.probes[i].id == want_id[i], "probe %d id %u", i, p[i].id);
+        CHECK(p[0].nclauses == 2 && pc[p[0].clauses] == 3 && pc[p[0].clauses + 1] == 4, "BEGIN runs clauses 3, 4");
+        CHECK(p[2].nclauses == 2 && pc[p[2].clauses] == 0 && pc[p[2].clauses + 1] == 2, "vfs_read runs clauses 0, 2");
+        CHECK(p[3].nclauses == 1 && pc[p[3].clauses] == 0, "read:entry once");
+        CHECK(!strcmp((const char *)r.p.image + h->off_strtab + p[3].func, "read") &&
+              !strcmp((const char *)r.p.image + h->off_strtab + p[3].name, "entry") && !strcmp(r.p.probes[3].prov, "syscall"),
+              "names");
+        CHECK(h->begin_probe == 1 && h->end_probe == 2 && h->error_probe == 0, "reserved ids");
+        CHECK(!strcmp(r.p.clauses[0].where, "syscall::read:*,syscall::read:entry,fbt::vfs_read:entry") && r.p.clauses[1].line == 2,
+              "where");
+    }
+    res_free(&r);
+    /* the layout: 8-byte aligned sections in order, inside the image */
+    r = comp("BEGIN { x = 1; s = \"str\"; self->t = 2; this->l = 3; a[\"k\"] = 4; @c[1] = count(); trace(0x1234567890); }");
+    CHECK(r.rc == 0, "layout: %s", r.err);
+    if (r.rc == 0) {
+        const struct hvt_dif_hdr *h = hdr(&r.p);
+        uint32_t offs[] = {h->off_clauses, h->off_insns, h->off_consts, h->off_vars, h->off_aggs, h->off_probes,
+                           h->off_probe_clauses, h->off_strtab};
+        size_t sizes[] = {h->nclauses * sizeof(struct hvt_dif_clause), h->ninsns * sizeof(struct hvt_dif_insn),
+                          h->nconsts * 8ul, h->nvars * sizeof(struct hvt_dif_var), h->naggs * sizeof(struct hvt_dif_agg),
+                          h->nprobes * sizeof(struct hvt_dif_probe), h->nprobe_clauses * 2ul, h->strtab_len};
+        int ok = h->magic == HVT_DIF_MAGIC && h->size == r.p.image_len && offs[0] >= sizeof *h;
+        for (int i = 0; i < 8; i++) {
+            ok &= offs[i] % 8 == 0 && offs[i] + sizes[i] <= h->size;
+            if (i) ok &= offs[i] >= offs[i - 1] + sizes[i - 1];
+        }
+        CHECK(ok, "sections");
+        const struct hvt_dif_var *v = (const void *)(r.p.image + h->off_vars);
+        CHECK(h->nvars == 5 && v[0].kind == HVT_DIF_VK_GLOBAL && v[0].type == HVT_DIF_T_INT && v[1].type == HVT_DIF_T_STR &&
+              v[2].kind == HVT_DIF_VK_THREAD && v[3].kind == HVT_DIF_VK_LOCAL && v[4].kind == HVT_DIF_VK_ASSOC &&
+              v[4].nkeys == 1 && v[4].key_types[0] == HVT_DIF_T_STR && (int32_t)v[1].name == stroff(&r.p, "s"), "vars");
+        const uint64_t *c = (const void *)(r.p.image + h->off_consts);
+        CHECK(h->nconsts == 1 && c[0] == 0x1234567890ull, "consts");
+        CHECK(h->strsize == 256 && h->flags == 0 && r.p.image[h->off_strtab] == 0, "header");
+    }
+    res_free(&r);
+    /* the resolver over a probe_list */
+    probe_desc pd[] = {{.id = 1, .provider = "fbt", .module = "kernel", .function = "a_func", .name = "entry"},
+                       {.id = 2, .provider = "fbt", .module = "kernel", .function = "b_func", .name = "entry"}};
+    probe_list pl = {0};
+    pl.p = malloc(sizeof pd);
+    memcpy(pl.p, pd, sizeof pd);
+    pl.n = 2;
+    o = opts();
+    o.resolve = d_resolve_probe_list;
+    o.resolve_ctx = &pl;
+    r = comp_o("fbt::*_func:entry { } profile:::tick-10ms { }", o);
+    CHECK(r.rc == 0 && r.p.nprobes == 3 && r.p.probes[2].id == 3 && !strcmp(r.p.probes[2].name, "tick-10ms"),
+          "probe_list resolver: %s", r.err);
+    res_free(&r);
+    probe_list_free(&pl);
+}
+
+/* ---- the disassembly ---- */
+static void test_dump(void)
+{
+    res r = comp("BEGIN /arg0/ { @a[execname] = count(); self->x = 1; printf(\"%s\\n\", \"hi\"); }");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    dprog_dump(f, &r.p);
+    fclose(f);
+    CHECK(strstr(buf, "probe 1 dtrace:::BEGIN clauses 0\n") && strstr(buf, "agg 0 @a count keys 1 buckets 1") &&
+          strstr(buf, "   0    1  bz       r0, -> ") && strstr(buf, "agg      @a[tuple], r0") &&
+          strstr(buf, "sttv     self->x, r0") && strstr(buf, "sconst   r0, \"hi\"") &&
+          strstr(buf, "action #0 printf \"%s\\n\" (string)"), "dump:\n%s", buf);
+    free(buf);
+    res_free(&r);
+}
+
+/* ---- mangled input never crashes ---- */
+static void test_mangled(void)
+{
+    static const char *seeds[] = {
+        "syscall::read:entry /pid == $1 && execname == \"bash\"/ { self->ts = timestamp; @c[execname] = count(); }",
+        "BEGIN { printf(\"%d %s %-10.3x\\n\", arg0, probefunc, 3); x = arg0 ? \"a\" : \"b\"; a[1, \"x\"] += 2; }",
+        "#pragma D option quiet\nBEGIN /* c */ { @l = lquantize(arg0, 0, 100, 10); printa(\"%@d\", @l); exit(0); }",
+        "int x; inline int N = 3;\nEND { if (x > N) { trace(x); } else trace(-x); stack(); clear(@); }",
+    };
+    const char alphabet[] = "{}()[];,/*+-!~&|^<>=?:.@$\"'\\#\n 0123456789abcxyz_";
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    int crashes = 0;
+    for (int it = 0; it < 4000; it++) {
+        char buf[512];
+        strcpy(buf, seeds[it % 4]);
+        size_t n = strlen(buf);
+        int muts = 1 + (int)(s % 6);
+        for (int m = 0; m < muts; m++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = (size_t)(s >> 33) % (n ? n : 1);
+            int kind = (int)(s >> 20) % 3;
+            char c = alphabet[(s >> 40) % (sizeof alphabet - 1)];
+            if (kind == 0 && n) buf[at] = c;
+            else if (kind == 1 && n < sizeof buf - 2) {
+                memmove(buf + at + 1, buf + at, n - at + 1);
+                buf[at] = c;
+                n++;
+            } else if (n) {
+                memmove(buf + at, buf + at + 1, n - at);
+                n--;
+            }
+        }
+        d_options o = opts();
+        FILE *f = fopen("/dev/null", "w");
+        o.err = f;
+        dprog p;
+        int rc = d_compile("m.d", buf, n, &o, &p);
+        fclose(f);
+        if (rc == 0) dprog_free(&p);
+        else if (rc != -1) crashes++;
+    }
+    CHECK(crashes == 0, "mangled programs");
+}
+
+/* ---- with the kernel's BTF ---- */
+static const btf_info *kbtf;
+
+static uint32_t member_off(const char *sou, const char *m)
+{
+    btf_member bm;
+    uint32_t id = btf_find_struct(kbtf, sou);
+    if (!id || btf_member_find(kbtf, id, m, &bm) < 0) return UINT32_MAX;
+    return (uint32_t)(bm.bit_offset / 8);
+}
+
+static void test_btf(void)
+{
+    const char *path = getenv("HVT_D_KERNEL");
+    char pat[512];
+    glob_t g = {0};
+    if (!path || !*path) {
+        const char *cache = getenv("HVT_CACHE"), *home = getenv("HOME");
+        if (cache && *cache) snprintf(pat, sizeof pat, "%s/kernels/*/root/boot/vmlinuz-6.1.0-50-cloud-amd64", cache);
+        else snprintf(pat, sizeof pat, "%s/.cache/hvtrace/kernels/*/root/boot/vmlinuz-6.1.0-50-cloud-amd64", home ? home : "");
+        if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc) path = g.gl_pathv[0];
+    }
+    kimg k;
+    btf_info b;
+    const uint8_t *blob;
+    size_t len;
+    if (!path || kimg_load(&k, path) < 0) {
+        printf("SKIP BTF checks: no pinned 6.1.0-50-cloud kernel in the cache\n");
+        globfree(&g);
+        return;
+    }
+    if (btf_find_blob(&k, &blob, &len) < 0 || btf_parse(&b, path, blob, len) < 0) {
+        CHECK(0, "no BTF in %s", path);
+        kimg_free(&k);
+        globfree(&g);
+        return;
+    }
+    kbtf = &b;
+    d_options o = opts();
+    o.btf = &b;
+    uint32_t fpath = member_off("file", "f_path"), dentry = member_off("path", "dentry"), dname = member_off("dentry", "d_name"),
+             qname = member_off("qstr", "name"), fpos = member_off("file", "f_pos"), comm = member_off("task_struct", "comm"),
+             tpid = member_off("task_struct", "pid");
+    CHECK(fpath != UINT32_MAX && dentry != UINT32_MAX && comm != UINT32_MAX, "BTF members");
+    {
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(ADDI), 0, 0, 0, (int32_t)(fpath + dentry)},
+                 {OP(LDG), 0, 0, 0, 8}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "fbt::vfs_read:entry { trace(args[0]->f_path.dentry); }", o, 0, w, 6);
+    }
+    {
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(ADDI), 0, 0, 0, (int32_t)(fpath + dentry)},
+                 {OP(LDG), 0, 0, 0, 8}, {OP(ADDI), 0, 0, 0, (int32_t)(dname + qname)}, {OP(LDG), 0, 0, 0, 8},
+                 {OP(STRG), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "fbt::vfs_read:entry { printf(\"%s\", stringof(args[0]->f_path.dentry->d_name.name)); }", o,
+                     0, w, 9);
+    }
+    {
+        /* curthread->comm is a char[16]: a string where one is wanted */
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(CURTHREAD)}, {OP(ADDI), 0, 0, 0, (int32_t)comm},
+                 {OP(STRG), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 1}, {OP(VAR), 0, 0, 0, V(CURTHREAD)},
+                 {OP(ADDI), 0, 0, 0, (int32_t)tpid}, {OP(LDG), 0, 0, 0, 4 | HVT_DIF_LD_SIGNED}, {OP(EMIT), 0, 0, 0, 0},
+                 {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "BEGIN { printf(\"%s\", curthread->comm); trace(curthread->pid); }", o, 0, w, 11);
+    }
+    {
+        /* a cast, and a narrow typed argument sign-extended */
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(ADDI), 0, 0, 0, (int32_t)fpos},
+                 {OP(LDG), 0, 0, 0, 8 | 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "BEGIN { trace(((struct file *)arg0)->f_pos); }", o, 0, w, 6);
+        if (btf_find_struct(&b, "file")) {
+            res r = comp_o("fbt::do_sys_open:entry { trace(args[0]); trace(args[2]); }", o);
+            uint32_t n = 0;
+            const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+            CHECK(c && n >= 3 && c[1].op == OP(VAR) && c[2].op == OP(SEXT) && c[2].imm == 4, "int args[0]: %s", r.err);
+            res_free(&r);
+        }
+    }
+    {
+        res r = comp_o("BEGIN { trace(sizeof (struct file)); trace(offsetof(struct file, f_pos)); }", o);
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        CHECK(c && c[1].imm == (int32_t)btf_type_size(&b, btf_find_struct(&b, "file")) && c[4].imm == (int32_t)fpos,
+              "sizeof, offsetof: %s", r.err);
+        res_free(&r);
+    }
+    {
+        /* typed args through a variable; a bitfield */
+        res r = comp_o("fbt::vfs_read:entry { self->f = args[0]; } fbt::vfs_read:return /self->f/ { trace(self->f->f_pos); "
+                       "trace(args[1]); trace(curthread->in_execve); }", o);
+        CHECK(r.rc == 0 && r.p.clauses[1].acts[1].args[0].type == D_V_INT && r.p.clauses[1].acts[1].args[0].size == 8 &&
+              r.p.clauses[1].acts[2].args[0].type == D_V_UINT, "typed return value, bitfield: %s", r.err);
+        res_free(&r);
+    }
+    check_err_o(__LINE__, "fbt::vfs_read:entry { trace(args[0]->nope); }", o, 1, 36, "nope is not a member of struct file");
+    check_err_o(__LINE__, "fbt::vfs_read:entry { trace(args[5]); }", o, 1, 29,
+                "index 5 is out of range for fbt:kernel:vfs_read:entry args[ ]");
+    check_err_o(__LINE__, "fbt::vfs_read:entry, fbt::do_sys_open:entry { trace(args[0]); }", o, 1, 53,
+                "args[0] has different types in the probes this clause matches");
+    check_err_o(__LINE__, "BEGIN { trace(curthread.pid); }", o, 1, 24,
+                "operator . cannot be applied to type \"struct task_struct *\"; must be applied to a struct or union");
+    check_err_o(__LINE__, "BEGIN { trace(((int *)arg0)->x); }", o, 1, 28,
+                "operator -> cannot be applied to pointer to type \"int\"; must be applied to a struct or union pointer");
+    check_err_o(__LINE__, "BEGIN { trace((struct nosuch *)arg0); }", o, 1, 23, "failed to resolve type struct nosuch: Unknown type name");
+    check_err_o(__LINE__, "BEGIN { printf(\"%d\", curthread->comm); }", o, 1, 22,
+                "printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %d");
+    {
+        /* wildcards over probes with the same args[0] type are fine; an enum constant */
+        res r = comp_o("fbt::vfs_*:entry { trace(args[0]->f_pos); trace(TASK_COMM_LEN); }", o);
+        CHECK(r.rc == 0 || strstr(r.err, "TASK_COMM_LEN"), "wildcard args: %s", r.err);
+        res_free(&r);
+    }
+    btf_free(&b);
+    kimg_free(&k);
+    globfree(&g);
+}
+
+int main(void)
+{
+    test_syntax();
+    test_code();
+    test_aggs();
+    test_errors();
+    test_probes();
+    test_dump();
+    test_mangled();
+    test_btf();
+    printf("%d passed, %d failed\n", npass, nfail);
+    return nfail != 0;
+}

@@ -1,0 +1,162 @@
+/*
+ * dif.h - D programs in the hypervisor: the verifier and the interpreter of the bytecode of
+ * include/hvt_dif.h, and the state a loaded program runs with (buffers, variables,
+ * aggregations).
+ *
+ * Contract.
+ * The caller provides:
+ *  - the image: in hypervisor memory, 8-byte aligned, that nothing changes once dif_verify()
+ *    accepted it (it is used in place: copy it out of any buffer the host or the guest can
+ *    write before verifying it);
+ *  - memory for the state: dif_state_size() bytes, 8-byte aligned, zeroed or not (hv_alloc's
+ *    never-freed memory is fine: nothing here frees or grows);
+ *  - a struct dif_env: function pointers to read guest memory and capture a stack, and an
+ *    optional notification (no hypervisor function is called by name: only memcpy, memmove,
+ *    memset, memcmp of the freestanding library, and these);
+ *  - at each firing a struct dif_firing: the built-in variables' values, execname, and the
+ *    ctx the callbacks receive (e.g. the guest's paging and registers of this exit).
+ * Functions:
+ *  dif_verify()        checks everything in an image before anything uses it: the layout,
+ *                      every instruction, register types along the forward-only control flow,
+ *                      tuples, variables, aggregations, probes (the list is at dif_verify.c's
+ *                      top). On failure it says which clause, instruction and why.
+ *  dif_state_size()    bytes of state a verified image needs for ncpus CPUs (state_size and
+ *                      state_init trust the image: verify it first), from its header's
+ *                      options (0 = default): bufsize (principal buffer per CPU, default
+ *                      DIF_DEF_BUFSIZE), aggsize (aggregation space per CPU, hash table
+ *                      included, default DIF_DEF_AGGSIZE), dynvarsize (thread-local and
+ *                      associative array space shared by all CPUs, hash table included,
+ *                      default DIF_DEF_DYNVARSIZE), plus scratch strings, this-> variables and
+ *                      globals.
+ *  dif_state_init()    lays the state out in the caller's memory; DIF_ENOMEM if it is smaller
+ *                      than dif_state_size() says (nothing else is touched then).
+ *  dif_fire()          runs every clause of a probe id (binary search of the image's sorted
+ *                      probe table) in program order on one CPU; this-> variables live across
+ *                      those clauses. Each clause that reaches RET having run an ACT leaves one
+ *                      HVT_DREC_DATA record in the CPU's principal buffer; a fault leaves an
+ *                      HVT_DREC_ERROR record instead (and fires the program's ERROR probe, if
+ *                      it has one, after the clauses, for up to DIF_ERROR_FIRES faults, with
+ *                      DTrace's arguments but arg2 the clause index: arg1 epid, arg2 clause,
+ *                      arg3 pc, arg4 fault, arg5 address; ERROR's own faults only make
+ *                      records); a record that does not fit the buffer ends its clause (its
+ *                      variable and aggregation updates so far stay) and counts a drop, as
+ *                      does an error record that does not fit. BEGIN, END and ERROR are
+ *                      probe ids like any other (the header names them): the caller fires
+ *                      BEGIN and END itself.
+ *  dif_drain()         copies a CPU's records out (whole records, oldest first), preceded by
+ *                      one HVT_DREC_DROPS / DYNDROPS / AGGDROPS record for each counter that is
+ *                      not zero (which it then resets): no loss is silent.
+ *  dif_agg_snapshot()  serializes a CPU's aggregation entries (struct hvt_dagg_rec, key, value
+ *                      slots) into a caller buffer, resumable through a cursor.
+ *  dif_exiting()       whether a clause ran exit() and completed, and the status.
+ *  dif_probe_find()    a probe id's entry in a verified image (NULL: not in it).
+ * Semantics worth knowing (DTrace's unless said):
+ *  - Global scalars have fixed storage in the state (never dropped); integers are atomic
+ *    64-bit loads and stores, strings are copied under the variable lock.
+ *  - Dynamic variables (self->, associative arrays) share one hash space of fixed-size chunks
+ *    (chunk = the largest key + value of the program's such variables): a store that finds no
+ *    free chunk counts a dynamic variable drop; storing 0 (or "") deletes the entry; loading
+ *    a missing entry gives 0 (or ""). Thread-locals are keyed by (tid, variable).
+ *  - Aggregations are per CPU (no lock shared by CPUs on the update path); a key that finds no
+ *    room counts an aggregation drop. clear(@a) (AGGCLR) zeroes @a's values on every CPU, each
+ *    under that CPU's aggregation lock (min and max go back to INT64_MAX / INT64_MIN); keys stay.
+ *  - Strings are handles into this CPU's scratch string buffers (HVT_DIF_SCRATCH_STRS of
+ *    strsize bytes; a buffer is free again once no register holds it) or into the strtab;
+ *    every use checks the handle and the register's run-time type: BADSTR otherwise.
+ *  - STACK reserves 16 + imm bytes of the record, then calls env->stack().
+ *  - Built-in values come from struct dif_firing as the caller filled them: the header's
+ *    tsc_khz is the caller's business (e.g. converting timestamps), not the interpreter's.
+ *  - Division (and remainder) by zero faults DIVZERO; INT64_MIN / -1 gives INT64_MIN, % -1 0.
+ * Safety promises:
+ *  - dif_verify() reads nothing outside [image, image+len) and runs in time linear in len. It
+ *    uses a static work area of HVT_DIF_MAX_INSNS words under its own lock (callers on several
+ *    CPUs wait for each other).
+ *  - For a verified image, dif_fire() runs in time bounded by the clauses' lengths (forward
+ *    branches only; per instruction O(strsize + HVT_DIF_KEY_MAX + probe stack) work plus a
+ *    hash chain walk; AGGCLR walks every CPU's aggregation space), reads and writes nothing
+ *    outside the image (read only), the state memory and its own stack (about 1 KiB deep),
+ *    touches guest memory only through env->read, and never faults the
+ *    hypervisor: every register, index, branch target and string handle is checked again at
+ *    run time (a failed check is an ILLOP or BADSTR fault, not a wild access).
+ *  - No floating point, no 128-bit division.
+ * Concurrency: dif_fire() may run on every CPU at once, each with its own cpu index; it is not
+ *  reentrant on one CPU. Locks (spinlocks on __atomic builtins, held for bounded work): per CPU,
+ *  the buffer lock (held for a whole firing, and by dif_drain) and the aggregation lock (one
+ *  update, one clear, one snapshot); shared, the variable lock (string globals, dynamic
+ *  variables). Integer globals are plain atomic 64-bit loads and stores. Order: buffer lock
+ *  first; the other two are never held together. env->read and env->stack run with this
+ *  CPU's buffer lock held (they must not call back into this module); env->notify with no
+ *  lock held.
+ */
+#ifndef HVT_TRACE_DIF_H
+#define HVT_TRACE_DIF_H
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "hvt_dif.h"
+
+#define DIF_OK        0
+#define DIF_EINVAL  (-1)        /* a malformed image or argument */
+#define DIF_ENOMEM  (-2)        /* the memory given is smaller than dif_state_size() */
+#define DIF_ENOPROBE (-3)       /* dif_fire: the probe id is not in the program */
+#define DIF_ESMALL  (-4)        /* the caller's buffer cannot hold the next record */
+
+#define DIF_DEF_BUFSIZE    (256u << 10)
+#define DIF_DEF_AGGSIZE    (256u << 10)
+#define DIF_DEF_DYNVARSIZE (1u << 20)
+#define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted */
+#define DIF_ERROR_FIRES    4              /* faults of one firing that fire the ERROR probe */
+
+/* Why dif_verify() refused an image: clause and insn (index in the clause) or -1; item is the
+ * var, agg or probe index a section error is about (else -1); reason a static string. */
+struct dif_verr {
+    int clause, insn, item;
+    const char *reason;
+};
+
+/* What the hypervisor lends the interpreter. ctx is the firing's (struct dif_firing). A NULL
+ * read makes every guest access fault. */
+struct dif_env {
+    /* Copy len bytes of guest virtual memory at va (user: walk the current process's tables,
+     * else the kernel's); returns bytes copied, fewer when a page is not mapped (a fault). */
+    size_t (*read)(void *ctx, uint64_t va, void *buf, size_t len, int user);
+    /* The kernel stack of the firing: up to max bytes from its stack pointer into buf; *rsp =
+     * that stack pointer; returns bytes copied. NULL: stacks are empty. */
+    size_t (*stack)(void *ctx, void *buf, size_t max, uint64_t *rsp);
+    /* Optional: CPU cpu's buffer passed half full or dropped a record (once until its next
+     * drain): a hint to drain soon. Called with no lock held. */
+    void (*notify)(void *env_ctx, unsigned cpu);
+    void *env_ctx;
+};
+
+/* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..9, PID, TID,
+ * PPID, UID, TIMESTAMP, VTIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP,
+ * STACKDEPTH); CPU, EPID (the position of (probe, clause) in probe_clauses[] + 1) and ID (the
+ * probe id) are the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
+struct dif_firing {
+    void *ctx;                      /* handed to env->read and env->stack */
+    uint64_t tsc;                   /* the records' tsc */
+    uint64_t v[HVT_DIF_V__COUNT];
+    const char *execname;           /* NULL: "" */
+    size_t execname_max;            /* bytes of execname to look at for its NUL (e.g. 16) */
+};
+
+struct dif_state;
+
+int   dif_verify(const void *image, size_t len, struct dif_verr *err);
+size_t dif_state_size(const void *image, unsigned ncpus);
+int   dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void *image,
+                     unsigned ncpus, const struct dif_env *env);
+/* Clauses run (>= 0), DIF_ENOPROBE, or DIF_EINVAL (cpu out of range). */
+int   dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct dif_firing *f);
+/* Bytes written to out (0: nothing pending), or DIF_EINVAL. Records that do not fit stay for
+ * the next call. */
+long  dif_drain(struct dif_state *st, unsigned cpu, void *out, size_t len);
+/* Start with *cursor = 0 and call again while it returns > 0 (bytes written); 0: every entry
+ * is out; DIF_ESMALL: the next entry alone does not fit len (the cursor stays); DIF_EINVAL. */
+long  dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
+                       uint32_t *cursor);
+bool  dif_exiting(const struct dif_state *st, int64_t *status);
+const struct hvt_dif_probe *dif_probe_find(const void *image, uint32_t id);
+
+#endif

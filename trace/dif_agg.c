@@ -1,0 +1,281 @@
+/*
+ * dif_agg.c - aggregations (dif.h): the value slots each function needs, DTrace's bucket
+ * rules, the per-CPU hash tables, clear and snapshot. Slot layouts: include/hvt_dif.h.
+ * A CPU's table: hash heads (entry offset + 1) then entries bump-allocated in the order keys
+ * first appear, never freed (clear zeroes values, keys stay), so an entry's offset is a
+ * stable snapshot cursor.
+ */
+#include "dif_impl.h"
+
+#define DIF_QUANT_ZERO 63            /* quantize's bucket of 0 */
+
+static bool dif_p_zero(const int64_t *p, unsigned from)
+{
+    for (unsigned i = from; i < 4; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* DTrace's llquantize bucket of v (dtrace_aggregate_llquantize_bucket), for parameters
+ * dif_agg_nbuckets accepted: factor^(high+1) fits, so only the last order's next power can
+ * overflow, and then v is clamped into that order as DTrace does. */
+uint32_t dif_llquantize_bucket(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
+                               int64_t v)
+{
+    int64_t this = 1, last, next, order;
+    uint32_t base = 1;
+    for (order = 0; order < low; order++)
+        this *= factor;
+    if (v < (last = this))
+        return 0;
+    for (this *= factor; order <= high; order++) {
+        int64_t nb = this > nsteps ? nsteps : this;
+        if (__builtin_mul_overflow(this, factor, &next))
+            v = this - 1;
+        if (v < this)
+            return base + (uint32_t)((v - last) / (this / nb));
+        base += (uint32_t)(nb - nb / factor);
+        last = this;
+        this = next;
+    }
+    return base;
+}
+
+uint32_t dif_agg_nbuckets(const struct hvt_dif_agg *a, const char **why)
+{
+    const int64_t *p = a->p;
+    switch (a->fn) {
+    case HVT_DIF_AGG_COUNT: case HVT_DIF_AGG_SUM: case HVT_DIF_AGG_MIN: case HVT_DIF_AGG_MAX:
+    case HVT_DIF_AGG_AVG: case HVT_DIF_AGG_STDDEV: case HVT_DIF_AGG_QUANTIZE:
+        if (!dif_p_zero(p, 0)) {
+            *why = "parameters on an aggregation that takes none";
+            return 0;
+        }
+        return a->fn == HVT_DIF_AGG_AVG ? 2 : a->fn == HVT_DIF_AGG_STDDEV ? 4 :
+               a->fn == HVT_DIF_AGG_QUANTIZE ? HVT_DIF_QUANT_BUCKETS : 1;
+    case HVT_DIF_AGG_LQUANTIZE: {
+        int64_t base = p[0], limit = p[1], step = p[2];
+        if (!dif_p_zero(p, 3)) {
+            *why = "parameters on an aggregation that takes none";
+            return 0;
+        }
+        if (step <= 0 || limit <= base) {
+            *why = "bad lquantize parameters";
+            return 0;
+        }
+        /* limit > base: the difference is exact as unsigned */
+        uint64_t levels = ((uint64_t)limit - (uint64_t)base) / (uint64_t)step;
+        if (levels == 0 || levels > HVT_DIF_LQUANT_MAX - 2) {
+            *why = levels ? "too many lquantize buckets" : "bad lquantize parameters";
+            return 0;
+        }
+        return (uint32_t)levels + 2;
+    }
+    case HVT_DIF_AGG_LLQUANTIZE: {
+        int64_t factor = p[0], low = p[1], high = p[2], nsteps = p[3], v;
+        if (factor < 2 || factor > 0xffff || low < 0 || high <= low || high > 0xffff ||
+            nsteps < factor || nsteps > 0xffff || nsteps % factor) {
+            *why = "bad llquantize parameters";
+            return 0;
+        }
+        for (v = factor; v < nsteps; v *= factor)
+            ;
+        if (v % nsteps) {
+            *why = "bad llquantize parameters";
+            return 0;
+        }
+        uint64_t x = 1;
+        for (int64_t i = 0; i <= high; i++) {
+            if (x > (uint64_t)INT64_MAX / (uint64_t)factor) {
+                *why = "llquantize range overflows 64 bits";
+                return 0;
+            }
+            x *= (uint64_t)factor;
+        }
+        uint32_t n = dif_llquantize_bucket(factor, low, high, nsteps, INT64_MAX) + 1;
+        if (n > HVT_DIF_LQUANT_MAX) {
+            *why = "too many llquantize buckets";
+            return 0;
+        }
+        return n;
+    }
+    }
+    *why = "bad aggregating function";
+    return 0;
+}
+
+static uint32_t dif_quantize_bucket(int64_t v)
+{
+    if (v == 0)
+        return DIF_QUANT_ZERO;
+    if (v > 0) {
+        unsigned k = 63 - (unsigned)__builtin_clzll((uint64_t)v);    /* floor(log2 v) */
+        return k >= 62 ? HVT_DIF_QUANT_BUCKETS - 1 : DIF_QUANT_ZERO + 1 + k;
+    }
+    unsigned k = 63 - (unsigned)__builtin_clzll(-(uint64_t)v);        /* of |v|, 2^63 too */
+    return k >= 62 ? 0 : DIF_QUANT_ZERO - 1 - k;
+}
+
+/* Values of a new or cleared entry */
+static void dif_agg_reset(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb)
+{
+    for (uint32_t i = 0; i < nb; i++)
+        b[i] = 0;
+    if (a->fn == HVT_DIF_AGG_MIN)
+        b[0] = INT64_MAX;
+    else if (a->fn == HVT_DIF_AGG_MAX)
+        b[0] = INT64_MIN;
+}
+
+static int64_t dif_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+
+static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v)
+{
+    switch (a->fn) {
+    case HVT_DIF_AGG_COUNT: b[0] = dif_add(b[0], 1); break;
+    case HVT_DIF_AGG_SUM:   b[0] = dif_add(b[0], v); break;
+    case HVT_DIF_AGG_MIN:   if (v < b[0]) b[0] = v; break;
+    case HVT_DIF_AGG_MAX:   if (v > b[0]) b[0] = v; break;
+    case HVT_DIF_AGG_AVG:   b[0] = dif_add(b[0], 1); b[1] = dif_add(b[1], v); break;
+    case HVT_DIF_AGG_STDDEV: {
+        /* the square of an int64 fits an unsigned 128-bit value; the sum wraps like DTrace's */
+        unsigned __int128 sq = (unsigned __int128)((__int128)v * (__int128)v);
+        unsigned __int128 acc = ((unsigned __int128)(uint64_t)b[3] << 64) | (uint64_t)b[2];
+        acc += sq;
+        b[0] = dif_add(b[0], 1);
+        b[1] = dif_add(b[1], v);
+        b[2] = (int64_t)(uint64_t)acc;
+        b[3] = (int64_t)(uint64_t)(acc >> 64);
+        break;
+    }
+    case HVT_DIF_AGG_QUANTIZE: {
+        uint32_t i = dif_quantize_bucket(v);
+        if (i < nb)
+            b[i] = dif_add(b[i], 1);
+        break;
+    }
+    case HVT_DIF_AGG_LQUANTIZE: {
+        int64_t base = a->p[0];
+        uint64_t levels = nb - 2, lvl;
+        uint32_t i = v < base ? 0 :
+                     (lvl = ((uint64_t)v - (uint64_t)base) / (uint64_t)a->p[2]) < levels ?
+                     (uint32_t)lvl + 1 : (uint32_t)levels + 1;
+        b[i] = dif_add(b[i], 1);
+        break;
+    }
+    case HVT_DIF_AGG_LLQUANTIZE: {
+        uint32_t i = dif_llquantize_bucket(a->p[0], a->p[1], a->p[2], a->p[3], v);
+        if (i < nb)
+            b[i] = dif_add(b[i], 1);
+        break;
+    }
+    }
+}
+
+static int64_t *dif_agg_vals(struct dif_agg_ent *e) { return (int64_t *)((uint8_t *)(e + 1) + e->key_len); }
+
+void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
+                   uint32_t key_len, int64_t v)
+{
+    const struct hvt_dif_agg *a = &st->aggs[agg];
+    uint32_t nb = a->nbuckets;
+    uint32_t h = dif_hash(agg, key, key_len);
+    uint32_t *head = &c->agg_hash[h & (c->agg_nhash - 1)];
+    struct dif_agg_ent *e = NULL;
+    dif_lock(&c->agg_lock);
+    for (uint32_t off = *head; off; ) {
+        struct dif_agg_ent *x = (struct dif_agg_ent *)(c->agg + off - 1);
+        if (x->hash == h && x->agg == agg && x->key_len == key_len && !memcmp(x + 1, key, key_len)) {
+            e = x;
+            break;
+        }
+        off = x->next;
+    }
+    if (!e) {
+        uint64_t size = DIF_AGG_HDR + (uint64_t)key_len + 8ull * nb;
+        if (c->agg_used + size > c->agg_size) {
+            __atomic_fetch_add(&c->aggdrops, 1, __ATOMIC_RELAXED);
+            dif_unlock(&c->agg_lock);
+            return;
+        }
+        e = (struct dif_agg_ent *)(c->agg + c->agg_used);
+        e->next = *head;
+        e->hash = h;
+        e->agg = (uint16_t)agg;
+        e->key_len = (uint16_t)key_len;
+        e->nbuckets = nb;
+        memcpy(e + 1, key, key_len);
+        dif_agg_reset(a, dif_agg_vals(e), nb);
+        *head = c->agg_used + 1;
+        c->agg_used += (uint32_t)size;
+    }
+    dif_agg_update(a, dif_agg_vals(e), nb, v);
+    dif_unlock(&c->agg_lock);
+}
+
+void dif_agg_clear(struct dif_state *st, uint32_t agg)
+{
+    const struct hvt_dif_agg *a = &st->aggs[agg];
+    /* one CPU's lock at a time: never two aggregation locks held together */
+    for (unsigned cpu = 0; cpu < st->ncpus; cpu++) {
+        struct dif_cpu *c = &st->cpus[cpu];
+        dif_lock(&c->agg_lock);
+        for (uint32_t off = 0; off < c->agg_used; ) {
+            struct dif_agg_ent *e = (struct dif_agg_ent *)(c->agg + off);
+            if (e->agg == agg)
+                dif_agg_reset(a, dif_agg_vals(e), e->nbuckets);
+            off += DIF_AGG_HDR + e->key_len + 8 * e->nbuckets;
+        }
+        dif_unlock(&c->agg_lock);
+    }
+}
+
+/* Hash heads for aggsize bytes of table (about one per 64 bytes: entries are 24 bytes and
+ * up), and the bytes those heads take. */
+size_t dif_agg_cpu_size(uint32_t aggsize, uint32_t *nhash)
+{
+    uint32_t n = 1;
+    while (n * 2 <= aggsize / 64)
+        n *= 2;
+    *nhash = n;
+    return (size_t)n * 4;
+}
+
+long dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
+                      uint32_t *cursor)
+{
+    if (!st || cpu >= st->ncpus || !cursor || (!out && len))
+        return DIF_EINVAL;
+    struct dif_cpu *c = &st->cpus[cpu];
+    uint8_t *o = out;
+    size_t w = 0;
+    long rc = DIF_OK;
+    dif_lock(&c->agg_lock);
+    uint32_t off = *cursor;
+    if ((off & 7) || off > c->agg_used)
+        rc = DIF_EINVAL;
+    while (rc == DIF_OK && off < c->agg_used) {
+        struct dif_agg_ent *e = (struct dif_agg_ent *)(c->agg + off);
+        uint64_t esz = DIF_AGG_HDR + (uint64_t)e->key_len + 8ull * e->nbuckets;
+        /* a cursor the caller made up must not walk us out of the table */
+        if (off + esz > c->agg_used || (e->key_len & 7)) {
+            rc = DIF_EINVAL;
+            break;
+        }
+        size_t rlen = sizeof(struct hvt_dagg_rec) + (size_t)esz - DIF_AGG_HDR;
+        if (w + rlen > len)
+            break;
+        struct hvt_dagg_rec r = { (uint32_t)rlen, e->agg, (uint16_t)cpu, e->key_len, e->nbuckets };
+        memcpy(o + w, &r, sizeof(r));
+        memcpy(o + w + sizeof(r), e + 1, (size_t)esz - DIF_AGG_HDR);
+        w += rlen;
+        off += (uint32_t)esz;
+    }
+    if (rc == DIF_OK && !w && off < c->agg_used)
+        rc = DIF_ESMALL;             /* the next entry alone does not fit */
+    if (rc == DIF_OK)
+        *cursor = off;
+    dif_unlock(&c->agg_lock);
+    return rc == DIF_OK ? (long)w : rc;
+}

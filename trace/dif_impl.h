@@ -1,0 +1,191 @@
+/*
+ * dif_impl.h - the D interpreter's internals, shared by trace/dif_*.c only (dif.h is the
+ * contract). The state lives in the caller's memory, laid out by dif_state.c:
+ *   struct dif_state | var_off[nvars] | dif_cpu[ncpus] | globals | dynvar hash + chunks |
+ *   per CPU: principal buffer, aggregation hash + entries, scratch strings, this-> values and
+ *   their generations
+ * each part 64-byte aligned (CPUs' data on separate cache lines).
+ */
+#ifndef HVT_DIF_IMPL_H
+#define HVT_DIF_IMPL_H
+#include "dif.h"
+#include "hv_api.h"
+
+/* A spinlock on __atomic builtins: the module takes no lock from the caller. */
+struct dif_lock { uint32_t v; };
+static inline void dif_lock(struct dif_lock *l)
+{
+    while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&l->v, __ATOMIC_RELAXED))
+            __asm__ volatile("pause");
+}
+static inline void dif_unlock(struct dif_lock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+
+/* String handles: a tag no small integer has, the kind, the index. */
+#define DIF_H_TAG      0xd1f5000000000000ull
+#define DIF_H_TAGMASK  0xffff000000000000ull
+#define DIF_H_SCRATCH  (1ull << 40)
+#define DIF_H_STRTAB   (2ull << 40)
+#define DIF_H_KINDMASK (0xffull << 40)
+#define DIF_H_IDXMASK  0xffffffffull
+
+/* Run-time register types (defense in depth: the verifier already proved them). */
+#define DIF_RT_NONE 0
+#define DIF_RT_INT  HVT_DIF_T_INT
+#define DIF_RT_STR  HVT_DIF_T_STR
+
+struct dif_cpu {
+    struct dif_lock buf_lock;       /* principal buffer, scratch, this->, tuple */
+    struct dif_lock agg_lock;       /* this CPU's aggregations */
+    uint8_t *buf;
+    uint32_t buf_size, buf_head, buf_tail;
+    uint32_t notified;              /* notify() called since the last drain */
+    uint64_t drops;                 /* under buf_lock */
+    uint64_t aggdrops;              /* atomic */
+    /* aggregations: hash heads (entry offset + 1), entries bump-allocated, never freed */
+    uint32_t *agg_hash;
+    uint32_t agg_nhash;             /* power of two */
+    uint8_t *agg;
+    uint32_t agg_size, agg_used;
+    /* scratch strings: DIF_SCRATCH_STRS buffers of strsize bytes */
+    char *scratch;
+    uint16_t scratch_len[HVT_DIF_SCRATCH_STRS];
+    /* this-> variables: a value is set for this firing iff its generation is the current */
+    uint8_t *locals;
+    uint32_t *local_gen;
+    uint32_t gen;
+    /* the tuple being built (TPUSH): encoded keys */
+    uint32_t tuple_len, tuple_n;
+    uint8_t tuple_types[HVT_DIF_TUPLE_MAX];
+    uint64_t tuple[HVT_DIF_KEY_MAX / 8];
+} __attribute__((aligned(64)));
+
+struct dif_state {
+    const struct hvt_dif_hdr *hdr;
+    const struct hvt_dif_clause *clauses;
+    const struct hvt_dif_insn *insns;
+    const uint64_t *consts;
+    const struct hvt_dif_var *vars;
+    const struct hvt_dif_agg *aggs;
+    const struct hvt_dif_probe *probes;
+    const uint16_t *probe_clauses;
+    const char *strtab;
+    uint32_t strsize;
+    unsigned ncpus;
+    struct dif_env env;
+    struct dif_cpu *cpus;
+    struct dif_varpos { uint32_t off, idx; } *varpos; /* GLOBAL: offset in globals; LOCAL:
+                                       offset in locals, index in local_gen */
+    uint8_t *globals;
+    uint32_t nlocals;
+    struct dif_lock var_lock;       /* string globals, dynamic variables */
+    /* dynamic variables: hash heads (chunk index + 1), chunks, a free list */
+    uint32_t *dyn_hash;
+    uint32_t dyn_nhash;             /* power of two (0: the program has none) */
+    uint8_t *dyn;
+    uint32_t dyn_chunk, dyn_nchunks, dyn_next, dyn_free;
+    uint64_t dyndrops;              /* atomic */
+    uint32_t exited;
+    int64_t exit_status;
+};
+
+/* A dynamic variable chunk's header; key (8-byte multiple) then value follow. */
+struct dif_dyn_ent {
+    uint32_t next;                  /* chunk index + 1 in its chain / the free list */
+    uint32_t hash;
+    uint16_t var;
+    uint8_t kind;                   /* HVT_DIF_VK_THREAD or _ASSOC */
+    uint8_t pad;
+    uint16_t key_len, val_len;      /* val_len: 8 for an integer, the string's bytes */
+};
+#define DIF_DYN_HDR 16
+_Static_assert(sizeof(struct dif_dyn_ent) == DIF_DYN_HDR, "dyn header");
+
+/* An aggregation entry's header; key (8-byte multiple) then nbuckets int64 follow. */
+struct dif_agg_ent {
+    uint32_t next;                  /* entry offset + 1 in its chain */
+    uint32_t hash;
+    uint16_t agg, key_len;
+    uint32_t nbuckets;
+};
+#define DIF_AGG_HDR 16
+_Static_assert(sizeof(struct dif_agg_ent) == DIF_AGG_HDR, "agg header");
+
+static inline uint32_t dif_round8(uint32_t n) { return (n + 7) & ~7u; }
+
+/* Hash of a key of 8-byte words (keys are encoded 8-aligned). */
+static inline uint32_t dif_hash(uint64_t seed, const uint64_t *key, uint32_t len)
+{
+    uint64_t h = (seed + 1) * 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0; i < len / 8; i++) {
+        h = (h ^ key[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+/* One clause being run (dif_vm.c, dif_str.c). */
+struct dif_run {
+    struct dif_state *st;
+    struct dif_cpu *c;
+    const struct dif_firing *f;
+    const uint64_t *args;           /* ARG0..9: the firing's, or the ERROR probe's */
+    const struct hvt_dif_probe *probe;
+    unsigned cpu;
+    uint32_t clause, epid, pc;
+    uint32_t rec_len;               /* bytes of this clause's record so far (0: no ACT yet) */
+    uint32_t fault;                 /* HVT_DIF_F_* or 0 */
+    bool dropped;                   /* the record did not fit the buffer */
+    bool exit_pending;              /* exit() ran: takes effect if the clause completes */
+    int64_t exit_status;
+    uint64_t fault_addr;
+    uint64_t reg[HVT_DIF_NREGS];
+    uint8_t rt[HVT_DIF_NREGS];      /* DIF_RT_* of each register */
+};
+
+static inline bool dif_fault(struct dif_run *r, uint32_t code, uint64_t addr)
+{
+    r->fault = code;
+    r->fault_addr = addr;
+    return false;
+}
+
+/* dif_str.c: string values. Each returns false after setting a fault. */
+bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len);
+/* A scratch buffer no register holds, its index in *slot; its bytes (strsize) returned. */
+char *dif_scratch_alloc(struct dif_run *r, unsigned *slot);
+/* rd = the scratch string just written to slot, len bytes (NUL added here). */
+void dif_str_set(struct dif_run *r, unsigned rd, unsigned slot, uint32_t len);
+void dif_str_set_strtab(struct dif_run *r, unsigned rd, uint32_t off);
+bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user);
+bool dif_str_copy(struct dif_run *r, unsigned rd, const char *s, size_t max);
+bool dif_str_join(struct dif_run *r, unsigned rd, unsigned ra, unsigned rb);
+bool dif_str_basename(struct dif_run *r, unsigned rd, unsigned ra);
+bool dif_str_cmp(struct dif_run *r, unsigned rd, unsigned ra, unsigned rb);
+static inline uint32_t dif_slot_stride(const struct dif_state *st) { return dif_round8(st->strsize); }
+
+/* dif_state.c: binary search of a probe table sorted by id */
+const struct hvt_dif_probe *dif_probe_lookup(const struct hvt_dif_probe *p, uint32_t n,
+                                             uint32_t id);
+
+/* dif_agg.c */
+/* Value slots of an aggregation as its function and parameters require; 0 and *why set
+ * when the parameters are invalid. */
+uint32_t dif_agg_nbuckets(const struct hvt_dif_agg *a, const char **why);
+uint32_t dif_llquantize_bucket(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
+                               int64_t v);
+void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
+                   uint32_t key_len, int64_t v);
+void dif_agg_clear(struct dif_state *st, uint32_t agg);
+size_t dif_agg_cpu_size(uint32_t aggsize, uint32_t *nhash);
+
+/* dif_dyn.c: under st->var_lock, taken inside. Load: copies the value into val (at most
+ * max bytes), returns its length (0: no entry). Store: len 0 deletes; false: no room. */
+uint32_t dif_dyn_load(struct dif_state *st, uint8_t kind, uint16_t var, const uint64_t *key,
+                      uint32_t key_len, void *val, uint32_t max);
+bool dif_dyn_store(struct dif_state *st, uint8_t kind, uint16_t var, const uint64_t *key,
+                   uint32_t key_len, const void *val, uint32_t len);
+/* Chunk size the image's dynamic variables need (0: none) */
+uint32_t dif_dyn_chunk_size(const struct hvt_dif_hdr *h, const struct hvt_dif_var *vars);
+
+#endif

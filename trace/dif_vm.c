@@ -1,0 +1,540 @@
+/*
+ * dif_vm.c - the D interpreter (dif.h): one firing runs its probe's clauses in order on one
+ * CPU, under that CPU's buffer lock. Registers carry a run-time type beside their value, so
+ * EMIT and TPUSH know what they hold and string uses are checked twice (the verifier proved
+ * them already). A clause's record is built in place at the buffer's tail and only committed
+ * (the tail moved) at RET; a fault or a full buffer abandons it.
+ */
+#include "dif_impl.h"
+#include "hvt_probe.h"
+
+#define R(x) ((x) & (HVT_DIF_NREGS - 1))
+
+static void dif_set_int(struct dif_run *r, unsigned rd, uint64_t v)
+{
+    r->reg[R(rd)] = v;
+    r->rt[R(rd)] = DIF_RT_INT;
+}
+
+static bool dif_illop(struct dif_run *r) { return dif_fault(r, HVT_DIF_F_ILLOP, 0); }
+
+/* Room for n more bytes of this clause's record; NULL (and the clause ends with a drop) when
+ * the buffer cannot hold them. Records start 8-aligned and grow by multiples of 8. */
+static uint8_t *dif_rec_room(struct dif_run *r, uint32_t n)
+{
+    struct dif_cpu *c = r->c;
+    if ((uint64_t)c->buf_tail + r->rec_len + n > c->buf_size) {
+        r->dropped = true;
+        return NULL;
+    }
+    uint8_t *p = c->buf + c->buf_tail + r->rec_len;
+    r->rec_len += n;
+    return p;
+}
+
+static bool dif_emit_int(struct dif_run *r, uint64_t v)
+{
+    uint8_t *p = dif_rec_room(r, 8);
+    if (!p)
+        return false;
+    *(uint64_t *)p = v;
+    return true;
+}
+
+/* u16 length, the bytes, zeros to a multiple of 8 (also a tuple key's encoding) */
+static void dif_put_str(uint8_t *p, const char *s, uint32_t len)
+{
+    uint32_t n = dif_round8(2 + len);
+    uint16_t l16 = (uint16_t)len;
+    *(uint64_t *)(p + n - 8) = 0;
+    __builtin_memcpy(p, &l16, 2);    /* p may be the uint64_t tuple: no uint16_t store */
+    memcpy(p + 2, s, len);
+}
+
+static bool dif_tpush(struct dif_run *r, unsigned ra)
+{
+    struct dif_cpu *c = r->c;
+    uint8_t *t = (uint8_t *)c->tuple;
+    uint8_t type = r->rt[R(ra)];
+    const char *s;
+    uint32_t len, n = 8;
+    if (c->tuple_n >= HVT_DIF_TUPLE_MAX)
+        return dif_fault(r, HVT_DIF_F_TUPLE, 0);
+    if (type == DIF_RT_STR) {
+        if (!dif_str_get(r, ra, &s, &len))
+            return false;
+        n = dif_round8(2 + len);
+        if (c->tuple_len + n > HVT_DIF_KEY_MAX)
+            return dif_fault(r, HVT_DIF_F_TUPLE, 0);
+        dif_put_str(t + c->tuple_len, s, len);
+    } else if (type == DIF_RT_INT) {
+        if (c->tuple_len + n > HVT_DIF_KEY_MAX)
+            return dif_fault(r, HVT_DIF_F_TUPLE, 0);
+        *(uint64_t *)(t + c->tuple_len) = r->reg[R(ra)];
+    } else {
+        return dif_illop(r);
+    }
+    c->tuple_types[c->tuple_n++] = type;
+    c->tuple_len += n;
+    return true;
+}
+
+static bool dif_tuple_is(const struct dif_cpu *c, unsigned nkeys, const uint8_t *types)
+{
+    if (c->tuple_n != nkeys)
+        return false;
+    for (unsigned i = 0; i < nkeys; i++)
+        if (c->tuple_types[i] != types[i])
+            return false;
+    return true;
+}
+
+/* A string variable's value (NUL-terminated in its slot) into a scratch buffer for rd */
+static bool dif_load_str(struct dif_run *r, unsigned rd, const char *src)
+{
+    unsigned slot;
+    char *d = dif_scratch_alloc(r, &slot);
+    uint32_t n = 0;
+    if (!d)
+        return false;
+    while (n < r->st->strsize - 1 && src[n]) {
+        d[n] = src[n];
+        n++;
+    }
+    dif_str_set(r, rd, slot, n);
+    return true;
+}
+
+/* LDxV / STxV: globals, thread-locals, this->, associative arrays */
+static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
+{
+    struct dif_state *st = r->st;
+    struct dif_cpu *c = r->c;
+    static const uint8_t kind_of[HVT_DIF_OP__COUNT] = {
+        [HVT_DIF_OP_LDGV] = HVT_DIF_VK_GLOBAL, [HVT_DIF_OP_STGV] = HVT_DIF_VK_GLOBAL,
+        [HVT_DIF_OP_LDTV] = HVT_DIF_VK_THREAD, [HVT_DIF_OP_STTV] = HVT_DIF_VK_THREAD,
+        [HVT_DIF_OP_LDLV] = HVT_DIF_VK_LOCAL, [HVT_DIF_OP_STLV] = HVT_DIF_VK_LOCAL,
+        [HVT_DIF_OP_LDAV] = HVT_DIF_VK_ASSOC, [HVT_DIF_OP_STAV] = HVT_DIF_VK_ASSOC,
+    };
+    uint32_t idx = (uint32_t)in->imm;
+    if (idx >= st->hdr->nvars || st->vars[idx].kind != kind_of[in->op])
+        return dif_illop(r);
+    const struct hvt_dif_var *v = &st->vars[idx];
+    bool store = in->op == HVT_DIF_OP_STGV || in->op == HVT_DIF_OP_STTV ||
+                 in->op == HVT_DIF_OP_STLV || in->op == HVT_DIF_OP_STAV;
+    bool is_str = v->type == HVT_DIF_T_STR;
+    uint64_t ival = r->reg[R(in->ra)];
+    const char *s = NULL;
+    uint32_t len = 0;
+    if (store && is_str && !dif_str_get(r, in->ra, &s, &len))
+        return false;
+    if (store && !is_str && r->rt[R(in->ra)] != DIF_RT_INT)
+        return dif_illop(r);
+    if (v->kind == HVT_DIF_VK_GLOBAL || v->kind == HVT_DIF_VK_LOCAL) {
+        uint8_t *slot = (v->kind == HVT_DIF_VK_GLOBAL ? st->globals : c->locals) +
+                        st->varpos[idx].off;
+        uint32_t *gen = &c->local_gen[st->varpos[idx].idx];
+        /* this-> values not set in this firing read as 0 / "" */
+        bool unset = v->kind == HVT_DIF_VK_LOCAL && !store && *gen != c->gen;
+        if (store && v->kind == HVT_DIF_VK_LOCAL)
+            *gen = c->gen;
+        if (!is_str) {
+            if (store)
+                __atomic_store_n((uint64_t *)slot, ival, __ATOMIC_RELAXED);
+            else
+                dif_set_int(r, in->rd, unset ? 0 : __atomic_load_n((uint64_t *)slot,
+                                                                    __ATOMIC_RELAXED));
+            return true;
+        }
+        bool shared = v->kind == HVT_DIF_VK_GLOBAL;
+        bool ok = true;
+        if (shared)
+            dif_lock(&st->var_lock);
+        if (store) {
+            memcpy(slot, s, len);
+            slot[len] = 0;
+        } else {
+            ok = dif_load_str(r, in->rd, unset ? "" : (const char *)slot);
+        }
+        if (shared)
+            dif_unlock(&st->var_lock);
+        return ok;
+    }
+    /* dynamic: keyed by the tid or by the tuple */
+    uint64_t tid = r->f->v[HVT_DIF_V_TID];
+    const uint64_t *key = &tid;
+    uint32_t key_len = 8;
+    if (v->kind == HVT_DIF_VK_ASSOC) {
+        if (!dif_tuple_is(c, v->nkeys, v->key_types))
+            return dif_illop(r);
+        key = c->tuple;
+        key_len = c->tuple_len;
+    }
+    if (store) {
+        bool ok = is_str ? dif_dyn_store(st, v->kind, (uint16_t)idx, key, key_len, s, len)
+                         : dif_dyn_store(st, v->kind, (uint16_t)idx, key, key_len, &ival,
+                                         ival ? 8 : 0);
+        if (!ok)
+            __atomic_fetch_add(&st->dyndrops, 1, __ATOMIC_RELAXED);
+        return true;
+    }
+    if (!is_str) {
+        uint64_t val = 0;
+        dif_dyn_load(st, v->kind, (uint16_t)idx, key, key_len, &val, 8);
+        dif_set_int(r, in->rd, val);
+        return true;
+    }
+    unsigned slot;
+    char *d = dif_scratch_alloc(r, &slot);
+    if (!d)
+        return false;
+    dif_str_set(r, in->rd, slot,
+                dif_dyn_load(st, v->kind, (uint16_t)idx, key, key_len, d, st->strsize - 1));
+    return true;
+}
+
+/* ACT, EMIT, STACK, EXIT: the clause's record */
+static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
+{
+    struct dif_state *st = r->st;
+    unsigned ra = R(in->ra);
+    uint8_t *p;
+    if (in->op == HVT_DIF_OP_ACT) {
+        if (!r->rec_len && !dif_rec_room(r, sizeof(struct hvt_drec)))
+            return false;
+        if (!(p = dif_rec_room(r, 8)))
+            return false;
+        *(uint64_t *)p = (uint16_t)in->imm;    /* u16 action, u16 0, u32 0 */
+        return true;
+    }
+    if (!r->rec_len)
+        return dif_illop(r);                   /* values before an ACT */
+    switch (in->op) {
+    case HVT_DIF_OP_EMIT:
+        if (r->rt[ra] == DIF_RT_STR) {
+            const char *s;
+            uint32_t len;
+            if (!dif_str_get(r, ra, &s, &len) || !(p = dif_rec_room(r, dif_round8(2 + len))))
+                return false;
+            dif_put_str(p, s, len);
+            return true;
+        }
+        return r->rt[ra] == DIF_RT_INT ? dif_emit_int(r, r->reg[ra]) : dif_illop(r);
+    case HVT_DIF_OP_EXIT:
+        if (!dif_emit_int(r, r->reg[ra]))
+            return false;
+        r->exit_pending = true;
+        r->exit_status = (int64_t)r->reg[ra];
+        return true;
+    case HVT_DIF_OP_STACK: {
+        uint32_t max = (uint32_t)in->imm;
+        if (in->imm < 1 || max > HVT_PROBE_STACK_MAX)
+            return dif_illop(r);
+        if (!(p = dif_rec_room(r, 16 + dif_round8(max))))
+            return false;
+        uint64_t rsp = 0;
+        size_t n = st->env.stack ? st->env.stack(r->f->ctx, p + 16, max, &rsp) : 0;
+        if (n > max)
+            n = max;
+        ((uint32_t *)p)[0] = (uint32_t)n;
+        ((uint32_t *)p)[1] = 0;
+        ((uint64_t *)p)[1] = rsp;
+        memset(p + 16 + n, 0, dif_round8((uint32_t)n) - n);
+        r->rec_len -= dif_round8(max) - dif_round8((uint32_t)n);   /* give back the rest */
+        return true;
+    }
+    }
+    return dif_illop(r);
+}
+
+static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
+{
+    const struct hvt_dif_probe *p = r->probe;
+    switch (id) {
+    case HVT_DIF_V_EXECNAME:
+        return dif_str_copy(r, rd, r->f->execname, r->f->execname_max);
+    case HVT_DIF_V_PROBEPROV: dif_str_set_strtab(r, rd, p->prov); return true;
+    case HVT_DIF_V_PROBEMOD:  dif_str_set_strtab(r, rd, p->mod); return true;
+    case HVT_DIF_V_PROBEFUNC: dif_str_set_strtab(r, rd, p->func); return true;
+    case HVT_DIF_V_PROBENAME: dif_str_set_strtab(r, rd, p->name); return true;
+    case HVT_DIF_V_CPU:  dif_set_int(r, rd, r->cpu); return true;
+    case HVT_DIF_V_EPID: dif_set_int(r, rd, r->epid); return true;
+    case HVT_DIF_V_ID:   dif_set_int(r, rd, p->id); return true;
+    }
+    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 10)
+        dif_set_int(r, rd, r->args[id - HVT_DIF_V_ARG0]);
+    else if (id > 0 && id < HVT_DIF_V__COUNT)
+        dif_set_int(r, rd, r->f->v[id]);
+    else
+        return dif_illop(r);
+    return true;
+}
+
+static bool dif_ldg(struct dif_run *r, unsigned rd, uint64_t va, int32_t imm)
+{
+    unsigned size = (unsigned)imm & HVT_DIF_LD_SIZE_MASK;
+    uint8_t b[8];
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return dif_illop(r);
+    size_t got = r->st->env.read ? r->st->env.read(r->f->ctx, va, b, size,
+                                                  !!(imm & HVT_DIF_LD_USER)) : 0;
+    if (got < size)
+        return dif_fault(r, HVT_DIF_F_BADADDR, va + got);
+    uint64_t v = 0;
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    if ((imm & HVT_DIF_LD_SIGNED) && size < 8 && (v >> (8 * size - 1)) & 1)
+        v |= ~0ull << (8 * size);
+    dif_set_int(r, rd, v);
+    return true;
+}
+
+static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
+{
+    struct dif_state *st = r->st;
+    uint32_t idx = (uint32_t)in->imm;
+    if (idx >= st->hdr->naggs)
+        return dif_illop(r);
+    if (in->op == HVT_DIF_OP_AGGCLR) {
+        dif_agg_clear(st, idx);
+        return true;
+    }
+    const struct hvt_dif_agg *a = &st->aggs[idx];
+    if (!dif_tuple_is(r->c, a->nkeys, a->key_types))
+        return dif_illop(r);
+    int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
+    dif_agg_apply(st, r->c, idx, r->c->tuple, r->c->tuple_len, v);
+    return true;
+}
+
+/* One clause's code; returns with r->fault or r->dropped set, or at RET. */
+static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+{
+    struct dif_state *st = r->st;
+    for (uint32_t pc = 0; pc < n; pc++) {
+        const struct hvt_dif_insn *in = &code[pc];
+        unsigned rd = R(in->rd), ra = R(in->ra), rb = R(in->rb);
+        uint64_t a = r->reg[ra], b = r->reg[rb];
+        int32_t imm = in->imm;
+        bool ok = true;
+        r->pc = pc;
+        switch (in->op) {
+        case HVT_DIF_OP_NOP: break;
+        case HVT_DIF_OP_RET: return;
+        case HVT_DIF_OP_LDI: dif_set_int(r, rd, (uint64_t)(int64_t)imm); break;
+        case HVT_DIF_OP_LDC:
+            if ((uint32_t)imm < st->hdr->nconsts)
+                dif_set_int(r, rd, st->consts[imm]);
+            else
+                ok = dif_illop(r);
+            break;
+        case HVT_DIF_OP_MOV: r->reg[rd] = a; r->rt[rd] = r->rt[ra]; break;
+        case HVT_DIF_OP_ADD: dif_set_int(r, rd, a + b); break;
+        case HVT_DIF_OP_SUB: dif_set_int(r, rd, a - b); break;
+        case HVT_DIF_OP_MUL: dif_set_int(r, rd, a * b); break;
+        case HVT_DIF_OP_UDIV: case HVT_DIF_OP_UREM: case HVT_DIF_OP_SDIV: case HVT_DIF_OP_SREM:
+            if (!b) {
+                ok = dif_fault(r, HVT_DIF_F_DIVZERO, 0);
+                break;
+            }
+            if (in->op == HVT_DIF_OP_UDIV)
+                dif_set_int(r, rd, a / b);
+            else if (in->op == HVT_DIF_OP_UREM)
+                dif_set_int(r, rd, a % b);
+            else if ((int64_t)b == -1)   /* INT64_MIN / -1 would trap (#DE): wrap instead */
+                dif_set_int(r, rd, in->op == HVT_DIF_OP_SDIV ? 0 - a : 0);
+            else if (in->op == HVT_DIF_OP_SDIV)
+                dif_set_int(r, rd, (uint64_t)((int64_t)a / (int64_t)b));
+            else
+                dif_set_int(r, rd, (uint64_t)((int64_t)a % (int64_t)b));
+            break;
+        case HVT_DIF_OP_AND: dif_set_int(r, rd, a & b); break;
+        case HVT_DIF_OP_OR:  dif_set_int(r, rd, a | b); break;
+        case HVT_DIF_OP_XOR: dif_set_int(r, rd, a ^ b); break;
+        case HVT_DIF_OP_SHL: dif_set_int(r, rd, a << (b & 63)); break;
+        case HVT_DIF_OP_SHR: dif_set_int(r, rd, a >> (b & 63)); break;
+        case HVT_DIF_OP_SAR: dif_set_int(r, rd, (uint64_t)((int64_t)a >> (b & 63))); break;
+        case HVT_DIF_OP_ADDI: dif_set_int(r, rd, a + (uint64_t)(int64_t)imm); break;
+        case HVT_DIF_OP_NEG: dif_set_int(r, rd, 0 - a); break;
+        case HVT_DIF_OP_NOT: dif_set_int(r, rd, ~a); break;
+        case HVT_DIF_OP_LNOT: dif_set_int(r, rd, a == 0); break;
+        case HVT_DIF_OP_SEXT:
+            if (imm == 1) dif_set_int(r, rd, (uint64_t)(int64_t)(int8_t)a);
+            else if (imm == 2) dif_set_int(r, rd, (uint64_t)(int64_t)(int16_t)a);
+            else if (imm == 4) dif_set_int(r, rd, (uint64_t)(int64_t)(int32_t)a);
+            else ok = dif_illop(r);
+            break;
+        case HVT_DIF_OP_ZEXT:
+            if (imm == 1) dif_set_int(r, rd, (uint8_t)a);
+            else if (imm == 2) dif_set_int(r, rd, (uint16_t)a);
+            else if (imm == 4) dif_set_int(r, rd, (uint32_t)a);
+            else ok = dif_illop(r);
+            break;
+        case HVT_DIF_OP_EQ:  dif_set_int(r, rd, a == b); break;
+        case HVT_DIF_OP_NE:  dif_set_int(r, rd, a != b); break;
+        case HVT_DIF_OP_LT:  dif_set_int(r, rd, (int64_t)a < (int64_t)b); break;
+        case HVT_DIF_OP_LE:  dif_set_int(r, rd, (int64_t)a <= (int64_t)b); break;
+        case HVT_DIF_OP_LTU: dif_set_int(r, rd, a < b); break;
+        case HVT_DIF_OP_LEU: dif_set_int(r, rd, a <= b); break;
+        case HVT_DIF_OP_SCMP: ok = dif_str_cmp(r, rd, ra, rb); break;
+        case HVT_DIF_OP_JMP: case HVT_DIF_OP_BZ: case HVT_DIF_OP_BNZ:
+            if (imm <= (int32_t)pc || (uint32_t)imm >= n) {
+                ok = dif_illop(r);
+                break;
+            }
+            if (in->op == HVT_DIF_OP_JMP || (in->op == HVT_DIF_OP_BZ) == (a == 0))
+                pc = (uint32_t)imm - 1;          /* the loop's pc++ lands on imm */
+            break;
+        case HVT_DIF_OP_LDG: ok = dif_ldg(r, rd, a, imm); break;
+        case HVT_DIF_OP_STRG: ok = dif_str_guest(r, rd, a, !!(imm & HVT_DIF_LD_USER)); break;
+        case HVT_DIF_OP_VAR: ok = dif_builtin(r, rd, imm); break;
+        case HVT_DIF_OP_SCONST:
+            if ((uint32_t)imm < st->hdr->strtab_len)
+                dif_str_set_strtab(r, rd, (uint32_t)imm);
+            else
+                ok = dif_illop(r);
+            break;
+        case HVT_DIF_OP_STRLEN: {
+            const char *s;
+            uint32_t len;
+            if ((ok = dif_str_get(r, ra, &s, &len)))
+                dif_set_int(r, rd, len);
+            break;
+        }
+        case HVT_DIF_OP_STRJOIN: ok = dif_str_join(r, rd, ra, rb); break;
+        case HVT_DIF_OP_BASENAME: ok = dif_str_basename(r, rd, ra); break;
+        case HVT_DIF_OP_LDGV: case HVT_DIF_OP_STGV: case HVT_DIF_OP_LDTV: case HVT_DIF_OP_STTV:
+        case HVT_DIF_OP_LDLV: case HVT_DIF_OP_STLV: case HVT_DIF_OP_LDAV: case HVT_DIF_OP_STAV:
+            ok = dif_op_var(r, in);
+            break;
+        case HVT_DIF_OP_TPUSH: ok = dif_tpush(r, ra); break;
+        case HVT_DIF_OP_TCLR: r->c->tuple_len = r->c->tuple_n = 0; break;
+        case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_EXIT:
+            ok = dif_op_rec(r, in);
+            break;
+        case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: ok = dif_op_agg(r, in); break;
+        default: ok = dif_illop(r); break;
+        }
+        if (!ok)
+            return;
+    }
+    dif_illop(r);                    /* ran off the end: a verified clause ends with RET */
+}
+
+static void dif_rec_header(struct dif_run *r, uint8_t *p, uint32_t len, uint16_t type)
+{
+    struct hvt_drec *d = (struct hvt_drec *)p;
+    d->len = len;
+    d->type = type;
+    d->cpu = (uint16_t)r->cpu;
+    d->probe = r->probe->id;
+    d->clause = (uint16_t)r->clause;
+    d->pad = 0;
+    d->tsc = r->f->tsc;
+    d->arg = type == HVT_DREC_ERROR ? r->fault_addr : 0;
+    d->pc = type == HVT_DREC_ERROR ? r->pc : 0;
+    d->fault = type == HVT_DREC_ERROR ? r->fault : 0;
+}
+
+static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
+{
+    struct dif_state *st = r->st;
+    struct dif_cpu *c = r->c;
+    r->clause = ci;
+    r->epid = epid;
+    r->pc = r->rec_len = r->fault = 0;
+    r->dropped = r->exit_pending = false;
+    r->fault_addr = 0;
+    memset(r->reg, 0, sizeof(r->reg));
+    memset(r->rt, 0, sizeof(r->rt));
+    c->tuple_len = c->tuple_n = 0;
+    const struct hvt_dif_clause *cl = ci < st->hdr->nclauses ? &st->clauses[ci] : NULL;
+    if (!cl || !cl->count || cl->count > HVT_DIF_MAX_INSNS ||
+        (uint64_t)cl->first + cl->count > st->hdr->ninsns)
+        dif_illop(r);
+    else
+        dif_exec(r, st->insns + cl->first, cl->count);
+    if (r->dropped) {
+        c->drops++;
+    } else if (r->fault) {
+        /* the partial record is abandoned: the error record takes its place */
+        if ((uint64_t)c->buf_tail + sizeof(struct hvt_drec) > c->buf_size) {
+            c->drops++;
+        } else {
+            dif_rec_header(r, c->buf + c->buf_tail, sizeof(struct hvt_drec), HVT_DREC_ERROR);
+            c->buf_tail += sizeof(struct hvt_drec);
+        }
+    } else {
+        if (r->rec_len) {
+            dif_rec_header(r, c->buf + c->buf_tail, r->rec_len, HVT_DREC_DATA);
+            c->buf_tail += r->rec_len;
+        }
+        if (r->exit_pending) {
+            __atomic_store_n(&st->exit_status, r->exit_status, __ATOMIC_RELAXED);
+            __atomic_store_n(&st->exited, 1, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+struct dif_fault_info { uint32_t clause, epid, pc, fault; uint64_t addr; };
+
+/* Every clause of probe p, this-> fresh; faults noted (up to DIF_ERROR_FIRES) if asked. */
+static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
+                          struct dif_fault_info *faults, unsigned *nf)
+{
+    struct dif_state *st = r->st;
+    struct dif_cpu *c = r->c;
+    if (++c->gen == 0) {             /* generations wrapped: forget every this-> value */
+        memset(c->local_gen, 0, (size_t)st->nlocals * 4);
+        c->gen = 1;
+    }
+    r->probe = p;
+    for (uint32_t i = 0; i < p->nclauses; i++) {
+        uint64_t pci = (uint64_t)p->clauses + i;
+        if (pci >= st->hdr->nprobe_clauses)
+            break;
+        dif_run_clause(r, st->probe_clauses[pci], (uint32_t)pci + 1);
+        if (r->fault && faults && *nf < DIF_ERROR_FIRES)
+            faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->epid, r->pc, r->fault,
+                                                       r->fault_addr };
+    }
+}
+
+int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct dif_firing *f)
+{
+    if (!st || !f || cpu >= st->ncpus)
+        return DIF_EINVAL;
+    const struct hvt_dif_probe *p = dif_probe_lookup(st->probes, st->hdr->nprobes, probe_id);
+    if (!p)
+        return DIF_ENOPROBE;
+    struct dif_cpu *c = &st->cpus[cpu];
+    struct dif_fault_info faults[DIF_ERROR_FIRES];
+    unsigned nf = 0;
+    struct dif_run r;
+    r.st = st;
+    r.c = c;
+    r.f = f;
+    r.args = &f->v[HVT_DIF_V_ARG0];
+    r.cpu = cpu;
+    dif_lock(&c->buf_lock);
+    uint64_t drops = c->drops;
+    dif_run_probe(&r, p, faults, &nf);
+    /* DTrace's ERROR probe, after the firing's clauses (never for its own faults) */
+    uint32_t eid = st->hdr->error_probe;
+    const struct hvt_dif_probe *ep = nf && eid && eid != probe_id ?
+        dif_probe_lookup(st->probes, st->hdr->nprobes, eid) : NULL;
+    for (unsigned i = 0; ep && i < nf; i++) {
+        uint64_t eargs[10] = { 0, faults[i].epid, faults[i].clause, faults[i].pc,
+                               faults[i].fault, faults[i].addr };
+        r.args = eargs;
+        dif_run_probe(&r, ep, NULL, NULL);
+    }
+    bool notify = st->env.notify && !c->notified &&
+                  (c->drops != drops || c->buf_tail > c->buf_size / 2);
+    if (notify)
+        c->notified = 1;
+    dif_unlock(&c->buf_lock);
+    if (notify)
+        st->env.notify(st->env.env_ctx, cpu);
+    return (int)p->nclauses;
+}

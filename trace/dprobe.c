@@ -1,0 +1,385 @@
+/* dprobe.c - D programs on the probe engine: loading, firing, draining, snapshots. See
+ * dprobe.h. */
+#include "dprobe.h"
+#include "dif.h"
+#include "probe.h"
+#include "task.h"
+#include "trace.h"
+#include "hv_api.h"
+#include "gmem.h"
+#include "hvt_stream.h"
+#include "hvt_dif.h"
+#include "hvt_probe.h"
+#include "hvt_bootinfo.h"
+
+#define DRAIN_BUF   (64u << 10)            /* a CPU's records per message */
+#define SNAP_BUF    (64u << 10)            /* aggregation entries per message */
+#define STATE_MAX   (48u << 20)            /* the most state memory one program may ask for */
+#define ERRNO_MAX   4095u                  /* Linux returns -1..-4095 for errors */
+
+static uint8_t *stage;                     /* the image as it arrives, then as it runs */
+static uint32_t stage_cap, stage_len, stage_total;
+static void *state_mem;
+static size_t state_cap;
+static struct dif_state *st;
+static const struct hvt_dif_hdr *hdr;      /* of the loaded image (stage) */
+static bool loaded;                        /* firings may use st (read under inflight) */
+static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
+static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
+static uint32_t op_begin, op_end, op_snap; /* pending: BEGIN; END; a snapshot's generation */
+static uint32_t snap_gen;
+static uint8_t *snap_buf;
+static struct hvt_d_status status;         /* counters (the LOAD fields per load) */
+
+static struct {
+    uint8_t *buf;                          /* drain buffer */
+    uint64_t first_tsc;                    /* when records began to wait here (0: none) */
+    bool hurry;                            /* the VM said its buffer is half full */
+} pcpu[HVT_MAX_CPUS];
+
+/* Use the program's state (true), or there is none now. A load never waits for the CPUs
+ * using it (one of them may be waiting for the link the loading CPU polls): it refuses. */
+static bool enter(void)
+{
+    __atomic_add_fetch(&inflight, 1, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
+        return true;
+    __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE);
+    return false;
+}
+static void leave(void) { __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE); }
+
+/* --- guest memory for the interpreter --- */
+
+struct fire_ctx { struct gmem_paging kernel, cur; const struct guest_regs *g; };
+
+static size_t env_read(void *ctx, uint64_t va, void *buf, size_t len, int user)
+{
+    struct fire_ctx *c = ctx;
+    return gmem_read_gva(user ? &c->cur : &c->kernel, va, buf, len);
+}
+
+/* x86-64 kernel stacks are 16 KiB, aligned to their size: copy up to the top of this one. */
+#define KSTACK_SIZE (16u << 10)
+static size_t env_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
+{
+    struct fire_ctx *c = ctx;
+    if (!c->g)
+        return 0;
+    uint64_t sp = c->g->r[GPR_RSP];
+    uint64_t top = (sp | (KSTACK_SIZE - 1)) + 1;
+    size_t n = top - sp < max ? top - sp : max;
+    *rsp = sp;
+    return gmem_read_gva(&c->kernel, sp, buf, n);
+}
+
+static void env_notify(void *env_ctx, unsigned cpu)
+{
+    if (cpu < HVT_MAX_CPUS)
+        __atomic_store_n(&pcpu[cpu].hurry, true, __ATOMIC_RELAXED);
+}
+
+static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify };
+
+/* --- records out --- */
+
+/* Count what a drain produced (status), then send it from 'cpu' (the sender's sequence). */
+static void send_records(unsigned cpu, const uint8_t *p, size_t n)
+{
+    uint64_t recs = 0;
+    for (size_t at = 0; at + sizeof(struct hvt_drec) <= n;) {
+        struct hvt_drec r;
+        __builtin_memcpy(&r, p + at, sizeof r);
+        if (r.len < sizeof r || r.len > n - at)
+            break;                         /* cannot happen: the VM writes whole records */
+        switch (r.type) {
+        case HVT_DREC_DATA: recs++; break;
+        case HVT_DREC_ERROR: recs++; __atomic_add_fetch(&status.errors, 1, __ATOMIC_RELAXED); break;
+        case HVT_DREC_DROPS: __atomic_add_fetch(&status.drops, r.arg, __ATOMIC_RELAXED); break;
+        case HVT_DREC_DYNDROPS: __atomic_add_fetch(&status.dyndrops, r.arg, __ATOMIC_RELAXED); break;
+        }
+        at += r.len;
+    }
+    __atomic_add_fetch(&status.records, recs, __ATOMIC_RELAXED);
+    enum trace_sink_sent s = trace_sink_message(cpu, HVT_MSG_D_REC, p, n);
+    if (s == TRACE_SINK_DROPPED) {
+        __atomic_add_fetch(&status.records_lost, recs, __ATOMIC_RELAXED);
+    } else if (s == TRACE_SINK_NO_STREAM) {
+        char head[64];
+        hv_snprintf(head, sizeof head, "HVT-DRECB %u %lu\n", cpu, (uint64_t)n);
+        trace_sink_debug_blob(head, p, n);
+    }
+}
+
+/* Hand on CPU c's records (from this CPU, which may be another one: the VM's buffer lock
+ * makes that safe). The caller is inside enter(). */
+static void drain_cpu(unsigned self, unsigned c)
+{
+    long n;
+    while ((n = dif_drain(st, c, pcpu[self].buf, DRAIN_BUF)) > 0)
+        send_records(self, pcpu[self].buf, (size_t)n);
+    pcpu[c].first_tsc = 0;
+    pcpu[c].hurry = false;
+}
+
+/* Every CPU's aggregations at generation gen: per CPU a run of messages, the last one flagged.
+ * The caller is inside enter(). */
+static void snapshot_all(unsigned self, uint32_t gen)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++) {
+        uint32_t cursor = 0;
+        for (;;) {
+            struct hvt_dagg_part part = { .gen = gen, .cpu = (uint16_t)c };
+            long n = dif_agg_snapshot(st, c, snap_buf + sizeof part, SNAP_BUF - sizeof part, &cursor);
+            if (n < 0)
+                n = 0;                     /* ESMALL cannot happen: entries are bounded far below */
+            for (long at = 0; at < n; part.nrecs++) {
+                struct hvt_dagg_rec r;
+                __builtin_memcpy(&r, snap_buf + sizeof part + at, sizeof r);
+                at += r.len;
+            }
+            if (n == 0)
+                part.flags = HVT_DAGG_LAST;
+            __builtin_memcpy(snap_buf, &part, sizeof part);
+            if (trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, sizeof part + (size_t)n) ==
+                TRACE_SINK_NO_STREAM) {
+                char head[64];
+                hv_snprintf(head, sizeof head, "HVT-DAGGB %u %lu\n", c, (uint64_t)(sizeof part + n));
+                trace_sink_debug_blob(head, snap_buf, sizeof part + (size_t)n);
+            }
+            if (n == 0)
+                break;
+        }
+    }
+}
+
+/* --- firing --- */
+
+static uint64_t ns_of(uint64_t tsc)
+{
+    uint32_t khz = hdr->tsc_khz;
+    if (!khz)
+        return tsc;
+    return tsc / khz * 1000000ull + tsc % khz * 1000000ull / khz;
+}
+
+static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
+                        uint64_t pc, const uint64_t arg[6], const struct guest_regs *g)
+{
+    uint32_t pid, tid;
+    __builtin_memset(f, 0, sizeof *f);
+    probe_kernel_paging(&c->kernel);
+    hv_guest_paging(&c->cur);
+    c->g = g;
+    f->ctx = c;
+    f->tsc = hv_exit_guest_tsc();
+    for (unsigned i = 0; i < 6; i++)
+        f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
+    f->execname = probe_current(cpu, &pid, &tid);
+    f->execname_max = HVT_PROBE_COMM_LEN;
+    f->v[HVT_DIF_V_PID] = pid;
+    f->v[HVT_DIF_V_TID] = tid;
+    f->v[HVT_DIF_V_CURTHREAD] = task_current(cpu);
+    f->v[HVT_DIF_V_TIMESTAMP] = f->v[HVT_DIF_V_VTIMESTAMP] = ns_of(f->tsc);
+    if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
+        f->v[HVT_DIF_V_ERRNO] = -arg[1];
+    f->v[HVT_DIF_V_REGS_PC] = pc;
+    f->v[HVT_DIF_V_REGS_SP] = g ? g->r[GPR_RSP] : 0;
+}
+
+/* The caller is inside enter(). */
+static void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
+                      struct guest_regs *g)
+{
+    struct dif_firing f;
+    struct fire_ctx c;
+    fill_firing(&f, &c, cpu, kind, pc, arg, g);
+    int n = dif_fire(st, cpu, id, &f);
+    if (n > 0)
+        __atomic_add_fetch(&status.fires, (uint64_t)n, __ATOMIC_RELAXED);
+    if (!pcpu[cpu].first_tsc)
+        pcpu[cpu].first_tsc = hv_rdtsc();
+    if (pcpu[cpu].hurry)
+        drain_cpu(cpu, cpu);
+}
+
+static void on_fire(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
+                    struct guest_regs *g)
+{
+    if (!enter())
+        return;                            /* armed with no program: counted by the engine only */
+    run_probe(id, kind, cpu, pc, arg, g);
+    leave();
+}
+
+/* BEGIN, END and snapshots, run by the first CPU that exits after the host asked (inside
+ * enter()). */
+static void run_ops(unsigned cpu, struct guest_regs *g)
+{
+    spin_lock(&op_lock);
+    uint32_t begin = op_begin, end = op_end, snap = op_snap;
+    op_begin = op_end = op_snap = 0;
+    spin_unlock(&op_lock);
+    static const uint64_t zero[6];
+    if (begin && hdr->begin_probe)
+        run_probe(hdr->begin_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, g);
+    if (end && hdr->end_probe)
+        run_probe(hdr->end_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, g);
+    if (begin || end || snap)
+        for (unsigned c = 0; c < hv_cpu_count(); c++)
+            drain_cpu(cpu, c);             /* the records before the aggregations they led to */
+    if (snap)
+        snapshot_all(cpu, snap);
+}
+
+void dprobe_poll(struct guest_regs *g)
+{
+    if (!__atomic_load_n(&loaded, __ATOMIC_RELAXED) || !enter())
+        return;
+    unsigned cpu = hv_cpu_id();
+    if (__atomic_load_n(&op_begin, __ATOMIC_RELAXED) | __atomic_load_n(&op_end, __ATOMIC_RELAXED) |
+        __atomic_load_n(&op_snap, __ATOMIC_RELAXED))
+        run_ops(cpu, g);
+    if (pcpu[cpu].hurry || (pcpu[cpu].first_tsc && hv_rdtsc() - pcpu[cpu].first_tsc > TRACE_POLL_TICKS))
+        drain_cpu(cpu, cpu);
+    leave();
+}
+
+void dprobe_flush_all(void)
+{
+    if (!enter())
+        return;
+    unsigned cpu = hv_cpu_id();
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        drain_cpu(cpu, c);
+    leave();
+}
+
+/* --- the host's commands --- */
+
+/* No CPU starts using the program from now on; true when none uses it any more (else the
+ * host asks again: a firing or a drain ends soon). */
+static bool unload(void)
+{
+    __atomic_store_n(&loaded, false, __ATOMIC_RELEASE);
+    return __atomic_load_n(&inflight, __ATOMIC_ACQUIRE) == 0;
+}
+
+static int busy(void) { return probe_armed() + probe_profile_armed() != 0; }
+
+static int load_part(const uint8_t *args, uint32_t len)
+{
+    struct hvt_d_load h;
+    if (len < sizeof h)
+        return HVT_D_EORDER;
+    __builtin_memcpy(&h, args, sizeof h);
+    uint32_t n = len - (uint32_t)sizeof h;
+    if (h.offset == 0) {                   /* a new image: the old program goes now */
+        if ((loaded && busy()) || !unload())
+            return HVT_D_EBUSY;
+        if (h.total < sizeof(struct hvt_dif_hdr) || h.total > HVT_DIF_MAX_IMAGE)
+            return HVT_D_EORDER;
+        if (h.total > stage_cap) {         /* never freed: grow by doubling to bound the waste */
+            uint32_t cap = stage_cap ? stage_cap : (64u << 10);
+            while (cap < h.total)
+                cap *= 2;
+            uint8_t *p = hv_alloc(cap);
+            if (!p)
+                return HVT_D_ENOMEM;
+            stage = p;
+            stage_cap = cap;
+        }
+        stage_total = h.total;
+        stage_len = 0;
+    }
+    if (h.offset != stage_len || h.total != stage_total || n > stage_total - stage_len)
+        return HVT_D_EORDER;
+    __builtin_memcpy(stage + stage_len, args + sizeof h, n);
+    stage_len += n;
+    status.received = stage_len;
+    if (stage_len < stage_total)
+        return 0;
+    struct dif_verr e = { -1, -1, -1, "" };
+    if (dif_verify(stage, stage_total, &e) != DIF_OK) {
+        status.err_clause = (uint32_t)e.clause;
+        status.err_insn = (uint32_t)e.insn;
+        for (unsigned i = 0; i + 1 < sizeof status.why && e.reason && e.reason[i]; i++)
+            status.why[i] = e.reason[i];
+        hv_log("hvtrace: D program refused: clause %d insn %d: %s\n", e.clause, e.insn,
+               e.reason ? e.reason : "?");
+        return HVT_D_EVERIFY;
+    }
+    size_t need = dif_state_size(stage, hv_cpu_count());
+    if (need > STATE_MAX)
+        return HVT_D_ENOMEM;
+    if (need > state_cap) {
+        void *m = hv_alloc(need);
+        if (!m)
+            return HVT_D_ENOMEM;
+        state_mem = m;
+        state_cap = need;
+    }
+    if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
+        return HVT_D_ENOMEM;
+    hdr = (const struct hvt_dif_hdr *)stage;
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
+    op_begin = op_end = op_snap = 0;
+    __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+    hv_log("hvtrace: D program loaded: %u bytes, %u clauses, %u probes, %lu bytes of state\n",
+           stage_total, hdr->nclauses, hdr->nprobes, (uint64_t)need);
+    return 0;
+}
+
+int dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                      uint32_t *out_len)
+{
+    int rc = HVT_CTL_OK;
+    if (cmd == HVT_CTL_D_LOAD) {
+        __builtin_memset(status.why, 0, sizeof status.why);
+        status.err_clause = status.err_insn = 0;
+        status.error = load_part(args, len);
+    } else if (cmd == HVT_CTL_D_RUN) {
+        struct hvt_d_run r;
+        if (len != sizeof r)
+            return HVT_CTL_EINVAL;
+        __builtin_memcpy(&r, args, sizeof r);
+        status.error = 0;
+        spin_lock(&op_lock);
+        if (!loaded && r.op != HVT_D_OP_UNLOAD) {
+            status.error = HVT_D_ENOPROG;
+        } else if (r.op == HVT_D_OP_BEGIN) {
+            op_begin = 1;
+        } else if (r.op == HVT_D_OP_END || r.op == HVT_D_OP_SNAP) {
+            op_snap = ++snap_gen;
+            op_end |= r.op == HVT_D_OP_END;
+        } else if (r.op == HVT_D_OP_STATUS) {
+        } else if (r.op == HVT_D_OP_UNLOAD) {
+            if (busy())
+                status.error = HVT_D_EBUSY;
+        } else {
+            rc = HVT_CTL_EINVAL;
+        }
+        spin_unlock(&op_lock);
+        if (r.op == HVT_D_OP_UNLOAD && !status.error)
+            unload();                      /* a load waits for the last users (EBUSY) */
+    } else {
+        return HVT_CTL_ENOSYS;
+    }
+    status.loaded = loaded;
+    status.snap_gen = snap_gen;
+    __builtin_memcpy(out, &status, sizeof status);
+    *out_len = sizeof status;
+    return rc;
+}
+
+int dprobe_init(void)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        if (!(pcpu[c].buf = hv_alloc(DRAIN_BUF)))
+            return -1;
+    if (!(snap_buf = hv_alloc(SNAP_BUF)))
+        return -1;
+    probe_set_action(on_fire);
+    return 0;
+}
