@@ -327,7 +327,7 @@ static void load(d_cc *cc, d_node *n, int r)
 {
     const d_type *t = d_ty(cc, n->ty);
     if (n->bitsz) {
-        d_emit(cc, HVT_DIF_OP_LDG, r, r, 0, n->unit);
+        d_emit(cc, HVT_DIF_OP_LDG, r, r, 0, n->unit | (n->user ? HVT_DIF_LD_USER : 0));
         int s = d_cg_ralloc(cc, n);
         if (!t->uns) { /* move the field to the top, then shift it down with its sign */
             int up = 64 - n->bitoff - n->bitsz;
@@ -353,7 +353,8 @@ static void load(d_cc *cc, d_node *n, int r)
     uint32_t size = t->kind == TY_PTR ? 8 : t->size;
     if ((t->kind != TY_INT && t->kind != TY_PTR) || (size != 1 && size != 2 && size != 4 && size != 8))
         d_fail(cc, n->line, n->col, "a value of type \"%s\" cannot be used here", d_ty_str(cc, n->ty));
-    int imm = (int)size | (t->kind == TY_INT && !t->uns && size < 8 ? HVT_DIF_LD_SIGNED : 0);
+    int imm = (int)size | (t->kind == TY_INT && !t->uns && size < 8 ? HVT_DIF_LD_SIGNED : 0) |
+              (n->user ? HVT_DIF_LD_USER : 0);
     d_emit(cc, HVT_DIF_OP_LDG, r, r, 0, imm);
 }
 
@@ -479,6 +480,7 @@ static int cg_call(d_cc *cc, d_node *n)
     const char *f = n->str;
     int r = d_cg_expr(cc, n->b);
     if (!strcmp(f, "copyinstr")) d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, HVT_DIF_LD_USER);
+    /* copyin( ): the address itself (see d_sema_call) */
     else if (!strcmp(f, "strlen")) emit2(cc, HVT_DIF_OP_STRLEN, r, r, 0);
     else if (!strcmp(f, "basename")) emit2(cc, HVT_DIF_OP_BASENAME, r, r, 0);
     else if (!strcmp(f, "strjoin")) {
@@ -508,12 +510,14 @@ int d_cg_expr(d_cc *cc, d_node *n)
         return r;
     case N_TOSTR:
         r = d_cg_addr(cc, n->a);
-        d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, 0);
+        d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, n->a->user ? HVT_DIF_LD_USER : 0);
         return r;
-    case N_STRINGOF:
+    case N_STRINGOF: {
+        const d_type *t = d_ty(cc, n->a->ty);
         r = d_cg_expr(cc, n->a);
-        if (d_ty(cc, n->a->ty)->kind != TY_STR) d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, 0);
+        if (t->kind != TY_STR) d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, t->kind == TY_PTR && t->user ? HVT_DIF_LD_USER : 0);
         return r;
+    }
     case N_CALL: return cg_call(cc, n);
     case N_ASSIGN: return cg_assign(cc, n);
     case N_POST: return cg_incdec(cc, n, 1);
@@ -531,10 +535,15 @@ int d_cg_expr(d_cc *cc, d_node *n)
         int jmp = d_pc(cc);
         d_emit(cc, HVT_DIF_OP_JMP, 0, 0, 0, 0);
         d_cg_here(cc, other);
+        /* rx is dead on this path until the end: the other value may use it */
+        d_cg_rfree(cc, rx);
         int ry = d_cg_expr(cc, n->c);
         convert(cc, ry, n->c->ty, n->ty);
-        if (ry != rx) emit2(cc, HVT_DIF_OP_MOV, rx, ry, 0);
-        d_cg_rfree(cc, ry);
+        if (ry != rx) {
+            emit2(cc, HVT_DIF_OP_MOV, rx, ry, 0);
+            d_cg_rfree(cc, ry);
+            cc->regs |= (uint16_t)(1u << rx);
+        }
         d_patch(cc, jmp, d_pc(cc));
         return rx;
     }

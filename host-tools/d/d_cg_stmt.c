@@ -15,7 +15,7 @@ static const struct {
     const char *name;
     int kind, lo, hi;
 } acts[] = {
-    {"trace", D_ACT_TRACE, 1, 1}, {"printf", D_ACT_PRINTF, 1, 1000}, {"printa", D_ACT_PRINTA, 1, 2},
+    {"trace", D_ACT_TRACE, 1, 1}, {"printf", D_ACT_PRINTF, 1, 1000}, {"printa", D_ACT_PRINTA, 1, 1000},
     {"stack", D_ACT_STACK, 0, 1}, {"ustack", D_ACT_USTACK, 0, 2}, {"exit", D_ACT_EXIT, 1, 1},
     {"clear", D_ACT_CLEAR, 1, 1}, {"trunc", D_ACT_TRUNC, 1, 2}, {"normalize", D_ACT_NORMALIZE, 2, 2},
     {"denormalize", D_ACT_DENORMALIZE, 1, 1}, {"setopt", D_ACT_SETOPT, 1, 2}, {"step", D_ACT_STEP, 0, 0},
@@ -144,7 +144,14 @@ static void action(d_cc *cc, d_node *call)
         return;
     }
     case D_ACT_PRINTA: {
-        const char *fmt = nargs == 2 ? str_const(cc, call, 1) : NULL;
+        int hasfmt = call->b->kind != N_AGG;
+        if (nargs > 1 + hasfmt) {
+            d_node *extra = arg(call, 1 + hasfmt);
+            d_fail(cc, extra->line, extra->col, "printa( ) of more than one aggregation is not supported by hvtrace");
+        }
+        if (hasfmt && nargs == 1)
+            d_fail(cc, call->line, call->col, "printa( ) prototype mismatch: 1 arg passed, an aggregation expected");
+        const char *fmt = hasfmt ? str_const(cc, call, 1) : NULL;
         int g = agg_arg(cc, call, nargs);
         if (fmt) d_printa_check(cc, fmt, call->b, &cc->aggs[g]);
         d_action *a = act_new(cc, call, kind);
@@ -221,14 +228,11 @@ static void cg_aggstmt(d_cc *cc, d_node *e)
 {
     d_node *lhs = e->a, *call = e->b;
     int g = lhs->var, rv, keys[HVT_DIF_TUPLE_MAX], nk = 0;
-    if (cc->aggs[g].fn == HVT_DIF_AGG_COUNT) {
-        rv = d_cg_ralloc(cc, e);
-        d_cg_ldi(cc, rv, 1);
-    } else
-        rv = d_cg_expr(cc, call->b);
+    if (cc->aggs[g].fn == HVT_DIF_AGG_COUNT) rv = -1; /* count( ) has no value: AGG's ra is 0, unread */
+    else rv = d_cg_expr(cc, call->b);
     if (lhs->kind == N_INDEX) d_cg_tuple(cc, lhs->b, keys, &nk);
     d_cg_push(cc, keys, nk);
-    d_emit(cc, HVT_DIF_OP_AGG, 0, rv, 0, g);
+    d_emit(cc, HVT_DIF_OP_AGG, 0, rv < 0 ? 0 : rv, 0, g);
     for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
     d_cg_rfree(cc, rv);
 }

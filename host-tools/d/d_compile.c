@@ -86,16 +86,23 @@ void *d_grow(d_cc *cc, void *p, int *cap, int need, size_t elem)
 static void show_line(d_cc *cc, int line, int col)
 {
     if (line < 1 || line > cc->nlines) return;
-    size_t s = cc->lines[line - 1], e = s;
+    size_t s = cc->lines[line - 1], e = s, at = s + (col > 0 ? (size_t)col - 1 : 0);
     while (e < cc->len && cc->src[e] != '\n') e++;
+    /* a very long line: the 200 bytes around the column */
+    const char *pre = "", *post = "";
+    if (e - s > 200) {
+        size_t from = at > s + 100 ? at - 100 : s;
+        if (from > s) s = from, pre = "...";
+        if (e > s + 200) e = s + 200, post = "...";
+    }
+    fputs(pre, cc->err);
     for (size_t i = s; i < e; i++) {
         unsigned char c = (unsigned char)cc->src[i];
         fputc(c == '\t' || c >= 0x20 ? c : ' ', cc->err);
     }
-    fputc('\n', cc->err);
+    fprintf(cc->err, "%s\n%s", post, *pre ? "   " : "");
     /* keep tabs so the caret lines up whatever the terminal's tab width */
-    for (size_t i = s; col > 0 && i < e && i < s + (size_t)col - 1; i++)
-        fputc(cc->src[i] == '\t' ? '\t' : ' ', cc->err);
+    for (size_t i = s; i < e && i < at; i++) fputc(cc->src[i] == '\t' ? '\t' : ' ', cc->err);
     fputs("^\n", cc->err);
 }
 
@@ -143,7 +150,7 @@ int d_ident_seen(d_cc *cc, const char *name)
 
 void d_ident_add(d_cc *cc, const char *name)
 {
-    if (d_ident_seen(cc, name)) return;
+    if (cc->nidents >= D_MAX_VARS || d_ident_seen(cc, name)) return; /* only a hint for casts */
     cc->idents = d_grow(cc, cc->idents, &cc->capidents, cc->nidents + 1, sizeof *cc->idents);
     cc->idents[cc->nidents++] = name;
 }
@@ -260,8 +267,9 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
         return -1;
     }
     if (bad) {
-        d_error(cc, line, col, "failed to set option '%s' to '%s': Invalid value for specified option%s", name,
-                val ? val : "", !strcmp(name, "strsize") ? " (2 to 1024 bytes)" : "");
+        const char *hint = !strcmp(name, "strsize") ? " (2 to 1024 bytes)" : "";
+        if (val) d_error(cc, line, col, "failed to set option '%s' to '%s': Invalid value for specified option%s", name, val, hint);
+        else d_error(cc, line, col, "failed to set option '%s': Invalid value for specified option%s", name, hint);
         return -1;
     }
     return 0;
@@ -299,12 +307,46 @@ static void cc_free(d_cc *cc)
     free(cc);
 }
 
+/* Everything after the setup, under the longjmp that gives up (too many errors, no memory). */
+static int compile(d_cc *cc, const d_options *opt, dprog *out)
+{
+    if (setjmp(cc->top)) return -1;
+    index_lines(cc);
+    d_ty_init(cc);
+    if (d_image_init(cc) < 0) d_nomem(cc);
+    cc->macro_used = d_alloc(cc, (size_t)opt->nmacro_args + 1);
+    for (int i = 0; i < opt->nxopts; i++) {
+        const char *x = opt->xopts[i], *eq = strchr(x, '=');
+        char *name = d_strndup(cc, x, eq ? (size_t)(eq - x) : strlen(x));
+        d_setopt(cc, name, eq ? eq + 1 : NULL, 0, 0);
+    }
+    d_lex_init(cc, cc->src, cc->len);
+    d_item *items = d_parse(cc);
+    for (d_item *volatile it = items; it; it = it->next) {
+        jmp_buf jb;
+        cc->jb = &jb;
+        if (setjmp(jb)) continue;
+        if (it->kind == ITEM_DECL) d_sema_decl(cc, it);
+        else d_cg_clause(cc, it);
+    }
+    cc->jb = NULL;
+    /* DTrace checks the last argument only: an unused one means a mistyped command line */
+    int na = opt->nmacro_args;
+    if (na > 0 && !cc->macro_used[na] && !cc->argref)
+        d_error(cc, 0, 0, "extraneous argument '%s' ($%d is not referenced)", opt->macro_args[na - 1], na);
+    if (!items && !cc->nerrors) d_error(cc, 0, 0, "empty D program translation unit");
+    if (cc->nerrors) return -1;
+    return d_image_build(cc, out);
+}
+
 int d_compile(const char *file, const char *src, size_t len, const d_options *opt, dprog *out)
 {
+    static const d_options none;
+    if (!opt) opt = &none;
     memset(out, 0, sizeof *out);
     d_cc *cc = calloc(1, sizeof *cc);
     if (!cc) {
-        fprintf(opt && opt->err ? opt->err : stderr, "hvt: %s: out of memory\n", file);
+        fprintf(opt->err ? opt->err : stderr, "hvt: %s: out of memory\n", file ? file : "<program>");
         return -1;
     }
     cc->file = file ? file : "<program>";
@@ -314,46 +356,15 @@ int d_compile(const char *file, const char *src, size_t len, const d_options *op
     cc->btf = opt->btf;
     cc->err = opt->err ? opt->err : stderr;
     cc->max_errors = opt->max_errors > 0 ? opt->max_errors : 20;
-    cc->strsize = 256;   /* DTrace's default strsize */
+    cc->strsize = 256; /* DTrace's default strsize */
     cc->stackframes = 20;
     cc->ustackframes = 20;
     cc->destructive = opt->destructive;
     cc->zdefs = opt->allow_zero_matches;
-    volatile int ok = 0;
-    if (setjmp(cc->top) == 0) {
-        index_lines(cc);
-        d_ty_init(cc);
-        if (d_image_init(cc) < 0) d_nomem(cc);
-        cc->macro_used = d_alloc(cc, (size_t)opt->nmacro_args + 1);
-        for (int i = 0; i < opt->nxopts; i++) {
-            const char *x = opt->xopts[i], *eq = strchr(x, '=');
-            char *name = d_strndup(cc, x, eq ? (size_t)(eq - x) : strlen(x));
-            d_setopt(cc, name, eq ? eq + 1 : NULL, 0, 0);
-        }
-        d_lex_init(cc, cc->src, cc->len);
-        d_item *items = d_parse(cc);
-        int nclauses = 0;
-        for (d_item *volatile it = items; it; it = it->next) {
-            jmp_buf jb;
-            cc->jb = &jb;
-            if (setjmp(jb)) continue;
-            if (it->kind == ITEM_DECL) d_sema_decl(cc, it);
-            else {
-                d_cg_clause(cc, it);
-                nclauses++;
-            }
-        }
-        cc->jb = NULL;
-        /* DTrace checks the last argument only: an unused one means a mistyped command line */
-        int na = opt->nmacro_args;
-        if (na > 0 && !cc->macro_used[na] && !cc->argref)
-            d_error(cc, 0, 0, "extraneous argument '%s' ($%d is not referenced)", opt->macro_args[na - 1], na);
-        if (!items && !cc->nerrors) d_error(cc, 0, 0, "empty D program translation unit");
-        if (!cc->nerrors && d_image_build(cc, out) == 0) ok = 1;
-    }
+    int rc = compile(cc, opt, out);
     cc_free(cc);
-    if (!ok) dprog_free(out);
-    return ok ? 0 : -1;
+    if (rc < 0) dprog_free(out);
+    return rc < 0 ? -1 : 0;
 }
 
 void dprog_free(dprog *p)

@@ -23,6 +23,27 @@
  *    kernel typedefs and enums); without it arg0..arg9, args[] (as int64_t) and every
  *    integer and string feature still work.
  *  - dprog_dump() prints the compiled program, one instruction a line (hvt -S).
+ *
+ * The code it emits (what the verifier and the consumer can rely on):
+ *  - A clause is [predicate: BZ/BNZ/JMP to its final RET] statements RET; every branch goes
+ *    forward; no register is read before it is written on every path to the read.
+ *  - Each action is ACT k (k = its index in dprog.clauses[c].acts, in clause order) followed by
+ *    the code of its values, each recorded by one EMIT in acts[k].args order. exit(n) is
+ *    ACT k; EXIT r: EXIT records r as exit's one value. stack() is ACT k; STACK 8192
+ *    (HVT_PROBE_STACK_MAX). trunc(@a) without a count records 0. A clause with no statement
+ *    at all gets DTrace's default action: ACT k of kind D_ACT_DEFAULT, no values.
+ *  - Aggregating: the value in ra (count(): ra 0, unread), the tuple built by TCLR; TPUSH...
+ *    (TCLR alone for no keys) right before AGG. nbuckets as include/hvt_dif.h lays them out:
+ *    lquantize levels + 2, llquantize d_sema_act.c's llq_top() + 1 (DTrace's, without its
+ *    parameter word). Associative arrays likewise
+ *    before LDAV/STAV; keys are computed into registers first, so nested lookups never
+ *    clobber a tuple being built.
+ *  - STRG's imm is 0 for kernel memory (stringof, char arrays) and HVT_DIF_LD_USER for
+ *    copyinstr() and user memory reached through copyin() (which is not a copy here: its value
+ *    is the user address; loads through it carry HVT_DIF_LD_USER).
+ *  - Integers narrower than 64 bits live in registers sign- or zero-extended to 64 bits as C
+ *    sees them (SEXT/ZEXT after operations that can leave their range); args[] of a narrow C
+ *    type are extended after VAR ARGn.
  */
 #ifndef HVT_D_COMPILE_H
 #define HVT_D_COMPILE_H

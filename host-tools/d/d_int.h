@@ -12,6 +12,8 @@
  *    (d_image.c), d_sema (types, variables, constant folding) and d_cg (instructions) ->
  *    d_image_build (the hvt_dif image and the dprog).
  *  - Types are interned in cc->types and named by index (a "tid"); equal types have equal tids.
+ *    A d_type pointer does not survive the creation of a type (the table grows): keep tids.
+ *  - A d_var, d_aggsym or d_action pointer likewise does not survive adding one: keep indexes.
  */
 #ifndef HVT_D_INT_H
 #define HVT_D_INT_H
@@ -59,6 +61,7 @@ typedef struct {
     d_tok la[4];              /* lookahead */
     int nla;
     d_tok last;               /* the token last consumed (for "near" messages at EOF) */
+    int depth;                /* the parser's recursion, bounded (D_MAX_DEPTH) */
     int eof_error;            /* an unterminated string or comment ended the input */
 } d_lexer;
 
@@ -76,6 +79,7 @@ typedef struct {
     uint8_t uns;              /* INT: unsigned */
     uint8_t ischar;           /* INT: a char type (char arrays are strings) */
     uint8_t isunion;          /* SOU */
+    uint8_t user;             /* PTR: into user space (from copyin( )): loads walk the process's tables */
     uint32_t size;            /* bytes (0: unknown or incomplete) */
     int ref;                  /* PTR: pointee; ARRAY: element */
     uint32_t nelem;           /* ARRAY */
@@ -85,6 +89,7 @@ typedef struct {
 
 int d_ty_int(d_cc *cc, unsigned size, int uns, const char *name);
 int d_ty_ptr(d_cc *cc, int ref);
+int d_ty_user(d_cc *cc, int ptr);      /* the same pointer, into user space */
 int d_ty_array(d_cc *cc, int elem, uint32_t n);
 int d_ty_btf(d_cc *cc, uint32_t id);    /* the BTF type as a D type (typedef names kept) */
 const d_type *d_ty(const d_cc *cc, int tid);
@@ -143,6 +148,7 @@ typedef struct d_node {
     int var;                  /* VK_VAR: vars[]; VK_BUILTIN: HVT_DIF_V_*; N_AGG: aggs[] */
     uint32_t off;             /* N_DOT/N_ARROW: member byte offset */
     uint8_t bitoff, bitsz, unit; /* bitfield: d_member's */
+    uint8_t user;             /* VK_MEM: in user space */
     int need;                 /* registers it needs (Sethi-Ullman) */
 } d_node;
 
@@ -171,7 +177,22 @@ typedef struct d_item {
     struct d_item *next;
 } d_item;
 
-d_item *d_parse(d_cc *cc);
+/* How deep expressions and statements may nest: the parser and every later phase recurse on
+ * the tree, and no input may exhaust the stack. */
+#define D_MAX_DEPTH 400
+#define D_MAX_VARS 8192          /* variables, and aggregations: lookups are linear */
+d_item *d_parse(d_cc *cc);                       /* d_parse_top.c */
+void d_depth_check(d_cc *cc, const d_node *root); /* fails if the tree is deeper */
+/* d_parse.c: expressions and type names, for d_parse_top.c */
+_Noreturn void d_syntax(d_cc *cc, const d_tok *t, const char *expected);
+d_tok d_expect(d_cc *cc, int kind, const char *what);
+d_tok d_member_name(d_cc *cc);
+int d_is_kw(int kind);
+int d_parse_type_spec(d_cc *cc);
+int d_parse_ptrs(d_cc *cc, int tid);
+int d_parse_type_name(d_cc *cc);
+d_node *d_parse_expr(d_cc *cc);
+d_node *d_parse_assign(d_cc *cc);
 d_node *d_node_new(d_cc *cc, int kind, int line, int col);
 d_node *d_node_copy(d_cc *cc, const d_node *n);
 const d_node *d_node_start(const d_node *n);     /* the leftmost token of an expression */
@@ -270,7 +291,7 @@ void d_ident_add(d_cc *cc, const char *name);
 
 /* d_sema.c, d_sema_act.c */
 d_var *d_var_find(d_cc *cc, int kind, const char *name);
-int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line);
+int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line, int col);
 d_inline *d_inline_find(d_cc *cc, const char *name);
 void d_sema_expr(d_cc *cc, d_node *n);           /* type an expression (rvalue use) */
 void d_sema_stmt(d_cc *cc, d_node *s);
@@ -289,9 +310,9 @@ d_node *d_str_arg(d_cc *cc, d_node *call, int i);            /* argument i (1-ba
 d_node *d_int_arg(d_cc *cc, d_node *call, int i, int ptr_ok);
 int d_val_of(d_cc *cc, int tid, d_val *v);       /* recorded-value type of tid; -1 if none */
 
-/* d_printf.c: check a printf/printa format against its arguments (DTrace's rules). For
- * printf, args are the value arguments; for printa, keys are the aggregation's key types and
- * aggfn its function. vals (printf: nargs entries) gets the recorded types. */
+/* d_pfcheck.c: check a printf/printa format against its arguments (DTrace's rules). For
+ * printf, args are the value arguments (typed, not yet converted); for printa, the
+ * aggregation's key types and function. vals (printf: nargs entries) gets the recorded types. */
 void d_printf_check(d_cc *cc, const char *func, const char *fmt, const d_node *fmtnode,
                     d_node **args, int nargs, int foff, d_val *vals);
 void d_printa_check(d_cc *cc, const char *fmt, const d_node *fmtnode, const d_aggsym *agg);
@@ -310,15 +331,14 @@ void d_cg_rfree(d_cc *cc, int r);
 void d_cg_ldi(d_cc *cc, int r, uint64_t v);
 void d_cg_tuple(d_cc *cc, d_node *keys, int *regs, int *n); /* keys into registers */
 void d_cg_push(d_cc *cc, const int *regs, int n);           /* TCLR, TPUSH each */
-void d_cg_clause(d_cc *cc, d_item *cl);
-void d_cg_begin(d_cc *cc);                       /* a new clause's code */
-int d_cg_end(d_cc *cc);                          /* appends RET; returns its index */
+void d_cg_clause(d_cc *cc, d_item *cl);          /* d_cg_stmt.c */
 
 /* d_image.c */
+void d_cg_begin(d_cc *cc);                       /* a new clause's code and d_clause */
+int d_cg_end(d_cc *cc);                          /* appends RET; returns its index */
 int d_image_init(d_cc *cc);
 void d_image_free(d_cc *cc);
 int d_resolve_clause(d_cc *cc, d_item *cl);     /* fills cc->pm; -1 on an error */
-void d_image_clause_probes(d_cc *cc);            /* binds cc->pm to the current clause */
 uint32_t d_strtab_add(d_cc *cc, const char *s, size_t len);
 int d_const_add(d_cc *cc, uint64_t v);
 void d_emit(d_cc *cc, int op, int rd, int ra, int rb, int32_t imm);

@@ -27,7 +27,7 @@ static const struct { const char *s; int kind; } keywords[] = {
     {"static", TK_RESERVED}, {"switch", TK_RESERVED}, {"translator", TK_RESERVED},
     {"while", TK_RESERVED}, {"xlate", TK_RESERVED}};
 
-/* keywords that start a declaration in the outer scope (DTrace's S2 rules) */
+/* keywords that start a declaration in the outer scope, as in DTrace's lexer */
 static const char *const decl_words[] = {
     "auto", "char", "const", "counter", "double", "enum", "extern", "float", "import", "inline",
     "int", "long", "provider", "register", "restrict", "self", "short", "signed", "static",
@@ -83,7 +83,7 @@ static void newline(d_lexer *lx)
     lx->line_start = lx->pos;
 }
 
-/* C escapes (DTrace's stresc2chr): \n \t ... \ooo \xhh; anything else stands for itself. */
+/* C escapes, as DTrace resolves them: \n \t ... \ooo \xhh; anything else stands for itself. */
 size_t d_unescape(const char *s, size_t n, char *out)
 {
     size_t o = 0;

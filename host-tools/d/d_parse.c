@@ -4,10 +4,10 @@
  * multiplicative, unary and casts, postfix). A program is a list of top-level items kept in
  * source order: clauses (descriptions, optional /predicate/, { statements }) and
  * declarations (int x; self string s; this int t; int a[string, int]; inline int N = 5;).
- * Syntax errors are reported and the parser resynchronises at the next ';' or '}', so one
- * run reports several.
+ * Statements and the top level are in d_parse_top.c.
  */
 #include "d_int.h"
+#include <stdlib.h>
 #include <string.h>
 
 d_node *d_node_new(d_cc *cc, int kind, int line, int col)
@@ -38,17 +38,21 @@ const d_node *d_node_start(const d_node *n)
 
 d_node *d_node_copy(d_cc *cc, const d_node *n)
 {
-    if (!n) return NULL;
-    d_node *c = d_alloc(cc, sizeof *c);
-    *c = *n;
-    c->a = d_node_copy(cc, n->a);
-    c->b = d_node_copy(cc, n->b);
-    c->c = d_node_copy(cc, n->c);
-    c->next = d_node_copy(cc, n->next);
-    return c;
+    d_node *head = NULL, **tail = &head;
+    for (; n; n = n->next) { /* lists iterate; only the tree's depth recurses */
+        d_node *c = d_alloc(cc, sizeof *c);
+        *c = *n;
+        c->a = d_node_copy(cc, n->a);
+        c->b = d_node_copy(cc, n->b);
+        c->c = d_node_copy(cc, n->c);
+        c->next = NULL;
+        *tail = c;
+        tail = &c->next;
+    }
+    return head;
 }
 
-static _Noreturn void syntax(d_cc *cc, const d_tok *t, const char *expected)
+_Noreturn void d_syntax(d_cc *cc, const d_tok *t, const char *expected)
 {
     char near[64];
     if (t->kind == TK_EOF && cc->lx.eof_error) /* already reported: the input ended early */
@@ -62,20 +66,20 @@ static _Noreturn void syntax(d_cc *cc, const d_tok *t, const char *expected)
     d_fail(cc, t->line, t->col, "syntax error near %s", near);
 }
 
-static d_tok expect(d_cc *cc, int kind, const char *what)
+d_tok d_expect(d_cc *cc, int kind, const char *what)
 {
     const d_tok *t = d_peek(cc, 0);
-    if (t->kind != kind) syntax(cc, t, what);
+    if (t->kind != kind) d_syntax(cc, t, what);
     return d_next(cc);
 }
 
-static int is_kw(int k) { return k >= TK_SIZEOF && k <= TK_RESERVED; }
+int d_is_kw(int k) { return k >= TK_SIZEOF && k <= TK_RESERVED; }
 
 /* a member or variable name after -> and . (keywords are plain names there, as in DTrace) */
-static d_tok member_name(d_cc *cc)
+d_tok d_member_name(d_cc *cc)
 {
     const d_tok *t = d_peek(cc, 0);
-    if (t->kind != TK_IDENT && !(is_kw(t->kind) && t->text)) syntax(cc, t, "a member name");
+    if (t->kind != TK_IDENT && !(d_is_kw(t->kind) && t->text)) d_syntax(cc, t, "a member name");
     return d_next(cc);
 }
 
@@ -99,7 +103,7 @@ static int is_type_start(d_cc *cc, const d_tok *t)
 }
 
 /* declaration specifiers: the base type */
-static int parse_type_spec(d_cc *cc)
+int d_parse_type_spec(d_cc *cc)
 {
     const d_tok *t = d_peek(cc, 0);
     int line = t->line, col = t->col;
@@ -113,15 +117,15 @@ static int parse_type_spec(d_cc *cc)
         case TK_SHORT: shorts++; d_next(cc); continue;
         case TK_LONG: longs++; d_next(cc); continue;
         case TK_CHAR: case TK_INT_KW: case TK_VOID: case TK_STRING: case TK_FLOAT: case TK_DOUBLE:
-            if (base || tid >= 0) syntax(cc, t, NULL);
+            if (base || tid >= 0) d_syntax(cc, t, NULL);
             base = t->kind;
             d_next(cc);
             continue;
         case TK_STRUCT: case TK_UNION: case TK_ENUM: {
-            if (base || tid >= 0 || sign || shorts || longs) syntax(cc, t, NULL);
+            if (base || tid >= 0 || sign || shorts || longs) d_syntax(cc, t, NULL);
             int k = t->kind;
             d_next(cc);
-            d_tok nm = member_name(cc);
+            d_tok nm = d_member_name(cc);
             if (d_peek(cc, 0)->kind == TK_LBRACE)
                 d_fail(cc, nm.line, nm.col, "struct, union and enum definitions are not supported");
             tid = d_ty_lookup_tag(cc, k, nm.text);
@@ -141,7 +145,7 @@ static int parse_type_spec(d_cc *cc)
         }
         break;
     }
-    if (!any && tid < 0) syntax(cc, t, "a type name");
+    if (!any && tid < 0) d_syntax(cc, t, "a type name");
     if (tid >= 0) return tid;
     if (base == TK_FLOAT || base == TK_DOUBLE) d_fail(cc, line, col, "floating-point types are not supported");
     if (base == TK_VOID || base == TK_STRING) {
@@ -159,7 +163,7 @@ static int parse_type_spec(d_cc *cc)
     return sign == 2 ? cc->t_uint : cc->t_int;
 }
 
-static int parse_ptrs(d_cc *cc, int tid)
+int d_parse_ptrs(d_cc *cc, int tid)
 {
     for (;;) {
         int k = d_peek(cc, 0)->kind;
@@ -169,11 +173,9 @@ static int parse_ptrs(d_cc *cc, int tid)
     }
 }
 
-static int parse_type_name(d_cc *cc) { return parse_ptrs(cc, parse_type_spec(cc)); }
+int d_parse_type_name(d_cc *cc) { return d_parse_ptrs(cc, d_parse_type_spec(cc)); }
 
 /* ---- expressions ---- */
-static d_node *parse_expr(d_cc *cc);
-static d_node *parse_assign(d_cc *cc);
 static d_node *parse_unary(d_cc *cc);
 
 static int binprec(int k)
@@ -204,14 +206,14 @@ static d_node *parse_args(d_cc *cc, int close, const char *what)
         return NULL;
     }
     for (;;) {
-        *tail = parse_assign(cc);
+        *tail = d_parse_assign(cc);
         tail = &(*tail)->next;
         const d_tok *t = d_peek(cc, 0);
         if (t->kind == TK_COMMA) {
             d_next(cc);
             continue;
         }
-        if (t->kind != close) syntax(cc, t, what);
+        if (t->kind != close) d_syntax(cc, t, what);
         d_next(cc);
         return head;
     }
@@ -245,28 +247,28 @@ static d_node *parse_primary(d_cc *cc)
         n->str = t.text;
         return n;
     case TK_SELF: case TK_THIS: {
-        expect(cc, TK_ARROW, t.kind == TK_SELF ? "-> after self" : "-> after this");
-        d_tok m = member_name(cc);
+        d_expect(cc, TK_ARROW, t.kind == TK_SELF ? "-> after self" : "-> after this");
+        d_tok m = d_member_name(cc);
         n = d_node_new(cc, t.kind == TK_SELF ? N_SELF : N_THIS, t.line, t.col);
         n->str = m.text;
         return n;
     }
     case TK_LPAR:
-        n = parse_expr(cc);
-        expect(cc, TK_RPAR, "')'");
+        n = d_parse_expr(cc);
+        d_expect(cc, TK_RPAR, "')'");
         return n;
     case TK_OFFSETOF: {
-        expect(cc, TK_LPAR, "'('");
+        d_expect(cc, TK_LPAR, "'('");
         n = d_node_new(cc, N_OFFSETOF, t.line, t.col);
-        n->ty = parse_type_name(cc);
-        expect(cc, TK_COMMA, "','");
-        d_tok m = member_name(cc);
+        n->ty = d_parse_type_name(cc);
+        d_expect(cc, TK_COMMA, "','");
+        d_tok m = d_member_name(cc);
         n->str = m.text;
-        expect(cc, TK_RPAR, "')'");
+        d_expect(cc, TK_RPAR, "')'");
         return n;
     }
     default:
-        syntax(cc, &t, NULL);
+        d_syntax(cc, &t, NULL);
     }
 }
 
@@ -286,7 +288,7 @@ static d_node *parse_postfix(d_cc *cc)
             n = m;
             break;
         case TK_LPAR:
-            if (n->kind != N_IDENT) syntax(cc, &t, NULL);
+            if (n->kind != N_IDENT) d_syntax(cc, &t, NULL);
             d_next(cc);
             m = d_node_new(cc, N_CALL, n->line, n->col);
             m->str = n->str;
@@ -295,7 +297,7 @@ static d_node *parse_postfix(d_cc *cc)
             break;
         case TK_DOT: case TK_ARROW: {
             d_next(cc);
-            d_tok nm = member_name(cc);
+            d_tok nm = d_member_name(cc);
             m = d_node_new(cc, t.kind == TK_DOT ? N_DOT : N_ARROW, t.line, t.col);
             m->a = n;
             m->str = nm.text;
@@ -315,7 +317,25 @@ static d_node *parse_postfix(d_cc *cc)
     }
 }
 
+/* Every recursion of the grammar passes here or through d_parse_assign: bound it. */
+static void enter(d_cc *cc)
+{
+    if (++cc->lx.depth > D_MAX_DEPTH) {
+        const d_tok *t = d_peek(cc, 0);
+        d_fail(cc, t->line, t->col, "expression nested too deeply (more than %d levels)", D_MAX_DEPTH);
+    }
+}
+
+static d_node *parse_unary1(d_cc *cc);
 static d_node *parse_unary(d_cc *cc)
+{
+    enter(cc);
+    d_node *n = parse_unary1(cc);
+    cc->lx.depth--;
+    return n;
+}
+
+static d_node *parse_unary1(d_cc *cc)
 {
     d_tok t = *d_peek(cc, 0);
     d_node *n;
@@ -331,8 +351,8 @@ static d_node *parse_unary(d_cc *cc)
         n = d_node_new(cc, N_SIZEOF, t.line, t.col);
         if (d_peek(cc, 0)->kind == TK_LPAR && is_type_start(cc, d_peek(cc, 1))) {
             d_next(cc);
-            n->ty = parse_type_name(cc);
-            expect(cc, TK_RPAR, "')'");
+            n->ty = d_parse_type_name(cc);
+            d_expect(cc, TK_RPAR, "')'");
         } else
             n->a = parse_unary(cc);
         return n;
@@ -345,8 +365,8 @@ static d_node *parse_unary(d_cc *cc)
         if (is_type_start(cc, d_peek(cc, 1))) {
             d_next(cc);
             n = d_node_new(cc, N_CAST, t.line, t.col);
-            n->ty = parse_type_name(cc);
-            expect(cc, TK_RPAR, "')'");
+            n->ty = d_parse_type_name(cc);
+            d_expect(cc, TK_RPAR, "')'");
             n->a = parse_unary(cc);
             return n;
         }
@@ -378,30 +398,63 @@ static d_node *parse_cond(d_cc *cc)
     d_tok t = *d_peek(cc, 0);
     if (t.kind != TK_QUEST) return c;
     d_next(cc);
+    enter(cc);
     d_node *n = d_node_new(cc, N_COND, t.line, t.col);
     n->a = c;
-    n->b = parse_expr(cc);
-    expect(cc, TK_COLON, "':'");
+    n->b = d_parse_expr(cc);
+    d_expect(cc, TK_COLON, "':'");
     n->c = parse_cond(cc);
+    cc->lx.depth--;
     return n;
 }
 
-static d_node *parse_assign(d_cc *cc)
+d_node *d_parse_assign(d_cc *cc)
 {
+    enter(cc);
     d_node *l = parse_cond(cc);
     d_tok t = *d_peek(cc, 0);
-    if (!is_assign_op(t.kind)) return l;
-    d_next(cc);
-    d_node *n = d_node_new(cc, N_ASSIGN, t.line, t.col);
-    n->op = t.kind;
-    n->a = l;
-    n->b = parse_assign(cc);
-    return n;
+    if (is_assign_op(t.kind)) {
+        d_next(cc);
+        d_node *n = d_node_new(cc, N_ASSIGN, t.line, t.col);
+        n->op = t.kind;
+        n->a = l;
+        n->b = d_parse_assign(cc);
+        l = n;
+    }
+    cc->lx.depth--;
+    return l;
 }
 
-static d_node *parse_expr(d_cc *cc)
+void d_depth_check(d_cc *cc, const d_node *root)
 {
-    d_node *l = parse_assign(cc);
+    /* iterative: the check must not itself recurse as deep as what it refuses */
+    struct { const d_node *n; int d; } *st = NULL;
+    int sp = 0, cap = 0;
+    if (root) {
+        st = d_grow(cc, st, &cap, 1, sizeof *st);
+        st[sp++].n = root, st[0].d = 1;
+    }
+    while (sp) {
+        const d_node *n = st[--sp].n;
+        int d = st[sp].d;
+        if (d > D_MAX_DEPTH) {
+            free(st);
+            d_fail(cc, n->line, n->col, "expression nested too deeply (more than %d levels)", D_MAX_DEPTH);
+        }
+        const d_node *kids[4] = {n->a, n->b, n->c, n->next};
+        for (int i = 0; i < 4; i++) {
+            if (!kids[i]) continue;
+            st = d_grow(cc, st, &cap, sp + 1, sizeof *st);
+            st[sp].n = kids[i];
+            st[sp++].d = i == 3 ? d : d + 1;
+        }
+    }
+    free(st);
+}
+
+d_node *d_parse_expr(d_cc *cc)
+{
+    d_node *l = d_parse_assign(cc);
     for (;;) {
         d_tok t = *d_peek(cc, 0);
         if (t.kind != TK_COMMA) return l;
@@ -409,236 +462,8 @@ static d_node *parse_expr(d_cc *cc)
         d_node *n = d_node_new(cc, N_BIN, t.line, t.col);
         n->op = TK_COMMA;
         n->a = l;
-        n->b = parse_assign(cc);
+        n->b = d_parse_assign(cc);
         l = n;
     }
 }
 
-/* ---- statements ---- */
-static d_node *parse_stmts(d_cc *cc);
-
-/* skip to the end of the statement in error: past ';' or up to '}' at this level */
-static void skip_stmt(d_cc *cc)
-{
-    int depth = 0;
-    for (;;) {
-        int k = d_peek(cc, 0)->kind;
-        if (k == TK_EOF) return;
-        if (k == TK_RBRACE && depth-- == 0) return;
-        if (k == TK_LBRACE) depth++;
-        d_next(cc);
-        if (k == TK_SEMI && depth == 0) return;
-    }
-}
-
-static d_node *parse_block_or_stmt(d_cc *cc);
-
-static d_node *parse_if(d_cc *cc)
-{
-    d_tok t = d_next(cc);
-    d_node *n = d_node_new(cc, S_IF, t.line, t.col);
-    expect(cc, TK_LPAR, "'(' after if");
-    n->a = parse_expr(cc);
-    expect(cc, TK_RPAR, "')'");
-    n->b = parse_block_or_stmt(cc);
-    if (d_peek(cc, 0)->kind == TK_ELSE) {
-        d_next(cc);
-        n->c = parse_block_or_stmt(cc);
-    }
-    return n;
-}
-
-static d_node *parse_block_or_stmt(d_cc *cc)
-{
-    d_tok t = *d_peek(cc, 0);
-    d_node *n;
-    if (t.kind == TK_LBRACE) {
-        d_next(cc);
-        n = d_node_new(cc, S_BLOCK, t.line, t.col);
-        n->a = parse_stmts(cc);
-        expect(cc, TK_RBRACE, "'}'");
-        return n;
-    }
-    if (t.kind == TK_IF) return parse_if(cc);
-    n = d_node_new(cc, S_EXPR, t.line, t.col);
-    n->a = parse_expr(cc);
-    const d_tok *e = d_peek(cc, 0);
-    if (e->kind == TK_SEMI) d_next(cc);
-    else if (e->kind != TK_RBRACE) syntax(cc, e, "';'");
-    return n;
-}
-
-static d_node *parse_stmts(d_cc *cc)
-{
-    d_node *head = NULL, **volatile tail = &head;
-    jmp_buf *outer = cc->jb;
-    for (;;) {
-        const d_tok *t = d_peek(cc, 0);
-        if (t->kind == TK_RBRACE || t->kind == TK_EOF) break;
-        if (t->kind == TK_SEMI) {
-            d_next(cc);
-            continue;
-        }
-        jmp_buf jb;
-        cc->jb = &jb;
-        if (setjmp(jb)) {
-            skip_stmt(cc);
-            continue;
-        }
-        d_node *s = parse_block_or_stmt(cc);
-        *tail = s;
-        tail = &s->next;
-    }
-    cc->jb = outer;
-    return head;
-}
-
-/* ---- top level ---- */
-static d_item *parse_clause(d_cc *cc)
-{
-    d_item *it = d_alloc(cc, sizeof *it);
-    it->kind = ITEM_CLAUSE;
-    d_pdesc **tail = &it->descs;
-    size_t wlen = 0;
-    for (;;) {
-        d_tok t = expect(cc, TK_PSPEC, "a probe description");
-        if (!it->line) it->line = t.line, it->col = t.col;
-        d_pdesc *p = d_alloc(cc, sizeof *p);
-        p->text = t.text;
-        p->line = t.line;
-        p->col = t.col;
-        *tail = p;
-        tail = &p->next;
-        wlen += t.len + 1;
-        if (d_peek(cc, 0)->kind != TK_COMMA) break;
-        d_next(cc);
-    }
-    it->where = d_alloc(cc, wlen + 1);
-    for (d_pdesc *p = it->descs; p; p = p->next) {
-        if (p != it->descs) strcat(it->where, ",");
-        strcat(it->where, p->text);
-    }
-    const d_tok *t = d_peek(cc, 0);
-    if (t->kind == TK_DIV) {
-        d_next(cc);
-        d_lex_set_top(cc, 0);
-        it->pred = parse_expr(cc);
-        expect(cc, TK_EPRED, "'/' to close the predicate");
-        t = d_peek(cc, 0);
-        if (t->kind != TK_LBRACE) syntax(cc, t, "'{'");
-    }
-    if (t->kind != TK_LBRACE) {
-        /* descriptions alone: DTrace takes them (dtrace -n BEGIN), with the default action */
-        if (t->kind == TK_EOF || t->kind == TK_PSPEC) return it;
-        syntax(cc, t, "',', '/' or '{'");
-    }
-    d_next(cc);
-    d_lex_set_top(cc, 0);
-    it->body = parse_stmts(cc);
-    expect(cc, TK_RBRACE, "'}'");
-    return it;
-}
-
-static d_item *decl_item(d_cc *cc, int dclass, const d_tok *t)
-{
-    d_item *it = d_alloc(cc, sizeof *it);
-    it->kind = ITEM_DECL;
-    it->dclass = dclass;
-    it->line = t->line;
-    it->col = t->col;
-    it->name = t->text;
-    d_ident_add(cc, t->text);
-    return it;
-}
-
-static d_item *parse_decl(d_cc *cc)
-{
-    d_tok first = *d_peek(cc, 0);
-    if (first.kind == TK_TYPEDEF || first.kind == TK_RESERVED)
-        d_fail(cc, first.line, first.col, "%s declarations are not supported", first.text);
-    if (first.kind == TK_INLINE) {
-        d_next(cc);
-        int ty = parse_type_name(cc);
-        d_tok nm = expect(cc, TK_IDENT, "a name");
-        d_item *it = decl_item(cc, TK_INLINE, &nm);
-        it->ty = ty;
-        expect(cc, TK_ASGN, "'='");
-        it->init = parse_assign(cc);
-        expect(cc, TK_SEMI, "';'");
-        return it;
-    }
-    int dclass = 0;
-    if (first.kind == TK_SELF || first.kind == TK_THIS) {
-        dclass = first.kind;
-        d_next(cc);
-    }
-    int base = parse_type_spec(cc);
-    d_item *head = NULL, **tail = &head;
-    for (;;) {
-        int ty = parse_ptrs(cc, base);
-        d_tok nm = expect(cc, TK_IDENT, "a variable name");
-        d_item *it = decl_item(cc, dclass, &nm);
-        it->ty = ty;
-        if (d_peek(cc, 0)->kind == TK_LBRAC) {
-            d_tok lb = d_next(cc);
-            if (d_peek(cc, 0)->kind == TK_INT)
-                d_fail(cc, lb.line, lb.col, "scalar arrays are not supported: declare an associative array");
-            for (;;) {
-                const d_tok *k = d_peek(cc, 0);
-                if (it->nkeys == HVT_DIF_TUPLE_MAX)
-                    d_fail(cc, k->line, k->col, "an associative array has at most %d keys", HVT_DIF_TUPLE_MAX);
-                it->keys[it->nkeys++] = parse_type_name(cc);
-                if (d_peek(cc, 0)->kind != TK_COMMA) break;
-                d_next(cc);
-            }
-            expect(cc, TK_RBRAC, "']'");
-        }
-        *tail = it;
-        tail = &it->next;
-        if (d_peek(cc, 0)->kind != TK_COMMA) break;
-        d_next(cc);
-    }
-    expect(cc, TK_SEMI, "';'");
-    return head;
-}
-
-static void skip_item(d_cc *cc)
-{
-    d_lex_set_top(cc, 0);
-    int depth = 0;
-    for (;;) {
-        int k = d_peek(cc, 0)->kind;
-        if (k == TK_EOF) return;
-        d_next(cc);
-        if (k == TK_LBRACE) depth++;
-        if (k == TK_RBRACE && --depth <= 0) return;
-        if (k == TK_SEMI && depth == 0) return;
-    }
-}
-
-d_item *d_parse(d_cc *cc)
-{
-    d_item *head = NULL, **volatile tail = &head;
-    for (;;) {
-        d_lex_set_top(cc, 1);
-        const d_tok *t = d_peek(cc, 0);
-        if (t->kind == TK_EOF) break;
-        jmp_buf jb;
-        cc->jb = &jb;
-        if (setjmp(jb)) {
-            skip_item(cc);
-            continue;
-        }
-        d_item *it;
-        if (t->kind == TK_PSPEC) it = parse_clause(cc);
-        else if (t->kind == TK_IDENT || is_kw(t->kind)) {
-            d_lex_set_top(cc, 0);
-            it = parse_decl(cc);
-        } else
-            syntax(cc, t, "a probe description or a declaration");
-        *tail = it;
-        while (*tail) tail = &(*tail)->next;
-    }
-    cc->jb = NULL;
-    return head;
-}

@@ -1,6 +1,6 @@
 /*
- * d_pfcheck: printf( ) and printa( ) formats checked against their arguments the way DTrace's
- * dt_printf does: the same conversion table (flags - + space # 0 ' ? @, widths and
+ * d_pfcheck: printf( ) and printa( ) formats checked against their arguments the way DTrace
+ * checks them: the same conversion table (flags - + space # 0 ' ? @, widths and
  * precisions with *, length modifiers h hh l ll L w), the same prototypes and the same
  * messages. hvtrace has no floating-point values, so %e %f %g and their kin are refused,
  * as is %k (no stack values). hh is an extension (DTrace has no %hhd).

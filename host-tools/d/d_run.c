@@ -281,8 +281,10 @@ int d_run_main(int argc, char **argv)
     size_t nprobes = 0;
     for (int i = 0; i < p.nprobes; i++)
         nprobes += p.probes[i].id < ID_BEGIN;
+    /* DTrace names a -n program by its first clause's probe descriptions */
     fprintf(stderr, "hvt: %s '%s' matched %zu probe%s\n", script ? "script" : "description",
-            script ? script : text, nprobes, nprobes == 1 ? "" : "s");
+            script ? script : p.nclauses && p.clauses[0].where ? p.clauses[0].where : text,
+            nprobes, nprobes == 1 ? "" : "s");
     if (compile_only) {
         rc = 0;
         goto done;

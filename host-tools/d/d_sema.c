@@ -18,8 +18,10 @@ d_var *d_var_find(d_cc *cc, int kind, const char *name)
     return NULL;
 }
 
-int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line)
+int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line, int col)
 {
+    if (cc->nvars >= D_MAX_VARS)
+        d_fail(cc, line, col, "cannot create %s: limit on number of variables exceeded (%d)", name, D_MAX_VARS);
     cc->vars = d_grow(cc, cc->vars, &cc->capvars, cc->nvars + 1, sizeof *cc->vars);
     d_var *v = &cc->vars[cc->nvars];
     memset(v, 0, sizeof *v);
@@ -150,6 +152,7 @@ d_node *d_sema_rvalue(d_cc *cc, d_node *n)
     if (t->kind == TY_ARRAY && n->vk == VK_MEM) {
         n->decay = 1;
         n->ty = d_ty_ptr(cc, t->ref);
+        if (n->user) n->ty = d_ty_user(cc, n->ty);
     }
     return n;
 }
@@ -192,7 +195,7 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
             if (op != TK_ASGN)
                 d_fail(cc, l->line, l->col, "%s%s has not yet been declared or assigned",
                        kind == HVT_DIF_VK_THREAD ? "self->" : kind == HVT_DIF_VK_LOCAL ? "this->" : "", l->str);
-            d_var_add(cc, kind, l->str, var_type_of(cc, rhs), l->line);
+            d_var_add(cc, kind, l->str, var_type_of(cc, rhs), l->line, l->col);
             v = &cc->vars[cc->nvars - 1];
         }
         l->vk = VK_VAR;
@@ -206,7 +209,7 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
             d_fail(cc, l->line, l->col, "%s has not yet been declared or assigned", l->a->str);
         int nk = 0, kt[HVT_DIF_TUPLE_MAX];
         d_sema_keys(cc, &l->b, "", l->a->str, &nk, kt, 1);
-        int vi = d_var_add(cc, HVT_DIF_VK_ASSOC, l->a->str, var_type_of(cc, rhs), l->line);
+        int vi = d_var_add(cc, HVT_DIF_VK_ASSOC, l->a->str, var_type_of(cc, rhs), l->line, l->col);
         cc->vars[vi].nkeys = nk;
         memcpy(cc->vars[vi].keys, kt, sizeof kt);
         l->vk = VK_VAR;
@@ -393,7 +396,8 @@ static void sema_unary(d_cc *cc, d_node *n)
         if (p->kind == TY_VOID) d_fail(cc, n->line, n->col, "cannot dereference pointer to void");
         if (p->kind == TY_FUNC) d_fail(cc, n->line, n->col, "cannot dereference pointer to function");
         n->vk = VK_MEM;
-        n->ty = t->ref;
+        n->user = t->user;
+        n->ty = n->user ? d_ty_user(cc, t->ref) : t->ref;
         return;
     }
     if (op == TK_LNEG) {
@@ -414,8 +418,8 @@ static void sema_member(d_cc *cc, d_node *n)
 {
     d_node *a = n->kind == N_ARROW ? operand(cc, n->a) : (d_sema_expr(cc, n->a), n->a);
     n->side = a->side;
-    const d_type *t = d_ty(cc, a->ty);
-    int sou = a->ty;
+    const d_type *t = d_ty(cc, a->ty); /* (d_type pointers do not survive new types) */
+    int sou = a->ty, user = n->kind == N_ARROW ? t->user : a->user;
     if (n->kind == N_ARROW) {
         if (t->kind != TY_PTR) d_fail(cc, n->line, n->col, "operator -> must be applied to a pointer");
         sou = t->ref;
@@ -433,7 +437,8 @@ static void sema_member(d_cc *cc, d_node *n)
     if (d_ty_member(cc, sou, n->str, &m) < 0)
         d_fail(cc, n->line, n->col, "%s is not a member of %s", n->str, d_ty_str(cc, sou));
     n->vk = VK_MEM;
-    n->ty = m.ty;
+    n->user = (uint8_t)user;
+    n->ty = n->user ? d_ty_user(cc, m.ty) : m.ty; /* a pointer read from user memory points there */
     n->off = m.off;
     n->bitoff = m.bitoff;
     n->bitsz = m.bitsz;
@@ -449,6 +454,7 @@ static void sema_cast(d_cc *cc, d_node *n)
     if (to->kind == TY_VOID) ok = 1;
     else if (to->kind == TY_INT || to->kind == TY_PTR) ok = from->kind == TY_INT || from->kind == TY_PTR || from->kind == TY_SYM;
     if (!ok) d_fail(cc, n->line, n->col, "invalid cast expression: \"%s\" to \"%s\"", d_ty_str(cc, a->ty), d_ty_str(cc, n->ty));
+    if (from->kind == TY_PTR && from->user) n->ty = d_ty_user(cc, n->ty); /* (T *)copyin(...) */
     if (a->vk == VK_CONST && to->kind != TY_VOID) set_const(cc, n, a->ival, n->ty);
 }
 

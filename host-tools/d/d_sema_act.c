@@ -108,10 +108,13 @@ void d_sema_index(d_cc *cc, d_node *n)
     if (base->kind == N_IDENT) {
         d_var *v = d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str);
         if (v && v->kind == HVT_DIF_VK_ASSOC) {
-            d_sema_keys(cc, &n->b, "", v->name, &v->nkeys, v->keys, 0);
+            /* the keys may assign new variables: v does not survive them */
+            int vi = (int)(v - cc->vars), nk = v->nkeys, kt[HVT_DIF_TUPLE_MAX];
+            memcpy(kt, v->keys, sizeof kt);
+            d_sema_keys(cc, &n->b, "", base->str, &nk, kt, 0);
             n->vk = VK_VAR;
-            n->var = (int)(v - cc->vars);
-            n->ty = v->ty;
+            n->var = vi;
+            n->ty = cc->vars[vi].ty;
             n->side = 1; /* the tuple */
             return;
         }
@@ -128,6 +131,7 @@ void d_sema_index(d_cc *cc, d_node *n)
     bt = d_ty(cc, base->ty);
     if (bt->kind != TY_PTR)
         d_fail(cc, n->line, n->col, "operator [ ] cannot be applied to a value of type \"%s\"", d_ty_str(cc, base->ty));
+    int elem = bt->ref, user = bt->user; /* bt does not survive new types */
     if (nargs != 1) d_fail(cc, n->line, n->col, "operator [ ] takes one index here, not %d", nargs);
     d_sema_expr(cc, n->b);
     d_sema_rvalue(cc, n->b);
@@ -135,11 +139,12 @@ void d_sema_index(d_cc *cc, d_node *n)
     int64_t c;
     if (bound && d_sema_int_const(cc, n->b, &c) && (c < 0 || (uint64_t)c >= bound))
         d_fail(cc, n->b->line, n->b->col, "index outside array bounds: %lld, max is %u", (long long)c, bound - 1);
-    const d_type *et = d_ty(cc, bt->ref);
+    const d_type *et = d_ty(cc, elem);
     if (et->kind == TY_VOID || et->kind == TY_FUNC)
         d_fail(cc, n->line, n->col, "cannot index a pointer to %s", et->kind == TY_VOID ? "void" : "function");
     n->vk = VK_MEM;
-    n->ty = bt->ref;
+    n->user = (uint8_t)user;
+    n->ty = n->user ? d_ty_user(cc, elem) : elem;
     n->side = base->side | n->b->side;
 }
 
@@ -153,7 +158,7 @@ static const char *const unsupported[] = {
     "mutex_owner", "mutex_type_adaptive", "mutex_type_spin", "rw_read_held", "rw_write_held", "rw_iswriter",
     "msgdsize", "msgsize", "speculation", "speculate", "commit", "discard", "cleanpath", "d_path", "link_ntop",
     "strtoll", "getf", "json", "uaddr", "usym", "umod", "ufunc", "mod", "print", "printm", "tracemem", "jstack",
-    "freopen", "ftruncate", "pcap", "system", "raise", "panic", "breakpoint", "chill", "copyin", NULL};
+    "freopen", "ftruncate", "pcap", "system", "raise", "panic", "breakpoint", "chill", NULL};
 
 int d_aggfn_lookup(const char *name)
 {
@@ -249,6 +254,14 @@ void d_sema_call(d_cc *cc, d_node *n)
     } else if (!strcmp(f, "basename")) {
         d_argc_check(cc, n, 1, 1);
         d_str_arg(cc, n, 1);
+    } else if (!strcmp(f, "copyin")) {
+        /* hvtrace reads user memory where it is instead of copying it: copyin( )'s value is
+         * the user address, and what is read through it (*(int *)copyin(p, 4)) is read from
+         * the process's address space */
+        d_argc_check(cc, n, 2, 2);
+        d_int_arg(cc, n, 1, 1);
+        d_int_arg(cc, n, 2, 0);
+        n->ty = d_ty_user(cc, cc->t_voidp);
     } else if (!strcmp(f, "sym") || !strcmp(f, "func")) {
         d_argc_check(cc, n, 1, 1);
         d_int_arg(cc, n, 1, 1);
@@ -296,9 +309,12 @@ static int64_t const_arg(d_cc *cc, d_node *call, int i, const char *what)
     return v;
 }
 
-/* illumos' dtrace_aggregate_llquantize_bucket(factor, low, high, nsteps, INT64_MAX): the index
- * of the top bucket. Bucket 0 holds values below factor^low; each magnitude from low to high
- * adds min(factor^(m+1), nsteps) - min(...)/factor buckets; the last holds the rest. */
+/* DTrace's llquantize bucket of INT64_MAX for (factor, low, high, nsteps): the index
+ * of the top bucket, so nbuckets = llq_top + 1 (include/hvt_dif.h's layout). Bucket 0 holds
+ * values below factor^low; each order o from low to high adds n - n/factor buckets, n =
+ * min(factor^(o+1), nsteps); one more holds v >= factor^(high+1), unless factor^(high+2)
+ * overflows, when those values stay in order high's last bucket. So, without overflow:
+ * nbuckets = 2 + sum over o = low..high of (n_o - n_o/factor). */
 static int64_t llq_top(int64_t factor, int64_t low, int64_t high, int64_t nsteps)
 {
     int64_t this = 1, last, next, value = INT64_MAX, base = 1;
@@ -346,13 +362,13 @@ static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
             d_fail(cc, call->line, call->col, "lquantize( ) step (argument #3) too large: must have at least one quantization level");
         if (levels > UINT16_MAX)
             d_fail(cc, call->line, call->col, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity");
-        /* DTrace's layout: levels buckets, one below base, one at or above limit, and its
-         * parameter word */
-        if (levels + 3 > HVT_DIF_LQUANT_MAX)
+        /* DTrace's layout without its parameter word: one bucket below base, the levels, one
+         * at or above base + levels * step */
+        if (levels + 2 > HVT_DIF_LQUANT_MAX)
             d_fail(cc, call->line, call->col, "lquantize( ) has %lld buckets: hvtrace keeps at most %d (make the step larger)",
-                   (long long)levels + 3, HVT_DIF_LQUANT_MAX);
+                   (long long)levels + 2, HVT_DIF_LQUANT_MAX);
         p[0] = base, p[1] = limit, p[2] = step;
-        *nb = (uint32_t)(levels + 3);
+        *nb = (uint32_t)(levels + 2);
         return;
     }
     case HVT_DIF_AGG_LLQUANTIZE: {
@@ -379,12 +395,12 @@ static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
             d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must evenly divide the number of steps per "
                    "magnitude (argument #4), and the number of steps per magnitude must evenly divide a power of the factor");
         int64_t m = 1;
-        for (int64_t i = 0; i < high; i++)
+        for (int64_t i = 0; i <= high; i++) /* factor^(high+1) must fit */
             if (__builtin_mul_overflow(m, factor, &m))
                 d_fail(cc, call->line, call->col, "llquantize( ) factor (%lld) raised to power of high magnitude (%lld) "
                        "overflows 64-bits", (long long)factor, (long long)high);
-        /* DTrace's layout: buckets 0 .. llq_top, and the parameter word */
-        int64_t n = llq_top(factor, low, high, nsteps) + 2;
+        /* DTrace's layout without its parameter word: buckets 0 .. llq_top */
+        int64_t n = llq_top(factor, low, high, nsteps) + 1;
         if (n > HVT_DIF_LQUANT_MAX)
             d_fail(cc, call->line, call->col, "llquantize( ) has %lld buckets: hvtrace keeps at most %d", (long long)n,
                    HVT_DIF_LQUANT_MAX);
@@ -439,6 +455,8 @@ static void sema_aggstmt(d_cc *cc, d_node *e)
             d_fail(cc, lhs->line, lhs->col, "@%s[ ] prototype mismatch: 0 keys passed, %d expected", an->str, nk);
     } else {
         if (keys) d_sema_keys(cc, keys, "@", an->str, &nk, kt, 1);
+        if (cc->naggs >= D_MAX_VARS)
+            d_fail(cc, e->line, e->col, "cannot create @%s: limit on number of aggregations exceeded (%d)", an->str, D_MAX_VARS);
         cc->aggs = d_grow(cc, cc->aggs, &cc->capaggs, cc->naggs + 1, sizeof *cc->aggs);
         a = &cc->aggs[cc->naggs++];
         memset(a, 0, sizeof *a);
@@ -513,7 +531,7 @@ void d_sema_decl(d_cc *cc, d_item *it)
                    d_ty_str(cc, it->ty), d_ty_str(cc, v->ty));
         return;
     }
-    int vi = d_var_add(cc, it->nkeys ? HVT_DIF_VK_ASSOC : kind, it->name, it->ty, it->line);
+    int vi = d_var_add(cc, it->nkeys ? HVT_DIF_VK_ASSOC : kind, it->name, it->ty, it->line, it->col);
     cc->vars[vi].nkeys = it->nkeys;
     memcpy(cc->vars[vi].keys, it->keys, sizeof it->keys);
 }

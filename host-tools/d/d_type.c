@@ -26,7 +26,7 @@ static int intern(d_cc *cc, const d_type *t)
 {
     for (int i = 0; i < cc->ntypes; i++) {
         const d_type *u = &cc->types[i];
-        if (u->kind == t->kind && u->uns == t->uns && u->ischar == t->ischar && u->isunion == t->isunion &&
+        if (u->kind == t->kind && u->uns == t->uns && u->ischar == t->ischar && u->isunion == t->isunion && u->user == t->user &&
             u->size == t->size && u->ref == t->ref && u->nelem == t->nelem && u->btf == t->btf &&
             (u->name == t->name || (u->name && t->name && !strcmp(u->name, t->name))))
             return i;
@@ -48,6 +48,14 @@ int d_ty_int(d_cc *cc, unsigned size, int uns, const char *name)
 int d_ty_ptr(d_cc *cc, int ref)
 {
     d_type t = {.kind = TY_PTR, .uns = 1, .size = 8, .ref = ref};
+    return intern(cc, &t);
+}
+
+int d_ty_user(d_cc *cc, int ptr)
+{
+    if (cc->types[ptr].kind != TY_PTR || cc->types[ptr].user) return ptr;
+    d_type t = cc->types[ptr];
+    t.user = 1;
     return intern(cc, &t);
 }
 
@@ -157,7 +165,7 @@ int d_ty_compat(const d_cc *cc, int a, int b)
     if (x->kind == TY_STR || y->kind == TY_STR)
         return (x->kind == TY_STR || d_ty_is_chararray(cc, a)) && (y->kind == TY_STR || d_ty_is_chararray(cc, b));
     if (x->kind == TY_PTR && y->kind == TY_PTR) {
-        if (x->ref == y->ref || x->ref == cc->t_void || y->ref == cc->t_void) return 1;
+        if (x->ref == y->ref || x->ref == cc->t_void || y->ref == cc->t_void) return 1; /* user or not */
         /* the same struct seen through a typedef and directly */
         const d_type *p = &cc->types[x->ref], *q = &cc->types[y->ref];
         return p->kind == q->kind && p->size == q->size && p->btf == q->btf && p->uns == q->uns && p->kind != TY_PTR;

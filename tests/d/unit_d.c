@@ -4,7 +4,8 @@
  * layout include/hvt_dif.h defines, aggregations' buckets, probe resolution, options and
  * macros, the disassembly, never crashing on mangled input, and with the pinned 6.1 cloud
  * kernel's BTF (SKIP when it is not in the cache) typed args[] and member loads at the offsets
- * BTF gives. Last line: "N passed, N failed".
+ * BTF gives. Built with D_WITH_VERIFIER, every image it compiles must also pass the
+ * hypervisor's verifier (trace/dif_verify.c). Last line: "N passed, N failed".
  */
 #include <glob.h>
 #include <stdio.h>
@@ -84,6 +85,23 @@ typedef struct {
     size_t errlen;
 } res;
 
+#ifdef D_WITH_VERIFIER
+#include "dif.h"
+/* Every image compiled here must pass the hypervisor's own verifier (trace/dif_verify.c). */
+static void verify(const char *src, const dprog *p)
+{
+    void *img = aligned_alloc(8, (p->image_len + 7) & ~(size_t)7);
+    memcpy(img, p->image, p->image_len);
+    struct dif_verr e = {0};
+    int rc = dif_verify(img, p->image_len, &e);
+    CHECK(rc == 0, "the verifier refuses %s: clause %d insn %d item %d: %s", src, e.clause, e.insn, e.item,
+          e.reason ? e.reason : "?");
+    free(img);
+}
+#else
+static void verify(const char *src, const dprog *p) { (void)src, (void)p; }
+#endif
+
 static res comp_o(const char *src, d_options o)
 {
     res r;
@@ -91,6 +109,7 @@ static res comp_o(const char *src, d_options o)
     o.err = f;
     r.rc = d_compile("test.d", src, strlen(src), &o, &r.p);
     fclose(f);
+    if (r.rc == 0) verify(src, &r.p);
     return r;
 }
 static res comp(const char *src) { return comp_o(src, opts()); }
@@ -257,8 +276,8 @@ static void test_code(void)
     CODE("syscall::read:entry /pid == 42/ { self->ts = timestamp; }", {OP(VAR), 0, 0, 0, V(PID)},
          {OP(LDI), 1, 0, 0, 42}, {OP(EQ), 0, 0, 1, 0}, {OP(BZ), 0, 0, 0, 6}, {OP(VAR), 0, 0, 0, V(TIMESTAMP)},
          {OP(STTV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
-    CODE("BEGIN { @c[execname] = count(); }", {OP(LDI), 0, 0, 0, 1}, {OP(VAR), 1, 0, 0, V(EXECNAME)},
-         {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @c[execname] = count(); }", {OP(VAR), 0, 0, 0, V(EXECNAME)}, {OP(TCLR), 0, 0, 0, 0},
+         {OP(TPUSH), 0, 0, 0, 0}, {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { x = (char)300; trace((unsigned char)-1); }", {OP(LDI), 0, 0, 0, 44}, {OP(STGV), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 255}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     /* int arithmetic keeps C's 32-bit result */
@@ -294,8 +313,15 @@ static void test_code(void)
     CODE("BEGIN { trace(((unsigned short *)arg0)[arg1]); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)},
          {OP(VAR), 1, 0, 0, (HVT_DIF_V_ARG0 + 1)}, {OP(LDI), 2, 0, 0, 1}, {OP(SHL), 1, 1, 2, 0}, {OP(ADD), 0, 0, 1, 0},
          {OP(LDG), 0, 0, 0, 2}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* copyin( ) reads user memory in place */
+    CODE("syscall::read:entry { trace(*(int *)copyin(arg1, 4)); }", {OP(ACT), 0, 0, 0, 0},
+         {OP(VAR), 0, 0, 0, (HVT_DIF_V_ARG0 + 1)}, {OP(LDG), 0, 0, 0, 4 | HVT_DIF_LD_SIGNED | HVT_DIF_LD_USER},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("syscall::read:entry { p = (char *)copyin(arg1, 8); trace(stringof(p)); }", {OP(VAR), 0, 0, 0, (HVT_DIF_V_ARG0 + 1)},
+         {OP(STGV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDGV), 0, 0, 0, 0}, {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { stack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(STACK), 0, 0, 0, 8192}, {OP(RET), 0, 0, 0, 0});
-    CODE("BEGIN { @a = count(); clear(@a); }", {OP(LDI), 0, 0, 0, 1}, {OP(TCLR), 0, 0, 0, 0}, {OP(AGG), 0, 0, 0, 0},
+    CODE("BEGIN { @a = count(); clear(@a); }", {OP(TCLR), 0, 0, 0, 0}, {OP(AGG), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(AGGCLR), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { a[1, \"k\"] = 5; trace(a[1, \"k\"]); }", {OP(LDI), 0, 0, 0, 5}, {OP(LDI), 1, 0, 0, 1},
          {OP(SCONST), 2, 0, 0, 14}, {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(TPUSH), 0, 2, 0, 0},
@@ -317,9 +343,9 @@ static void test_code(void)
         int32_t big = stroff(&r.p, "big"), small = stroff(&r.p, "small");
         res_free(&r);
         I w[] = {{OP(VAR), 0, 0, 0, V(ARG0)}, {OP(LDI), 1, 0, 0, 1}, {OP(LT), 0, 1, 0, 0}, {OP(BZ), 0, 0, 0, 6},
-                 {OP(SCONST), 0, 0, 0, big}, {OP(JMP), 0, 0, 0, 8}, {OP(SCONST), 1, 0, 0, small}, {OP(MOV), 0, 1, 0, 0},
+                 {OP(SCONST), 0, 0, 0, big}, {OP(JMP), 0, 0, 0, 7}, {OP(SCONST), 0, 0, 0, small},
                  {OP(STGV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
-        check_code_o(__LINE__, "BEGIN { a = arg0 > 1 ? \"big\" : \"small\"; }", opts(), 0, w, 10);
+        check_code_o(__LINE__, "BEGIN { a = arg0 > 1 ? \"big\" : \"small\"; }", opts(), 0, w, 9);
         r = comp("BEGIN { trace(execname == \"bash\"); trace(probefunc < \"m\"); }");
         int32_t bash = stroff(&r.p, "bash"), m = stroff(&r.p, "m");
         res_free(&r);
@@ -402,7 +428,7 @@ static void test_aggs(void)
     CHECK(r.rc == 0, "aggregations: %s", r.err);
     if (r.rc == 0) {
         const struct hvt_dif_agg *a = (const void *)(r.p.image + hdr(&r.p)->off_aggs);
-        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 13, 23, 120, 8};
+        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 12, 22, 119, 7};
         static const uint8_t fn[] = {HVT_DIF_AGG_COUNT, HVT_DIF_AGG_SUM, HVT_DIF_AGG_MIN, HVT_DIF_AGG_MAX, HVT_DIF_AGG_AVG,
                                      HVT_DIF_AGG_STDDEV, HVT_DIF_AGG_QUANTIZE, HVT_DIF_AGG_LQUANTIZE, HVT_DIF_AGG_LQUANTIZE,
                                      HVT_DIF_AGG_LLQUANTIZE, HVT_DIF_AGG_LLQUANTIZE};
@@ -417,6 +443,13 @@ static void test_aggs(void)
               r.p.aggs[2].keys[0].type == D_V_STR && r.p.aggs[2].keys[1].type == D_V_INT, "keys");
         CHECK(!strcmp(r.p.aggs[0].name, "c") && stroff(&r.p, "mi") == (int32_t)a[2].name, "names");
     }
+    res_free(&r);
+    /* factor^(high+2) overflows: no bucket above order high */
+    r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 61, 2); }");
+    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 63, "llquantize at 64 bits: %s", r.err);
+    res_free(&r);
+    r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 62, 2); }");
+    CHECK(r.rc == -1 && strstr(r.err, "raised to power of high magnitude (62) overflows 64-bits"), "llquantize overflow: %s", r.err);
     res_free(&r);
     r = comp("BEGIN { @ = count(); }");
     CHECK(r.rc == 0 && r.p.naggs == 1 && !strcmp(r.p.aggs[0].name, "") && r.p.aggs[0].nkeys == 0, "anonymous @");
@@ -452,7 +485,7 @@ static void test_errors(void)
     ERR("BEGIN { @a = lquantize(1, 10, 0, 1); }", 1, 14, "lquantize( ) base (argument #1) must be less than limit (argument #2)");
     ERR("BEGIN { @a = lquantize(1, arg0, 10); }", 1, 27, "lquantize( ) argument #1 must be an integer constant");
     ERR("BEGIN { @a = lquantize(1, 0, 100000, 1); }", 1, 14, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity");
-    ERR("BEGIN { @a = lquantize(1, 0, 10000, 1); }", 1, 14, "lquantize( ) has 10003 buckets: hvtrace keeps at most 1024");
+    ERR("BEGIN { @a = lquantize(1, 0, 10000, 1); }", 1, 14, "lquantize( ) has 10002 buckets: hvtrace keeps at most 1024");
     ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 14, "llquantize( ) factor (argument #1) must be two or more");
     ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 14, "llquantize( ) high magnitude (argument #3) must be greater");
     ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 14, "llquantize( ) factor (argument #1) must be less than or equal");
@@ -677,7 +710,10 @@ static void test_mangled(void)
         dprog p;
         int rc = d_compile("m.d", buf, n, &o, &p);
         fclose(f);
-        if (rc == 0) dprog_free(&p);
+        if (rc == 0) {
+            verify(buf, &p);
+            dprog_free(&p);
+        }
         else if (rc != -1) crashes++;
     }
     CHECK(crashes == 0, "mangled programs");

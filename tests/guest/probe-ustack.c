@@ -7,10 +7,15 @@
 
 static volatile unsigned long sink;
 
+/* A leaf that keeps a local on the stack: GCC sets up no frame for a leaf that needs none,
+ * whatever -fno-omit-frame-pointer says, and a frame-pointer unwind then cannot see that
+ * leaf's caller (its samples would show outer -> inner). */
 __attribute__((noinline)) void ustack_inner(void)
 {
+    volatile unsigned long acc[2] = { 0, 0 };
     for (int i = 0; i < 100000; i++)
-        sink += i;
+        acc[i & 1] += i;
+    sink += acc[0] + acc[1];
 }
 
 __attribute__((noinline)) void ustack_middle(void)
