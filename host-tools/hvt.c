@@ -9,6 +9,8 @@
 #include "hvt_trace.h"
 #include "hvt_probes.h"
 #include "d_run.h"
+#include "kimg.h"
+#include "x86_len.h"
 #include "kinfo.h"
 #include "trace_reader.h"
 #include "tracegen.h"
@@ -35,6 +37,7 @@ static int usage_syms(void)
             "usage: hvt syms [--slide N | --lstar ADDR] [--no-cache] VMLINUZ [GLOB]\n"
             "       hvt syms [...] VMLINUZ --addr ADDR      address -> sym+off\n"
             "       hvt syms [...] VMLINUZ --name SYM[+OFF] symbol -> address\n"
+            "       hvt syms VMLINUZ --call-before SYM+OFF  is SYM+OFF a return address (after a call)?\n"
             "       hvt syms VMLINUZ --struct NAME          field offsets from BTF\n"
             "       hvt syms VMLINUZ --layout               what the tracer reads from tasks\n"
             "       hvt syms VMLINUZ --btf-out FILE         write the raw BTF blob\n"
@@ -71,10 +74,62 @@ static int get_slide(const kinfo *ki, const char *slide_s, const char *lstar_s, 
 
 int cmd_options(int argc, char **argv);   /* hvt_options.c */
 
+/* --call-before SYM+OFF: is the instruction that ends at SYM+OFF a call (so SYM+OFF is a
+ * return address)? The function is decoded from its start, as the image has it. Prints the
+ * call and its direct target; 0 a call, 1 not (or not decodable). */
+static int call_before(const kinfo *ki, const char *vmlinuz, const char *at)
+{
+    char nm[512];
+    snprintf(nm, sizeof nm, "%s", at);
+    char *plus = strchr(nm, '+');
+    uint64_t off = 0;
+    if (!plus || parse_u64(plus + 1, &off) || !off)
+        return usage_syms();
+    *plus = 0;
+    int64_t s = ksym_find(&ki->syms, nm);
+    kimg k;
+    if (s < 0 || kimg_load(&k, vmlinuz) != 0) {
+        fprintf(stderr, "hvt: %s: no symbol %s\n", vmlinuz, nm);
+        return EXIT_BAD;
+    }
+    uint64_t fn = ki->syms.syms[s].addr;
+    const uint8_t *code = kimg_ptr(&k, fn, off);
+    int rc = 1;
+    uint64_t pos = 0, last = 0;
+    while (code && pos < off) {
+        unsigned n = x86_insn_len(code + pos, off - pos);
+        if (!n)
+            break;
+        last = pos;
+        pos += n;
+    }
+    if (code && pos == off) {
+        const uint8_t *p = code + last;
+        while (p < code + off && (*p == 0x2e || *p == 0x3e || *p == 0x66 || (*p & 0xf0) == 0x40))
+            p++;                           /* segment, operand-size, REX prefixes */
+        if (p < code + off && *p == 0xe8 && code + off - p == 5) {
+            int32_t rel;
+            memcpy(&rel, p + 1, 4);
+            uint64_t t = fn + off + (uint64_t)(int64_t)rel, toff;
+            int64_t ts = ksym_lookup(&ki->syms, t, &toff);
+            printf("%s: call %s+0x%llx\n", at, ts >= 0 ? ksym_name(&ki->syms, (uint32_t)ts) : "?",
+                   (unsigned long long)toff);
+            rc = 0;
+        } else if (p + 1 < code + off && *p == 0xff && ((p[1] >> 3) & 7) == 2) {
+            printf("%s: call (indirect)\n", at);
+            rc = 0;
+        }
+    }
+    if (rc)
+        printf("%s: not after a call\n", at);
+    kimg_free(&k);
+    return rc;
+}
+
 static int cmd_syms(int argc, char **argv)
 {
     const char *vmlinuz = NULL, *glob = NULL, *slide_s = NULL, *lstar_s = NULL, *addr_s = NULL, *name_s = NULL;
-    const char *struct_s = NULL, *btf_out = NULL;
+    const char *struct_s = NULL, *btf_out = NULL, *callb_s = NULL;
     int use_cache = 1, layout = 0, info = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -88,6 +143,7 @@ static int cmd_syms(int argc, char **argv)
         else if (next && !strcmp(a, "--addr")) { addr_s = next; i++; }
         else if (next && !strcmp(a, "--name")) { name_s = next; i++; }
         else if (next && !strcmp(a, "--struct")) { struct_s = next; i++; }
+        else if (next && !strcmp(a, "--call-before")) { callb_s = next; i++; }
         else if (next && !strcmp(a, "--btf-out")) { btf_out = next; i++; }
         else if (a[0] == '-') return usage_syms();
         else if (!vmlinuz) vmlinuz = a;
@@ -130,6 +186,8 @@ static int cmd_syms(int argc, char **argv)
                    (unsigned long long)btf_type_size(&ki.btf, sid), "offset", "", "size", "field", "type");
             btf_members_each(&ki.btf, sid, print_member, &ki.btf);
         }
+    } else if (callb_s) {
+        rc = call_before(&ki, vmlinuz, callb_s);
     } else if (addr_s) {
         uint64_t a, off;
         if (parse_u64(addr_s, &a)) rc = usage_syms();

@@ -53,9 +53,15 @@ static void leave(void) { __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE); }
 
 struct fire_ctx { struct gmem_paging kernel, cur; const struct guest_regs *g; };
 
+/* Kernel loads reach kernel addresses only, user loads (copyin, copyinstr) user addresses
+ * only, as in DTrace: a user pointer dereferenced as a kernel one is an invalid address even
+ * where the kernel's page tables happen to map it. */
+#define USER_TOP 0x0000800000000000ull     /* above: non-canonical, then the kernel half */
 static size_t env_read(void *ctx, uint64_t va, void *buf, size_t len, int user)
 {
     struct fire_ctx *c = ctx;
+    if (user ? va >= USER_TOP || len > USER_TOP - va : va < ~(USER_TOP - 1))
+        return 0;
     return gmem_read_gva(user ? &c->cur : &c->kernel, va, buf, len);
 }
 
@@ -64,9 +70,7 @@ static size_t env_read(void *ctx, uint64_t va, void *buf, size_t len, int user)
 static size_t env_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
 {
     struct fire_ctx *c = ctx;
-    if (!c->g)
-        return 0;
-    uint64_t sp = c->g->r[GPR_RSP];
+    uint64_t sp = hv_guest_read(HV_GUEST_RSP);     /* the VMCS holds it, not the saved GPRs */
     uint64_t top = (sp | (KSTACK_SIZE - 1)) + 1;
     size_t n = top - sp < max ? top - sp : max;
     *rsp = sp;
@@ -184,7 +188,7 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
         f->v[HVT_DIF_V_ERRNO] = -arg[1];
     f->v[HVT_DIF_V_REGS_PC] = pc;
-    f->v[HVT_DIF_V_REGS_SP] = g ? g->r[GPR_RSP] : 0;
+    f->v[HVT_DIF_V_REGS_SP] = hv_guest_read(HV_GUEST_RSP);
 }
 
 /* The caller is inside enter(). */

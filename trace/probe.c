@@ -21,6 +21,7 @@
 #define SHADOW_HASH  32768                 /* power of two, > SHADOW_MAX */
 #define HASH_SLOTS   131072                /* power of two, > 2 x PROBE_MAX */
 #define COMM_SLOTS   4                     /* per probe: the first process names seen */
+#define PROBE_ALSO   3                     /* further action probes on one instruction */
 #define NO_PROBE     0xffffffffu
 #define PENDING_MAX  64                    /* user probes waiting for their process to run */
 #define RET_SITES    64                    /* return sites of one function at most */
@@ -46,6 +47,9 @@ struct probe {
     uint64_t root;                         /* user probes: the address space's page-table root;
                                               0: a kernel probe (every address space) */
     uint32_t id;
+    uint32_t also[PROBE_ALSO];             /* action probes' further ids at this site (fbt and
+                                              syscall entry share a function's first byte) */
+    uint8_t nalso;
     uint8_t kind, len, emu, armed, record, stack, sysargs, action;
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
@@ -201,8 +205,18 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                     uint64_t func, uint32_t flags, uint64_t root)
 {
     struct probe *old = lookup(va, root);
-    if (old && old->root == root)
-        return 0;
+    if (old && old->root == root) {
+        /* another probe on the same instruction: its action runs at the same firing */
+        bool known = old->id == id;
+        for (unsigned i = 0; i < old->nalso; i++)
+            known |= old->also[i] == id;
+        if (known || !(flags & HVT_PROBE_F_ACTION) || !old->action)
+            return 0;
+        if (old->nalso == PROBE_ALSO)
+            return PROBE_ENOMEM;
+        old->also[old->nalso++] = id;
+        return 1;
+    }
     if (nprobes == PROBE_MAX)
         return PROBE_ENOMEM;
     if (!probe_chunks[nprobes / PROBE_CHUNK] &&
@@ -555,6 +569,8 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
         uint64_t arg[6];
         firing_args(p, g, arg);
         act(p->id, p->kind, cpu, p->va, arg, (struct guest_regs *)g);
+        for (unsigned i = 0; i < p->nalso; i++)
+            act(p->also[i], p->kind, cpu, p->va, arg, (struct guest_regs *)g);
     } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
         record(p, cpu, g);
     }

@@ -22,6 +22,9 @@
  *  - Types come from opt->btf when given (struct members, function prototypes for fbt args[],
  *    kernel typedefs and enums); without it arg0..arg9, args[] (as int64_t) and every
  *    integer and string feature still work.
+ *  - Limits, each a compile error: expressions and statements nested 400 deep, 8192
+ *    variables, 8192 aggregations, 16 registers an expression, 1000 printf arguments, and the
+ *    hypervisor's own (HVT_DIF_MAX_INSNS a clause, HVT_DIF_MAX_IMAGE, strsize <= 1024).
  *  - dprog_dump() prints the compiled program, one instruction a line (hvt -S).
  *
  * The code it emits (what the verifier and the consumer can rely on):
@@ -33,11 +36,10 @@
  *    (HVT_PROBE_STACK_MAX). trunc(@a) without a count records 0. A clause with no statement
  *    at all gets DTrace's default action: ACT k of kind D_ACT_DEFAULT, no values.
  *  - Aggregating: the value in ra (count(): ra 0, unread), the tuple built by TCLR; TPUSH...
- *    (TCLR alone for no keys) right before AGG. nbuckets as include/hvt_dif.h lays them out:
- *    lquantize levels + 2, llquantize d_sema_act.c's llq_top() + 1 (DTrace's, without its
- *    parameter word). Associative arrays likewise
- *    before LDAV/STAV; keys are computed into registers first, so nested lookups never
- *    clobber a tuple being built.
+ *    (TCLR alone for no keys) right before AGG; associative arrays likewise before
+ *    LDAV/STAV. Keys are computed into registers first, so nested lookups never clobber a
+ *    tuple being built. nbuckets as include/hvt_dif.h lays them out: lquantize levels + 2,
+ *    llquantize d_sema_act.c's llq_top() + 1 (DTrace's, without its parameter word).
  *  - STRG's imm is 0 for kernel memory (stringof, char arrays) and HVT_DIF_LD_USER for
  *    copyinstr() and user memory reached through copyin() (which is not a copy here: its value
  *    is the user address; loads through it carry HVT_DIF_LD_USER).

@@ -371,8 +371,8 @@ int d_image_build(d_cc *cc, dprog *out)
     d_agg *aggs = calloc((size_t)cc->naggs + 1, sizeof *aggs);
     char **margs = calloc((size_t)cc->opt->nmacro_args + 1, sizeof *margs);
     if (!img || !probes || !aggs || !margs) goto nomem;
-    memcpy(img + h.off_clauses, im->cl, (size_t)im->ncl * sizeof *im->cl);
-    memcpy(img + h.off_insns, im->code, (size_t)im->ncode * sizeof *im->code);
+    if (im->ncl) memcpy(img + h.off_clauses, im->cl, (size_t)im->ncl * sizeof *im->cl);
+    if (im->ncode) memcpy(img + h.off_insns, im->code, (size_t)im->ncode * sizeof *im->code);
     if (im->nconsts) memcpy(img + h.off_consts, im->consts, (size_t)im->nconsts * sizeof *im->consts);
     struct hvt_dif_var *vars = (struct hvt_dif_var *)(img + h.off_vars);
     for (int i = 0; i < cc->nvars; i++) {

@@ -16,6 +16,8 @@ void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int
         d_node *e = *k;
         if (n == HVT_DIF_TUPLE_MAX)
             d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX);
+        if (e->kind == N_CALL && (!strcmp(e->str, "stack") || !strcmp(e->str, "ustack")))
+            d_fail(cc, e->line, e->col, "%s( ) as a key is not supported by hvtrace (keys are integers and strings)", e->str);
         d_sema_expr(cc, e);
         d_node *s = d_sema_tostr(cc, e);
         if (s) {

@@ -2,8 +2,8 @@
 # exact code of small programs, error messages with line:col and caret, the image layout,
 # aggregations, probe resolution, and BTF member access against the pinned 6.1 cloud kernel
 # when it is in the cache (SKIP otherwise); every image compiled passes the hypervisor's
-# verifier. No guest, no VM. Needs host.mk's HOST_CC,
-# HOST_CFLAGS, HOST_INC, HOST_LIB, HOST_LIBS and HOST_OUT.
+# verifier. No guest, no VM. Needs host.mk's HOST_CC, HOST_CFLAGS, HOST_INC, HOST_LIB,
+# HOST_LIBS and HOST_OUT.
 #   make test-d-unit    build/host/unit_d, run
 D_COMPILER_SRC  := $(addprefix host-tools/d/,d_compile.c d_lex.c d_parse.c d_parse_top.c d_type.c d_sema.c d_sema_act.c \
                      d_pfcheck.c d_cg.c d_cg_stmt.c d_image.c d_dump.c d_resolve.c)

@@ -545,6 +545,7 @@ static void test_errors(void)
     ERR("BEGIN { trace(caller); }", 1, 15, "built-in variable caller is not supported by hvtrace");
     ERR("BEGIN { x = 1; trace(x[1]); }", 1, 23, "operator [ ] cannot be applied to a value of type \"int\"");
     ERR("int x;\nint x[string];\nBEGIN { }", 2, 5, "identifier redeclared: x");
+    ERR("BEGIN { @[stack()] = count(); }", 1, 11, "stack( ) as a key is not supported by hvtrace");
     ERR("BEGIN { self->a[1] = 2; }", 1, 16, "thread-local associative arrays are not supported by hvtrace");
     /* the expression too complex for 16 registers: a chain with side effects keeps its order */
     {

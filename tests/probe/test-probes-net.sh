@@ -24,7 +24,7 @@
 # every page (HVT-PROBESTAT shown=0 armed=0); the guest saw the disarm and powered off cleanly.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
-# PROBE_NET_RUNS ("count user profile d"), PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel),
+# PROBE_NET_RUNS ("count user profile"; make test-d runs "d dwork"), PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel),
 # PROBE_NET_OUT (where the runs go).
 # Closing line: "test-probes-net: N passed, N failed".
 set -uo pipefail
@@ -36,7 +36,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="$BUILD/hvtrace.efi"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count user profile d}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count user profile}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -278,6 +278,91 @@ EOF_D
     bash -c "grep -q 'armed=0 ' <<< '$stat' && grep -q ' shown=0 ' <<< '$stat'"
   check "d: the guest saw the disarm; clean power-off" \
     bash -c "grep -q 'probe-net: disarmed, exiting' '$OUT/coll-d/current/console.log' && [ \"\$(cat '$OUT/run-d/end' 2>/dev/null)\" = poweroff ]"
+fi
+# ---- dwork: D programs measuring a workload that knows its own counts (tests/guest/d-work.c)
+if [[ " $RUNS " == *" dwork "* ]]; then
+  cat > "$OUT/dwork.d" <<'EOF_D'
+syscall::getpid:entry { @polls = count(); }
+syscall::getppid:entry { @bycomm[execname] = count(); }
+fbt::__x64_sys_getppid:entry /execname == "dw-one" || execname == "dw-two"/ { @fbt = count(); }
+syscall::read:entry
+/execname == "d-work"/
+{
+    @sizes = quantize(arg2);
+    self->ts = timestamp;
+}
+syscall::read:return
+/self->ts/
+{
+    @latmin = min(timestamp - self->ts);
+    @latmax = max(timestamp - self->ts);
+    self->ts = 0;
+}
+syscall::openat:entry
+/execname == "d-work"/
+{
+    @paths[copyinstr(arg1)] = count();
+}
+fbt::vfs_read:entry
+/execname == "d-work" && arg2 == 100/
+{
+    stack();
+}
+syscall::read:entry
+/execname == "d-work" && arg2 == 5000/
+{
+    trace(*(char *)arg1);
+}
+syscall::getpgid:entry
+/execname == "d-work"/
+{
+    trace(*(long *)0);
+}
+syscall::getpgid:entry
+/execname == "d-work"/
+{
+    trace(*(long *)0xffff800000001000);
+}
+EOF_D
+  run dwork "/bin/d-work" "$(cat "$OUT/dwork.d")"
+  O="$OUT/dwork.out"; E="$OUT/dwork.err"; C="$OUT/coll-dwork/current/console.log"
+  cat "$O" | grep -v '^ *[0-9]* *[0-9]* *vfs_read:entry *$' | grep -v '`' | head -60; cat "$E"
+  grep -a 'd-work:' "$C"
+  check "dwork: the workload ran and checked itself (ok)" grep -aq "probe-net: workload done calls=800 ok" "$C"
+  agg1() { awk -v k="$1" '$1 == k && NF == 2 { print $2 }' "$O"; }
+  check "dwork: per-process counts: dw-one $(agg1 dw-one) of 300, dw-two $(agg1 dw-two) of 500" \
+    bash -c "test '$(agg1 dw-one)' = 300 && test '$(agg1 dw-two)' = 500"
+  kp=$(sed -n 's/.*d-work: getppid .* kprobe=\([0-9]*\).*/\1/p' "$C" | tr -d '\r')
+  fbt=$(awk '/^ +[0-9]+$/ { print $1 }' "$O" | sed -n 2p)
+  check "dwork: fbt::__x64_sys_getppid:entry count 800 = the guest's own kprobe hits (${kp:-none})" \
+    bash -c "test '${kp:-x}' = 800 && test '${fbt:-x}' = 800"
+  qgot=$(awk '/Distribution/ { t = 1; next } t && /\|/ { gsub(/\|[@ ]*/, " "); if ($2 > 0) printf "%s:%s ", $1, $2; next } t && !/\|/ { t = 0 }' "$O" | sed 's/ $//')
+  # the workload's reads: 1 x 10, 100 x 20, 5000 x 5, 70000 x 3, and two 8-byte reads of the
+  # kprobe counts its reader child hands back
+  check "dwork: quantize(read size) = the sizes used: $qgot (want 1:10 8:2 64:20 4096:5 65536:3)" \
+    test "$qgot" = "1:10 8:2 64:20 4096:5 65536:3"
+  # single-value aggregations print in their order: @polls, @fbt, @latmin, @latmax
+  one=($(awk '/^ +[0-9]+$/ { print $1 }' "$O"))
+  check "dwork: self-> latency of read (entry to return): min ${one[2]:-?} ns, max ${one[3]:-?} ns: positive, bounded (< 1 s)" \
+    bash -c "test ${#one[@]} = 4 && test ${one[2]:-0} -gt 0 && test ${one[2]:-0} -le ${one[3]:-0} && test ${one[3]:-0} -lt 1000000000"
+  for pth in "/tmp/dw-a 1" "/tmp/dw-bb 2" "/tmp/dw-ccc 3"; do
+    check "dwork: copyinstr of openat's path: ${pth% *} counted ${pth#* }" \
+      bash -c "awk '\$1 == \"${pth% *}\" && \$2 == ${pth#* }' '$O' | grep -q ."
+  done
+  ninv=$(grep -c 'invalid address' "$E")
+  check "dwork: NULL (3), a user pointer (5) and an unmapped kernel address (3): 11 'invalid address' errors ($ninv)" \
+    bash -c "test \$(grep -c 'invalid address (0x0)' '$E') = 3 && test \$(grep -c 'invalid address (0xffff800000001000)' '$E') = 3 && test \$(grep -c 'invalid address (0x[0-7][0-9a-f]\{1,11\})' '$E') = 5 && test $ninv = 11"
+  # stack(): every frame's return address follows a call instruction in the image
+  frames=$(grep -o 'vmlinux`[A-Za-z0-9_.]*+0x[0-9a-f]*' "$O" | sed 's/vmlinux`//' | sort -u)
+  nst=$(grep -c 'vfs_read:entry' "$O")
+  bad=0; nf=0
+  for f in $frames; do nf=$((nf + 1)); "$HVT" syms "$VMLINUZ" --call-before "$f" >/dev/null || { bad=$((bad + 1)); echo "not after a call: $f"; }; done
+  check "dwork: stack() at vfs_read: 20 stacks, $nf distinct return addresses, each right after a call ($bad not)" \
+    bash -c "test $nst = 20 && test $nf -ge 2 && test $bad = 0"
+  check "dwork: exit 0, nothing lost" \
+    bash -c "test \"\$(cat '$OUT/dwork.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E'"
+  check "dwork: the guest saw the disarm; clean power-off" \
+    bash -c "grep -aq 'probe-net: disarmed, exiting' '$C' && [ \"\$(cat '$OUT/run-dwork/end' 2>/dev/null)\" = poweroff ]"
 fi
 echo "test-probes-net: $pass passed, $fail failed"
 [ "$fail" = 0 ]
