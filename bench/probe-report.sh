@@ -21,6 +21,10 @@ out["hv_insn_per_fire"] = per(d["entry"] - d["base"], d["entry_fires"])
 out["unprobed_exits"] = d["unprobed_exits"]
 out["guest_insn_per_kprobe"] = per(d["kprobe"] - d["base"], n) if "kprobe" in d else float("nan")
 out["syscall_slowdown"] = per(d["entry"], d["base"])
+if "dcount" in d and "rbase" in d:
+    out["hv_insn_per_fire_count"] = per(d["dcount"] - d["rbase"], d["dcount_fires"])
+    out["hv_insn_per_fire_quantize"] = per(d["dquant"] - d["rbase"], d["dquant_fires"])
+    out["guest_insn_per_kprobe_read"] = per(d["rkprobe"] - d["rbase"], n) if "rkprobe" in d else float("nan")
 print(f"per getpid: base {d['base']/n:.0f} insns; entry probe {d['entry']/n:.0f}; return {d['return']/n:.0f}; "
       f"addr {d['addr']/n:.0f}; kprobe {d.get('kprobe', 0)/n:.0f}")
 print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))

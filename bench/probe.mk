@@ -8,6 +8,10 @@
 #   unprobed_exits         exits while unprobed code on the probed page runs (goal 0)
 #   guest_insn_per_kprobe  the guest's own cost of a kprobe hit on the same function
 #   syscall_slowdown       getpid() with the entry probe armed / without
+#   hv_insn_per_fire_count    hypervisor instructions per firing of a D clause
+#                             fbt::vfs_read:entry { @[execname] = count(); } (goal <= 1500)
+#   hv_insn_per_fire_quantize the same for { @ = quantize(arg2); } (goal <= 1500)
+#   guest_insn_per_kprobe_read the guest's own cost of a kprobe hit on vfs_read
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
 #                          arm_all_cold_s the same with an empty cache (the vmlinuz decompressed)
@@ -15,9 +19,23 @@ BENCH_PROBE   := $(BUILD)/bench/probe
 PROBE_BENCH_N ?= 10000
 PROBE_BENCH_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid probe=addr:__x64_sys_getpid+5
 
-$(BENCH_PROBE)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench tests/guest/init tests/guest/mkinitramfs.sh
+# The D programs the guest loads itself (HVT_HC_PROBE 6), compiled for the test kernel.
+BENCH_D_COUNT := fbt::vfs_read:entry { @[execname] = count(); }
+BENCH_D_QUANT := fbt::vfs_read:entry { @ = quantize(arg2); }
+$(BENCH_PROBE)/dcount.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench:bin/probe-bench
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_COUNT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+$(BENCH_PROBE)/dquant.img: $(HVT) bench/probe.mk
+	@mkdir -p $(dir $@)
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_QUANT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+$(BENCH_PROBE)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
+                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img
+	@mkdir -p $(dir $@)
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench:bin/probe-bench \
+	  $(BENCH_PROBE)/dcount.img:dcount.img $(BENCH_PROBE)/dcount.specs:dcount.specs \
+	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs
 
 .PHONY: bench-probe
 bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img

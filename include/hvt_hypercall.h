@@ -48,7 +48,12 @@ enum hvt_hc_func {
                             firings, RCX = VM exits the engine caused, RDX = of them EPT ones.
                             RBX = 4 arm RDX probes described by the struct hvt_probe_spec
                             array at guest virtual address RCX (runtime kernel addresses):
-                            out RBX = sites armed, RCX = specs taken */
+                            out RBX = sites armed, RCX = specs taken.
+                            RBX = 5 disarm every probe without logging. RBX = 6 load the D
+                            program image (include/hvt_dif.h) of RDX bytes at guest virtual
+                            address RCX, verified whole (probes must be disarmed): out RBX = 0
+                            or HVT_D_E* (include/hvt_stream.h); probes armed with
+                            HVT_PROBE_F_ACTION then run it */
 };
 
 /* One probe for HVT_HC_PROBE 4 (kind bits 7:0: 1 entry of the function at lo, 2 its return

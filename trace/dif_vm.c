@@ -445,8 +445,8 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     r->pc = r->rec_len = r->fault = 0;
     r->dropped = r->exit_pending = false;
     r->fault_addr = 0;
-    memset(r->reg, 0, sizeof(r->reg));
-    memset(r->rt, 0, sizeof(r->rt));
+    __builtin_memset(r->reg, 0, sizeof(r->reg));   /* inline stores, not a call */
+    __builtin_memset(r->rt, 0, sizeof(r->rt));
     c->tuple_len = c->tuple_n = 0;
     const struct hvt_dif_clause *cl = ci < st->hdr->nclauses ? &st->clauses[ci] : NULL;
     if (!cl || !cl->count || cl->count > HVT_DIF_MAX_INSNS ||

@@ -271,6 +271,43 @@ static bool unload(void)
 
 static int busy(void) { return probe_armed() + probe_profile_armed() != 0; }
 
+static int finish_load(void);
+
+/* Room for a new image of 'total' bytes, the old program gone: 0 or HVT_D_E*. */
+static int stage_new(uint32_t total)
+{
+    if ((loaded && busy()) || !unload())
+        return HVT_D_EBUSY;
+    if (total < sizeof(struct hvt_dif_hdr) || total > HVT_DIF_MAX_IMAGE)
+        return HVT_D_EORDER;
+    if (total > stage_cap) {               /* never freed: grow by doubling to bound the waste */
+        uint32_t cap = stage_cap ? stage_cap : (64u << 10);
+        while (cap < total)
+            cap *= 2;
+        uint8_t *p = hv_alloc(cap);
+        if (!p)
+            return HVT_D_ENOMEM;
+        stage = p;
+        stage_cap = cap;
+    }
+    stage_total = total;
+    stage_len = 0;
+    return 0;
+}
+
+int dprobe_load_guest(uint64_t va, uint32_t len)
+{
+    struct gmem_paging pg;
+    hv_guest_paging(&pg);
+    int rc = stage_new(len);
+    if (rc)
+        return rc;
+    if (gmem_read_gva(&pg, va, stage, len) != len)
+        return HVT_D_EORDER;               /* not all of it mapped */
+    stage_len = len;
+    return finish_load();
+}
+
 static int load_part(const uint8_t *args, uint32_t len)
 {
     struct hvt_d_load h;
@@ -279,22 +316,9 @@ static int load_part(const uint8_t *args, uint32_t len)
     __builtin_memcpy(&h, args, sizeof h);
     uint32_t n = len - (uint32_t)sizeof h;
     if (h.offset == 0) {                   /* a new image: the old program goes now */
-        if ((loaded && busy()) || !unload())
-            return HVT_D_EBUSY;
-        if (h.total < sizeof(struct hvt_dif_hdr) || h.total > HVT_DIF_MAX_IMAGE)
-            return HVT_D_EORDER;
-        if (h.total > stage_cap) {         /* never freed: grow by doubling to bound the waste */
-            uint32_t cap = stage_cap ? stage_cap : (64u << 10);
-            while (cap < h.total)
-                cap *= 2;
-            uint8_t *p = hv_alloc(cap);
-            if (!p)
-                return HVT_D_ENOMEM;
-            stage = p;
-            stage_cap = cap;
-        }
-        stage_total = h.total;
-        stage_len = 0;
+        int rc = stage_new(h.total);
+        if (rc)
+            return rc;
     }
     if (h.offset != stage_len || h.total != stage_total || n > stage_total - stage_len)
         return HVT_D_EORDER;
@@ -303,6 +327,12 @@ static int load_part(const uint8_t *args, uint32_t len)
     status.received = stage_len;
     if (stage_len < stage_total)
         return 0;
+    return finish_load();
+}
+
+/* The staged image, whole: verified, its state laid out, in use from now on. */
+static int finish_load(void)
+{
     struct dif_verr e = { -1, -1, -1, "" };
     if (dif_verify(stage, stage_total, &e) != DIF_OK) {
         status.err_clause = (uint32_t)e.clause;

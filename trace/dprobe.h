@@ -29,6 +29,9 @@ int  dprobe_init(void);
 int  dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
                        uint32_t *out_len);
 void dprobe_poll(struct guest_regs *g);
+/* A whole image in guest memory (the guest tool's hypercall): as the host's LOAD, in one go.
+ * 0, or HVT_D_E*. */
+int  dprobe_load_guest(uint64_t va, uint32_t len);
 void dprobe_flush_all(void);               /* at power-off: every CPU's records */
 
 #endif

@@ -154,6 +154,11 @@ static int64_t hook_probe(struct guest_regs *g)
         probe_disarm_all();
         return HVT_HC_OK;
     }
+    if (g->r[GPR_RBX] == 6) {               /* a D program image from guest memory */
+        int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : dprobe_load_guest(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
+        g->r[GPR_RBX] = (uint64_t)(int64_t)rc;
+        return rc ? HVT_HC_EINVAL : HVT_HC_OK;
+    }
     probe_flush();                          /* this CPU's records first: they fired before */
     if (g->r[GPR_RBX] == 2) {
         probe_report_stats();

@@ -11,6 +11,7 @@
 #include "probe_list.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
+#include "util.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -187,7 +188,7 @@ static int usage(void)
     fprintf(stderr,
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
             "           [-x opt[=val]]... [-p PID] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
-            "           [--duration S] [--drain S] [--tsc-khz N]\n"
+            "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -195,7 +196,7 @@ static int usage(void)
 int d_run_main(int argc, char **argv)
 {
     const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
-    const char *vmlinuz = getenv("HVT_VMLINUZ");
+    const char *vmlinuz = getenv("HVT_VMLINUZ"), *image_out = NULL, *specs_out = NULL;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
     double duration = 0, drain = 120;
@@ -220,6 +221,8 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "--duration") && next) { duration = atof(next); i++; }
         else if (!strcmp(a, "--drain") && next) { drain = atof(next); i++; }
         else if (!strcmp(a, "--tsc-khz") && next) { tsc_khz = strtoull(next, NULL, 0); i++; }
+        else if (!strcmp(a, "--image-out") && next) { image_out = next; i++; }
+        else if (!strcmp(a, "--specs-out") && next) { specs_out = next; i++; }
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
@@ -285,6 +288,23 @@ int d_run_main(int argc, char **argv)
     fprintf(stderr, "hvt: %s '%s' matched %zu probe%s\n", script ? "script" : "description",
             script ? script : p.nclauses && p.clauses[0].where ? p.clauses[0].where : text,
             nprobes, nprobes == 1 ? "" : "s");
+    if (image_out || specs_out) {          /* for the guest tool: the image and its probes' specs */
+        ((struct hvt_dif_hdr *)p.image)->tsc_khz = (uint32_t)tsc_khz;
+        size_t nsp = 0;
+        specs = calloc(nprobes ? nprobes : 1, sizeof *specs);
+        for (int i = 0; specs && i < p.nprobes; i++)
+            if (p.probes[i].id < ID_BEGIN && p.probes[i].id <= l.n) {
+                specs[nsp] = probe_spec_of(&l.p[p.probes[i].id - 1], tsc_khz, 0);
+                specs[nsp].kind = (specs[nsp].kind & ~HVT_PROBE_F_RECORD) | HVT_PROBE_F_ACTION;
+                nsp++;
+            }
+        if (!specs || (image_out && util_write_file(image_out, p.image, p.image_len)) ||
+            (specs_out && util_write_file(specs_out, specs, nsp * sizeof *specs))) {
+            fprintf(stderr, "hvt: cannot write the image or the specs\n");
+            goto done;
+        }
+        compile_only = 1;
+    }
     if (compile_only) {
         rc = 0;
         goto done;

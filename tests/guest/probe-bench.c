@@ -8,8 +8,15 @@
  *   addr      probe 3 (an address inside it)
  *   unprobed  probe 1 armed, N getppid() calls instead (same code page, no probe on its path)
  *   kprobe    no probe of ours; the guest's own kprobe on __x64_sys_getpid (tracefs)
+ * and, timing N one-byte read()s of /dev/zero instead:
+ *   rbase     no probe
+ *   dcount    the D program /dcount.img (fbt::vfs_read:entry { @[execname] = count(); }),
+ *             loaded with HVT_HC_PROBE 6 and armed with its specs (/dcount.specs)
+ *   dquant    /dquant.img (fbt::vfs_read:entry { @ = quantize(arg2); })
+ *   rkprobe   the guest's own kprobe on vfs_read
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -53,6 +60,65 @@ static void phase(const char *name, uint64_t mask, long nr)
     fflush(stdout);
 }
 
+static void *slurp(const char *path, uint64_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    static char bufs[2][1 << 16];
+    static int which;
+    char *b = bufs[which++ & 1];
+    *len = f ? fread(b, 1, sizeof bufs[0], f) : 0;
+    if (f)
+        fclose(f);
+    return b;
+}
+
+/* Load a D program and arm its probes (0), or say why not. */
+static int load_d(const char *name)
+{
+    char path[64];
+    uint64_t ilen, slen;
+    snprintf(path, sizeof path, "/%s.img", name);
+    void *img = slurp(path, &ilen);
+    snprintf(path, sizeof path, "/%s.specs", name);
+    void *specs = slurp(path, &slen);
+    uint64_t b = 6, c = (uint64_t)(uintptr_t)img, d = ilen;
+    if (!ilen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK) {
+        fprintf(stderr, "probe-bench: loading %s failed (%lld)\n", name, (long long)b);
+        return -1;
+    }
+    b = 4, c = (uint64_t)(uintptr_t)specs, d = slen / sizeof(struct hvt_probe_spec);
+    if (!slen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK || !b) {
+        fprintf(stderr, "probe-bench: arming %s failed\n", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The same as phase() over n one-byte reads of /dev/zero, with the D program 'd' (or none). */
+static void read_phase(const char *name, const char *d)
+{
+    static char buf[1];
+    int fd = open("/dev/zero", O_RDONLY);
+    uint64_t f0, x0, f1, x1;
+    if (d && load_d(d))
+        return;
+    counters(&f0, &x0);
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < n; i++)
+        if (read(fd, buf, 1) != 1)
+            break;
+    uint64_t t1 = __rdtsc();
+    counters(&f1, &x1);
+    if (d) {
+        uint64_t b = 5, c = 0, e = 0;      /* disarm quietly: the program stays loaded */
+        hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
+    }
+    close(fd);
+    printf("PROBEBENCH-PHASE n=%ld name=%s tsc=%llu fires=%llu exits=%llu\n", n, name,
+           (unsigned long long)(t1 - t0), (unsigned long long)(f1 - f0), (unsigned long long)(x1 - x0));
+    fflush(stdout);
+}
+
 static int sh(const char *cmd)
 {
     int rc = system(cmd);
@@ -81,5 +147,14 @@ int main(int argc, char **argv)
         sh("echo 0 > /sys/kernel/tracing/events/kprobes/hvtbench/enable");
         sh("grep hvtbench /sys/kernel/tracing/kprobe_profile");
     }
-    return kp ? 0 : 1;
+    read_phase("rbase", NULL);
+    read_phase("dcount", "dcount");
+    read_phase("dquant", "dquant");
+    int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
+             sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
+    if (rk) {
+        read_phase("rkprobe", NULL);
+        sh("echo 0 > /sys/kernel/tracing/events/kprobes/hvtread/enable");
+    }
+    return kp && rk ? 0 : 1;
 }
