@@ -112,8 +112,14 @@ enum hvt_dif_op {
     HVT_DIF_OP_EXIT,             /* exit(ra): appends ra like EMIT (after the exit action's
                                     ACT) and marks the program as exiting; the host ends the
                                     run */
+    HVT_DIF_OP_TRACER,           /* the instruction tracer: imm HVT_DIF_TRACER_STEP starts
+                                    recording every instruction, HVT_DIF_TRACER_UNSTEP ends it
+                                    (step() / unstep(); the whole system: every CPU) */
     HVT_DIF_OP__COUNT
 };
+
+#define HVT_DIF_TRACER_STEP   1
+#define HVT_DIF_TRACER_UNSTEP 2
 
 /* LDG sizes */
 #define HVT_DIF_LD_SIZE_MASK 0x0f        /* 1, 2, 4 or 8 bytes */

@@ -109,6 +109,7 @@ enum hvt_reason {
     HVT_REASON_LINK = 11,        /* stop: the link to the collector failed */
     HVT_REASON_BOOT = 12,        /* start: traced from the hypervisor's start */
     HVT_REASON_FILTER = 13,      /* a filter suspended (STOP) or resumed (START) recording */
+    HVT_REASON_PROBE = 14,       /* a D program's step() (START) or unstep() (STOP) */
     HVT_REASON_COUNT
 };
 

@@ -126,6 +126,9 @@ struct dif_env {
     /* Optional: CPU cpu's buffer passed half full or dropped a record (once until its next
      * drain): a hint to drain soon. Called with no lock held. */
     void (*notify)(void *env_ctx, unsigned cpu);
+    /* Optional: step() / unstep() (HVT_DIF_TRACER_*), ctx the firing's; called with this
+     * CPU's buffer lock held: it may only post a request. NULL: they do nothing. */
+    void (*tracer)(void *ctx, int what);
     void *env_ctx;
 };
 

@@ -141,6 +141,7 @@ struct dif_run {
     uint64_t fault_addr;
     uint64_t reg[HVT_DIF_NREGS];
     uint8_t rt[HVT_DIF_NREGS];      /* DIF_RT_* of each register */
+    uint32_t given;                 /* scratch slots handed out in this clause (bit per slot) */
 };
 
 static inline bool dif_fault(struct dif_run *r, uint32_t code, uint64_t addr)

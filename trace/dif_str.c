@@ -42,6 +42,15 @@ bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
 
 char *dif_scratch_alloc(struct dif_run *r, unsigned *slot)
 {
+    /* A slot not handed out yet in this clause is free: only registers hold scratch handles,
+     * and every register starts the clause empty. Only when all were given out, look which
+     * ones registers still hold. */
+    uint32_t fresh = ~r->given & ((1u << HVT_DIF_SCRATCH_STRS) - 1);
+    if (fresh) {
+        *slot = (unsigned)__builtin_ctz(fresh);
+        r->given |= 1u << *slot;
+        return r->c->scratch + *slot * dif_slot_stride(r->st);
+    }
     unsigned used = 0;
     for (unsigned i = 0; i < HVT_DIF_NREGS; i++) {
         uint64_t h = r->reg[i];

@@ -63,7 +63,7 @@ static uint64_t vs_merge(uint64_t a, uint64_t b)
 
 /* What an op's immediate is */
 enum { IK_ZERO, IK_ANY, IK_CONST, IK_TARGET, IK_LDG, IK_STRG, IK_BUILTIN, IK_STRTAB, IK_GVAR,
-       IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT };
+       IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT, IK_TRACER };
 /* Which registers an op uses (rd written, ra and rb read) and its immediate */
 struct dif_opdesc { uint8_t rd, ra, rb, imm; };
 #define OP3(i)   { 1, 1, 1, i }
@@ -97,6 +97,7 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_ACT] = { 0, 0, 0, IK_ACT },     [HVT_DIF_OP_EMIT] = { 0, 1, 0, IK_ZERO },
     [HVT_DIF_OP_STACK] = { 0, 0, 0, IK_STACK }, [HVT_DIF_OP_AGG] = { 0, 1, 0, IK_AGG },
     [HVT_DIF_OP_AGGCLR] = { 0, 0, 0, IK_AGG },  [HVT_DIF_OP_EXIT] = { 0, 1, 0, IK_ZERO },
+    [HVT_DIF_OP_TRACER] = { 0, 0, 0, IK_TRACER },
 };
 
 /* The image's sections, once the header is checked */
@@ -168,6 +169,8 @@ static const char *dif_check_imm(const struct dif_vimg *v, const struct hvt_dif_
         return imm < 0 || (uint32_t)imm >= h->naggs ? "aggregation index out of range" : NULL;
     case IK_EXT:
         return imm == 1 || imm == 2 || imm == 4 ? NULL : "bad extension width";
+    case IK_TRACER:
+        return imm == HVT_DIF_TRACER_STEP || imm == HVT_DIF_TRACER_UNSTEP ? NULL : "bad tracer request";
     }
     if (imm < 0 || (uint32_t)imm >= h->nvars)
         return "variable index out of range";
@@ -335,6 +338,7 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         break;
     }
     case HVT_DIF_OP_AGGCLR:
+    case HVT_DIF_OP_TRACER:
         break;
     default:
         return "unknown opcode";

@@ -413,6 +413,10 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
             ok = dif_op_rec(r, in);
             break;
         case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: ok = dif_op_agg(r, in); break;
+        case HVT_DIF_OP_TRACER:            /* at once: the tracer starts at each CPU's next exit */
+            if (r->st->env.tracer)
+                r->st->env.tracer(r->f->ctx, in->imm);
+            break;
         default: ok = dif_illop(r); break;
         }
         if (!ok)
@@ -447,6 +451,7 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     r->fault_addr = 0;
     __builtin_memset(r->reg, 0, sizeof(r->reg));   /* inline stores, not a call */
     __builtin_memset(r->rt, 0, sizeof(r->rt));
+    r->given = 0;
     c->tuple_len = c->tuple_n = 0;
     const struct hvt_dif_clause *cl = ci < st->hdr->nclauses ? &st->clauses[ci] : NULL;
     if (!cl || !cl->count || cl->count > HVT_DIF_MAX_INSNS ||

@@ -11,6 +11,8 @@
 #include "hvt_dif.h"
 #include "hvt_probe.h"
 #include "hvt_bootinfo.h"
+#include "hvt_trace_format.h"
+#include "step.h"
 
 #define DRAIN_BUF   (64u << 10)            /* a CPU's records per message */
 #define SNAP_BUF    (64u << 10)            /* aggregation entries per message */
@@ -83,7 +85,15 @@ static void env_notify(void *env_ctx, unsigned cpu)
         __atomic_store_n(&pcpu[cpu].hurry, true, __ATOMIC_RELAXED);
 }
 
-static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify };
+/* step() / unstep(): the instruction tracer's window opens (closes) at every CPU's next exit,
+ * like a mark from the guest; its START/STOP markers say PROBE. */
+static void env_tracer(void *ctx, int what)
+{
+    step_request_reason(what == HVT_DIF_TRACER_STEP, HVT_REASON_PROBE);
+}
+
+static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
+                                    .tracer = env_tracer };
 
 /* --- records out --- */
 

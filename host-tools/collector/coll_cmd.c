@@ -145,39 +145,51 @@ static void arm_send_next(struct coll *c, int cl)
         arm_free(c);                     /* not sent: the client has its answer */
 }
 
-/* "probe arm FILE": FILE is the client's (the socket is the user's own, mode 0600). */
-static void arm_start(struct coll *c, int cl, const char *path)
+/* A client's FILE (the socket is the user's own, mode 0600) read whole: min..max bytes, a
+ * multiple of unit. The bytes (malloc'd) and their count, or NULL with the answer given. */
+static void *read_client_file(struct coll *c, int cl, const char *path, size_t unit, size_t min,
+                              size_t max, const char *what, size_t *len)
 {
     char err[300];
-    if (c->arm.specs) {
-        coll_sock_end(&c->sock, cl, "another probe arming is in progress");
-        return;
-    }
     FILE *f = fopen(path, "rb");
     struct stat st;
     if (!f || fstat(fileno(f), &st) < 0) {
         snprintf(err, sizeof err, "cannot read %.200s: %s", path, strerror(errno));
         if (f) fclose(f);
         coll_sock_end(&c->sock, cl, err);
-        return;
+        return NULL;
     }
-    size_t n = (size_t)st.st_size / sizeof(struct hvt_probe_spec);
-    if (st.st_size == 0 || (size_t)st.st_size % sizeof(struct hvt_probe_spec) || n > COLL_ARM_MAX_SPECS) {
-        fclose(f);
-        snprintf(err, sizeof err, "%.200s: not 1..%u probe specs of %zu bytes", path,
-                 COLL_ARM_MAX_SPECS, sizeof(struct hvt_probe_spec));
+    size_t n = (size_t)st.st_size;
+    void *p = NULL;
+    if (n < min || n > max || n % unit) {
+        snprintf(err, sizeof err, "%.200s: not %s (%zu..%zu bytes, a multiple of %zu)", path, what,
+                 min, max, unit);
         coll_sock_end(&c->sock, cl, err);
-        return;
-    }
-    c->arm.specs = malloc(n * sizeof *c->arm.specs);
-    if (!c->arm.specs || fread(c->arm.specs, sizeof *c->arm.specs, n, f) != n) {
-        fclose(f);
-        arm_free(c);
-        coll_sock_end(&c->sock, cl, "reading the probe specs failed");
-        return;
+    } else if (!(p = malloc(n)) || fread(p, 1, n, f) != n) {
+        free(p);
+        p = NULL;
+        coll_sock_end(&c->sock, cl, "reading the file failed");
     }
     fclose(f);
-    c->arm.n = (uint32_t)n;
+    *len = n;
+    return p;
+}
+
+/* "probe arm FILE" */
+static void arm_start(struct coll *c, int cl, const char *path)
+{
+    if (c->arm.specs) {
+        coll_sock_end(&c->sock, cl, "another probe arming is in progress");
+        return;
+    }
+    size_t len;
+    c->arm.specs = read_client_file(c, cl, path, sizeof(struct hvt_probe_spec),
+                                    sizeof(struct hvt_probe_spec),
+                                    COLL_ARM_MAX_SPECS * sizeof(struct hvt_probe_spec),
+                                    "probe specs", &len);
+    if (!c->arm.specs)
+        return;
+    c->arm.n = (uint32_t)(len / sizeof(struct hvt_probe_spec));
     c->arm.client = cl;
     arm_send_next(c, cl);
 }
@@ -201,38 +213,19 @@ static void dload_send_next(struct coll *c, int cl)
         dload_free(c);                   /* not sent: the client has its answer */
 }
 
-/* "d load FILE": FILE is the client's (the socket is the user's own, mode 0600). */
+/* "d load FILE" */
 static void dload_start(struct coll *c, int cl, const char *path)
 {
-    char err[300];
     if (c->dload.img) {
         coll_sock_end(&c->sock, cl, "another program load is in progress");
         return;
     }
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    if (!f || fstat(fileno(f), &st) < 0) {
-        snprintf(err, sizeof err, "cannot read %.200s: %s", path, strerror(errno));
-        if (f) fclose(f);
-        coll_sock_end(&c->sock, cl, err);
+    size_t len;
+    c->dload.img = read_client_file(c, cl, path, 1, sizeof(struct hvt_dif_hdr), HVT_DIF_MAX_IMAGE,
+                                    "a D program image", &len);
+    if (!c->dload.img)
         return;
-    }
-    if (st.st_size < (off_t)sizeof(struct hvt_dif_hdr) || st.st_size > HVT_DIF_MAX_IMAGE) {
-        fclose(f);
-        snprintf(err, sizeof err, "%.200s: not a program image of %zu..%u bytes", path,
-                 sizeof(struct hvt_dif_hdr), HVT_DIF_MAX_IMAGE);
-        coll_sock_end(&c->sock, cl, err);
-        return;
-    }
-    c->dload.total = (uint32_t)st.st_size;
-    c->dload.img = malloc(c->dload.total);
-    if (!c->dload.img || fread(c->dload.img, 1, c->dload.total, f) != c->dload.total) {
-        fclose(f);
-        dload_free(c);
-        coll_sock_end(&c->sock, cl, "reading the program image failed");
-        return;
-    }
-    fclose(f);
+    c->dload.total = (uint32_t)len;
     c->dload.client = cl;
     dload_send_next(c, cl);
 }

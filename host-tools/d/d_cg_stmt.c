@@ -214,6 +214,10 @@ static void action(d_cc *cc, d_node *call)
         }
         return;
     }
+    case D_ACT_STEP: case D_ACT_UNSTEP:
+        act_new(cc, call, kind);
+        d_emit(cc, HVT_DIF_OP_TRACER, 0, 0, 0, kind == D_ACT_STEP ? HVT_DIF_TRACER_STEP : HVT_DIF_TRACER_UNSTEP);
+        return;
     case D_ACT_STOP:
         if (!cc->destructive)
             d_fail(cc, call->line, call->col, "stop( ) is a destructive action: allow it with -w (or #pragma D option destructive)");

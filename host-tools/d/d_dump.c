@@ -23,7 +23,8 @@ static const char *const opnames[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_STGV] = "stgv", [HVT_DIF_OP_LDTV] = "ldtv", [HVT_DIF_OP_STTV] = "sttv", [HVT_DIF_OP_LDLV] = "ldlv",
     [HVT_DIF_OP_STLV] = "stlv", [HVT_DIF_OP_TPUSH] = "tpush", [HVT_DIF_OP_TCLR] = "tclr", [HVT_DIF_OP_LDAV] = "ldav",
     [HVT_DIF_OP_STAV] = "stav", [HVT_DIF_OP_ACT] = "act", [HVT_DIF_OP_EMIT] = "emit", [HVT_DIF_OP_STACK] = "stack",
-    [HVT_DIF_OP_AGG] = "agg", [HVT_DIF_OP_AGGCLR] = "aggclr", [HVT_DIF_OP_EXIT] = "exit"};
+    [HVT_DIF_OP_AGG] = "agg", [HVT_DIF_OP_AGGCLR] = "aggclr", [HVT_DIF_OP_EXIT] = "exit",
+    [HVT_DIF_OP_TRACER] = "tracer"};
 
 static const char *const vnames[HVT_DIF_V__COUNT] = {
     "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9", "pid", "tid", "ppid", "uid", "cpu",

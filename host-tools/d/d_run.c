@@ -31,13 +31,7 @@
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { (void)sig; g_stop = 1; }
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+static uint64_t now_ns(void) { return (uint64_t)(util_now() * 1e9); }
 
 int d_run_wanted(int argc, char **argv)
 {
@@ -274,7 +268,7 @@ int d_run_main(int argc, char **argv)
     d_consumer *con = NULL;
     follow w = { 0 };
     FILE *out = stdout;
-    bool loaded = false, armed = false;
+    bool loaded = false, armed = false, stepping = false;
     if (!ans)
         goto done;
     if (d_compile(script ? script : "<-n>", src, srclen, &opt, &p) != 0)
@@ -407,9 +401,20 @@ int d_run_main(int argc, char **argv)
         r.slide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     }
 
-    /* run: print records as they arrive */
-    uint64_t t0 = now_ns();
+    /* run: print records as they arrive; a program that prints aggregations while it runs
+     * (printa) gets a fresh snapshot every aggrate (DTrace's default: 1 s) to print from */
+    bool printa = false;
+    for (int i = 0; i < p.nclauses; i++)
+        for (int k = 0; k < p.clauses[i].nacts; k++) {
+            printa |= p.clauses[i].acts[k].kind == D_ACT_PRINTA;
+            stepping |= p.clauses[i].acts[k].kind == D_ACT_STEP;
+        }
+    uint64_t t0 = now_ns(), snapped = t0;
     while (!g_stop && !r.exited && (duration <= 0 || now_ns() - t0 < (uint64_t)(duration * 1e9))) {
+        if (printa && now_ns() - snapped >= (p.aggrate_ns ? p.aggrate_ns : 1000000000ull)) {
+            snapped = now_ns();
+            hvt_coll_ask(dir, sock, "d snap", ans, ANSWER_MAX);
+        }
         if (follow_poll(&w, on_msg, &r) < 0)
             goto stop;
         fflush(out);
@@ -420,6 +425,11 @@ stop:
     /* DTrace's order: no more firings, END, the last records and aggregations */
     if (armed)
         ask(dir, sock, "probe disarm", ans);
+    if (stepping) {                        /* a step() without its unstep() ends here */
+        ask(dir, sock, "trace stop", ans);
+        fprintf(stderr, "hvt: step() traced instructions: %s/trace.hvt (hvt analyze --vmlinuz %s %s/trace.hvt)\n",
+                sdir, vmlinuz, sdir);
+    }
     if (ask(dir, sock, "d end", ans) == 0) {
         r.want_gen = (uint32_t)hvt_coll_uval(ans, "d_snap_gen");
         uint64_t t1 = now_ns();

@@ -323,6 +323,16 @@ syscall::getpgid:entry
 {
     trace(*(long *)0xffff800000001000);
 }
+syscall::getpgid:entry
+/execname == "d-work"/
+{
+    step();
+}
+syscall::getpgid:return
+/execname == "d-work"/
+{
+    unstep();
+}
 EOF_D
   run dwork "/bin/d-work" "$(cat "$OUT/dwork.d")"
   O="$OUT/dwork.out"; E="$OUT/dwork.err"; C="$OUT/coll-dwork/current/console.log"
@@ -359,6 +369,13 @@ EOF_D
   for f in $frames; do nf=$((nf + 1)); "$HVT" syms "$VMLINUZ" --call-before "$f" >/dev/null || { bad=$((bad + 1)); echo "not after a call: $f"; }; done
   check "dwork: stack() at vfs_read: 20 stacks, $nf distinct return addresses, each right after a call ($bad not)" \
     bash -c "test $nst = 20 && test $nf -ge 2 && test $bad = 0"
+  # step()/unstep(): every instruction from getpgid's entry to its return, in the collector's trace
+  T="$OUT/coll-dwork/current/trace.hvt"
+  "$HVT" analyze --vmlinuz "$VMLINUZ" --view funcs "$T" > "$OUT/dwork-funcs.txt" 2>&1
+  "$HVT" analyze --vmlinuz "$VMLINUZ" "$T" 2>/dev/null | grep -m3 -i 'start\|stop' > "$OUT/dwork-marks.txt"
+  head -8 "$OUT/dwork-funcs.txt"; cat "$OUT/dwork-marks.txt"
+  check "dwork: step() at getpgid's entry, unstep() at its return: the trace holds its instructions (do_getpgid or __x64_sys_getpgid), started by D" \
+    bash -c "test -s '$T' && grep -qE 'do_getpgid|__x64_sys_getpgid' '$OUT/dwork-funcs.txt' && grep -q 'D step' '$OUT/dwork-marks.txt'"
   check "dwork: exit 0, nothing lost" \
     bash -c "test \"\$(cat '$OUT/dwork.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E'"
   check "dwork: the guest saw the disarm; clean power-off" \
