@@ -53,7 +53,17 @@ static void leave(void) { __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE); }
 
 /* --- guest memory for the interpreter --- */
 
-struct fire_ctx { struct gmem_paging kernel, cur; const struct guest_regs *g; };
+/* The firing's guest paging, read from the VMCS only when a clause reads guest memory. */
+struct fire_ctx { struct gmem_paging kernel, cur; const struct guest_regs *g; bool paging; };
+
+static void need_paging(struct fire_ctx *c)
+{
+    if (c->paging)
+        return;
+    probe_kernel_paging(&c->kernel);
+    hv_guest_paging(&c->cur);
+    c->paging = true;
+}
 
 /* Kernel loads reach kernel addresses only, user loads (copyin, copyinstr) user addresses
  * only, as in DTrace: a user pointer dereferenced as a kernel one is an invalid address even
@@ -64,6 +74,7 @@ static size_t env_read(void *ctx, uint64_t va, void *buf, size_t len, int user)
     struct fire_ctx *c = ctx;
     if (user ? va >= USER_TOP || len > USER_TOP - va : va < ~(USER_TOP - 1))
         return 0;
+    need_paging(c);
     return gmem_read_gva(user ? &c->cur : &c->kernel, va, buf, len);
 }
 
@@ -73,6 +84,7 @@ static size_t env_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
 {
     struct fire_ctx *c = ctx;
     uint64_t sp = hv_guest_read(HV_GUEST_RSP);     /* the VMCS holds it, not the saved GPRs */
+    need_paging(c);
     uint64_t top = (sp | (KSTACK_SIZE - 1)) + 1;
     size_t n = top - sp < max ? top - sp : max;
     *rsp = sp;
@@ -182,8 +194,7 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
 {
     uint32_t pid, tid;
     __builtin_memset(f, 0, sizeof *f);
-    probe_kernel_paging(&c->kernel);
-    hv_guest_paging(&c->cur);
+    c->paging = false;
     c->g = g;
     f->ctx = c;
     f->tsc = hv_exit_guest_tsc();
