@@ -31,7 +31,7 @@
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]\n"
+            "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]   (-lv -n: argument types, from BTF)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--args] [--stack] [--ustack] [--folded FILE] [--flame FILE.svg]\n"
@@ -51,6 +51,54 @@ static void list_line(const probe_desc *d)
     printf("%5u %10s %20s %32s %s", d->id, d->provider, d->module, d->function, d->name);
     if (d->unsafe)
         printf("    (not probeable: %s)", d->unsafe);
+    printf("\n");
+}
+
+/* The kernel's functions by name, from BTF: FUNC ids sorted by name (for -lv). */
+typedef struct { const char *name; uint32_t id; } func_ent;
+static int func_cmp(const void *a, const void *b)
+{
+    return strcmp(((const func_ent *)a)->name, ((const func_ent *)b)->name);
+}
+static func_ent *funcs_by_name(const btf_info *b, size_t *n)
+{
+    func_ent *f = malloc((b->ntypes + 1) * sizeof *f);
+    *n = 0;
+    for (uint32_t id = 1; f && id < b->ntypes; id++) {
+        btf_type t;
+        if (btf_type_get(b, id, &t) == 0 && t.kind == 12 /* FUNC */ && t.name[0])
+            f[(*n)++] = (func_ent){ t.name, id };
+    }
+    if (f)
+        qsort(f, *n, sizeof *f, func_cmp);
+    return f;
+}
+
+/* dtrace -lv's "Argument Types": fbt entry args[] by the function's prototype, return
+ * args[0] the offset and args[1] the return type (the kernel's own BTF). */
+static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f, size_t nf)
+{
+    printf("\n\tArgument Types\n");
+    func_ent key = { d->function, 0 }, *e = NULL;
+    if (f && !strcmp(d->provider, "fbt"))
+        e = bsearch(&key, f, nf, sizeof *f, func_cmp);
+    btf_type fn, proto;
+    char ty[256];
+    if (!e || btf_type_get(b, e->id, &fn) || btf_type_get(b, fn.type, &proto)) {
+        printf("\t\tNone\n\n");
+        return;
+    }
+    if (d->kind == PL_RETURN) {
+        btf_type_str(b, proto.type, ty, sizeof ty);
+        printf("\t\targs[0]: int\n\t\targs[1]: %s\n\n", proto.type ? ty : "void");
+        return;
+    }
+    uint32_t t;
+    const char *pn;
+    for (unsigned i = 0; btf_param(b, fn.type, i, &t, &pn) == 0; i++) {
+        btf_type_str(b, t, ty, sizeof ty);
+        printf("\t\targs[%u]: %s\n", i, t ? ty : "...");
+    }
     printf("\n");
 }
 
@@ -234,9 +282,15 @@ int hvt_probes_main(int argc, char **argv)
     }
     if (!rc && list) {
         printf("%5s %10s %20s %32s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
+        size_t nf = 0;
+        func_ent *f = verbose && nd && ki.btf.ntypes ? funcs_by_name(&ki.btf, &nf) : NULL;
         for (size_t i = 0; i < l.n; i++)
-            if (nd ? probe_matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose))
+            if (nd ? probe_matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose)) {
                 list_line(&l.p[i]);
+                if (verbose && nd)
+                    list_args(&l.p[i], &ki.btf, f, nf);
+            }
+        free(f);
     } else if (!rc && specs) {
         rc = write_specs(&l, descs, nd, live.tsc_khz, count_only, specs) ? 1 : 0;
         if (!rc)
