@@ -297,6 +297,10 @@ static int consume(d_consumer *c, const uint8_t *rec, size_t len, const struct h
     case HVT_DREC_DYNDROPS:
         d_say(c, "%llu dynamic variable drop%s", (unsigned long long)r.arg, r.arg > 1 ? "s" : "");
         return D_CONSUME_OK;
+    case HVT_DREC_AGGDROPS:                /* DTrace's wording for keys no buffer had room for */
+        d_say(c, "%llu aggregation drop%s on CPU %u", (unsigned long long)r.arg,
+              r.arg > 1 ? "s" : "", r.cpu);
+        return D_CONSUME_OK;
     default:
         d_say(c, "malformed record from CPU %u (type %u)", r.cpu, r.type);
         return D_CONSUME_BAD;

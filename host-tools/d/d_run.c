@@ -199,7 +199,18 @@ int d_run_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-s") && next) { script = next; i++; }
-        else if (!strcmp(a, "-n") && next) { text = next; i++; }
+        else if (!strcmp(a, "-n") && next) {  /* several -n: one program, in their order */
+            if (!text) {
+                text = next;
+            } else {
+                size_t n = strlen(text) + strlen(next) + 2;
+                char *both = malloc(n);
+                if (!both) return 1;
+                snprintf(both, n, "%s\n%s", text, next);
+                text = both;               /* lives until exit */
+            }
+            i++;
+        }
         else if (!strcmp(a, "-q")) quiet = 1;
         else if (!strcmp(a, "-F")) flow = 1;
         else if (!strcmp(a, "-w")) destructive = 1;
@@ -278,8 +289,9 @@ int d_run_main(int argc, char **argv)
     size_t nprobes = 0;
     for (int i = 0; i < p.nprobes; i++)
         nprobes += p.probes[i].id < ID_BEGIN;
-    /* DTrace names a -n program by its first clause's probe descriptions */
-    fprintf(stderr, "hvt: %s '%s' matched %zu probe%s\n", script ? "script" : "description",
+    /* DTrace names a -n program by its first clause's probe descriptions; -q: not at all */
+    if (!quiet)
+        fprintf(stderr, "hvt: %s '%s' matched %zu probe%s\n", script ? "script" : "description",
             script ? script : p.nclauses && p.clauses[0].where ? p.clauses[0].where : text,
             nprobes, nprobes == 1 ? "" : "s");
     if (image_out || specs_out) {          /* for the guest tool: the image and its probes' specs */
