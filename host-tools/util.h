@@ -45,4 +45,7 @@ static inline int util_fits(size_t size, uint64_t off, uint64_t len)
 int util_glob(const char *pattern, const char *s);
 /* Monotonic seconds. */
 double util_now(void);
+/* Format a reason into err (errlen bytes; nothing when err is NULL) and return -1: the error
+ * path of parsers that say why they refused their input. */
+int util_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #endif

@@ -2,6 +2,7 @@
  * parser and the pfprint_* routines), which rebuilds a C format per conversion and hands it
  * to the C library: so do we, so widths, flags and precisions behave exactly as there. */
 #include "d_format.h"
+#include "util.h"
 #include "dprog.h"
 #include <ctype.h>
 #include <errno.h>
@@ -297,17 +298,6 @@ static void pf_time(d_out *o, const d_pfspec *sp, int64_t ns)
 static int is_int(const d_value *v) { return v->type != D_V_STR; }
 static int is_signed_type(const d_value *v) { return v->type == D_V_INT; }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Parse one conversion after its '%' (DTrace's grammar: flags, digits, '.', '*', '?', '@' in
  * any order until the conversion letter). *pp ends on the letter. */
@@ -350,13 +340,13 @@ static int parse(const char **pp, d_pfspec *sp, int n, char *err, size_t errlen)
         case '*': {
             int f = dot ? D_PF_DYNP : D_PF_DYNW;
             if (sp->flags & f)
-                return fail(err, errlen, "format conversion #%d has more than one '*'", n);
+                return util_fail(err, errlen, "format conversion #%d has more than one '*'", n);
             sp->flags |= f;
             continue;
         }
         case '.':
             if (dot++)
-                return fail(err, errlen, "format conversion #%d has more than one '.'", n);
+                return util_fail(err, errlen, "format conversion #%d has more than one '.'", n);
             digits = 0;
             continue;
         case 'h': case 'l':
@@ -369,19 +359,19 @@ static int parse(const char **pp, d_pfspec *sp, int n, char *err, size_t errlen)
                 *pp = p;
                 return 0;
             }
-            return fail(err, errlen, "format conversion #%d cannot be combined with other flags: %%%%", n);
+            return util_fail(err, errlen, "format conversion #%d cannot be combined with other flags: %%%%", n);
         case '\0':
-            return fail(err, errlen, "format conversion #%d name expected before end of format string", n);
+            return util_fail(err, errlen, "format conversion #%d name expected before end of format string", n);
         default:
             if (!strchr("diuoxXcspaAY", c))
-                return fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
+                return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
             if (nlen && !strchr("diuoxXc", c))
-                return fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
+                return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
             if (!strcmp(len, "h")) sp->len = 'h';
             else if (!strcmp(len, "hh")) sp->len = 'H';
             else if (!strcmp(len, "l")) sp->len = 'l';
             else if (!strcmp(len, "ll")) sp->len = 'q';
-            else if (nlen) return fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
+            else if (nlen) return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
             sp->conv = c;
             *pp = p;
             return 0;
@@ -419,9 +409,9 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
         }
         int w = sp.width, pr = sp.prec;
         if ((sp.flags & D_PF_DYNW) && dyn_int(v, nv, &k, &w) < 0)
-            return fail(err, errlen, "conversion #%d: no integer for its '*' width", n);
+            return util_fail(err, errlen, "conversion #%d: no integer for its '*' width", n);
         if ((sp.flags & D_PF_DYNP) && dyn_int(v, nv, &k, &pr) < 0)
-            return fail(err, errlen, "conversion #%d: no integer for its '*' precision", n);
+            return util_fail(err, errlen, "conversion #%d: no integer for its '*' precision", n);
         if (w < 0) {
             sp.flags |= D_PF_LEFT;
             w = w == -2147483647 - 1 ? 2147483647 : -w;
@@ -430,20 +420,20 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
         sp.prec = pr > 0 ? pr : 0;
         if (sp.flags & D_PF_AGG) {
             if (!agg)
-                return fail(err, errlen, "conversion #%d: %%@ outside printa()", n);
+                return util_fail(err, errlen, "conversion #%d: %%@ outside printa()", n);
             if (agg(agg_ctx, o, &sp, err, errlen) < 0)
                 return -1;
             continue;
         }
         if (k >= nv)
-            return fail(err, errlen, "conversion #%d (%%%c) has no value", n, sp.conv);
+            return util_fail(err, errlen, "conversion #%d (%%%c) has no value", n, sp.conv);
         const d_value *a = &v[k++];
         if (sp.conv == 's') {
             if (a->type != D_V_STR)
-                return fail(err, errlen, "conversion #%d (%%s) is given an integer", n);
+                return util_fail(err, errlen, "conversion #%d (%%s) is given an integer", n);
             char stack[256], *s = a->slen < sizeof stack ? stack : malloc(a->slen + 1);
             if (!s)
-                return fail(err, errlen, "out of memory");
+                return util_fail(err, errlen, "out of memory");
             memcpy(s, a->s, a->slen);
             s[a->slen] = 0;
             pf_str(o, &sp, s);
@@ -452,7 +442,7 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
             continue;
         }
         if (!is_int(a))
-            return fail(err, errlen, "conversion #%d (%%%c) is given a string", n, sp.conv);
+            return util_fail(err, errlen, "conversion #%d (%%%c) is given a string", n, sp.conv);
         if (sp.conv == 'a' || sp.conv == 'A') {
             char s[512];
             uint64_t addr = (uint64_t)at_size(a->i, a->size, 0);

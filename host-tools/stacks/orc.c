@@ -4,6 +4,7 @@
  * compute the caller's stack pointer (the CFA) from sp_reg/sp_offset, then the caller's ip
  * (CALL: the return address just below the CFA; REGS: a pt_regs at the CFA; REGS_PARTIAL: an
  * iret frame at the CFA) and bp (from bp_reg/bp_offset, or the pt_regs just crossed). */
+#include "util.h"
 #include "orc.h"
 #include <elf.h>
 #include <stdarg.h>
@@ -14,17 +15,6 @@
 /* More entries than any kernel has (6.1 has ~370k): bounds the allocation on bad input. */
 enum { ORC_MAX_ENTRIES = 1 << 24 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- ELF section headers (the bzImage payload keeps them even though it is stripped) ---- */
 
@@ -146,16 +136,16 @@ int orc_table_from_raw(const uint8_t *ip_sec, size_t ip_len, uint64_t ip_addr, c
                        size_t orc_len, int layout, orc_table *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    if (layout < ORC_LAYOUT_V1 || layout > ORC_LAYOUT_V3) return fail(err, errlen, "unknown ORC layout %d", layout);
+    if (layout < ORC_LAYOUT_V1 || layout > ORC_LAYOUT_V3) return util_fail(err, errlen, "unknown ORC layout %d", layout);
     if (ip_len % 4 || orc_len % ORC_RAW_ENTRY)
-        return fail(err, errlen, "ORC sections have odd sizes (ip table %zu bytes, entries %zu bytes)", ip_len, orc_len);
+        return util_fail(err, errlen, "ORC sections have odd sizes (ip table %zu bytes, entries %zu bytes)", ip_len, orc_len);
     size_t n = ip_len / 4;
     if (n != orc_len / ORC_RAW_ENTRY)
-        return fail(err, errlen, "ORC ip table has %zu entries but the entry table %zu", n, orc_len / ORC_RAW_ENTRY);
-    if (n == 0) return fail(err, errlen, "ORC tables are empty");
-    if (n > ORC_MAX_ENTRIES) return fail(err, errlen, "ORC tables too large (%zu entries)", n);
+        return util_fail(err, errlen, "ORC ip table has %zu entries but the entry table %zu", n, orc_len / ORC_RAW_ENTRY);
+    if (n == 0) return util_fail(err, errlen, "ORC tables are empty");
+    if (n > ORC_MAX_ENTRIES) return util_fail(err, errlen, "ORC tables too large (%zu entries)", n);
     orc_row *rows = malloc(n * sizeof *rows);
-    if (!rows) return fail(err, errlen, "out of memory for %zu ORC entries", n);
+    if (!rows) return util_fail(err, errlen, "out of memory for %zu ORC entries", n);
     int sorted = 1, bad = 0;
     for (size_t i = 0; i < n; i++) {
         /* Self-relative: the entry's address is the slot's own address plus its value. */
@@ -169,7 +159,7 @@ int orc_table_from_raw(const uint8_t *ip_sec, size_t ip_len, uint64_t ip_addr, c
         idx_row *tmp = malloc(n * sizeof *tmp);
         if (!tmp) {
             free(rows);
-            return fail(err, errlen, "out of memory sorting %zu ORC entries", n);
+            return util_fail(err, errlen, "out of memory sorting %zu ORC entries", n);
         }
         for (size_t i = 0; i < n; i++) tmp[i] = (idx_row){rows[i], i};
         qsort(tmp, n, sizeof *tmp, idx_cmp);
@@ -243,7 +233,7 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
     if (have_shdrs) {
         orc_sec si, so, sh;
         int a = elf_find(&v, ".orc_unwind_ip", &si), b = elf_find(&v, ".orc_unwind", &so);
-        if (a < 0 || b < 0) return fail(err, errlen, "%s: ORC section %s runs past the end of the image", f, a < 0 ? ".orc_unwind_ip" : ".orc_unwind");
+        if (a < 0 || b < 0) return util_fail(err, errlen, "%s: ORC section %s runs past the end of the image", f, a < 0 ? ".orc_unwind_ip" : ".orc_unwind");
         if (a && b) {
             ipb = k->elf.data + si.off, ip_addr = si.addr, ip_len = si.size;
             orcb = k->elf.data + so.off, orc_len = so.size;
@@ -263,20 +253,20 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
         uint64_t a = sym_addr(syms, "__start_orc_unwind_ip", &ok), b = sym_addr(syms, "__stop_orc_unwind_ip", &ok);
         uint64_t c = sym_addr(syms, "__start_orc_unwind", &ok);
         if (!ok || b < a)
-            return fail(err, errlen, "%s: no ORC tables (%s; %s)", f, why,
+            return util_fail(err, errlen, "%s: no ORC tables (%s; %s)", f, why,
                         syms ? "no usable __start/__stop_orc_unwind* symbols" : "no symbol table given");
         ip_addr = a, ip_len = b - a;
         orc_len = ip_len / 4 * ORC_RAW_ENTRY;
         int ok2 = 1;
         uint64_t d = sym_addr(syms, "__stop_orc_unwind", &ok2);
         if (ok2 && d >= c && d - c != orc_len)
-            return fail(err, errlen, "%s: ORC symbol bounds disagree (%llu ip bytes, %llu entry bytes)", f,
+            return util_fail(err, errlen, "%s: ORC symbol bounds disagree (%llu ip bytes, %llu entry bytes)", f,
                         (unsigned long long)ip_len, (unsigned long long)(d - c));
-        if (ip_len > (uint64_t)ORC_MAX_ENTRIES * 4) return fail(err, errlen, "%s: ORC tables too large", f);
+        if (ip_len > (uint64_t)ORC_MAX_ENTRIES * 4) return util_fail(err, errlen, "%s: ORC tables too large", f);
         ipb = kimg_ptr(k, a, ip_len);
         orcb = kimg_ptr(k, c, orc_len);
         if (!ipb || !orcb)
-            return fail(err, errlen, "%s: ORC tables at 0x%llx/0x%llx are not inside the image", f, (unsigned long long)a,
+            return util_fail(err, errlen, "%s: ORC tables at 0x%llx/0x%llx are not inside the image", f, (unsigned long long)a,
                         (unsigned long long)c);
     }
     if (layout == ORC_LAYOUT_AUTO) {
@@ -288,7 +278,7 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
     }
     char e2[200];
     if (orc_table_from_raw(ipb, ip_len, ip_addr, orcb, orc_len, layout, t, e2, sizeof e2) < 0)
-        return fail(err, errlen, "%s: %s", f, e2);
+        return util_fail(err, errlen, "%s: %s", f, e2);
     t->from_sections = from_sections;
     memcpy(t->header, header, sizeof header);
     /* Text ranges: executable sections, else the kallsyms text bounds, else the table's span. */
