@@ -4,8 +4,8 @@
  * compute the caller's stack pointer (the CFA) from sp_reg/sp_offset, then the caller's ip
  * (CALL: the return address just below the CFA; REGS: a pt_regs at the CFA; REGS_PARTIAL: an
  * iret frame at the CFA) and bp (from bp_reg/bp_offset, or the pt_regs just crossed). */
-#include "util.h"
 #include "orc.h"
+#include "util.h"
 #include <elf.h>
 #include <stdarg.h>
 #include <stdio.h>
