@@ -159,6 +159,12 @@ long  dif_drain(struct dif_state *st, unsigned cpu, void *out, size_t len);
  * is out; DIF_ESMALL: the next entry alone does not fit len (the cursor stays); DIF_EINVAL. */
 long  dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
                        uint32_t *cursor);
+/* One HVT_MSG_D_AGG payload of generation gen: struct hvt_dagg_part then what
+ * dif_agg_snapshot() gives; the part that finds nothing left (or a cursor that cannot go on)
+ * is empty and flagged HVT_DAGG_LAST. Bytes written (>= the header), or DIF_ESMALL when len
+ * cannot hold the header. */
+long  dif_agg_part(struct dif_state *st, unsigned cpu, uint32_t gen, void *out, size_t len,
+                   uint32_t *cursor);
 bool  dif_exiting(const struct dif_state *st, int64_t *status);
 const struct hvt_dif_probe *dif_probe_find(const void *image, uint32_t id);
 

@@ -6,6 +6,7 @@
  * stable snapshot cursor.
  */
 #include "dif_impl.h"
+#include "hvt_stream.h"
 
 #define DIF_QUANT_ZERO 63            /* quantize's bucket of 0 */
 
@@ -278,4 +279,25 @@ long dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
         *cursor = off;
     dif_unlock(&c->agg_lock);
     return rc == DIF_OK ? (long)w : rc;
+}
+
+long dif_agg_part(struct dif_state *st, unsigned cpu, uint32_t gen, void *out, size_t len,
+                  uint32_t *cursor)
+{
+    struct hvt_dagg_part part = { .gen = gen, .cpu = (uint16_t)cpu };
+    uint8_t *o = out;
+    if (len < sizeof part)
+        return DIF_ESMALL;
+    long n = dif_agg_snapshot(st, cpu, o + sizeof part, len - sizeof part, cursor);
+    if (n < 0)
+        n = 0;                             /* nothing more can come out: end this CPU's part */
+    for (long at = 0; at < n; part.nrecs++) {
+        struct hvt_dagg_rec r;
+        memcpy(&r, o + sizeof part + at, sizeof r);
+        at += r.len;
+    }
+    if (n == 0)
+        part.flags = HVT_DAGG_LAST;
+    memcpy(o, &part, sizeof part);
+    return (long)sizeof part + n;
 }

@@ -154,28 +154,15 @@ static void snapshot_all(unsigned self, uint32_t gen)
 {
     for (unsigned c = 0; c < hv_cpu_count(); c++) {
         uint32_t cursor = 0;
-        for (;;) {
-            struct hvt_dagg_part part = { .gen = gen, .cpu = (uint16_t)c };
-            long n = dif_agg_snapshot(st, c, snap_buf + sizeof part, SNAP_BUF - sizeof part, &cursor);
-            if (n < 0)
-                n = 0;                     /* ESMALL cannot happen: entries are bounded far below */
-            for (long at = 0; at < n; part.nrecs++) {
-                struct hvt_dagg_rec r;
-                __builtin_memcpy(&r, snap_buf + sizeof part + at, sizeof r);
-                at += r.len;
-            }
-            if (n == 0)
-                part.flags = HVT_DAGG_LAST;
-            __builtin_memcpy(snap_buf, &part, sizeof part);
-            if (trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, sizeof part + (size_t)n) ==
-                TRACE_SINK_NO_STREAM) {
+        long n;
+        do {
+            n = dif_agg_part(st, c, gen, snap_buf, SNAP_BUF, &cursor);
+            if (trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, (size_t)n) == TRACE_SINK_NO_STREAM) {
                 char head[64];
-                hv_snprintf(head, sizeof head, "HVT-DAGGB %u %lu\n", c, (uint64_t)(sizeof part + n));
-                trace_sink_debug_blob(head, snap_buf, sizeof part + (size_t)n);
+                hv_snprintf(head, sizeof head, "HVT-DAGGB %u %lu\n", c, (uint64_t)n);
+                trace_sink_debug_blob(head, snap_buf, (size_t)n);
             }
-            if (n == 0)
-                break;
-        }
+        } while (n > (long)sizeof(struct hvt_dagg_part));
     }
 }
 

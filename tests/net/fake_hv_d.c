@@ -182,24 +182,12 @@ static int snapshot(struct stream_core *sc, uint32_t gen)
 {
     for (unsigned c = 0; c < cpus; c++) {
         uint32_t cursor = 0;
-        for (;;) {
-            struct hvt_dagg_part part = { .gen = gen, .cpu = (uint16_t)c };
-            long n = dif_agg_snapshot(st, c, buf + sizeof part, sizeof buf - sizeof part, &cursor);
-            if (n < 0)
-                n = 0;
-            for (long at = 0; at < n; part.nrecs++) {
-                struct hvt_dagg_rec r;
-                memcpy(&r, buf + sizeof part + at, sizeof r);
-                at += r.len;
-            }
-            if (n == 0)
-                part.flags = HVT_DAGG_LAST;
-            memcpy(buf, &part, sizeof part);
-            if (stream_core_append(sc, c, HVT_MSG_D_AGG, buf, sizeof part + (size_t)n) != 0)
+        long n;
+        do {
+            n = dif_agg_part(st, c, gen, buf, sizeof buf, &cursor);
+            if (n < 0 || stream_core_append(sc, c, HVT_MSG_D_AGG, buf, (size_t)n) != 0)
                 return -1;
-            if (n == 0)
-                break;
-        }
+        } while (n > (long)sizeof(struct hvt_dagg_part));
     }
     return 0;
 }
