@@ -115,6 +115,19 @@ enum hvt_dif_op {
     HVT_DIF_OP_TRACER,           /* the instruction tracer: imm HVT_DIF_TRACER_STEP starts
                                     recording every instruction, HVT_DIF_TRACER_UNSTEP ends it
                                     (step() / unstep(); the whole system: every CPU) */
+    /* speculation (DTrace's speculative buffers; hdr.nspec of them, hdr.specsize bytes per
+       CPU each) */
+    HVT_DIF_OP_SPECNEW,          /* rd = speculation(): a free speculation's id 1..nspec, or 0
+                                    (none free: counted, HVT_DREC_SPECUNAVAIL) */
+    HVT_DIF_OP_SPECULATE,        /* speculate(ra): this clause's record goes to speculation ra
+                                    instead of the principal buffer (before any data action) */
+    HVT_DIF_OP_COMMIT,           /* commit(ra): speculation ra's records go to the principal
+                                    buffers; the speculation is free again */
+    HVT_DIF_OP_DISCARD,          /* discard(ra): speculation ra's records are dropped */
+    HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the return addresses
+                                    found by following the user frame pointers from the user
+                                    RIP/RBP: u32 count, u32 0, then count u64 (at most imm) */
+    HVT_DIF_OP_STOP,             /* stop(): destructive (HVT_DIF_HF_DESTRUCTIVE) */
     HVT_DIF_OP__COUNT
 };
 
@@ -226,9 +239,11 @@ struct hvt_dif_hdr {
     uint32_t flags;              /* HVT_DIF_HF_*: */
     uint32_t tsc_khz;            /* the guest TSC's rate, set by the host when it knows it:
                                     timestamp and vtimestamp are then nanoseconds (else ticks) */
+    uint32_t nspec;              /* speculations (option nspec; 0: none may be made) */
+    uint32_t specsize;           /* bytes of one speculation's buffer per CPU (option specsize) */
     uint32_t reserved;           /* 0 */
 };
-_Static_assert(sizeof(struct hvt_dif_hdr) == 112, "wire size");
+_Static_assert(sizeof(struct hvt_dif_hdr) == 120, "wire size");
 #define HVT_DIF_HF_DESTRUCTIVE 1u        /* -w given */
 
 /* --- records (the hypervisor -> the host) --- */
@@ -240,6 +255,9 @@ _Static_assert(sizeof(struct hvt_dif_hdr) == 112, "wire size");
 #define HVT_DREC_DROPS 3                 /* records this CPU could not keep: arg = how many */
 #define HVT_DREC_DYNDROPS 4              /* dynamic variable drops: arg = how many */
 #define HVT_DREC_AGGDROPS 5              /* aggregation keys this CPU had no room for: arg */
+#define HVT_DREC_SPECDROPS 6             /* speculative records that did not fit: arg */
+#define HVT_DREC_SPECBUSY 7              /* commit()/discard()/speculate() on a busy one: arg */
+#define HVT_DREC_SPECUNAVAIL 8           /* speculation() with none free: arg */
 struct hvt_drec {
     uint32_t len;                /* bytes, header included, multiple of 8 */
     uint16_t type;               /* HVT_DREC_* */
