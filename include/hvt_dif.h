@@ -96,7 +96,7 @@ enum hvt_dif_op {
     HVT_DIF_OP_LDLV, HVT_DIF_OP_STLV,   /* clause-local (this->): live for one firing */
     HVT_DIF_OP_TPUSH,            /* append ra to the tuple being built (integer or string);
                                     LDAV, STAV and AGG use the tuple and leave it as it is */
-    HVT_DIF_OP_TCLR,             /* empty the tuple */
+    HVT_DIF_OP_TCLR,             /* empty the tuple (each clause starts with it empty) */
     HVT_DIF_OP_LDAV, HVT_DIF_OP_STAV,   /* associative array var imm, key = the tuple; a load
                                            of a missing key gives 0 / ""; storing 0 deletes */
     /* recording (the principal buffer): EMIT, STACK and EXIT only after an ACT */

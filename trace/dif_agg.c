@@ -187,7 +187,7 @@ void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const 
     dif_lock(&c->agg_lock);
     for (uint32_t off = *head; off; ) {
         struct dif_agg_ent *x = (struct dif_agg_ent *)(c->agg + off - 1);
-        if (x->hash == h && x->agg == agg && x->key_len == key_len && !memcmp(x + 1, key, key_len)) {
+        if (x->hash == h && x->agg == agg && x->key_len == key_len && dif_key_eq(x + 1, key, key_len)) {
             e = x;
             break;
         }

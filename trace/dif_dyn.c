@@ -44,7 +44,7 @@ static uint32_t *dif_dyn_find(struct dif_state *st, uint32_t h, uint8_t kind, ui
     while (*link) {
         struct dif_dyn_ent *e = dif_dyn_at(st, *link);
         if (e->hash == h && e->var == var && e->kind == kind && e->key_len == key_len &&
-            !memcmp(e + 1, key, key_len))
+            dif_key_eq(e + 1, key, key_len))
             return link;
         link = &e->next;
     }

@@ -26,6 +26,7 @@ static inline void dif_unlock(struct dif_lock *l) { __atomic_store_n(&l->v, 0, _
 #define DIF_H_TAGMASK  0xffff000000000000ull
 #define DIF_H_SCRATCH  (1ull << 40)
 #define DIF_H_STRTAB   (2ull << 40)
+#define DIF_H_EXEC     (3ull << 40)     /* the firing's execname, read in place */
 #define DIF_H_KINDMASK (0xffull << 40)
 #define DIF_H_IDXMASK  0xffffffffull
 
@@ -58,6 +59,7 @@ struct dif_cpu {
     uint32_t tuple_len, tuple_n;
     uint8_t tuple_types[HVT_DIF_TUPLE_MAX];
     uint64_t tuple[HVT_DIF_KEY_MAX / 8];
+    const struct hvt_dif_probe *last_probe; /* the last one fired here (a probe fires in runs) */
 } __attribute__((aligned(64)));
 
 struct dif_state {
@@ -124,6 +126,40 @@ static inline uint32_t dif_hash(uint64_t seed, const uint64_t *key, uint32_t len
     return (uint32_t)(h ^ (h >> 29));
 }
 
+/* Two encoded keys of len bytes (a multiple of 8) are equal: word compares, no call (a
+ * firing compares one key per chain entry it passes). */
+static inline bool dif_key_eq(const void *a, const void *b, uint32_t len)
+{
+    const uint8_t *x = a, *y = b;
+    for (uint32_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t u, v;
+        __builtin_memcpy(&u, x + i, 8);
+        __builtin_memcpy(&v, y + i, 8);
+        if (u != v)
+            return false;
+    }
+    for (uint32_t i = len & ~7u; i < len; i++)
+        if (x[i] != y[i])
+            return false;
+    return true;
+}
+
+/* Bytes before the first NUL of s, at most max; whole words first (s is readable up to max). */
+static inline uint32_t dif_strnlen_fast(const char *s, uint32_t max)
+{
+    uint32_t n = 0;
+    for (; n + 8 <= max; n += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, s + n, 8);
+        uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+        if (z)                          /* the lowest flagged byte is the first zero */
+            return n + (uint32_t)__builtin_ctzll(z) / 8;
+    }
+    while (n < max && s[n])
+        n++;
+    return n;
+}
+
 /* One clause being run (dif_vm.c, dif_str.c). */
 struct dif_run {
     struct dif_state *st;
@@ -159,7 +195,7 @@ char *dif_scratch_alloc(struct dif_run *r, unsigned *slot);
 void dif_str_set(struct dif_run *r, unsigned rd, unsigned slot, uint32_t len);
 void dif_str_set_strtab(struct dif_run *r, unsigned rd, uint32_t off);
 bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user);
-bool dif_str_copy(struct dif_run *r, unsigned rd, const char *s, size_t max);
+void dif_str_set_exec(struct dif_run *r, unsigned rd);
 bool dif_str_join(struct dif_run *r, unsigned rd, unsigned ra, unsigned rb);
 bool dif_str_basename(struct dif_run *r, unsigned rd, unsigned ra);
 bool dif_str_cmp(struct dif_run *r, unsigned rd, unsigned ra, unsigned rb);

@@ -1,7 +1,8 @@
 /*
  * dif_str.c - string values of the interpreter (dif.h). A register holding a string holds a
  * handle: DIF_H_TAG | kind | index, kind DIF_H_SCRATCH (one of this CPU's scratch buffers,
- * whose length is kept beside it) or DIF_H_STRTAB (an offset in the image's strtab). Every
+ * whose length is kept beside it), DIF_H_STRTAB (an offset in the image's strtab) or DIF_H_EXEC
+ * (the firing's execname, which lives as long as the firing: no copy). Every
  * use checks the register's run-time type, the tag, the kind and the index, and reads at most
  * strsize-1 bytes, so a bad handle is a BADSTR fault, never a wild read. A scratch buffer is
  * free when no register holds it: strings are copied into variables, tuples and records, so
@@ -29,6 +30,13 @@ bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
         r->c->scratch_len[idx] < st->strsize) {
         *p = r->c->scratch + idx * dif_slot_stride(st);
         *len = r->c->scratch_len[idx];
+        return true;
+    }
+    if ((h & DIF_H_KINDMASK) == DIF_H_EXEC && !idx) {
+        const char *e = r->f ? r->f->execname : NULL;
+        size_t max = e ? r->f->execname_max : 0;
+        *p = e ? e : "";
+        *len = dif_strnlen_fast(*p, max < st->strsize - 1 ? (uint32_t)max : st->strsize - 1);
         return true;
     }
     if ((h & DIF_H_KINDMASK) == DIF_H_STRTAB && idx < st->hdr->strtab_len) {
@@ -116,20 +124,12 @@ bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user)
     return true;
 }
 
-/* A string from hypervisor memory (execname): up to its NUL, max bytes, strsize-1. */
-bool dif_str_copy(struct dif_run *r, unsigned rd, const char *s, size_t max)
+/* execname: no copy; dif_str_get reads the firing's buffer (stable for the firing). */
+void dif_str_set_exec(struct dif_run *r, unsigned rd)
 {
-    unsigned slot;
-    char *d = dif_scratch_alloc(r, &slot);
-    uint32_t n = 0;
-    if (!d)
-        return false;
-    while (s && n < max && n < r->st->strsize - 1 && s[n]) {
-        d[n] = s[n];
-        n++;
-    }
-    dif_str_set(r, rd, slot, n);
-    return true;
+    rd &= HVT_DIF_NREGS - 1;
+    r->reg[rd] = DIF_H_TAG | DIF_H_EXEC;
+    r->rt[rd] = DIF_RT_STR;
 }
 
 bool dif_str_join(struct dif_run *r, unsigned rd, unsigned ra, unsigned rb)

@@ -252,7 +252,8 @@ static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
     const struct hvt_dif_probe *p = r->probe;
     switch (id) {
     case HVT_DIF_V_EXECNAME:
-        return dif_str_copy(r, rd, r->f->execname, r->f->execname_max);
+        dif_str_set_exec(r, rd);
+        return true;
     case HVT_DIF_V_PROBEPROV: dif_str_set_strtab(r, rd, p->prov); return true;
     case HVT_DIF_V_PROBEMOD:  dif_str_set_strtab(r, rd, p->mod); return true;
     case HVT_DIF_V_PROBEFUNC: dif_str_set_strtab(r, rd, p->func); return true;
@@ -449,7 +450,8 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     r->pc = r->rec_len = r->fault = 0;
     r->dropped = r->exit_pending = false;
     r->fault_addr = 0;
-    __builtin_memset(r->reg, 0, sizeof(r->reg));   /* inline stores, not a call */
+    /* every register starts empty: no type, so no value of the last clause is used (and
+     * its scratch strings are free again); the values themselves are not read untyped */
     __builtin_memset(r->rt, 0, sizeof(r->rt));
     r->given = 0;
     c->tuple_len = c->tuple_n = 0;
@@ -509,10 +511,16 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
 {
     if (!st || !f || cpu >= st->ncpus)
         return DIF_EINVAL;
-    const struct hvt_dif_probe *p = dif_probe_lookup(st->probes, st->hdr->nprobes, probe_id);
-    if (!p)
-        return DIF_ENOPROBE;
     struct dif_cpu *c = &st->cpus[cpu];
+    dif_lock(&c->buf_lock);
+    const struct hvt_dif_probe *p = c->last_probe;
+    if (!p || p->id != probe_id)
+        p = dif_probe_lookup(st->probes, st->hdr->nprobes, probe_id);
+    if (!p) {
+        dif_unlock(&c->buf_lock);
+        return DIF_ENOPROBE;
+    }
+    c->last_probe = p;
     struct dif_fault_info faults[DIF_ERROR_FIRES];
     unsigned nf = 0;
     struct dif_run r;
@@ -521,7 +529,6 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     r.f = f;
     r.args = &f->v[HVT_DIF_V_ARG0];
     r.cpu = cpu;
-    dif_lock(&c->buf_lock);
     uint64_t drops = c->drops;
     dif_run_probe(&r, p, faults, &nf);
     /* DTrace's ERROR probe, after the firing's clauses (never for its own faults) */

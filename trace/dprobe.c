@@ -177,21 +177,28 @@ static uint64_t ns_of(uint64_t tsc)
 }
 
 static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
-                        uint64_t pc, const uint64_t arg[6], const struct guest_regs *g)
+                        uint64_t pc, const uint64_t arg[6], const struct probe_who *who,
+                        const struct guest_regs *g)
 {
-    uint32_t pid, tid;
-    __builtin_memset(f, 0, sizeof *f);
+    /* Every v[] the interpreter reads is stored below, the unknown ones as 0 (CPU, EPID, ID,
+     * EXECNAME and PROBE* it takes elsewhere): a memset of the whole struct would cost more
+     * than the rest of this function. */
+    f->v[HVT_DIF_V_ARG0 + 6] = f->v[HVT_DIF_V_ARG0 + 7] = 0;
+    f->v[HVT_DIF_V_ARG0 + 8] = f->v[HVT_DIF_V_ARG0 + 9] = 0;
+    f->v[HVT_DIF_V_PPID] = f->v[HVT_DIF_V_UID] = f->v[HVT_DIF_V_WALLTIMESTAMP] = 0;
+    f->v[HVT_DIF_V_ERRNO] = f->v[HVT_DIF_V_STACKDEPTH] = 0;
+    _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
     c->paging = false;
     c->g = g;
     f->ctx = c;
     f->tsc = hv_exit_guest_tsc();
     for (unsigned i = 0; i < 6; i++)
         f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
-    f->execname = probe_current(cpu, &pid, &tid);
+    f->execname = who->comm;
     f->execname_max = HVT_PROBE_COMM_LEN;
-    f->v[HVT_DIF_V_PID] = pid;
-    f->v[HVT_DIF_V_TID] = tid;
-    f->v[HVT_DIF_V_CURTHREAD] = task_current(cpu);
+    f->v[HVT_DIF_V_PID] = who->pid;
+    f->v[HVT_DIF_V_TID] = who->tid;
+    f->v[HVT_DIF_V_CURTHREAD] = who->task;
     f->v[HVT_DIF_V_TIMESTAMP] = f->v[HVT_DIF_V_VTIMESTAMP] = ns_of(f->tsc);
     if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
         f->v[HVT_DIF_V_ERRNO] = -arg[1];
@@ -201,11 +208,11 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
 
 /* The caller is inside enter(). */
 static void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
-                      struct guest_regs *g)
+                      const struct probe_who *who, struct guest_regs *g)
 {
     struct dif_firing f;
     struct fire_ctx c;
-    fill_firing(&f, &c, cpu, kind, pc, arg, g);
+    fill_firing(&f, &c, cpu, kind, pc, arg, who, g);
     int n = dif_fire(st, cpu, id, &f);
     if (n > 0)
         __atomic_add_fetch(&status.fires, (uint64_t)n, __ATOMIC_RELAXED);
@@ -216,11 +223,11 @@ static void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, con
 }
 
 static void on_fire(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
-                    struct guest_regs *g)
+                    const struct probe_who *who, struct guest_regs *g)
 {
     if (!enter())
         return;                            /* armed with no program: counted by the engine only */
-    run_probe(id, kind, cpu, pc, arg, g);
+    run_probe(id, kind, cpu, pc, arg, who, g);
     leave();
 }
 
@@ -233,10 +240,15 @@ static void run_ops(unsigned cpu, struct guest_regs *g)
     op_begin = op_end = op_snap = 0;
     spin_unlock(&op_lock);
     static const uint64_t zero[6];
+    struct probe_who who;
+    if (begin || end) {
+        who.comm = probe_current(cpu, &who.pid, &who.tid);
+        who.task = task_current(cpu);
+    }
     if (begin && hdr->begin_probe)
-        run_probe(hdr->begin_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, g);
+        run_probe(hdr->begin_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, &who, g);
     if (end && hdr->end_probe)
-        run_probe(hdr->end_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, g);
+        run_probe(hdr->end_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, &who, g);
     if (begin || end || snap)
         for (unsigned c = 0; c < hv_cpu_count(); c++)
             drain_cpu(cpu, c);             /* the records before the aggregations they led to */
@@ -246,9 +258,15 @@ static void run_ops(unsigned cpu, struct guest_regs *g)
 
 void dprobe_poll(struct guest_regs *g)
 {
-    if (!__atomic_load_n(&loaded, __ATOMIC_RELAXED) || !enter())
+    if (!__atomic_load_n(&loaded, __ATOMIC_RELAXED))
         return;
     unsigned cpu = hv_cpu_id();
+    /* most exits have nothing to do here: look before taking the program (enter()) */
+    if (!(__atomic_load_n(&op_begin, __ATOMIC_RELAXED) | __atomic_load_n(&op_end, __ATOMIC_RELAXED) |
+          __atomic_load_n(&op_snap, __ATOMIC_RELAXED)) && !pcpu[cpu].hurry && !pcpu[cpu].first_tsc)
+        return;
+    if (!enter())
+        return;
     if (__atomic_load_n(&op_begin, __ATOMIC_RELAXED) | __atomic_load_n(&op_end, __ATOMIC_RELAXED) |
         __atomic_load_n(&op_snap, __ATOMIC_RELAXED))
         run_ops(cpu, g);

@@ -410,16 +410,21 @@ static void arm_pending(unsigned cpu)
 /* The current process's name: the task's pid and where its name lives are looked up when the
  * task changes; the name itself is copied at every call (an exec or prctl renames the task in
  * place, and a name cached across the exec would stick to the new program). */
+static const char unknown_comm[TRACE_COMM_MAX] = "?";   /* whole: callers read it all */
 const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
 {
     uint64_t task = task_current(cpu);
     *pid = *tid = 0;
-    if (!task)
-        return "?";
+    if (!task) {
+        cpu_state[cpu].task = 0;           /* what fire() hands the action */
+        return unknown_comm;
+    }
     if (task != cpu_state[cpu].task) {
         struct task_info ti;
-        if (!task_now(cpu, &ti))
-            return "?";
+        if (!task_now(cpu, &ti)) {
+            cpu_state[cpu].task = 0;
+            return unknown_comm;
+        }
         __builtin_memcpy(cpu_state[cpu].comm, ti.comm, TRACE_COMM_MAX);
         cpu_state[cpu].comm[TRACE_COMM_MAX - 1] = 0;
         cpu_state[cpu].pid = (uint32_t)ti.tgid;
@@ -544,6 +549,22 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
         flush_fires(cpu);
 }
 
+/* Two process names (TRACE_COMM_MAX bytes each, NUL-terminated) are equal: a word at a time,
+ * as every firing compares one. */
+static bool comm_eq(const char *a, const char *b)
+{
+    for (unsigned i = 0; i < TRACE_COMM_MAX; i += 8) {
+        uint64_t x, y;
+        __builtin_memcpy(&x, a + i, 8);
+        __builtin_memcpy(&y, b + i, 8);
+        if (x != y)                        /* maybe only past the NUL */
+            return !strncmp(a + i, b + i, TRACE_COMM_MAX - i);
+        if ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull)
+            return true;                   /* equal up to a NUL in this word */
+    }
+    return true;
+}
+
 /* The firing: counted per CPU and per process name; recorded if asked. */
 static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
@@ -553,7 +574,7 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
     const char *comm = probe_current(cpu, &pid, &tid);
     spin_lock(&p->comm_lock);
     unsigned k = 0;
-    while (k < COMM_SLOTS && p->comm[k].n && strncmp(p->comm[k].name, comm, TRACE_COMM_MAX))
+    while (k < COMM_SLOTS && p->comm[k].n && !comm_eq(p->comm[k].name, comm))
         k++;
     if (k == COMM_SLOTS) {
         p->comm_other++;
@@ -567,10 +588,11 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
         uint64_t arg[6];
+        const struct probe_who who = { comm, pid, tid, cpu_state[cpu].task };
         firing_args(p, g, arg);
-        act(p->id, p->kind, cpu, p->va, arg, (struct guest_regs *)g);
+        act(p->id, p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++)
-            act(p->also[i], p->kind, cpu, p->va, arg, (struct guest_regs *)g);
+            act(p->also[i], p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
     } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
         record(p, cpu, g);
     }

@@ -53,10 +53,17 @@ int  probe_arm_spec(const struct hvt_probe_spec *sp);
 int  probe_arm_user(uint64_t va, uint32_t pid, uint64_t comm, uint32_t id, uint32_t flags);
 /* Probes armed with HVT_PROBE_F_ACTION run the action registered here at every firing, on the
  * CPU that fired, in its exit: id and kind the probe's, pc its site (profile, tick: the
- * guest's RIP), arg its arguments as a record would carry them. One action for the engine
+ * guest's RIP), arg its arguments as a record would carry them, who the task running (the
+ * engine looked it up already: the action need not do it again). One action for the engine
  * (the D programs' runner); NULL: such firings are counted only. */
+struct probe_who {
+    const char *comm;               /* NUL-terminated, HVT_PROBE_COMM_LEN bytes readable */
+    uint32_t pid, tid;              /* 0 when per-CPU data is not reachable yet */
+    uint64_t task;                  /* the task_struct's address, or 0 */
+};
 typedef void (*probe_action_fn)(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc,
-                                const uint64_t arg[6], struct guest_regs *g);
+                                const uint64_t arg[6], const struct probe_who *who,
+                                struct guest_regs *g);
 void probe_set_action(probe_action_fn fn);
 probe_action_fn probe_action(void);
 /* The engine's counters, and the sites armed now (the ARM fields are left alone). */

@@ -8,6 +8,7 @@
  * Timer": it counts down in C0-C2). A sample is taken at the first exit at or after the
  * deadline; the next deadline is one period later. */
 #include "probe.h"
+#include "task.h"
 #include "trace.h"
 #include "hv_api.h"
 #include "hv_guest.h"
@@ -184,8 +185,12 @@ void probe_profile_exit(struct guest_regs *g)
             /* DTrace's: arg0 = the kernel PC (0 in user mode), arg1 = the user PC (0 in kernel) */
             const uint64_t arg[6] = { user ? 0 : rip, user ? rip : 0, 0, 0, 0, 0 };
             probe_action_fn act = p->action ? probe_action() : NULL;
-            if (act)
-                act(p->id, p->kind, cpu, rip, arg, g);
+            if (act) {
+                struct probe_who who;
+                who.comm = probe_current(cpu, &who.pid, &who.tid);
+                who.task = task_current(cpu);
+                act(p->id, p->kind, cpu, rip, arg, &who, g);
+            }
             else
                 probe_sample(p->id, p->kind, rip, arg, g);
             pcpu[cpu].deadline[i] += p->period;

@@ -146,7 +146,8 @@ void d_cg_tuple(d_cc *cc, d_node *keys, int *regs, int *n)
 
 void d_cg_push(d_cc *cc, const int *regs, int n)
 {
-    d_emit(cc, HVT_DIF_OP_TCLR, 0, 0, 0, 0);
+    if (d_clause_has_op(cc, HVT_DIF_OP_TPUSH))   /* a clause starts with an empty tuple */
+        d_emit(cc, HVT_DIF_OP_TCLR, 0, 0, 0, 0);
     for (int i = 0; i < n; i++) d_emit(cc, HVT_DIF_OP_TPUSH, 0, regs[i], 0, 0);
 }
 

@@ -145,6 +145,14 @@ void d_emit(d_cc *cc, int op, int rd, int ra, int rb, int32_t imm)
     im->code[im->ncode++] = (struct hvt_dif_insn){(uint8_t)op, (uint8_t)rd, (uint8_t)ra, (uint8_t)rb, imm};
 }
 
+int d_clause_has_op(d_cc *cc, int op)
+{
+    for (uint32_t i = IMG->cl[IMG->ncl - 1].first; i < (uint32_t)IMG->ncode; i++)
+        if (IMG->code[i].op == op)
+            return 1;
+    return 0;
+}
+
 int d_pc(d_cc *cc) { return IMG->ncode - (int)IMG->cl[IMG->ncl - 1].first; }
 
 void d_patch(d_cc *cc, int at, int32_t target) { IMG->code[IMG->cl[IMG->ncl - 1].first + (uint32_t)at].imm = target; }

@@ -342,6 +342,9 @@ int d_resolve_clause(d_cc *cc, d_item *cl);     /* fills cc->pm; -1 on an error 
 uint32_t d_strtab_add(d_cc *cc, const char *s, size_t len);
 int d_const_add(d_cc *cc, uint64_t v);
 void d_emit(d_cc *cc, int op, int rd, int ra, int rb, int32_t imm);
+/* The clause being generated has an op so far (branches go forward only: code that runs
+ * before this point is code emitted before it). */
+int d_clause_has_op(d_cc *cc, int op);
 int d_pc(d_cc *cc);                              /* index of the next insn in the clause */
 void d_patch(d_cc *cc, int at, int32_t target);
 int d_action_add(d_cc *cc, int kind, int line, int col); /* a d_action of the clause */

@@ -276,7 +276,8 @@ static void test_code(void)
     CODE("syscall::read:entry /pid == 42/ { self->ts = timestamp; }", {OP(VAR), 0, 0, 0, V(PID)},
          {OP(LDI), 1, 0, 0, 42}, {OP(EQ), 0, 0, 1, 0}, {OP(BZ), 0, 0, 0, 6}, {OP(VAR), 0, 0, 0, V(TIMESTAMP)},
          {OP(STTV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
-    CODE("BEGIN { @c[execname] = count(); }", {OP(VAR), 0, 0, 0, V(EXECNAME)}, {OP(TCLR), 0, 0, 0, 0},
+    /* a clause starts with an empty tuple: no TCLR before its first TPUSH */
+    CODE("BEGIN { @c[execname] = count(); }", {OP(VAR), 0, 0, 0, V(EXECNAME)},
          {OP(TPUSH), 0, 0, 0, 0}, {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { x = (char)300; trace((unsigned char)-1); }", {OP(LDI), 0, 0, 0, 44}, {OP(STGV), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 255}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
@@ -302,7 +303,7 @@ static void test_code(void)
          {OP(EXIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("syscall::openat:entry { trace(copyinstr(arg1)); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, (HVT_DIF_V_ARG0 + 1)},
          {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
-    CODE("BEGIN { @l = lquantize(arg0, 0, 100, 10); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(TCLR), 0, 0, 0, 0},
+    CODE("BEGIN { @l = lquantize(arg0, 0, 100, 10); }", {OP(VAR), 0, 0, 0, V(ARG0)},
          {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { self->x = 1; self->x++; }", {OP(LDI), 0, 0, 0, 1}, {OP(STTV), 0, 0, 0, 0}, {OP(LDTV), 0, 0, 0, 0},
          {OP(ADDI), 0, 0, 0, 1}, {OP(SEXT), 0, 0, 0, 4}, {OP(STTV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
@@ -321,10 +322,10 @@ static void test_code(void)
          {OP(STGV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDGV), 0, 0, 0, 0}, {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER},
          {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { stack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(STACK), 0, 0, 0, 8192}, {OP(RET), 0, 0, 0, 0});
-    CODE("BEGIN { @a = count(); clear(@a); }", {OP(TCLR), 0, 0, 0, 0}, {OP(AGG), 0, 0, 0, 0},
+    CODE("BEGIN { @a = count(); clear(@a); }", {OP(AGG), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(AGGCLR), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { a[1, \"k\"] = 5; trace(a[1, \"k\"]); }", {OP(LDI), 0, 0, 0, 5}, {OP(LDI), 1, 0, 0, 1},
-         {OP(SCONST), 2, 0, 0, 14}, {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(TPUSH), 0, 2, 0, 0},
+         {OP(SCONST), 2, 0, 0, 14}, {OP(TPUSH), 0, 1, 0, 0}, {OP(TPUSH), 0, 2, 0, 0},
          {OP(STAV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 1}, {OP(SCONST), 1, 0, 0, 14},
          {OP(TCLR), 0, 0, 0, 0}, {OP(TPUSH), 0, 0, 0, 0}, {OP(TPUSH), 0, 1, 0, 0}, {OP(LDAV), 0, 0, 0, 0},
          {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});

@@ -596,12 +596,13 @@ static void test_strings(void)
     /* scratch: 8 strings held at once fit, a 9th faults; chained joins reuse buffers */
     a_new();
     ACT(0);
-    for (int r = 0; r < 8; r++)
-        II(VAR, r, 0, HVT_DIF_V_EXECNAME);
-    II(VAR, 8, 0, HVT_DIF_V_EXECNAME);
+    II(VAR, 0, 0, HVT_DIF_V_EXECNAME);      /* read in place: takes no scratch buffer */
+    for (int r = 1; r <= 8; r++)
+        I3(STRJOIN, r, 0, 0);
+    I3(STRJOIN, 9, 0, 0);
     run1();
     CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR &&
-          recs[0].h.fault == HVT_DIF_F_NOSCRATCH && recs[0].h.pc == 9, "9th scratch string faults");
+          recs[0].h.fault == HVT_DIF_F_NOSCRATCH && recs[0].h.pc == 10, "9th scratch string faults");
     a_new();
     ACT(0);
     II(VAR, 1, 0, HVT_DIF_V_EXECNAME);
@@ -1595,7 +1596,8 @@ static void test_defenses(void)
     r.c = &P.st->cpus[0];
     const uint64_t forged[] = {
         0, 5, DIF_H_TAG | DIF_H_SCRATCH | 8, DIF_H_TAG | DIF_H_STRTAB | 0xffff,
-        DIF_H_TAG | (3ull << 40), (DIF_H_TAG ^ (1ull << 60)) | DIF_H_STRTAB,
+        DIF_H_TAG | DIF_H_EXEC | 1, DIF_H_TAG | (4ull << 40),
+        (DIF_H_TAG ^ (1ull << 60)) | DIF_H_STRTAB,
         DIF_H_TAG | DIF_H_STRTAB | (1ull << 33), DIF_H_TAG | DIF_H_SCRATCH | 0xffffffffull,
     };
     int caught = 0;
@@ -1617,7 +1619,7 @@ static void test_defenses(void)
     r.reg[3] = DIF_H_TAG | DIF_H_SCRATCH | 2;
     caught += !dif_str_get(&r, 3, &p, &len);
     r.c->scratch_len[2] = 0;
-    CHECK(caught == 10, "forged string handles: %d of 10 caught", caught);
+    CHECK(caught == 11, "forged string handles: %d of 11 caught", caught);
 }
 
 /* ------------------------------------------------------------------ mutation test */
