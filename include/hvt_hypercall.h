@@ -54,6 +54,14 @@ enum hvt_hc_func {
                             address RCX, verified whole (probes must be disarmed): out RBX = 0
                             or HVT_D_E* (include/hvt_stream.h); probes armed with
                             HVT_PROBE_F_ACTION then run it */
+    HVT_HC_CMD      = 4, /* the guest tool's agent (hvt -c; include/hvt_stream.h HVT_CTL_D_CMD):
+                            RBX = 1 take the posted command: out RBX = seq, RCX = its bytes
+                            (RAX = HVT_HC_EBUSY: none). RBX = 2 read it: RCX = seq, RDX =
+                            offset: out RBX, RCX, RDX = the 24 bytes there (zeros past the end).
+                            RBX = 3 started: RCX = seq, RDX = pid (held before exec). RBX = 4
+                            may it run? RCX = seq: out RBX = 1 go, 0 not yet, 2 cancelled. RBX
+                            = 5 exited: RCX = seq, RDX = its wait status. HVT_HC_EINVAL: another
+                            seq or the wrong state. Nothing is written to guest memory. */
 };
 
 /* One probe for HVT_HC_PROBE 4 (kind bits 7:0: 1 entry of the function at lo, 2 its return

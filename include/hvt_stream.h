@@ -171,7 +171,46 @@ enum hvt_ctl_cmd {
                                   and loads it in place of the last one (refused while probes
                                   run it: disarm first) */
     HVT_CTL_D_RUN        = 23, /* args: struct hvt_d_run: BEGIN, END, a snapshot, unload */
+    /* a command for the guest tool to run (hvt -c; trace/dcmd.c); reply data: struct
+       hvt_d_cmd_status */
+    HVT_CTL_D_CMD        = 24, /* args: struct hvt_d_cmd (+ SET: the command line's bytes) */
 };
+
+/* hvt -c: the host posts a command line; the guest tool's agent takes it (HVT_HC_CMD),
+ * starts it held, says its pid; the host compiles with $target = that pid, arms, and lets it
+ * go; the agent reports its exit. One command at a time. */
+enum hvt_d_cmd_op {
+    HVT_D_CMD_SET    = 1,     /* post the command (a new seq; refused while one is live) */
+    HVT_D_CMD_GO     = 2,     /* seq: let the started command run */
+    HVT_D_CMD_CANCEL = 3,     /* seq: the host is done with it: one still running is killed by
+                                 the agent (an exited one is only acknowledged) */
+    HVT_D_CMD_STATUS = 4,     /* nothing: the reply */
+};
+struct hvt_d_cmd {
+    uint32_t op;              /* enum hvt_d_cmd_op */
+    uint32_t seq;             /* GO, CANCEL: which command; else 0 */
+} __attribute__((packed));
+#define HVT_D_CMD_MAX 1000u   /* bytes of a command line (no NUL in them) */
+enum hvt_d_cmd_state {
+    HVT_D_CMDS_NONE = 0,      /* nothing posted yet */
+    HVT_D_CMDS_POSTED,        /* waiting for the agent */
+    HVT_D_CMDS_TAKEN,         /* the agent is reading it */
+    HVT_D_CMDS_STARTED,       /* held before exec: pid known */
+    HVT_D_CMDS_RUNNING,       /* the host said go, the agent saw it */
+    HVT_D_CMDS_EXITED,        /* wait status known */
+    HVT_D_CMDS_CANCELLED,     /* the host is done with it (the agent kills one still running) */
+};
+struct hvt_d_cmd_status {
+    uint32_t seq;             /* the last command posted (0: none) */
+    uint32_t state;           /* enum hvt_d_cmd_state */
+    uint32_t pid;             /* STARTED and later: the command's pid */
+    int32_t  wait_status;     /* EXITED: as waitpid() gave it */
+    int32_t  error;           /* the request: 0 or HVT_D_CMD_E* */
+    uint32_t pad;
+} __attribute__((packed));
+_Static_assert(sizeof(struct hvt_d_cmd_status) == 24, "hvt_d_cmd_status layout");
+#define HVT_D_CMD_EBUSY  (-1) /* SET while a command is live */
+#define HVT_D_CMD_ESEQ   (-2) /* GO/CANCEL of another command, or in the wrong state */
 
 struct hvt_d_load {
     uint32_t total;           /* the image's bytes (<= HVT_DIF_MAX_IMAGE) */

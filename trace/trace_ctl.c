@@ -11,6 +11,7 @@
 #include "trace_opts.h"
 #include "probe.h"
 #include "dprobe.h"
+#include "dcmd.h"
 #endif
 
 static const struct trace_ctl_ops *ops;
@@ -90,6 +91,8 @@ int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
     case HVT_CTL_D_LOAD:
     case HVT_CTL_D_RUN:
         return ops && ops->d ? ops->d(cmd, args, len, out, out_len) : HVT_CTL_ENOSYS;
+    case HVT_CTL_D_CMD:
+        return ops && ops->cmd ? ops->cmd(cmd, args, len, out, out_len) : HVT_CTL_ENOSYS;
     default:
         return HVT_CTL_ENOSYS;
     }
@@ -141,7 +144,7 @@ static void hv_counters(struct hvt_trace_status *st)
 
 static const struct trace_ctl_ops hv_ops = { .configure = hv_configure, .request = hv_request,
                                              .counters = hv_counters, .probe = probe_ctl_handle,
-                                             .d = dprobe_ctl_handle };
+                                             .d = dprobe_ctl_handle, .cmd = dcmd_ctl_handle };
 
 void trace_ctl_init(const struct hv_transport *t, const struct trace_opts *boot)
 {

@@ -37,6 +37,8 @@ struct trace_ctl_ops {
     int  (*probe)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len);
     /* The HVT_CTL_D_* commands (dprobe_ctl_handle); NULL: unknown commands. */
     int  (*d)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len);
+    /* HVT_CTL_D_CMD (dcmd_ctl_handle); NULL: unknown command. */
+    int  (*cmd)(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len);
 };
 
 struct hv_transport;

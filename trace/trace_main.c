@@ -13,6 +13,7 @@
 #include "kaslr.h"
 #include "probe.h"
 #include "dprobe.h"
+#include "dcmd.h"
 #include "trace_opts.h"
 #include "hvt_trace_format.h"
 #include "hv_api.h"
@@ -227,7 +228,7 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
     hv_hypercall_register(HVT_HC_MARK, hook_hypercall, &one);
     ok = ok && one;
     hv_hypercall_register(HVT_HC_PROBE, hook_probe, &one);
-    ok = ok && one && !probe_init() && !dprobe_init();
+    ok = ok && one && !probe_init() && !dprobe_init() && !dcmd_init();
     ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
     ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
     if (!ok) {

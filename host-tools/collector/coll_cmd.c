@@ -12,6 +12,8 @@
  *   d load FILE                    send the D program image in FILE (hvt -s/-n write it) with
  *                                  HVT_CTL_D_LOAD, HVT_D_LOAD_CHUNK bytes per request
  *   d begin | d end | d snap | d status | d unload    HVT_CTL_D_RUN
+ *   d cmd set TEXT | d cmd go SEQ | d cmd cancel SEQ | d cmd status    HVT_CTL_D_CMD (hvt -c:
+ *                                  a command line for the guest tool's agent to run)
  * "trace ..." and "probe ..." requests become authenticated HVT_CTL_* requests to the
  * hypervisor; the client's answer waits for the matching CTL_REPLY (through the ring, so
  * possibly behind trace data) or COLL_CMD_REPLY_NS.
@@ -289,6 +291,37 @@ static void d_run(struct coll *c, int cl, const char *words)
     ask_hypervisor(c, cl, HVT_CTL_D_RUN, &r, sizeof r);
 }
 
+/* "d cmd set TEXT | go SEQ | cancel SEQ | status" */
+static void d_cmd(struct coll *c, int cl, const char *words)
+{
+    uint8_t req[sizeof(struct hvt_d_cmd) + HVT_D_CMD_MAX];
+    struct hvt_d_cmd h = { 0 };
+    size_t n = 0;
+    unsigned seq = 0;
+    char extra;
+    if (!strncmp(words, "set ", 4)) {
+        n = strlen(words + 4);
+        if (!n || n > HVT_D_CMD_MAX) {
+            coll_sock_end(&c->sock, cl, "d cmd set: the command line must be 1 to 1000 bytes");
+            return;
+        }
+        h.op = HVT_D_CMD_SET;
+        memcpy(req + sizeof h, words + 4, n);
+    } else if (sscanf(words, "go %u %c", &seq, &extra) == 1) {
+        h.op = HVT_D_CMD_GO;
+    } else if (sscanf(words, "cancel %u %c", &seq, &extra) == 1) {
+        h.op = HVT_D_CMD_CANCEL;
+    } else if (!strcmp(words, "status")) {
+        h.op = HVT_D_CMD_STATUS;
+    } else {
+        coll_sock_end(&c->sock, cl, "d cmd: set TEXT | go SEQ | cancel SEQ | status");
+        return;
+    }
+    h.seq = seq;
+    memcpy(req, &h, sizeof h);
+    ask_hypervisor(c, cl, HVT_CTL_D_CMD, req, (uint32_t)(sizeof h + n));
+}
+
 void coll_cmd_request(void *ctx, int cl, char *line)
 {
     struct coll *c = ctx;
@@ -317,11 +350,13 @@ void coll_cmd_request(void *ctx, int cl, char *line)
         ask_hypervisor(c, cl, HVT_CTL_PROBE_STATUS, NULL, 0);
     } else if (!strncmp(line, "d load ", 7)) {
         dload_start(c, cl, line + 7);
+    } else if (!strncmp(line, "d cmd ", 6)) {
+        d_cmd(c, cl, line + 6);
     } else if (!strncmp(line, "d ", 2)) {
         d_run(c, cl, line + 2);
     } else {
         snprintf(err, sizeof err, "unknown request '%.60s' (status | trace start|stop|hvstatus | "
-                 "probe arm FILE|disarm|status | d load FILE|begin|end|snap|status|unload)", line);
+                 "probe arm FILE|disarm|status | d load FILE|begin|end|snap|status|unload|cmd ...)", line);
         coll_sock_end(&c->sock, cl, err);
     }
 }
@@ -406,6 +441,21 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
             }
             coll_sock_end(&c->sock, i, m->ctl.status == HVT_CTL_OK ? NULL :
                           "the hypervisor refused the request (no program loaded?)");
+            continue;
+        }
+        if (m->ctl.cmd == HVT_CTL_D_CMD) {
+            struct hvt_d_cmd_status s;
+            coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
+            bool ok = m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof s;
+            if (ok) {
+                memcpy(&s, m->data, sizeof s);
+                coll_sock_printf(&c->sock, i, "cmd_seq=%u\ncmd_state=%u\ncmd_pid=%u\n"
+                                 "cmd_wait_status=%d\ncmd_error=%d\n", s.seq, s.state, s.pid,
+                                 s.wait_status, s.error);
+            }
+            coll_sock_end(&c->sock, i, !ok ? "the hypervisor refused the request" :
+                          s.error == HVT_D_CMD_EBUSY ? "another command is still live" :
+                          s.error ? "not that command, or not in that state" : NULL);
             continue;
         }
         coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));

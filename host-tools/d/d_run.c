@@ -3,6 +3,7 @@
 #include "d_run.h"
 #include "d_compile.h"
 #include "d_consume.h"
+#include "d_cmd.h"
 #include "follow.h"
 #include "hvt_trace.h"
 #include "kimg.h"
@@ -181,7 +182,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
-            "           [-x opt[=val]]... [-p PID] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
+            "           [-x opt[=val]]... [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
@@ -191,6 +192,7 @@ int d_run_main(int argc, char **argv)
 {
     const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *image_out = NULL, *specs_out = NULL;
+    const char *cmdline = NULL;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
     double duration = 0, drain = 120;
@@ -220,6 +222,7 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "-o") && next) { outpath = next; i++; }
         else if (!strcmp(a, "-x") && next && nx < MAX_XOPTS) { xopts[nx++] = next; i++; }
         else if (!strcmp(a, "-p") && next) { target = strtoll(next, NULL, 10); i++; }
+        else if (!strcmp(a, "-c") && next) { cmdline = next; i++; }
         else if (!strcmp(a, "--vmlinuz") && next) { vmlinuz = next; i++; }
         else if (!strcmp(a, "-d") && next) { dir = next; i++; }
         else if (!strcmp(a, "--socket") && next) { sock = next; i++; }
@@ -231,7 +234,7 @@ int d_run_main(int argc, char **argv)
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
-    if ((!script == !text) || !vmlinuz)
+    if ((!script == !text) || !vmlinuz || (cmdline && (target || compile_only || image_out || specs_out)))
         return usage();
     if (quiet) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "quiet";
     if (flow) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "flowindent";
@@ -280,8 +283,15 @@ int d_run_main(int argc, char **argv)
     follow w = { 0 };
     FILE *out = stdout;
     bool loaded = false, armed = false, stepping = false;
+    d_cmd dc = { .dir = dir, .sock = sock };
+    int cmd_status = 0;
     if (!ans)
         goto done;
+    if (cmdline) {                         /* dtrace -c: the process exists first: $target */
+        if (d_cmd_start(&dc, cmdline, 30) != 0)
+            goto done;
+        opt.target_pid = dc.pid;
+    }
     if (d_compile(script ? script : "<-n>", src, srclen, &opt, &p) != 0)
         goto done;
     if (dump)
@@ -421,8 +431,18 @@ int d_run_main(int argc, char **argv)
             printa |= p.clauses[i].acts[k].kind == D_ACT_PRINTA;
             stepping |= p.clauses[i].acts[k].kind == D_ACT_STEP;
         }
-    uint64_t t0 = now_ns(), snapped = t0;
+    if (cmdline && d_cmd_go(&dc) != 0)
+        goto stop;
+    uint64_t t0 = now_ns(), snapped = t0, polled = t0;
     while (!g_stop && !r.exited && (duration <= 0 || now_ns() - t0 < (uint64_t)(duration * 1e9))) {
+        if (cmdline && now_ns() - polled >= 200000000ull) {   /* -c: the run ends with it */
+            polled = now_ns();
+            int more = d_cmd_poll(&dc, &cmd_status);
+            if (more < 0)
+                goto stop;
+            if (!more)
+                break;
+        }
         if (printa && now_ns() - snapped >= (p.aggrate_ns ? p.aggrate_ns : 1000000000ull)) {
             snapped = now_ns();
             hvt_coll_ask(dir, sock, "d snap", ans, ANSWER_MAX);
@@ -481,6 +501,8 @@ stop:
 done:
     if (loaded)
         hvt_coll_ask(dir, sock, "d unload", ans ? ans : cmd, ans ? ANSWER_MAX : sizeof cmd);
+    if (cmdline)                           /* last: the agent may end (and the guest with it) */
+        d_cmd_cancel(&dc);
     if (out != stdout)
         fclose(out);
     follow_close(&w);

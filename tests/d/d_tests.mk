@@ -18,7 +18,7 @@ test-all: test-d-coll
 # checked against the image, invalid addresses reported while the guest goes on).
 .PHONY: test-d
 test-d:
-	PROBE_NET_RUNS="d dwork" $(MAKE) test-probes-net
+	PROBE_NET_RUNS="d dwork dcmd" $(MAKE) test-probes-net
 test-all: test-d
 
 # fuzz-d: libFuzzer (ASan/UBSan) runs of the D compiler (every image it accepts must pass the

@@ -15,6 +15,12 @@
  *   hvtrace-guest bochs-shutdown
  *                            write "Shutdown" to Bochs's port 0x8900 (ends Bochs; only for a
  *                            platform without ACPI, where poweroff cannot end the run)
+ *   hvtrace-guest agent [once]
+ *                            run the commands hvt -c posts (HVT_HC_CMD): each one is split on
+ *                            blanks, forked and held before exec until the host has armed its
+ *                            probes, then run; its exit status goes back to the host. "once":
+ *                            end after one command, once the host is done with it (at most
+ *                            a minute after it ended).
  * Exit status: 0 success, 1 check failed, 2 usage.
  * A VMCALL is never issued by detect, and by version/range/memcheck only after CPUID showed
  * the hvtrace signature: on bare metal or another hypervisor VMCALL raises #UD.
@@ -30,8 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/io.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "hvt_hypercall.h"
 
@@ -269,6 +277,114 @@ static int cmd_probe_disarm(void)
     return hypercall(HVT_HC_PROBE, &r) == HVT_HC_OK ? 0 : 1;
 }
 
+/* One HVT_HC_CMD call: RBX fn, RCX seq, RDX arg; out in r. */
+static int hc_cmd(uint64_t fn, uint64_t seq, uint64_t arg, struct hc_regs *r)
+{
+    r->rax = HVT_HC_MAGIC | HVT_HC_CMD;
+    r->rbx = fn;
+    r->rcx = seq;
+    r->rdx = arg;
+    vmcall(r);
+    return (int)(int64_t)r->rax;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+    nanosleep(&t, 0);
+}
+
+/* Take one posted command: its text into buf (NUL-terminated); its seq, or 0 (none). */
+static uint64_t agent_take(char *buf, size_t cap)
+{
+    struct hc_regs r;
+    if (hc_cmd(1, 0, 0, &r) != HVT_HC_OK)
+        return 0;
+    uint64_t seq = r.rbx, len = r.rcx;
+    if (len >= cap)
+        len = cap - 1;
+    for (uint64_t off = 0; off < len; off += 24) {
+        if (hc_cmd(2, seq, off, &r) != HVT_HC_OK)
+            return 0;
+        char w[24];
+        memcpy(w, &r.rbx, 8);
+        memcpy(w + 8, &r.rcx, 8);
+        memcpy(w + 16, &r.rdx, 8);
+        memcpy(buf + off, w, len - off < 24 ? len - off : 24);
+    }
+    buf[len] = 0;
+    return seq;
+}
+
+/* The child: wait for the go byte, then exec argv (dtrace -c: no shell). */
+static void agent_child(int rfd, char *line)
+{
+    char *argv[64], *save = NULL, go = 0;
+    int n = 0;
+    for (char *t = strtok_r(line, " \t", &save); t && n < 63; t = strtok_r(NULL, " \t", &save))
+        argv[n++] = t;
+    argv[n] = NULL;
+    if (read(rfd, &go, 1) != 1 || go != 'g' || !n)
+        _exit(127);                        /* cancelled (the pipe closed) */
+    close(rfd);
+    execvp(argv[0], argv);
+    fprintf(stderr, "hvtrace-guest: agent: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+static int cmd_agent(int once)
+{
+    if (!require_hvtrace())
+        return 1;
+    signal(SIGPIPE, SIG_IGN);
+    printf("hvtrace-guest: agent ready\n");
+    for (;;) {
+        char line[1024];
+        uint64_t seq = agent_take(line, sizeof line);
+        if (!seq) {
+            nap_ms(100);
+            continue;
+        }
+        struct hc_regs r;
+        int p[2];
+        pid_t pid = pipe(p) == 0 ? fork() : -1;
+        if (pid == 0) {
+            close(p[1]);
+            agent_child(p[0], line);
+        }
+        if (pid < 0) {
+            hc_cmd(5, seq, 127 << 8, &r);
+            continue;
+        }
+        close(p[0]);
+        hc_cmd(3, seq, (uint64_t)pid, &r);
+        printf("hvtrace-guest: agent: command %" PRIu64 " is pid %d: %s\n", seq, (int)pid, line);
+        for (;;) {                         /* held until the host armed its probes */
+            if (hc_cmd(4, seq, 0, &r) != HVT_HC_OK || r.rbx == 2) {
+                close(p[1]);               /* cancelled: the child exits without exec */
+                break;
+            }
+            if (r.rbx == 1) {
+                if (write(p[1], "g", 1) != 1)
+                    perror("hvtrace-guest: agent");
+                close(p[1]);
+                break;
+            }
+            nap_ms(20);
+        }
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        hc_cmd(5, seq, (uint64_t)(uint32_t)status, &r);
+        printf("hvtrace-guest: agent: command %" PRIu64 " ended, status %d\n", seq, status);
+        if (once) {                        /* stay until the host is done with it (its END) */
+            for (int i = 0; i < 1200 && hc_cmd(4, seq, 0, &r) == HVT_HC_OK && r.rbx != 2; i++)
+                nap_ms(50);
+            return 0;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -284,8 +400,9 @@ int main(int argc, char **argv)
     if (!strcmp(c, "bochs-shutdown")) return cmd_bochs_shutdown();
     if (!strcmp(c, "probe-arm") && argc == 3) return cmd_probe_arm(argv[2]);
     if (!strcmp(c, "probe-disarm")) return cmd_probe_disarm();
+    if (!strcmp(c, "agent") && argc <= 3) return cmd_agent(argc == 3 && !strcmp(argv[2], "once"));
 usage:
     fprintf(stderr, "usage: hvtrace-guest detect|version|range|memcheck [BASE SIZE CANARY]|tsc|ud|drain|bochs-shutdown|\n"
-                    "                     probe-arm SPECFILE|probe-disarm\n");
+                    "                     probe-arm SPECFILE|probe-disarm|agent [once]\n");
     return 2;
 }

@@ -53,11 +53,11 @@ PROBE_NET_CALLS ?= 1000
 # probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
 $(TRACE_TEST)/guest/probe-ustack: TRACE_GUEST_CFLAGS += -fno-omit-frame-pointer
 $(TRACE_TEST)/guest/probe-ustack: tests/probe/probe.mk
-$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net $(TRACE_TEST)/guest/probe-user $(TRACE_TEST)/guest/probe-ustack $(TRACE_TEST)/guest/d-work tests/guest/probe-profile-run tests/guest/init tests/guest/mkinitramfs.sh
+$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net $(TRACE_TEST)/guest/probe-user $(TRACE_TEST)/guest/probe-ustack $(TRACE_TEST)/guest/d-work $(TRACE_TEST)/guest/getpid-loop tests/guest/probe-profile-run tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net:bin/probe-net \
 	  $(TRACE_TEST)/guest/probe-user:bin/probe-user $(TRACE_TEST)/guest/probe-ustack:bin/probe-ustack \
-	  $(TRACE_TEST)/guest/d-work:bin/d-work \
+	  $(TRACE_TEST)/guest/d-work:bin/d-work $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop \
 	  tests/guest/probe-profile-run:bin/probe-profile-run
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
