@@ -51,6 +51,7 @@
 #define HVT_DIF_TUPLE_MAX  8             /* keys in a tuple (associative array, aggregation) */
 #define HVT_DIF_KEY_MAX    512           /* bytes of an encoded tuple */
 #define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
+#define HVT_DIF_NSPEC_MAX  1024          /* most speculations (nspec) the hypervisor accepts */
 
 struct hvt_dif_insn {
     uint8_t op;                  /* HVT_DIF_OP_* */
@@ -256,8 +257,9 @@ _Static_assert(sizeof(struct hvt_dif_hdr) == 120, "wire size");
 #define HVT_DREC_DYNDROPS 4              /* dynamic variable drops: arg = how many */
 #define HVT_DREC_AGGDROPS 5              /* aggregation keys this CPU had no room for: arg */
 #define HVT_DREC_SPECDROPS 6             /* speculative records that did not fit: arg */
-#define HVT_DREC_SPECBUSY 7              /* commit()/discard()/speculate() on a busy one: arg */
-#define HVT_DREC_SPECUNAVAIL 8           /* speculation() with none free: arg */
+#define HVT_DREC_SPECBUSY 7              /* speculation() with none free, one of them still
+                                            being committed or discarded: arg */
+#define HVT_DREC_SPECUNAVAIL 8           /* speculation() with none free (and none busy): arg */
 struct hvt_drec {
     uint32_t len;                /* bytes, header included, multiple of 8 */
     uint16_t type;               /* HVT_DREC_* */

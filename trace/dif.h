@@ -28,7 +28,7 @@
  *                      associative array space shared by all CPUs, hash table included,
  *                      default DIF_DEF_DYNVARSIZE), nspec speculations of specsize bytes per
  *                      CPU each (default DIF_DEF_SPECSIZE; the verifier keeps nspec <=
- *                      DIF_NSPEC_MAX and nspec * specsize <= DIF_OPT_MAX), plus scratch
+ *                      HVT_DIF_NSPEC_MAX and nspec * specsize <= DIF_OPT_MAX), plus scratch
  *                      strings, this-> variables and globals.
  *  dif_state_init()    lays the state out in the caller's memory; DIF_ENOMEM if it is smaller
  *                      than dif_state_size() says (nothing else is touched then).
@@ -124,7 +124,6 @@
 #define DIF_DEF_DYNVARSIZE (1u << 20)
 #define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted */
 #define DIF_DEF_SPECSIZE   (32u << 10)   /* DTrace's default specsize */
-#define DIF_NSPEC_MAX      1024u         /* most speculations (speculation() scans them) */
 #define DIF_ERROR_FIRES    4              /* faults of one firing that fire the ERROR probe */
 
 /* Why dif_verify() refused an image: clause and insn (index in the clause) or -1; item is the

@@ -20,7 +20,7 @@
  *    variable's type, LDAV/STAV/AGG a tuple of the variable's / aggregation's key types, and
  *    recording (EMIT, STACK, EXIT) follows an ACT on every path; speculations keep DTrace's
  *    order on every path (dif_check_spec_order);
- *  - header: nspec <= DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
+ *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
  * Unreachable insns get the structural checks only (they never run).
  */
 #include "dif_impl.h"
@@ -571,7 +571,7 @@ static int dif_check_layout(const void *image, size_t len, struct dif_vimg *v,
     if (h->bufsize > DIF_OPT_MAX || h->aggsize > DIF_OPT_MAX || h->dynvarsize > DIF_OPT_MAX)
         return dif_vfail(err, -1, -1, -1, "option too large");
     /* every CPU gets nspec buffers of specsize bytes: bound the product, not just each */
-    if (h->nspec > DIF_NSPEC_MAX || h->specsize > DIF_OPT_MAX ||
+    if (h->nspec > HVT_DIF_NSPEC_MAX || h->specsize > DIF_OPT_MAX ||
         (uint64_t)h->nspec * (h->specsize ? h->specsize : DIF_DEF_SPECSIZE) > DIF_OPT_MAX)
         return dif_vfail(err, -1, -1, -1, "nspec or specsize too large");
     /* the record fields hold a clause index in 16 bits, a var or agg index too */

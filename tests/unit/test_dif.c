@@ -1685,7 +1685,7 @@ static void test_spec_verifier(void)
     CHECK(dif_verify(img, len, &e) == DIF_OK, "speculation() is an integer");
     free(img);
     /* header limits: nspec and the memory every CPU needs */
-    a_new(); A.hdr.nspec = DIF_NSPEC_MAX + 1;
+    a_new(); A.hdr.nspec = HVT_DIF_NSPEC_MAX + 1;
     refused("nspec or specsize too large", -1, -1, "nspec");
     a_new(); A.hdr.nspec = 2; A.hdr.specsize = DIF_OPT_MAX / 2 + 8;
     refused("nspec or specsize too large", -1, -1, "nspec * specsize");
