@@ -119,12 +119,16 @@ enum hvt_dif_op {
     /* speculation (DTrace's speculative buffers; hdr.nspec of them, hdr.specsize bytes per
        CPU each) */
     HVT_DIF_OP_SPECNEW,          /* rd = speculation(): a free speculation's id 1..nspec, or 0
-                                    (none free: counted, HVT_DREC_SPECUNAVAIL) */
+                                    (none free: counted, HVT_DREC_SPECUNAVAIL or SPECBUSY) */
     HVT_DIF_OP_SPECULATE,        /* speculate(ra): this clause's record goes to speculation ra
-                                    instead of the principal buffer (before any data action) */
+                                    instead of the principal buffer (before any ACT, once); ra 0
+                                    or not active: the record is dropped silently; ra > nspec
+                                    faults ILLOP */
     HVT_DIF_OP_COMMIT,           /* commit(ra): speculation ra's records go to the principal
-                                    buffers; the speculation is free again */
-    HVT_DIF_OP_DISCARD,          /* discard(ra): speculation ra's records are dropped */
+                                    buffers (each CPU's to its own), then it is free again; not
+                                    after an ACT or a SPECULATE; ra 0 or not active: nothing */
+    HVT_DIF_OP_DISCARD,          /* discard(ra): speculation ra's records are dropped, then it
+                                    is free again */
     HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the return addresses
                                     found by following the user frame pointers from the user
                                     RIP/RBP: u32 count, u32 0, then count u64 (at most imm) */
