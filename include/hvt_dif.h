@@ -51,6 +51,7 @@
 #define HVT_DIF_TUPLE_MAX  8             /* keys in a tuple (associative array, aggregation) */
 #define HVT_DIF_KEY_MAX    512           /* bytes of an encoded tuple */
 #define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
+#define HVT_DIF_NSPEC_MAX  1024          /* most speculations (nspec) the hypervisor accepts */
 
 struct hvt_dif_insn {
     uint8_t op;                  /* HVT_DIF_OP_* */
@@ -118,12 +119,16 @@ enum hvt_dif_op {
     /* speculation (DTrace's speculative buffers; hdr.nspec of them, hdr.specsize bytes per
        CPU each) */
     HVT_DIF_OP_SPECNEW,          /* rd = speculation(): a free speculation's id 1..nspec, or 0
-                                    (none free: counted, HVT_DREC_SPECUNAVAIL) */
+                                    (none free: counted, HVT_DREC_SPECUNAVAIL or SPECBUSY) */
     HVT_DIF_OP_SPECULATE,        /* speculate(ra): this clause's record goes to speculation ra
-                                    instead of the principal buffer (before any data action) */
+                                    instead of the principal buffer (before any ACT, once); ra 0
+                                    or not active: the record is dropped silently; ra > nspec
+                                    faults ILLOP */
     HVT_DIF_OP_COMMIT,           /* commit(ra): speculation ra's records go to the principal
-                                    buffers; the speculation is free again */
-    HVT_DIF_OP_DISCARD,          /* discard(ra): speculation ra's records are dropped */
+                                    buffers (each CPU's to its own), then it is free again; not
+                                    after an ACT or a SPECULATE; ra 0 or not active: nothing */
+    HVT_DIF_OP_DISCARD,          /* discard(ra): speculation ra's records are dropped, then it
+                                    is free again */
     HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the return addresses
                                     found by following the user frame pointers from the user
                                     RIP/RBP: u32 count, u32 0, then count u64 (at most imm) */
@@ -256,8 +261,9 @@ _Static_assert(sizeof(struct hvt_dif_hdr) == 120, "wire size");
 #define HVT_DREC_DYNDROPS 4              /* dynamic variable drops: arg = how many */
 #define HVT_DREC_AGGDROPS 5              /* aggregation keys this CPU had no room for: arg */
 #define HVT_DREC_SPECDROPS 6             /* speculative records that did not fit: arg */
-#define HVT_DREC_SPECBUSY 7              /* commit()/discard()/speculate() on a busy one: arg */
-#define HVT_DREC_SPECUNAVAIL 8           /* speculation() with none free: arg */
+#define HVT_DREC_SPECBUSY 7              /* speculation() with none free, one of them still
+                                            being committed or discarded: arg */
+#define HVT_DREC_SPECUNAVAIL 8           /* speculation() with none free (and none busy): arg */
 struct hvt_drec {
     uint32_t len;                /* bytes, header included, multiple of 8 */
     uint16_t type;               /* HVT_DREC_* */

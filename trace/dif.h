@@ -26,8 +26,10 @@
  *                      DIF_DEF_BUFSIZE), aggsize (aggregation space per CPU, hash table
  *                      included, default DIF_DEF_AGGSIZE), dynvarsize (thread-local and
  *                      associative array space shared by all CPUs, hash table included,
- *                      default DIF_DEF_DYNVARSIZE), plus scratch strings, this-> variables and
- *                      globals.
+ *                      default DIF_DEF_DYNVARSIZE), nspec speculations of specsize bytes per
+ *                      CPU each (default DIF_DEF_SPECSIZE; the verifier keeps nspec <=
+ *                      HVT_DIF_NSPEC_MAX and nspec * specsize <= DIF_OPT_MAX), plus scratch
+ *                      strings, this-> variables and globals.
  *  dif_state_init()    lays the state out in the caller's memory; DIF_ENOMEM if it is smaller
  *                      than dif_state_size() says (nothing else is touched then).
  *  dif_fire()          runs every clause of a probe id (binary search of the image's sorted
@@ -44,8 +46,9 @@
  *                      probe ids like any other (the header names them): the caller fires
  *                      BEGIN and END itself.
  *  dif_drain()         copies a CPU's records out (whole records, oldest first), preceded by
- *                      one HVT_DREC_DROPS / DYNDROPS / AGGDROPS record for each counter that is
- *                      not zero (which it then resets): no loss is silent.
+ *                      one HVT_DREC_DROPS / DYNDROPS / AGGDROPS / SPECDROPS / SPECBUSY /
+ *                      SPECUNAVAIL record for each counter that is not zero (which it then
+ *                      resets): no loss is silent.
  *  dif_agg_snapshot()  serializes a CPU's aggregation entries (struct hvt_dagg_rec, key, value
  *                      slots) into a caller buffer, resumable through a cursor.
  *  dif_exiting()       whether a clause ran exit() and completed, and the status.
@@ -67,6 +70,19 @@
  *  - Built-in values come from struct dif_firing as the caller filled them: the header's
  *    tsc_khz is the caller's business (e.g. converting timestamps), not the interpreter's.
  *  - Division (and remainder) by zero faults DIVZERO; INT64_MIN / -1 gives INT64_MIN, % -1 0.
+ *  - Speculations (dif_spec.c): SPECNEW takes a free one (id 1..nspec) or gives 0 and counts a
+ *    failed speculation, "busy" if one was being committed or discarded, else "unavailable".
+ *    After SPECULATE id the clause's record goes to this CPU's buffer of that speculation (id
+ *    0 or one not active: the record is dropped silently; id > nspec faults ILLOP); a record
+ *    that does not fit counts a speculative drop, reported only if the speculation is
+ *    committed. COMMIT/DISCARD (id 0 or not active: nothing; id > nspec: ILLOP) end it: every
+ *    CPU's records move to that CPU's principal buffer (their tsc the commit's; a record
+ *    that does not fit is a drop) or are dropped. The committing CPU does its own part and
+ *    that of every CPU whose buffer lock is free; the others do theirs when their firing
+ *    ends, at their next firing or at their next drain. The speculation is busy until then,
+ *    free afterwards (ids recycle).
+ *    COMMIT faults ILLOP after an ACT (it appends to the principal buffer); SPECULATE does after
+ *    an ACT or a SPECULATE.
  * Safety promises:
  *  - dif_verify() reads nothing outside [image, image+len) and runs in time linear in len. It
  *    uses a static work area of HVT_DIF_MAX_INSNS words under its own lock (callers on several
@@ -81,10 +97,12 @@
  *  - No floating point, no 128-bit division.
  * Concurrency: dif_fire() may run on every CPU at once, each with its own cpu index; it is not
  *  reentrant on one CPU. Locks (spinlocks on __atomic builtins, held for bounded work): per CPU,
- *  the buffer lock (held for a whole firing, and by dif_drain) and the aggregation lock (one
- *  update, one clear, one snapshot); shared, the variable lock (string globals, dynamic
- *  variables). Integer globals are plain atomic 64-bit loads and stores. Order: buffer lock
- *  first; the other two are never held together. env->read and env->stack run with this
+ *  the buffer lock (held for a whole firing, and by dif_drain; it guards the CPU's principal
+ *  and speculative buffers) and the aggregation lock (one update, one clear, one snapshot);
+ *  shared, the variable lock (string globals, dynamic variables). Integer globals are plain
+ *  atomic 64-bit loads and stores; speculation states change by compare-and-swap. Order:
+ *  buffer lock first; the other two are never held together; another CPU's buffer lock is
+ *  only ever tried (commit: never waited for), so no two CPUs wait for each other. env->read and env->stack run with this
  *  CPU's buffer lock held (they must not call back into this module); env->notify with no
  *  lock held.
  */
@@ -105,6 +123,7 @@
 #define DIF_DEF_AGGSIZE    (256u << 10)
 #define DIF_DEF_DYNVARSIZE (1u << 20)
 #define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted */
+#define DIF_DEF_SPECSIZE   (32u << 10)   /* DTrace's default specsize */
 #define DIF_ERROR_FIRES    4              /* faults of one firing that fire the ERROR probe */
 
 /* Why dif_verify() refused an image: clause and insn (index in the clause) or -1; item is the

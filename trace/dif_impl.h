@@ -3,7 +3,8 @@
  * contract). The state lives in the caller's memory, laid out by dif_state.c:
  *   struct dif_state | var_off[nvars] | dif_cpu[ncpus] | globals | dynvar hash + chunks |
  *   per CPU: principal buffer, aggregation hash + entries, scratch strings, this-> values and
- *   their generations
+ *   their generations, speculation parts + speculative buffers
+ *   then the speculations (dif_spec[nspec])
  * each part 64-byte aligned (CPUs' data on separate cache lines).
  */
 #ifndef HVT_DIF_IMPL_H
@@ -20,6 +21,11 @@ static inline void dif_lock(struct dif_lock *l)
             __asm__ volatile("pause");
 }
 static inline void dif_unlock(struct dif_lock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
+static inline bool dif_trylock(struct dif_lock *l)
+{
+    return !__atomic_load_n(&l->v, __ATOMIC_RELAXED) &&
+           !__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE);
+}
 
 /* String handles: a tag no small integer has, the kind, the index. */
 #define DIF_H_TAG      0xd1f5000000000000ull
@@ -60,7 +66,43 @@ struct dif_cpu {
     uint8_t tuple_types[HVT_DIF_TUPLE_MAX];
     uint64_t tuple[HVT_DIF_KEY_MAX / 8];
     const struct hvt_dif_probe *last_probe; /* the last one fired here (a probe fires in runs) */
+    /* this CPU's part of each speculation (nspec of them, under buf_lock) and the speculative
+       drops of committed speculations not reported yet (under buf_lock) */
+    struct dif_specbuf *spec;
+    uint64_t specdrops;
 } __attribute__((aligned(64)));
+
+/*
+ * Speculations (DTrace's): one state word per speculation, gen << 32 | DIF_SPEC_*, changed by
+ * compare-and-swap only, so an id's activations can be told apart. FREE -> ACTIVE
+ * (speculation()), ACTIVE -> ENDING (commit() or discard() won the race: it sets left and tsc)
+ * -> COMMITTING / DISCARDING, which every CPU then "cleans" under its own buffer lock (its part
+ * of the records moved to its principal buffer, or dropped); the last one makes it FREE.
+ * speculation() counts "busy" when it finds none FREE but one ENDING, COMMITTING or
+ * DISCARDING, "unavailable" otherwise.
+ */
+#define DIF_SPEC_FREE       0u
+#define DIF_SPEC_ACTIVE     1u
+#define DIF_SPEC_ENDING     2u
+#define DIF_SPEC_COMMITTING 3u
+#define DIF_SPEC_DISCARDING 4u
+struct dif_spec {
+    uint64_t sw;                    /* gen << 32 | state (atomic) */
+    uint32_t left;                  /* CPUs that have not cleaned it yet (atomic) */
+    uint32_t pad;
+    uint64_t tsc;                   /* commit()'s firing: the committed records' tsc */
+};
+static inline uint32_t dif_spec_state(uint64_t sw) { return (uint32_t)sw; }
+static inline uint32_t dif_spec_gen(uint64_t sw) { return (uint32_t)(sw >> 32); }
+
+/* One speculation's records on one CPU: buf[0 .. tail), appended by that CPU's speculated
+ * clauses, moved or dropped when that CPU cleans the speculation. */
+struct dif_specbuf {
+    uint8_t *buf;
+    uint32_t tail;
+    uint32_t cleaned;               /* the last activation (gen) this CPU cleaned */
+    uint64_t drops;                 /* records of this activation that did not fit */
+};
 
 struct dif_state {
     const struct hvt_dif_hdr *hdr;
@@ -87,6 +129,11 @@ struct dif_state {
     uint8_t *dyn;
     uint32_t dyn_chunk, dyn_nchunks, dyn_next, dyn_free;
     uint64_t dyndrops;              /* atomic */
+    /* speculations */
+    struct dif_spec *specs;
+    uint32_t nspec, specsize;       /* specsize: bytes of one speculative buffer (8-multiple) */
+    uint32_t spec_pending;          /* speculations COMMITTING or DISCARDING (atomic) */
+    uint64_t specbusy, specunavail; /* failed speculation()s (atomic) */
     uint32_t exited;
     int64_t exit_status;
 };
@@ -173,6 +220,9 @@ struct dif_run {
     uint32_t fault;                 /* HVT_DIF_F_* or 0 */
     bool dropped;                   /* the record did not fit the buffer */
     bool exit_pending;              /* exit() ran: takes effect if the clause completes */
+    bool spec_void;                 /* speculate() on no active speculation: the record is
+                                       dropped silently at the end (DTrace's) */
+    uint32_t spec, spec_gen;        /* speculate()'s id (0: none) and its activation */
     int64_t exit_status;
     uint64_t fault_addr;
     uint64_t reg[HVT_DIF_NREGS];
@@ -215,6 +265,24 @@ void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const 
                    uint32_t key_len, int64_t v);
 void dif_agg_clear(struct dif_state *st, uint32_t agg);
 size_t dif_agg_cpu_size(uint32_t aggsize, uint32_t *nhash);
+
+/* dif_spec.c: speculations. Each is called with this CPU's buffer lock held. */
+void dif_spec_new(struct dif_run *r, unsigned rd);
+bool dif_spec_speculate(struct dif_run *r, uint64_t id);
+bool dif_spec_end(struct dif_run *r, uint64_t id, bool commit);
+/* The speculated clause's buffer, or NULL when its speculation was committed or discarded on
+ * this CPU while the clause ran (its record is then dropped silently). */
+struct dif_specbuf *dif_spec_live(struct dif_run *r);
+/* This CPU's part of every speculation waiting to be committed or discarded. */
+void dif_spec_clean_cpu(struct dif_state *st, unsigned cpu);
+/* Where this clause's record is built: its base, tail and size */
+static inline uint8_t *dif_spec_out(struct dif_run *r, uint32_t *tail, uint32_t *size)
+{
+    struct dif_specbuf *b = &r->c->spec[r->spec - 1];
+    *tail = b->tail;
+    *size = r->st->specsize;
+    return b->buf;
+}
 
 /* dif_dyn.c: under st->var_lock, taken inside. Load: copies the value into val (at most
  * max bytes), returns its length (0: no entry). Store: len 0 deletes; false: no room. */

@@ -1,6 +1,7 @@
 /*
  * dif_state.c - a loaded program's state in the caller's memory (dif.h): its size, its
- * layout (dif_impl.h), the drain of a CPU's principal buffer, the probe table's lookup.
+ * layout (dif_impl.h), the drain of a CPU's principal buffer (and of its losses: every
+ * counter as a record), the probe table's lookup.
  */
 #include "dif_impl.h"
 
@@ -9,9 +10,10 @@ static size_t dif_align64(size_t n) { return (n + 63) & ~(size_t)63; }
 /* Where everything goes, for dif_state_size (mem NULL) and dif_state_init alike, so the two
  * can never disagree. Offsets from the start of the caller's memory. */
 struct dif_layout {
-    size_t varpos, cpus, globals, dyn_hash, dyn, cpu0, cpu_stride, total;
-    size_t buf, agg_hash, agg, scratch, locals, local_gen;   /* in a CPU's part */
+    size_t varpos, cpus, globals, dyn_hash, dyn, specs, cpu0, cpu_stride, total;
+    size_t buf, agg_hash, agg, scratch, locals, local_gen, specbufs, specdata; /* a CPU's */
     uint32_t bufsize, aggsize, agg_nhash, dyn_chunk, dyn_nhash, dyn_nchunks, nlocals;
+    uint32_t nspec, specsize;
 };
 
 static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *vars,
@@ -50,6 +52,11 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     o = dif_align64(o + (size_t)L->dyn_nhash * 4);
     L->dyn = o;
     o = dif_align64(o + (size_t)L->dyn_nchunks * L->dyn_chunk);
+    /* speculations: the verifier bounded nspec and nspec * specsize */
+    L->nspec = h->nspec;
+    L->specsize = h->nspec ? (h->specsize ? h->specsize : DIF_DEF_SPECSIZE) & ~7u : 0;
+    L->specs = o;
+    o = dif_align64(o + (size_t)L->nspec * sizeof(struct dif_spec));
     /* per CPU */
     L->bufsize = (h->bufsize ? h->bufsize : DIF_DEF_BUFSIZE) & ~7u;
     L->aggsize = (h->aggsize ? h->aggsize : DIF_DEF_AGGSIZE) & ~7u;
@@ -66,6 +73,10 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     c = dif_align64(c + locals);
     L->local_gen = c;
     c = dif_align64(c + (size_t)nlocals * 4);
+    L->specbufs = c;
+    c = dif_align64(c + (size_t)L->nspec * sizeof(struct dif_specbuf));
+    L->specdata = c;
+    c = dif_align64(c + (size_t)L->nspec * L->specsize);
     L->cpu0 = o;
     L->cpu_stride = c;
     L->total = o + (size_t)ncpus * c;
@@ -121,6 +132,10 @@ int dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void
     st->dyn_chunk = L.dyn_chunk;
     st->dyn_nchunks = L.dyn_nchunks;
     memset(st->dyn_hash, 0, (size_t)L.dyn_nhash * 4);
+    st->specs = (void *)(m + L.specs);
+    st->nspec = L.nspec;
+    st->specsize = L.specsize;
+    memset(st->specs, 0, (size_t)L.nspec * sizeof(struct dif_spec));
     /* globals start 0 / "" */
     memset(st->globals, 0, L.dyn_hash - L.globals);
     uint32_t goff = 0, loff = 0, lidx = 0, slot = dif_round8(h->strsize);
@@ -151,6 +166,9 @@ int dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void
         c->locals = base + L.locals;
         c->local_gen = (void *)(base + L.local_gen);
         memset(c->local_gen, 0, (size_t)L.nlocals * 4);
+        c->spec = (void *)(base + L.specbufs);
+        for (uint32_t i = 0; i < L.nspec; i++)
+            c->spec[i] = (struct dif_specbuf){ .buf = base + L.specdata + (size_t)i * L.specsize };
     }
     *out = st;
     return DIF_OK;
@@ -200,6 +218,7 @@ long dif_drain(struct dif_state *st, unsigned cpu, void *out, size_t len)
     size_t w = 0;
     const size_t rs = sizeof(struct hvt_drec);
     dif_lock(&c->buf_lock);
+    dif_spec_clean_cpu(st, cpu);             /* this CPU's part of commits made meanwhile */
     /* the losses first, so they are reported even when the data does not all fit */
     if (c->drops && w + rs <= len) {
         dif_put_count(o + w, cpu, HVT_DREC_DROPS, c->drops);
@@ -217,6 +236,22 @@ long dif_drain(struct dif_state *st, unsigned cpu, void *out, size_t len)
         dif_put_count(o + w, cpu, HVT_DREC_AGGDROPS,
                       __atomic_exchange_n(&c->aggdrops, 0, __ATOMIC_RELAXED));
         w += rs;
+    }
+    if (c->specdrops && w + rs <= len) {
+        dif_put_count(o + w, cpu, HVT_DREC_SPECDROPS, c->specdrops);
+        c->specdrops = 0;
+        w += rs;
+    }
+    static const uint16_t spec_type[2] = { HVT_DREC_SPECBUSY, HVT_DREC_SPECUNAVAIL };
+    uint64_t *spec_count[2] = { &st->specbusy, &st->specunavail };
+    for (unsigned i = 0; i < 2; i++) {
+        if (!__atomic_load_n(spec_count[i], __ATOMIC_RELAXED) || w + rs > len)
+            continue;
+        uint64_t n = __atomic_exchange_n(spec_count[i], 0, __ATOMIC_RELAXED);
+        if (n) {
+            dif_put_count(o + w, cpu, spec_type[i], n);
+            w += rs;
+        }
     }
     while (c->buf_head < c->buf_tail) {
         uint32_t rlen = ((const struct hvt_drec *)(c->buf + c->buf_head))->len;

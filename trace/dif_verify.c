@@ -18,7 +18,9 @@
  *    tuple being built (merging two different tuples makes it unusable). Reading a register
  *    that holds none is refused, integer ops take integers, string ops strings, stores the
  *    variable's type, LDAV/STAV/AGG a tuple of the variable's / aggregation's key types, and
- *    recording (EMIT, STACK, EXIT) follows an ACT on every path.
+ *    recording (EMIT, STACK, EXIT) follows an ACT on every path; speculations keep DTrace's
+ *    order on every path (dif_check_spec_order);
+ *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
  * Unreachable insns get the structural checks only (they never run).
  */
 #include "dif_impl.h"
@@ -31,6 +33,11 @@
 #define VS_TBAD   (1ull << 52)
 #define VS_TUPLE  (0x1fffffull << VS_TSHIFT)   /* count (4 bits), types (16), bad (1) */
 #define VS_ACTED  (1ull << 53)
+/* on some path to the insn (merged by OR): an ACT, a SPECULATE, a COMMIT */
+#define VS_ACT_ANY  (1ull << 54)
+#define VS_SPEC_ANY (1ull << 55)
+#define VS_COMM_ANY (1ull << 56)
+#define VS_ANY      (VS_ACT_ANY | VS_SPEC_ANY | VS_COMM_ANY)
 #define VS_REACH  (1ull << 63)
 
 /* The states of the clause being checked: too big for a hypervisor stack, so static, and a
@@ -56,7 +63,7 @@ static uint64_t vs_merge(uint64_t a, uint64_t b)
     uint64_t d = (a ^ b) & VS_REGS;
     uint64_t m = (d | (d >> 1)) & 0x5555555555555555ull;
     m |= m << 1;
-    uint64_t out = VS_REACH | (a & VS_REGS & ~m) | (a & b & VS_ACTED);
+    uint64_t out = VS_REACH | (a & VS_REGS & ~m) | (a & b & VS_ACTED) | ((a | b) & VS_ANY);
     out |= (a & VS_TUPLE) == (b & VS_TUPLE) ? (a & VS_TUPLE) : VS_TBAD;
     return out;
 }
@@ -98,6 +105,8 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_STACK] = { 0, 0, 0, IK_STACK }, [HVT_DIF_OP_AGG] = { 0, 1, 0, IK_AGG },
     [HVT_DIF_OP_AGGCLR] = { 0, 0, 0, IK_AGG },  [HVT_DIF_OP_EXIT] = { 0, 1, 0, IK_ZERO },
     [HVT_DIF_OP_TRACER] = { 0, 0, 0, IK_TRACER },
+    [HVT_DIF_OP_SPECNEW] = { 1, 0, 0, IK_ZERO }, [HVT_DIF_OP_SPECULATE] = { 0, 1, 0, IK_ZERO },
+    [HVT_DIF_OP_COMMIT] = { 0, 1, 0, IK_ZERO },  [HVT_DIF_OP_DISCARD] = { 0, 1, 0, IK_ZERO },
 };
 
 /* The image's sections, once the header is checked */
@@ -218,11 +227,43 @@ static const char *dif_tuple_match(uint64_t s, unsigned nkeys, const uint8_t *ty
     return NULL;
 }
 
+/* DTrace's order of speculations in a clause: SPECULATE before any recording, at most once, not
+ * after a COMMIT; COMMIT before any recording (it appends to the principal buffer), at most
+ * once, not in a speculated clause; nothing whose effect cannot wait for a commit after a
+ * SPECULATE (aggregating, clear, exit, the tracer, stop), no aggregating after a COMMIT. */
+static const char *dif_check_spec_order(const struct hvt_dif_insn *in, uint64_t s)
+{
+    switch (in->op) {
+    case HVT_DIF_OP_SPECULATE:
+        if (s & VS_ACT_ANY)
+            return "SPECULATE after an ACT";
+        if (s & (VS_SPEC_ANY | VS_COMM_ANY))
+            return "SPECULATE after a SPECULATE or COMMIT";
+        return NULL;
+    case HVT_DIF_OP_COMMIT:
+        if (s & VS_ACT_ANY)
+            return "COMMIT after an ACT";
+        if (s & (VS_SPEC_ANY | VS_COMM_ANY))
+            return "COMMIT after a SPECULATE or COMMIT";
+        return NULL;
+    case HVT_DIF_OP_AGG:
+        if (s & VS_COMM_ANY)
+            return "aggregating after a COMMIT";
+        __attribute__((fallthrough));
+    case HVT_DIF_OP_AGGCLR: case HVT_DIF_OP_EXIT: case HVT_DIF_OP_TRACER: case HVT_DIF_OP_STOP:
+        return s & VS_SPEC_ANY ? "its effect cannot follow a SPECULATE" : NULL;
+    }
+    return NULL;
+}
+
 /* The types an insn reads, and the state after it (*sp); NULL when fine. */
 static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_dif_insn *in,
                                    uint64_t *sp)
 {
     uint64_t s = *sp;
+    const char *why_order = dif_check_spec_order(in, s);
+    if (why_order)
+        return why_order;
     const struct hvt_dif_var *var = NULL;
     const char *why;
     unsigned out = 0;                /* type written to rd (ops that write one) */
@@ -315,7 +356,21 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         s &= ~VS_TUPLE;
         break;
     case HVT_DIF_OP_ACT:
-        s |= VS_ACTED;
+        s |= VS_ACTED | VS_ACT_ANY;
+        break;
+    case HVT_DIF_OP_SPECNEW:
+        out = HVT_DIF_T_INT;
+        break;
+    case HVT_DIF_OP_SPECULATE:
+        NEED(in->ra, HVT_DIF_T_INT);
+        s |= VS_SPEC_ANY;
+        break;
+    case HVT_DIF_OP_COMMIT:
+        NEED(in->ra, HVT_DIF_T_INT);
+        s |= VS_COMM_ANY;
+        break;
+    case HVT_DIF_OP_DISCARD:
+        NEED(in->ra, HVT_DIF_T_INT);
         break;
     case HVT_DIF_OP_EMIT:
         NEED(in->ra, 0);
@@ -515,6 +570,10 @@ static int dif_check_layout(const void *image, size_t len, struct dif_vimg *v,
         return dif_vfail(err, -1, -1, -1, "reserved header field not zero");
     if (h->bufsize > DIF_OPT_MAX || h->aggsize > DIF_OPT_MAX || h->dynvarsize > DIF_OPT_MAX)
         return dif_vfail(err, -1, -1, -1, "option too large");
+    /* every CPU gets nspec buffers of specsize bytes: bound the product, not just each */
+    if (h->nspec > HVT_DIF_NSPEC_MAX || h->specsize > DIF_OPT_MAX ||
+        (uint64_t)h->nspec * (h->specsize ? h->specsize : DIF_DEF_SPECSIZE) > DIF_OPT_MAX)
+        return dif_vfail(err, -1, -1, -1, "nspec or specsize too large");
     /* the record fields hold a clause index in 16 bits, a var or agg index too */
     if (h->nclauses > 0x10000 || h->nvars > 0xffff || h->naggs > 0xffff)
         return dif_vfail(err, -1, -1, -1, "too many clauses, variables or aggregations");

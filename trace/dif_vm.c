@@ -2,8 +2,9 @@
  * dif_vm.c - the D interpreter (dif.h): one firing runs its probe's clauses in order on one
  * CPU, under that CPU's buffer lock. Registers carry a run-time type beside their value, so
  * EMIT and TPUSH know what they hold and string uses are checked twice (the verifier proved
- * them already). A clause's record is built in place at the buffer's tail and only committed
- * (the tail moved) at RET; a fault or a full buffer abandons it.
+ * them already). A clause's record is built in place at the buffer's tail (its speculation's
+ * buffer after speculate(): dif_spec.c) and only committed (the tail moved) at RET; a fault or
+ * a full buffer abandons it.
  */
 #include "dif_impl.h"
 #include "hvt_probe.h"
@@ -23,11 +24,13 @@ static bool dif_illop(struct dif_run *r) { return dif_fault(r, HVT_DIF_F_ILLOP, 
 static uint8_t *dif_rec_room(struct dif_run *r, uint32_t n)
 {
     struct dif_cpu *c = r->c;
-    if ((uint64_t)c->buf_tail + r->rec_len + n > c->buf_size) {
+    uint32_t tail = c->buf_tail, size = c->buf_size;
+    uint8_t *base = r->spec ? dif_spec_out(r, &tail, &size) : c->buf;
+    if ((uint64_t)tail + r->rec_len + n > size) {
         r->dropped = true;
         return NULL;
     }
-    uint8_t *p = c->buf + c->buf_tail + r->rec_len;
+    uint8_t *p = base + tail + r->rec_len;
     r->rec_len += n;
     return p;
 }
@@ -414,6 +417,14 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
             ok = dif_op_rec(r, in);
             break;
         case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: ok = dif_op_agg(r, in); break;
+        case HVT_DIF_OP_SPECNEW: dif_spec_new(r, rd); break;
+        case HVT_DIF_OP_SPECULATE:
+            ok = r->rt[ra] == DIF_RT_INT ? dif_spec_speculate(r, a) : dif_illop(r);
+            break;
+        case HVT_DIF_OP_COMMIT: case HVT_DIF_OP_DISCARD:
+            ok = r->rt[ra] == DIF_RT_INT ? dif_spec_end(r, a, in->op == HVT_DIF_OP_COMMIT)
+                                         : dif_illop(r);
+            break;
         case HVT_DIF_OP_TRACER:            /* at once: the tracer starts at each CPU's next exit */
             if (r->st->env.tracer)
                 r->st->env.tracer(r->f->ctx, in->imm);
@@ -448,7 +459,8 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     r->clause = ci;
     r->epid = epid;
     r->pc = r->rec_len = r->fault = 0;
-    r->dropped = r->exit_pending = false;
+    r->dropped = r->exit_pending = r->spec_void = false;
+    r->spec = r->spec_gen = 0;
     r->fault_addr = 0;
     /* every register starts empty: no type, so no value of the last clause is used (and
      * its scratch strings are free again); the values themselves are not read untyped */
@@ -461,8 +473,18 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
         dif_illop(r);
     else
         dif_exec(r, st->insns + cl->first, cl->count);
-    if (r->dropped) {
-        c->drops++;
+    if (r->spec && (r->dropped || (!r->fault && r->rec_len))) {
+        /* into its speculation, unless that ended meanwhile; a full one: a speculative drop */
+        struct dif_specbuf *b = dif_spec_live(r);
+        if (b && r->dropped) {
+            b->drops++;
+        } else if (b) {
+            dif_rec_header(r, b->buf + b->tail, r->rec_len, HVT_DREC_DATA);
+            b->tail += r->rec_len;
+        }
+    } else if (r->dropped) {
+        if (!r->spec_void)
+            c->drops++;
     } else if (r->fault) {
         /* the partial record is abandoned: the error record takes its place */
         if ((uint64_t)c->buf_tail + sizeof(struct hvt_drec) > c->buf_size) {
@@ -472,7 +494,7 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
             c->buf_tail += sizeof(struct hvt_drec);
         }
     } else {
-        if (r->rec_len) {
+        if (r->rec_len && !r->spec && !r->spec_void) {
             dif_rec_header(r, c->buf + c->buf_tail, r->rec_len, HVT_DREC_DATA);
             c->buf_tail += r->rec_len;
         }
@@ -529,6 +551,7 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     r.f = f;
     r.args = &f->v[HVT_DIF_V_ARG0];
     r.cpu = cpu;
+    dif_spec_clean_cpu(st, cpu);         /* commits other CPUs made while this one was busy */
     uint64_t drops = c->drops;
     dif_run_probe(&r, p, faults, &nf);
     /* DTrace's ERROR probe, after the firing's clauses (never for its own faults) */
@@ -541,6 +564,7 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
         r.args = eargs;
         dif_run_probe(&r, ep, NULL, NULL);
     }
+    dif_spec_clean_cpu(st, cpu);
     bool notify = st->env.notify && !c->notified &&
                   (c->drops != drops || c->buf_tail > c->buf_size / 2);
     if (notify)

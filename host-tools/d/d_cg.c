@@ -479,6 +479,12 @@ static int cg_unary(d_cc *cc, d_node *n)
 static int cg_call(d_cc *cc, d_node *n)
 {
     const char *f = n->str;
+    if (!strcmp(f, "speculation")) {
+        int rs = d_cg_ralloc(cc, n);
+        d_emit(cc, HVT_DIF_OP_SPECNEW, rs, 0, 0, 0);
+        cc->uses_spec = 1;
+        return rs;
+    }
     int r = d_cg_expr(cc, n->b);
     if (!strcmp(f, "copyinstr")) d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, HVT_DIF_LD_USER);
     /* copyin( ): the address itself (see d_sema_call) */

@@ -5,6 +5,10 @@
  * each becomes one d_action, numbered in clause order, whose values its code records after
  * ACT k: trace one, printf its arguments, exit/trunc/normalize the number, setopt the value;
  * stack( ) records the kernel stack; the others record nothing but their ACT.
+ * speculate(id), commit(id), discard(id) are no d_action (they record nothing): their op
+ * with the id's register; the order of a clause's actions around them is DTrace's
+ * (libdtrace's dt_stmt_append, same messages), checked in source order, which covers every
+ * path the verifier checks.
  */
 #include "d_int.h"
 #include <stdlib.h>
@@ -102,12 +106,88 @@ static void scalar_value(d_cc *cc, d_node *call, int i, int k)
     emit_value(cc, a);
 }
 
+/* ---- speculations: the order of a clause's actions ---- */
+enum { SO_SPEC = 1, SO_COMMIT = 2, SO_DREC = 4, SO_ACTED = 8 };  /* cc->spec_order bits */
+enum { K_SPECULATE = -1, K_COMMIT = -2, K_DISCARD = -3, K_AGG = -4 }; /* besides D_ACT_* */
+
+/* what this action may not follow; NULL when it may come here */
+static const char *order_error(d_cc *cc, int kind, const char *name)
+{
+    int o = cc->spec_order;
+    switch (kind) {
+    case K_SPECULATE:
+        if (o & SO_SPEC) return "speculate( ) may not follow speculate( )";
+        if (o & SO_COMMIT) return "speculate( ) may not follow commit( )";
+        if (o & SO_DREC) return "speculate( ) may not follow data-recording action(s)";
+        if (o & SO_ACTED) return "speculate( ) may not follow stop( ) in hvtrace (stop( ) is a record here)";
+        return NULL;
+    case K_COMMIT:
+        if (o & SO_COMMIT) return "commit( ) may not follow commit( )";
+        if (o & SO_DREC) return "commit( ) may not follow data-recording action(s)";
+        if (o & SO_SPEC) return "commit( ) may not follow speculate( ) in hvtrace";
+        if (o & SO_ACTED) return "commit( ) may not follow stop( ) in hvtrace (stop( ) is a record here)";
+        return NULL;
+    case K_DISCARD:
+        return NULL;
+    case K_AGG:
+        if (o & SO_SPEC) return "aggregating actions may not follow speculate( )";
+        if (o & SO_COMMIT) return "aggregating actions may not follow commit( )";
+        return NULL;
+    case D_ACT_STOP:
+        return o & SO_SPEC ? "destructive actions may not follow speculate( )" : NULL;
+    case D_ACT_EXIT:
+        if (o & SO_SPEC) return "exit( ) may not follow speculate( )";
+        break;
+    case D_ACT_CLEAR: case D_ACT_STEP: case D_ACT_UNSTEP:
+        if (o & SO_SPEC)
+            return d_sprintf(cc, "%s( ) may not follow speculate( ) in hvtrace: it takes effect at once, not at the "
+                             "commit", name);
+        break;
+    }
+    return o & SO_COMMIT ? "data-recording actions may not follow commit( )" : NULL;
+}
+
+/* check the action against the clause's earlier ones, then count it in */
+static void order(d_cc *cc, const d_node *at, int kind, const char *name)
+{
+    const char *why = order_error(cc, kind, name);
+    if (why) d_fail(cc, at->line, at->col, "%s", why);
+    int o = cc->spec_order;
+    if (kind == K_SPECULATE) o |= SO_SPEC;
+    else if (kind == K_COMMIT) o |= SO_COMMIT;
+    else if (kind == K_AGG) o |= SO_DREC;
+    else if (kind == D_ACT_STOP) o |= SO_ACTED; /* destructive: not data-recording to DTrace */
+    else if (kind != K_DISCARD) o |= SO_ACTED | (o & SO_SPEC ? 0 : SO_DREC);
+    cc->spec_order = o;
+}
+
+static void spec_action(d_cc *cc, d_node *call)
+{
+    static const struct { const char *name; int kind, op; } sa[] = {
+        {"speculate", K_SPECULATE, HVT_DIF_OP_SPECULATE}, {"commit", K_COMMIT, HVT_DIF_OP_COMMIT},
+        {"discard", K_DISCARD, HVT_DIF_OP_DISCARD}};
+    size_t i = 0;
+    while (strcmp(sa[i].name, call->str)) i++;
+    d_argc_check(cc, call, 1, 1);
+    d_node *a = d_int_arg(cc, call, 1, 0);
+    order(cc, call, sa[i].kind, call->str);
+    int r = d_cg_expr(cc, a);
+    d_emit(cc, sa[i].op, 0, r, 0, 0);
+    d_cg_rfree(cc, r);
+    cc->uses_spec = 1;
+}
+
 static void action(d_cc *cc, d_node *call)
 {
+    if (!strcmp(call->str, "speculate") || !strcmp(call->str, "commit") || !strcmp(call->str, "discard")) {
+        spec_action(cc, call);
+        return;
+    }
     size_t i = 0;
     while (strcmp(acts[i].name, call->str)) i++;
     int kind = acts[i].kind, nargs = 0, k;
     d_argc_check(cc, call, acts[i].lo, acts[i].hi);
+    order(cc, call, kind, call->str);
     for (d_node *a = call->b; a; a = a->next) nargs++;
     switch (kind) {
     case D_ACT_TRACE: {
@@ -232,6 +312,7 @@ static void cg_aggstmt(d_cc *cc, d_node *e)
 {
     d_node *lhs = e->a, *call = e->b;
     int g = lhs->var, rv, keys[HVT_DIF_TUPLE_MAX], nk = 0;
+    order(cc, d_node_start(e), K_AGG, NULL);
     if (cc->aggs[g].fn == HVT_DIF_AGG_COUNT) rv = -1; /* count( ) has no value: AGG's ra is 0, unread */
     else rv = d_cg_expr(cc, call->b);
     if (lhs->kind == N_INDEX) d_cg_tuple(cc, lhs->b, keys, &nk);
@@ -304,6 +385,7 @@ void d_cg_clause(d_cc *cc, d_item *cl)
     dc->where = xstrdup(cc, cl->where);
     dc->line = cl->line;
     d_resolve_clause(cc, cl);
+    cc->spec_order = 0;
     d_plist *ret = NULL;
     if (cl->pred) {
         jmp_buf jb;

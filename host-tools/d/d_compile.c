@@ -203,7 +203,7 @@ static int parse_rate(const char *v, uint64_t *out)
 /* options accepted and left to others (the consumer) or meaningless here */
 static const char *const ignored_opts[] = {
     "aggpack", "aggzoom", "rawbytes",
-    "stackindent", "bufpolicy", "bufresize", "cpu", "grabanon", "nspec", "specsize", "statusrate",
+    "stackindent", "bufpolicy", "bufresize", "cpu", "grabanon", "statusrate",
     "cleanrate", "jstackframes", "jstackstrsize", "scratchsize", "noresolve", "quietresize",
     "verbose", "strip", "nolibs", "pspec", "unodefs", "udefs", "maxframes", "lockmem", "printsize",
     "temporal", "bpflog", "bpflogsize", "stdc", "version", "amin", "linkmode", "linktype",
@@ -249,6 +249,10 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
     } else if (!strcmp(name, "switchrate") || !strcmp(name, "aggrate")) {
         bad = parse_rate(val, &v);
         if (!bad) *(name[0] == 's' ? &cc->switchrate_ns : &cc->aggrate_ns) = v;
+    } else if (!strcmp(name, "nspec") || !strcmp(name, "specsize")) {
+        /* the hypervisor bounds nspec * specsize per CPU too (its verifier says so) */
+        bad = parse_size(val, &v) || v > (name[0] == 'n' ? HVT_DIF_NSPEC_MAX : UINT32_MAX);
+        if (!bad) *(name[0] == 'n' ? &cc->nspec : &cc->specsize) = (uint32_t)v;
     } else if (!strcmp(name, "stackframes") || !strcmp(name, "ustackframes")) {
         bad = parse_size(val, &v) || v == 0 || v > 1024;
         if (!bad) *(name[0] == 's' ? &cc->stackframes : &cc->ustackframes) = (int)v;
@@ -267,7 +271,7 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
         return -1;
     }
     if (bad) {
-        const char *hint = !strcmp(name, "strsize") ? " (2 to 1024 bytes)" : "";
+        const char *hint = !strcmp(name, "strsize") ? " (2 to 1024 bytes)" : !strcmp(name, "nspec") ? " (0 to 1024)" : "";
         if (val) d_error(cc, line, col, "failed to set option '%s' to '%s': Invalid value for specified option%s", name, val, hint);
         else d_error(cc, line, col, "failed to set option '%s': Invalid value for specified option%s", name, hint);
         return -1;
@@ -358,6 +362,7 @@ int d_compile(const char *file, const char *src, size_t len, const d_options *op
     cc->max_errors = opt->max_errors > 0 ? opt->max_errors : 20;
     cc->strsize = 256; /* DTrace's default strsize */
     cc->stackframes = 20;
+    cc->nspec = 1;     /* DTrace's default nspec (specsize 0: the hypervisor's, DTrace's 32k) */
     cc->ustackframes = 20;
     cc->destructive = opt->destructive;
     cc->zdefs = opt->allow_zero_matches;

@@ -40,6 +40,11 @@
  *    LDAV/STAV. Keys are computed into registers first, so nested lookups never clobber a
  *    tuple being built. nbuckets as include/hvt_dif.h lays them out: lquantize levels + 2,
  *    llquantize d_sema_act.c's llq_top() + 1 (DTrace's, without its parameter word).
+ *  - speculation() is SPECNEW rd; speculate(id), commit(id), discard(id) are id's code then
+ *    SPECULATE/COMMIT/DISCARD ra, no ACT (they record nothing), in DTrace's order within a
+ *    clause (libdtrace's rules and messages). The header's nspec/specsize are the options'
+ *    (nspec default 1, specsize 0 = the hypervisor's default, DTrace's 32k), both 0 in a
+ *    program that uses no speculation.
  *  - STRG's imm is 0 for kernel memory (stringof, char arrays) and HVT_DIF_LD_USER for
  *    copyinstr() and user memory reached through copyin() (which is not a copy here: its value
  *    is the user address; loads through it carry HVT_DIF_LD_USER).

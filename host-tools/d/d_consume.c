@@ -301,6 +301,14 @@ static int consume(d_consumer *c, const uint8_t *rec, size_t len, const struct h
         d_say(c, "%llu aggregation drop%s on CPU %u", (unsigned long long)r.arg,
               r.arg > 1 ? "s" : "", r.cpu);
         return D_CONSUME_OK;
+    case HVT_DREC_SPECDROPS:               /* libdtrace's _dt_droptab wording */
+        d_say(c, "%llu speculative drop%s", (unsigned long long)r.arg, r.arg > 1 ? "s" : "");
+        return D_CONSUME_OK;
+    case HVT_DREC_SPECBUSY: case HVT_DREC_SPECUNAVAIL:
+        d_say(c, "%llu failed speculation%s %s", (unsigned long long)r.arg, r.arg > 1 ? "s" : "",
+              r.type == HVT_DREC_SPECBUSY ? "(available buffer(s) still busy)"
+                                         : "(no speculative buffer available)");
+        return D_CONSUME_OK;
     default:
         d_say(c, "malformed record from CPU %u (type %u)", r.cpu, r.type);
         return D_CONSUME_BAD;

@@ -21,7 +21,8 @@
  *  - Errors, drops and malformed records go to the error output with DTrace's wording and an
  *    "hvt: " prefix: "hvt: error on enabled probe ID E (ID P: prov:mod:func:name): invalid
  *    address (0x..) in action #K at DIF offset N", "hvt: N drops on CPU C",
- *    "hvt: N dynamic variable drops".
+ *    "hvt: N dynamic variable drops", "hvt: N speculative drops", "hvt: N failed speculations
+ *    (no speculative buffer available)" / "(available buffer(s) still busy)".
  *  - exit(n) makes d_consume_record return D_CONSUME_EXIT; d_consume_exit_status gives n.
  *  - d_consume_end() prints what dtrace prints when tracing stops: a newline, then every
  *    aggregation printa() did not print. The caller delivers the last snapshots first.

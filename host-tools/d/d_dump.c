@@ -24,7 +24,9 @@ static const char *const opnames[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_STLV] = "stlv", [HVT_DIF_OP_TPUSH] = "tpush", [HVT_DIF_OP_TCLR] = "tclr", [HVT_DIF_OP_LDAV] = "ldav",
     [HVT_DIF_OP_STAV] = "stav", [HVT_DIF_OP_ACT] = "act", [HVT_DIF_OP_EMIT] = "emit", [HVT_DIF_OP_STACK] = "stack",
     [HVT_DIF_OP_AGG] = "agg", [HVT_DIF_OP_AGGCLR] = "aggclr", [HVT_DIF_OP_EXIT] = "exit",
-    [HVT_DIF_OP_TRACER] = "tracer"};
+    [HVT_DIF_OP_TRACER] = "tracer",
+    [HVT_DIF_OP_SPECNEW] = "specnew", [HVT_DIF_OP_SPECULATE] = "spec", [HVT_DIF_OP_COMMIT] = "commit",
+    [HVT_DIF_OP_DISCARD] = "discard"};
 
 static const char *const vnames[HVT_DIF_V__COUNT] = {
     "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9", "pid", "tid", "ppid", "uid", "cpu",
@@ -134,6 +136,8 @@ static void insn(FILE *f, const view *v, const d_clause *dc, const struct hvt_di
     case HVT_DIF_OP_LDAV: fprintf(f, "r%u, %s[tuple]", in->rd, var_name(v, in->imm)); break;
     case HVT_DIF_OP_STAV: fprintf(f, "%s[tuple], r%u", var_name(v, in->imm), in->ra); break;
     case HVT_DIF_OP_TPUSH: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_EXIT: fprintf(f, "r%u", in->ra); break;
+    case HVT_DIF_OP_SPECULATE: case HVT_DIF_OP_COMMIT: case HVT_DIF_OP_DISCARD: fprintf(f, "r%u", in->ra); break;
+    case HVT_DIF_OP_SPECNEW: fprintf(f, "r%u", in->rd); break;
     case HVT_DIF_OP_ACT:
         fprintf(f, "#%d", in->imm);
         if (dc && in->imm >= 0 && in->imm < dc->nacts && dc->acts[in->imm].kind < sizeof actnames / sizeof actnames[0])
@@ -158,6 +162,8 @@ void dprog_dump(FILE *f, const dprog *p)
     fprintf(f, "image %u bytes: %u clauses, %u insns, %u consts, %u vars, %u aggs, %u probes; strsize %u%s\n", h->size,
             h->nclauses, h->ninsns, h->nconsts, h->nvars, h->naggs, h->nprobes, h->strsize,
             h->flags & HVT_DIF_HF_DESTRUCTIVE ? ", destructive" : "");
+    if (h->nspec)
+        fprintf(f, "speculations: nspec %u, specsize %u%s\n", h->nspec, h->specsize, h->specsize ? "" : " (default)");
     const struct hvt_dif_probe *pr = sect(&v, h->off_probes, h->nprobes, sizeof *pr);
     const uint16_t *pc = sect(&v, h->off_probe_clauses, h->nprobe_clauses, 2);
     for (uint32_t i = 0; pr && pc && i < h->nprobes; i++) {

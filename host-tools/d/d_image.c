@@ -373,6 +373,8 @@ int d_image_build(d_cc *cc, dprog *out)
     h.bufsize = cc->bufsize;
     h.dynvarsize = cc->dynvarsize;
     h.aggsize = cc->aggsize;
+    h.nspec = cc->uses_spec ? cc->nspec : 0;   /* no speculative buffers unless used */
+    h.specsize = cc->uses_spec ? cc->specsize : 0;
     h.flags = cc->destructive ? HVT_DIF_HF_DESTRUCTIVE : 0;
     uint8_t *img = calloc(1, off);
     d_probe *probes = calloc((size_t)nprobes + 1, sizeof *probes);

@@ -267,6 +267,9 @@ struct d_cc {
     uint16_t regs;            /* registers in use (d_cg.c) */
     uint64_t switchrate_ns, aggrate_ns;
     int stackframes, ustackframes;
+    uint32_t nspec, specsize;  /* speculations (0 specsize: the hypervisor's default, DTrace's) */
+    int uses_spec;            /* the program uses speculations: the image asks for nspec */
+    int spec_order;           /* the clause's actions so far (d_cg_stmt.c's SO_* bits) */
     uint8_t *macro_used;      /* $N referenced */
     /* the clause being compiled */
     d_pmatch *pm;

@@ -152,13 +152,14 @@ void d_sema_index(d_cc *cc, d_node *n)
 
 /* ---- subroutines ---- */
 static const char *const actions[] = {"trace", "printf", "printa", "stack", "ustack", "exit", "clear", "trunc",
-                                      "normalize", "denormalize", "setopt", "step", "unstep", "stop", NULL};
+                                      "normalize", "denormalize", "setopt", "step", "unstep", "stop", "speculate",
+                                      "commit", "discard", NULL};
 static const char *const unsupported[] = {
     "alloca", "bcopy", "copyinto", "copyout", "copyoutstr", "dirname", "substr", "index", "rindex", "strstr", "strchr",
     "strrchr", "strtok", "lltostr", "toupper", "tolower", "inet_ntoa", "inet_ntoa6", "inet_ntop", "htons", "htonl",
     "htonll", "ntohs", "ntohl", "ntohll", "rand", "progenyof", "getmajor", "getminor", "ddi_pathname", "mutex_owned",
     "mutex_owner", "mutex_type_adaptive", "mutex_type_spin", "rw_read_held", "rw_write_held", "rw_iswriter",
-    "msgdsize", "msgsize", "speculation", "speculate", "commit", "discard", "cleanpath", "d_path", "link_ntop",
+    "msgdsize", "msgsize", "cleanpath", "d_path", "link_ntop",
     "strtoll", "getf", "json", "uaddr", "usym", "umod", "ufunc", "mod", "print", "printm", "tracemem", "jstack",
     "freopen", "ftruncate", "pcap", "system", "raise", "panic", "breakpoint", "chill", NULL};
 
@@ -264,6 +265,10 @@ void d_sema_call(d_cc *cc, d_node *n)
         d_int_arg(cc, n, 1, 1);
         d_int_arg(cc, n, 2, 0);
         n->ty = d_ty_user(cc, cc->t_voidp);
+    } else if (!strcmp(f, "speculation")) {
+        d_argc_check(cc, n, 0, 0);
+        n->ty = cc->t_int;
+        n->side = 1; /* takes a speculation: evaluated exactly where written */
     } else if (!strcmp(f, "sym") || !strcmp(f, "func")) {
         d_argc_check(cc, n, 1, 1);
         d_int_arg(cc, n, 1, 1);

@@ -10,7 +10,7 @@ D_COMPILER_SRC  := $(addprefix host-tools/d/,d_compile.c d_lex.c d_parse.c d_par
 D_COMPILER_HDRS := $(addprefix host-tools/d/,d_compile.h d_int.h dprog.h) include/hvt_dif.h include/hvt_probe.h
 
 # Every image the test compiles also goes through the hypervisor's verifier (host build).
-D_VERIFIER_SRC  := $(addprefix trace/,dif_verify.c dif_vm.c dif_str.c dif_state.c dif_agg.c dif_dyn.c)
+D_VERIFIER_SRC  := $(addprefix trace/,dif_verify.c dif_vm.c dif_str.c dif_state.c dif_agg.c dif_dyn.c dif_spec.c)
 
 $(HOST_OUT)/unit_d: tests/d/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dif.h trace/dif_impl.h \
                     $(HOST_LIB) $(HOST_HDRS)

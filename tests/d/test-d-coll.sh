@@ -99,5 +99,38 @@ check "compile error: status 1, 'bad.d:3:9: error:' and a caret under column 9" 
 check "no match: DTrace's message, status 1" \
   bash -c "test $rc = 1 && grep -q 'probe description syscall::nosuchcall:entry does not match any probes' '$W/nomatch.err'"
 
+# 7. speculations. The classic: speculate at entry, commit at return only for an "error"
+# (here arg0 % 10 == 3), discard otherwise. fake_hv arms entry then return, so entry fires at
+# even k on CPU 0 and return at odd k on CPU 1: each commit moves both CPUs' parts.
+run spec 1000 'syscall::getpid:entry { s = speculation(); speculate(s); printf("entry %d\n", arg0); }
+  syscall::getpid:return /s/ { speculate(s); printf("return %d\n", arg0); }
+  syscall::getpid:return /s && arg0 % 10 == 3/ { commit(s); s = 0; }
+  syscall::getpid:return /s/ { discard(s); s = 0; }' -q
+want=$(python3 -c "
+print('\n'.join(l for k in range(0, 1000, 2) if (k + 1) % 10 == 3 for l in ('entry %d' % k, 'return %d' % (k + 1))))")
+echo "spec: $(grep -c . "$W/spec.out") lines, e.g. $(head -2 "$W/spec.out" | paste -sd' ')"
+check "spec: exactly the 200 committed records (entry k, return k+1 for k+1 = 3 mod 10), none discarded" \
+  test "$(grep . "$W/spec.out" | sort)" = "$(sort <<< "$want")"
+check "spec: no loss reported, exit 0" bash -c "! grep -q . '$W/spec.err' && test \$(cat '$W/spec.rc') = 0"
+# nspec=1 (the default), overlapping: firing k takes the speculation iff k % 5 == 0 (it is
+# committed at k % 5 == 4, after that firing's speculation() failed): 200 records, 800 failed
+run specfail 1000 'syscall::getpid:entry { this->s = speculation(); speculate(this->s); printf("%d\n", arg0); }
+  syscall::getpid:entry /arg0 % 5 == 4/ { commit(1); }' -q
+failed=$(sed -n 's/^hvt: \([0-9]*\) failed speculations\{0,1\} (no speculative buffer available)$/\1/p' "$W/specfail.err" | paste -sd+ | bc)
+echo "specfail: $(grep -c . "$W/specfail.out") committed, ${failed:-0} failed"
+check "specfail: the 200 firings k % 5 == 0 committed" \
+  test "$(grep . "$W/specfail.out" | sort)" = "$(python3 -c "print('\n'.join(str(k) for k in range(0, 1000, 5)))" | sort)"
+check "specfail: 800 failed speculations (no speculative buffer available)" test "${failed:-0}" = 800
+# specsize=256 holds 4 records of 56 bytes per CPU: of each 10 firings (5 per CPU) between
+# speculation() and commit(), k % 10 <= 7 are kept and 2 are speculative drops
+run specdrop 1000 'syscall::getpid:entry /arg0 % 10 == 0/ { s = speculation(); }
+  syscall::getpid:entry /s/ { speculate(s); printf("%d\n", arg0); }
+  syscall::getpid:entry /arg0 % 10 == 9/ { commit(s); s = 0; }' -q -x specsize=256
+sdrops=$(sed -n 's/^hvt: \([0-9]*\) speculative drops\{0,1\}$/\1/p' "$W/specdrop.err" | paste -sd+ | bc)
+echo "specdrop: $(grep -c . "$W/specdrop.out") committed, ${sdrops:-0} speculative drops"
+check "specdrop: the 800 firings k % 10 <= 7 committed" \
+  test "$(grep . "$W/specdrop.out" | sort)" = "$(python3 -c "print('\n'.join(str(k) for k in range(1000) if k % 10 <= 7))" | sort)"
+check "specdrop: 200 speculative drops reported" test "${sdrops:-0}" = 200
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -657,6 +657,79 @@ static void test_probes(void)
     probe_list_free(&pl);
 }
 
+/* ---- speculations: code, options, DTrace's order of actions (libdtrace's dt_stmt_append) ---- */
+static void test_spec(void)
+{
+    CODE("BEGIN { self->s = speculation(); }", {OP(SPECNEW), 0, 0, 0, 0}, {OP(STTV), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { speculate(arg0); trace(1); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(SPECULATE), 0, 0, 0, 0},
+         {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 1}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { commit(1); discard(2); }", {OP(LDI), 0, 0, 0, 1}, {OP(COMMIT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 2},
+         {OP(DISCARD), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* nspec (DTrace's default 1) and specsize go into the header of a program that speculates;
+     * one that does not asks for no speculative buffers */
+    res r = comp("BEGIN { s = speculation(); }");
+    CHECK(r.rc == 0 && hdr(&r.p)->nspec == 1 && hdr(&r.p)->specsize == 0, "nspec 1, the default specsize");
+    res_free(&r);
+    r = comp("#pragma D option nspec=4\n#pragma D option specsize=1k\nBEGIN { commit(1); }");
+    CHECK(r.rc == 0 && hdr(&r.p)->nspec == 4 && hdr(&r.p)->specsize == 1024, "nspec 4, specsize 1k");
+    res_free(&r);
+    r = comp("#pragma D option nspec=4\n#pragma D option cleanrate=50hz\nBEGIN { trace(1); }");
+    CHECK(r.rc == 0 && hdr(&r.p)->nspec == 0 && hdr(&r.p)->specsize == 0, "no speculation: no buffers");
+    res_free(&r);
+    ERR("#pragma D option nspec=1025\nBEGIN { trace(1); }", 1, 18,
+        "failed to set option 'nspec' to '1025': Invalid value for specified option (0 to 1024)");
+    ERR("#pragma D option specsize=8g\nBEGIN { trace(1); }", 1, 18,
+        "failed to set option 'specsize' to '8g': Invalid value for specified option");
+    /* the classic: speculate in an entry clause, commit or discard at return; every image
+     * compiled here also passes the verifier */
+    r = comp("syscall::read:entry { self->spec = speculation(); }\n"
+             "syscall::read:entry /self->spec/ { speculate(self->spec); printf(\"%d\\n\", arg0); }\n"
+             "syscall::read:return /self->spec && errno != 0/ { commit(self->spec); self->spec = 0; }\n"
+             "syscall::read:return /self->spec/ { discard(self->spec); self->spec = 0; }\n"
+             "syscall::read:entry { trace(1); discard(self->spec); }\n");
+    CHECK(r.rc == 0, "the classic speculation program: %s", r.err);
+    res_free(&r);
+    ERR("BEGIN { trace(1); speculate(1); }", 1, 19, "speculate( ) may not follow data-recording action(s)");
+    ERR("BEGIN { @a = count(); speculate(1); }", 1, 23, "speculate( ) may not follow data-recording action(s)");
+    ERR("BEGIN { speculate(1); speculate(1); }", 1, 23, "speculate( ) may not follow speculate( )");
+    ERR("BEGIN { commit(1); speculate(1); }", 1, 20, "speculate( ) may not follow commit( )");
+    ERR("BEGIN { speculate(1); @a = count(); }", 1, 23, "aggregating actions may not follow speculate( )");
+    ERR("BEGIN { commit(1); @a = count(); }", 1, 20, "aggregating actions may not follow commit( )");
+    ERR("BEGIN { speculate(1); exit(0); }", 1, 23, "exit( ) may not follow speculate( )");
+    ERR("#pragma D option destructive\nBEGIN { speculate(1); stop(); }", 2, 23,
+        "destructive actions may not follow speculate( )");
+    ERR("BEGIN { printf(\"x\"); commit(1); }", 1, 22, "commit( ) may not follow data-recording action(s)");
+    ERR("BEGIN { commit(1); commit(1); }", 1, 20, "commit( ) may not follow commit( )");
+    ERR("BEGIN { commit(1); trace(1); }", 1, 20, "data-recording actions may not follow commit( )");
+    ERR("BEGIN { commit(1); exit(0); }", 1, 20, "data-recording actions may not follow commit( )");
+    ERR("BEGIN { speculate(1); trace(1); commit(1); }", 1, 33, "commit( ) may not follow speculate( ) in hvtrace");
+    ERR("BEGIN { speculate(1); clear(@a); }", 1, 23, "clear( ) may not follow speculate( ) in hvtrace");
+    ERR("BEGIN { speculate(1); step(); }", 1, 23, "step( ) may not follow speculate( ) in hvtrace");
+    ERR("#pragma D option destructive\nBEGIN { stop(); speculate(1); }", 2, 17, "speculate( ) may not follow stop( ) in hvtrace");
+    ERR("BEGIN { speculate(\"a\"); }", 1, 19, "speculate( ) argument #1 is incompatible with prototype:");
+    ERR("BEGIN { commit(); }", 1, 9, "commit( ) prototype mismatch: 0 args passed, 1 expected");
+    ERR("BEGIN { x = speculation(1); }", 1, 13, "speculation( ) prototype mismatch: 1 arg passed, 0 expected");
+    ERR("BEGIN { x = speculate(1); }", 1, 13, "speculate( ) is an action: it may only be used as a statement");
+    /* the order is per clause; discard( ) may come anywhere; an if's branches in source order */
+    r = comp("BEGIN { trace(1); } BEGIN { speculate(1); trace(2); discard(1); trace(3); }\n"
+             "BEGIN { if (arg0) { speculate(1); } trace(1); }");
+    CHECK(r.rc == 0, "per clause, discard anywhere: %s", r.err);
+    res_free(&r);
+    ERR("BEGIN { if (arg0) { trace(1); } else { speculate(1); } }", 1, 40,
+        "speculate( ) may not follow data-recording action(s)");
+    /* -S shows the ops and the header's speculation options */
+    r = comp("#pragma D option nspec=3\nBEGIN { s = speculation(); speculate(s); trace(1); } END { commit(s); }");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    dprog_dump(f, &r.p);
+    fclose(f);
+    CHECK(strstr(buf, "speculations: nspec 3, specsize 0 (default)\n") && strstr(buf, "specnew  r0") &&
+          strstr(buf, "spec     r0") && strstr(buf, "commit   r0"), "dump:\n%s", buf);
+    free(buf);
+    res_free(&r);
+}
+
 /* ---- the disassembly ---- */
 static void test_dump(void)
 {
@@ -844,6 +917,7 @@ int main(void)
     test_aggs();
     test_errors();
     test_probes();
+    test_spec();
     test_dump();
     test_mangled();
     test_btf();

@@ -392,6 +392,12 @@ static void errors_and_drops(void)
     rb_ctl(&r, HVT_DREC_DROPS, 3, 0, 0, 17, 0, 0);
     rb_ctl(&r, HVT_DREC_DYNDROPS, 0, 0, 0, 2, 0, 0);
     rb_ctl(&r, HVT_DREC_DYNDROPS, 0, 0, 0, 1, 0, 0);
+    rb_ctl(&r, HVT_DREC_SPECDROPS, 1, 0, 0, 3, 0, 0);
+    rb_ctl(&r, HVT_DREC_SPECDROPS, 0, 0, 0, 1, 0, 0);
+    rb_ctl(&r, HVT_DREC_SPECUNAVAIL, 0, 0, 0, 4, 0, 0);
+    rb_ctl(&r, HVT_DREC_SPECUNAVAIL, 0, 0, 0, 1, 0, 0);
+    rb_ctl(&r, HVT_DREC_SPECBUSY, 1, 0, 0, 2, 0, 0);
+    rb_ctl(&r, HVT_DREC_SPECBUSY, 1, 0, 0, 1, 0, 0);
     expect_int("errors rc", d_consume_buffer(c, r.b, r.n), D_CONSUME_OK);
     expect("errors", g_err.buf,
            "hvt: error on enabled probe ID 1 (ID 5: fbt:kernel:do_sys_open:entry): invalid address (0x10) in action #2 at DIF offset 12\n"
@@ -402,7 +408,13 @@ static void errors_and_drops(void)
            "hvt: 1 drop on CPU 0\n"
            "hvt: 17 drops on CPU 3\n"
            "hvt: 2 dynamic variable drops\n"
-           "hvt: 1 dynamic variable drop\n");
+           "hvt: 1 dynamic variable drop\n"
+           "hvt: 3 speculative drops\n"
+           "hvt: 1 speculative drop\n"
+           "hvt: 4 failed speculations (no speculative buffer available)\n"
+           "hvt: 1 failed speculation (no speculative buffer available)\n"
+           "hvt: 2 failed speculations (available buffer(s) still busy)\n"
+           "hvt: 1 failed speculation (available buffer(s) still busy)\n");
     expect("errors print no heading", g_out.buf, "");
     d_consume_free(c);
 }

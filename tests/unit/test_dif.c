@@ -1170,6 +1170,211 @@ static void test_concurrency(void)
     }
 }
 
+/* ------------------------------------------------------------------ speculations */
+
+/* The speculation program: probe 1 speculation() recorded; probe 2 speculate(arg0) then
+ * trace(arg1); probe 3 commit(arg0); probe 4 discard(arg0); probe 5 speculate(arg0) then a
+ * fault. Expected behaviour is DTrace's (dtrace.c: dtrace_speculation*, its probe loop). */
+static void spec_prog(uint32_t nspec, uint32_t specsize, uint32_t bufsize)
+{
+    a_new();
+    A.hdr.nspec = nspec;
+    A.hdr.specsize = specsize;
+    A.hdr.bufsize = bufsize;
+    II(SPECNEW, 1, 0, 0); ACT(0); EMIT(1); a_end();
+    II(VAR, 1, 0, HVT_DIF_V_ARG0); a_i(HVT_DIF_OP_SPECULATE, 0, 1, 0, 0);
+    ACT(0); II(VAR, 2, 0, HVT_DIF_V_ARG0 + 1); EMIT(2); a_end();
+    II(VAR, 1, 0, HVT_DIF_V_ARG0); a_i(HVT_DIF_OP_COMMIT, 0, 1, 0, 0); a_end();
+    II(VAR, 1, 0, HVT_DIF_V_ARG0); a_i(HVT_DIF_OP_DISCARD, 0, 1, 0, 0); a_end();
+    II(VAR, 1, 0, HVT_DIF_V_ARG0); a_i(HVT_DIF_OP_SPECULATE, 0, 1, 0, 0);
+    ACT(0); LDI(2, 0); I3(UDIV, 3, 2, 2); EMIT(3); a_end();
+    for (int i = 0; i < 5; i++)
+        a_probe((uint32_t)i + 1, 1, i);
+}
+/* fire probe id on cpu with arg0, arg1 (and tsc) */
+static void sfire(unsigned cpu, uint32_t id, uint64_t a0, uint64_t a1)
+{
+    F.v[HVT_DIF_V_ARG0] = a0;
+    F.v[HVT_DIF_V_ARG0 + 1] = a1;
+    F.tsc = 5000 + a1;
+    dif_fire(P.st, cpu, id, &F);
+}
+static uint64_t snew(unsigned cpu)
+{
+    sfire(cpu, 1, 0, 0);
+    drain(&P, cpu);
+    return nrecs == 1 && recs[0].h.type == HVT_DREC_DATA ? recs[0].w[1] : ~0ull;
+}
+static void test_spec(void)
+{
+    spec_prog(2, 256, 64 << 10);
+    p_free(&P);
+    CHECK(p_load(&P, 2), "speculation program");
+    /* speculation(): 1, 2, then none (counted as unavailable, reported by the next drain) */
+    CHECK(snew(0) == 1 && snew(1) == 2, "speculation() gives 1 then 2");
+    sfire(0, 1, 0, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 2 && recs[0].h.type == HVT_DREC_SPECUNAVAIL && recs[0].h.arg == 1 &&
+          recs[1].w[1] == 0, "a third: 0, one failed speculation (unavailable)");
+    /* speculated records go nowhere until the commit; each CPU keeps its own */
+    sfire(0, 2, 1, 10); sfire(1, 2, 1, 11); sfire(0, 2, 1, 12); sfire(0, 2, 2, 20);
+    drain(&P, 0);
+    int n0 = nrecs;
+    drain(&P, 1);
+    CHECK(n0 == 0 && nrecs == 0, "nothing in the principal buffers yet (%d, %d)", n0, nrecs);
+    /* commit(1) on CPU 1: CPU 0's part (free lock) and CPU 1's go to their principal buffers,
+     * in order, stamped with the commit's tsc; speculation 2 stays */
+    sfire(1, 3, 1, 99);
+    drain(&P, 0);
+    CHECK(nrecs == 2 && recs[0].w[1] == 10 && recs[1].w[1] == 12 && recs[0].h.cpu == 0 &&
+          recs[0].h.clause == 1 && recs[0].h.probe == 2 && recs[0].h.tsc == 5099,
+          "CPU 0's committed records: 10, 12, the commit's tsc");
+    drain(&P, 1);
+    CHECK(nrecs == 1 && recs[0].w[1] == 11 && recs[0].h.cpu == 1, "CPU 1's: 11");
+    sfire(0, 3, 1, 98);                       /* committed already: nothing */
+    drain(&P, 0);
+    CHECK(nrecs == 0, "a second commit does nothing");
+    /* discard(2): its record is gone; the id is free again, and so is 1 */
+    sfire(1, 4, 2, 0);
+    drain(&P, 0);
+    n0 = nrecs;
+    drain(&P, 1);
+    CHECK(n0 == 0 && nrecs == 0, "discarded: nothing");
+    CHECK(snew(1) == 1 && snew(0) == 2, "ids recycle: 1 and 2 again");
+    /* speculate(0) and speculate() on an id not active: the record is dropped silently */
+    sfire(0, 4, 2, 0);                        /* 2 is no longer active */
+    sfire(0, 2, 0, 30); sfire(0, 2, 2, 31);
+    sfire(0, 3, 2, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 0, "speculate(0) / on an inactive one: dropped silently, not counted");
+    /* speculate(3) > nspec: an illegal operation (DTrace's ILLOP) */
+    sfire(0, 2, 3, 40);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_ILLOP &&
+          recs[0].h.pc == 1, "speculate(3): ILLOP");
+    sfire(0, 3, 7, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.fault == HVT_DIF_F_ILLOP, "commit(7): ILLOP");
+    /* a fault in a speculated clause: the error record goes to the principal buffer, the
+     * partial speculative record is abandoned */
+    sfire(0, 5, 1, 50);
+    sfire(0, 3, 1, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_DIVZERO,
+          "a speculated clause's fault: only its error record");
+    /* a full speculative buffer: 256 bytes hold 4 records of 56; 6 speculated, committed: 4
+     * kept, 2 speculative drops reported */
+    CHECK(snew(0) == 1, "speculation 1 again");
+    for (int i = 0; i < 6; i++)
+        sfire(0, 2, 1, 60 + (uint64_t)i);
+    sfire(1, 3, 1, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 5 && recs[0].h.type == HVT_DREC_SPECDROPS && recs[0].h.arg == 2 &&
+          recs[1].w[1] == 60 && recs[4].w[1] == 63, "4 committed, 2 speculative drops");
+    /* ... and those of a discarded one are not reported (DTrace's) */
+    CHECK(snew(0) == 1, "speculation 1 again (2)");
+    for (int i = 0; i < 6; i++)
+        sfire(0, 2, 1, 70 + (uint64_t)i);
+    sfire(0, 4, 1, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 0, "a discarded one's drops are not reported");
+    /* busy: commit(1) on CPU 0 while CPU 1 holds its buffer lock (it is firing): CPU 1's part
+     * waits, so speculation() with 2 active... */
+    CHECK(snew(0) == 1 && snew(0) == 2, "both taken");
+    sfire(1, 2, 1, 80);
+    dif_lock(&P.st->cpus[1].buf_lock);
+    sfire(0, 3, 1, 81);
+    sfire(0, 1, 0, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 2 && recs[0].h.type == HVT_DREC_SPECBUSY && recs[0].h.arg == 1 &&
+          recs[1].w[1] == 0, "none free, one still committing: a failed speculation (busy)");
+    dif_unlock(&P.st->cpus[1].buf_lock);
+    sfire(1, 4, 3 - 1, 0);                    /* CPU 1's next firing cleans its part first */
+    drain(&P, 1);
+    CHECK(nrecs == 1 && recs[0].w[1] == 80 && recs[0].h.tsc == 5081,
+          "CPU 1 committed its part when it fired again");
+    CHECK(snew(0) == 1 && snew(1) == 2, "both free again");
+    /* the same through a drain: CPU 1's part waits until dif_drain(1) */
+    sfire(1, 2, 1, 90);
+    dif_lock(&P.st->cpus[1].buf_lock);
+    sfire(0, 3, 1, 91);
+    dif_unlock(&P.st->cpus[1].buf_lock);
+    drain(&P, 1);
+    CHECK(nrecs == 1 && recs[0].w[1] == 90, "the drain committed CPU 1's part");
+    sfire(0, 4, 2, 0);
+    /* a commit into a full principal buffer: the records that do not fit are drops */
+    spec_prog(1, 4096, 128);                  /* 2 records of 56 fit */
+    p_free(&P);
+    CHECK(p_load(&P, 1), "small principal buffer");
+    CHECK(snew(0) == 1, "speculation");
+    for (int i = 0; i < 5; i++)
+        sfire(0, 2, 1, 100 + (uint64_t)i);
+    sfire(0, 3, 1, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 3 && recs[0].h.type == HVT_DREC_DROPS && recs[0].h.arg == 3 &&
+          recs[1].w[1] == 100 && recs[2].w[1] == 101, "2 committed, 3 drops");
+    /* nspec 0: speculation() never succeeds */
+    spec_prog(0, 0, 64 << 10);
+    p_free(&P);
+    CHECK(p_load(&P, 1), "nspec 0");
+    sfire(0, 1, 0, 0);
+    drain(&P, 0);
+    CHECK(nrecs == 2 && recs[0].h.type == HVT_DREC_SPECUNAVAIL && recs[1].w[1] == 0,
+          "nspec 0: unavailable");
+    firing_reset();
+}
+
+/* Two CPUs at once, nspec 1: each firing takes the speculation or fails; a taker speculates
+ * one record and commits it. Every firing is accounted for: a record or a failure. */
+static void test_spec_concurrency(void)
+{
+    a_new();
+    A.hdr.nspec = 1;
+    A.hdr.bufsize = 4 << 20;
+    uint32_t lv = a_var(HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 0, 0, 0);
+    II(SPECNEW, 1, 0, 0); II(STLV, 0, 1, lv); a_end();
+    II(LDLV, 1, 0, lv); a_i(HVT_DIF_OP_SPECULATE, 0, 1, 0, 0);
+    ACT(0); II(VAR, 2, 0, HVT_DIF_V_ARG0); EMIT(2); a_end();
+    II(LDLV, 1, 0, lv); a_i(HVT_DIF_OP_COMMIT, 0, 1, 0, 0); a_end();
+    a_probe(1, 3, 0, 1, 2);
+    p_free(&P);
+    CHECK(p_load(&P, 2), "speculation concurrency program");
+    struct thr t[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        t[i].cpu = (unsigned)i;
+        t[i].f = F;
+        t[i].f.v[HVT_DIF_V_ARG0] = 7 + (uint64_t)i;
+        t[i].n = 50000;
+        pthread_create(&th[i], NULL, thr_main, &t[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    long data = 0, fails = 0, busy = 0, wrong = 0;
+    for (unsigned c = 0; c < 2; c++) {
+        long n = dif_drain(P.st, c, dbuf, sizeof(dbuf));   /* more than recs[] holds */
+        for (long o = 0; o < n; ) {
+            struct hvt_drec h;
+            memcpy(&h, dbuf + o, sizeof(h));
+            if (h.len < sizeof(h) || h.len % 8) {
+                wrong++;
+                break;
+            }
+            if (h.type == HVT_DREC_DATA)
+                data++, wrong += ((const uint64_t *)(dbuf + o + sizeof(h)))[1] != 7 + c;
+            else if (h.type == HVT_DREC_SPECUNAVAIL || h.type == HVT_DREC_SPECBUSY)
+                fails += (long)h.arg, busy += h.type == HVT_DREC_SPECBUSY;
+            else
+                wrong++;
+            o += h.len;
+        }
+    }
+    printf("speculation concurrency: %ld committed, %ld failed (%s busy)\n", data, fails,
+           busy ? "some" : "none");
+    CHECK(data + fails == 100000 && data > 0 && wrong == 0,
+          "every firing committed or failed: %ld + %ld (%ld wrong)", data, fails, wrong);
+}
+
 /* ------------------------------------------------------------------ the verifier */
 
 static int nrefused;
@@ -1424,6 +1629,81 @@ static void test_verifier(void)
 
 /* ------------------------------------------------------------------ edges and defenses */
 
+/* The verifier's rules for speculations: operand types, DTrace's order in a clause on every
+ * path, the header's limits. */
+static void test_spec_verifier(void)
+{
+#define SPECULATE(r) a_i(HVT_DIF_OP_SPECULATE, 0, r, 0, 0)
+#define COMMIT(r)    a_i(HVT_DIF_OP_COMMIT, 0, r, 0, 0)
+    a_new(); A.hdr.nspec = 1; LDI(1, 1); SPECULATE(1); ACT(0); EMIT(1); II(DISCARD, 0, 1, 0);
+    a_end(); a_probe(1, 1, 0);
+    size_t len;
+    uint8_t *img = a_build(&len);
+    struct dif_verr e;
+    CHECK(dif_verify(img, len, &e) == DIF_OK, "speculate, record, discard: accepted (%s)",
+          e.reason ? e.reason : "");
+    free(img);
+    a_new(); LDI(1, 1); ACT(0); II(DISCARD, 0, 1, 0); a_end(); a_probe(1, 1, 0);
+    img = a_build(&len);
+    CHECK(dif_verify(img, len, &e) == DIF_OK, "discard after recording: accepted");
+    free(img);
+    a_new(); LDI(1, 1); ACT(0); SPECULATE(1);
+    refused("SPECULATE after an ACT", 0, 2, "speculate after a record");
+    a_new(); LDI(1, 1); SPECULATE(1); SPECULATE(1);
+    refused("SPECULATE after a SPECULATE or COMMIT", 0, 2, "speculate twice");
+    a_new(); LDI(1, 1); COMMIT(1); SPECULATE(1);
+    refused("SPECULATE after a SPECULATE or COMMIT", 0, 2, "speculate after commit");
+    a_new(); LDI(1, 1); ACT(0); COMMIT(1);
+    refused("COMMIT after an ACT", 0, 2, "commit after a record");
+    a_new(); LDI(1, 1); COMMIT(1); COMMIT(1);
+    refused("COMMIT after a SPECULATE or COMMIT", 0, 2, "commit twice");
+    a_new(); LDI(1, 1); SPECULATE(1); COMMIT(1);
+    refused("COMMIT after a SPECULATE or COMMIT", 0, 2, "commit in a speculated clause");
+    a_new(); a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1);
+    LDI(1, 1); SPECULATE(1); I0(TCLR); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);
+    refused("its effect cannot follow a SPECULATE", 0, 3, "aggregating after speculate");
+    a_new(); a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1);
+    LDI(1, 1); COMMIT(1); I0(TCLR); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);
+    refused("aggregating after a COMMIT", 0, 3, "aggregating after commit");
+    a_new(); LDI(1, 1); SPECULATE(1); ACT(0); a_i(HVT_DIF_OP_EXIT, 0, 1, 0, 0);
+    refused("its effect cannot follow a SPECULATE", 0, 3, "exit after speculate");
+    a_new(); LDI(1, 1); SPECULATE(1); a_i(HVT_DIF_OP_TRACER, 0, 0, 0, HVT_DIF_TRACER_STEP);
+    refused("its effect cannot follow a SPECULATE", 0, 2, "step after speculate");
+    /* an ACT on one path only still comes before the SPECULATE after the join */
+    a_new(); LDI(1, 1); a_i(HVT_DIF_OP_BZ, 0, 1, 0, 3); ACT(0); SPECULATE(1);
+    refused("SPECULATE after an ACT", 0, 3, "an ACT on one path");
+    a_new(); SCONST(1, "x"); SPECULATE(1);
+    refused("integer operand expected", 0, 1, "speculate(a string)");
+    a_new(); SPECULATE(2);
+    refused("register read before it is set", 0, 0, "speculate(unset)");
+    a_new(); a_i(HVT_DIF_OP_SPECNEW, 1, 2, 0, 0);
+    refused("unused register field not zero", 0, 0, "SPECNEW with an ra");
+    a_new(); LDI(1, 1); a_i(HVT_DIF_OP_COMMIT, 0, 1, 0, 5);
+    refused("unused immediate not zero", 0, 1, "COMMIT with an immediate");
+    a_new(); II(SPECNEW, 1, 0, 0); SCONST(2, "x"); I3(ADD, 3, 1, 1); I2(STRLEN, 4, 2);
+    a_end(); a_probe(1, 1, 0);
+    img = a_build(&len);
+    CHECK(dif_verify(img, len, &e) == DIF_OK, "speculation() is an integer");
+    free(img);
+    /* header limits: nspec and the memory every CPU needs */
+    a_new(); A.hdr.nspec = HVT_DIF_NSPEC_MAX + 1;
+    refused("nspec or specsize too large", -1, -1, "nspec");
+    a_new(); A.hdr.nspec = 2; A.hdr.specsize = DIF_OPT_MAX / 2 + 8;
+    refused("nspec or specsize too large", -1, -1, "nspec * specsize");
+    a_new(); A.hdr.nspec = DIF_OPT_MAX / DIF_DEF_SPECSIZE + 1;
+    refused("nspec or specsize too large", -1, -1, "nspec * the default specsize");
+    a_new(); A.hdr.nspec = 0; A.hdr.specsize = 0xffffffffu;
+    refused("nspec or specsize too large", -1, -1, "specsize alone");
+    a_new(); A.hdr.nspec = 2; A.hdr.specsize = DIF_OPT_MAX / 2;
+    a_end(); a_probe(1, 1, 0);
+    img = a_build(&len);
+    CHECK(dif_verify(img, len, &e) == DIF_OK, "nspec * specsize = DIF_OPT_MAX: accepted");
+    CHECK(dif_state_size(img, 4) > 4ull * DIF_OPT_MAX, "and every CPU's buffers are counted");
+    free(img);
+#undef SPECULATE
+#undef COMMIT
+}
+
 static void test_edges(void)
 {
     /* llquantize with low > 0: (10, 1, 2, 10): [0] < 10, [1..9] 10..90, [10..18] 100..900,
@@ -1634,14 +1914,14 @@ static uint64_t rnd(void)
 }
 
 /* Every record a drain returns is well-formed, every snapshot entry too. */
-static long seen_type[6];
+static long seen_type[9];
 static bool sane_drain(struct dif_state *st, unsigned cpu)
 {
     long n = dif_drain(st, cpu, dbuf, 1 << 16);
     for (long o = 0; o < n; ) {
         struct hvt_drec r;
         memcpy(&r, dbuf + o, sizeof(r));
-        if (r.len < 40 || r.len % 8 || o + r.len > n || r.type < 1 || r.type > 5 || r.cpu != cpu)
+        if (r.len < 40 || r.len % 8 || o + r.len > n || r.type < 1 || r.type > 8 || r.cpu != cpu)
             return false;
         seen_type[r.type]++;
         o += r.len;
@@ -1745,8 +2025,9 @@ static void test_mutations(long iters)
     firing_reset();
     printf("mutations: %ld mutants, %ld refused, %ld accepted (%ld firings, %ld too big to "
            "run)\n", iters, refused_n, accepted, ran, big);
-    printf("mutants' records: %ld data, %ld errors, %ld drops, %ld dynvar drops, %ld agg drops\n",
-           seen_type[1], seen_type[2], seen_type[3], seen_type[4], seen_type[5]);
+    printf("mutants' records: %ld data, %ld errors, %ld drops, %ld dynvar drops, %ld agg drops, "
+           "%ld spec drops, %ld spec busy, %ld spec unavailable\n", seen_type[1], seen_type[2],
+           seen_type[3], seen_type[4], seen_type[5], seen_type[6], seen_type[7], seen_type[8]);
     CHECK(bad == 0, "mutants misbehaved: %ld", bad);
     CHECK(refused_n > 0 && accepted > 0, "both refused and accepted mutants");
     free(img);
@@ -1771,8 +2052,11 @@ int main(int argc, char **argv)
     test_buffer_full();
     test_error_probe();
     test_concurrency();
+    test_spec();
+    test_spec_concurrency();
     test_many_probes();
     test_verifier();
+    test_spec_verifier();
     test_edges();
     test_defenses();
     p_free(&P);
