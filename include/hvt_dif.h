@@ -132,12 +132,13 @@ enum hvt_dif_op {
     HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the return addresses
                                     found by following the user frame pointers from the user
                                     RIP/RBP: u32 count, u32 0, then count u64 (at most imm) */
-    HVT_DIF_OP_STOP,             /* stop(): destructive (HVT_DIF_HF_DESTRUCTIVE) */
     HVT_DIF_OP__COUNT
 };
 
 #define HVT_DIF_TRACER_STEP   1
 #define HVT_DIF_TRACER_UNSTEP 2
+#define HVT_DIF_TRACER_STOP   3          /* stop(): the tracer stops for good: later step()s of
+                                            this program do nothing (the trace ends there) */
 
 /* LDG sizes */
 #define HVT_DIF_LD_SIZE_MASK 0x0f        /* 1, 2, 4 or 8 bytes */

@@ -110,6 +110,7 @@ enum hvt_reason {
     HVT_REASON_BOOT = 12,        /* start: traced from the hypervisor's start */
     HVT_REASON_FILTER = 13,      /* a filter suspended (STOP) or resumed (START) recording */
     HVT_REASON_PROBE = 14,       /* a D program's step() (START) or unstep() (STOP) */
+    HVT_REASON_PROBE_STOP = 15,  /* stop: a D program's stop(): no more step() in that program */
     HVT_REASON_COUNT
 };
 

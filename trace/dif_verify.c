@@ -179,7 +179,8 @@ static const char *dif_check_imm(const struct dif_vimg *v, const struct hvt_dif_
     case IK_EXT:
         return imm == 1 || imm == 2 || imm == 4 ? NULL : "bad extension width";
     case IK_TRACER:
-        return imm == HVT_DIF_TRACER_STEP || imm == HVT_DIF_TRACER_UNSTEP ? NULL : "bad tracer request";
+        return imm == HVT_DIF_TRACER_STEP || imm == HVT_DIF_TRACER_UNSTEP ||
+               imm == HVT_DIF_TRACER_STOP ? NULL : "bad tracer request";
     }
     if (imm < 0 || (uint32_t)imm >= h->nvars)
         return "variable index out of range";
@@ -250,7 +251,7 @@ static const char *dif_check_spec_order(const struct hvt_dif_insn *in, uint64_t 
         if (s & VS_COMM_ANY)
             return "aggregating after a COMMIT";
         __attribute__((fallthrough));
-    case HVT_DIF_OP_AGGCLR: case HVT_DIF_OP_EXIT: case HVT_DIF_OP_TRACER: case HVT_DIF_OP_STOP:
+    case HVT_DIF_OP_AGGCLR: case HVT_DIF_OP_EXIT: case HVT_DIF_OP_TRACER:
         return s & VS_SPEC_ANY ? "its effect cannot follow a SPECULATE" : NULL;
     }
     return NULL;

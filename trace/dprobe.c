@@ -99,9 +99,15 @@ static void env_notify(void *env_ctx, unsigned cpu)
 
 /* step() / unstep(): the instruction tracer's window opens (closes) at every CPU's next exit,
  * like a mark from the guest; its START/STOP markers say PROBE. */
+static bool tracer_stopped;                /* stop() ran: this program steps no more */
 static void env_tracer(void *ctx, int what)
 {
-    step_request_reason(what == HVT_DIF_TRACER_STEP, HVT_REASON_PROBE);
+    if (what == HVT_DIF_TRACER_STOP)
+        __atomic_store_n(&tracer_stopped, true, __ATOMIC_RELEASE);
+    if (what == HVT_DIF_TRACER_STEP && __atomic_load_n(&tracer_stopped, __ATOMIC_ACQUIRE))
+        return;
+    step_request_reason(what == HVT_DIF_TRACER_STEP,
+                        what == HVT_DIF_TRACER_STOP ? HVT_REASON_PROBE_STOP : HVT_REASON_PROBE);
 }
 
 static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
@@ -385,6 +391,7 @@ static int finish_load(void)
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
     op_begin = op_end = op_snap = 0;
+    tracer_stopped = false;
     __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
     hv_log("hvtrace: D program loaded: %u bytes, %u clauses, %u probes, %lu bytes of state\n",
            stage_total, hdr->nclauses, hdr->nprobes, (uint64_t)need);

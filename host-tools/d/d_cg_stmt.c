@@ -107,7 +107,7 @@ static void scalar_value(d_cc *cc, d_node *call, int i, int k)
 }
 
 /* ---- speculations: the order of a clause's actions ---- */
-enum { SO_SPEC = 1, SO_COMMIT = 2, SO_DREC = 4, SO_ACTED = 8 };  /* cc->spec_order bits */
+enum { SO_SPEC = 1, SO_COMMIT = 2, SO_DREC = 4 };           /* cc->spec_order bits */
 enum { K_SPECULATE = -1, K_COMMIT = -2, K_DISCARD = -3, K_AGG = -4 }; /* besides D_ACT_* */
 
 /* what this action may not follow; NULL when it may come here */
@@ -119,13 +119,11 @@ static const char *order_error(d_cc *cc, int kind, const char *name)
         if (o & SO_SPEC) return "speculate( ) may not follow speculate( )";
         if (o & SO_COMMIT) return "speculate( ) may not follow commit( )";
         if (o & SO_DREC) return "speculate( ) may not follow data-recording action(s)";
-        if (o & SO_ACTED) return "speculate( ) may not follow stop( ) in hvtrace (stop( ) is a record here)";
         return NULL;
     case K_COMMIT:
         if (o & SO_COMMIT) return "commit( ) may not follow commit( )";
         if (o & SO_DREC) return "commit( ) may not follow data-recording action(s)";
         if (o & SO_SPEC) return "commit( ) may not follow speculate( ) in hvtrace";
-        if (o & SO_ACTED) return "commit( ) may not follow stop( ) in hvtrace (stop( ) is a record here)";
         return NULL;
     case K_DISCARD:
         return NULL;
@@ -133,12 +131,10 @@ static const char *order_error(d_cc *cc, int kind, const char *name)
         if (o & SO_SPEC) return "aggregating actions may not follow speculate( )";
         if (o & SO_COMMIT) return "aggregating actions may not follow commit( )";
         return NULL;
-    case D_ACT_STOP:
-        return o & SO_SPEC ? "destructive actions may not follow speculate( )" : NULL;
     case D_ACT_EXIT:
         if (o & SO_SPEC) return "exit( ) may not follow speculate( )";
         break;
-    case D_ACT_CLEAR: case D_ACT_STEP: case D_ACT_UNSTEP:
+    case D_ACT_CLEAR: case D_ACT_STEP: case D_ACT_UNSTEP: case D_ACT_STOP:
         if (o & SO_SPEC)
             return d_sprintf(cc, "%s( ) may not follow speculate( ) in hvtrace: it takes effect at once, not at the "
                              "commit", name);
@@ -156,8 +152,7 @@ static void order(d_cc *cc, const d_node *at, int kind, const char *name)
     if (kind == K_SPECULATE) o |= SO_SPEC;
     else if (kind == K_COMMIT) o |= SO_COMMIT;
     else if (kind == K_AGG) o |= SO_DREC;
-    else if (kind == D_ACT_STOP) o |= SO_ACTED; /* destructive: not data-recording to DTrace */
-    else if (kind != K_DISCARD) o |= SO_ACTED | (o & SO_SPEC ? 0 : SO_DREC);
+    else if (kind != K_DISCARD && !(o & SO_SPEC)) o |= SO_DREC;
     cc->spec_order = o;
 }
 
@@ -294,14 +289,13 @@ static void action(d_cc *cc, d_node *call)
         }
         return;
     }
-    case D_ACT_STEP: case D_ACT_UNSTEP:
+    case D_ACT_STEP: case D_ACT_UNSTEP: case D_ACT_STOP:
+        /* the instruction tracer; stop( ) is not DTrace's (stop the process: destructive) but
+         * hvtrace's: the trace ends here, so it needs no -w */
         act_new(cc, call, kind);
-        d_emit(cc, HVT_DIF_OP_TRACER, 0, 0, 0, kind == D_ACT_STEP ? HVT_DIF_TRACER_STEP : HVT_DIF_TRACER_UNSTEP);
+        d_emit(cc, HVT_DIF_OP_TRACER, 0, 0, 0, kind == D_ACT_STEP ? HVT_DIF_TRACER_STEP :
+               kind == D_ACT_UNSTEP ? HVT_DIF_TRACER_UNSTEP : HVT_DIF_TRACER_STOP);
         return;
-    case D_ACT_STOP:
-        if (!cc->destructive)
-            d_fail(cc, call->line, call->col, "stop( ) is a destructive action: allow it with -w (or #pragma D option destructive)");
-        /* fall through */
     default:
         act_new(cc, call, kind);
         return;

@@ -406,12 +406,19 @@ static void test_code(void)
         CHECK(k == 11, "11 ACTs, %d", k);
     }
     res_free(&r);
-    /* stop needs -w */
-    d_options o = opts();
-    o.destructive = 1;
-    r = comp_o("BEGIN { stop(); step(); unstep(); }", o);
-    CHECK(r.rc == 0 && (hdr(&r.p)->flags & HVT_DIF_HF_DESTRUCTIVE) && r.p.clauses[0].acts[0].kind == D_ACT_STOP &&
-          r.p.clauses[0].acts[1].kind == D_ACT_STEP && r.p.clauses[0].acts[2].kind == D_ACT_UNSTEP, "-w stop: %s", r.err);
+    /* stop(), step(), unstep() drive the instruction tracer: not destructive, no -w */
+    r = comp("BEGIN { stop(); step(); unstep(); }");
+    CHECK(r.rc == 0 && !(hdr(&r.p)->flags & HVT_DIF_HF_DESTRUCTIVE) && r.p.clauses[0].acts[0].kind == D_ACT_STOP &&
+          r.p.clauses[0].acts[1].kind == D_ACT_STEP && r.p.clauses[0].acts[2].kind == D_ACT_UNSTEP, "stop: %s", r.err);
+    {
+        int tr[3], n = 0;
+        uint32_t ni;
+        const struct hvt_dif_insn *ti = code(&r.p, 0, &ni);
+        for (uint32_t i = 0; i < ni && n < 3; i++)
+            if (ti[i].op == OP(TRACER)) tr[n++] = ti[i].imm;
+        CHECK(n == 3 && tr[0] == HVT_DIF_TRACER_STOP && tr[1] == HVT_DIF_TRACER_STEP && tr[2] == HVT_DIF_TRACER_UNSTEP,
+              "TRACER imms %d", n);
+    }
     res_free(&r);
     /* the predicate's end */
     r = comp("BEGIN /arg0/ { trace(1); trace(2); }");
@@ -500,7 +507,6 @@ static void test_errors(void)
     ERR("END { printa(@nope); }", 1, 14, "undefined aggregation: @nope");
     ERR("BEGIN { clear(1); }", 1, 15, "clear( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: int");
     ERR("BEGIN { x = @a; }", 1, 13, "aggregation @a may only be used as @a[keys] = func(...)");
-    ERR("BEGIN { stop(); }", 1, 9, "stop( ) is a destructive action: allow it with -w");
     ERR("BEGIN { trace(*arg0); }", 1, 15, "cannot dereference non-pointer type");
     ERR("BEGIN { trace(execname + 1); }", 1, 24, "operator + requires operands of arithmetic type");
     ERR("BEGIN { trace(1 / 0); }", 1, 17, "expression contains division by zero");
@@ -696,8 +702,7 @@ static void test_spec(void)
     ERR("BEGIN { speculate(1); @a = count(); }", 1, 23, "aggregating actions may not follow speculate( )");
     ERR("BEGIN { commit(1); @a = count(); }", 1, 20, "aggregating actions may not follow commit( )");
     ERR("BEGIN { speculate(1); exit(0); }", 1, 23, "exit( ) may not follow speculate( )");
-    ERR("#pragma D option destructive\nBEGIN { speculate(1); stop(); }", 2, 23,
-        "destructive actions may not follow speculate( )");
+    ERR("BEGIN { speculate(1); stop(); }", 1, 23, "stop( ) may not follow speculate( ) in hvtrace");
     ERR("BEGIN { printf(\"x\"); commit(1); }", 1, 22, "commit( ) may not follow data-recording action(s)");
     ERR("BEGIN { commit(1); commit(1); }", 1, 20, "commit( ) may not follow commit( )");
     ERR("BEGIN { commit(1); trace(1); }", 1, 20, "data-recording actions may not follow commit( )");
@@ -705,7 +710,7 @@ static void test_spec(void)
     ERR("BEGIN { speculate(1); trace(1); commit(1); }", 1, 33, "commit( ) may not follow speculate( ) in hvtrace");
     ERR("BEGIN { speculate(1); clear(@a); }", 1, 23, "clear( ) may not follow speculate( ) in hvtrace");
     ERR("BEGIN { speculate(1); step(); }", 1, 23, "step( ) may not follow speculate( ) in hvtrace");
-    ERR("#pragma D option destructive\nBEGIN { stop(); speculate(1); }", 2, 17, "speculate( ) may not follow stop( ) in hvtrace");
+    ERR("BEGIN { stop(); speculate(1); }", 1, 17, "speculate( ) may not follow data-recording action(s)");
     ERR("BEGIN { speculate(\"a\"); }", 1, 19, "speculate( ) argument #1 is incompatible with prototype:");
     ERR("BEGIN { commit(); }", 1, 9, "commit( ) prototype mismatch: 0 args passed, 1 expected");
     ERR("BEGIN { x = speculation(1); }", 1, 13, "speculation( ) prototype mismatch: 1 arg passed, 0 expected");
