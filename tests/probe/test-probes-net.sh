@@ -284,6 +284,7 @@ fi
 # ---- dwork: D programs measuring a workload that knows its own counts (tests/guest/d-work.c)
 if [[ " $RUNS " == *" dwork "* ]]; then
   cat > "$OUT/dwork.d" <<'EOF_D'
+BEGIN { npg = 0; }
 syscall::getpid:entry { @polls = count(); }
 syscall::getppid:entry { @bycomm[execname] = count(); }
 fbt::__x64_sys_getppid:entry /execname == "dw-one" || execname == "dw-two"/ { @fbt = count(); }
@@ -333,6 +334,16 @@ syscall::getpgid:entry
 syscall::getpgid:return
 /execname == "d-work"/
 {
+    npg++;
+}
+syscall::getpgid:return
+/execname == "d-work" && npg == 2/
+{
+    stop();
+}
+syscall::getpgid:return
+/execname == "d-work" && npg != 2/
+{
     unstep();
 }
 EOF_D
@@ -374,10 +385,14 @@ EOF_D
   # step()/unstep(): every instruction from getpgid's entry to its return, in the collector's trace
   T="$OUT/coll-dwork/current/trace.hvt"
   "$HVT" analyze --vmlinuz "$VMLINUZ" --view funcs "$T" > "$OUT/dwork-funcs.txt" 2>&1
-  "$HVT" analyze --vmlinuz "$VMLINUZ" "$T" 2>/dev/null | grep -m3 -i 'start\|stop' > "$OUT/dwork-marks.txt"
+  "$HVT" analyze --vmlinuz "$VMLINUZ" "$T" 2>/dev/null | grep -i 'start (\|stop (' > "$OUT/dwork-marks.txt"
   head -8 "$OUT/dwork-funcs.txt"; cat "$OUT/dwork-marks.txt"
   check "dwork: step() at getpgid's entry, unstep() at its return: the trace holds its instructions (do_getpgid or __x64_sys_getpgid), started by D" \
     bash -c "test -s '$T' && grep -qE 'do_getpgid|__x64_sys_getpgid' '$OUT/dwork-funcs.txt' && grep -q 'D step' '$OUT/dwork-marks.txt'"
+  nent=$(awk '$3 == "do_getpgid" { print $2 }' "$OUT/dwork-funcs.txt" | head -1)
+  nstop=$(grep -c 'stop (D stop()' "$OUT/dwork-marks.txt")
+  check "dwork: stop() at the 2nd of 3 getpgid returns: do_getpgid traced ${nent:-0} times (want 2: the 3rd step() did nothing), $nstop 'D stop()' markers (want >= 1)" \
+    bash -c "test '${nent:-0}' = 2 && test '$nstop' -ge 1"
   check "dwork: exit 0, nothing lost" \
     bash -c "test \"\$(cat '$OUT/dwork.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E'"
   check "dwork: the guest saw the disarm; clean power-off" \
