@@ -23,7 +23,7 @@ bench-step: $(HVT_IMPORT) $(BENCH_STEP)/initrd.img
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
 	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED)' \
-	  'hypervisor = on' 'log = e9' > $(BENCH_STEP)/hvtrace.cfg
+	  'hypervisor = on' 'advertise = on' 'log = e9' > $(BENCH_STEP)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(BENCH_STEP)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(BENCH_STEP)/initrd.img $(BENCH_STEP)/hvtrace.cfg
 	BOCHS_STAMP='^TICKBENCH-PHASE|^hvtrace: cpu [0-9]+: trace (start|stop)|^HVT-STEPSTAT' \

@@ -73,11 +73,19 @@ void vmx_print_exit_summary(const char *why)
 
 /* --- handlers --- */
 
+/* CPUID (SDM Vol. 2A, "CPUID-CPU Identification"): the guest sees the bare CPU's answer, so
+ * it behaves as it would without us (Linux takes other paths when it sees a hypervisor: its
+ * TSC calibration and errata checks). Hidden: VMX (no nested VMX: VMX instructions get #UD)
+ * and MONITOR/MWAIT (an idle CPU then uses HLT, which stays halted under the monitor trap
+ * flag, where MWAIT would wake at every step and a traced idle CPU would spin through its
+ * idle loop; KVM hides it too). The hypervisor bit and our leaves at 0x40000000 only when the
+ * configuration asks to advertise us: guest tools find hvtrace by its hypercall instead. */
 static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t leaf = (uint32_t)g->r[GPR_RAX], sub = (uint32_t)g->r[GPR_RCX], r[4];
-    if (leaf >= HVT_CPUID_LEAF_BASE && leaf <= HVT_CPUID_LEAF_BASE + 0xff) {
-        /* Our hypervisor leaves (the range is reserved for hypervisors, SDM CPUID notes). */
+    bool advertise = hv.bi->hv_flags & HVT_HVF_ADVERTISE;
+    if (advertise && leaf >= HVT_CPUID_LEAF_BASE && leaf <= HVT_CPUID_LEAF_BASE + 0xff) {
+        /* The range is reserved for hypervisors (SDM Vol. 2A, CPUID, "Hypervisor Use"). */
         r[0] = r[1] = r[2] = r[3] = 0;
         if (leaf == HVT_CPUID_LEAF_BASE) {
             const char *sig = HVT_CPUID_SIGNATURE;
@@ -91,12 +99,9 @@ static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
     } else {
         cpu_cpuid(leaf, sub, r);
         if (leaf == 1) {
-            r[2] &= ~CPUID_1_ECX_VMX;          /* no nested VMX: VMX instructions get #UD */
-            /* No MONITOR/MWAIT: an idle CPU then uses HLT, which stays halted under the
-             * monitor trap flag, where MWAIT would wake at every step (a traced idle CPU
-             * would spin through its idle loop). Hypervisors commonly hide it (KVM does). */
-            r[2] &= ~CPUID_1_ECX_MONITOR;
-            r[2] |= CPUID_1_ECX_HYPERVISOR;
+            r[2] &= ~(CPUID_1_ECX_VMX | CPUID_1_ECX_MONITOR);
+            if (advertise)
+                r[2] |= CPUID_1_ECX_HYPERVISOR;
         }
     }
     g->r[GPR_RAX] = r[0];

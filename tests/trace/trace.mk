@@ -32,7 +32,7 @@ define trace_run
 	@mkdir -p $(1)
 	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(3)) && \
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=$(2)' 'hypervisor = on' 'log = e9' \
+	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=$(2)' 'hypervisor = on' 'advertise = on' 'log = e9' \
 	  "trace = $$opts" > $(1)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(1)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(TRACE_TEST)/initrd.img $(1)/hvtrace.cfg
