@@ -47,8 +47,14 @@ $(TEST_BUILD)/guest/hvtrace-guest: tests/guest/hvtrace-guest.c include/hvt_hyper
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 
-$(TEST_BUILD)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest
+$(TEST_BUILD)/guest/msr-attack: tests/guest/msr-attack.c
+	@mkdir -p $(dir $@)
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
+
+# With the kernel's msr module, for msr-attack (init's msr-guard check).
+$(TEST_BUILD)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TEST_BUILD)/guest/msr-attack tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
+	k=$$(bash tests/platform/fetch-kernel.sh) && m=$$(find "$$(dirname "$$k")/../lib/modules" -name msr.ko | head -1) && \
+	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TEST_BUILD)/guest/msr-attack:bin/msr-attack "$$m:lib/msr.ko"
 
 # The pinned Debian kernel, copied unmodified next to the other ESP inputs.
 $(TEST_BUILD)/vmlinuz: tests/platform/fetch-kernel.sh

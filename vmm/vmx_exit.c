@@ -7,6 +7,7 @@
 #include "hv_core.h"
 #include "cpu.h"
 #include "hvt_hypercall.h"
+#include "msr_policy.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
 extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault[];
@@ -59,6 +60,14 @@ void vmx_inject_exception(unsigned vector, bool has_error, uint32_t error)
 void vmx_print_exit_summary(const char *why)
 {
     hv_log("hvtrace: exit summary (%s)\n", why);
+    for (unsigned i = 0; i <= MSR_REFUSED_KINDS; i++) {
+        uint32_t msr;
+        uint64_t rd, wr, n = msr_policy_refused(i, &msr, &rd, &wr);
+        if (n && i < MSR_REFUSED_KINDS)
+            hv_log("hvtrace: MSR %x refused (#GP): %lu reads, %lu writes\n", msr, rd, wr);
+        else if (n)
+            hv_log("hvtrace: MSR accesses refused (#GP) beyond these: %lu\n", n);
+    }
     for (unsigned c = 0; c < hv.cpu_count; c++) {
         struct vcpu *v = vcpu_get(c);
         /* MTF exits the policy's fast handler took are the policy's to count (hv_exit.h). */
@@ -273,19 +282,15 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
     vmx_skip_instruction();
 }
 
-/* RDMSR/WRMSR exit only for MSRs outside the bitmap's ranges (SDM 25.6.9): pass them through,
- * and give the guest the #GP real hardware would give for an MSR that does not exist. */
+/* RDMSR/WRMSR that exit (SDM Vol. 3C 25.6.9; every MSR but the allow-list's,
+ * msr_policy.h): a module that registered for the MSR first, then the policy; a refused access
+ * gets the #GP real hardware gives for a bad MSR access. */
 static void handle_rdmsr(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t val;
-    hv_msr_fn fn = exit_reg_msr((uint32_t)g->r[GPR_RCX]);
-    if (fn && fn((uint32_t)g->r[GPR_RCX], false, &val)) {
-        g->r[GPR_RAX] = (uint32_t)val;
-        g->r[GPR_RDX] = val >> 32;
-        vmx_skip_instruction();
-        return;
-    }
-    if (msr_safe_read((uint32_t)g->r[GPR_RCX], &val)) {
+    uint32_t msr = (uint32_t)g->r[GPR_RCX];
+    hv_msr_fn fn = exit_reg_msr(msr);
+    if (!(fn && fn(msr, false, &val)) && !msr_policy_read(v->index, msr, &val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }
@@ -297,12 +302,9 @@ static void handle_rdmsr(struct guest_regs *g, struct vcpu *v)
 static void handle_wrmsr(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
-    hv_msr_fn fn = exit_reg_msr((uint32_t)g->r[GPR_RCX]);
-    if (fn && fn((uint32_t)g->r[GPR_RCX], true, &val)) {
-        vmx_skip_instruction();
-        return;
-    }
-    if (msr_safe_write((uint32_t)g->r[GPR_RCX], val)) {
+    uint32_t msr = (uint32_t)g->r[GPR_RCX];
+    hv_msr_fn fn = exit_reg_msr(msr);
+    if (!(fn && fn(msr, true, &val)) && !msr_policy_write(v->index, msr, val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }

@@ -41,7 +41,9 @@ hv_io_fn hv_io_register(uint16_t port, unsigned width, hv_io_fn fn);
 
 /* RDMSR (read) and/or WRMSR (write) of 'msr' exit from now on (low range 0-0x1fff or
  * 0xc0000000-0xc0001fff, SDM 25.6.9 "MSR-Bitmap Address"). *val is the value written, or
- * receives the value read. true = handled (vmm/ advances RIP); false = passed to the MSR. */
+ * receives the value read. true = handled (vmm/ advances RIP); false = vmm/'s MSR policy
+ * decides, as for an MSR nobody registered (the allow-list passes it to the MSR, the rest is
+ * read through or refused with #GP: vmm/msr_policy.h). */
 typedef bool (*hv_msr_fn)(uint32_t msr, bool write, uint64_t *val);
 hv_msr_fn hv_msr_register(uint32_t msr, bool read, bool write, hv_msr_fn fn);
 
