@@ -161,6 +161,22 @@ static void printf_rules(void)
     tzset();
     v = iv(86400LL * 365 * 1000000000LL + 3723000000000LL, D_V_INT, 8);
     expect("%Y", pf("%Y", &v, 1, NULL), "1971 Jan  1 01:02:03");
+    /* %T: RFC 822 as DTrace's pfprint_time822 (strftime "%a, %d %b %G %T %Z"), width applies */
+    d_value t = iv(1700000000000000000LL, D_V_INT, 8);
+    expect("%T", pf("[%T]", &t, 1, NULL), "[Tue, 14 Nov 2023 22:13:20 UTC]");
+    expect("%-32T", pf("[%-32T]", &t, 1, NULL), "[Tue, 14 Nov 2023 22:13:20 UTC   ]");
+    /* %S: C escapes, and the string's NUL (DTrace escapes the whole record) */
+    expect("%S", pf("[%S]", (d_value[]){sv("a b\t\n\"\\\x01\x7f\xff~")}, 1, NULL),
+           "[a b\\t\\n\\\"\\\\\\001\\177\\377~\\0]");
+    expect("%12S", pf("[%12S]", (d_value[]){sv("ab\n")}, 1, NULL), "[      ab\\n\\0]");
+    /* %C: the character, or its escape; the value cut to its size first */
+    d_value cs[5] = {iv(65, D_V_INT, 4), iv(10, D_V_INT, 4), iv(0, D_V_INT, 1), iv(0x1ff, D_V_INT, 4),
+                     iv(' ', D_V_INT, 1)};
+    expect("%C", pf("%C|%C|%C|%C|%3C", cs, 5, NULL), "A|\\n|\\0|\\377|   ");
+    expect("%S integer", pf("%S", &t, 1, NULL), "conversion #1 (%S) is given an integer");
+    /* length modifiers on integers */
+    d_value lm[4] = {iv(-1, D_V_INT, 2), iv(-1, D_V_INT, 1), iv(255, D_V_INT, 8), iv(3, D_V_INT, 4)};
+    expect("%hx %hhx %lx %i", pf("%hx %hhx %lx %i", lm, 4, NULL), "ffff ff ff 3");
     /* formats that do not fit their values: an error, not garbage */
     pf("%d %d", &v, 1, &used);
     expect_int("too few values", used, -1);
