@@ -153,8 +153,9 @@ struct dif_env {
 
 /* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..9, PID, TID,
  * PPID, UID, TIMESTAMP, VTIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP,
- * STACKDEPTH); CPU, EPID (the position of (probe, clause) in probe_clauses[] + 1) and ID (the
- * probe id) are the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
+ * STACKDEPTH); CPU, EPID (DTrace's enabled probe id: clause by clause, each clause's probes by
+ * ascending id, from 1) and ID (the probe id; BEGIN, END and ERROR as DTrace's 1, 2 and 3) are
+ * the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
 struct dif_firing {
     void *ctx;                      /* handed to env->read and env->stack */
     uint64_t tsc;                   /* the records' tsc */

@@ -250,6 +250,16 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
     return dif_illop(r);
 }
 
+/* DTrace's probe id: its dtrace provider's BEGIN, END and ERROR are 1, 2 and 3 */
+static uint32_t dif_dtrace_id(const struct dif_state *st, uint32_t id)
+{
+    const struct hvt_dif_hdr *h = st->hdr;
+    if (id && id == h->begin_probe) return 1;
+    if (id && id == h->end_probe) return 2;
+    if (id && id == h->error_probe) return 3;
+    return id;
+}
+
 static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
 {
     const struct hvt_dif_probe *p = r->probe;
@@ -263,7 +273,7 @@ static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
     case HVT_DIF_V_PROBENAME: dif_str_set_strtab(r, rd, p->name); return true;
     case HVT_DIF_V_CPU:  dif_set_int(r, rd, r->cpu); return true;
     case HVT_DIF_V_EPID: dif_set_int(r, rd, r->epid); return true;
-    case HVT_DIF_V_ID:   dif_set_int(r, rd, p->id); return true;
+    case HVT_DIF_V_ID:   dif_set_int(r, rd, dif_dtrace_id(r->st, p->id)); return true;
     }
     if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 10)
         dif_set_int(r, rd, r->args[id - HVT_DIF_V_ARG0]);
@@ -522,7 +532,7 @@ static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
         uint64_t pci = (uint64_t)p->clauses + i;
         if (pci >= st->hdr->nprobe_clauses)
             break;
-        dif_run_clause(r, st->probe_clauses[pci], (uint32_t)pci + 1);
+        dif_run_clause(r, st->probe_clauses[pci], st->epids[pci]);
         if (r->fault && faults && *nf < DIF_ERROR_FIRES)
             faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->epid, r->pc, r->fault,
                                                        r->fault_addr };

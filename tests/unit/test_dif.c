@@ -1116,7 +1116,44 @@ static void test_error_probe(void)
     drain(&P, 0);
     CHECK(nrecs == 2 && recs[1].h.probe == 99 && recs[1].w[1] == 1 && recs[1].w[2] == 0 &&
           recs[1].w[3] == 2 && recs[1].w[4] == HVT_DIF_F_DIVZERO && recs[1].w[5] == 0 &&
-          recs[1].w[6] == 99, "ERROR fired: epid, clause, pc, fault, address");
+          recs[1].w[6] == 3, "ERROR fired: epid, clause, pc, fault, address; its id is DTrace's 3");
+}
+
+/* epid is DTrace's: clause by clause, each clause's probes by ascending id; id is the probe's,
+ * BEGIN/END/ERROR's DTrace's 1/2/3. Three clauses over probes 5 (clauses 1, 2), 9 (0, 1), 12
+ * (2) and BEGIN (0): clause 0 has epids 1 (9) and 2 (BEGIN), clause 1 3 (5) and 4 (9),
+ * clause 2 5 (5) and 6 (12). */
+static void test_epids(void)
+{
+    a_new();
+    A.hdr.begin_probe = 0xffffff01u;
+    A.hdr.end_probe = 0xffffff02u;
+    for (int k = 0; k < 3; k++) {
+        ACT(0); II(VAR, 1, 0, HVT_DIF_V_EPID); EMIT(1); II(VAR, 1, 0, HVT_DIF_V_ID); EMIT(1);
+        LDI(2, k); EMIT(2); a_end();
+    }
+    a_probe(5, 2, 1, 2);
+    a_probe(9, 2, 0, 1);
+    a_probe(12, 1, 2);
+    a_probe(0xffffff01u, 1, 0);
+    p_free(&P);
+    CHECK(p_load(&P, 1), "epid program");
+    struct { uint32_t id; uint64_t want[2][3]; int n; } t[] = {
+        { 5, { { 3, 5, 1 }, { 5, 5, 2 } }, 2 },
+        { 9, { { 1, 9, 0 }, { 4, 9, 1 } }, 2 },
+        { 12, { { 6, 12, 2 } }, 1 },
+        { 0xffffff01u, { { 2, 1, 0 } }, 1 },
+    };
+    for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        dif_fire(P.st, 0, t[i].id, &F);
+        drain(&P, 0);
+        CHECK(nrecs == t[i].n, "probe %#x: %d records", t[i].id, nrecs);
+        for (int j = 0; j < t[i].n && j < nrecs; j++)
+            CHECK(recs[j].w[1] == t[i].want[j][0] && recs[j].w[2] == t[i].want[j][1] &&
+                  recs[j].w[3] == t[i].want[j][2], "probe %#x clause %llu: epid %llu id %llu",
+                  t[i].id, (unsigned long long)recs[j].w[3], (unsigned long long)recs[j].w[1],
+                  (unsigned long long)recs[j].w[2]);
+    }
 }
 
 /* Two CPUs firing at once: per-CPU aggregations, shared dynamic variables. */
@@ -2051,6 +2088,7 @@ int main(int argc, char **argv)
     test_agg_clear_snapshot();
     test_buffer_full();
     test_error_probe();
+    test_epids();
     test_concurrency();
     test_spec();
     test_spec_concurrency();
