@@ -85,8 +85,8 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     L->total = o + (size_t)ncpus * c;
 }
 
-/* DTrace numbers its enabled probes clause by clause (each clause's probes by ascending id,
- * the order probes[] has), from 1: epid = the clauses before's probes + the rank of this
+/* DTrace numbers its enabled probes clause by clause (each clause's probes by ascending DTrace
+ * id: BEGIN, END and ERROR, then the order of probes[]), from 1: epid = the clauses before's probes + the rank of this
  * probe among its clause's. probe_clauses[] is per probe, so count per clause first. The
  * verifier checked every entry < nclauses and every probe's range inside the array. */
 static void dif_epids_init(struct dif_state *st, uint32_t *epids, uint32_t *next)
@@ -102,11 +102,19 @@ static void dif_epids_init(struct dif_state *st, uint32_t *epids, uint32_t *next
         base += n;
     }
     memset(epids, 0, (size_t)h->nprobe_clauses * 4);
-    for (uint32_t p = 0; p < h->nprobes; p++)
-        for (uint32_t j = 0; j < st->probes[p].nclauses; j++) {
-            uint64_t e = (uint64_t)st->probes[p].clauses + j;
-            if (e < h->nprobe_clauses)
-                epids[e] = next[st->probe_clauses[e]]++;
+    /* BEGIN, END and ERROR first: their DTrace ids (1, 2, 3) are below every other */
+    const uint32_t special[3] = { h->begin_probe, h->end_probe, h->error_probe };
+    for (int pass = 0; pass < 4; pass++)
+        for (uint32_t p = 0; p < h->nprobes; p++) {
+            uint32_t id = st->probes[p].id;
+            bool is_special = id && (id == special[0] || id == special[1] || id == special[2]);
+            if (pass < 3 ? !id || id != special[pass] : is_special)
+                continue;
+            for (uint32_t j = 0; j < st->probes[p].nclauses; j++) {
+                uint64_t e = (uint64_t)st->probes[p].clauses + j;
+                if (e < h->nprobe_clauses && !epids[e])
+                    epids[e] = next[st->probe_clauses[e]]++;
+            }
         }
     st->epids = epids;
 }

@@ -89,7 +89,7 @@ static void heading_and_prefix(d_consumer *c, const struct hvt_drec *r, const d_
         if (!c->quiet) {
             char name[512];
             snprintf(name, sizeof name, "%s:%s", pr->func, pr->name);
-            d_out_printf(c->out, "%3d %6d %32s ", r->cpu, (int)r->probe, name);
+            d_out_printf(c->out, "%3d %6d %32s ", r->cpu, (int)d_dtrace_id_of(c, r->probe), name);
         }
         return;
     }
@@ -243,7 +243,7 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
     if (r->fault == HVT_DIF_F_BADADDR)
         snprintf(details, sizeof details, " (0x%llx)", (unsigned long long)r->arg);
     d_say(c, "error on enabled probe ID %u (ID %u: %s:%s:%s:%s): %s%s in %s at DIF offset %u",
-        d_epid_of(c, r->probe, r->clause), r->probe, pr->prov, pr->mod, pr->func, pr->name, fault_str(r->fault),
+        d_epid_of(c, r->probe, r->clause), d_dtrace_id_of(c, r->probe), pr->prov, pr->mod, pr->func, pr->name, fault_str(r->fault),
         details, where, r->pc);
     return D_CONSUME_OK;
 }

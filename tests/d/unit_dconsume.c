@@ -208,12 +208,14 @@ static d_clause clauses[] = {
     CLAUSE("BEGIN", 1, acts1),
     CLAUSE("fbt::do_sys_open:entry", 4, acts2),
 };
+/* BEGIN's id is hvt's own (as d_run gives it): printed as DTrace's 1 */
+#define BEGIN_ID 0xffffff01u
 static d_probe probes[] = {
-    {1, "dtrace", "", "", "BEGIN"},
     {5, "fbt", "kernel", "do_sys_open", "entry"},
     {10, "fbt", "kernel", "foo", "entry"}, {11, "fbt", "kernel", "foo", "return"},
     {12, "fbt", "kernel", "bar", "entry"}, {13, "fbt", "kernel", "bar", "return"},
     {20, "syscall", "kernel", "read", "entry"}, {21, "syscall", "kernel", "read", "return"},
+    {BEGIN_ID, "dtrace", "", "", "BEGIN"},
 };
 
 /* An image with strsize 16 whose probes run: BEGIN clause 1, do_sys_open clauses 0 and 1;
@@ -222,9 +224,10 @@ static uint8_t image[512];
 static dprog prog(int quiet, int flow)
 {
     struct hvt_dif_hdr h = {0};
-    struct hvt_dif_probe pr[2] = {{1, 0, 1, 0, 0, 0, 0}, {5, 1, 2, 0, 0, 0, 0}};
-    uint16_t pc[3] = {1, 0, 1};
+    struct hvt_dif_probe pr[2] = {{5, 0, 2, 0, 0, 0, 0}, {BEGIN_ID, 2, 1, 0, 0, 0, 0}};
+    uint16_t pc[3] = {0, 1, 1};
     h.magic = HVT_DIF_MAGIC;
+    h.begin_probe = BEGIN_ID;
     h.strsize = 16;
     h.nprobes = 2;
     h.nprobe_clauses = 3;
@@ -270,7 +273,7 @@ static void records(void)
     rbuf r = {0};
     /* a clause with no action: the heading, then the probe */
     d_consumer *c = mk(&p);
-    rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
     expect_int("empty clause rc", one(c, &r), D_CONSUME_OK);
     expect("empty clause", g_out.buf, HEAD L0_BEGIN "\n");
     /* trace() of every size, a string, sym(), and the heading only once */
@@ -402,7 +405,7 @@ static void errors_and_drops(void)
     rb_ctl(&r, HVT_DREC_ERROR, 1, 5, 0, 0x10, 12, HVT_DIF_F_BADADDR);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 0, 0, 1, HVT_DIF_F_DIVZERO);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 1, 0, 4, HVT_DIF_F_NOSCRATCH);
-    rb_ctl(&r, HVT_DREC_ERROR, 0, 1, 1, 0, 7, HVT_DIF_F_ILLOP);
+    rb_ctl(&r, HVT_DREC_ERROR, 0, BEGIN_ID, 1, 0, 7, HVT_DIF_F_ILLOP);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 0, 0, 5, HVT_DIF_F_TUPLE);
     rb_ctl(&r, HVT_DREC_DROPS, 0, 0, 0, 1, 0, 0);
     rb_ctl(&r, HVT_DREC_DROPS, 3, 0, 0, 17, 0, 0);
@@ -479,15 +482,15 @@ static void malformed(void)
         expect(cases[i].what, g_err.buf, want);
         expect(cases[i].what, g_out.buf, "");
         r.n = 0;
-        rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_end(&r);
+        rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
         one(c, &r);
         expect(cases[i].what, g_out.buf, HEAD L0_BEGIN "\n");
         d_consume_free(c);
     }
     /* a buffer whose last record is cut: the good ones before it print */
     rbuf r = {0};
-    rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_end(&r);
-    rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_i(&r, 0), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_i(&r, 0), rb_end(&r);
     d_consumer *c = mk(&p);
     expect_int("cut buffer rc", d_consume_buffer(c, r.b, r.n - 8), D_CONSUME_BAD);
     expect("cut buffer out", g_out.buf, HEAD L0_BEGIN "\n");

@@ -1120,9 +1120,9 @@ static void test_error_probe(void)
 }
 
 /* epid is DTrace's: clause by clause, each clause's probes by ascending id; id is the probe's,
- * BEGIN/END/ERROR's DTrace's 1/2/3. Three clauses over probes 5 (clauses 1, 2), 9 (0, 1), 12
- * (2) and BEGIN (0): clause 0 has epids 1 (9) and 2 (BEGIN), clause 1 3 (5) and 4 (9),
- * clause 2 5 (5) and 6 (12). */
+ * BEGIN/END/ERROR's DTrace's 1/2/3, so they come first. Three clauses over probes 5 (clauses
+ * 1, 2), 9 (0, 1), 12 (2) and BEGIN (0): clause 0 has epids 1 (BEGIN) and 2 (9), clause 1 3 (5)
+ * and 4 (9), clause 2 5 (5) and 6 (12). */
 static void test_epids(void)
 {
     a_new();
@@ -1140,9 +1140,9 @@ static void test_epids(void)
     CHECK(p_load(&P, 1), "epid program");
     struct { uint32_t id; uint64_t want[2][3]; int n; } t[] = {
         { 5, { { 3, 5, 1 }, { 5, 5, 2 } }, 2 },
-        { 9, { { 1, 9, 0 }, { 4, 9, 1 } }, 2 },
+        { 9, { { 2, 9, 0 }, { 4, 9, 1 } }, 2 },
         { 12, { { 6, 12, 2 } }, 1 },
-        { 0xffffff01u, { { 2, 1, 0 } }, 1 },
+        { 0xffffff01u, { { 1, 1, 0 } }, 1 },
     };
     for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         dif_fire(P.st, 0, t[i].id, &F);
