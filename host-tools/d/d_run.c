@@ -303,15 +303,17 @@ int d_run_main(int argc, char **argv)
         free(src);
         return 1;
     }
-    {   /* system call return probes where RAX is the return value (see probe_list.h) */
-        kimg k;
+    /* the image: system call return probes where RAX is the return value (see
+     * probe_list.h), and the addr provider's SYM+OFF decoded while compiling */
+    kimg kimage;
+    bool have_kimg = kimg_load(&kimage, vmlinuz) == 0;
+    if (have_kimg) {
         char *all[] = { "syscall:::return" };
-        if (kimg_load(&k, vmlinuz) == 0) {
-            probe_list_follow_tail(&l, &ki.syms, &k, all, 1);
-            kimg_free(&k);
-        }
+        probe_list_follow_tail(&l, &ki.syms, &kimage, all, 1);
     }
-    d_options opt = { .resolve = d_resolve_probe_list, .resolve_ctx = &l, .begin_id = ID_BEGIN,
+    d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
+                               .img = have_kimg ? &kimage : NULL };
+    d_options opt = { .resolve = d_resolve_kernel, .resolve_ctx = &kres, .begin_id = ID_BEGIN,
                       .end_id = ID_END, .error_id = ID_ERROR, .btf = ki.btf.ntypes ? &ki.btf : NULL,
                       .macro_args = macros, .nmacro_args = nm, .target_pid = target,
                       .xopts = xopts, .nxopts = nx, .destructive = destructive,
@@ -559,6 +561,8 @@ done:
     free(ans);
     free(src);
     probe_list_free(&l);
+    if (have_kimg)
+        kimg_free(&kimage);
     kinfo_close(&ki);
     return rc;
 }
