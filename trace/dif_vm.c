@@ -196,7 +196,30 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
     return true;
 }
 
-/* ACT, EMIT, STACK, EXIT: the clause's record */
+/* The user stack into pcs[0 .. max): the user pc, then the frame-pointer chain's return
+ * addresses (see dif.h); returns how many. */
+#define DIF_USER_TOP 0x0000800000000000ull
+static uint32_t dif_ustack(struct dif_run *r, uint64_t *pcs, uint32_t max)
+{
+    const struct dif_env *e = &r->st->env;
+    uint64_t pc, fp;
+    if (!e->uregs || !e->read || !e->uregs(r->f->ctx, &pc, &fp) || !pc || pc >= DIF_USER_TOP)
+        return 0;
+    uint32_t n = 0;
+    pcs[n++] = pc;
+    while (n < max && fp && !(fp & 7) && fp < DIF_USER_TOP - 16) {
+        uint64_t fr[2];                        /* saved fp, return address */
+        if (e->read(r->f->ctx, fp, fr, sizeof fr, 1) != sizeof fr || !fr[1] || fr[1] >= DIF_USER_TOP)
+            break;
+        pcs[n++] = fr[1];
+        if (fr[0] <= fp)                       /* frames go up the stack: else a loop or junk */
+            break;
+        fp = fr[0];
+    }
+    return n;
+}
+
+/* ACT, EMIT, STACK, USTACK, EXIT: the clause's record */
 static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
 {
     struct dif_state *st = r->st;
@@ -244,6 +267,18 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
         ((uint64_t *)p)[1] = rsp;
         memset(p + 16 + n, 0, dif_round8((uint32_t)n) - n);
         r->rec_len -= dif_round8(max) - dif_round8((uint32_t)n);   /* give back the rest */
+        return true;
+    }
+    case HVT_DIF_OP_USTACK: {
+        uint32_t max = (uint32_t)in->imm;
+        if (in->imm < 1 || max > HVT_DIF_USTACK_MAX)
+            return dif_illop(r);
+        if (!(p = dif_rec_room(r, 8 + 8 * max)))
+            return false;
+        uint32_t n = dif_ustack(r, (uint64_t *)(void *)(p + 8), max);
+        ((uint32_t *)p)[0] = n;
+        ((uint32_t *)p)[1] = 0;
+        r->rec_len -= 8 * (max - n);           /* give back the rest */
         return true;
     }
     }
@@ -423,7 +458,8 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
             break;
         case HVT_DIF_OP_TPUSH: ok = dif_tpush(r, ra); break;
         case HVT_DIF_OP_TCLR: r->c->tuple_len = r->c->tuple_n = 0; break;
-        case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_EXIT:
+        case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_USTACK:
+        case HVT_DIF_OP_EXIT:
             ok = dif_op_rec(r, in);
             break;
         case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: ok = dif_op_agg(r, in); break;
