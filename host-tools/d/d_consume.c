@@ -237,7 +237,20 @@ int d_decode(d_consumer *c, const d_clause *cl, const uint8_t *b, uint32_t len, 
             return bad(why, wn, "out of memory");
         dact *d = &c->acts[na++];
         *d = (dact){ai, (int)nv, 0, NULL, 0, 0};
-        if (a->kind == D_ACT_STACK || a->kind == D_ACT_USTACK) {
+        if (a->kind == D_ACT_USTACK) {      /* u32 count, u32 0, count user pcs */
+            uint32_t n, z;
+            if (len - at < 8)
+                return bad(why, wn, "action #%u: user stack header cut", ai);
+            memcpy(&n, b + at, 4);
+            memcpy(&z, b + at + 4, 4);
+            if (z || n > HVT_DIF_USTACK_MAX || (uint64_t)n * 8 > len - at - 8)
+                return bad(why, wn, "action #%u: user stack of %u frames does not fit", ai, n);
+            d->blob = b + at + 8;
+            d->bloblen = n;
+            at += 8 + 8 * n;
+            continue;
+        }
+        if (a->kind == D_ACT_STACK) {
             uint32_t n, z;
             if (len - at < 16)
                 return bad(why, wn, "action #%u: stack header cut", ai);

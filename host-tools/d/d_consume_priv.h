@@ -19,8 +19,8 @@
 typedef struct {
     int act;              /* index in the clause's acts */
     int v0, nv;           /* its values in c->vals */
-    const uint8_t *blob;  /* stack(): the bytes */
-    uint32_t bloblen;
+    const uint8_t *blob;  /* stack(): the bytes; ustack(): the pcs (u64 each) */
+    uint32_t bloblen;     /* stack(): bytes; ustack(): pcs */
     uint64_t rsp;
 } dact;
 
