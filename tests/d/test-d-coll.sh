@@ -167,7 +167,7 @@ cat "$W/epid.out"
 check "epid/id: BEGIN 1/1, getpid 2 (4 times), second clause 3, END 4/2" \
   test "$(grep . "$W/epid.out" | sort | uniq -c | sed 's/^ *//' | paste -sd'|')" = \
   "1 BEGIN epid=1 id=1|1 END epid=4 id=2|4 getpid epid=2|1 second epid=3"
-run prefix 2 'BEGIN { trace(1); } END { trace(2); }'
+run prefix 2 'BEGIN { trace(1); } syscall::getpid:entry /arg0 > 5/ { } END { trace(2); }'
 cat "$W/prefix.out"
 check "prefix: BEGIN and END print as IDs 1 and 2" \
   bash -c "grep -qE '^ +[0-9]+ +1 +:BEGIN +1 *\$' '$W/prefix.out' && grep -qE '^ +[0-9]+ +2 +:END +2 *\$' '$W/prefix.out'"

@@ -198,13 +198,14 @@ static d_action acts0[] = {
     ACT(D_ACT_TRACE, NULL, -1, 1, &V1),  ACT(D_ACT_TRACE, NULL, -1, 1, &VS),
     ACT(D_ACT_PRINTF, "x=%d s=%s\n", -1, 2, ((d_val[]){{D_V_INT, 8}, {D_V_STR, 0}})),
     ACT(D_ACT_EXIT, NULL, -1, 1, &V4),   ACT(D_ACT_TRACE, NULL, -1, 1, &VK),   ACT(D_ACT_TRACE, NULL, -1, 1, &VU8),
+    ACT(D_ACT_USTACK, NULL, -1, 0, NULL),
 };
 static d_action acts1[] = {ACT(D_ACT_DEFAULT, NULL, -1, 0, NULL)};
 static d_action acts2[] = {ACT(D_ACT_SETOPT, "quiet", -1, 0, NULL), ACT(D_ACT_STACK, NULL, -1, 0, NULL),
                            ACT(D_ACT_PRINTF, "%d and %d\n", -1, 1, &V8), ACT(D_ACT_STOP, NULL, -1, 0, NULL)};
 static uint32_t stmts0[] = {3, 10};
 static d_clause clauses[] = {
-    {.where = "fbt::do_sys_open:entry", .nacts = 9, .acts = acts0, .pred_end = 3, .nstmts = 2, .stmt_pc = stmts0},
+    {.where = "fbt::do_sys_open:entry", .nacts = 10, .acts = acts0, .pred_end = 3, .nstmts = 2, .stmt_pc = stmts0},
     CLAUSE("BEGIN", 1, acts1),
     CLAUSE("fbt::do_sys_open:entry", 4, acts2),
 };
@@ -337,6 +338,29 @@ static void records(void)
     expect("stack", g_out.buf, HEAD L1_OPEN "\n              vmlinux`do_sys_open+0x14\n              vmlinux`vfs_read\n\n");
     d_consume_free(c);
 
+    /* ustack(): the recorded user pcs up to the first 0, through the symbolizer as user
+     * addresses (0x... without a symbol), indented 14, as DTrace's dt_print_ustack */
+    d_out_reset(&g_out), d_out_reset(&g_err);
+    c = d_consume_new(&p, &cfg);
+    rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 9);
+    uint32_t uh[2] = {3, 0};
+    uint64_t upc[3] = {0x7f0000001010ull, 0x400000, 0};
+    rb_put(&r, uh, 8), rb_put(&r, upc, 24), rb_end(&r);
+    expect_int("ustack rc", one(c, &r), D_CONSUME_OK);
+    expect("ustack", g_out.buf, HEAD L1_OPEN "\n              libc.so.6`malloc+0x10\n              0x400000\n\n");
+    d_out_reset(&g_out);
+    rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 9);
+    uh[0] = 0;
+    rb_put(&r, uh, 8), rb_end(&r);
+    one(c, &r);
+    expect("ustack with no frames", g_out.buf, L1_OPEN "\n\n");
+    rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 9);
+    uh[0] = 5;
+    rb_put(&r, uh, 8), rb_put(&r, upc, 16), rb_end(&r);
+    expect_int("ustack cut rc", one(c, &r), D_CONSUME_BAD);
+    expect("ustack cut", g_err.buf, "hvt: malformed record from CPU 1 (action #9: user stack of 5 frames does not fit)\n");
+    d_consume_free(c);
+
     /* a format that does not fit its values (the compiler's bug) is said, not guessed; the
      * actions the consumer does not carry out go to the caller */
     int others = 0;
@@ -447,7 +471,7 @@ static void malformed(void)
         void (*build)(rbuf *);
     } cases[] = {
         {"truncated string length", "action #4 value 1: string of 200 bytes past the record's end", NULL},
-        {"wrong action index", "action index 9, the clause has 9", NULL},
+        {"wrong action index", "action index 10, the clause has 10", NULL},
         {"length past the record", "length 4096 in 48 bytes", NULL},
         {"integer cut", "action #0 value 1: integer cut", NULL},
         {"string padding", "action #4 value 1: string padding is not zero", NULL},
@@ -461,7 +485,7 @@ static void malformed(void)
         uint16_t l;
         switch (i) {
         case 0: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 4), l = 200, rb_put(&r, &l, 2), rb_put(&r, "abcdef", 6); break;
-        case 1: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 9), rb_i(&r, 1); break;
+        case 1: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 10), rb_i(&r, 1); break;
         case 2: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 0), rb_end(&r), rb_i(&r, 1); break;
         case 3: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 0); break;
         case 4: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 4), rb_s(&r, "abc"), r.b[r.n - 1] = 'x'; break;
