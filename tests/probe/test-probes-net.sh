@@ -252,6 +252,12 @@ syscall::getpriority:return
 {
     printf("getpriority returned %d errno %d\n", (int)arg1, errno);
 }
+syscall::getpriority:entry
+/execname == "probe-net"/
+{
+    printf("ustack:");
+    ustack();
+}
 syscall::getpid:entry
 {
     @polls[execname] = count();
@@ -271,6 +277,24 @@ EOF_D
     test "$qsum" = "$want"
   check "d: printf with predicates: 3 getpriority(7ac1, 7ac2) by probe-net, 3 returned -22 errno 22" \
     bash -c "test \$(grep -cx 'getpriority(7ac1, 7ac2) by probe-net' '$OUT/d.out') = 3 && test \$(grep -cx 'getpriority returned -22 errno 22' '$OUT/d.out') = 3"
+  # ustack(): each record's frames (14 spaces, an address) are user addresses inside
+  # probe-net's static text: the first one right after its syscall instruction
+  PNB="$BUILD/test/trace/guest/probe-net"
+  read -r ta tsz < <(readelf -SW "$PNB" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") print $(i + 2), $(i + 4) }')
+  tlo=$((0x${ta:-1})); thi=$((0x${ta:-0} + 0x${tsz:-0}))
+  nus=$(grep -c '^ustack:' "$OUT/d.out")
+  frames=$(grep -E '^ {14}0x[0-9a-f]+$' "$OUT/d.out" | tr -d ' ')
+  nfr=$(echo "$frames" | grep -c . ); nin=0; nsys=0
+  for f in $frames; do
+    a=$((f)); (( a >= tlo && a < thi )) && nin=$((nin + 1))
+  done
+  firsts=$(awk '/^ustack:/ { getline; gsub(/ /, ""); print }' "$OUT/d.out")
+  for f in $firsts; do
+    b=$(objdump -d --start-address=$((f - 2)) --stop-address=$((f)) "$PNB" 2>/dev/null | grep -c 'syscall')
+    [ "$b" -ge 1 ] && nsys=$((nsys + 1))
+  done
+  check "d: ustack() at getpriority: $nus stacks, $nfr frames, $nin inside probe-net's text, $nsys first frames right after a syscall instruction" \
+    bash -c "test '$nus' = 3 && test '$nfr' -ge 3 && test '$nin' = '$nfr' && test '$nsys' = 3"
   check "d: exit 0, nothing lost or dropped ($(grep -hE 'lost|drop|error' "$OUT/d.err" | head -2 | tr '\n' ' '))" \
     bash -c "test \"\$(cat '$OUT/d.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive|error' '$OUT/d.err'"
   check "d: no record on port 0xE9 (they went over the link)" \
