@@ -41,7 +41,8 @@ int vmm_init(struct hvt_boot_info *bi)
     msr_policy_fill(hv.msr_bitmap);            /* every MSR exits but the allow-list's */
     /* The canary: a per-boot value filling one page of hypervisor memory. The guest-side
      * test (hvtrace-guest memcheck) must never find it. */
-    hv.canary = (hv_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX;
+    hv.selftest = bi->hv_flags & HVT_HVF_SELFTEST;
+    hv.canary = hv.selftest ? (hv_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX : 0;
     for (unsigned i = 0; i < X86_PAGE_SIZE / 8; i++)
         hv.canary_page[i] = hv.canary;
     if (hv_ept_build())

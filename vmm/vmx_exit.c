@@ -120,15 +120,43 @@ static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
     vmx_skip_instruction();
 }
 
+/* May the caller make this hypercall (hv_exit.h)? CPL is SS.DPL (SDM Vol. 3A 5.5 "Privilege
+ * Levels"; with VMX, VMCS guest SS access rights bits 6:5). */
+static bool hypercall_allowed(uint64_t func, unsigned cpu)
+{
+    enum hv_hc_priv need;
+    if (func == HVT_HC_VERSION)
+        need = HV_HC_ANY;                     /* how guest tools find hvtrace: it tells nothing */
+    else if (func == HVT_HC_HV_RANGE)         /* where our memory is: kernel only, but for the */
+        need = hv.selftest ? HV_HC_ADMIN : HV_HC_KERNEL;   /* guest's own memory checks */
+    else if (func < HV_HYPERCALL_MAX)
+        need = (enum hv_hc_priv)exit_reg.hc_priv[func];
+    else
+        need = HV_HC_KERNEL;
+    if (need == HV_HC_ANY)
+        return true;
+    unsigned cpl = (unsigned)(vmx_read(VMCS_GUEST_SS_AR) >> 5) & 3;
+    if (cpl == 0)
+        return true;
+    return need == HV_HC_ADMIN && exit_reg.hc_admin && exit_reg.hc_admin(cpu);
+}
+
 static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t rax = g->r[GPR_RAX];
+    uint64_t func = rax & HVT_HC_FUNC_MASK;
     if ((rax & HVT_HC_MAGIC_MASK) != HVT_HC_MAGIC) {
         vmx_inject_exception(VEC_UD, false, 0);   /* as on bare metal (SDM VMCALL: #UD) */
         return;
     }
+    if (!hypercall_allowed(func, v->index)) {
+        if (func < HV_HYPERCALL_MAX)
+            __atomic_add_fetch(&exit_reg.hc_refused[func], 1, __ATOMIC_RELAXED);
+        vmx_inject_exception(VEC_UD, false, 0);   /* what this caller would get on bare metal */
+        return;
+    }
     int64_t status = HVT_HC_OK;
-    switch (rax & HVT_HC_FUNC_MASK) {
+    switch (func) {
     case HVT_HC_VERSION:
         g->r[GPR_RBX] = HVT_VERSION;
         g->r[GPR_RCX] = HVT_HC_ABI_REVISION;
@@ -136,10 +164,9 @@ static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
     case HVT_HC_HV_RANGE:
         g->r[GPR_RBX] = hv.bi->region_phys;
         g->r[GPR_RCX] = hv.bi->region_size;
-        g->r[GPR_RDX] = hv.canary;
+        g->r[GPR_RDX] = hv.selftest ? hv.canary : 0;
         break;
     default: {
-        uint64_t func = rax & HVT_HC_FUNC_MASK;
         hv_hypercall_fn fn = func < HV_HYPERCALL_MAX ? exit_reg.hypercall[func] : 0;
         status = fn ? fn(g) : HVT_HC_ENOSYS;
     }
