@@ -43,9 +43,10 @@ unit-test-platform: $(TEST_BUILD)/unit/test_acpi_tables $(TEST_BUILD)/unit/test_
 unit-test: unit-test-platform
 
 # ---- guest: tools, initramfs, kernel, ESP images ------------------------------------------
-$(TEST_BUILD)/guest/hvtrace-guest: tests/guest/hvtrace-guest.c include/hvt_hypercall.h
+# The guest tool is part of the product (guest/); the tests put the same binary in their initramfs.
+$(TEST_BUILD)/guest/hvtrace-guest: guest/hvtrace-guest.c guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -Iguest -o $@ $<
 
 $(TEST_BUILD)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest
