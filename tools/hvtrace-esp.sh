@@ -80,13 +80,13 @@ case "$dest" in
   *)
     [ -d "$dest" ] || { echo "hvtrace-esp: $dest is not a directory (mount the ESP first)" >&2; exit 1; }
     lay_out "$dest"
-    if [ -e "$dest/hvtrace.cfg" ]; then
-      write_cfg "$dest/hvtrace.cfg.new"
-      echo "hvtrace-esp: kept your $dest/hvtrace.cfg; the template is $dest/hvtrace.cfg.new"
-    else
-      write_cfg "$dest/hvtrace.cfg"
+    cfg="$dest/hvtrace.cfg"
+    if [ -e "$cfg" ]; then
+      cfg="$dest/hvtrace.cfg.new"
+      echo "hvtrace-esp: kept your $dest/hvtrace.cfg; the new template is $cfg"
     fi
-    echo "hvtrace-esp: wrote $dest/EFI/hvtrace/hvtrace.efi${kernel:+, vmlinuz, initrd.img} and $dest/hvtrace.cfg"
+    write_cfg "$cfg"
+    echo "hvtrace-esp: wrote $dest/EFI/hvtrace/hvtrace.efi${kernel:+, vmlinuz, initrd.img} and $cfg"
     [ -n "$kernel" ] || echo "hvtrace-esp: now copy your kernel and initramfs to $dest/EFI/hvtrace/vmlinuz and initrd.img and edit $dest/hvtrace.cfg"
     ;;
 esac
