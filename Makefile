@@ -21,7 +21,7 @@ deps:
 	bash tests/platform/deps.sh
 test: deps
 	$(MAKE) test-all
-# The default test run: unit tests + test-boot + test-qemu-novtx (tests.mk), test-trace
+# The default test run: unit tests + test-boot + test-qemu-novtx + test-install (tests.mk), test-trace
 # (trace.mk), and these (whole run measured at ~6 min on the 2-core machine, November 2026):
 test-all: test-analyze
 ifneq ($(HVT_NET),0)

@@ -133,4 +133,4 @@ test-guest-selftest:
 	bash qemu-run.sh -t 300 $(TEST_BUILD)/esp-selftest.img $(TEST_BUILD)/run-selftest || true
 	bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-selftest $(TEST_CPUS)
 
-test-all: unit-test test-boot test-cpuid test-qemu-novtx
+test-all: unit-test test-boot test-cpuid test-qemu-novtx test-install
