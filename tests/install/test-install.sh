@@ -110,6 +110,14 @@ run_block esp > /dev/null 2>&1
 check "a second hvtrace-esp keeps hvtrace.cfg (template to hvtrace.cfg.new)" bash -c "grep -q '^net = ' '$C' && [ -f '$ESPD/hvtrace.cfg.new' ]"
 rm -f "$ESPD/hvtrace.cfg.new"
 
+# make esp from the source tree, with the installed loader: the same files (and the same
+# template, as the doc's command wrote it before the trace and net lines were added).
+mkdir -p "$WORK/esp-make"   # a mounted ESP exists already: make esp writes into it
+make -s esp DEST="$WORK/esp-make" ESP_EFI="$P/lib/hvtrace/hvtrace.efi" KERNEL="$KERNEL" INITRD="$INITRD" \
+  CMDLINE="$CMDLINE" > /dev/null || bad "make esp DEST=DIR ran"
+check "make esp DEST=DIR writes the same loader, kernel and initramfs" bash -c "for f in EFI/hvtrace/hvtrace.efi EFI/hvtrace/vmlinuz EFI/hvtrace/initrd.img; do cmp -s '$ESPD/'\$f '$WORK/esp-make/'\$f || exit 1; done"
+check "make esp DEST=DIR writes the same hvtrace.cfg before the added lines" bash -c "grep -v '^trace = \|^net = ' '$C' | cmp -s - '$WORK/esp-make/hvtrace.cfg'"
+
 echo "=== 3. the collector (127.0.0.1:$PORT)"
 text="$(doc_block collector)"
 adapt <<< "$text" | sed 's/^/    /'
