@@ -36,6 +36,7 @@ $(GUEST_OUT)/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 	$(GUEST_CC) $(GUEST_BUILD_CFLAGS) -o $@ $<
 guest-tools: $(GUEST_TOOLS:%=$(GUEST_OUT)/%)
 
+# The man pages name the installed docs' folder: rewritten for this PREFIX.
 install: efi host-tools collector guest-tools
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(HVT_LIBDIR) \
 	  $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(HVT_DOCDIR)
@@ -43,8 +44,9 @@ install: efi host-tools collector guest-tools
 	$(INSTALL) -m 755 $(HOST_OUT)/hvtrace-collector $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 644 $(BUILD)/hvtrace.efi boot/hvtrace.cfg.template $(DESTDIR)$(HVT_LIBDIR)/
 	$(INSTALL) -m 755 tools/hvtrace-esp.sh $(DESTDIR)$(HVT_LIBDIR)/hvtrace-esp
-	$(INSTALL) -m 644 $(INSTALL_MAN1) $(DESTDIR)$(MAN1DIR)/
-	$(INSTALL) -m 644 $(INSTALL_MAN8) $(DESTDIR)$(MAN8DIR)/
+	sed 's#/usr/local/#$(PREFIX)/#g' $(INSTALL_MAN1) > $(DESTDIR)$(MAN1DIR)/hvt.1
+	sed 's#/usr/local/#$(PREFIX)/#g' $(INSTALL_MAN8) > $(DESTDIR)$(MAN8DIR)/hvtrace-collector.8
+	chmod 644 $(DESTDIR)$(MAN1DIR)/hvt.1 $(DESTDIR)$(MAN8DIR)/hvtrace-collector.8
 	$(INSTALL) -m 644 $(INSTALL_DOCS) $(DESTDIR)$(HVT_DOCDIR)/
 
 uninstall:
