@@ -43,9 +43,10 @@ unit-test-platform: $(TEST_BUILD)/unit/test_acpi_tables $(TEST_BUILD)/unit/test_
 unit-test: unit-test-platform
 
 # ---- guest: tools, initramfs, kernel, ESP images ------------------------------------------
-$(TEST_BUILD)/guest/hvtrace-guest: tests/guest/hvtrace-guest.c include/hvt_hypercall.h
+# The guest tool is part of the product (guest/); the tests put the same binary in their initramfs.
+$(TEST_BUILD)/guest/hvtrace-guest: guest/hvtrace-guest.c guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -Iguest -o $@ $<
 
 $(TEST_BUILD)/guest/msr-attack: tests/guest/msr-attack.c
 	@mkdir -p $(dir $@)
@@ -138,4 +139,4 @@ test-guest-selftest:
 	bash qemu-run.sh -t 300 $(TEST_BUILD)/esp-selftest.img $(TEST_BUILD)/run-selftest || true
 	bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-selftest $(TEST_CPUS)
 
-test-all: unit-test test-boot test-cpuid test-qemu-novtx
+test-all: unit-test test-boot test-cpuid test-qemu-novtx test-install

@@ -4,12 +4,16 @@
 TRACE_TEST   := $(BUILD)/test/trace
 TRACE_CPUS   ?= 2
 TRACE_TIMEOUT ?= 600
-TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude
+TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude -Iguest
 comma := ,
 
 test-all: test-trace test-trace-triggers test-trace-passes test-trace-crash
 
-$(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hypercall.h
+$(TRACE_TEST)/guest/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
+# hvtrace-mark is a user tool (guest/), built the same way for the test initramfs.
+$(TRACE_TEST)/guest/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
 
