@@ -237,6 +237,9 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
                            opts.hc_user == TRACE_HC_NONE ? HV_HC_KERNEL : HV_HC_ADMIN;
     if (priv == HV_HC_ADMIN)
         hv_hypercall_admin(admin_check);
+    if (priv == HV_HC_ADMIN && !(opts.task_set && opts.task[4]))
+        hv_log("hvtrace: no task_struct.cred offsets in task=: trace control from kernel mode "
+               "only (write the trace line with hvt options)\n");
     hv_hypercall_register(HVT_HC_MARK, hook_hypercall, priv, &one);
     ok = ok && one;
     hv_hypercall_register(HVT_HC_PROBE, hook_probe, priv, &one);
