@@ -52,6 +52,10 @@ $(TEST_BUILD)/guest/msr-attack: tests/guest/msr-attack.c
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 
+$(TEST_BUILD)/guest/io-string: tests/guest/io-string.c
+	@mkdir -p $(dir $@)
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
+
 $(TEST_BUILD)/guest/as-user: tests/guest/as-user.c
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
@@ -62,7 +66,8 @@ $(TEST_BUILD)/guest/hvtrace-mark: guest/hvtrace-mark.c guest/hvt_guest.h include
 
 # With the kernel's msr module, for msr-attack (init's msr-guard check), and as-user and
 # hvtrace-mark for the hypercall privilege checks.
-TEST_INITRD_TOOLS := $(TEST_BUILD)/guest/msr-attack $(TEST_BUILD)/guest/as-user $(TEST_BUILD)/guest/hvtrace-mark
+TEST_INITRD_TOOLS := $(TEST_BUILD)/guest/msr-attack $(TEST_BUILD)/guest/as-user $(TEST_BUILD)/guest/hvtrace-mark \
+                     $(TEST_BUILD)/guest/io-string
 $(TEST_BUILD)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TEST_INITRD_TOOLS) tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
 	k=$$(bash tests/platform/fetch-kernel.sh) && m=$$(find "$$(dirname "$$k")/../lib/modules" -name msr.ko | head -1) && \
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(foreach t,$(TEST_INITRD_TOOLS),$(t):bin/$(notdir $(t))) "$$m:lib/msr.ko"
@@ -101,7 +106,7 @@ test-boot:
 	$(MAKE) test-guest-inputs
 	$(call test_esp,esp-on,on,)
 	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(BOCHS_TEST_TIMEOUT) $(TEST_BUILD)/esp-on.img $(TEST_BUILD)/run-boot || true
-	CHECK_BOOT_NEED="detect range memcheck ud msr-guard hc-user-refused hc-root-allowed msr-unchecked" \
+	CHECK_BOOT_NEED="detect range memcheck ud msr-guard hc-user-refused hc-root-allowed io-string msr-unchecked" \
 	  bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-boot $(TEST_CPUS)
 
 test-platform:

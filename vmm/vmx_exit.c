@@ -182,11 +182,25 @@ static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
  * fixed ones set underneath and show the guest its own value. With unrestricted guest the
  * guest may turn paging on or off, so maintain EFER.LMA and the IA-32e-mode entry control
  * the way the CPU would (SDM 10.8.5, "IA-32e mode activation"). */
+#define CS_AR_L (1ull << 13)                   /* CS access rights: 64-bit code segment */
+
+/* The #GP(0) cases of MOV to CR0 (SDM Vol. 2B "MOV-Move to/from Control Registers", 64-bit
+ * mode exceptions): without them a guest's bad value would fail the next VM entry (SDM Vol. 3C
+ * 27.3.1.1 "Checks on Guest Control Registers") instead of faulting in the guest. */
+static bool cr0_faults(uint64_t old, uint64_t val)
+{
+    uint64_t cr4 = vmx_read(VMCS_CR4_READ_SHADOW), efer = vmx_read(VMCS_GUEST_EFER);
+    return (val >> 32) || (val & ~hv.cr0_fixed1 & 0xffffffffull) ||
+           ((val & CR0_PG) && !(val & CR0_PE)) || ((val & CR0_NW) && !(val & CR0_CD)) ||
+           ((val & CR0_PG) && !(old & CR0_PG) && (efer & EFER_LME) && !(cr4 & CR4_PAE)) ||
+           ((old & CR0_PG) && !(val & CR0_PG) && (vmx_read(VMCS_GUEST_CS_AR) & CS_AR_L));
+}
+
 static void write_cr0(uint64_t val)
 {
     uint64_t old = vmx_read(VMCS_GUEST_CR0);
     uint64_t fixed0 = hv.cr0_fixed0 & ~(CR0_PE | CR0_PG);
-    if (val & ~hv.cr0_fixed1 & 0xffffffffull) {
+    if (cr0_faults(old, val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }
@@ -206,8 +220,13 @@ static void write_cr0(uint64_t val)
 
 static void write_cr4(uint64_t val)
 {
-    /* The guest believes VMX is absent (CPUID), so CR4.VMXE=1 faults as on such a CPU. */
-    if ((val & CR4_VMXE) || (val & ~hv.cr4_fixed1)) {
+    /* The guest believes VMX is absent (CPUID), so CR4.VMXE=1 faults as on such a CPU; the
+     * rest are MOV to CR4's own #GP(0) cases (SDM Vol. 2B): PAE cleared in IA-32e mode, PCIDE
+     * set outside it or with a nonzero PCID in CR3. */
+    uint64_t old = vmx_read(VMCS_CR4_READ_SHADOW);
+    bool lma = vmx_read(VMCS_GUEST_EFER) & EFER_LMA;
+    if ((val & CR4_VMXE) || (val & ~hv.cr4_fixed1) || (lma && !(val & CR4_PAE)) ||
+        ((val & CR4_PCIDE) && !(old & CR4_PCIDE) && (!lma || (vmx_read(VMCS_GUEST_CR3) & 0xfff)))) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }
@@ -283,6 +302,76 @@ void hv_port_io(bool in, unsigned size, uint16_t port, uint64_t *rax)
     }
 }
 
+/* One port access for the guest: a module's handler, else the power-off watch and the real
+ * port. *val is RAX's part for IN (filled) and OUT (given). */
+static void port_access(struct guest_regs *g, struct vcpu *v, uint16_t port, unsigned size, bool in,
+                        uint64_t *val)
+{
+    hv_io_fn fn = exit_reg_io(port);
+    if (fn) {
+        uint64_t rax = g->r[GPR_RAX];
+        g->r[GPR_RAX] = *val;
+        bool done = fn(g, port, size, in);
+        *val = g->r[GPR_RAX];
+        g->r[GPR_RAX] = rax;
+        if (done)
+            return;                             /* a module performed or emulated it */
+    }
+    bool pm1 = port == hv.bi->pm1a_cnt_port || (hv.bi->pm1b_cnt_port && port == hv.bi->pm1b_cnt_port);
+    if (!in && pm1 && (*val & ACPI_PM1_SLP_EN) && !v->powering_off) {
+        v->powering_off = true;
+        vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
+        exit_reg_power_off();
+    }
+    hv_port_io(in, size, port, val);
+}
+
+/* INS/OUTS to an intercepted port (SDM Vol. 3C 28.2.1 "Basic VM-Exit Information": the
+ * exit qualification and the guest-linear address of the memory operand; Vol. 2B INS/OUTS):
+ * one element per exit. The registers advance as the CPU would (RSI/RDI by the element size,
+ * backwards with RFLAGS.DF; RCX down for REP, masked to the address size), and a REP with
+ * elements left does not advance RIP, so the instruction exits again for the next one. A
+ * memory operand the guest's page tables do not map (or map read-only, for INS) gets #GP: the
+ * guest asked for I/O through memory it cannot use. */
+#define RFLAGS_DF (1ull << 10)
+static void string_io(struct guest_regs *g, struct vcpu *v, uint64_t q, uint16_t port, unsigned size, bool in)
+{
+    uint32_t info = (uint32_t)vmx_read(VMCS_EXIT_INSTR_INFO);
+    unsigned asize = (info >> 7) & 7;           /* 0: 16-bit, 1: 32-bit, 2: 64-bit addresses */
+    uint64_t amask = asize == 0 ? 0xffffull : asize == 1 ? 0xffffffffull : ~0ull;
+    bool rep = q & IOQ_REP;
+    if (rep && !(g->r[GPR_RCX] & amask)) {
+        vmx_skip_instruction();                 /* nothing to move */
+        return;
+    }
+    uint64_t lin = vmx_read(VMCS_GUEST_LINEAR_ADDR), val = 0;
+    struct gmem_paging pg;
+    struct gmem_xlat x;
+    hv_guest_paging(&pg);
+    uint8_t *page = 0;
+    if (gmem_walk(&pg, lin, &x) == 0 && (lin & 0xfff) + size <= 0x1000 && !hv_in_region(x.gpa))
+        page = gmem_map_gpa(x.gpa & ~0xfffull);
+    if (!page || (in && !x.writable)) {
+        vmx_inject_exception(VEC_GP, true, 0);
+        return;
+    }
+    uint8_t *mem = page + (x.gpa & 0xfff);
+    if (!in)
+        memcpy(&val, mem, size);
+    port_access(g, v, port, size, in, &val);
+    if (in)
+        memcpy(mem, &val, size);
+    unsigned idx = in ? GPR_RDI : GPR_RSI;
+    uint64_t step = vmx_read(VMCS_GUEST_RFLAGS) & RFLAGS_DF ? (uint64_t)-size : size;
+    g->r[idx] = (g->r[idx] & ~amask) | ((g->r[idx] + step) & amask);
+    if (rep) {
+        g->r[GPR_RCX] = (g->r[GPR_RCX] & ~amask) | ((g->r[GPR_RCX] - 1) & amask);
+        if (g->r[GPR_RCX] & amask)
+            return;                             /* more to do: the same instruction again */
+    }
+    vmx_skip_instruction();
+}
+
 static void handle_io(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
@@ -295,20 +384,13 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
             v->io_ports[i].count++;
             break;
         }
-    if (q & IOQ_STRING)
-        hv_panic("string I/O on intercepted port %x is not emulated\n", port);
-    hv_io_fn fn = exit_reg_io(port);
-    if (fn && fn(g, port, size, in)) {
-        vmx_skip_instruction();                 /* a module performed or emulated it */
+    if (q & IOQ_STRING) {
+        string_io(g, v, q, port, size, in);
         return;
     }
-    bool pm1 = port == hv.bi->pm1a_cnt_port || (hv.bi->pm1b_cnt_port && port == hv.bi->pm1b_cnt_port);
-    if (!in && pm1 && (g->r[GPR_RAX] & ACPI_PM1_SLP_EN) && !v->powering_off) {
-        v->powering_off = true;
-        vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
-        exit_reg_power_off();
-    }
-    hv_port_io(in, size, port, &g->r[GPR_RAX]);
+    uint64_t val = g->r[GPR_RAX];
+    port_access(g, v, port, size, in, &val);
+    g->r[GPR_RAX] = val;
     vmx_skip_instruction();
 }
 
@@ -459,6 +541,21 @@ static void apply_shared_edits(struct vcpu *v)
     }
 }
 
+/* Exits caused by an instruction the guest executed (SDM Vol. 3C 26.1.2 "Instructions That
+ * Cause VM Exits Unconditionally", 26.1.3 "... Conditionally"): one that no handler took gets
+ * #UD, what a CPU without that feature gives, rather than stopping the hypervisor (the guest
+ * can reach these). */
+static bool insn_exit(unsigned basic)
+{
+    switch (basic) {
+    case EXIT_RDPMC: case EXIT_MWAIT: case EXIT_MONITOR: case EXIT_PAUSE: case EXIT_INVEPT:
+    case EXIT_INVVPID: case EXIT_WBINVD: case EXIT_RDRAND: case EXIT_INVPCID: case EXIT_VMFUNC:
+    case EXIT_ENCLS: case EXIT_RDSEED: case EXIT_XSAVES: case EXIT_XSAVES + 1 /* XRSTORS */:
+        return true;
+    }
+    return false;
+}
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
@@ -492,7 +589,10 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         own(g, v);
     } else {
         hv_exit_fn fn = basic < EXIT_REASON_COUNT ? exit_reg.exit[basic] : 0;
-        if (!fn || !fn(g, basic))
+        bool done = fn && fn(g, basic);
+        if (!done && insn_exit(basic))
+            vmx_inject_exception(VEC_UD, false, 0);   /* an instruction nobody emulates */
+        else if (!done)
             hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
                      vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
     }
