@@ -406,18 +406,31 @@ static void count_drop(size_t len)
 
 bool net_link_failed(void) { return net.active && net.link_failed; }
 
+/* The time a send waited for ring space (backpressure): in all, and the longest wait. */
+static void count_wait(uint64_t tsc)
+{
+    __atomic_add_fetch(&net.backpressure_tsc, tsc, __ATOMIC_RELAXED);
+    uint64_t m = __atomic_load_n(&net.backpressure_max_tsc, __ATOMIC_RELAXED);
+    while (tsc > m && !__atomic_compare_exchange_n(&net.backpressure_max_tsc, &m, tsc, false,
+                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
 int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
 {
     static uint32_t sends;
     if (!net.active)
         return -1;
     bool waited = false;
-    uint64_t wait_start = 0, wait_free = 0;
+    uint64_t wait_start = 0, wait_free = 0, first_wait = 0;
     for (;;) {
         link_check_recovery();
         int r = drops_reported() ? stream_core_append(&net.sc, cpu, type, data, len) : STREAM_EAGAIN;
-        if (r == 0)
+        if (r == 0) {
+            if (waited)
+                count_wait(hv_rdtsc() - first_wait);
             break;
+        }
         if (r != STREAM_EAGAIN)
             return -1;                  /* bad cpu or too large: the caller's bug, not a loss */
         if (net.cfg.overflow_drop) {
@@ -436,8 +449,10 @@ int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
             wait_start = now;
             wait_free = fr;
         }
-        if (!waited)
+        if (!waited) {
             __atomic_add_fetch(&net.backpressure_waits, 1, __ATOMIC_RELAXED);
+            first_wait = now;
+        }
         waited = true;
         if (net.link_timeout_tsc && now - wait_start > net.link_timeout_tsc) {
             net.link_fail_free = fr;
@@ -445,6 +460,7 @@ int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
             net.link_failed = true;
             net.link_drops = true;
             count_drop(len);
+            count_wait(now - first_wait);
             hv_log("net: link failure: the collector freed no ring space for %u ms; dropping "
                    "(counted) until it does\n", net.cfg.link_timeout_ms);
             return NET_SEND_LINK_FAILED;
@@ -472,4 +488,7 @@ void net_shutdown(uint64_t max_tsc)
         poll_now();
     hv_log("net: shutdown, %s\n", stream_core_all_acked(&net.sc) ? "collector has everything"
                                                                   : "collector did NOT acknowledge everything");
+    uint64_t ms = net.tsc_per_ms ? net.tsc_per_ms : 1;
+    hv_log("net: backpressure: %lu waits, %lu ms waited in all, the longest %lu ms; %lu messages dropped\n",
+           net.backpressure_waits, net.backpressure_tsc / ms, net.backpressure_max_tsc / ms, net.dropped_msgs);
 }

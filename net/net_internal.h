@@ -31,6 +31,7 @@ struct net_state {
     uint64_t selftest_left, selftest_counter;
     /* counters for STATUS */
     uint64_t backpressure_waits, dropped_msgs, dropped_bytes, reported_msgs, reported_bytes;
+    uint64_t backpressure_tsc, backpressure_max_tsc;   /* time sends waited: all, longest */
     /* link failure (link_timeout_ms): sends drop until the collector frees ring space */
     volatile bool link_failed;
     bool     link_drops;                 /* drops since the last LOSS came from a failure */

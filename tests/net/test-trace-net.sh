@@ -26,6 +26,10 @@
 #   before anything sent after the drop), and a second window of M calls (again=M), marked 3 s
 #   after the first ended, is in the trace and decodes: code ids lost with the link are not
 #   used again (TRACE_NET_LINK_AGAIN, 300).
+# Run D (link down a while): the same workload with the collector frozen TRACE_NET_STALL_S
+#   (30) seconds, less than link_timeout_ms: the guest waits, nothing is dropped (no LOSS, no
+#   gap, every message acknowledged at power-off), the trace passes hvt-check without gaps;
+#   prints the seconds frozen, the hypervisor's waiting time and the bytes sent and stored.
 #
 # Needs: make efi, the trace initramfs ($BUILD/test/trace/initrd.img), the kernel, the host
 # tools; `make test-trace-net` builds them. Knobs: BUILD (build), TRACE_CPUS (2),
@@ -41,7 +45,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"; CHECK="$H/hvt-check"; IMPORT="$H/hvt-
 VMLINUZ="$BUILD/test/vmlinuz"; INITRD="$BUILD/test/trace/initrd.img"; EFI="$BUILD/hvtrace.efi"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${TRACE_NET_TIMEOUT:-900}"
 LOOP="${TRACE_NET_LOOP:-3000000}"; HOST_INSNS="${TRACE_NET_HOST_INSNS:-300000}"
-RUNS="${TRACE_NET_RUNS:-A B C}"
+RUNS="${TRACE_NET_RUNS:-A B C D}"
 LINK_LOOP="${TRACE_NET_LINK_LOOP:-20000}"
 LINK_AGAIN="${TRACE_NET_LINK_AGAIN:-300}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
@@ -214,6 +218,59 @@ if [[ " $RUNS " == *" C "* ]]; then
   grep -a "^hvtrace: code batches were lost" "$R/e9.log" | head -1
   check "C: a second window after the recovery ran (2 start marks) and is in the trace" \
     bash -c "[ \$(grep -ac 'trace start (mark)' '$R/e9.log') -ge 2 ] && grep -qE '^cpu [0-9]*:.* stop_reasons=1,11' <<< '$out'"
+fi
+
+# ---------------------------------------------------------------- run D: the link down a while
+# The collector frozen (SIGSTOP: it reads and ACKs nothing, as with its port blocked) for
+# TRACE_NET_STALL_S seconds while a trace streams, well within link_timeout_ms: the guest waits
+# (backpressure), nothing is dropped, and streaming resumes by itself when it is thawed.
+if [[ " $RUNS " == *" D "* ]]; then
+  STALL="${TRACE_NET_STALL_S:-30}"
+  R="$OUT/run-d"; rm -rf "$R" "$OUT/coll-d"
+  mkesp esp-d "/bin/getpid-loop,$LINK_LOOP" "ring_kb=2048"
+  start_coll "$OUT/coll-d" "$OUT/collector-d.log" --exit-on-bye
+  bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-d.img" "$R" > "$OUT/bochs-d.out" 2>&1 &
+  BPID=$!; PIDS+=("$BPID")
+  frozen=""
+  for _ in $(seq $(( TIMEOUT * 5 ))); do
+    if grep -aq "trace start (mark)" "$R/e9.log" 2>/dev/null; then
+      kill -STOP "$CPID" && frozen=$(now)
+      break
+    fi
+    kill -0 "$BPID" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [ -n "$frozen" ]; then
+    sleep "$STALL"
+    kill -CONT "$CPID"
+    thawed=$(now)
+  fi
+  wait "$BPID"
+  finish_coll
+  D="$OUT/coll-d/current"
+  echo "test-trace-net: run D ended by $(cat "$R/end" 2>/dev/null) after $(cat "$R/wall_seconds" 2>/dev/null) s wall"
+  grep -a "^net: \(link\|shutdown\|backpressure\)\|^hvtrace: trace totals" "$R/e9.log" | head -6
+  grep -a "^hvtrace-collector: \(summary\|trace\):" "$OUT/collector-d.log"
+  bp=$(grep -a "^net: backpressure:" "$R/e9.log" | tail -1)
+  waited=$(sed -n 's/.* \([0-9]*\) ms waited in all.*/\1/p' <<< "$bp"); longest=$(sed -n 's/.*the longest \([0-9]*\) ms.*/\1/p' <<< "$bp")
+  dropped=$(sed -n 's/.*; \([0-9]*\) messages dropped.*/\1/p' <<< "$bp")
+  sent=$(sed -n 's/^hvtrace: trace totals: .*, \([0-9]*\) record bytes.*/\1/p' "$R/e9.log" | tail -1)
+  recs=$(sed -n 's/.*trace: .* records=\([0-9]*\).*/\1/p' "$OUT/collector-d.log" | tail -1)
+  [ -n "$frozen" ] && printf 'test-trace-net: D: collector frozen %.1f s; the guest waited %s ms in all (longest %s ms, hypervisor TSC time); record bytes sent %s; records stored %s\n' \
+    "$(calc "$thawed - $frozen")" "${waited:-?}" "${longest:-?}" "${sent:-?}" "${recs:-?}"
+  check "D: the collector was frozen for $STALL s while tracing" test -n "$frozen"
+  check "D: no link failure declared; the hypervisor waited (backpressure: ${longest:-0} ms the longest)" \
+    bash -c "! grep -aq '^net: link failure' '$R/e9.log' && [ '${longest:-0}' -gt 0 ]"
+  check "D: nothing dropped (${dropped:-?} messages), the collector has everything at power-off" \
+    bash -c "[ '${dropped:-x}' = 0 ] && grep -aq '^net: shutdown, collector has everything' '$R/e9.log'"
+  check "D: the workload finished (status 0), clean power-off" \
+    bash -c "grep -q '^HVT-CMD: status=0' <<< \"\$(tr -d '\r' < '$R/serial.log')\" && [ \"\$(cat '$R/end')\" = poweroff ]"
+  check "D: no stream gap, no refused batch, no GAP record" \
+    test "$(hdr "$D" gap_events)/$(hdr "$D" trace_bad_batches)/$(hdr "$D" trace_gaps)" = 0/0/0
+  out=$("$CHECK" "$D/trace.hvt" 2>&1); st=$?
+  echo "$out" | tail -3
+  check "D: hvt-check (no gaps allowed): violations=0" test $st = 0
+  check "D: trace directory verifies" "$COLL" --verify "$D"
 fi
 
 echo "test-trace-net: $pass passed, $fail failed"
