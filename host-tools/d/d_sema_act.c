@@ -103,6 +103,7 @@ void d_sema_index(d_cc *cc, d_node *n)
             n->vk = VK_BUILTIN;
             n->var = HVT_DIF_V_ARG0 + (int)idx;
             n->ty = d_args_type(cc, (int)idx, base->line, base->col);
+            d_sema_stack_arg(cc, n, (int)idx, n->ty);
             return;
         }
         d_sema_expr(cc, base); /* a built-in (curthread[0]) or the right error */
@@ -121,7 +122,9 @@ void d_sema_index(d_cc *cc, d_node *n)
             return;
         }
     }
-    if (base->kind == N_SELF || base->kind == N_THIS)
+    /* self->p[i], this->p[i] with p a pointer: *(p + i), as DTrace decides by the type */
+    if ((base->kind == N_SELF || base->kind == N_THIS) &&
+        !d_var_find(cc, base->kind == N_SELF ? HVT_DIF_VK_THREAD : HVT_DIF_VK_LOCAL, base->str))
         d_fail(cc, n->line, n->col, "%s associative arrays are not supported by hvtrace",
                base->kind == N_SELF ? "thread-local" : "clause-local");
     if (base->kind == N_AGG)
