@@ -318,6 +318,28 @@ static int var_type_of(d_cc *cc, d_node *rhs)
 
 void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int *nkeys, int *kt, int create);
 
+/* self->a[k...], DTrace's thread-local associative array, is the associative array named
+ * "self->a" (no D identifier can clash with it) keyed by (tid, k...): the same dynamic variable
+ * space and lifetime as the self-> scalars, which are keyed by the tid too. n, an N_INDEX, is
+ * rewritten so; 0 when it is no such array (this->, or self->p[i] with p a pointer). */
+int d_self_assoc_name(const char *name) { return !strncmp(name, "self->", 6); }
+
+int d_sema_self_assoc(d_cc *cc, d_node *n)
+{
+    d_node *base = n->a;
+    if (base->kind != N_SELF || d_var_find(cc, HVT_DIF_VK_THREAD, base->str)) return 0;
+    size_t len = strlen(base->str) + 7;
+    char *name = d_alloc(cc, len);
+    snprintf(name, len, "self->%s", base->str);
+    base->kind = N_IDENT;
+    base->str = name;
+    d_node *tid = d_node_new(cc, N_IDENT, n->line, n->col);
+    tid->str = "tid";
+    tid->next = n->b;
+    n->b = tid;
+    return 1;
+}
+
 /* Resolve the target of an assignment or ++/--; rhs (NULL for ++/--) types a new variable. */
 static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
 {
@@ -340,6 +362,7 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
         l->ty = v->ty;
         return;
     }
+    if (l->kind == N_INDEX) d_sema_self_assoc(cc, l);
     if (l->kind == N_INDEX && l->a->kind == N_IDENT && strcmp(l->a->str, "args") &&
         !d_var_find(cc, HVT_DIF_VK_GLOBAL, l->a->str) && !d_inline_find(cc, l->a->str) && !builtin_var(cc, l->a)) {
         if (op != TK_ASGN)

@@ -11,11 +11,11 @@
 /* ---- tuples: associative array and aggregation keys ---- */
 void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int *nkeys, int *kt, int create)
 {
-    int n = 0;
+    int n = 0, hid = d_self_assoc_name(name); /* the thread's key, not counted in messages */
     for (d_node **k = keys; *k; k = &(*k)->next, n++) {
         d_node *e = *k;
         if (n == HVT_DIF_TUPLE_MAX)
-            d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX);
+            d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX - hid);
         if (e->kind == N_CALL && (!strcmp(e->str, "stack") || !strcmp(e->str, "ustack")))
             d_fail(cc, e->line, e->col, "%s( ) as a key is not supported by hvtrace (keys are integers and strings)", e->str);
         d_sema_expr(cc, e);
@@ -26,17 +26,17 @@ void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int
         } else
             d_sema_rvalue(cc, e);
         if (!d_ty_is_scalar(cc, e->ty) && d_ty(cc, e->ty)->kind != TY_STR)
-            d_fail(cc, e->line, e->col, "%s%s[ ] key #%d cannot be of type \"%s\"", pre, name, n + 1, d_ty_str(cc, e->ty));
+            d_fail(cc, e->line, e->col, "%s%s[ ] key #%d cannot be of type \"%s\"", pre, name, n + 1 - hid, d_ty_str(cc, e->ty));
         if (create) kt[n] = e->ty;
         else if (n < *nkeys && !d_ty_compat(cc, kt[n], e->ty))
             d_fail(cc, d_node_start(e)->line, d_node_start(e)->col, "%s%s[ ] key #%d is incompatible with prototype:\n\tprototype: %s\n\t      key: %s",
-                   pre, name, n + 1, d_ty_str(cc, kt[n]), d_ty_str(cc, e->ty));
+                   pre, name, n + 1 - hid, d_ty_str(cc, kt[n]), d_ty_str(cc, e->ty));
     }
     if (create) *nkeys = n;
     else if (n != *nkeys) {
-        d_node *at = *keys;
+        d_node *at = hid && *keys ? (*keys)->next : *keys;
         d_fail(cc, at ? at->line : 0, at ? at->col : 0, "%s%s[ ] prototype mismatch: %d key%spassed, %d expected", pre, name,
-               n, n == 1 ? " " : "s ", *nkeys);
+               n - hid, n - hid == 1 ? " " : "s ", *nkeys - hid);
     }
 }
 
@@ -88,6 +88,8 @@ void d_sema_index(d_cc *cc, d_node *n)
     d_node *base = n->a;
     int nargs = 0;
     for (d_node *k = n->b; k; k = k->next) nargs++;
+    if (d_sema_self_assoc(cc, n) && !d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str))
+        d_fail(cc, n->line, n->col, "%s has not yet been declared or assigned", base->str);
     if (base->kind == N_IDENT && !d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str) && !d_inline_find(cc, base->str)) {
         if (!strcmp(base->str, "args")) {
             int64_t idx;
