@@ -248,8 +248,11 @@ struct hvt_dif_hdr {
     uint32_t nspec;              /* speculations (option nspec; 0: none may be made) */
     uint32_t specsize;           /* bytes of one speculation's buffer per CPU (option specsize) */
     uint32_t reserved;           /* 0 */
+    int64_t walltime;            /* the host's CLOCK_REALTIME (ns since the epoch) as it sends
+                                    the image; walltimestamp = walltime + (timestamp - timestamp
+                                    when the hypervisor took the image); 0: walltimestamp is 0 */
 };
-_Static_assert(sizeof(struct hvt_dif_hdr) == 120, "wire size");
+_Static_assert(sizeof(struct hvt_dif_hdr) == 128, "wire size");
 #define HVT_DIF_HF_DESTRUCTIVE 1u        /* -w given */
 
 /* --- records (the hypervisor -> the host) --- */

@@ -25,6 +25,7 @@ static void *state_mem;
 static size_t state_cap;
 static struct dif_state *st;
 static const struct hvt_dif_hdr *hdr;      /* of the loaded image (stage) */
+static uint64_t load_ns;                   /* timestamp when it was taken (walltimestamp's origin) */
 static bool loaded;                        /* firings may use st (read under inflight) */
 static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
 static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
@@ -191,7 +192,9 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
      * than the rest of this function. */
     f->v[HVT_DIF_V_ARG0 + 6] = f->v[HVT_DIF_V_ARG0 + 7] = 0;
     f->v[HVT_DIF_V_ARG0 + 8] = f->v[HVT_DIF_V_ARG0 + 9] = 0;
-    f->v[HVT_DIF_V_PPID] = f->v[HVT_DIF_V_UID] = f->v[HVT_DIF_V_WALLTIMESTAMP] = 0;
+    /* PPID, UID, VTIMESTAMP, STACKDEPTH: the compiler never emits them (it reads ppid and uid
+     * through curthread, refuses the others); 0 for a program that asks all the same. */
+    f->v[HVT_DIF_V_PPID] = f->v[HVT_DIF_V_UID] = f->v[HVT_DIF_V_VTIMESTAMP] = 0;
     f->v[HVT_DIF_V_ERRNO] = f->v[HVT_DIF_V_STACKDEPTH] = 0;
     _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
     c->paging = false;
@@ -205,7 +208,8 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->v[HVT_DIF_V_PID] = who->pid;
     f->v[HVT_DIF_V_TID] = who->tid;
     f->v[HVT_DIF_V_CURTHREAD] = who->task;
-    f->v[HVT_DIF_V_TIMESTAMP] = f->v[HVT_DIF_V_VTIMESTAMP] = ns_of(f->tsc);
+    f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
+    f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
     if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
         f->v[HVT_DIF_V_ERRNO] = -arg[1];
     f->v[HVT_DIF_V_REGS_PC] = pc;
@@ -388,6 +392,7 @@ static int finish_load(void)
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
         return HVT_D_ENOMEM;
     hdr = (const struct hvt_dif_hdr *)stage;
+    load_ns = ns_of(hv_rdtsc() + (uint64_t)hv_tsc_offset());   /* the guest's clock, as timestamp */
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
     op_begin = op_end = op_snap = 0;

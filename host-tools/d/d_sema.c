@@ -185,6 +185,12 @@ static void caller_var(d_cc *cc, d_node *n)
     stack_slot(cc, n, 0, cc->t_u64);
 }
 
+/* the built-ins the compiler turns into loads: never assignable, whatever the probes or types */
+static int is_lowered_var(const char *s)
+{
+    return !strcmp(s, "ppid") || !strcmp(s, "uid") || !strcmp(s, "gid") || !strcmp(s, "caller");
+}
+
 static int builtin_var(d_cc *cc, d_node *n)
 {
     const char *s = n->str;
@@ -345,7 +351,7 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
 {
     int kind = l->kind == N_SELF ? HVT_DIF_VK_THREAD : l->kind == N_THIS ? HVT_DIF_VK_LOCAL : HVT_DIF_VK_GLOBAL;
     if (l->kind == N_IDENT || l->kind == N_SELF || l->kind == N_THIS) {
-        if (l->kind == N_IDENT && (builtin_var(cc, l) || d_inline_find(cc, l->str) || !strcmp(l->str, "args")))
+        if (l->kind == N_IDENT && (is_lowered_var(l->str) || builtin_var(cc, l) || d_inline_find(cc, l->str) || !strcmp(l->str, "args")))
             d_fail(cc, l->line, l->col, "operator %s can only be applied to a writable variable", opstr(op));
         d_var *v = d_var_find(cc, kind, l->str);
         if (v && v->kind == HVT_DIF_VK_ASSOC)
