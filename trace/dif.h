@@ -151,9 +151,9 @@ struct dif_env {
     void *env_ctx;
 };
 
-/* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..9, PID, TID,
- * PPID, UID, TIMESTAMP, VTIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP,
- * STACKDEPTH); CPU, EPID (the position of (probe, clause) in probe_clauses[] + 1) and ID (the
+/* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..5, PID, TID,
+ * TIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP; the verifier refuses ARG6..9,
+ * PPID, UID, VTIMESTAMP and STACKDEPTH, so they need no value); CPU, EPID (the position of (probe, clause) in probe_clauses[] + 1) and ID (the
  * probe id) are the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
 struct dif_firing {
     void *ctx;                      /* handed to env->read and env->stack */

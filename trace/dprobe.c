@@ -190,12 +190,10 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     /* Every v[] the interpreter reads is stored below, the unknown ones as 0 (CPU, EPID, ID,
      * EXECNAME and PROBE* it takes elsewhere): a memset of the whole struct would cost more
      * than the rest of this function. */
-    f->v[HVT_DIF_V_ARG0 + 6] = f->v[HVT_DIF_V_ARG0 + 7] = 0;
-    f->v[HVT_DIF_V_ARG0 + 8] = f->v[HVT_DIF_V_ARG0 + 9] = 0;
-    /* PPID, UID, VTIMESTAMP, STACKDEPTH: the compiler never emits them (it reads ppid and uid
-     * through curthread, refuses the others); 0 for a program that asks all the same. */
-    f->v[HVT_DIF_V_PPID] = f->v[HVT_DIF_V_UID] = f->v[HVT_DIF_V_VTIMESTAMP] = 0;
-    f->v[HVT_DIF_V_ERRNO] = f->v[HVT_DIF_V_STACKDEPTH] = 0;
+    /* PPID, UID, VTIMESTAMP and STACKDEPTH are refused by the verifier (no value here: the
+     * host reads ppid and uid through curthread), ARG6..9 never read (the host reads them from
+     * the stack at fbt entry, else knows they are 0): none of them is stored. */
+    f->v[HVT_DIF_V_ERRNO] = 0;
     _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
     c->paging = false;
     c->g = g;
