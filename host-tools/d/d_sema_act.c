@@ -531,19 +531,33 @@ void d_sema_decl(d_cc *cc, d_item *it)
         d_fail(cc, it->line, it->col, "a variable cannot hold a value of type \"%s\"", d_ty_str(cc, it->ty));
     if (it->nkeys && kind == HVT_DIF_VK_LOCAL)
         d_fail(cc, it->line, it->col, "associative arrays may not be declared as local variables: %s", it->name);
-    if (it->nkeys && kind == HVT_DIF_VK_THREAD)
-        d_fail(cc, it->line, it->col, "thread-local associative arrays are not supported by hvtrace");
     for (int i = 0; i < it->nkeys; i++)
         if (!d_ty_is_scalar(cc, it->keys[i]) && d_ty(cc, it->keys[i])->kind != TY_STR)
             d_fail(cc, it->line, it->col, "%s[ ] key #%d cannot be of type \"%s\"", it->name, i + 1, d_ty_str(cc, it->keys[i]));
-    d_var *v = d_var_find(cc, kind, it->name);
+    /* self int a[k]: the array "self->a" keyed by (tid, k), as d_sema_self_assoc makes it */
+    const char *name = it->name;
+    int nkeys = it->nkeys, keys[HVT_DIF_TUPLE_MAX];
+    memcpy(keys, it->keys, sizeof keys);
+    if (nkeys && kind == HVT_DIF_VK_THREAD) {
+        if (nkeys >= HVT_DIF_TUPLE_MAX)
+            d_fail(cc, it->line, it->col, "self->%s[ ]: at most %d keys", it->name, HVT_DIF_TUPLE_MAX - 1);
+        size_t len = strlen(it->name) + 7;
+        char *n = d_alloc(cc, len);
+        snprintf(n, len, "self->%s", it->name);
+        name = n;
+        kind = HVT_DIF_VK_GLOBAL;
+        memmove(keys + 1, keys, sizeof keys[0] * (size_t)nkeys);
+        keys[0] = cc->t_pid;
+        nkeys++;
+    }
+    d_var *v = d_var_find(cc, kind, name);
     if (v) {
-        if (v->ty != it->ty || v->nkeys != it->nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (it->nkeys > 0))
-            d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", it->name,
+        if (v->ty != it->ty || v->nkeys != nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (nkeys > 0))
+            d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", name,
                    d_ty_str(cc, it->ty), d_ty_str(cc, v->ty));
         return;
     }
-    int vi = d_var_add(cc, it->nkeys ? HVT_DIF_VK_ASSOC : kind, it->name, it->ty, it->line, it->col);
-    cc->vars[vi].nkeys = it->nkeys;
-    memcpy(cc->vars[vi].keys, it->keys, sizeof it->keys);
+    int vi = d_var_add(cc, nkeys ? HVT_DIF_VK_ASSOC : kind, name, it->ty, it->line, it->col);
+    cc->vars[vi].nkeys = nkeys;
+    memcpy(cc->vars[vi].keys, keys, sizeof keys);
 }

@@ -463,6 +463,18 @@ static void test_vars(void)
         CHECK(tids == 2 && stav == 1 && ldav == 1, "self->a: tid pushed for the store and the load (%d %d %d)", tids, stav, ldav);
         res_free(&r);
     }
+    {
+        /* declared: self int a[string] is "self->a"[tid, string] too */
+        res r = comp("self int a[string];\nsyscall::read:entry { trace(self->a[\"x\"]); self->a[execname]++; }");
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(h && h->nvars == 1 && v[0].kind == HVT_DIF_VK_ASSOC && v[0].nkeys == 2 && v[0].key_types[0] == HVT_DIF_T_INT &&
+              v[0].key_types[1] == HVT_DIF_T_STR && (int32_t)v[0].name == stroff(&r.p, "self->a"),
+              "self int a[string] is \"self->a\"[tid, string]: %s", r.err);
+        res_free(&r);
+    }
+    ERR("self int a[int, int, int, int, int, int, int, int];\nBEGIN { }", 1, 10, "self->a[ ]: at most 7 keys");
+    ERR("self int a[string];\nBEGIN { trace(self->a[1]); }", 2, 23, "self->a[ ] key #1 is incompatible with prototype");
     /* this->p[i], self->p[i]: *(p + i) */
     CODE("BEGIN { this->p = (short *)arg0; trace(this->p[3]); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(STLV), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(LDLV), 0, 0, 0, 0}, {OP(ADDI), 0, 0, 0, 6}, {OP(LDG), 0, 0, 0, 2 | HVT_DIF_LD_SIGNED},
