@@ -149,15 +149,15 @@ enum hvt_dif_op {
 #define HVT_DIF_LD_USER      0x20        /* the address is in user space (copyin): walk the
                                             current process's page tables */
 
-/* Built-in variables (VAR). Strings: EXECNAME, PROBEPROV/MOD/FUNC/NAME. PPID, UID,
+/* Built-in variables (VAR). Strings: EXECNAME, PROBEPROV/MOD/FUNC/NAME. ARG6..9, PPID, UID,
  * VTIMESTAMP and STACKDEPTH have no value in the hypervisor: the verifier refuses them (the
- * host reads ppid, uid and gid through CURTHREAD and BTF). */
+ * host reads arg6..9 from the stack, ppid, uid and gid through CURTHREAD and BTF). */
 enum hvt_dif_var_builtin {
     HVT_DIF_V_ARG0 = 0,          /* ..ARG5 = 5: fbt entry: the C arguments (RDI RSI RDX RCX
                                     R8 R9); return: arg0 = offset, arg1 = rv; syscall: the
                                     user's arguments; profile: arg0 = kernel pc or 0, arg1 =
-                                    user pc or 0. ARG6..9: not set by the hypervisor (the host
-                                    reads them at [REGS_SP + 8..] at fbt entry, else uses 0) */
+                                    user pc or 0. ARG6..9: refused (the host reads them at
+                                    [REGS_SP + 8..] at fbt entry, else uses 0) */
     HVT_DIF_V_PID = 10, HVT_DIF_V_TID, HVT_DIF_V_PPID, HVT_DIF_V_UID,
     HVT_DIF_V_CPU, HVT_DIF_V_TIMESTAMP, HVT_DIF_V_VTIMESTAMP, HVT_DIF_V_WALLTIMESTAMP,
     HVT_DIF_V_CURTHREAD, HVT_DIF_V_ERRNO, HVT_DIF_V_EPID, HVT_DIF_V_ID,
