@@ -149,12 +149,15 @@ enum hvt_dif_op {
 #define HVT_DIF_LD_USER      0x20        /* the address is in user space (copyin): walk the
                                             current process's page tables */
 
-/* Built-in variables (VAR). Strings: EXECNAME, PROBEPROV/MOD/FUNC/NAME. */
+/* Built-in variables (VAR). Strings: EXECNAME, PROBEPROV/MOD/FUNC/NAME. ARG6..9, PPID, UID,
+ * VTIMESTAMP and STACKDEPTH have no value in the hypervisor: the verifier refuses them (the
+ * host reads arg6..9 from the stack, ppid, uid and gid through CURTHREAD and BTF). */
 enum hvt_dif_var_builtin {
-    HVT_DIF_V_ARG0 = 0,          /* ..ARG9 = 9: fbt entry: the C arguments (RDI RSI RDX RCX
-                                    R8 R9, then the stack); return: arg0 = offset, arg1 = rv;
-                                    syscall: the user's arguments; profile: arg0 = kernel pc
-                                    or 0, arg1 = user pc or 0 */
+    HVT_DIF_V_ARG0 = 0,          /* ..ARG5 = 5: fbt entry: the C arguments (RDI RSI RDX RCX
+                                    R8 R9); return: arg0 = offset, arg1 = rv; syscall: the
+                                    user's arguments; profile: arg0 = kernel pc or 0, arg1 =
+                                    user pc or 0. ARG6..9: refused (the host reads them at
+                                    [REGS_SP + 8..] at fbt entry, else uses 0) */
     HVT_DIF_V_PID = 10, HVT_DIF_V_TID, HVT_DIF_V_PPID, HVT_DIF_V_UID,
     HVT_DIF_V_CPU, HVT_DIF_V_TIMESTAMP, HVT_DIF_V_VTIMESTAMP, HVT_DIF_V_WALLTIMESTAMP,
     HVT_DIF_V_CURTHREAD, HVT_DIF_V_ERRNO, HVT_DIF_V_EPID, HVT_DIF_V_ID,
@@ -247,12 +250,15 @@ struct hvt_dif_hdr {
     uint32_t aggsize;            /* aggregation space per CPU, bytes (0: default) */
     uint32_t flags;              /* HVT_DIF_HF_*: */
     uint32_t tsc_khz;            /* the guest TSC's rate, set by the host when it knows it:
-                                    timestamp and vtimestamp are then nanoseconds (else ticks) */
+                                    timestamp is then nanoseconds (else ticks) */
     uint32_t nspec;              /* speculations (option nspec; 0: none may be made) */
     uint32_t specsize;           /* bytes of one speculation's buffer per CPU (option specsize) */
     uint32_t reserved;           /* 0 */
+    int64_t walltime;            /* the host's CLOCK_REALTIME (ns since the epoch) as it sends
+                                    the image; walltimestamp = walltime + (timestamp - timestamp
+                                    when the hypervisor took the image); 0: walltimestamp is 0 */
 };
-_Static_assert(sizeof(struct hvt_dif_hdr) == 120, "wire size");
+_Static_assert(sizeof(struct hvt_dif_hdr) == 128, "wire size");
 #define HVT_DIF_HF_DESTRUCTIVE 1u        /* -w given */
 
 /* --- records (the hypervisor -> the host) --- */

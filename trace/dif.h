@@ -161,11 +161,12 @@ struct dif_env {
     void *env_ctx;
 };
 
-/* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..9, PID, TID,
- * PPID, UID, TIMESTAMP, VTIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP,
- * STACKDEPTH); CPU, EPID (DTrace's enabled probe id: clause by clause, each clause's probes by
- * ascending id, from 1) and ID (the probe id; BEGIN, END and ERROR as DTrace's 1, 2 and 3) are
- * the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
+/* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..5, PID, TID,
+ * TIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP; the verifier refuses ARG6..9,
+ * PPID, UID, VTIMESTAMP and STACKDEPTH, so they need no value); CPU, EPID (DTrace's enabled
+ * probe id: clause by clause, each clause's probes by ascending id, from 1) and ID (the probe
+ * id; BEGIN, END and ERROR as DTrace's 1, 2 and 3) are the interpreter's own,
+ * PROBEPROV/MOD/FUNC/NAME come from the probe table. */
 struct dif_firing {
     void *ctx;                      /* handed to env->read and env->stack */
     uint64_t tsc;                   /* the records' tsc */

@@ -164,7 +164,15 @@ static const char *dif_check_imm(const struct dif_vimg *v, const struct hvt_dif_
     case IK_STRG:
         return imm & ~HVT_DIF_LD_USER ? "unknown STRG flags" : NULL;
     case IK_BUILTIN:
-        return imm < 0 || imm >= HVT_DIF_V__COUNT ? "unknown built-in variable" : NULL;
+        if (imm < 0 || imm >= HVT_DIF_V__COUNT)
+            return "unknown built-in variable";
+        /* the hypervisor has no value for these: the host reads ppid and uid through curthread,
+         * arg6..9 from the stack, and refuses vtimestamp and stackdepth; a program that asks
+         * would read a made-up 0 */
+        if (imm == HVT_DIF_V_PPID || imm == HVT_DIF_V_UID || imm == HVT_DIF_V_VTIMESTAMP ||
+            imm == HVT_DIF_V_STACKDEPTH || (imm >= HVT_DIF_V_ARG0 + 6 && imm <= HVT_DIF_V_ARG0 + 9))
+            return "built-in variable the hypervisor does not give";
+        return NULL;
     case IK_STRTAB:
         return imm < 0 || (uint32_t)imm >= h->strtab_len ? "string constant outside strtab" : NULL;
     case IK_GVAR: kind = HVT_DIF_VK_GLOBAL; break;

@@ -25,6 +25,7 @@ static void *state_mem;
 static size_t state_cap;
 static struct dif_state *st;
 static const struct hvt_dif_hdr *hdr;      /* of the loaded image (stage) */
+static uint64_t load_ns;                   /* timestamp when it was taken (walltimestamp's origin) */
 static bool loaded;                        /* firings may use st (read under inflight) */
 static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
 static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
@@ -221,10 +222,10 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     /* Every v[] the interpreter reads is stored below, the unknown ones as 0 (CPU, EPID, ID,
      * EXECNAME and PROBE* it takes elsewhere): a memset of the whole struct would cost more
      * than the rest of this function. */
-    f->v[HVT_DIF_V_ARG0 + 6] = f->v[HVT_DIF_V_ARG0 + 7] = 0;
-    f->v[HVT_DIF_V_ARG0 + 8] = f->v[HVT_DIF_V_ARG0 + 9] = 0;
-    f->v[HVT_DIF_V_PPID] = f->v[HVT_DIF_V_UID] = f->v[HVT_DIF_V_WALLTIMESTAMP] = 0;
-    f->v[HVT_DIF_V_ERRNO] = f->v[HVT_DIF_V_STACKDEPTH] = 0;
+    /* PPID, UID, VTIMESTAMP and STACKDEPTH are refused by the verifier (no value here: the
+     * host reads ppid and uid through curthread), ARG6..9 never read (the host reads them from
+     * the stack at fbt entry, else knows they are 0): none of them is stored. */
+    f->v[HVT_DIF_V_ERRNO] = 0;
     _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
     c->paging = false;
     c->g = g;
@@ -237,7 +238,8 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->v[HVT_DIF_V_PID] = who->pid;
     f->v[HVT_DIF_V_TID] = who->tid;
     f->v[HVT_DIF_V_CURTHREAD] = who->task;
-    f->v[HVT_DIF_V_TIMESTAMP] = f->v[HVT_DIF_V_VTIMESTAMP] = ns_of(f->tsc);
+    f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
+    f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
     if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
         f->v[HVT_DIF_V_ERRNO] = -arg[1];
     f->v[HVT_DIF_V_REGS_PC] = pc;
@@ -420,6 +422,7 @@ static int finish_load(void)
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
         return HVT_D_ENOMEM;
     hdr = (const struct hvt_dif_hdr *)stage;
+    load_ns = ns_of(hv_rdtsc() + (uint64_t)hv_tsc_offset());   /* the guest's clock, as timestamp */
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
     op_begin = op_end = op_snap = 0;

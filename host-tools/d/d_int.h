@@ -304,6 +304,9 @@ d_node *d_sema_tostr(d_cc *cc, d_node *n);       /* n as a string, or NULL */
 d_node *d_sema_rvalue(d_cc *cc, d_node *n);      /* arrays decayed */
 int d_sema_int_const(d_cc *cc, d_node *n, int64_t *v); /* 1 if an integer constant */
 int d_args_type(d_cc *cc, int idx, int line, int col); /* args[idx] for the current clause */
+int d_sema_stack_arg(d_cc *cc, d_node *n, int idx, int ty); /* arg6..9: a stack slot or 0 */
+int d_sema_self_assoc(d_cc *cc, d_node *n);     /* self->a[k]: "self->a"[tid, k] */
+int d_self_assoc_name(const char *name);       /* a name d_sema_self_assoc made */
 int d_aggfn_lookup(const char *name);            /* HVT_DIF_AGG_* or 0 */
 int d_is_action(const d_node *e);                /* a call to an action */
 d_aggsym *d_agg_find(d_cc *cc, const char *name);

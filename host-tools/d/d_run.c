@@ -34,6 +34,13 @@
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { (void)sig; g_stop = 1; }
 static uint64_t now_ns(void) { return (uint64_t)(util_now() * 1e9); }
+/* walltimestamp's origin: the wall clock as the image goes to the hypervisor (hvt_dif_hdr walltime) */
+static int64_t wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 int d_run_wanted(int argc, char **argv)
 {
@@ -352,6 +359,7 @@ int d_run_main(int argc, char **argv)
             nprobes, nprobes == 1 ? "" : "s");
     if (image_out || specs_out) {          /* for the guest tool: the image and its probes' specs */
         ((struct hvt_dif_hdr *)p.image)->tsc_khz = (uint32_t)tsc_khz;
+        ((struct hvt_dif_hdr *)p.image)->walltime = wall_now(); /* the guest tool loads it next */
         size_t nsp = 0;
         specs = calloc(nspecs ? nspecs : 1, sizeof *specs);
         for (int i = 0; specs && i < p.nprobes; i++)
@@ -388,6 +396,7 @@ int d_run_main(int argc, char **argv)
     r.cpus = (unsigned)hvt_coll_uval(ans, "cpu_count");
     uint64_t khz = tsc_khz ? tsc_khz : hvt_coll_uval(ans, "tsc_khz");
     ((struct hvt_dif_hdr *)p.image)->tsc_khz = (uint32_t)khz;
+    ((struct hvt_dif_hdr *)p.image)->walltime = wall_now();
 
     /* load, BEGIN, arm */
     if (temp_file(path, p.image, p.image_len) < 0) {

@@ -42,20 +42,154 @@ d_inline *d_inline_find(d_cc *cc, const char *name)
 /* ---- built-in variables ---- */
 static const struct { const char *name; int v; int tyoff; } builtins[] = {
     {"pid", HVT_DIF_V_PID, offsetof(d_cc, t_pid)}, {"tid", HVT_DIF_V_TID, offsetof(d_cc, t_pid)},
-    {"ppid", HVT_DIF_V_PPID, offsetof(d_cc, t_pid)}, {"uid", HVT_DIF_V_UID, offsetof(d_cc, t_uid)},
     {"cpu", HVT_DIF_V_CPU, offsetof(d_cc, t_int)}, {"timestamp", HVT_DIF_V_TIMESTAMP, offsetof(d_cc, t_u64)},
-    {"vtimestamp", HVT_DIF_V_VTIMESTAMP, offsetof(d_cc, t_u64)},
     {"walltimestamp", HVT_DIF_V_WALLTIMESTAMP, offsetof(d_cc, t_i64)},
     {"curthread", HVT_DIF_V_CURTHREAD, offsetof(d_cc, t_thread)}, {"errno", HVT_DIF_V_ERRNO, offsetof(d_cc, t_int)},
     {"epid", HVT_DIF_V_EPID, offsetof(d_cc, t_uint)}, {"id", HVT_DIF_V_ID, offsetof(d_cc, t_uint)},
-    {"stackdepth", HVT_DIF_V_STACKDEPTH, offsetof(d_cc, t_uint)},
     {"execname", HVT_DIF_V_EXECNAME, offsetof(d_cc, t_str)}, {"probeprov", HVT_DIF_V_PROBEPROV, offsetof(d_cc, t_str)},
     {"probemod", HVT_DIF_V_PROBEMOD, offsetof(d_cc, t_str)}, {"probefunc", HVT_DIF_V_PROBEFUNC, offsetof(d_cc, t_str)},
     {"probename", HVT_DIF_V_PROBENAME, offsetof(d_cc, t_str)}};
 
 static const char *const unsupported_vars[] = {
-    "caller", "ucaller", "uregs", "ipl", "curcpu", "curpsinfo", "curlwpsinfo", "cwd", "root", "gid",
+    "ucaller", "uregs", "ipl", "curcpu", "curpsinfo", "curlwpsinfo", "cwd", "root",
     "ustackdepth", "arg", "zonename", "projid", "taskid", "execargs", NULL};
+
+/* Built-ins hvtrace cannot give honestly: a compile error that says why, never a wrong value. */
+static const struct { const char *name, *why; } refused_vars[] = {
+    {"vtimestamp", "the hypervisor does not account per-thread on-CPU time: use timestamp"},
+    {"stackdepth", "the kernel stack is unwound by the host from stack()'s record, after the firing: "
+                   "use stack()"},
+    {NULL, NULL}};
+
+/* n (its line, column and list link kept) becomes the analysed expression e. */
+static void lower_to(d_cc *cc, d_node *n, d_node *e)
+{
+    d_sema_expr(cc, e);
+    d_node *next = n->next;
+    int line = n->line, col = n->col;
+    *n = *e;
+    n->next = next;
+    n->line = line;
+    n->col = col;
+}
+
+/* ppid, uid and gid as DTrace's Linux translators define them, read through the kernel's types
+ * like any curthread->member chain (so a bad pointer is an invalid address like any load):
+ * ppid = curthread->real_parent->tgid, uid = curthread->cred->uid.val, gid likewise. */
+static int task_var(d_cc *cc, d_node *n)
+{
+    static const struct { const char *name, *path[3]; } tv[] = {
+        {"ppid", {"real_parent", "tgid", NULL}}, {"uid", {"cred", "uid", "val"}}, {"gid", {"cred", "gid", "val"}}};
+    for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++) {
+        if (strcmp(n->str, tv[i].name)) continue;
+        if (d_ty(cc, d_ty(cc, cc->t_thread)->ref)->kind != TY_SOU)
+            d_fail(cc, n->line, n->col, "%s is read from the kernel's struct task_struct: it needs the kernel's types "
+                   "(BTF, from --vmlinuz)", n->str);
+        d_node *e = d_node_new(cc, N_IDENT, n->line, n->col);
+        e->str = "curthread";
+        for (int k = 0; k < 3 && tv[i].path[k]; k++) {
+            d_node *m = d_node_new(cc, k == 2 ? N_DOT : N_ARROW, n->line, n->col);
+            m->str = tv[i].path[k];
+            m->a = e;
+            e = m;
+        }
+        lower_to(cc, n, e);
+        return 1;
+    }
+    return 0;
+}
+
+/* The clause's probes: how many there are, how many are fbt entry probes, how many fire at a
+ * function's boundary (fbt or syscall, entry or return: the return address is at [rsp]). */
+static void clause_sites(d_cc *cc, int *entries, int *bounds, const d_pmatch **other)
+{
+    *entries = *bounds = 0;
+    *other = NULL;
+    for (int i = 0; i < cc->npm; i++) {
+        const d_pmatch *p = &cc->pm[i];
+        int fbt = !strcmp(p->prov, "fbt"), sys = !strcmp(p->prov, "syscall");
+        int entry = fbt && !strcmp(p->name, "entry");
+        int bound = (fbt || sys) && (!strcmp(p->name, "entry") || !strcmp(p->name, "return"));
+        *entries += entry;
+        *bounds += bound;
+        if (!*other && !bound) *other = p;
+    }
+}
+
+/* n becomes the 8-byte stack slot [rsp + off] of type ty, read through the guest-memory path at
+ * the firing: at an fbt entry the return address is at [rsp] and the C arguments past the sixth
+ * at [rsp+8], [rsp+16], ... (the x86-64 SysV ABI). Costs nothing at firings that do not read it. */
+static void stack_slot(d_cc *cc, d_node *n, uint32_t off, int ty)
+{
+    d_node *sp = d_node_new(cc, N_IDENT, n->line, n->col);
+    sp->str = "regs_sp";
+    sp->vk = VK_BUILTIN;
+    sp->var = HVT_DIF_V_REGS_SP;
+    sp->ty = cc->t_u64;
+    d_node *addr = sp;
+    if (off) {
+        d_node *o = d_node_new(cc, N_INT, n->line, n->col);
+        o->ival = off;
+        o->ty = cc->t_u64;
+        addr = d_node_new(cc, N_BIN, n->line, n->col);
+        addr->op = TK_ADD;
+        addr->a = sp;
+        addr->b = o;
+    }
+    d_node *cast = d_node_new(cc, N_CAST, n->line, n->col);
+    cast->ty = d_ty_ptr(cc, ty);
+    cast->a = addr;
+    d_node *deref = d_node_new(cc, N_UNARY, n->line, n->col);
+    deref->op = TK_MUL;
+    deref->a = cast;
+    lower_to(cc, n, deref);
+}
+
+/* arg6 .. arg9 (args[6..9] typed ty): on the stack at fbt entry probes, 0 at every other
+ * probe (as DTrace's, which have at most six arguments there); a clause matching both kinds
+ * cannot say which at compile time. */
+int d_sema_stack_arg(d_cc *cc, d_node *n, int idx, int ty)
+{
+    if (idx < 6) return 0;
+    int entries, bounds;
+    const d_pmatch *other;
+    clause_sites(cc, &entries, &bounds, &other);
+    if (entries && entries < cc->npm) {
+        const d_pmatch *p = NULL;
+        for (int i = 0; i < cc->npm && !p; i++)
+            if (strcmp(cc->pm[i].prov, "fbt") || strcmp(cc->pm[i].name, "entry")) p = &cc->pm[i];
+        d_fail(cc, n->line, n->col, "arg%d is read from the stack at fbt entry probes only, and this clause also matches "
+               "%s:%s:%s:%s: use a narrower description", idx, p->prov, p->mod, p->func, p->name);
+    }
+    if (entries) {
+        stack_slot(cc, n, 8u * (uint32_t)(idx - 5), ty);
+    } else {
+        n->kind = N_INT;
+        n->vk = VK_CONST;
+        n->ival = 0;
+        n->ty = ty;
+    }
+    return 1;
+}
+
+/* caller: the return address at [rsp] where the probe fires on a function's boundary; elsewhere
+ * (profile, tick, BEGIN, END, ERROR) finding it needs the host's unwinder. */
+static void caller_var(d_cc *cc, d_node *n)
+{
+    int entries, bounds;
+    const d_pmatch *other;
+    clause_sites(cc, &entries, &bounds, &other);
+    if (other)
+        d_fail(cc, n->line, n->col, "caller is known to hvtrace at fbt and syscall probes only, and this clause matches "
+               "%s:%s:%s:%s (use stack())", other->prov, other->mod, other->func, other->name);
+    stack_slot(cc, n, 0, cc->t_u64);
+}
+
+/* the built-ins the compiler turns into loads: never assignable, whatever the probes or types */
+static int is_lowered_var(const char *s)
+{
+    return !strcmp(s, "ppid") || !strcmp(s, "uid") || !strcmp(s, "gid") || !strcmp(s, "caller");
+}
 
 static int builtin_var(d_cc *cc, d_node *n)
 {
@@ -64,8 +198,17 @@ static int builtin_var(d_cc *cc, d_node *n)
         n->vk = VK_BUILTIN;
         n->var = HVT_DIF_V_ARG0 + (s[3] - '0');
         n->ty = cc->t_i64;
+        d_sema_stack_arg(cc, n, s[3] - '0', cc->t_i64);
         return 1;
     }
+    if (task_var(cc, n)) return 1;
+    if (!strcmp(s, "caller")) {
+        caller_var(cc, n);
+        return 1;
+    }
+    for (int i = 0; refused_vars[i].name; i++)
+        if (!strcmp(refused_vars[i].name, s))
+            d_fail(cc, n->line, n->col, "%s is not supported by hvtrace (%s)", s, refused_vars[i].why);
     for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
         if (!strcmp(builtins[i].name, s)) {
             n->vk = VK_BUILTIN;
@@ -181,12 +324,34 @@ static int var_type_of(d_cc *cc, d_node *rhs)
 
 void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int *nkeys, int *kt, int create);
 
+/* self->a[k...], DTrace's thread-local associative array, is the associative array named
+ * "self->a" (no D identifier can clash with it) keyed by (tid, k...): the same dynamic variable
+ * space and lifetime as the self-> scalars, which are keyed by the tid too. n, an N_INDEX, is
+ * rewritten so; 0 when it is no such array (this->, or self->p[i] with p a pointer). */
+int d_self_assoc_name(const char *name) { return !strncmp(name, "self->", 6); }
+
+int d_sema_self_assoc(d_cc *cc, d_node *n)
+{
+    d_node *base = n->a;
+    if (base->kind != N_SELF || d_var_find(cc, HVT_DIF_VK_THREAD, base->str)) return 0;
+    size_t len = strlen(base->str) + 7;
+    char *name = d_alloc(cc, len);
+    snprintf(name, len, "self->%s", base->str);
+    base->kind = N_IDENT;
+    base->str = name;
+    d_node *tid = d_node_new(cc, N_IDENT, n->line, n->col);
+    tid->str = "tid";
+    tid->next = n->b;
+    n->b = tid;
+    return 1;
+}
+
 /* Resolve the target of an assignment or ++/--; rhs (NULL for ++/--) types a new variable. */
 static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
 {
     int kind = l->kind == N_SELF ? HVT_DIF_VK_THREAD : l->kind == N_THIS ? HVT_DIF_VK_LOCAL : HVT_DIF_VK_GLOBAL;
     if (l->kind == N_IDENT || l->kind == N_SELF || l->kind == N_THIS) {
-        if (l->kind == N_IDENT && (builtin_var(cc, l) || d_inline_find(cc, l->str) || !strcmp(l->str, "args")))
+        if (l->kind == N_IDENT && (is_lowered_var(l->str) || builtin_var(cc, l) || d_inline_find(cc, l->str) || !strcmp(l->str, "args")))
             d_fail(cc, l->line, l->col, "operator %s can only be applied to a writable variable", opstr(op));
         d_var *v = d_var_find(cc, kind, l->str);
         if (v && v->kind == HVT_DIF_VK_ASSOC)
@@ -203,6 +368,7 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
         l->ty = v->ty;
         return;
     }
+    if (l->kind == N_INDEX) d_sema_self_assoc(cc, l);
     if (l->kind == N_INDEX && l->a->kind == N_IDENT && strcmp(l->a->str, "args") &&
         !d_var_find(cc, HVT_DIF_VK_GLOBAL, l->a->str) && !d_inline_find(cc, l->a->str) && !builtin_var(cc, l->a)) {
         if (op != TK_ASGN)
@@ -218,7 +384,8 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
         l->side = 1;
         return;
     }
-    if ((l->kind == N_INDEX && (l->a->kind == N_SELF || l->a->kind == N_THIS)))
+    if (l->kind == N_INDEX && (l->a->kind == N_SELF || l->a->kind == N_THIS) &&
+        !d_var_find(cc, l->a->kind == N_SELF ? HVT_DIF_VK_THREAD : HVT_DIF_VK_LOCAL, l->a->str))
         d_fail(cc, l->line, l->col, "%s associative arrays are not supported by hvtrace",
                l->a->kind == N_SELF ? "thread-local" : "clause-local");
     if (l->kind == N_AGG || (l->kind == N_INDEX && l->a->kind == N_AGG))

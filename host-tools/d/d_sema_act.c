@@ -11,11 +11,11 @@
 /* ---- tuples: associative array and aggregation keys ---- */
 void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int *nkeys, int *kt, int create)
 {
-    int n = 0;
+    int n = 0, hid = d_self_assoc_name(name); /* the thread's key, not counted in messages */
     for (d_node **k = keys; *k; k = &(*k)->next, n++) {
         d_node *e = *k;
         if (n == HVT_DIF_TUPLE_MAX)
-            d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX);
+            d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX - hid);
         if (e->kind == N_CALL && (!strcmp(e->str, "stack") || !strcmp(e->str, "ustack")))
             d_fail(cc, e->line, e->col, "%s( ) as a key is not supported by hvtrace (keys are integers and strings)", e->str);
         d_sema_expr(cc, e);
@@ -26,17 +26,17 @@ void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int
         } else
             d_sema_rvalue(cc, e);
         if (!d_ty_is_scalar(cc, e->ty) && d_ty(cc, e->ty)->kind != TY_STR)
-            d_fail(cc, e->line, e->col, "%s%s[ ] key #%d cannot be of type \"%s\"", pre, name, n + 1, d_ty_str(cc, e->ty));
+            d_fail(cc, e->line, e->col, "%s%s[ ] key #%d cannot be of type \"%s\"", pre, name, n + 1 - hid, d_ty_str(cc, e->ty));
         if (create) kt[n] = e->ty;
         else if (n < *nkeys && !d_ty_compat(cc, kt[n], e->ty))
             d_fail(cc, d_node_start(e)->line, d_node_start(e)->col, "%s%s[ ] key #%d is incompatible with prototype:\n\tprototype: %s\n\t      key: %s",
-                   pre, name, n + 1, d_ty_str(cc, kt[n]), d_ty_str(cc, e->ty));
+                   pre, name, n + 1 - hid, d_ty_str(cc, kt[n]), d_ty_str(cc, e->ty));
     }
     if (create) *nkeys = n;
     else if (n != *nkeys) {
-        d_node *at = *keys;
+        d_node *at = hid && *keys ? (*keys)->next : *keys;
         d_fail(cc, at ? at->line : 0, at ? at->col : 0, "%s%s[ ] prototype mismatch: %d key%spassed, %d expected", pre, name,
-               n, n == 1 ? " " : "s ", *nkeys);
+               n - hid, n - hid == 1 ? " " : "s ", *nkeys - hid);
     }
 }
 
@@ -88,6 +88,8 @@ void d_sema_index(d_cc *cc, d_node *n)
     d_node *base = n->a;
     int nargs = 0;
     for (d_node *k = n->b; k; k = k->next) nargs++;
+    if (d_sema_self_assoc(cc, n) && !d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str))
+        d_fail(cc, n->line, n->col, "%s has not yet been declared or assigned", base->str);
     if (base->kind == N_IDENT && !d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str) && !d_inline_find(cc, base->str)) {
         if (!strcmp(base->str, "args")) {
             int64_t idx;
@@ -103,6 +105,7 @@ void d_sema_index(d_cc *cc, d_node *n)
             n->vk = VK_BUILTIN;
             n->var = HVT_DIF_V_ARG0 + (int)idx;
             n->ty = d_args_type(cc, (int)idx, base->line, base->col);
+            d_sema_stack_arg(cc, n, (int)idx, n->ty);
             return;
         }
         d_sema_expr(cc, base); /* a built-in (curthread[0]) or the right error */
@@ -121,7 +124,9 @@ void d_sema_index(d_cc *cc, d_node *n)
             return;
         }
     }
-    if (base->kind == N_SELF || base->kind == N_THIS)
+    /* self->p[i], this->p[i] with p a pointer: *(p + i), as DTrace decides by the type */
+    if ((base->kind == N_SELF || base->kind == N_THIS) &&
+        !d_var_find(cc, base->kind == N_SELF ? HVT_DIF_VK_THREAD : HVT_DIF_VK_LOCAL, base->str))
         d_fail(cc, n->line, n->col, "%s associative arrays are not supported by hvtrace",
                base->kind == N_SELF ? "thread-local" : "clause-local");
     if (base->kind == N_AGG)
@@ -526,19 +531,33 @@ void d_sema_decl(d_cc *cc, d_item *it)
         d_fail(cc, it->line, it->col, "a variable cannot hold a value of type \"%s\"", d_ty_str(cc, it->ty));
     if (it->nkeys && kind == HVT_DIF_VK_LOCAL)
         d_fail(cc, it->line, it->col, "associative arrays may not be declared as local variables: %s", it->name);
-    if (it->nkeys && kind == HVT_DIF_VK_THREAD)
-        d_fail(cc, it->line, it->col, "thread-local associative arrays are not supported by hvtrace");
     for (int i = 0; i < it->nkeys; i++)
         if (!d_ty_is_scalar(cc, it->keys[i]) && d_ty(cc, it->keys[i])->kind != TY_STR)
             d_fail(cc, it->line, it->col, "%s[ ] key #%d cannot be of type \"%s\"", it->name, i + 1, d_ty_str(cc, it->keys[i]));
-    d_var *v = d_var_find(cc, kind, it->name);
+    /* self int a[k]: the array "self->a" keyed by (tid, k), as d_sema_self_assoc makes it */
+    const char *name = it->name;
+    int nkeys = it->nkeys, keys[HVT_DIF_TUPLE_MAX];
+    memcpy(keys, it->keys, sizeof keys);
+    if (nkeys && kind == HVT_DIF_VK_THREAD) {
+        if (nkeys >= HVT_DIF_TUPLE_MAX)
+            d_fail(cc, it->line, it->col, "self->%s[ ]: at most %d keys", it->name, HVT_DIF_TUPLE_MAX - 1);
+        size_t len = strlen(it->name) + 7;
+        char *n = d_alloc(cc, len);
+        snprintf(n, len, "self->%s", it->name);
+        name = n;
+        kind = HVT_DIF_VK_GLOBAL;
+        memmove(keys + 1, keys, sizeof keys[0] * (size_t)nkeys);
+        keys[0] = cc->t_pid;
+        nkeys++;
+    }
+    d_var *v = d_var_find(cc, kind, name);
     if (v) {
-        if (v->ty != it->ty || v->nkeys != it->nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (it->nkeys > 0))
-            d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", it->name,
+        if (v->ty != it->ty || v->nkeys != nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (nkeys > 0))
+            d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", name,
                    d_ty_str(cc, it->ty), d_ty_str(cc, v->ty));
         return;
     }
-    int vi = d_var_add(cc, it->nkeys ? HVT_DIF_VK_ASSOC : kind, it->name, it->ty, it->line, it->col);
-    cc->vars[vi].nkeys = it->nkeys;
-    memcpy(cc->vars[vi].keys, it->keys, sizeof it->keys);
+    int vi = d_var_add(cc, nkeys ? HVT_DIF_VK_ASSOC : kind, name, it->ty, it->line, it->col);
+    cc->vars[vi].nkeys = nkeys;
+    memcpy(cc->vars[vi].keys, keys, sizeof keys);
 }

@@ -200,5 +200,38 @@ check "addr: 0xADDRESS alone resolves ($(cat "$W/addr0x.err"))" grep -q "matched
 check "addr: an offset inside an instruction is refused" \
   bash -c "test $rc = 1 && grep -q 'inside an instruction of vfs_read' '$W/addr6.err'"
 
+# 13. built-in variables: the fake's stack page gives caller and arg6.. at fbt entry (word i of
+# the page is 0xc0de00 + i: [rsp] = caller, [rsp+8] = arg6, ...); syscall probes have 0 there
+run vfbt 10 'fbt::do_mmap:entry /arg0 < 3/ { printf("k=%d caller=%x a6=%x a7=%x a8=%x a9=%x p6=%x\n", arg0, caller, arg6, arg7, arg8, arg9, (uint64_t)args[6]); }' -q
+cat "$W/vfbt.out" "$W/vfbt.err"
+want=$(for k in 0 1 2; do echo "k=$k caller=c0de00 a6=c0de01 a7=c0de02 a8=c0de03 a9=c0de04 p6=c0de01"; done)
+check "vars: fbt entry caller = [rsp], arg6..arg9 and args[6] = [rsp+8..]" \
+  test "$(grep '^k=' "$W/vfbt.out" | sort)" = "$want"
+run vsys 10 'syscall::getpid:entry /arg0 < 2/ { printf("k=%d a6=%d a9=%d caller=%x\n", arg0, arg6, arg9, caller); }' -q
+check "vars: syscall arg6 = arg9 = 0, caller = [rsp]" \
+  test "$(grep '^k=' "$W/vsys.out" | sort)" = "$(printf 'k=0 a6=0 a9=0 caller=c0de00\nk=1 a6=0 a9=0 caller=c0de00')"
+# walltimestamp: the host's clock at the load plus the fake's elapsed time (k ns at firing k)
+before=$(date +%s%N)
+run vwall 10 'syscall::getpid:entry /arg0 < 3/ { printf("%d\n", walltimestamp - arg0); }' -q
+after=$(date +%s%N)
+wall=$(grep -E '^[0-9]+$' "$W/vwall.out" | sort -u)
+echo "walltimestamp - k: $wall (host clock $before .. $after)"
+check "vars: walltimestamp - k is one value, the host's clock at the load" \
+  bash -c "test \$(echo '$wall' | wc -l) = 1 && test '${wall:-0}' -ge $before && test '${wall:-0}' -le $after"
+# self->a[k]: per thread (tid = 100 + k % 3): the value left by firing k - 15 (same k % 3, k % 5);
+# the first clause never runs: it gives self->a its types before the clause that reads it
+run vself 300 'syscall::getpid:entry /arg0 < 0/ { self->a[0, ""] = 0; } syscall::getpid:entry /arg0 >= 290/ { printf("k=%d prev=%d\n", arg0, self->a[arg0 % 5, execname]); } syscall::getpid:entry { self->a[arg0 % 5, execname] = arg0; } syscall::getpid:entry /arg0 == 0/ { this->p = (char *)curthread; printf("%c%c%c\n", this->p[0], this->p[5], this->p[7]); }' -q
+cat "$W/vself.out" "$W/vself.err"
+check "vars: self->a[k, s] per thread: firing k reads k - 15's value" \
+  test "$(grep '^k=' "$W/vself.out" | sort)" = "$(python3 -c "print('\n'.join('k=%d prev=%d' % (k, k - 15) for k in range(290, 300)))" | sort)"
+check "vars: this->p[i] indexes the pointer (\"fake-string\"[0, 5, 7])" grep -qx 'fsr' "$W/vself.out"
+# ppid = curthread->real_parent->tgid: the fake task's real_parent is 0, so the second load
+# faults at tgid's offset, which the compiled code names
+run vppid 10 'syscall::getpid:entry /arg0 == 0/ { trace(ppid); }'
+tgid=$("$HVT" -n 'syscall::getpid:entry { trace(ppid); }' -e -S --vmlinuz "$VMLINUZ" 2>&1 | awk '$3 == "addi" { n++; if (n == 2) print $6 }')
+cat "$W/vppid.err"
+check "vars: ppid loads curthread->real_parent->tgid (invalid address 0x$(printf %x "${tgid:-0}"))" \
+  grep -q "invalid address (0x$(printf %x "${tgid:-0}"))" "$W/vppid.err"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -431,6 +431,62 @@ static void test_code(void)
 }
 
 /* ---- aggregations ---- */
+/* built-ins lowered by the compiler, thread-local associative arrays, pointers in variables */
+static void test_vars(void)
+{
+    /* arg6.. and caller at fbt entry: stack slots; at other probes arg6.. are 0 */
+    {
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(REGS_SP)}, {OP(ADDI), 0, 0, 0, 8}, {OP(LDG), 0, 0, 0, 8},
+                 {OP(EMIT), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 1}, {OP(VAR), 0, 0, 0, V(REGS_SP)}, {OP(ADDI), 0, 0, 0, 32},
+                 {OP(LDG), 0, 0, 0, 8}, {OP(EMIT), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 2},
+                 {OP(VAR), 0, 0, 0, V(REGS_SP)}, {OP(LDG), 0, 0, 0, 8}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "fbt::vfs_*:entry { trace(arg6); trace(arg9); trace(caller); }", opts(), 0, w,
+                     (int)(sizeof w / sizeof w[0]));
+    }
+    CODE("syscall::read:entry, fbt::vfs_read:return { trace(arg7); }", {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 0},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("syscall::read:return { trace(caller); }", {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(REGS_SP)},
+         {OP(LDG), 0, 0, 0, 8}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    /* self->a[k]: the array "self->a" keyed by (tid, k) */
+    {
+        res r = comp("syscall::read:entry { self->a[arg0, \"x\"] = 3; trace(self->a[arg0, \"x\"]); }");
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(c && h->nvars == 1 && v[0].kind == HVT_DIF_VK_ASSOC && v[0].nkeys == 3 && v[0].key_types[0] == HVT_DIF_T_INT &&
+              v[0].key_types[2] == HVT_DIF_T_STR && (int32_t)v[0].name == stroff(&r.p, "self->a"),
+              "self->a[k, s] is \"self->a\"[tid, k, s]: %s", r.err);
+        int tids = 0, stav = 0, ldav = 0;
+        for (uint32_t i = 0; c && i < n; i++) {
+            tids += c[i].op == OP(VAR) && c[i].imm == V(TID);
+            stav += c[i].op == OP(STAV);
+            ldav += c[i].op == OP(LDAV);
+        }
+        CHECK(tids == 2 && stav == 1 && ldav == 1, "self->a: tid pushed for the store and the load (%d %d %d)", tids, stav, ldav);
+        res_free(&r);
+    }
+    {
+        /* declared: self int a[string] is "self->a"[tid, string] too */
+        res r = comp("self int a[string];\nsyscall::read:entry { trace(self->a[\"x\"]); self->a[execname]++; }");
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(h && h->nvars == 1 && v[0].kind == HVT_DIF_VK_ASSOC && v[0].nkeys == 2 && v[0].key_types[0] == HVT_DIF_T_INT &&
+              v[0].key_types[1] == HVT_DIF_T_STR && (int32_t)v[0].name == stroff(&r.p, "self->a"),
+              "self int a[string] is \"self->a\"[tid, string]: %s", r.err);
+        res_free(&r);
+    }
+    ERR("self int a[int, int, int, int, int, int, int, int];\nBEGIN { }", 1, 10, "self->a[ ]: at most 7 keys");
+    ERR("self int a[string];\nBEGIN { trace(self->a[1]); }", 2, 23, "self->a[ ] key #1 is incompatible with prototype");
+    /* this->p[i], self->p[i]: *(p + i) */
+    CODE("BEGIN { this->p = (short *)arg0; trace(this->p[3]); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(STLV), 0, 0, 0, 0},
+         {OP(ACT), 0, 0, 0, 0}, {OP(LDLV), 0, 0, 0, 0}, {OP(ADDI), 0, 0, 0, 6}, {OP(LDG), 0, 0, 0, 2 | HVT_DIF_LD_SIGNED},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { self->p = (long *)arg0; trace(self->p[2]); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(STTV), 0, 0, 0, 0},
+         {OP(ACT), 0, 0, 0, 0}, {OP(LDTV), 0, 0, 0, 0}, {OP(ADDI), 0, 0, 0, 16}, {OP(LDG), 0, 0, 0, 8},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+}
+
 static void test_aggs(void)
 {
     res r = comp("BEGIN { @c = count(); @s[1] = sum(arg0); @mi[\"a\", 2] = min(1); @ma = max(1); @av = avg(1); "
@@ -552,11 +608,31 @@ static void test_errors(void)
     ERR("BEGIN { y = 1; x = &y; }", 1, 20, "cannot take address of dynamic variable");
     ERR("BEGIN { trace(sizeof (struct file)); }", 1, 30, "failed to resolve type struct file: no kernel type information");
     ERR("BEGIN { trace(substr(\"ab\", 1)); }", 1, 15, "substr( ) is not supported by hvtrace");
-    ERR("BEGIN { trace(caller); }", 1, 15, "built-in variable caller is not supported by hvtrace");
+    ERR("BEGIN { trace(caller); }", 1, 15, "caller is known to hvtrace at fbt and syscall probes only, and this clause "
+        "matches dtrace:::BEGIN (use stack())");
+    ERR("profile:::tick-1s { trace(caller); }", 1, 27, "caller is known to hvtrace at fbt and syscall probes only");
+    ERR("BEGIN { trace(vtimestamp); }", 1, 15, "vtimestamp is not supported by hvtrace (the hypervisor does not "
+        "account per-thread on-CPU time");
+    ERR("BEGIN { trace(stackdepth); }", 1, 15, "stackdepth is not supported by hvtrace (the kernel stack is unwound");
+    ERR("BEGIN { x = ucaller; }", 1, 13, "built-in variable ucaller is not supported by hvtrace");
+    ERR("fbt::vfs_read:entry, syscall::read:entry { trace(arg6); }", 1, 50, "arg6 is read from the stack at fbt entry "
+        "probes only, and this clause also matches syscall:kernel:read:entry");
+    ERR("fbt::vfs_read:entry, fbt::vfs_read:return { trace(arg9); }", 1, 51, "arg9 is read from the stack at fbt entry "
+        "probes only, and this clause also matches fbt:kernel:vfs_read:return");
+    ERR("BEGIN { trace(ppid); }", 1, 15, "ppid is read from the kernel's struct task_struct: it needs the kernel's types");
+    ERR("BEGIN { trace(gid); }", 1, 15, "gid is read from the kernel's struct task_struct");
+    ERR("BEGIN { uid = 1; }", 1, 9, "operator = can only be applied to a writable variable");
     ERR("BEGIN { x = 1; trace(x[1]); }", 1, 23, "operator [ ] cannot be applied to a value of type \"int\"");
     ERR("int x;\nint x[string];\nBEGIN { }", 2, 5, "identifier redeclared: x");
     ERR("BEGIN { @[stack()] = count(); }", 1, 11, "stack( ) as a key is not supported by hvtrace");
-    ERR("BEGIN { self->a[1] = 2; }", 1, 16, "thread-local associative arrays are not supported by hvtrace");
+    ERR("BEGIN { trace(self->a[1]); }", 1, 22, "self->a has not yet been declared or assigned");
+    ERR("BEGIN { self->a[1] = 2; trace(self->a[1, 2]); }", 1, 39, "self->a[ ] prototype mismatch: 2 keys passed, 1 expected");
+    ERR("BEGIN { self->a[1] = 2; trace(self->a[\"s\"]); }", 1, 39, "self->a[ ] key #1 is incompatible with prototype");
+    ERR("BEGIN { self->a[1, 2, 3, 4, 5, 6, 7, 8] = 2; }", 1, 38, "self->a[ ]: at most 7 keys");
+    ERR("BEGIN { this->a[1] = 2; }", 1, 16, "clause-local associative arrays are not supported by hvtrace");
+    ERR("BEGIN { trace(this->a[1]); }", 1, 22, "clause-local associative arrays are not supported by hvtrace");
+    ERR("BEGIN { this->p = (char *)arg0; this->p[1] = 2; }", 1, 40, "operator = can only be applied to a writable variable");
+    ERR("BEGIN { this->x = 1; trace(this->x[1]); }", 1, 35, "operator [ ] cannot be applied to a value of type \"int\"");
     /* the expression too complex for 16 registers: a chain with side effects keeps its order */
     {
         char src[4096] = "BEGIN { a[0] = 1; trace(";
@@ -900,6 +976,20 @@ static void test_btf(void)
               r.p.clauses[1].acts[2].args[0].type == D_V_UINT, "typed return value, bitfield: %s", r.err);
         res_free(&r);
     }
+    {
+        /* ppid, uid, gid: DTrace's translators, through the kernel's types */
+        uint32_t rp = member_off("task_struct", "real_parent"), tgid = member_off("task_struct", "tgid"),
+                 cred = member_off("task_struct", "cred"), uid = member_off("cred", "uid"), gid = member_off("cred", "gid");
+        CHECK(rp != UINT32_MAX && cred != UINT32_MAX && uid != UINT32_MAX, "BTF members of ppid, uid");
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(CURTHREAD)}, {OP(ADDI), 0, 0, 0, (int32_t)rp},
+                 {OP(LDG), 0, 0, 0, 8}, {OP(ADDI), 0, 0, 0, (int32_t)tgid}, {OP(LDG), 0, 0, 0, 4 | HVT_DIF_LD_SIGNED},
+                 {OP(EMIT), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 1}, {OP(VAR), 0, 0, 0, V(CURTHREAD)},
+                 {OP(ADDI), 0, 0, 0, (int32_t)cred}, {OP(LDG), 0, 0, 0, 8}, {OP(ADDI), 0, 0, 0, (int32_t)uid},
+                 {OP(LDG), 0, 0, 0, 4}, {OP(EMIT), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 2}, {OP(VAR), 0, 0, 0, V(CURTHREAD)},
+                 {OP(ADDI), 0, 0, 0, (int32_t)cred}, {OP(LDG), 0, 0, 0, 8}, {OP(ADDI), 0, 0, 0, (int32_t)gid},
+                 {OP(LDG), 0, 0, 0, 4}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "BEGIN { trace(ppid); trace(uid); trace(gid); }", o, 0, w, (int)(sizeof w / sizeof w[0]));
+    }
     check_err_o(__LINE__, "fbt::vfs_read:entry { trace(args[0]->nope); }", o, 1, 36, "nope is not a member of struct file");
     check_err_o(__LINE__, "fbt::vfs_read:entry { trace(args[5]); }", o, 1, 29,
                 "index 5 is out of range for fbt:kernel:vfs_read:entry args[ ]");
@@ -927,6 +1017,7 @@ int main(void)
 {
     test_syntax();
     test_code();
+    test_vars();
     test_aggs();
     test_errors();
     test_probes();

@@ -7,8 +7,11 @@
  * Firing k (0 .. n-1) runs on CPU k % cpus, probe ids[k % nids] (the ids the host armed with
  * HVT_PROBE_F_ACTION, in arming order), with arg0 = k, arg1 = 2k, arg2 = k % 7, pid = tid =
  * 100 + k % 3, execname "alpha", "beta" or "gamma" (k % 3), timestamp = 1000 + k, curthread =
- * FAKE_D_STR. Guest memory: FAKE_D_STR holds the string "fake-string" (NUL, then zeros to
- * the end of its page); every other address faults, but the user stack: firing k's user pc is
+ * FAKE_D_STR, walltimestamp = the image's walltime + k (the fake's clock read 1000 at the
+ * load), the stack pointer FAKE_D_STACK. Guest memory: FAKE_D_STR holds the string
+ * "fake-string" (NUL, then zeros to the end of its page); FAKE_D_STACK a page of 8-byte words,
+ * word i = FAKE_D_WORD + i (so at an fbt entry caller = FAKE_D_WORD, arg6 = FAKE_D_WORD + 1 ...);
+ * every other address faults, but the user stack: firing k's user pc is
  * 0x400000 + k and its frame pointer FAKE_D_USTACK + 16 * (k % 4), where four frames of
  * [saved fp, return address] are chained upwards, frame i returning to 0x401100 + 0x100 * i
  * (the last one's saved fp 0): ustack() gives the pc and 4 - k % 4 return addresses.
@@ -20,6 +23,8 @@
 #include <string.h>
 
 #define FAKE_D_STR   0xffff888000010000ull
+#define FAKE_D_STACK 0xffffc90000004000ull
+#define FAKE_D_WORD  0xc0de00ull
 #define FAKE_D_USTACK 0x00007ffe00000000ull
 #define MAX_CPUS     16
 #define DRAIN_BUF    (64u << 10)
@@ -60,6 +65,13 @@ static size_t fake_read(void *ctx, uint64_t va, void *out, size_t len, int user)
     (void)ctx;
     if (user && va >= FAKE_D_USTACK && va < FAKE_D_USTACK + 64)
         return fake_user_read(va, out, len);
+    if (!user && va >= FAKE_D_STACK && va < FAKE_D_STACK + 4096 && len <= FAKE_D_STACK + 4096 - va) {
+        for (size_t i = 0; i < len; i++) {
+            uint64_t off = va + i - FAKE_D_STACK, w = FAKE_D_WORD + off / 8;
+            ((uint8_t *)out)[i] = (uint8_t)(w >> (8 * (off % 8)));
+        }
+        return len;
+    }
     if (va < FAKE_D_STR || va >= FAKE_D_STR + sizeof page)
         return 0;
     size_t n = FAKE_D_STR + sizeof page - va < len ? FAKE_D_STR + sizeof page - va : len;
@@ -183,7 +195,9 @@ static void fire(unsigned cpu, uint32_t id, uint64_t k)
     f.v[HVT_DIF_V_ARG0 + 1] = 2 * k;
     f.v[HVT_DIF_V_ARG0 + 2] = k % 7;
     f.v[HVT_DIF_V_PID] = f.v[HVT_DIF_V_TID] = 100 + k % 3;
-    f.v[HVT_DIF_V_TIMESTAMP] = f.v[HVT_DIF_V_VTIMESTAMP] = 1000 + k;
+    f.v[HVT_DIF_V_TIMESTAMP] = 1000 + k;
+    f.v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (int64_t)k : 0;
+    f.v[HVT_DIF_V_REGS_SP] = FAKE_D_STACK;
     f.v[HVT_DIF_V_CURTHREAD] = FAKE_D_STR;
     cur_k = k;
     int n = dif_fire(st, cpu, id, &f);

@@ -241,8 +241,8 @@ static void firing_reset(void)
         F.v[HVT_DIF_V_ARG0 + i] = 1000 + (uint64_t)i;
     F.v[HVT_DIF_V_PID] = 50;
     F.v[HVT_DIF_V_TID] = 51;
-    F.v[HVT_DIF_V_PPID] = 1;
-    F.v[HVT_DIF_V_UID] = 1000;
+    F.v[HVT_DIF_V_WALLTIMESTAMP] = 1;
+    F.v[HVT_DIF_V_REGS_SP] = 1000;
     F.v[HVT_DIF_V_TIMESTAMP] = 777;
     F.v[HVT_DIF_V_ERRNO] = 22;
     F.execname = "bash-but-longer-than-16";
@@ -537,8 +537,8 @@ static void test_builtins(void)
 {
     a_new();
     ACT(0);
-    int ids[] = { HVT_DIF_V_ARG0, HVT_DIF_V_ARG0 + 9, HVT_DIF_V_PID, HVT_DIF_V_TID,
-                  HVT_DIF_V_PPID, HVT_DIF_V_UID, HVT_DIF_V_CPU, HVT_DIF_V_TIMESTAMP,
+    int ids[] = { HVT_DIF_V_ARG0, HVT_DIF_V_ARG0 + 5, HVT_DIF_V_PID, HVT_DIF_V_TID,
+                  HVT_DIF_V_WALLTIMESTAMP, HVT_DIF_V_REGS_SP, HVT_DIF_V_CPU, HVT_DIF_V_TIMESTAMP,
                   HVT_DIF_V_ERRNO, HVT_DIF_V_EPID, HVT_DIF_V_ID };
     for (int i = 0; i < 11; i++) {
         II(VAR, 1, 0, ids[i]);
@@ -551,7 +551,7 @@ static void test_builtins(void)
         EMIT(2);
     }
     const uint64_t *w = run1();
-    static const uint64_t want[] = { 1000, 1009, 50, 51, 1, 1000, 0, 777, 22, 1, 1 };
+    static const uint64_t want[] = { 1000, 1005, 50, 51, 1, 1000, 0, 777, 22, 1, 1 };
     for (int i = 0; w && i < 11; i++)
         CHECK(w[i] == want[i], "builtin %d: %llu want %llu", ids[i], (unsigned long long)w[i],
               (unsigned long long)want[i]);
@@ -1644,6 +1644,14 @@ static void test_verifier(void)
     a_new(); LDI(1, 0); II(STRG, 2, 1, 1); refused("unknown STRG flags", 0, 1, "STRG flags");
     a_new(); II(VAR, 1, 0, HVT_DIF_V__COUNT); refused("unknown built-in variable", 0, 0, "VAR");
     a_new(); II(VAR, 1, 0, -1); refused("unknown built-in variable", 0, 0, "VAR -1");
+    {
+        static const int32_t none[] = { HVT_DIF_V_PPID, HVT_DIF_V_UID, HVT_DIF_V_VTIMESTAMP, HVT_DIF_V_STACKDEPTH,
+                                        HVT_DIF_V_ARG0 + 6, HVT_DIF_V_ARG0 + 9 };
+        for (unsigned i = 0; i < sizeof none / sizeof none[0]; i++) {
+            a_new(); II(VAR, 1, 0, none[i]);
+            refused("built-in variable the hypervisor does not give", 0, 0, "VAR of no value");
+        }
+    }
     a_new(); a_i(HVT_DIF_OP_SCONST, 1, 0, 0, 1000); refused("string constant outside strtab", 0, 0,
                                                              "SCONST");
     a_new(); a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0); II(LDGV, 1, 0, 0);
