@@ -235,6 +235,14 @@ static void test_syntax(void)
     CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 512 && hdr(&r.p)->bufsize == 4u << 20 &&
           r.p.switchrate_ns == 100000000 && r.p.aggsortkey, "pragmas: %s", r.err);
     res_free(&r);
+    /* aggsortkeypos is a key index, not a flag */
+    r = comp("#pragma D option aggsortkeypos=2\n#pragma D option aggsortpos=3\nBEGIN { }");
+    CHECK(r.rc == 0 && r.p.aggsortkeypos == 2 && r.p.aggsortpos == 3, "aggsortkeypos=2: %d %s",
+          r.p.aggsortkeypos, r.err);
+    res_free(&r);
+    r = comp("#pragma D option aggsortkeypos=-1\nBEGIN { }");
+    CHECK(r.rc != 0, "aggsortkeypos=-1 accepted");
+    res_free(&r);
     d_options o = opts();
     const char *x[] = {"quiet", "dynvarsize=1k", "aggrate=1ms", "flowindent"};
     o.xopts = x;
