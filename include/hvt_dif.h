@@ -109,7 +109,9 @@ enum hvt_dif_op {
     /* aggregations: key = the tuple, agg = aggs[imm] */
     HVT_DIF_OP_AGG,              /* aggregate value ra (count: ra unused, 0; rb unused: no
                                     second value, lquantize's weight is not supported) */
-    HVT_DIF_OP_AGGCLR,           /* clear(@imm): every key's value to zero */
+    HVT_DIF_OP_AGGCLR,           /* every key's value of @imm to zero (hvt's clear() does not
+                                    use it: the host clears its sum of the snapshots, which
+                                    are deltas: see hvt_stream.h struct hvt_dagg_part) */
     HVT_DIF_OP_EXIT,             /* exit(ra): appends ra like EMIT (after the exit action's
                                     ACT) and marks the program as exiting; the host ends the
                                     run */

@@ -5,10 +5,12 @@
  *
  * Contract:
  *  - A snapshot is every aggregation of one CPU at one time: snap_begin(cpu, gen), then runs
- *    of struct hvt_dagg_rec (snap_add), then snap_end(cpu, gen). Only a snapshot that ends
- *    (the generation of its begin, nothing malformed in it) replaces the CPU's previous one. A
- *    begin whose generation is not newer than the CPU's current snapshot is refused; a newer
- *    begin drops an unfinished one.
+ *    of struct hvt_dagg_rec (snap_add), then snap_end(cpu, gen). Its values are what the CPU
+ *    aggregated since its previous snapshot (the hypervisor resets what it sends, as DTrace's
+ *    buffer switch does): the host's copy of a CPU is their sum, each snap_add run added as
+ *    soon as it is checked whole (a bad run is left out and reported). A begin whose
+ *    generation is not newer than the CPU's last one is refused; a newer begin ends an
+ *    unfinished one.
  *  - Every record is checked (aggregation index, the CPU, lengths, nbuckets, the key against
  *    the aggregation's key types, strings at most strsize-1 bytes, zero padding); a bad record
  *    spoils its snapshot, which is then refused at its end. Keys made by sym() (D_V_KSYM) are
@@ -21,9 +23,9 @@
  *    larger) are a header the printing ignores.
  *  - trunc(@a, n) keeps the n largest (n < 0: smallest; 0: none) and hides the others until
  *    they change: their merged values are remembered and subtracted from later ones (min and
- *    max stay hidden while their value is the remembered one). clear() zeros the host's copy
- *    (the hypervisor zeros its own); what trunc() removed stays removed until it changes from
- *    zero. normalize() applies to the entries that exist when it runs, as in DTrace.
+ *    max stay hidden while their value is the remembered one). clear() zeros the host's sum (min
+ *    and max back to INT64_MAX / INT64_MIN, as a new key starts): later snapshots add to it;
+ *    what trunc() removed stays removed until it changes from zero. normalize() applies to the entries that exist when it runs, as in DTrace.
  *  - Printing (d_aggs_printa, d_aggs_print_rest) follows DTrace: sorted by value then key
  *    (options below), keys " %16lld" / " %8d" / " %5d" / " %3d" by size and "  %-50s" for
  *    strings, values " %16lld", quantize/lquantize/llquantize distributions with one zero row

@@ -203,7 +203,7 @@ void d_aggs_clear(d_aggs *a, int agg)
         return;
     uint32_t nb = a->p->aggs[agg].nbuckets, hdr = a->hdr[agg];
     /* what shows now stays, at zero; what trunc() removed stays removed until it changes from
-     * zero (the hypervisor zeros its copy too) */
+     * zero */
     d_atab t;
     d_aent **v;
     int n = d_aggs_view(a, agg, NULL, 1, &t, &v);
@@ -216,16 +216,24 @@ void d_aggs_clear(d_aggs *a, int agg)
     }
     free(v);
     d_atab_free(&t);
+    /* the values a new key starts with, as the hypervisor resets them: later snapshots
+     * (deltas) add to them */
+    uint8_t fn = a->p->aggs[agg].fn;
     for (uint32_t i = 0; i < a->meta.n; i++)
-        if (a->meta.e[i].agg == agg && a->meta.e[i].base)
+        if (a->meta.e[i].agg == agg && a->meta.e[i].base) {
             memset(a->meta.e[i].base, 0, nb * sizeof *a->meta.e[i].base);
-    for (uint32_t c = 0; c < a->ncpu; c++)
-        for (int w = 0; w < 2; w++) {
-            d_atab *t = w ? &a->cpu[c].pend : &a->cpu[c].cur;
-            for (uint32_t i = 0; i < t->n; i++)
-                if (t->e[i].agg == agg)
-                    memset(t->e[i].v + hdr, 0, (nb - hdr) * sizeof *t->e[i].v);
+            if (fn == HVT_DIF_AGG_MIN || fn == HVT_DIF_AGG_MAX)
+                a->meta.e[i].base[0] = fn == HVT_DIF_AGG_MIN ? INT64_MAX : INT64_MIN;
         }
+    for (uint32_t c = 0; c < a->ncpu; c++) {
+        d_atab *t = &a->cpu[c].cur;
+        for (uint32_t i = 0; i < t->n; i++)
+            if (t->e[i].agg == agg) {
+                memset(t->e[i].v + hdr, 0, (nb - hdr) * sizeof *t->e[i].v);
+                if (fn == HVT_DIF_AGG_MIN || fn == HVT_DIF_AGG_MAX)
+                    t->e[i].v[0] = fn == HVT_DIF_AGG_MIN ? INT64_MAX : INT64_MIN;
+            }
+    }
 }
 
 void d_aggs_trunc(d_aggs *a, int agg, int64_t n)

@@ -253,9 +253,11 @@ static void action(d_cc *cc, d_node *call)
         return;
     }
     case D_ACT_CLEAR: case D_ACT_DENORMALIZE: {
+        /* both act on the host's copy when the record is consumed, as DTrace's: clear() zeroes
+         * the sum of the snapshots there, after the printa()s before it printed it (the
+         * hypervisor's AGGCLR would lose what was aggregated since the last snapshot) */
         int g = agg_arg(cc, call, 1);
         act_new(cc, call, kind)->agg = g;
-        if (kind == D_ACT_CLEAR) d_emit(cc, HVT_DIF_OP_AGGCLR, 0, 0, 0, g);
         return;
     }
     case D_ACT_TRUNC: case D_ACT_NORMALIZE: {

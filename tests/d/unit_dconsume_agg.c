@@ -339,8 +339,8 @@ static void normalize_trunc_clear(void)
     r.n = 0;
     rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 1), rb_i(&r, 100), rb_end(&r);
     d_consume_record(c, r.b, r.n);
-    for (int k = 0; k < 5; k++)    /* CPU 0 had 200k + 500 */
-        add1(A_S, 0, ki(k), 200 * k + 500 + (k == 1 ? 7 : k == 3 ? 42 : 0));
+    for (int k = 0; k < 5; k++)    /* snapshots are deltas: what CPU 0 added since */
+        add1(A_S, 0, ki(k), k == 1 ? 7 : k == 3 ? 42 : 0);
     snap(c, 0, 2);
     expect("trunc then new data", printa(c, A_S, "%d:%@d "), "1:7 3:42 ");
     /* trunc(@s): all gone until they change */
@@ -349,7 +349,7 @@ static void normalize_trunc_clear(void)
     d_consume_record(c, r.b, r.n);
     expect("trunc all", printa(c, A_S, "%d:%@d "), "");
     for (int k = 0; k < 5; k++)
-        add1(A_S, 0, ki(k), 200 * k + 500 + (k == 0 ? 1 : k == 1 ? 7 : k == 3 ? 42 : 0));
+        add1(A_S, 0, ki(k), k == 0 ? 1 : 0);
     snap(c, 0, 3);
     expect("trunc all, one changes", printa(c, A_S, "%d:%@d "), "0:1 ");
     /* clear(): the host's copy is zeroed, removed keys stay removed */
@@ -357,7 +357,7 @@ static void normalize_trunc_clear(void)
     rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 4), rb_end(&r);
     d_consume_record(c, r.b, r.n);
     expect("clear", printa(c, A_S, "%d:%@d "), "0:0 ");
-    for (int k = 0; k < 5; k++)    /* the hypervisor cleared its copy too */
+    for (int k = 0; k < 5; k++)    /* what came after the clear */
         add1(A_S, 0, ki(k), k == 2 ? 9 : 0);
     snap(c, 0, 4);
     expect("after clear", printa(c, A_S, "%d:%@d "), "0:0 2:9 ");
@@ -376,32 +376,65 @@ static void generations(void)
     d_consume_snap_begin(c, 0, 6);
     d_consume_snap_add(c, 0, 6, S.b, S.n);
     S.n = 0;
-    expect("an unfinished newer snapshot does not replace", printa(c, A_MX, "%@d"), "5");
+    expect("a part counts once it is whole, before its snapshot ends", printa(c, A_MX, "%@d"), "100");
     expect_int("stale begin", d_consume_snap_begin(c, 0, 4), -1);
     d_consume_snap_begin(c, 0, 7);
     add1(A_MX, 0, k0(), 200);
     d_consume_snap_add(c, 0, 7, S.b, S.n);
     S.n = 0;
     expect_int("end of a dropped snapshot", d_consume_snap_end(c, 0, 6), -1);
-    expect("still gen 5", printa(c, A_MX, "%@d"), "5");
+    expect("parts add up", printa(c, A_MX, "%@d"), "200");
     expect_int("end 7", d_consume_snap_end(c, 0, 7), 0);
     expect("gen 7", printa(c, A_MX, "%@d"), "200");
     /* CPUs replace their own snapshots only */
     add1(A_MX, 1, k0(), 50);
     snap(c, 1, 1);
     expect("two CPUs", printa(c, A_MX, "%@d"), "200");
-    /* a bad record spoils its snapshot */
+    /* a bad record spoils its part */
     d_consume_snap_begin(c, 0, 8);
     rb_agg(&S, A_MX, 0, k0(), (int64_t[]){1, 2}, 2);
     d_consume_snap_add(c, 0, 8, S.b, S.n);
     S.n = 0;
     expect_int("bad snapshot end", d_consume_snap_end(c, 0, 8), -1);
-    expect("bad snapshot kept out", printa(c, A_MX, "%@d"), "200");
+    expect("bad part kept out", printa(c, A_MX, "%@d"), "200");
     expect("generation messages", g_err.buf,
            "hvt: aggregation snapshot: snapshot 4 of CPU 0 is not newer than 5\n"
            "hvt: aggregation snapshot: end of snapshot 6 of CPU 0 that did not begin\n"
            "hvt: malformed aggregation record from CPU 0 (@mx: 2 values, the program has 1)\n"
-           "hvt: aggregation snapshot: snapshot 8 of CPU 0 had bad records: kept the previous one\n");
+           "hvt: aggregation snapshot: snapshot 8 of CPU 0 had bad records: that part was left out\n");
+    d_consume_free(c);
+}
+
+/* Snapshots are deltas (the hypervisor resets what it sends): the host adds them up per CPU
+ * and key; clear() zeroes that sum (min and max back to their start) and later deltas add to
+ * it, so what was aggregated before a clear() is printed by the printa() before it. */
+static void deltas_and_clear(void)
+{
+    dprog p = prog();
+    d_consumer *c = mk(&p);
+    add1(A_C, 0, ks("a"), 3), add1(A_MN, 0, k0(), 5), add1(A_MX, 0, k0(), 5);
+    snap(c, 0, 1);
+    add1(A_C, 0, ks("a"), 2), add1(A_C, 0, ks("b"), 1), add1(A_MN, 0, k0(), 4), add1(A_MX, 0, k0(), 9);
+    snap(c, 0, 2);
+    add1(A_C, 1, ks("a"), 10);
+    snap(c, 1, 3);
+    expect("counts add up over snapshots and CPUs", printa(c, A_C, "%s:%@d "), "b:1 a:15 ");
+    expect("min over the snapshots", printa(c, A_MN, "%@d"), "4");
+    expect("max over the snapshots", printa(c, A_MX, "%@d"), "9");
+    d_aggs_clear(d_consume_aggs(c), A_C);
+    d_aggs_clear(d_consume_aggs(c), A_MN);
+    d_aggs_clear(d_consume_aggs(c), A_MX);
+    expect("cleared count", printa(c, A_C, "%s:%@d "), "a:0 b:0 ");
+    expect("cleared min", printa(c, A_MN, "%@d"), "9223372036854775807");
+    expect("cleared max", printa(c, A_MX, "%@d"), "-9223372036854775808");
+    add1(A_C, 0, ks("b"), 4), add1(A_MN, 0, k0(), 7), add1(A_MX, 0, k0(), 6);
+    snap(c, 0, 4);
+    add1(A_C, 1, ks("a"), 1), add1(A_MN, 1, k0(), INT64_MAX), add1(A_MX, 1, k0(), INT64_MIN);
+    snap(c, 1, 5);
+    expect("after clear: only what came since", printa(c, A_C, "%s:%@d "), "a:1 b:4 ");
+    expect("min after clear", printa(c, A_MN, "%@d"), "7");
+    expect("max after clear", printa(c, A_MX, "%@d"), "6");
+    expect("no complaint", g_err.buf, "");
     d_consume_free(c);
 }
 
@@ -527,6 +560,7 @@ void test_aggs(void)
     keys_and_signs();
     normalize_trunc_clear();
     generations();
+    deltas_and_clear();
     bad_agg_records();
     end_of_run();
 }
