@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include "dif.h"
+#include "hvt_stream.h"
 #include "dif_impl.h"
 
 static int passed, failed;
@@ -980,6 +981,39 @@ static void test_agg_clear_snapshot(void)
           "70-byte buffer: %d calls", calls);
     cur = 3;
     CHECK(dif_agg_snapshot(P.st, 0, part, sizeof(part), &cur) == DIF_EINVAL, "bad cursor");
+
+    /* dif_agg_part takes the values out: each part holds what came since the previous one */
+    {
+        struct hvt_dagg_part ph;
+        int64_t cnt = -1, mn = -1, k5 = -1;
+        int parts = 0;
+        cur = 0;
+        for (long pn; (pn = dif_agg_part(P.st, 0, 9, part, 100, &cur)) > (long)sizeof ph && parts < 20; parts++)
+            for (long o = sizeof ph; o < pn;) {
+                struct hvt_dagg_rec r;
+                memcpy(&r, part + o, sizeof r);
+                int64_t v, key;
+                memcpy(&v, part + o + sizeof r + r.key_len, 8);
+                memcpy(&key, part + o + sizeof r, 8);
+                if (r.agg == 0) cnt = v;
+                if (r.agg == 1) mn = v;
+                if (r.agg == 2 && key == 5) k5 = v;
+                o += r.len;
+            }
+        memcpy(&ph, part, sizeof ph);
+        CHECK(ph.flags == HVT_DAGG_LAST && ph.gen == 9 && ph.nrecs == 0 && parts >= 2 &&
+              cnt == 0 && mn == INT64_MAX && k5 == 1, "part: %d parts, count %lld, key 5 %lld",
+              parts, (long long)cnt, (long long)k5);
+        n = snap(&P, 0);
+        CHECK(n == 7 && agg_find(n, 2)->b[0] == 0 && aents[6].b[0] == 0,
+              "after the part: keys stay, values reset");
+        F.v[HVT_DIF_V_ARG0] = 5;
+        dif_fire(P.st, 0, 3, &F);
+        dif_fire(P.st, 0, 1, &F);
+        n = snap(&P, 0);
+        CHECK(agg_find(n, 0)->b[0] == 1 && agg_find(n, 1)->b[0] == 5 && aents[4].b[0] == 0 &&
+              aents[6].b[0] == 1, "the next part holds only what came since");
+    }
 
     /* no room for new keys: counted, reported */
     a_new();
