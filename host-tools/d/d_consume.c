@@ -348,6 +348,25 @@ int d_consume_buffer(d_consumer *c, const void *buf, size_t len)
     return ret;
 }
 
+int d_consume_buffer_prints_aggs(const d_consumer *c, const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    for (size_t at = 0; len - at >= HDR;) {
+        struct hvt_drec r;
+        memcpy(&r, b + at, HDR);
+        if (r.len < HDR || r.len > len - at)
+            break;                         /* consuming it will say what is wrong */
+        if (r.type == HVT_DREC_DATA && r.clause < c->p->nclauses) {
+            const d_clause *cl = &c->p->clauses[r.clause];
+            for (int i = 0; i < cl->nacts; i++)
+                if (cl->acts[i].kind == D_ACT_PRINTA)
+                    return 1;
+        }
+        at += r.len;
+    }
+    return 0;
+}
+
 int d_consume_exit_status(const d_consumer *c, int *status)
 {
     if (c->exited && status)

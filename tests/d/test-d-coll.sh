@@ -132,5 +132,29 @@ check "specdrop: the 800 firings k % 10 <= 7 committed" \
   test "$(grep . "$W/specdrop.out" | sort)" = "$(python3 -c "print('\n'.join(str(k) for k in range(1000) if k % 10 <= 7))" | sort)"
 check "specdrop: 200 speculative drops reported" test "${sdrops:-0}" = 200
 
+# 8. printa() in a clause prints the aggregation as it stood after that firing (a snapshot taken
+# after the record): the 10th firing sees all 10
+run stale 10 'syscall::getpid:entry { @c = count(); }
+  syscall::getpid:entry /arg0 == 9/ { printf("after %d firings: ", arg0 + 1); printa("%@d\n", @c); }' -q
+cat "$W/stale.out"
+check "stale: printa() at the 10th firing prints 10 ($(head -1 "$W/stale.out"))" \
+  bash -c "head -1 '$W/stale.out' | grep -qx 'after 10 firings: 10'"
+# the per-interval idiom: printa(@c); clear(@c) at a tick. fake_hv fires getpid (even k) and
+# tick-1s (odd k) in turn; the predicate keeps one tick in 20,000 firings. Every getpid firing
+# is printed once: the ticks' counts and END's add up to @total, and the first tick (k = 1)
+# saw the getpid firing k = 0 at least
+N=200000
+run interval $N 'syscall::getpid:entry { @c = count(); @total = count(); }
+  profile:::tick-1s /arg0 % 20000 < 2/ { printf("tick at k=%d: ", arg0); printa("%@d\n", @c); clear(@c); }
+  END { printa("end: %@d\n", @c); printa("total: %@d\n", @total); }' -q --tsc-khz 1000000
+cat "$W/interval.out"
+ticks=$(grep -c '^tick at k=[0-9]*: [0-9][0-9]*$' "$W/interval.out")
+tsum=$(sed -n 's/^tick at k=[0-9]*: \([0-9]*\)$/\1/p; s/^end: \([0-9]*\)$/\1/p' "$W/interval.out" | paste -sd+ | bc)
+total=$(sed -n 's/^total: //p' "$W/interval.out")
+check "interval: 10 ticks each printed a count ($ticks)" test "$ticks" = 10
+check "interval: the ticks' counts and END's sum to @total = $((N / 2)) (${tsum:-none}, ${total:-none})" \
+  bash -c "test '${tsum:-x}' = '$((N / 2))' && test '${total:-y}' = '$((N / 2))'"
+check "interval: exit 0, nothing on stderr" bash -c "test \$(cat '$W/interval.rc') = 0 && ! grep -q . '$W/interval.err'"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]
