@@ -156,5 +156,11 @@ check "interval: the ticks' counts and END's sum to @total = $((N / 2)) (${tsum:
   bash -c "test '${tsum:-x}' = '$((N / 2))' && test '${total:-y}' = '$((N / 2))'"
 check "interval: exit 0, nothing on stderr" bash -c "test \$(cat '$W/interval.rc') = 0 && ! grep -q . '$W/interval.err'"
 
+# 9. aggsortkeypos=2: sorted on key 2, then keys 0 and 1 (DTrace's rotation of the keys)
+run keypos 300 'syscall::getpid:entry /arg2 < 2/ { @[execname, arg2, arg0 % 2] = count(); }' -x aggsortkey -x aggsortkeypos=2
+want=$(awk 'NF == 4 { print $1, $2, $3 }' "$W/keypos.out" | sort -k3,3n -k1,1 -k2,2n)
+check "keypos: 12 keys in the order of key 2, then 0, then 1" \
+  bash -c "test \"\$(awk 'NF == 4 { print \$1, \$2, \$3 }' '$W/keypos.out')\" = '$want' && test \$(grep -c . '$W/keypos.out') = 12"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]
