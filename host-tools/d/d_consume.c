@@ -348,7 +348,7 @@ int d_consume_buffer(d_consumer *c, const void *buf, size_t len)
     return ret;
 }
 
-int d_consume_buffer_prints_aggs(const d_consumer *c, const void *buf, size_t len)
+int d_consume_buffer_uses_aggs(const d_consumer *c, const void *buf, size_t len)
 {
     const uint8_t *b = buf;
     for (size_t at = 0; len - at >= HDR;) {
@@ -359,8 +359,11 @@ int d_consume_buffer_prints_aggs(const d_consumer *c, const void *buf, size_t le
         if (r.type == HVT_DREC_DATA && r.clause < c->p->nclauses) {
             const d_clause *cl = &c->p->clauses[r.clause];
             for (int i = 0; i < cl->nacts; i++)
-                if (cl->acts[i].kind == D_ACT_PRINTA)
+                switch (cl->acts[i].kind) {
+                case D_ACT_PRINTA: case D_ACT_CLEAR: case D_ACT_TRUNC: case D_ACT_NORMALIZE:
+                case D_ACT_DENORMALIZE:
                     return 1;
+                }
         }
         at += r.len;
     }

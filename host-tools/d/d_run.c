@@ -134,15 +134,15 @@ static void release_held(struct run *r)
     }
 }
 
-/* A buffer with a printa() record: libdtrace prints it from a snapshot taken (at most once per
- * aggrate) right before it reads the buffers. hvt asks for one now, after the record was
- * made, and holds this buffer and those after it until every CPU's part is in (the
- * hypervisor's snapshots are deltas: what came between the record and the snapshot is in it,
- * as in DTrace, and nothing is printed twice or lost at a clear()). */
+/* A buffer with a printa() (clear(), trunc(), ...) record: libdtrace acts on the snapshot it
+ * takes (at most once per aggrate) right before it reads the buffers. hvt asks for one now,
+ * after the record was made, and holds this buffer and those after it until every CPU's part
+ * is in (the hypervisor's snapshots are deltas: what came between the record and the snapshot
+ * is in it, as in DTrace, and nothing is printed twice or lost at a printa(); clear()). */
 static void on_records(struct run *r, const uint8_t *pl, size_t len)
 {
     uint32_t need = 0;
-    if (d_consume_buffer_prints_aggs(r->con, pl, len)) {
+    if (d_consume_buffer_uses_aggs(r->con, pl, len)) {
         if (hvt_coll_ask(r->dir, r->sock, "d snap", r->ans, ANSWER_MAX) == 0)
             need = (uint32_t)hvt_coll_uval(r->ans, "d_snap_gen");
         else if (!r->snap_failed) {

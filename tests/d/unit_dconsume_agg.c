@@ -405,6 +405,29 @@ static void generations(void)
     d_consume_free(c);
 }
 
+/* Which buffers need a snapshot before they are consumed: those with a record of a clause
+ * that prints or changes an aggregation */
+static void uses_aggs(void)
+{
+    static d_action plain[] = {ACT(D_ACT_PRINTF, "x\n", -1, 0, NULL)};
+    static d_action clr[] = {ACT(D_ACT_PRINTF, "x\n", -1, 0, NULL), ACT(D_ACT_CLEAR, NULL, A_S, 0, NULL)};
+    static d_clause two[] = {CLAUSE("END", 1, plain), CLAUSE("END", 2, clr)};
+    dprog p = prog();
+    p.nclauses = 2, p.clauses = two;
+    d_consumer *c = mk(&p);
+    rbuf r = {0};
+    rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 0), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DROPS, 0, 2, 0), rb_end(&r);
+    expect_int("printf and drops: no snapshot needed", d_consume_buffer_uses_aggs(c, r.b, r.n), 0);
+    rb_rec(&r, HVT_DREC_DATA, 0, 2, 1), rb_act(&r, 0), rb_act(&r, 1), rb_end(&r);
+    expect_int("a clear() record after them: a snapshot first", d_consume_buffer_uses_aggs(c, r.b, r.n), 1);
+    r.n = 0;
+    rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 0), rb_end(&r);
+    p.clauses = clauses, p.nclauses = 1;     /* the END clause: printa() and the others */
+    expect_int("printa()", d_consume_buffer_uses_aggs(c, r.b, r.n), 1);
+    d_consume_free(c);
+}
+
 /* Snapshots are deltas (the hypervisor resets what it sends): the host adds them up per CPU
  * and key; clear() zeroes that sum (min and max back to their start) and later deltas add to
  * it, so what was aggregated before a clear() is printed by the printa() before it. */
@@ -561,6 +584,7 @@ void test_aggs(void)
     normalize_trunc_clear();
     generations();
     deltas_and_clear();
+    uses_aggs();
     bad_agg_records();
     end_of_run();
 }
