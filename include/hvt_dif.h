@@ -107,8 +107,8 @@ enum hvt_dif_op {
                                     zeros to a multiple of 8 (at most imm bytes, 1 ..
                                     HVT_PROBE_STACK_MAX) */
     /* aggregations: key = the tuple, agg = aggs[imm] */
-    HVT_DIF_OP_AGG,              /* aggregate value ra (count: ra unused, 0; rb unused: no
-                                    second value, lquantize's weight is not supported) */
+    HVT_DIF_OP_AGG,              /* aggregate value ra (count: ra unused, 0; rb unused: the
+                                    quantizations' weight is AGGW's) */
     HVT_DIF_OP_AGGCLR,           /* every key's value of @imm to zero (hvt's clear() does not
                                     use it: the host clears its sum of the snapshots, which
                                     are deltas: see hvt_stream.h struct hvt_dagg_part) */
@@ -134,6 +134,10 @@ enum hvt_dif_op {
     HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the return addresses
                                     found by following the user frame pointers from the user
                                     RIP/RBP: u32 count, u32 0, then count u64 (at most imm) */
+    HVT_DIF_OP_AGGW,             /* aggregate value ra with weight rb, key = the tuple, agg =
+                                    aggs[imm], a quantize, lquantize or llquantize: its bucket
+                                    gains rb instead of 1 (DTrace's increment argument; any
+                                    int64, negative too, adding as unsigned) */
     HVT_DIF_OP__COUNT
 };
 

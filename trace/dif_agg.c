@@ -133,7 +133,9 @@ static void dif_agg_reset(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb)
 
 static int64_t dif_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
-static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v)
+/* w: the quantizations' bucket increment (1 unless the program gave one) */
+static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v,
+                           int64_t w)
 {
     switch (a->fn) {
     case HVT_DIF_AGG_COUNT: b[0] = dif_add(b[0], 1); break;
@@ -155,7 +157,7 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
     case HVT_DIF_AGG_QUANTIZE: {
         uint32_t i = dif_quantize_bucket(v);
         if (i < nb)
-            b[i] = dif_add(b[i], 1);
+            b[i] = dif_add(b[i], w);
         break;
     }
     case HVT_DIF_AGG_LQUANTIZE: {
@@ -164,13 +166,13 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
         uint32_t i = v < base ? 0 :
                      (lvl = ((uint64_t)v - (uint64_t)base) / (uint64_t)a->p[2]) < levels ?
                      (uint32_t)lvl + 1 : (uint32_t)levels + 1;
-        b[i] = dif_add(b[i], 1);
+        b[i] = dif_add(b[i], w);
         break;
     }
     case HVT_DIF_AGG_LLQUANTIZE: {
         uint32_t i = dif_llquantize_bucket(a->p[0], a->p[1], a->p[2], a->p[3], v);
         if (i < nb)
-            b[i] = dif_add(b[i], 1);
+            b[i] = dif_add(b[i], w);
         break;
     }
     }
@@ -179,7 +181,7 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
 static int64_t *dif_agg_vals(struct dif_agg_ent *e) { return (int64_t *)((uint8_t *)(e + 1) + e->key_len); }
 
 void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
-                   uint32_t key_len, int64_t v)
+                   uint32_t key_len, int64_t v, int64_t w)
 {
     const struct hvt_dif_agg *a = &st->aggs[agg];
     uint32_t nb = a->nbuckets;
@@ -213,7 +215,7 @@ void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const 
         *head = c->agg_used + 1;
         c->agg_used += (uint32_t)size;
     }
-    dif_agg_update(a, dif_agg_vals(e), nb, v);
+    dif_agg_update(a, dif_agg_vals(e), nb, v, w);
     dif_unlock(&c->agg_lock);
 }
 

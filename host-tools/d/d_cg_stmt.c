@@ -309,13 +309,21 @@ static void cg_aggstmt(d_cc *cc, d_node *e)
     d_node *lhs = e->a, *call = e->b;
     int g = lhs->var, rv, keys[HVT_DIF_TUPLE_MAX], nk = 0;
     order(cc, d_node_start(e), K_AGG, NULL);
-    if (cc->aggs[g].fn == HVT_DIF_AGG_COUNT) rv = -1; /* count( ) has no value: AGG's ra is 0, unread */
+    int fn = cc->aggs[g].fn, rw = -1;
+    if (fn == HVT_DIF_AGG_COUNT) rv = -1; /* count( ) has no value: AGG's ra is 0, unread */
     else rv = d_cg_expr(cc, call->b);
+    /* the quantizations' increment, the argument after their parameters: AGGW's weight */
+    int incr = fn == HVT_DIF_AGG_QUANTIZE ? 2 : fn == HVT_DIF_AGG_LQUANTIZE ? 5 : fn == HVT_DIF_AGG_LLQUANTIZE ? 6 : 0;
+    d_node *w = call->b;
+    for (int i = 1; w && i < incr; i++) w = w->next;
+    if (incr && w) rw = d_cg_expr(cc, w);
     if (lhs->kind == N_INDEX) d_cg_tuple(cc, lhs->b, keys, &nk);
     d_cg_push(cc, keys, nk);
-    d_emit(cc, HVT_DIF_OP_AGG, 0, rv < 0 ? 0 : rv, 0, g);
+    if (rw >= 0) d_emit(cc, HVT_DIF_OP_AGGW, 0, rv, rw, g);
+    else d_emit(cc, HVT_DIF_OP_AGG, 0, rv < 0 ? 0 : rv, 0, g);
     for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
     d_cg_rfree(cc, rv);
+    d_cg_rfree(cc, rw);
 }
 
 static void cond(d_cc *cc, d_node *c)

@@ -162,5 +162,17 @@ want=$(awk 'NF == 4 { print $1, $2, $3 }' "$W/keypos.out" | sort -k3,3n -k1,1 -k
 check "keypos: 12 keys in the order of key 2, then 0, then 1" \
   bash -c "test \"\$(awk 'NF == 4 { print \$1, \$2, \$3 }' '$W/keypos.out')\" = '$want' && test \$(grep -c . '$W/keypos.out') = 12"
 
+# 10. the quantizations' increment: each value's bucket gains the weight
+run weight 300 'syscall::getpid:entry { @q = quantize(arg0, 3); @l = lquantize(arg2, 0, 7, 1, arg0); }'
+dist() { awk -v n="$2" '/Distribution/ { t++; next } t == n && /\|/ { gsub(/\|[@ ]*/, " "); if ($1 ~ /^-?[0-9]+$/ && $2 != 0) printf "%s:%s ", $1, $2 }' "$1" | sed 's/ $//'; }
+qwant=$(python3 -c "
+import collections
+c = collections.Counter()
+for k in range(300): c[0 if k == 0 else 1 << (k.bit_length() - 1)] += 3
+print(' '.join('%d:%d' % (b, c[b]) for b in sorted(c)))")
+lwant=$(python3 -c "print(' '.join('%d:%d' % (b, sum(k for k in range(300) if k % 7 == b)) for b in range(7)))")
+check "weight: quantize(arg0, 3) buckets $(dist "$W/weight.out" 1)" test "$(dist "$W/weight.out" 1)" = "$qwant"
+check "weight: lquantize(arg2, 0, 7, 1, arg0) buckets $(dist "$W/weight.out" 2)" test "$(dist "$W/weight.out" 2)" = "$lwant"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -330,6 +330,13 @@ static void test_code(void)
          {OP(STGV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDGV), 0, 0, 0, 0}, {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER},
          {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { stack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(STACK), 0, 0, 0, 8192}, {OP(RET), 0, 0, 0, 0});
+    /* the quantizations' increment: AGGW, value then weight */
+    CODE("BEGIN { @a = quantize(1, 2); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, 2},
+         {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @a = lquantize(1, 0, 10, 1, 3); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, 3},
+         {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @a = llquantize(1, 10, 0, 2, 10, -4); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, -4},
+         {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
     /* clear() is the host's (its sum of the snapshots): only the action is recorded */
     CODE("BEGIN { @a = count(); clear(@a); }", {OP(AGG), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
@@ -506,7 +513,8 @@ static void test_errors(void)
     ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 14, "llquantize( ) factor (argument #1) must be two or more");
     ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 14, "llquantize( ) high magnitude (argument #3) must be greater");
     ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 14, "llquantize( ) factor (argument #1) must be less than or equal");
-    ERR("BEGIN { @a = quantize(1, 2); }", 1, 26, "quantize( ) increment value (argument #1) is not supported by hvtrace");
+    ERR("BEGIN { @a = quantize(1, \"x\"); }", 1, 26, "quantize( ) argument #2 is incompatible with prototype");
+    ERR("BEGIN { @a = lquantize(1, 0, 10, 1, \"x\"); }", 1, 37, "lquantize( ) argument #5 is incompatible with prototype");
     ERR("BEGIN { @a = count(); @a = sum(1); }", 1, 26, "aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 1");
     ERR("BEGIN { @a[1] = count(); @a[\"x\"] = count(); }", 1, 29, "@a[ ] key #1 is incompatible with prototype:\n\tprototype: int\n\t      key: string");
     ERR("BEGIN { @a[1] = count(); @a[1, 2] = count(); }", 1, 29, "@a[ ] prototype mismatch: 2 keys passed, 1 expected");
