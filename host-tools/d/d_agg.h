@@ -42,6 +42,7 @@ typedef struct {
     int sortkey;          /* aggsortkey: by key first */
     int sortrev;          /* aggsortrev: reversed (aggregations too, as DTrace) */
     int keypos;           /* aggsortkeypos: the key sorted on first */
+    int sortpos;          /* aggsortpos: printa() of several: the aggregation sorted on first */
 } d_aggopt;
 
 /* strsize: bytes of a string value with its NUL (the image's), 0: 256. */
@@ -66,6 +67,12 @@ void d_aggs_denormalize(d_aggs *a, int agg);
  * aggregation printed. */
 int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt *opt,
                   char *err, size_t errlen);
+/* printa(fmt, @agg, @x[0], ...): DTrace's joined walk: one line per key of any of them, each
+ * %@ taking the next aggregation's value (0 where it lacks the key); sorted on the values of
+ * aggregation sortpos, then the others in order, then the key (aggsortkey: the key first).
+ * n 0: as d_aggs_printa. Marks them all printed. */
+int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, const char *fmt,
+                         const d_aggopt *opt, char *err, size_t errlen);
 /* At the end: every aggregation not printed by printa(), in DTrace's order. */
 int d_aggs_print_rest(d_aggs *a, d_out *o, const d_aggopt *opt);
 

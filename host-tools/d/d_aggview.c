@@ -288,3 +288,114 @@ void d_aggs_denormalize(d_aggs *a, int agg)
         if (a->meta.e[i].agg == agg)
             a->meta.e[i].normal = 1;
 }
+
+/* --- printa() of several aggregations: DTrace's joined walk --- */
+
+typedef struct {
+    sortctx s[D_JOIN_MAX];
+    int n, keysort, rev, pos;
+} joinctx;
+
+/* A row's key: any entry's but the zero ones' (which have none) */
+static const d_aent *rowkey(d_aent *const *row, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (row[i]->klen)
+            return row[i];
+    return row[0];
+}
+
+static int rowcmp(const void *pl, const void *pr, void *ctx)
+{
+    const joinctx *j = ctx;
+    d_aent *const *l = *(d_aent *const *const *)pl, *const *r = *(d_aent *const *const *)pr;
+    int c = j->keysort ? keycmp(&j->s[0], rowkey(l, j->n), rowkey(r, j->n)) : 0;
+    /* the sorting aggregation's value, then the others' in order (DTrace's bundle) */
+    for (int i = -1; !c && i < j->n; i++) {
+        int k = i < 0 ? j->pos : i;
+        if (i >= 0 && k == j->pos)
+            continue;
+        c = valcmp(&j->s[k], l[k], r[k]);
+    }
+    if (!c && !j->keysort)
+        c = keycmp(&j->s[0], rowkey(l, j->n), rowkey(r, j->n));
+    return j->rev ? -c : c;
+}
+
+static uint32_t rowhash(const uint8_t *k, uint32_t n)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ k[i]) * 16777619u;
+    return h;
+}
+
+int d_aggs_joined(d_aggs *a, const int *aggs, int n, const d_aggopt *opt, d_join *jv)
+{
+    memset(jv, 0, sizeof *jv);
+    if (n < 1 || n > D_JOIN_MAX)
+        return -1;
+    jv->n = n;
+    d_atab keys = {0};
+    d_aent ***vis = calloc((size_t)n, sizeof *vis);
+    int *cnt = calloc((size_t)n, sizeof *cnt), rc = -1;
+    if (!vis || !cnt)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if ((cnt[i] = d_aggs_view(a, aggs[i], NULL, 1, &jv->tabs[i], &vis[i])) < 0)
+            goto out;
+        const d_agg *ag = &a->p->aggs[aggs[i]];
+        /* a key this aggregation lacks prints its value as 0, as DTrace's zero-filled data */
+        int64_t z = d_atab_add(&jv->zeros, (uint16_t)aggs[i], (const uint8_t *)"", 0, 0, ag->nbuckets);
+        if (z < 0)
+            goto out;
+    }
+    for (int i = 0; i < n; i++)
+        for (int e = 0; e < cnt[i]; e++) {
+            const d_aent *x = vis[i][e];
+            uint32_t h = rowhash(x->key, x->klen);
+            int64_t r = d_atab_find(&keys, 0, x->key, x->klen, h);
+            if (r < 0) {
+                if ((r = d_atab_add(&keys, 0, x->key, x->klen, h, 0)) < 0)
+                    goto out;
+                d_aent **nr = realloc(jv->cells, ((size_t)r + 1) * (size_t)n * sizeof *nr);
+                if (!nr)
+                    goto out;
+                jv->cells = nr;
+                for (int k = 0; k < n; k++)
+                    nr[(size_t)r * n + k] = &jv->zeros.e[k];
+            }
+            jv->cells[(size_t)r * n + i] = vis[i][e];
+        }
+    jv->nrows = (int)keys.n;
+    if (!(jv->rows = malloc(((size_t)jv->nrows + 1) * sizeof *jv->rows)))
+        goto out;
+    for (int r = 0; r < jv->nrows; r++)
+        jv->rows[r] = &jv->cells[(size_t)r * n];
+    joinctx j = { .n = n, .keysort = opt && opt->sortkey, .rev = opt && opt->sortrev,
+                  .pos = opt && opt->sortpos > 0 && opt->sortpos < n ? opt->sortpos : 0 };
+    for (int i = 0; i < n; i++)
+        j.s[i] = (sortctx){a, &a->p->aggs[aggs[i]], a->hdr[aggs[i]], 0, 0,
+                           opt && opt->keypos > 0 ? opt->keypos : 0, 1};
+    qsort_r(jv->rows, (size_t)jv->nrows, sizeof *jv->rows, rowcmp, &j);
+    rc = 0;
+out:
+    for (int i = 0; vis && i < n; i++)
+        free(vis[i]);
+    free(vis);
+    free(cnt);
+    d_atab_free(&keys);
+    if (rc < 0)
+        d_join_free(jv);
+    return rc;
+}
+
+void d_join_free(d_join *jv)
+{
+    for (int i = 0; i < jv->n; i++)
+        d_atab_free(&jv->tabs[i]);
+    d_atab_free(&jv->zeros);
+    free(jv->cells);
+    free(jv->rows);
+    memset(jv, 0, sizeof *jv);
+}

@@ -220,18 +220,40 @@ static void action(d_cc *cc, d_node *call)
     }
     case D_ACT_PRINTA: {
         int hasfmt = call->b->kind != N_AGG;
-        if (nargs > 1 + hasfmt) {
-            d_node *extra = arg(call, 1 + hasfmt);
-            d_fail(cc, extra->line, extra->col, "printa( ) of more than one aggregation is not supported by hvtrace");
+        if (!hasfmt && nargs > 1) {
+            d_node *extra = arg(call, 1);
+            d_fail(cc, extra->line, extra->col, "printa( ) of more than one aggregation needs a format string in hvtrace");
         }
         if (hasfmt && nargs == 1)
             d_fail(cc, call->line, call->col, "printa( ) prototype mismatch: 1 arg passed, an aggregation expected");
+        if (nargs - hasfmt > 16)
+            d_fail(cc, call->line, call->col, "printa( ) of more than 16 aggregations is not supported by hvtrace");
         const char *fmt = hasfmt ? str_const(cc, call, 1) : NULL;
-        int g = agg_arg(cc, call, nargs);
-        if (fmt) d_printa_check(cc, fmt, call->b, &cc->aggs[g]);
+        /* printa(fmt, @a, @b, ...): DTrace joins them on their keys, which must be alike */
+        int gs[16], ng = 0;
+        for (int i = 1 + hasfmt; i <= nargs; i++) {
+            gs[ng] = agg_arg(cc, call, i);
+            const d_aggsym *x = &cc->aggs[gs[ng]], *f = &cc->aggs[gs[0]];
+            int same = x->nkeys == f->nkeys;
+            for (int k = 0; same && k < x->nkeys; k++)
+                same = x->keys[k] == f->keys[k];
+            if (!same) {
+                d_node *an = arg(call, i - 1);
+                d_fail(cc, an->line, an->col, "printa( ) argument #%d is incompatible with argument #%d: key signature "
+                       "of @%s differs from @%s", i, 1 + hasfmt, x->name, f->name);
+            }
+            ng++;
+        }
+        if (fmt) d_printa_check_n(cc, fmt, call->b, cc->aggs, gs, ng);
         d_action *a = act_new(cc, call, kind);
-        a->agg = g;
+        a->agg = gs[0];
         if (fmt) a->fmt = xstrdup(cc, fmt);
+        if (ng > 1) {
+            a->xaggs = malloc((size_t)(ng - 1) * sizeof *a->xaggs);
+            if (!a->xaggs) d_nomem(cc);
+            memcpy(a->xaggs, gs + 1, (size_t)(ng - 1) * sizeof *a->xaggs);
+            a->nxaggs = ng - 1;
+        }
         return;
     }
     case D_ACT_STACK: case D_ACT_USTACK: {

@@ -385,6 +385,7 @@ void dprog_free(dprog *p)
         for (int j = 0; j < c->nacts; j++) {
             free(c->acts[j].fmt);
             free(c->acts[j].args);
+            free(c->acts[j].xaggs);
         }
         free(c->acts);
         free(c->stmt_pc);

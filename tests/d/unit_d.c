@@ -522,6 +522,22 @@ static void test_errors(void)
     ERR("BEGIN { @a = 1; }", 1, 12, "@a must be assigned the result of an aggregating function");
     ERR("BEGIN { @a = lquantize(1, 0, 10); @a = lquantize(1, 0, 20); }", 1, 40, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected 10, found 20");
     ERR("END { printa(@nope); }", 1, 14, "undefined aggregation: @nope");
+    /* printa() of several aggregations: a format, alike keys, one %@ per aggregation at most */
+    ERR("BEGIN { @a[1] = count(); @b[1] = sum(2); } END { printa(@a, @b); }", 1, 61,
+        "printa( ) of more than one aggregation needs a format string in hvtrace");
+    ERR("BEGIN { @a[1] = count(); @b[\"x\"] = sum(2); } END { printa(\"%d %@d %@d\", @a, @b); }", 1, 77,
+        "printa( ) argument #3 is incompatible with argument #2: key signature of @b differs from @a");
+    ERR("BEGIN { @a[1] = count(); @b[1] = sum(2); } END { printa(\"%d %@d %@d %@d\", @a, @b); }", 1, 57,
+        "printa( ) conversion #4 (%@d): 2 aggregations, this is %@ #3");
+    ERR("BEGIN { @a[1] = count(); @b[1] = sum(2); } END { printa(\"%d %@s\", @a, @b); }", 1, 57,
+        "printa( ) aggregating action is incompatible with conversion #2");
+    {
+        res r = comp("BEGIN { @a[1] = count(); @b[1] = sum(2); @c[3] = max(1); } END { printa(\"%d %@d %@d\", @a, @b, @c); }");
+        const d_action *pa = r.rc == 0 ? &r.p.clauses[1].acts[0] : NULL;
+        CHECK(pa && pa->kind == D_ACT_PRINTA && pa->agg == 0 && pa->nxaggs == 2 && pa->xaggs[0] == 1 &&
+              pa->xaggs[1] == 2, "printa of three: %s", r.err);
+        res_free(&r);
+    }
     ERR("BEGIN { clear(1); }", 1, 15, "clear( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: int");
     ERR("BEGIN { x = @a; }", 1, 13, "aggregation @a may only be used as @a[keys] = func(...)");
     ERR("BEGIN { trace(*arg0); }", 1, 15, "cannot dereference non-pointer type");
