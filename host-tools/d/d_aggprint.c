@@ -307,6 +307,16 @@ int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt 
     return rc;
 }
 
+static int same_keys(const d_agg *x, const d_agg *y)
+{
+    if (x->nkeys != y->nkeys)
+        return 0;
+    for (int k = 0; k < x->nkeys && k < HVT_DIF_TUPLE_MAX; k++)
+        if (x->keys[k].type != y->keys[k].type || x->keys[k].size != y->keys[k].size)
+            return 0;
+    return 1;
+}
+
 int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, const char *fmt,
                          const d_aggopt *opt, char *err, size_t errlen)
 {
@@ -321,7 +331,7 @@ int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, cons
     for (int i = 0; i < n; i++)
         all[i + 1] = x[i];
     for (int i = 0; i <= n; i++)
-        if (all[i] < 0 || all[i] >= a->p->naggs || a->p->aggs[all[i]].nkeys != a->p->aggs[agg].nkeys) {
+        if (all[i] < 0 || all[i] >= a->p->naggs || !same_keys(&a->p->aggs[all[i]], &a->p->aggs[agg])) {
             snprintf(err, errlen, "printa() of aggregation %d: not one with @%s's keys", all[i],
                      a->p->aggs[agg].name);
             return -1;

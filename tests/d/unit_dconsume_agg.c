@@ -4,7 +4,7 @@
  * clear, sort options, snapshot generations and what dtrace prints at the end. */
 #include "unit_dconsume.h"
 
-enum { A_C, A_S, A_MN, A_MX, A_AV, A_SD, A_Q, A_LQ, A_LLQ, A_E, A_K8, A_K16, A_SYM, A_TWO, NAGG };
+enum { A_C, A_S, A_MN, A_MX, A_AV, A_SD, A_Q, A_LQ, A_LLQ, A_E, A_K8, A_K16, A_SYM, A_TWO, A_J, NAGG };
 
 static d_agg aggs[NAGG] = {
     [A_C] = {"c", HVT_DIF_AGG_COUNT, 1, {{D_V_STR, 0}}, {0}, 1},
@@ -21,6 +21,7 @@ static d_agg aggs[NAGG] = {
     [A_K16] = {"k16", HVT_DIF_AGG_SUM, 1, {{D_V_INT, 2}}, {0}, 1},
     [A_SYM] = {"sym", HVT_DIF_AGG_COUNT, 1, {{D_V_KSYM, 8}}, {0}, 1},
     [A_TWO] = {"two", HVT_DIF_AGG_SUM, 2, {{D_V_STR, 0}, {D_V_INT, 4}}, {0}, 1},
+    [A_J] = {"j", HVT_DIF_AGG_COUNT, 1, {{D_V_INT, 8}}, {0}, 1},
 };
 
 static d_probe probes[] = {{1, "dtrace", "", "", "BEGIN"}, {2, "dtrace", "", "", "END"}};
@@ -273,7 +274,7 @@ static void keys_and_signs(void)
            "  a                                                         1                3\n"
            "  b                                                         1                2\n"
            "  a                                                         3                1\n");
-    opt = (d_aggopt){0, 1, 0};
+    opt = (d_aggopt){0, 1, 0, 0};
     d_out_reset(&g_out);
     d_aggs_printa(d_consume_aggs(c), &g_out, A_TWO, "%s %d %@d\n", &opt, err, sizeof err);
     expect("aggsortrev", g_out.buf, "a 1 3\nb 1 2\na 3 1\n");
@@ -425,6 +426,46 @@ static void uses_aggs(void)
     rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 0), rb_end(&r);
     p.clauses = clauses, p.nclauses = 1;     /* the END clause: printa() and the others */
     expect_int("printa()", d_consume_buffer_uses_aggs(c, r.b, r.n), 1);
+    d_consume_free(c);
+}
+
+/* printa(fmt, @s, @j): one line per key of either, 0 where one lacks it, sorted on the first's
+ * value (aggsortpos: the given one's), then the other's, then the key (aggsortkey: first) */
+static const char *printa2(d_consumer *c, const char *fmt, const d_aggopt *opt)
+{
+    static char err[256];
+    int x = A_J;
+    d_out_reset(&g_out);
+    if (d_aggs_printa_joined(d_consume_aggs(c), &g_out, A_S, &x, 1, fmt, opt, err, sizeof err) < 0)
+        return err;
+    return g_out.buf;
+}
+
+static void joined(void)
+{
+    dprog p = prog();
+    d_consumer *c = mk(&p);
+    add1(A_S, 0, ki(1), 10), add1(A_S, 0, ki(2), -5), add1(A_J, 0, ki(2), 4);
+    snap(c, 0, 1);
+    add1(A_J, 1, ki(3), 1), add1(A_S, 1, ki(5), 0), add1(A_J, 1, ki(5), 1);
+    snap(c, 1, 1);
+    d_aggopt o = {0};
+    expect("joined", printa2(c, "%d %@d %@d|", &o), "2 -5 4|3 0 1|5 0 1|1 10 0|");
+    o.sortpos = 1;
+    expect("joined, aggsortpos=1", printa2(c, "%d %@d %@d|", &o), "1 10 0|3 0 1|5 0 1|2 -5 4|");
+    o.sortpos = 0, o.sortkey = 1;
+    expect("joined, aggsortkey", printa2(c, "%d %@d %@d|", &o), "1 10 0|2 -5 4|3 0 1|5 0 1|");
+    o.sortrev = 1;
+    expect("joined, aggsortkey aggsortrev", printa2(c, "%d %@d %@d|", &o), "5 0 1|3 0 1|2 -5 4|1 10 0|");
+    o = (d_aggopt){0};
+    expect("one %@ more than the aggregations", printa2(c, "%d %@d %@d %@d|", &o),
+           "%@ #3: printa() has 2 aggregations");
+    char err[64];
+    d_out_reset(&g_out);
+    int x = A_C;
+    expect_int("keys unlike", d_aggs_printa_joined(d_consume_aggs(c), &g_out, A_S, &x, 1, "%d", &o, err, sizeof err), -1);
+    d_consume_end(c);
+    expect("both printed: nothing at the end", g_out.buf, "\n");
     d_consume_free(c);
 }
 
@@ -585,6 +626,7 @@ void test_aggs(void)
     generations();
     deltas_and_clear();
     uses_aggs();
+    joined();
     bad_agg_records();
     end_of_run();
 }
