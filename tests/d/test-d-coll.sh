@@ -174,5 +174,22 @@ lwant=$(python3 -c "print(' '.join('%d:%d' % (b, sum(k for k in range(300) if k 
 check "weight: quantize(arg0, 3) buckets $(dist "$W/weight.out" 1)" test "$(dist "$W/weight.out" 1)" = "$qwant"
 check "weight: lquantize(arg2, 0, 7, 1, arg0) buckets $(dist "$W/weight.out" 2)" test "$(dist "$W/weight.out" 2)" = "$lwant"
 
+# 11. printa(fmt, @c, @s, @m, @b): joined on the key, 0 where an aggregation lacks it (@b has
+# no gamma, @m only the firings k % 7 == 3)
+run multi 300 'syscall::getpid:entry { @c[execname] = count(); @s[execname] = sum(arg0); }
+  syscall::getpid:entry /arg2 == 3/ { @m[execname] = max(arg0); }
+  syscall::getpid:entry /execname != "gamma"/ { @b[execname] = min(arg0); }
+  END { printa("%-8s %@d %@d %@d %@d\n", @c, @s, @m, @b); }' -q
+want=$(python3 -c "
+n = ['alpha', 'beta', 'gamma']
+for i in range(3):
+    ks = [k for k in range(300) if k % 3 == i]
+    m = max([k for k in ks if k % 7 == 3] or [0])
+    b = min(ks) if i < 2 else 0
+    print('%-8s %d %d %d %d' % (n[i], len(ks), sum(ks), m, b))")
+cat "$W/multi.out"
+check "multi: one line per key, the four values in order, 0 for the missing" \
+  test "$(grep . "$W/multi.out")" = "$want"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]
