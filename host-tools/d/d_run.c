@@ -45,10 +45,13 @@ int d_run_wanted(int argc, char **argv)
     return 0;
 }
 
+#define NEED_ASK UINT32_MAX
+
 /* A buffer of records held back until the aggregation snapshot its printa() needs is in. */
 struct held {
     struct held *next;
-    uint32_t need;                         /* the snapshot generation it waits for (0: none) */
+    uint32_t need;                         /* the snapshot generation it waits for (0: none,
+                                              NEED_ASK: the one asked for after this poll) */
     size_t len;
     uint8_t buf[];
 };
@@ -69,6 +72,7 @@ struct run {
     const char *dir, *sock;                /* the collector, for the snapshots printa() needs */
     char *ans;
     struct held *held, **held_tail;        /* in arrival order */
+    bool snap_ask;                         /* a held buffer waits for a snapshot to be asked */
     bool snap_failed;
 };
 
@@ -143,14 +147,10 @@ static void on_records(struct run *r, const uint8_t *pl, size_t len)
 {
     uint32_t need = 0;
     if (d_consume_buffer_uses_aggs(r->con, pl, len)) {
-        if (hvt_coll_ask(r->dir, r->sock, "d snap", r->ans, ANSWER_MAX) == 0)
-            need = (uint32_t)hvt_coll_uval(r->ans, "d_snap_gen");
-        else if (!r->snap_failed) {
-            r->snap_failed = true;         /* printed from the last snapshot instead */
-            fprintf(stderr, "hvt: d snap: %s\n", r->ans);
-        }
+        need = NEED_ASK;                   /* one request for all such buffers of this poll */
+        r->snap_ask = true;
     }
-    if (!r->held && need <= snap_all_done(r)) {
+    if (!r->held && !need) {
         consume(r, pl, len);
         return;
     }
@@ -165,6 +165,34 @@ static void on_records(struct run *r, const uint8_t *pl, size_t len)
     memcpy(h->buf, pl, len);
     *r->held_tail = h;
     r->held_tail = &h->next;
+}
+
+static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl);
+
+/* After a poll: the snapshot the buffers it held wait for, asked now (after they arrived). */
+static void ask_snap(struct run *r)
+{
+    if (!r->snap_ask)
+        return;
+    r->snap_ask = false;
+    uint32_t gen = 0;
+    if (hvt_coll_ask(r->dir, r->sock, "d snap", r->ans, ANSWER_MAX) == 0)
+        gen = (uint32_t)hvt_coll_uval(r->ans, "d_snap_gen");
+    else if (!r->snap_failed) {
+        r->snap_failed = true;             /* printed from what is in instead */
+        fprintf(stderr, "hvt: d snap: %s\n", r->ans);
+    }
+    for (struct held *h = r->held; h; h = h->next)
+        if (h->need == NEED_ASK)
+            h->need = gen;
+    release_held(r);
+}
+
+static int poll_run(follow *w, struct run *r)
+{
+    int rc = follow_poll(w, on_msg, r);
+    ask_snap(r);
+    return rc;
 }
 
 static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl)
@@ -523,7 +551,7 @@ int d_run_main(int argc, char **argv)
             snapped = now_ns();
             hvt_coll_ask(dir, sock, "d snap", ans, ANSWER_MAX);
         }
-        if (follow_poll(&w, on_msg, &r) < 0)
+        if (poll_run(&w, &r) < 0)
             goto stop;
         fflush(out);
         usleep(20000);
@@ -543,7 +571,7 @@ stop:
         uint64_t t1 = now_ns();
         /* END's snapshot, and those END's printa() records asked for */
         while ((snap_all_done(&r) < r.want_gen || r.held) && now_ns() - t1 < (uint64_t)(drain * 1e9)) {
-            if (follow_poll(&w, on_msg, &r) < 0)
+            if (poll_run(&w, &r) < 0)
                 break;
             if (snap_all_done(&r) < r.want_gen || r.held)
                 usleep(20000);
@@ -559,7 +587,7 @@ stop:
         uint64_t made = hvt_coll_uval(ans, "d_records"), lost = hvt_coll_uval(ans, "d_records_lost");
         uint64_t t2 = now_ns();
         while (r.records + lost < made && now_ns() - t2 < (uint64_t)(drain * 1e9)) {
-            if (follow_poll(&w, on_msg, &r) < 0)
+            if (poll_run(&w, &r) < 0)
                 break;
             usleep(20000);
         }
