@@ -134,7 +134,7 @@ static const char *order_error(d_cc *cc, int kind, const char *name)
     case D_ACT_EXIT:
         if (o & SO_SPEC) return "exit( ) may not follow speculate( )";
         break;
-    case D_ACT_CLEAR: case D_ACT_STEP: case D_ACT_UNSTEP: case D_ACT_STOP:
+    case D_ACT_STEP: case D_ACT_UNSTEP: case D_ACT_STOP:     /* clear( ) is a record: it waits */
         if (o & SO_SPEC)
             return d_sprintf(cc, "%s( ) may not follow speculate( ) in hvtrace: it takes effect at once, not at the "
                              "commit", name);
