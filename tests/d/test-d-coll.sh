@@ -191,5 +191,14 @@ cat "$W/multi.out"
 check "multi: one line per key, the four values in order, 0 for the missing" \
   test "$(grep . "$W/multi.out")" = "$want"
 
+# 12. clear() after speculate(): done at the commit, not at a discard
+for how in commit discard; do
+  run "spclear-$how" 10 "syscall::getpid:entry { @c = count(); }
+    syscall::getpid:entry /arg0 == 5/ { s = speculation(); speculate(s); clear(@c); }
+    syscall::getpid:entry /arg0 == 6/ { $how(s); }" -q
+done
+check "spclear: committed clear() zeroed @c ($(grep . "$W/spclear-commit.out" | xargs)), discarded left 10 ($(grep . "$W/spclear-discard.out" | xargs))" \
+  bash -c "test \"\$(grep . '$W/spclear-commit.out' | xargs)\" = 0 && test \"\$(grep . '$W/spclear-discard.out' | xargs)\" = 10"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]
