@@ -21,9 +21,9 @@
  *  - Bucket layouts: quantize has DTrace's 127 buckets; lquantize levels+2 and llquantize
  *    DTrace's count of buckets, computed from the parameters; slots before them (nbuckets is
  *    larger) are a header the printing ignores.
- *  - trunc(@a, n) keeps the n largest (n < 0: smallest; 0: none) and hides the others until
- *    they change: their merged values are remembered and subtracted from later ones (min and
- *    max stay hidden while their value is the remembered one). clear() zeros the host's sum (min
+ *  - trunc(@a, n) keeps the n largest (n < 0: smallest; 0: none) and removes the others, as
+ *    DTrace: their sums go back to a new key's values and they stay hidden until a snapshot
+ *    changes them (then they show what came since, a smaller max too). clear() zeros the host's sum (min
  *    and max back to INT64_MAX / INT64_MIN, as a new key starts): later snapshots add to it;
  *    what trunc() removed stays removed until it changes from zero. normalize() applies to the entries that exist when it runs, as in DTrace.
  *  - Printing (d_aggs_printa, d_aggs_print_rest) follows DTrace: sorted by value then key

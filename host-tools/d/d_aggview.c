@@ -197,13 +197,22 @@ int d_aggs_view(d_aggs *a, int agg, const d_aggopt *opt, int mode, d_atab *t, d_
 
 /* --- host-side actions --- */
 
+/* The values a key starts with, as the hypervisor resets them (count 0, min INT64_MAX, ...):
+ * later snapshots (deltas) add to them. */
+static void reset_vals(uint8_t fn, int64_t *v, uint32_t nb, uint32_t hdr)
+{
+    memset(v + hdr, 0, (nb - hdr) * sizeof *v);
+    if (fn == HVT_DIF_AGG_MIN || fn == HVT_DIF_AGG_MAX)
+        v[0] = fn == HVT_DIF_AGG_MIN ? INT64_MAX : INT64_MIN;
+}
+
 void d_aggs_clear(d_aggs *a, int agg)
 {
     if (agg < 0 || agg >= a->p->naggs || a->hdr[agg] == UINT32_MAX)
         return;
     uint32_t nb = a->p->aggs[agg].nbuckets, hdr = a->hdr[agg];
-    /* what shows now stays, at zero; what trunc() removed stays removed until it changes from
-     * zero */
+    uint8_t fn = a->p->aggs[agg].fn;
+    /* what shows now stays, at zero; what trunc() removed stays removed until it changes */
     d_atab t;
     d_aent **v;
     int n = d_aggs_view(a, agg, NULL, 1, &t, &v);
@@ -216,31 +225,23 @@ void d_aggs_clear(d_aggs *a, int agg)
     }
     free(v);
     d_atab_free(&t);
-    /* the values a new key starts with, as the hypervisor resets them: later snapshots
-     * (deltas) add to them */
-    uint8_t fn = a->p->aggs[agg].fn;
-    for (uint32_t i = 0; i < a->meta.n; i++)
-        if (a->meta.e[i].agg == agg && a->meta.e[i].base) {
-            memset(a->meta.e[i].base, 0, nb * sizeof *a->meta.e[i].base);
-            if (fn == HVT_DIF_AGG_MIN || fn == HVT_DIF_AGG_MAX)
-                a->meta.e[i].base[0] = fn == HVT_DIF_AGG_MIN ? INT64_MAX : INT64_MIN;
-        }
     for (uint32_t c = 0; c < a->ncpu; c++) {
-        d_atab *t = &a->cpu[c].cur;
-        for (uint32_t i = 0; i < t->n; i++)
-            if (t->e[i].agg == agg) {
-                memset(t->e[i].v + hdr, 0, (nb - hdr) * sizeof *t->e[i].v);
-                if (fn == HVT_DIF_AGG_MIN || fn == HVT_DIF_AGG_MAX)
-                    t->e[i].v[0] = fn == HVT_DIF_AGG_MIN ? INT64_MAX : INT64_MIN;
-            }
+        d_atab *ct = &a->cpu[c].cur;
+        for (uint32_t i = 0; i < ct->n; i++)
+            if (ct->e[i].agg == agg)
+                reset_vals(fn, ct->e[i].v, nb, hdr);
     }
 }
 
+/* DTrace removes the entries trunc() drops from its copy; a later snapshot that brings one
+ * something new makes it again. Here: every CPU's sum of the key goes back to its start and
+ * the key stays hidden while the merged values are that start (meta base). */
 void d_aggs_trunc(d_aggs *a, int agg, int64_t n)
 {
-    if (agg < 0 || agg >= a->p->naggs)
+    if (agg < 0 || agg >= a->p->naggs || a->hdr[agg] == UINT32_MAX)
         return;
     const d_agg *ag = &a->p->aggs[agg];
+    uint32_t nb = ag->nbuckets, hdr = a->hdr[agg];
     d_atab t;
     d_aent **v;
     int cnt = d_aggs_view(a, agg, NULL, n < 0 ? 1 : 2, &t, &v);
@@ -249,18 +250,15 @@ void d_aggs_trunc(d_aggs *a, int agg, int64_t n)
         if ((uint64_t)i < keep)
             continue;
         d_aent *m = d_aggs_meta(a, v[i]);
-        if (!m)
+        if (!m || (!m->base && !(m->base = calloc(nb, sizeof *m->base))))
             break;
         m->normal = 1;    /* when it comes back it is a new entry */
-        if (!m->base) {
-            if (!(m->base = calloc(ag->nbuckets, sizeof *m->base)))
-                break;
-        } else if (ag->fn != HVT_DIF_AGG_MIN && ag->fn != HVT_DIF_AGG_MAX) {
-            /* the view was already less the old base: the new base is the raw value */
-            d_agg_merge(ag->fn, m->base, v[i]->v, ag->nbuckets);
-            continue;
+        reset_vals(ag->fn, m->base, nb, hdr);
+        for (uint32_t c = 0; c < a->ncpu; c++) {
+            int64_t j = d_atab_find(&a->cpu[c].cur, v[i]->agg, v[i]->key, v[i]->klen, v[i]->hash);
+            if (j >= 0)
+                reset_vals(ag->fn, a->cpu[c].cur.e[j].v, nb, hdr);
         }
-        memcpy(m->base, v[i]->v, ag->nbuckets * sizeof *m->base);
     }
     free(v);
     d_atab_free(&t);

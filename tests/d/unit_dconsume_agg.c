@@ -248,7 +248,7 @@ static void keys_and_signs(void)
     vrec(A_Q, 0, 127, 2, (int[]){64, 65}, (int64_t[]){-2, 3});   /* negative increments: bars both ways */
     snap(c, 0, 1);
     /* DTrace sorts integer keys as unsigned numbers of their size (tst.signedkeys) */
-    d_aggopt opt = {1, 0, 0};
+    d_aggopt opt = {1, 0, 0, 0};
     char err[128];
     d_out_reset(&g_out);
     d_aggs_printa(d_consume_aggs(c), &g_out, A_K8, NULL, &opt, err, sizeof err);
@@ -498,6 +498,15 @@ static void deltas_and_clear(void)
     expect("after clear: only what came since", printa(c, A_C, "%s:%@d "), "a:1 b:4 ");
     expect("min after clear", printa(c, A_MN, "%@d"), "7");
     expect("max after clear", printa(c, A_MX, "%@d"), "6");
+    /* trunc() removes: the key comes back with what comes after, a smaller max too */
+    d_aggs_trunc(d_consume_aggs(c), A_MX, 0);
+    expect("max truncated", printa(c, A_MX, "%@d"), "");
+    add1(A_MX, 0, k0(), INT64_MIN);
+    snap(c, 0, 6);
+    expect("max truncated, nothing new", printa(c, A_MX, "%@d"), "");
+    add1(A_MX, 1, k0(), 2);
+    snap(c, 1, 7);
+    expect("max truncated, then 2", printa(c, A_MX, "%@d"), "2");
     expect("no complaint", g_err.buf, "");
     d_consume_free(c);
 }
