@@ -18,7 +18,8 @@ typedef struct {
     uint8_t *key;         /* canonical encoding (zero padding, sym() keys at their symbol) */
     int64_t *v;           /* the aggregation's nbuckets values */
     uint64_t normal;      /* meta table: normalize()'s factor (1: none) */
-    int64_t *base;        /* meta table: values remembered by trunc(), or NULL */
+    int64_t *base;        /* meta table: trunc() removed it: hidden while the merged values
+                             are these (a new key's), or NULL */
 } d_aent;
 
 typedef struct {
