@@ -157,7 +157,8 @@ static void drain_cpu(unsigned self, unsigned c)
 }
 
 /* Every CPU's aggregations at generation gen: per CPU a run of messages, the last one flagged.
- * The caller is inside enter(). */
+ * Each part takes its values out of the CPU's table (the host adds the parts up). The caller
+ * is inside enter(), and the only CPU sending a snapshot (snap_running). */
 static void snapshot_all(unsigned self, uint32_t gen)
 {
     for (unsigned c = 0; c < hv_cpu_count(); c++) {
@@ -165,7 +166,11 @@ static void snapshot_all(unsigned self, uint32_t gen)
         long n;
         do {
             n = dif_agg_part(st, c, gen, snap_buf, SNAP_BUF, &cursor);
-            if (trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, (size_t)n) == TRACE_SINK_NO_STREAM) {
+            enum trace_sink_sent s = trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, (size_t)n);
+            if (s == TRACE_SINK_DROPPED)   /* the part took its values out: they are gone */
+                hv_log("hvtrace: D aggregation snapshot %u of CPU %u: a part was lost on the link\n",
+                       gen, c);
+            if (s == TRACE_SINK_NO_STREAM) {
                 char head[64];
                 hv_snprintf(head, sizeof head, "HVT-DAGGB %u %lu\n", c, (uint64_t)n);
                 trace_sink_debug_blob(head, snap_buf, (size_t)n);
