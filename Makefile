@@ -2,6 +2,7 @@
 #   make            build the hypervisor, the EFI loader (build/hvtrace.efi) and the host tools
 #   make test       everything the README's test command runs (unit tests + Bochs integration)
 #   make run        the main job: boot Linux under hvtrace in Bochs and show the result
+#   make install    install on a real machine (install.mk, docs/install.md); make esp DEST=...
 # Module makefiles are included below; each owns its own targets.
 SHELL      := /bin/bash
 BUILD      ?= build
@@ -20,7 +21,7 @@ deps:
 	bash tests/platform/deps.sh
 test: deps
 	$(MAKE) test-all
-# The default test run: unit tests + test-boot + test-qemu-novtx (tests.mk), test-trace
+# The default test run: unit tests + test-boot + test-qemu-novtx + test-install (tests.mk), test-trace
 # (trace.mk), and these (whole run measured at ~6 min on the 2-core machine, November 2026):
 test-all: test-analyze
 ifneq ($(HVT_NET),0)
@@ -44,6 +45,7 @@ include tests/layering/layering.mk
 include tests/probe/probe.mk
 include tests/d/d_tests.mk
 -include bench/bench.mk
+include install.mk
 
 clean:
 	rm -rf $(BUILD)

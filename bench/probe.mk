@@ -44,7 +44,7 @@ bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img
 	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(PROBE_BENCH_ITEMS)) && \
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
 	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/probe-bench,$(PROBE_BENCH_N)' \
-	  'hypervisor = on' 'log = e9' "trace = $$opts" > $(BENCH_PROBE)/hvtrace.cfg
+	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$opts" > $(BENCH_PROBE)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(BENCH_PROBE)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(BENCH_PROBE)/initrd.img $(BENCH_PROBE)/hvtrace.cfg
 	bash tests/platform/bochs-run.sh -c 1 -t 600 $(BENCH_PROBE)/esp.img $(BENCH_PROBE)/run || true

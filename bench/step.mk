@@ -18,12 +18,13 @@ $(BENCH_STEP)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/tickbench:bin/tickbench
 
 .PHONY: bench-step
-bench-step: $(HVT_IMPORT) $(BENCH_STEP)/initrd.img
+bench-step: $(HVT_IMPORT) $(HVT) $(BENCH_STEP)/initrd.img
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
+	@# the task layout: tickbench's marks come from root in user mode (hc_user=root)
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
 	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED)' \
-	  'hypervisor = on' 'log = e9' > $(BENCH_STEP)/hvtrace.cfg
+	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$($(HVT) options $(TEST_BUILD)/vmlinuz)" > $(BENCH_STEP)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(BENCH_STEP)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(BENCH_STEP)/initrd.img $(BENCH_STEP)/hvtrace.cfg
 	BOCHS_STAMP='^TICKBENCH-PHASE|^hvtrace: cpu [0-9]+: trace (start|stop)|^HVT-STEPSTAT' \

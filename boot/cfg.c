@@ -72,6 +72,16 @@ static const char *cfg_apply(struct cfg *c, const char *k, size_t klen, const ch
         if (cfg_eq(v, vlen, "off")) { c->hypervisor = 0; return NULL; }
         return "expected on or off";
     }
+    if (cfg_eq(k, klen, "selftest")) {
+        if (cfg_eq(v, vlen, "on")) { c->selftest = 1; return NULL; }
+        if (cfg_eq(v, vlen, "off")) { c->selftest = 0; return NULL; }
+        return "expected on or off";
+    }
+    if (cfg_eq(k, klen, "advertise")) {
+        if (cfg_eq(v, vlen, "on")) { c->advertise = 1; return NULL; }
+        if (cfg_eq(v, vlen, "off")) { c->advertise = 0; return NULL; }
+        return "expected on or off";
+    }
     if (cfg_eq(k, klen, "hv_mem_mb"))
         return cfg_set_u32(&c->hv_mem_mb, v, vlen, CFG_HV_MEM_MB_MIN, CFG_HV_MEM_MB_MAX);
     if (cfg_eq(k, klen, "log")) {
@@ -98,6 +108,8 @@ void cfg_defaults(struct cfg *c)
     c->hv_mem_mb = CFG_DEFAULT_HV_MEM_MB;
     c->log = CFG_LOG_E9;
     c->acpi_fixup = CFG_ACPI_FIXUP_AUTO;
+    c->advertise = 0;
+    c->selftest = 0;
     c->trace[0] = 0;
     c->net[0] = 0;
 }

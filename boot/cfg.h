@@ -35,6 +35,8 @@ struct cfg {
     char initrd[CFG_PATH_MAX];    /* "" = no initrd */
     char cmdline[CFG_CMDLINE_MAX];
     int hypervisor;               /* 1 = on, 0 = off */
+    int selftest;                 /* 1: test boots: hypervisor canary, memory range for guest root */
+    int advertise;                /* 1: CPUID shows the guest a hypervisor (default 0: the bare CPU's view) */
     uint32_t hv_mem_mb;
     enum cfg_log log;
     enum cfg_acpi_fixup acpi_fixup;

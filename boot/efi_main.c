@@ -13,6 +13,7 @@
 #include "efi_file.h"
 #include "efi_mp.h"
 #include "hv_launch.h"
+#include "hvt_bootinfo.h"
 #include "vtx.h"
 
 #define EFI_MAIN_CFG_PATH  L"\\hvtrace.cfg"
@@ -75,6 +76,7 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     p.mp = mp;
     p.hv_mem_mb = c->hv_mem_mb;
     p.log_flags = efi_main_log_flags(c->log);
+    p.hv_flags = (c->advertise ? HVT_HVF_ADVERTISE : 0) | (c->selftest ? HVT_HVF_SELFTEST : 0);
     p.pm1a_cnt_port = acpi->pm1a_cnt_port;
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
     p.trace_config = c->trace;

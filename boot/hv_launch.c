@@ -174,6 +174,23 @@ static void say(CHAR16 *why, UINTN n, const CHAR16 *fmt, UINT64 a, UINT64 b)
         SPrint(why, n * sizeof(CHAR16), (CHAR16 *)fmt, a, b);
 }
 
+/* Copy and clear the image a quadword at a time: gnu-efi's CopyMem/SetMem go byte by byte,
+ * and for the ~5 MiB .bss that was most of the hypervisor's start-up (measured in Bochs, where
+ * the TSC counts instructions: 54 M of 67 M). */
+static void hvl_copy(void *d, const void *s, UINT64 n)
+{
+    UINT64 q = n / 8, b = n % 8;
+    __asm__ volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(q) :: "memory");
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(b) :: "memory");
+}
+
+static void hvl_zero(void *d, UINT64 n)
+{
+    UINT64 q = n / 8, b = n % 8;
+    __asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(0ull) : "memory");
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(b) : "a"(0ull) : "memory");
+}
+
 static UINT64 rdtsc(void)
 {
     UINT32 lo, hi;
@@ -219,14 +236,14 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
         say(why, why_chars, L"hypervisor image (%ld bytes) does not fit", h->mem_size, 0);
         return EFI_BUFFER_TOO_SMALL;
     }
-    CopyMem((void *)base, (void *)hvl_image_start, h->file_size);
-    SetMem((UINT8 *)base + h->file_size, h->mem_size - h->file_size, 0);
+    hvl_copy((void *)base, (void *)hvl_image_start, h->file_size);
+    hvl_zero((UINT8 *)base + h->file_size, h->mem_size - h->file_size);
     struct region r = { base, size, (base + h->mem_size + PAGE_4K - 1) & ~(PAGE_4K - 1) };
     /* (4 first: the boot info lives in the region and the memory map sets the map limit) */
     UINTN bi_pages = (sizeof(struct hvt_boot_info) + PAGE_4K - 1) / PAGE_4K;
     struct hvt_boot_info *bi = (struct hvt_boot_info *)r.next;
     r.next += bi_pages * PAGE_4K;
-    SetMem(bi, bi_pages * PAGE_4K, 0);
+    hvl_zero(bi, bi_pages * PAGE_4K);
     UINT64 top = 0;
     s = read_memory_map(bi, &top);
     if (EFI_ERROR(s)) {
@@ -248,6 +265,7 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
     bi->host_cr3 = hv_cr3;
     bi->direct_map_limit = limit;
     bi->log_flags = p->log_flags;
+    bi->hv_flags = p->hv_flags;
     bi->pm1a_cnt_port = p->pm1a_cnt_port;
     bi->pm1b_cnt_port = p->pm1b_cnt_port;
     for (UINTN i = 0; p->trace_config && p->trace_config[i] && i + 1 < HVT_TRACE_CONFIG_LEN; i++)

@@ -21,6 +21,7 @@ struct hvl_params {
     hvt_efi_mp_services *mp;   /* NULL: no MP services, BSP only */
     UINT32 hv_mem_mb;          /* size of the hypervisor's memory; 0 = default */
     UINT32 log_flags;          /* HVL_LOG_* */
+    UINT32 hv_flags;           /* HVT_HVF_* (include/hvt_bootinfo.h) */
     UINT16 pm1a_cnt_port;      /* ACPI PM1a control port from the FADT (0 = unknown): the
                                   hypervisor prints its exit summary when the guest powers off */
     UINT16 pm1b_cnt_port;      /* 0 = none */

@@ -173,8 +173,9 @@ static int cmd_syms(int argc, char **argv)
         if (kinfo_layout_get(&ki, &l) != 0) rc = EXIT_BAD;
         else
             printf("task_struct.pid %u\ntask_struct.tgid %u\ntask_struct.comm %u %u\ntask_struct.mm %u\n"
-                   "mm_struct.pgd %u\npercpu_current 0x%llx %s\n",
+                   "mm_struct.pgd %u\ntask_struct.cred %u\ncred.euid %u\npercpu_current 0x%llx %s\n",
                    l.task_pid, l.task_tgid, l.task_comm, l.task_comm_len, l.task_mm, l.mm_pgd,
+                   l.task_cred, l.cred_euid,
                    (unsigned long long)l.percpu_current, l.uses_pcpu_hot ? "pcpu_hot.current_task" : "current_task");
     } else if (struct_s) {
         uint32_t sid = btf_find_struct(&ki.btf, struct_s);

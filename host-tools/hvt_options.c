@@ -146,9 +146,9 @@ int cmd_options(int argc, char **argv)
         return 1;
     }
     static char line[LINE_MAX_LEN];
-    snprintf(line, sizeof line, "task=0x%llx:%u:%u:%u,lstar=0x%" PRIx64,
+    snprintf(line, sizeof line, "task=0x%llx:%u:%u:%u:%u:%u,lstar=0x%" PRIx64,
              (unsigned long long)l.percpu_current, l.task_pid, l.task_tgid, l.task_comm,
-             ki.syms.syms[lstar].addr);
+             l.task_cred, l.cred_euid, ki.syms.syms[lstar].addr);
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++)
         if (put_item(&ki, argv[i], line, sizeof line)) rc = 1;

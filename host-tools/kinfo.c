@@ -148,7 +148,9 @@ int kinfo_layout_get(const kinfo *ki, kinfo_layout *out)
         member(ki, "task_struct", "tgid", &out->task_tgid, NULL) ||
         member(ki, "task_struct", "comm", &out->task_comm, &out->task_comm_len) ||
         member(ki, "task_struct", "mm", &out->task_mm, NULL) ||
-        member(ki, "mm_struct", "pgd", &out->mm_pgd, NULL))
+        member(ki, "mm_struct", "pgd", &out->mm_pgd, NULL) ||
+        member(ki, "task_struct", "cred", &out->task_cred, NULL) ||
+        member(ki, "cred", "euid", &out->cred_euid, NULL))
         return -1;
     int64_t hot = ksym_find(&ki->syms, "pcpu_hot");
     if (hot >= 0 && ki->syms.syms[hot].abs) { /* 6.2+: struct pcpu_hot { ... current_task ... } */

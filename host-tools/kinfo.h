@@ -16,6 +16,7 @@
 typedef struct {
     uint32_t task_pid, task_tgid, task_comm, task_comm_len, task_mm; /* task_struct, bytes */
     uint32_t mm_pgd;                                                  /* mm_struct, bytes */
+    uint32_t task_cred, cred_euid;   /* task_struct.cred, cred.euid (kuid_t: its uid_t val first) */
     uint64_t percpu_current; /* per-CPU offset of the current task pointer */
     int uses_pcpu_hot;       /* current lives in pcpu_hot (6.2+) rather than current_task */
 } kinfo_layout;

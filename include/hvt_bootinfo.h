@@ -67,6 +67,10 @@ struct hvt_boot_info {
     struct hvt_mem_range mem[HVT_MAX_MEM_RANGES];
     char net_config[HVT_NET_CONFIG_LEN];  /* key=value text for net/ (empty: no NIC) */
     char trace_config[HVT_TRACE_CONFIG_LEN]; /* key=value,... for trace/ (empty: defaults) */
+    uint32_t hv_flags;                  /* HVT_HVF_* */
+#define HVT_HVF_ADVERTISE 0x1u   /* show the guest the CPUID hypervisor bit and our leaves */
+#define HVT_HVF_SELFTEST  0x2u   /* test boots: a canary in hypervisor memory, and the memory
+                                    range for the guest's administrator (memory checks) */
 };
 
 /* What a CPU resumes as when it becomes a guest (captured by the loader's trampoline). */

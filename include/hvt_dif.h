@@ -52,6 +52,7 @@
 #define HVT_DIF_KEY_MAX    512           /* bytes of an encoded tuple */
 #define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
 #define HVT_DIF_NSPEC_MAX  1024          /* most speculations (nspec) the hypervisor accepts */
+#define HVT_DIF_USTACK_MAX 1024          /* most frames of one ustack() */
 
 struct hvt_dif_insn {
     uint8_t op;                  /* HVT_DIF_OP_* */
@@ -131,9 +132,11 @@ enum hvt_dif_op {
                                     after an ACT or a SPECULATE; ra 0 or not active: nothing */
     HVT_DIF_OP_DISCARD,          /* discard(ra): speculation ra's records are dropped, then it
                                     is free again */
-    HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the return addresses
-                                    found by following the user frame pointers from the user
-                                    RIP/RBP: u32 count, u32 0, then count u64 (at most imm) */
+    HVT_DIF_OP_USTACK,           /* append the user stack (ustack()): the user RIP, then the
+                                    return addresses found by following the user frame
+                                    pointers from the user RBP: u32 count, u32 0, then count
+                                    u64 (at most imm, 1 .. HVT_DIF_USTACK_MAX); count 0 when
+                                    the thread has no user registers to start from */
     HVT_DIF_OP_AGGW,             /* aggregate value ra with weight rb, key = the tuple, agg =
                                     aggs[imm], a quantize, lquantize or llquantize: its bucket
                                     gains rb instead of 1 (DTrace's increment argument; any

@@ -3,13 +3,20 @@
  * the guest tools).
  *
  * Contract:
- *  - A guest detects hvtrace with CPUID: leaf 1 ECX bit 31 ("hypervisor present") is set and
+ *  - A guest detects hvtrace with the VERSION hypercall, catching the fault it raises where
+ *    hvtrace is absent (#UD on bare metal: SIGILL in a process; another hypervisor may raise
+ *    #GP). By default the guest's CPUID is the bare CPU's (no hypervisor bit); with
+ *    `advertise = on` in hvtrace.cfg, leaf 1 ECX bit 31 ("hypervisor present") is set and
  *    leaf 0x40000000 returns EAX = highest hypervisor leaf, EBX:ECX:EDX = HVT_CPUID_SIGNATURE
- *    (12 bytes, NUL padded). Check this before issuing VMCALL: on bare metal, or under another
- *    hypervisor, VMCALL raises #UD.
+ *    (12 bytes, NUL padded).
  *  - A hypercall is VMCALL with RAX = HVT_HC_MAGIC | function, arguments in RBX, RCX, RDX.
- *    It may be issued at any privilege level. On return RAX holds a status (HVT_HC_OK or a
- *    negative HVT_HC_E*), results are in RBX, RCX, RDX; all other registers are preserved.
+ *    On return RAX holds a status (HVT_HC_OK or a negative HVT_HC_E*), results are in RBX,
+ *    RCX, RDX; all other registers are preserved.
+ *  - Who may call: VERSION from any privilege level; HV_RANGE from kernel mode only (in a
+ *    self-test boot, hvtrace.cfg selftest = on, also from the guest's root); MARK, PROBE and
+ *    CMD from kernel mode or a process whose effective uid is 0 (the trace option hc_user=
+ *    changes that: none = kernel mode only, all = anyone). Any other caller gets #UD, as
+ *    VMCALL gives on bare metal (SIGILL in a process); refusals are counted.
  *  - A VMCALL whose RAX does not carry HVT_HC_MAGIC gets #UD, as on bare metal.
  */
 #ifndef HVT_HYPERCALL_H

@@ -130,9 +130,9 @@ static int64_t hook_cmd(struct guest_regs *g)
     return rc;
 }
 
-int dcmd_init(void)
+int dcmd_init(enum hv_hc_priv priv)
 {
     bool ok;
-    hv_hypercall_register(HVT_HC_CMD, hook_cmd, &ok);
+    hv_hypercall_register(HVT_HC_CMD, hook_cmd, priv, &ok);
     return ok ? 0 : -1;
 }

@@ -17,8 +17,9 @@
 #ifndef HVT_DCMD_H
 #define HVT_DCMD_H
 #include <stdint.h>
+#include "hv_exit.h"
 
-int dcmd_init(void);                 /* registers the hypercall: 0 or -1 */
+int dcmd_init(enum hv_hc_priv priv);   /* registers the hypercall for callers of priv: 0 or -1 */
 int dcmd_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
                     uint32_t *out_len);
 

@@ -70,6 +70,11 @@
  *    strsize bytes; a buffer is free again once no register holds it) or into the strtab;
  *    every use checks the handle and the register's run-time type: BADSTR otherwise.
  *  - STACK reserves 16 + imm bytes of the record, then calls env->stack().
+ *  - USTACK records the user pc (env->uregs) and the return addresses of the frame-pointer
+ *    chain from the user fp: each frame's 16 bytes [saved fp, return address] read as user
+ *    memory; the walk ends at imm frames, a read that faults (no fault: the stack is just
+ *    shorter), a zero return address, or a next frame that is not above this one (8-aligned,
+ *    below the user top): so it ends on any garbage the guest left.
  *  - Built-in values come from struct dif_firing as the caller filled them: the header's
  *    tsc_khz is the caller's business (e.g. converting timestamps), not the interpreter's.
  *  - Division (and remainder) by zero faults DIVZERO; INT64_MIN / -1 gives INT64_MIN, % -1 0.
@@ -151,13 +156,19 @@ struct dif_env {
     /* Optional: step() / unstep() (HVT_DIF_TRACER_*), ctx the firing's; called with this
      * CPU's buffer lock held: it may only post a request. NULL: they do nothing. */
     void (*tracer)(void *ctx, int what);
+    /* Optional: the firing thread's user registers, where a user stack walk starts: *pc its
+     * user RIP, *fp its user RBP (the CPU's own when the probe fired in user mode, those the
+     * kernel saved at its entry otherwise); false when there are none (a kernel thread, an
+     * interrupt). NULL: user stacks are empty. Frames are read with read(..., user 1). */
+    bool (*uregs)(void *ctx, uint64_t *pc, uint64_t *fp);
     void *env_ctx;
 };
 
 /* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..9, PID, TID,
  * PPID, UID, TIMESTAMP, VTIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP,
- * STACKDEPTH); CPU, EPID (the position of (probe, clause) in probe_clauses[] + 1) and ID (the
- * probe id) are the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
+ * STACKDEPTH); CPU, EPID (DTrace's enabled probe id: clause by clause, each clause's probes by
+ * ascending id, from 1) and ID (the probe id; BEGIN, END and ERROR as DTrace's 1, 2 and 3) are
+ * the interpreter's own, PROBEPROV/MOD/FUNC/NAME come from the probe table. */
 struct dif_firing {
     void *ctx;                      /* handed to env->read and env->stack */
     uint64_t tsc;                   /* the records' tsc */

@@ -113,6 +113,7 @@ struct dif_state {
     const struct hvt_dif_agg *aggs;
     const struct hvt_dif_probe *probes;
     const uint16_t *probe_clauses;
+    const uint32_t *epids;          /* DTrace's enabled probe id of each probe_clauses[] entry */
     const char *strtab;
     uint32_t strsize;
     unsigned ncpus;

@@ -10,7 +10,7 @@ static size_t dif_align64(size_t n) { return (n + 63) & ~(size_t)63; }
 /* Where everything goes, for dif_state_size (mem NULL) and dif_state_init alike, so the two
  * can never disagree. Offsets from the start of the caller's memory. */
 struct dif_layout {
-    size_t varpos, cpus, globals, dyn_hash, dyn, specs, cpu0, cpu_stride, total;
+    size_t varpos, epids, cpus, globals, dyn_hash, dyn, specs, cpu0, cpu_stride, total;
     size_t buf, agg_hash, agg, scratch, locals, local_gen, specbufs, specdata; /* a CPU's */
     uint32_t bufsize, aggsize, agg_nhash, dyn_chunk, dyn_nhash, dyn_nchunks, nlocals;
     uint32_t nspec, specsize;
@@ -32,6 +32,9 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     L->nlocals = nlocals;
     L->varpos = o;
     o = dif_align64(o + (size_t)h->nvars * sizeof(struct dif_varpos));
+    /* DTrace's enabled probe ids, one per probe_clauses[] entry, and a counter per clause */
+    L->epids = o;
+    o = dif_align64(o + ((size_t)h->nprobe_clauses + h->nclauses) * 4);
     L->cpus = o;
     o = dif_align64(o + (size_t)ncpus * sizeof(struct dif_cpu));
     L->globals = o;
@@ -82,6 +85,40 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     L->total = o + (size_t)ncpus * c;
 }
 
+/* DTrace numbers its enabled probes clause by clause (each clause's probes by ascending DTrace
+ * id: BEGIN, END and ERROR, then the order of probes[]), from 1: epid = the clauses before's probes + the rank of this
+ * probe among its clause's. probe_clauses[] is per probe, so count per clause first. The
+ * verifier checked every entry < nclauses and every probe's range inside the array. */
+static void dif_epids_init(struct dif_state *st, uint32_t *epids, uint32_t *next)
+{
+    const struct hvt_dif_hdr *h = st->hdr;
+    memset(next, 0, (size_t)h->nclauses * 4);
+    for (uint32_t i = 0; i < h->nprobe_clauses; i++)
+        next[st->probe_clauses[i]]++;
+    uint32_t base = 1;
+    for (uint32_t c = 0; c < h->nclauses; c++) {
+        uint32_t n = next[c];
+        next[c] = base;
+        base += n;
+    }
+    memset(epids, 0, (size_t)h->nprobe_clauses * 4);
+    /* BEGIN, END and ERROR first: their DTrace ids (1, 2, 3) are below every other */
+    const uint32_t special[3] = { h->begin_probe, h->end_probe, h->error_probe };
+    for (int pass = 0; pass < 4; pass++)
+        for (uint32_t p = 0; p < h->nprobes; p++) {
+            uint32_t id = st->probes[p].id;
+            bool is_special = id && (id == special[0] || id == special[1] || id == special[2]);
+            if (pass < 3 ? !id || id != special[pass] : is_special)
+                continue;
+            for (uint32_t j = 0; j < st->probes[p].nclauses; j++) {
+                uint64_t e = (uint64_t)st->probes[p].clauses + j;
+                if (e < h->nprobe_clauses && !epids[e])
+                    epids[e] = next[st->probe_clauses[e]]++;
+            }
+        }
+    st->epids = epids;
+}
+
 static const struct hvt_dif_var *dif_vars_of(const struct hvt_dif_hdr *h)
 {
     return (const void *)((const uint8_t *)h + h->off_vars);
@@ -123,6 +160,7 @@ int dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void
     st->ncpus = ncpus;
     st->env = *env;
     st->varpos = (void *)(m + L.varpos);
+    dif_epids_init(st, (void *)(m + L.epids), (uint32_t *)(void *)(m + L.epids) + h->nprobe_clauses);
     st->cpus = (void *)(m + L.cpus);
     st->globals = m + L.globals;
     st->nlocals = L.nlocals;

@@ -18,8 +18,8 @@
  *    tuple being built (merging two different tuples makes it unusable). Reading a register
  *    that holds none is refused, integer ops take integers, string ops strings, stores the
  *    variable's type, LDAV/STAV/AGG/AGGW a tuple of the variable's / aggregation's key types
- *    (AGGW a quantization: its weight only there), and
- *    recording (EMIT, STACK, EXIT) follows an ACT on every path; speculations keep DTrace's
+ *    (AGGW a quantization: its weight only there), and recording (EMIT, STACK, USTACK, EXIT)
+ *    follows an ACT on every path; speculations keep DTrace's
  *    order on every path (dif_check_spec_order);
  *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
  * Unreachable insns get the structural checks only (they never run).
@@ -71,7 +71,7 @@ static uint64_t vs_merge(uint64_t a, uint64_t b)
 
 /* What an op's immediate is */
 enum { IK_ZERO, IK_ANY, IK_CONST, IK_TARGET, IK_LDG, IK_STRG, IK_BUILTIN, IK_STRTAB, IK_GVAR,
-       IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT, IK_TRACER };
+       IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT, IK_TRACER, IK_USTACK };
 /* Which registers an op uses (rd written, ra and rb read) and its immediate */
 struct dif_opdesc { uint8_t rd, ra, rb, imm; };
 #define OP3(i)   { 1, 1, 1, i }
@@ -108,6 +108,7 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_TRACER] = { 0, 0, 0, IK_TRACER },
     [HVT_DIF_OP_SPECNEW] = { 1, 0, 0, IK_ZERO }, [HVT_DIF_OP_SPECULATE] = { 0, 1, 0, IK_ZERO },
     [HVT_DIF_OP_COMMIT] = { 0, 1, 0, IK_ZERO },  [HVT_DIF_OP_DISCARD] = { 0, 1, 0, IK_ZERO },
+    [HVT_DIF_OP_USTACK] = { 0, 0, 0, IK_USTACK },
     [HVT_DIF_OP_AGGW] = { 0, 1, 1, IK_AGG },
 };
 
@@ -176,6 +177,8 @@ static const char *dif_check_imm(const struct dif_vimg *v, const struct hvt_dif_
         return imm < 0 || imm > 0xffff ? "action index out of range" : NULL;
     case IK_STACK:
         return imm < 1 || imm > (int32_t)HVT_PROBE_STACK_MAX ? "bad stack size" : NULL;
+    case IK_USTACK:
+        return imm < 1 || imm > (int32_t)HVT_DIF_USTACK_MAX ? "bad user stack depth" : NULL;
     case IK_AGG:
         return imm < 0 || (uint32_t)imm >= h->naggs ? "aggregation index out of range" : NULL;
     case IK_EXT:
@@ -379,6 +382,7 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         NEED(in->ra, 0);
         __attribute__((fallthrough));    /* recording needs an action */
     case HVT_DIF_OP_STACK:
+    case HVT_DIF_OP_USTACK:
         if (!(s & VS_ACTED))
             return "value recorded before an ACT";
         break;

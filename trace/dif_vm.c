@@ -196,7 +196,30 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
     return true;
 }
 
-/* ACT, EMIT, STACK, EXIT: the clause's record */
+/* The user stack into pcs[0 .. max): the user pc, then the frame-pointer chain's return
+ * addresses (see dif.h); returns how many. */
+#define DIF_USER_TOP 0x0000800000000000ull
+static uint32_t dif_ustack(struct dif_run *r, uint64_t *pcs, uint32_t max)
+{
+    const struct dif_env *e = &r->st->env;
+    uint64_t pc, fp;
+    if (!e->uregs || !e->read || !e->uregs(r->f->ctx, &pc, &fp) || !pc || pc >= DIF_USER_TOP)
+        return 0;
+    uint32_t n = 0;
+    pcs[n++] = pc;
+    while (n < max && fp && !(fp & 7) && fp < DIF_USER_TOP - 16) {
+        uint64_t fr[2];                        /* saved fp, return address */
+        if (e->read(r->f->ctx, fp, fr, sizeof fr, 1) != sizeof fr || !fr[1] || fr[1] >= DIF_USER_TOP)
+            break;
+        pcs[n++] = fr[1];
+        if (fr[0] <= fp)                       /* frames go up the stack: else a loop or junk */
+            break;
+        fp = fr[0];
+    }
+    return n;
+}
+
+/* ACT, EMIT, STACK, USTACK, EXIT: the clause's record */
 static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
 {
     struct dif_state *st = r->st;
@@ -246,8 +269,30 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
         r->rec_len -= dif_round8(max) - dif_round8((uint32_t)n);   /* give back the rest */
         return true;
     }
+    case HVT_DIF_OP_USTACK: {
+        uint32_t max = (uint32_t)in->imm;
+        if (in->imm < 1 || max > HVT_DIF_USTACK_MAX)
+            return dif_illop(r);
+        if (!(p = dif_rec_room(r, 8 + 8 * max)))
+            return false;
+        uint32_t n = dif_ustack(r, (uint64_t *)(void *)(p + 8), max);
+        ((uint32_t *)p)[0] = n;
+        ((uint32_t *)p)[1] = 0;
+        r->rec_len -= 8 * (max - n);           /* give back the rest */
+        return true;
+    }
     }
     return dif_illop(r);
+}
+
+/* DTrace's probe id: its dtrace provider's BEGIN, END and ERROR are 1, 2 and 3 */
+static uint32_t dif_dtrace_id(const struct dif_state *st, uint32_t id)
+{
+    const struct hvt_dif_hdr *h = st->hdr;
+    if (id && id == h->begin_probe) return 1;
+    if (id && id == h->end_probe) return 2;
+    if (id && id == h->error_probe) return 3;
+    return id;
 }
 
 static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
@@ -263,7 +308,7 @@ static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
     case HVT_DIF_V_PROBENAME: dif_str_set_strtab(r, rd, p->name); return true;
     case HVT_DIF_V_CPU:  dif_set_int(r, rd, r->cpu); return true;
     case HVT_DIF_V_EPID: dif_set_int(r, rd, r->epid); return true;
-    case HVT_DIF_V_ID:   dif_set_int(r, rd, p->id); return true;
+    case HVT_DIF_V_ID:   dif_set_int(r, rd, dif_dtrace_id(r->st, p->id)); return true;
     }
     if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 10)
         dif_set_int(r, rd, r->args[id - HVT_DIF_V_ARG0]);
@@ -415,7 +460,8 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
             break;
         case HVT_DIF_OP_TPUSH: ok = dif_tpush(r, ra); break;
         case HVT_DIF_OP_TCLR: r->c->tuple_len = r->c->tuple_n = 0; break;
-        case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_EXIT:
+        case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_USTACK:
+        case HVT_DIF_OP_EXIT:
             ok = dif_op_rec(r, in);
             break;
         case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: case HVT_DIF_OP_AGGW: ok = dif_op_agg(r, in); break;
@@ -524,7 +570,7 @@ static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
         uint64_t pci = (uint64_t)p->clauses + i;
         if (pci >= st->hdr->nprobe_clauses)
             break;
-        dif_run_clause(r, st->probe_clauses[pci], (uint32_t)pci + 1);
+        dif_run_clause(r, st->probe_clauses[pci], st->epids[pci]);
         if (r->fault && faults && *nf < DIF_ERROR_FIRES)
             faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->epid, r->pc, r->fault,
                                                        r->fault_addr };

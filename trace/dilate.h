@@ -2,8 +2,10 @@
  * dilate.h - time dilation: while a CPU is single-stepped, the guest's clock advances with
  * the guest's own instructions, not with the hypervisor's work.
  *
- * Two clocks matter to Linux: the TSC and the local APIC timer, which under hvtrace runs in
- * TSC-deadline mode (Linux skips its TSC-deadline errata check when CPUID says "hypervisor").
+ * Two clocks matter to Linux: the TSC and the local APIC timer, which is dilated in TSC-deadline
+ * mode only. Linux uses that mode unless its CPU model has a TSC-deadline erratum and old
+ * microcode (it skips that check when CPUID says "hypervisor", which hvtrace.cfg's advertise
+ * = on shows); otherwise the APIC timer counts real time and is not dilated.
  *  - TSC, stepped (DILATE_SOFT): the guest's clock counts instructions - one tick per
  *    instruction this CPU retired (like an icount clock), so a trace's time stamps are exact
  *    and the hypervisor's cost never shows. RDTSC, RDTSCP and RDMSR of IA32_TSC exit and read

@@ -93,6 +93,38 @@ static size_t env_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
     return gmem_read_gva(&c->kernel, sp, buf, n);
 }
 
+/* Linux x86-64's struct pt_regs, which the entry code saves at the top of the task's kernel
+ * stack (task_pt_regs(): the stack's end - sizeof(struct pt_regs), no padding on 64-bit):
+ * r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax cx dx si di orig_ax ip cs flags sp ss. The layout is
+ * the kernel's ABI with BPF's PT_REGS_* and ptrace's user_regs_struct. */
+#define PT_REGS_WORDS 21
+#define PT_REGS_BP    4
+#define PT_REGS_IP    16
+#define PT_REGS_CS    17
+
+/* The user registers a ustack() starts from: the CPU's in user mode; in kernel mode those the
+ * entry saved at the top of this kernel stack, if its saved CS is a user one (on an interrupt
+ * or exception stack, or in a kernel thread, the words there are no user frame: none). */
+static bool env_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
+{
+    struct fire_ctx *c = ctx;
+    if (hv_guest_read(HV_GUEST_CS_SEL) & 3) {
+        *pc = hv_guest_read(HV_GUEST_RIP);
+        *fp = c->g ? c->g->r[GPR_RBP] : 0;
+        return c->g != NULL;
+    }
+    uint64_t sp = hv_guest_read(HV_GUEST_RSP);
+    uint64_t top = (sp | (KSTACK_SIZE - 1)) + 1;
+    uint64_t regs[PT_REGS_WORDS];
+    need_paging(c);
+    if (gmem_read_gva(&c->kernel, top - sizeof regs, regs, sizeof regs) != sizeof regs ||
+        (regs[PT_REGS_CS] & 3) != 3 || regs[PT_REGS_IP] >= USER_TOP)
+        return false;
+    *pc = regs[PT_REGS_IP];
+    *fp = regs[PT_REGS_BP];
+    return true;
+}
+
 static void env_notify(void *env_ctx, unsigned cpu)
 {
     if (cpu < HVT_MAX_CPUS)
@@ -113,7 +145,7 @@ static void env_tracer(void *ctx, int what)
 }
 
 static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
-                                    .tracer = env_tracer };
+                                    .tracer = env_tracer, .uregs = env_uregs };
 
 /* --- records out --- */
 

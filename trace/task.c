@@ -7,16 +7,18 @@
 
 #define KERNEL_HALF 0xffff800000000000ull
 
-static struct { uint64_t current_off, pid_off, tgid_off, comm_off; } lay;
+static struct { uint64_t current_off, pid_off, tgid_off, comm_off, cred_off, euid_off; } lay;
 bool task_on;
 struct task_cpu task_cpus[HVT_MAX_CPUS];
 
-void task_set_layout(const uint64_t off[4])
+void task_set_layout(const uint64_t off[6])
 {
     lay.current_off = off[0];
     lay.pid_off = off[1];
     lay.tgid_off = off[2];
     lay.comm_off = off[3];
+    lay.cred_off = off[4];
+    lay.euid_off = off[5];
     task_on = true;
 }
 
@@ -101,6 +103,17 @@ const volatile char *task_comm_ptr(uint64_t task)
         return 0;
     uint8_t *page = gmem_map_gpa(x.gpa & ~0xfffull);
     return page ? (const volatile char *)(page + (x.gpa & 0xfff)) : 0;
+}
+
+bool task_euid(unsigned cpu, uint32_t *euid)
+{
+    uint64_t task = current_task(cpu), cred = 0;
+    struct gmem_paging pg;
+    if (!task || !lay.cred_off)
+        return false;
+    task_kernel_paging(&pg);
+    return gmem_read_gva(&pg, task + lay.cred_off, &cred, sizeof cred) == sizeof cred &&
+           cred >= KERNEL_HALF && gmem_read_gva(&pg, cred + lay.euid_off, euid, sizeof *euid) == sizeof *euid;
 }
 
 bool task_now(unsigned cpu, struct task_info *out)

@@ -37,7 +37,10 @@ static inline bool task_same(unsigned cpu)
     return t->slot ? *(volatile uint64_t *)t->slot == t->last : !task_on;
 }
 
-void task_set_layout(const uint64_t off[4]);
+void task_set_layout(const uint64_t off[6]);   /* off[4], off[5]: cred, euid (0: unknown) */
+/* The effective uid of this CPU's current task (false: not known: no layout, no task yet,
+ * or its memory unreadable). */
+bool task_euid(unsigned cpu, uint32_t *euid);
 void task_reset(unsigned cpu);
 bool task_check(unsigned cpu, struct task_info *out);
 bool task_now(unsigned cpu, struct task_info *out);

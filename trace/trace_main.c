@@ -200,6 +200,13 @@ static const struct { unsigned reason; hv_exit_fn fn; } exits[] = {
     { EXIT_HLT, handle_hlt }, { EXIT_EXTERNAL_INTR, handle_extint },
 };
 
+/* User-mode callers of the control hypercalls: effective uid 0 of the current task. */
+static bool admin_check(unsigned cpu)
+{
+    uint32_t euid;
+    return task_euid(cpu, &euid) && euid == 0;
+}
+
 int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
 {
     char err[160];
@@ -225,10 +232,18 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
         hv_exit_fn prev = hv_exit_register(exits[i].reason, exits[i].fn, &one);
         ok = ok && one && !prev;             /* these are this layer's alone */
     }
-    hv_hypercall_register(HVT_HC_MARK, hook_hypercall, &one);
+    /* Trace control from user mode: the guest's root only, unless the options say otherwise. */
+    enum hv_hc_priv priv = opts.hc_user == TRACE_HC_ALL ? HV_HC_ANY :
+                           opts.hc_user == TRACE_HC_NONE ? HV_HC_KERNEL : HV_HC_ADMIN;
+    if (priv == HV_HC_ADMIN)
+        hv_hypercall_admin(admin_check);
+    if (priv == HV_HC_ADMIN && !(opts.task_set && opts.task[4]))
+        hv_log("hvtrace: no task_struct.cred offsets in task=: trace control from kernel mode "
+               "only (write the trace line with hvt options)\n");
+    hv_hypercall_register(HVT_HC_MARK, hook_hypercall, priv, &one);
     ok = ok && one;
-    hv_hypercall_register(HVT_HC_PROBE, hook_probe, &one);
-    ok = ok && one && !probe_init() && !dprobe_init() && !dcmd_init();
+    hv_hypercall_register(HVT_HC_PROBE, hook_probe, priv, &one);
+    ok = ok && one && !probe_init() && !dprobe_init() && !dcmd_init(priv);
     ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
     ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
     if (!ok) {

@@ -101,8 +101,10 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
     uint64_t v;
     unsigned cnt;
     if (item_is(key, kn, "task")) {
-        if (!u64_list(val, vn, ':', o->task, 4, &cnt) || cnt != 4)
-            return "wants CURRENT:PID:TGID:COMM offsets";
+        if (!u64_list(val, vn, ':', o->task, 6, &cnt) || (cnt != 4 && cnt != 6))
+            return "wants CURRENT:PID:TGID:COMM[:CRED:EUID] offsets";
+        if (cnt == 4)
+            o->task[4] = o->task[5] = 0;
         o->task_set = true;
     } else if (item_is(key, kn, "start")) {
         static const char *const names[] = { "mark", "boot", "host", "passes", "entry" };
@@ -131,6 +133,15 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
     } else if (item_is(key, kn, "budget")) {
         if (!whole_u64(val, vn, &o->budget) || !o->budget)
             return "wants an instruction count >= 1";
+    } else if (item_is(key, kn, "hc_user")) {
+        if (item_is(val, vn, "root"))
+            o->hc_user = TRACE_HC_ROOT;
+        else if (item_is(val, vn, "none"))
+            o->hc_user = TRACE_HC_NONE;
+        else if (item_is(val, vn, "all"))
+            o->hc_user = TRACE_HC_ALL;
+        else
+            return "wants root, none or all";
     } else if (item_is(key, kn, "only")) {
         if (item_is(val, vn, "kernel"))
             o->only = TRACE_ONLY_KERNEL;

@@ -6,7 +6,12 @@
  *   task=0x22040:0x9a0:0x9a4:0xbd0,start=entry,at=0xffffffff81234560,pid=42,budget=5000000,
  *   only=user,stop_at=0xffffffff81111110:0xffffffff81222220,lstar=0xffffffff82000080
  * Keys:
- *   task=C:P:T:N   current-task per-CPU offset and task_struct pid/tgid/comm offsets (task.c)
+ *   task=C:P:T:N[:R:E]  current-task per-CPU offset and task_struct pid/tgid/comm offsets
+ *                  (task.c); R, E: task_struct.cred and cred.euid, for hc_user=root
+ *   hc_user=root|none|all  who in user mode may use the trace control hypercalls (marks,
+ *                  probes, the command agent): root (default): effective uid 0, read from the
+ *                  current task (needs R and E; without them, as none); none: kernel mode
+ *                  only; all: any process. Refused callers get #UD, counted.
  *   start=mark|boot|host|passes|entry
  *                  mark: hvtrace-mark hypercalls (default); boot: from the first VM exit;
  *                  host: only a control command starts it; passes: after 'passes' executions of
@@ -46,13 +51,15 @@
 enum trace_start { TRACE_START_MARK, TRACE_START_BOOT, TRACE_START_HOST, TRACE_START_PASSES,
                    TRACE_START_ENTRY };
 enum trace_only { TRACE_ONLY_ALL, TRACE_ONLY_KERNEL, TRACE_ONLY_USER };
+enum trace_hc_user { TRACE_HC_ROOT, TRACE_HC_NONE, TRACE_HC_ALL };
 
 struct trace_range { uint64_t lo, hi; };
 struct trace_probe { uint8_t kind; uint64_t lo, hi; };   /* kind: enum probe_kind */
 
 struct trace_opts {
     bool task_set;
-    uint64_t task[4];                      /* current, pid, tgid, comm offsets */
+    uint64_t task[6];                      /* current, pid, tgid, comm offsets; cred, euid
+                                              (0, 0: not given, no uid checks) */
     enum trace_start start;
     uint64_t at, passes;
     bool pid_set;
@@ -60,6 +67,7 @@ struct trace_opts {
     char comm[TRACE_COMM_MAX];             /* "" = any */
     uint64_t budget;                       /* 0 = none */
     enum trace_only only;
+    enum trace_hc_user hc_user;
     uint64_t cr3;                          /* 0 = any */
     struct trace_range range[TRACE_MAX_RANGES];
     unsigned nrange;

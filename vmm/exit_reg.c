@@ -131,7 +131,7 @@ hv_msr_fn exit_reg_msr(uint32_t msr)
     return 0;
 }
 
-hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, bool *ok)
+hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, enum hv_hc_priv priv, bool *ok)
 {
     /* VERSION and HV_RANGE are vmm/'s own. */
     bool can = func < HV_HYPERCALL_MAX && func != HVT_HC_VERSION && func != HVT_HC_HV_RANGE;
@@ -141,7 +141,15 @@ hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, bool *o
         return 0;
     hv_hypercall_fn prev = exit_reg.hypercall[func];
     exit_reg.hypercall[func] = fn;
+    exit_reg.hc_priv[func] = priv;
     return prev;
+}
+
+void hv_hypercall_admin(hv_hc_admin_fn fn) { exit_reg.hc_admin = fn; }
+
+uint64_t hv_hypercall_refused(unsigned func)
+{
+    return func < HV_HYPERCALL_MAX ? __atomic_load_n(&exit_reg.hc_refused[func], __ATOMIC_RELAXED) : 0;
 }
 
 static struct { uint64_t gpa, size; hv_ept_fault_fn fn; } ept_slots[EPT_SLOTS];

@@ -12,6 +12,9 @@
 struct exit_reg {
     hv_exit_fn exit[EXIT_REASON_COUNT];          /* lent reasons; NULL = nobody */
     hv_hypercall_fn hypercall[HV_HYPERCALL_MAX];
+    uint8_t hc_priv[HV_HYPERCALL_MAX];           /* enum hv_hc_priv */
+    uint64_t hc_refused[HV_HYPERCALL_MAX];       /* callers refused (#UD), per function */
+    hv_hc_admin_fn hc_admin;
     hv_observer_fn pre[EXIT_REG_OBSERVERS], post[EXIT_REG_OBSERVERS];
     unsigned nobservers;
 };

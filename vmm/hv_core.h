@@ -15,7 +15,10 @@
 struct hv_globals {
     struct hvt_boot_info *bi;
     uint64_t alloc_next, alloc_end;      /* physical bump allocator inside the region */
-    uint64_t canary;                     /* kept in hv memory; the guest must never see it */
+    uint64_t canary;                     /* kept in hv memory; the guest must never see it
+                                            (self-test boots only: 0 otherwise) */
+    bool selftest;                       /* hvtrace.cfg selftest = on: the canary, and the
+                                            memory range for the guest's administrator */
     uint64_t *canary_page;
     void *dummy_page;                    /* what the guest sees in place of hv memory */
     struct ept ept;

@@ -11,6 +11,7 @@
 #include "vmx_exit.h"
 #include "hvt_hypercall.h"
 #include "cpu.h"
+#include "msr_policy.h"
 
 static struct vcpu vcpus[HVT_MAX_CPUS];
 
@@ -34,12 +35,14 @@ int vmm_init(struct hvt_boot_info *bi)
     hv.canary_page = hv_alloc_pages(1);
     hv.io_bitmap_a = hv_alloc_pages(1);
     hv.io_bitmap_b = hv_alloc_pages(1);
-    hv.msr_bitmap = hv_alloc_pages(1);         /* all zero: no MSR exits */
+    hv.msr_bitmap = hv_alloc_pages(1);
     if (!hv.dummy_page || !hv.canary_page || !hv.io_bitmap_a || !hv.io_bitmap_b || !hv.msr_bitmap)
         return -4;
+    msr_policy_fill(hv.msr_bitmap);            /* every MSR exits but the allow-list's */
     /* The canary: a per-boot value filling one page of hypervisor memory. The guest-side
      * test (hvtrace-guest memcheck) must never find it. */
-    hv.canary = (hv_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX;
+    hv.selftest = bi->hv_flags & HVT_HVF_SELFTEST;
+    hv.canary = hv.selftest ? (hv_rdtsc() * 0x9e3779b97f4a7c15ull) ^ CANARY_MIX : 0;
     for (unsigned i = 0; i < X86_PAGE_SIZE / 8; i++)
         hv.canary_page[i] = hv.canary;
     if (hv_ept_build())

@@ -7,6 +7,7 @@
 #include "hv_core.h"
 #include "cpu.h"
 #include "hvt_hypercall.h"
+#include "msr_policy.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
 extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault[];
@@ -59,6 +60,17 @@ void vmx_inject_exception(unsigned vector, bool has_error, uint32_t error)
 void vmx_print_exit_summary(const char *why)
 {
     hv_log("hvtrace: exit summary (%s)\n", why);
+    for (unsigned f = 0; f < HV_HYPERCALL_MAX; f++)
+        if (hv_hypercall_refused(f))
+            hv_log("hvtrace: hypercall %u refused (#UD): %lu callers\n", f, hv_hypercall_refused(f));
+    for (unsigned i = 0; i <= MSR_REFUSED_KINDS; i++) {
+        uint32_t msr;
+        uint64_t rd, wr, n = msr_policy_refused(i, &msr, &rd, &wr);
+        if (n && i < MSR_REFUSED_KINDS)
+            hv_log("hvtrace: MSR %x refused (#GP): %lu reads, %lu writes\n", msr, rd, wr);
+        else if (n)
+            hv_log("hvtrace: MSR accesses refused (#GP) beyond these: %lu\n", n);
+    }
     for (unsigned c = 0; c < hv.cpu_count; c++) {
         struct vcpu *v = vcpu_get(c);
         /* MTF exits the policy's fast handler took are the policy's to count (hv_exit.h). */
@@ -73,11 +85,19 @@ void vmx_print_exit_summary(const char *why)
 
 /* --- handlers --- */
 
+/* CPUID (SDM Vol. 2A, "CPUID-CPU Identification"): the guest sees the bare CPU's answer, so
+ * it behaves as it would without us (Linux takes other paths when it sees a hypervisor: its
+ * TSC calibration and errata checks). Hidden: VMX (no nested VMX: VMX instructions get #UD)
+ * and MONITOR/MWAIT (an idle CPU then uses HLT, which stays halted under the monitor trap
+ * flag, where MWAIT would wake at every step and a traced idle CPU would spin through its
+ * idle loop; KVM hides it too). The hypervisor bit and our leaves at 0x40000000 only when the
+ * configuration asks to advertise us: guest tools find hvtrace by its hypercall instead. */
 static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
 {
     uint32_t leaf = (uint32_t)g->r[GPR_RAX], sub = (uint32_t)g->r[GPR_RCX], r[4];
-    if (leaf >= HVT_CPUID_LEAF_BASE && leaf <= HVT_CPUID_LEAF_BASE + 0xff) {
-        /* Our hypervisor leaves (the range is reserved for hypervisors, SDM CPUID notes). */
+    bool advertise = hv.bi->hv_flags & HVT_HVF_ADVERTISE;
+    if (advertise && leaf >= HVT_CPUID_LEAF_BASE && leaf <= HVT_CPUID_LEAF_BASE + 0xff) {
+        /* The range is reserved for hypervisors (SDM Vol. 2A, CPUID, "Hypervisor Use"). */
         r[0] = r[1] = r[2] = r[3] = 0;
         if (leaf == HVT_CPUID_LEAF_BASE) {
             const char *sig = HVT_CPUID_SIGNATURE;
@@ -91,12 +111,9 @@ static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
     } else {
         cpu_cpuid(leaf, sub, r);
         if (leaf == 1) {
-            r[2] &= ~CPUID_1_ECX_VMX;          /* no nested VMX: VMX instructions get #UD */
-            /* No MONITOR/MWAIT: an idle CPU then uses HLT, which stays halted under the
-             * monitor trap flag, where MWAIT would wake at every step (a traced idle CPU
-             * would spin through its idle loop). Hypervisors commonly hide it (KVM does). */
-            r[2] &= ~CPUID_1_ECX_MONITOR;
-            r[2] |= CPUID_1_ECX_HYPERVISOR;
+            r[2] &= ~(CPUID_1_ECX_VMX | CPUID_1_ECX_MONITOR);
+            if (advertise)
+                r[2] |= CPUID_1_ECX_HYPERVISOR;
         }
     }
     g->r[GPR_RAX] = r[0];
@@ -106,15 +123,43 @@ static void handle_cpuid(struct guest_regs *g, struct vcpu *v)
     vmx_skip_instruction();
 }
 
+/* May the caller make this hypercall (hv_exit.h)? CPL is SS.DPL (SDM Vol. 3A 5.5 "Privilege
+ * Levels"; with VMX, VMCS guest SS access rights bits 6:5). */
+static bool hypercall_allowed(uint64_t func, unsigned cpu)
+{
+    enum hv_hc_priv need;
+    if (func == HVT_HC_VERSION)
+        need = HV_HC_ANY;                     /* how guest tools find hvtrace: it tells nothing */
+    else if (func == HVT_HC_HV_RANGE)         /* where our memory is: kernel only, but for the */
+        need = hv.selftest ? HV_HC_ADMIN : HV_HC_KERNEL;   /* guest's own memory checks */
+    else if (func < HV_HYPERCALL_MAX)
+        need = (enum hv_hc_priv)exit_reg.hc_priv[func];
+    else
+        need = HV_HC_KERNEL;
+    if (need == HV_HC_ANY)
+        return true;
+    unsigned cpl = (unsigned)(vmx_read(VMCS_GUEST_SS_AR) >> 5) & 3;
+    if (cpl == 0)
+        return true;
+    return need == HV_HC_ADMIN && exit_reg.hc_admin && exit_reg.hc_admin(cpu);
+}
+
 static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t rax = g->r[GPR_RAX];
+    uint64_t func = rax & HVT_HC_FUNC_MASK;
     if ((rax & HVT_HC_MAGIC_MASK) != HVT_HC_MAGIC) {
         vmx_inject_exception(VEC_UD, false, 0);   /* as on bare metal (SDM VMCALL: #UD) */
         return;
     }
+    if (!hypercall_allowed(func, v->index)) {
+        if (func < HV_HYPERCALL_MAX)
+            __atomic_add_fetch(&exit_reg.hc_refused[func], 1, __ATOMIC_RELAXED);
+        vmx_inject_exception(VEC_UD, false, 0);   /* what this caller would get on bare metal */
+        return;
+    }
     int64_t status = HVT_HC_OK;
-    switch (rax & HVT_HC_FUNC_MASK) {
+    switch (func) {
     case HVT_HC_VERSION:
         g->r[GPR_RBX] = HVT_VERSION;
         g->r[GPR_RCX] = HVT_HC_ABI_REVISION;
@@ -122,10 +167,9 @@ static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
     case HVT_HC_HV_RANGE:
         g->r[GPR_RBX] = hv.bi->region_phys;
         g->r[GPR_RCX] = hv.bi->region_size;
-        g->r[GPR_RDX] = hv.canary;
+        g->r[GPR_RDX] = hv.selftest ? hv.canary : 0;
         break;
     default: {
-        uint64_t func = rax & HVT_HC_FUNC_MASK;
         hv_hypercall_fn fn = func < HV_HYPERCALL_MAX ? exit_reg.hypercall[func] : 0;
         status = fn ? fn(g) : HVT_HC_ENOSYS;
     }
@@ -268,19 +312,15 @@ static void handle_io(struct guest_regs *g, struct vcpu *v)
     vmx_skip_instruction();
 }
 
-/* RDMSR/WRMSR exit only for MSRs outside the bitmap's ranges (SDM 25.6.9): pass them through,
- * and give the guest the #GP real hardware would give for an MSR that does not exist. */
+/* RDMSR/WRMSR that exit (SDM Vol. 3C 25.6.9; every MSR but the allow-list's,
+ * msr_policy.h): a module that registered for the MSR first, then the policy; a refused access
+ * gets the #GP real hardware gives for a bad MSR access. */
 static void handle_rdmsr(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t val;
-    hv_msr_fn fn = exit_reg_msr((uint32_t)g->r[GPR_RCX]);
-    if (fn && fn((uint32_t)g->r[GPR_RCX], false, &val)) {
-        g->r[GPR_RAX] = (uint32_t)val;
-        g->r[GPR_RDX] = val >> 32;
-        vmx_skip_instruction();
-        return;
-    }
-    if (msr_safe_read((uint32_t)g->r[GPR_RCX], &val)) {
+    uint32_t msr = (uint32_t)g->r[GPR_RCX];
+    hv_msr_fn fn = exit_reg_msr(msr);
+    if (!(fn && fn(msr, false, &val)) && !msr_policy_read(v->index, msr, &val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }
@@ -292,12 +332,9 @@ static void handle_rdmsr(struct guest_regs *g, struct vcpu *v)
 static void handle_wrmsr(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t val = (g->r[GPR_RDX] << 32) | (uint32_t)g->r[GPR_RAX];
-    hv_msr_fn fn = exit_reg_msr((uint32_t)g->r[GPR_RCX]);
-    if (fn && fn((uint32_t)g->r[GPR_RCX], true, &val)) {
-        vmx_skip_instruction();
-        return;
-    }
-    if (msr_safe_write((uint32_t)g->r[GPR_RCX], val)) {
+    uint32_t msr = (uint32_t)g->r[GPR_RCX];
+    hv_msr_fn fn = exit_reg_msr(msr);
+    if (!(fn && fn(msr, true, &val)) && !msr_policy_write(v->index, msr, val)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }

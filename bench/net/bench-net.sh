@@ -51,7 +51,7 @@ mkinitrd() {
 mkinitrd "$OUT/initrd.img"
 CMDLINE="console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init pci=noacpi"
 printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' "cmdline = $CMDLINE hvt_net_lines=4000" \
-  'hypervisor = on' 'log = e9' \
+  'hypervisor = on' 'advertise = on' 'log = e9' \
   "net = collector=10.0.2.2:$PORT key=$KEY tsc_khz=50000 selftest_kb=$KB" > "$OUT/hv.cfg"
 bash tests/platform/make-esp.sh "$OUT/hv.img" build/hvtrace.efi "$CLOUD" "$OUT/initrd.img" "$OUT/hv.cfg"
 rm -rf "$OUT/trace"
@@ -69,7 +69,7 @@ echo "bench-net: hvtrace -> collector ${hv:-?} MB/s (${got:-0} of $((KB * 1024))
 # to boot than the cloud one (docs/references.md), so on a busy machine give it a long timeout.
 printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
   "cmdline = $CMDLINE hvt_net_lines=0 hvt_net_insmod=1 hvt_net_send=10.0.2.2:$PORT:$((KB * 1024))" \
-  'hypervisor = on' 'log = e9' 'net = net=off' > "$OUT/linux.cfg"
+  'hypervisor = on' 'advertise = on' 'log = e9' 'net = net=off' > "$OUT/linux.cfg"
 bash tests/platform/make-esp.sh "$OUT/linux.img" build/hvtrace.efi "$GENERIC" "$OUT/initrd.img" "$OUT/linux.cfg"
 python3 bench/net/tcp_sink.py "$PORT" $((KB * 1024)) "$TIMEOUT" > "$OUT/linux-sink.log" 2>&1 &
 spid=$!

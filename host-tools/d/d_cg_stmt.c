@@ -261,6 +261,7 @@ static void action(d_cc *cc, d_node *call)
         if (kind == D_ACT_USTACK && nargs == 2) frames_arg(cc, call, 2, 0);
         act_new(cc, call, kind)->frames = frames;
         if (kind == D_ACT_STACK) d_emit(cc, HVT_DIF_OP_STACK, 0, 0, 0, HVT_PROBE_STACK_MAX);
+        else d_emit(cc, HVT_DIF_OP_USTACK, 0, 0, 0, frames);   /* frames_arg: 1 .. 1024 */
         return;
     }
     case D_ACT_EXIT: {

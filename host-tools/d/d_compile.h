@@ -92,6 +92,16 @@ int d_compile(const char *file, const char *src, size_t len, const d_options *op
  * Adds profile-N / tick-N probes on demand (probe_list_add_profile), like hvt -n. */
 int d_resolve_probe_list(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen);
 
+/* The same over the kernel's probe list, and the addr provider's probes made on demand from
+ * the kernel's symbols and image (probe_list_add_addr: addr:kernel:SYM+OFF:,
+ * addr:kernel:0xADDR:, addr:pid<N>:0xADDR:); ctx is a d_kernel_resolver *. */
+typedef struct {
+    void *list;                  /* probe_list * */
+    const void *syms;            /* const ksym_table *; NULL: no addr probes */
+    const void *img;             /* const kimg * (the kernel image: decoding SYM+OFF) */
+} d_kernel_resolver;
+int d_resolve_kernel(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen);
+
 /* Disassembly: the header, then per clause its descriptions and one line per instruction
  * ("clause index mnemonic operands", variables and aggregations by name). */
 void dprog_dump(FILE *f, const dprog *p);

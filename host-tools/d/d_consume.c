@@ -35,15 +35,17 @@ static int epid_cmp(const void *a, const void *b)
     return x->clause < y->clause ? -1 : x->clause > y->clause;
 }
 
+/* For the sort below: each entry's DTrace probe id is in its epid field until numbered */
 static int epid_clause_cmp(const void *a, const void *b)
 {
     const depid *x = a, *y = b;
     if (x->clause != y->clause)
         return x->clause < y->clause ? -1 : 1;
-    return x->probe < y->probe ? -1 : x->probe > y->probe;
+    return x->epid < y->epid ? -1 : x->epid > y->epid;
 }
 
-/* DTrace numbers its enabled probes (EPIDs) clause by clause, each clause's probes in order:
+/* DTrace numbers its enabled probes (EPIDs) clause by clause, each clause's probes by DTrace id
+ * (BEGIN, END, ERROR first), as the hypervisor's epid:
  * the image lists, per probe (by id), the clauses it runs. */
 static void build_epids(d_consumer *c)
 {
@@ -66,7 +68,7 @@ static void build_epids(d_consumer *c)
         for (uint32_t j = 0; j < pr.nclauses && (uint64_t)pr.clauses + j < h.nprobe_clauses && n < h.nprobe_clauses; j++) {
             uint16_t cl;
             memcpy(&cl, p->image + h.off_probe_clauses + ((uint64_t)pr.clauses + j) * 2, 2);
-            e[n++] = (depid){pr.id, cl, 0};
+            e[n++] = (depid){pr.id, cl, d_dtrace_id_of(c, pr.id)};
         }
     }
     qsort(e, n, sizeof *e, epid_clause_cmp);
@@ -149,6 +151,18 @@ uint32_t d_epid_of(const d_consumer *c, uint32_t probe, uint16_t clause)
     return e ? e->epid : (uint32_t)clause + 1;
 }
 
+uint32_t d_dtrace_id_of(const d_consumer *c, uint32_t probe)
+{
+    struct hvt_dif_hdr h;
+    if (!probe || !c->p->image || c->p->image_len < sizeof h)
+        return probe;
+    memcpy(&h, c->p->image, sizeof h);
+    if (probe == h.begin_probe) return 1;
+    if (probe == h.end_probe) return 2;
+    if (probe == h.error_probe) return 3;
+    return probe;
+}
+
 dflow *d_flow_of(d_consumer *c, unsigned cpu)
 {
     if (cpu >= c->nflow) {
@@ -223,7 +237,20 @@ int d_decode(d_consumer *c, const d_clause *cl, const uint8_t *b, uint32_t len, 
             return bad(why, wn, "out of memory");
         dact *d = &c->acts[na++];
         *d = (dact){ai, (int)nv, 0, NULL, 0, 0};
-        if (a->kind == D_ACT_STACK || a->kind == D_ACT_USTACK) {
+        if (a->kind == D_ACT_USTACK) {      /* u32 count, u32 0, count user pcs */
+            uint32_t n, z;
+            if (len - at < 8)
+                return bad(why, wn, "action #%u: user stack header cut", ai);
+            memcpy(&n, b + at, 4);
+            memcpy(&z, b + at + 4, 4);
+            if (z || n > HVT_DIF_USTACK_MAX || (uint64_t)n * 8 > len - at - 8)
+                return bad(why, wn, "action #%u: user stack of %u frames does not fit", ai, n);
+            d->blob = b + at + 8;
+            d->bloblen = n;
+            at += 8 + 8 * n;
+            continue;
+        }
+        if (a->kind == D_ACT_STACK) {
             uint32_t n, z;
             if (len - at < 16)
                 return bad(why, wn, "action #%u: stack header cut", ai);

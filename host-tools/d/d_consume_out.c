@@ -43,6 +43,24 @@ static void print_stack(d_consumer *c, const struct hvt_drec *r, const dact *d, 
     }
 }
 
+/* ustack(): the pcs the hypervisor recorded, as DTrace's dt_print_ustack prints them: a newline,
+ * then each up to the first 0, indented, through the symbolizer (user: none here, so 0x...) */
+static void print_ustack(d_consumer *c, const dact *d, int frames)
+{
+    d_out_puts(c->out, "\n");
+    for (uint32_t i = 0; i < d->bloblen && (frames <= 0 || i < (uint32_t)frames); i++) {
+        uint64_t pc;
+        memcpy(&pc, d->blob + 8 * i, 8);
+        if (!pc)
+            break;
+        char s[512];
+        d_addr2str(&c->cfg.sym, pc, 1, s, sizeof s);
+        d_out_pad(c->out, STACK_INDENT);
+        d_out_puts(c->out, s);
+        d_out_puts(c->out, "\n");
+    }
+}
+
 static int opt_on(const d_value *v)
 {
     if (!v || v->type != D_V_STR)
@@ -96,7 +114,7 @@ static void heading_and_prefix(d_consumer *c, const struct hvt_drec *r, const d_
         if (!c->quiet) {
             char name[512];
             snprintf(name, sizeof name, "%s:%s", pr->func, pr->name);
-            d_out_printf(c->out, "%3d %6d %32s ", r->cpu, (int)r->probe, name);
+            d_out_printf(c->out, "%3d %6d %32s ", r->cpu, (int)d_dtrace_id_of(c, r->probe), name);
         }
         return;
     }
@@ -177,8 +195,10 @@ int d_do_data(d_consumer *c, const struct hvt_drec *r, const uint8_t *body, cons
                 d_say(c, "printa() in clause %u (%s): %s", r->clause, cl->where ? cl->where : "?", err);
             break;
         case D_ACT_STACK:
+            print_stack(c, r, d, 0, a->frames);
+            break;
         case D_ACT_USTACK:
-            print_stack(c, r, d, a->kind == D_ACT_USTACK, a->frames);
+            print_ustack(c, d, a->frames);
             break;
         case D_ACT_EXIT:
             c->exited = 1;
@@ -250,7 +270,7 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
     if (r->fault == HVT_DIF_F_BADADDR)
         snprintf(details, sizeof details, " (0x%llx)", (unsigned long long)r->arg);
     d_say(c, "error on enabled probe ID %u (ID %u: %s:%s:%s:%s): %s%s in %s at DIF offset %u",
-        d_epid_of(c, r->probe, r->clause), r->probe, pr->prov, pr->mod, pr->func, pr->name, fault_str(r->fault),
+        d_epid_of(c, r->probe, r->clause), d_dtrace_id_of(c, r->probe), pr->prov, pr->mod, pr->func, pr->name, fault_str(r->fault),
         details, where, r->pc);
     return D_CONSUME_OK;
 }

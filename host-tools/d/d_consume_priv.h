@@ -19,8 +19,8 @@
 typedef struct {
     int act;              /* index in the clause's acts */
     int v0, nv;           /* its values in c->vals */
-    const uint8_t *blob;  /* stack(): the bytes */
-    uint32_t bloblen;
+    const uint8_t *blob;  /* stack(): the bytes; ustack(): the pcs (u64 each) */
+    uint32_t bloblen;     /* stack(): bytes; ustack(): pcs */
     uint64_t rsp;
 } dact;
 
@@ -65,6 +65,9 @@ void d_say(d_consumer *c, const char *fmt, ...) __attribute__((format(printf, 2,
 const d_probe *d_probe_of(const d_consumer *c, uint32_t id);
 /* DTrace's enabled probe id of (probe, clause) */
 uint32_t d_epid_of(const d_consumer *c, uint32_t probe, uint16_t clause);
+/* The probe's id as DTrace shows it: the program's BEGIN, END and ERROR (the image header
+ * names them) are dtrace's 1, 2 and 3, as the hypervisor's `id` reads them */
+uint32_t d_dtrace_id_of(const d_consumer *c, uint32_t probe);
 dflow *d_flow_of(d_consumer *c, unsigned cpu);
 /* The actions of a DATA record's body: their count, or -1 with why. */
 int d_decode(d_consumer *c, const d_clause *cl, const uint8_t *b, uint32_t len, char *why, size_t wn);

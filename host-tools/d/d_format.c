@@ -295,6 +295,63 @@ static void pf_time(d_out *o, const d_pfspec *sp, int64_t ns)
     pf_str(o, sp, buf);
 }
 
+/* %T: RFC 822 ("Tue, 14 Nov 2023 22:13:20 UTC"), local time: DTrace's pfprint_time822 format,
+ * ISO year (%G) included */
+static void pf_time822(d_out *o, const d_pfspec *sp, int64_t ns)
+{
+    time_t sec = (time_t)(ns / 1000000000);
+    struct tm tm;
+    char buf[64];
+    if (!localtime_r(&sec, &tm) || !strftime(buf, sizeof buf, "%a, %d %b %G %T %Z", &tm)) {
+        pf_str(o, sp, "?");
+        return;
+    }
+    pf_str(o, sp, buf);
+}
+
+/* %S and %C: the bytes with C escapes as DTrace's strchr2esc makes them (\0 \a \b \f \n \r
+ * \t \v \" \\, other bytes outside '!'..'~' but space as 3 octal digits), stopping after the
+ * first NUL it escapes. */
+static void pf_estr(d_out *o, const d_pfspec *sp, const char *s, size_t n)
+{
+    char stack[256], *t = n * 4 + 1 <= sizeof stack ? stack : malloc(n * 4 + 1), *q = t;
+    if (!t) {
+        o->err = ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        switch (c) {
+        case '\0': *q++ = '\\'; *q++ = '0'; break;
+        case '\a': *q++ = '\\'; *q++ = 'a'; break;
+        case '\b': *q++ = '\\'; *q++ = 'b'; break;
+        case '\f': *q++ = '\\'; *q++ = 'f'; break;
+        case '\n': *q++ = '\\'; *q++ = 'n'; break;
+        case '\r': *q++ = '\\'; *q++ = 'r'; break;
+        case '\t': *q++ = '\\'; *q++ = 't'; break;
+        case '\v': *q++ = '\\'; *q++ = 'v'; break;
+        case '"': *q++ = '\\'; *q++ = '"'; break;
+        case '\\': *q++ = '\\'; *q++ = '\\'; break;
+        case ' ': *q++ = c; break;
+        default:
+            if (c < '!' || c > '~') {
+                *q++ = '\\';
+                *q++ = (char)(((c >> 6) & 3) + '0');
+                *q++ = (char)(((c >> 3) & 7) + '0');
+                *q++ = (char)((c & 7) + '0');
+            } else {
+                *q++ = c;
+            }
+        }
+        if (c == '\0')
+            break;
+    }
+    *q = 0;
+    pf_str(o, sp, t);
+    if (t != stack)
+        free(t);
+}
+
 static int is_int(const d_value *v) { return v->type != D_V_STR; }
 static int is_signed_type(const d_value *v) { return v->type == D_V_INT; }
 
@@ -363,7 +420,7 @@ static int parse(const char **pp, d_pfspec *sp, int n, char *err, size_t errlen)
         case '\0':
             return util_fail(err, errlen, "format conversion #%d name expected before end of format string", n);
         default:
-            if (!strchr("diuoxXcspaAY", c))
+            if (!strchr("diuoxXcspaAYTSC", c))
                 return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
             if (nlen && !strchr("diuoxXc", c))
                 return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
@@ -428,6 +485,20 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
         if (k >= nv)
             return util_fail(err, errlen, "conversion #%d (%%%c) has no value", n, sp.conv);
         const d_value *a = &v[k++];
+        if (sp.conv == 'S') {
+            if (a->type != D_V_STR)
+                return util_fail(err, errlen, "conversion #%d (%%S) is given an integer", n);
+            /* DTrace escapes the whole strsize-byte record: the string, then its NUL as \0 */
+            char stack[256], *s = a->slen < sizeof stack ? stack : malloc(a->slen + 1);
+            if (!s)
+                return util_fail(err, errlen, "out of memory");
+            memcpy(s, a->s, a->slen);
+            s[a->slen] = 0;
+            pf_estr(o, &sp, s, a->slen + 1);
+            if (s != stack)
+                free(s);
+            continue;
+        }
         if (sp.conv == 's') {
             if (a->type != D_V_STR)
                 return util_fail(err, errlen, "conversion #%d (%%s) is given an integer", n);
@@ -450,6 +521,12 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
             pf_str(o, &sp, s);
         } else if (sp.conv == 'Y') {
             pf_time(o, &sp, a->i);
+        } else if (sp.conv == 'T') {
+            pf_time822(o, &sp, a->i);
+        } else if (sp.conv == 'C') {
+            /* the value as a char of its own size (DTrace's pfprint_echr) */
+            char ch = (char)at_size(a->i, a->size ? a->size : 8, 1);
+            pf_estr(o, &sp, &ch, 1);
         } else {
             d_pf_int(o, &sp, a->i, a->size ? a->size : 8, is_signed_type(a));
         }

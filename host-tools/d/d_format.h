@@ -7,7 +7,7 @@
  *    allocation sets o->err and the text is incomplete; nothing else reports it.
  *  - d_printf_format() prints a format the way DTrace's printf() does, over values decoded
  *    from a record (d_value, typed by the compiler's d_val). Conversions: %d %i %u %o %x %X %c
- *    %s %p %a %A %Y %%; flags - + space # 0 '; width and precision as digits or `*` (the next
+ *    %s %p %a %A %Y, %T (RFC 822 time), %S and %C (C escapes as DTrace prints them), %%; flags - + space # 0 '; width and precision as digits or `*` (the next
  *    value, width before precision); `?` (width 16); length modifiers h hh l ll (DTrace sizes
  *    arguments from their types: h and hh cut the value to 16 and 8 bits, l and ll change
  *    nothing). DTrace's own rules are kept where they differ from C: a precision of 0 is
@@ -93,7 +93,7 @@ typedef struct {
     int flags;
     int width, prec;      /* resolved (`*` taken); prec 0: none */
     char len;             /* 0, 'h' (h), 'H' (hh), 'l' (l), 'q' (ll) */
-    char conv;            /* d i u o x X c s p a A Y % */
+    char conv;            /* d i u o x X c s p a A Y T S C % */
 } d_pfspec;
 
 /* Print v the way conversion sp (an integer one) does; size 1/2/4/8 and signedness of the

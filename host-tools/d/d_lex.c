@@ -233,7 +233,8 @@ static void skip_space(d_cc *cc)
 static int is_ident_start(int c) { return c == '_' || c == '`' || isalpha(c); }
 static int is_ident_char(int c) { return c == '_' || c == '`' || isalnum(c); }
 static int is_pspec_start(int c) { return c >= 0 && (isalpha(c) || in_set("-$:_.?*\\[]!", c)); }
-static int is_pspec_char(int c) { return c >= 0 && (isalnum(c) || in_set("-$:_.`?*\\[]!", c)); }
+/* '+' is hvtrace's: the addr provider's SYM+OFF (DTrace has no such description) */
+static int is_pspec_char(int c) { return c >= 0 && (isalnum(c) || in_set("-$:_.`?*\\[]!+", c)); }
 
 /* The type of an integer constant, C's rules as DTrace applies them. */
 static int int_type(d_cc *cc, uint64_t v, int decimal, int u, int l)
@@ -457,7 +458,7 @@ static const char *expand_pspec(d_cc *cc, const char *s, size_t n, int line, int
 
 static int is_decl_start(d_cc *cc, const char *text)
 {
-    if (strpbrk(text, ":-.?!`") || !strcmp(text, "BEGIN") || !strcmp(text, "END") || !strcmp(text, "ERROR"))
+    if (strpbrk(text, ":-.?!`+") || !strcmp(text, "BEGIN") || !strcmp(text, "END") || !strcmp(text, "ERROR"))
         return 0;
     char buf[256];
     size_t n = strcspn(text, "*");

@@ -25,6 +25,7 @@
 #define ANSWER_MAX  (64u << 10)
 #define MAX_XOPTS   64
 #define MAX_MACROS  32
+#define MAX_SOURCES 64
 /* BEGIN, END and ERROR: ids no probe list reaches */
 #define ID_BEGIN 0xffffff01u
 #define ID_END   0xffffff02u
@@ -259,6 +260,51 @@ static int read_file(const char *path, char **out, size_t *len)
     return 0;
 }
 
+/* One -s FILE or -n TEXT. */
+struct src_arg {
+    const char *arg;
+    int file;
+};
+
+/* The program's text: each -s file's and -n text's, in their order, one per line. */
+static int join_sources(const struct src_arg *srcs, int n, char **out, size_t *len)
+{
+    char *all = NULL;
+    size_t tot = 0;
+    for (int i = 0; i < n; i++) {
+        char *part;
+        size_t plen;
+        if (srcs[i].file) {
+            if (read_file(srcs[i].arg, &part, &plen) < 0) {
+                free(all);
+                return -1;
+            }
+        } else {
+            plen = strlen(srcs[i].arg);
+            part = malloc(plen + 1);
+            if (part)
+                memcpy(part, srcs[i].arg, plen);
+        }
+        char *na = part ? realloc(all, tot + plen + 2) : NULL;
+        if (!na) {
+            free(part);
+            free(all);
+            fprintf(stderr, "hvt: out of memory\n");
+            return -1;
+        }
+        all = na;
+        if (i)
+            all[tot++] = '\n';
+        memcpy(all + tot, part, plen);
+        tot += plen;
+        all[tot] = 0;
+        free(part);
+    }
+    *out = all;
+    *len = tot;
+    return 0;
+}
+
 /* A temporary file only this user can read holding len bytes; its path in path. */
 static int temp_file(char *path, const void *p, size_t len)
 {
@@ -301,18 +347,19 @@ int d_run_main(int argc, char **argv)
     double duration = 0, drain = 120;
     uint64_t tsc_khz = 0;
     int64_t target = 0;
+    struct src_arg srcs[MAX_SOURCES];
+    int nsrc = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-s") && next) { script = next; i++; }
-        else if (!strcmp(a, "-n") && next) {  /* several -n: one program, in their order */
-            if (!text) {
-                text = next;
-            } else {
-                size_t n = strlen(text) + strlen(next) + 2;
-                char *both = malloc(n);
-                if (!both) return 1;
-                snprintf(both, n, "%s\n%s", text, next);
-                text = both;               /* lives until exit */
+        if ((!strcmp(a, "-s") || !strcmp(a, "-n")) && next) {
+            /* several -s and -n: dtrace enables each program; hvt joins them into one, in
+             * their order (the first one names it) */
+            if (nsrc == MAX_SOURCES) return usage();
+            srcs[nsrc].file = a[1] == 's';
+            srcs[nsrc++].arg = next;
+            if (!script && !text) {
+                if (a[1] == 's') script = next;
+                else text = next;
             }
             i++;
         }
@@ -337,20 +384,15 @@ int d_run_main(int argc, char **argv)
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
-    if ((!script == !text) || !vmlinuz || (cmdline && (target || compile_only || image_out || specs_out)))
+    if (!nsrc || !vmlinuz || (cmdline && (target || compile_only || image_out || specs_out)))
         return usage();
     if (quiet) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "quiet";
     if (flow) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "flowindent";
 
     char *src = NULL;
     size_t srclen;
-    if (script) {
-        if (read_file(script, &src, &srclen) < 0)
-            return 1;
-    } else {
-        src = strdup(text);
-        srclen = strlen(src);
-    }
+    if (join_sources(srcs, nsrc, &src, &srclen) < 0)
+        return 1;
     int rc = 1;
     kinfo ki;
     if (kinfo_open(&ki, vmlinuz, 1) != 0) {
@@ -364,15 +406,17 @@ int d_run_main(int argc, char **argv)
         free(src);
         return 1;
     }
-    {   /* system call return probes where RAX is the return value (see probe_list.h) */
-        kimg k;
+    /* the image: system call return probes where RAX is the return value (see
+     * probe_list.h), and the addr provider's SYM+OFF decoded while compiling */
+    kimg kimage;
+    bool have_kimg = kimg_load(&kimage, vmlinuz) == 0;
+    if (have_kimg) {
         char *all[] = { "syscall:::return" };
-        if (kimg_load(&k, vmlinuz) == 0) {
-            probe_list_follow_tail(&l, &ki.syms, &k, all, 1);
-            kimg_free(&k);
-        }
+        probe_list_follow_tail(&l, &ki.syms, &kimage, all, 1);
     }
-    d_options opt = { .resolve = d_resolve_probe_list, .resolve_ctx = &l, .begin_id = ID_BEGIN,
+    d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
+                               .img = have_kimg ? &kimage : NULL };
+    d_options opt = { .resolve = d_resolve_kernel, .resolve_ctx = &kres, .begin_id = ID_BEGIN,
                       .end_id = ID_END, .error_id = ID_ERROR, .btf = ki.btf.ntypes ? &ki.btf : NULL,
                       .macro_args = macros, .nmacro_args = nm, .target_pid = target,
                       .xopts = xopts, .nxopts = nx, .destructive = destructive,
@@ -401,8 +445,10 @@ int d_run_main(int argc, char **argv)
     if (dump)
         dprog_dump(stdout, &p);
     size_t nprobes = 0;
+    size_t nspecs = 0;
     for (int i = 0; i < p.nprobes; i++)
-        nprobes += p.probes[i].id < ID_BEGIN;
+        nspecs += p.probes[i].id < ID_BEGIN;
+    nprobes = (size_t)p.nprobes;       /* dtrace counts BEGIN, END and ERROR too */
     /* DTrace names a -n program by its first clause's probe descriptions; -q: not at all */
     if (!quiet)
         fprintf(stderr, "hvt: %s '%s' matched %zu probe%s\n", script ? "script" : "description",
@@ -411,7 +457,7 @@ int d_run_main(int argc, char **argv)
     if (image_out || specs_out) {          /* for the guest tool: the image and its probes' specs */
         ((struct hvt_dif_hdr *)p.image)->tsc_khz = (uint32_t)tsc_khz;
         size_t nsp = 0;
-        specs = calloc(nprobes ? nprobes : 1, sizeof *specs);
+        specs = calloc(nspecs ? nspecs : 1, sizeof *specs);
         for (int i = 0; specs && i < p.nprobes; i++)
             if (p.probes[i].id < ID_BEGIN && p.probes[i].id <= l.n) {
                 specs[nsp] = probe_spec_of(&l.p[p.probes[i].id - 1], tsc_khz, 0);
@@ -633,6 +679,8 @@ done:
     free(ans);
     free(src);
     probe_list_free(&l);
+    if (have_kimg)
+        kimg_free(&kimage);
     kinfo_close(&ki);
     return rc;
 }

@@ -201,7 +201,15 @@ int probe_list_add_profile(probe_list *l, const char *desc)
 int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
                         char *err, size_t errlen)
 {
+    return probe_list_add_addr_id(l, syms, k, desc, NULL, err, errlen);
+}
+
+int probe_list_add_addr_id(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
+                           uint32_t *id, char *err, size_t errlen)
+{
     char f[4][256];
+    if (id)
+        *id = 0;
     if (split(desc, f) || strcmp(f[0], "addr") || f[3][0])
         return 0;
     /* a user address of one process, named by pid<N> or by its name (comm: what the kernel
@@ -225,8 +233,11 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
         }
         for (size_t i = 0; i < l->n; i++)
             if (l->p[i].kind == PL_ADDR && l->p[i].pid == pid && l->p[i].lo == va &&
-                (by_pid || (l->p[i].by_comm && !strcmp(l->p[i].module, f[1]))))
+                (by_pid || (l->p[i].by_comm && !strcmp(l->p[i].module, f[1])))) {
+                if (id)
+                    *id = l->p[i].id;
                 return 0;
+            }
         /* module and function names in one allocation the list owns: "pidN\0ADDRESS" */
         size_t ml = strlen(f[1]) + 1, fl = strlen(f[2]) + 1;
         char *both = malloc(ml + fl);
@@ -242,6 +253,8 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
                                    .function = both + ml, .name = "", .own = both,
                                    .kind = PL_ADDR, .lo = va, .hi = va + 1, .pid = (uint32_t)pid,
                                    .by_comm = !by_pid };
+        if (id)
+            *id = l->p[l->n].id;
         l->n++;
         return 1;
     }
@@ -301,8 +314,11 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
         return -1;
     }
     for (size_t i = 0; i < l->n; i++)
-        if (l->p[i].kind == PL_ADDR && l->p[i].lo == at)
+        if (l->p[i].kind == PL_ADDR && !l->p[i].pid && !l->p[i].by_comm && l->p[i].lo == at) {
+            if (id)
+                *id = l->p[i].id;
             return 0;
+        }
     /* the function field as written, so that the description matches it */
     char *full = strdup(field);
     probe_desc *np = full ? realloc(l->p, (l->n + 1) * sizeof *np) : NULL;
@@ -314,6 +330,8 @@ int probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, co
     l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "addr", .module = "kernel",
                                .function = full, .name = "", .own = full, .kind = PL_ADDR,
                                .lo = at, .hi = at + 1 };
+    if (id)
+        *id = l->p[l->n].id;
     l->n++;
     return 1;
 }

@@ -52,6 +52,10 @@ int  probe_list_add_profile(probe_list *l, const char *desc);
  * runs with the address mapped. 1 added, 0 not an addr description, -1 refused. */
 int  probe_list_add_addr(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
                          char *err, size_t errlen);
+/* The same; *id = the probe of that instruction, added or already listed (under whichever
+ * name first made it: SYM+OFF or 0xADDRESS), 0 when desc is no addr description. */
+int  probe_list_add_addr_id(probe_list *l, const ksym_table *syms, const kimg *k, const char *desc,
+                            uint32_t *id, char *err, size_t errlen);
 
 /* syscall:::return probes whose __x64_sys_ wrapper tail-calls the implementation (jmp to a
  * function start) are moved to that function's return sites, where RAX is the system call's

@@ -132,7 +132,75 @@ check "specdrop: the 800 firings k % 10 <= 7 committed" \
   test "$(grep . "$W/specdrop.out" | sort)" = "$(python3 -c "print('\n'.join(str(k) for k in range(1000) if k % 10 <= 7))" | sort)"
 check "specdrop: 200 speculative drops reported" test "${sdrops:-0}" = 200
 
-# 8. printa() in a clause prints the aggregation as it stood after that firing (a snapshot taken
+# 8. ustack(): fake_hv's firing k has user pc 0x400000 + k and a frame-pointer chain giving the
+# return addresses 0x401100 + 0x100 * i for i = k % 4 .. 3 (tests/net/fake_hv_d.c); DTrace
+# prints each frame without symbols as 14 blanks and 0x...
+run ustack 8 'syscall::getpid:entry { printf("k=%d", arg0); ustack(); } syscall::getpid:entry /arg0 == 5/ { printf("two=%d", arg0); ustack(2); }' -q
+want=$(python3 -c "
+out = []
+for k in range(8):
+    pcs = [0x400000 + k] + [0x401100 + 0x100 * i for i in range(k % 4, 4)]
+    out.append('k=%d\n' % k + ''.join(' ' * 14 + '0x%x\n' % pc for pc in pcs))
+    if k == 5:
+        out.append('two=5\n' + ''.join(' ' * 14 + '0x%x\n' % pc for pc in pcs[:2]))
+print(''.join(sorted(out)), end='')")
+got=$(python3 -c "
+import re, sys
+t = open(sys.argv[1]).read()
+print(''.join(sorted(re.findall(r'(?:k|two)=\d+\n(?: {14}0x[0-9a-f]+\n)*', t))), end='')" "$W/ustack.out")
+head -6 "$W/ustack.out"
+check "ustack: every firing's user pc and frame-pointer chain, ustack(2) cut at 2 frames" test "$got" = "$want"
+check "ustack: no malformed record, exit 0" bash -c "! grep -q malformed '$W/ustack.err' && test \$(cat '$W/ustack.rc') = 0"
+
+# 9. printf %T (RFC 822, local time: TZ=UTC), %S (escaped, with the string's NUL as DTrace's
+# whole-record escape gives it), %C, and length modifiers; firing 2's execname is gamma
+TZ=UTC run pfconv 3 'syscall::getpid:entry /arg0 == 2/ { printf("[%T] [%S] [%C] [%C] [%hx] [%hhx] [%lx] [%i]\n", 1700000000000000000, execname, 65, 10, (short)-1, (char)-1, 255L, 3); }' -q
+cat "$W/pfconv.out"
+check "printf %T %S %C %hx %hhx %lx %i" \
+  test "$(cat "$W/pfconv.out")" = '[Tue, 14 Nov 2023 22:13:20 UTC] [gamma\0] [A] [\n] [ffff] [ff] [ff] [3]'
+
+# 10. epid and id as DTrace numbers them: clause by clause (BEGIN 1, getpid 2, its second
+# clause 3, END 4); BEGIN's id 1, END's 2; the default prefix shows those ids; ERROR's arg1 and
+# the error message name the same enabled probe
+run epid 4 'BEGIN { printf("BEGIN epid=%d id=%d\n", epid, id); } syscall::getpid:entry { printf("getpid epid=%d\n", epid); } syscall::getpid:entry /arg0 == 1/ { printf("second epid=%d\n", epid); } END { printf("END epid=%d id=%d\n", epid, id); }' -q
+cat "$W/epid.out"
+check "epid/id: BEGIN 1/1, getpid 2 (4 times), second clause 3, END 4/2" \
+  test "$(grep . "$W/epid.out" | sort | uniq -c | sed 's/^ *//' | paste -sd'|')" = \
+  "1 BEGIN epid=1 id=1|1 END epid=4 id=2|4 getpid epid=2|1 second epid=3"
+run prefix 2 'BEGIN { trace(1); } syscall::getpid:entry /arg0 > 5/ { } END { trace(2); }'
+cat "$W/prefix.out"
+check "prefix: BEGIN and END print as IDs 1 and 2" \
+  bash -c "grep -qE '^ +[0-9]+ +1 +:BEGIN +1 *\$' '$W/prefix.out' && grep -qE '^ +[0-9]+ +2 +:END +2 *\$' '$W/prefix.out'"
+run errarg 3 'BEGIN { } syscall::getpid:entry /arg0 == 1/ { trace(*(int *)arg0); } ERROR { printf("ERROR arg1=%d\n", arg1); }' -q
+cat "$W/errarg.out" "$W/errarg.err"
+check "ERROR's arg1 = the message's enabled probe ID = 2" \
+  bash -c "grep -qx 'ERROR arg1=2' '$W/errarg.out' && grep -q 'error on enabled probe ID 2 (ID [0-9]*: syscall:kernel:getpid:entry)' '$W/errarg.err'"
+
+# 11. several -s and -n: one program, in their order; 'matched' counts BEGIN, END and ERROR
+printf 'syscall::getpid:entry { printf("a %%d\\n", arg0); }\n' > "$W/a.d"
+printf '#!/usr/sbin/dtrace -s\nEND { printf("b end\\n"); }\n' > "$W/b.d"
+run twos 3 'BEGIN { printf("from -n\n"); }' -s "$W/a.d" -s "$W/b.d"
+cat "$W/twos.out" "$W/twos.err"
+check "two -s and a -n: BEGIN, a's 3 firings, b's END" \
+  bash -c "grep -q 'from -n' '$W/twos.out' && test \$(grep -c ' a [0-2]\$' '$W/twos.out') = 3 && grep -q 'b end' '$W/twos.out'"
+check "two -s: matched 3 probes (BEGIN, getpid, END)" grep -q "matched 3 probes" "$W/twos.err"
+"$HVT" -n 'BEGIN { exit(0); }' -e --vmlinuz "$VMLINUZ" 2>"$W/begin.err"
+check "BEGIN alone: matched 1 probe ($(cat "$W/begin.err"))" grep -qx "hvt: description 'BEGIN' matched 1 probe" "$W/begin.err"
+
+# 12. the addr provider in D: SYM+OFF and the same instruction as 0xADDRESS are one probe
+VR=$("$HVT" syms "$VMLINUZ" vfs_read | awk '$3 == "vfs_read" { print $1; exit }')
+AT=$(printf '0x%x' $((0x$VR + 5)))
+run addr 4 "addr:kernel:vfs_read+5:, addr:kernel:$AT: { printf(\"%s:%s %d\\n\", probeprov, probefunc, arg0); }" -q
+cat "$W/addr.out" "$W/addr.err"
+check "addr: vfs_read+5 ($AT) fired 4 times, one probe" \
+  bash -c "test \"\$(grep -c '^addr:vfs_read+5 [0-3]\$' '$W/addr.out')\" = 4 && ! grep -q . '$W/addr.err'"
+"$HVT" -n "addr:kernel:$AT: { trace(arg0); }" -e --vmlinuz "$VMLINUZ" 2>"$W/addr0x.err"
+check "addr: 0xADDRESS alone resolves ($(cat "$W/addr0x.err"))" grep -q "matched 1 probe" "$W/addr0x.err"
+"$HVT" -n 'addr:kernel:vfs_read+6: { trace(arg0); }' -e --vmlinuz "$VMLINUZ" 2>"$W/addr6.err"; rc=$?
+check "addr: an offset inside an instruction is refused" \
+  bash -c "test $rc = 1 && grep -q 'inside an instruction of vfs_read' '$W/addr6.err'"
+
+# 13. printa() in a clause prints the aggregation as it stood after that firing (a snapshot taken
 # after the record): the 10th firing sees all 10
 run stale 10 'syscall::getpid:entry { @c = count(); }
   syscall::getpid:entry /arg0 == 9/ { printf("after %d firings: ", arg0 + 1); printa("%@d\n", @c); }' -q
@@ -156,13 +224,13 @@ check "interval: the ticks' counts and END's sum to @total = $((N / 2)) (${tsum:
   bash -c "test '${tsum:-x}' = '$((N / 2))' && test '${total:-y}' = '$((N / 2))'"
 check "interval: exit 0, nothing on stderr" bash -c "test \$(cat '$W/interval.rc') = 0 && ! grep -q . '$W/interval.err'"
 
-# 9. aggsortkeypos=2: sorted on key 2, then keys 0 and 1 (DTrace's rotation of the keys)
+# 14. aggsortkeypos=2: sorted on key 2, then keys 0 and 1 (DTrace's rotation of the keys)
 run keypos 300 'syscall::getpid:entry /arg2 < 2/ { @[execname, arg2, arg0 % 2] = count(); }' -x aggsortkey -x aggsortkeypos=2
 want=$(awk 'NF == 4 { print $1, $2, $3 }' "$W/keypos.out" | sort -k3,3n -k1,1 -k2,2n)
 check "keypos: 12 keys in the order of key 2, then 0, then 1" \
   bash -c "test \"\$(awk 'NF == 4 { print \$1, \$2, \$3 }' '$W/keypos.out')\" = '$want' && test \$(grep -c . '$W/keypos.out') = 12"
 
-# 10. the quantizations' increment: each value's bucket gains the weight
+# 15. the quantizations' increment: each value's bucket gains the weight
 run weight 300 'syscall::getpid:entry { @q = quantize(arg0, 3); @l = lquantize(arg2, 0, 7, 1, arg0); }'
 dist() { awk -v n="$2" '/Distribution/ { t++; next } t == n && /\|/ { gsub(/\|[@ ]*/, " "); if ($1 ~ /^-?[0-9]+$/ && $2 != 0) printf "%s:%s ", $1, $2 }' "$1" | sed 's/ $//'; }
 qwant=$(python3 -c "
@@ -174,7 +242,7 @@ lwant=$(python3 -c "print(' '.join('%d:%d' % (b, sum(k for k in range(300) if k 
 check "weight: quantize(arg0, 3) buckets $(dist "$W/weight.out" 1)" test "$(dist "$W/weight.out" 1)" = "$qwant"
 check "weight: lquantize(arg2, 0, 7, 1, arg0) buckets $(dist "$W/weight.out" 2)" test "$(dist "$W/weight.out" 2)" = "$lwant"
 
-# 11. printa(fmt, @c, @s, @m, @b): joined on the key, 0 where an aggregation lacks it (@b has
+# 16. printa(fmt, @c, @s, @m, @b): joined on the key, 0 where an aggregation lacks it (@b has
 # no gamma, @m only the firings k % 7 == 3)
 run multi 300 'syscall::getpid:entry { @c[execname] = count(); @s[execname] = sum(arg0); }
   syscall::getpid:entry /arg2 == 3/ { @m[execname] = max(arg0); }
@@ -191,7 +259,7 @@ cat "$W/multi.out"
 check "multi: one line per key, the four values in order, 0 for the missing" \
   test "$(grep . "$W/multi.out")" = "$want"
 
-# 12. clear() after speculate(): done at the commit, not at a discard
+# 17. clear() after speculate(): done at the commit, not at a discard
 for how in commit discard; do
   run "spclear-$how" 10 "syscall::getpid:entry { @c = count(); }
     syscall::getpid:entry /arg0 == 5/ { s = speculation(); speculate(s); clear(@c); }

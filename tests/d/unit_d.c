@@ -330,6 +330,9 @@ static void test_code(void)
          {OP(STGV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDGV), 0, 0, 0, 0}, {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER},
          {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { stack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(STACK), 0, 0, 0, 8192}, {OP(RET), 0, 0, 0, 0});
+    /* ustack(): the frames asked for (option ustackframes by default) go to the hypervisor */
+    CODE("BEGIN { ustack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(USTACK), 0, 0, 0, 20}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { ustack(3, 100); }", {OP(ACT), 0, 0, 0, 0}, {OP(USTACK), 0, 0, 0, 3}, {OP(RET), 0, 0, 0, 0});
     /* the quantizations' increment: AGGW, value then weight */
     CODE("BEGIN { @a = quantize(1, 2); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, 2},
          {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
@@ -692,6 +695,11 @@ static void test_probes(void)
     r = comp_o("fbt::*_func:entry { } profile:::tick-10ms { }", o);
     CHECK(r.rc == 0 && r.p.nprobes == 3 && r.p.probes[2].id == 3 && !strcmp(r.p.probes[2].name, "tick-10ms"),
           "probe_list resolver: %s", r.err);
+    res_free(&r);
+    /* '+' belongs to a probe description (the addr provider's SYM+OFF): the resolver gets it whole */
+    r = comp_o("addr:kernel:a_func+5: { }", o);
+    CHECK(r.rc != 0 && strstr(r.err, "addr:kernel:a_func+5: does not match any probes"),
+          "SYM+OFF lexed as one description: %s", r.err);
     res_free(&r);
     probe_list_free(&pl);
 }

@@ -161,6 +161,22 @@ static void printf_rules(void)
     tzset();
     v = iv(86400LL * 365 * 1000000000LL + 3723000000000LL, D_V_INT, 8);
     expect("%Y", pf("%Y", &v, 1, NULL), "1971 Jan  1 01:02:03");
+    /* %T: RFC 822 as DTrace's pfprint_time822 (strftime "%a, %d %b %G %T %Z"), width applies */
+    d_value t = iv(1700000000000000000LL, D_V_INT, 8);
+    expect("%T", pf("[%T]", &t, 1, NULL), "[Tue, 14 Nov 2023 22:13:20 UTC]");
+    expect("%-32T", pf("[%-32T]", &t, 1, NULL), "[Tue, 14 Nov 2023 22:13:20 UTC   ]");
+    /* %S: C escapes, and the string's NUL (DTrace escapes the whole record) */
+    expect("%S", pf("[%S]", (d_value[]){sv("a b\t\n\"\\\x01\x7f\xff~")}, 1, NULL),
+           "[a b\\t\\n\\\"\\\\\\001\\177\\377~\\0]");
+    expect("%12S", pf("[%12S]", (d_value[]){sv("ab\n")}, 1, NULL), "[      ab\\n\\0]");
+    /* %C: the character, or its escape; the value cut to its size first */
+    d_value cs[5] = {iv(65, D_V_INT, 4), iv(10, D_V_INT, 4), iv(0, D_V_INT, 1), iv(0x1ff, D_V_INT, 4),
+                     iv(' ', D_V_INT, 1)};
+    expect("%C", pf("%C|%C|%C|%C|%3C", cs, 5, NULL), "A|\\n|\\0|\\377|   ");
+    expect("%S integer", pf("%S", &t, 1, NULL), "conversion #1 (%S) is given an integer");
+    /* length modifiers on integers */
+    d_value lm[4] = {iv(-1, D_V_INT, 2), iv(-1, D_V_INT, 1), iv(255, D_V_INT, 8), iv(3, D_V_INT, 4)};
+    expect("%hx %hhx %lx %i", pf("%hx %hhx %lx %i", lm, 4, NULL), "ffff ff ff 3");
     /* formats that do not fit their values: an error, not garbage */
     pf("%d %d", &v, 1, &used);
     expect_int("too few values", used, -1);
@@ -182,22 +198,25 @@ static d_action acts0[] = {
     ACT(D_ACT_TRACE, NULL, -1, 1, &V1),  ACT(D_ACT_TRACE, NULL, -1, 1, &VS),
     ACT(D_ACT_PRINTF, "x=%d s=%s\n", -1, 2, ((d_val[]){{D_V_INT, 8}, {D_V_STR, 0}})),
     ACT(D_ACT_EXIT, NULL, -1, 1, &V4),   ACT(D_ACT_TRACE, NULL, -1, 1, &VK),   ACT(D_ACT_TRACE, NULL, -1, 1, &VU8),
+    ACT(D_ACT_USTACK, NULL, -1, 0, NULL),
 };
 static d_action acts1[] = {ACT(D_ACT_DEFAULT, NULL, -1, 0, NULL)};
 static d_action acts2[] = {ACT(D_ACT_SETOPT, "quiet", -1, 0, NULL), ACT(D_ACT_STACK, NULL, -1, 0, NULL),
                            ACT(D_ACT_PRINTF, "%d and %d\n", -1, 1, &V8), ACT(D_ACT_STOP, NULL, -1, 0, NULL)};
 static uint32_t stmts0[] = {3, 10};
 static d_clause clauses[] = {
-    {.where = "fbt::do_sys_open:entry", .nacts = 9, .acts = acts0, .pred_end = 3, .nstmts = 2, .stmt_pc = stmts0},
+    {.where = "fbt::do_sys_open:entry", .nacts = 10, .acts = acts0, .pred_end = 3, .nstmts = 2, .stmt_pc = stmts0},
     CLAUSE("BEGIN", 1, acts1),
     CLAUSE("fbt::do_sys_open:entry", 4, acts2),
 };
+/* BEGIN's id is hvt's own (as d_run gives it): printed as DTrace's 1 */
+#define BEGIN_ID 0xffffff01u
 static d_probe probes[] = {
-    {1, "dtrace", "", "", "BEGIN"},
     {5, "fbt", "kernel", "do_sys_open", "entry"},
     {10, "fbt", "kernel", "foo", "entry"}, {11, "fbt", "kernel", "foo", "return"},
     {12, "fbt", "kernel", "bar", "entry"}, {13, "fbt", "kernel", "bar", "return"},
     {20, "syscall", "kernel", "read", "entry"}, {21, "syscall", "kernel", "read", "return"},
+    {BEGIN_ID, "dtrace", "", "", "BEGIN"},
 };
 
 /* An image with strsize 16 whose probes run: BEGIN clause 1, do_sys_open clauses 0 and 1;
@@ -206,9 +225,10 @@ static uint8_t image[512];
 static dprog prog(int quiet, int flow)
 {
     struct hvt_dif_hdr h = {0};
-    struct hvt_dif_probe pr[2] = {{1, 0, 1, 0, 0, 0, 0}, {5, 1, 2, 0, 0, 0, 0}};
-    uint16_t pc[3] = {1, 0, 1};
+    struct hvt_dif_probe pr[2] = {{5, 0, 2, 0, 0, 0, 0}, {BEGIN_ID, 2, 1, 0, 0, 0, 0}};
+    uint16_t pc[3] = {0, 1, 1};
     h.magic = HVT_DIF_MAGIC;
+    h.begin_probe = BEGIN_ID;
     h.strsize = 16;
     h.nprobes = 2;
     h.nprobe_clauses = 3;
@@ -254,7 +274,7 @@ static void records(void)
     rbuf r = {0};
     /* a clause with no action: the heading, then the probe */
     d_consumer *c = mk(&p);
-    rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
     expect_int("empty clause rc", one(c, &r), D_CONSUME_OK);
     expect("empty clause", g_out.buf, HEAD L0_BEGIN "\n");
     /* trace() of every size, a string, sym(), and the heading only once */
@@ -316,6 +336,29 @@ static void records(void)
     rb_put(&r, sh, 8), rb_put(&r, &rsp, 8), rb_put(&r, sb, 16), rb_end(&r);
     one(c, &r);
     expect("stack", g_out.buf, HEAD L1_OPEN "\n              vmlinux`do_sys_open+0x14\n              vmlinux`vfs_read\n\n");
+    d_consume_free(c);
+
+    /* ustack(): the recorded user pcs up to the first 0, through the symbolizer as user
+     * addresses (0x... without a symbol), indented 14, as DTrace's dt_print_ustack */
+    d_out_reset(&g_out), d_out_reset(&g_err);
+    c = d_consume_new(&p, &cfg);
+    rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 9);
+    uint32_t uh[2] = {3, 0};
+    uint64_t upc[3] = {0x7f0000001010ull, 0x400000, 0};
+    rb_put(&r, uh, 8), rb_put(&r, upc, 24), rb_end(&r);
+    expect_int("ustack rc", one(c, &r), D_CONSUME_OK);
+    expect("ustack", g_out.buf, HEAD L1_OPEN "\n              libc.so.6`malloc+0x10\n              0x400000\n\n");
+    d_out_reset(&g_out);
+    rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 9);
+    uh[0] = 0;
+    rb_put(&r, uh, 8), rb_end(&r);
+    one(c, &r);
+    expect("ustack with no frames", g_out.buf, L1_OPEN "\n\n");
+    rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 9);
+    uh[0] = 5;
+    rb_put(&r, uh, 8), rb_put(&r, upc, 16), rb_end(&r);
+    expect_int("ustack cut rc", one(c, &r), D_CONSUME_BAD);
+    expect("ustack cut", g_err.buf, "hvt: malformed record from CPU 1 (action #9: user stack of 5 frames does not fit)\n");
     d_consume_free(c);
 
     /* a format that does not fit its values (the compiler's bug) is said, not guessed; the
@@ -386,7 +429,7 @@ static void errors_and_drops(void)
     rb_ctl(&r, HVT_DREC_ERROR, 1, 5, 0, 0x10, 12, HVT_DIF_F_BADADDR);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 0, 0, 1, HVT_DIF_F_DIVZERO);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 1, 0, 4, HVT_DIF_F_NOSCRATCH);
-    rb_ctl(&r, HVT_DREC_ERROR, 0, 1, 1, 0, 7, HVT_DIF_F_ILLOP);
+    rb_ctl(&r, HVT_DREC_ERROR, 0, BEGIN_ID, 1, 0, 7, HVT_DIF_F_ILLOP);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 0, 0, 5, HVT_DIF_F_TUPLE);
     rb_ctl(&r, HVT_DREC_DROPS, 0, 0, 0, 1, 0, 0);
     rb_ctl(&r, HVT_DREC_DROPS, 3, 0, 0, 17, 0, 0);
@@ -428,7 +471,7 @@ static void malformed(void)
         void (*build)(rbuf *);
     } cases[] = {
         {"truncated string length", "action #4 value 1: string of 200 bytes past the record's end", NULL},
-        {"wrong action index", "action index 9, the clause has 9", NULL},
+        {"wrong action index", "action index 10, the clause has 10", NULL},
         {"length past the record", "length 4096 in 48 bytes", NULL},
         {"integer cut", "action #0 value 1: integer cut", NULL},
         {"string padding", "action #4 value 1: string padding is not zero", NULL},
@@ -442,7 +485,7 @@ static void malformed(void)
         uint16_t l;
         switch (i) {
         case 0: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 4), l = 200, rb_put(&r, &l, 2), rb_put(&r, "abcdef", 6); break;
-        case 1: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 9), rb_i(&r, 1); break;
+        case 1: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 10), rb_i(&r, 1); break;
         case 2: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 0), rb_end(&r), rb_i(&r, 1); break;
         case 3: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 0); break;
         case 4: rb_rec(&r, HVT_DREC_DATA, 2, 5, 0), rb_act(&r, 4), rb_s(&r, "abc"), r.b[r.n - 1] = 'x'; break;
@@ -463,15 +506,15 @@ static void malformed(void)
         expect(cases[i].what, g_err.buf, want);
         expect(cases[i].what, g_out.buf, "");
         r.n = 0;
-        rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_end(&r);
+        rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
         one(c, &r);
         expect(cases[i].what, g_out.buf, HEAD L0_BEGIN "\n");
         d_consume_free(c);
     }
     /* a buffer whose last record is cut: the good ones before it print */
     rbuf r = {0};
-    rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_end(&r);
-    rb_rec(&r, HVT_DREC_DATA, 0, 1, 1), rb_i(&r, 0), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_i(&r, 0), rb_end(&r);
     d_consumer *c = mk(&p);
     expect_int("cut buffer rc", d_consume_buffer(c, r.b, r.n - 8), D_CONSUME_BAD);
     expect("cut buffer out", g_out.buf, HEAD L0_BEGIN "\n");

@@ -11,7 +11,7 @@ out="$1"; guest="$2"; shift 2
 busybox="${BUSYBOX:-/bin/busybox}"
 file -L "$busybox" 2>/dev/null | grep -q "statically linked" || {
   echo "mkinitramfs: $busybox is not a static busybox (install busybox-static)" >&2; exit 1; }
-entries=(dir:dev:755 dir:proc:755 dir:sys:755 dir:bin:755 dir:sbin:755 dir:tmp:1777
+entries=(dir:dev:755 dir:proc:755 dir:sys:755 dir:bin:755 dir:sbin:755 dir:lib:755 dir:tmp:1777
          dir:root:700 dir:etc:755 chr:dev/console:600:5:1 chr:dev/null:666:1:3
          "file:bin/busybox:755:$busybox" sym:bin/sh:busybox
          "file:bin/hvtrace-guest:755:$guest" "file:init:755:$here/init")

@@ -8,7 +8,10 @@
  * HVT_PROBE_F_ACTION, in arming order), with arg0 = k, arg1 = 2k, arg2 = k % 7, pid = tid =
  * 100 + k % 3, execname "alpha", "beta" or "gamma" (k % 3), timestamp = 1000 + k, curthread =
  * FAKE_D_STR. Guest memory: FAKE_D_STR holds the string "fake-string" (NUL, then zeros to
- * the end of its page); every other address faults.
+ * the end of its page); every other address faults, but the user stack: firing k's user pc is
+ * 0x400000 + k and its frame pointer FAKE_D_USTACK + 16 * (k % 4), where four frames of
+ * [saved fp, return address] are chained upwards, frame i returning to 0x401100 + 0x100 * i
+ * (the last one's saved fp 0): ustack() gives the pc and 4 - k % 4 return addresses.
  */
 #include "fake_hv_d.h"
 #include "dif.h"
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #define FAKE_D_STR   0xffff888000010000ull
+#define FAKE_D_USTACK 0x00007ffe00000000ull
 #define MAX_CPUS     16
 #define DRAIN_BUF    (64u << 10)
 
@@ -34,10 +38,28 @@ static bool want_begin, want_end;
 static uint8_t buf[DRAIN_BUF];
 static struct hvt_d_status status;
 
+static uint64_t cur_k;                     /* the firing being run */
+
+static size_t fake_user_read(uint64_t va, void *out, size_t len)
+{
+    uint64_t frames[8];
+    for (unsigned i = 0; i < 4; i++) {
+        frames[2 * i] = i < 3 ? FAKE_D_USTACK + 16 * (i + 1) : 0;
+        frames[2 * i + 1] = 0x401100 + 0x100 * i;
+    }
+    if (va < FAKE_D_USTACK || va >= FAKE_D_USTACK + sizeof frames)
+        return 0;
+    size_t n = FAKE_D_USTACK + sizeof frames - va < len ? FAKE_D_USTACK + sizeof frames - va : len;
+    memcpy(out, (uint8_t *)frames + (va - FAKE_D_USTACK), n);
+    return n;
+}
+
 static size_t fake_read(void *ctx, uint64_t va, void *out, size_t len, int user)
 {
     static const char page[4096] = "fake-string";
-    (void)ctx; (void)user;
+    (void)ctx;
+    if (user && va >= FAKE_D_USTACK && va < FAKE_D_USTACK + 64)
+        return fake_user_read(va, out, len);
     if (va < FAKE_D_STR || va >= FAKE_D_STR + sizeof page)
         return 0;
     size_t n = FAKE_D_STR + sizeof page - va < len ? FAKE_D_STR + sizeof page - va : len;
@@ -45,7 +67,15 @@ static size_t fake_read(void *ctx, uint64_t va, void *out, size_t len, int user)
     return n;
 }
 
-static const struct dif_env env = { .read = fake_read };
+static bool fake_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
+{
+    (void)ctx;
+    *pc = 0x400000 + cur_k;
+    *fp = FAKE_D_USTACK + 16 * (cur_k % 4);
+    return true;
+}
+
+static const struct dif_env env = { .read = fake_read, .uregs = fake_uregs };
 
 void fake_d_setup(uint64_t nfires, unsigned ncpus)
 {
@@ -155,6 +185,7 @@ static void fire(unsigned cpu, uint32_t id, uint64_t k)
     f.v[HVT_DIF_V_PID] = f.v[HVT_DIF_V_TID] = 100 + k % 3;
     f.v[HVT_DIF_V_TIMESTAMP] = f.v[HVT_DIF_V_VTIMESTAMP] = 1000 + k;
     f.v[HVT_DIF_V_CURTHREAD] = FAKE_D_STR;
+    cur_k = k;
     int n = dif_fire(st, cpu, id, &f);
     if (n > 0)
         fires += (uint64_t)n;

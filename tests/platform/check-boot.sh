@@ -36,6 +36,9 @@ case "$mode" in
     [ "${cpus:-}" = "$want_cpus" ] || why+=("cpus=${cpus:-?}, want $want_cpus")
     grep -q " FAIL" <<< "$results" && why+=("failed checks: $(grep ' FAIL' <<< "$results" | sed 's/.*name=\([^ ]*\).*/\1/' | tr '\n' ' ')")
     [ -n "$results" ] || why+=("no HVT-RESULT lines")
+    for n in ${CHECK_BOOT_NEED:-}; do     # checks that must have run (and passed)
+      grep -q "^HVT-RESULT: name=$n ok" <<< "$results" || why+=("check $n missing")
+    done
     ;;
   platform)
     [ "$end" = poweroff ] || why+=("run ended by $end, not a clean power-off")

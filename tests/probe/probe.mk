@@ -29,7 +29,7 @@ test-probes: $(HVT) $(PROBE_TEST)/initrd.img
 	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(PROBE_ITEMS)) && \
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
 	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/probe-tests,$(PROBE_CALLS),$(PROBE_CYCLES),$(PROBE_STRESS)' \
-	  'hypervisor = on' 'log = e9' "trace = $$opts" > $(PROBE_TEST)/hvtrace.cfg
+	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$opts" > $(PROBE_TEST)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(PROBE_TEST)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(PROBE_TEST)/initrd.img $(PROBE_TEST)/hvtrace.cfg
 	@# ~20 s to init and the checks, then ~0.3 s of Bochs per arm/disarm cycle of 300 probes
@@ -104,7 +104,7 @@ test-probes-all: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/ge
 	  mem=$$([ $$run = small ] && echo 'hv_mem_mb = 24' || echo 'hv_mem_mb = 96'); \
 	  printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
 	    'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/probe-all-run' \
-	    'hypervisor = on' 'log = e9' "$$mem" "trace = $$opts" > $(PROBE_ALL_OUT)/$$run.cfg; \
+	    'hypervisor = on' 'advertise = on' 'log = e9' "$$mem" "trace = $$opts" > $(PROBE_ALL_OUT)/$$run.cfg; \
 	  bash tests/platform/make-esp.sh $(PROBE_ALL_OUT)/$$run.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	    $(PROBE_ALL_OUT)/initrd.img $(PROBE_ALL_OUT)/$$run.cfg; \
 	  bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(PROBE_TIMEOUT) $(PROBE_ALL_OUT)/$$run.img \
@@ -133,7 +133,7 @@ dtrace: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop
 	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz) && \
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
 	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/dtrace-run' \
-	  'hypervisor = on' 'log = e9' "trace = $$opts" > $(DTRACE_OUT)/hvtrace.cfg
+	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$opts" > $(DTRACE_OUT)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(DTRACE_OUT)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(DTRACE_OUT)/initrd.img $(DTRACE_OUT)/hvtrace.cfg
 	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(PROBE_TIMEOUT) $(DTRACE_OUT)/esp.img $(DTRACE_OUT)/run > $(DTRACE_OUT)/bochs.txt || true

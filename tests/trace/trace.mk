@@ -4,12 +4,16 @@
 TRACE_TEST   := $(BUILD)/test/trace
 TRACE_CPUS   ?= 2
 TRACE_TIMEOUT ?= 600
-TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude
+TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude -Iguest
 comma := ,
 
 test-all: test-trace test-trace-triggers test-trace-passes test-trace-crash
 
-$(TRACE_TEST)/guest/%: tests/guest/%.c tests/guest/hvt_guest.h include/hvt_hypercall.h
+$(TRACE_TEST)/guest/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
+# hvtrace-mark is a user tool (guest/), built the same way for the test initramfs.
+$(TRACE_TEST)/guest/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
 
@@ -32,7 +36,7 @@ define trace_run
 	@mkdir -p $(1)
 	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(3)) && \
 	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=$(2)' 'hypervisor = on' 'log = e9' \
+	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=$(2)' 'hypervisor = on' 'advertise = on' 'log = e9' \
 	  "trace = $$opts" > $(1)/hvtrace.cfg
 	bash tests/platform/make-esp.sh $(1)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
 	  $(TRACE_TEST)/initrd.img $(1)/hvtrace.cfg
@@ -51,10 +55,16 @@ test-trace: trace-prereqs test-trace-big
 	$(call trace_run,$(TRACE_TEST),/bin/getpid-loop$(comma)1000,checkregs=on,$(TRACE_BOCHS_ORACLE),$(TRACE_TIMEOUT))
 	CHECKREGS=1 bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz
 
-# The main job (README: make run): boot Linux under hvtrace in Bochs, trace getpid-loop 1000
-# from its start mark to its stop mark on every CPU, and show what the trace holds.
-.PHONY: demo
-demo: test-trace
+# The main job (README: make run), the real machine's path: the collector on this host, the
+# machine boots hvtrace with its dedicated NIC, the host starts and stops tracing with hvt
+# trace, and the analyzer shows the collector's file (tests/net/demo-net.sh).
+.PHONY: demo demo-e9
+demo: trace-prereqs
+	$(MAKE) collector
+	BUILD=$(BUILD) DEMO_CPUS=$(TRACE_CPUS) bash tests/net/demo-net.sh
+
+# The same through port 0xE9 and marks in the guest (Bochs's debug port; tests use it).
+demo-e9: test-trace
 	@echo "=== hypervisor exit summary (port 0xE9) ==="
 	@grep -a "^hvtrace:" $(TRACE_TEST)/run/e9.log | tail -n 25
 	@echo "=== instructions per function (top 15) ==="

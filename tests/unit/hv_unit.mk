@@ -5,6 +5,9 @@ HV_UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Iv
 $(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c vmm/ept.h vmm/mtrr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c
+$(HV_UNIT_BUILD)/test_msr_policy: tests/unit/test_msr_policy.c vmm/msr_class.c vmm/msr_policy.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_msr_policy.c vmm/msr_class.c
 $(HV_UNIT_BUILD)/test_ept_view: tests/unit/test_ept_view.c vmm/ept.c vmm/ept.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_ept_view.c vmm/ept.c
@@ -52,13 +55,14 @@ $(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_reg
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
 .PHONY: unit-test-hv
-unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_ept_view $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs $(HV_UNIT_BUILD)/test_step_fast $(HV_UNIT_BUILD)/test_dif $(HV_UNIT_BUILD)/test_dif_asan
+unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_msr_policy $(HV_UNIT_BUILD)/test_ept_view $(HV_UNIT_BUILD)/test_gmem $(HV_UNIT_BUILD)/test_x86_len $(HV_UNIT_BUILD)/test_trace_opts $(HV_UNIT_BUILD)/test_rec_enc $(HV_UNIT_BUILD)/test_x86_wregs $(HV_UNIT_BUILD)/test_step_fast $(HV_UNIT_BUILD)/test_dif $(HV_UNIT_BUILD)/test_dif_asan
 	$(HV_UNIT_BUILD)/test_dif
 	$(HV_UNIT_BUILD)/test_dif_asan
 	$(HV_UNIT_BUILD)/test_trace_opts
 	$(HV_UNIT_BUILD)/test_rec_enc
 	$(HV_UNIT_BUILD)/test_step_fast
 	$(HV_UNIT_BUILD)/test_ept_mtrr
+	$(HV_UNIT_BUILD)/test_msr_policy
 	$(HV_UNIT_BUILD)/test_ept_view
 	$(HV_UNIT_BUILD)/test_gmem
 	$(HV_UNIT_BUILD)/test_x86_len $(X86_LEN_CORPUS)

@@ -35,7 +35,7 @@ int main(void)
     cfg_defaults(&c);
     CHECK(!strcmp(c.kernel, "\\vmlinuz") && !strcmp(c.initrd, "\\initrd.img"), "default paths");
     CHECK(c.hypervisor == 1 && c.hv_mem_mb == 0 && c.log == CFG_LOG_E9 &&
-          c.acpi_fixup == CFG_ACPI_FIXUP_AUTO, "default values");
+          c.acpi_fixup == CFG_ACPI_FIXUP_AUTO && c.advertise == 0 && c.selftest == 0, "default values");
 
     CHECK(parse(&c, "") == 0 && n_reports == 0, "empty file");
     CHECK(parse(&c, "# only a comment\n\n   \n\t# indented comment\n") == 0, "comments and blanks");
@@ -47,13 +47,17 @@ int main(void)
         "hypervisor = off\n"
         "hv_mem_mb = 128\n"
         "log = both\n"
+        "advertise = on\n"
+        "selftest = on\n"
         "acpi_fixup = off";                     /* no final newline */
     CHECK(parse(&c, full) == 0 && n_reports == 0, "full file parses cleanly (%s)", last_msg ? last_msg : "");
     CHECK(!strcmp(c.kernel, "\\boot\\vmlinuz-6.1"), "kernel path with / converted: %s", c.kernel);
     CHECK(!strcmp(c.initrd, "\\boot\\initrd.img"), "initrd: %s", c.initrd);
     CHECK(!strcmp(c.cmdline, "console=ttyS0 quiet  hvt_cpus=2"), "cmdline trimmed: '%s'", c.cmdline);
     CHECK(c.hypervisor == 0 && c.hv_mem_mb == 128 && c.log == CFG_LOG_BOTH &&
-          c.acpi_fixup == CFG_ACPI_FIXUP_OFF, "values");
+          c.acpi_fixup == CFG_ACPI_FIXUP_OFF && c.advertise == 1 && c.selftest == 1, "values");
+    CHECK(parse(&c, "advertise = yes\n") == 1 && c.advertise == 0, "advertise: bad value reported, default kept");
+    CHECK(parse(&c, "advertise = off\n") == 0 && c.advertise == 0, "advertise = off");
 
     /* Bad lines: reported with their number, field kept, parsing goes on. */
     const char *bad =

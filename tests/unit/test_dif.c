@@ -223,7 +223,16 @@ static size_t fake_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
 }
 static int notified;
 static void fake_notify(void *ectx, unsigned cpu) { notified++; }
-static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, NULL };
+/* user registers for USTACK: uregs_ok false: none */
+static bool uregs_ok;
+static uint64_t uregs_pc, uregs_fp;
+static bool fake_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
+{
+    *pc = uregs_pc;
+    *fp = uregs_fp;
+    return uregs_ok;
+}
+static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, NULL, fake_uregs, NULL };
 static struct dif_firing F;
 static void firing_reset(void)
 {
@@ -643,6 +652,63 @@ static void test_stack_exit(void)
     I3(UDIV, 3, 1, 2);
     run1();
     CHECK(!dif_exiting(P.st, NULL) && recs[0].h.type == HVT_DREC_ERROR, "exit undone by a fault");
+}
+
+/* USTACK: the user pc, then the frame chain read as user memory, ended by depth, a fault, a
+ * zero return address, a frame not above the last one, a misaligned or kernel fp */
+static void ustack_case(const char *what, int depth, const uint64_t *want, uint32_t nwant)
+{
+    a_new();
+    ACT(2);
+    a_i(HVT_DIF_OP_USTACK, 0, 0, 0, depth);
+    ACT(3);
+    LDI(1, 77);
+    EMIT(1);
+    last_user = -1;
+    const uint64_t *w = run1();
+    CHECK(w && recs[0].h.len == 40 + 8 + 8 + 8 * nwant + 8 + 8, "%s: record length %u", what,
+          w ? recs[0].h.len : 0);
+    bool same = w && (w[0] & 0xffffffff) == nwant && (w[0] >> 32) == 0;
+    for (uint32_t i = 0; same && i < nwant; i++)
+        same = w[1 + i] == want[i];
+    CHECK(same, "%s: u32 count %u, u32 0, the pcs", what, nwant);
+    CHECK(w && w[1 + nwant] == 3 && w[2 + nwant] == 77 && last_user != 0,
+          "%s: the next action follows; frames read as user memory only", what);
+}
+
+static void test_ustack(void)
+{
+    const uint64_t S = 0x7ffd0000f000ull;
+    uint8_t *pg = gmap(S);
+    uint64_t fr[8] = { S + 0x20, 0x401111, S + 0x40, 0x402222, S + 0x40, 0x403333 };
+    /* frame 0 at S: next S+0x20 (ret 0x401111); frame at S+0x20: next S+0x40 (0x402222);
+     * frame at S+0x40: next S+0x40, not above itself (0x403333, then the walk ends) */
+    memcpy(pg, fr, 16);
+    memcpy(pg + 0x20, fr + 2, 16);
+    memcpy(pg + 0x40, fr + 4, 16);
+    uregs_ok = true;
+    uregs_pc = 0x400abc;
+    uregs_fp = S;
+    ustack_case("chain", 20, (const uint64_t[]){ 0x400abc, 0x401111, 0x402222, 0x403333 }, 4);
+    ustack_case("depth 2", 2, (const uint64_t[]){ 0x400abc, 0x401111 }, 2);
+    ustack_case("depth 1", 1, (const uint64_t[]){ 0x400abc }, 1);
+    uregs_fp = S + 0x1000;                 /* not mapped: the stack just ends */
+    ustack_case("unmapped fp", 20, (const uint64_t[]){ 0x400abc }, 1);
+    uregs_fp = S + 4;                      /* misaligned */
+    ustack_case("misaligned fp", 20, (const uint64_t[]){ 0x400abc }, 1);
+    uregs_fp = 0xffff888000000000ull;      /* a kernel address is never read as a frame */
+    ustack_case("kernel fp", 20, (const uint64_t[]){ 0x400abc }, 1);
+    uregs_fp = S;
+    uint64_t zero_ret[2] = { S + 0x20, 0 };
+    memcpy(pg, zero_ret, 16);
+    ustack_case("zero return address", 20, (const uint64_t[]){ 0x400abc }, 1);
+    uregs_ok = false;                      /* no user registers (a kernel thread) */
+    ustack_case("no user registers", 20, NULL, 0);
+    uregs_ok = true;
+    uregs_pc = 0xffffffff81000000ull;      /* a kernel pc is no user stack */
+    ustack_case("kernel pc", 20, NULL, 0);
+    uregs_ok = false;
+    ngpages = 0;
 }
 
 /* ------------------------------------------------------------------ variables */
@@ -1178,7 +1244,44 @@ static void test_error_probe(void)
     drain(&P, 0);
     CHECK(nrecs == 2 && recs[1].h.probe == 99 && recs[1].w[1] == 1 && recs[1].w[2] == 0 &&
           recs[1].w[3] == 2 && recs[1].w[4] == HVT_DIF_F_DIVZERO && recs[1].w[5] == 0 &&
-          recs[1].w[6] == 99, "ERROR fired: epid, clause, pc, fault, address");
+          recs[1].w[6] == 3, "ERROR fired: epid, clause, pc, fault, address; its id is DTrace's 3");
+}
+
+/* epid is DTrace's: clause by clause, each clause's probes by ascending id; id is the probe's,
+ * BEGIN/END/ERROR's DTrace's 1/2/3, so they come first. Three clauses over probes 5 (clauses
+ * 1, 2), 9 (0, 1), 12 (2) and BEGIN (0): clause 0 has epids 1 (BEGIN) and 2 (9), clause 1 3 (5)
+ * and 4 (9), clause 2 5 (5) and 6 (12). */
+static void test_epids(void)
+{
+    a_new();
+    A.hdr.begin_probe = 0xffffff01u;
+    A.hdr.end_probe = 0xffffff02u;
+    for (int k = 0; k < 3; k++) {
+        ACT(0); II(VAR, 1, 0, HVT_DIF_V_EPID); EMIT(1); II(VAR, 1, 0, HVT_DIF_V_ID); EMIT(1);
+        LDI(2, k); EMIT(2); a_end();
+    }
+    a_probe(5, 2, 1, 2);
+    a_probe(9, 2, 0, 1);
+    a_probe(12, 1, 2);
+    a_probe(0xffffff01u, 1, 0);
+    p_free(&P);
+    CHECK(p_load(&P, 1), "epid program");
+    struct { uint32_t id; uint64_t want[2][3]; int n; } t[] = {
+        { 5, { { 3, 5, 1 }, { 5, 5, 2 } }, 2 },
+        { 9, { { 2, 9, 0 }, { 4, 9, 1 } }, 2 },
+        { 12, { { 6, 12, 2 } }, 1 },
+        { 0xffffff01u, { { 1, 1, 0 } }, 1 },
+    };
+    for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        dif_fire(P.st, 0, t[i].id, &F);
+        drain(&P, 0);
+        CHECK(nrecs == t[i].n, "probe %#x: %d records", t[i].id, nrecs);
+        for (int j = 0; j < t[i].n && j < nrecs; j++)
+            CHECK(recs[j].w[1] == t[i].want[j][0] && recs[j].w[2] == t[i].want[j][1] &&
+                  recs[j].w[3] == t[i].want[j][2], "probe %#x clause %llu: epid %llu id %llu",
+                  t[i].id, (unsigned long long)recs[j].w[3], (unsigned long long)recs[j].w[1],
+                  (unsigned long long)recs[j].w[2]);
+    }
 }
 
 /* Two CPUs firing at once: per-CPU aggregations, shared dynamic variables. */
@@ -1615,6 +1718,12 @@ static void test_verifier(void)
     a_new(); ACT(70000); refused("action index out of range", 0, 0, "ACT 70000");
     a_new(); ACT(0); a_i(HVT_DIF_OP_STACK, 0, 0, 0, 0); refused("bad stack size", 0, 1, "STACK 0");
     a_new(); ACT(0); a_i(HVT_DIF_OP_STACK, 0, 0, 0, 9000); refused("bad stack size", 0, 1, "STACK 9000");
+    a_new(); ACT(0); a_i(HVT_DIF_OP_USTACK, 0, 0, 0, 0); refused("bad user stack depth", 0, 1, "USTACK 0");
+    a_new(); ACT(0); a_i(HVT_DIF_OP_USTACK, 0, 0, 0, HVT_DIF_USTACK_MAX + 1);
+    refused("bad user stack depth", 0, 1, "USTACK too deep");
+    a_new(); ACT(0); a_i(HVT_DIF_OP_USTACK, 0, 0, 0, -1); refused("bad user stack depth", 0, 1, "USTACK -1");
+    a_new(); ACT(0); a_i(HVT_DIF_OP_USTACK, 1, 0, 0, 4);
+    refused("unused register field not zero", 0, 1, "USTACK with a register");
     a_new(); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0); refused("aggregation index out of range", 0, 0, "AGG");
     a_new(); a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1); LDI(1, 1);
     a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0); refused("unused register field not zero", 0, 1, "count with a value");
@@ -1681,6 +1790,7 @@ static void test_verifier(void)
     refused("value recorded before an ACT", 0, 3, "ACT on one path only");
     a_new(); LDI(1, 0); II(EXIT, 0, 1, 0); refused("value recorded before an ACT", 0, 1, "EXIT before ACT");
     a_new(); a_i(HVT_DIF_OP_STACK, 0, 0, 0, 8); refused("value recorded before an ACT", 0, 0, "STACK before ACT");
+    a_new(); a_i(HVT_DIF_OP_USTACK, 0, 0, 0, 8); refused("value recorded before an ACT", 0, 0, "USTACK before ACT");
     a_new(); SCONST(1, "s"); ACT(0); II(EXIT, 0, 1, 0); refused("integer operand expected", 0, 2, "exit(string)");
     /* dead code is checked for structure, not types */
     a_new(); j = II(JMP, 0, 0, 0); ACT(0); EMIT(9); a_patch(j, a_here());
@@ -2120,11 +2230,13 @@ int main(int argc, char **argv)
     test_builtins();
     test_strings();
     test_stack_exit();
+    test_ustack();
     test_vars();
     test_aggs();
     test_agg_clear_snapshot();
     test_buffer_full();
     test_error_probe();
+    test_epids();
     test_concurrency();
     test_spec();
     test_spec_concurrency();

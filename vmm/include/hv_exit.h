@@ -41,15 +41,28 @@ hv_io_fn hv_io_register(uint16_t port, unsigned width, hv_io_fn fn);
 
 /* RDMSR (read) and/or WRMSR (write) of 'msr' exit from now on (low range 0-0x1fff or
  * 0xc0000000-0xc0001fff, SDM 25.6.9 "MSR-Bitmap Address"). *val is the value written, or
- * receives the value read. true = handled (vmm/ advances RIP); false = passed to the MSR. */
+ * receives the value read. true = handled (vmm/ advances RIP); false = vmm/'s MSR policy
+ * decides, as for an MSR nobody registered (the allow-list passes it to the MSR, the rest is
+ * read through or refused with #GP: vmm/msr_policy.h). */
 typedef bool (*hv_msr_fn)(uint32_t msr, bool write, uint64_t *val);
 hv_msr_fn hv_msr_register(uint32_t msr, bool read, bool write, hv_msr_fn fn);
 
 /* A hypercall function number of include/hvt_hypercall.h (RAX = HVT_HC_MAGIC | func). The
- * handler returns the status vmm/ puts in RAX; vmm/ advances RIP. Unclaimed: HVT_HC_ENOSYS. */
+ * handler returns the status vmm/ puts in RAX; vmm/ advances RIP. Unclaimed: HVT_HC_ENOSYS.
+ * Who may call it is checked first: HV_HC_KERNEL only from kernel mode (CPL 0), HV_HC_ADMIN
+ * also from user mode when the admin check says the caller is the guest's administrator
+ * (hv_hypercall_admin; without one, kernel mode only), HV_HC_ANY from anywhere. A caller
+ * that may not gets #UD, as VMCALL gives on bare metal, and is counted, never logged. */
 typedef int64_t (*hv_hypercall_fn)(struct guest_regs *g);
 #define HV_HYPERCALL_MAX 16
-hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, bool *ok);
+enum hv_hc_priv { HV_HC_KERNEL = 0, HV_HC_ADMIN = 1, HV_HC_ANY = 2 };
+hv_hypercall_fn hv_hypercall_register(unsigned func, hv_hypercall_fn fn, enum hv_hc_priv priv, bool *ok);
+/* The admin check: true when the guest's current user-mode caller may use HV_HC_ADMIN
+ * hypercalls (a module that knows the guest's tasks provides it: e.g. effective uid 0). */
+typedef bool (*hv_hc_admin_fn)(unsigned cpu);
+void hv_hypercall_admin(hv_hc_admin_fn fn);
+/* Hypercalls refused so far for function 'func' (all CPUs). */
+uint64_t hv_hypercall_refused(unsigned func);
 
 /* EPT violations on guest-physical [gpa, gpa + size) (after the module removed permissions
  * there, e.g. with hv_ept_set_exec or an execute-only view page). true = handled. Ranges may

@@ -2,7 +2,13 @@
  * hvtrace-guest - guest-side probe of the hvtrace hypercall ABI (include/hvt_hypercall.h).
  * Static Linux program run by the test initramfs.
  *
- *   hvtrace-guest detect     CPUID only: print the hypervisor signature; exit 1 unless hvtrace
+ *   hvtrace-guest detect     the VERSION hypercall, SIGILL caught: exit 1 unless hvtrace
+ *                            answers; also prints what CPUID shows (the hypervisor bit and
+ *                            leaf 0x40000000's signature: none unless hvtrace.cfg says
+ *                            advertise = on)
+ *   hvtrace-guest cpuid      dump CPUID leaves 0..max, 0x40000000 and 0x80000000..max
+ *                            (subleaves where the leaf has them), one "cpuid LEAF SUB: EAX EBX
+ *                            ECX EDX" line each, on the CPU it runs on
  *   hvtrace-guest version    hypercall VERSION (only after a successful detect)
  *   hvtrace-guest range      hypercall HV_RANGE: prints base, size, canary
  *   hvtrace-guest memcheck [BASE SIZE CANARY]
@@ -22,8 +28,8 @@
  *                            end after one command, once the host is done with it (at most
  *                            a minute after it ended).
  * Exit status: 0 success, 1 check failed, 2 usage.
- * A VMCALL is never issued by detect, and by version/range/memcheck only after CPUID showed
- * the hvtrace signature: on bare metal or another hypervisor VMCALL raises #UD.
+ * version/range/memcheck issue their hypercall only after detect's (caught) one answered: on
+ * bare metal or another hypervisor VMCALL raises #UD.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <termios.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -63,30 +70,47 @@ static void vmcall(struct hc_regs *r)
                      : : "memory");
 }
 
-/* Returns 1 when CPUID says hvtrace; fills sig (13 bytes, printable) and max leaf. */
-static int detect(char sig[SIGNATURE_LEN + 1], uint32_t *max_leaf, int *hv_bit)
+/* What CPUID shows: the hypervisor bit, and leaf 0x40000000's signature (13 bytes) and max. */
+static void cpuid_view(char sig[SIGNATURE_LEN + 1], uint32_t *max_leaf, int *hv_bit)
 {
     uint32_t a, b, c, d;
     cpuid(CPUID_LEAF_FEATURES, &a, &b, &c, &d);
     *hv_bit = (c & CPUID_1_ECX_HYPERVISOR) != 0;
     memset(sig, 0, SIGNATURE_LEN + 1);
-    *max_leaf = 0;
-    if (!*hv_bit) return 0;
     cpuid(HVT_CPUID_LEAF_BASE, &a, &b, &c, &d);
     *max_leaf = a;
     memcpy(sig, &b, 4);
     memcpy(sig + 4, &c, 4);
     memcpy(sig + 8, &d, 4);
-    return memcmp(sig, HVT_CPUID_SIGNATURE, SIGNATURE_LEN) == 0;
+}
+
+/* The VERSION hypercall with SIGILL (and SIGSEGV) caught: 1 when hvtrace answers (its version in *version). */
+static sigjmp_buf detect_jmp;
+static void detect_handler(int sig) { siglongjmp(detect_jmp, sig); }
+static int detect(uint64_t *version)
+{
+    struct sigaction sa, old_ill, old_segv;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = detect_handler;
+    sigaction(SIGILL, &sa, &old_ill);
+    sigaction(SIGSEGV, &sa, &old_segv);   /* some hypervisors answer a user VMCALL with #GP */
+    volatile int found = 0;
+    if (!sigsetjmp(detect_jmp, 1)) {
+        struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_VERSION, 0, 0, 0 };
+        vmcall(&r);
+        found = r.rax == HVT_HC_OK && r.rcx == HVT_HC_ABI_REVISION;
+        *version = r.rbx;
+    }
+    sigaction(SIGILL, &old_ill, NULL);
+    sigaction(SIGSEGV, &old_segv, NULL);
+    return found;
 }
 
 static int require_hvtrace(void)
 {
-    char sig[SIGNATURE_LEN + 1];
-    uint32_t max;
-    int hv;
-    if (detect(sig, &max, &hv)) return 1;
-    fprintf(stderr, "hvtrace-guest: hvtrace not detected (CPUID): no hypercall issued\n");
+    uint64_t v;
+    if (detect(&v)) return 1;
+    fprintf(stderr, "hvtrace-guest: hvtrace not detected (its VERSION hypercall faulted)\n");
     return 0;
 }
 
@@ -103,17 +127,57 @@ static int cmd_detect(void)
     char sig[SIGNATURE_LEN + 1], shown[SIGNATURE_LEN + 1];
     uint32_t max;
     int hv;
-    int ok = detect(sig, &max, &hv);
-    if (!hv) {
-        printf("detect: CPUID.1:ECX.hypervisor = 0: no hypervisor\n");
-        return 1;
-    }
+    uint64_t version = 0;
+    int ok = detect(&version);
+    cpuid_view(sig, &max, &hv);
     for (int i = 0; i < SIGNATURE_LEN; i++)
         shown[i] = sig[i] >= 0x20 && sig[i] < 0x7f ? sig[i] : '.';
     shown[SIGNATURE_LEN] = 0;
-    printf("detect: signature \"%s\" max leaf 0x%" PRIx32 ": %s\n", shown, max,
-           ok ? "hvtrace" : "not hvtrace");
+    printf("detect: hypercall: %s; CPUID.1:ECX.hypervisor = %d, leaf 0x40000000 \"%s\" max 0x%" PRIx32 "%s\n",
+           ok ? "hvtrace" : "faulted (no hvtrace)", hv, shown, max,
+           hv && !memcmp(sig, HVT_CPUID_SIGNATURE, SIGNATURE_LEN) ? " (advertised)" : "");
+    if (ok)
+        printf("detect: hvtrace version %" PRIu64 ".%" PRIu64 ".%" PRIu64 "\n", version >> 16 & 0xff,
+               version >> 8 & 0xff, version & 0xff);
     return ok ? 0 : 1;
+}
+
+/* Subleaves worth dumping: the leaves whose ECX input selects what they describe. */
+static uint32_t cpuid_subleaves(uint32_t leaf)
+{
+    switch (leaf) {
+    case 4: case 0xb: case 0x1f: case 0x8000001d: return 6;   /* caches, topology levels */
+    case 7: case 0x14: case 0x17: case 0x18: return 3;
+    case 0xd: case 0xf: case 0x10: case 0x12: return 16;         /* XSAVE components, RDT, SGX */
+    default: return 1;
+    }
+}
+
+static void cpuid_dump_range(uint32_t first)
+{
+    uint32_t max, b, c, d;
+    cpuid(first, &max, &b, &c, &d);
+    if (max < first || max - first > 0x100) max = first;   /* a bogus range: the base leaf only */
+    for (uint32_t leaf = first; leaf <= max; leaf++)
+        for (uint32_t sub = 0; sub < cpuid_subleaves(leaf); sub++) {
+            uint32_t r[4];
+            __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+            printf("cpuid %08" PRIx32 " %" PRIu32 ": %08" PRIx32 " %08" PRIx32 " %08" PRIx32 " %08" PRIx32 "\n",
+                   leaf, sub, r[0], r[1], r[2], r[3]);
+        }
+}
+
+static int cmd_cpuid(void)
+{
+    cpu_set_t one;                  /* CPU 0: the APIC id fields then compare between boots */
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    if (sched_setaffinity(0, sizeof one, &one))
+        fprintf(stderr, "hvtrace-guest: cannot run on CPU 0: APIC ids may differ\n");
+    cpuid_dump_range(0);
+    cpuid_dump_range(HVT_CPUID_LEAF_BASE);
+    cpuid_dump_range(0x80000000u);
+    return 0;
 }
 
 static int cmd_version(void)
@@ -391,6 +455,7 @@ int main(int argc, char **argv)
     if (argc < 2) goto usage;
     const char *c = argv[1];
     if (!strcmp(c, "detect")) return cmd_detect();
+    if (!strcmp(c, "cpuid")) return cmd_cpuid();
     if (!strcmp(c, "version")) return cmd_version();
     if (!strcmp(c, "range")) return cmd_range();
     if (!strcmp(c, "memcheck") && (argc == 2 || argc == 5)) return cmd_memcheck(argc, argv);
@@ -402,7 +467,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "probe-disarm")) return cmd_probe_disarm();
     if (!strcmp(c, "agent") && argc <= 3) return cmd_agent(argc == 3 && !strcmp(argv[2], "once"));
 usage:
-    fprintf(stderr, "usage: hvtrace-guest detect|version|range|memcheck [BASE SIZE CANARY]|tsc|ud|drain|bochs-shutdown|\n"
+    fprintf(stderr, "usage: hvtrace-guest detect|cpuid|version|range|memcheck [BASE SIZE CANARY]|tsc|ud|drain|bochs-shutdown|\n"
                     "                     probe-arm SPECFILE|probe-disarm|agent [once]\n");
     return 2;
 }

@@ -1,0 +1,58 @@
+/* test_msr_policy.c - the MSR allow-list and bitmap (vmm/msr_class.c) on the host. */
+#include <stdio.h>
+#include <string.h>
+#include "msr_policy.h"
+
+static int pass, fail;
+#define CHECK(c, ...) do { if (c) pass++; else { fail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* Does an access exit? (SDM Vol. 3C 25.6.9: a set bit, or an MSR outside both ranges) */
+static int exits(const uint8_t *bm, uint32_t msr, int write)
+{
+    unsigned base;
+    uint32_t bit;
+    if (msr < 0x2000) { base = write ? 2048 : 0; bit = msr; }
+    else if (msr - 0xc0000000u < 0x2000) { base = write ? 3072 : 1024; bit = msr - 0xc0000000u; }
+    else return 1;
+    return bm[base + bit / 8] >> (bit % 8) & 1;
+}
+
+int main(void)
+{
+    uint8_t bm[4096];
+    memset(bm, 0, sizeof bm);
+    msr_policy_fill(bm);
+    /* the hot guest-state MSRs never exit */
+    const uint32_t pass_rw[] = {0xc0000080, 0xc0000082, 0xc0000100, 0xc0000101, 0xc0000102, 0xc0000103,
+                                0x48, 0x49, 0x174, 0x277, 0x80b, 0x838, 0x830, 0x6e0, 0x38f, 0x186};
+    for (unsigned i = 0; i < sizeof pass_rw / sizeof pass_rw[0]; i++)
+        CHECK(!exits(bm, pass_rw[i], 0) && !exits(bm, pass_rw[i], 1), "MSR %x passes both ways", pass_rw[i]);
+    /* what reaches past the guest exits on write */
+    const uint32_t guarded[] = {0x1b /* APIC_BASE */, 0x10 /* TSC */, 0x3b /* TSC_ADJUST */, 0x600 /* DS_AREA */,
+                                0x3f1 /* PEBS_ENABLE */, 0x570 /* RTIT_CTL */, 0x560 /* RTIT_OUTPUT_BASE */,
+                                0x79 /* BIOS_UPDT_TRIG */, 0x200, 0x20f, 0x250, 0x26f, 0x2ff /* MTRRs */,
+                                0x3a /* FEATURE_CONTROL */, 0x9b /* SMM_MONITOR_CTL */, 0x480 /* VMX_BASIC */,
+                                0x1fff, 0xc0001fff, 0x4b564d00 /* another hypervisor's */, 0xc0010117};
+    for (unsigned i = 0; i < sizeof guarded / sizeof guarded[0]; i++)
+        CHECK(exits(bm, guarded[i], 1), "a write to MSR %x exits", guarded[i]);
+    /* reads of the MTRRs exit (the guest's copy), of the APIC base do not */
+    CHECK(exits(bm, 0x200, 0) && exits(bm, 0x2ff, 0) && !exits(bm, 0x1b, 0), "MTRR reads exit, APIC_BASE's do not");
+    /* classes */
+    CHECK(msr_policy_class(0x1b) == MSR_APIC_BASE, "APIC_BASE checked");
+    CHECK(msr_policy_class(0x200) == MSR_SHADOW && msr_policy_class(0x21f) == MSR_SHADOW &&
+          msr_policy_class(0x220) == MSR_READ_PASS && msr_policy_class(0x268) == MSR_SHADOW &&
+          msr_policy_class(0x2ff) == MSR_SHADOW, "MTRRs kept per CPU, and only they");
+    CHECK(msr_policy_class(0x600) == MSR_READ_PASS && msr_policy_class(0x3f1) == MSR_READ_PASS &&
+          msr_policy_class(0x570) == MSR_READ_PASS && msr_policy_class(0x79) == MSR_READ_PASS,
+          "DS_AREA, PEBS_ENABLE, RTIT_CTL, BIOS_UPDT_TRIG: read through, writes refused");
+    CHECK(msr_policy_class(0x10) == MSR_READ_ONLY && msr_policy_class(0x3b) == MSR_READ_ONLY, "TSC and TSC_ADJUST read-only");
+    CHECK(msr_policy_class(0x480) == MSR_GP && msr_policy_class(0x493) == MSR_GP && msr_policy_class(0x494) == MSR_READ_PASS,
+          "VMX capability MSRs #GP");
+    /* every byte outside the allow-list's bits stays set */
+    unsigned clear = 0;
+    for (unsigned i = 0; i < sizeof bm; i++)
+        clear += 8 - __builtin_popcount(bm[i]);
+    CHECK(clear > 300 && clear < 1400, "%u cleared bits of 32768: the allow-list only", clear);
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail != 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * msr_policy.c - msr_policy.h's exit side: what a RDMSR/WRMSR that exited gets when no module
+ * registered for it. The classes come from msr_class.c.
+ */
+#include "msr_policy.h"
+#include "hv_core.h"
+
+int msr_safe_read(uint32_t msr, uint64_t *val);    /* vmx_stub.asm: 0, or -1 on #GP */
+int msr_safe_write(uint32_t msr, uint64_t val);
+
+/* The MTRRs a guest may set (SDM Vol. 3A 12.11 "Memory Type Range Registers"): up to 16
+ * variable pairs at 0x200, the 11 fixed-range ones, the default type. With EPT the guest's
+ * memory types come from EPT and its PAT (SDM 29.3.7.2), never from the MTRRs, while the real
+ * MTRRs also rule the hypervisor's own accesses: the guest gets its own copy, per CPU, which
+ * starts as the firmware's. */
+#define MTRR_VAR_FIRST 0x200u
+#define MTRR_VAR_COUNT 32u
+#define MTRR_SLOTS     (MTRR_VAR_COUNT + 12u)
+#define APIC_BASE_RESERVED (0xffull | (1ull << 9))       /* bits 0-7 and 9 are reserved */
+
+static int mtrr_slot(uint32_t msr)
+{
+    if (msr >= MTRR_VAR_FIRST && msr < MTRR_VAR_FIRST + MTRR_VAR_COUNT)
+        return (int)(msr - MTRR_VAR_FIRST);
+    switch (msr) {
+    case 0x250: return MTRR_VAR_COUNT;
+    case 0x258: return MTRR_VAR_COUNT + 1;
+    case 0x259: return MTRR_VAR_COUNT + 2;
+    case 0x2ff: return MTRR_VAR_COUNT + 11;
+    }
+    if (msr >= 0x268 && msr <= 0x26f)
+        return (int)(MTRR_VAR_COUNT + 3 + (msr - 0x268));
+    return -1;
+}
+
+static struct {
+    uint64_t val[MTRR_SLOTS];
+    uint64_t have;                   /* bit per slot: val[] holds the guest's copy */
+} mtrr_shadow[HVT_MAX_CPUS];
+
+/* Refusals by MSR, for the exit summary: the first MSR_REFUSED_KINDS distinct MSRs get a
+ * count each (a slot is claimed with a compare-and-swap: exits run on every CPU at once). */
+static struct { uint32_t msr; uint32_t used; uint64_t reads, writes; } refused_by[MSR_REFUSED_KINDS];
+static uint64_t refused_other;
+
+static bool refuse(uint32_t msr, bool write)
+{
+    for (unsigned i = 0; i < MSR_REFUSED_KINDS; i++) {
+        uint32_t used = __atomic_load_n(&refused_by[i].used, __ATOMIC_ACQUIRE);
+        if (used == 2 && refused_by[i].msr != msr)
+            continue;
+        if (used != 2) {
+            uint32_t want = 0;
+            if (!__atomic_compare_exchange_n(&refused_by[i].used, &want, 1, false, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+                while (__atomic_load_n(&refused_by[i].used, __ATOMIC_ACQUIRE) != 2)
+                    ;                        /* another CPU is filling it in */
+                if (refused_by[i].msr != msr)
+                    continue;
+            } else {
+                refused_by[i].msr = msr;
+                __atomic_store_n(&refused_by[i].used, 2, __ATOMIC_RELEASE);
+            }
+        }
+        __atomic_add_fetch(write ? &refused_by[i].writes : &refused_by[i].reads, 1, __ATOMIC_RELAXED);
+        return false;
+    }
+    __atomic_add_fetch(&refused_other, 1, __ATOMIC_RELAXED);
+    return false;
+}
+
+uint64_t msr_policy_refused(unsigned i, uint32_t *msr, uint64_t *reads, uint64_t *writes)
+{
+    if (i >= MSR_REFUSED_KINDS)
+        return __atomic_load_n(&refused_other, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&refused_by[i].used, __ATOMIC_ACQUIRE) != 2)
+        return 0;
+    *msr = refused_by[i].msr;
+    *reads = __atomic_load_n(&refused_by[i].reads, __ATOMIC_RELAXED);
+    *writes = __atomic_load_n(&refused_by[i].writes, __ATOMIC_RELAXED);
+    return *reads + *writes;
+}
+
+bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val)
+{
+    switch (msr_policy_class(msr)) {
+    case MSR_GP:
+        return refuse(msr, false);
+    case MSR_SHADOW: {
+        int s = mtrr_slot(msr);
+        if (s < 0 || cpu >= HVT_MAX_CPUS)
+            return false;
+        if (!(mtrr_shadow[cpu].have >> s & 1)) {
+            if (msr_safe_read(msr, &mtrr_shadow[cpu].val[s]))
+                return false;                /* not on this CPU (fewer variable pairs) */
+            mtrr_shadow[cpu].have |= 1ull << s;
+        }
+        *val = mtrr_shadow[cpu].val[s];
+        return true;
+    }
+    default:
+        return msr_safe_read(msr, val) == 0;
+    }
+}
+
+bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val)
+{
+    switch (msr_policy_class(msr)) {
+    case MSR_PASS:
+        return msr_safe_write(msr, val) == 0;
+    case MSR_SHADOW: {
+        int s = mtrr_slot(msr);
+        uint64_t now;
+        if (s < 0 || cpu >= HVT_MAX_CPUS || msr_safe_read(msr, &now))
+            return false;                    /* an MTRR this CPU does not have: #GP */
+        mtrr_shadow[cpu].val[s] = val;
+        mtrr_shadow[cpu].have |= 1ull << s;
+        return true;
+    }
+    case MSR_APIC_BASE: {
+        /* The mode bits (enable, x2APIC) are the guest's; the base is where the hypervisor
+         * reads the APIC and must stay inside what it maps: it may not move. */
+        uint64_t now = hv_rdmsr(MSR_IA32_APIC_BASE);
+        if ((val & APIC_BASE_RESERVED) || (val & APIC_BASE_ADDR_MASK) != (now & APIC_BASE_ADDR_MASK))
+            return refuse(msr, true);
+        return msr_safe_write(msr, val) == 0;   /* the CPU checks the mode change itself */
+    }
+    case MSR_GP:
+        return refuse(msr, true);
+    default:
+        return refuse(msr, true);
+    }
+}

@@ -1,0 +1,52 @@
+/*
+ * msr_policy.h - which guest RDMSR/WRMSR reach the real MSRs. The guest (root included) is not
+ * trusted, and MSRs reach past it: a relocated IA32_APIC_BASE moves what the hypervisor reads
+ * through, IA32_DS_AREA and Intel PT name memory the CPU writes by itself, MTRRs set the memory
+ * types the hypervisor runs with, IA32_TSC and IA32_TSC_ADJUST move the clock it keeps time by,
+ * a microcode update changes the CPU under it.
+ *
+ * Contract:
+ *  - Denied by default (SDM Vol. 3C 25.6.9 "MSR-Bitmap Address", 26.1.3 "Instructions That
+ *    Cause VM Exits Conditionally"): msr_policy_fill() sets every bit of the MSR bitmap, then
+ *    clears those of the reviewed allow-list in msr_policy.c, whose accesses then never exit.
+ *  - An access that exits and no registered handler (hv_msr_register) takes is decided by
+ *    msr_policy_class(): MSR_READ_PASS reads (read the real MSR for the guest, #GP if it does
+ *    not exist), MSR_SHADOW (the guest's own copy: MTRRs, which EPT makes moot for guest
+ *    accesses, SDM 29.3.7.2, but which rule the hypervisor's own), MSR_APIC_BASE (the mode
+ *    bits may change, the base may not: #GP, as for a reserved bit), MSR_GP (#GP: the VMX
+ *    capabilities of a CPU that says it has no VMX), and for writes MSR_WRITE_DENY (#GP,
+ *    counted) for everything not on the list.
+ *  - msr_policy_class() is pure (no hardware access): unit-tested on the host.
+ */
+#ifndef HVT_MSR_POLICY_H
+#define HVT_MSR_POLICY_H
+#include <stdint.h>
+#include <stdbool.h>
+
+enum msr_class {
+    MSR_PASS = 1,          /* reads and writes go to the real MSR without an exit */
+    MSR_READ_ONLY,         /* reads without an exit; writes exit and are refused (#GP) */
+    MSR_READ_PASS,         /* reads exit and are served from the real MSR; writes refused */
+    MSR_SHADOW,            /* reads and writes exit: the guest's copy, per CPU */
+    MSR_APIC_BASE,         /* reads without an exit; writes exit and are checked */
+    MSR_GP,                /* reads and writes: #GP */
+};
+
+/* What the policy does with 'msr' (the allow-list's entry, or the default MSR_READ_PASS). */
+enum msr_class msr_policy_class(uint32_t msr);
+
+/* The bitmap's 4 KiB: every bit set, then the exits the allow-list removes cleared. */
+void msr_policy_fill(uint8_t *bitmap);
+
+/* The exit handlers' fallback when no registered handler took the access. Returns true with
+ * *val read (for reads) or the write done; false: inject #GP. */
+bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val);
+bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val);
+
+/* Refused accesses so far (all CPUs), by MSR: slot i < MSR_REFUSED_KINDS fills *msr, *reads,
+ * *writes and returns their sum (0: slot unused); i = MSR_REFUSED_KINDS returns the refusals of
+ * MSRs beyond the table. For the exit summary. */
+#define MSR_REFUSED_KINDS 16
+uint64_t msr_policy_refused(unsigned i, uint32_t *msr, uint64_t *reads, uint64_t *writes);
+
+#endif
