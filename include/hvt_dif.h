@@ -108,9 +108,11 @@ enum hvt_dif_op {
                                     zeros to a multiple of 8 (at most imm bytes, 1 ..
                                     HVT_PROBE_STACK_MAX) */
     /* aggregations: key = the tuple, agg = aggs[imm] */
-    HVT_DIF_OP_AGG,              /* aggregate value ra (count: ra unused, 0; rb unused: no
-                                    second value, lquantize's weight is not supported) */
-    HVT_DIF_OP_AGGCLR,           /* clear(@imm): every key's value to zero */
+    HVT_DIF_OP_AGG,              /* aggregate value ra (count: ra unused, 0; rb unused: the
+                                    quantizations' weight is AGGW's) */
+    HVT_DIF_OP_AGGCLR,           /* every key's value of @imm to zero (hvt's clear() does not
+                                    use it: the host clears its sum of the snapshots, which
+                                    are deltas: see hvt_stream.h struct hvt_dagg_part) */
     HVT_DIF_OP_EXIT,             /* exit(ra): appends ra like EMIT (after the exit action's
                                     ACT) and marks the program as exiting; the host ends the
                                     run */
@@ -135,6 +137,10 @@ enum hvt_dif_op {
                                     pointers from the user RBP: u32 count, u32 0, then count
                                     u64 (at most imm, 1 .. HVT_DIF_USTACK_MAX); count 0 when
                                     the thread has no user registers to start from */
+    HVT_DIF_OP_AGGW,             /* aggregate value ra with weight rb, key = the tuple, agg =
+                                    aggs[imm], a quantize, lquantize or llquantize: its bucket
+                                    gains rb instead of 1 (DTrace's increment argument; any
+                                    int64, negative too, adding as unsigned) */
     HVT_DIF_OP__COUNT
 };
 

@@ -255,7 +255,10 @@ _Static_assert(sizeof(struct hvt_d_status) == 120, "hvt_d_status layout");
 #define HVT_D_ENOPROG  (-5)   /* RUN without a loaded program */
 
 /* HVT_MSG_D_AGG payload header: one CPU's aggregations at one snapshot, in one or more
- * messages; the one with HVT_DAGG_LAST ends that CPU's part of that generation. */
+ * messages; the one with HVT_DAGG_LAST ends that CPU's part of that generation. The values are
+ * what the CPU aggregated since its previous snapshot (the hypervisor resets what it sends, as
+ * DTrace's buffer switch): the host adds them up. One snapshot is sent at a time, generations
+ * in increasing order. */
 #define HVT_DAGG_LAST 1u
 struct hvt_dagg_part {
     uint32_t gen;             /* the snapshot's generation (hvt_d_run.arg) */

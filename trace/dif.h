@@ -50,7 +50,8 @@
  *                      SPECUNAVAIL record for each counter that is not zero (which it then
  *                      resets): no loss is silent.
  *  dif_agg_snapshot()  serializes a CPU's aggregation entries (struct hvt_dagg_rec, key, value
- *                      slots) into a caller buffer, resumable through a cursor.
+ *                      slots) into a caller buffer, resumable through a cursor; dif_agg_part()
+ *                      the same as one message, taking the values out (deltas).
  *  dif_exiting()       whether a clause ran exit() and completed, and the status.
  *  dif_probe_find()    a probe id's entry in a verified image (NULL: not in it).
  * Semantics worth knowing (DTrace's unless said):
@@ -63,6 +64,8 @@
  *  - Aggregations are per CPU (no lock shared by CPUs on the update path); a key that finds no
  *    room counts an aggregation drop. clear(@a) (AGGCLR) zeroes @a's values on every CPU, each
  *    under that CPU's aggregation lock (min and max go back to INT64_MAX / INT64_MIN); keys stay.
+ *    (hvt's compiler does not emit AGGCLR: D's clear() clears the host's sum, as DTrace's does,
+ *    so that what was aggregated before it can still be printed.)
  *  - Strings are handles into this CPU's scratch string buffers (HVT_DIF_SCRATCH_STRS of
  *    strsize bytes; a buffer is free again once no register holds it) or into the strtab;
  *    every use checks the handle and the register's run-time type: BADSTR otherwise.
@@ -191,8 +194,10 @@ long  dif_drain(struct dif_state *st, unsigned cpu, void *out, size_t len);
 long  dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
                        uint32_t *cursor);
 /* One HVT_MSG_D_AGG payload of generation gen: struct hvt_dagg_part then what
- * dif_agg_snapshot() gives; the part that finds nothing left (or a cursor that cannot go on)
- * is empty and flagged HVT_DAGG_LAST. Bytes written (>= the header), or DIF_ESMALL when len
+ * dif_agg_snapshot() gives, except that every entry copied is reset (count 0, min INT64_MAX,
+ * ...) in the same lock hold: the parts are the deltas since the previous part, which the host
+ * adds up; the part that finds nothing left (or a cursor that cannot go on) is empty and
+ * flagged HVT_DAGG_LAST. Bytes written (>= the header), or DIF_ESMALL when len
  * cannot hold the header. */
 long  dif_agg_part(struct dif_state *st, unsigned cpu, uint32_t gen, void *out, size_t len,
                    uint32_t *cursor);

@@ -2,8 +2,10 @@
  * dif_agg.c - aggregations (dif.h): the value slots each function needs, DTrace's bucket
  * rules, the per-CPU hash tables, clear and snapshot. Slot layouts: include/hvt_dif.h.
  * A CPU's table: hash heads (entry offset + 1) then entries bump-allocated in the order keys
- * first appear, never freed (clear zeroes values, keys stay), so an entry's offset is a
- * stable snapshot cursor.
+ * first appear, never freed (clear and a snapshot part zero values, keys stay), so an entry's
+ * offset is a stable snapshot cursor. The snapshot parts sent to the host (dif_agg_part) take
+ * the values out, as DTrace's aggregation buffer switch does: each holds what was aggregated
+ * since the previous part, and the host adds them up (and clears its sum at clear()).
  */
 #include "dif_impl.h"
 #include "hvt_stream.h"
@@ -131,7 +133,9 @@ static void dif_agg_reset(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb)
 
 static int64_t dif_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
-static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v)
+/* w: the quantizations' bucket increment (1 unless the program gave one) */
+static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v,
+                           int64_t w)
 {
     switch (a->fn) {
     case HVT_DIF_AGG_COUNT: b[0] = dif_add(b[0], 1); break;
@@ -153,7 +157,7 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
     case HVT_DIF_AGG_QUANTIZE: {
         uint32_t i = dif_quantize_bucket(v);
         if (i < nb)
-            b[i] = dif_add(b[i], 1);
+            b[i] = dif_add(b[i], w);
         break;
     }
     case HVT_DIF_AGG_LQUANTIZE: {
@@ -162,13 +166,13 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
         uint32_t i = v < base ? 0 :
                      (lvl = ((uint64_t)v - (uint64_t)base) / (uint64_t)a->p[2]) < levels ?
                      (uint32_t)lvl + 1 : (uint32_t)levels + 1;
-        b[i] = dif_add(b[i], 1);
+        b[i] = dif_add(b[i], w);
         break;
     }
     case HVT_DIF_AGG_LLQUANTIZE: {
         uint32_t i = dif_llquantize_bucket(a->p[0], a->p[1], a->p[2], a->p[3], v);
         if (i < nb)
-            b[i] = dif_add(b[i], 1);
+            b[i] = dif_add(b[i], w);
         break;
     }
     }
@@ -177,7 +181,7 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
 static int64_t *dif_agg_vals(struct dif_agg_ent *e) { return (int64_t *)((uint8_t *)(e + 1) + e->key_len); }
 
 void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
-                   uint32_t key_len, int64_t v)
+                   uint32_t key_len, int64_t v, int64_t w)
 {
     const struct hvt_dif_agg *a = &st->aggs[agg];
     uint32_t nb = a->nbuckets;
@@ -211,7 +215,7 @@ void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const 
         *head = c->agg_used + 1;
         c->agg_used += (uint32_t)size;
     }
-    dif_agg_update(a, dif_agg_vals(e), nb, v);
+    dif_agg_update(a, dif_agg_vals(e), nb, v, w);
     dif_unlock(&c->agg_lock);
 }
 
@@ -243,8 +247,10 @@ size_t dif_agg_cpu_size(uint32_t aggsize, uint32_t *nhash)
     return (size_t)n * 4;
 }
 
-long dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
-                      uint32_t *cursor)
+/* Copy entries from *cursor on; take: reset each copied entry's values (under the same lock
+ * hold, so every update lands in exactly one copy). */
+static long dif_agg_copy(struct dif_state *st, unsigned cpu, void *out, size_t len,
+                         uint32_t *cursor, bool take)
 {
     if (!st || cpu >= st->ncpus || !cursor || (!out && len))
         return DIF_EINVAL;
@@ -270,6 +276,8 @@ long dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
         struct hvt_dagg_rec r = { (uint32_t)rlen, e->agg, (uint16_t)cpu, e->key_len, e->nbuckets };
         memcpy(o + w, &r, sizeof(r));
         memcpy(o + w + sizeof(r), e + 1, (size_t)esz - DIF_AGG_HDR);
+        if (take && e->agg < st->hdr->naggs)
+            dif_agg_reset(&st->aggs[e->agg], dif_agg_vals(e), e->nbuckets);
         w += rlen;
         off += (uint32_t)esz;
     }
@@ -281,6 +289,12 @@ long dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
     return rc == DIF_OK ? (long)w : rc;
 }
 
+long dif_agg_snapshot(struct dif_state *st, unsigned cpu, void *out, size_t len,
+                      uint32_t *cursor)
+{
+    return dif_agg_copy(st, cpu, out, len, cursor, false);
+}
+
 long dif_agg_part(struct dif_state *st, unsigned cpu, uint32_t gen, void *out, size_t len,
                   uint32_t *cursor)
 {
@@ -288,7 +302,7 @@ long dif_agg_part(struct dif_state *st, unsigned cpu, uint32_t gen, void *out, s
     uint8_t *o = out;
     if (len < sizeof part)
         return DIF_ESMALL;
-    long n = dif_agg_snapshot(st, cpu, o + sizeof part, len - sizeof part, cursor);
+    long n = dif_agg_copy(st, cpu, o + sizeof part, len - sizeof part, cursor, true);
     if (n < 0)
         n = 0;                             /* nothing more can come out: end this CPU's part */
     for (long at = 0; at < n; part.nrecs++) {

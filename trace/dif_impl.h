@@ -262,8 +262,9 @@ const struct hvt_dif_probe *dif_probe_lookup(const struct hvt_dif_probe *p, uint
 uint32_t dif_agg_nbuckets(const struct hvt_dif_agg *a, const char **why);
 uint32_t dif_llquantize_bucket(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
                                int64_t v);
+/* w: the quantizations' bucket increment (AGGW's weight, else 1) */
 void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
-                   uint32_t key_len, int64_t v);
+                   uint32_t key_len, int64_t v, int64_t w);
 void dif_agg_clear(struct dif_state *st, uint32_t agg);
 size_t dif_agg_cpu_size(uint32_t aggsize, uint32_t *nhash);
 

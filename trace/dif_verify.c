@@ -17,8 +17,9 @@
  *    fall-through and every branch to it: types that differ merge to none), and so does the
  *    tuple being built (merging two different tuples makes it unusable). Reading a register
  *    that holds none is refused, integer ops take integers, string ops strings, stores the
- *    variable's type, LDAV/STAV/AGG a tuple of the variable's / aggregation's key types, and
- *    recording (EMIT, STACK, USTACK, EXIT) follows an ACT on every path; speculations keep DTrace's
+ *    variable's type, LDAV/STAV/AGG/AGGW a tuple of the variable's / aggregation's key types
+ *    (AGGW a quantization: its weight only there), and recording (EMIT, STACK, USTACK, EXIT)
+ *    follows an ACT on every path; speculations keep DTrace's
  *    order on every path (dif_check_spec_order);
  *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
  * Unreachable insns get the structural checks only (they never run).
@@ -108,6 +109,7 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_SPECNEW] = { 1, 0, 0, IK_ZERO }, [HVT_DIF_OP_SPECULATE] = { 0, 1, 0, IK_ZERO },
     [HVT_DIF_OP_COMMIT] = { 0, 1, 0, IK_ZERO },  [HVT_DIF_OP_DISCARD] = { 0, 1, 0, IK_ZERO },
     [HVT_DIF_OP_USTACK] = { 0, 0, 0, IK_USTACK },
+    [HVT_DIF_OP_AGGW] = { 0, 1, 1, IK_AGG },
 };
 
 /* The image's sections, once the header is checked */
@@ -258,7 +260,7 @@ static const char *dif_check_spec_order(const struct hvt_dif_insn *in, uint64_t 
         if (s & (VS_SPEC_ANY | VS_COMM_ANY))
             return "COMMIT after a SPECULATE or COMMIT";
         return NULL;
-    case HVT_DIF_OP_AGG:
+    case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW:
         if (s & VS_COMM_ANY)
             return "aggregating after a COMMIT";
         __attribute__((fallthrough));
@@ -403,6 +405,17 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
             return why;
         if (a->fn != HVT_DIF_AGG_COUNT)
             NEED(in->ra, HVT_DIF_T_INT);
+        break;
+    }
+    case HVT_DIF_OP_AGGW: {                /* a weight: the quantizations only, as DTrace */
+        const struct hvt_dif_agg *a = &v->aggs[in->imm];
+        if (a->fn != HVT_DIF_AGG_QUANTIZE && a->fn != HVT_DIF_AGG_LQUANTIZE &&
+            a->fn != HVT_DIF_AGG_LLQUANTIZE)
+            return "a weight on an aggregation that is not a quantization";
+        if ((why = dif_tuple_match(s, a->nkeys, a->key_types)))
+            return why;
+        NEED(in->ra, HVT_DIF_T_INT);
+        NEED(in->rb, HVT_DIF_T_INT);
         break;
     }
     case HVT_DIF_OP_AGGCLR:

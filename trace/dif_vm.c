@@ -349,10 +349,12 @@ static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
         return true;
     }
     const struct hvt_dif_agg *a = &st->aggs[idx];
-    if (!dif_tuple_is(r->c, a->nkeys, a->key_types))
+    if (!dif_tuple_is(r->c, a->nkeys, a->key_types) ||
+        (in->op == HVT_DIF_OP_AGGW && a->fn < HVT_DIF_AGG_QUANTIZE))
         return dif_illop(r);
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
-    dif_agg_apply(st, r->c, idx, r->c->tuple, r->c->tuple_len, v);
+    int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)r->reg[R(in->rb)] : 1;
+    dif_agg_apply(st, r->c, idx, r->c->tuple, r->c->tuple_len, v, w);
     return true;
 }
 
@@ -462,7 +464,7 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
         case HVT_DIF_OP_EXIT:
             ok = dif_op_rec(r, in);
             break;
-        case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: ok = dif_op_agg(r, in); break;
+        case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: case HVT_DIF_OP_AGGW: ok = dif_op_agg(r, in); break;
         case HVT_DIF_OP_SPECNEW: dif_spec_new(r, rd); break;
         case HVT_DIF_OP_SPECULATE:
             ok = r->rt[ra] == DIF_RT_INT ? dif_spec_speculate(r, a) : dif_illop(r);

@@ -30,6 +30,8 @@ static bool loaded;                        /* firings may use st (read under inf
 static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
 static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
 static uint32_t op_begin, op_end, op_snap; /* pending: BEGIN; END; a snapshot's generation */
+static bool snap_running;                  /* a CPU is sending a snapshot (one at a time: the
+                                              host sees generations in order, never mixed) */
 static uint32_t snap_gen;
 static uint8_t *snap_buf;
 static struct hvt_d_status status;         /* counters (the LOAD fields per load) */
@@ -188,7 +190,8 @@ static void drain_cpu(unsigned self, unsigned c)
 }
 
 /* Every CPU's aggregations at generation gen: per CPU a run of messages, the last one flagged.
- * The caller is inside enter(). */
+ * Each part takes its values out of the CPU's table (the host adds the parts up). The caller
+ * is inside enter(), and the only CPU sending a snapshot (snap_running). */
 static void snapshot_all(unsigned self, uint32_t gen)
 {
     for (unsigned c = 0; c < hv_cpu_count(); c++) {
@@ -196,7 +199,11 @@ static void snapshot_all(unsigned self, uint32_t gen)
         long n;
         do {
             n = dif_agg_part(st, c, gen, snap_buf, SNAP_BUF, &cursor);
-            if (trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, (size_t)n) == TRACE_SINK_NO_STREAM) {
+            enum trace_sink_sent s = trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, (size_t)n);
+            if (s == TRACE_SINK_DROPPED)   /* the part took its values out: they are gone */
+                hv_log("hvtrace: D aggregation snapshot %u of CPU %u: a part was lost on the link\n",
+                       gen, c);
+            if (s == TRACE_SINK_NO_STREAM) {
                 char head[64];
                 hv_snprintf(head, sizeof head, "HVT-DAGGB %u %lu\n", c, (uint64_t)n);
                 trace_sink_debug_blob(head, snap_buf, (size_t)n);
@@ -276,8 +283,12 @@ static void on_fire(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const
 static void run_ops(unsigned cpu, struct guest_regs *g)
 {
     spin_lock(&op_lock);
-    uint32_t begin = op_begin, end = op_end, snap = op_snap;
-    op_begin = op_end = op_snap = 0;
+    uint32_t begin = op_begin, end = op_end, snap = snap_running ? 0 : op_snap;
+    op_begin = op_end = 0;
+    if (snap) {                            /* else left for an exit after the running one */
+        op_snap = 0;
+        snap_running = true;
+    }
     spin_unlock(&op_lock);
     static const uint64_t zero[6];
     struct probe_who who;
@@ -292,8 +303,10 @@ static void run_ops(unsigned cpu, struct guest_regs *g)
     if (begin || end || snap)
         for (unsigned c = 0; c < hv_cpu_count(); c++)
             drain_cpu(cpu, c);             /* the records before the aggregations they led to */
-    if (snap)
+    if (snap) {
         snapshot_all(cpu, snap);
+        __atomic_store_n(&snap_running, false, __ATOMIC_RELEASE);
+    }
 }
 
 void dprobe_poll(struct guest_regs *g)
@@ -426,6 +439,7 @@ static int finish_load(void)
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
     op_begin = op_end = op_snap = 0;
+    snap_running = false;
     tracer_stopped = false;
     __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
     hv_log("hvtrace: D program loaded: %u bytes, %u clauses, %u probes, %lu bytes of state\n",

@@ -391,6 +391,8 @@ static int why_fail(char *why, size_t whylen, const char *fmt, ...)
     return -1;
 }
 
+/* The snapshot parts are deltas (the hypervisor resets what it sends): a CPU's copy is their
+ * sum. A part is checked whole before any of it counts. */
 int d_aggs_snap_begin(d_aggs *a, unsigned cpu, uint64_t gen, char *why, size_t whylen)
 {
     d_acpu *c = cpu_of(a, cpu);
@@ -399,10 +401,66 @@ int d_aggs_snap_begin(d_aggs *a, unsigned cpu, uint64_t gen, char *why, size_t w
     if (c->have && gen <= c->gen)
         return why_fail(why, whylen, "snapshot %llu of CPU %u is not newer than %llu",
                         (unsigned long long)gen, cpu, (unsigned long long)c->gen);
-    d_atab_free(&c->pend);
     c->pending = 1;
     c->bad = 0;
     c->pgen = gen;
+    return 0;
+}
+
+/* The checked part in c->pend added into c->cur. */
+static int add_part(d_aggs *a, d_acpu *c)
+{
+    for (uint32_t i = 0; i < c->pend.n; i++) {
+        const d_aent *e = &c->pend.e[i];
+        const d_agg *ag = &a->p->aggs[e->agg];
+        int64_t j = d_atab_find(&c->cur, e->agg, e->key, e->klen, e->hash);
+        if (j >= 0) {
+            d_agg_merge(ag->fn, c->cur.e[j].v, e->v, ag->nbuckets);
+            continue;
+        }
+        if ((j = d_atab_add(&c->cur, e->agg, e->key, e->klen, e->hash, ag->nbuckets)) < 0)
+            return -1;
+        memcpy(c->cur.e[j].v, e->v, (size_t)ag->nbuckets * sizeof *e->v);
+    }
+    return 0;
+}
+
+static int part_records(d_aggs *a, d_acpu *c, unsigned cpu, const void *recs, size_t len,
+                        char *why, size_t whylen)
+{
+    const uint8_t *b = recs;
+    for (size_t at = 0; at < len;) {
+        struct hvt_dagg_rec r;
+        if (len - at < sizeof r)
+            return why_fail(why, whylen, "aggregation record truncated (%zu bytes left)", len - at);
+        memcpy(&r, b + at, sizeof r);
+        const d_agg *ag = r.agg < a->p->naggs ? &a->p->aggs[r.agg] : NULL;
+        uint64_t want = sizeof r + (uint64_t)r.key_len + (uint64_t)r.nbuckets * 8;
+        if (r.len != want || r.len > len - at || r.len % 8)
+            return why_fail(why, whylen, "aggregation record of %u bytes (header says key %u, %u values)",
+                            r.len, r.key_len, r.nbuckets);
+        if (r.cpu != cpu)
+            return why_fail(why, whylen, "aggregation record of CPU %u in the snapshot of CPU %u", r.cpu, cpu);
+        if (!ag || a->hdr[r.agg] == UINT32_MAX)
+            return why_fail(why, whylen, "aggregation index %u is not the program's", r.agg);
+        if (r.nbuckets != ag->nbuckets)
+            return why_fail(why, whylen, "@%s: %u values, the program has %u", ag->name, r.nbuckets,
+                            ag->nbuckets);
+        uint8_t kbuf[HVT_DIF_KEY_MAX];
+        if (r.key_len > sizeof kbuf)
+            return why_fail(why, whylen, "@%s: key of %u bytes", ag->name, r.key_len);
+        char kwhy[128];
+        if (key_check(a, ag, b + at + sizeof r, r.key_len, kbuf, kwhy, sizeof kwhy) < 0)
+            return why_fail(why, whylen, "@%s: %s", ag->name, kwhy);
+        uint32_t h = hash_key(r.agg, kbuf, r.key_len);
+        if (d_atab_find(&c->pend, r.agg, kbuf, r.key_len, h) >= 0)
+            return why_fail(why, whylen, "@%s: a key twice in one snapshot", ag->name);
+        int64_t i = d_atab_add(&c->pend, r.agg, kbuf, r.key_len, h, r.nbuckets);
+        if (i < 0)
+            return why_fail(why, whylen, "out of memory");
+        memcpy(c->pend.e[i].v, b + at + sizeof r + r.key_len, (size_t)r.nbuckets * 8);
+        at += r.len;
+    }
     return 0;
 }
 
@@ -413,42 +471,13 @@ int d_aggs_snap_add(d_aggs *a, unsigned cpu, uint64_t gen, const void *recs, siz
     if (!c || !c->pending || c->pgen != gen)
         return why_fail(why, whylen, "aggregation records for CPU %u outside its snapshot %llu", cpu,
                         (unsigned long long)gen);
-    const uint8_t *b = recs;
-    for (size_t at = 0; at < len;) {
-        struct hvt_dagg_rec r;
-        if (len - at < sizeof r) {
-            c->bad = 1;
-            return why_fail(why, whylen, "aggregation record truncated (%zu bytes left)", len - at);
-        }
-        memcpy(&r, b + at, sizeof r);
-        const d_agg *ag = r.agg < a->p->naggs ? &a->p->aggs[r.agg] : NULL;
-        uint64_t want = sizeof r + (uint64_t)r.key_len + (uint64_t)r.nbuckets * 8;
-        if (r.len != want || r.len > len - at || r.len % 8)
-            return c->bad = 1, why_fail(why, whylen, "aggregation record of %u bytes (header says key %u, %u values)",
-                                        r.len, r.key_len, r.nbuckets);
-        if (r.cpu != cpu)
-            return c->bad = 1, why_fail(why, whylen, "aggregation record of CPU %u in the snapshot of CPU %u", r.cpu, cpu);
-        if (!ag || a->hdr[r.agg] == UINT32_MAX)
-            return c->bad = 1, why_fail(why, whylen, "aggregation index %u is not the program's", r.agg);
-        if (r.nbuckets != ag->nbuckets)
-            return c->bad = 1, why_fail(why, whylen, "@%s: %u values, the program has %u", ag->name, r.nbuckets,
-                                        ag->nbuckets);
-        uint8_t kbuf[HVT_DIF_KEY_MAX];
-        if (r.key_len > sizeof kbuf)
-            return c->bad = 1, why_fail(why, whylen, "@%s: key of %u bytes", ag->name, r.key_len);
-        char kwhy[128];
-        if (key_check(a, ag, b + at + sizeof r, r.key_len, kbuf, kwhy, sizeof kwhy) < 0)
-            return c->bad = 1, why_fail(why, whylen, "@%s: %s", ag->name, kwhy);
-        uint32_t h = hash_key(r.agg, kbuf, r.key_len);
-        if (d_atab_find(&c->pend, r.agg, kbuf, r.key_len, h) >= 0)
-            return c->bad = 1, why_fail(why, whylen, "@%s: a key twice in one snapshot", ag->name);
-        int64_t i = d_atab_add(&c->pend, r.agg, kbuf, r.key_len, h, r.nbuckets);
-        if (i < 0)
-            return c->bad = 1, why_fail(why, whylen, "out of memory");
-        memcpy(c->pend.e[i].v, b + at + sizeof r + r.key_len, (size_t)r.nbuckets * 8);
-        at += r.len;
-    }
-    return 0;
+    int rc = part_records(a, c, cpu, recs, len, why, whylen);
+    if (rc == 0 && add_part(a, c) < 0)
+        rc = why_fail(why, whylen, "out of memory");
+    d_atab_free(&c->pend);
+    if (rc < 0)
+        c->bad = 1;
+    return rc;
 }
 
 int d_aggs_snap_end(d_aggs *a, unsigned cpu, uint64_t gen, char *why, size_t whylen)
@@ -458,15 +487,10 @@ int d_aggs_snap_end(d_aggs *a, unsigned cpu, uint64_t gen, char *why, size_t why
         return why_fail(why, whylen, "end of snapshot %llu of CPU %u that did not begin",
                         (unsigned long long)gen, cpu);
     c->pending = 0;
-    if (c->bad) {
-        d_atab_free(&c->pend);
-        return why_fail(why, whylen, "snapshot %llu of CPU %u had bad records: kept the previous one",
-                        (unsigned long long)gen, cpu);
-    }
-    d_atab_free(&c->cur);
-    c->cur = c->pend;
-    memset(&c->pend, 0, sizeof c->pend);
     c->gen = gen;
     c->have = 1;
+    if (c->bad)
+        return why_fail(why, whylen, "snapshot %llu of CPU %u had bad records: that part was left out",
+                        (unsigned long long)gen, cpu);
     return 0;
 }

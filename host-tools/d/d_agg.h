@@ -5,10 +5,12 @@
  *
  * Contract:
  *  - A snapshot is every aggregation of one CPU at one time: snap_begin(cpu, gen), then runs
- *    of struct hvt_dagg_rec (snap_add), then snap_end(cpu, gen). Only a snapshot that ends
- *    (the generation of its begin, nothing malformed in it) replaces the CPU's previous one. A
- *    begin whose generation is not newer than the CPU's current snapshot is refused; a newer
- *    begin drops an unfinished one.
+ *    of struct hvt_dagg_rec (snap_add), then snap_end(cpu, gen). Its values are what the CPU
+ *    aggregated since its previous snapshot (the hypervisor resets what it sends, as DTrace's
+ *    buffer switch does): the host's copy of a CPU is their sum, each snap_add run added as
+ *    soon as it is checked whole (a bad run is left out and reported). A begin whose
+ *    generation is not newer than the CPU's last one is refused; a newer begin ends an
+ *    unfinished one.
  *  - Every record is checked (aggregation index, the CPU, lengths, nbuckets, the key against
  *    the aggregation's key types, strings at most strsize-1 bytes, zero padding); a bad record
  *    spoils its snapshot, which is then refused at its end. Keys made by sym() (D_V_KSYM) are
@@ -19,11 +21,11 @@
  *  - Bucket layouts: quantize has DTrace's 127 buckets; lquantize levels+2 and llquantize
  *    DTrace's count of buckets, computed from the parameters; slots before them (nbuckets is
  *    larger) are a header the printing ignores.
- *  - trunc(@a, n) keeps the n largest (n < 0: smallest; 0: none) and hides the others until
- *    they change: their merged values are remembered and subtracted from later ones (min and
- *    max stay hidden while their value is the remembered one). clear() zeros the host's copy
- *    (the hypervisor zeros its own); what trunc() removed stays removed until it changes from
- *    zero. normalize() applies to the entries that exist when it runs, as in DTrace.
+ *  - trunc(@a, n) keeps the n largest (n < 0: smallest; 0: none) and removes the others, as
+ *    DTrace: their sums go back to a new key's values and they stay hidden until a snapshot
+ *    changes them (then they show what came since, a smaller max too). clear() zeros the host's sum (min
+ *    and max back to INT64_MAX / INT64_MIN, as a new key starts): later snapshots add to it;
+ *    what trunc() removed stays removed until it changes from zero. normalize() applies to the entries that exist when it runs, as in DTrace.
  *  - Printing (d_aggs_printa, d_aggs_print_rest) follows DTrace: sorted by value then key
  *    (options below), keys " %16lld" / " %8d" / " %5d" / " %3d" by size and "  %-50s" for
  *    strings, values " %16lld", quantize/lquantize/llquantize distributions with one zero row
@@ -40,6 +42,7 @@ typedef struct {
     int sortkey;          /* aggsortkey: by key first */
     int sortrev;          /* aggsortrev: reversed (aggregations too, as DTrace) */
     int keypos;           /* aggsortkeypos: the key sorted on first */
+    int sortpos;          /* aggsortpos: printa() of several: the aggregation sorted on first */
 } d_aggopt;
 
 /* strsize: bytes of a string value with its NUL (the image's), 0: 256. */
@@ -64,6 +67,12 @@ void d_aggs_denormalize(d_aggs *a, int agg);
  * aggregation printed. */
 int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt *opt,
                   char *err, size_t errlen);
+/* printa(fmt, @agg, @x[0], ...): DTrace's joined walk: one line per key of any of them, each
+ * %@ taking the next aggregation's value (0 where it lacks the key); sorted on the values of
+ * aggregation sortpos, then the others in order, then the key (aggsortkey: the key first).
+ * n 0: as d_aggs_printa. Marks them all printed. */
+int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, const char *fmt,
+                         const d_aggopt *opt, char *err, size_t errlen);
 /* At the end: every aggregation not printed by printa(), in DTrace's order. */
 int d_aggs_print_rest(d_aggs *a, d_out *o, const d_aggopt *opt);
 

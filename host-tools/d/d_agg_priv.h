@@ -18,7 +18,8 @@ typedef struct {
     uint8_t *key;         /* canonical encoding (zero padding, sym() keys at their symbol) */
     int64_t *v;           /* the aggregation's nbuckets values */
     uint64_t normal;      /* meta table: normalize()'s factor (1: none) */
-    int64_t *base;        /* meta table: values remembered by trunc(), or NULL */
+    int64_t *base;        /* meta table: trunc() removed it: hidden while the merged values
+                             are these (a new key's), or NULL */
 } d_aent;
 
 typedef struct {
@@ -50,6 +51,19 @@ struct d_aggs {
  * printing order under opt, 1 value then key ascending (trunc), 2 the same descending. */
 int d_aggs_view(d_aggs *a, int agg, const d_aggopt *opt, int mode, d_atab *t, d_aent ***out);
 void d_atab_free(d_atab *t);
+
+/* printa() of several aggregations: one row per key in any of them, rows[r][i] the entry of
+ * aggregation i (a zero one where it lacks the key), sorted as DTrace's joined walk. */
+#define D_JOIN_MAX 16
+typedef struct {
+    int n, nrows;
+    d_aent ***rows;
+    d_aent **cells;
+    d_atab tabs[D_JOIN_MAX];
+    d_atab zeros;
+} d_join;
+int d_aggs_joined(d_aggs *a, const int *aggs, int n, const d_aggopt *opt, d_join *jv);
+void d_join_free(d_join *jv);
 /* The entry of (agg, key) with hash h (d_agg_hash), or -1. */
 int64_t d_atab_find(const d_atab *t, uint16_t agg, const uint8_t *k, uint32_t klen, uint32_t h);
 /* A new entry with nb zero values (nb 0: none); its index, or -1 (out of memory). */

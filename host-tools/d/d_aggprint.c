@@ -233,18 +233,24 @@ static void print_entry(d_aggs *a, d_out *o, int agg, const d_aent *e)
 
 typedef struct {
     d_aggs *a;
-    int agg;
-    const d_aent *e;
+    const int *aggs;      /* the printa()'s aggregations */
+    d_aent *const *es;    /* their entries for this key */
+    int n, k;             /* how many; the next %@'s (one aggregation: every %@ is its) */
 } aggval;
 
 /* %@ of a printa() format: count is unsigned, the others signed (DTrace's agg types); the
  * quantizations print their distribution whatever the conversion says. */
 static int printa_value(void *ctx, d_out *o, const d_pfspec *sp, char *err, size_t errlen)
 {
-    const aggval *x = ctx;
-    const d_agg *ag = &x->a->p->aggs[x->agg];
-    const d_aent *e = x->e;
-    if (print_dist(x->a, o, ag, x->agg, e))
+    aggval *x = ctx;
+    if (x->n > 1 && x->k >= x->n) {
+        snprintf(err, errlen, "%%@ #%d: printa() has %d aggregations", x->k + 1, x->n);
+        return -1;
+    }
+    int i = x->n > 1 ? x->k++ : 0;
+    const d_agg *ag = &x->a->p->aggs[x->aggs[i]];
+    const d_aent *e = x->es[i];
+    if (print_dist(x->a, o, ag, x->aggs[i], e))
         return 0;
     if (!strchr("diuoxXc", sp->conv)) {
         snprintf(err, errlen, "%%@%c cannot print an aggregation's value", sp->conv);
@@ -291,13 +297,65 @@ int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt 
         d_value k[HVT_DIF_TUPLE_MAX];
         const d_agg *ag = &a->p->aggs[agg];
         int nk = d_agg_key_values(ag, v[i]->key, v[i]->klen, k);
-        aggval x = {a, agg, v[i]};
+        aggval x = {a, &agg, &v[i], 1, 0};
         if (d_printf_format(o, fmt, k, nk, &a->sy, printa_value, &x, err, errlen) < 0)
             rc = -1;
     }
     a->printed[agg] = 1;
     free(v);
     d_atab_free(&t);
+    return rc;
+}
+
+static int same_keys(const d_agg *x, const d_agg *y)
+{
+    if (x->nkeys != y->nkeys)
+        return 0;
+    for (int k = 0; k < x->nkeys && k < HVT_DIF_TUPLE_MAX; k++)
+        if (x->keys[k].type != y->keys[k].type || x->keys[k].size != y->keys[k].size)
+            return 0;
+    return 1;
+}
+
+int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, const char *fmt,
+                         const d_aggopt *opt, char *err, size_t errlen)
+{
+    if (n <= 0)
+        return d_aggs_printa(a, o, agg, fmt, opt, err, errlen);
+    int all[D_JOIN_MAX];
+    if (!fmt || n + 1 > D_JOIN_MAX) {
+        snprintf(err, errlen, "printa() of %d aggregations %s", n + 1, fmt ? "is too many" : "needs a format");
+        return -1;
+    }
+    all[0] = agg;
+    for (int i = 0; i < n; i++)
+        all[i + 1] = x[i];
+    for (int i = 0; i <= n; i++)
+        if (all[i] < 0 || all[i] >= a->p->naggs || !same_keys(&a->p->aggs[all[i]], &a->p->aggs[agg])) {
+            snprintf(err, errlen, "printa() of aggregation %d: not one with @%s's keys", all[i],
+                     a->p->aggs[agg].name);
+            return -1;
+        }
+    d_join jv;
+    if (d_aggs_joined(a, all, n + 1, opt, &jv) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (int r = 0; r < jv.nrows && !rc; r++) {
+        d_value k[HVT_DIF_TUPLE_MAX];
+        const d_aent *e = jv.rows[r][0];
+        /* the key of whichever aggregation has it: the zero entries have none */
+        for (int i = 0; i <= n && !e->klen && a->p->aggs[agg].nkeys; i++)
+            e = jv.rows[r][i];
+        int nk = d_agg_key_values(&a->p->aggs[agg], e->key, e->klen, k);
+        aggval xv = {a, all, jv.rows[r], n + 1, 0};
+        if (d_printf_format(o, fmt, k, nk, &a->sy, printa_value, &xv, err, errlen) < 0)
+            rc = -1;
+    }
+    for (int i = 0; i <= n; i++)
+        a->printed[all[i]] = 1;
+    d_join_free(&jv);
     return rc;
 }
 

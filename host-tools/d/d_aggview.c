@@ -197,13 +197,22 @@ int d_aggs_view(d_aggs *a, int agg, const d_aggopt *opt, int mode, d_atab *t, d_
 
 /* --- host-side actions --- */
 
+/* The values a key starts with, as the hypervisor resets them (count 0, min INT64_MAX, ...):
+ * later snapshots (deltas) add to them. */
+static void reset_vals(uint8_t fn, int64_t *v, uint32_t nb, uint32_t hdr)
+{
+    memset(v + hdr, 0, (nb - hdr) * sizeof *v);
+    if (fn == HVT_DIF_AGG_MIN || fn == HVT_DIF_AGG_MAX)
+        v[0] = fn == HVT_DIF_AGG_MIN ? INT64_MAX : INT64_MIN;
+}
+
 void d_aggs_clear(d_aggs *a, int agg)
 {
     if (agg < 0 || agg >= a->p->naggs || a->hdr[agg] == UINT32_MAX)
         return;
     uint32_t nb = a->p->aggs[agg].nbuckets, hdr = a->hdr[agg];
-    /* what shows now stays, at zero; what trunc() removed stays removed until it changes from
-     * zero (the hypervisor zeros its copy too) */
+    uint8_t fn = a->p->aggs[agg].fn;
+    /* what shows now stays, at zero; what trunc() removed stays removed until it changes */
     d_atab t;
     d_aent **v;
     int n = d_aggs_view(a, agg, NULL, 1, &t, &v);
@@ -216,23 +225,23 @@ void d_aggs_clear(d_aggs *a, int agg)
     }
     free(v);
     d_atab_free(&t);
-    for (uint32_t i = 0; i < a->meta.n; i++)
-        if (a->meta.e[i].agg == agg && a->meta.e[i].base)
-            memset(a->meta.e[i].base, 0, nb * sizeof *a->meta.e[i].base);
-    for (uint32_t c = 0; c < a->ncpu; c++)
-        for (int w = 0; w < 2; w++) {
-            d_atab *t = w ? &a->cpu[c].pend : &a->cpu[c].cur;
-            for (uint32_t i = 0; i < t->n; i++)
-                if (t->e[i].agg == agg)
-                    memset(t->e[i].v + hdr, 0, (nb - hdr) * sizeof *t->e[i].v);
-        }
+    for (uint32_t c = 0; c < a->ncpu; c++) {
+        d_atab *ct = &a->cpu[c].cur;
+        for (uint32_t i = 0; i < ct->n; i++)
+            if (ct->e[i].agg == agg)
+                reset_vals(fn, ct->e[i].v, nb, hdr);
+    }
 }
 
+/* DTrace removes the entries trunc() drops from its copy; a later snapshot that brings one
+ * something new makes it again. Here: every CPU's sum of the key goes back to its start and
+ * the key stays hidden while the merged values are that start (meta base). */
 void d_aggs_trunc(d_aggs *a, int agg, int64_t n)
 {
-    if (agg < 0 || agg >= a->p->naggs)
+    if (agg < 0 || agg >= a->p->naggs || a->hdr[agg] == UINT32_MAX)
         return;
     const d_agg *ag = &a->p->aggs[agg];
+    uint32_t nb = ag->nbuckets, hdr = a->hdr[agg];
     d_atab t;
     d_aent **v;
     int cnt = d_aggs_view(a, agg, NULL, n < 0 ? 1 : 2, &t, &v);
@@ -241,18 +250,15 @@ void d_aggs_trunc(d_aggs *a, int agg, int64_t n)
         if ((uint64_t)i < keep)
             continue;
         d_aent *m = d_aggs_meta(a, v[i]);
-        if (!m)
+        if (!m || (!m->base && !(m->base = calloc(nb, sizeof *m->base))))
             break;
         m->normal = 1;    /* when it comes back it is a new entry */
-        if (!m->base) {
-            if (!(m->base = calloc(ag->nbuckets, sizeof *m->base)))
-                break;
-        } else if (ag->fn != HVT_DIF_AGG_MIN && ag->fn != HVT_DIF_AGG_MAX) {
-            /* the view was already less the old base: the new base is the raw value */
-            d_agg_merge(ag->fn, m->base, v[i]->v, ag->nbuckets);
-            continue;
+        reset_vals(ag->fn, m->base, nb, hdr);
+        for (uint32_t c = 0; c < a->ncpu; c++) {
+            int64_t j = d_atab_find(&a->cpu[c].cur, v[i]->agg, v[i]->key, v[i]->klen, v[i]->hash);
+            if (j >= 0)
+                reset_vals(ag->fn, a->cpu[c].cur.e[j].v, nb, hdr);
         }
-        memcpy(m->base, v[i]->v, ag->nbuckets * sizeof *m->base);
     }
     free(v);
     d_atab_free(&t);
@@ -279,4 +285,115 @@ void d_aggs_denormalize(d_aggs *a, int agg)
     for (uint32_t i = 0; i < a->meta.n; i++)
         if (a->meta.e[i].agg == agg)
             a->meta.e[i].normal = 1;
+}
+
+/* --- printa() of several aggregations: DTrace's joined walk --- */
+
+typedef struct {
+    sortctx s[D_JOIN_MAX];
+    int n, keysort, rev, pos;
+} joinctx;
+
+/* A row's key: any entry's but the zero ones' (which have none) */
+static const d_aent *rowkey(d_aent *const *row, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (row[i]->klen)
+            return row[i];
+    return row[0];
+}
+
+static int rowcmp(const void *pl, const void *pr, void *ctx)
+{
+    const joinctx *j = ctx;
+    d_aent *const *l = *(d_aent *const *const *)pl, *const *r = *(d_aent *const *const *)pr;
+    int c = j->keysort ? keycmp(&j->s[0], rowkey(l, j->n), rowkey(r, j->n)) : 0;
+    /* the sorting aggregation's value, then the others' in order (DTrace's bundle) */
+    for (int i = -1; !c && i < j->n; i++) {
+        int k = i < 0 ? j->pos : i;
+        if (i >= 0 && k == j->pos)
+            continue;
+        c = valcmp(&j->s[k], l[k], r[k]);
+    }
+    if (!c && !j->keysort)
+        c = keycmp(&j->s[0], rowkey(l, j->n), rowkey(r, j->n));
+    return j->rev ? -c : c;
+}
+
+static uint32_t rowhash(const uint8_t *k, uint32_t n)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ k[i]) * 16777619u;
+    return h;
+}
+
+int d_aggs_joined(d_aggs *a, const int *aggs, int n, const d_aggopt *opt, d_join *jv)
+{
+    memset(jv, 0, sizeof *jv);
+    if (n < 1 || n > D_JOIN_MAX)
+        return -1;
+    jv->n = n;
+    d_atab keys = {0};
+    d_aent ***vis = calloc((size_t)n, sizeof *vis);
+    int *cnt = calloc((size_t)n, sizeof *cnt), rc = -1;
+    if (!vis || !cnt)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if ((cnt[i] = d_aggs_view(a, aggs[i], NULL, 1, &jv->tabs[i], &vis[i])) < 0)
+            goto out;
+        const d_agg *ag = &a->p->aggs[aggs[i]];
+        /* a key this aggregation lacks prints its value as 0, as DTrace's zero-filled data */
+        int64_t z = d_atab_add(&jv->zeros, (uint16_t)aggs[i], (const uint8_t *)"", 0, 0, ag->nbuckets);
+        if (z < 0)
+            goto out;
+    }
+    for (int i = 0; i < n; i++)
+        for (int e = 0; e < cnt[i]; e++) {
+            const d_aent *x = vis[i][e];
+            uint32_t h = rowhash(x->key, x->klen);
+            int64_t r = d_atab_find(&keys, 0, x->key, x->klen, h);
+            if (r < 0) {
+                if ((r = d_atab_add(&keys, 0, x->key, x->klen, h, 0)) < 0)
+                    goto out;
+                d_aent **nr = realloc(jv->cells, ((size_t)r + 1) * (size_t)n * sizeof *nr);
+                if (!nr)
+                    goto out;
+                jv->cells = nr;
+                for (int k = 0; k < n; k++)
+                    nr[(size_t)r * n + k] = &jv->zeros.e[k];
+            }
+            jv->cells[(size_t)r * n + i] = vis[i][e];
+        }
+    jv->nrows = (int)keys.n;
+    if (!(jv->rows = malloc(((size_t)jv->nrows + 1) * sizeof *jv->rows)))
+        goto out;
+    for (int r = 0; r < jv->nrows; r++)
+        jv->rows[r] = &jv->cells[(size_t)r * n];
+    joinctx j = { .n = n, .keysort = opt && opt->sortkey, .rev = opt && opt->sortrev,
+                  .pos = opt && opt->sortpos > 0 && opt->sortpos < n ? opt->sortpos : 0 };
+    for (int i = 0; i < n; i++)
+        j.s[i] = (sortctx){a, &a->p->aggs[aggs[i]], a->hdr[aggs[i]], 0, 0,
+                           opt && opt->keypos > 0 ? opt->keypos : 0, 1};
+    qsort_r(jv->rows, (size_t)jv->nrows, sizeof *jv->rows, rowcmp, &j);
+    rc = 0;
+out:
+    for (int i = 0; vis && i < n; i++)
+        free(vis[i]);
+    free(vis);
+    free(cnt);
+    d_atab_free(&keys);
+    if (rc < 0)
+        d_join_free(jv);
+    return rc;
+}
+
+void d_join_free(d_join *jv)
+{
+    for (int i = 0; i < jv->n; i++)
+        d_atab_free(&jv->tabs[i]);
+    d_atab_free(&jv->zeros);
+    free(jv->cells);
+    free(jv->rows);
+    memset(jv, 0, sizeof *jv);
 }

@@ -134,7 +134,7 @@ static const char *order_error(d_cc *cc, int kind, const char *name)
     case D_ACT_EXIT:
         if (o & SO_SPEC) return "exit( ) may not follow speculate( )";
         break;
-    case D_ACT_CLEAR: case D_ACT_STEP: case D_ACT_UNSTEP: case D_ACT_STOP:
+    case D_ACT_STEP: case D_ACT_UNSTEP: case D_ACT_STOP:     /* clear( ) is a record: it waits */
         if (o & SO_SPEC)
             return d_sprintf(cc, "%s( ) may not follow speculate( ) in hvtrace: it takes effect at once, not at the "
                              "commit", name);
@@ -220,18 +220,40 @@ static void action(d_cc *cc, d_node *call)
     }
     case D_ACT_PRINTA: {
         int hasfmt = call->b->kind != N_AGG;
-        if (nargs > 1 + hasfmt) {
-            d_node *extra = arg(call, 1 + hasfmt);
-            d_fail(cc, extra->line, extra->col, "printa( ) of more than one aggregation is not supported by hvtrace");
+        if (!hasfmt && nargs > 1) {
+            d_node *extra = arg(call, 1);
+            d_fail(cc, extra->line, extra->col, "printa( ) of more than one aggregation needs a format string in hvtrace");
         }
         if (hasfmt && nargs == 1)
             d_fail(cc, call->line, call->col, "printa( ) prototype mismatch: 1 arg passed, an aggregation expected");
+        if (nargs - hasfmt > 16)
+            d_fail(cc, call->line, call->col, "printa( ) of more than 16 aggregations is not supported by hvtrace");
         const char *fmt = hasfmt ? str_const(cc, call, 1) : NULL;
-        int g = agg_arg(cc, call, nargs);
-        if (fmt) d_printa_check(cc, fmt, call->b, &cc->aggs[g]);
+        /* printa(fmt, @a, @b, ...): DTrace joins them on their keys, which must be alike */
+        int gs[16], ng = 0;
+        for (int i = 1 + hasfmt; i <= nargs; i++) {
+            gs[ng] = agg_arg(cc, call, i);
+            const d_aggsym *x = &cc->aggs[gs[ng]], *f = &cc->aggs[gs[0]];
+            int same = x->nkeys == f->nkeys;
+            for (int k = 0; same && k < x->nkeys; k++)
+                same = x->keys[k] == f->keys[k];
+            if (!same) {
+                d_node *an = arg(call, i - 1);
+                d_fail(cc, an->line, an->col, "printa( ) argument #%d is incompatible with argument #%d: key signature "
+                       "of @%s differs from @%s", i, 1 + hasfmt, x->name, f->name);
+            }
+            ng++;
+        }
+        if (fmt) d_printa_check_n(cc, fmt, call->b, cc->aggs, gs, ng);
         d_action *a = act_new(cc, call, kind);
-        a->agg = g;
+        a->agg = gs[0];
         if (fmt) a->fmt = xstrdup(cc, fmt);
+        if (ng > 1) {
+            a->xaggs = malloc((size_t)(ng - 1) * sizeof *a->xaggs);
+            if (!a->xaggs) d_nomem(cc);
+            memcpy(a->xaggs, gs + 1, (size_t)(ng - 1) * sizeof *a->xaggs);
+            a->nxaggs = ng - 1;
+        }
         return;
     }
     case D_ACT_STACK: case D_ACT_USTACK: {
@@ -254,9 +276,11 @@ static void action(d_cc *cc, d_node *call)
         return;
     }
     case D_ACT_CLEAR: case D_ACT_DENORMALIZE: {
+        /* both act on the host's copy when the record is consumed, as DTrace's: clear() zeroes
+         * the sum of the snapshots there, after the printa()s before it printed it (the
+         * hypervisor's AGGCLR would lose what was aggregated since the last snapshot) */
         int g = agg_arg(cc, call, 1);
         act_new(cc, call, kind)->agg = g;
-        if (kind == D_ACT_CLEAR) d_emit(cc, HVT_DIF_OP_AGGCLR, 0, 0, 0, g);
         return;
     }
     case D_ACT_TRUNC: case D_ACT_NORMALIZE: {
@@ -308,13 +332,21 @@ static void cg_aggstmt(d_cc *cc, d_node *e)
     d_node *lhs = e->a, *call = e->b;
     int g = lhs->var, rv, keys[HVT_DIF_TUPLE_MAX], nk = 0;
     order(cc, d_node_start(e), K_AGG, NULL);
-    if (cc->aggs[g].fn == HVT_DIF_AGG_COUNT) rv = -1; /* count( ) has no value: AGG's ra is 0, unread */
+    int fn = cc->aggs[g].fn, rw = -1;
+    if (fn == HVT_DIF_AGG_COUNT) rv = -1; /* count( ) has no value: AGG's ra is 0, unread */
     else rv = d_cg_expr(cc, call->b);
+    /* the quantizations' increment, the argument after their parameters: AGGW's weight */
+    int incr = fn == HVT_DIF_AGG_QUANTIZE ? 2 : fn == HVT_DIF_AGG_LQUANTIZE ? 5 : fn == HVT_DIF_AGG_LLQUANTIZE ? 6 : 0;
+    d_node *w = call->b;
+    for (int i = 1; w && i < incr; i++) w = w->next;
+    if (incr && w) rw = d_cg_expr(cc, w);
     if (lhs->kind == N_INDEX) d_cg_tuple(cc, lhs->b, keys, &nk);
     d_cg_push(cc, keys, nk);
-    d_emit(cc, HVT_DIF_OP_AGG, 0, rv < 0 ? 0 : rv, 0, g);
+    if (rw >= 0) d_emit(cc, HVT_DIF_OP_AGGW, 0, rv, rw, g);
+    else d_emit(cc, HVT_DIF_OP_AGG, 0, rv < 0 ? 0 : rv, 0, g);
     for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
     d_cg_rfree(cc, rv);
+    d_cg_rfree(cc, rw);
 }
 
 static void cond(d_cc *cc, d_node *c)

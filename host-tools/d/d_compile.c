@@ -217,16 +217,19 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
         !strcmp(name, "defaultargs") || !strcmp(name, "zdefs") || !strcmp(name, "argref") ||
         !strncmp(name, "aggsort", 7)) {
         int on = 1;
+        long num = 1;                      /* aggsortpos, aggsortkeypos: a number, not a flag */
         if (val) {
             char *end;
-            on = strtol(val, &end, 0) != 0;
-            bad = !*val || *end;
+            num = strtol(val, &end, 0);
+            on = num != 0;
+            bad = !*val || *end || ((!strcmp(name, "aggsortpos") || !strcmp(name, "aggsortkeypos")) &&
+                                    (num < 0 || num > INT32_MAX));
         }
         if (!bad && !strncmp(name, "aggsort", 7)) {
             if (!strcmp(name, "aggsortkey")) cc->aggsortkey = on;
             else if (!strcmp(name, "aggsortrev")) cc->aggsortrev = on;
-            else if (!strcmp(name, "aggsortpos")) cc->aggsortpos = on;
-            else if (!strcmp(name, "aggsortkeypos")) cc->aggsortkeypos = on;
+            else if (!strcmp(name, "aggsortpos")) cc->aggsortpos = (int)num;
+            else if (!strcmp(name, "aggsortkeypos")) cc->aggsortkeypos = (int)num;
             else bad = -1;
         } else if (!bad) {
             if (name[0] == 'q') cc->quiet = on;
@@ -382,6 +385,7 @@ void dprog_free(dprog *p)
         for (int j = 0; j < c->nacts; j++) {
             free(c->acts[j].fmt);
             free(c->acts[j].args);
+            free(c->acts[j].xaggs);
         }
         free(c->acts);
         free(c->stmt_pc);

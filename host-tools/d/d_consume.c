@@ -97,7 +97,7 @@ d_consumer *d_consume_new(const dprog *p, const d_consume_cfg *cfg)
     }
     c->quiet = p->quiet;
     c->flowindent = p->flowindent;
-    c->aopt = (d_aggopt){p->aggsortkey, p->aggsortrev, p->aggsortkeypos};
+    c->aopt = (d_aggopt){p->aggsortkey, p->aggsortrev, p->aggsortkeypos, p->aggsortpos};
     c->aggs = d_aggs_new(p, c->strsize, &cfg->sym);
     c->probe_by_id = malloc(((size_t)p->nprobes + 1) * sizeof *c->probe_by_id);
     if (!c->aggs || !c->probe_by_id) {
@@ -373,6 +373,28 @@ int d_consume_buffer(d_consumer *c, const void *buf, size_t len)
         at += r.len;
     }
     return ret;
+}
+
+int d_consume_buffer_uses_aggs(const d_consumer *c, const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    for (size_t at = 0; len - at >= HDR;) {
+        struct hvt_drec r;
+        memcpy(&r, b + at, HDR);
+        if (r.len < HDR || r.len > len - at)
+            break;                         /* consuming it will say what is wrong */
+        if (r.type == HVT_DREC_DATA && r.clause < c->p->nclauses) {
+            const d_clause *cl = &c->p->clauses[r.clause];
+            for (int i = 0; i < cl->nacts; i++)
+                switch (cl->acts[i].kind) {
+                case D_ACT_PRINTA: case D_ACT_CLEAR: case D_ACT_TRUNC: case D_ACT_NORMALIZE:
+                case D_ACT_DENORMALIZE:
+                    return 1;
+                }
+        }
+        at += r.len;
+    }
+    return 0;
 }
 
 int d_consume_exit_status(const d_consumer *c, int *status)

@@ -67,6 +67,12 @@ int d_consume_record(d_consumer *c, const void *rec, size_t len);
  * or a header was unusable (the rest is skipped), else D_CONSUME_OK. */
 int d_consume_buffer(d_consumer *c, const void *buf, size_t len);
 
+/* 1 if a DATA record in the buffer ran printa(), clear(), trunc(), normalize() or
+ * denormalize(): DTrace applies them to a snapshot of the aggregations taken after the record
+ * was made (right before it reads the buffers), so the caller gets one before it consumes the
+ * buffer (and holds the buffers after it). */
+int d_consume_buffer_uses_aggs(const d_consumer *c, const void *buf, size_t len);
+
 /* 1 and *status if exit() ran. */
 int d_consume_exit_status(const d_consumer *c, int *status);
 

@@ -81,7 +81,14 @@ static void setopt(d_consumer *c, const d_action *a, const d_value *v, int nv)
     else if (!strcmp(o, "flowindent")) c->flowindent = opt_on(val);
     else if (!strcmp(o, "aggsortkey")) c->aopt.sortkey = opt_on(val);
     else if (!strcmp(o, "aggsortrev")) c->aopt.sortrev = opt_on(val);
-    else if (!strcmp(o, "aggsortkeypos")) c->aopt.keypos = num;
+    else if (!strcmp(o, "aggsortkeypos") || !strcmp(o, "aggsortpos")) {
+        char n[24] = "";                   /* the value is a string: "2" */
+        if (val && val->type == D_V_STR && val->slen < sizeof n) {
+            memcpy(n, val->s, val->slen);
+            num = (int)strtol(n, NULL, 0);
+        }
+        *(o[7] == 'k' ? &c->aopt.keypos : &c->aopt.sortpos) = num < 0 ? 0 : num;
+    }
 }
 
 /* DTrace's flow kinds and, for a return, whether the next record is another clause of it. */
@@ -183,7 +190,7 @@ int d_do_data(d_consumer *c, const struct hvt_drec *r, const uint8_t *body, cons
                 d_say(c, "printf() in clause %u (%s): %s", r->clause, cl->where ? cl->where : "?", err);
             break;
         case D_ACT_PRINTA:
-            if (d_aggs_printa(c->aggs, c->out, a->agg, a->fmt, &c->aopt, err, sizeof err) < 0 &&
+            if (d_aggs_printa_joined(c->aggs, c->out, a->agg, a->xaggs, a->nxaggs, a->fmt, &c->aopt, err, sizeof err) < 0 &&
                 c->pf_errs++ < PF_ERRS_SHOWN)
                 d_say(c, "printa() in clause %u (%s): %s", r->clause, cl->where ? cl->where : "?", err);
             break;

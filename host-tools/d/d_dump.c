@@ -26,7 +26,7 @@ static const char *const opnames[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_AGG] = "agg", [HVT_DIF_OP_AGGCLR] = "aggclr", [HVT_DIF_OP_EXIT] = "exit",
     [HVT_DIF_OP_TRACER] = "tracer",
     [HVT_DIF_OP_SPECNEW] = "specnew", [HVT_DIF_OP_SPECULATE] = "spec", [HVT_DIF_OP_COMMIT] = "commit",
-    [HVT_DIF_OP_DISCARD] = "discard", [HVT_DIF_OP_USTACK] = "ustack"};
+    [HVT_DIF_OP_DISCARD] = "discard", [HVT_DIF_OP_USTACK] = "ustack", [HVT_DIF_OP_AGGW] = "aggw"};
 
 static const char *const vnames[HVT_DIF_V__COUNT] = {
     "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9", "pid", "tid", "ppid", "uid", "cpu",
@@ -146,6 +146,7 @@ static void insn(FILE *f, const view *v, const d_clause *dc, const struct hvt_di
     case HVT_DIF_OP_STACK: fprintf(f, "%d bytes", in->imm); break;
     case HVT_DIF_OP_AGG: fprintf(f, "@%s[tuple], r%u", agg_name(v, in->imm), in->ra); break;
     case HVT_DIF_OP_AGGCLR: fprintf(f, "@%s", agg_name(v, in->imm)); break;
+    case HVT_DIF_OP_AGGW: fprintf(f, "@%s[tuple], r%u, weight r%u", agg_name(v, in->imm), in->ra, in->rb); break;
     default: fprintf(f, "r%u, r%u, r%u", in->rd, in->ra, in->rb); break;
     }
 }

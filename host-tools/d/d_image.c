@@ -59,6 +59,7 @@ static void free_clause(d_clause *c)
     for (int j = 0; j < c->nacts; j++) {
         free(c->acts[j].fmt);
         free(c->acts[j].args);
+        free(c->acts[j].xaggs);
     }
     free(c->acts);
     free(c->stmt_pc);

@@ -322,6 +322,8 @@ int d_val_of(d_cc *cc, int tid, d_val *v);       /* recorded-value type of tid; 
 void d_printf_check(d_cc *cc, const char *func, const char *fmt, const d_node *fmtnode,
                     d_node **args, int nargs, int foff, d_val *vals);
 void d_printa_check(d_cc *cc, const char *fmt, const d_node *fmtnode, const d_aggsym *agg);
+/* printa(fmt, @a, @b, ...): the keys are the first's, the k-th %@ the k-th aggregation's value */
+void d_printa_check_n(d_cc *cc, const char *fmt, const d_node *fmtnode, const d_aggsym *aggs, const int *gs, int ng);
 
 /* d_cg.c, d_cg_stmt.c */
 typedef struct d_plist {        /* branches waiting for their target */

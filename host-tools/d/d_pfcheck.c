@@ -177,19 +177,32 @@ void d_printf_check(d_cc *cc, const char *func, const char *fmt, const d_node *f
 
 void d_printa_check(d_cc *cc, const char *fmt, const d_node *fmtnode, const d_aggsym *agg)
 {
+    int g = 0;
+    d_printa_check_n(cc, fmt, fmtnode, agg, &g, 1);
+}
+
+void d_printa_check_n(d_cc *cc, const char *fmt, const d_node *fmtnode, const d_aggsym *aggs, const int *gs, int ng)
+{
     if (!fmt[0]) d_fail(cc, fmtnode->line, fmtnode->col, "printa( ) format string is empty");
     size_t pos = 0;
-    int j = 0;
+    int j = 0, nat = 0;
     pfspec s;
-    int valty = agg->fn == HVT_DIF_AGG_COUNT ? cc->t_u64 : cc->t_i64;
+    const d_aggsym *agg = &aggs[gs[0]];
     for (int i = 1; next_conv(cc, fmtnode, fmt, &pos, i, &s); i++) {
         if (s.conv->check == CK_PCT) continue;
         if (s.flags & (F_DYNW | F_DYNP))
             d_fail(cc, fmtnode->line, fmtnode->col, "printa( ) conversion #%d (%%%s): a '*' width or precision needs a value "
                    "argument, and printa( ) has none", i, s.name);
         if (s.flags & F_AGG) {
+            /* with several aggregations each %@ takes the next one's value */
+            if (ng > 1 && nat >= ng)
+                d_fail(cc, fmtnode->line, fmtnode->col, "printa( ) conversion #%d (%%@%s): %d aggregations, "
+                       "this is %%@ #%d", i, s.name, ng, nat + 1);
+            const d_aggsym *va = &aggs[gs[ng > 1 ? nat : 0]];
+            int valty = va->fn == HVT_DIF_AGG_COUNT ? cc->t_u64 : cc->t_i64;
+            nat++;
             /* the quantizations print their histogram whatever the conversion */
-            if (agg->fn < HVT_DIF_AGG_QUANTIZE && !check(cc, s.conv, valty))
+            if (va->fn < HVT_DIF_AGG_QUANTIZE && !check(cc, s.conv, valty))
                 mismatch(cc, fmtnode, "printa", "aggregating action", i, &s, d_ty_str(cc, valty));
             continue;
         }

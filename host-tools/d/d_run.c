@@ -53,6 +53,17 @@ int d_run_wanted(int argc, char **argv)
     return 0;
 }
 
+#define NEED_ASK UINT32_MAX
+
+/* A buffer of records held back until the aggregation snapshot its printa() needs is in. */
+struct held {
+    struct held *next;
+    uint32_t need;                         /* the snapshot generation it waits for (0: none,
+                                              NEED_ASK: the one asked for after this poll) */
+    size_t len;
+    uint8_t buf[];
+};
+
 struct run {
     const dprog *p;
     d_consumer *con;
@@ -62,10 +73,15 @@ struct run {
     bool have_orc;
     unsigned cpus;
     uint32_t snap_open[HVT_MAX_CPUS];      /* the generation each CPU's snapshot is at */
+    uint32_t snap_done[HVT_MAX_CPUS];      /* the last generation each CPU completed */
     uint32_t want_gen;                     /* END's snapshot */
-    unsigned gen_done;                     /* CPUs whose part of want_gen is complete */
     uint64_t records, bad;                 /* records consumed; malformed messages */
     bool exited;
+    const char *dir, *sock;                /* the collector, for the snapshots printa() needs */
+    char *ans;
+    struct held *held, **held_tail;        /* in arrival order */
+    bool snap_ask;                         /* a held buffer waits for a snapshot to be asked */
+    bool snap_failed;
 };
 
 /* %a, %A, stack(): kernel addresses through the image's symbols and the KASLR slide. */
@@ -100,6 +116,93 @@ static int unwind(void *ctx, const struct hvt_drec *rec, int user, uint64_t rsp,
     return orc_unwind(&r->orc, (uint64_t)r->slide, &regs, rsp, bytes, len, pcs, max, NULL);
 }
 
+/* The oldest generation every CPU has completed. */
+static uint32_t snap_all_done(const struct run *r)
+{
+    uint32_t m = UINT32_MAX;
+    for (unsigned c = 0; c < r->cpus && c < HVT_MAX_CPUS; c++)
+        if (r->snap_done[c] < m)
+            m = r->snap_done[c];
+    return r->cpus ? m : 0;
+}
+
+static void consume(struct run *r, const uint8_t *buf, size_t len)
+{
+    if (d_consume_buffer(r->con, buf, len) == D_CONSUME_EXIT)
+        r->exited = true;
+}
+
+/* The held buffers whose snapshot is in, in their order. */
+static void release_held(struct run *r)
+{
+    uint32_t done = snap_all_done(r);
+    while (r->held && r->held->need <= done) {
+        struct held *h = r->held;
+        r->held = h->next;
+        if (!r->held)
+            r->held_tail = &r->held;
+        consume(r, h->buf, h->len);
+        free(h);
+    }
+}
+
+/* A buffer with a printa() (clear(), trunc(), ...) record: libdtrace acts on the snapshot it
+ * takes (at most once per aggrate) right before it reads the buffers. hvt asks for one now,
+ * after the record was made, and holds this buffer and those after it until every CPU's part
+ * is in (the hypervisor's snapshots are deltas: what came between the record and the snapshot
+ * is in it, as in DTrace, and nothing is printed twice or lost at a printa(); clear()). */
+static void on_records(struct run *r, const uint8_t *pl, size_t len)
+{
+    uint32_t need = 0;
+    if (d_consume_buffer_uses_aggs(r->con, pl, len)) {
+        need = NEED_ASK;                   /* one request for all such buffers of this poll */
+        r->snap_ask = true;
+    }
+    if (!r->held && !need) {
+        consume(r, pl, len);
+        return;
+    }
+    struct held *h = malloc(sizeof *h + len);
+    if (!h) {                              /* printed now, from what is in */
+        consume(r, pl, len);
+        return;
+    }
+    h->next = NULL;
+    h->need = need;
+    h->len = len;
+    memcpy(h->buf, pl, len);
+    *r->held_tail = h;
+    r->held_tail = &h->next;
+}
+
+static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl);
+
+/* After a poll: the snapshot the buffers it held wait for, asked now (after they arrived). */
+static void ask_snap(struct run *r)
+{
+    if (!r->snap_ask)
+        return;
+    r->snap_ask = false;
+    uint32_t gen = 0;
+    if (hvt_coll_ask(r->dir, r->sock, "d snap", r->ans, ANSWER_MAX) == 0)
+        gen = (uint32_t)hvt_coll_uval(r->ans, "d_snap_gen");
+    else if (!r->snap_failed) {
+        r->snap_failed = true;             /* printed from what is in instead */
+        fprintf(stderr, "hvt: d snap: %s\n", r->ans);
+    }
+    for (struct held *h = r->held; h; h = h->next)
+        if (h->need == NEED_ASK)
+            h->need = gen;
+    release_held(r);
+}
+
+static int poll_run(follow *w, struct run *r)
+{
+    int rc = follow_poll(w, on_msg, r);
+    ask_snap(r);
+    return rc;
+}
+
 static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl)
 {
     struct run *r = ctx;
@@ -112,8 +215,7 @@ static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl)
             r->records += d.type == HVT_DREC_DATA || d.type == HVT_DREC_ERROR;
             at += d.len;
         }
-        if (d_consume_buffer(r->con, pl, h->len) == D_CONSUME_EXIT)
-            r->exited = true;
+        on_records(r, pl, h->len);
     } else if (h->type == HVT_MSG_D_AGG) {
         struct hvt_dagg_part part;
         if (h->len < sizeof part) {
@@ -132,8 +234,9 @@ static void on_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl)
         d_consume_snap_add(r->con, part.cpu, part.gen, pl + sizeof part, h->len - sizeof part);
         if (part.flags & HVT_DAGG_LAST) {
             d_consume_snap_end(r->con, part.cpu, part.gen);
-            if (part.gen == r->want_gen)
-                r->gen_done++;
+            if (part.gen > r->snap_done[part.cpu])
+                r->snap_done[part.cpu] = part.gen;
+            release_held(r);
         }
     }
 }
@@ -329,14 +432,15 @@ int d_run_main(int argc, char **argv)
     memset(&p, 0, sizeof p);
     char *ans = malloc(ANSWER_MAX), path[64] = "", cmd[128];
     struct hvt_probe_spec *specs = NULL;
-    struct run r = { .p = &p, .syms = &ki.syms };
+    struct run r = { .p = &p, .syms = &ki.syms, .dir = dir, .sock = sock };
+    r.held_tail = &r.held;
     d_consumer *con = NULL;
     follow w = { 0 };
     FILE *out = stdout;
     bool loaded = false, armed = false, stepping = false;
     d_cmd dc = { .dir = dir, .sock = sock };
     int cmd_status = 0;
-    if (!ans)
+    if (!ans || !(r.ans = malloc(ANSWER_MAX)))
         goto done;
     if (cmdline) {                         /* dtrace -c: the process exists first: $target */
         if (d_cmd_start(&dc, cmdline, 30) != 0)
@@ -502,7 +606,7 @@ int d_run_main(int argc, char **argv)
             snapped = now_ns();
             hvt_coll_ask(dir, sock, "d snap", ans, ANSWER_MAX);
         }
-        if (follow_poll(&w, on_msg, &r) < 0)
+        if (poll_run(&w, &r) < 0)
             goto stop;
         fflush(out);
         usleep(20000);
@@ -520,13 +624,14 @@ stop:
     if (ask(dir, sock, "d end", ans) == 0) {
         r.want_gen = (uint32_t)hvt_coll_uval(ans, "d_snap_gen");
         uint64_t t1 = now_ns();
-        while (r.gen_done < r.cpus && now_ns() - t1 < (uint64_t)(drain * 1e9)) {
-            if (follow_poll(&w, on_msg, &r) < 0)
+        /* END's snapshot, and those END's printa() records asked for */
+        while ((snap_all_done(&r) < r.want_gen || r.held) && now_ns() - t1 < (uint64_t)(drain * 1e9)) {
+            if (poll_run(&w, &r) < 0)
                 break;
-            if (r.gen_done < r.cpus)
+            if (snap_all_done(&r) < r.want_gen || r.held)
                 usleep(20000);
         }
-        if (r.gen_done < r.cpus) {
+        if (snap_all_done(&r) < r.want_gen || r.held) {
             fprintf(stderr, "hvt: the last aggregation snapshot did not arrive within %.0f s\n", drain);
             rc = 1;
         }
@@ -537,7 +642,7 @@ stop:
         uint64_t made = hvt_coll_uval(ans, "d_records"), lost = hvt_coll_uval(ans, "d_records_lost");
         uint64_t t2 = now_ns();
         while (r.records + lost < made && now_ns() - t2 < (uint64_t)(drain * 1e9)) {
-            if (follow_poll(&w, on_msg, &r) < 0)
+            if (poll_run(&w, &r) < 0)
                 break;
             usleep(20000);
         }
@@ -549,6 +654,13 @@ stop:
         if (lost || r.records + lost < made)
             rc = 1;
     }
+    while (r.held) {                       /* a snapshot that did not come: from what is in */
+        struct held *h = r.held;
+        r.held = h->next;
+        consume(&r, h->buf, h->len);
+        free(h);
+    }
+    r.held_tail = &r.held;
     d_consume_end(con);
     int st;
     if (d_consume_exit_status(con, &st))
@@ -565,6 +677,12 @@ done:
         d_consume_free(con);
     if (r.have_orc)
         orc_free(&r.orc);
+    while (r.held) {
+        struct held *h = r.held;
+        r.held = h->next;
+        free(h);
+    }
+    free(r.ans);
     free(specs);
     dprog_free(&p);
     free(ans);

@@ -10,7 +10,10 @@
  *  - Compile errors print as the compiler prints them (file:line:col with a caret) and exit 1;
  *    -e stops after compiling, -S prints the bytecode.
  *  - Run: load (HVT_CTL_D_LOAD), BEGIN, arm every probe the program names with
- *    HVT_PROBE_F_ACTION, then print records as they arrive, in stream order. It ends on
+ *    HVT_PROBE_F_ACTION, then print records as they arrive, in stream order; a buffer with a
+ *    record that prints or changes an aggregation (printa, clear, trunc, normalize,
+ *    denormalize) waits, with the buffers after it, for a snapshot asked after it arrived
+ *    (DTrace's snapshot before it reads the buffers). It ends on
  *    SIGINT/SIGTERM, --duration, or a clause's exit(): probes disarmed first, then END runs,
  *    the records before it are drained, a last aggregation snapshot arrives, and the
  *    aggregations printa() did not print are printed; the program is unloaded.

@@ -436,10 +436,12 @@ static void sema_aggstmt(d_cc *cc, d_node *e)
     static const int lo[] = {0, 0, 1, 1, 1, 1, 1, 1, 3, 5}, hi[] = {0, 0, 1, 1, 1, 1, 1, 2, 5, 6};
     d_argc_check(cc, call, lo[fn], hi[fn]);
     int nargs = count_args(call->b);
+    /* the quantizations' optional increment (DTrace: any integer expression) */
     int incr = fn == HVT_DIF_AGG_QUANTIZE ? 2 : fn == HVT_DIF_AGG_LQUANTIZE ? 5 : fn == HVT_DIF_AGG_LLQUANTIZE ? 6 : 99;
     if (nargs >= incr) {
-        d_node *a = nth(call->b, incr - 1);
-        d_fail(cc, a->line, a->col, "%s( ) increment value (argument #%d) is not supported by hvtrace", call->str, incr - 1);
+        d_node *w = d_int_arg(cc, call, incr, 1);
+        call->side |= w->side;
+        if (w->vk != VK_CONST && !d_ty_is_scalar(cc, w->ty)) d_arg_type(cc, call->str, incr, w, "scalar");
     }
     if (fn != HVT_DIF_AGG_COUNT) {
         d_node *v = d_int_arg(cc, call, 1, 1);

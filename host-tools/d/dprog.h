@@ -49,6 +49,8 @@ typedef struct {
     int nargs;
     d_val *args;          /* the recorded values' types, in order */
     int frames;           /* stack, ustack: frames to print (stack(n), option stackframes) */
+    int *xaggs;           /* printa(fmt, @a, @b, ...): the aggregations after the first (agg) */
+    int nxaggs;
 } d_action;
 
 typedef struct {

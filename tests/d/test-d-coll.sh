@@ -233,5 +233,73 @@ cat "$W/vppid.err"
 check "vars: ppid loads curthread->real_parent->tgid (invalid address 0x$(printf %x "${tgid:-0}"))" \
   grep -q "invalid address (0x$(printf %x "${tgid:-0}"))" "$W/vppid.err"
 
+# 14. printa() in a clause prints the aggregation as it stood after that firing (a snapshot taken
+# after the record): the 10th firing sees all 10
+run stale 10 'syscall::getpid:entry { @c = count(); }
+  syscall::getpid:entry /arg0 == 9/ { printf("after %d firings: ", arg0 + 1); printa("%@d\n", @c); }' -q
+cat "$W/stale.out"
+check "stale: printa() at the 10th firing prints 10 ($(head -1 "$W/stale.out"))" \
+  bash -c "head -1 '$W/stale.out' | grep -qx 'after 10 firings: 10'"
+# the per-interval idiom: printa(@c); clear(@c) at a tick. fake_hv fires getpid (even k) and
+# tick-1s (odd k) in turn; the predicate keeps one tick in 20,000 firings. Every getpid firing
+# is printed once: the ticks' counts and END's add up to @total, and the first tick (k = 1)
+# saw the getpid firing k = 0 at least
+N=200000
+run interval $N 'syscall::getpid:entry { @c = count(); @total = count(); }
+  profile:::tick-1s /arg0 % 20000 < 2/ { printf("tick at k=%d: ", arg0); printa("%@d\n", @c); clear(@c); }
+  END { printa("end: %@d\n", @c); printa("total: %@d\n", @total); }' -q --tsc-khz 1000000
+cat "$W/interval.out"
+ticks=$(grep -c '^tick at k=[0-9]*: [0-9][0-9]*$' "$W/interval.out")
+tsum=$(sed -n 's/^tick at k=[0-9]*: \([0-9]*\)$/\1/p; s/^end: \([0-9]*\)$/\1/p' "$W/interval.out" | paste -sd+ | bc)
+total=$(sed -n 's/^total: //p' "$W/interval.out")
+check "interval: 10 ticks each printed a count ($ticks)" test "$ticks" = 10
+check "interval: the ticks' counts and END's sum to @total = $((N / 2)) (${tsum:-none}, ${total:-none})" \
+  bash -c "test '${tsum:-x}' = '$((N / 2))' && test '${total:-y}' = '$((N / 2))'"
+check "interval: exit 0, nothing on stderr" bash -c "test \$(cat '$W/interval.rc') = 0 && ! grep -q . '$W/interval.err'"
+
+# 15. aggsortkeypos=2: sorted on key 2, then keys 0 and 1 (DTrace's rotation of the keys)
+run keypos 300 'syscall::getpid:entry /arg2 < 2/ { @[execname, arg2, arg0 % 2] = count(); }' -x aggsortkey -x aggsortkeypos=2
+want=$(awk 'NF == 4 { print $1, $2, $3 }' "$W/keypos.out" | sort -k3,3n -k1,1 -k2,2n)
+check "keypos: 12 keys in the order of key 2, then 0, then 1" \
+  bash -c "test \"\$(awk 'NF == 4 { print \$1, \$2, \$3 }' '$W/keypos.out')\" = '$want' && test \$(grep -c . '$W/keypos.out') = 12"
+
+# 16. the quantizations' increment: each value's bucket gains the weight
+run weight 300 'syscall::getpid:entry { @q = quantize(arg0, 3); @l = lquantize(arg2, 0, 7, 1, arg0); }'
+dist() { awk -v n="$2" '/Distribution/ { t++; next } t == n && /\|/ { gsub(/\|[@ ]*/, " "); if ($1 ~ /^-?[0-9]+$/ && $2 != 0) printf "%s:%s ", $1, $2 }' "$1" | sed 's/ $//'; }
+qwant=$(python3 -c "
+import collections
+c = collections.Counter()
+for k in range(300): c[0 if k == 0 else 1 << (k.bit_length() - 1)] += 3
+print(' '.join('%d:%d' % (b, c[b]) for b in sorted(c)))")
+lwant=$(python3 -c "print(' '.join('%d:%d' % (b, sum(k for k in range(300) if k % 7 == b)) for b in range(7)))")
+check "weight: quantize(arg0, 3) buckets $(dist "$W/weight.out" 1)" test "$(dist "$W/weight.out" 1)" = "$qwant"
+check "weight: lquantize(arg2, 0, 7, 1, arg0) buckets $(dist "$W/weight.out" 2)" test "$(dist "$W/weight.out" 2)" = "$lwant"
+
+# 17. printa(fmt, @c, @s, @m, @b): joined on the key, 0 where an aggregation lacks it (@b has
+# no gamma, @m only the firings k % 7 == 3)
+run multi 300 'syscall::getpid:entry { @c[execname] = count(); @s[execname] = sum(arg0); }
+  syscall::getpid:entry /arg2 == 3/ { @m[execname] = max(arg0); }
+  syscall::getpid:entry /execname != "gamma"/ { @b[execname] = min(arg0); }
+  END { printa("%-8s %@d %@d %@d %@d\n", @c, @s, @m, @b); }' -q
+want=$(python3 -c "
+n = ['alpha', 'beta', 'gamma']
+for i in range(3):
+    ks = [k for k in range(300) if k % 3 == i]
+    m = max([k for k in ks if k % 7 == 3] or [0])
+    b = min(ks) if i < 2 else 0
+    print('%-8s %d %d %d %d' % (n[i], len(ks), sum(ks), m, b))")
+cat "$W/multi.out"
+check "multi: one line per key, the four values in order, 0 for the missing" \
+  test "$(grep . "$W/multi.out")" = "$want"
+
+# 18. clear() after speculate(): done at the commit, not at a discard
+for how in commit discard; do
+  run "spclear-$how" 10 "syscall::getpid:entry { @c = count(); }
+    syscall::getpid:entry /arg0 == 5/ { s = speculation(); speculate(s); clear(@c); }
+    syscall::getpid:entry /arg0 == 6/ { $how(s); }" -q
+done
+check "spclear: committed clear() zeroed @c ($(grep . "$W/spclear-commit.out" | xargs)), discarded left 10 ($(grep . "$W/spclear-discard.out" | xargs))" \
+  bash -c "test \"\$(grep . '$W/spclear-commit.out' | xargs)\" = 0 && test \"\$(grep . '$W/spclear-discard.out' | xargs)\" = 10"
+
 echo "test-d-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]

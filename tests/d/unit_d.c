@@ -235,6 +235,14 @@ static void test_syntax(void)
     CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 512 && hdr(&r.p)->bufsize == 4u << 20 &&
           r.p.switchrate_ns == 100000000 && r.p.aggsortkey, "pragmas: %s", r.err);
     res_free(&r);
+    /* aggsortkeypos is a key index, not a flag */
+    r = comp("#pragma D option aggsortkeypos=2\n#pragma D option aggsortpos=3\nBEGIN { }");
+    CHECK(r.rc == 0 && r.p.aggsortkeypos == 2 && r.p.aggsortpos == 3, "aggsortkeypos=2: %d %s",
+          r.p.aggsortkeypos, r.err);
+    res_free(&r);
+    r = comp("#pragma D option aggsortkeypos=-1\nBEGIN { }");
+    CHECK(r.rc != 0, "aggsortkeypos=-1 accepted");
+    res_free(&r);
     d_options o = opts();
     const char *x[] = {"quiet", "dynvarsize=1k", "aggrate=1ms", "flowindent"};
     o.xopts = x;
@@ -325,8 +333,16 @@ static void test_code(void)
     /* ustack(): the frames asked for (option ustackframes by default) go to the hypervisor */
     CODE("BEGIN { ustack(); }", {OP(ACT), 0, 0, 0, 0}, {OP(USTACK), 0, 0, 0, 20}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { ustack(3, 100); }", {OP(ACT), 0, 0, 0, 0}, {OP(USTACK), 0, 0, 0, 3}, {OP(RET), 0, 0, 0, 0});
+    /* the quantizations' increment: AGGW, value then weight */
+    CODE("BEGIN { @a = quantize(1, 2); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, 2},
+         {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @a = lquantize(1, 0, 10, 1, 3); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, 3},
+         {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("BEGIN { @a = llquantize(1, 10, 0, 2, 10, -4); }", {OP(LDI), 0, 0, 0, 1}, {OP(LDI), 1, 0, 0, -4},
+         {OP(AGGW), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    /* clear() is the host's (its sum of the snapshots): only the action is recorded */
     CODE("BEGIN { @a = count(); clear(@a); }", {OP(AGG), 0, 0, 0, 0},
-         {OP(ACT), 0, 0, 0, 0}, {OP(AGGCLR), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+         {OP(ACT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
     CODE("BEGIN { a[1, \"k\"] = 5; trace(a[1, \"k\"]); }", {OP(LDI), 0, 0, 0, 5}, {OP(LDI), 1, 0, 0, 1},
          {OP(SCONST), 2, 0, 0, 14}, {OP(TPUSH), 0, 1, 0, 0}, {OP(TPUSH), 0, 2, 0, 0},
          {OP(STAV), 0, 0, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 1}, {OP(SCONST), 1, 0, 0, 14},
@@ -556,7 +572,8 @@ static void test_errors(void)
     ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 14, "llquantize( ) factor (argument #1) must be two or more");
     ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 14, "llquantize( ) high magnitude (argument #3) must be greater");
     ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 14, "llquantize( ) factor (argument #1) must be less than or equal");
-    ERR("BEGIN { @a = quantize(1, 2); }", 1, 26, "quantize( ) increment value (argument #1) is not supported by hvtrace");
+    ERR("BEGIN { @a = quantize(1, \"x\"); }", 1, 26, "quantize( ) argument #2 is incompatible with prototype");
+    ERR("BEGIN { @a = lquantize(1, 0, 10, 1, \"x\"); }", 1, 37, "lquantize( ) argument #5 is incompatible with prototype");
     ERR("BEGIN { @a = count(); @a = sum(1); }", 1, 26, "aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 1");
     ERR("BEGIN { @a[1] = count(); @a[\"x\"] = count(); }", 1, 29, "@a[ ] key #1 is incompatible with prototype:\n\tprototype: int\n\t      key: string");
     ERR("BEGIN { @a[1] = count(); @a[1, 2] = count(); }", 1, 29, "@a[ ] prototype mismatch: 2 keys passed, 1 expected");
@@ -564,6 +581,22 @@ static void test_errors(void)
     ERR("BEGIN { @a = 1; }", 1, 12, "@a must be assigned the result of an aggregating function");
     ERR("BEGIN { @a = lquantize(1, 0, 10); @a = lquantize(1, 0, 20); }", 1, 40, "lquantize( ) limit (argument #2) doesn't match previous declaration: expected 10, found 20");
     ERR("END { printa(@nope); }", 1, 14, "undefined aggregation: @nope");
+    /* printa() of several aggregations: a format, alike keys, one %@ per aggregation at most */
+    ERR("BEGIN { @a[1] = count(); @b[1] = sum(2); } END { printa(@a, @b); }", 1, 61,
+        "printa( ) of more than one aggregation needs a format string in hvtrace");
+    ERR("BEGIN { @a[1] = count(); @b[\"x\"] = sum(2); } END { printa(\"%d %@d %@d\", @a, @b); }", 1, 77,
+        "printa( ) argument #3 is incompatible with argument #2: key signature of @b differs from @a");
+    ERR("BEGIN { @a[1] = count(); @b[1] = sum(2); } END { printa(\"%d %@d %@d %@d\", @a, @b); }", 1, 57,
+        "printa( ) conversion #4 (%@d): 2 aggregations, this is %@ #3");
+    ERR("BEGIN { @a[1] = count(); @b[1] = sum(2); } END { printa(\"%d %@s\", @a, @b); }", 1, 57,
+        "printa( ) aggregating action is incompatible with conversion #2");
+    {
+        res r = comp("BEGIN { @a[1] = count(); @b[1] = sum(2); @c[3] = max(1); } END { printa(\"%d %@d %@d\", @a, @b, @c); }");
+        const d_action *pa = r.rc == 0 ? &r.p.clauses[1].acts[0] : NULL;
+        CHECK(pa && pa->kind == D_ACT_PRINTA && pa->agg == 0 && pa->nxaggs == 2 && pa->xaggs[0] == 1 &&
+              pa->xaggs[1] == 2, "printa of three: %s", r.err);
+        res_free(&r);
+    }
     ERR("BEGIN { clear(1); }", 1, 15, "clear( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: int");
     ERR("BEGIN { x = @a; }", 1, 13, "aggregation @a may only be used as @a[keys] = func(...)");
     ERR("BEGIN { trace(*arg0); }", 1, 15, "cannot dereference non-pointer type");
@@ -792,7 +825,11 @@ static void test_spec(void)
     ERR("BEGIN { commit(1); trace(1); }", 1, 20, "data-recording actions may not follow commit( )");
     ERR("BEGIN { commit(1); exit(0); }", 1, 20, "data-recording actions may not follow commit( )");
     ERR("BEGIN { speculate(1); trace(1); commit(1); }", 1, 33, "commit( ) may not follow speculate( ) in hvtrace");
-    ERR("BEGIN { speculate(1); clear(@a); }", 1, 23, "clear( ) may not follow speculate( ) in hvtrace");
+    {   /* clear( ) is a record the host acts on: speculated, it waits for the commit */
+        res r = comp("BEGIN { @a = count(); } BEGIN { speculate(1); clear(@a); }");
+        CHECK(r.rc == 0, "clear( ) after speculate( ): %s", r.err);
+        res_free(&r);
+    }
     ERR("BEGIN { speculate(1); step(); }", 1, 23, "step( ) may not follow speculate( ) in hvtrace");
     ERR("BEGIN { stop(); speculate(1); }", 1, 17, "speculate( ) may not follow data-recording action(s)");
     ERR("BEGIN { speculate(\"a\"); }", 1, 19, "speculate( ) argument #1 is incompatible with prototype:");

@@ -4,7 +4,7 @@
  * clear, sort options, snapshot generations and what dtrace prints at the end. */
 #include "unit_dconsume.h"
 
-enum { A_C, A_S, A_MN, A_MX, A_AV, A_SD, A_Q, A_LQ, A_LLQ, A_E, A_K8, A_K16, A_SYM, A_TWO, NAGG };
+enum { A_C, A_S, A_MN, A_MX, A_AV, A_SD, A_Q, A_LQ, A_LLQ, A_E, A_K8, A_K16, A_SYM, A_TWO, A_J, NAGG };
 
 static d_agg aggs[NAGG] = {
     [A_C] = {"c", HVT_DIF_AGG_COUNT, 1, {{D_V_STR, 0}}, {0}, 1},
@@ -21,6 +21,7 @@ static d_agg aggs[NAGG] = {
     [A_K16] = {"k16", HVT_DIF_AGG_SUM, 1, {{D_V_INT, 2}}, {0}, 1},
     [A_SYM] = {"sym", HVT_DIF_AGG_COUNT, 1, {{D_V_KSYM, 8}}, {0}, 1},
     [A_TWO] = {"two", HVT_DIF_AGG_SUM, 2, {{D_V_STR, 0}, {D_V_INT, 4}}, {0}, 1},
+    [A_J] = {"j", HVT_DIF_AGG_COUNT, 1, {{D_V_INT, 8}}, {0}, 1},
 };
 
 static d_probe probes[] = {{1, "dtrace", "", "", "BEGIN"}, {2, "dtrace", "", "", "END"}};
@@ -247,7 +248,7 @@ static void keys_and_signs(void)
     vrec(A_Q, 0, 127, 2, (int[]){64, 65}, (int64_t[]){-2, 3});   /* negative increments: bars both ways */
     snap(c, 0, 1);
     /* DTrace sorts integer keys as unsigned numbers of their size (tst.signedkeys) */
-    d_aggopt opt = {1, 0, 0};
+    d_aggopt opt = {1, 0, 0, 0};
     char err[128];
     d_out_reset(&g_out);
     d_aggs_printa(d_consume_aggs(c), &g_out, A_K8, NULL, &opt, err, sizeof err);
@@ -273,7 +274,7 @@ static void keys_and_signs(void)
            "  a                                                         1                3\n"
            "  b                                                         1                2\n"
            "  a                                                         3                1\n");
-    opt = (d_aggopt){0, 1, 0};
+    opt = (d_aggopt){0, 1, 0, 0};
     d_out_reset(&g_out);
     d_aggs_printa(d_consume_aggs(c), &g_out, A_TWO, "%s %d %@d\n", &opt, err, sizeof err);
     expect("aggsortrev", g_out.buf, "a 1 3\nb 1 2\na 3 1\n");
@@ -339,8 +340,8 @@ static void normalize_trunc_clear(void)
     r.n = 0;
     rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 1), rb_i(&r, 100), rb_end(&r);
     d_consume_record(c, r.b, r.n);
-    for (int k = 0; k < 5; k++)    /* CPU 0 had 200k + 500 */
-        add1(A_S, 0, ki(k), 200 * k + 500 + (k == 1 ? 7 : k == 3 ? 42 : 0));
+    for (int k = 0; k < 5; k++)    /* snapshots are deltas: what CPU 0 added since */
+        add1(A_S, 0, ki(k), k == 1 ? 7 : k == 3 ? 42 : 0);
     snap(c, 0, 2);
     expect("trunc then new data", printa(c, A_S, "%d:%@d "), "1:7 3:42 ");
     /* trunc(@s): all gone until they change */
@@ -349,7 +350,7 @@ static void normalize_trunc_clear(void)
     d_consume_record(c, r.b, r.n);
     expect("trunc all", printa(c, A_S, "%d:%@d "), "");
     for (int k = 0; k < 5; k++)
-        add1(A_S, 0, ki(k), 200 * k + 500 + (k == 0 ? 1 : k == 1 ? 7 : k == 3 ? 42 : 0));
+        add1(A_S, 0, ki(k), k == 0 ? 1 : 0);
     snap(c, 0, 3);
     expect("trunc all, one changes", printa(c, A_S, "%d:%@d "), "0:1 ");
     /* clear(): the host's copy is zeroed, removed keys stay removed */
@@ -357,7 +358,7 @@ static void normalize_trunc_clear(void)
     rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 4), rb_end(&r);
     d_consume_record(c, r.b, r.n);
     expect("clear", printa(c, A_S, "%d:%@d "), "0:0 ");
-    for (int k = 0; k < 5; k++)    /* the hypervisor cleared its copy too */
+    for (int k = 0; k < 5; k++)    /* what came after the clear */
         add1(A_S, 0, ki(k), k == 2 ? 9 : 0);
     snap(c, 0, 4);
     expect("after clear", printa(c, A_S, "%d:%@d "), "0:0 2:9 ");
@@ -376,32 +377,137 @@ static void generations(void)
     d_consume_snap_begin(c, 0, 6);
     d_consume_snap_add(c, 0, 6, S.b, S.n);
     S.n = 0;
-    expect("an unfinished newer snapshot does not replace", printa(c, A_MX, "%@d"), "5");
+    expect("a part counts once it is whole, before its snapshot ends", printa(c, A_MX, "%@d"), "100");
     expect_int("stale begin", d_consume_snap_begin(c, 0, 4), -1);
     d_consume_snap_begin(c, 0, 7);
     add1(A_MX, 0, k0(), 200);
     d_consume_snap_add(c, 0, 7, S.b, S.n);
     S.n = 0;
     expect_int("end of a dropped snapshot", d_consume_snap_end(c, 0, 6), -1);
-    expect("still gen 5", printa(c, A_MX, "%@d"), "5");
+    expect("parts add up", printa(c, A_MX, "%@d"), "200");
     expect_int("end 7", d_consume_snap_end(c, 0, 7), 0);
     expect("gen 7", printa(c, A_MX, "%@d"), "200");
     /* CPUs replace their own snapshots only */
     add1(A_MX, 1, k0(), 50);
     snap(c, 1, 1);
     expect("two CPUs", printa(c, A_MX, "%@d"), "200");
-    /* a bad record spoils its snapshot */
+    /* a bad record spoils its part */
     d_consume_snap_begin(c, 0, 8);
     rb_agg(&S, A_MX, 0, k0(), (int64_t[]){1, 2}, 2);
     d_consume_snap_add(c, 0, 8, S.b, S.n);
     S.n = 0;
     expect_int("bad snapshot end", d_consume_snap_end(c, 0, 8), -1);
-    expect("bad snapshot kept out", printa(c, A_MX, "%@d"), "200");
+    expect("bad part kept out", printa(c, A_MX, "%@d"), "200");
     expect("generation messages", g_err.buf,
            "hvt: aggregation snapshot: snapshot 4 of CPU 0 is not newer than 5\n"
            "hvt: aggregation snapshot: end of snapshot 6 of CPU 0 that did not begin\n"
            "hvt: malformed aggregation record from CPU 0 (@mx: 2 values, the program has 1)\n"
-           "hvt: aggregation snapshot: snapshot 8 of CPU 0 had bad records: kept the previous one\n");
+           "hvt: aggregation snapshot: snapshot 8 of CPU 0 had bad records: that part was left out\n");
+    d_consume_free(c);
+}
+
+/* Which buffers need a snapshot before they are consumed: those with a record of a clause
+ * that prints or changes an aggregation */
+static void uses_aggs(void)
+{
+    static d_action plain[] = {ACT(D_ACT_PRINTF, "x\n", -1, 0, NULL)};
+    static d_action clr[] = {ACT(D_ACT_PRINTF, "x\n", -1, 0, NULL), ACT(D_ACT_CLEAR, NULL, A_S, 0, NULL)};
+    static d_clause two[] = {CLAUSE("END", 1, plain), CLAUSE("END", 2, clr)};
+    dprog p = prog();
+    p.nclauses = 2, p.clauses = two;
+    d_consumer *c = mk(&p);
+    rbuf r = {0};
+    rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 0), rb_end(&r);
+    rb_rec(&r, HVT_DREC_DROPS, 0, 2, 0), rb_end(&r);
+    expect_int("printf and drops: no snapshot needed", d_consume_buffer_uses_aggs(c, r.b, r.n), 0);
+    rb_rec(&r, HVT_DREC_DATA, 0, 2, 1), rb_act(&r, 0), rb_act(&r, 1), rb_end(&r);
+    expect_int("a clear() record after them: a snapshot first", d_consume_buffer_uses_aggs(c, r.b, r.n), 1);
+    r.n = 0;
+    rb_rec(&r, HVT_DREC_DATA, 0, 2, 0), rb_act(&r, 0), rb_end(&r);
+    p.clauses = clauses, p.nclauses = 1;     /* the END clause: printa() and the others */
+    expect_int("printa()", d_consume_buffer_uses_aggs(c, r.b, r.n), 1);
+    d_consume_free(c);
+}
+
+/* printa(fmt, @s, @j): one line per key of either, 0 where one lacks it, sorted on the first's
+ * value (aggsortpos: the given one's), then the other's, then the key (aggsortkey: first) */
+static const char *printa2(d_consumer *c, const char *fmt, const d_aggopt *opt)
+{
+    static char err[256];
+    int x = A_J;
+    d_out_reset(&g_out);
+    if (d_aggs_printa_joined(d_consume_aggs(c), &g_out, A_S, &x, 1, fmt, opt, err, sizeof err) < 0)
+        return err;
+    return g_out.buf;
+}
+
+static void joined(void)
+{
+    dprog p = prog();
+    d_consumer *c = mk(&p);
+    add1(A_S, 0, ki(1), 10), add1(A_S, 0, ki(2), -5), add1(A_J, 0, ki(2), 4);
+    snap(c, 0, 1);
+    add1(A_J, 1, ki(3), 1), add1(A_S, 1, ki(5), 0), add1(A_J, 1, ki(5), 1);
+    snap(c, 1, 1);
+    d_aggopt o = {0};
+    expect("joined", printa2(c, "%d %@d %@d|", &o), "2 -5 4|3 0 1|5 0 1|1 10 0|");
+    o.sortpos = 1;
+    expect("joined, aggsortpos=1", printa2(c, "%d %@d %@d|", &o), "1 10 0|3 0 1|5 0 1|2 -5 4|");
+    o.sortpos = 0, o.sortkey = 1;
+    expect("joined, aggsortkey", printa2(c, "%d %@d %@d|", &o), "1 10 0|2 -5 4|3 0 1|5 0 1|");
+    o.sortrev = 1;
+    expect("joined, aggsortkey aggsortrev", printa2(c, "%d %@d %@d|", &o), "5 0 1|3 0 1|2 -5 4|1 10 0|");
+    o = (d_aggopt){0};
+    expect("one %@ more than the aggregations", printa2(c, "%d %@d %@d %@d|", &o),
+           "%@ #3: printa() has 2 aggregations");
+    char err[64];
+    d_out_reset(&g_out);
+    int x = A_C;
+    expect_int("keys unlike", d_aggs_printa_joined(d_consume_aggs(c), &g_out, A_S, &x, 1, "%d", &o, err, sizeof err), -1);
+    d_consume_end(c);
+    expect("both printed: nothing at the end", g_out.buf, "\n");
+    d_consume_free(c);
+}
+
+/* Snapshots are deltas (the hypervisor resets what it sends): the host adds them up per CPU
+ * and key; clear() zeroes that sum (min and max back to their start) and later deltas add to
+ * it, so what was aggregated before a clear() is printed by the printa() before it. */
+static void deltas_and_clear(void)
+{
+    dprog p = prog();
+    d_consumer *c = mk(&p);
+    add1(A_C, 0, ks("a"), 3), add1(A_MN, 0, k0(), 5), add1(A_MX, 0, k0(), 5);
+    snap(c, 0, 1);
+    add1(A_C, 0, ks("a"), 2), add1(A_C, 0, ks("b"), 1), add1(A_MN, 0, k0(), 4), add1(A_MX, 0, k0(), 9);
+    snap(c, 0, 2);
+    add1(A_C, 1, ks("a"), 10);
+    snap(c, 1, 3);
+    expect("counts add up over snapshots and CPUs", printa(c, A_C, "%s:%@d "), "b:1 a:15 ");
+    expect("min over the snapshots", printa(c, A_MN, "%@d"), "4");
+    expect("max over the snapshots", printa(c, A_MX, "%@d"), "9");
+    d_aggs_clear(d_consume_aggs(c), A_C);
+    d_aggs_clear(d_consume_aggs(c), A_MN);
+    d_aggs_clear(d_consume_aggs(c), A_MX);
+    expect("cleared count", printa(c, A_C, "%s:%@d "), "a:0 b:0 ");
+    expect("cleared min", printa(c, A_MN, "%@d"), "9223372036854775807");
+    expect("cleared max", printa(c, A_MX, "%@d"), "-9223372036854775808");
+    add1(A_C, 0, ks("b"), 4), add1(A_MN, 0, k0(), 7), add1(A_MX, 0, k0(), 6);
+    snap(c, 0, 4);
+    add1(A_C, 1, ks("a"), 1), add1(A_MN, 1, k0(), INT64_MAX), add1(A_MX, 1, k0(), INT64_MIN);
+    snap(c, 1, 5);
+    expect("after clear: only what came since", printa(c, A_C, "%s:%@d "), "a:1 b:4 ");
+    expect("min after clear", printa(c, A_MN, "%@d"), "7");
+    expect("max after clear", printa(c, A_MX, "%@d"), "6");
+    /* trunc() removes: the key comes back with what comes after, a smaller max too */
+    d_aggs_trunc(d_consume_aggs(c), A_MX, 0);
+    expect("max truncated", printa(c, A_MX, "%@d"), "");
+    add1(A_MX, 0, k0(), INT64_MIN);
+    snap(c, 0, 6);
+    expect("max truncated, nothing new", printa(c, A_MX, "%@d"), "");
+    add1(A_MX, 1, k0(), 2);
+    snap(c, 1, 7);
+    expect("max truncated, then 2", printa(c, A_MX, "%@d"), "2");
+    expect("no complaint", g_err.buf, "");
     d_consume_free(c);
 }
 
@@ -527,6 +633,9 @@ void test_aggs(void)
     keys_and_signs();
     normalize_trunc_clear();
     generations();
+    deltas_and_clear();
+    uses_aggs();
+    joined();
     bad_agg_records();
     end_of_run();
 }

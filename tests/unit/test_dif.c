@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include "dif.h"
+#include "hvt_stream.h"
 #include "dif_impl.h"
 
 static int passed, failed;
@@ -1047,6 +1048,67 @@ static void test_agg_clear_snapshot(void)
     cur = 3;
     CHECK(dif_agg_snapshot(P.st, 0, part, sizeof(part), &cur) == DIF_EINVAL, "bad cursor");
 
+    /* dif_agg_part takes the values out: each part holds what came since the previous one */
+    {
+        struct hvt_dagg_part ph;
+        int64_t cnt = -1, mn = -1, k5 = -1;
+        int parts = 0;
+        cur = 0;
+        for (long pn; (pn = dif_agg_part(P.st, 0, 9, part, 100, &cur)) > (long)sizeof ph && parts < 20; parts++)
+            for (long o = sizeof ph; o < pn;) {
+                struct hvt_dagg_rec r;
+                memcpy(&r, part + o, sizeof r);
+                int64_t v, key;
+                memcpy(&v, part + o + sizeof r + r.key_len, 8);
+                memcpy(&key, part + o + sizeof r, 8);
+                if (r.agg == 0) cnt = v;
+                if (r.agg == 1) mn = v;
+                if (r.agg == 2 && key == 5) k5 = v;
+                o += r.len;
+            }
+        memcpy(&ph, part, sizeof ph);
+        CHECK(ph.flags == HVT_DAGG_LAST && ph.gen == 9 && ph.nrecs == 0 && parts >= 2 &&
+              cnt == 0 && mn == INT64_MAX && k5 == 1, "part: %d parts, count %lld, key 5 %lld",
+              parts, (long long)cnt, (long long)k5);
+        n = snap(&P, 0);
+        CHECK(n == 7 && agg_find(n, 2)->b[0] == 0 && aents[6].b[0] == 0,
+              "after the part: keys stay, values reset");
+        F.v[HVT_DIF_V_ARG0] = 5;
+        dif_fire(P.st, 0, 3, &F);
+        dif_fire(P.st, 0, 1, &F);
+        n = snap(&P, 0);
+        CHECK(agg_find(n, 0)->b[0] == 1 && agg_find(n, 1)->b[0] == 5 && aents[4].b[0] == 0 &&
+              aents[6].b[0] == 1, "the next part holds only what came since");
+    }
+
+    /* weights (AGGW): quantize(arg0, 3), lquantize(arg0, 0, 10, 2, -2), llquantize(arg0, 10,
+     * 0, 2, 10, arg1): the value's bucket gains the weight */
+    a_new();
+    a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
+    a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 10, 2, 0, 7);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
+    I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_ARG0); II(VAR, 2, 0, HVT_DIF_V_ARG0 + 1); LDI(3, 3); LDI(4, -2);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 3, 0);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 4, 1);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 2, 2);
+    a_end();
+    a_probe(1, 1, 0);
+    p_free(&P);
+    CHECK(p_load(&P, 1), "weights program");
+    F.v[HVT_DIF_V_ARG0] = 5, F.v[HVT_DIF_V_ARG0 + 1] = 1000;
+    dif_fire(P.st, 0, 1, &F);
+    F.v[HVT_DIF_V_ARG0] = 6, F.v[HVT_DIF_V_ARG0 + 1] = 7;
+    dif_fire(P.st, 0, 1, &F);
+    F.v[HVT_DIF_V_ARG0] = 0, F.v[HVT_DIF_V_ARG0 + 1] = -1;
+    dif_fire(P.st, 0, 1, &F);
+    n = snap(&P, 0);
+    /* quantize: 0 -> 63, 5 and 6 -> 66 ([4, 8)); lquantize step 2: 0 -> 1, 5 -> 3, 6 -> 4;
+     * llquantize: 0 -> 0, 5 -> 5, 6 -> 6 */
+    CHECK(buckets_are(agg_find(n, 0), 127, 63, V(3), 66, V(6), -1) &&
+          buckets_are(agg_find(n, 1), 7, 1, V(-2), 3, V(-2), 4, V(-2), -1) &&
+          buckets_are(agg_find(n, 2), 29, 0, V(-1), 5, V(1000), 6, V(7), -1), "weighted buckets");
+    F.v[HVT_DIF_V_ARG0 + 1] = 0;
+
     /* no room for new keys: counted, reported */
     a_new();
     A.hdr.aggsize = 256;
@@ -1673,6 +1735,18 @@ static void test_verifier(void)
     a_new(); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0); refused("aggregation index out of range", 0, 0, "AGG");
     a_new(); a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1); LDI(1, 1);
     a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0); refused("unused register field not zero", 0, 1, "count with a value");
+    /* AGGW: a weight on a quantization only, both operands integers */
+    a_new(); a_agg(HVT_DIF_AGG_SUM, 0, 0, 0, 0, 0, 0, 0, 1); LDI(1, 1);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 1, 0);
+    refused("a weight on an aggregation that is not a quantization", 0, 1, "AGGW on sum");
+    a_new(); a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127); LDI(1, 1);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 2, 0); refused("register read before it is set", 0, 1, "AGGW weight unset");
+    a_new(); a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127); LDI(1, 1); SCONST(2, "w");
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 2, 0); refused("integer operand expected", 0, 2, "AGGW string weight");
+    a_new(); a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127); LDI(1, 1);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 16, 0); refused("register out of range", 0, 1, "AGGW weight r16");
+    a_new(); a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127); LDI(1, 1);
+    a_i(HVT_DIF_OP_AGGW, 0, 1, 1, 1); refused("aggregation index out of range", 0, 1, "AGGW index");
     /* types */
     a_new(); I3(ADD, 1, 2, 3); refused("register read before it is set", 0, 0, "uninitialized");
     a_new(); ACT(0); EMIT(5); refused("register read before it is set", 0, 1, "EMIT uninitialized");
