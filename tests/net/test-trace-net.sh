@@ -227,7 +227,7 @@ fi
 if [[ " $RUNS " == *" D "* ]]; then
   STALL="${TRACE_NET_STALL_S:-30}"
   R="$OUT/run-d"; rm -rf "$R" "$OUT/coll-d"
-  mkesp esp-d "/bin/getpid-loop,$LINK_LOOP" "ring_kb=2048"
+  mkesp esp-d "/bin/getpid-loop,${TRACE_NET_STALL_LOOP:-6000}" "ring_kb=2048"
   start_coll "$OUT/coll-d" "$OUT/collector-d.log" --exit-on-bye
   bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp-d.img" "$R" > "$OUT/bochs-d.out" 2>&1 &
   BPID=$!; PIDS+=("$BPID")
