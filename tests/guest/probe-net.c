@@ -63,7 +63,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "settle"))
         return settle();
-    printf("probe-net: waiting for the host to arm\n");
+    printf("probe-net: waiting for the host to arm (pid %d ppid %d uid %d gid %d)\n", (int)getpid(), (int)getppid(),
+           (int)getuid(), (int)getgid());
     fflush(stdout);
     uint64_t f0 = fires();
     int polls = 0;

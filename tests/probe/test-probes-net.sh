@@ -258,6 +258,15 @@ syscall::getpriority:entry
     printf("ustack:");
     ustack();
 }
+syscall::getpriority:entry
+/execname == "probe-net"/
+{
+    printf("ids: pid %d ppid %d uid %d gid %d\n", pid, ppid, uid, gid);
+}
+BEGIN
+{
+    printf("wall: %d\n", walltimestamp / 1000000000);
+}
 syscall::getpid:entry
 {
     @polls[execname] = count();
@@ -295,6 +304,15 @@ EOF_D
   done
   check "d: ustack() at getpriority: $nus stacks, $nfr frames, $nin inside probe-net's text, $nsys first frames right after a syscall instruction" \
     bash -c "test '$nus' = 3 && test '$nfr' -ge 3 && test '$nin' = '$nfr' && test '$nsys' = 3"
+  # ppid, uid, gid through the kernel's types (curthread->real_parent->tgid, ->cred->uid/gid)
+  # against what probe-net says of itself; walltimestamp against this host's clock
+  self_ids=$(tr -d '\r' < "$OUT/coll-d/current/console.log" 2>/dev/null | sed -n 's/^probe-net: waiting for the host to arm (\(.*\))$/\1/p' | head -1)
+  d_ids=$(sed -n 's/^ids: //p' "$OUT/d.out" | sort -u)
+  check "d: pid, ppid, uid, gid in D ($d_ids) = probe-net's own ($self_ids), 3 times" \
+    bash -c "test -n '$self_ids' && test '$d_ids' = '$self_ids' && test \$(grep -c '^ids: ' '$OUT/d.out') = 3"
+  wall=$(sed -n 's/^wall: //p' "$OUT/d.out"); hostnow=$(date +%s)
+  check "d: walltimestamp at BEGIN ($wall) within the run's time on this host (<= $hostnow, > $((hostnow - 900)))" \
+    bash -c "test -n '$wall' && test '$wall' -le '$hostnow' && test '$wall' -gt $((hostnow - 900))"
   check "d: exit 0, nothing lost or dropped ($(grep -hE 'lost|drop|error' "$OUT/d.err" | head -2 | tr '\n' ' '))" \
     bash -c "test \"\$(cat '$OUT/d.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive|error' '$OUT/d.err'"
   check "d: no record on port 0xE9 (they went over the link)" \
