@@ -71,7 +71,7 @@ unit-test: unit-test-hv
 
 # Firmware-table parsers and IOMMU/ECAM logic (vmm/acpi_dmar, vmm/pci_mcfg, vmm/iommu_tables):
 # host builds, and again under ASan+UBSan since their input is hostile firmware data.
-IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c
+IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c
 define iommu_unit_rule
 $(HV_UNIT_BUILD)/$(1): tests/unit/$(1).c $(2) $(2:.c=.h)
 	@mkdir -p $$(dir $$@)
