@@ -158,22 +158,22 @@ static const struct iommu_range excl[] = {
 };
 static const struct iommu_range rmrr[] = { {0x7c000000, 0x200000}, {0x200000, 0x1000}, {0xfed00000, 0x4000} };
 static const struct iommu_range own[] = { {0x7600000, 0x20000}, {0x7640000, 0x800} };
-static const struct iommu_bdf own_dev[] = { {1, 0, 0} };
+static const struct iommu_bdf own_dev[] = { {1, 0, 0}, {3, 4, 5} };
 static const struct dev devs[] = {
-    {0, 2, 0, false}, {1, 0, 0, true}, {1, 0, 1, false}, {5, 31, 7, false},
+    {0, 2, 0, false}, {1, 0, 0, true}, {1, 0, 1, false}, {5, 31, 7, false}, {3, 4, 5, true}, {3, 4, 4, false},
 };
 
 static void test_layouts(void)
 {
-    struct iommu_layout l = { ram, 3, excl, 3, rmrr, 3, own_dev, 1, own, 2 };
+    struct iommu_layout l = { ram, 3, excl, 3, rmrr, 3, own_dev, 2, own, 2 };
     uint64_t top = 0x190000000ull;
-    check_layout("4-level 2M+1G", &l, make_cap(0x6, 48, 0x3), top, devs, 4, 4);
+    check_layout("4-level 2M+1G", &l, make_cap(0x6, 48, 0x3), top, devs, 6, 4);
     unsigned l1g = leaves[3], l2m = leaves[2];
     CHECK(l1g > 0 && l2m > 0, "large pages used: 2M %u 1G %u", l2m, l1g);
-    check_layout("4-level 2M", &l, make_cap(0x4, 48, 0x1), top, devs, 4, 4);
+    check_layout("4-level 2M", &l, make_cap(0x4, 48, 0x1), top, devs, 6, 4);
     CHECK(leaves[2] > 0, "2M pages used");
-    check_layout("3-level 4K only", &l, make_cap(0x2, 39, 0x0), top, devs, 4, 3);
-    check_layout("5-level 2M+1G", &l, make_cap(0x8, 57, 0x3), top, devs, 4, 5);
+    check_layout("3-level 4K only", &l, make_cap(0x2, 39, 0x0), top, devs, 6, 3);
+    check_layout("5-level 2M+1G", &l, make_cap(0x8, 57, 0x3), top, devs, 6, 5);
     /* no own device: every function on bus 1 is a guest device */
     struct iommu_layout l2 = { ram, 3, excl, 3, rmrr, 3, NULL, 0, NULL, 0 };
     static const struct dev gdevs[] = { {1, 0, 0, false}, {0xff, 31, 7, false} };
@@ -183,7 +183,7 @@ static void test_layouts(void)
 static void test_errors(void)
 {
     struct iommu_tables t;
-    struct iommu_layout l = { ram, 3, excl, 3, rmrr, 3, own_dev, 1, own, 2 };
+    struct iommu_layout l = { ram, 3, excl, 3, rmrr, 3, own_dev, 2, own, 2 };
     pool_reset(POOL_PAGES);
     CHECK(iommu_tables_build(&t, &ops, make_cap(0x0, 48, 3), &l) == IOMMU_E_CAP, "no SAGAW");
     CHECK(iommu_tables_build(&t, &ops, make_cap(0x11, 48, 3), &l) == IOMMU_E_CAP, "only reserved SAGAW bits");
