@@ -69,9 +69,9 @@ unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_msr_policy $(
 	$(HV_UNIT_BUILD)/test_x86_wregs $(X86_LEN_CORPUS)
 unit-test: unit-test-hv
 
-# Firmware-table parsers and IOMMU/ECAM logic (vmm/acpi_dmar, vmm/pci_mcfg, vmm/iommu_tables):
+# Firmware-table parsers and IOMMU/ECAM logic (vmm/acpi_dmar, pci_mcfg, iommu_tables, iommu_hw):
 # host builds, and again under ASan+UBSan since their input is hostile firmware data.
-IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c
+IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c test_iommu_hw:vmm/iommu_hw.c
 define iommu_unit_rule
 $(HV_UNIT_BUILD)/$(1): tests/unit/$(1).c $(2) $(2:.c=.h)
 	@mkdir -p $$(dir $$@)
