@@ -117,6 +117,37 @@ static void test_q35_bridge(void)
     CHECK(dmar_unit_for(&info, 0, 1, 0, 0, NULL, NULL, NULL) == -1, "no bus callback: no match");
 }
 
+/* --- the same layouts as ACPICA's compiler encodes them (an independent encoder) --- */
+static void test_acpica(const char *dir)
+{
+    static uint8_t buf[4096];
+    size_t n = load(dir, "acpica-template-DMAR.bin", buf, sizeof buf);
+    if (n) {
+        int rc = dmar_parse(buf, n, &info);
+        CHECK(rc == DMAR_E_DRHD, "ACPICA template (register base 0): %s", dmar_strerror(rc));
+    }
+    n = load(dir, "acpica-andd-DMAR.bin", buf, sizeof buf);
+    if (!n) return;
+    int rc = dmar_parse(buf, n, &info);
+    CHECK(rc == DMAR_OK, "ACPICA DMAR with ANDD: %s", dmar_strerror(rc));
+    CHECK(info.host_addr_width == 0x2f + 1 && info.flags == 1, "haw %u flags %u", info.host_addr_width, info.flags);
+    CHECK(info.nunits == 1 && info.nrmrrs == 1 && info.natsr == 1 && info.nrhsa == 1 &&
+          info.nandd == 1 && info.nsatc == 0 && info.n_unknown == 0, "ACPICA counts");
+    const struct dmar_unit *u = &info.units[0];
+    CHECK(u->include_pci_all && u->reg_base == 0xfed90000ull && u->nscopes == 1, "ACPICA DRHD");
+    const struct dmar_scope *s = &info.scopes[u->first_scope];
+    CHECK(s->type == DMAR_SCOPE_IOAPIC && s->enum_id == 8 && s->start_bus == 0 && s->npath == 1 &&
+          s->path[0].dev == 0 && s->path[0].fn == 1, "ACPICA IOAPIC scope");
+    const struct dmar_rmrr *r = &info.rmrrs[0];
+    CHECK(r->base == 0 && r->limit == 0xfff && r->segment == 0 && r->nscopes == 1, "ACPICA RMRR");
+    s = &info.scopes[r->first_scope];
+    CHECK(s->type == DMAR_SCOPE_PCI_ENDPOINT && s->path[0].dev == 0 && s->path[0].fn == 2 &&
+          s->owner == DMAR_OWNER_RMRR, "ACPICA RMRR scope");
+    s = &info.scopes[info.nscopes - 1];
+    CHECK(info.nscopes == 3 && s->type == DMAR_SCOPE_PCI_BRIDGE && s->path[0].fn == 3 &&
+          s->owner == DMAR_OWNER_ATSR, "ACPICA ATSR scope");
+}
+
 /* --- every structure type, a multi-hop path, an INCLUDE_PCI_ALL unit, an unknown type --- */
 static void build_full(struct tb *t)
 {
@@ -320,6 +351,7 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "tests/unit/data";
     test_q35(dir);
     test_q35_bridge();
+    test_acpica(dir);
     test_full();
     test_malformed();
     test_fuzz(dir);
