@@ -9,7 +9,10 @@
  *     excluded page X and minus the own range; own domain = two pages O1, O2 for edu #2;
  *   - enables translation with vmm/iommu_hw.c;
  *   - makes each edu DMA into pages and checks which writes land and which fault, reading
- *     the fault records with iommu_hw_next_fault().
+ *     the fault records with iommu_hw_next_fault();
+ *   - parses the live MCFG with vmm/pci_mcfg.c and checks, for every PCI function Linux
+ *     lists, that the ECAM page mcfg_function_page() names holds the same configuration
+ *     header as sysfs shows, and that mcfg_classify() maps addresses in it back to the BDF.
  * Prints "vtd-qemu: N passed, M failed". Test harness only: not part of the hypervisor.
  */
 #define _GNU_SOURCE
@@ -24,6 +27,7 @@
 #include "acpi_dmar.h"
 #include "iommu_tables.h"
 #include "iommu_hw.h"
+#include "pci_mcfg.h"
 
 static int passed, failed;
 #define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
@@ -182,9 +186,57 @@ static unsigned read_ram(struct iommu_range *r, unsigned max)
     return n;
 }
 
+static void check_ecam(void)
+{
+    static uint8_t tbl[4096];
+    int fd = open("/sys/firmware/acpi/tables/MCFG", O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : read(fd, tbl, sizeof tbl);
+    if (fd >= 0) close(fd);
+    static struct mcfg_info m;
+    int rc = n > 0 ? mcfg_parse(tbl, (size_t)n, &m) : -100;
+    CHECK(rc == MCFG_OK && m.n >= 1, "live MCFG: %d", rc);
+    if (rc) return;
+    DIR *d = opendir("/sys/bus/pci/devices");
+    struct dirent *de;
+    unsigned same = 0, total = 0;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        unsigned seg, bus, dev, fn;
+        if (sscanf(de->d_name, "%x:%x:%x.%x", &seg, &bus, &dev, &fn) != 4) continue;
+        char path[512];
+        uint8_t cfg[64];
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/config", de->d_name);
+        int cf = open(path, O_RDONLY);
+        if (cf < 0 || pread(cf, cfg, 64, 0) != 64) { if (cf >= 0) close(cf); continue; }
+        close(cf);
+        uint64_t page;
+        total++;
+        struct mcfg_bdf b = { (uint16_t)seg, (uint8_t)bus, (uint8_t)dev, (uint8_t)fn };
+        if (!mcfg_function_page(&m, b, &page)) { printf("FAIL no ECAM page for %s\n", de->d_name); continue; }
+        volatile uint32_t *e = map_phys(page, 4096);
+        bool ok = true;
+        /* the command/status dword (4) and BARs may change under us: compare IDs, class, header */
+        for (unsigned i = 0; i < 16; i++) {
+            uint32_t want;
+            memcpy(&want, cfg + 4 * i, 4);
+            if ((i == 0 || i == 2 || i == 11) && e[i] != want) ok = false;
+        }
+        struct mcfg_target t;
+        ok = ok && mcfg_classify(&m, page + 0x44, &t) && t.bdf.bus == bus && t.bdf.dev == dev &&
+             t.bdf.fn == fn && t.offset == 0x44;
+        if (ok) same++; else printf("FAIL ECAM of %s differs (vendor %08x)\n", de->d_name, e[0]);
+        munmap((void *)e, 4096);
+    }
+    if (d) closedir(d);
+    CHECK(total > 0 && same == total, "ECAM matches sysfs for %u of %u functions", same, total);
+    printf("vtd-qemu: ECAM at %#llx: %u of %u functions' headers match sysfs\n",
+           (unsigned long long)m.alloc[0].base, same, total);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
+    check_ecam();
     /* 1. the unit, from the live DMAR */
     static uint8_t tbl[65536];
     int fd = open("/sys/firmware/acpi/tables/DMAR", O_RDONLY);
