@@ -86,8 +86,9 @@ $(foreach t,$(IOMMU_UNIT_TESTS),$(eval $(call iommu_unit_rule,$(word 1,$(subst :
 unit-test-iommu: $(IOMMU_UNIT_BINS)
 	@set -e; for t in $(IOMMU_UNIT_BINS); do $$t tests/unit/data; done
 unit-test-hv: unit-test-iommu
-# The same builder and programming code against QEMU's VT-d model (boots a guest under TCG,
-# ~10 s; not part of unit-test-hv): tests/unit/vtd-qemu/run-vtd-qemu.sh.
+# The same builder and programming code against QEMU's VT-d model, 3- then 4-level tables
+# (boots a guest under TCG twice, ~10 s each; not part of unit-test-hv): tests/unit/vtd-qemu/run-vtd-qemu.sh.
 .PHONY: test-vtd-qemu
 test-vtd-qemu:
 	bash tests/unit/vtd-qemu/run-vtd-qemu.sh $(BUILD)/test/vtd-qemu
+	VTD_OPTS=,aw-bits=48 bash tests/unit/vtd-qemu/run-vtd-qemu.sh $(BUILD)/test/vtd-qemu-48

@@ -6,7 +6,8 @@
 # is free (intremap=off too: interrupt remapping would turn on queued invalidation), and
 # iomem=relaxed so /dev/mem reaches its registers; the initramfs runs
 # vtd_qemu_check (see its header) and powers off.
-# Usage: run-vtd-qemu.sh [OUTDIR]   Exit status 0 iff the check printed "0 failed".
+# Usage: [VTD_OPTS=,aw-bits=48] run-vtd-qemu.sh [OUTDIR]   (VTD_OPTS: intel-iommu properties;
+# aw-bits=48 gives 4-level tables.) Exit status 0 iff the check printed "0 failed".
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../../.." && pwd)"
 OUT="${1:-$ROOT/build/test/vtd-qemu}"
@@ -28,7 +29,7 @@ echo "vtd-qemu: exit $?"
 INIT
 chmod +x "$WORK/root/init"
 ( cd "$WORK/root" && find . | cpio -o -H newc --quiet | gzip -1 ) > "$WORK/initrd.img"
-timeout 300 qemu-system-x86_64 -machine q35,accel=tcg -device intel-iommu -m 256 -nographic \
+timeout 300 qemu-system-x86_64 -machine q35,accel=tcg -device "intel-iommu${VTD_OPTS:-}" -m 256 -nographic \
   -no-reboot -device edu -device edu -device pcie-root-port,id=rp1,chassis=1 -device e1000e,bus=rp1 -kernel "$KERNEL" -initrd "$WORK/initrd.img" \
   -append "console=ttyS0 panic=-1 quiet intel_iommu=off intremap=off iomem=relaxed" > "$OUT/serial.log" 2>&1 || true
 tr -d '\r' < "$OUT/serial.log" | grep -a 'vtd-qemu\|FAIL' || true
