@@ -147,6 +147,8 @@ static int parse_scoped_other(const uint8_t *p, uint16_t len, uint16_t fixed, ui
 {
     if (len < fixed)
         return DMAR_E_STRUCT_LEN;
+    if (*counter == UINT8_MAX)          /* owner_idx is 8 bits wide */
+        return DMAR_E_LIMIT;
     uint16_t first, n;
     int rc = parse_scopes(p + fixed, p + len, d, owner, (uint8_t)*counter, &first, &n);
     if (rc)
@@ -201,14 +203,20 @@ static int parse_struct(const uint8_t *p, uint16_t type, uint16_t len, struct dm
     case DMAR_TYPE_RHSA:
         if (len < RHSA_FIXED)
             return DMAR_E_STRUCT_LEN;
+        if (d->nrhsa == UINT16_MAX)
+            return DMAR_E_LIMIT;
         d->nrhsa++;
         return DMAR_OK;
     case DMAR_TYPE_ANDD:
         if (len <= ANDD_FIXED)      /* the object name holds at least its terminator */
             return DMAR_E_STRUCT_LEN;
+        if (d->nandd == UINT16_MAX)
+            return DMAR_E_LIMIT;
         d->nandd++;
         return DMAR_OK;
     default:
+        if (d->n_unknown == UINT16_MAX)
+            return DMAR_E_LIMIT;
         d->n_unknown++;
         return DMAR_OK;
     }

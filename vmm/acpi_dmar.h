@@ -10,7 +10,8 @@
  *    every structure's and every device scope's length against its parent, and returns a
  *    negative DMAR_E_* on the first violation (dmar_strerror names it); *out is then
  *    unspecified. No allocation: everything lands in struct dmar_info's fixed arrays; a table
- *    with more units, RMRRs, scopes or path hops than those hold is refused (DMAR_E_LIMIT),
+ *    with more units, RMRRs, scopes or path hops than those hold (or more than 255 ATSRs or
+ *    SATCs, or 65535 of another type) is refused (DMAR_E_LIMIT),
  *    never silently truncated, since a missing unit or RMRR would leave DMA unconfined.
  *  - Beyond lengths it refuses what would make the remapping setup ambiguous: a DRHD whose
  *    register base is zero, unaligned or repeated; two INCLUDE_PCI_ALL units on one segment;

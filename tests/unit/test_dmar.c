@@ -295,6 +295,10 @@ static void test_malformed(void)
     dmar_header(&t, 38, 0);
     for (int i = 0; i < DMAR_MAX_UNITS + 1; i++) { drhd(&t, 0, 0, 0xfed00000ull + 0x1000ull * i, &at); struct_end(&t, at); }
     fix_header(&t); expect(&t, DMAR_E_LIMIT, "too many units");
+    dmar_header(&t, 38, 0);
+    for (int i = 0; i < 256; i++) { at = struct_begin(&t, 2); put32(&t, 0); struct_end(&t, at); }
+    fix_header(&t); expect(&t, DMAR_E_LIMIT, "256 ATSRs");
+    t.n -= 8; fix_header(&t); expect(&t, DMAR_OK, "255 ATSRs");
     uint8_t long_path[2 * (DMAR_MAX_PATH + 1)] = {0};
     dmar_header(&t, 38, 0); drhd(&t, 0, 0, 0xfed90000ull, &at); scope(&t, 1, 0, 0, DMAR_MAX_PATH + 1, long_path);
     struct_end(&t, at); fix_header(&t); expect(&t, DMAR_E_LIMIT, "path too long");
