@@ -68,3 +68,27 @@ unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_msr_policy $(
 	$(HV_UNIT_BUILD)/test_x86_len $(X86_LEN_CORPUS)
 	$(HV_UNIT_BUILD)/test_x86_wregs $(X86_LEN_CORPUS)
 unit-test: unit-test-hv
+
+# Firmware-table parsers and IOMMU/ECAM logic (vmm/acpi_dmar, pci_mcfg, iommu_tables, iommu_hw):
+# host builds, and again under ASan+UBSan since their input is hostile firmware data.
+IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c test_iommu_hw:vmm/iommu_hw.c
+define iommu_unit_rule
+$(HV_UNIT_BUILD)/$(1): tests/unit/$(1).c $(2) $(2:.c=.h)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(HV_UNIT_CFLAGS) -o $$@ tests/unit/$(1).c $(2)
+$(HV_UNIT_BUILD)/$(1)_asan: tests/unit/$(1).c $(2) $(2:.c=.h)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(HV_UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $$@ tests/unit/$(1).c $(2)
+IOMMU_UNIT_BINS += $(HV_UNIT_BUILD)/$(1) $(HV_UNIT_BUILD)/$(1)_asan
+endef
+$(foreach t,$(IOMMU_UNIT_TESTS),$(eval $(call iommu_unit_rule,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))))))
+.PHONY: unit-test-iommu
+unit-test-iommu: $(IOMMU_UNIT_BINS)
+	@set -e; for t in $(IOMMU_UNIT_BINS); do $$t tests/unit/data; done
+unit-test-hv: unit-test-iommu
+# The same builder and programming code against QEMU's VT-d model, 3- then 4-level tables
+# (boots a guest under TCG twice, ~10 s each; not part of unit-test-hv): tests/unit/vtd-qemu/run-vtd-qemu.sh.
+.PHONY: test-vtd-qemu
+test-vtd-qemu:
+	bash tests/unit/vtd-qemu/run-vtd-qemu.sh $(BUILD)/test/vtd-qemu
+	VTD_OPTS=,aw-bits=48 bash tests/unit/vtd-qemu/run-vtd-qemu.sh $(BUILD)/test/vtd-qemu-48

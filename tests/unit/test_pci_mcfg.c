@@ -1,0 +1,202 @@
+/*
+ * test_pci_mcfg.c - host unit test of vmm/pci_mcfg.c: the MCFG of QEMU q35
+ * (tests/unit/data/q35-MCFG.bin; iasl -d: base 0xB0000000, segment 0, buses 0-0xFF),
+ * ECAM address decoding against the PCIe layout computed independently, the hiding policy
+ * (NIC hidden, bridges above it read-only, page-crossing accesses hidden), malformed tables,
+ * every truncation and random corruption (run under ASan/UBSan too).
+ * Usage: test_pci_mcfg [DATA_DIR]   Prints failed checks and "test_pci_mcfg: N passed, N failed".
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pci_mcfg.h"
+
+static int passed, failed;
+#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
+    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+static struct mcfg_info m;
+
+struct tb { uint8_t b[1024]; size_t n; };
+static void put(struct tb *t, const void *p, size_t n) { memcpy(t->b + t->n, p, n); t->n += n; }
+static void fix(struct tb *t)
+{
+    uint32_t len = (uint32_t)t->n;
+    memcpy(t->b + 4, &len, 4);
+    t->b[9] = 0;
+    uint8_t s = 0;
+    for (size_t i = 0; i < t->n; i++) s = (uint8_t)(s + t->b[i]);
+    t->b[9] = (uint8_t)-s;
+}
+static void header(struct tb *t)
+{
+    static const uint8_t h[44] = "MCFG\0\0\0\0\1\0HVTESTSYNTHMCF\1\0\0\0HVT \1\0\0\0";
+    t->n = 0;
+    put(t, h, sizeof h);
+}
+static void alloc(struct tb *t, uint64_t base, uint16_t seg, uint8_t b0, uint8_t b1)
+{
+    put(t, &base, 8); put(t, &seg, 2); put(t, &b0, 1); put(t, &b1, 1);
+    uint32_t z = 0; put(t, &z, 4);
+}
+
+static uint64_t ecam(uint64_t base, unsigned bus, unsigned dev, unsigned fn, unsigned off)
+{
+    return base + bus * 0x100000ull + dev * 0x8000ull + fn * 0x1000ull + off;
+}
+
+static void test_q35(const char *dir)
+{
+    char path[512];
+    static uint8_t buf[4096];
+    snprintf(path, sizeof path, "%s/q35-MCFG.bin", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) { printf("FAIL cannot open %s\n", path); failed++; return; }
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    int rc = mcfg_parse(buf, n, &m);
+    CHECK(rc == MCFG_OK, "q35 MCFG: %s", mcfg_strerror(rc));
+    CHECK(m.n == 1 && m.alloc[0].base == 0xb0000000ull && m.alloc[0].segment == 0 &&
+          m.alloc[0].bus_start == 0 && m.alloc[0].bus_end == 0xff, "q35 allocation");
+
+    struct mcfg_target t;
+    CHECK(!mcfg_classify(&m, 0xaffffffcull, &t), "below the window");
+    CHECK(!mcfg_classify(&m, 0xc0000000ull, &t), "above the window");
+    CHECK(mcfg_classify(&m, 0xbfffffffull, &t) && t.bdf.bus == 0xff && t.bdf.dev == 31 &&
+          t.bdf.fn == 7 && t.offset == 0xfff, "last byte");
+    /* every function, a few offsets, against the PCIe formula */
+    unsigned bad = 0;
+    for (unsigned bus = 0; bus < 256; bus += 17)
+        for (unsigned dev = 0; dev < 32; dev++)
+            for (unsigned fn = 0; fn < 8; fn++) {
+                unsigned off = (bus * 7 + dev * 13 + fn * 251) & 0xffc;
+                if (!mcfg_classify(&m, ecam(0xb0000000ull, bus, dev, fn, off), &t) ||
+                    t.bdf.bus != bus || t.bdf.dev != dev || t.bdf.fn != fn || t.offset != off)
+                    bad++;
+                uint64_t pg;
+                if (!mcfg_function_page(&m, (struct mcfg_bdf){0, (uint8_t)bus, (uint8_t)dev, (uint8_t)fn}, &pg) ||
+                    pg != ecam(0xb0000000ull, bus, dev, fn, 0))
+                    bad++;
+            }
+    CHECK(bad == 0, "%u ECAM decodings wrong", bad);
+
+    /* The capture's e1000e at 01:00.0 behind the root port 00:03.0 (iasl: bridge scope 03,00). */
+    struct mcfg_hidden h = { .nic = {0, 1, 0, 0}, .nbridges = 1, .bridges = {{0, 0, 3, 0}} };
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 1, 0, 0, 0), 4, &t) == MCFG_HIDE, "NIC vendor id");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 1, 0, 0, 0x100), 4, &t) == MCFG_HIDE, "NIC extended cap");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 1, 0, 1, 0), 4, &t) == MCFG_PASS, "NIC's fn 1 not hidden");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 3, 0, 0x18), 4, &t) == MCFG_READ_ONLY, "bridge bus numbers");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 3, 0, 0x3e), 2, &t) == MCFG_READ_ONLY, "bridge control");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 2, 0, 0), 4, &t) == MCFG_PASS, "VGA passes");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 0x1f, 0, 0), 1, &t) == MCFG_PASS, "LPC passes");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 31, 7, 0xffc), 8, &t) == MCFG_HIDE, "crosses into bus 1");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 0, 0, 0xffe), 4, &t) == MCFG_HIDE, "crosses a page");
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 0, 0, 0, 0xffc), 4, &t) == MCFG_PASS, "last dword");
+    CHECK(mcfg_decide(&m, &h, 0xfec00000ull, 4, &t) == MCFG_NOT_ECAM, "IOAPIC not ECAM");
+    h.nic.segment = 1;
+    CHECK(mcfg_decide(&m, &h, ecam(0xb0000000ull, 1, 0, 0, 0), 4, &t) == MCFG_PASS, "other segment's BDF");
+}
+
+static void test_multi(void)
+{
+    struct tb t;
+    header(&t);
+    alloc(&t, 0xe0000000ull, 0, 0, 0x3f);
+    alloc(&t, 0x3f0000000ull, 1, 0x80, 0x8f);      /* base is bus 0: window starts at bus 0x80 */
+    fix(&t);
+    int rc = mcfg_parse(t.b, t.n, &m);
+    CHECK(rc == MCFG_OK && m.n == 2, "two allocations: %s", mcfg_strerror(rc));
+    struct mcfg_target tg;
+    CHECK(!mcfg_classify(&m, ecam(0xe0000000ull, 0x40, 0, 0, 0), &tg), "past bus 0x3f");
+    CHECK(!mcfg_classify(&m, ecam(0x3f0000000ull, 0x7f, 31, 7, 0), &tg), "below start bus");
+    CHECK(mcfg_classify(&m, ecam(0x3f0000000ull, 0x85, 2, 3, 0x40), &tg) && tg.bdf.segment == 1 &&
+          tg.bdf.bus == 0x85 && tg.bdf.dev == 2 && tg.bdf.fn == 3 && tg.offset == 0x40 && tg.alloc == 1,
+          "segment 1 decode");
+    uint64_t pg;
+    CHECK(!mcfg_function_page(&m, (struct mcfg_bdf){1, 0x7f, 0, 0}, &pg), "no page below start bus");
+    CHECK(!mcfg_function_page(&m, (struct mcfg_bdf){2, 0, 0, 0}, &pg), "no segment 2");
+    CHECK(!mcfg_function_page(&m, (struct mcfg_bdf){0, 0, 32, 0}, &pg), "dev 32");
+}
+
+static void expect(struct tb *t, int want, const char *what)
+{
+    int rc = mcfg_parse(t->b, t->n, &m);
+    CHECK(rc == want, "%s: got %d (%s), want %d", what, rc, mcfg_strerror(rc), want);
+}
+
+static void test_malformed(void)
+{
+    struct tb t;
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0xff); fix(&t);
+    CHECK(mcfg_parse(t.b, 43, &m) == MCFG_E_SHORT, "shorter than header");
+    CHECK(mcfg_parse(t.b, t.n - 1, &m) == MCFG_E_SHORT, "shorter than length");
+    t.b[1] = 'X'; expect(&t, MCFG_E_SIGNATURE, "signature");
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0xff); fix(&t); t.b[50] ^= 4; expect(&t, MCFG_E_CHECKSUM, "checksum");
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0xff); t.n -= 4; fix(&t); expect(&t, MCFG_E_LENGTH, "partial allocation");
+    header(&t); fix(&t); expect(&t, MCFG_OK, "no allocation");
+    header(&t); alloc(&t, 0xb0000000ull, 0, 9, 8); fix(&t); expect(&t, MCFG_E_ALLOC, "reversed buses");
+    header(&t); alloc(&t, 0xb0080000ull, 0, 0, 8); fix(&t); expect(&t, MCFG_E_ALLOC, "unaligned base");
+    header(&t); alloc(&t, 0xfffffffffff00000ull, 0, 0, 0xff); fix(&t); expect(&t, MCFG_E_ALLOC, "wraps");
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0x7f); alloc(&t, 0xb0000000ull, 1, 0x7f, 0xff); fix(&t);
+    expect(&t, MCFG_E_OVERLAP, "address overlap at bus 0x7f");
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0x7f); alloc(&t, 0xc0000000ull, 0, 0x70, 0x7f); fix(&t);
+    expect(&t, MCFG_E_OVERLAP, "bus overlap on one segment");
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0x7f); alloc(&t, 0xb0000000ull, 1, 0x80, 0xff); fix(&t);
+    expect(&t, MCFG_OK, "adjacent windows, two segments");
+    header(&t);
+    for (int i = 0; i < MCFG_MAX_ALLOCS + 1; i++) alloc(&t, 0x100000000ull * (i + 1), (uint16_t)i, 0, 0xff);
+    fix(&t); expect(&t, MCFG_E_LIMIT, "too many allocations");
+}
+
+static void test_fuzz(void)
+{
+    struct tb t;
+    header(&t); alloc(&t, 0xb0000000ull, 0, 0, 0x7f); alloc(&t, 0x400000000ull, 1, 0, 0xff); fix(&t);
+    unsigned ok = 0, err = 0;
+    for (size_t k = 0; k < t.n; k++) {
+        uint8_t *c = malloc(k ? k : 1);
+        memcpy(c, t.b, k);
+        CHECK(mcfg_parse(c, k, &m) < 0, "truncation to %zu accepted", k);
+        free(c);
+    }
+    srand(777);
+    struct mcfg_hidden h = { .nic = {0, 1, 0, 0}, .nbridges = 1, .bridges = {{0, 0, 3, 0}} };
+    for (int it = 0; it < 20000; it++) {
+        uint8_t *c = malloc(t.n);
+        memcpy(c, t.b, t.n);
+        for (int f = 0; f < 3; f++) c[rand() % t.n] = (uint8_t)rand();
+        c[9] = 0;
+        uint8_t s = 0;
+        for (size_t i = 0; i < t.n; i++) s = (uint8_t)(s + c[i]);
+        c[9] = (uint8_t)-s;
+        int rc = mcfg_parse(c, t.n, &m);
+        if (rc == MCFG_OK) {
+            ok++;
+            /* whatever was accepted decodes within its window and never as a wrong BDF */
+            for (unsigned a = 0; a < m.n; a++) {
+                struct mcfg_target tg;
+                uint64_t g = m.alloc[a].base + (((uint64_t)m.alloc[a].bus_end + 1) << 20) - 4;
+                enum mcfg_action act = mcfg_decide(&m, &h, g, 4, &tg);
+                CHECK(act != MCFG_NOT_ECAM && tg.bdf.bus == m.alloc[a].bus_end && tg.bdf.dev == 31 &&
+                      tg.bdf.fn == 7 && tg.offset == 0xffc && tg.alloc == a, "accepted table decodes wrong");
+            }
+        } else {
+            err++;
+        }
+        free(c);
+    }
+    CHECK(ok > 0 && err > 0, "fuzz: %u accepted, %u refused", ok, err);
+    printf("test_pci_mcfg: fuzz %u accepted, %u refused\n", ok, err);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "tests/unit/data";
+    test_q35(dir);
+    test_multi();
+    test_malformed();
+    test_fuzz();
+    printf("test_pci_mcfg: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

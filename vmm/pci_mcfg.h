@@ -1,0 +1,95 @@
+/*
+ * pci_mcfg.h - PCI Express memory-mapped configuration (ECAM): parse the ACPI MCFG table
+ * (PCI Firmware Specification 3.2, section 4.1.2 "MCFG Table Description") and decide, for a
+ * guest access to an ECAM window, whether it must be hidden because it reaches the
+ * hypervisor's NIC or a bridge on the path to it.
+ *
+ * Contract:
+ *  - mcfg_parse() treats the table as hostile: reads stay in [buf, buf + len); signature,
+ *    length (header + whole 16-byte allocations), checksum, each allocation's bus range and
+ *    alignment, address overflow, and overlap between allocations (in address or in
+ *    segment/bus) are checked; the first violation returns a negative MCFG_E_*.
+ *  - ECAM layout (PCIe Base Specification 4.0, 7.2.2): an allocation's base is the address of
+ *    bus 0 even when its start bus is higher; function (bus, dev, fn) owns the 4 KiB page at
+ *    base + (bus << 20 | dev << 15 | fn << 12), the offset in the page is the register.
+ *  - mcfg_classify(gpa) says whether gpa lies in some allocation's window and which function
+ *    and offset it reaches.
+ *  - mcfg_decide() is the policy, matching the legacy 0xCF8/0xCFC hiding in net/net_hide.c:
+ *    the hidden function itself reads as all ones and ignores writes (a master abort, as if
+ *    no device answered: PCI 3.0 section 6.1); each bridge on the path to it stays visible
+ *    but read-only (MCFG_READ_ONLY), so the guest cannot renumber buses (which would move the
+ *    NIC to a BDF nobody hides), move its windows, reset the secondary bus or disable the
+ *    link. An access that crosses a 4 KiB function page is treated as hidden. The caller
+ *    traps the pages mcfg_function_page() gives (the NIC's and the bridges') in EPT and
+ *    emulates: all-ones/drop for MCFG_HIDE, pass reads and drop writes for MCFG_READ_ONLY.
+ *  - Pure C, freestanding, no allocation: host-testable.
+ */
+#ifndef HVT_PCI_MCFG_H
+#define HVT_PCI_MCFG_H
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MCFG_MAX_ALLOCS   16
+#define MCFG_MAX_BRIDGES  8       /* bridges between the root bus and the hidden function */
+#define MCFG_FUNC_SPACE   0x1000u /* 4 KiB of configuration space per function */
+
+struct mcfg_alloc {
+    uint64_t base;                /* ECAM address of bus 0 of this segment */
+    uint16_t segment;
+    uint8_t  bus_start, bus_end;
+};
+
+struct mcfg_info {
+    unsigned n;
+    struct mcfg_alloc alloc[MCFG_MAX_ALLOCS];
+};
+
+struct mcfg_bdf { uint16_t segment; uint8_t bus, dev, fn; };
+
+struct mcfg_target {
+    struct mcfg_bdf bdf;
+    uint16_t offset;              /* register offset within the function's 4 KiB */
+    unsigned alloc;               /* index in mcfg_info.alloc */
+};
+
+/* The function to hide and the bridges above it (any order). */
+struct mcfg_hidden {
+    struct mcfg_bdf nic;
+    unsigned nbridges;
+    struct mcfg_bdf bridges[MCFG_MAX_BRIDGES];
+};
+
+enum mcfg_action {
+    MCFG_NOT_ECAM = 0,            /* gpa is outside every ECAM window */
+    MCFG_PASS,                    /* ECAM of a function the guest owns */
+    MCFG_HIDE,                    /* reads all ones, writes dropped */
+    MCFG_READ_ONLY,               /* reads pass, writes dropped */
+};
+
+enum {
+    MCFG_OK = 0,
+    MCFG_E_SHORT = -1,            /* buffer shorter than the header or than its length */
+    MCFG_E_SIGNATURE = -2,
+    MCFG_E_LENGTH = -3,           /* length not header + a whole number of allocations */
+    MCFG_E_CHECKSUM = -4,
+    MCFG_E_LIMIT = -5,            /* more allocations than MCFG_MAX_ALLOCS */
+    MCFG_E_ALLOC = -6,            /* bus range reversed, base unaligned or window overflows */
+    MCFG_E_OVERLAP = -7,          /* two allocations share addresses or segment/bus numbers */
+};
+
+int mcfg_parse(const void *buf, size_t len, struct mcfg_info *out);
+const char *mcfg_strerror(int err);
+
+/* true if gpa is in an ECAM window; then *t says which function and register. */
+bool mcfg_classify(const struct mcfg_info *m, uint64_t gpa, struct mcfg_target *t);
+
+/* The policy for an access of `size` bytes at gpa (see the contract); *t is filled when the
+ * result is not MCFG_NOT_ECAM. */
+enum mcfg_action mcfg_decide(const struct mcfg_info *m, const struct mcfg_hidden *h,
+                             uint64_t gpa, unsigned size, struct mcfg_target *t);
+
+/* The guest-physical address of a function's 4 KiB ECAM page; false if no window covers it. */
+bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa);
+
+#endif
