@@ -69,7 +69,8 @@ static void pci_write32(UINT32 bus, UINT32 dev, UINT32 fn, UINT32 reg, UINT32 v)
 static UINT32 rd32(const UINT8 *p) { UINT32 v; CopyMem(&v, (VOID *)p, 4); return v; }
 static UINT64 rd64(const UINT8 *p) { UINT64 v; CopyMem(&v, (VOID *)p, 8); return v; }
 
-/* Find the FADT through RSDP -> XSDT (or RSDT) and take its PM1 control ports. */
+/* Find the FADT through RSDP -> XSDT (or RSDT) and take its PM1 control ports; note the MCFG
+ * on the way (it may come before or after the FADT: the walk goes on until both are seen). */
 static void acpi_fixup_read_fadt(const UINT8 *rsdp, struct acpi_fixup_result *r)
 {
     const UINT8 *sdt;
@@ -80,6 +81,11 @@ static void acpi_fixup_read_fadt(const UINT8 *rsdp, struct acpi_fixup_result *r)
     UINT32 len = rd32(sdt + 4);
     for (UINT32 o = ACPI_HDR_LEN; o + entry <= len; o += entry) {
         const UINT8 *t = (const UINT8 *)(UINTN)(entry == 8 ? rd64(sdt + o) : rd32(sdt + o));
+        if (t && CompareMem((VOID *)t, "MCFG", 4) == 0) {    /* for the NIC's hiding */
+            r->mcfg = t;
+            r->mcfg_len = rd32(t + 4);
+            continue;
+        }
         if (!t || CompareMem((VOID *)t, "FACP", 4) != 0) continue;
         UINT32 flen = rd32(t + 4);
         r->pm1a_cnt_port = (UINT16)rd32(t + FADT_OFF_PM1A_CNT_BLK);
@@ -91,7 +97,6 @@ static void acpi_fixup_read_fadt(const UINT8 *rsdp, struct acpi_fixup_result *r)
         if (flen >= FADT_OFF_X_PM1B_CNT + 12 && t[FADT_OFF_X_PM1B_CNT] == GAS_SPACE_SYSTEM_IO &&
             rd64(t + FADT_OFF_X_PM1B_CNT + GAS_OFF_ADDRESS))
             r->pm1b_cnt_port = (UINT16)rd64(t + FADT_OFF_X_PM1B_CNT + GAS_OFF_ADDRESS);
-        return;
     }
 }
 

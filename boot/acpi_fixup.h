@@ -27,6 +27,8 @@ struct acpi_fixup_result {
     BOOLEAN installed;         /* we installed ours */
     UINT32 cpus;               /* CPUs listed in our MADT */
     UINT16 pm1a_cnt_port, pm1b_cnt_port;
+    const UINT8 *mcfg;         /* the firmware's MCFG (PCI Express ECAM), NULL if none */
+    UINT32 mcfg_len;
 };
 
 void acpi_fixup_run(BOOLEAN enabled, hvt_efi_mp_services *mp, struct acpi_fixup_result *r);

@@ -78,6 +78,8 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     p.log_flags = efi_main_log_flags(c->log);
     p.hv_flags = (c->advertise ? HVT_HVF_ADVERTISE : 0) | (c->selftest ? HVT_HVF_SELFTEST : 0);
     p.pm1a_cnt_port = acpi->pm1a_cnt_port;
+    p.mcfg = acpi->mcfg;
+    p.mcfg_len = acpi->mcfg_len;
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
     p.trace_config = c->trace;
     p.net_config = c->net;

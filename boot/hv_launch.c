@@ -266,6 +266,9 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
     bi->direct_map_limit = limit;
     bi->log_flags = p->log_flags;
     bi->hv_flags = p->hv_flags;
+    bi->mcfg_len = p->mcfg ? p->mcfg_len : 0;
+    if (p->mcfg && p->mcfg_len <= HVT_MCFG_MAX)   /* larger: mcfg_len alone says it exists */
+        hvl_copy(bi->mcfg, p->mcfg, p->mcfg_len);
     bi->pm1a_cnt_port = p->pm1a_cnt_port;
     bi->pm1b_cnt_port = p->pm1b_cnt_port;
     for (UINTN i = 0; p->trace_config && p->trace_config[i] && i + 1 < HVT_TRACE_CONFIG_LEN; i++)

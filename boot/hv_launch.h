@@ -22,6 +22,8 @@ struct hvl_params {
     UINT32 hv_mem_mb;          /* size of the hypervisor's memory; 0 = default */
     UINT32 log_flags;          /* HVL_LOG_* */
     UINT32 hv_flags;           /* HVT_HVF_* (include/hvt_bootinfo.h) */
+    const UINT8 *mcfg;         /* the firmware's ACPI MCFG, copied into the boot info (NULL: none) */
+    UINT32 mcfg_len;
     UINT16 pm1a_cnt_port;      /* ACPI PM1a control port from the FADT (0 = unknown): the
                                   hypervisor prints its exit summary when the guest powers off */
     UINT16 pm1b_cnt_port;      /* 0 = none */

@@ -51,6 +51,10 @@ struct hvt_mem_range {
     uint32_t pad;
 };
 
+/* The ACPI MCFG table (PCI Express ECAM windows) passed as found: header and up to 16
+ * allocations fit. The hypervisor parses and checks it (vmm/include/pci_mcfg.h). */
+#define HVT_MCFG_MAX 512
+
 struct hvt_boot_info {
     uint64_t magic;
     uint64_t region_phys, region_size;  /* the hypervisor's whole reserved region */
@@ -68,6 +72,8 @@ struct hvt_boot_info {
     char net_config[HVT_NET_CONFIG_LEN];  /* key=value text for net/ (empty: no NIC) */
     char trace_config[HVT_TRACE_CONFIG_LEN]; /* key=value,... for trace/ (empty: defaults) */
     uint32_t hv_flags;                  /* HVT_HVF_* */
+    uint32_t mcfg_len;                  /* the firmware's ACPI MCFG table, as found (0: none, */
+    uint8_t  mcfg[HVT_MCFG_MAX];        /* or larger than HVT_MCFG_MAX: mcfg_len says so) */
 #define HVT_HVF_ADVERTISE 0x1u   /* show the guest the CPUID hypervisor bit and our leaves */
 #define HVT_HVF_SELFTEST  0x2u   /* test boots: a canary in hypervisor memory, and the memory
                                     range for the guest's administrator (memory checks) */

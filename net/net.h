@@ -80,6 +80,8 @@ bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax);
 bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn);
 /* idx = 0, 1, ...: 0 and the range, or -1 past the last one. */
 int  net_hidden_mmio(uint64_t *base, uint64_t *size, int idx);
+/* The NIC's PCI function (segment 0), for hiding its ECAM page. */
+void net_nic_bdf(uint8_t *bus, uint8_t *dev, uint8_t *fn);
 
 typedef hv_transport_ctl_fn net_ctl_handler;
 void net_set_ctl_handler(net_ctl_handler fn);

@@ -18,6 +18,13 @@
 static uint32_t guest_cf8;              /* the guest's CONFIG_ADDRESS (one latch, as in HW) */
 static uint8_t guest_lcr;
 
+void net_nic_bdf(uint8_t *bus, uint8_t *dev, uint8_t *fn)
+{
+    *bus = net.nic.pci.bus;
+    *dev = net.nic.pci.dev;
+    *fn = net.nic.pci.fn;
+}
+
 bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn)
 {
     return net.active && bus == net.nic.pci.bus && dev == net.nic.pci.dev && fn == net.nic.pci.fn;

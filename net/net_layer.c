@@ -16,6 +16,7 @@
 #include "hv_ept.h"
 #include "hvt_bootinfo.h"
 #include "net.h"
+#include "pci_mcfg.h"
 
 #define NET_SHUTDOWN_MAX_TSC 20000000000ull   /* ~400 s of Bochs instructions at most */
 
@@ -30,6 +31,36 @@ static void layer_pre_exit(struct guest_regs *g, unsigned reason) { net_poll(); 
  * the ring before BYE. */
 static void layer_power_off(void) { net_shutdown(NET_SHUTDOWN_MAX_TSC); }
 static void layer_fatal(const char *why) { net_shutdown(NET_SHUTDOWN_MAX_TSC); }
+
+/* PCI Express configuration space (ECAM, from the firmware's MCFG) reaches the NIC's function
+ * without the 0xCF8/0xCFC ports: its 4 KiB page goes to the dummy page in EPT (the guest reads
+ * zeros, a vendor id Linux takes for "no device"; writes are lost). An MCFG that does not
+ * check out, or a page that cannot be hidden, gives up the NIC: never a NIC the guest can
+ * reset under us. Bridges above the NIC are not write-protected yet. */
+static int hide_ecam(const struct hvt_boot_info *bi)
+{
+    if (!bi->mcfg_len)
+        return 0;                              /* no ECAM: the ports are the only way in */
+    static struct mcfg_info m;
+    int rc = bi->mcfg_len <= HVT_MCFG_MAX ? mcfg_parse(bi->mcfg, bi->mcfg_len, &m) : MCFG_E_LIMIT;
+    if (rc) {
+        hv_log("net: the firmware's MCFG does not check out (%d): giving up the NIC\n", rc);
+        return -1;
+    }
+    struct mcfg_bdf nic = { 0, 0, 0, 0 };
+    net_nic_bdf(&nic.bus, &nic.dev, &nic.fn);
+    uint64_t page;
+    if (!mcfg_function_page(&m, nic, &page)) {
+        hv_log("net: ECAM (%u windows) does not cover the NIC's bus\n", m.n);
+        return 0;
+    }
+    if (hv_ept_hide(page, MCFG_FUNC_SPACE)) {
+        hv_log("net: cannot hide the NIC's ECAM page at %lx: giving up the NIC\n", page);
+        return -1;
+    }
+    hv_log("net: NIC's ECAM page [%lx, %lx) hidden from the guest\n", page, page + MCFG_FUNC_SPACE);
+    return 0;
+}
 
 int net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t)
 {
@@ -47,6 +78,8 @@ int net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t)
     if (net_init(&cfg) < 0 || !net_active())
         return -1;
     uint64_t base, size;
+    if (hide_ecam(bi))
+        return -1;
     for (int i = 0; net_hidden_mmio(&base, &size, i) == 0; i++) {
         if (hv_ept_hide(base, size)) {
             hv_log("net: cannot hide the NIC's BAR at %lx: giving up the NIC\n", base);
