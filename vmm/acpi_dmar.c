@@ -2,10 +2,11 @@
  * acpi_dmar.c - DMAR table parser (see acpi_dmar.h for the contract; VT-d spec rev 3.3
  * chapter 8 for the layouts quoted below).
  *
- * Every read goes through rd8/rd16/rd64 on a (base, length) window already checked to lie
+ * Every read goes through rd8/le16/le64 on a (base, length) window already checked to lie
  * inside the caller's buffer, so a lying length field can only produce an error.
  */
 #include "acpi_dmar.h"
+#include "le_bytes.h"
 
 #define ACPI_HDR_LEN        36u
 #define DMAR_HDR_LEN        48u     /* ACPI header + HAW(1) + flags(1) + reserved(10) */
@@ -31,9 +32,6 @@ enum {                              /* remapping structure types (8.2) */
 #define DRHD_INCLUDE_PCI_ALL 0x1u
 
 static uint8_t rd8(const uint8_t *p) { return p[0]; }
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
 const char *dmar_strerror(int err)
 {
@@ -98,8 +96,8 @@ static int parse_drhd(const uint8_t *p, uint16_t len, struct dmar_info *d)
     struct dmar_unit *u = &d->units[d->nunits];
     u->flags = rd8(p + 4);
     u->size = rd8(p + 5);
-    u->segment = rd16(p + 6);
-    u->reg_base = rd64(p + 8);
+    u->segment = le16(p + 6);
+    u->reg_base = le64(p + 8);
     u->include_pci_all = u->flags & DRHD_INCLUDE_PCI_ALL;
     /* The register set is at least one 4 KiB page, page aligned (10.4). */
     if (u->reg_base == 0 || (u->reg_base & PAGE_MASK_4K))
@@ -125,9 +123,9 @@ static int parse_rmrr(const uint8_t *p, uint16_t len, struct dmar_info *d)
     if (d->nrmrrs >= DMAR_MAX_RMRRS)
         return DMAR_E_LIMIT;
     struct dmar_rmrr *r = &d->rmrrs[d->nrmrrs];
-    r->segment = rd16(p + 6);
-    r->base = rd64(p + 8);
-    r->limit = rd64(p + 16);
+    r->segment = le16(p + 6);
+    r->base = le64(p + 8);
+    r->limit = le64(p + 16);
     /* 8.4: base 4 KiB aligned, limit + 1 4 KiB aligned; the region is what stays mapped. */
     if ((r->base & PAGE_MASK_4K) || (~r->limit & PAGE_MASK_4K) || r->limit < r->base)
         return DMAR_E_RMRR;
@@ -237,7 +235,7 @@ int dmar_parse(const void *buf, size_t len, struct dmar_info *out)
         return DMAR_E_SHORT;
     if (t[0] != 'D' || t[1] != 'M' || t[2] != 'A' || t[3] != 'R')
         return DMAR_E_SIGNATURE;
-    uint32_t tlen = rd32(t + 4);
+    uint32_t tlen = le32(t + 4);
     if (tlen < DMAR_HDR_LEN || tlen > len)
         return DMAR_E_SHORT;
     uint8_t sum = 0;
@@ -255,7 +253,7 @@ int dmar_parse(const void *buf, size_t len, struct dmar_info *out)
     while (off < tlen) {
         if (tlen - off < DMAR_STRUCT_HDR)
             return DMAR_E_STRUCT_LEN;
-        uint16_t type = rd16(t + off), slen = rd16(t + off + 2);
+        uint16_t type = le16(t + off), slen = le16(t + off + 2);
         if (slen < DMAR_STRUCT_HDR || slen > tlen - off)
             return DMAR_E_STRUCT_LEN;
         int rc = parse_struct(t + off, type, slen, out);

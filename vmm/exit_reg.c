@@ -7,16 +7,9 @@
 #include "hv_core.h"
 #include "hvt_hypercall.h"
 #include "hv_guest.h"
+#include "msr_policy.h"
 
 #define IO_BITMAP_PORTS_PER_PAGE 0x8000u   /* bitmap A: ports 0-0x7fff, B: 0x8000-0xffff */
-/* MSR bitmap layout (SDM 25.6.9 "MSR-Bitmap Address"): read-low, read-high, write-low,
- * write-high, 1 KiB each. */
-#define MSR_BITMAP_READ_LOW   0
-#define MSR_BITMAP_READ_HIGH  1024
-#define MSR_BITMAP_WRITE_LOW  2048
-#define MSR_BITMAP_WRITE_HIGH 3072
-#define MSR_HIGH_BASE         0xc0000000u
-#define MSR_RANGE             0x2000u
 
 #define IO_SLOTS      16
 #define MSR_SLOTS     16
@@ -87,27 +80,11 @@ hv_io_fn exit_reg_io(uint16_t port)
     return 0;
 }
 
-static void msr_intercept(uint32_t msr, bool read, bool write)
-{
-    unsigned rd, wr, bit;
-    if (msr < MSR_RANGE) {
-        rd = MSR_BITMAP_READ_LOW; wr = MSR_BITMAP_WRITE_LOW; bit = msr;
-    } else if (msr - MSR_HIGH_BASE < MSR_RANGE) {
-        rd = MSR_BITMAP_READ_HIGH; wr = MSR_BITMAP_WRITE_HIGH; bit = msr - MSR_HIGH_BASE;
-    } else {
-        return;                                 /* outside the bitmap: always exits */
-    }
-    if (read)
-        hv.msr_bitmap[rd + bit / 8] |= (uint8_t)(1u << (bit % 8));
-    if (write)
-        hv.msr_bitmap[wr + bit / 8] |= (uint8_t)(1u << (bit % 8));
-}
-
 static struct { uint32_t msr; hv_msr_fn fn; } msr_slots[MSR_SLOTS];
 
 hv_msr_fn hv_msr_register(uint32_t msr, bool read, bool write, hv_msr_fn fn)
 {
-    msr_intercept(msr, read, write);
+    msr_bitmap_mark(hv.msr_bitmap, msr, read, write, true);
     for (unsigned i = 0; i < MSR_SLOTS; i++) {
         if (msr_slots[i].fn && msr_slots[i].msr == msr) {
             hv_msr_fn prev = msr_slots[i].fn;

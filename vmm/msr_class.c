@@ -105,9 +105,22 @@ enum msr_class msr_policy_class(uint32_t msr)
     return MSR_READ_PASS;
 }
 
-static void clear_bit(uint8_t *bitmap, unsigned base, uint32_t bit)
+void msr_bitmap_mark(uint8_t *bitmap, uint32_t msr, bool read, bool write, bool exits)
 {
-    bitmap[base + bit / 8] &= (uint8_t)~(1u << (bit % 8));
+    unsigned r, w;
+    uint32_t bit;
+    if (msr < RANGE) {
+        r = BITMAP_READ_LOW; w = BITMAP_WRITE_LOW; bit = msr;
+    } else if (msr - HIGH_BASE < RANGE) {
+        r = BITMAP_READ_HIGH; w = BITMAP_WRITE_HIGH; bit = msr - HIGH_BASE;
+    } else {
+        return;                              /* outside the bitmap: always exits */
+    }
+    uint8_t m = (uint8_t)(1u << (bit % 8));
+    if (read)
+        bitmap[r + bit / 8] = exits ? bitmap[r + bit / 8] | m : bitmap[r + bit / 8] & (uint8_t)~m;
+    if (write)
+        bitmap[w + bit / 8] = exits ? bitmap[w + bit / 8] | m : bitmap[w + bit / 8] & (uint8_t)~m;
 }
 
 void msr_policy_fill(uint8_t *bitmap)
@@ -117,18 +130,7 @@ void msr_policy_fill(uint8_t *bitmap)
     for (unsigned i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         bool rd = rules[i].cls == MSR_PASS || rules[i].cls == MSR_READ_ONLY || rules[i].cls == MSR_APIC_BASE;
         bool wr = rules[i].cls == MSR_PASS;
-        for (uint32_t m = rules[i].first; m <= rules[i].last; m++) {
-            unsigned r, w;
-            uint32_t bit;
-            if (m < RANGE) {
-                r = BITMAP_READ_LOW; w = BITMAP_WRITE_LOW; bit = m;
-            } else if (m - HIGH_BASE < RANGE) {
-                r = BITMAP_READ_HIGH; w = BITMAP_WRITE_HIGH; bit = m - HIGH_BASE;
-            } else {
-                continue;                    /* outside the bitmap: always exits */
-            }
-            if (rd) clear_bit(bitmap, r, bit);
-            if (wr) clear_bit(bitmap, w, bit);
-        }
+        for (uint32_t m = rules[i].first; m <= rules[i].last; m++)
+            msr_bitmap_mark(bitmap, m, rd, wr, false);
     }
 }

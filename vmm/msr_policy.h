@@ -35,6 +35,10 @@ enum msr_class {
 /* What the policy does with 'msr' (the allow-list's entry, or the default MSR_READ_PASS). */
 enum msr_class msr_policy_class(uint32_t msr);
 
+/* Make RDMSR (read) and/or WRMSR (write) of 'msr' exit (exits) or not, in the bitmap's 4 KiB;
+ * MSRs outside its two ranges always exit whatever it says. */
+void msr_bitmap_mark(uint8_t *bitmap, uint32_t msr, bool read, bool write, bool exits);
+
 /* The bitmap's 4 KiB: every bit set, then the exits the allow-list removes cleared. */
 void msr_policy_fill(uint8_t *bitmap);
 

@@ -2,6 +2,7 @@
  * pci_mcfg.c - MCFG parser and ECAM access policy (contract in pci_mcfg.h).
  */
 #include "pci_mcfg.h"
+#include "le_bytes.h"
 
 #define ACPI_HDR_LEN     36u
 #define MCFG_HDR_LEN     44u      /* ACPI header + 8 reserved bytes */
@@ -12,9 +13,6 @@
 #define ECAM_BUS_SPACE   (1ull << ECAM_BUS_SHIFT)
 #define ECAM_ADDR_LIMIT  (1ull << 52)   /* architectural physical address limit */
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
 const char *mcfg_strerror(int err)
 {
@@ -65,7 +63,7 @@ int mcfg_parse(const void *buf, size_t len, struct mcfg_info *out)
         return MCFG_E_SHORT;
     if (t[0] != 'M' || t[1] != 'C' || t[2] != 'F' || t[3] != 'G')
         return MCFG_E_SIGNATURE;
-    uint32_t tlen = rd32(t + 4);
+    uint32_t tlen = le32(t + 4);
     if (tlen > len)
         return MCFG_E_SHORT;
     if (tlen < MCFG_HDR_LEN || (tlen - MCFG_HDR_LEN) % MCFG_ALLOC_LEN)
@@ -81,8 +79,8 @@ int mcfg_parse(const void *buf, size_t len, struct mcfg_info *out)
     for (unsigned i = 0; i < n; i++) {
         const uint8_t *p = t + MCFG_HDR_LEN + i * MCFG_ALLOC_LEN;
         struct mcfg_alloc *a = &out->alloc[i];
-        a->base = rd64(p);
-        a->segment = rd16(p + 8);
+        a->base = le64(p);
+        a->segment = le16(p + 8);
         a->bus_start = p[10];
         a->bus_end = p[11];
         int rc = check_alloc(a);

@@ -73,10 +73,10 @@ unit-test: unit-test-hv
 # host builds, and again under ASan+UBSan since their input is hostile firmware data.
 IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c test_iommu_hw:vmm/iommu_hw.c
 define iommu_unit_rule
-$(HV_UNIT_BUILD)/$(1): tests/unit/$(1).c $(2) $(2:.c=.h)
+$(HV_UNIT_BUILD)/$(1): tests/unit/$(1).c $(2) $(wildcard $(2:.c=.h) $(2:vmm/%.c=vmm/include/%.h)) vmm/le_bytes.h
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(HV_UNIT_CFLAGS) -o $$@ tests/unit/$(1).c $(2)
-$(HV_UNIT_BUILD)/$(1)_asan: tests/unit/$(1).c $(2) $(2:.c=.h)
+$(HV_UNIT_BUILD)/$(1)_asan: tests/unit/$(1).c $(2) $(wildcard $(2:.c=.h) $(2:vmm/%.c=vmm/include/%.h)) vmm/le_bytes.h
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(HV_UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $$@ tests/unit/$(1).c $(2)
 IOMMU_UNIT_BINS += $(HV_UNIT_BUILD)/$(1) $(HV_UNIT_BUILD)/$(1)_asan
