@@ -95,8 +95,10 @@ static void hook_fatal(const char *why)
  * preemption-timer exit). Bounded: a CPU that never exits again cannot hold power-off. */
 static void hook_power_off(void)
 {
+    enum hv_end why = hv_end_reason();
     if (step_active()) {
-        step_stop_now(HVT_REASON_END);
+        step_stop_now(why == HV_END_RESET ? HVT_REASON_RESET :
+                      why == HV_END_TRIPLE_FAULT ? HVT_REASON_TRIPLE_FAULT : HVT_REASON_END);
         uint64_t t0 = hv_rdtsc();
         while (step_cpus_stepping() && hv_rdtsc() - t0 < 4 * TRACE_POLL_TICKS)
             __asm__ volatile("pause");

@@ -17,6 +17,7 @@ struct hv_globals {
     uint64_t alloc_next, alloc_end;      /* physical bump allocator inside the region */
     uint64_t canary;                     /* kept in hv memory; the guest must never see it
                                             (self-test boots only: 0 otherwise) */
+    unsigned end_reason;                 /* enum hv_end, once the machine is going away */
     bool selftest;                       /* hvtrace.cfg selftest = on: the canary, and the
                                             memory range for the guest's administrator */
     uint64_t *canary_page;

@@ -47,10 +47,14 @@ int vmm_init(struct hvt_boot_info *bi)
         hv.canary_page[i] = hv.canary;
     if (hv_ept_build())
         return -5;
-    /* The one I/O exit we need: the power-off write, to print the exit summary. (Not 0xcf9:
-     * every 32-bit PCI config address write to 0xcf8 overlaps it and would exit.) */
+    /* The I/O exits vmm/ needs: the power-off write (the exit summary, the trace's end) and
+     * the two PC reset requests, 0xCF9 and the keyboard controller's command port (the trace
+     * ends before the machine does: vmx_exit.c machine_end). The 32-bit PCI configuration
+     * address writes to 0xCF8 overlap 0xCF9 and exit too: they are rare after boot. */
     if (bi->pm1a_cnt_port)
         exit_reg_io_intercept(bi->pm1a_cnt_port, 2);
+    exit_reg_io_intercept(0xcf9, 1);
+    exit_reg_io_intercept(0x64, 1);
     if (bi->pm1b_cnt_port)
         exit_reg_io_intercept(bi->pm1b_cnt_port, 2);
     for (unsigned i = 0; i < bi->cpu_count; i++)

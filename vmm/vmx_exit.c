@@ -302,11 +302,49 @@ void hv_port_io(bool in, unsigned size, uint16_t port, uint64_t *rax)
     }
 }
 
+/* The guest resets the machine (or triple-faults, which on a PC resets it: the chipset
+ * turns the CPU's shutdown cycle into a reset): end what is running the way power-off does
+ * (the trace closed and flushed, the collector told), then reset through the PCI reset
+ * control register 0xCF9 (a hard reset), or failing that the keyboard controller (SDM Vol.
+ * 3A 8.x does not define the platform's reset: these are the PC ways). Only once. */
+#define PORT_RESET_CTL   0xcf9
+#define RESET_CTL_RST    0x04        /* 0xCF9 bit 2: do the reset (bit 1: hard) */
+#define RESET_CTL_HARD   0x06
+#define PORT_KBC_CMD     0x64
+#define KBC_CMD_RESET    0xfe        /* pulse the CPU reset line */
+static volatile uint32_t machine_ending;
+
+static void machine_end(struct vcpu *v, enum hv_end why, const char *what, uint16_t port, uint64_t val)
+{
+    if (__atomic_exchange_n(&machine_ending, 1, __ATOMIC_ACQ_REL))
+        for (;;)
+            __asm__ volatile("cli; hlt");       /* another CPU is doing it */
+    hv.end_reason = why;
+    v->powering_off = true;
+    vmx_print_exit_summary(what);
+    exit_reg_power_off();
+    hv_log("hvtrace: %s: resetting the machine\n", what);
+    if (port)
+        hv_port_io(false, 1, port, &val);       /* the guest's own request */
+    uint64_t rst = RESET_CTL_HARD, kbc = KBC_CMD_RESET;
+    hv_port_io(false, 1, PORT_RESET_CTL, &rst);
+    hv_port_io(false, 1, PORT_KBC_CMD, &kbc);
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+enum hv_end hv_end_reason(void) { return hv.end_reason; }
+
 /* One port access for the guest: a module's handler, else the power-off watch and the real
  * port. *val is RAX's part for IN (filled) and OUT (given). */
 static void port_access(struct guest_regs *g, struct vcpu *v, uint16_t port, unsigned size, bool in,
                         uint64_t *val)
 {
+    /* A reset the guest asks for ends the trace first, whoever else watches the port. */
+    if (!in && port == PORT_RESET_CTL && size == 1 && (*val & RESET_CTL_RST))
+        machine_end(v, HV_END_RESET, "guest reset through port 0xCF9", port, *val);
+    if (!in && port == PORT_KBC_CMD && size == 1 && (*val & 0xff) == KBC_CMD_RESET)
+        machine_end(v, HV_END_RESET, "guest reset through the keyboard controller", port, *val);
     hv_io_fn fn = exit_reg_io(port);
     if (fn) {
         uint64_t rax = g->r[GPR_RAX];
@@ -459,9 +497,7 @@ static void handle_triple_fault(struct guest_regs *g, struct vcpu *v)
 {
     hv_log("hvtrace: cpu %u: guest TRIPLE FAULT at rip %lx cr3 %lx\n", v->index,
            vmx_read(VMCS_GUEST_RIP), vmx_read(VMCS_GUEST_CR3));
-    vmx_print_exit_summary("guest triple fault");
-    exit_reg_fatal("triple fault");
-    hv_panic("guest triple fault: stopping\n");
+    machine_end(v, HV_END_TRIPLE_FAULT, "guest triple fault", 0, 0);
 }
 
 void vmx_resume_failed(struct vcpu *v)

@@ -8,6 +8,7 @@
 #   -t S   wall-clock timeout (s)   env BOCHS_TIMEOUT  default 150
 #   -n     add an e1000 NIC (slirp, loopback only: guest 10.0.2.2:P -> host 127.0.0.1:P)
 #                                   env BOCHS_NIC=slirp
+#   env BOCHS_END_ON_RESET=1  stop when the machine resets (the loader starts again): end=reset
 #   env BOCHS_IPS       emulated instructions per second (default 50000000, see below)
 #   env BOCHS_LOG_MAX   bytes of Bochs's log kept from the start (default 20000000); the last
 #                       64 KiB of the rest go to bochs.log.tail
@@ -145,7 +146,7 @@ bochs_pid=$!
 # A crash that leaves the machine spinning (a firmware exception dump, a kernel panic, the
 # hypervisor's "hvtrace: PANIC" on port 0xE9) would
 # otherwise cost the whole timeout: watch the serial log and stop the run early.
-crashed=""
+crashed=""; reset_seen=""
 # env BOCHS_STAMP="REGEX": write the wall-clock second (0.2 s steps) at which each line
 # matching REGEX first appears in serial.log or e9.log to RUN/stamps ("SECONDS LINE"), for
 # benchmarks that need Bochs's own cost (bench-step).
@@ -166,6 +167,13 @@ stamp() {
 }
 while kill -0 "$bochs_pid" 2>/dev/null; do
   if [ -n "${BOCHS_STAMP:-}" ]; then for _ in 1 2 3 4 5; do sleep 0.2; stamp; done; else sleep 1; fi
+  # env BOCHS_END_ON_RESET=1: the machine reset (the loader starts a second time): stop there
+  if [ "${BOCHS_END_ON_RESET:-0}" = 1 ] && [ "$(grep -ac 'hvtrace: loader started' "$RUN/serial.log" 2>/dev/null)" -ge 2 ]; then
+    sleep 1
+    reset_seen=yes
+    kill -INT "$bochs_pid" 2>/dev/null
+    break
+  fi
   if grep -qas "!!!! X64 Exception\|Kernel panic - not syncing" "$RUN/serial.log" ||
      grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; then
     sleep 2   # let the rest of the dump reach the log
@@ -185,7 +193,8 @@ rm -f "$RUN/log.fifo" "$RUN/disk.img" "$RUN/disk.img.lock"
 awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' > "$RUN/wall_seconds"
 
 logs=("$RUN/bochs.log" "$RUN/bochs.log.tail")
-if [ -n "$crashed" ]; then how=guest-crash
+if [ -n "$reset_seen" ]; then how=reset
+elif [ -n "$crashed" ]; then how=guest-crash
 elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then how=timeout
 elif grep -qs "ACPI control: soft power off" "${logs[@]}"; then how=poweroff
 elif grep -qs "Shutdown port: shutdown requested" "${logs[@]}"; then how=shutdown-port
@@ -195,7 +204,7 @@ fi
 echo "$how" > "$RUN/end"
 echo "bochs-run: ended by $how after $(cat "$RUN/wall_seconds") s (run dir $RUN)" >&2
 case "$how" in
-  poweroff|shutdown-port) exit 0 ;;
+  poweroff|shutdown-port|reset) exit 0 ;;
   timeout) exit 124 ;;
   *) exit 1 ;;
 esac

@@ -80,9 +80,15 @@ void hv_exception_intercept(unsigned vector, bool on);
 typedef void (*hv_observer_fn)(struct guest_regs *g, unsigned reason);
 int hv_exit_observe(hv_observer_fn pre, hv_observer_fn post);
 
-/* The guest is about to power off (ACPI sleep), or died (triple fault: 'why'). */
+/* The machine is going away: the guest powers off (ACPI sleep), resets it (0xCF9, the keyboard
+ * controller) or triple-faults (the hypervisor then resets it, as the platform would). The
+ * power-off hooks run for all three, last registered first, before the machine goes; a hook
+ * asks hv_end_reason() which. 'fatal' hooks run for a hypervisor error the guest did not ask
+ * for ('why'). */
+enum hv_end { HV_END_POWER_OFF, HV_END_RESET, HV_END_TRIPLE_FAULT };
 int hv_on_power_off(void (*fn)(void));
 int hv_on_fatal(void (*fn)(const char *why));
+enum hv_end hv_end_reason(void);
 
 /* The MTF fast path: a policy that single-steps registers a raw handler (assembly) and enables
  * it per CPU with hv_set_mtf_fast() (hv_guest.h). The exit stub then jumps to it for MTF exits

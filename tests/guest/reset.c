@@ -1,0 +1,43 @@
+#define _GNU_SOURCE
+/*
+ * reset cf9|kbc|reboot - end the machine while hvtrace traces it (test-reset):
+ *   cf9     start tracing (mark), 200 getpid calls, then write 0x06 (hard reset) to the PCI
+ *           reset control register 0xCF9, as firmware and Linux's reboot=pci do;
+ *   kbc     the same, then the keyboard controller's reset command (0xFE to port 0x64);
+ *   reboot  reboot(2): the kernel restarts the machine its own way (reboot= on its command
+ *           line: reboot=t is a triple fault); tracing is started by the boot options.
+ * Never returns when the machine resets; exit 1 if it is still running a second later.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/io.h>
+#include <sys/reboot.h>
+#include <sys/syscall.h>
+#include "hvt_guest.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) { fprintf(stderr, "usage: reset cf9|kbc|reboot\n"); return 2; }
+    if (!strcmp(argv[1], "reboot")) {
+        printf("reset: reboot(2)\n");
+        fflush(stdout);
+        sync();
+        reboot(RB_AUTOBOOT);
+        perror("reset: reboot");
+        return 1;
+    }
+    if (iopl(3)) { perror("reset: iopl"); return 2; }
+    if (!hvt_present()) { fprintf(stderr, "reset: hvtrace not detected\n"); return 2; }
+    hvt_pin_cpu("reset");
+    hvt_mark(1);
+    for (int i = 0; i < 200; i++)
+        syscall(SYS_getpid);
+    if (!strcmp(argv[1], "kbc"))
+        outb(0xfe, 0x64);
+    else
+        outb(0x06, 0xcf9);
+    sleep(1);
+    printf("reset: FAIL: still running\n");
+    return 1;
+}
