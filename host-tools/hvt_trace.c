@@ -145,6 +145,10 @@ static void print_status(const char *ans)
            val(ans, "out", out, sizeof out) ? out : "?", val(ans, "boot", boot, sizeof boot) ? boot : "none",
            uval(ans, "connected") ? "connected" : "not connected",
            val(ans, "host_request", req, sizeof req) ? req : "?");
+    char serr[4400];
+    if (val(ans, "store_error", serr, sizeof serr))   /* the collector stores nothing more */
+        printf("STORE FAILED: %s; stored and acknowledged up to stream offset %llu only, the "
+               "hypervisor holds the rest\n", serr, (unsigned long long)uval(ans, "stored_off"));
     if (!val(ans, "trace_file", f, sizeof f))
         return;
     if (!strcmp(f, "none"))

@@ -605,9 +605,11 @@ int main(int argc, char **argv)
     while (!done) {
         uint64_t t_now = now_ns();
         if (t_now > deadline) {
-            fprintf(stderr, "fake_hv: timeout: head=%llu tail=%llu connections=%llu\n",
+            /* acked: the highest offset a collector acknowledged (ACK or WELCOME): the ring
+             * freed everything below it, kept everything from it to head */
+            fprintf(stderr, "fake_hv: timeout: head=%llu tail=%llu acked=%llu connections=%llu\n",
                     (unsigned long long)sc.head, (unsigned long long)sc.tail,
-                    (unsigned long long)sc.cnt.connections);
+                    (unsigned long long)sc.tail, (unsigned long long)sc.cnt.connections);
             return 1;
         }
         if (g_fd < 0 && t_now - last_connect_try > 20000000ull) {
@@ -651,6 +653,9 @@ int main(int argc, char **argv)
         if (g_fd >= 0 && g_broken) {
             close(g_fd);
             g_fd = -1;
+            /* what that collector acknowledged: freed here, so it must be stored there */
+            fprintf(stderr, "fake_hv: disconnected: acked=%llu head=%llu\n",
+                    (unsigned long long)sc.tail, (unsigned long long)sc.head);
             stream_core_disconnected(&sc);
         }
         done = p.bye_sent && stream_core_all_acked(&sc);
@@ -669,12 +674,13 @@ int main(int argc, char **argv)
                (unsigned long long)p.dropped_bytes, p.started, p.stop_sent);
     printf("fake_hv: done messages=%llu bytes=%llu console=%zu connections=%llu "
            "ctl_accepted=%llu ctl_bad_auth=%llu ctl_replayed=%llu ctl_malformed=%llu "
-           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f\n",
+           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f acked=%llu\n",
            (unsigned long long)p.nmsgs, (unsigned long long)sc.head, p.console_len,
            (unsigned long long)sc.cnt.connections, (unsigned long long)sc.cnt.ctl_accepted,
            (unsigned long long)sc.cnt.ctl_bad_auth, (unsigned long long)sc.cnt.ctl_replayed,
            (unsigned long long)sc.cnt.ctl_malformed, (unsigned long long)g_backpressure,
-           (unsigned long long)sc.cnt.resume_skipped_bytes, (now_ns() - start) / 1e9);
+           (unsigned long long)sc.cnt.resume_skipped_bytes, (now_ns() - start) / 1e9,
+           (unsigned long long)sc.tail);
     if (g_fd >= 0)
         close(g_fd);
     return 0;
