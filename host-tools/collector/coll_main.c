@@ -13,7 +13,8 @@
  * start|stop|status` talks to the collector over OUT/control.sock (coll_sock.h, coll_cmd.c).
  * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
  * a wrong key: it must be refused), replay (the previous request again: must be refused).
- * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0.
+ * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0 - or
+ * 1 if storing failed (coll.h: a failed store is sticky and never acknowledged).
  * Progress (rate, bytes, gaps) goes to stderr once a second, only when stderr is a terminal.
  */
 #define _GNU_SOURCE

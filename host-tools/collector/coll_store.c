@@ -248,6 +248,10 @@ int coll_store_open(struct coll_store *s, const char *out, const struct hvt_hell
         fclose(f);
     }
     index_load(s);
+    if (s->fail_errno) {
+        snprintf(err, errlen, "%s: %s", s->fail_what, strerror(s->fail_errno));
+        return -1;
+    }
     s->durable = s->st;                  /* what state.bin on disk says (nothing, for a new boot) */
     char link[4200];
     snprintf(link, sizeof link, "%s/current", out);
@@ -307,15 +311,18 @@ void coll_store_meta(struct coll_store *s, const uint8_t *p, size_t n)
     }
 }
 
-static void index_add_line(struct coll_store *s, const char *line)
+static int index_add_line(struct coll_store *s, const char *line)
 {
     size_t n = strlen(line);
     char *p = realloc(s->index_closed, s->index_closed_len + n + 1);
-    if (!p)
-        return;
+    if (!p) {
+        errno = ENOMEM;
+        return store_fail(s, "build", "index.tsv");   /* an index missing a chunk misleads */
+    }
     memcpy(p + s->index_closed_len, line, n + 1);
     s->index_closed = p;
     s->index_closed_len += n;
+    return 0;
 }
 
 static void index_line(const struct coll_store *s, char *out, size_t n)
@@ -351,7 +358,8 @@ static void index_load(struct coll_store *s)
     while (fgets(line, sizeof line, f)) {
         unsigned c;
         if (line[0] != '#' && sscanf(line, "chunk-%u.hvts", &c) == 1 && c < s->st.chunk_no)
-            index_add_line(s, line);
+            if (index_add_line(s, line) < 0)
+                break;
     }
     fclose(f);
 }
@@ -423,7 +431,8 @@ int coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p)
         /* rotate only at a checkpoint so state.bin always names the live chunk */
         char line[128];
         index_line(s, line, sizeof line);
-        index_add_line(s, line);
+        if (index_add_line(s, line) < 0)
+            return -1;
         s->st.chunk_no++;
         s->st.chunk_len = 0;
         s->st.chunk_msgs = 0;
