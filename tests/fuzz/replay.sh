@@ -14,6 +14,11 @@ i=0
 for f in "$ROOT/tests/probe/test-probes-net.sh" "$ROOT/tests/d/test-d-coll.sh"; do
   awk -v out="$S/d/$(basename "$f")" "/<<'EOF_D'/ { t = 1; n++; next } /^EOF_D/ { t = 0 } t { print > (out \"-\" n) }" "$f"
 done
+# and the one-line programs of test-d-coll.sh (run NAME FIRES 'PROGRAM' ...)
+grep -E "^(TZ=UTC )?run [a-z]+ [^ ]+ '[^']*' ?.*$" "$ROOT/tests/d/test-d-coll.sh" |
+  sed -E "s/^[^']*'([^']*)'.*/\1/" | while IFS= read -r prog; do
+    i=$((i + 1)); printf '%s\n' "$prog" > "$S/d/test-d-coll-run-$i"
+  done
 seeds_of() {
   case "$1" in
     fuzz_ctl) echo "$D/seeds/ctl" ;;
@@ -48,7 +53,8 @@ for name in "$@"; do
     fi
   else
     fail=$((fail+1)); echo "FAIL $name: an input crashed (see $log)"
-    grep -m5 -E 'ERROR|SUMMARY|Running:' "$log" | tail -n 5
+    grep -m3 -E 'ERROR|SUMMARY' "$log"
+    echo "     the input: $(grep 'Running:' "$log" | tail -n 1)"
   fi
   total=$((total + n))
 done
