@@ -6,11 +6,12 @@
 #                               input of its regression corpus (tests/*/fuzz/regress/NAME/) and
 #                               of its seed corpus run once (seconds); any crash fails
 #   make fuzz-config            the configuration parsers: boot/cfg.c's cfg_parse (with the
-#                               trace= value it keeps) and trace/trace_opts.c's trace_opts_parse
+#                               trace= value it keeps) and trace/trace_opts.c's trace_opts_parse;
+#                               and trace/dcmd.c's mailbox (host requests + guest hypercalls)
 # A fuzzer's finding (build/host/fuzz/crash-*, */crashes/) is fixed and then copied into its
 # regress directory, so the replay keeps it fixed.
 FUZZERS := fuzz_trace fuzz_ksym fuzz_btf fuzz_kimg fuzz_ctl fuzz_coll_parse fuzz_coll_trace \
-           fuzz_dcompile fuzz_dverify fuzz_cfg fuzz_trace_opts
+           fuzz_dcompile fuzz_dverify fuzz_cfg fuzz_trace_opts fuzz_dcmd
 
 CONFIG_FUZZ_FLAGS := -O1 -g $(HV_STD) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                      -Iinclude -Iboot -Itrace -Ivmm -Ivmm/include
@@ -21,9 +22,13 @@ $(HOST_OUT)/fuzz/fuzz_trace_opts: tests/unit/fuzz/fuzz_trace_opts.c trace/trace_
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CONFIG_FUZZ_FLAGS) -o $@ tests/unit/fuzz/fuzz_trace_opts.c trace/trace_opts.c
 
+$(HOST_OUT)/fuzz/fuzz_dcmd: tests/unit/fuzz/fuzz_dcmd.c trace/dcmd.c trace/dcmd.h include/hvt_stream.h include/hvt_hypercall.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CONFIG_FUZZ_FLAGS) -o $@ tests/unit/fuzz/fuzz_dcmd.c
+
 .PHONY: fuzz fuzz-config test-fuzz-replay
-fuzz-config: $(HOST_OUT)/fuzz/fuzz_cfg $(HOST_OUT)/fuzz/fuzz_trace_opts
-	bash tests/fuzz/fuzz-run.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) fuzz_cfg fuzz_trace_opts
+fuzz-config: $(HOST_OUT)/fuzz/fuzz_cfg $(HOST_OUT)/fuzz/fuzz_trace_opts $(HOST_OUT)/fuzz/fuzz_dcmd
+	bash tests/fuzz/fuzz-run.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) fuzz_cfg fuzz_trace_opts fuzz_dcmd
 
 # Each family in turn; a failing one does not keep the others from running.
 fuzz:
