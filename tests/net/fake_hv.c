@@ -6,12 +6,14 @@
  *
  *   fake_hv [--port N] [--boot-id HEX32] [--key HEX] [--cpus N] [--ring-kb N]
  *           [--console FILE] [--trace-bytes N] [--msg-size N] [--meta TEXT] [--rate-kbps N]
- *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND]
+ *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND] [--drop-after-ms N]
  *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]]
  * Exit 0 once everything (console, trace, META, LOSS, BYE) is enqueued and ACKed by a
  * collector, reconnecting as often as needed; exit 1 on timeout. --malformed sends one bad
  * stream (magic, version, bigmsg, nohello, rewind, badcpu, shorthello, midmsg) and exits 0 if
  * the collector closes the connection.
+ * --drop-after-ms N closes the connection once, N ms after the start, and reconnects (the
+ * WELCOME that follows must not acknowledge more than the collector stored).
  * --trace-bytes sends filler batches (net's selftest format: 8-byte counters 0, 1, 2 ...).
  * --e9 sends real trace batches: every HVT-CHUNK line of a debug-port log (trace/sink.c's
  * format, e9_lines.h) as the batch the hypervisor's sink would send for it, in order, and its
@@ -512,7 +514,7 @@ static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
 
 int main(int argc, char **argv)
 {
-    int port = HVT_STREAM_DEFAULT_PORT, cpus = 2, timeout_s = 60, linger_ms = 0;
+    int port = HVT_STREAM_DEFAULT_PORT, cpus = 2, timeout_s = 60, linger_ms = 0, drop_after_ms = 0;
     uint64_t ring_kb = 256, rate_kbps = 0;
     uint8_t boot[HVT_BOOT_ID_LEN];
     struct ctl_key key = { .len = 0 };
@@ -531,7 +533,8 @@ int main(int argc, char **argv)
         { "rate-kbps", 1, 0, 'R' }, { "loss", 1, 0, 'L' }, { "timeout", 1, 0, 'T' },
         { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
         { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' },
-        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' }, { 0 } };
+        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' },
+        { "drop-after-ms", 1, 0, 'Y' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -554,6 +557,7 @@ int main(int argc, char **argv)
         case 'L': p.loss = strtoull(optarg, NULL, 0); break;
         case 'T': timeout_s = atoi(optarg); break;
         case 'G': linger_ms = atoi(optarg); break;
+        case 'Y': drop_after_ms = atoi(optarg); break;
         case 'M': malformed = optarg; break;
         case 'E': e9_file = optarg; break;
         case 'W': p.wait_start = true; break;
@@ -649,6 +653,10 @@ int main(int argc, char **argv)
             }
         } else if (g_fd < 0) {
             usleep(2000);
+        }
+        if (drop_after_ms && g_fd >= 0 && t_now - start > (uint64_t)drop_after_ms * 1000000ull) {
+            drop_after_ms = 0;           /* once: the link drops, the hypervisor reconnects */
+            g_broken = true;
         }
         if (g_fd >= 0 && g_broken) {
             close(g_fd);

@@ -148,6 +148,25 @@ check "nothing lost: all 3000000 trace bytes, no gap" \
       test "$(hdr "$D" trace_bytes)" = 3000000 -a "$(hdr "$D" gap_events)" = 0 -a "$(hdr "$D" gap_msgs)" = 0
 check "nothing lost: console byte-for-byte" cmp -s "$W/console.txt" "$D/console.log"
 check "nothing lost: the directory verifies" "$COLL" --verify "$D"
+# 7b. the same, but the link drops and the hypervisor reconnects to the collector whose store
+#    failed: its WELCOME must resume at the stored checkpoint, not at what it had parsed
+start_limited "$W/o7b" "$W/c7c.log" 256
+"$FAKE" --port "$PORT" --key "$KEY" --trace-bytes 3000000 --drop-after-ms 1500 \
+        --timeout 60 >"$W/f7b.out" 2>"$W/f7b.err" &
+FPID=$!; PIDS+=("$FPID")
+for _ in $(seq 50); do grep -q "resumed boot" "$W/c7c.log" && break; sleep 0.1; done
+sleep 0.5                                 # WELCOMEd again, ring full again
+kill -TERM "$CPID"; wait "$CPID"
+for _ in $(seq 50); do [ "$(grep -c 'disconnected: acked=' "$W/f7b.err")" -ge 2 ] && break; sleep 0.1; done
+kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+D="$W/o7b/current"
+acks=$(grep -o 'disconnected: acked=[0-9]*' "$W/f7b.err" | cut -d= -f2 | head -2 | tr '\n' ' ')
+ack2=$(echo $acks | cut -d' ' -f2)
+stored=$(stored_bytes "$D")
+echo "     reconnect after the failure: acked at the two drops: $acks; stored chunk bytes=$stored, checkpoint $(hdr "$D" next_off)"
+check "the collector took the reconnect of the same boot" grep -q "resumed boot .* connection 1, resuming at offset $(hdr "$D" next_off)\$" "$W/c7c.log"
+check "after the reconnect's WELCOME, acked ($ack2) is still the stored checkpoint" \
+      test "${ack2:-x}" = "$(hdr "$D" next_off)" -a "${ack2:-1}" -le "$stored"
 
 # 8. a full file system (a 256 KiB tmpfs: ENOSPC), when this machine lets us mount one
 mkdir -p "$W/tiny"
