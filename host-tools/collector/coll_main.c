@@ -95,20 +95,28 @@ static void flush_data(struct coll *c)
     c->console_len = 0;
 }
 
-static void checkpoint_and_ack(struct coll *c)
+/* Store everything parsed so far and checkpoint it: true when store.durable covers it all. */
+static bool checkpoint(struct coll *c)
 {
     flush_data(c);
     if (!c->store_open || c->store_stopped)
-        return;                          /* no ACK past the last checkpoint stored */
+        return false;
     c->store.st.c = c->parser.c;
     if (coll_trace_sync(&c->trace, c->fsync_each, &c->store.st.trace) < 0) {
         trace_failed(c, errno);
-        return;
+        return false;
     }
     if (coll_store_checkpoint(&c->store, &c->parser) < 0) {
         store_failed(c);
-        return;
+        return false;
     }
+    return true;
+}
+
+static void checkpoint_and_ack(struct coll *c)
+{
+    if (!checkpoint(c))
+        return;                          /* no ACK past the last checkpoint stored */
     /* what the checkpoint just stored: the parser's offset, now on disk (coll.h) */
     uint64_t stored = c->store.durable.next_off;
     if (stored != c->last_ack_off && c->cfd >= 0 && c->parser.have_hello) {
@@ -363,7 +371,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
         c->ctl_seq = 0;
     }
     if (same && !c->store_stopped && c->parser.next_off != c->store.durable.next_off)
-        checkpoint_and_ack(c);           /* WELCOME acknowledges: store first what it covers */
+        checkpoint(c);                   /* the WELCOME acknowledges: store first what it covers */
     if (same && c->store_stopped) {
         /* nothing past the last checkpoint was stored: take the stream again from there, and
          * the WELCOME below frees nothing more in the hypervisor */
