@@ -86,11 +86,14 @@ static int open_chunk(struct coll_store *s)
     char name[64], path[4200];
     snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
     path_of(s, path, sizeof path, name);
-    if (s->chunk_fd >= 0) {
+    if (s->chunk_fd >= 0) {              /* rotating: chunk_no already names the next one */
         int r = close(s->chunk_fd);      /* a late write error (NFS, quota) shows here */
         s->chunk_fd = -1;
-        if (r < 0)
-            return store_fail(s, "close", name);
+        if (r < 0) {
+            char prev[64];
+            snprintf(prev, sizeof prev, "chunk-%06u.hvts", s->st.chunk_no - 1);
+            return store_fail(s, "close", prev);
+        }
     }
     s->chunk_fd = open_private(path, O_WRONLY);
     if (s->chunk_fd < 0)
@@ -418,8 +421,11 @@ int coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p)
     memcpy(s->st.next_seq, p->next_seq, sizeof s->st.next_seq);
     if (s->fail_errno)
         return -1;                       /* sticky: nothing after a failure is trusted */
-    if (s->fsync_each && fsync(s->chunk_fd) < 0)
-        return store_fail(s, "fsync", "chunk");
+    if (s->fsync_each && fsync(s->chunk_fd) < 0) {
+        char name[64];
+        snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
+        return store_fail(s, "fsync", name);
+    }
     if (s->fsync_each && (fsync(s->console_fd) < 0 || fsync(s->control_fd) < 0))
         return store_fail(s, "fsync", "console.log/control.log");
     /* order: data first, then the checkpoint that points at it */
@@ -447,8 +453,10 @@ int coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p)
 int coll_store_close(struct coll_store *s)
 {
     int rc = 0;
+    char name[64];
+    snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
     if (s->chunk_fd >= 0 && close(s->chunk_fd) < 0)
-        rc = store_fail(s, "close", "chunk");
+        rc = store_fail(s, "close", name);
     if (s->console_fd >= 0 && close(s->console_fd) < 0)
         rc = store_fail(s, "close", "console.log");
     if (s->control_fd >= 0 && close(s->control_fd) < 0)
