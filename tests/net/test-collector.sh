@@ -126,6 +126,9 @@ check "collector still running, connection kept" kill -0 "$CPID"
 check "status answer says store_failed=EFBIG" grep -qx "store_failed=EFBIG" "$W/s7.txt"
 "$HVT" trace status -d "$W/o7" >"$W/s7h.txt" 2>&1
 check "hvt trace status shows the failure" grep -q "^STORE FAILED: write .*File too large" "$W/s7h.txt"
+"$HVT" trace stop -d "$W/o7" --timeout 20 >"$W/stop7.txt" 2>&1; src=$?
+check "hvt trace stop fails at once, saying the store failed (rc $src)" \
+      bash -c "[ $src != 0 ] && grep -q \"the collector's store failed: write .*File too large\" '$W/stop7.txt'"
 check "fake hypervisor not finished (its data is not acknowledged)" kill -0 "$FPID"
 kill -TERM "$CPID"; wait "$CPID"; crc=$?
 check "collector exits 1 after a store failure (rc $crc)" test "$crc" = 1
