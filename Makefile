@@ -44,6 +44,7 @@ include tests/trace/trace.mk
 include tests/layering/layering.mk
 include tests/probe/probe.mk
 include tests/d/d_tests.mk
+include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 include install.mk
 

@@ -145,6 +145,10 @@ static void print_status(const char *ans)
            val(ans, "out", out, sizeof out) ? out : "?", val(ans, "boot", boot, sizeof boot) ? boot : "none",
            uval(ans, "connected") ? "connected" : "not connected",
            val(ans, "host_request", req, sizeof req) ? req : "?");
+    char serr[4400];
+    if (val(ans, "store_error", serr, sizeof serr))   /* the collector stores nothing more */
+        printf("STORE FAILED: %s; stored and acknowledged up to stream offset %llu only, the "
+               "hypervisor holds the rest\n", serr, (unsigned long long)uval(ans, "stored_off"));
     if (!val(ans, "trace_file", f, sizeof f))
         return;
     if (!strcmp(f, "none"))
@@ -174,10 +178,12 @@ static void print_status(const char *ans)
 static void progress_line(const char *ans, int tty)
 {
     struct t_totals t = totals(ans);
-    fprintf(stderr, "%srecords=%" PRIu64 " insns=%" PRIu64 " raw=%.2fMB on_disk=%.2fMB windows_open=%llu%s",
+    char f[16];
+    fprintf(stderr, "%srecords=%" PRIu64 " insns=%" PRIu64 " raw=%.2fMB on_disk=%.2fMB windows_open=%llu%s%s%s",
             tty ? "\r\033[K" : "", t.records, t.insns, t.bytes / 1e6,
             uval(ans, "trace_bytes_on_disk") / 1e6, (unsigned long long)uval(ans, "windows_open"),
-            tty ? "" : "\n");
+            val(ans, "store_failed", f, sizeof f) ? " STORE_FAILED=" : "",
+            val(ans, "store_failed", f, sizeof f) ? f : "", tty ? "" : "\n");
 }
 
 static void sleep_ms(int ms)
@@ -253,6 +259,14 @@ static int do_stop(const struct t_opts *o, char *ans, size_t cap)
     for (;;) {
         if (ask(o, "status", ans, cap) != 0) {
             fprintf(stderr, "hvt trace stop: %s\n", ans);
+            return T_FAIL;
+        }
+        char serr[4400];
+        if (val(ans, "store_error", serr, sizeof serr)) {
+            /* the collector stores nothing more: waiting for the trace to finish is pointless */
+            fprintf(stderr, "%shvt trace stop: the collector's store failed: %s; the trace is cut at "
+                    "stream offset %llu (the hypervisor holds the rest for a restarted collector)\n",
+                    tty ? "\n" : "", serr, (unsigned long long)uval(ans, "stored_off"));
             return T_FAIL;
         }
         int done = !uval(ans, "windows_open") && uval(ans, "trace_finished");

@@ -2,6 +2,21 @@
  * coll.h - the collector's state, shared by its main loop (coll_main.c), its command socket
  * handler (coll_cmd.c) and its output side (coll_link.h). Not an API: the collector's own
  * modules only. Dependencies go one way: coll_main -> coll_cmd -> coll_link.
+ *
+ * Invariant: acked <= stored. Every offset the collector sends the hypervisor - an ACK's
+ * persisted_off and a WELCOME's resume_off, both of which let it free its ring below them - is
+ * store.durable.next_off, the offset of the last checkpoint coll_store_checkpoint() wrote
+ * whole: every sequenced message below it is in the chunk files, console.log/control.log and
+ * trace.hvt are written up to it, state.bin/header.txt/index.tsv describe it, and every one of
+ * those writes returned success (--fsync: and was fsync'd). The hypervisor keeps everything
+ * above it, so a byte is never both freed there and missing here.
+ * Failures are sticky (store_stopped): after the first failed write/fsync/close/rename of the
+ * boot's files the collector stores nothing more for that boot and sends no ACK; it says so on
+ * stderr (the file, the errno's text and name) and in the command socket's status answer
+ * (store_failed=ENOSPC), keeps the connection open and goes on parsing (control replies still
+ * answer hvt), so the hypervisor holds the rest as for a dead link. On a reconnect of the same
+ * boot the parser restarts at the stored checkpoint, so the WELCOME frees nothing more. A
+ * collector restarted once the disk is fixed resumes at that checkpoint without a gap.
  */
 #ifndef HVT_COLL_H
 #define HVT_COLL_H
@@ -56,6 +71,8 @@ struct coll {
     struct coll_parser parser;
     struct coll_store store;
     bool store_open;
+    bool store_stopped;                /* this boot's store failed: store and ACK nothing more */
+    uint64_t store_failures;           /* boots whose store failed (exit status 1) */
     struct coll_trace trace;           /* OUT/<boot>/trace.hvt, open with the store */
     int zstd_level;
     /* run of verbatim messages waiting to be written */

@@ -54,6 +54,15 @@ static void print_status(struct coll *c, int cl)
     const char *khz = strstr(c->store.hello_text, "tsc_khz=");   /* the hypervisor's TSC rate */
     if (khz && (khz == c->store.hello_text || khz[-1] == '\n'))
         coll_sock_printf(s, cl, "tsc_khz=%llu\n", strtoull(khz + 8, NULL, 10));
+    if (c->store_stopped) {
+        int e = c->store.fail_errno ? c->store.fail_errno : EIO;
+        coll_sock_printf(s, cl, "store_failed=%s\nstore_error=%s: %s\n", coll_errno_name(e),
+                         c->store.fail_what, strerror(e));
+    } else {
+        coll_sock_printf(s, cl, "store=ok\n");
+    }
+    coll_sock_printf(s, cl, "stored_off=%llu\nacked_off=%llu\n",
+                     (unsigned long long)c->store.durable.next_off, (unsigned long long)c->last_ack_off);
     const struct coll_trace_state *t = &c->trace.st;
     const struct coll_counters *k = &c->parser.c;
     coll_sock_printf(s, cl, "boot=%s\ndir=%s\ncpu_count=%u\nstream_bytes=%llu\nstream_msgs=%llu\n"

@@ -13,7 +13,8 @@
  * start|stop|status` talks to the collector over OUT/control.sock (coll_sock.h, coll_cmd.c).
  * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
  * a wrong key: it must be refused), replay (the previous request again: must be refused).
- * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0.
+ * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0 - or
+ * 1 if storing failed (coll.h: a failed store is sticky and never acknowledged).
  * Progress (rate, bytes, gaps) goes to stderr once a second, only when stderr is a terminal.
  */
 #define _GNU_SOURCE
@@ -48,46 +49,81 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The first failure to store anything of this boot (coll.h, "acked <= stored"): say it once,
+ * loudly, and store nothing more. The connection stays: the hypervisor keeps every byte past
+ * the last checkpoint stored, its ring fills and the guest slows as for a dead link, and a
+ * collector restarted once the disk is fixed resumes there without a gap.
+ */
+static void store_failed(struct coll *c)
+{
+    if (c->store_stopped)
+        return;
+    c->store_stopped = true;
+    c->store_failures++;
+    int e = c->store.fail_errno ? c->store.fail_errno : EIO;
+    coll_log("hvtrace-collector: STORE FAILED: %s: %s (%s): storing nothing more for this boot; "
+             "acknowledged up to stream offset %llu only, the hypervisor holds the rest (its "
+             "ring fills, the guest slows); fix the disk and restart the collector to resume\n",
+             c->store.fail_what[0] ? c->store.fail_what : c->store.dir, strerror(e),
+             coll_errno_name(e), (unsigned long long)c->last_ack_off);
+}
+
+/* trace.hvt's writer failed (its message in c->trace.msg): the same as any other store failure. */
+static void trace_failed(struct coll *c, int e)
+{
+    if (!c->store.fail_errno) {
+        c->store.fail_errno = e ? e : EIO;
+        snprintf(c->store.fail_what, sizeof c->store.fail_what, "write %s (%s)", c->trace.path,
+                 c->trace.msg);
+    }
+    store_failed(c);
+}
+
 static void flush_data(struct coll *c)
 {
     if (!c->store_open)
         return;
-    if (c->span_len && coll_store_write_msgs(&c->store, c->span, c->span_len, c->span_off,
-                                             c->span_msgs) < 0) {
-        coll_log("hvtrace-collector: write to %s failed: %s\n", c->store.dir, strerror(errno));
-        g_stop = 1;
-    }
+    if (!c->store_stopped && c->span_len &&
+        coll_store_write_msgs(&c->store, c->span, c->span_len, c->span_off, c->span_msgs) < 0)
+        store_failed(c);
     c->span_len = 0;
     c->span_msgs = 0;
-    if (c->console_len && coll_store_console(&c->store, c->console, c->console_len) < 0) {
-        coll_log("hvtrace-collector: console write failed: %s\n", strerror(errno));
-        g_stop = 1;
-    }
+    if (!c->store_stopped && c->console_len &&
+        coll_store_console(&c->store, c->console, c->console_len) < 0)
+        store_failed(c);
     c->console_len = 0;
+}
+
+/* Store everything parsed so far and checkpoint it: true when store.durable covers it all. */
+static bool checkpoint(struct coll *c)
+{
+    flush_data(c);
+    if (!c->store_open || c->store_stopped)
+        return false;
+    c->store.st.c = c->parser.c;
+    if (coll_trace_sync(&c->trace, c->fsync_each, &c->store.st.trace) < 0) {
+        trace_failed(c, errno);
+        return false;
+    }
+    if (coll_store_checkpoint(&c->store, &c->parser) < 0) {
+        store_failed(c);
+        return false;
+    }
+    return true;
 }
 
 static void checkpoint_and_ack(struct coll *c)
 {
-    flush_data(c);
-    if (!c->store_open)
-        return;
-    c->store.st.c = c->parser.c;
-    if (coll_trace_sync(&c->trace, c->fsync_each, &c->store.st.trace) < 0) {
-        coll_log("hvtrace-collector: %s\n", c->trace.msg);
-        g_stop = 1;
-        return;
-    }
-    if (coll_store_checkpoint(&c->store, &c->parser) < 0) {
-        coll_log("hvtrace-collector: checkpoint in %s failed: %s\n", c->store.dir,
-                strerror(errno));
-        g_stop = 1;
-        return;
-    }
-    if (c->parser.next_off != c->last_ack_off && c->cfd >= 0 && c->parser.have_hello) {
-        struct hvt_ack a = { .persisted_off = c->parser.next_off };
+    if (!checkpoint(c))
+        return;                          /* no ACK past the last checkpoint stored */
+    /* what the checkpoint just stored: the parser's offset, now on disk (coll.h) */
+    uint64_t stored = c->store.durable.next_off;
+    if (stored != c->last_ack_off && c->cfd >= 0 && c->parser.have_hello) {
+        struct hvt_ack a = { .persisted_off = stored };
         coll_send_unsequenced(c, HVT_MSG_ACK, &a, sizeof a);
     }
-    c->last_ack_off = c->parser.next_off;
+    c->last_ack_off = stored;
     c->unacked_since_ns = 0;
 }
 
@@ -181,7 +217,8 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
         line[n] = 0;
     }
     snprintf(line + n, sizeof line - (size_t)n, "\n");
-    coll_store_control_line(&c->store, line);
+    if (!c->store_stopped && coll_store_control_line(&c->store, line) < 0)
+        store_failed(c);
     coll_log("hvtrace-collector: control reply: %s", line);
     coll_cmd_ctl_reply(c, &m, v == HVT_CTL_OK, h->off);
 }
@@ -190,6 +227,15 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
 {
     struct coll *c = ctx;
     size_t n = sizeof *h + h->len;
+    if (c->store_stopped) {
+        /* parsed, never stored nor acknowledged: the hypervisor resends it to the collector that
+         * resumes this boot. Control replies still answer `hvt trace` requests. */
+        if (h->type == HVT_MSG_CTL_REPLY)
+            on_ctl_reply(c, h, pl);
+        else if (h->type == HVT_MSG_BYE)
+            c->bye_seen = true;
+        return;
+    }
     if (c->span_len && c->span + c->span_len == raw) {
         c->span_len += n;
     } else {
@@ -204,7 +250,8 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         if (c->console_len + h->len > sizeof c->console)
             flush_data(c);                       /* keeps console order; span re-starts */
         if (h->len > sizeof c->console) {
-            coll_store_console(&c->store, pl, h->len);
+            if (!c->store_stopped && coll_store_console(&c->store, pl, h->len) < 0)
+                store_failed(c);
         } else {
             memcpy(c->console + c->console_len, pl, h->len);
             c->console_len += h->len;
@@ -252,16 +299,20 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
         }
         break;
     }
+    if (c->store_stopped)                    /* a write above failed */
+        return;
     int r = coll_trace_msg(&c->trace, h, pl, c->parser.c.gap_events);
+    int e = errno;
     /* each one is counted in header.txt; the log shows the first few and then every 1000th */
     static uint64_t warnings;
-    if (r < 0 || ((r > 0 || c->trace.msg[0]) &&
-                  (++warnings <= COLL_TRACE_LOG_FIRST || warnings % COLL_TRACE_LOG_EVERY == 0)))
-        coll_log("hvtrace-collector: %s: %s (trace message %llu)\n",
-                 r < 0 ? "trace file write failed" : "trace", c->trace.msg,
+    if (r < 0) {
+        trace_failed(c, e);              /* says it, once */
+        return;
+    }
+    if ((r > 0 || c->trace.msg[0]) &&
+        (++warnings <= COLL_TRACE_LOG_FIRST || warnings % COLL_TRACE_LOG_EVERY == 0))
+        coll_log("hvtrace-collector: trace: %s (trace message %llu)\n", c->trace.msg,
                  (unsigned long long)warnings);
-    if (r < 0)
-        g_stop = 1;
 }
 
 /* Finish trace.hvt, checkpoint, close the boot directory. */
@@ -270,9 +321,15 @@ static void close_boot(struct coll *c)
     if (!c->store_open)
         return;
     checkpoint_and_ack(c);
-    if (coll_trace_close(&c->trace) < 0)
-        coll_log("hvtrace-collector: finishing %s failed: %s\n", c->trace.path, c->trace.msg);
-    coll_store_close(&c->store);
+    if (c->store_stopped) {
+        /* finishing trace.hvt would write past the checkpoint: leave it for the restart,
+         * which cuts it back to the checkpoint's length */
+        coll_trace_abandon(&c->trace);
+    } else if (coll_trace_close(&c->trace) < 0) {
+        trace_failed(c, errno);
+    }
+    if (coll_store_close(&c->store) < 0)
+        store_failed(c);
     c->store_open = false;
 }
 
@@ -303,6 +360,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
             return -1;
         }
         c->store_open = true;
+        c->store_stopped = false;        /* a new directory: its writes have not failed yet */
         /* continuity and counters from the checkpoint (zero for a new boot) */
         struct ctl_key key = c->parser.key;
         coll_parse_init(&c->parser, &key);
@@ -311,6 +369,19 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
         coll_parse_expect(&c->parser, c->store.st.next_off, c->store.st.next_seq, h->cpu_count);
         c->parser.c = c->store.st.c;
         c->ctl_seq = 0;
+    }
+    if (same && !c->store_stopped && c->parser.next_off != c->store.durable.next_off)
+        checkpoint(c);                   /* the WELCOME acknowledges: store first what it covers */
+    if (same && c->store_stopped) {
+        /* nothing past the last checkpoint was stored: take the stream again from there, and
+         * the WELCOME below frees nothing more in the hypervisor */
+        struct ctl_key key = c->parser.key;
+        coll_parse_init(&c->parser, &key);
+        c->parser.have_hello = true;
+        c->parser.hello = *h;
+        coll_parse_expect(&c->parser, c->store.durable.next_off, c->store.durable.next_seq,
+                          h->cpu_count);
+        c->parser.c = c->store.durable.c;
     }
     c->store.connections = h->connection + 1;   /* the hypervisor's count survives our restarts */
     c->store.hello = *h;
@@ -329,7 +400,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
             "the gap will be counted)" : "");
     struct hvt_welcome w;
     memcpy(w.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
-    w.resume_off = c->parser.next_off;
+    w.resume_off = c->parser.next_off;       /* == store.durable.next_off: stored (coll.h) */
     coll_send_unsequenced(c, HVT_MSG_WELCOME, &w, sizeof w);
     checkpoint_and_ack(c);
     for (int i = 0; i < c->nctl; i++)
@@ -446,6 +517,12 @@ static void summary(struct coll *c)
             (unsigned long long)c->connections, (unsigned long long)c->rejected, dt,
             dt > 0 ? k->msgs / dt : 0.0, dt > 0 ? k->bytes / dt / 1e6 : 0.0, tt,
             tt > 0 ? tb / tt / 1e6 : 0.0);
+    if (c->store_open && c->store_stopped)
+        coll_log("hvtrace-collector: store failed: %s: %s (%s); stored and acknowledged up to "
+                 "stream offset %llu of %llu received\n", c->store.fail_what,
+                 strerror(c->store.fail_errno), coll_errno_name(c->store.fail_errno),
+                 (unsigned long long)c->store.durable.next_off,
+                 (unsigned long long)c->parser.next_off);
     if (!c->store_open || !c->trace.st.data_len)
         return;
     const struct coll_trace_state *t = &c->trace.st;
@@ -565,7 +642,10 @@ int main(int argc, char **argv)
     snprintf(sock_path, sizeof sock_path, "%s/%s", c->out, COLL_SOCK_NAME);
     if (c->sock_path)
         snprintf(sock_path, sizeof sock_path, "%s", c->sock_path);
-    mkdir(c->out, 0755);
+    if (mkdir(c->out, 0700) == 0 && chmod(c->out, 0700) < 0) {   /* an existing OUT is left alone */
+        coll_log("hvtrace-collector: cannot chmod %s: %s\n", c->out, strerror(errno));
+        return 1;
+    }
     c->sock.lfd = -1;
     if (!c->no_sock && coll_sock_open(&c->sock, sock_path, err, sizeof err) < 0) {
         /* another collector on this directory would mix two streams' commands: refuse; any
@@ -616,5 +696,5 @@ int main(int argc, char **argv)
     summary(c);
     close_boot(c);
     coll_sock_close(&c->sock);
-    return 0;
+    return c->store_failures ? 1 : 0;
 }

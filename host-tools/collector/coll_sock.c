@@ -47,6 +47,8 @@ int coll_sock_open(struct coll_sock *s, const char *path, char *err, size_t errl
     mode_t old = umask(077);             /* 0600 from the start: no window for others */
     int r = s->lfd < 0 ? -1 : bind(s->lfd, (struct sockaddr *)&a, sizeof a);
     umask(old);
+    if (r == 0)
+        r = chmod(path, 0600);           /* exactly owner read/write, as the trace files */
     if (r < 0 || listen(s->lfd, COLL_SOCK_CLIENTS) < 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
         if (s->lfd >= 0)

@@ -1,4 +1,5 @@
 /* coll_store.c - trace directory writer; see coll_store.h. */
+#define _GNU_SOURCE                      /* strerrorname_np */
 #include "coll_store.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,45 @@ static void path_of(const struct coll_store *s, char *out, size_t n, const char 
     snprintf(out, n, "%s/%s", s->dir, name);
 }
 
+/* Remember the first failure (errno from the failed call) and return -1. Later failures are
+ * consequences of the first; the first one is what the user must fix. */
+static int store_fail(struct coll_store *s, const char *op, const char *name)
+{
+    int e = errno ? errno : EIO;
+    if (!s->fail_errno) {
+        s->fail_errno = e;
+        snprintf(s->fail_what, sizeof s->fail_what, "%s %s/%s", op, s->dir, name);
+    }
+    errno = e;
+    return -1;
+}
+
+const char *coll_errno_name(int e)
+{
+    const char *n = strerrorname_np(e);
+    return n ? n : "EIO";
+}
+
+/* Trace data holds every guest register: owner only, whatever the umask or an older run left. */
+static int open_private(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0 && fchmod(fd, 0600) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int coll_mkdir_private(const char *path)
+{
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        return -1;
+    return chmod(path, 0700);
+}
+
 static void index_load(struct coll_store *s);
 
 static int open_chunk(struct coll_store *s)
@@ -46,15 +86,22 @@ static int open_chunk(struct coll_store *s)
     char name[64], path[4200];
     snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
     path_of(s, path, sizeof path, name);
-    if (s->chunk_fd >= 0)
-        close(s->chunk_fd);
-    s->chunk_fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (s->chunk_fd >= 0) {              /* rotating: chunk_no already names the next one */
+        int r = close(s->chunk_fd);      /* a late write error (NFS, quota) shows here */
+        s->chunk_fd = -1;
+        if (r < 0) {
+            char prev[64];
+            snprintf(prev, sizeof prev, "chunk-%06u.hvts", s->st.chunk_no - 1);
+            return store_fail(s, "close", prev);
+        }
+    }
+    s->chunk_fd = open_private(path, O_WRONLY);
     if (s->chunk_fd < 0)
-        return -1;
+        return store_fail(s, "open", name);
     /* cut back to the checkpoint: bytes after it were never ACKed and will be resent */
     if (ftruncate(s->chunk_fd, (off_t)s->st.chunk_len) < 0 ||
         lseek(s->chunk_fd, (off_t)s->st.chunk_len, SEEK_SET) < 0)
-        return -1;
+        return store_fail(s, "truncate", name);
     return 0;
 }
 
@@ -62,31 +109,60 @@ static int open_cut(struct coll_store *s, const char *name, uint64_t len)
 {
     char path[4200];
     path_of(s, path, sizeof path, name);
-    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    int fd = open_private(path, O_WRONLY);
     if (fd < 0)
         return -1;
     if (ftruncate(fd, (off_t)len) < 0 || lseek(fd, (off_t)len, SEEK_SET) < 0) {
+        int e = errno;
         close(fd);
+        errno = e;
         return -1;
     }
     return fd;
 }
 
-static int write_file_atomic(const struct coll_store *s, const char *name, const void *p, size_t n)
+/* NAME replaced as a whole (write NAME.tmp, rename): a reader or a restart sees the old or the
+ * new file, never half of one. With fsync_each the rename itself is made durable too. */
+static int write_file_atomic(struct coll_store *s, const char *name, const void *p, size_t n)
 {
     char tmp[4200], path[4200];
     path_of(s, path, sizeof path, name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open_private(tmp, O_WRONLY | O_TRUNC);
     if (fd < 0)
-        return -1;
+        return store_fail(s, "open", name);
+    const char *op = "write";
     int r = write_all(fd, p, n);
-    if (r == 0 && s->fsync_each)
-        r = fsync(fd);
-    close(fd);
-    if (r == 0)
-        r = rename(tmp, path);
-    return r;
+    if (r == 0 && s->fsync_each && (r = fsync(fd)) < 0)
+        op = "fsync";
+    int e = errno;
+    if (close(fd) < 0 && r == 0) {
+        r = -1;
+        op = "close";
+        e = errno;
+    }
+    if (r == 0 && rename(tmp, path) < 0) {
+        r = -1;
+        op = "rename";
+        e = errno;
+    }
+    if (r < 0) {
+        unlink(tmp);
+        errno = e;
+        return store_fail(s, op, name);
+    }
+    if (s->fsync_each) {
+        int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = dfd < 0 ? -1 : fsync(dfd);
+        e = errno;
+        if (dfd >= 0)
+            close(dfd);
+        if (r < 0) {
+            errno = e;
+            return store_fail(s, "fsync the directory of", name);
+        }
+    }
+    return 0;
 }
 
 int coll_store_open(struct coll_store *s, const char *out, const struct hvt_hello *h,
@@ -106,9 +182,13 @@ int coll_store_open(struct coll_store *s, const char *out, const struct hvt_hell
             s->hello_text[i] = '?';
     char id[2 * HVT_BOOT_ID_LEN + 1];
     coll_hex(h->boot_id, HVT_BOOT_ID_LEN, id);
-    mkdir(out, 0755);
+    /* OUT: 0700 when we create it; an existing OUT is the user's choice and left alone */
+    if (mkdir(out, 0700) == 0 && chmod(out, 0700) < 0) {
+        snprintf(err, errlen, "cannot chmod %s: %s", out, strerror(errno));
+        return -1;
+    }
     snprintf(s->dir, sizeof s->dir, "%s/%s", out, id);
-    if (mkdir(s->dir, 0755) < 0 && errno != EEXIST) {
+    if (coll_mkdir_private(s->dir) < 0) {
         snprintf(err, errlen, "cannot create %s: %s", s->dir, strerror(errno));
         return -1;
     }
@@ -171,6 +251,11 @@ int coll_store_open(struct coll_store *s, const char *out, const struct hvt_hell
         fclose(f);
     }
     index_load(s);
+    if (s->fail_errno) {
+        snprintf(err, errlen, "%s: %s", s->fail_what, strerror(s->fail_errno));
+        return -1;
+    }
+    s->durable = s->st;                  /* what state.bin on disk says (nothing, for a new boot) */
     char link[4200];
     snprintf(link, sizeof link, "%s/current", out);
     unlink(link);
@@ -185,8 +270,11 @@ int coll_store_write_msgs(struct coll_store *s, const uint8_t *raw, size_t n, ui
         return 0;
     if (s->st.chunk_len == 0)
         s->st.chunk_first_off = first_off;
-    if (write_all(s->chunk_fd, raw, n) < 0)
-        return -1;
+    if (write_all(s->chunk_fd, raw, n) < 0) {
+        char name[64];
+        snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
+        return store_fail(s, "write", name);
+    }
     s->st.chunk_len += n;
     s->st.chunk_msgs += nmsgs;
     return 0;
@@ -195,7 +283,7 @@ int coll_store_write_msgs(struct coll_store *s, const uint8_t *raw, size_t n, ui
 int coll_store_console(struct coll_store *s, const uint8_t *p, size_t n)
 {
     if (write_all(s->console_fd, p, n) < 0)
-        return -1;
+        return store_fail(s, "write", "console.log");
     s->st.console_len += n;
     return 0;
 }
@@ -204,7 +292,7 @@ int coll_store_control_line(struct coll_store *s, const char *line)
 {
     size_t n = strlen(line);
     if (write_all(s->control_fd, line, n) < 0)
-        return -1;
+        return store_fail(s, "write", "control.log");
     s->st.control_len += n;
     return 0;
 }
@@ -226,15 +314,18 @@ void coll_store_meta(struct coll_store *s, const uint8_t *p, size_t n)
     }
 }
 
-static void index_add_line(struct coll_store *s, const char *line)
+static int index_add_line(struct coll_store *s, const char *line)
 {
     size_t n = strlen(line);
     char *p = realloc(s->index_closed, s->index_closed_len + n + 1);
-    if (!p)
-        return;
+    if (!p) {
+        errno = ENOMEM;
+        return store_fail(s, "build", "index.tsv");   /* an index missing a chunk misleads */
+    }
     memcpy(p + s->index_closed_len, line, n + 1);
     s->index_closed = p;
     s->index_closed_len += n;
+    return 0;
 }
 
 static void index_line(const struct coll_store *s, char *out, size_t n)
@@ -253,7 +344,7 @@ static int write_index(struct coll_store *s)
     size_t n = sizeof head - 1 + s->index_closed_len + strlen(live);
     char *buf = malloc(n + 1);
     if (!buf)
-        return -1;
+        return store_fail(s, "build", "index.tsv");
     snprintf(buf, n + 1, "%s%s%s", head, s->index_closed ? s->index_closed : "", live);
     int r = write_file_atomic(s, "index.tsv", buf, n);
     free(buf);
@@ -270,7 +361,8 @@ static void index_load(struct coll_store *s)
     while (fgets(line, sizeof line, f)) {
         unsigned c;
         if (line[0] != '#' && sscanf(line, "chunk-%u.hvts", &c) == 1 && c < s->st.chunk_no)
-            index_add_line(s, line);
+            if (index_add_line(s, line) < 0)
+                break;
     }
     fclose(f);
 }
@@ -327,8 +419,15 @@ int coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p)
     s->st.next_off = p->next_off;
     s->st.c = p->c;
     memcpy(s->st.next_seq, p->next_seq, sizeof s->st.next_seq);
-    if (s->fsync_each && (fsync(s->chunk_fd) < 0 || fsync(s->console_fd) < 0))
-        return -1;
+    if (s->fail_errno)
+        return -1;                       /* sticky: nothing after a failure is trusted */
+    if (s->fsync_each && fsync(s->chunk_fd) < 0) {
+        char name[64];
+        snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
+        return store_fail(s, "fsync", name);
+    }
+    if (s->fsync_each && (fsync(s->console_fd) < 0 || fsync(s->control_fd) < 0))
+        return store_fail(s, "fsync", "console.log/control.log");
     /* order: data first, then the checkpoint that points at it */
     if (write_file_atomic(s, "state.bin", &s->st, sizeof s->st) < 0)
         return -1;
@@ -338,7 +437,8 @@ int coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p)
         /* rotate only at a checkpoint so state.bin always names the live chunk */
         char line[128];
         index_line(s, line, sizeof line);
-        index_add_line(s, line);
+        if (index_add_line(s, line) < 0)
+            return -1;
         s->st.chunk_no++;
         s->st.chunk_len = 0;
         s->st.chunk_msgs = 0;
@@ -346,16 +446,24 @@ int coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p)
         if (open_chunk(s) < 0 || write_file_atomic(s, "state.bin", &s->st, sizeof s->st) < 0)
             return -1;
     }
+    s->durable = s->st;
     return 0;
 }
 
-void coll_store_close(struct coll_store *s)
+int coll_store_close(struct coll_store *s)
 {
-    if (s->chunk_fd >= 0) close(s->chunk_fd);
-    if (s->console_fd >= 0) close(s->console_fd);
-    if (s->control_fd >= 0) close(s->control_fd);
+    int rc = 0;
+    char name[64];
+    snprintf(name, sizeof name, "chunk-%06u.hvts", s->st.chunk_no);
+    if (s->chunk_fd >= 0 && close(s->chunk_fd) < 0)
+        rc = store_fail(s, "close", name);
+    if (s->console_fd >= 0 && close(s->console_fd) < 0)
+        rc = store_fail(s, "close", "console.log");
+    if (s->control_fd >= 0 && close(s->control_fd) < 0)
+        rc = store_fail(s, "close", "control.log");
     s->chunk_fd = s->console_fd = s->control_fd = -1;
     free(s->index_closed);
     s->index_closed = NULL;
     s->index_closed_len = 0;
+    return rc;
 }

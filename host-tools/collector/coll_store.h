@@ -15,7 +15,14 @@
  *
  * Contract: one store = one boot_id; a different boot never writes into it. The checkpoint
  * (coll_store_checkpoint) is what the collector ACKs: everything below state.next_off is in
- * the files when it returns (written with write(); optional fsync).
+ * the files when it returns 0 (written with write(), every result checked; with fsync_each
+ * also fsync'd, state.bin's rename included). `durable` is the last checkpoint that made it to
+ * disk whole: the most the collector may ever ACK.
+ * Failures are sticky: the first failed open/write/fsync/close/rename sets fail_errno and
+ * fail_what ("write DIR/chunk-000002.hvts"), and every later checkpoint fails, so nothing past
+ * `durable` is acknowledged; the caller stops storing (coll.h).
+ * Files are created 0600 and the boot directory 0700 (fchmod/chmod, whatever the umask):
+ * they hold every guest register the tracer saw.
  */
 #ifndef HVT_COLL_STORE_H
 #define HVT_COLL_STORE_H
@@ -56,6 +63,9 @@ struct coll_store {
     uint32_t connections;
     char    *index_closed;             /* index.tsv lines of closed chunks (malloc'd) */
     size_t   index_closed_len;
+    struct coll_state durable;         /* the last checkpoint written whole (state.bin) */
+    int      fail_errno;               /* 0, or the errno of the first failed file operation */
+    char     fail_what[4300];          /* that operation and its file */
 };
 
 /* Open (resume) or create OUT/<boot>/ for this HELLO. 0 or -1 with errno-style message in err. */
@@ -70,7 +80,12 @@ int  coll_store_control_line(struct coll_store *s, const char *line);
 void coll_store_meta(struct coll_store *s, const uint8_t *p, size_t n);
 /* Record the parser's continuity/counters and make everything so far durable. */
 int  coll_store_checkpoint(struct coll_store *s, const struct coll_parser *p);
-void coll_store_close(struct coll_store *s);
+/* 0, or -1 when a close reported a write error (fail_errno set). */
+int  coll_store_close(struct coll_store *s);
 void coll_hex(const uint8_t *b, size_t n, char *out);
+/* "ENOSPC" for ENOSPC: the symbolic name status answers carry. */
+const char *coll_errno_name(int e);
+/* mkdir PATH 0700 if missing, then chmod 0700 (umask-independent). 0 or -1 (errno). */
+int  coll_mkdir_private(const char *path);
 
 #endif

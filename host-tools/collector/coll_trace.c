@@ -4,11 +4,28 @@
 #include "trace_scan.h"
 #include "trace_varint.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define BATCH_HDR (sizeof(struct hvt_trace_batch) + sizeof(hvt_trace_batch_ext))
+
+/* trace.hvt holds guest registers: 0600 before the writer (stdio, umask-bound) opens it. */
+static int make_private(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    int r = fchmod(fd, 0600);
+    int e = errno;
+    if (close(fd) < 0 && r == 0)
+        return -1;
+    errno = e;
+    return r;
+}
 
 int coll_trace_open(struct coll_trace *t, const char *path, unsigned cpu_count,
                     const struct coll_trace_state *resume, int level, char *err, size_t errlen)
@@ -20,6 +37,10 @@ int coll_trace_open(struct coll_trace *t, const char *path, unsigned cpu_count,
     if (resume)
         t->st = *resume;
     if (t->st.data_len) {
+        if (make_private(t->path) < 0) {
+            snprintf(err, errlen, "%s: %s", t->path, strerror(errno));
+            return -1;
+        }
         t->w = tcw_reopen(t->path, t->st.data_len, level, err, errlen);
         if (!t->w)
             return -1;
@@ -44,7 +65,7 @@ static int ensure_file(struct coll_trace *t)
         return 0;
     hvt_trace_file_hdr h;
     memset(&h, 0, sizeof h);
-    if (!(t->w = tcw_create(t->path, &h, t->level))) {
+    if (make_private(t->path) < 0 || !(t->w = tcw_create(t->path, &h, t->level))) {
         snprintf(t->msg, sizeof t->msg, "cannot create %s: %s", t->path, strerror(errno));
         return -1;
     }
@@ -299,4 +320,10 @@ int coll_trace_close(struct coll_trace *t)
         rc = -1;
     t->w = NULL;
     return rc;
+}
+
+void coll_trace_abandon(struct coll_trace *t)
+{
+    if (t->w && tcw_close(t->w) != 0) { /* a failed store: the restart cuts the file back */ }
+    t->w = NULL;
 }

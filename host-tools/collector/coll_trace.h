@@ -79,5 +79,8 @@ unsigned coll_trace_open_windows(const struct coll_trace *t);
 bool coll_trace_finished(const struct coll_trace *t);
 /* Finish (if there is a file) and close. 0 or -1. */
 int  coll_trace_close(struct coll_trace *t);
+/* Close without finishing (after a failed store: nothing past the checkpoint is written on
+ * purpose; a resume cuts the file back to it). */
+void coll_trace_abandon(struct coll_trace *t);
 
 #endif

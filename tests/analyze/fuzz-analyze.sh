@@ -11,7 +11,7 @@ BTF="$(ls "$ROOT"/tests/analyze/fixtures/*/btf.xz | head -n1)"
 pass=0; fail=0
 for t in "$@"; do
   mkdir -p "$DIR/corpus-$t" "$DIR/crash-$t" "$DIR/seeds-$t"
-  cp "$ROOT"/tests/analyze/fuzz/regress/"$t"-* "$DIR/seeds-$t/" 2> /dev/null   # past findings, kept as seeds
+  cp "$ROOT"/tests/analyze/fuzz/regress/fuzz_"$t"/* "$DIR/seeds-$t/" 2> /dev/null   # past findings and corpus sample, kept as seeds
   maxlen=65536; [ "$t" = kimg ] && maxlen=262144
   "$DIR/fuzz_$t" -max_total_time="$SECS" -max_len=$maxlen -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$DIR/crash-$t/" -print_final_stats=1 "$DIR/corpus-$t" "$DIR/seeds-$t" > "$DIR/$t.log" 2>&1

@@ -6,12 +6,14 @@
  *
  *   fake_hv [--port N] [--boot-id HEX32] [--key HEX] [--cpus N] [--ring-kb N]
  *           [--console FILE] [--trace-bytes N] [--msg-size N] [--meta TEXT] [--rate-kbps N]
- *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND]
+ *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND] [--drop-after-ms N]
  *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]]
  * Exit 0 once everything (console, trace, META, LOSS, BYE) is enqueued and ACKed by a
  * collector, reconnecting as often as needed; exit 1 on timeout. --malformed sends one bad
  * stream (magic, version, bigmsg, nohello, rewind, badcpu, shorthello, midmsg) and exits 0 if
  * the collector closes the connection.
+ * --drop-after-ms N closes the connection once, N ms after the start, and reconnects (the
+ * WELCOME that follows must not acknowledge more than the collector stored).
  * --trace-bytes sends filler batches (net's selftest format: 8-byte counters 0, 1, 2 ...).
  * --e9 sends real trace batches: every HVT-CHUNK line of a debug-port log (trace/sink.c's
  * format, e9_lines.h) as the batch the hypervisor's sink would send for it, in order, and its
@@ -512,7 +514,7 @@ static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
 
 int main(int argc, char **argv)
 {
-    int port = HVT_STREAM_DEFAULT_PORT, cpus = 2, timeout_s = 60, linger_ms = 0;
+    int port = HVT_STREAM_DEFAULT_PORT, cpus = 2, timeout_s = 60, linger_ms = 0, drop_after_ms = 0;
     uint64_t ring_kb = 256, rate_kbps = 0;
     uint8_t boot[HVT_BOOT_ID_LEN];
     struct ctl_key key = { .len = 0 };
@@ -531,7 +533,8 @@ int main(int argc, char **argv)
         { "rate-kbps", 1, 0, 'R' }, { "loss", 1, 0, 'L' }, { "timeout", 1, 0, 'T' },
         { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
         { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' },
-        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' }, { 0 } };
+        { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' },
+        { "drop-after-ms", 1, 0, 'Y' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -554,6 +557,7 @@ int main(int argc, char **argv)
         case 'L': p.loss = strtoull(optarg, NULL, 0); break;
         case 'T': timeout_s = atoi(optarg); break;
         case 'G': linger_ms = atoi(optarg); break;
+        case 'Y': drop_after_ms = atoi(optarg); break;
         case 'M': malformed = optarg; break;
         case 'E': e9_file = optarg; break;
         case 'W': p.wait_start = true; break;
@@ -605,9 +609,11 @@ int main(int argc, char **argv)
     while (!done) {
         uint64_t t_now = now_ns();
         if (t_now > deadline) {
-            fprintf(stderr, "fake_hv: timeout: head=%llu tail=%llu connections=%llu\n",
+            /* acked: the highest offset a collector acknowledged (ACK or WELCOME): the ring
+             * freed everything below it, kept everything from it to head */
+            fprintf(stderr, "fake_hv: timeout: head=%llu tail=%llu acked=%llu connections=%llu\n",
                     (unsigned long long)sc.head, (unsigned long long)sc.tail,
-                    (unsigned long long)sc.cnt.connections);
+                    (unsigned long long)sc.tail, (unsigned long long)sc.cnt.connections);
             return 1;
         }
         if (g_fd < 0 && t_now - last_connect_try > 20000000ull) {
@@ -648,9 +654,16 @@ int main(int argc, char **argv)
         } else if (g_fd < 0) {
             usleep(2000);
         }
+        if (drop_after_ms && g_fd >= 0 && t_now - start > (uint64_t)drop_after_ms * 1000000ull) {
+            drop_after_ms = 0;           /* once: the link drops, the hypervisor reconnects */
+            g_broken = true;
+        }
         if (g_fd >= 0 && g_broken) {
             close(g_fd);
             g_fd = -1;
+            /* what that collector acknowledged: freed here, so it must be stored there */
+            fprintf(stderr, "fake_hv: disconnected: acked=%llu head=%llu\n",
+                    (unsigned long long)sc.tail, (unsigned long long)sc.head);
             stream_core_disconnected(&sc);
         }
         done = p.bye_sent && stream_core_all_acked(&sc);
@@ -669,12 +682,13 @@ int main(int argc, char **argv)
                (unsigned long long)p.dropped_bytes, p.started, p.stop_sent);
     printf("fake_hv: done messages=%llu bytes=%llu console=%zu connections=%llu "
            "ctl_accepted=%llu ctl_bad_auth=%llu ctl_replayed=%llu ctl_malformed=%llu "
-           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f\n",
+           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f acked=%llu\n",
            (unsigned long long)p.nmsgs, (unsigned long long)sc.head, p.console_len,
            (unsigned long long)sc.cnt.connections, (unsigned long long)sc.cnt.ctl_accepted,
            (unsigned long long)sc.cnt.ctl_bad_auth, (unsigned long long)sc.cnt.ctl_replayed,
            (unsigned long long)sc.cnt.ctl_malformed, (unsigned long long)g_backpressure,
-           (unsigned long long)sc.cnt.resume_skipped_bytes, (now_ns() - start) / 1e9);
+           (unsigned long long)sc.cnt.resume_skipped_bytes, (now_ns() - start) / 1e9,
+           (unsigned long long)sc.tail);
     if (g_fd >= 0)
         close(g_fd);
     return 0;

@@ -3,7 +3,10 @@
 # protocol code): hello, console byte-for-byte, volume, control (ping answered, unauthenticated
 # and replayed requests refused and counted), collector killed mid-stream and restarted (resume
 # without gap), a fresh collector joining late (explicit counted gap), malformed streams
-# rejected without crashing, two boots never mixed, SIGINT summary, no progress when not a tty.
+# rejected without crashing, two boots never mixed, SIGINT summary, no progress when not a tty,
+# a full disk (ulimit -f, and a tiny tmpfs when mount works): the failure is sticky and reported,
+# nothing unstored is acknowledged and a restart on a working disk loses nothing; directories
+# 0700 and files 0600 under umask 022 and 000.
 # Usage: test-collector.sh BUILD_HOST_DIR. Closing line: "test-collector: N passed, N failed".
 set -uo pipefail
 B="${1:-build/host}"
@@ -96,6 +99,116 @@ check "boot 2 verifies" "$COLL" --verify "$W/o4/22222222222222222222222222222222
 kill -INT "$CPID"; wait "$CPID"; rc=$?
 check "SIGINT exits 0" test "$rc" = 0
 check "SIGINT prints the summary" grep -q "summary:" "$W/c4.log"
+
+# 7. a full disk (ulimit -f: write returns EFBIG): the failure is sticky, said on stderr and in
+#    the status answer, nothing past the stored bytes is acknowledged (fake_hv prints what it
+#    was acked when the link drops), the connection stays, and a collector restarted on a
+#    working disk gets the rest from the hypervisor: nothing lost.
+HVT="$B/hvt"
+# start_limited OUT LOG FSIZE_KB: the collector with a file size limit, SIGXFSZ ignored
+start_limited() {
+  ( trap '' XFSZ; ulimit -f "$3"; exec "$COLL" --port "$PORT" --out "$1" --key "$KEY" ) 2>"$2" &
+  CPID=$!; PIDS+=("$CPID")
+  for _ in $(seq 50); do grep -q listening "$2" 2>/dev/null && return 0; sleep 0.1; done
+  return 1
+}
+stored_bytes() { cat "$1"/chunk-*.hvts 2>/dev/null | wc -c; }
+start_limited "$W/o7" "$W/c7a.log" 256
+"$FAKE" --port "$PORT" --key "$KEY" --console "$W/console.txt" --trace-bytes 3000000 \
+        --timeout 60 >"$W/f7.out" 2>"$W/f7.err" &
+FPID=$!; PIDS+=("$FPID")
+for _ in $(seq 100); do grep -q "STORE FAILED" "$W/c7a.log" && break; sleep 0.1; done
+sleep 1                                   # the hypervisor side runs into its full ring
+check "full disk reported with the file and errno" \
+      grep -q "STORE FAILED: write $W/o7/[0-9a-f]*/chunk-000000.hvts: File too large (EFBIG)" "$W/c7a.log"
+check "collector still running, connection kept" kill -0 "$CPID"
+"$HVT" trace status -d "$W/o7" --raw >"$W/s7.txt" 2>&1
+check "status answer says store_failed=EFBIG" grep -qx "store_failed=EFBIG" "$W/s7.txt"
+"$HVT" trace status -d "$W/o7" >"$W/s7h.txt" 2>&1
+check "hvt trace status shows the failure" grep -q "^STORE FAILED: write .*File too large" "$W/s7h.txt"
+"$HVT" trace stop -d "$W/o7" --timeout 20 >"$W/stop7.txt" 2>&1; src=$?
+check "hvt trace stop fails at once, saying the store failed (rc $src)" \
+      bash -c "[ $src != 0 ] && grep -q \"the collector's store failed: write .*File too large\" '$W/stop7.txt'"
+check "fake hypervisor not finished (its data is not acknowledged)" kill -0 "$FPID"
+kill -TERM "$CPID"; wait "$CPID"; crc=$?
+check "collector exits 1 after a store failure (rc $crc)" test "$crc" = 1
+for _ in $(seq 50); do grep -q "disconnected: acked=" "$W/f7.err" && break; sleep 0.1; done
+acked=$(grep -o 'disconnected: acked=[0-9]*' "$W/f7.err" | head -1 | cut -d= -f2)
+head7=$(grep -o 'disconnected: acked=[0-9]* head=[0-9]*' "$W/f7.err" | head -1 | sed 's/.*head=//')
+D="$W/o7/current"
+stored=$(stored_bytes "$D")
+echo "     full disk: hypervisor acked=$acked head=$head7, stored chunk bytes=$stored, checkpoint next_off=$(hdr "$D" next_off)"
+check "something was acknowledged before the disk filled" test "${acked:-0}" -gt 0
+check "acked ($acked) <= bytes stored ($stored)" test "${acked:-1}" -le "$stored"
+check "acked = the stored checkpoint ($(hdr "$D" next_off))" test "${acked:-x}" = "$(hdr "$D" next_off)"
+check "the hypervisor still holds the rest (head $head7 > acked $acked)" test "${head7:-0}" -gt "${acked:-0}"
+start_coll "$W/o7" "$W/c7b.log" --exit-on-bye
+wait "$FPID"; frc=$?; wait "$CPID"
+check "with room again, the same boot resumes at the checkpoint ($acked)" \
+      grep -q "resumed boot .* resuming at offset $acked\$" "$W/c7b.log"
+check "the hypervisor finished: everything acknowledged (rc $frc)" test "$frc" = 0
+check "nothing lost: all 3000000 trace bytes, no gap" \
+      test "$(hdr "$D" trace_bytes)" = 3000000 -a "$(hdr "$D" gap_events)" = 0 -a "$(hdr "$D" gap_msgs)" = 0
+check "nothing lost: console byte-for-byte" cmp -s "$W/console.txt" "$D/console.log"
+check "nothing lost: the directory verifies" "$COLL" --verify "$D"
+# 7b. the same, but the link drops and the hypervisor reconnects to the collector whose store
+#    failed: its WELCOME must resume at the stored checkpoint, not at what it had parsed
+start_limited "$W/o7b" "$W/c7c.log" 256
+"$FAKE" --port "$PORT" --key "$KEY" --trace-bytes 3000000 --drop-after-ms 1500 \
+        --timeout 60 >"$W/f7b.out" 2>"$W/f7b.err" &
+FPID=$!; PIDS+=("$FPID")
+for _ in $(seq 50); do grep -q "resumed boot" "$W/c7c.log" && break; sleep 0.1; done
+sleep 0.5                                 # WELCOMEd again, ring full again
+kill -TERM "$CPID"; wait "$CPID"
+for _ in $(seq 50); do [ "$(grep -c 'disconnected: acked=' "$W/f7b.err")" -ge 2 ] && break; sleep 0.1; done
+kill "$FPID" 2>/dev/null; wait "$FPID" 2>/dev/null
+D="$W/o7b/current"
+acks=$(grep -o 'disconnected: acked=[0-9]*' "$W/f7b.err" | cut -d= -f2 | head -2 | tr '\n' ' ')
+ack2=$(echo $acks | cut -d' ' -f2)
+stored=$(stored_bytes "$D")
+echo "     reconnect after the failure: acked at the two drops: $acks; stored chunk bytes=$stored, checkpoint $(hdr "$D" next_off)"
+check "the collector took the reconnect of the same boot" grep -q "resumed boot .* connection 1, resuming at offset $(hdr "$D" next_off)\$" "$W/c7c.log"
+check "after the reconnect's WELCOME, acked ($ack2) is still the stored checkpoint" \
+      test "${ack2:-x}" = "$(hdr "$D" next_off)" -a "${ack2:-1}" -le "$stored"
+
+# 8. a full file system (a 256 KiB tmpfs: ENOSPC), when this machine lets us mount one
+mkdir -p "$W/tiny"
+if mount -t tmpfs -o size=256k tmpfs "$W/tiny" 2>/dev/null; then
+  start_coll "$W/tiny/o" "$W/c8.log"
+  "$FAKE" --port "$PORT" --key "$KEY" --trace-bytes 3000000 --timeout 4 >"$W/f8.out" 2>"$W/f8.err"
+  frc=$?
+  check "tmpfs full: fake hypervisor not finished (rc $frc)" test "$frc" = 1
+  check "tmpfs full: ENOSPC reported" grep -q "STORE FAILED: .*No space left on device (ENOSPC)" "$W/c8.log"
+  "$HVT" trace status -d "$W/tiny/o" --raw >"$W/s8.txt" 2>&1
+  check "tmpfs full: status says store_failed=ENOSPC" grep -qx "store_failed=ENOSPC" "$W/s8.txt"
+  acked=$(grep -o 'timeout: .*acked=[0-9]*' "$W/f8.err" | grep -o 'acked=[0-9]*' | cut -d= -f2)
+  stored=$(stored_bytes "$W/tiny/o/current")
+  echo "     tmpfs full: hypervisor acked=$acked, stored chunk bytes=$stored"
+  check "tmpfs full: acked ($acked) <= stored ($stored)" test "${acked:-1}" -le "$stored"
+  kill -TERM "$CPID"; wait "$CPID"
+  umount "$W/tiny"
+else
+  echo "skip tmpfs full-disk check: mount refused (the ulimit -f check above covers it)"
+fi
+
+# 9. permissions: directories 0700, files 0600, whatever the umask (trace data holds every
+#    guest register); the command socket 0600
+"$B/gen_e9" --cpus 2 --insns 20000 --windows 1 --chunk-kb 32 "$W/perm.e9" >/dev/null
+for um in 022 000; do
+  ( umask "$um"; exec "$COLL" --port "$PORT" --out "$W/p$um" --key "$KEY" --exit-on-bye ) 2>"$W/cp$um.log" &
+  CPID=$!; PIDS+=("$CPID")
+  for _ in $(seq 50); do grep -q listening "$W/cp$um.log" 2>/dev/null && break; sleep 0.1; done
+  check "umask $um: control.sock is 0600" test "$(stat -c %a "$W/p$um/control.sock")" = 600
+  "$FAKE" --port "$PORT" --key "$KEY" --console "$W/console.txt" --e9 "$W/perm.e9" --timeout 30 >"$W/fp$um.out" 2>&1
+  wait "$CPID"
+  bd="$W/p$um/$(readlink "$W/p$um/current")"
+  check "umask $um: trace.hvt made" test -s "$bd/trace.hvt"
+  dirs=$(find "$W/p$um" -type d ! -perm 700 | wc -l)
+  files=$(find "$W/p$um" -type f ! -perm 600 | wc -l)
+  nfiles=$(find "$W/p$um" -type f | wc -l)
+  check "umask $um: every directory 0700 ($dirs not)" test "$dirs" = 0
+  check "umask $um: all $nfiles files 0600 ($files not: $(find "$W/p$um" -type f ! -perm 600 -printf '%m %p ' | head -c 300))" test "$files" = 0 -a "$nfiles" -ge 7
+done
 
 echo "test-collector: $pass passed, $fail failed"
 [ "$fail" = 0 ]

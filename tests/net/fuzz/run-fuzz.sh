@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run each net fuzzer for SECONDS (one worker: the machine's 2 cores are shared), starting from
-# the seed corpus and keeping the grown corpus in DIR/corpus-NAME between runs. A crash leaves
+# the seed corpus and the regression corpus (regress/NAME, replayed by make test), keeping
+# the grown corpus in DIR/corpus-NAME between runs. A crash leaves
 # DIR/crash-* and counts as a failure. Closing line: "fuzz-net: N passed, N failed".
 set -uo pipefail
 D="$1"; SECS="${2:-60}"
@@ -11,7 +12,7 @@ for name in fuzz_ctl fuzz_coll_parse fuzz_coll_trace; do
   mkdir -p "$corpus"
   log="$D/$name.log"
   "$D/$name" -max_total_time="$SECS" -print_final_stats=1 -artifact_prefix="$D/" \
-      -timeout=5 -rss_limit_mb=1024 "$corpus" "$seeds" >"$log" 2>&1
+      -timeout=5 -rss_limit_mb=1024 "$corpus" "$seeds" "$(dirname "$0")/regress/$name" >"$log" 2>&1
   rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
