@@ -131,7 +131,8 @@ static bool hypercall_allowed(uint64_t func, unsigned cpu)
     if (func == HVT_HC_VERSION)
         need = HV_HC_ANY;                     /* how guest tools find hvtrace: it tells nothing */
     else if (func == HVT_HC_HV_RANGE)         /* where our memory is: kernel only, but for the */
-        need = hv.selftest ? HV_HC_ADMIN : HV_HC_KERNEL;   /* guest's own memory checks */
+        need = !hv.selftest ? HV_HC_KERNEL :     /* guest's own memory checks in self-tests, */
+               exit_reg.hc_admin ? HV_HC_ADMIN : HV_HC_ANY;   /* root if it can be told */
     else if (func < HV_HYPERCALL_MAX)
         need = (enum hv_hc_priv)exit_reg.hc_priv[func];
     else

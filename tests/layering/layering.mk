@@ -22,7 +22,7 @@ $(BUILD)/host/layers/%.o: host-tools/collector/%.c $(COLL_HDRS)
 test-hv-bare:
 	$(MAKE) hv-bare
 	$(MAKE) test-guest-inputs
-	$(call test_cfg,$(TEST_BUILD)/bare.cfg,on,)
+	$(call test_cfg,$(TEST_BUILD)/bare.cfg,on,hvt_bare=1)
 	bash tests/platform/make-esp.sh $(TEST_BUILD)/bare.img $(BUILD)/bare/hvtrace.efi \
 	  $(TEST_BUILD)/vmlinuz $(TEST_BUILD)/initrd.img $(TEST_BUILD)/bare.cfg
 	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(BOCHS_TEST_TIMEOUT) $(TEST_BUILD)/bare.img $(TEST_BUILD)/run-bare || true
