@@ -125,9 +125,7 @@ bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val)
             return refuse(msr, true);
         return msr_safe_write(msr, val) == 0;   /* the CPU checks the mode change itself */
     }
-    case MSR_GP:
-        return refuse(msr, true);
-    default:
+    default:                                 /* MSR_GP, and what is only read through */
         return refuse(msr, true);
     }
 }

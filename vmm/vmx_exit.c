@@ -60,9 +60,11 @@ void vmx_inject_exception(unsigned vector, bool has_error, uint32_t error)
 void vmx_print_exit_summary(const char *why)
 {
     hv_log("hvtrace: exit summary (%s)\n", why);
-    for (unsigned f = 0; f < HV_HYPERCALL_MAX; f++)
-        if (hv_hypercall_refused(f))
-            hv_log("hvtrace: hypercall %u refused (#UD): %lu callers\n", f, hv_hypercall_refused(f));
+    for (unsigned f = 0; f < HV_HYPERCALL_MAX; f++) {
+        uint64_t n = hv_hypercall_refused(f);
+        if (n)
+            hv_log("hvtrace: hypercall %u refused (#UD): %lu callers\n", f, n);
+    }
     for (unsigned i = 0; i <= MSR_REFUSED_KINDS; i++) {
         uint32_t msr;
         uint64_t rd, wr, n = msr_policy_refused(i, &msr, &rd, &wr);
