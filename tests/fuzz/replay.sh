@@ -25,6 +25,7 @@ seeds_of() {
     fuzz_coll_parse) echo "$D/seeds/coll_parse" ;;
     fuzz_coll_trace) echo "$D/seeds/coll_trace" ;;
     fuzz_dcompile) echo "$S/d" ;;
+    *) echo "$D/seeds-$1" ;;          # generated seeds (fuzz.mk), where a fuzzer has them
   esac
 }
 pass=0; fail=0; total=0

@@ -493,6 +493,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static uint8_t frame[E1000_BUF_SIZE];
     teardown();
+    rx_missed = frames_out = 0;
     uint8_t setup = size ? data[0] : 0;
     if (!bring_up(setup)) {
         fprintf(stderr, "fuzz_lwip_rx: the scripted setup (ARP, handshake%s) failed\n",
@@ -532,5 +533,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     poll_once(1);
     check_invariants();
+    if (verbose > 0)
+        fprintf(stderr, "fuzz_lwip_rx: rx %lu frames (%lu errors, %lu missed), tx %lu; stream %d, "
+                "ctl accepted %lu bad-auth %lu replayed %lu malformed %lu, protocol errors %lu\n",
+                (unsigned long)net.nic.cnt.rx_frames, (unsigned long)net.nic.cnt.rx_errors, rx_missed,
+                frames_out, net.sc.state, (unsigned long)net.sc.cnt.ctl_accepted,
+                (unsigned long)net.sc.cnt.ctl_bad_auth, (unsigned long)net.sc.cnt.ctl_replayed,
+                (unsigned long)net.sc.cnt.ctl_malformed, (unsigned long)net.protocol_errors);
     return 0;
 }
