@@ -11,7 +11,7 @@
 # A fuzzer's finding (build/host/fuzz/crash-*, */crashes/) is fixed and then copied into its
 # regress directory, so the replay keeps it fixed.
 FUZZERS := fuzz_trace fuzz_ksym fuzz_btf fuzz_kimg fuzz_ctl fuzz_coll_parse fuzz_coll_trace \
-           fuzz_dcompile fuzz_dverify fuzz_cfg fuzz_trace_opts fuzz_dcmd fuzz_lwip_rx
+           fuzz_dcompile fuzz_dverify fuzz_cfg fuzz_trace_opts fuzz_dcmd fuzz_lwip_rx fuzz_hypercall
 
 CONFIG_FUZZ_FLAGS := -O1 -g $(HV_STD) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                      -Iinclude -Iboot -Itrace -Ivmm -Ivmm/include
@@ -31,7 +31,7 @@ $(HOST_OUT)/fuzz/fuzz_dcmd: tests/unit/fuzz/fuzz_dcmd.c trace/dcmd.c trace/dcmd.
 # LWIP_TESTMODE: only exposes the timeout list, which the harness empties between inputs).
 FUZZ_HV_DIR   := $(HOST_OUT)/fuzz/hv
 FUZZ_HV_FLAGS := -O1 -g $(HV_STD) -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-                 -DLWIP_TESTMODE=1 -Itests/fuzz/host_hv -Ivmm/include -Iinclude -Ihv
+                 -DLWIP_TESTMODE=1 -include tests/fuzz/host_hv/hv_api.h -Ivmm/include -Iinclude -Ihv
 FUZZ_LWIP_INC := -Inet -Inet/lwip -I$(FUZZ_HV_DIR)/lwip/src/src/include
 $(FUZZ_HV_DIR)/lwip/liblwip.a: net/build-lwip.sh net/lwip/lwipopts.h net/lwip/arch/cc.h tests/fuzz/host_hv/hv_api.h
 	@mkdir -p $(dir $@)
@@ -46,8 +46,18 @@ $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZ
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
 $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py
 	rm -rf $@ && python3 $< $@
-FUZZ_HV := fuzz_lwip_rx
-fuzz-hv: $(FUZZ_HV:%=$(HOST_OUT)/fuzz/%) $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx
+# fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
+$(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
+	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
+FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c vmm/exit_reg.c vmm/gmem.c $(filter-out trace/step_fast_asm.c,$(wildcard trace/*.c))
+$(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
+                                 $(wildcard vmm/*.h vmm/include/*.h trace/*.h) tests/fuzz/host_hv/hv_api.h
+	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm -Itrace \
+	  -o $@ $(FUZZ_HC_SRCS) -latomic
+$(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(wildcard tests/d/fuzz/regress/fuzz_dverify/*)
+	rm -rf $@ && python3 $< $@ tests/d/fuzz/regress/fuzz_dverify/*
+FUZZ_HV := fuzz_lwip_rx fuzz_hypercall
+fuzz-hv: $(FUZZ_HV:%=$(HOST_OUT)/fuzz/%) $(FUZZ_HV:%=$(HOST_OUT)/fuzz/seeds-%)
 	bash tests/fuzz/fuzz-run.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_HV)
 
 .PHONY: fuzz fuzz-config fuzz-hv test-fuzz-replay
@@ -60,6 +70,6 @@ fuzz:
 	  echo "== $$t ($(FUZZ_SECONDS) s per fuzzer)"; $(MAKE) --no-print-directory $$t FUZZ_SECONDS=$(FUZZ_SECONDS) || rc=1; \
 	done; exit $$rc
 
-test-fuzz-replay: $(FUZZERS:%=$(HOST_OUT)/fuzz/%) $(HOST_OUT)/fuzz/seeds $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx
+test-fuzz-replay: $(FUZZERS:%=$(HOST_OUT)/fuzz/%) $(HOST_OUT)/fuzz/seeds $(FUZZ_HV:%=$(HOST_OUT)/fuzz/seeds-%)
 	bash tests/fuzz/replay.sh $(HOST_OUT)/fuzz $(FUZZERS)
 test-all: test-fuzz-replay

@@ -1,7 +1,8 @@
 /*
  * hv_api.h (host fuzz shim) - vmm/include/hv_api.h for hypervisor code built into a host
- * libFuzzer target. Put this directory before vmm/include on the include path: the real header
- * is included underneath (#include_next), so every declaration, constant and contract stays
+ * libFuzzer target, force-included first (-include: a header in vmm/include that includes
+ * "hv_api.h" would find its neighbour, not this file). The real header is included underneath,
+ * by its path, so every declaration, constant and contract stays
  * the hypervisor's own; only the inline functions whose instructions a host process cannot run
  * (RDTSC as the harness's deterministic clock, the %gs CPU index, port I/O, MSRs) become plain
  * functions the harness defines. The renamed inline originals are never called.
@@ -18,7 +19,7 @@
 #define hv_inb    hvfuzz_unused_inb
 #define hv_inw    hvfuzz_unused_inw
 #define hv_inl    hvfuzz_unused_inl
-#include_next "hv_api.h"
+#include "../../../vmm/include/hv_api.h"
 #undef hv_rdtsc
 #undef hv_rdmsr
 #undef hv_wrmsr

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""make-hypercall-seeds.py OUTDIR [D_IMAGE...] - seed inputs for fuzz_hypercall (input format:
+the header of tests/unit/fuzz/fuzz_hypercall.c): every hypercall from kernel mode, from a root
+and a non-root process, without the magic; MARK with a failed link; PROBE 4 with a spec array
+written into guest memory first, PROBE 6 with each D program image given (the D fuzzers'
+regression corpus) written the same way; the CMD agent's protocol in order; timer exits and
+paging off."""
+import os, struct, sys
+
+VERSION, HV_RANGE, MARK, PROBE, CMD = 0, 1, 2, 3, 4
+KERNEL, USER, DEFAULT = 0, 3, 1            # mode byte: CPL 0, CPL 3, the input's default
+USER_DATA, DMAP_DATA, TEXT, PERCPU = 0, 1, 2, 3
+TEXT_VA = 0xffffffff81000000
+
+def hc(func, mode=DEFAULT, rbx=0, rcx=0, rdx=0, cpu1=False, rax=None):
+    """A hypercall step; registers: int (8 raw bytes) or ('addr', base, offset)."""
+    out, shape, tail = bytearray([0]), 0, b""
+    f = func & 7 if rax is None else 0x80
+    out += bytes([f, mode | (4 if cpu1 else 0)])
+    regs = b""
+    for i, r in enumerate((rbx, rcx, rdx)):
+        if isinstance(r, tuple):
+            shape |= 2 << (2 * i)
+            regs += bytes([r[1]]) + struct.pack("<H", r[2])
+        else:
+            shape |= 3 << (2 * i)
+            regs += struct.pack("<Q", r & (2**64 - 1))
+    out += bytes([shape])
+    if rax is not None:
+        out += struct.pack("<Q", rax)
+    return bytes(out) + regs
+
+def poke(off, data):
+    """Write guest memory at DATA + off, 255 bytes per step."""
+    out = b""
+    for i in range(0, len(data), 255):
+        chunk = data[i:i + 255]
+        out += bytes([1]) + struct.pack("<I", off + i)[:3] + bytes([len(chunk)]) + chunk
+    return out
+
+TIMER, PAGING = bytes([2]), bytes([3])
+spec = lambda pid, kind, lo, hi: struct.pack("<IIQQ", pid, kind, lo, hi)
+specs = spec(1, 1, TEXT_VA + 0x100, 0) + spec(2, 3, TEXT_VA + 0x204, 0) + \
+        spec(3, 2, TEXT_VA + 0x300, TEXT_VA + 0x340) + spec(4, 4, 20000, 0) + spec(5, 1 | 1 << 8, TEXT_VA + 0x400, 0)
+
+seeds = {
+    "version-user": (1, hc(VERSION, USER)),
+    "version-kernel": (0, hc(VERSION, KERNEL) + hc(VERSION, KERNEL, cpu1=True)),
+    "hv-range": (1, hc(HV_RANGE, KERNEL) + hc(HV_RANGE, USER)),
+    "no-magic": (0, hc(0, KERNEL, rax=0x1234) + hc(0, USER, rax=0x4856545300000002)),
+    "unknown-funcs": (0, hc(5, KERNEL) + hc(6, KERNEL) + hc(7, USER)),
+    "mark-kernel": (0, hc(MARK, KERNEL, rbx=1) + TIMER + hc(MARK, KERNEL, rbx=0) + TIMER + hc(MARK, KERNEL, rbx=7)),
+    "mark-root": (3, hc(MARK, USER, rbx=1) + hc(MARK, USER, rbx=0)),
+    "mark-nonroot": (1, hc(MARK, USER, rbx=1)),
+    "mark-link-failed": (4, hc(MARK, KERNEL, rbx=1)),
+    "probe-boot": (0, hc(PROBE, KERNEL, rbx=1) + hc(PROBE, KERNEL, rbx=2) + TIMER + hc(PROBE, KERNEL, rbx=0)),
+    "probe-boot-mask": (3, hc(PROBE, USER, rbx=1, rcx=2) + hc(PROBE, USER, rbx=5)),
+    "probe-specs": (0, poke(0, specs) + hc(PROBE, KERNEL, rbx=4, rcx=("addr", USER_DATA, 0), rdx=5) +
+                    TIMER + hc(PROBE, KERNEL, rbx=2) + hc(PROBE, KERNEL, rbx=0)),
+    "probe-specs-nowait": (3, poke(0, specs) + hc(PROBE, USER, rbx=4, rcx=("addr", DMAP_DATA, 0), rdx=5 | 1 << 63)),
+    "probe-specs-toomany": (0, hc(PROBE, KERNEL, rbx=4, rcx=("addr", USER_DATA, 0), rdx=1025)),
+    "probe-specs-paging-off": (0, poke(0, specs) + PAGING + hc(PROBE, KERNEL, rbx=4, rcx=0x800000, rdx=5) + PAGING),
+    "probe-specs-unmapped": (0, hc(PROBE, KERNEL, rbx=4, rcx=0x7fff0000, rdx=3)),
+    "cmd-agent": (3, hc(CMD, USER, rbx=1) + hc(CMD, USER, rbx=2, rcx=0, rdx=0) + hc(CMD, USER, rbx=3, rcx=0, rdx=42) +
+                  hc(CMD, USER, rbx=4, rcx=0) + hc(CMD, USER, rbx=5, rcx=0, rdx=0)),
+    "cred-rewrite": (1, poke(0x120000 + 0x14, struct.pack("<I", 0)) + hc(MARK, USER, rbx=1) +
+                     poke(0x110000 + 0xa00, struct.pack("<Q", 0xdead0000)) + hc(PROBE, USER, rbx=2)),
+    "percpu-garbage": (1, poke(0x100000 + 0x22040, struct.pack("<Q", 0xffff888000ffffff)) + hc(PROBE, USER, rbx=2)),
+}
+for i, path in enumerate(sys.argv[2:]):
+    img = open(path, "rb").read()[:8192]
+    seeds[f"d-load-{i}"] = (0, poke(0x1000, img) + hc(PROBE, KERNEL, rbx=6, rcx=("addr", USER_DATA, 0x1000), rdx=len(img)) +
+                            hc(PROBE, KERNEL, rbx=4, rcx=("addr", USER_DATA, 0), rdx=1))
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+for name, (defaults, steps) in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(bytes([defaults]) + steps)
+print(f"make-hypercall-seeds: {len(seeds)} seeds in {out}")
