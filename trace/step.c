@@ -439,7 +439,9 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     unsigned off = (unsigned)(rip & (PAGE - 1));
     bool whole = page && off <= PAGE - 16;       /* its 16 bytes on one page */
     if (whole) {
-        uint64_t lo = *(const uint64_t *)(page + off), hi = *(const uint64_t *)(page + off + 8);
+        uint64_t lo, hi;                         /* RIP is any byte: unaligned 8-byte loads */
+        __builtin_memcpy(&lo, page + off, 8);
+        __builtin_memcpy(&hi, page + off + 8, 8);
         if (ic && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
             icache_hptr(t, ic, page + off);
             return ic;

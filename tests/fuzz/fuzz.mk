@@ -53,6 +53,7 @@ FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c vmm/exit_reg.c vmm/gmem.c $(fil
 $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
                                  $(wildcard vmm/*.h vmm/include/*.h trace/*.h) tests/fuzz/host_hv/hv_api.h
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm -Itrace \
+	  -Wno-address-of-packed-member -Wno-atomic-alignment \
 	  -o $@ $(FUZZ_HC_SRCS) -latomic
 $(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(wildcard tests/d/fuzz/regress/fuzz_dverify/*)
 	rm -rf $@ && python3 $< $@ tests/d/fuzz/regress/fuzz_dverify/*

@@ -169,8 +169,10 @@ bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val) { abort(); }
 bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val) { abort(); }
 char msr_read_insn[1], msr_read_fault[1], msr_write_insn[1], msr_write_fault[1];
 void vmx_guest_reset_to_init(void) { abort(); }
-/* the MTF fast path (trace/step_fast.asm): never entered here */
-char step_fast_entry[1], step_fast_entry_check[1], step_fast_handlers[1];
+/* the MTF fast path (trace/step_fast.asm): never entered here; its table of pass-1 routines
+ * (step_cpu.h: none, generic, one per register, one per register pair) only read */
+char step_fast_entry[1], step_fast_entry_check[1];
+const void *const step_fast_handlers[2 + 2 * 32];
 
 /* ---- the transport: accepts (or has failed), checks what it is given ---------------------- */
 static bool link_failed;
