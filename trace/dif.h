@@ -8,8 +8,9 @@
  *  - the image: in hypervisor memory, 8-byte aligned, that nothing changes once dif_verify()
  *    accepted it (it is used in place: copy it out of any buffer the host or the guest can
  *    write before verifying it);
- *  - memory for the state: dif_state_size() bytes, 8-byte aligned, zeroed or not (hv_alloc's
- *    never-freed memory is fine: nothing here frees or grows);
+ *  - memory for the state: dif_state_size() bytes, 64-byte aligned (the per-CPU blocks are
+ *    cache-line aligned), zeroed or not (never-freed hypervisor pages are fine: nothing here
+ *    frees or grows);
  *  - a struct dif_env: function pointers to read guest memory and capture a stack, and an
  *    optional notification (no hypervisor function is called by name: only memcpy, memmove,
  *    memset, memcmp of the freestanding library, and these);

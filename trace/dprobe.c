@@ -426,11 +426,19 @@ static int finish_load(void)
     if (need > STATE_MAX)
         return HVT_D_ENOMEM;
     if (need > state_cap) {
-        void *m = hv_alloc(need);
+        /* Never freed, so grow by doubling (a guest loading ever larger programs would
+         * otherwise leave each old block behind until the region is gone); whole pages: the
+         * per-CPU blocks are 64-byte aligned (dif.h), more than hv_alloc promises. */
+        size_t cap = need > 2 * state_cap ? need : 2 * state_cap;
+        if (cap > STATE_MAX)
+            cap = STATE_MAX;                /* need <= STATE_MAX */
+        void *m = hv_alloc_pages(HV_PAGES(cap));
+        if (!m && cap > need)
+            m = hv_alloc_pages(HV_PAGES(cap = need));
         if (!m)
             return HVT_D_ENOMEM;
         state_mem = m;
-        state_cap = need;
+        state_cap = cap;
     }
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
         return HVT_D_ENOMEM;

@@ -55,8 +55,14 @@ $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h v
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm -Itrace \
 	  -Wno-address-of-packed-member -Wno-atomic-alignment \
 	  -o $@ $(FUZZ_HC_SRCS) -latomic
-$(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(wildcard tests/d/fuzz/regress/fuzz_dverify/*)
-	rm -rf $@ && python3 $< $@ tests/d/fuzz/regress/fuzz_dverify/*
+# Its seeds load D images: the D tests' programs compiled by the host's compiler (hc_dimages).
+$(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dif.h
+	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) \
+	  $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+FUZZ_HC_D := tests/probe/test-probes-net.sh tests/d/test-d-coll.sh
+$(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(HOST_OUT)/fuzz/hc_dimages $(FUZZ_HC_D)
+	rm -rf $@ $@.d && python3 $< --extract-d $@.d $(FUZZ_HC_D) && mkdir -p $@.d/img && \
+	$(HOST_OUT)/fuzz/hc_dimages $@.d/img $@.d/*.d && python3 $< $@ $@.d/img/*.dif
 FUZZ_HV := fuzz_lwip_rx fuzz_hypercall
 fuzz-hv: $(FUZZ_HV:%=$(HOST_OUT)/fuzz/%) $(FUZZ_HV:%=$(HOST_OUT)/fuzz/seeds-%)
 	bash tests/fuzz/fuzz-run.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_HV)

@@ -4,8 +4,24 @@ the header of tests/unit/fuzz/fuzz_hypercall.c): every hypercall from kernel mod
 and a non-root process, without the magic; MARK with a failed link; PROBE 4 with a spec array
 written into guest memory first, PROBE 6 with each D program image given (the D fuzzers'
 regression corpus) written the same way; the CMD agent's protocol in order; timer exits and
-paging off."""
-import os, struct, sys
+paging off.
+make-hypercall-seeds.py --extract-d OUTDIR SCRIPT...: the D programs of the D tests' scripts
+(their <<'EOF_D' documents and one-line run programs), one file each, for hc_dimages."""
+import os, re, struct, sys
+
+if sys.argv[1] == "--extract-d":
+    os.makedirs(sys.argv[2], exist_ok=True)
+    n = 0
+    for script in sys.argv[3:]:
+        text = open(script).read()
+        # here-documents, and the one-line programs of test-d-coll.sh's "run NAME FIRES 'PROG'"
+        progs = re.findall(r"<<'EOF_D'\n(.*?)\nEOF_D", text, re.S) + \
+                re.findall(r"^(?:TZ=UTC )?run [a-z]+ [^ ]+ '([^']*)'", text, re.M)
+        for i, prog in enumerate(progs):
+            n += 1
+            open(os.path.join(sys.argv[2], f"{os.path.basename(script)}-{i}.d"), "w").write(prog + "\n")
+    print(f"make-hypercall-seeds: {n} D programs in {sys.argv[2]}")
+    sys.exit(0)
 
 VERSION, HV_RANGE, MARK, PROBE, CMD = 0, 1, 2, 3, 4
 KERNEL, USER, DEFAULT = 0, 3, 1            # mode byte: CPL 0, CPL 3, the input's default
