@@ -266,6 +266,7 @@ int net_init(const struct net_config *cfg)
         return -1;
     }
     stream_core_set_ctl(&net.sc, net_ctl, NULL);
+    stream_core_set_auth(&net.sc, cfg->auth, cfg->encrypt);
     char ipb[16], colb[16], hello[STREAM_HELLO_TEXT_MAX];
     fmt_ip(ipb, sizeof ipb, cfg->ip);
     fmt_ip(colb, sizeof colb, cfg->collector_ip);
@@ -280,9 +281,11 @@ int net_init(const struct net_config *cfg)
     if (n > 0)
         stream_core_set_hello_text(&net.sc, hello, (size_t)n < sizeof hello ? (size_t)n : sizeof hello - 1);
     hv_log("net: e1000 %02x:%02x.%x mac %02x:%02x:%02x:%02x:%02x:%02x link %s, %s -> collector %s:%u, "
-           "ring %u KiB, control %s\n", a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4], m[5],
-           net.nic.link_up ? "up" : "down", ipb, colb, cfg->collector_port, cfg->ring_kb,
-           cfg->key.len ? "keyed" : "refused (no key)");
+           "ring %u KiB, control %s, stream %s\n", a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4],
+           m[5], net.nic.link_up ? "up" : "down", ipb, colb, cfg->collector_port, cfg->ring_kb,
+           cfg->key.len ? "keyed" : "refused (no key)",
+           (net.sc.auth_flags & HVT_HELLO_ENCRYPT) ? "authenticated and encrypted" :
+           net.sc.auth_flags ? "authenticated" : "NOT authenticated (no key, or auth=off)");
     net.selftest_left = (uint64_t)cfg->selftest_kb * 1024;
     net.poll_interval_tsc = net.tsc_per_ms * NET_POLL_INTERVAL_US / 1000;
     net.link_timeout_tsc = net.tsc_per_ms * cfg->link_timeout_ms;
