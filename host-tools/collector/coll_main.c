@@ -129,7 +129,7 @@ static void checkpoint_and_ack(struct coll *c)
 
 static void send_ctl(struct coll *c, const char *cmd)
 {
-    if (c->cfd < 0 || !c->parser.have_hello)
+    if (c->cfd < 0 || !c->parser.have_hello || !cmd[0])
         return;
     uint8_t buf[512];
     size_t n;
@@ -430,8 +430,11 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     w.resume_off = c->parser.next_off;       /* == store.durable.next_off: stored (coll.h) */
     coll_send_unsequenced(c, HVT_MSG_WELCOME, &w, sizeof w);
     checkpoint_and_ack(c);
-    for (int i = 0; i < c->nctl; i++)
+    for (int i = 0; i < c->nctl; i++) {
         send_ctl(c, c->ctl_cmds[i]);
+        if (!strcmp(c->ctl_cmds[i], "badtag"))
+            c->ctl_cmds[i][0] = 0;               /* once: the hypervisor drops the connection */
+    }
     return 0;
 }
 
