@@ -1,5 +1,6 @@
 /* aead.c - ChaCha20, Poly1305, AEAD (RFC 8439); see aead.h. */
 #include "aead.h"
+#include "net_port.h"
 
 static uint32_t ld32(const uint8_t *p)
 {
@@ -158,12 +159,10 @@ void aead_begin(struct aead *a, const uint8_t key[AEAD_KEY_LEN], const uint8_t n
     /* the one-time Poly1305 key: the first 32 bytes of block 0 (2.6) */
     chacha20_block(key, 0, nonce, block);
     poly1305_init(&a->poly, block);
-    for (unsigned i = 0; i < AEAD_KEY_LEN; i++)
-        a->key[i] = key[i];
-    for (unsigned i = 0; i < AEAD_NONCE_LEN; i++)
-        a->nonce[i] = nonce[i];
-    for (unsigned i = 0; i < sizeof block; i++)
-        ((volatile uint8_t *)block)[i] = 0;
+    memcpy(a->key, key, AEAD_KEY_LEN);
+    memcpy(a->nonce, nonce, AEAD_NONCE_LEN);
+    memset(block, 0, 32);                   /* the one-time key does not outlive its use */
+    __asm__ volatile("" : : "r"(block) : "memory");
     a->aad_len = a->msg_len = 0;
     a->in_msg = false;
 }

@@ -181,6 +181,7 @@ void stream_core_connected(struct stream_core *sc)
     sc->rx_have = 0;
     sc->rx_index = 0;
     sc->tx_active = false;
+    sc->tx_pend_at = sc->tx_pend_len = 0;
     sc->cnt.connections++;
     sc->state = STREAM_HELLO;
 }
@@ -190,6 +191,7 @@ void stream_core_disconnected(struct stream_core *sc)
     sc->state = STREAM_DOWN;
     sc->rx_have = 0;
     sc->tx_active = false;
+    sc->tx_pend_at = sc->tx_pend_len = 0;
 }
 
 /* Is off the start of a message in [tail, head]? Walks the ring's headers from tail. */
@@ -383,19 +385,23 @@ int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
 }
 
 /*
- * Ring messages with their tags: each message's tag is computed while its bytes go out (the
- * header clear, the payload clear or encrypted into tx_scratch), then sent after it. A message
- * is immutable in the ring until acknowledged, so a resend after a reconnect, which starts at a
- * message boundary, produces the same bytes and tag.
+ * Ring messages with their tags. Messages are gathered into tx_scratch with the tag after each
+ * (computed as the bytes are copied: the header as aad, the payload clear or encrypted) and the
+ * scratch goes to the transport in as few writes as it takes: one write per message and tag
+ * would cost a transport call each. A message is immutable in the ring until acknowledged, so a
+ * resend after a reconnect, which starts at a message boundary, produces the same bytes and tag.
+ * sc->send counts ring bytes gathered; what is gathered but not yet written is dropped with the
+ * connection (the next WELCOME says where to resume).
  */
-static size_t tx_tagged(struct stream_core *sc, const struct stream_transport *t)
+static void tx_gather(struct stream_core *sc, uint64_t head)
 {
     const size_t hl = sizeof(struct hvt_msg_hdr);
     const bool enc = sc->auth_flags & HVT_HELLO_ENCRYPT;
-    size_t total = 0;
-    for (;;) {
+    uint8_t *out = sc->tx_scratch;
+    size_t len = 0;
+    while (len < STREAM_TX_SCRATCH) {
         if (!sc->tx_active) {
-            if (sc->send == load_acq(&sc->head))
+            if (sc->send == head)
                 break;
             struct hvt_msg_hdr h;
             uint8_t nonce[AEAD_NONCE_LEN];
@@ -408,18 +414,15 @@ static size_t tx_tagged(struct stream_core *sc, const struct stream_transport *t
             sc->tx_tag_sent = 0;
             sc->tx_active = true;
         }
-        size_t room = t->room(t->ctx);
-        if (room == 0)
-            break;
         if (sc->send == sc->tx_end) {
             if (sc->tx_tag_sent == 0)
                 aead_end(&sc->tx_aead, sc->tx_tag);
             size_t n = HVT_STREAM_TAG_LEN - sc->tx_tag_sent;
-            size_t w = t->write(t->ctx, sc->tx_tag + sc->tx_tag_sent, n < room ? n : room);
-            if (w == 0)
-                break;
-            sc->tx_tag_sent += (uint32_t)w;
-            total += w;
+            if (n > STREAM_TX_SCRATCH - len)
+                n = STREAM_TX_SCRATCH - len;
+            memcpy(out + len, sc->tx_tag + sc->tx_tag_sent, n);
+            len += n;
+            sc->tx_tag_sent += (uint32_t)n;
             if (sc->tx_tag_sent == HVT_STREAM_TAG_LEN)
                 sc->tx_active = false;
             continue;
@@ -430,22 +433,41 @@ static size_t tx_tagged(struct stream_core *sc, const struct stream_transport *t
         uint64_t n = stop - sc->send;
         if (n > sc->size - at)
             n = sc->size - at;
+        if (n > STREAM_TX_SCRATCH - len)
+            n = STREAM_TX_SCRATCH - len;
+        if (sc->send >= sc->tx_start + hl) {
+            if (enc)
+                aead_crypt(&sc->tx_aead, sc->send - sc->tx_start - hl, sc->ring + at, out + len, (size_t)n);
+            else
+                memcpy(out + len, sc->ring + at, (size_t)n);
+            aead_mac(&sc->tx_aead, out + len, (size_t)n);
+        } else {
+            memcpy(out + len, sc->ring + at, (size_t)n);   /* header: already in the tag as aad */
+        }
+        len += (size_t)n;
+        sc->send += n;
+    }
+    sc->tx_pend_at = 0;
+    sc->tx_pend_len = (uint32_t)len;
+}
+
+static size_t tx_tagged(struct stream_core *sc, const struct stream_transport *t)
+{
+    size_t total = 0;
+    for (;;) {
+        if (sc->tx_pend_at == sc->tx_pend_len) {
+            tx_gather(sc, load_acq(&sc->head));
+            if (sc->tx_pend_len == 0)
+                break;
+        }
+        size_t room = t->room(t->ctx);
+        size_t n = sc->tx_pend_len - sc->tx_pend_at;
         if (n > room)
             n = room;
-        const uint8_t *src = sc->ring + at;
-        bool payload = sc->send >= sc->tx_start + hl;
-        if (payload && enc) {
-            if (n > STREAM_TX_SCRATCH)
-                n = STREAM_TX_SCRATCH;
-            aead_crypt(&sc->tx_aead, sc->send - sc->tx_start - hl, src, sc->tx_scratch, (size_t)n);
-            src = sc->tx_scratch;
-        }
-        size_t w = t->write(t->ctx, src, (size_t)n);
+        size_t w = n ? t->write(t->ctx, sc->tx_scratch + sc->tx_pend_at, n) : 0;
         if (w == 0)
             break;
-        if (payload)
-            aead_mac(&sc->tx_aead, src, w);     /* the header went into the tag as aad */
-        sc->send += w;
+        sc->tx_pend_at += (uint32_t)w;
         total += w;
     }
     return total;

@@ -33,7 +33,7 @@
 #define STREAM_HELLO_TEXT_MAX 512u
 /* The largest message the hypervisor accepts from the collector: a full control request. */
 #define STREAM_RX_MAX (sizeof(struct hvt_ctl) + HVT_CTL_MAX_DATA + HVT_MAC_LEN)
-#define STREAM_TX_SCRATCH 2048u   /* encrypted bytes are built here before the transport copies them */
+#define STREAM_TX_SCRATCH 16384u  /* tagged messages are gathered here for the transport */
 
 /* Transport the core writes into (lwIP tcp_write, or a host socket). */
 struct stream_transport {
@@ -88,6 +88,7 @@ struct stream_core {
     struct aead tx_aead;
     uint8_t  tx_tag[HVT_STREAM_TAG_LEN];
     uint32_t tx_tag_sent;
+    uint32_t tx_pend_at, tx_pend_len;  /* tx_scratch bytes written / gathered */
     uint8_t  tx_scratch[STREAM_TX_SCRATCH];
     /* control */
     stream_ctl_fn ctl_fn;

@@ -45,7 +45,7 @@ $(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/tr
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_aead: tests/net/unit/test_aead.c net/aead.c net/sha256.c net/aead.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(HOST_CC) $(NET_HOST_CFLAGS) -Ivmm/include -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -o $@ tests/net/unit/test_aead.c net/aead.c net/sha256.c
 $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)

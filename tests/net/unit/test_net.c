@@ -606,7 +606,7 @@ static void session_case(bool encrypt)
     }
     mt.limit = sizeof mt.buf;
     stream_core_tx(&sc, &t);
-    CHECK(sc.send == sc.head && !sc.tx_active);
+    CHECK(sc.send == sc.head && !sc.tx_active && sc.tx_pend_at == sc.tx_pend_len);
     bool clear_on_wire = memmem(mt.buf, mt.len, secret, strlen(secret)) != NULL;
     CHECK(clear_on_wire == !encrypt);
     size_t data_len = mt.len;
