@@ -1,18 +1,20 @@
 /*
  * hvtrace-collector - accepts the hypervisor's stream connection and writes a trace directory
- * per hypervisor boot (coll_store.h). Single-threaded, one active connection: a new connection
- * replaces the active one (the hypervisor reconnected); a HELLO with another boot_id closes the
- * current boot's directory and opens a new one, so two boots never mix.
+ * per hypervisor boot (coll_store.h). Single-threaded, one active connection; who may replace
+ * it (the hypervisor reconnecting, never a stranger) is coll_peer.h's decision; every message is
+ * checked against its session tag by the parser (coll_parse.h). A HELLO with another boot_id
+ * closes the current boot's directory and opens a new one, so two boots never mix.
  *
  *   hvtrace-collector [--listen ADDR] [--port N] [--out DIR] [--key HEX | --key-file F]
  *                     [--ctl CMD,...] [--chunk-mb N] [--fsync] [--exit-on-bye] [--progress]
- *                     [--zstd LEVEL] [--socket PATH | --no-socket]
+ *                     [--zstd LEVEL] [--socket PATH | --no-socket] [--peer ADDR] [--insecure]
  *   hvtrace-collector --verify DIR        re-check a trace directory (coll_verify.h)
  *   hvtrace-collector --rebuild-trace DIR write DIR/trace.hvt afresh from its messages
  * Trace batches become OUT/<boot>/trace.hvt as they arrive (coll_trace.h). `hvt trace
  * start|stop|status` talks to the collector over OUT/control.sock (coll_sock.h, coll_cmd.c).
  * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
- * a wrong key: it must be refused), replay (the previous request again: must be refused).
+ * a wrong key: it must be refused), replay (the previous request again: must be refused),
+ * badtag (once: an ACK whose session tag is damaged: the hypervisor must drop the connection).
  * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0 - or
  * 1 if storing failed (coll.h: a failed store is sticky and never acknowledged).
  * Progress (rate, bytes, gaps) goes to stderr once a second, only when stderr is a terminal.
