@@ -9,7 +9,9 @@
 #  3. Linux -> host through the same Bochs NIC: Debian's generic kernel with its e1000 driver
 #     (hvtrace on, net=off) sends the same amount with busybox nc to a host sink; the sink's MB/s.
 # Last lines: ratio=<hvtrace/linux>, auth_ratio=<tagged/untagged MB/s>, encrypt_ratio=
-# <encrypted/untagged>, ingest_msgs_per_s=<n> (tagged; goal >= 1000000), ingest_auth_ratio.
+# <encrypted/untagged>, hv_insn_per_byte_* (the hypervisor's TSC ticks per streamed byte, from
+# its first filler message to the ACK of the last: in Bochs the TSC counts instructions),
+# ingest_msgs_per_s=<n> (tagged; goal >= 1000000), ingest_auth_ratio.
 # NET_BENCH_LINUX=0 skips 3 (the generic kernel's slow boot) when only the auth costs matter.
 # Needs (for 2) the core to call net_attach() and the loader to pass hvtrace.cfg's `net = ...`.
 # Knobs: NET_BENCH_KB (32768), NET_BENCH_MSGS (5000000), TEST_EFI_BUILD (make efi),
@@ -73,12 +75,13 @@ hv_run() {   # $1 = name, $2 = net options for the session; sets hv_mbs
   kill -INT "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
   hv_mbs=$(summary_field "$OUT/hv-collector-$1.log" trace_MB_per_s)
   local got; got=$(grep -s '^trace_bytes=' "$OUT/trace-$1/current/header.txt" | cut -d= -f2)
-  echo "bench-net: hvtrace -> collector ($1) ${hv_mbs:-?} MB/s (${got:-0} of $((KB * 1024)) filler bytes arrived," \
-       "bad_tags $(summary_field "$OUT/hv-collector-$1.log" bad_tags))"
+  hv_tpb=$(tr -d '\r' < "$OUT/run-hv-$1/e9.log" | sed -n 's/.*TSC ticks: \([0-9.]*\) ticks per byte.*/\1/p' | tail -1)
+  echo "bench-net: hvtrace -> collector ($1) ${hv_mbs:-?} MB/s, ${hv_tpb:-?} hypervisor instructions per byte" \
+       "(${got:-0} of $((KB * 1024)) filler bytes arrived, bad_tags $(summary_field "$OUT/hv-collector-$1.log" bad_tags))"
 }
-hv_run on "auth=on"; hv_on=$hv_mbs
-hv_run off "auth=off"; hv_off=$hv_mbs
-hv_run encrypt "encrypt=on"; hv_enc=$hv_mbs
+hv_run on "auth=on"; hv_on=$hv_mbs; tpb_on=$hv_tpb
+hv_run off "auth=off"; hv_off=$hv_mbs; tpb_off=$hv_tpb
+hv_run encrypt "encrypt=on"; hv_enc=$hv_mbs; tpb_enc=$hv_tpb
 hv=$hv_on
 
 ratio_of() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
@@ -102,5 +105,6 @@ fi
 echo "ratio=$(ratio_of "$hv" "$linux")"
 echo "auth_ratio=$(ratio_of "$hv_on" "$hv_off")"
 echo "encrypt_ratio=$(ratio_of "$hv_enc" "$hv_off")"
+echo "hv_insn_per_byte_off=${tpb_off:-?} hv_insn_per_byte_auth=${tpb_on:-?} hv_insn_per_byte_encrypt=${tpb_enc:-?}"
 echo "ingest_msgs_per_s=${ingest:-0}"
 echo "ingest_auth_ratio=$(ratio_of "$ingest" "$ingest_off")"
