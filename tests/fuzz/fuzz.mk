@@ -41,7 +41,7 @@ $(FUZZ_HV_DIR)/lwip/liblwip.a: net/build-lwip.sh net/lwip/lwipopts.h net/lwip/ar
 $(FUZZ_HV_DIR)/e1000.o: net/e1000.c net/e1000.h net/e1000_regs.h tests/fuzz/host_hv/hv_api.h $(FUZZ_HV_DIR)/lwip/liblwip.a
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp -c -o $@ $<
 FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c net/net.c net/e1000_netif.c net/lwip_port.c net/net_console.c \
-                     net/stream_core.c net/ctl.c net/sha256.c net/pci.c net/net_config.c
+                     net/stream_core.c net/ctl.c net/aead.c net/sha256.c net/pci.c net/net_config.c
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
 $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py

@@ -4,7 +4,7 @@
  * into lwIP (Debian's lwIP 2.1.3 built with the hypervisor's own net/lwip/lwipopts.h, ASan and
  * UBSan), ARP/IPv4/ICMP/TCP, net/net.c's connection to the collector and its receive callback
  * into net/stream_core.c (WELCOME, ACK, authenticated control requests) and the replies going
- * back out through tcp_write and the transmit ring. The hypervisor's net/ files are compiled
+ * back out through tcp_write and the transmit ring; with the session (net/aead.c) when keyed. The hypervisor's net/ files are compiled
  * unchanged; around them the harness is the machine:
  *  - vmm/'s services (tests/fuzz/host_hv/hv_api.h): a deterministic clock (every RDTSC moves
  *    it 1 us; frames move it further), page allocations as separate heap blocks (ASan sees
@@ -27,12 +27,15 @@
  *
  * Input: byte 0 = setup: bit 0 the harness plays ARP + the TCP handshake with the collector
  * first (else the input starts at boot, the connect attempt due), bit 1 then also a WELCOME
- * (the stream is up), bit 2 overflow=drop, bit 3 no control key, bit 4 selftest load
- * (selftest_kb=64: the send side busy). Then frames, each:
+ * (the stream is up), bit 2 overflow=drop, bit 3 no key (no control, no session), bit 4
+ * selftest load (selftest_kb=64: the send side busy), bit 5 auth=off (no session tags), bit 6
+ * encrypt=on. Then frames, each:
  *   flags (1 byte): bit 0 TCP fix-up: IPv4/TCP frames get the collector's and our addresses
  *     and ports, and seq/ack taken as offsets from the connection's rcv_nxt/snd_nxt; bit 1
  *     checksums fixed (IPv4 header, TCP, ICMP); bit 2 stream fix-up: the TCP payload walked
- *     as stream messages, WELCOME given the boot id, CTL_REQ a valid tag (the collector's key);
+ *     as stream messages (each followed by its session tag's room when the session is on),
+ *     WELCOME given the boot id, CTL_REQ a valid tag under the key, each message its session
+ *     tag (and encryption) as the next message the hypervisor receives on the connection;
  *     bit 3 device fields from the input: status (DD forced), errors, a 16-bit length that
  *     may exceed the bytes written and the buffer (device input too); bit 4 no poll after
  *     this frame (frames pile up in the ring: wrap, full ring, the per-poll budget);
@@ -331,7 +334,33 @@ static void fix_tcp(uint8_t *f, size_t len)
     put32(f + l4 + 8, be32(f + l4 + 8) + pcb->snd_nxt);
 }
 
-/* Stream fix-up: what only the collector knows - the boot id in WELCOME, the key's tags. */
+/* The collector's side of a stream message at p (header, body, and with the session its tag
+ * room after the body): the boot id in WELCOME, a CTL_REQ's tag under the key, and the session
+ * tag (encrypting the body first if the session does) as message 'index' of this connection. */
+static void seal_message(uint8_t *p, uint32_t index)
+{
+    struct hvt_msg_hdr h;
+    memcpy(&h, p, sizeof h);
+    uint8_t *body = p + sizeof h;
+    if (h.type == HVT_MSG_WELCOME && h.len >= HVT_BOOT_ID_LEN)
+        memcpy(body, net.sc.boot_id, HVT_BOOT_ID_LEN);
+    else if (h.type == HVT_MSG_CTL_REQ && h.len >= sizeof(struct hvt_ctl) + HVT_MAC_LEN)
+        ctl_tag(&net.sc.key, net.sc.boot_id, &h, body, h.len - HVT_MAC_LEN, body + h.len - HVT_MAC_LEN);
+    if (!net.sc.auth_flags)
+        return;
+    uint8_t nonce[AEAD_NONCE_LEN];
+    struct aead a;
+    hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, net.sc.conn_no, index);
+    aead_begin(&a, net.sc.skey, nonce);
+    aead_aad(&a, p, sizeof h);
+    if (net.sc.auth_flags & HVT_HELLO_ENCRYPT)
+        aead_crypt(&a, 0, body, body, h.len);
+    aead_mac(&a, body, h.len);
+    aead_end(&a, body + h.len);
+}
+
+/* Stream fix-up: the TCP payload walked as whole messages from its first byte (meaningful when
+ * the hypervisor holds no partial message), each sealed as the next one it will receive. */
 static void fix_stream(uint8_t *f, size_t len)
 {
     size_t ip, l4, n;
@@ -341,20 +370,16 @@ static void fix_stream(uint8_t *f, size_t len)
     if (doff < 20 || doff > n)
         return;
     uint8_t *p = f + l4 + doff;
-    size_t left = n - doff;
+    size_t left = n - doff, tl = net.sc.auth_flags ? HVT_STREAM_TAG_LEN : 0;
+    uint32_t index = net.sc.rx_index;
     while (left >= sizeof(struct hvt_msg_hdr)) {
         struct hvt_msg_hdr h;
         memcpy(&h, p, sizeof h);
-        if (h.len > left - sizeof h)
+        if (h.len > left - sizeof h || left - sizeof h - h.len < tl)
             break;
-        uint8_t *body = p + sizeof h;
-        if (h.type == HVT_MSG_WELCOME && h.len >= HVT_BOOT_ID_LEN)
-            memcpy(body, net.sc.boot_id, HVT_BOOT_ID_LEN);
-        else if (h.type == HVT_MSG_CTL_REQ && h.len >= sizeof(struct hvt_ctl) + HVT_MAC_LEN)
-            ctl_tag(&net.sc.key, net.sc.boot_id, &h, body, h.len - HVT_MAC_LEN,
-                    body + h.len - HVT_MAC_LEN);
-        p += sizeof h + h.len;
-        left -= sizeof h + h.len;
+        seal_message(p, index++);
+        p += sizeof h + h.len + tl;
+        left -= sizeof h + h.len + tl;
     }
 }
 
@@ -419,7 +444,8 @@ static bool setup_connection(bool welcome)
     poll_once(1);                                   /* HELLO out */
     if (!welcome)
         return true;
-    struct { struct hvt_msg_hdr h; struct hvt_welcome w; } __attribute__((packed)) m;
+    struct { struct hvt_msg_hdr h; struct hvt_welcome w; uint8_t tag[HVT_STREAM_TAG_LEN]; }
+        __attribute__((packed)) m;
     memset(&m, 0, sizeof m);
     m.h.magic = HVT_STREAM_MAGIC;
     m.h.version = HVT_STREAM_VERSION;
@@ -427,8 +453,8 @@ static bool setup_connection(bool welcome)
     m.h.type = HVT_MSG_WELCOME;
     m.h.len = sizeof m.w;
     m.h.cpu = HVT_CPU_NONE;
-    memcpy(m.w.boot_id, net.sc.boot_id, HVT_BOOT_ID_LEN);
-    deliver(f, build_tcp(f, 0x18, &m, sizeof m));   /* PSH+ACK */
+    seal_message((uint8_t *)&m, net.sc.rx_index);
+    deliver(f, build_tcp(f, 0x18, &m, sizeof m - (net.sc.auth_flags ? 0 : sizeof m.tag)));
     return net.sc.state == STREAM_UP;
 }
 
@@ -459,9 +485,10 @@ static bool bring_up(uint8_t setup)
     nic_bar0 = (uint32_t)BAR0_PHYS;
     fake_tsc = 1ull << 32;
     char text[256];
-    snprintf(text, sizeof text, "ip=10.0.2.15 collector=10.0.2.2:%u tsc_khz=%u ring_kb=2048%s%s%s%s",
+    snprintf(text, sizeof text, "ip=10.0.2.15 collector=10.0.2.2:%u tsc_khz=%u ring_kb=2048%s%s%s%s%s%s",
              COLL_PORT, TSC_KHZ, setup & 4 ? " overflow=drop" : "",
-             setup & 8 ? "" : " key=", setup & 8 ? "" : KEY_HEX, setup & 16 ? " selftest_kb=64" : "");
+             setup & 8 ? "" : " key=", setup & 8 ? "" : KEY_HEX, setup & 16 ? " selftest_kb=64" : "",
+             setup & 32 ? " auth=off" : "", setup & 64 ? " encrypt=on" : "");
     struct net_config cfg;
     char err[128];
     if (net_config_parse(&cfg, text, strlen(text), err, sizeof err) != 0 || net_init(&cfg) != 0)
@@ -535,10 +562,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_invariants();
     if (verbose > 0)
         fprintf(stderr, "fuzz_lwip_rx: rx %lu frames (%lu errors, %lu missed), tx %lu; stream %d, "
-                "ctl accepted %lu bad-auth %lu replayed %lu malformed %lu, protocol errors %lu\n",
+                "ctl accepted %lu bad-auth %lu replayed %lu malformed %lu, protocol errors %lu, bad tags %lu\n",
                 (unsigned long)net.nic.cnt.rx_frames, (unsigned long)net.nic.cnt.rx_errors, rx_missed,
                 frames_out, net.sc.state, (unsigned long)net.sc.cnt.ctl_accepted,
                 (unsigned long)net.sc.cnt.ctl_bad_auth, (unsigned long)net.sc.cnt.ctl_replayed,
-                (unsigned long)net.sc.cnt.ctl_malformed, (unsigned long)net.protocol_errors);
+                (unsigned long)net.sc.cnt.ctl_malformed, (unsigned long)net.protocol_errors,
+                (unsigned long)net.sc.cnt.bad_tags);
     return 0;
 }

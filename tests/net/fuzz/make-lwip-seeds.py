@@ -5,14 +5,20 @@ ARP, ping, the stream's WELCOME / ACK / control requests (PING, STATUS) over an 
 connection, FIN, RST, out-of-window data, long idle times (retransmission, keepalive), frames
 piled up past the per-poll budget, and device-written descriptor fields (a length beyond the
 buffer, error bits, no EOP). The harness fixes addresses, seq/ack, checksums, boot id and tags
-when a frame's flags ask it to, so the seeds stay valid whatever the ISN or the boot id."""
-import os, struct, sys
+when a frame's flags ask it to, so the seeds stay valid whatever the ISN or the boot id.
+Stream messages carry room for their session tag (filled in by the harness) unless the seed's
+setup has no session (no key, auth=off)."""
+import os, re, struct, sys
 
 OUR_MAC = bytes([0x52, 0x54, 0x00, 0x12, 0x34, 0x56])
 COLL_MAC = bytes([0x52, 0x55, 0x0a, 0x00, 0x02, 0x02])
 OUR_IP, COLL_IP = bytes([10, 0, 2, 15]), bytes([10, 0, 2, 2])
 TCP_FIX, CSUM_FIX, STREAM_FIX, DEV_FIELDS, NO_POLL = 1, 2, 4, 8, 16
-MAGIC, VERSION, CPU_NONE = 0x53545648, 1, 0xffff
+# the stream's framing constants, from the protocol's header (they change with the protocol)
+_H = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../include/hvt_stream.h")).read()
+MAGIC, VERSION = (int(re.search(r"#define %s\s+(0x[0-9a-fA-F]+|\d+)u" % k, _H).group(1), 0)
+                  for k in ("HVT_STREAM_MAGIC", "HVT_STREAM_VERSION"))
+CPU_NONE = 0xffff
 WELCOME, ACK, CTL_REQ = 0x100, 0x101, 0x102
 CTL_PING, CTL_STATUS, CTL_TRACE_STATUS = 1, 2, 18
 
@@ -32,14 +38,17 @@ def ipv4(proto, body, src=COLL_IP, dst=OUR_IP):
 def tcp(flags, payload=b"", seq=0, ack=0, win=0xffff):
     return eth(0x0800, ipv4(6, struct.pack(">HHIIBBHHH", 7207, 0, seq, ack, 5 << 4, flags, win, 0, 0) + payload))
 
-def msg(mtype, body):
-    return struct.pack("<IBBHIHHQQ", MAGIC, VERSION, 32, mtype, len(body), CPU_NONE, 0, 0, 0) + body
+TAG_LEN = 16            # the session tag after each message (with a key, auth=on: the default)
+
+def msg(mtype, body, tag=True):
+    return struct.pack("<IBBHIHHQQ", MAGIC, VERSION, 32, mtype, len(body), CPU_NONE, 0, 0, 0) + body + \
+        bytes(TAG_LEN if tag else 0)
 
 def welcome(resume=0):
     return msg(WELCOME, bytes(16) + struct.pack("<Q", resume))
 
-def ctl(seq, cmd, data=b""):
-    return msg(CTL_REQ, struct.pack("<QHhI", seq, cmd, 0, len(data)) + data + bytes(32))
+def ctl(seq, cmd, data=b"", tag=True):
+    return msg(CTL_REQ, struct.pack("<QHhI", seq, cmd, 0, len(data)) + data + bytes(32), tag)
 
 def arp(op, sha, spa, tha, tpa, dst):
     return eth(0x0806, struct.pack(">HHBBH", 1, 0x0800, 6, 4, op) + sha + spa + tha + tpa, dst=dst)
@@ -70,7 +79,11 @@ seeds = {
     # the selftest load keeps the send side busy (setup 3 | 16), overflow=drop (| 4), no key (| 8)
     "selftest-acks": (0x13, [frame(ALL, tcp(ACK_F), t=2), frame(ALL, tcp(ACK_F), t=2),
                              frame(ALL, tcp(PSH_ACK, msg(ACK, struct.pack("<Q", 4096))), t=2)]),
-    "nokey-ctl": (0x0b, [frame(ALL, tcp(PSH_ACK, ctl(1, CTL_STATUS)))]),
+    "nokey-ctl": (0x0b, [frame(ALL, tcp(PSH_ACK, ctl(1, CTL_STATUS, tag=False)))]),
+    # the session off (auth=off, setup | 32) and encrypted (encrypt=on, | 64)
+    "auth-off": (0x23, [frame(ALL, tcp(PSH_ACK, ctl(1, CTL_STATUS, tag=False) + msg(ACK, struct.pack("<Q", 0), tag=False)))]),
+    "encrypted": (0x43, [frame(ALL, tcp(PSH_ACK, ctl(1, CTL_PING, b"secret") + msg(ACK, struct.pack("<Q", 0))))]),
+    "bad-session-tag": (3, [frame(TCP_FIX | CSUM_FIX, tcp(PSH_ACK, msg(ACK, struct.pack("<Q", 0))))]),
     "drop-mode": (0x07, [frame(ALL, tcp(ACK_F))]),
     # from boot (setup 0): ARP and ICMP, a handshake the fuzzer must complete itself
     "arp-request": (0, [frame(0, arp(1, COLL_MAC, COLL_IP, bytes(6), OUR_IP, b"\xff" * 6))]),
