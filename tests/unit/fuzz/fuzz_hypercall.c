@@ -34,8 +34,10 @@
  * Checks besides the sanitizers: a VMCALL either injects #UD (bad magic, or a caller below the
  * function's privilege: then RAX is untouched and RIP does not move) or skips the instruction
  * with a status in RAX (OK, or a known HVT_HC_E*); VERSION answers anyone; a user caller
- * never gets HV_RANGE (outside self-tests) and never reaches a root-only function unless
- * its euid is 0.
+ * never gets HV_RANGE (outside self-tests) and, while the task chain is the harness's (the
+ * input may rewrite it), reaches a root-only function exactly when its euid is 0; no spin
+ * lock is held once an exit is over. vmm/'s memory is modelled as the real region: never
+ * freed, 64 MiB (hvtrace's default for 2 CPUs), hv_alloc's alignment.
  */
 #include <stdio.h>
 #include <stdlib.h>
