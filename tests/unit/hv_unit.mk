@@ -88,6 +88,17 @@ $(foreach t,$(IOMMU_UNIT_TESTS),$(eval $(call iommu_unit_rule,$(word 1,$(subst :
 unit-test-iommu: $(IOMMU_UNIT_BINS)
 	@set -e; for t in $(IOMMU_UNIT_BINS); do $$t tests/unit/data; done
 unit-test-hv: unit-test-iommu
+# The trace status's IOMMU and refusal fields: trace/trace_ctl.c (host build) and the
+# collector's printer, under ASan+UBSan.
+HVSTATUS_SRCS := tests/unit/test_hvstatus.c trace/trace_ctl.c host-tools/collector/coll_hvstatus.c
+$(HV_UNIT_BUILD)/test_hvstatus: $(HVSTATUS_SRCS) trace/trace_ctl.h host-tools/collector/coll_hvstatus.h include/hvt_stream.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -DHVT_HOST -Iinclude -Itrace -Ihost-tools/collector \
+	  -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(HVSTATUS_SRCS)
+.PHONY: unit-test-hvstatus
+unit-test-hvstatus: $(HV_UNIT_BUILD)/test_hvstatus
+	$(HV_UNIT_BUILD)/test_hvstatus
+unit-test-hv: unit-test-hvstatus
 # The same builder and programming code against QEMU's VT-d model, 3- then 4-level tables
 # (boots a guest under TCG twice, ~10 s each; not part of unit-test-hv): tests/unit/vtd-qemu/run-vtd-qemu.sh.
 .PHONY: test-vtd-qemu
