@@ -1,13 +1,15 @@
 /*
  * vtd_qemu_check.c - runs as root inside a Linux guest of QEMU q35 with intel-iommu and two
  * "edu" PCI devices (QEMU's teaching device with a DMA engine), Linux booted with
- * intel_iommu=off iomem=relaxed so the remapping unit is ours. It exercises the real
- * builder and programming code against QEMU's VT-d model:
- *   - finds the unit's register base by parsing the live DMAR with vmm/acpi_dmar.c;
- *   - builds tables with vmm/iommu_tables.c in locked pages (physical addresses from
+ * intel_iommu=off iomem=relaxed so the remapping unit is ours. It runs the hypervisor's own
+ * boot-time sequence, vmm/iommu_boot.c iommu_boot() (the function hv_iommu.c calls), on the
+ * live DMAR against QEMU's VT-d model:
+ *   - iommu_boot parses the DMAR (vmm/acpi_dmar.c), opens the unit through /dev/mem, builds
+ *     the tables (vmm/iommu_tables.c) in locked pages (physical addresses from
  *     /proc/self/pagemap): guest domain = System RAM (from /sys/firmware/memmap) minus an
- *     excluded page X and minus the own range; own domain = two pages O1, O2 for edu #2;
- *   - enables translation with vmm/iommu_hw.c;
+ *     excluded page X (standing for the hypervisor's region) and minus the own range; own
+ *     domain = two pages O1, O2 for edu #2 (standing for the NIC); and enables translation
+ *     (vmm/iommu_hw.c);
  *   - makes each edu DMA into pages and checks which writes land and which fault, reading
  *     the fault records with iommu_hw_next_fault();
  *   - parses the live MCFG with vmm/pci_mcfg.c and checks, for every PCI function Linux
@@ -28,6 +30,7 @@
 #include "iommu_tables.h"
 #include "iommu_hw.h"
 #include "pci_mcfg.h"
+#include "iommu_boot.h"
 
 static int passed, failed;
 #define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
@@ -66,10 +69,10 @@ static const struct iommu_ops ops = { page_alloc, v2p, p2v };
 
 /* --- the unit's registers through /dev/mem --- */
 static volatile uint8_t *regs;
-static uint32_t r32(void *c, unsigned o) { (void)c; return *(volatile uint32_t *)(regs + o); }
-static uint64_t r64(void *c, unsigned o) { (void)c; return *(volatile uint64_t *)(regs + o); }
-static void w32(void *c, unsigned o, uint32_t v) { (void)c; *(volatile uint32_t *)(regs + o) = v; }
-static void w64(void *c, unsigned o, uint64_t v) { (void)c; *(volatile uint64_t *)(regs + o) = v; }
+static uint32_t r32(void *c, unsigned o) { return *(volatile uint32_t *)((volatile uint8_t *)c + o); }
+static uint64_t r64(void *c, unsigned o) { return *(volatile uint64_t *)((volatile uint8_t *)c + o); }
+static void w32(void *c, unsigned o, uint32_t v) { *(volatile uint32_t *)((volatile uint8_t *)c + o) = v; }
+static void w64(void *c, unsigned o, uint64_t v) { *(volatile uint64_t *)((volatile uint8_t *)c + o) = v; }
 
 static void *map_phys(uint64_t pa, size_t len)
 {
@@ -135,6 +138,21 @@ static void edu_dma(struct edu *e, uint64_t src, uint64_t dst, uint64_t cnt, uns
 }
 
 static struct iommu_hw_ops hw = { r32, r64, w32, w64, NULL, 100000 };
+static void *map_phys(uint64_t pa, size_t len);
+
+/* iommu_boot's way to the units: /dev/mem (the hypervisor uses its uncached direct map). */
+static unsigned opened;
+static bool unit_open(void *ctx, uint64_t reg_base, unsigned pages, struct iommu_hw_ops *h)
+{
+    (void)ctx;
+    regs = map_phys(reg_base, (size_t)pages * 4096);
+    *h = (struct iommu_hw_ops){ r32, r64, w32, w64, (void *)regs, 100000 };
+    hw = *h;                            /* the fault checks below read the same unit */
+    opened++;
+    return true;
+}
+static void flush_tables(void *ctx) { (void)ctx; __sync_synchronize(); }   /* QEMU's model reads memory */
+static const struct iommu_boot_unit_ops unit_ops = { unit_open, flush_tables, NULL };
 
 /* Load the edu's buffer from src, write it to dst; true if dst received the pattern. */
 static bool dma_write_test(struct edu *e, const uint8_t *src, uint64_t src_pa, uint8_t *dst, uint64_t dst_pa, uint8_t pat)
@@ -237,19 +255,12 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     check_ecam();
-    /* 1. the unit, from the live DMAR */
+    /* 1. the live DMAR, read as the loader passes it to the hypervisor */
     static uint8_t tbl[65536];
     int fd = open("/sys/firmware/acpi/tables/DMAR", O_RDONLY);
     ssize_t n = fd < 0 ? -1 : read(fd, tbl, sizeof tbl);
-    static struct dmar_info di;
-    int rc = n > 0 ? dmar_parse(tbl, (size_t)n, &di) : -100;
-    CHECK(rc == DMAR_OK && di.nunits == 1, "live DMAR: %s", rc == -100 ? "unreadable" : dmar_strerror(rc));
-    if (rc) return 1;
-    regs = map_phys(di.units[0].reg_base, 4096);
-    uint64_t cap = r64(NULL, VTD_REG_CAP), ecap = r64(NULL, VTD_REG_ECAP);
-    printf("vtd-qemu: unit %#llx ver %#x cap %#llx ecap %#llx gsts %#x\n",
-           (unsigned long long)di.units[0].reg_base, r32(NULL, VTD_REG_VER), (unsigned long long)cap,
-           (unsigned long long)ecap, r32(NULL, VTD_REG_GSTS));
+    CHECK(n > 0, "live DMAR readable");
+    if (n <= 0) return 1;
 
     /* 2. pages */
     pool = mmap(NULL, POOL * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0);
@@ -269,21 +280,26 @@ int main(void)
     /* Before translation: both devices reach every page (the test's own baseline). */
     CHECK(dma_write_test(guest, G1, g1, X, xp, 0x11), "baseline: guest edu -> X without translation");
 
-    /* 3. tables and translation */
+    /* 3. tables and translation: the hypervisor's boot-time sequence */
     static struct iommu_range ram[64];
     unsigned nram = read_ram(ram, 64);
     struct iommu_range excl[1] = { { xp, 4096 } }, ownr[2] = { { o1, 4096 }, { o2, 4096 } };
     struct iommu_bdf ownd[1] = { { (uint8_t)own->bus, (uint8_t)own->dev, (uint8_t)own->fn } };
     struct iommu_layout l = { ram, nram, excl, 1, NULL, 0, ownd, 1, ownr, 2 };
-    struct iommu_tables t;
-    rc = iommu_tables_build(&t, &ops, cap, &l);
-    CHECK(rc == IOMMU_OK, "build: %s", iommu_strerror(rc));
-    if (rc) return 1;
-    printf("vtd-qemu: tables: %u levels, %u pages, 2M %d 1G %d\n", t.levels, t.pages, t.has_2m, t.has_1g);
-    rc = iommu_hw_enable(&hw, iommu_root_table_addr(&t));
-    CHECK(rc == IOMMU_HW_OK, "enable: %d", rc);
-    if (rc) return 1;
-    printf("vtd-qemu: translation enabled, gsts %#x\n", r32(NULL, VTD_REG_GSTS));
+    static struct dmar_info di;
+    static struct iommu_boot_result br;
+    enum iommu_boot_state bs = iommu_boot(tbl, (size_t)n, &l, &ops, &unit_ops, &di, &br);
+    CHECK(bs == IOMMU_BOOT_ON && br.units_on == 1 && br.nunits == 1 && opened == 1,
+          "iommu_boot: state %d, %u of %u units on, stage %d err %d", bs, br.units_on, br.nunits,
+          br.stage, br.err);
+    if (bs != IOMMU_BOOT_ON) return 1;
+    uint64_t cap = r64((void *)regs, VTD_REG_CAP), ecap = r64((void *)regs, VTD_REG_ECAP);
+    printf("vtd-qemu: iommu_boot: unit %#llx ver %#x cap %#llx ecap %#llx; tables: %u levels, "
+           "%u pages, 2M %d 1G %d; gsts %#x\n", (unsigned long long)di.units[0].reg_base,
+           r32((void *)regs, VTD_REG_VER), (unsigned long long)cap, (unsigned long long)ecap,
+           br.tables.levels, br.tables.pages, br.tables.has_2m, br.tables.has_1g,
+           r32((void *)regs, VTD_REG_GSTS));
+    CHECK(r32((void *)regs, VTD_REG_GSTS) & VTD_GCMD_TE, "translation enabled (GSTS.TES)");
 
     /* 4. what lands and what faults */
     CHECK(dma_write_test(guest, G1, g1, G2, g2, 0x22), "guest edu -> RAM page G2 lands");
