@@ -204,6 +204,62 @@ static unsigned read_ram(struct iommu_range *r, unsigned max)
     return n;
 }
 
+/* Configuration reads through ECAM (the live MCFG), for mcfg_path_bridges. */
+static const struct mcfg_info *live_mcfg;
+static uint32_t ecam_read(void *ctx, uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off)
+{
+    (void)ctx;
+    uint64_t page;
+    if (!mcfg_function_page(live_mcfg, (struct mcfg_bdf){ 0, bus, dev, fn }, &page))
+        return 0xffffffffu;
+    volatile uint32_t *e = map_phys(page, 4096);
+    uint32_t v = e[off / 4];
+    munmap((void *)e, 4096);
+    return v;
+}
+
+/* The bridges above the e1000e (behind root port rp1), found the way net/ finds the ones
+ * above its NIC, must be exactly the e1000e's parent in sysfs. */
+static void check_path(const struct mcfg_info *m)
+{
+    live_mcfg = m;
+    DIR *d = opendir("/sys/bus/pci/devices");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char path[512], link[512];
+        unsigned ven = 0, devid = 0, seg, bus, dev, fn;
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/vendor", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fscanf(f, "%x", &ven) != 1) ven = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/device", de->d_name);
+        if ((f = fopen(path, "r"))) { if (fscanf(f, "%x", &devid) != 1) devid = 0; fclose(f); }
+        if (ven != 0x8086 || devid != 0x10d3) continue;           /* e1000e (82574) */
+        if (sscanf(de->d_name, "%x:%x:%x.%x", &seg, &bus, &dev, &fn) != 4) continue;
+        /* sysfs: the device's real path names its parent bridge just before it */
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", de->d_name);
+        ssize_t k = readlink(path, link, sizeof link - 1);
+        link[k > 0 ? k : 0] = 0;
+        char *me = strrchr(link, '/');
+        if (me) *me = 0;
+        char *parent = strrchr(link, '/');
+        unsigned ps, pb, pd, pf;
+        bool have = parent && sscanf(parent + 1, "%x:%x:%x.%x", &ps, &pb, &pd, &pf) == 4;
+        struct mcfg_bdf out[MCFG_MAX_BRIDGES];
+        int n = mcfg_path_bridges((struct mcfg_bdf){ 0, (uint8_t)bus, (uint8_t)dev, (uint8_t)fn },
+                                  ecam_read, NULL, out, MCFG_MAX_BRIDGES);
+        /* q35's own e1000e sits on the root bus (parent pci0000:00): no bridge */
+        CHECK(have ? n == 1 && out[0].bus == pb && out[0].dev == pd && out[0].fn == pf : n == 0,
+              "bridges above e1000e %s: %d (sysfs parent %s)", de->d_name, n, parent ? parent + 1 : "?");
+        printf("vtd-qemu: e1000e %s: %d bridge(s) above it%s (sysfs parent %s)\n", de->d_name, n,
+               n >= 1 ? ", the first:" : "", parent ? parent + 1 : "?");
+        if (n >= 1)
+            printf("vtd-qemu:   %02x:%02x.%x\n", out[0].bus, out[0].dev, out[0].fn);
+    }
+    if (d) closedir(d);
+}
+
 static void check_ecam(void)
 {
     static uint8_t tbl[4096];
@@ -249,6 +305,7 @@ static void check_ecam(void)
     CHECK(total > 0 && same == total, "ECAM matches sysfs for %u of %u functions", same, total);
     printf("vtd-qemu: ECAM at %#llx: %u of %u functions' headers match sysfs\n",
            (unsigned long long)m.alloc[0].base, same, total);
+    check_path(&m);
 }
 
 int main(void)
