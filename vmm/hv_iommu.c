@@ -112,11 +112,9 @@ static void hide_units(const struct dmar_info *di)
     for (unsigned i = 0; i < di->nunits; i++) {
         uint64_t base = di->units[i].reg_base;
         uint64_t size = (uint64_t)iommu_boot_unit_pages(&di->units[i]) * X86_PAGE_SIZE;
-        for (uint64_t off = 0; off < size; off += X86_PAGE_SIZE)
-            if (hv_ept_drop_writes(base + off, X86_PAGE_SIZE, ones)) {
-                hv_log("hvtrace: IOMMU: cannot hide unit %u's register page %lx\n", i, base + off);
-                break;
-            }
+        if (hv_ept_drop_writes(base, size, ones))
+            hv_log("hvtrace: IOMMU: cannot hide unit %u's registers [%lx, %lx) from the guest\n",
+                   i, base, base + size);
     }
 }
 
