@@ -235,10 +235,15 @@ static void test_path_bridges(void)
     n = mcfg_path_bridges((struct mcfg_bdf){ 1, 3, 0, 0 }, fake_rd, &p, out, MCFG_MAX_BRIDGES);
     CHECK(n == -1, "segment 1 unknown: -1");
     /* A bridge whose secondary bus is its own or a lower one would loop: never taken. */
-    static const struct fake_fn loop[] = { BR(0, 2, 0, 0, 0, 5), BR(0, 3, 0, 0, 5, 5), BR(5, 0, 0, 5, 5, 9) };
+    static const struct fake_fn loop[] = { BR(0, 2, 0, 0, 0, 9), BR(0, 3, 0, 0, 5, 5), BR(5, 0, 0, 5, 5, 9) };
     struct fake_pci q = { loop, 3, 0 };
     n = mcfg_path_bridges((struct mcfg_bdf){ 0, 7, 0, 0 }, fake_rd, &q, out, MCFG_MAX_BRIDGES);
     CHECK(n == -1 && q.reads < 2000, "looping bus numbers end the walk: %d after %u reads", n, q.reads);
+    /* A hostile bridge claiming its own bus comes first on the bus; the real one after it. */
+    static const struct fake_fn decoy[] = { BR(0, 2, 0, 0, 0, 9), BR(0, 3, 0, 0, 7, 7), EP(7, 0, 0, 0) };
+    struct fake_pci dq = { decoy, 3, 0 };
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 7, 0, 0 }, fake_rd, &dq, out, MCFG_MAX_BRIDGES);
+    CHECK(n == 1 && out[0].dev == 3, "the decoy 00:02.0 (secondary = its own bus) is passed over: %d", n);
     /* Function 0 absent: functions 1-7 of that device are not looked at. */
     static const struct fake_fn nofn0[] = { BR(0, 4, 1, 0, 1, 1) };
     struct fake_pci r = { nofn0, 1, 0 };
