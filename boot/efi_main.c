@@ -27,6 +27,14 @@ static void efi_main_cfg_report(void *ctx, unsigned line, const char *message)
     Print(L"hvtrace: hvtrace.cfg line %d: %a; line ignored (default kept)\n", line, message);
 }
 
+/* Zero memory the compiler may not drop as a dead store. */
+static void efi_main_wipe(VOID *p, UINTN n)
+{
+    volatile UINT8 *b = p;
+    for (UINTN i = 0; i < n; i++)
+        b[i] = 0;
+}
+
 static void efi_main_load_cfg(EFI_HANDLE device, struct cfg *c)
 {
     VOID *text = NULL;
@@ -38,6 +46,8 @@ static void efi_main_load_cfg(EFI_HANDLE device, struct cfg *c)
         return;
     }
     cfg_parse(c, text, size, efi_main_cfg_report, NULL);
+    /* the file holds the stream key: pool memory goes to Linux, so nothing of it stays */
+    efi_main_wipe(text, size);
     FreePool(text);
 }
 
@@ -140,6 +150,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
     acpi_fixup_run(c.acpi_fixup != CFG_ACPI_FIXUP_OFF, mp, &acpi);
 
     efi_main_start_hv(&c, mp, &acpi);
+    /* The hypervisor has its own copy of the net options (the key among them) in its own
+     * memory; this loader's memory becomes Linux's. */
+    efi_main_wipe(c.net, sizeof c.net);
 
     st = efi_chain_boot(image, device, c.kernel, c.initrd, c.cmdline);
     Print(L"hvtrace: could not boot %a: %r\n", c.kernel, st);

@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cut > size)
         cut = size;
     coll_parse_init(&p, &key);
+    p.allow_unauth = data[-1] & 1;        /* the first byte's low bit: both HELLO policies */
     struct coll_sink sink = { .on_hello = on_hello, .on_msg = on_msg };
     uint8_t *buf = malloc(size + 1);
     memcpy(buf, data, cut);
