@@ -335,6 +335,17 @@ struct hvt_trace_args {
 } __attribute__((packed));
 _Static_assert(sizeof(struct hvt_trace_args) == 64, "hvt_trace_args layout");
 
+/* What the hypervisor did with the platform's IOMMU (vmm/include/hv_dma.h, same numbers). */
+enum hvt_iommu {
+    HVT_IOMMU_UNKNOWN = 0,     /* not reported */
+    HVT_IOMMU_NO_DMAR = 1,     /* the firmware has no DMAR: device DMA is not confined */
+    HVT_IOMMU_ON = 2,          /* every VT-d unit translates */
+    HVT_IOMMU_PARTIAL = 3,     /* some units refused: devices behind them are not confined */
+    HVT_IOMMU_FAILED = 4,      /* a DMAR, but no unit translates */
+};
+#define HVT_HC_REFUSED_FUNCS   16   /* hypercall function numbers counted one by one */
+#define HVT_TRACE_STATUS_V1_LEN 64u /* the reply before the iommu and hc_refused fields */
+
 /* Reply data of the HVT_CTL_TRACE_* commands: the tracer as the hypervisor sees it. */
 enum hvt_trace_request { HVT_TRACE_REQ_NONE = 0, HVT_TRACE_REQ_START = 1, HVT_TRACE_REQ_STOP = 2 };
 struct hvt_trace_status {
@@ -347,8 +358,14 @@ struct hvt_trace_status {
     uint64_t record_bytes_closed;
     uint64_t chunks_sent, chunk_bytes_sent;   /* chunks handed to the stream, their bytes */
     uint64_t chunks_debug_port;               /* chunks that went to port 0xE9 instead */
+    /* Appended (a reply of HVT_TRACE_STATUS_V1_LEN bytes comes from a hypervisor without
+     * them): the platform's DMA protection and the hypercalls refused so far. */
+    uint32_t iommu;                           /* enum hvt_iommu */
+    uint16_t iommu_units_on, iommu_units;     /* VT-d units translating / in the DMAR */
+    uint64_t hc_refused_total;                /* hypercalls refused (#UD), all functions */
+    uint32_t hc_refused[HVT_HC_REFUSED_FUNCS];/* per function number (saturating) */
 } __attribute__((packed));
-_Static_assert(sizeof(struct hvt_trace_status) == 64, "hvt_trace_status layout");
+_Static_assert(sizeof(struct hvt_trace_status) == 144, "hvt_trace_status layout");
 
 struct hvt_ctl_status {
     uint64_t uptime_tsc;
