@@ -15,7 +15,7 @@ W=$(mktemp -d /tmp/hvt-coll-test.XXXXXX)
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 PORT=$(( 20000 + RANDOM % 20000 ))
 source "$(dirname "$0")/test-lib.sh"
-CLEANUP_DIR="$W"
+CLEANUP_DIR="$W"; [ -n "${KEEP:-}" ] && CLEANUP_DIR=""
 
 
 # console text with every byte value, like a real serial log would never have, plus lines
@@ -217,7 +217,7 @@ OTHER=ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 #     connection, no gap)
 start_coll "$W/s1" "$W/s1.log" --exit-on-bye
 "$FAKE" --port "$PORT" --key "$KEY" --boot-id 11111111111111111111111111111111 \
-        --console "$W/console.txt" --trace-bytes 30000000 --rate-kbps 15000 --timeout 60 \
+        --console "$W/console.txt" --trace-bytes 45000000 --rate-kbps 15000 --timeout 60 \
         --save-hello "$W/hello.bin" >"$W/s1f.out" 2>&1 &
 FPID=$!; PIDS+=("$FPID")
 sleep 0.5
@@ -228,9 +228,12 @@ s.sendall(open(sys.argv[2], "rb").read())
 time.sleep(0.5)
 PY
 "$FAKE" --port "$PORT" --key "$OTHER" --trace-bytes 1000 --timeout 1 >"$W/s1x.out" 2>&1
+"$HVT" trace status -d "$W/s1" > "$W/s1-status.txt" 2>&1
 wait "$FPID"; frc=$?
 wait "$CPID"
 D="$W/s1/current"
+check "session: hvt trace status shows the session and the refusals" \
+      grep -Eq "^session: authenticated with 127.0.0.1:[0-9]+, ([2-9]|[1-9][0-9]+) connection\(s\) refused, 0 message" "$W/s1-status.txt"
 check "session: the genuine stream finished (rc $frc) on one connection" \
       bash -c "[ $frc = 0 ] && grep -q 'connections=1 ' '$W/s1f.out'"
 check "session: the stranger without the key was refused" grep -q "refused connection from .*HELLO: tag does not verify" "$W/s1.log"
