@@ -23,8 +23,8 @@
  *    HELLO, WELCOME, ACK, CTL_REQ. They are never replayed.
  *  - boot_id (HELLO) is fresh for every start of the hypervisor: offsets and seqs restart at 0
  *    with it. A collector never mixes two boot_ids in one trace.
- *  - Session (HELLO.hello_flags & HVT_HELLO_AUTH, set whenever a key is configured and the
- *    hypervisor's `auth` is on): every message in both directions, HELLO included, is followed
+ *  - Session (HELLO.hello_flags & HVT_HELLO_AUTH, set whenever a key is configured unless the
+ *    hypervisor's `auth` and `encrypt` are both off): every message in both directions, HELLO included, is followed
  *    on the wire by a HVT_STREAM_TAG_LEN-byte tag that hdr.len does not count (offsets count
  *    messages without their tags; the collector stores messages without them). The tag is
  *    RFC 8439's AEAD_CHACHA20_POLY1305 tag with aad = the 32-byte header and the payload as it
@@ -34,7 +34,7 @@
  *    connection number, collector->hypervisor messages by connection number and their index on
  *    that connection (so none can be replayed on another connection or out of order). With
  *    HVT_HELLO_ENCRYPT the payloads of every message but HELLO are encrypted as RFC 8439 2.8
- *    says (headers stay clear: they frame the stream). A message whose tag does not verify is
+ *    says (headers stay clear: they frame the stream); the hypervisor's default with a key. A message whose tag does not verify is
  *    counted and its connection closed; nothing in it is used. A collector with a key refuses
  *    a HELLO without HVT_HELLO_AUTH unless told to accept unauthenticated streams.
  *  - Control (CTL_REQ collector->hypervisor, CTL_REPLY hypervisor->collector) is authenticated
