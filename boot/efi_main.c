@@ -69,7 +69,7 @@ static UINT32 efi_main_log_flags(enum cfg_log l)
 
 /* Start the hypervisor if configured and possible; every "no" is explained on ConOut. */
 static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
-                              const struct acpi_fixup_result *acpi)
+                              struct acpi_fixup_result *acpi)
 {
     static CHAR16 why[EFI_MAIN_WHY_CHARS];
     if (!c->hypervisor) {
@@ -90,6 +90,12 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     p.pm1a_cnt_port = acpi->pm1a_cnt_port;
     p.mcfg = acpi->mcfg;
     p.mcfg_len = acpi->mcfg_len;
+    p.dmar = acpi->dmar;
+    p.dmar_len = acpi->dmar_len;
+    /* Before the start: the firmware's drivers run on as the hypervisor's guest, and none
+     * must find the VT-d units the hypervisor now owns. */
+    if (acpi_fixup_hide_dmar(acpi) && acpi->dmar)
+        p.hv_flags |= HVT_HVF_DMAR_HIDDEN;
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
     p.trace_config = c->trace;
     p.net_config = c->net;
@@ -97,6 +103,7 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     EFI_STATUS st = hvl_start(&p, why, EFI_MAIN_WHY_CHARS);
     if (EFI_ERROR(st)) {
         Print(L"hvtrace: hypervisor not started (%r): %s; booting Linux untraced\n", st, why);
+        acpi_fixup_restore_dmar(acpi);
         return;
     }
     Print(L"hvtrace: hypervisor running; the firmware, this loader and Linux are now its guest\n");

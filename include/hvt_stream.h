@@ -23,8 +23,8 @@
  *    HELLO, WELCOME, ACK, CTL_REQ. They are never replayed.
  *  - boot_id (HELLO) is fresh for every start of the hypervisor: offsets and seqs restart at 0
  *    with it. A collector never mixes two boot_ids in one trace.
- *  - Session (HELLO.hello_flags & HVT_HELLO_AUTH, set whenever a key is configured and the
- *    hypervisor's `auth` is on): every message in both directions, HELLO included, is followed
+ *  - Session (HELLO.hello_flags & HVT_HELLO_AUTH, set whenever a key is configured unless the
+ *    hypervisor's `auth` and `encrypt` are both off): every message in both directions, HELLO included, is followed
  *    on the wire by a HVT_STREAM_TAG_LEN-byte tag that hdr.len does not count (offsets count
  *    messages without their tags; the collector stores messages without them). The tag is
  *    RFC 8439's AEAD_CHACHA20_POLY1305 tag with aad = the 32-byte header and the payload as it
@@ -34,7 +34,7 @@
  *    connection number, collector->hypervisor messages by connection number and their index on
  *    that connection (so none can be replayed on another connection or out of order). With
  *    HVT_HELLO_ENCRYPT the payloads of every message but HELLO are encrypted as RFC 8439 2.8
- *    says (headers stay clear: they frame the stream). A message whose tag does not verify is
+ *    says (headers stay clear: they frame the stream); the hypervisor's default with a key. A message whose tag does not verify is
  *    counted and its connection closed; nothing in it is used. A collector with a key refuses
  *    a HELLO without HVT_HELLO_AUTH unless told to accept unauthenticated streams.
  *  - Control (CTL_REQ collector->hypervisor, CTL_REPLY hypervisor->collector) is authenticated
@@ -335,6 +335,17 @@ struct hvt_trace_args {
 } __attribute__((packed));
 _Static_assert(sizeof(struct hvt_trace_args) == 64, "hvt_trace_args layout");
 
+/* What the hypervisor did with the platform's IOMMU (vmm/include/hv_dma.h, same numbers). */
+enum hvt_iommu {
+    HVT_IOMMU_UNKNOWN = 0,     /* not reported */
+    HVT_IOMMU_NO_DMAR = 1,     /* the firmware has no DMAR: device DMA is not confined */
+    HVT_IOMMU_ON = 2,          /* every VT-d unit translates */
+    HVT_IOMMU_PARTIAL = 3,     /* some units refused: devices behind them are not confined */
+    HVT_IOMMU_FAILED = 4,      /* a DMAR, but no unit translates */
+};
+#define HVT_HC_REFUSED_FUNCS   16   /* hypercall function numbers counted one by one */
+#define HVT_TRACE_STATUS_V1_LEN 64u /* the reply before the iommu and hc_refused fields */
+
 /* Reply data of the HVT_CTL_TRACE_* commands: the tracer as the hypervisor sees it. */
 enum hvt_trace_request { HVT_TRACE_REQ_NONE = 0, HVT_TRACE_REQ_START = 1, HVT_TRACE_REQ_STOP = 2 };
 struct hvt_trace_status {
@@ -347,8 +358,14 @@ struct hvt_trace_status {
     uint64_t record_bytes_closed;
     uint64_t chunks_sent, chunk_bytes_sent;   /* chunks handed to the stream, their bytes */
     uint64_t chunks_debug_port;               /* chunks that went to port 0xE9 instead */
+    /* Appended (a reply of HVT_TRACE_STATUS_V1_LEN bytes comes from a hypervisor without
+     * them): the platform's DMA protection and the hypercalls refused so far. */
+    uint32_t iommu;                           /* enum hvt_iommu */
+    uint16_t iommu_units_on, iommu_units;     /* VT-d units translating / in the DMAR */
+    uint64_t hc_refused_total;                /* hypercalls refused (#UD), all functions */
+    uint32_t hc_refused[HVT_HC_REFUSED_FUNCS];/* per function number (saturating) */
 } __attribute__((packed));
-_Static_assert(sizeof(struct hvt_trace_status) == 64, "hvt_trace_status layout");
+_Static_assert(sizeof(struct hvt_trace_status) == 144, "hvt_trace_status layout");
 
 struct hvt_ctl_status {
     uint64_t uptime_tsc;

@@ -266,7 +266,7 @@ int net_init(const struct net_config *cfg)
         return -1;
     }
     stream_core_set_ctl(&net.sc, net_ctl, NULL);
-    stream_core_set_auth(&net.sc, cfg->auth, cfg->encrypt);
+    stream_core_set_auth(&net.sc, cfg->auth, cfg->auth && cfg->encrypt);
     char ipb[16], colb[16], hello[STREAM_HELLO_TEXT_MAX];
     fmt_ip(ipb, sizeof ipb, cfg->ip);
     fmt_ip(colb, sizeof colb, cfg->collector_ip);

@@ -27,6 +27,7 @@ void net_config_defaults(struct net_config *cfg)
     cfg->ring_kb = NET_DEFAULT_RING_KB;
     cfg->link_timeout_ms = NET_DEFAULT_LINK_TIMEOUT_MS;
     cfg->auth = true;
+    cfg->encrypt = true;
 }
 
 static bool is_sep(char c) { return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '\n' || c == '\r'; }

@@ -13,8 +13,9 @@
  *   collector=A.B.C.D:PORT default 10.0.2.2:7207 (HVT_STREAM_DEFAULT_PORT)
  *   key=HEX                control key, 16..64 bytes in hex; absent: control refused
  *   auth=on|off            with a key: tag every stream message in both directions (default
- *                          on; off leaves only control messages authenticated)
- *   encrypt=on|off         with a key: also encrypt payloads (default off; implies auth)
+ *                          on; off: no tags and no encryption, only control messages are
+ *                          authenticated)
+ *   encrypt=on|off         with a key and auth on: also encrypt payloads (default on)
  *   overflow=block|drop    full ring: wait (default, lossless) or drop and count (HVT_MSG_LOSS)
  *   link_timeout_ms=N      overflow=block waits at most this long without the collector
  *                          freeing any ring space (ACKs); then the link has failed: sends are

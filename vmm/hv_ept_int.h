@@ -15,5 +15,8 @@ struct vcpu;
 void hv_ept_refresh(struct vcpu *v);
 /* Identity-map the high MMIO page holding gpa (beyond the start-up map), uncached. */
 int hv_ept_map_mmio(uint64_t gpa);
+/* An EPT violation on a hv_ept_drop_writes page: the write skipped or refused (#GP); true
+ * when handled (false: not such a page, or not a write). */
+bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification);
 
 #endif

@@ -16,7 +16,8 @@ COLL_TRACE_SRCS := host-tools/collector/coll_trace.c host-tools/trace_chunkw.c h
 COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
                 host-tools/collector/coll_store.c host-tools/collector/coll_verify.c \
                 host-tools/collector/coll_sock.c host-tools/collector/coll_cmd.c \
-                host-tools/collector/coll_link.c host-tools/collector/coll_peer.c $(COLL_TRACE_SRCS)
+                host-tools/collector/coll_link.c host-tools/collector/coll_peer.c \
+                host-tools/collector/coll_hvstatus.c $(COLL_TRACE_SRCS)
 COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h \
                 include/hvt_trace_format.h host-tools/trace_chunkw.h host-tools/trace_scan.h
 COLL_LIBS    := -lzstd -lz

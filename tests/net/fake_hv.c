@@ -10,7 +10,8 @@
  *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]] [--auth on|off|encrypt]
  * --save-hello FILE: the first connection's HELLO, as sent (for replay tests).
  * --flip-byte N: byte N of the first connection is sent with one bit changed.
- * --auth: with --key, tag every message (on, the default), also encrypt, or neither (off).
+ * --auth: with --key, tag every message and encrypt (encrypt, the default), tag only (on), or
+ *   neither (off).
  * Exit 0 once everything (console, trace, META, LOSS, BYE) is enqueued and ACKed by a
  * collector, reconnecting as often as needed; exit 1 on timeout. --malformed sends one bad
  * stream (magic, version, bigmsg, nohello, rewind, badcpu, shorthello, midmsg) and exits 0 if
@@ -547,7 +548,7 @@ int main(int argc, char **argv)
     fclose(ur);
     uint64_t d_fires = 0;
     const char *save_hello = NULL;
-    int auth_mode = 1;                   /* the hypervisor's default with a key: tags, clear */
+    int auth_mode = 2;                   /* the hypervisor's default with a key: encrypted */
     static const struct option opts[] = {
         { "port", 1, 0, 'p' }, { "boot-id", 1, 0, 'b' }, { "key", 1, 0, 'k' },
         { "cpus", 1, 0, 'c' }, { "ring-kb", 1, 0, 'r' }, { "console", 1, 0, 'C' },

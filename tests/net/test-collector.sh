@@ -15,7 +15,7 @@ W=$(mktemp -d /tmp/hvt-coll-test.XXXXXX)
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 PORT=$(( 20000 + RANDOM % 20000 ))
 source "$(dirname "$0")/test-lib.sh"
-CLEANUP_DIR="$W"
+CLEANUP_DIR="$W"; [ -n "${KEEP:-}" ] && CLEANUP_DIR=""
 
 
 # console text with every byte value, like a real serial log would never have, plus lines
@@ -217,7 +217,7 @@ OTHER=ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 #     connection, no gap)
 start_coll "$W/s1" "$W/s1.log" --exit-on-bye
 "$FAKE" --port "$PORT" --key "$KEY" --boot-id 11111111111111111111111111111111 \
-        --console "$W/console.txt" --trace-bytes 30000000 --rate-kbps 15000 --timeout 60 \
+        --console "$W/console.txt" --trace-bytes 45000000 --rate-kbps 15000 --timeout 60 \
         --save-hello "$W/hello.bin" >"$W/s1f.out" 2>&1 &
 FPID=$!; PIDS+=("$FPID")
 sleep 0.5
@@ -228,9 +228,12 @@ s.sendall(open(sys.argv[2], "rb").read())
 time.sleep(0.5)
 PY
 "$FAKE" --port "$PORT" --key "$OTHER" --trace-bytes 1000 --timeout 1 >"$W/s1x.out" 2>&1
+"$HVT" trace status -d "$W/s1" > "$W/s1-status.txt" 2>&1
 wait "$FPID"; frc=$?
 wait "$CPID"
 D="$W/s1/current"
+check "session: hvt trace status shows the session and the refusals" \
+      grep -Eq "^session: encrypted with 127.0.0.1:[0-9]+, ([2-9]|[1-9][0-9]+) connection\(s\) refused, 0 message" "$W/s1-status.txt"
 check "session: the genuine stream finished (rc $frc) on one connection" \
       bash -c "[ $frc = 0 ] && grep -q 'connections=1 ' '$W/s1f.out'"
 check "session: the stranger without the key was refused" grep -q "refused connection from .*HELLO: tag does not verify" "$W/s1.log"
@@ -258,18 +261,18 @@ start_coll "$W/s3" "$W/s3.log" --exit-on-bye --ctl status,badtag
 wait "$CPID"
 D="$W/s3/current"
 check "session: forged ACK refused and counted by the hypervisor (bad_tags=1)" grep -q "bad_tags=1$" "$W/s3f.out"
-check "session: the status reply reports the session" grep -q "bad_tags=.* session=authenticated" "$D/control.log"
+check "session: the status reply reports the session" grep -q "bad_tags=.* session=encrypted" "$D/control.log"
 check "session: nothing lost after the forged ACK" \
       bash -c "[ '$(hdr "$D" gap_events)' = 0 ] && cmp -s '$W/console.txt' '$D/console.log'"
-# 9d. encrypted payloads: the same stream, stored in clear
+# 9d. tags only (encrypt=off): the same files as encrypted payloads (9a-9c) give
 start_coll "$W/s4" "$W/s4.log" --exit-on-bye --ctl status
-"$FAKE" --port "$PORT" --key "$KEY" --auth encrypt --console "$W/console.txt" --trace-bytes 3000000 \
+"$FAKE" --port "$PORT" --key "$KEY" --auth on --console "$W/console.txt" --trace-bytes 3000000 \
         --timeout 60 >"$W/s4f.out" 2>&1
 wait "$CPID"
 D="$W/s4/current"
-check "session: encrypted stream stored in clear (console equal, verifies)" \
+check "session: tags-only stream stored the same (console equal, verifies)" \
       bash -c "cmp -s '$W/console.txt' '$D/console.log' && '$COLL' --verify '$D' >/dev/null"
-check "session: the status reply says encrypted" grep -q "session=encrypted" "$D/control.log"
+check "session: the status reply says authenticated (not encrypted)" grep -q "session=authenticated" "$D/control.log"
 # 9e. a hypervisor that does not tag (auth=off) is refused by a collector with a key, unless
 #     --insecure
 start_coll "$W/s5" "$W/s5.log"

@@ -595,6 +595,9 @@ static void session_case(bool encrypt)
     mt.len = 0;
     stream_core_tx(&sc, &t);
     memcpy(wire, mt.buf, mt.len);
+    static uint8_t hello1[65536];
+    size_t hello1_len = mt.len;
+    memcpy(hello1, mt.buf, mt.len);
     coll_parse_new_connection(&p);
     CHECK(coll_parse_feed(&p, wire, mt.len, &used, &sink) == 0 && p.sess.conn == 1);
     CHECK(to_hv(&sc, &p, HVT_MSG_WELCOME, &w, sizeof w, false) == 0 && sc.state == STREAM_UP);
@@ -610,6 +613,11 @@ static void session_case(bool encrypt)
     bool clear_on_wire = memmem(mt.buf, mt.len, secret, strlen(secret)) != NULL;
     CHECK(clear_on_wire == !encrypt);
     size_t data_len = mt.len;
+    if (hello1_len + data_len <= sizeof hello1) {   /* a fuzzing seed: as the collector gets it */
+        memcpy(hello1 + hello1_len, mt.buf, data_len);
+        write_seed("coll_parse", encrypt ? "session-encrypted" : "session-tagged", "\x40", 1,
+                   hello1, hello1_len + data_len);
+    }
     memcpy(wire, mt.buf, data_len);
     CHECK(coll_parse_feed(&p, wire, data_len, &used, &sink) == 0 && used == data_len);
     CHECK(k.msgs == n_msgs && k.contiguous && p.c.bad_tags == 0);
