@@ -58,6 +58,7 @@ static bool fake_vmwrite(enum vmcs_field f, uint64_t v);
 #undef vmx_write
 #include "trace.h"
 #include "hv_transport.h"
+#include "hv_dma.h"
 #include "hvt_bootinfo.h"
 
 /* ---- the fake VMCS ------------------------------------------------------------------------ */
@@ -175,6 +176,12 @@ int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms) { return 0; }
 int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms) { return 0; }
 void hv_ept_view_unmap(unsigned cpu, uint64_t gpa) {}
 bool hv_ept_wait_all(uint64_t max_tsc) { return true; }
+bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification) { return false; }
+enum hv_iommu_state hv_iommu_state(unsigned *units_on, unsigned *units)
+{
+    *units_on = *units = 0;
+    return HV_IOMMU_NO_DMAR;                    /* as in Bochs */
+}
 void msr_bitmap_mark(uint8_t *bitmap, uint32_t msr, bool read, bool write, bool exits) {}
 uint64_t msr_policy_refused(unsigned i, uint32_t *msr, uint64_t *reads, uint64_t *writes) { return 0; }
 bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val) { abort(); }
