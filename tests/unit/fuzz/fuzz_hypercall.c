@@ -9,13 +9,15 @@
  * vmm/vmx_exit.c and vmm/hv_guest.c are compiled into this file with VMREAD/VMWRITE routed
  * to a fake VMCS (a table of fields); trace/, vmm/exit_reg.c and vmm/gmem.c are linked
  * unchanged over tests/fuzz/host_hv/ (hv_api.h, and hv_guest.h generated from vmm/'s with
- * its VMREAD routed the same way).
+ * its VMREAD routed the same way); %gs points at the calling CPU's struct vcpu (arch_prctl),
+ * as in the hypervisor, where hv_exit_tsc() reads it.
  * The guest: 16 MiB of fake RAM behind gmem's map_gpa, 4-level page tables the harness builds
  * (the kernel's text at 0xffffffff81000000, a direct map at 0xffff888000000000, user pages at
  * 0x400000), a per-CPU area and a current task whose cred says euid 0 or 1000.
  * Not covered (stubbed, successful): EPT edits and views (hv_ept_*: the probe engine's hidden
- * breakpoints are "installed" without a page being changed), CPU kicks, the MTF fast path's
- * assembly, MSR bitmap edits; the hypercall runs on a CPU whose exits never come back, so a
+ * breakpoints are "installed" without a page being changed), dropped-write pages (none), the
+ * IOMMU (no DMAR, as in Bochs), CPU kicks, the MTF fast path's assembly, MSR bitmap edits;
+ * the hypercall runs on a CPU whose exits never come back, so a
  * trace that starts records nothing (steps happen at MTF exits, never delivered here).
  * State: the policy is initialised once per process (its tables are static, as in the
  * hypervisor: one boot); each input starts by disarming every probe through the hypercall
