@@ -58,10 +58,12 @@ $(FUZZ_HV_DIR)/lwip/liblwip.a: net/build-lwip.sh net/lwip/lwipopts.h net/lwip/ar
 # e1000.c without comparison tracing: the fake NIC's EEPROM never answers and the driver's
 # 3 x 100000-read wait would otherwise cost most of each run.
 $(FUZZ_HV_DIR)/e1000.o: net/e1000.c net/e1000.h net/e1000_regs.h tests/fuzz/host_hv/hv_api.h $(FUZZ_HV_DIR)/lwip/liblwip.a
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp -c -o $@ $<
 FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c net/net.c net/e1000_netif.c net/lwip_port.c net/net_console.c \
                      net/stream_core.c net/ctl.c net/aead.c net/sha256.c net/pci.c net/net_config.c
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
 $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py
 	rm -rf $@ && python3 $< $@
@@ -71,11 +73,13 @@ $(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-
 FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c vmm/exit_reg.c vmm/gmem.c $(filter-out trace/step_fast_asm.c,$(wildcard trace/*.c))
 $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
                                  $(wildcard vmm/*.h vmm/include/*.h trace/*.h) tests/fuzz/host_hv/hv_api.h
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm -Itrace \
 	  -Wno-address-of-packed-member -Wno-atomic-alignment \
 	  -o $@ $(FUZZ_HC_SRCS) -latomic
 # Its seeds load D images: the D tests' programs compiled by the host's compiler (hc_dimages).
 $(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dif.h
+	@mkdir -p $(dir $@)
 	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) \
 	  $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
 FUZZ_HC_D := tests/probe/test-probes-net.sh tests/d/test-d-coll.sh
