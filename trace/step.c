@@ -684,6 +684,34 @@ void step_stop_now(unsigned reason)
         stop_cpu(&step_cpus[cpu], cpu, want_reason);
 }
 
+/* The fatal path (hv_exit.h hv_on_fatal): the other CPUs are stopped and cannot end their own
+ * windows, so this CPU ends each one whose state is whole - stopped between two exits, or
+ * this CPU itself - with STOP(reason) and sends its chunk (and a flight recorder's ring). A CPU
+ * stopped inside the hypervisor may have been writing its chunk: its unsent records are
+ * dropped, and the log says so. Nothing is restored on those CPUs (their VMCS is not this
+ * CPU's to write): the machine resets next. */
+void step_fatal_flush(unsigned reason)
+{
+    __atomic_store_n(&trace_want, 0, __ATOMIC_RELEASE);
+    for (unsigned c = 0; c < hv_cpu_count(); c++) {
+        struct trace_cpu *t = &step_cpus[c];
+        if (!t->stepping)
+            continue;
+        enum hv_cpu_stop how = hv_fatal_cpu_stop(c);
+        if (how != HV_CPU_STOPPED_AT_EXIT && how != HV_CPU_FATAL) {
+            hv_log("hvtrace: fatal: cpu %u %s: its unsent records are dropped\n", c,
+                   how == HV_CPU_RUNNING ? "did not stop" : "stopped inside the hypervisor");
+            continue;
+        }
+        EMIT(t, c, rec_startstop(t->f.enc, 0, reason));
+        chunk_flush(t, c);
+        trace_sink_stop(c);
+        t->stepping = false;
+        hv_log("hvtrace: fatal: cpu %u: trace ended (%lu records sent in all)\n", c,
+               t->recorded + t->f.fast_steps);
+    }
+}
+
 bool step_mtf_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
