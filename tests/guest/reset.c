@@ -5,7 +5,9 @@
  *           reset control register 0xCF9, as firmware and Linux's reboot=pci do;
  *   kbc     the same, then the keyboard controller's reset command (0xFE to port 0x64);
  *   reboot  reboot(2): the kernel restarts the machine its own way (reboot= on its command
- *           line: reboot=t is a triple fault); tracing is started by the boot options.
+ *           line: reboot=t is a triple fault); tracing is started by the boot options;
+ *   panic   start tracing, 200 getpid calls, then ask a self-test boot's hypervisor to take
+ *           its fatal path (HV_RANGE with RBX = HVT_HC_RANGE_PANIC, root only): test-fatal.
  * Never returns when the machine resets; exit 1 if it is still running a second later.
  */
 #include <stdio.h>
@@ -18,7 +20,7 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) { fprintf(stderr, "usage: reset cf9|kbc|reboot\n"); return 2; }
+    if (argc != 2) { fprintf(stderr, "usage: reset cf9|kbc|reboot|panic\n"); return 2; }
     if (!strcmp(argv[1], "reboot")) {
         printf("reset: reboot(2)\n");
         fflush(stdout);
@@ -33,7 +35,12 @@ int main(int argc, char **argv)
     hvt_mark(1);
     for (int i = 0; i < 200; i++)
         syscall(SYS_getpid);
-    if (!strcmp(argv[1], "kbc"))
+    if (!strcmp(argv[1], "panic")) {
+        uint64_t rbx = HVT_HC_RANGE_PANIC, rcx = 0, rdx = 0;
+        printf("reset: asking the hypervisor to panic\n");
+        fflush(stdout);
+        hvt_hypercall(HVT_HC_HV_RANGE, &rbx, &rcx, &rdx);
+    } else if (!strcmp(argv[1], "kbc"))
         outb(0xfe, 0x64);
     else
         outb(0x06, 0xcf9);

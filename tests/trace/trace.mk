@@ -116,6 +116,14 @@ test-trace-crash: trace-prereqs
 test-reset: trace-prereqs
 	BUILD=$(BUILD) TRACE_CPUS=$(TRACE_CPUS) TEST_CMDLINE="$(TEST_CMDLINE)" bash tests/trace/test-reset.sh
 
+# The hypervisor's one fatal path (tests/trace/test-fatal.sh): a self-test boot traced over the
+# NIC asks the hypervisor to panic; every CPU stops, the trace ends with reason 17, the
+# collector gets PANIC with the reason and a finished file, the machine resets.
+.PHONY: test-fatal
+test-fatal: trace-prereqs
+	$(MAKE) collector
+	BUILD=$(BUILD) TRACE_CPUS=$(TRACE_CPUS) TEST_CMDLINE="$(TEST_CMDLINE)" bash tests/trace/test-fatal.sh
+
 # The trace streamed over the dedicated NIC to hvtrace-collector (tests/net/test-trace-net.sh):
 # run A = test-trace's window through the stream, judged by check-trace.sh on the collector's
 # trace.hvt (oracle Bochs); run B = tracing started and stopped from the host with hvt trace;
