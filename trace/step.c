@@ -482,8 +482,16 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         stlb_flush(t);
         t->stlb_cr3 = cr3 & CR3_PROC_MASK;
     }
-    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
+    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base) {
+        /* The reload empties the decoded-instruction cache; the pending instruction (often
+         * the LIDT that moved the IDT) still retires below, from a copy of its entry: read
+         * from the emptied slot its record would carry the empty marker as RIP (~0). */
+        if (t->have_pending) {
+            t->p_saved = *t->f.p_ic;
+            t->f.p_ic = &t->p_saved;
+        }
         idt_load(t);
+    }
     const uint64_t *gpr = gprs(g);
     uint64_t rflags = hv_guest_read(HV_GUEST_RFLAGS);
     bool ran_first = false;
