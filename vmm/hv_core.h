@@ -51,5 +51,6 @@ void hv_fatal_at_exit(void);               /* top of a full exit: park here if a
 bool hv_fatal_nmi(void);                   /* host NMI: parks (never returns) if it is a stop */
 bool hv_fatal_lock_expired(uint64_t *t0);  /* spin_lock: the fatal CPU's wait is over */
 void hv_machine_reset(void) __attribute__((noreturn));   /* 0xCF9, the KBC, a triple fault */
+void hv_reset_prepare(void);               /* what a platform needs before its reset */
 
 #endif

@@ -200,8 +200,32 @@ static void settle(void)
         cpu_pause();
 }
 
+/* Bochs 3.0's PIIX4 ACPI function (00:01.3, 8086:7113) keeps PMREGMISC (config 0x80, bit 0:
+ * PM I/O space enabled) across a hardware reset while its PM base (0x40) goes back to 0
+ * (iodev/acpi.cc reset). OVMF then sees the PM I/O space enabled, does not program the base,
+ * and waits on a PM timer it reads at port 0x0008 (base 0 + 8), which reads all ones for good:
+ * the machine never boots again (measured: Bochs's log fills with 32-bit reads of port 8).
+ * Clearing the bit first makes the firmware program the function as at power-on; on a real
+ * PIIX4 the reset clears it anyway. 0xCF8/0xCFC configuration mechanism #1 (PCI Local Bus
+ * spec 3.0, 3.2.2.3.2). */
+#define PCI_CFG_ADDR      0xcf8
+#define PCI_CFG_DATA      0xcfc
+#define PIIX4_ACPI_CFG(o) (0x80000000u | (1u << 11) | (3u << 8) | (o))   /* bus 0, dev 1, fn 3 */
+#define PIIX4_ACPI_ID     0x71138086u
+#define PIIX4_PMREGMISC   0x80
+
+void hv_reset_prepare(void)
+{
+    hv_outl(PCI_CFG_ADDR, PIIX4_ACPI_CFG(0));
+    if (hv_inl(PCI_CFG_DATA) != PIIX4_ACPI_ID)
+        return;
+    hv_outl(PCI_CFG_ADDR, PIIX4_ACPI_CFG(PIIX4_PMREGMISC));
+    hv_outl(PCI_CFG_DATA, hv_inl(PCI_CFG_DATA) & ~1u);
+}
+
 void hv_machine_reset(void)
 {
+    hv_reset_prepare();
     hv_outb(PORT_RESET_CTL, RESET_CTL_SYS);
     hv_outb(PORT_RESET_CTL, RESET_CTL_HARD);
     settle();

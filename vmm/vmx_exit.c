@@ -388,6 +388,7 @@ static void machine_end(struct vcpu *v, enum hv_end why, const char *what, uint1
     vmx_print_exit_summary(what);
     exit_reg_power_off();
     hv_log("hvtrace: %s: resetting the machine\n", what);
+    hv_reset_prepare();
     if (port)
         hv_port_io(false, 1, port, &val);       /* the guest's own request */
     hv_machine_reset();

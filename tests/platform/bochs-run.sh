@@ -9,8 +9,9 @@
 #   -n     add an e1000 NIC (slirp, loopback only: guest 10.0.2.2:P -> host 127.0.0.1:P)
 #                                   env BOCHS_NIC=slirp
 #   env BOCHS_END_ON_RESET=1  stop when the machine resets (the loader starts again): end=reset
-#   env BOCHS_END_ON_FATAL=1  a hypervisor PANIC is expected: stop 3 s after its fatal path
-#                             says it resets the machine (end=fatal-reset)
+#   env BOCHS_END_ON_HV_RESET=1  stop 3 s after the hypervisor logs that it resets the machine
+#                             (end=hv-reset)
+#   env BOCHS_EXPECT_PANIC=1  a hypervisor PANIC does not end the run (its fatal path is tested)
 #   env BOCHS_IPS       emulated instructions per second (default 50000000, see below)
 #   env BOCHS_LOG_MAX   bytes of Bochs's log kept from the start (default 20000000); the last
 #                       64 KiB of the rest go to bochs.log.tail
@@ -148,7 +149,7 @@ bochs_pid=$!
 # A crash that leaves the machine spinning (a firmware exception dump, a kernel panic, the
 # hypervisor's "hvtrace: PANIC" on port 0xE9) would
 # otherwise cost the whole timeout: watch the serial log and stop the run early.
-crashed=""; reset_seen=""; fatal_reset=""
+crashed=""; reset_seen=""; hv_reset=""
 # env BOCHS_STAMP="REGEX": write the wall-clock second (0.2 s steps) at which each line
 # matching REGEX first appears in serial.log or e9.log to RUN/stamps ("SECONDS LINE"), for
 # benchmarks that need Bochs's own cost (bench-step).
@@ -176,16 +177,16 @@ while kill -0 "$bochs_pid" 2>/dev/null; do
     kill -INT "$bochs_pid" 2>/dev/null
     break
   fi
-  # env BOCHS_END_ON_FATAL=1: a hypervisor PANIC is expected (test-fatal): let its fatal path
-  # run to its reset, then stop there (end=fatal-reset)
-  if [ "${BOCHS_END_ON_FATAL:-0}" = 1 ] && grep -qas "^hvtrace: fatal: resetting the machine" "$RUN/e9.log"; then
+  # env BOCHS_END_ON_HV_RESET=1: stop 3 s after the hypervisor says it resets the machine
+  # (its fatal path, a guest reset or triple fault; end=hv-reset)
+  if [ "${BOCHS_END_ON_HV_RESET:-0}" = 1 ] && grep -qas "^hvtrace: .*resetting the machine" "$RUN/e9.log"; then
     sleep 3   # the reset itself, in Bochs's log
-    fatal_reset=yes
+    hv_reset=yes
     kill -INT "$bochs_pid" 2>/dev/null
     break
   fi
   if grep -qas "!!!! X64 Exception\|Kernel panic - not syncing" "$RUN/serial.log" ||
-     { [ "${BOCHS_END_ON_FATAL:-0}" != 1 ] && grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; }; then
+     { [ "${BOCHS_EXPECT_PANIC:-0}" != 1 ] && grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; }; then
     sleep 2   # let the rest of the dump reach the log
     crashed=yes
     kill -INT "$bochs_pid" 2>/dev/null
@@ -204,7 +205,7 @@ awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' > "$RUN/wall_se
 
 logs=("$RUN/bochs.log" "$RUN/bochs.log.tail")
 if [ -n "$reset_seen" ]; then how=reset
-elif [ -n "$fatal_reset" ]; then how=fatal-reset
+elif [ -n "$hv_reset" ]; then how=hv-reset
 elif [ -n "$crashed" ]; then how=guest-crash
 elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then how=timeout
 elif grep -qs "ACPI control: soft power off" "${logs[@]}"; then how=poweroff
@@ -215,7 +216,7 @@ fi
 echo "$how" > "$RUN/end"
 echo "bochs-run: ended by $how after $(cat "$RUN/wall_seconds") s (run dir $RUN)" >&2
 case "$how" in
-  poweroff|shutdown-port|reset|fatal-reset) exit 0 ;;
+  poweroff|shutdown-port|reset|hv-reset) exit 0 ;;
   timeout) exit 124 ;;
   *) exit 1 ;;
 esac

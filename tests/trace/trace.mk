@@ -22,11 +22,11 @@ $(TRACE_TEST)/guest/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 $(TRACE_TEST)/guest/data.bin:
 	@mkdir -p $(dir $@)
 	head -c 400000 /bin/busybox > $@
-$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark $(TRACE_TEST)/guest/trace-run $(TRACE_TEST)/guest/crash $(TRACE_TEST)/guest/reset $(TRACE_TEST)/guest/data.bin tests/guest/init tests/guest/mkinitramfs.sh
+$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark $(TRACE_TEST)/guest/trace-run $(TRACE_TEST)/guest/crash $(TRACE_TEST)/guest/reset $(TRACE_TEST)/guest/mmio-touch $(TRACE_TEST)/guest/data.bin tests/guest/init tests/guest/mkinitramfs.sh
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest \
 	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark:bin/hvtrace-mark \
 	  $(TRACE_TEST)/guest/trace-run:bin/trace-run $(TRACE_TEST)/guest/crash:bin/crash \
-	  $(TRACE_TEST)/guest/reset:bin/reset \
+	  $(TRACE_TEST)/guest/reset:bin/reset $(TRACE_TEST)/guest/mmio-touch:bin/mmio-touch \
 	  $(TRACE_TEST)/guest/data.bin:data.bin
 
 # One traced Bochs run: $(call trace_run,DIR,HVT_CMD,OPTION ITEMS,BOCHS PREFIX CMD,TIMEOUT)
