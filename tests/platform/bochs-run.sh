@@ -9,8 +9,6 @@
 #   -n     add an e1000 NIC (slirp, loopback only: guest 10.0.2.2:P -> host 127.0.0.1:P)
 #                                   env BOCHS_NIC=slirp
 #   env BOCHS_END_ON_RESET=1  stop when the machine resets (the loader starts again): end=reset
-#   env BOCHS_END_ON_HV_RESET=1  stop 3 s after the hypervisor logs that it resets the machine
-#                             (end=hv-reset)
 #   env BOCHS_EXPECT_PANIC=1  a hypervisor PANIC does not end the run (its fatal path is tested)
 #   env BOCHS_IPS       emulated instructions per second (default 50000000, see below)
 #   env BOCHS_LOG_MAX   bytes of Bochs's log kept from the start (default 20000000); the last
@@ -149,7 +147,7 @@ bochs_pid=$!
 # A crash that leaves the machine spinning (a firmware exception dump, a kernel panic, the
 # hypervisor's "hvtrace: PANIC" on port 0xE9) would
 # otherwise cost the whole timeout: watch the serial log and stop the run early.
-crashed=""; reset_seen=""; hv_reset=""
+crashed=""; reset_seen=""
 # env BOCHS_STAMP="REGEX": write the wall-clock second (0.2 s steps) at which each line
 # matching REGEX first appears in serial.log or e9.log to RUN/stamps ("SECONDS LINE"), for
 # benchmarks that need Bochs's own cost (bench-step).
@@ -177,14 +175,6 @@ while kill -0 "$bochs_pid" 2>/dev/null; do
     kill -INT "$bochs_pid" 2>/dev/null
     break
   fi
-  # env BOCHS_END_ON_HV_RESET=1: stop 3 s after the hypervisor says it resets the machine
-  # (its fatal path, a guest reset or triple fault; end=hv-reset)
-  if [ "${BOCHS_END_ON_HV_RESET:-0}" = 1 ] && grep -qas "^hvtrace: .*resetting the machine" "$RUN/e9.log"; then
-    sleep 3   # the reset itself, in Bochs's log
-    hv_reset=yes
-    kill -INT "$bochs_pid" 2>/dev/null
-    break
-  fi
   if grep -qas "!!!! X64 Exception\|Kernel panic - not syncing" "$RUN/serial.log" ||
      { [ "${BOCHS_EXPECT_PANIC:-0}" != 1 ] && grep -qas "^hvtrace: PANIC" "$RUN/e9.log"; }; then
     sleep 2   # let the rest of the dump reach the log
@@ -205,7 +195,6 @@ awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' > "$RUN/wall_se
 
 logs=("$RUN/bochs.log" "$RUN/bochs.log.tail")
 if [ -n "$reset_seen" ]; then how=reset
-elif [ -n "$hv_reset" ]; then how=hv-reset
 elif [ -n "$crashed" ]; then how=guest-crash
 elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then how=timeout
 elif grep -qs "ACPI control: soft power off" "${logs[@]}"; then how=poweroff
@@ -216,7 +205,7 @@ fi
 echo "$how" > "$RUN/end"
 echo "bochs-run: ended by $how after $(cat "$RUN/wall_seconds") s (run dir $RUN)" >&2
 case "$how" in
-  poweroff|shutdown-port|reset|hv-reset) exit 0 ;;
+  poweroff|shutdown-port|reset) exit 0 ;;
   timeout) exit 124 ;;
   *) exit 1 ;;
 esac
