@@ -47,7 +47,10 @@ enum hvt_hc_func {
                             RDX = canary qword kept (8-byte aligned, repeated) in that memory:
                             the guest must never be able to read it. In a self-test boot
                             only, in: RBX = HVT_HC_RANGE_PANIC makes the hypervisor take its
-                            fatal path (make test-fatal); elsewhere RBX is ignored */
+                            fatal path (make test-fatal), RCX = how: 0 as any panic, 1 the
+                            other CPUs stopped by NMI alone (no INIT round), 2 a second
+                            panic inside the path (before the hooks); elsewhere RBX is
+                            ignored */
     HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks. A start
                             mark while the trace's link has failed returns HVT_HC_EBUSY and
                             starts nothing (its records could only be dropped): retry later */

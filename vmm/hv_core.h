@@ -52,5 +52,8 @@ bool hv_fatal_nmi(void);                   /* host NMI: parks (never returns) if
 bool hv_fatal_lock_expired(uint64_t *t0);  /* spin_lock: the fatal CPU's wait is over */
 void hv_machine_reset(void) __attribute__((noreturn));   /* 0xCF9, the KBC, a triple fault */
 void hv_reset_prepare(void);               /* what a platform needs before its reset */
+/* Self-test boots: how the next panic runs (HVT_HC_HV_RANGE's RCX, include/hvt_hypercall.h). */
+enum { HV_FATAL_TEST_NONE, HV_FATAL_TEST_NMI_ONLY, HV_FATAL_TEST_NESTED };
+extern unsigned hv_fatal_selftest;
 
 #endif

@@ -53,6 +53,7 @@ static volatile uint8_t stop_state[HVT_MAX_CPUS];   /* enum hv_cpu_stop */
 static volatile uint64_t locks_broken;
 static char why[HV_FATAL_WHY_MAX];
 volatile bool hv_fatal_stopping;                /* the path is owned: read at every full exit */
+unsigned hv_fatal_selftest;                     /* self-test boots: HV_FATAL_TEST_* */
 
 /* Which CPU this is, without trusting %gs: a CPU still starting runs on the firmware's. */
 static unsigned self_index(void)
@@ -166,11 +167,15 @@ static void stop_others(unsigned me)
 {
     if (hv.cpu_count < 2)
         return;
-    for (unsigned i = 0; i < hv.cpu_count; i++)
-        if (i != me)
-            hv_cpu_kick(i);
-    bool sent = ipi_others(ICR_ALL_BUT_SELF | ICR_DM_INIT | ICR_LEVEL_ASSERT);
-    wait_stopped(me, FATAL_EXIT_WAIT_TSC);
+    bool sent = true;
+    /* The NMI-only self-test: no kick and no INIT, so a CPU stops where the NMI finds it. */
+    if (hv_fatal_selftest != HV_FATAL_TEST_NMI_ONLY) {
+        for (unsigned i = 0; i < hv.cpu_count; i++)
+            if (i != me)
+                hv_cpu_kick(i);
+        sent = ipi_others(ICR_ALL_BUT_SELF | ICR_DM_INIT | ICR_LEVEL_ASSERT);
+        wait_stopped(me, FATAL_EXIT_WAIT_TSC);
+    }
     if (running_others(me) && sent) {
         ipi_others(ICR_ALL_BUT_SELF | ICR_DM_NMI);
         wait_stopped(me, FATAL_NMI_WAIT_TSC);
@@ -286,6 +291,8 @@ void hv_panic(const char *fmt, ...)
     if (me < HVT_MAX_CPUS)
         stop_state[me] = HV_CPU_FATAL;
     stop_others(me);
+    if (hv_fatal_selftest == HV_FATAL_TEST_NESTED)
+        hv_panic("self-test: a second panic inside the fatal path\n");
     exit_reg_fatal(why);
     finish();
 }

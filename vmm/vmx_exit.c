@@ -178,9 +178,11 @@ static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
         break;
     case HVT_HC_HV_RANGE:
         /* The test of the fatal path (self-test boots only: never a way for a guest). */
-        if (hv.selftest && g->r[GPR_RBX] == HVT_HC_RANGE_PANIC)
+        if (hv.selftest && g->r[GPR_RBX] == HVT_HC_RANGE_PANIC) {
+            hv_fatal_selftest = (unsigned)g->r[GPR_RCX];
             hv_panic("self-test: the guest asked for the fatal path (cpu %u, rip %lx)\n", v->index,
                      vmx_read(VMCS_GUEST_RIP));
+        }
         g->r[GPR_RBX] = hv.bi->region_phys;
         g->r[GPR_RCX] = hv.bi->region_size;
         g->r[GPR_RDX] = hv.selftest ? hv.canary : 0;

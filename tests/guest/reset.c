@@ -6,11 +6,14 @@
  *   kbc     the same, then the keyboard controller's reset command (0xFE to port 0x64);
  *   reboot  reboot(2): the kernel restarts the machine its own way (reboot= on its command
  *           line: reboot=t is a triple fault); tracing is started by the boot options;
- *   panic   start tracing, 200 getpid calls, then ask a self-test boot's hypervisor to take
- *           its fatal path (HV_RANGE with RBX = HVT_HC_RANGE_PANIC, root only): test-fatal.
+ *   panic [HOW]  start tracing, 200 getpid calls, then ask a self-test boot's hypervisor to
+ *           take its fatal path (HV_RANGE with RBX = HVT_HC_RANGE_PANIC, RCX = HOW: 0 as any
+ *           panic, 1 other CPUs stopped by NMI alone, 2 a second panic inside the path; root
+ *           only): test-fatal.
  * Never returns when the machine resets; exit 1 if it is still running a second later.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/io.h>
@@ -20,7 +23,10 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) { fprintf(stderr, "usage: reset cf9|kbc|reboot|panic\n"); return 2; }
+    if (argc < 2 || (argc > 2 && strcmp(argv[1], "panic"))) {
+        fprintf(stderr, "usage: reset cf9|kbc|reboot|panic [HOW]\n");
+        return 2;
+    }
     if (!strcmp(argv[1], "reboot")) {
         printf("reset: reboot(2)\n");
         fflush(stdout);
@@ -36,7 +42,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 200; i++)
         syscall(SYS_getpid);
     if (!strcmp(argv[1], "panic")) {
-        uint64_t rbx = HVT_HC_RANGE_PANIC, rcx = 0, rdx = 0;
+        uint64_t rbx = HVT_HC_RANGE_PANIC, rcx = argc > 2 ? strtoull(argv[2], 0, 0) : 0, rdx = 0;
         printf("reset: asking the hypervisor to panic\n");
         fflush(stdout);
         hvt_hypercall(HVT_HC_HV_RANGE, &rbx, &rcx, &rdx);
