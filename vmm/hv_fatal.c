@@ -277,6 +277,11 @@ void hv_panic(const char *fmt, ...)
         finish();
     }
     depth = 1;
+    /* The NMI-only self-test sends its NMI before anything else, so that it finds the others
+     * where they happen to be (a stepping CPU: mostly inside the hypervisor) rather than parked
+     * at an exit they reached while this CPU writes its first log line. */
+    if (hv_fatal_selftest == HV_FATAL_TEST_NMI_ONLY && hv.started && hv.cpu_count > 1)
+        ipi_others(ICR_ALL_BUT_SELF | ICR_DM_NMI);
     /* From here: others park at their next exit, and this CPU's lock waits are bounded (it may
      * hold a lock itself: a panic inside the log or an EPT edit). */
     __atomic_store_n(&hv_fatal_stopping, true, __ATOMIC_RELEASE);

@@ -73,14 +73,19 @@ check "the traced CPUs' windows end with reason 17, hypervisor panic ($r CPUs)" 
 check "the workload's getpid calls are in it" grep -q 'syscalls=[1-9]' "$OUT/panic/check.out"
 reset_check panic "$R"
 
-# ---- the other CPUs stopped by NMI alone (no kick, no INIT round): each stops wherever the NMI
-# finds it - inside the hypervisor (the host IDT parks it; its unsent records are dropped) or,
-# if the NMI went to the guest, at its next exit; either way none is left running.
+# ---- the other CPUs stopped by NMI alone (sent first, no kick, no INIT round): each stops
+# wherever the NMI finds it - inside the hypervisor (the host IDT parks it; its unsent records
+# are dropped, the log says so) or, if the NMI went to the guest, at its next exit; either way
+# none is left running.
 boot nmi 1; R="$OUT/nmi/run"
 n=$(grep -ac "^hvtrace: fatal: cpu [0-9]* stopped " "$R/e9.log")
 check "nmi: every other CPU stopped ($n of $((CPUS - 1)): $(grep -a '^hvtrace: fatal: cpu [0-9]* stopped' "$R/e9.log" | sed 's/.*stopped //' | sort | uniq -c | tr -s ' ' | tr '\n' ';'))" \
   test "$n" = $((CPUS - 1))
 check "nmi: no CPU was left running" bash -c "! grep -aq 'did NOT stop' '$R/e9.log'"
+if grep -aq "^hvtrace: fatal: cpu [0-9]* stopped inside the hypervisor (NMI)" "$R/e9.log"; then
+  check "nmi: the CPU the NMI stopped inside the hypervisor had its unsent records dropped (said so)" \
+    grep -aq "^hvtrace: fatal: cpu [0-9]* stopped inside the hypervisor: its unsent records are dropped" "$R/e9.log"
+fi
 # (unless the NMI caught the other CPU holding net's or the ring's lock: net then says so and
 # sends nothing, by design)
 check "nmi: the collector got PANIC, or net said a stopped CPU held its lock" \
