@@ -45,6 +45,7 @@ include tests/layering/layering.mk
 include tests/probe/probe.mk
 include tests/d/d_tests.mk
 include tests/fuzz/fuzz.mk
+include tests/security.mk
 -include bench/bench.mk
 include install.mk
 

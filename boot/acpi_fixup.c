@@ -78,12 +78,20 @@ static void acpi_fixup_read_fadt(const UINT8 *rsdp, struct acpi_fixup_result *r)
     if (rsdp[15] >= 2 && rd64(rsdp + 24)) { sdt = (const UINT8 *)(UINTN)rd64(rsdp + 24); entry = 8; }
     else sdt = (const UINT8 *)(UINTN)rd32(rsdp + 16);
     if (!sdt) return;
+    if (entry == 8) r->xsdt = (UINT8 *)sdt;
+    else r->rsdt = (UINT8 *)sdt;
+    if (entry == 8 && rd32(rsdp + 16)) r->rsdt = (UINT8 *)(UINTN)rd32(rsdp + 16);
     UINT32 len = rd32(sdt + 4);
     for (UINT32 o = ACPI_HDR_LEN; o + entry <= len; o += entry) {
         const UINT8 *t = (const UINT8 *)(UINTN)(entry == 8 ? rd64(sdt + o) : rd32(sdt + o));
         if (t && CompareMem((VOID *)t, "MCFG", 4) == 0) {    /* for the NIC's hiding */
             r->mcfg = t;
             r->mcfg_len = rd32(t + 4);
+            continue;
+        }
+        if (t && CompareMem((VOID *)t, "DMAR", 4) == 0) {    /* the hypervisor's IOMMU */
+            r->dmar = t;
+            r->dmar_len = rd32(t + 4);
             continue;
         }
         if (!t || CompareMem((VOID *)t, "FACP", 4) != 0) continue;
@@ -98,6 +106,42 @@ static void acpi_fixup_read_fadt(const UINT8 *rsdp, struct acpi_fixup_result *r)
             rd64(t + FADT_OFF_X_PM1B_CNT + GAS_OFF_ADDRESS))
             r->pm1b_cnt_port = (UINT16)rd64(t + FADT_OFF_X_PM1B_CNT + GAS_OFF_ADDRESS);
     }
+}
+
+/* Copies of the RSDT and XSDT as the firmware made them, for acpi_fixup_restore_dmar. */
+#define ACPI_FIXUP_SDT_COPY 4096u
+static UINT8 rsdt_copy[ACPI_FIXUP_SDT_COPY], xsdt_copy[ACPI_FIXUP_SDT_COPY];
+static UINT32 rsdt_copy_len, xsdt_copy_len;
+
+static BOOLEAN acpi_fixup_sdt_drop(UINT8 *sdt, unsigned entry, UINT8 *copy, UINT32 *copy_len,
+                                   UINT64 addr)
+{
+    if (!sdt) return TRUE;
+    UINT32 len = rd32(sdt + 4);
+    if (len > ACPI_FIXUP_SDT_COPY) return FALSE;
+    CopyMem(copy, sdt, len);
+    *copy_len = len;
+    return acpi_sdt_remove(sdt, len, entry, addr) >= 0;
+}
+
+BOOLEAN acpi_fixup_hide_dmar(struct acpi_fixup_result *r)
+{
+    if (!r->dmar) return TRUE;
+    UINT64 addr = (UINT64)(UINTN)r->dmar;
+    BOOLEAN ok = acpi_fixup_sdt_drop(r->xsdt, 8, xsdt_copy, &xsdt_copy_len, addr);
+    /* An RSDT entry is 32 bits: a DMAR above 4 GiB cannot be listed there. */
+    if (addr <= ACPI_4GIB_MINUS_1)
+        ok = acpi_fixup_sdt_drop(r->rsdt, 4, rsdt_copy, &rsdt_copy_len, addr) && ok;
+    Print(L"hvtrace: ACPI DMAR at 0x%lx (%d bytes) %s the guest's RSDT/XSDT: the hypervisor "
+          L"owns the VT-d units\n", addr, r->dmar_len, ok ? L"removed from" : L"NOT removed from");
+    return ok;
+}
+
+void acpi_fixup_restore_dmar(struct acpi_fixup_result *r)
+{
+    if (r->xsdt && xsdt_copy_len) CopyMem(r->xsdt, xsdt_copy, xsdt_copy_len);
+    if (r->rsdt && rsdt_copy_len) CopyMem(r->rsdt, rsdt_copy, rsdt_copy_len);
+    xsdt_copy_len = rsdt_copy_len = 0;
 }
 
 static VOID *acpi_fixup_find_config_table(EFI_GUID *guid)

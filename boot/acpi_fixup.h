@@ -29,8 +29,20 @@ struct acpi_fixup_result {
     UINT16 pm1a_cnt_port, pm1b_cnt_port;
     const UINT8 *mcfg;         /* the firmware's MCFG (PCI Express ECAM), NULL if none */
     UINT32 mcfg_len;
+    const UINT8 *dmar;         /* the firmware's DMAR (Intel VT-d units), NULL if none */
+    UINT32 dmar_len;
+    UINT8 *rsdt, *xsdt;        /* the firmware's system description tables (NULL: none) */
 };
 
 void acpi_fixup_run(BOOLEAN enabled, hvt_efi_mp_services *mp, struct acpi_fixup_result *r);
+
+/* The hypervisor owns the VT-d units (vmm/include/hv_dma.h): the guest must not find them.
+ * acpi_fixup_hide_dmar() removes the DMAR from the firmware's RSDT and XSDT in place
+ * (acpi_sdt_remove), keeping a copy of each; TRUE when no table lists it any more.
+ * acpi_fixup_restore_dmar() puts the copies back (the hypervisor did not start: Linux then
+ * boots untraced with its own IOMMU). Linux finds ACPI tables through the RSDP's XSDT (or
+ * RSDT) only, so a table no longer listed there does not exist for it. */
+BOOLEAN acpi_fixup_hide_dmar(struct acpi_fixup_result *r);
+void acpi_fixup_restore_dmar(struct acpi_fixup_result *r);
 
 #endif

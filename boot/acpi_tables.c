@@ -192,6 +192,47 @@ uint8_t acpi_checksum(const void *data, size_t len)
     return sum;
 }
 
+#define SDT_HDR_LEN      36u
+#define SDT_OFF_LENGTH   4u
+#define SDT_OFF_CHECKSUM 9u
+
+static uint64_t sdt_entry(const uint8_t *e, unsigned size)
+{
+    uint64_t v = 0;
+    for (unsigned i = size; i-- > 0;)
+        v = v << 8 | e[i];
+    return v;
+}
+
+int acpi_sdt_remove(uint8_t *sdt, size_t cap, unsigned entry_size, uint64_t table_addr)
+{
+    if ((entry_size != 4 && entry_size != 8) || cap < SDT_HDR_LEN)
+        return -1;
+    uint32_t len = (uint32_t)sdt_entry(sdt + SDT_OFF_LENGTH, 4);
+    if (len < SDT_HDR_LEN || len > cap || (len - SDT_HDR_LEN) % entry_size)
+        return -1;
+    uint32_t out = SDT_HDR_LEN;
+    int removed = 0;
+    for (uint32_t o = SDT_HDR_LEN; o < len; o += entry_size) {
+        if (sdt_entry(sdt + o, entry_size) == table_addr) {
+            removed++;
+            continue;
+        }
+        for (unsigned i = 0; i < entry_size; i++)
+            sdt[out + i] = sdt[o + i];
+        out += entry_size;
+    }
+    if (!removed)
+        return 0;
+    for (uint32_t o = out; o < len; o++)
+        sdt[o] = 0;                     /* the freed tail: no stale pointer left behind */
+    for (unsigned i = 0; i < 4; i++)
+        sdt[SDT_OFF_LENGTH + i] = (uint8_t)(out >> (8 * i));
+    sdt[SDT_OFF_CHECKSUM] = 0;
+    sdt[SDT_OFF_CHECKSUM] = (uint8_t)(0u - acpi_checksum(sdt, out));
+    return removed;
+}
+
 static void acpi_header_init(struct acpi_header *h, const char *sig, uint32_t len, uint8_t rev)
 {
     acpi_put(h->signature, sig, 4);

@@ -50,6 +50,12 @@ struct acpi_tables_layout {
 int acpi_tables_build(const struct acpi_platform *p, void *buf, size_t cap, uint64_t buf_phys,
                       struct acpi_tables_layout *out);
 
+/* Remove every entry that points at table_addr from an RSDT (entry_size 4) or XSDT (8)
+ * (ACPI 6.3 5.2.7, 5.2.8) held in sdt[0..cap): later entries move down, the length shrinks
+ * and the checksum is made valid again. Returns the entries removed, or -1 when the header's
+ * length is below the header, past cap or not header + whole entries (nothing is changed). */
+int acpi_sdt_remove(uint8_t *sdt, size_t cap, unsigned entry_size, uint64_t table_addr);
+
 /* Sum of bytes mod 256; a valid table sums to 0 (5.2.6). Exposed for tests. */
 uint8_t acpi_checksum(const void *data, size_t len);
 

@@ -27,6 +27,14 @@ static void efi_main_cfg_report(void *ctx, unsigned line, const char *message)
     Print(L"hvtrace: hvtrace.cfg line %d: %a; line ignored (default kept)\n", line, message);
 }
 
+/* Zero memory the compiler may not drop as a dead store. */
+static void efi_main_wipe(VOID *p, UINTN n)
+{
+    volatile UINT8 *b = p;
+    for (UINTN i = 0; i < n; i++)
+        b[i] = 0;
+}
+
 static void efi_main_load_cfg(EFI_HANDLE device, struct cfg *c)
 {
     VOID *text = NULL;
@@ -38,6 +46,8 @@ static void efi_main_load_cfg(EFI_HANDLE device, struct cfg *c)
         return;
     }
     cfg_parse(c, text, size, efi_main_cfg_report, NULL);
+    /* the file holds the stream key: pool memory goes to Linux, so nothing of it stays */
+    efi_main_wipe(text, size);
     FreePool(text);
 }
 
@@ -59,7 +69,7 @@ static UINT32 efi_main_log_flags(enum cfg_log l)
 
 /* Start the hypervisor if configured and possible; every "no" is explained on ConOut. */
 static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
-                              const struct acpi_fixup_result *acpi)
+                              struct acpi_fixup_result *acpi)
 {
     static CHAR16 why[EFI_MAIN_WHY_CHARS];
     if (!c->hypervisor) {
@@ -80,6 +90,12 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     p.pm1a_cnt_port = acpi->pm1a_cnt_port;
     p.mcfg = acpi->mcfg;
     p.mcfg_len = acpi->mcfg_len;
+    p.dmar = acpi->dmar;
+    p.dmar_len = acpi->dmar_len;
+    /* Before the start: the firmware's drivers run on as the hypervisor's guest, and none
+     * must find the VT-d units the hypervisor now owns. */
+    if (acpi_fixup_hide_dmar(acpi) && acpi->dmar)
+        p.hv_flags |= HVT_HVF_DMAR_HIDDEN;
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
     p.trace_config = c->trace;
     p.net_config = c->net;
@@ -87,6 +103,7 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     EFI_STATUS st = hvl_start(&p, why, EFI_MAIN_WHY_CHARS);
     if (EFI_ERROR(st)) {
         Print(L"hvtrace: hypervisor not started (%r): %s; booting Linux untraced\n", st, why);
+        acpi_fixup_restore_dmar(acpi);
         return;
     }
     Print(L"hvtrace: hypervisor running; the firmware, this loader and Linux are now its guest\n");
@@ -133,6 +150,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
     acpi_fixup_run(c.acpi_fixup != CFG_ACPI_FIXUP_OFF, mp, &acpi);
 
     efi_main_start_hv(&c, mp, &acpi);
+    /* The hypervisor has its own copy of the net options (the key among them) in its own
+     * memory; this loader's memory becomes Linux's. */
+    efi_main_wipe(c.net, sizeof c.net);
 
     st = efi_chain_boot(image, device, c.kernel, c.initrd, c.cmdline);
     Print(L"hvtrace: could not boot %a: %r\n", c.kernel, st);

@@ -269,6 +269,9 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
     bi->mcfg_len = p->mcfg ? p->mcfg_len : 0;
     if (p->mcfg && p->mcfg_len <= HVT_MCFG_MAX)   /* larger: mcfg_len alone says it exists */
         hvl_copy(bi->mcfg, p->mcfg, p->mcfg_len);
+    bi->dmar_len = p->dmar ? p->dmar_len : 0;
+    if (p->dmar && p->dmar_len <= HVT_DMAR_MAX)   /* larger: dmar_len alone says it exists */
+        hvl_copy(bi->dmar, p->dmar, p->dmar_len);
     bi->pm1a_cnt_port = p->pm1a_cnt_port;
     bi->pm1b_cnt_port = p->pm1b_cnt_port;
     for (UINTN i = 0; p->trace_config && p->trace_config[i] && i + 1 < HVT_TRACE_CONFIG_LEN; i++)

@@ -24,6 +24,8 @@ struct hvl_params {
     UINT32 hv_flags;           /* HVT_HVF_* (include/hvt_bootinfo.h) */
     const UINT8 *mcfg;         /* the firmware's ACPI MCFG, copied into the boot info (NULL: none) */
     UINT32 mcfg_len;
+    const UINT8 *dmar;         /* the firmware's ACPI DMAR, copied into the boot info (NULL: none) */
+    UINT32 dmar_len;
     UINT16 pm1a_cnt_port;      /* ACPI PM1a control port from the FADT (0 = unknown): the
                                   hypervisor prints its exit summary when the guest powers off */
     UINT16 pm1b_cnt_port;      /* 0 = none */

@@ -145,6 +145,13 @@ static void print_status(const char *ans)
            val(ans, "out", out, sizeof out) ? out : "?", val(ans, "boot", boot, sizeof boot) ? boot : "none",
            uval(ans, "connected") ? "connected" : "not connected",
            val(ans, "host_request", req, sizeof req) ? req : "?");
+    char sess[32], peer[80];
+    if (val(ans, "session", sess, sizeof sess))
+        printf("session: %s%s%s, %llu connection(s) refused, %llu message(s) with a bad tag\n", sess,
+               val(ans, "peer", peer, sizeof peer) && strcmp(peer, "none") ? " with " : "",
+               val(ans, "peer", peer, sizeof peer) && strcmp(peer, "none") ? peer : "",
+               (unsigned long long)uval(ans, "refused_connections"),
+               (unsigned long long)uval(ans, "bad_tags"));
     char serr[4400];
     if (val(ans, "store_error", serr, sizeof serr))   /* the collector stores nothing more */
         printf("STORE FAILED: %s; stored and acknowledged up to stream offset %llu only, the "

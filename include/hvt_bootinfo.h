@@ -54,6 +54,9 @@ struct hvt_mem_range {
 /* The ACPI MCFG table (PCI Express ECAM windows) passed as found: header and up to 16
  * allocations fit. The hypervisor parses and checks it (vmm/include/pci_mcfg.h). */
 #define HVT_MCFG_MAX 512
+/* The ACPI DMAR table (Intel VT-d remapping units) likewise: the hypervisor owns the units
+ * (vmm/include/hv_dma.h); a larger table is passed as its length alone and refused. */
+#define HVT_DMAR_MAX 4096
 
 struct hvt_boot_info {
     uint64_t magic;
@@ -77,6 +80,9 @@ struct hvt_boot_info {
 #define HVT_HVF_ADVERTISE 0x1u   /* show the guest the CPUID hypervisor bit and our leaves */
 #define HVT_HVF_SELFTEST  0x2u   /* test boots: a canary in hypervisor memory, and the memory
                                     range for the guest's administrator (memory checks) */
+#define HVT_HVF_DMAR_HIDDEN 0x4u /* the loader removed the DMAR from the guest's RSDT/XSDT */
+    uint32_t dmar_len;                  /* the firmware's ACPI DMAR, as found (0: none, or */
+    uint8_t  dmar[HVT_DMAR_MAX];        /* larger than HVT_DMAR_MAX: dmar_len says so) */
 };
 
 /* What a CPU resumes as when it becomes a guest (captured by the loader's trampoline). */

@@ -23,6 +23,20 @@
  *    HELLO, WELCOME, ACK, CTL_REQ. They are never replayed.
  *  - boot_id (HELLO) is fresh for every start of the hypervisor: offsets and seqs restart at 0
  *    with it. A collector never mixes two boot_ids in one trace.
+ *  - Session (HELLO.hello_flags & HVT_HELLO_AUTH, set whenever a key is configured unless the
+ *    hypervisor's `auth` and `encrypt` are both off): every message in both directions, HELLO included, is followed
+ *    on the wire by a HVT_STREAM_TAG_LEN-byte tag that hdr.len does not count (offsets count
+ *    messages without their tags; the collector stores messages without them). The tag is
+ *    RFC 8439's AEAD_CHACHA20_POLY1305 tag with aad = the 32-byte header and the payload as it
+ *    travels, under the session key HMAC-SHA256(key, "hvtrace stream key" || boot_id) and a
+ *    nonce that is never used twice for different bytes (hvt_stream_nonce below): sequenced
+ *    messages by their ring offset (a resent message is the same message), HELLO by its
+ *    connection number, collector->hypervisor messages by connection number and their index on
+ *    that connection (so none can be replayed on another connection or out of order). With
+ *    HVT_HELLO_ENCRYPT the payloads of every message but HELLO are encrypted as RFC 8439 2.8
+ *    says (headers stay clear: they frame the stream); the hypervisor's default with a key. A message whose tag does not verify is
+ *    counted and its connection closed; nothing in it is used. A collector with a key refuses
+ *    a HELLO without HVT_HELLO_AUTH unless told to accept unauthenticated streams.
  *  - Control (CTL_REQ collector->hypervisor, CTL_REPLY hypervisor->collector) is authenticated
  *    with HMAC-SHA256 under the boot-configuration key; see hvt_ctl_mac_input below. CTL_REQ's
  *    ctl_seq must be larger than any ctl_seq accepted before in this boot (replay protection);
@@ -34,7 +48,7 @@
 #include <stdint.h>
 
 #define HVT_STREAM_MAGIC        0x53545648u   /* "HVTS" as it appears on the wire */
-#define HVT_STREAM_VERSION      1u
+#define HVT_STREAM_VERSION      2u   /* 2: tags after messages (HVT_HELLO_AUTH) */
 #define HVT_STREAM_MAX_PAYLOAD  (1u << 20)    /* bigger messages are malformed */
 #define HVT_CPU_NONE            0xffffu       /* hdr.cpu of unsequenced messages */
 #define HVT_BOOT_ID_LEN         16u
@@ -99,6 +113,29 @@ struct hvt_hello {
 } __attribute__((packed));
 _Static_assert(sizeof(struct hvt_hello) == 72, "hvt_hello layout");
 #define HVT_HELLO_CTL_KEYED 0x1u  /* a control key is configured (else CTL_REQ is refused) */
+#define HVT_HELLO_AUTH      0x2u  /* every message in both directions carries a tag */
+#define HVT_HELLO_ENCRYPT   0x4u  /* and payloads (but HELLO's) are encrypted */
+
+/* Session tags (HVT_HELLO_AUTH): see the contract on top. */
+#define HVT_STREAM_TAG_LEN  16u
+#define HVT_STREAM_KEY_LABEL "hvtrace stream key"   /* session key = HMAC(key, label || boot_id) */
+enum hvt_nonce_kind {
+    HVT_NONCE_SEQ   = 1,      /* hypervisor -> collector sequenced: bytes 4..11 = hdr.off */
+    HVT_NONCE_HELLO = 2,      /* bytes 4..7 = hello.connection */
+    HVT_NONCE_TO_HV = 3,      /* collector -> hypervisor: 4..7 = connection, 8..11 = index of
+                                 the message on that connection (0, 1, 2 ...) */
+};
+/* The 12-byte nonce: byte 0 = kind, bytes 1..3 zero, then the kind's fields, little-endian. */
+static inline void hvt_stream_nonce(uint8_t n[12], unsigned kind, uint64_t a, uint32_t b)
+{
+    n[0] = (uint8_t)kind; n[1] = n[2] = n[3] = 0;
+    if (kind == HVT_NONCE_SEQ) {
+        for (int i = 0; i < 8; i++) n[4 + i] = (uint8_t)(a >> (8 * i));
+    } else {
+        for (int i = 0; i < 4; i++) n[4 + i] = (uint8_t)(a >> (8 * i));
+        for (int i = 0; i < 4; i++) n[8 + i] = (uint8_t)(b >> (8 * i));
+    }
+}
 
 struct hvt_welcome {
     uint8_t  boot_id[HVT_BOOT_ID_LEN]; /* echo of HELLO's boot_id */
@@ -300,6 +337,17 @@ struct hvt_trace_args {
 } __attribute__((packed));
 _Static_assert(sizeof(struct hvt_trace_args) == 64, "hvt_trace_args layout");
 
+/* What the hypervisor did with the platform's IOMMU (vmm/include/hv_dma.h, same numbers). */
+enum hvt_iommu {
+    HVT_IOMMU_UNKNOWN = 0,     /* not reported */
+    HVT_IOMMU_NO_DMAR = 1,     /* the firmware has no DMAR: device DMA is not confined */
+    HVT_IOMMU_ON = 2,          /* every VT-d unit translates */
+    HVT_IOMMU_PARTIAL = 3,     /* some units refused: devices behind them are not confined */
+    HVT_IOMMU_FAILED = 4,      /* a DMAR, but no unit translates */
+};
+#define HVT_HC_REFUSED_FUNCS   16   /* hypercall function numbers counted one by one */
+#define HVT_TRACE_STATUS_V1_LEN 64u /* the reply before the iommu and hc_refused fields */
+
 /* Reply data of the HVT_CTL_TRACE_* commands: the tracer as the hypervisor sees it. */
 enum hvt_trace_request { HVT_TRACE_REQ_NONE = 0, HVT_TRACE_REQ_START = 1, HVT_TRACE_REQ_STOP = 2 };
 struct hvt_trace_status {
@@ -312,8 +360,14 @@ struct hvt_trace_status {
     uint64_t record_bytes_closed;
     uint64_t chunks_sent, chunk_bytes_sent;   /* chunks handed to the stream, their bytes */
     uint64_t chunks_debug_port;               /* chunks that went to port 0xE9 instead */
+    /* Appended (a reply of HVT_TRACE_STATUS_V1_LEN bytes comes from a hypervisor without
+     * them): the platform's DMA protection and the hypercalls refused so far. */
+    uint32_t iommu;                           /* enum hvt_iommu */
+    uint16_t iommu_units_on, iommu_units;     /* VT-d units translating / in the DMAR */
+    uint64_t hc_refused_total;                /* hypercalls refused (#UD), all functions */
+    uint32_t hc_refused[HVT_HC_REFUSED_FUNCS];/* per function number (saturating) */
 } __attribute__((packed));
-_Static_assert(sizeof(struct hvt_trace_status) == 64, "hvt_trace_status layout");
+_Static_assert(sizeof(struct hvt_trace_status) == 144, "hvt_trace_status layout");
 
 struct hvt_ctl_status {
     uint64_t uptime_tsc;
@@ -321,6 +375,9 @@ struct hvt_ctl_status {
     uint64_t ctl_accepted, ctl_bad_auth, ctl_replayed, ctl_malformed;
     uint64_t rx_frames, tx_frames, rx_errors, tx_stalls;
     uint64_t connections, console_bytes, lost_messages, backpressure_waits;
+    uint64_t bad_tags;        /* collector->hypervisor messages whose session tag failed */
+    uint32_t hello_flags;     /* HVT_HELLO_*: is this session authenticated, encrypted */
+    uint32_t reserved;
 } __attribute__((packed));
 
 #endif

@@ -88,3 +88,14 @@ int ctl_key_from_hex(struct ctl_key *key, const char *hex, size_t n)
     key->len = (uint32_t)(n / 2);
     return 0;
 }
+
+void ctl_session_key(const struct ctl_key *key, const uint8_t boot_id[HVT_BOOT_ID_LEN],
+                        uint8_t skey[32])
+{
+    /* one key per boot: the configured key never tags stream bytes itself */
+    struct hmac_sha256_ctx hm;
+    hmac_sha256_init(&hm, key->bytes, key->len);
+    hmac_sha256_update(&hm, HVT_STREAM_KEY_LABEL, sizeof HVT_STREAM_KEY_LABEL - 1);
+    hmac_sha256_update(&hm, boot_id, HVT_BOOT_ID_LEN);
+    hmac_sha256_final(&hm, skey);
+}

@@ -46,6 +46,11 @@ size_t ctl_build(uint8_t *out, uint16_t type, uint16_t cpu, const struct ctl_key
 int ctl_parse(const struct hvt_msg_hdr *hdr, const uint8_t *payload, const struct ctl_key *key,
               const uint8_t boot_id[HVT_BOOT_ID_LEN], uint64_t min_seq, struct ctl_msg *m);
 
+/* The stream's session key of one boot: HMAC-SHA256(key, HVT_STREAM_KEY_LABEL || boot_id)
+ * (hvt_stream.h); both ends derive it the same way. */
+void ctl_session_key(const struct ctl_key *key, const uint8_t boot_id[HVT_BOOT_ID_LEN],
+                     uint8_t skey[32]);
+
 /* Hex key text ("00112233...", 2*HVT_KEY_MIN .. 2*HVT_KEY_MAX digits) -> key. 0 or -1. */
 int ctl_key_from_hex(struct ctl_key *key, const char *hex, size_t n);
 

@@ -87,9 +87,17 @@ static uint16_t eeprom_read(struct e1000 *n, uint8_t word)
     return 0xffff;
 }
 
-static void *alloc_dma(size_t bytes)
+/* Every DMA target is noted: with an IOMMU these are the only pages the NIC may reach. */
+static void *alloc_dma(struct e1000 *n, size_t bytes)
 {
-    return hv_alloc_pages(HV_PAGES(bytes));
+    void *p = hv_alloc_pages(HV_PAGES(bytes));
+    if (p && n->ndma < E1000_DMA_RANGES) {
+        n->dma[n->ndma].pa = hv_virt_to_phys(p);
+        n->dma[n->ndma++].size = HV_PAGES(bytes) * X86_PAGE_SIZE;
+    } else if (p) {
+        return NULL;                    /* a range nobody would register: unusable */
+    }
+    return p;
 }
 
 int e1000_init(struct e1000 *n, struct pci_addr a)
@@ -138,10 +146,10 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
         wr(n, E1000_MTA + 4 * i, 0);
 
     /* receive ring: every descriptor owns a 2 KiB buffer (two per page) */
-    n->rx = alloc_dma(E1000_RX_DESCS * sizeof *n->rx);
-    n->tx = alloc_dma(E1000_TX_DESCS * sizeof *n->tx);
-    uint8_t *rxb = alloc_dma(E1000_RX_DESCS * E1000_BUF_SIZE);
-    uint8_t *txb = alloc_dma(E1000_TX_DESCS * E1000_BUF_SIZE);
+    n->rx = alloc_dma(n, E1000_RX_DESCS * sizeof *n->rx);
+    n->tx = alloc_dma(n, E1000_TX_DESCS * sizeof *n->tx);
+    uint8_t *rxb = alloc_dma(n, E1000_RX_DESCS * E1000_BUF_SIZE);
+    uint8_t *txb = alloc_dma(n, E1000_TX_DESCS * E1000_BUF_SIZE);
     if (!n->rx || !n->tx || !rxb || !txb)
         return -1;
     for (uint32_t i = 0; i < E1000_RX_DESCS; i++) {

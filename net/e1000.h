@@ -23,6 +23,7 @@
 #define E1000_BUF_SIZE  2048u        /* one frame per buffer (RCTL BSIZE 2048) */
 #define E1000_MAX_FRAME 1518u        /* no jumbo frames: MTU 1500 */
 #define E1000_MAX_BARS  PCI_BAR_COUNT
+#define E1000_DMA_RANGES 4              /* rx/tx descriptor rings, rx/tx buffers */
 
 struct e1000_counters {
     uint64_t rx_frames, tx_frames, rx_errors, tx_ring_full, link_changes;
@@ -42,6 +43,8 @@ struct e1000 {
     bool     link_up;
     struct pci_bar bars[E1000_MAX_BARS];  /* memory and I/O ranges to keep from the guest */
     int      nbars;
+    struct { uint64_t pa, size; } dma[E1000_DMA_RANGES];   /* what the NIC reads and writes */
+    int      ndma;
     struct e1000_counters cnt;
 };
 

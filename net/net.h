@@ -87,6 +87,13 @@ bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn);
 int  net_hidden_mmio(uint64_t *base, uint64_t *size, int idx);
 /* The NIC's PCI function (segment 0), for hiding its ECAM page. */
 void net_nic_bdf(uint8_t *bus, uint8_t *dev, uint8_t *fn);
+/* idx = 0, 1, ...: 0 and a physical range the NIC reads or writes by DMA (its rings and
+ * buffers), or -1 past the last one: for the IOMMU's own domain (vmm/include/hv_dma.h). */
+int  net_dma_range(uint64_t *base, uint64_t *size, int idx);
+/* The bridges between the root bus and the NIC: the guest's configuration writes to them
+ * through 0xCF8/0xCFC are dropped (reads pass), as their ECAM pages are read-only. */
+struct pci_addr;
+void net_pci_protect_bridges(const struct pci_addr *b, unsigned n);
 
 typedef hv_transport_ctl_fn net_ctl_handler;
 void net_set_ctl_handler(net_ctl_handler fn);

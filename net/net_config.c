@@ -26,6 +26,8 @@ void net_config_defaults(struct net_config *cfg)
     cfg->collector_port = HVT_STREAM_DEFAULT_PORT;
     cfg->ring_kb = NET_DEFAULT_RING_KB;
     cfg->link_timeout_ms = NET_DEFAULT_LINK_TIMEOUT_MS;
+    cfg->auth = true;
+    cfg->encrypt = true;
 }
 
 static bool is_sep(char c) { return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '\n' || c == '\r'; }
@@ -146,6 +148,11 @@ static int apply(struct net_config *cfg, const char *k, size_t kl, const char *v
     } else if (key_is(k, kl, "key")) {
         if (ctl_key_from_hex(&cfg->key, v, vl) < 0)
             return fail(err, errlen, "16..64 bytes in hex", k, kl);
+    } else if (key_is(k, kl, "auth") || key_is(k, kl, "encrypt")) {
+        bool *b = key_is(k, kl, "auth") ? &cfg->auth : &cfg->encrypt;
+        if (vl == 2 && !memcmp(v, "on", 2)) *b = true;
+        else if (vl == 3 && !memcmp(v, "off", 3)) *b = false;
+        else return fail(err, errlen, "on or off", k, kl);
     } else if (key_is(k, kl, "overflow")) {
         if (vl == 5 && !memcmp(v, "block", 5)) cfg->overflow_drop = false;
         else if (vl == 4 && !memcmp(v, "drop", 4)) cfg->overflow_drop = true;

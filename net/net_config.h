@@ -12,6 +12,10 @@
  *   gw=A.B.C.D             default 10.0.2.2 (slirp's host alias)
  *   collector=A.B.C.D:PORT default 10.0.2.2:7207 (HVT_STREAM_DEFAULT_PORT)
  *   key=HEX                control key, 16..64 bytes in hex; absent: control refused
+ *   auth=on|off            with a key: tag every stream message in both directions (default
+ *                          on; off: no tags and no encryption, only control messages are
+ *                          authenticated)
+ *   encrypt=on|off         with a key and auth on: also encrypt payloads (default on)
  *   overflow=block|drop    full ring: wait (default, lossless) or drop and count (HVT_MSG_LOSS)
  *   link_timeout_ms=N      overflow=block waits at most this long without the collector
  *                          freeing any ring space (ACKs); then the link has failed: sends are
@@ -45,6 +49,7 @@ struct net_config {
     uint8_t  ip[4], netmask[4], gw[4], collector_ip[4];
     uint16_t collector_port;
     struct ctl_key key;
+    bool     auth, encrypt;
     bool     overflow_drop;
     uint32_t link_timeout_ms;
     uint32_t ring_kb;

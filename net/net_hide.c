@@ -16,6 +16,9 @@
 #define PCI_CFG_ADDR_SIZE 4u
 
 static uint32_t guest_cf8;              /* the guest's CONFIG_ADDRESS (one latch, as in HW) */
+#define NET_MAX_BRIDGES 8
+static struct pci_addr bridges[NET_MAX_BRIDGES];   /* above the NIC: read-only to the guest */
+static unsigned nbridges;
 static uint8_t guest_lcr;
 
 void net_nic_bdf(uint8_t *bus, uint8_t *dev, uint8_t *fn)
@@ -23,6 +26,31 @@ void net_nic_bdf(uint8_t *bus, uint8_t *dev, uint8_t *fn)
     *bus = net.nic.pci.bus;
     *dev = net.nic.pci.dev;
     *fn = net.nic.pci.fn;
+}
+
+int net_dma_range(uint64_t *base, uint64_t *size, int idx)
+{
+    if (!net.active || idx < 0 || idx >= net.nic.ndma)
+        return -1;
+    *base = net.nic.dma[idx].pa;
+    *size = net.nic.dma[idx].size;
+    return 0;
+}
+
+/* Set while the image starts, before any CPU runs the guest. */
+void net_pci_protect_bridges(const struct pci_addr *b, unsigned n)
+{
+    nbridges = n < NET_MAX_BRIDGES ? n : NET_MAX_BRIDGES;
+    for (unsigned i = 0; i < nbridges; i++)
+        bridges[i] = b[i];
+}
+
+static bool is_protected_bridge(uint8_t bus, uint8_t dev, uint8_t fn)
+{
+    for (unsigned i = 0; i < nbridges; i++)
+        if (bridges[i].bus == bus && bridges[i].dev == dev && bridges[i].fn == fn)
+            return true;
+    return false;
 }
 
 bool net_pci_is_hidden(uint8_t bus, uint8_t dev, uint8_t fn)
@@ -54,6 +82,8 @@ static bool pci_data(uint16_t port, unsigned size, bool in, uint64_t *rax)
             *rax = in_result(*rax, size, 0xffffffffull);   /* master abort: all ones */
         return true;
     }
+    if (!in && is_protected_bridge(bus, dev, fn))
+        return true;                    /* bus numbers, windows, bridge control: not the guest's */
     net_lock(&pci_cfg_lock);
     hv_outl(PCI_CFG_ADDR_PORT, addr);
     hv_port_io(in, size, port, rax);

@@ -29,6 +29,7 @@ struct net_state {
     uint64_t polls;
     uint64_t last_poll_tsc, poll_interval_tsc;   /* net_poll's rate gate */
     uint64_t selftest_left, selftest_counter;
+    uint64_t selftest_tsc0, selftest_bytes;  /* when the load began, its bytes; 0 once reported */
     /* counters for STATUS */
     uint64_t backpressure_waits, dropped_msgs, dropped_bytes, reported_msgs, reported_bytes;
     uint64_t backpressure_tsc, backpressure_max_tsc;   /* time sends waited: all, longest */

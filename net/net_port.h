@@ -1,5 +1,5 @@
 /*
- * net_port.h - what the portable net/ modules (sha256, ctl, stream_core, net_config) need from
+ * net_port.h - what the portable net/ modules (sha256, aead, ctl, stream_core, net_config) need from
  * their environment. They are built twice: freestanding into the hypervisor (the default, over
  * vmm/hv_api.h) and for the host tools and tests (-DHVT_HOST, over the C library), so the
  * collector's tests and fuzzers exercise exactly the code the hypervisor runs.

@@ -1,5 +1,6 @@
 /* stream_core.c - lossless send ring and protocol state; see stream_core.h. */
 #include "stream_core.h"
+#include "sha256.h"
 
 static void ring_put(struct stream_core *sc, uint64_t off, const void *data, size_t n)
 {
@@ -37,6 +38,10 @@ int stream_core_init(struct stream_core *sc, void *ring, uint64_t ring_size, uin
     memcpy(sc->boot_id, boot_id, HVT_BOOT_ID_LEN);
     if (key)
         sc->key = *key;
+    if (sc->key.len) {
+        ctl_session_key(&sc->key, boot_id, sc->skey);
+        sc->auth_flags = HVT_HELLO_AUTH;
+    }
     sc->ctl_next_seq = 1;
     sc->hv_version = hv_version;
     sc->tsc_hz = tsc_hz;
@@ -58,6 +63,28 @@ void stream_core_set_ctl(struct stream_core *sc, stream_ctl_fn fn, void *ctx)
     sc->ctl_ctx = ctx;
 }
 
+int stream_core_set_auth(struct stream_core *sc, bool auth, bool encrypt)
+{
+    if (!sc->key.len)
+        return (auth || encrypt) ? -1 : 0;
+    sc->auth_flags = (uint16_t)((auth || encrypt ? HVT_HELLO_AUTH : 0) |
+                                (encrypt ? HVT_HELLO_ENCRYPT : 0));
+    return 0;
+}
+
+/* The tag of a whole message held in memory (HELLO; received messages), payload as it travels. */
+static void tag_message(const struct stream_core *sc, unsigned kind, uint64_t a, uint32_t b,
+                        const uint8_t *msg, size_t n, uint8_t tag[HVT_STREAM_TAG_LEN])
+{
+    uint8_t nonce[AEAD_NONCE_LEN];
+    struct aead ae;
+    hvt_stream_nonce(nonce, kind, a, b);
+    aead_begin(&ae, sc->skey, nonce);
+    aead_aad(&ae, msg, sizeof(struct hvt_msg_hdr));
+    aead_mac(&ae, msg + sizeof(struct hvt_msg_hdr), n - sizeof(struct hvt_msg_hdr));
+    aead_end(&ae, tag);
+}
+
 uint64_t stream_core_free(struct stream_core *sc)
 {
     uint64_t used = load_acq(&sc->head) - load_acq(&sc->tail);
@@ -77,6 +104,8 @@ void stream_core_status(struct stream_core *sc, struct hvt_ctl_status *out)
     out->ctl_malformed = sc->cnt.ctl_malformed;
     out->connections = sc->cnt.connections;
     out->lost_messages = sc->cnt.ctl_replies_lost;
+    out->bad_tags = sc->cnt.bad_tags;
+    out->hello_flags = sc->auth_flags;
 }
 
 bool stream_core_all_acked(struct stream_core *sc)
@@ -126,7 +155,8 @@ void stream_core_connected(struct stream_core *sc)
 {
     struct hvt_hello hello = {
         .hv_version = sc->hv_version, .cpu_count = sc->cpu_count,
-        .hello_flags = sc->key.len ? HVT_HELLO_CTL_KEYED : 0, .ring_size = sc->size,
+        .hello_flags = (uint16_t)((sc->key.len ? HVT_HELLO_CTL_KEYED : 0) | sc->auth_flags),
+        .ring_size = sc->size,
         .ring_tail = load_acq(&sc->tail), .ring_head = load_acq(&sc->head),
         .ctl_next_seq = sc->ctl_next_seq, .tsc_hz = sc->tsc_hz,
         .connection = (uint32_t)sc->cnt.connections, .text_len = sc->hello_text_len,
@@ -141,8 +171,17 @@ void stream_core_connected(struct stream_core *sc)
     memcpy(sc->hello_buf + sizeof h, &hello, sizeof hello);
     memcpy(sc->hello_buf + sizeof h + sizeof hello, sc->hello_text, sc->hello_text_len);
     sc->hello_len = (uint32_t)(sizeof h + sizeof hello + sc->hello_text_len);
+    sc->conn_no = hello.connection;
+    if (sc->auth_flags) {
+        tag_message(sc, HVT_NONCE_HELLO, sc->conn_no, 0, sc->hello_buf, sc->hello_len,
+                    sc->hello_buf + sc->hello_len);
+        sc->hello_len += HVT_STREAM_TAG_LEN;
+    }
     sc->hello_sent = 0;
     sc->rx_have = 0;
+    sc->rx_index = 0;
+    sc->tx_active = false;
+    sc->tx_pend_at = sc->tx_pend_len = 0;
     sc->cnt.connections++;
     sc->state = STREAM_HELLO;
 }
@@ -151,6 +190,8 @@ void stream_core_disconnected(struct stream_core *sc)
 {
     sc->state = STREAM_DOWN;
     sc->rx_have = 0;
+    sc->tx_active = false;
+    sc->tx_pend_at = sc->tx_pend_len = 0;
 }
 
 /* Is off the start of a message in [tail, head]? Walks the ring's headers from tail. */
@@ -280,6 +321,25 @@ static int rx_check_header(struct stream_core *sc, const struct hvt_msg_hdr *h)
     return STREAM_EPROTO;
 }
 
+/* A received message with its tag in rx_buf: verify it, then decrypt the payload in place. */
+static int rx_open(struct stream_core *sc, const struct hvt_msg_hdr *h)
+{
+    uint8_t want[HVT_STREAM_TAG_LEN];
+    size_t n = sizeof *h + h->len;
+    tag_message(sc, HVT_NONCE_TO_HV, sc->conn_no, sc->rx_index, sc->rx_buf, n, want);
+    if (!aead_equal(want, sc->rx_buf + n, HVT_STREAM_TAG_LEN))
+        return -1;
+    if (sc->auth_flags & HVT_HELLO_ENCRYPT) {
+        uint8_t nonce[AEAD_NONCE_LEN];
+        struct aead ae;
+        hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, sc->conn_no, sc->rx_index);
+        aead_begin(&ae, sc->skey, nonce);
+        aead_crypt(&ae, 0, sc->rx_buf + sizeof *h, sc->rx_buf + sizeof *h, h->len);
+    }
+    sc->rx_index++;
+    return 0;
+}
+
 int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
 {
     const uint8_t *p = data;
@@ -287,9 +347,10 @@ int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
     if (sc->state == STREAM_DOWN)
         return STREAM_EPROTO;
     while (n > 0) {
+        size_t tl = sc->auth_flags ? HVT_STREAM_TAG_LEN : 0;
         size_t want = hl;
         if (sc->rx_have >= hl)
-            want = hl + ((const struct hvt_msg_hdr *)sc->rx_buf)->len;
+            want = hl + ((const struct hvt_msg_hdr *)sc->rx_buf)->len + tl;
         size_t take = want - sc->rx_have < n ? want - sc->rx_have : n;
         memcpy(sc->rx_buf + sc->rx_have, p, take);
         sc->rx_have += (uint32_t)take;
@@ -303,12 +364,16 @@ int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
                 sc->rx_have = 0;
                 return STREAM_EPROTO;
             }
-            want = hl + h.len;
+            want = hl + h.len + tl;
         }
         if (sc->rx_have >= hl && sc->rx_have == want) {
             struct hvt_msg_hdr h;
             memcpy(&h, sc->rx_buf, hl);
             sc->rx_have = 0;
+            if (tl && rx_open(sc, &h) != 0) {
+                sc->cnt.bad_tags++;
+                return STREAM_EPROTO;
+            }
             int r = rx_message(sc, &h, sc->rx_buf + hl);
             if (r != 0) {
                 sc->cnt.protocol_errors++;
@@ -317,6 +382,95 @@ int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
         }
     }
     return 0;
+}
+
+/*
+ * Ring messages with their tags. Messages are gathered into tx_scratch with the tag after each
+ * (computed as the bytes are copied: the header as aad, the payload clear or encrypted) and the
+ * scratch goes to the transport in as few writes as it takes: one write per message and tag
+ * would cost a transport call each. A message is immutable in the ring until acknowledged, so a
+ * resend after a reconnect, which starts at a message boundary, produces the same bytes and tag.
+ * sc->send counts ring bytes gathered; what is gathered but not yet written is dropped with the
+ * connection (the next WELCOME says where to resume).
+ */
+static void tx_gather(struct stream_core *sc, uint64_t head)
+{
+    const size_t hl = sizeof(struct hvt_msg_hdr);
+    const bool enc = sc->auth_flags & HVT_HELLO_ENCRYPT;
+    uint8_t *out = sc->tx_scratch;
+    size_t len = 0;
+    while (len < STREAM_TX_SCRATCH) {
+        if (!sc->tx_active) {
+            if (sc->send == head)
+                break;
+            struct hvt_msg_hdr h;
+            uint8_t nonce[AEAD_NONCE_LEN];
+            ring_get(sc, sc->send, &h, hl);
+            sc->tx_start = sc->send;
+            sc->tx_end = sc->send + hl + h.len;
+            hvt_stream_nonce(nonce, HVT_NONCE_SEQ, sc->send, 0);
+            aead_begin(&sc->tx_aead, sc->skey, nonce);
+            aead_aad(&sc->tx_aead, &h, hl);
+            sc->tx_tag_sent = 0;
+            sc->tx_active = true;
+        }
+        if (sc->send == sc->tx_end) {
+            if (sc->tx_tag_sent == 0)
+                aead_end(&sc->tx_aead, sc->tx_tag);
+            size_t n = HVT_STREAM_TAG_LEN - sc->tx_tag_sent;
+            if (n > STREAM_TX_SCRATCH - len)
+                n = STREAM_TX_SCRATCH - len;
+            memcpy(out + len, sc->tx_tag + sc->tx_tag_sent, n);
+            len += n;
+            sc->tx_tag_sent += (uint32_t)n;
+            if (sc->tx_tag_sent == HVT_STREAM_TAG_LEN)
+                sc->tx_active = false;
+            continue;
+        }
+        /* the next piece: within the header or within the payload, up to the ring's end */
+        uint64_t stop = sc->send < sc->tx_start + hl ? sc->tx_start + hl : sc->tx_end;
+        uint64_t at = sc->send & (sc->size - 1);
+        uint64_t n = stop - sc->send;
+        if (n > sc->size - at)
+            n = sc->size - at;
+        if (n > STREAM_TX_SCRATCH - len)
+            n = STREAM_TX_SCRATCH - len;
+        if (sc->send >= sc->tx_start + hl) {
+            if (enc)
+                aead_crypt(&sc->tx_aead, sc->send - sc->tx_start - hl, sc->ring + at, out + len, (size_t)n);
+            else
+                memcpy(out + len, sc->ring + at, (size_t)n);
+            aead_mac(&sc->tx_aead, out + len, (size_t)n);
+        } else {
+            memcpy(out + len, sc->ring + at, (size_t)n);   /* header: already in the tag as aad */
+        }
+        len += (size_t)n;
+        sc->send += n;
+    }
+    sc->tx_pend_at = 0;
+    sc->tx_pend_len = (uint32_t)len;
+}
+
+static size_t tx_tagged(struct stream_core *sc, const struct stream_transport *t)
+{
+    size_t total = 0;
+    for (;;) {
+        if (sc->tx_pend_at == sc->tx_pend_len) {
+            tx_gather(sc, load_acq(&sc->head));
+            if (sc->tx_pend_len == 0)
+                break;
+        }
+        size_t room = t->room(t->ctx);
+        size_t n = sc->tx_pend_len - sc->tx_pend_at;
+        if (n > room)
+            n = room;
+        size_t w = n ? t->write(t->ctx, sc->tx_scratch + sc->tx_pend_at, n) : 0;
+        if (w == 0)
+            break;
+        sc->tx_pend_at += (uint32_t)w;
+        total += w;
+    }
+    return total;
 }
 
 size_t stream_core_tx(struct stream_core *sc, const struct stream_transport *t)
@@ -335,6 +489,8 @@ size_t stream_core_tx(struct stream_core *sc, const struct stream_transport *t)
     }
     if (sc->state != STREAM_UP)
         return total;
+    if (sc->auth_flags)
+        return total + tx_tagged(sc, t);
     uint64_t head = load_acq(&sc->head);
     while (sc->send < head) {
         size_t room = t->room(t->ctx);

@@ -23,6 +23,7 @@
 #include "net_port.h"
 #include "hvt_stream.h"
 #include "ctl.h"
+#include "aead.h"
 
 #define STREAM_MAX_CPUS     64u
 #define STREAM_CTL_RESERVE  8192u
@@ -32,6 +33,7 @@
 #define STREAM_HELLO_TEXT_MAX 512u
 /* The largest message the hypervisor accepts from the collector: a full control request. */
 #define STREAM_RX_MAX (sizeof(struct hvt_ctl) + HVT_CTL_MAX_DATA + HVT_MAC_LEN)
+#define STREAM_TX_SCRATCH 16384u  /* tagged messages are gathered here for the transport */
 
 /* Transport the core writes into (lwIP tcp_write, or a host socket). */
 struct stream_transport {
@@ -49,6 +51,7 @@ enum stream_conn_state { STREAM_DOWN, STREAM_HELLO, STREAM_WAIT_WELCOME, STREAM_
 struct stream_counters {
     uint64_t ctl_accepted, ctl_bad_auth, ctl_replayed, ctl_malformed, ctl_replies_lost;
     uint64_t connections, protocol_errors, resume_skipped_bytes;
+    uint64_t bad_tags;          /* received messages whose session tag did not verify */
 };
 
 struct stream_core {
@@ -63,6 +66,8 @@ struct stream_core {
     uint16_t cpu_count;
     uint8_t  boot_id[HVT_BOOT_ID_LEN];
     struct ctl_key key;
+    uint8_t  skey[AEAD_KEY_LEN]; /* session key (hvt_stream.h), when auth_flags */
+    uint16_t auth_flags;        /* 0 or HVT_HELLO_AUTH [| HVT_HELLO_ENCRYPT] */
     uint64_t ctl_next_seq;
     uint32_t hv_version;
     uint64_t tsc_hz;
@@ -70,10 +75,21 @@ struct stream_core {
     uint32_t hello_text_len;
     /* connection */
     enum stream_conn_state state;
-    uint8_t  hello_buf[sizeof(struct hvt_msg_hdr) + sizeof(struct hvt_hello) + STREAM_HELLO_TEXT_MAX];
+    uint32_t conn_no;           /* this connection's number (HELLO.connection) */
+    uint8_t  hello_buf[sizeof(struct hvt_msg_hdr) + sizeof(struct hvt_hello) + STREAM_HELLO_TEXT_MAX +
+                       HVT_STREAM_TAG_LEN];
     uint32_t hello_len, hello_sent;
-    uint8_t  rx_buf[sizeof(struct hvt_msg_hdr) + STREAM_RX_MAX];
+    uint8_t  rx_buf[sizeof(struct hvt_msg_hdr) + STREAM_RX_MAX + HVT_STREAM_TAG_LEN];
     uint32_t rx_have;
+    uint32_t rx_index;          /* messages received on this connection (their nonces) */
+    /* the ring message being transmitted with its tag (auth_flags): [tx_start, tx_end) */
+    bool     tx_active;
+    uint64_t tx_start, tx_end;
+    struct aead tx_aead;
+    uint8_t  tx_tag[HVT_STREAM_TAG_LEN];
+    uint32_t tx_tag_sent;
+    uint32_t tx_pend_at, tx_pend_len;  /* tx_scratch bytes written / gathered */
+    uint8_t  tx_scratch[STREAM_TX_SCRATCH];
     /* control */
     stream_ctl_fn ctl_fn;
     void    *ctl_ctx;
@@ -89,6 +105,10 @@ int  stream_core_init(struct stream_core *sc, void *ring, uint64_t ring_size, ui
 /* key=value lines sent in HELLO (hypervisor build, boot config summary...). */
 void stream_core_set_hello_text(struct stream_core *sc, const char *text, size_t n);
 void stream_core_set_ctl(struct stream_core *sc, stream_ctl_fn fn, void *ctx);
+/* Session tags and encryption (hvt_stream.h). With a key, init turns tags on and encryption
+ * off; this changes it (before the first connection). Without a key both stay off: -1. */
+int  stream_core_set_auth(struct stream_core *sc, bool auth, bool encrypt);
+
 
 /* Enqueue one sequenced message. 0, STREAM_EAGAIN (ring full: poll and retry) or
  * STREAM_EINVAL (cpu out of range or len > HVT_STREAM_MAX_PAYLOAD or larger than the ring). */

@@ -12,6 +12,12 @@
 #include "probe.h"
 #include "dprobe.h"
 #include "dcmd.h"
+#include "hv_dma.h"
+#include "hv_exit.h"
+_Static_assert(HVT_IOMMU_ON == (int)HV_IOMMU_ON && HVT_IOMMU_NO_DMAR == (int)HV_IOMMU_NO_DMAR &&
+               HVT_IOMMU_PARTIAL == (int)HV_IOMMU_PARTIAL && HVT_IOMMU_FAILED == (int)HV_IOMMU_FAILED,
+               "the wire's iommu states are vmm/'s");
+_Static_assert(HVT_HC_REFUSED_FUNCS == HV_HYPERCALL_MAX, "one refusal counter per function");
 #endif
 
 static const struct trace_ctl_ops *ops;
@@ -41,6 +47,16 @@ int trace_ctl_parse_args(const uint8_t *args, uint32_t len, struct hvt_trace_arg
     if (a->flags & ~TRACE_CTL_SUPPORTED_FILTERS)
         return HVT_CTL_EINVAL;               /* well-formed, not implemented yet */
     return HVT_CTL_OK;
+}
+
+void trace_ctl_refusals(struct hvt_trace_status *st, uint64_t (*refused)(unsigned func))
+{
+    st->hc_refused_total = 0;
+    for (unsigned f = 0; f < HVT_HC_REFUSED_FUNCS; f++) {
+        uint64_t n = refused(f);
+        st->hc_refused[f] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        st->hc_refused_total += n;
+    }
 }
 
 static void reply_status(uint8_t *out, uint32_t *out_len)
@@ -140,6 +156,11 @@ static void hv_counters(struct hvt_trace_status *st)
     st->chunks_sent = s.stream_chunks;
     st->chunk_bytes_sent = s.stream_bytes;
     st->chunks_debug_port = s.debug_port_chunks;
+    unsigned on = 0, all = 0;
+    st->iommu = hv_iommu_state(&on, &all);
+    st->iommu_units_on = (uint16_t)on;
+    st->iommu_units = (uint16_t)all;
+    trace_ctl_refusals(st, hv_hypercall_refused);
 }
 
 static const struct trace_ctl_ops hv_ops = { .configure = hv_configure, .request = hv_request,

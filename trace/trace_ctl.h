@@ -17,7 +17,9 @@
  *    nothing. Filters given with START replace the boot configuration's filters and budget for
  *    that window (addresses are runtime ones); they are refused while a window is open. STOP
  *    and STATUS take no data.
- *  - Every accepted command replies with struct hvt_trace_status.
+ *  - Every accepted command replies with struct hvt_trace_status, including what vmm/ did
+ *    with the IOMMU (hv_iommu_state) and the hypercalls it refused per function
+ *    (hv_hypercall_refused, through trace_ctl_refusals).
  *  - Portable: host builds (-DHVT_HOST) give their own ops (tests/net/fake_hv.c), so the host
  *    tests run this very code.
  */
@@ -46,6 +48,9 @@ struct trace_opts;
 /* 'boot': the boot configuration's options, which a START without filters keeps. */
 void trace_ctl_init(const struct hv_transport *t, const struct trace_opts *boot);
 void trace_ctl_set_ops(const struct trace_ctl_ops *ops);
+/* Fill the status's refusal fields from refused(func) for every counted function number:
+ * each saturates at UINT32_MAX, the total does not. */
+void trace_ctl_refusals(struct hvt_trace_status *st, uint64_t (*refused)(unsigned func));
 int  trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
                       uint32_t *out_len);
 /* HVT_CTL_OK with *a filled (zero when len is 0), or HVT_CTL_EINVAL. */

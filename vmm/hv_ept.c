@@ -6,6 +6,8 @@
 #include "vcpu.h"
 #include "vmx.h"
 #include "cpu.h"
+#include "vmx_exit.h"
+#include "insn_store.h"
 
 static void *ept_alloc(void) { return hv_alloc_pages(1); }
 static int ept_memtype(uint64_t base, uint64_t size) { return mtrr_type_range(&hv.mtrr, base, size); }
@@ -212,6 +214,66 @@ int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms)
     if (!hv_in_region(hpa))
         return -1;                              /* only hypervisor pages stand in for guest ones */
     return map_pages(gpa, X86_PAGE_SIZE, hpa, perms & EPT_RWX, MTRR_WB);
+}
+
+/* Pages shown read-only with writes dropped (hv_ept_drop_writes): vmm/'s own table, asked
+ * before any module's EPT handler (hv_ept_drop_write_fault), so a module's catch-all handler
+ * never sees these writes and they take no module slot. Appended while the image starts. */
+#define DROP_RANGES 64
+static struct { uint64_t lo, hi; } drop_ranges[DROP_RANGES];
+static unsigned n_drop;
+
+/* A write there: skip a MOV store, #GP for anything else (64-bit code only: the firmware
+ * and Linux run there; CS.L is bit 13 of the access rights, SDM 25.4.1). */
+#define CS_AR_L        (1u << 13)
+#define VEC_GP_FAULT   13u
+bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qual)
+{
+    unsigned n = __atomic_load_n(&n_drop, __ATOMIC_ACQUIRE), i;
+    for (i = 0; i < n && !(gpa >= drop_ranges[i].lo && gpa < drop_ranges[i].hi); i++)
+        ;
+    if (i == n || !(qual & EPT_QUAL_WRITE))
+        return false;                           /* not ours; reads and fetches are allowed */
+    uint8_t insn[15];
+    size_t len = 0;
+    uint64_t rip = hv_guest_read(HV_GUEST_RIP);
+    if (hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L) {
+        struct gmem_paging p;
+        hv_guest_paging(&p);
+        len = gmem_read_gva(&p, rip, insn, sizeof insn);
+        len = len ? insn_store_len(insn, len) : 0;
+    }
+    if (len)
+        hv_guest_write(HV_GUEST_RIP, rip + len);
+    else
+        vmx_inject_exception(VEC_GP_FAULT, true, 0);
+    return true;
+}
+
+int hv_ept_drop_writes(uint64_t gpa, uint64_t size, void *page)
+{
+    uint64_t hpa = 0;
+    if (page && !hv_in_region(hpa = hv_virt_to_phys(page)))
+        return -1;                              /* only hypervisor pages stand in for guest ones */
+    uint64_t lo = gpa & X86_PAGE_MASK, hi = (gpa + size + X86_PAGE_SIZE - 1) & X86_PAGE_MASK;
+    if (size == 0 || hi <= lo || hv_in_region(lo) || hv_in_region(hi - 1) ||
+        hv_gpa_is_ram(lo, hi - lo) || n_drop >= DROP_RANGES)
+        return -1;                              /* device memory only, and room to note it */
+    for (uint64_t pa = lo; pa < hi; pa += X86_PAGE_SIZE)
+        if (hv_gpa_is_ram(pa, X86_PAGE_SIZE))
+            return -1;
+    drop_ranges[n_drop].lo = lo;
+    drop_ranges[n_drop].hi = hi;
+    __atomic_store_n(&n_drop, n_drop + 1, __ATOMIC_RELEASE);
+    int rc = 0;
+    spin_lock(&hv.ept_lock);
+    for (uint64_t pa = lo; pa < hi && !rc; pa += X86_PAGE_SIZE) {
+        rc = ept_map_4k(&hv.ept, pa, page ? hpa : pa, EPT_READ | EPT_EXEC, page ? MTRR_WB : MTRR_UC);
+        edit_done_locked(pa);
+    }
+    spin_unlock(&hv.ept_lock);
+    flush_here();
+    return rc;
 }
 
 /* Guest RAM only (after EPT: the hidden region reads as the dummy page). */

@@ -19,5 +19,8 @@ void hv_ept_refresh(struct vcpu *v);
 int hv_ept_map_mmio(uint64_t gpa);
 /* What on-demand MMIO took so far: pages mapped, EPT tables, accesses refused. */
 void hv_ept_mmio_usage(unsigned *pages, unsigned *tables, unsigned *refused);
+/* An EPT violation on a hv_ept_drop_writes page: the write skipped or refused (#GP); true
+ * when handled (false: not such a page, or not a write). */
+bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification);
 
 #endif

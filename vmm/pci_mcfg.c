@@ -149,3 +149,56 @@ bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *
     }
     return false;
 }
+
+/* Type 1 header registers (PCI-to-PCI Bridge Architecture Specification 1.2, 3.2). */
+#define CFG_ID           0x00u
+#define CFG_HEADER_DWORD 0x0cu           /* header type in bits 23:16 */
+#define CFG_BUS_NUMBERS  0x18u
+#define HDR_TYPE(d)      (((d) >> 16) & 0x7fu)
+#define HDR_MULTIFN(d)   (((d) >> 16) & 0x80u)
+#define HDR_BRIDGE       1u
+
+/* The bridge on `bus` whose range holds `target`; false if none. */
+static bool bridge_toward(uint8_t bus, uint8_t target, mcfg_cfg_read_fn rd, void *ctx,
+                          struct mcfg_bdf *b, uint8_t *sec)
+{
+    for (unsigned dev = 0; dev < 32; dev++) {
+        for (unsigned fn = 0; fn < 8; fn++) {
+            uint32_t id = rd(ctx, bus, (uint8_t)dev, (uint8_t)fn, CFG_ID);
+            if ((id & 0xffffu) == 0xffffu || (id & 0xffffu) == 0) {
+                if (fn == 0)
+                    break;              /* no function 0: no device */
+                continue;
+            }
+            uint32_t hdr = rd(ctx, bus, (uint8_t)dev, (uint8_t)fn, CFG_HEADER_DWORD);
+            if (HDR_TYPE(hdr) == HDR_BRIDGE) {
+                uint32_t bn = rd(ctx, bus, (uint8_t)dev, (uint8_t)fn, CFG_BUS_NUMBERS);
+                uint8_t s = (uint8_t)(bn >> 8), sub = (uint8_t)(bn >> 16);
+                if (s > bus && s <= target && target <= sub) {
+                    *b = (struct mcfg_bdf){ 0, bus, (uint8_t)dev, (uint8_t)fn };
+                    *sec = s;
+                    return true;
+                }
+            }
+            if (fn == 0 && !HDR_MULTIFN(hdr))
+                break;
+        }
+    }
+    return false;
+}
+
+int mcfg_path_bridges(struct mcfg_bdf target, mcfg_cfg_read_fn rd, void *ctx,
+                      struct mcfg_bdf *out, unsigned max)
+{
+    if (target.segment != 0)
+        return -1;
+    unsigned n = 0;
+    for (uint8_t bus = 0; bus != target.bus;) {
+        uint8_t sec;
+        if (n >= max || !bridge_toward(bus, target.bus, rd, ctx, &out[n], &sec))
+            return -1;
+        n++;
+        bus = sec;                      /* strictly increasing: the walk ends */
+    }
+    return (int)n;
+}

@@ -12,6 +12,7 @@
 #include "hvt_hypercall.h"
 #include "cpu.h"
 #include "msr_policy.h"
+#include "hv_iommu.h"
 
 static struct vcpu vcpus[HVT_MAX_CPUS];
 
@@ -65,7 +66,12 @@ int vmm_init(struct hvt_boot_info *bi)
     return 0;
 }
 
-void vmm_init_done(void) { hv_mem_report(); }
+/* The IOMMU last: every layer has registered its own devices and DMA ranges by now. */
+void vmm_init_done(void)
+{
+    hv_iommu_start();
+    hv_mem_report();
+}
 
 int vmm_start_cpu(struct hvt_boot_info *bi, struct hvt_cpu_launch *l)
 {

@@ -576,7 +576,7 @@ static void handle_ept_violation(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t gpa = vmx_read(VMCS_GUEST_PHYS_ADDR);
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
-    if (exit_reg_ept(gpa, q))
+    if (hv_ept_drop_write_fault(gpa, q) || exit_reg_ept(gpa, q))
         return;
     /* Beyond the identity map we built (high MMIO): extend it on demand, uncached, within
      * its bound. */

@@ -22,6 +22,7 @@
 #define HVT_COLL_H
 #include "coll_parse.h"
 #include "coll_sock.h"
+#include "coll_peer.h"
 #include "coll_store.h"
 #include "coll_trace.h"
 #include "ctl.h"
@@ -66,6 +67,8 @@ struct coll {
     bool fsync_each, exit_on_bye, progress;
     int lfd, cfd;
     char peer[64];
+    uint32_t cfd_ip;                   /* the connection's address (network order) */
+    struct coll_peers peers;           /* pinning; connections waiting for their HELLO */
     uint8_t *rbuf;
     size_t rlen;
     struct coll_parser parser;

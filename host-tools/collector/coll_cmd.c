@@ -20,6 +20,7 @@
  */
 #include "coll.h"
 #include "coll_link.h"
+#include "coll_hvstatus.h"
 #include "hvt_dif.h"
 #include <errno.h>
 #include <stdio.h>
@@ -46,6 +47,12 @@ static void print_status(struct coll *c, int cl)
     coll_sock_printf(s, cl, "out=%s\nconnected=%d\nhost_request=%s\n", c->out, c->cfd >= 0,
                      c->host_request == HVT_TRACE_REQ_START ? "start" :
                      c->host_request == HVT_TRACE_REQ_STOP ? "stop" : "none");
+    coll_sock_printf(s, cl, "session=%s\npeer=%s\nrefused_connections=%llu\nbad_tags=%llu\n",
+                     !(c->cfd >= 0 && c->parser.have_hello) ? "none" :
+                     (c->parser.sess.flags & HVT_HELLO_ENCRYPT) ? "encrypted" :
+                     (c->parser.sess.flags & HVT_HELLO_AUTH) ? "authenticated" : "unauthenticated",
+                     c->cfd >= 0 ? c->peer : "none", (unsigned long long)c->peers.refused,
+                     (unsigned long long)c->parser.c.bad_tags);
     if (!c->store_open) {
         coll_sock_printf(s, cl, "boot=none\n");
         return;
@@ -473,9 +480,9 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
             struct hvt_probe_status p;
             memcpy(&p, m->data, sizeof p);
             print_probe_status(c, i, &p);
-        } else if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof(struct hvt_trace_status)) {
-            struct hvt_trace_status t;
-            memcpy(&t, m->data, sizeof t);
+        } else if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= HVT_TRACE_STATUS_V1_LEN) {
+            struct hvt_trace_status t = { 0 };     /* an older hypervisor's reply is shorter */
+            memcpy(&t, m->data, m->ctl.data_len < sizeof t ? m->ctl.data_len : sizeof t);
             coll_sock_printf(&c->sock, i, "hv_stepping=%u\n", t.stepping);
             coll_sock_printf(&c->sock, i, "hv_host_request=%u\nhv_flags=0x%x\nhv_starts=%llu\n"
                              "hv_stops=%llu\nhv_steps_closed=%llu\nhv_chunks_sent=%llu\n"
@@ -484,6 +491,9 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
                              (unsigned long long)t.steps_closed, (unsigned long long)t.chunks_sent,
                              (unsigned long long)t.chunk_bytes_sent,
                              (unsigned long long)t.chunks_debug_port);
+            char more[512];
+            coll_hvstatus_format(more, sizeof more, &t, m->ctl.data_len);
+            coll_sock_printf(&c->sock, i, "%s", more);
         }
         const char *why = NULL;
         switch (m->ctl.status) {

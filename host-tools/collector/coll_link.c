@@ -50,14 +50,15 @@ void coll_send_unsequenced(struct coll *c, uint16_t type, const void *p, uint32_
 {
     if (c->cfd < 0)
         return;
-    uint8_t buf[sizeof(struct hvt_msg_hdr) + 64];
+    uint8_t buf[sizeof(struct hvt_msg_hdr) + 64 + HVT_STREAM_TAG_LEN];
     struct hvt_msg_hdr h = {
         .magic = HVT_STREAM_MAGIC, .version = HVT_STREAM_VERSION,
         .hdr_len = sizeof h, .type = type, .len = len, .cpu = HVT_CPU_NONE,
     };
     memcpy(buf, &h, sizeof h);
     memcpy(buf + sizeof h, p, len);
-    if (coll_send_all(c->cfd, buf, sizeof h + len) < 0)
+    size_t n = coll_parse_seal(&c->parser, buf, sizeof h + len);
+    if (coll_send_all(c->cfd, buf, n) < 0)
         c->io_error = true;
 }
 
@@ -65,10 +66,12 @@ int64_t coll_send_ctl(struct coll *c, uint16_t cmd, const void *data, uint32_t l
 {
     if (c->cfd < 0 || !c->parser.have_hello || len > HVT_CTL_MAX_DATA)
         return -1;
-    static uint8_t buf[sizeof(struct hvt_msg_hdr) + sizeof(struct hvt_ctl) + HVT_CTL_MAX_DATA + HVT_MAC_LEN];
+    static uint8_t buf[sizeof(struct hvt_msg_hdr) + sizeof(struct hvt_ctl) + HVT_CTL_MAX_DATA + HVT_MAC_LEN +
+                       HVT_STREAM_TAG_LEN];
     uint64_t seq = c->ctl_seq++;
     size_t n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, c->parser.hello.boot_id, seq,
                          cmd, 0, data, len);
+    n = coll_parse_seal(&c->parser, buf, n);
     if (coll_send_all(c->cfd, buf, n) < 0) {
         c->io_error = true;
         return -1;

@@ -1,18 +1,20 @@
 /*
  * hvtrace-collector - accepts the hypervisor's stream connection and writes a trace directory
- * per hypervisor boot (coll_store.h). Single-threaded, one active connection: a new connection
- * replaces the active one (the hypervisor reconnected); a HELLO with another boot_id closes the
- * current boot's directory and opens a new one, so two boots never mix.
+ * per hypervisor boot (coll_store.h). Single-threaded, one active connection; who may replace
+ * it (the hypervisor reconnecting, never a stranger) is coll_peer.h's decision; every message is
+ * checked against its session tag by the parser (coll_parse.h). A HELLO with another boot_id
+ * closes the current boot's directory and opens a new one, so two boots never mix.
  *
  *   hvtrace-collector [--listen ADDR] [--port N] [--out DIR] [--key HEX | --key-file F]
  *                     [--ctl CMD,...] [--chunk-mb N] [--fsync] [--exit-on-bye] [--progress]
- *                     [--zstd LEVEL] [--socket PATH | --no-socket]
+ *                     [--zstd LEVEL] [--socket PATH | --no-socket] [--peer ADDR] [--insecure]
  *   hvtrace-collector --verify DIR        re-check a trace directory (coll_verify.h)
  *   hvtrace-collector --rebuild-trace DIR write DIR/trace.hvt afresh from its messages
  * Trace batches become OUT/<boot>/trace.hvt as they arrive (coll_trace.h). `hvt trace
  * start|stop|status` talks to the collector over OUT/control.sock (coll_sock.h, coll_cmd.c).
  * Control commands sent after each WELCOME (--ctl): ping, status, badauth (a ping tagged with
- * a wrong key: it must be refused), replay (the previous request again: must be refused).
+ * a wrong key: it must be refused), replay (the previous request again: must be refused),
+ * badtag (once: an ACK whose session tag is damaged: the hypervisor must drop the connection).
  * SIGUSR1 sends a status request. SIGINT/SIGTERM: checkpoint, summary on stderr, exit 0 - or
  * 1 if storing failed (coll.h: a failed store is sticky and never acknowledged).
  * Progress (rate, bytes, gaps) goes to stderr once a second, only when stderr is a terminal.
@@ -129,7 +131,7 @@ static void checkpoint_and_ack(struct coll *c)
 
 static void send_ctl(struct coll *c, const char *cmd)
 {
-    if (c->cfd < 0 || !c->parser.have_hello)
+    if (c->cfd < 0 || !c->parser.have_hello || !cmd[0])
         return;
     uint8_t buf[512];
     size_t n;
@@ -152,6 +154,8 @@ static void send_ctl(struct coll *c, const char *cmd)
     } else if (!strcmp(cmd, "status")) {
         n = ctl_build(buf, HVT_MSG_CTL_REQ, HVT_CPU_NONE, &c->key, boot, c->ctl_seq++,
                       HVT_CTL_STATUS, 0, NULL, 0);
+    } else if (!strcmp(cmd, "badtag")) {
+        n = 0;                                   /* built below */
     } else {
         coll_log("hvtrace-collector: unknown control command '%s'\n", cmd);
         return;
@@ -161,6 +165,19 @@ static void send_ctl(struct coll *c, const char *cmd)
         memcpy(c->last_req, buf, n);
         c->last_req_len = n;
     }
+    if (!strcmp(cmd, "badtag")) {
+        /* a forged ACK: right header, the session's tag damaged (the hypervisor must refuse it) */
+        struct hvt_msg_hdr h = { .magic = HVT_STREAM_MAGIC, .version = HVT_STREAM_VERSION,
+                                 .hdr_len = sizeof h, .type = HVT_MSG_ACK,
+                                 .len = sizeof(struct hvt_ack), .cpu = HVT_CPU_NONE };
+        struct hvt_ack a = { .persisted_off = c->parser.next_off };
+        memcpy(buf, &h, sizeof h);
+        memcpy(buf + sizeof h, &a, sizeof a);
+        n = sizeof h + sizeof a;
+    }
+    n = coll_parse_seal(&c->parser, buf, n);
+    if (!strcmp(cmd, "badtag"))
+        buf[n - 1] ^= 0x5a;
     if (coll_send_all(c->cfd, buf, n) < 0)
         c->io_error = true;
 }
@@ -181,13 +198,17 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
         n += snprintf(line + n, sizeof line - (size_t)n,
                       " ring_head=%llu ring_tail=%llu ctl_accepted=%llu ctl_bad_auth=%llu "
                       "ctl_replayed=%llu ctl_malformed=%llu connections=%llu console_bytes=%llu "
-                      "lost_messages=%llu backpressure_waits=%llu rx_frames=%llu tx_frames=%llu",
+                      "lost_messages=%llu backpressure_waits=%llu rx_frames=%llu tx_frames=%llu "
+                      "bad_tags=%llu session=%s",
                       (unsigned long long)s.ring_head, (unsigned long long)s.ring_tail,
                       (unsigned long long)s.ctl_accepted, (unsigned long long)s.ctl_bad_auth,
                       (unsigned long long)s.ctl_replayed, (unsigned long long)s.ctl_malformed,
                       (unsigned long long)s.connections, (unsigned long long)s.console_bytes,
                       (unsigned long long)s.lost_messages, (unsigned long long)s.backpressure_waits,
-                      (unsigned long long)s.rx_frames, (unsigned long long)s.tx_frames);
+                      (unsigned long long)s.rx_frames, (unsigned long long)s.tx_frames,
+                      (unsigned long long)s.bad_tags,
+                      (s.hello_flags & HVT_HELLO_ENCRYPT) ? "encrypted" :
+                      (s.hello_flags & HVT_HELLO_AUTH) ? "authenticated" : "unauthenticated");
     } else if (m.ctl.cmd >= HVT_CTL_PROBE_ARM && m.ctl.cmd <= HVT_CTL_PROBE_STATUS &&
                m.ctl.status == HVT_CTL_OK && m.ctl.data_len >= sizeof(struct hvt_probe_status)) {
         struct hvt_probe_status p;
@@ -343,6 +364,19 @@ static void close_boot(struct coll *c)
     c->store_open = false;
 }
 
+/* A fresh parser for this HELLO's boot: the key, the policy and the connection's session stay. */
+static void parser_restart(struct coll *c, const struct hvt_hello *h)
+{
+    struct ctl_key key = c->parser.key;
+    struct coll_session sess = c->parser.sess;
+    bool allow = c->parser.allow_unauth;
+    coll_parse_init(&c->parser, &key);
+    c->parser.sess = sess;
+    c->parser.allow_unauth = allow;
+    c->parser.have_hello = true;
+    c->parser.hello = *h;
+}
+
 static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, size_t text_len)
 {
     struct coll *c = ctx;
@@ -372,10 +406,7 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
         c->store_open = true;
         c->store_stopped = false;        /* a new directory: its writes have not failed yet */
         /* continuity and counters from the checkpoint (zero for a new boot) */
-        struct ctl_key key = c->parser.key;
-        coll_parse_init(&c->parser, &key);
-        c->parser.have_hello = true;
-        c->parser.hello = *h;
+        parser_restart(c, h);
         coll_parse_expect(&c->parser, c->store.st.next_off, c->store.st.next_seq, h->cpu_count);
         c->parser.c = c->store.st.c;
         c->ctl_seq = 0;
@@ -385,14 +416,12 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     if (same && c->store_stopped) {
         /* nothing past the last checkpoint was stored: take the stream again from there, and
          * the WELCOME below frees nothing more in the hypervisor */
-        struct ctl_key key = c->parser.key;
-        coll_parse_init(&c->parser, &key);
-        c->parser.have_hello = true;
-        c->parser.hello = *h;
+        parser_restart(c, h);
         coll_parse_expect(&c->parser, c->store.durable.next_off, c->store.durable.next_seq,
                           h->cpu_count);
         c->parser.c = c->store.durable.c;
     }
+    coll_peer_session(&c->peers, c->cfd_ip);   /* the hypervisor's address from now on */
     c->store.connections = h->connection + 1;   /* the hypervisor's count survives our restarts */
     c->store.hello = *h;
     if (c->ctl_seq < h->ctl_next_seq)
@@ -413,8 +442,11 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     w.resume_off = c->parser.next_off;       /* == store.durable.next_off: stored (coll.h) */
     coll_send_unsequenced(c, HVT_MSG_WELCOME, &w, sizeof w);
     checkpoint_and_ack(c);
-    for (int i = 0; i < c->nctl; i++)
+    for (int i = 0; i < c->nctl; i++) {
         send_ctl(c, c->ctl_cmds[i]);
+        if (!strcmp(c->ctl_cmds[i], "badtag"))
+            c->ctl_cmds[i][0] = 0;               /* once: the hypervisor drops the connection */
+    }
     return 0;
 }
 
@@ -430,23 +462,9 @@ static void close_conn(struct coll *c, const char *why)
         coll_log("hvtrace-collector: connection from %s closed: %s\n", c->peer, why);
 }
 
-static void handle_read(struct coll *c)
+/* Parse what rbuf holds, store it, acknowledge when due. */
+static void process_rbuf(struct coll *c, uint64_t t)
 {
-    ssize_t r = recv(c->cfd, c->rbuf + c->rlen, COLL_RBUF_SIZE - c->rlen, 0);
-    if (r == 0) {
-        close_conn(c, "peer closed");
-        return;
-    }
-    if (r < 0) {
-        if (errno != EINTR && errno != EAGAIN)
-            close_conn(c, strerror(errno));
-        return;
-    }
-    uint64_t t = now_ns();
-    if (!c->first_data_ns)
-        c->first_data_ns = t;
-    c->last_data_ns = t;
-    c->rlen += (size_t)r;
     size_t used = 0;
     struct coll_sink sink = { .ctx = c, .on_hello = sink_hello, .on_msg = sink_msg };
     int rc = coll_parse_feed(&c->parser, c->rbuf, c->rlen, &used, &sink);
@@ -474,6 +492,53 @@ static void handle_read(struct coll *c)
         close_conn(c, "send failed");
 }
 
+static void handle_read(struct coll *c)
+{
+    ssize_t r = recv(c->cfd, c->rbuf + c->rlen, COLL_RBUF_SIZE - c->rlen, 0);
+    if (r == 0) {
+        close_conn(c, "peer closed");
+        return;
+    }
+    if (r < 0) {
+        if (errno != EINTR && errno != EAGAIN)
+            close_conn(c, strerror(errno));
+        return;
+    }
+    uint64_t t = now_ns();
+    if (!c->first_data_ns)
+        c->first_data_ns = t;
+    c->last_data_ns = t;
+    c->rlen += (size_t)r;
+    process_rbuf(c, t);
+}
+
+/* The live session as coll_peer sees it. */
+static struct coll_live live_session(const struct coll *c)
+{
+    struct coll_live l = { .live = c->cfd >= 0 && c->parser.have_hello, .ip = c->cfd_ip };
+    if (l.live) {
+        l.authenticated = c->parser.sess.flags & HVT_HELLO_AUTH;
+        memcpy(l.boot_id, c->parser.hello.boot_id, HVT_BOOT_ID_LEN);
+        l.connection = c->parser.hello.connection;
+    }
+    return l;
+}
+
+static void adopt(struct coll *c, int fd, uint32_t ip, const char *peer, const char *why)
+{
+    if (c->cfd >= 0)
+        close_conn(c, why);
+    c->cfd = fd;
+    c->cfd_ip = ip;
+    c->io_error = false;
+    c->connections++;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    coll_parse_new_connection(&c->parser);
+    c->rlen = 0;
+}
+
 static void handle_accept(struct coll *c)
 {
     struct sockaddr_in a;
@@ -481,16 +546,26 @@ static void handle_accept(struct coll *c)
     int fd = accept(c->lfd, (struct sockaddr *)&a, &al);
     if (fd < 0)
         return;
-    if (c->cfd >= 0)
-        close_conn(c, "replaced by a new connection");
-    c->cfd = fd;
-    c->io_error = false;
-    c->connections++;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    snprintf(c->peer, sizeof c->peer, "%s:%u", inet_ntoa(a.sin_addr), ntohs(a.sin_port));
-    coll_parse_new_connection(&c->parser);
-    c->rlen = 0;
+    char peer[64];
+    snprintf(peer, sizeof peer, "%s:%u", inet_ntoa(a.sin_addr), ntohs(a.sin_port));
+    struct coll_live l = live_session(c);
+    if (coll_peer_arrived(&c->peers, fd, a.sin_addr.s_addr, peer, &l, now_ns()))
+        adopt(c, fd, a.sin_addr.s_addr, peer, "replaced by a new connection");
+}
+
+/* A connection that waited aside and whose HELLO earned it the session. */
+static void adopt_pending(struct coll *c, int i)
+{
+    struct coll_pending *q = &c->peers.p[i];
+    coll_log("hvtrace-collector: %s's authenticated HELLO replaces the session with %s\n",
+             q->peer, c->peer);
+    adopt(c, q->fd, q->ip, q->peer, "replaced by the hypervisor's newer connection");
+    memcpy(c->rbuf, q->buf, q->have);
+    c->rlen = q->have;
+    coll_peer_release(&c->peers, i);
+    uint64_t t = now_ns();
+    c->last_data_ns = t;
+    process_rbuf(c, t);
 }
 
 static void progress(struct coll *c, bool force)
@@ -517,14 +592,15 @@ static void summary(struct coll *c)
     uint64_t tb = c->parser.c.trace_bytes - c->trace_bytes_at_first;
     coll_log("hvtrace-collector: summary: dir=%s messages=%llu bytes=%llu console_bytes=%llu "
             "trace_msgs=%llu gap_events=%llu gap_bytes=%llu gap_msgs=%llu lost_msgs=%llu "
-            "ctl_replies=%llu connections=%llu rejected=%llu seconds=%.3f msgs_per_s=%.0f MB_per_s=%.2f "
+            "ctl_replies=%llu connections=%llu rejected=%llu refused=%llu bad_tags=%llu seconds=%.3f msgs_per_s=%.0f MB_per_s=%.2f "
             "trace_seconds=%.3f trace_MB_per_s=%.3f\n",
             c->store_open ? c->store.dir : "(none)", (unsigned long long)k->msgs,
             (unsigned long long)k->bytes, (unsigned long long)k->console_bytes,
             (unsigned long long)k->trace_msgs, (unsigned long long)k->gap_events,
             (unsigned long long)k->gap_bytes, (unsigned long long)k->gap_msgs,
             (unsigned long long)k->lost_msgs, (unsigned long long)k->ctl_replies,
-            (unsigned long long)c->connections, (unsigned long long)c->rejected, dt,
+            (unsigned long long)c->connections, (unsigned long long)c->rejected,
+            (unsigned long long)c->peers.refused, (unsigned long long)k->bad_tags, dt,
             dt > 0 ? k->msgs / dt : 0.0, dt > 0 ? k->bytes / dt / 1e6 : 0.0, tt,
             tt > 0 ? tb / tt / 1e6 : 0.0);
     if (c->store_open && c->store_stopped)
@@ -565,7 +641,7 @@ static void usage(void)
     fprintf(stderr, "usage: hvtrace-collector [--listen ADDR] [--port N] [--out DIR] "
             "[--key HEX | --key-file FILE] [--ctl ping,status,badauth,replay] [--chunk-mb N] "
             "[--fsync] [--exit-on-bye] [--progress|--no-progress] [--zstd LEVEL] "
-            "[--socket PATH | --no-socket]\n"
+            "[--socket PATH | --no-socket] [--peer ADDR] [--insecure]\n"
             "       hvtrace-collector --verify DIR          (check a boot directory, trace.hvt included)\n"
             "       hvtrace-collector --rebuild-trace DIR   (write DIR/trace.hvt afresh from the messages)\n");
 }
@@ -581,13 +657,15 @@ int main(int argc, char **argv)
     c->cfd = -1;
     c->progress = isatty(2);
     c->zstd_level = COLL_TRACE_LEVEL;
+    uint32_t peer_ip = 0;
+    bool insecure = false;
     static const struct option opts[] = {
         { "listen", 1, 0, 'l' }, { "port", 1, 0, 'p' }, { "out", 1, 0, 'o' },
         { "key", 1, 0, 'k' }, { "key-file", 1, 0, 'K' }, { "ctl", 1, 0, 'c' },
         { "chunk-mb", 1, 0, 'm' }, { "fsync", 0, 0, 'f' }, { "exit-on-bye", 0, 0, 'b' },
         { "verify", 1, 0, 'V' }, { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' },
         { "zstd", 1, 0, 'z' }, { "rebuild-trace", 1, 0, 'R' }, { "socket", 1, 0, 'S' },
-        { "no-socket", 0, 0, 'n' }, { 0 } };
+        { "no-socket", 0, 0, 'n' }, { "peer", 1, 0, 'A' }, { "insecure", 0, 0, 'I' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "l:p:o:k:K:c:m:fbh", opts, NULL)) != -1) {
         switch (o) {
@@ -623,6 +701,16 @@ int main(int argc, char **argv)
         case 'z': c->zstd_level = atoi(optarg); break;
         case 'S': c->sock_path = optarg; break;
         case 'n': c->no_sock = true; break;
+        case 'A': {
+            struct in_addr ia;
+            if (inet_pton(AF_INET, optarg, &ia) != 1) {
+                coll_log("hvtrace-collector: --peer needs an IPv4 address, not '%s'\n", optarg);
+                return 2;
+            }
+            peer_ip = ia.s_addr;
+            break;
+        }
+        case 'I': insecure = true; break;
         case 'P': c->progress = true; break;
         case 'N': c->progress = false; break;
         default: usage(); return 2;
@@ -631,6 +719,12 @@ int main(int argc, char **argv)
     if (c->chunk_max == 0)
         c->chunk_max = 1;
     coll_parse_init(&c->parser, &c->key);
+    c->parser.allow_unauth = insecure;
+    coll_peer_init(&c->peers);
+    if (peer_ip) {
+        c->peers.pin_ip = peer_ip;
+        c->peers.pin_fixed = true;
+    }
     c->rbuf = malloc(COLL_RBUF_SIZE);
     c->ack_every = COLL_ACK_MAX;
     struct sigaction sa = { .sa_handler = on_signal };
@@ -671,12 +765,13 @@ int main(int argc, char **argv)
             c->no_sock ? "(none)" : sock_path);
     c->start_ns = now_ns();
     while (!g_stop) {
-        struct pollfd pf[2 + 1 + COLL_SOCK_CLIENTS] = {
+        struct pollfd pf[2 + COLL_PEER_PENDING + 1 + COLL_SOCK_CLIENTS] = {
             { .fd = c->lfd, .events = POLLIN }, { .fd = c->cfd, .events = POLLIN } };
-        int ns = coll_sock_pollfds(&c->sock, pf + 2);
+        int np = coll_peer_pollfds(&c->peers, pf + 2);
+        int ns = coll_sock_pollfds(&c->sock, pf + 2 + np);
         if (c->cfd < 0)
             pf[1].fd = -1;                       /* poll ignores negative fds */
-        int r = poll(pf, (nfds_t)(2 + ns), 10);
+        int r = poll(pf, (nfds_t)(2 + np + ns), 10);
         if (r < 0 && errno != EINTR)
             break;
         if (r > 0 && (pf[0].revents & POLLIN))
@@ -684,8 +779,12 @@ int main(int argc, char **argv)
         if (r > 0 && c->cfd >= 0 && pf[1].fd == c->cfd && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
             handle_read(c);
         uint64_t t = now_ns();
+        struct coll_live l = live_session(c);
+        int adopt_i = coll_peer_service(&c->peers, pf + 2, np, &c->key, &l, t);
+        if (adopt_i >= 0)
+            adopt_pending(c, adopt_i);
         if (r > 0)
-            coll_sock_service(&c->sock, pf + 2, ns, t, coll_cmd_request, c);
+            coll_sock_service(&c->sock, pf + 2 + np, ns, t, coll_cmd_request, c);
         coll_cmd_tick(c, t);
         if (c->unacked_since_ns && t - c->unacked_since_ns >= COLL_ACK_IDLE_NS)
             checkpoint_and_ack(c);
@@ -703,6 +802,7 @@ int main(int argc, char **argv)
     }
     if (c->cfd >= 0)
         close_conn(c, NULL);
+    coll_peer_close(&c->peers);
     summary(c);
     close_boot(c);
     coll_sock_close(&c->sock);

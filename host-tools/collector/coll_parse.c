@@ -2,6 +2,7 @@
 #include "coll_parse.h"
 #include "hvt_probe.h"
 #include "hvt_dif.h"
+#include "aead.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,42 @@ const char *coll_msg_type_name(uint16_t type)
     case HVT_MSG_CTL_REQ: return "CTL_REQ";
     }
     return "unknown";
+}
+
+size_t coll_parse_seal(struct coll_parser *p, uint8_t *msg, size_t n)
+{
+    if (!(p->sess.flags & HVT_HELLO_AUTH))
+        return n;
+    const size_t hl = sizeof(struct hvt_msg_hdr);
+    uint8_t nonce[AEAD_NONCE_LEN];
+    struct aead a;
+    hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, p->sess.conn, p->sess.to_hv++);
+    aead_begin(&a, p->sess.skey, nonce);
+    aead_aad(&a, msg, hl);
+    if (p->sess.flags & HVT_HELLO_ENCRYPT)
+        aead_crypt(&a, 0, msg + hl, msg + hl, n - hl);
+    aead_mac(&a, msg + hl, n - hl);
+    aead_end(&a, msg + n);
+    return n + HVT_STREAM_TAG_LEN;
+}
+
+/* Verify the tag after the message at m (header + len bytes) and decrypt its payload. */
+static bool open_message(const struct coll_session *s, const struct hvt_msg_hdr *h, uint8_t *m,
+                         unsigned kind, uint64_t nonce_a, bool decrypt)
+{
+    const size_t hl = sizeof *h;
+    uint8_t nonce[AEAD_NONCE_LEN], tag[AEAD_TAG_LEN];
+    struct aead a;
+    hvt_stream_nonce(nonce, kind, nonce_a, 0);
+    aead_begin(&a, s->skey, nonce);
+    aead_aad(&a, m, hl);
+    aead_mac(&a, m + hl, h->len);
+    aead_end(&a, tag);
+    if (!aead_equal(tag, m + hl + h->len, AEAD_TAG_LEN))
+        return false;
+    if (decrypt)
+        aead_crypt(&a, 0, m + hl, m + hl, h->len);
+    return true;
 }
 
 #define BAD(...) do { \
@@ -196,10 +233,46 @@ static void count(struct coll_parser *p, const struct hvt_msg_hdr *h, const uint
     }
 }
 
-int coll_parse_feed(struct coll_parser *p, const uint8_t *buf, size_t n, size_t *used,
+/* The HELLO's own flags decide whether it carries a tag; the session's decide for the rest. */
+static size_t tag_len(const struct coll_parser *p, const struct hvt_msg_hdr *h, const uint8_t *pl)
+{
+    if (p->have_hello)
+        return (p->sess.flags & HVT_HELLO_AUTH) ? HVT_STREAM_TAG_LEN : 0;
+    struct hvt_hello he;
+    if (h->type != HVT_MSG_HELLO || h->len < sizeof he)
+        return 0;
+    memcpy(&he, pl, sizeof he);
+    return (he.hello_flags & HVT_HELLO_AUTH) ? HVT_STREAM_TAG_LEN : 0;
+}
+
+/* A checked HELLO: verify its tag and start the connection's session, or refuse. */
+static int start_session(struct coll_parser *p, const struct hvt_msg_hdr *h, uint8_t *m)
+{
+    const struct hvt_hello *he = &p->hello;
+    if (!(he->hello_flags & HVT_HELLO_AUTH)) {
+        if (p->key.len && !p->allow_unauth)
+            BAD("HELLO: the hypervisor does not authenticate its stream (no key, or auth=off) "
+                "and this collector has a key: refused (--insecure accepts it)");
+        memset(&p->sess, 0, sizeof p->sess);
+        return 0;
+    }
+    if (!p->key.len)
+        BAD("HELLO: the stream is authenticated and this collector has no key (--key)");
+    struct coll_session s = { .flags = he->hello_flags & (HVT_HELLO_AUTH | HVT_HELLO_ENCRYPT),
+                              .conn = he->connection };
+    ctl_session_key(&p->key, he->boot_id, s.skey);
+    if (!open_message(&s, h, m, HVT_NONCE_HELLO, he->connection, false)) {
+        p->c.bad_tags++;
+        BAD("HELLO: tag does not verify (another key, or not from the hypervisor)");
+    }
+    p->sess = s;
+    return 0;
+}
+
+int coll_parse_feed(struct coll_parser *p, uint8_t *buf, size_t n, size_t *used,
                     const struct coll_sink *sink)
 {
-    size_t pos = 0;
+    size_t pos = 0, wpos = 0;
     int rc = 0;
     const size_t hl = sizeof(struct hvt_msg_hdr);
     while (n - pos >= hl) {
@@ -228,7 +301,14 @@ int coll_parse_feed(struct coll_parser *p, const uint8_t *buf, size_t n, size_t 
         }
         if (n - pos - hl < h.len)
             break;                                /* incomplete: wait for more bytes */
-        const uint8_t *pl = buf + pos + hl;
+        size_t tl = tag_len(p, &h, buf + pos + hl);
+        if (n - pos - hl - h.len < tl)
+            break;
+        /* cut the tags out: this message moves down to follow the last one delivered */
+        if (wpos != pos)
+            memmove(buf + wpos, buf + pos, hl + h.len + tl);
+        uint8_t *m = buf + wpos;
+        const uint8_t *pl = m + hl;
         int r;
         if (!p->have_hello) {
             if (h.type != HVT_MSG_HELLO || h.cpu != HVT_CPU_NONE)
@@ -236,12 +316,14 @@ int coll_parse_feed(struct coll_parser *p, const uint8_t *buf, size_t n, size_t 
                               coll_msg_type_name(h.type), h.cpu), COLL_EMALFORMED);
             else
                 r = check_hello(p, &h, pl);
+            if (r == 0)
+                r = start_session(p, &h, m);
             if (r == 0) {
                 p->have_hello = true;
                 if (sink && sink->on_hello &&
                     sink->on_hello(sink->ctx, &p->hello, (const char *)pl + sizeof(struct hvt_hello),
                                    p->hello.text_len) < 0) {
-                    pos += hl + h.len;
+                    pos += hl + h.len + tl;
                     rc = COLL_ESTOP;
                     break;
                 }
@@ -249,12 +331,18 @@ int coll_parse_feed(struct coll_parser *p, const uint8_t *buf, size_t n, size_t 
         } else if (h.cpu == HVT_CPU_NONE) {
             r = (snprintf(p->err, sizeof p->err, "unexpected unsequenced %s after HELLO",
                           coll_msg_type_name(h.type)), COLL_EMALFORMED);
+        } else if (tl && !open_message(&p->sess, &h, m, HVT_NONCE_SEQ, h.off,
+                                       p->sess.flags & HVT_HELLO_ENCRYPT)) {
+            p->c.bad_tags++;
+            r = (snprintf(p->err, sizeof p->err, "%s at offset %llu: tag does not verify (forged "
+                          "or damaged)", coll_msg_type_name(h.type), (unsigned long long)h.off),
+                 COLL_EMALFORMED);
         } else {
             r = check_sequenced(p, &h, pl);
             if (r == 0) {
                 count(p, &h, pl);
                 if (sink && sink->on_msg)
-                    sink->on_msg(sink->ctx, &h, pl, buf + pos);
+                    sink->on_msg(sink->ctx, &h, pl, m);
             }
         }
         if (r != 0) {
@@ -264,9 +352,30 @@ int coll_parse_feed(struct coll_parser *p, const uint8_t *buf, size_t n, size_t 
             rc = r;
             break;
         }
-        pos += hl + h.len;
+        pos += hl + h.len + tl;
+        wpos += hl + h.len;
     }
     p->conn_bytes += pos;
     *used = pos;
     return rc;
+}
+
+int coll_parse_hello_verify(const struct ctl_key *key, uint8_t *m, size_t n,
+                            struct hvt_hello *out, char *err, size_t errlen)
+{
+    static struct coll_parser t;          /* big (per-CPU seqs): not on the stack */
+    struct hvt_msg_hdr h;
+    const size_t hl = sizeof h;
+    coll_parse_init(&t, key);
+    if (n < hl)
+        return snprintf(err, errlen, "no HELLO"), -1;
+    memcpy(&h, m, hl);
+    if (h.magic != HVT_STREAM_MAGIC || h.version != HVT_STREAM_VERSION || h.hdr_len != hl ||
+        h.type != HVT_MSG_HELLO || h.cpu != HVT_CPU_NONE || n != hl + h.len + HVT_STREAM_TAG_LEN)
+        return snprintf(err, errlen, "not an authenticated HELLO"), -1;
+    if (check_hello(&t, &h, m + hl) != 0 || start_session(&t, &h, m) != 0 ||
+        !(t.sess.flags & HVT_HELLO_AUTH))
+        return snprintf(err, errlen, "%s", t.err[0] ? t.err : "HELLO not authenticated"), -1;
+    *out = t.hello;
+    return 0;
 }

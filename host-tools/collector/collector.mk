@@ -10,20 +10,22 @@ HOST_BUILD   := $(BUILD)/host
 NET_HOST_CFLAGS := $(HOST_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
                    -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Itrace
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
-NET_PORTABLE := net/sha256.c net/ctl.c net/net_config.c net/stream_core.c
+NET_PORTABLE := net/sha256.c net/aead.c net/ctl.c net/net_config.c net/stream_core.c
 # The collector writes trace.hvt through the host tools' chunk layer (the one hvt-import uses).
 COLL_TRACE_SRCS := host-tools/collector/coll_trace.c host-tools/trace_chunkw.c host-tools/trace_scan.c
 COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
                 host-tools/collector/coll_store.c host-tools/collector/coll_verify.c \
                 host-tools/collector/coll_sock.c host-tools/collector/coll_cmd.c \
-                host-tools/collector/coll_link.c $(COLL_TRACE_SRCS)
+                host-tools/collector/coll_link.c host-tools/collector/coll_peer.c \
+                host-tools/collector/coll_hvstatus.c $(COLL_TRACE_SRCS)
 COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h \
                 include/hvt_trace_format.h host-tools/trace_chunkw.h host-tools/trace_scan.h
 COLL_LIBS    := -lzstd -lz
 
-$(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_HDRS)
+COLL_NET := net/ctl.c net/sha256.c net/aead.c
+$(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) $(COLL_NET) $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) net/ctl.c net/sha256.c $(COLL_LIBS)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) $(COLL_NET) $(COLL_LIBS)
 
 # fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
 # Its D engine is the hypervisor's own verifier and interpreter (trace/dif_*.c).
@@ -42,6 +44,10 @@ $(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/tr
 	  host-tools/trace_chunkw.c trace/rec_enc.c -lzstd -lz
 
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
+$(HOST_BUILD)/test_aead: tests/net/unit/test_aead.c net/aead.c net/sha256.c net/aead.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -Ivmm/include -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -o $@ tests/net/unit/test_aead.c net/aead.c net/sha256.c
 $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -59,9 +65,10 @@ $(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h
 	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -o $@ $(TRACE_LINK_SRCS) -lzstd -lz
 
-net-unit-test: $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
+net-unit-test: $(HOST_BUILD)/test_aead $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
                $(HOST_BUILD)/fake_hv $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import \
                $(HOST_BUILD)/hvt-check
+	$(HOST_BUILD)/test_aead
 	$(HOST_BUILD)/test_net
 	$(HOST_BUILD)/test_trace_link
 	tests/net/test-collector.sh $(HOST_BUILD)
@@ -71,12 +78,12 @@ unit-test: net-unit-test
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector
-$(HOST_BUILD)/fuzz/fuzz_ctl: tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl.c net/sha256.c $(COLL_HDRS)
+$(HOST_BUILD)/fuzz/fuzz_ctl: tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl.c net/sha256.c net/aead.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl.c net/sha256.c
-$(HOST_BUILD)/fuzz/fuzz_coll_parse: tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c $(COLL_HDRS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl.c net/sha256.c net/aead.c
+$(HOST_BUILD)/fuzz/fuzz_coll_parse: tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c net/aead.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c net/aead.c
 FUZZ_TRACE_SRCS := tests/net/fuzz/fuzz_coll_trace.c $(COLL_TRACE_SRCS) host-tools/trace_reader.c host-tools/util.c
 $(HOST_BUILD)/fuzz/fuzz_coll_trace: $(FUZZ_TRACE_SRCS) $(COLL_HDRS)
 	@mkdir -p $(dir $@)

@@ -7,7 +7,11 @@
  *   fake_hv [--port N] [--boot-id HEX32] [--key HEX] [--cpus N] [--ring-kb N]
  *           [--console FILE] [--trace-bytes N] [--msg-size N] [--meta TEXT] [--rate-kbps N]
  *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND] [--drop-after-ms N]
- *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]]
+ *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]] [--auth on|off|encrypt]
+ * --save-hello FILE: the first connection's HELLO, as sent (for replay tests).
+ * --flip-byte N: byte N of the first connection is sent with one bit changed.
+ * --auth: with --key, tag every message and encrypt (encrypt, the default), tag only (on), or
+ *   neither (off).
  * Exit 0 once everything (console, trace, META, LOSS, BYE) is enqueued and ACKed by a
  * collector, reconnecting as often as needed; exit 1 on timeout. --malformed sends one bad
  * stream (magic, version, bigmsg, nohello, rewind, badcpu, shorthello, midmsg) and exits 0 if
@@ -64,10 +68,27 @@ static int g_fd = -1;
 static bool g_broken;
 static uint64_t g_backpressure;
 
+/* --flip-byte N: byte N of the first connection goes out with one bit changed (a forgery the
+ * collector must catch by its tag) */
+static long long g_flip_at = -1;
+static uint64_t g_conn_bytes;
+
 static size_t sock_room(void *ctx) { return g_fd >= 0 && !g_broken ? (1u << 20) : 0; }
 static size_t sock_write(void *ctx, const void *p, size_t n)
 {
+    static uint8_t flipped[1u << 20];
+    if (g_flip_at >= 0 && (uint64_t)g_flip_at >= g_conn_bytes &&
+        (uint64_t)g_flip_at < g_conn_bytes + n && n <= sizeof flipped) {
+        memcpy(flipped, p, n);
+        flipped[g_flip_at - g_conn_bytes] ^= 0x10;
+        p = flipped;
+    }
     ssize_t w = send(g_fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w > 0) {
+        if (g_flip_at >= 0 && (uint64_t)g_flip_at < g_conn_bytes + (uint64_t)w && p == flipped)
+            g_flip_at = -2;                      /* sent: once only */
+        g_conn_bytes += (uint64_t)w;
+    }
     if (w < 0) {
         if (errno != EAGAIN && errno != EINTR)
             g_broken = true;
@@ -526,6 +547,8 @@ int main(int argc, char **argv)
         return 1;
     fclose(ur);
     uint64_t d_fires = 0;
+    const char *save_hello = NULL;
+    int auth_mode = 2;                   /* the hypervisor's default with a key: encrypted */
     static const struct option opts[] = {
         { "port", 1, 0, 'p' }, { "boot-id", 1, 0, 'b' }, { "key", 1, 0, 'k' },
         { "cpus", 1, 0, 'c' }, { "ring-kb", 1, 0, 'r' }, { "console", 1, 0, 'C' },
@@ -534,7 +557,7 @@ int main(int argc, char **argv)
         { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
         { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' },
         { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' },
-        { "drop-after-ms", 1, 0, 'Y' }, { 0 } };
+        { "drop-after-ms", 1, 0, 'Y' }, { "auth", 1, 0, 'A' }, { "flip-byte", 1, 0, 'F' }, { "save-hello", 1, 0, 'H' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -558,6 +581,14 @@ int main(int argc, char **argv)
         case 'T': timeout_s = atoi(optarg); break;
         case 'G': linger_ms = atoi(optarg); break;
         case 'Y': drop_after_ms = atoi(optarg); break;
+        case 'F': g_flip_at = atoll(optarg); break;
+        case 'H': save_hello = optarg; break;
+        case 'A':
+            if (!strcmp(optarg, "off")) auth_mode = 0;
+            else if (!strcmp(optarg, "on")) auth_mode = 1;
+            else if (!strcmp(optarg, "encrypt")) auth_mode = 2;
+            else { fprintf(stderr, "--auth on|off|encrypt\n"); return 2; }
+            break;
         case 'M': malformed = optarg; break;
         case 'E': e9_file = optarg; break;
         case 'W': p.wait_start = true; break;
@@ -593,7 +624,8 @@ int main(int argc, char **argv)
     static struct stream_core sc;
     uint64_t ring_size = ring_kb << 10;
     void *ring = malloc(ring_size);
-    if (stream_core_init(&sc, ring, ring_size, (uint16_t)cpus, boot, &key, 0x000100, 0) != 0) {
+    if (stream_core_init(&sc, ring, ring_size, (uint16_t)cpus, boot, &key, 0x000100, 0) != 0 ||
+        stream_core_set_auth(&sc, auth_mode >= 1 && key.len, auth_mode == 2) != 0) {
         fprintf(stderr, "fake_hv: bad ring size or cpu count\n");
         return 2;
     }
@@ -622,6 +654,15 @@ int main(int argc, char **argv)
             if (g_fd >= 0) {
                 g_broken = false;
                 stream_core_connected(&sc);
+                g_conn_bytes = 0;
+                if (save_hello) {                /* what a listener on the LAN could record */
+                    FILE *hf = fopen(save_hello, "wb");
+                    if (hf) {
+                        fwrite(sc.hello_buf, 1, sc.hello_len, hf);
+                        fclose(hf);
+                    }
+                    save_hello = NULL;
+                }
             }
         }
         /* produce under an optional rate limit; a full ring stops us (backpressure) */
@@ -682,13 +723,13 @@ int main(int argc, char **argv)
                (unsigned long long)p.dropped_bytes, p.started, p.stop_sent);
     printf("fake_hv: done messages=%llu bytes=%llu console=%zu connections=%llu "
            "ctl_accepted=%llu ctl_bad_auth=%llu ctl_replayed=%llu ctl_malformed=%llu "
-           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f acked=%llu\n",
+           "backpressure_waits=%llu resume_skipped=%llu seconds=%.3f acked=%llu bad_tags=%llu\n",
            (unsigned long long)p.nmsgs, (unsigned long long)sc.head, p.console_len,
            (unsigned long long)sc.cnt.connections, (unsigned long long)sc.cnt.ctl_accepted,
            (unsigned long long)sc.cnt.ctl_bad_auth, (unsigned long long)sc.cnt.ctl_replayed,
            (unsigned long long)sc.cnt.ctl_malformed, (unsigned long long)g_backpressure,
            (unsigned long long)sc.cnt.resume_skipped_bytes, (now_ns() - start) / 1e9,
-           (unsigned long long)sc.tail);
+           (unsigned long long)sc.tail, (unsigned long long)sc.cnt.bad_tags);
     if (g_fd >= 0)
         close(g_fd);
     return 0;

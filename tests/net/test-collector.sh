@@ -15,7 +15,7 @@ W=$(mktemp -d /tmp/hvt-coll-test.XXXXXX)
 KEY=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 PORT=$(( 20000 + RANDOM % 20000 ))
 source "$(dirname "$0")/test-lib.sh"
-CLEANUP_DIR="$W"
+CLEANUP_DIR="$W"; [ -n "${KEEP:-}" ] && CLEANUP_DIR=""
 
 
 # console text with every byte value, like a real serial log would never have, plus lines
@@ -209,6 +209,80 @@ for um in 022 000; do
   check "umask $um: every directory 0700 ($dirs not)" test "$dirs" = 0
   check "umask $um: all $nfiles files 0600 ($files not: $(find "$W/p$um" -type f ! -perm 600 -printf '%m %p ' | head -c 300))" test "$files" = 0 -a "$nfiles" -ge 7
 done
+
+# 9. the session: every message tagged (the default with a key)
+OTHER=ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+# 9a. strangers while a trace streams: one without the key, one replaying the live session's
+#     HELLO byte for byte (recorded off the wire): both refused, the stream untouched (one
+#     connection, no gap)
+start_coll "$W/s1" "$W/s1.log" --exit-on-bye
+"$FAKE" --port "$PORT" --key "$KEY" --boot-id 11111111111111111111111111111111 \
+        --console "$W/console.txt" --trace-bytes 45000000 --rate-kbps 15000 --timeout 60 \
+        --save-hello "$W/hello.bin" >"$W/s1f.out" 2>&1 &
+FPID=$!; PIDS+=("$FPID")
+sleep 0.5
+python3 - "$PORT" "$W/hello.bin" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(open(sys.argv[2], "rb").read())
+time.sleep(0.5)
+PY
+"$FAKE" --port "$PORT" --key "$OTHER" --trace-bytes 1000 --timeout 1 >"$W/s1x.out" 2>&1
+"$HVT" trace status -d "$W/s1" > "$W/s1-status.txt" 2>&1
+wait "$FPID"; frc=$?
+wait "$CPID"
+D="$W/s1/current"
+check "session: hvt trace status shows the session and the refusals" \
+      grep -Eq "^session: encrypted with 127.0.0.1:[0-9]+, ([2-9]|[1-9][0-9]+) connection\(s\) refused, 0 message" "$W/s1-status.txt"
+check "session: the genuine stream finished (rc $frc) on one connection" \
+      bash -c "[ $frc = 0 ] && grep -q 'connections=1 ' '$W/s1f.out'"
+check "session: the stranger without the key was refused" grep -q "refused connection from .*HELLO: tag does not verify" "$W/s1.log"
+check "session: the replayed HELLO was refused" grep -q "refused connection from .*not newer" "$W/s1.log"
+check "session: refusals counted" grep -Eq "summary:.* refused=([2-9]|[1-9][0-9]+) " "$W/s1.log"
+check "session: no gap, console byte-for-byte" \
+      bash -c "[ '$(hdr "$D" gap_events)' = 0 ] && cmp -s '$W/console.txt' '$D/console.log'"
+check "session: the directory verifies" "$COLL" --verify "$D"
+# 9b. a forged message from the hypervisor's side (one bit changed on the wire): rejected,
+#     counted; the hypervisor resends it on its next connection and nothing is lost
+start_coll "$W/s2" "$W/s2.log" --exit-on-bye
+"$FAKE" --port "$PORT" --key "$KEY" --console "$W/console.txt" --trace-bytes 3000000 \
+        --flip-byte 6000 --timeout 60 >"$W/s2f.out" 2>&1
+wait "$CPID"
+D="$W/s2/current"
+check "session: forged message rejected" grep -q "tag does not verify (forged or damaged)" "$W/s2.log"
+check "session: counted (bad_tags=1)" grep -q "summary:.* bad_tags=1 " "$W/s2.log"
+check "session: after it, nothing lost (no gap, console equal, verifies)" \
+      bash -c "[ '$(hdr "$D" gap_events)' = 0 ] && cmp -s '$W/console.txt' '$D/console.log' && '$COLL' --verify '$D' >/dev/null"
+# 9c. a forged ACK from the collector's side: the hypervisor refuses and counts it, drops the
+#     connection, resumes on the next one
+start_coll "$W/s3" "$W/s3.log" --exit-on-bye --ctl status,badtag
+"$FAKE" --port "$PORT" --key "$KEY" --console "$W/console.txt" --trace-bytes 3000000 \
+        --timeout 60 >"$W/s3f.out" 2>&1
+wait "$CPID"
+D="$W/s3/current"
+check "session: forged ACK refused and counted by the hypervisor (bad_tags=1)" grep -q "bad_tags=1$" "$W/s3f.out"
+check "session: the status reply reports the session" grep -q "bad_tags=.* session=encrypted" "$D/control.log"
+check "session: nothing lost after the forged ACK" \
+      bash -c "[ '$(hdr "$D" gap_events)' = 0 ] && cmp -s '$W/console.txt' '$D/console.log'"
+# 9d. tags only (encrypt=off): the same files as encrypted payloads (9a-9c) give
+start_coll "$W/s4" "$W/s4.log" --exit-on-bye --ctl status
+"$FAKE" --port "$PORT" --key "$KEY" --auth on --console "$W/console.txt" --trace-bytes 3000000 \
+        --timeout 60 >"$W/s4f.out" 2>&1
+wait "$CPID"
+D="$W/s4/current"
+check "session: tags-only stream stored the same (console equal, verifies)" \
+      bash -c "cmp -s '$W/console.txt' '$D/console.log' && '$COLL' --verify '$D' >/dev/null"
+check "session: the status reply says authenticated (not encrypted)" grep -q "session=authenticated" "$D/control.log"
+# 9e. a hypervisor that does not tag (auth=off) is refused by a collector with a key, unless
+#     --insecure
+start_coll "$W/s5" "$W/s5.log"
+"$FAKE" --port "$PORT" --key "$KEY" --auth off --trace-bytes 1000 --timeout 2 >"$W/s5f.out" 2>&1
+kill -INT "$CPID"; wait "$CPID"
+check "session: untagged stream refused by a keyed collector" grep -q "does not authenticate its stream" "$W/s5.log"
+start_coll "$W/s6" "$W/s6.log" --exit-on-bye --insecure
+"$FAKE" --port "$PORT" --key "$KEY" --auth off --trace-bytes 100000 --timeout 20 >"$W/s6f.out" 2>&1
+wait "$CPID"
+check "session: accepted with --insecure" grep -q "fake_hv: done" "$W/s6f.out"
 
 echo "test-collector: $pass passed, $fail failed"
 [ "$fail" = 0 ]

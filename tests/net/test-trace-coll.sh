@@ -124,6 +124,10 @@ done
 check "cli: status shows instructions arriving per CPU (cpu 0: ${n:-0})" test "${n:-0}" -gt 50000
 check "cli: windows open while tracing" bash -c "'$HVT' trace status -d '$W/o7' --raw | grep -q '^windows_open=[12]'"
 check "cli: hypervisor-side status answered" bash -c "'$HVT' trace status -d '$W/o7' --hv | grep -q '^hv_starts=1'"
+"$HVT" trace status -d "$W/o7" --hv >"$W/hv7.txt" 2>&1
+# fake_hv reports no IOMMU state and no refusals: the appended fields, printed as such
+check "cli: hypervisor-side status has the IOMMU and refusal fields" \
+  bash -c "grep -q '^hv_iommu=unknown\$' '$W/hv7.txt' && grep -q '^hv_iommu_units=0\$' '$W/hv7.txt' && grep -q '^hv_hc_refused=none\$' '$W/hv7.txt'"
 "$HVT" trace stop -d "$W/o7" -o "$W/host.hvt" >"$W/stop.out" 2>&1; rc=$?
 check "cli: stop waited for every window to close and the file to be finished (rc $rc)" test $rc = 0
 wait "$FPID"

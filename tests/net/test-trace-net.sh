@@ -113,6 +113,7 @@ if [[ " $RUNS " == *" B "* ]]; then
       t_seen=$(now); seen=1
       "$HVT" trace start --kernel-only -d "$OUT/coll-b" && started=1
       t_req=$(now)
+      "$HVT" trace status --hv -d "$OUT/coll-b" > "$OUT/hvstatus-b.txt" 2>&1
       break
     fi
     kill -0 "$BPID" 2>/dev/null || break
@@ -140,6 +141,10 @@ if [[ " $RUNS " == *" B "* ]]; then
   pid=$(sed -n 's/^getpid-loop: start pid=\([0-9]*\).*/\1/p' <<< "$serial" | head -1)
   check "B: the workload announced itself on the streamed console" test -n "$seen"
   check "B: hvt trace start accepted" test -n "$started"
+  sed 's/^/    /' "$OUT/hvstatus-b.txt" 2>/dev/null
+  # Bochs has no DMAR: the hypervisor says so in its status, refusals as counted (any number)
+  check "B: hvt trace status --hv: hv_iommu=no-DMAR, the refusal fields present" \
+    bash -c "grep -q '^hv_iommu=no-DMAR\$' '$OUT/hvstatus-b.txt' && grep -q '^hv_iommu_units=0\$' '$OUT/hvstatus-b.txt' && grep -q '^hv_hc_refused_total=[0-9]*\$' '$OUT/hvstatus-b.txt' && grep -q '^hv_hc_refused=' '$OUT/hvstatus-b.txt'"
   check "B: at least $HOST_INSNS instructions arrived while tracing ($insns)" test "${insns:-0}" -ge "$HOST_INSNS"
   check "B: hvt trace stop: every window closed, trace finished, copy written" test -n "$stopped" -a -s "$OUT/host.hvt"
   check "B: the workload went on after the stop and finished (status 0), clean power-off" \

@@ -69,9 +69,11 @@ unit-test-hv: $(HV_UNIT_BUILD)/test_ept_mtrr $(HV_UNIT_BUILD)/test_msr_policy $(
 	$(HV_UNIT_BUILD)/test_x86_wregs $(X86_LEN_CORPUS)
 unit-test: unit-test-hv
 
-# Firmware-table parsers and IOMMU/ECAM logic (vmm/acpi_dmar, pci_mcfg, iommu_tables, iommu_hw):
+# Firmware-table parsers and IOMMU/ECAM logic (vmm/acpi_dmar, pci_mcfg, iommu_tables, iommu_hw,
+# iommu_boot, insn_store; NAME:SRC+SRC...):
 # host builds, and again under ASan+UBSan since their input is hostile firmware data.
-IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c test_iommu_hw:vmm/iommu_hw.c
+IOMMU_UNIT_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c test_iommu_hw:vmm/iommu_hw.c \
+  test_iommu_boot:vmm/iommu_boot.c+vmm/acpi_dmar.c+vmm/iommu_tables.c+vmm/iommu_hw.c test_insn_store:vmm/insn_store.c
 define iommu_unit_rule
 $(HV_UNIT_BUILD)/$(1): tests/unit/$(1).c $(2) $(wildcard $(2:.c=.h) $(2:vmm/%.c=vmm/include/%.h)) vmm/le_bytes.h
 	@mkdir -p $$(dir $$@)
@@ -81,11 +83,22 @@ $(HV_UNIT_BUILD)/$(1)_asan: tests/unit/$(1).c $(2) $(wildcard $(2:.c=.h) $(2:vmm
 	$$(CC) $$(HV_UNIT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $$@ tests/unit/$(1).c $(2)
 IOMMU_UNIT_BINS += $(HV_UNIT_BUILD)/$(1) $(HV_UNIT_BUILD)/$(1)_asan
 endef
-$(foreach t,$(IOMMU_UNIT_TESTS),$(eval $(call iommu_unit_rule,$(word 1,$(subst :, ,$(t))),$(word 2,$(subst :, ,$(t))))))
+$(foreach t,$(IOMMU_UNIT_TESTS),$(eval $(call iommu_unit_rule,$(word 1,$(subst :, ,$(t))),$(subst +, ,$(word 2,$(subst :, ,$(t)))))))
 .PHONY: unit-test-iommu
 unit-test-iommu: $(IOMMU_UNIT_BINS)
 	@set -e; for t in $(IOMMU_UNIT_BINS); do $$t tests/unit/data; done
 unit-test-hv: unit-test-iommu
+# The trace status's IOMMU and refusal fields: trace/trace_ctl.c (host build) and the
+# collector's printer, under ASan+UBSan.
+HVSTATUS_SRCS := tests/unit/test_hvstatus.c trace/trace_ctl.c host-tools/collector/coll_hvstatus.c
+$(HV_UNIT_BUILD)/test_hvstatus: $(HVSTATUS_SRCS) trace/trace_ctl.h host-tools/collector/coll_hvstatus.h include/hvt_stream.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -DHVT_HOST -Iinclude -Itrace -Ihost-tools/collector \
+	  -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(HVSTATUS_SRCS)
+.PHONY: unit-test-hvstatus
+unit-test-hvstatus: $(HV_UNIT_BUILD)/test_hvstatus
+	$(HV_UNIT_BUILD)/test_hvstatus
+unit-test-hv: unit-test-hvstatus
 # The same builder and programming code against QEMU's VT-d model, 3- then 4-level tables
 # (boots a guest under TCG twice, ~10 s each; not part of unit-test-hv): tests/unit/vtd-qemu/run-vtd-qemu.sh.
 .PHONY: test-vtd-qemu

@@ -65,6 +65,51 @@ static int dump_and_disassemble(const char *dir, const char *name, const uint8_t
     return rc;
 }
 
+/* An XSDT/RSDT with the given entries, valid checksum. */
+static size_t make_sdt(uint8_t *t, size_t cap, const char *sig, unsigned esz, const uint64_t *e, unsigned n)
+{
+    memset(t, 0xee, cap);
+    memcpy(t, sig, 4);
+    uint32_t len = 36 + esz * n;
+    memcpy(t + 4, &len, 4);
+    t[8] = 1;
+    for (unsigned i = 0; i < n; i++)
+        memcpy(t + 36 + esz * i, &e[i], esz);     /* little-endian host */
+    t[9] = 0;
+    t[9] = (uint8_t)(0u - acpi_checksum(t, len));
+    return len;
+}
+
+/* acpi_sdt_remove: the DMAR leaves the guest's RSDT/XSDT, everything else stays in order. */
+static void test_sdt_remove(void)
+{
+    static uint8_t t[256];
+    const uint64_t x[4] = { 0x7fe10000ull, 0x17fe20000ull, 0x7fe30000ull, 0x17fe20000ull };
+    make_sdt(t, sizeof t, "XSDT", 8, x, 4);
+    CHECK(acpi_sdt_remove(t, sizeof t, 8, 0x17fe20000ull) == 2, "XSDT: both DMAR entries removed");
+    CHECK(rd32(t + 4) == 36 + 16 && acpi_checksum(t, rd32(t + 4)) == 0, "XSDT: length %u, checksum", rd32(t + 4));
+    CHECK(rd64(t + 36) == x[0] && rd64(t + 44) == x[2], "XSDT: others kept in order");
+    CHECK(rd64(t + 52) == 0 && rd64(t + 60) == 0, "XSDT: freed tail zeroed");
+    CHECK(acpi_sdt_remove(t, sizeof t, 8, 0x17fe20000ull) == 0 && rd32(t + 4) == 52, "XSDT: absent: nothing changes");
+    const uint64_t r[3] = { 0x7fe10000ull, 0x7fe20000ull, 0x7fe30000ull };
+    make_sdt(t, sizeof t, "RSDT", 4, r, 3);
+    CHECK(acpi_sdt_remove(t, sizeof t, 4, 0x7fe30000ull) == 1, "RSDT: last entry removed");
+    CHECK(rd32(t + 4) == 44 && acpi_checksum(t, 44) == 0 && rd32(t + 36) == r[0] && rd32(t + 40) == r[1],
+          "RSDT: 2 entries left, checksum");
+    /* Hostile headers change nothing. */
+    size_t len = make_sdt(t, sizeof t, "XSDT", 8, x, 4);
+    uint32_t bad = (uint32_t)len + 3;
+    memcpy(t + 4, &bad, 4);
+    CHECK(acpi_sdt_remove(t, sizeof t, 8, x[0]) == -1, "length not header + whole entries");
+    bad = 300;
+    memcpy(t + 4, &bad, 4);
+    CHECK(acpi_sdt_remove(t, sizeof t, 8, x[0]) == -1, "length past the buffer");
+    bad = 20;
+    memcpy(t + 4, &bad, 4);
+    CHECK(acpi_sdt_remove(t, sizeof t, 8, x[0]) == -1 && rd64(t + 36) == x[0], "length below the header");
+    CHECK(acpi_sdt_remove(t, sizeof t, 6, x[0]) == -1, "entry size 6");
+}
+
 int main(void)
 {
     struct acpi_platform p;
@@ -196,6 +241,7 @@ int main(void)
         printf("note: iasl not installed (acpica-tools): disassembly check skipped\n");
     }
 
+    test_sdt_remove();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

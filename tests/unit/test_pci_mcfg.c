@@ -190,12 +190,89 @@ static void test_fuzz(void)
     printf("test_pci_mcfg: fuzz %u accepted, %u refused\n", ok, err);
 }
 
+/* A fake configuration space: functions with IDs, header types and bus-number registers. */
+struct fake_fn { uint8_t bus, dev, fn; uint32_t id, hdr, busnr; };
+struct fake_pci { const struct fake_fn *f; unsigned n; unsigned reads; };
+static uint32_t fake_rd(void *ctx, uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off)
+{
+    struct fake_pci *p = ctx;
+    p->reads++;
+    for (unsigned i = 0; i < p->n; i++) {
+        const struct fake_fn *f = &p->f[i];
+        if (f->bus != bus || f->dev != dev || f->fn != fn) continue;
+        return off == 0 ? f->id : off == 0x0c ? f->hdr : off == 0x18 ? f->busnr : 0;
+    }
+    return 0xffffffffu;
+}
+#define BR(b, d, f, pri, sec, sub) { b, d, f, 0x12348086u, 0x00010000u, (uint32_t)(pri) | (sec) << 8 | (sub) << 16 }
+#define EP(b, d, f, mf) { b, d, f, 0x100e8086u, (mf) ? 0x00800000u : 0, 0 }
+
+/* The bridges above the NIC: found hop by hop, nearest the root first; hostile bus numbers
+ * (a loop back to a lower bus, a range that does not hold the target) give -1. */
+static void test_path_bridges(void)
+{
+    /* bus 0: host bridge 00:00.0, a multi-function device 00:01 with a bridge at fn 2
+     * (-> bus 1-3), a root port 00:1c.0 (-> bus 4-4). bus 1: switch port 01:00.0 (-> 2-3).
+     * bus 2: bridge 02:03.0 (-> 3-3). bus 3: the NIC 03:00.0. */
+    static const struct fake_fn topo[] = {
+        EP(0, 0, 0, 0), EP(0, 1, 0, 1), BR(0, 1, 2, 0, 1, 3), BR(0, 0x1c, 0, 0, 4, 4),
+        BR(1, 0, 0, 1, 2, 3), BR(2, 3, 0, 2, 3, 3), EP(3, 0, 0, 0), EP(4, 0, 0, 0),
+    };
+    struct fake_pci p = { topo, sizeof topo / sizeof topo[0], 0 };
+    struct mcfg_bdf out[MCFG_MAX_BRIDGES];
+    int n = mcfg_path_bridges((struct mcfg_bdf){ 0, 3, 0, 0 }, fake_rd, &p, out, MCFG_MAX_BRIDGES);
+    CHECK(n == 3, "3 bridges above 03:00.0, got %d", n);
+    CHECK(n == 3 && out[0].bus == 0 && out[0].dev == 1 && out[0].fn == 2 && out[1].bus == 1 &&
+          out[1].dev == 0 && out[2].bus == 2 && out[2].dev == 3, "the path 00:01.2 -> 01:00.0 -> 02:03.0");
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 4, 0, 0 }, fake_rd, &p, out, MCFG_MAX_BRIDGES);
+    CHECK(n == 1 && out[0].dev == 0x1c, "root port above bus 4: %d", n);
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 0, 3, 0 }, fake_rd, &p, out, MCFG_MAX_BRIDGES);
+    CHECK(n == 0, "a function on the root bus: no bridge (%d)", n);
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 3, 0, 0 }, fake_rd, &p, out, 2);
+    CHECK(n == -1, "more hops than the caller holds: -1 (%d)", n);
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 9, 0, 0 }, fake_rd, &p, out, MCFG_MAX_BRIDGES);
+    CHECK(n == -1, "no bridge leads to bus 9: -1 (%d)", n);
+    n = mcfg_path_bridges((struct mcfg_bdf){ 1, 3, 0, 0 }, fake_rd, &p, out, MCFG_MAX_BRIDGES);
+    CHECK(n == -1, "segment 1 unknown: -1");
+    /* A bridge whose secondary bus is its own or a lower one would loop: never taken. */
+    static const struct fake_fn loop[] = { BR(0, 2, 0, 0, 0, 9), BR(0, 3, 0, 0, 5, 5), BR(5, 0, 0, 5, 5, 9) };
+    struct fake_pci q = { loop, 3, 0 };
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 7, 0, 0 }, fake_rd, &q, out, MCFG_MAX_BRIDGES);
+    CHECK(n == -1 && q.reads < 2000, "looping bus numbers end the walk: %d after %u reads", n, q.reads);
+    /* A hostile bridge claiming its own bus comes first on the bus; the real one after it. */
+    static const struct fake_fn decoy[] = { BR(0, 2, 0, 0, 0, 9), BR(0, 3, 0, 0, 7, 7), EP(7, 0, 0, 0) };
+    struct fake_pci dq = { decoy, 3, 0 };
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 7, 0, 0 }, fake_rd, &dq, out, MCFG_MAX_BRIDGES);
+    CHECK(n == 1 && out[0].dev == 3, "the decoy 00:02.0 (secondary = its own bus) is passed over: %d", n);
+    /* Function 0 absent: functions 1-7 of that device are not looked at. */
+    static const struct fake_fn nofn0[] = { BR(0, 4, 1, 0, 1, 1) };
+    struct fake_pci r = { nofn0, 1, 0 };
+    n = mcfg_path_bridges((struct mcfg_bdf){ 0, 1, 0, 0 }, fake_rd, &r, out, MCFG_MAX_BRIDGES);
+    CHECK(n == -1, "a bridge at fn 1 without fn 0 is not a device (%d)", n);
+    /* Every bridge the walk returns is read-only to the guest's ECAM accesses. */
+    struct mcfg_hidden h = { .nic = { 0, 3, 0, 0 } };
+    h.nbridges = (unsigned)mcfg_path_bridges(h.nic, fake_rd, &p, h.bridges, MCFG_MAX_BRIDGES);
+    struct mcfg_info q35 = { 1, { { 0xb0000000ull, 0, 0, 255 } } };
+    struct mcfg_target t;
+    for (unsigned i = 0; i < h.nbridges; i++) {
+        uint64_t page;
+        CHECK(mcfg_function_page(&q35, h.bridges[i], &page) &&
+              mcfg_decide(&q35, &h, page + 0x18, 4, &t) == MCFG_READ_ONLY &&
+              mcfg_decide(&q35, &h, page + 0x3e, 2, &t) == MCFG_READ_ONLY &&
+              mcfg_decide(&q35, &h, page + 0x100, 4, &t) == MCFG_READ_ONLY, "bridge %u page read-only", i);
+    }
+    uint64_t other;
+    CHECK(mcfg_function_page(&q35, (struct mcfg_bdf){ 0, 0, 0x1c, 0 }, &other) &&
+          mcfg_decide(&q35, &h, other + 0x18, 4, &t) == MCFG_PASS, "a bridge off the path passes");
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "tests/unit/data";
     test_q35(dir);
     test_multi();
     test_malformed();
+    test_path_bridges();
     test_fuzz();
     printf("test_pci_mcfg: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -28,6 +28,12 @@ int hv_ept_hide(uint64_t gpa, uint64_t size);
 /* Show the guest 'page' (4 KiB, from hv_alloc_pages) at the page holding gpa, with 'perms'
  * (EPT_READ | EPT_WRITE | EPT_EXEC), write-back cached. */
 int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms);
+/* Show the guest [gpa, gpa + size) (page-rounded) read-only with writes dropped: 'page' (from
+ * hv_alloc_pages, e.g. filled with all ones) in place of every page, or, page NULL, the
+ * device's own pages, uncached (reads reach the device). A write exits; vmm/ skips it when it
+ * is a plain MOV store (vmm/insn_store.h: what Linux's MMIO and ECAM accessors use) and gives
+ * the guest #GP(0) for any other writing instruction, so no write ever reaches the pages. */
+int hv_ept_drop_writes(uint64_t gpa, uint64_t size, void *page);
 
 /* Per-CPU views. Every CPU runs on its own EPT view: the shared map above, except for pages
  * mapped in that CPU's view alone. hv_ept_view_map() shows CPU 'cpu' 'page' (from

@@ -22,6 +22,12 @@
  *    link. An access that crosses a 4 KiB function page is treated as hidden. The caller
  *    traps the pages mcfg_function_page() gives (the NIC's and the bridges') in EPT and
  *    emulates: all-ones/drop for MCFG_HIDE, pass reads and drop writes for MCFG_READ_ONLY.
+ *  - Why whole bridge pages read-only rather than single registers: the registers that move
+ *    the NIC (bus numbers 0x18, windows 0x1C-0x2F, bridge control 0x3E) are in the first
+ *    64 bytes, but the PCIe capability's link control (link disable, retrain, secondary bus
+ *    reset through slot power control) and vendor registers elsewhere in the page do as much;
+ *    EPT protects whole pages anyway. The guest loses its writes to those bridges (command,
+ *    status clearing, ASPM, AER setup): the hypervisor's NIC sits below them.
  *  - Pure C, freestanding, no allocation: host-testable.
  */
 #ifndef HVT_PCI_MCFG_H
@@ -91,5 +97,18 @@ enum mcfg_action mcfg_decide(const struct mcfg_info *m, const struct mcfg_hidden
 
 /* The guest-physical address of a function's 4 KiB ECAM page; false if no window covers it. */
 bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa);
+
+/* The bridges between root bus 0 and `target` (segment 0), nearest the root first: on each
+ * bus, the PCI-to-PCI bridge (header type 1, PCI-to-PCI Bridge Architecture Specification 1.2,
+ * 3.2: bus numbers at 0x18, primary 7:0, secondary 15:8, subordinate 23:16) whose
+ * secondary..subordinate range holds the target's bus, then its secondary bus, until the
+ * target's bus. rd(ctx, bus, dev, fn, off) reads one dword of configuration space (all ones
+ * when nothing answers). The walk trusts nothing: a secondary bus must lie above the bus the
+ * bridge sits on (so it always ends), and a bus without such a bridge, or more than max
+ * hops, gives -1 (the path is unknown: the caller must not count on the NIC staying put).
+ * Returns the number of bridges written to out. */
+typedef uint32_t (*mcfg_cfg_read_fn)(void *ctx, uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off);
+int mcfg_path_bridges(struct mcfg_bdf target, mcfg_cfg_read_fn rd, void *ctx,
+                      struct mcfg_bdf *out, unsigned max);
 
 #endif

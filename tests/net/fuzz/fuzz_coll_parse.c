@@ -27,7 +27,10 @@ static int on_hello(void *ctx, const struct hvt_hello *h, const char *t, size_t 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct coll_parser p;
-    static const struct ctl_key key = { .bytes = { 1, 2, 3 }, .len = 16 };
+    /* the unit tests' key (bytes 0..31), so their session streams are seeds that verify */
+    static struct ctl_key key = { .len = 32 };
+    for (unsigned i = 0; i < key.len; i++)
+        key.bytes[i] = (uint8_t)i;
     if (size < 1)
         return 0;
     size_t cut = size > 1 ? data[0] % size : 0;
@@ -35,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cut > size)
         cut = size;
     coll_parse_init(&p, &key);
+    p.allow_unauth = data[-1] & 1;        /* the first byte's low bit: both HELLO policies */
     struct coll_sink sink = { .on_hello = on_hello, .on_msg = on_msg };
     uint8_t *buf = malloc(size + 1);
     memcpy(buf, data, cut);

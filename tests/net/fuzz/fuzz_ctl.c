@@ -4,8 +4,10 @@
  * Input byte 0 selects a mode: even = feed the bytes as they are (the attacker's view: any
  * bytes on the wire); odd = the harness re-tags every CTL_REQ with the real key first, so the
  * fuzzer also explores what happens after authentication (replay window, dispatch, replies,
- * ring reserve). Bytes are fed in pieces whose sizes come from byte 1. After a protocol error
- * the connection is re-established, as net.c does.
+ * ring reserve). Bit 1 of byte 0 turns the session on (every message followed by its tag, as
+ * with a key by default); in retag mode the harness then also seals each message with the
+ * right session tag, so the fuzzer gets past the tags too. Bytes are fed in pieces whose sizes
+ * come from byte 1. After a protocol error the connection is re-established, as net.c does.
  */
 #include "stream_core.h"
 #include <stdlib.h>
@@ -37,13 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct ctl_key key = { .len = 32 };
     if (size < 2)
         return 0;
-    bool retag = data[0] & 1;
+    bool retag = data[0] & 1, session = data[0] & 2, encrypt = data[0] & 4;
     size_t piece = 1 + data[1] % 64;
     data += 2, size -= 2;
     for (unsigned i = 0; i < key.len; i++)
         key.bytes[i] = (uint8_t)i;
     stream_core_init(&sc, ring, sizeof ring, 2, BOOT, &key, 1, 0);
     stream_core_set_ctl(&sc, ctl_cb, &sc);
+    stream_core_set_auth(&sc, session, session && encrypt);
     /* some data in the ring so WELCOME/ACK offsets have something to point into */
     for (int i = 0; i < 20; i++)
         stream_core_append(&sc, (unsigned)i % 2, HVT_MSG_CONSOLE, "0123456789", (size_t)(i % 10));
@@ -55,16 +58,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (retag) {
         /* walk the input as messages; give each plausible CTL_REQ a valid tag */
         size_t pos = 0;
+        uint32_t msgs = 0;
         while (size - pos >= sizeof(struct hvt_msg_hdr)) {
             struct hvt_msg_hdr h;
             memcpy(&h, copy + pos, sizeof h);
-            size_t body = size - pos - sizeof h;
-            if (h.len > body)
+            size_t body = size - pos - sizeof h, tl = session ? HVT_STREAM_TAG_LEN : 0;
+            if (h.len > body || body - h.len < tl)
                 break;
             if (h.type == HVT_MSG_CTL_REQ && h.len >= sizeof(struct hvt_ctl) + HVT_MAC_LEN)
                 ctl_tag(&key, BOOT, &h, copy + pos + sizeof h, h.len - HVT_MAC_LEN,
                         copy + pos + sizeof h + h.len - HVT_MAC_LEN);
-            pos += sizeof h + h.len;
+            if (session) {
+                uint8_t nonce[AEAD_NONCE_LEN];
+                struct aead a;
+                hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, sc.conn_no, msgs++);
+                aead_begin(&a, sc.skey, nonce);
+                aead_aad(&a, copy + pos, sizeof h);
+                if (sc.auth_flags & HVT_HELLO_ENCRYPT)
+                    aead_crypt(&a, 0, copy + pos + sizeof h, copy + pos + sizeof h, h.len);
+                aead_mac(&a, copy + pos + sizeof h, h.len);
+                aead_end(&a, copy + pos + sizeof h + h.len);
+            }
+            pos += sizeof h + h.len + tl;
         }
     }
     for (size_t pos = 0; pos < size; pos += piece) {

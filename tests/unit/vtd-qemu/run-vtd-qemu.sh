@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run vmm/iommu_tables.c and vmm/iommu_hw.c against QEMU's VT-d model, and vmm/pci_mcfg.c
+# Run the hypervisor's boot-time IOMMU sequence (vmm/iommu_boot.c: acpi_dmar, iommu_tables,
+# iommu_hw) against QEMU's VT-d model, and vmm/pci_mcfg.c
 # against its ECAM: boot the pinned Debian
 # kernel (TCG) on q35 + intel-iommu + two edu DMA devices (and an e1000e behind a root port,
 # so ECAM is checked off bus 0), with intel_iommu=off so the unit
@@ -16,7 +17,7 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/root/bin" "$WORK/root/sys" "$WORK/root/proc" "$WORK/root/dev" "$OUT"
 gcc -std=gnu11 -O2 -Wall -Wextra -static -I"$ROOT/vmm" -I"$ROOT/vmm/include" -o "$WORK/root/bin/vtd_qemu_check" \
-  "$ROOT/tests/unit/vtd-qemu/vtd_qemu_check.c" "$ROOT/vmm/acpi_dmar.c" "$ROOT/vmm/iommu_tables.c" "$ROOT/vmm/iommu_hw.c" "$ROOT/vmm/pci_mcfg.c"
+  "$ROOT/tests/unit/vtd-qemu/vtd_qemu_check.c" "$ROOT/vmm/acpi_dmar.c" "$ROOT/vmm/iommu_tables.c" "$ROOT/vmm/iommu_hw.c" "$ROOT/vmm/pci_mcfg.c" "$ROOT/vmm/iommu_boot.c"
 cp "$(command -v busybox)" "$WORK/root/bin/busybox"
 cat > "$WORK/root/init" <<'INIT'
 #!/bin/busybox sh

@@ -1,13 +1,15 @@
 /*
  * vtd_qemu_check.c - runs as root inside a Linux guest of QEMU q35 with intel-iommu and two
  * "edu" PCI devices (QEMU's teaching device with a DMA engine), Linux booted with
- * intel_iommu=off iomem=relaxed so the remapping unit is ours. It exercises the real
- * builder and programming code against QEMU's VT-d model:
- *   - finds the unit's register base by parsing the live DMAR with vmm/acpi_dmar.c;
- *   - builds tables with vmm/iommu_tables.c in locked pages (physical addresses from
+ * intel_iommu=off iomem=relaxed so the remapping unit is ours. It runs the hypervisor's own
+ * boot-time sequence, vmm/iommu_boot.c iommu_boot() (the function hv_iommu.c calls), on the
+ * live DMAR against QEMU's VT-d model:
+ *   - iommu_boot parses the DMAR (vmm/acpi_dmar.c), opens the unit through /dev/mem, builds
+ *     the tables (vmm/iommu_tables.c) in locked pages (physical addresses from
  *     /proc/self/pagemap): guest domain = System RAM (from /sys/firmware/memmap) minus an
- *     excluded page X and minus the own range; own domain = two pages O1, O2 for edu #2;
- *   - enables translation with vmm/iommu_hw.c;
+ *     excluded page X (standing for the hypervisor's region) and minus the own range; own
+ *     domain = two pages O1, O2 for edu #2 (standing for the NIC); and enables translation
+ *     (vmm/iommu_hw.c);
  *   - makes each edu DMA into pages and checks which writes land and which fault, reading
  *     the fault records with iommu_hw_next_fault();
  *   - parses the live MCFG with vmm/pci_mcfg.c and checks, for every PCI function Linux
@@ -28,6 +30,7 @@
 #include "iommu_tables.h"
 #include "iommu_hw.h"
 #include "pci_mcfg.h"
+#include "iommu_boot.h"
 
 static int passed, failed;
 #define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
@@ -66,10 +69,10 @@ static const struct iommu_ops ops = { page_alloc, v2p, p2v };
 
 /* --- the unit's registers through /dev/mem --- */
 static volatile uint8_t *regs;
-static uint32_t r32(void *c, unsigned o) { (void)c; return *(volatile uint32_t *)(regs + o); }
-static uint64_t r64(void *c, unsigned o) { (void)c; return *(volatile uint64_t *)(regs + o); }
-static void w32(void *c, unsigned o, uint32_t v) { (void)c; *(volatile uint32_t *)(regs + o) = v; }
-static void w64(void *c, unsigned o, uint64_t v) { (void)c; *(volatile uint64_t *)(regs + o) = v; }
+static uint32_t r32(void *c, unsigned o) { return *(volatile uint32_t *)((volatile uint8_t *)c + o); }
+static uint64_t r64(void *c, unsigned o) { return *(volatile uint64_t *)((volatile uint8_t *)c + o); }
+static void w32(void *c, unsigned o, uint32_t v) { *(volatile uint32_t *)((volatile uint8_t *)c + o) = v; }
+static void w64(void *c, unsigned o, uint64_t v) { *(volatile uint64_t *)((volatile uint8_t *)c + o) = v; }
 
 static void *map_phys(uint64_t pa, size_t len)
 {
@@ -135,6 +138,21 @@ static void edu_dma(struct edu *e, uint64_t src, uint64_t dst, uint64_t cnt, uns
 }
 
 static struct iommu_hw_ops hw = { r32, r64, w32, w64, NULL, 100000 };
+static void *map_phys(uint64_t pa, size_t len);
+
+/* iommu_boot's way to the units: /dev/mem (the hypervisor uses its uncached direct map). */
+static unsigned opened;
+static bool unit_open(void *ctx, uint64_t reg_base, unsigned pages, struct iommu_hw_ops *h)
+{
+    (void)ctx;
+    regs = map_phys(reg_base, (size_t)pages * 4096);
+    *h = (struct iommu_hw_ops){ r32, r64, w32, w64, (void *)regs, 100000 };
+    hw = *h;                            /* the fault checks below read the same unit */
+    opened++;
+    return true;
+}
+static void flush_tables(void *ctx) { (void)ctx; __sync_synchronize(); }   /* QEMU's model reads memory */
+static const struct iommu_boot_unit_ops unit_ops = { unit_open, flush_tables, NULL };
 
 /* Load the edu's buffer from src, write it to dst; true if dst received the pattern. */
 static bool dma_write_test(struct edu *e, const uint8_t *src, uint64_t src_pa, uint8_t *dst, uint64_t dst_pa, uint8_t pat)
@@ -186,6 +204,62 @@ static unsigned read_ram(struct iommu_range *r, unsigned max)
     return n;
 }
 
+/* Configuration reads through ECAM (the live MCFG), for mcfg_path_bridges. */
+static const struct mcfg_info *live_mcfg;
+static uint32_t ecam_read(void *ctx, uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off)
+{
+    (void)ctx;
+    uint64_t page;
+    if (!mcfg_function_page(live_mcfg, (struct mcfg_bdf){ 0, bus, dev, fn }, &page))
+        return 0xffffffffu;
+    volatile uint32_t *e = map_phys(page, 4096);
+    uint32_t v = e[off / 4];
+    munmap((void *)e, 4096);
+    return v;
+}
+
+/* The bridges above the e1000e (behind root port rp1), found the way net/ finds the ones
+ * above its NIC, must be exactly the e1000e's parent in sysfs. */
+static void check_path(const struct mcfg_info *m)
+{
+    live_mcfg = m;
+    DIR *d = opendir("/sys/bus/pci/devices");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char path[512], link[512];
+        unsigned ven = 0, devid = 0, seg, bus, dev, fn;
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/vendor", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fscanf(f, "%x", &ven) != 1) ven = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/device", de->d_name);
+        if ((f = fopen(path, "r"))) { if (fscanf(f, "%x", &devid) != 1) devid = 0; fclose(f); }
+        if (ven != 0x8086 || devid != 0x10d3) continue;           /* e1000e (82574) */
+        if (sscanf(de->d_name, "%x:%x:%x.%x", &seg, &bus, &dev, &fn) != 4) continue;
+        /* sysfs: the device's real path names its parent bridge just before it */
+        snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", de->d_name);
+        ssize_t k = readlink(path, link, sizeof link - 1);
+        link[k > 0 ? k : 0] = 0;
+        char *me = strrchr(link, '/');
+        if (me) *me = 0;
+        char *parent = strrchr(link, '/');
+        unsigned ps, pb, pd, pf;
+        bool have = parent && sscanf(parent + 1, "%x:%x:%x.%x", &ps, &pb, &pd, &pf) == 4;
+        struct mcfg_bdf out[MCFG_MAX_BRIDGES];
+        int n = mcfg_path_bridges((struct mcfg_bdf){ 0, (uint8_t)bus, (uint8_t)dev, (uint8_t)fn },
+                                  ecam_read, NULL, out, MCFG_MAX_BRIDGES);
+        /* q35's own e1000e sits on the root bus (parent pci0000:00): no bridge */
+        CHECK(have ? n == 1 && out[0].bus == pb && out[0].dev == pd && out[0].fn == pf : n == 0,
+              "bridges above e1000e %s: %d (sysfs parent %s)", de->d_name, n, parent ? parent + 1 : "?");
+        printf("vtd-qemu: e1000e %s: %d bridge(s) above it%s (sysfs parent %s)\n", de->d_name, n,
+               n >= 1 ? ", the first:" : "", parent ? parent + 1 : "?");
+        if (n >= 1)
+            printf("vtd-qemu:   %02x:%02x.%x\n", out[0].bus, out[0].dev, out[0].fn);
+    }
+    if (d) closedir(d);
+}
+
 static void check_ecam(void)
 {
     static uint8_t tbl[4096];
@@ -231,25 +305,19 @@ static void check_ecam(void)
     CHECK(total > 0 && same == total, "ECAM matches sysfs for %u of %u functions", same, total);
     printf("vtd-qemu: ECAM at %#llx: %u of %u functions' headers match sysfs\n",
            (unsigned long long)m.alloc[0].base, same, total);
+    check_path(&m);
 }
 
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     check_ecam();
-    /* 1. the unit, from the live DMAR */
+    /* 1. the live DMAR, read as the loader passes it to the hypervisor */
     static uint8_t tbl[65536];
     int fd = open("/sys/firmware/acpi/tables/DMAR", O_RDONLY);
     ssize_t n = fd < 0 ? -1 : read(fd, tbl, sizeof tbl);
-    static struct dmar_info di;
-    int rc = n > 0 ? dmar_parse(tbl, (size_t)n, &di) : -100;
-    CHECK(rc == DMAR_OK && di.nunits == 1, "live DMAR: %s", rc == -100 ? "unreadable" : dmar_strerror(rc));
-    if (rc) return 1;
-    regs = map_phys(di.units[0].reg_base, 4096);
-    uint64_t cap = r64(NULL, VTD_REG_CAP), ecap = r64(NULL, VTD_REG_ECAP);
-    printf("vtd-qemu: unit %#llx ver %#x cap %#llx ecap %#llx gsts %#x\n",
-           (unsigned long long)di.units[0].reg_base, r32(NULL, VTD_REG_VER), (unsigned long long)cap,
-           (unsigned long long)ecap, r32(NULL, VTD_REG_GSTS));
+    CHECK(n > 0, "live DMAR readable");
+    if (n <= 0) return 1;
 
     /* 2. pages */
     pool = mmap(NULL, POOL * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0);
@@ -269,21 +337,26 @@ int main(void)
     /* Before translation: both devices reach every page (the test's own baseline). */
     CHECK(dma_write_test(guest, G1, g1, X, xp, 0x11), "baseline: guest edu -> X without translation");
 
-    /* 3. tables and translation */
+    /* 3. tables and translation: the hypervisor's boot-time sequence */
     static struct iommu_range ram[64];
     unsigned nram = read_ram(ram, 64);
     struct iommu_range excl[1] = { { xp, 4096 } }, ownr[2] = { { o1, 4096 }, { o2, 4096 } };
     struct iommu_bdf ownd[1] = { { (uint8_t)own->bus, (uint8_t)own->dev, (uint8_t)own->fn } };
     struct iommu_layout l = { ram, nram, excl, 1, NULL, 0, ownd, 1, ownr, 2 };
-    struct iommu_tables t;
-    rc = iommu_tables_build(&t, &ops, cap, &l);
-    CHECK(rc == IOMMU_OK, "build: %s", iommu_strerror(rc));
-    if (rc) return 1;
-    printf("vtd-qemu: tables: %u levels, %u pages, 2M %d 1G %d\n", t.levels, t.pages, t.has_2m, t.has_1g);
-    rc = iommu_hw_enable(&hw, iommu_root_table_addr(&t));
-    CHECK(rc == IOMMU_HW_OK, "enable: %d", rc);
-    if (rc) return 1;
-    printf("vtd-qemu: translation enabled, gsts %#x\n", r32(NULL, VTD_REG_GSTS));
+    static struct dmar_info di;
+    static struct iommu_boot_result br;
+    enum iommu_boot_state bs = iommu_boot(tbl, (size_t)n, &l, &ops, &unit_ops, &di, &br);
+    CHECK(bs == IOMMU_BOOT_ON && br.units_on == 1 && br.nunits == 1 && opened == 1,
+          "iommu_boot: state %d, %u of %u units on, stage %d err %d", bs, br.units_on, br.nunits,
+          br.stage, br.err);
+    if (bs != IOMMU_BOOT_ON) return 1;
+    uint64_t cap = r64((void *)regs, VTD_REG_CAP), ecap = r64((void *)regs, VTD_REG_ECAP);
+    printf("vtd-qemu: iommu_boot: unit %#llx ver %#x cap %#llx ecap %#llx; tables: %u levels, "
+           "%u pages, 2M %d 1G %d; gsts %#x\n", (unsigned long long)di.units[0].reg_base,
+           r32((void *)regs, VTD_REG_VER), (unsigned long long)cap, (unsigned long long)ecap,
+           br.tables.levels, br.tables.pages, br.tables.has_2m, br.tables.has_1g,
+           r32((void *)regs, VTD_REG_GSTS));
+    CHECK(r32((void *)regs, VTD_REG_GSTS) & VTD_GCMD_TE, "translation enabled (GSTS.TES)");
 
     /* 4. what lands and what faults */
     CHECK(dma_write_test(guest, G1, g1, G2, g2, 0x22), "guest edu -> RAM page G2 lands");

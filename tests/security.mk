@@ -1,0 +1,17 @@
+# tests/security.mk - make test-security: every check of the trust boundary docs/security.md
+# describes, in one target (part of the default test run through test-all; make runs each
+# prerequisite once even where other groups name it too):
+#   test-boot          Bochs: hypercalls refused to an unprivileged guest user (SIGILL, counted,
+#                      no trace window) and allowed to root; root's MSR attack (APIC base above
+#                      4 GiB, DS_AREA, IA32_TSC, ...) refused or contained, the guest's checks
+#                      pass; string I/O on intercepted ports emulated
+#   net-unit-test      the session: ChaCha20-Poly1305 vectors, forged/replayed messages both
+#                      ways (unit), a stranger and a replayed HELLO refused while a trace streams,
+#                      forged TRACE/ACK rejected and counted with nothing lost, the collector on a
+#                      full tmpfs / under ulimit -f (no ACK past the last byte stored), 0600/0700
+#   unit-test-hv       the MSR allow-list and policy; DMAR, MCFG, VT-d tables and register
+#                      programming against QEMU q35's captured tables (unit-test-iommu)
+#   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
+.PHONY: test-security
+test-security: test-boot net-unit-test unit-test-hv test-fuzz-replay
+test-all: test-security
