@@ -551,6 +551,10 @@ void net_fatal(const char *why)
         n--;
     if (n > 255)
         n = 255;
+    if (!n) {
+        why = "(no reason given)";
+        n = strlen(why);
+    }
     int rc = stream_send(hv_cpu_id(), HVT_MSG_PANIC, why, n);
     if (rc == 0)
         rc = stream_send(hv_cpu_id(), HVT_MSG_BYE, NULL, 0);
