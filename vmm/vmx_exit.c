@@ -271,7 +271,9 @@ static void gpr_set(struct guest_regs *g, unsigned n, uint64_t val)
  * VM-Execution Controls"): do what the instruction does (SDM Vol. 2B "MOV-Move to/from
  * Control Registers"): CR3 loads without VPID flush the guest's TLB at the next entry anyway
  * (bit 63, the PCID no-flush hint, is not part of CR3); CR8 is the local APIC's TPR, the
- * same register in VMX root (the guest owns the APIC). Reserved CR3 bits get #GP. */
+ * same register in VMX root (the guest owns the APIC). Reserved CR3 bits get #GP. Not done:
+ * reloading the VMCS guest PDPTEs for PAE paging (SDM Vol. 3C 27.3.2.4 "Loading Page-Directory-
+ * Pointer-Table Entries"); every CPU with EPT has the true controls, so this is a fallback. */
 static void mov_cr3_cr8(struct guest_regs *g, unsigned cr, bool to, unsigned gpr)
 {
     if (to) {
