@@ -21,7 +21,7 @@ const char *hvt_reason_name(uint64_t r)
         [HVT_REASON_STOP_AT] = "stop address reached (panic/oops)", [HVT_REASON_LINK] = "link failure",
         [HVT_REASON_BOOT] = "hypervisor start", [HVT_REASON_FILTER] = "filter",
         [HVT_REASON_PROBE] = "D step()/unstep()",
-        [HVT_REASON_PROBE_STOP] = "D stop()", [HVT_REASON_RESET] = "guest reset",
+        [HVT_REASON_PROBE_STOP] = "D stop()", [HVT_REASON_RESET] = "guest reset", [HVT_REASON_HV_PANIC] = "hypervisor panic",
     };
     return r < HVT_REASON_COUNT && names[r] ? names[r] : "unknown reason";
 }

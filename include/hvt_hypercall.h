@@ -39,11 +39,18 @@
 #define HVT_HC_MAGIC_MASK        0xffffffff00000000ull
 #define HVT_HC_FUNC_MASK         0x00000000ffffffffull
 
+#define HVT_HC_RANGE_PANIC       0x70616e6963ull   /* "panic" */
+
 enum hvt_hc_func {
     HVT_HC_VERSION  = 0, /* out: RBX = HVT_VERSION, RCX = HVT_HC_ABI_REVISION */
     HVT_HC_HV_RANGE = 1, /* out: RBX = hypervisor memory base (phys), RCX = size in bytes,
                             RDX = canary qword kept (8-byte aligned, repeated) in that memory:
-                            the guest must never be able to read it */
+                            the guest must never be able to read it. In a self-test boot
+                            only, in: RBX = HVT_HC_RANGE_PANIC makes the hypervisor take its
+                            fatal path (make test-fatal), RCX = how: 0 as any panic, 1 the
+                            other CPUs stopped by NMI alone (no INIT round), 2 a second
+                            panic inside the path (before the hooks); elsewhere RBX is
+                            ignored */
     HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks. A start
                             mark while the trace's link has failed returns HVT_HC_EBUSY and
                             starts nothing (its records could only be dropped): retry later */

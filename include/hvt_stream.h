@@ -90,6 +90,8 @@ enum hvt_msg_type {
                                    (include/hvt_dif.h), each hvt_drec.len bytes, back to back */
     HVT_MSG_D_AGG     = 0x0019, /* part of an aggregation snapshot: struct hvt_dagg_part, then
                                    struct hvt_dagg_rec entries (include/hvt_dif.h) */
+    HVT_MSG_PANIC     = 0x001a, /* the hypervisor's fatal path: text, the reason (at most 255
+                                   bytes, no NUL); BYE follows if the ring can still be sent */
     /* collector -> hypervisor, unsequenced */
     HVT_MSG_WELCOME   = 0x0100, /* struct hvt_welcome */
     HVT_MSG_ACK       = 0x0101, /* struct hvt_ack */

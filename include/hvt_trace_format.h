@@ -112,6 +112,7 @@ enum hvt_reason {
     HVT_REASON_PROBE = 14,       /* a D program's step() (START) or unstep() (STOP) */
     HVT_REASON_PROBE_STOP = 15,  /* stop: a D program's stop(): no more step() in that program */
     HVT_REASON_RESET = 16,       /* stop: the guest reset the machine (0xCF9, keyboard controller) */
+    HVT_REASON_HV_PANIC = 17,    /* stop: the hypervisor's fatal path (its reason: the PANIC message) */
     HVT_REASON_COUNT
 };
 

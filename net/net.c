@@ -437,10 +437,50 @@ static void count_wait(uint64_t tsc)
         ;
 }
 
+/* --- the hypervisor's fatal path (hv_exit.h hv_on_fatal): every other CPU is stopped, maybe
+ * while it held net's lock or the ring's. Before the first send of the fatal path each lock
+ * is tried for NET_FATAL_LOCK_MS: one still held belongs to a stopped CPU, and the state it
+ * guards may be half-updated, so net gives up sending (and says so) rather than wait for
+ * good or break it. Waits for ring space are bounded by NET_FATAL_SEND_MS, the final push of
+ * the ring by NET_FATAL_PUSH_MS. --- */
+#define NET_FATAL_LOCK_MS  50
+#define NET_FATAL_SEND_MS  2000
+#define NET_FATAL_PUSH_MS  5000
+enum { FATAL_UNCHECKED, FATAL_USABLE, FATAL_UNUSABLE };
+static int fatal_net = FATAL_UNCHECKED;
+
+static bool lock_free_within(net_spinlock *l, uint64_t max_tsc)
+{
+    for (uint64_t t0 = hv_rdtsc(); hv_rdtsc() - t0 < max_tsc;) {
+        if (net_trylock(l)) {
+            net_unlock(l);
+            return true;
+        }
+        __asm__ volatile("pause");
+    }
+    return false;
+}
+
+static bool fatal_usable(void)
+{
+    if (fatal_net == FATAL_UNCHECKED) {
+        uint64_t max = NET_FATAL_LOCK_MS * net.tsc_per_ms;
+        bool nl = lock_free_within(&net.lock, max), rl = lock_free_within(&net.sc.lock, max);
+        fatal_net = nl && rl ? FATAL_USABLE : FATAL_UNUSABLE;
+        if (!nl || !rl)
+            hv_log("net: fatal: the %s lock is held by a stopped CPU: nothing more is sent\n",
+                   !nl ? "NIC's" : "ring's");
+    }
+    return fatal_net == FATAL_USABLE;
+}
+
 int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
 {
     static uint32_t sends;
     if (!net.active)
+        return -1;
+    bool fatal = hv_fatal_active();
+    if (fatal && !fatal_usable())
         return -1;
     bool waited = false;
     uint64_t wait_start = 0, wait_free = 0, first_wait = 0;
@@ -475,6 +515,10 @@ int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
             first_wait = now;
         }
         waited = true;
+        if (fatal && now - first_wait > NET_FATAL_SEND_MS * net.tsc_per_ms) {
+            count_drop(len);
+            return NET_SEND_LINK_FAILED;        /* the machine resets next: no waiting for good */
+        }
         if (net.link_timeout_tsc && now - wait_start > net.link_timeout_tsc) {
             net.link_fail_free = fr;
             net.link_failures++;
@@ -496,6 +540,30 @@ int stream_send(unsigned cpu, uint16_t type, const void *data, size_t len)
 int net_meta(const char *text)
 {
     return stream_send(hv_cpu_id(), HVT_MSG_META, text, strlen(text));
+}
+
+void net_fatal(const char *why)
+{
+    if (!net.active || !fatal_usable())
+        return;
+    size_t n = strlen(why);
+    while (n && why[n - 1] == '\n')
+        n--;
+    if (n > 255)
+        n = 255;
+    if (!n) {
+        why = "(no reason given)";
+        n = strlen(why);
+    }
+    int rc = stream_send(hv_cpu_id(), HVT_MSG_PANIC, why, n);
+    if (rc == 0)
+        rc = stream_send(hv_cpu_id(), HVT_MSG_BYE, NULL, 0);
+    uint64_t end = hv_rdtsc() + NET_FATAL_PUSH_MS * net.tsc_per_ms;
+    while (!stream_core_all_acked(&net.sc) && hv_rdtsc() < end)
+        poll_now();
+    hv_log("net: fatal: PANIC %s; %s\n", rc == 0 ? "and BYE queued" : "could not be queued",
+           stream_core_all_acked(&net.sc) ? "the collector has everything"
+                                          : "the collector did NOT acknowledge everything");
 }
 
 void net_shutdown(uint64_t max_tsc)

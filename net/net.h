@@ -43,8 +43,10 @@
  *    set with net_set_ctl_handler() (it runs inside net_poll with net's lock held: it must not
  *    call stream_send; it fills the reply instead). The handler may be set before or after
  *    net_init: net_init keeps it.
- *  - Shutdown: net_shutdown() (guest power-off, fatal) sends BYE and polls until the collector
- *    has everything or max_tsc ticks pass.
+ *  - Shutdown: net_shutdown() (guest power-off) sends BYE and polls until the collector has
+ *    everything or max_tsc ticks pass. net_fatal() (the hypervisor's fatal path) sends PANIC and
+ *    BYE the same way, with every lock and wait bounded; stream_send() bounds its waits for
+ *    ring space while hv_fatal_active().
  */
 #ifndef HVT_NET_H
 #define HVT_NET_H
@@ -72,6 +74,9 @@ void net_console_byte(uint8_t b);
 /* key=value text for a HVT_MSG_META (e.g. "guest_kernel=..."); same rules as stream_send */
 int  net_meta(const char *text);
 void net_shutdown(uint64_t max_tsc);
+/* The hypervisor's fatal path (the other CPUs stopped): PANIC with 'why', BYE, then the ring
+ * pushed out for a bounded time; nothing if a lock a stopped CPU held is still taken. */
+void net_fatal(const char *why);
 
 /* Guest I/O intercept. *rax is the guest's RAX (in: result goes to its low `size` bytes).
  * Returns true when fully emulated (the core advances RIP and does nothing else), false when

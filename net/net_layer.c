@@ -6,7 +6,7 @@
  *
  * It parses bi->net_config (empty: nothing happens, no NIC is touched), runs net_init,
  * registers net's handlers with vmm/ (the PCI configuration ports and COM1's data/LCR ports,
- * a poll at every exit, the end of the stream at power-off and on a fatal guest error), hides
+ * a poll at every exit, the end of the stream at power-off and in the fatal path), hides
  * every memory BAR of the NIC from the guest (hv_ept_hide: the guest reads junk, never the
  * device), hides its ECAM page and protects the bridges above it, registers the NIC and its
  * DMA ranges with the IOMMU (hv_dma.h), and fills the transport table the image hands to the
@@ -35,7 +35,7 @@ static void layer_pre_exit(struct guest_regs *g, unsigned reason) { net_poll(); 
 /* Registered before the policy, so called after it (hv_exit.h): its last records are in
  * the ring before BYE. */
 static void layer_power_off(void) { net_shutdown(NET_SHUTDOWN_MAX_TSC); }
-static void layer_fatal(const char *why) { net_shutdown(NET_SHUTDOWN_MAX_TSC); }
+static void layer_fatal(const char *why) { net_fatal(why); }
 
 /* The guest's configuration accesses through the ports, for mcfg_path_bridges. */
 static uint32_t cfg_read(void *ctx, uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off)

@@ -11,7 +11,12 @@
 #                      full tmpfs / under ulimit -f (no ACK past the last byte stored), 0600/0700
 #   unit-test-hv       the MSR allow-list and policy; DMAR, MCFG, VT-d tables and register
 #                      programming against QEMU q35's captured tables (unit-test-iommu)
+#   test-reset         Bochs: a reset through 0xCF9 and a triple fault while traced: the trace
+#                      ends with the reason, the file is clean, the machine boots again
+#   test-fatal         Bochs: the hypervisor's fatal path (a self-test boot asks for it): every
+#                      CPU stopped, PANIC with the reason at the collector, a clean file, reset;
+#                      also NMI-only, a panic inside the panic path, and the MMIO bound
 #   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
 .PHONY: test-security
-test-security: test-boot net-unit-test unit-test-hv test-fuzz-replay
+test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay
 test-all: test-security

@@ -484,8 +484,16 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         stlb_flush(t);
         t->stlb_cr3 = cr3 & CR3_PROC_MASK;
     }
-    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base)
+    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base) {
+        /* The reload empties the decoded-instruction cache; the pending instruction (often
+         * the LIDT that moved the IDT) still retires below, from a copy of its entry: read
+         * from the emptied slot its record would carry the empty marker as RIP (~0). */
+        if (t->have_pending) {
+            t->p_saved = *t->f.p_ic;
+            t->f.p_ic = &t->p_saved;
+        }
         idt_load(t);
+    }
     const uint64_t *gpr = gprs(g);
     uint64_t rflags = hv_guest_read(HV_GUEST_RFLAGS);
     bool ran_first = false;
@@ -684,6 +692,34 @@ void step_stop_now(unsigned reason)
     step_request_reason(false, reason);
     if (step_cpus[cpu].stepping)
         stop_cpu(&step_cpus[cpu], cpu, want_reason);
+}
+
+/* The fatal path (hv_exit.h hv_on_fatal): the other CPUs are stopped and cannot end their own
+ * windows, so this CPU ends each one whose state is whole - stopped between two exits, or
+ * this CPU itself - with STOP(reason) and sends its chunk (and a flight recorder's ring). A CPU
+ * stopped inside the hypervisor may have been writing its chunk: its unsent records are
+ * dropped, and the log says so. Nothing is restored on those CPUs (their VMCS is not this
+ * CPU's to write): the machine resets next. */
+void step_fatal_flush(unsigned reason)
+{
+    __atomic_store_n(&trace_want, 0, __ATOMIC_RELEASE);
+    for (unsigned c = 0; c < hv_cpu_count(); c++) {
+        struct trace_cpu *t = &step_cpus[c];
+        if (!t->stepping)
+            continue;
+        enum hv_cpu_stop how = hv_fatal_cpu_stop(c);
+        if (how != HV_CPU_STOPPED_AT_EXIT && how != HV_CPU_FATAL) {
+            hv_log("hvtrace: fatal: cpu %u %s: its unsent records are dropped\n", c,
+                   how == HV_CPU_RUNNING ? "did not stop" : "stopped inside the hypervisor");
+            continue;
+        }
+        EMIT(t, c, rec_startstop(t->f.enc, 0, reason));
+        chunk_flush(t, c);
+        trace_sink_stop(c);
+        t->stepping = false;
+        hv_log("hvtrace: fatal: cpu %u: trace ended (%lu records sent in all)\n", c,
+               t->recorded + t->f.fast_steps);
+    }
 }
 
 bool step_mtf_exit(struct guest_regs *g)

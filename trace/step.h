@@ -13,7 +13,9 @@ void step_request(bool on);                         /* reason: hypercall mark */
 void step_request_reason(bool on, unsigned reason); /* HVT_REASON_*; the first stop reason wins */
 bool step_active(void);
 bool step_cpus_stepping(void);                     /* is any CPU still stepping? */
-void step_stop_now(unsigned reason);                /* stop this CPU at once (fatal, power-off) */
+void step_stop_now(unsigned reason);                /* stop this CPU at once (power-off) */
+/* The fatal path: end every stepping CPU's window whose state is whole, from this CPU. */
+void step_fatal_flush(unsigned reason);
 struct trace_opts;
 /* Filters and budget of the next window (not while any CPU steps: the caller checks). */
 void step_configure(const struct trace_opts *o);

@@ -129,6 +129,9 @@ struct trace_cpu {
     bool task_known;                        /* 'task' holds the last SWITCH's task */
     struct task_info task;
     uint64_t task_cr3;
+    /* The pending instruction's decoded entry, kept across an IDT reload (which empties the
+     * decoded-instruction cache: evmap_build) until it retires. */
+    struct icache_entry p_saved;
 };
 
 extern struct trace_cpu step_cpus[HVT_MAX_CPUS];

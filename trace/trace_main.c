@@ -85,9 +85,12 @@ static int64_t hook_hypercall(struct guest_regs *g)
     return HVT_HC_OK;
 }
 
+/* The hypervisor's fatal path (every other CPU stopped, hv_exit.h): what the CPUs hold goes
+ * into the transport's ring, ended with STOP(hypervisor panic); the transport's own hook
+ * (registered earlier, so run next) sends the reason and pushes the ring out. */
 static void hook_fatal(const char *why)
 {
-    step_stop_now(HVT_REASON_TRIPLE_FAULT);
+    step_fatal_flush(HVT_REASON_HV_PANIC);
 }
 
 /* Power-off while tracing: stop every CPU and let each flush its records before the machine

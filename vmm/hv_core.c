@@ -1,4 +1,5 @@
-/* hv_core.c - globals, memory allocator, address conversion and logging. */
+/* hv_core.c - globals, memory allocator, address conversion and logging (the fatal path,
+ * hv_panic, is hv_fatal.c). */
 #include "hv_core.h"
 #include "cpu.h"
 #include "format.h"
@@ -20,9 +21,14 @@ void hv_log_unlock(void) { spin_unlock(&log_lock); }
 
 void spin_lock(struct spinlock *l)
 {
+    uint64_t t0 = 0;
     while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE))
-        while (l->v)
+        while (l->v) {
             cpu_pause();
+            /* The fatal path's CPU never waits for good on a CPU it stopped (hv_fatal.c). */
+            if (hv_fatal_stopping && hv_fatal_lock_expired(&t0))
+                return;
+        }
 }
 
 void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
@@ -154,17 +160,6 @@ void hv_log(const char *fmt, ...)
     va_start(ap, fmt);
     hv_vlog(fmt, ap);
     va_end(ap);
-}
-
-void hv_panic(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    hv_log("hvtrace: PANIC: ");
-    hv_vlog(fmt, ap);
-    va_end(ap);
-    for (;;)
-        __asm__ volatile("cli; hlt");
 }
 
 void hv_mem_report(void)

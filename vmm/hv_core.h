@@ -45,4 +45,15 @@ void hv_mem_report(void);
 bool hv_gpa_is_ram(uint64_t gpa, uint64_t len);
 bool hv_in_region(uint64_t pa);
 
+/* The fatal path's mechanism (hv_fatal.c; hv_panic is the way in). */
+extern volatile bool hv_fatal_stopping;   /* the fatal path is owned: others stop at their next exit */
+void hv_fatal_at_exit(void);               /* top of a full exit: park here if asked */
+bool hv_fatal_nmi(void);                   /* host NMI: parks (never returns) if it is a stop */
+bool hv_fatal_lock_expired(uint64_t *t0);  /* spin_lock: the fatal CPU's wait is over */
+void hv_machine_reset(void) __attribute__((noreturn));   /* 0xCF9, the KBC, a triple fault */
+void hv_reset_prepare(void);               /* what a platform needs before its reset */
+/* Self-test boots: how the next panic runs (HVT_HC_HV_RANGE's RCX, include/hvt_hypercall.h). */
+enum { HV_FATAL_TEST_NONE, HV_FATAL_TEST_NMI_ONLY, HV_FATAL_TEST_NESTED };
+extern unsigned hv_fatal_selftest;
+
 #endif

@@ -111,12 +111,58 @@ bool hv_ept_wait_all(uint64_t max_tsc)
     }
 }
 
-/* High MMIO beyond the map built at start, on first touch: identity, uncached. */
+/* High MMIO beyond the map built at start, on first touch: identity, uncached, within a
+ * fixed budget. Any address below MAXPHYADDR reaches here (a guest's page tables may point
+ * anywhere), so without a bound a guest touching page after page would take every free page of
+ * the hypervisor's region for EPT tables. The budget: HV_MMIO_PAGES pages mapped, and the
+ * tables they need, at most HV_MMIO_TABLES (a page can need three: a page-directory-pointer
+ * table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT Translation Mechanism").
+ * Past it the access is refused (the caller gives the guest #GP). Real devices' BARs above the
+ * start-up map are a few pages to a few MiB each: 16 MiB of them, in at most 64 regions of
+ * 2 MiB, is far more than a PC's firmware places there and the guest touches. */
+#define HV_MMIO_PAGES  4096u
+#define HV_MMIO_TABLES 192u
+static struct { unsigned pages, tables, refused; } mmio;     /* under hv.ept_lock */
+
 int hv_ept_map_mmio(uint64_t gpa)
 {
-    if (hv_in_region(gpa) || gpa < hv.ept_limit)
+    uint64_t page = gpa & X86_PAGE_MASK, hpa, perms;
+    unsigned memtype;
+    if (hv_in_region(gpa) || gpa < hv.ept_limit || (hv.phys_bits < 64 && (gpa >> hv.phys_bits)))
         return -1;
-    return map_pages(gpa, X86_PAGE_SIZE, 0, EPT_RWX, MTRR_UC);
+    spin_lock(&hv.ept_lock);
+    int rc = 0;
+    if (ept_translate(&hv.ept, page, &hpa, &perms, &memtype)) {
+        /* Another CPU mapped it meanwhile (or it is mapped and this was a permission fault:
+         * the identity map of MMIO is RWX, so that is not one of ours). */
+        rc = hpa == page && (perms & EPT_RWX) == EPT_RWX ? 0 : -1;
+        spin_unlock(&hv.ept_lock);
+        return rc;
+    }
+    if (mmio.pages >= HV_MMIO_PAGES || mmio.tables + 3 > HV_MMIO_TABLES) {
+        mmio.refused++;
+        spin_unlock(&hv.ept_lock);
+        return -1;
+    }
+    unsigned before = hv.ept.tables;
+    rc = ept_map_4k(&hv.ept, page, page, EPT_RWX, MTRR_UC);
+    mmio.tables += hv.ept.tables - before;     /* also when a later level's allocation failed */
+    if (!rc) {
+        mmio.pages++;
+        edit_done_locked(page);
+    }
+    spin_unlock(&hv.ept_lock);
+    flush_here();
+    return rc;
+}
+
+void hv_ept_mmio_usage(unsigned *pages, unsigned *tables, unsigned *refused)
+{
+    spin_lock(&hv.ept_lock);
+    *pages = mmio.pages;
+    *tables = mmio.tables;
+    *refused = mmio.refused;
+    spin_unlock(&hv.ept_lock);
 }
 
 int hv_ept_views_init(void)

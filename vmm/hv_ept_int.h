@@ -13,8 +13,12 @@ int hv_ept_views_init(void);
 /* Make this CPU take up EPT edits (its root, INVEPT): at a full exit when hv.ept_epoch moved. */
 struct vcpu;
 void hv_ept_refresh(struct vcpu *v);
-/* Identity-map the high MMIO page holding gpa (beyond the start-up map), uncached. */
+/* Identity-map the high MMIO page holding gpa (beyond the start-up map, below MAXPHYADDR),
+ * uncached, within a fixed budget of pages and EPT tables (hv_ept.c): -1 past it. Safe from
+ * any CPU (hv.ept_lock). */
 int hv_ept_map_mmio(uint64_t gpa);
+/* What on-demand MMIO took so far: pages mapped, EPT tables, accesses refused. */
+void hv_ept_mmio_usage(unsigned *pages, unsigned *tables, unsigned *refused);
 /* An EPT violation on a hv_ept_drop_writes page: the write skipped or refused (#GP); true
  * when handled (false: not such a page, or not a write). */
 bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification);

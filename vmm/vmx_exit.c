@@ -57,6 +57,8 @@ void vmx_inject_exception(unsigned vector, bool has_error, uint32_t error)
     vmx_write(VMCS_ENTRY_INTR_INFO, info);
 }
 
+static uint64_t ept_refused;          /* guest accesses nothing maps (ept_refuse) */
+
 void vmx_print_exit_summary(const char *why)
 {
     hv_log("hvtrace: exit summary (%s)\n", why);
@@ -73,6 +75,13 @@ void vmx_print_exit_summary(const char *why)
         else if (n)
             hv_log("hvtrace: MSR accesses refused (#GP) beyond these: %lu\n", n);
     }
+    unsigned mp, mt, mr;
+    hv_ept_mmio_usage(&mp, &mt, &mr);
+    if (mp || mr)
+        hv_log("hvtrace: high MMIO mapped on demand: %u pages, %u EPT tables; %u refused past the bound\n",
+               mp, mt, mr);
+    if (ept_refused)
+        hv_log("hvtrace: guest accesses nothing maps refused (#GP): %lu\n", ept_refused);
     for (unsigned c = 0; c < hv.cpu_count; c++) {
         struct vcpu *v = vcpu_get(c);
         /* MTF exits the policy's fast handler took are the policy's to count (hv_exit.h). */
@@ -168,6 +177,12 @@ static void handle_vmcall(struct guest_regs *g, struct vcpu *v)
         g->r[GPR_RCX] = HVT_HC_ABI_REVISION;
         break;
     case HVT_HC_HV_RANGE:
+        /* The test of the fatal path (self-test boots only: never a way for a guest). */
+        if (hv.selftest && g->r[GPR_RBX] == HVT_HC_RANGE_PANIC) {
+            hv_fatal_selftest = (unsigned)g->r[GPR_RCX];
+            hv_panic("self-test: the guest asked for the fatal path (cpu %u, rip %lx)\n", v->index,
+                     vmx_read(VMCS_GUEST_RIP));
+        }
         g->r[GPR_RBX] = hv.bi->region_phys;
         g->r[GPR_RCX] = hv.bi->region_size;
         g->r[GPR_RDX] = hv.selftest ? hv.canary : 0;
@@ -243,6 +258,51 @@ static uint64_t gpr_get(struct guest_regs *g, unsigned n)
     return n == GPR_RSP ? vmx_read(VMCS_GUEST_RSP) : g->r[n];
 }
 
+static void gpr_set(struct guest_regs *g, unsigned n, uint64_t val)
+{
+    if (n == GPR_RSP)
+        vmx_write(VMCS_GUEST_RSP, val);
+    else
+        g->r[n] = val;
+}
+
+/* MOV to/from CR3 and CR8 exit only where the CPU forces CR3-load/store or CR8-load/store
+ * exiting on (no "true" control MSRs, SDM Vol. 3C A.3.2 "Primary Processor-Based
+ * VM-Execution Controls"): do what the instruction does (SDM Vol. 2B "MOV-Move to/from
+ * Control Registers"): CR3 loads without VPID flush the guest's TLB at the next entry anyway
+ * (bit 63, the PCID no-flush hint, is not part of CR3); CR8 is the local APIC's TPR, the
+ * same register in VMX root (the guest owns the APIC). Reserved CR3 bits get #GP. Not done:
+ * reloading the VMCS guest PDPTEs for PAE paging (SDM Vol. 3C 27.3.2.4 "Loading Page-Directory-
+ * Pointer-Table Entries"); every CPU with EPT has the true controls, so this is a fallback. */
+static void mov_cr3_cr8(struct guest_regs *g, unsigned cr, bool to, unsigned gpr)
+{
+    if (to) {
+        uint64_t val = gpr_get(g, gpr);
+        if (cr == 3) {
+            val &= ~(1ull << 63);
+            if (val >> hv.phys_bits) {
+                vmx_inject_exception(VEC_GP, true, 0);
+                return;
+            }
+            vmx_write(VMCS_GUEST_CR3, val);
+        } else {
+            if (val >> 4) {
+                vmx_inject_exception(VEC_GP, true, 0);
+                return;
+            }
+            __asm__ volatile("mov %0, %%cr8" :: "r"(val));
+        }
+    } else {
+        uint64_t val;
+        if (cr == 3)
+            val = vmx_read(VMCS_GUEST_CR3);
+        else
+            __asm__ volatile("mov %%cr8, %0" : "=r"(val));
+        gpr_set(g, gpr, val);
+    }
+    vmx_skip_instruction();
+}
+
 static void handle_cr_access(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
@@ -253,8 +313,16 @@ static void handle_cr_access(struct guest_regs *g, struct vcpu *v)
             write_cr0(gpr_get(g, CRQ_GPR(q)));
         else if (cr == 4)
             write_cr4(gpr_get(g, CRQ_GPR(q)));
+        else if (cr == 3 || cr == 8)
+            mov_cr3_cr8(g, cr, true, CRQ_GPR(q));
         else
-            hv_panic("unexpected MOV to CR%u\n", cr);
+            vmx_inject_exception(VEC_UD, false, 0);   /* no such register (SDM MOV CR: #UD) */
+        return;
+    case CRQ_TYPE_MOV_FROM:
+        if (cr == 3 || cr == 8)
+            mov_cr3_cr8(g, cr, false, CRQ_GPR(q));
+        else
+            vmx_inject_exception(VEC_UD, false, 0);
         return;
     case CRQ_TYPE_LMSW: {
         /* LMSW writes CR0 bits 3:0 (PE, MP, EM, TS) and cannot clear PE (SDM LMSW). */
@@ -268,8 +336,6 @@ static void handle_cr_access(struct guest_regs *g, struct vcpu *v)
         vmx_write(VMCS_GUEST_CR0, vmx_read(VMCS_GUEST_CR0) & ~CR0_TS);
         vmx_skip_instruction();
         return;
-    default:
-        hv_panic("unexpected CR access qualification %lx\n", q);
     }
 }
 
@@ -307,12 +373,11 @@ void hv_port_io(bool in, unsigned size, uint16_t port, uint64_t *rax)
 
 /* The guest resets the machine (or triple-faults, which on a PC resets it: the chipset
  * turns the CPU's shutdown cycle into a reset): end what is running the way power-off does
- * (the trace closed and flushed, the collector told), then reset through the PCI reset
- * control register 0xCF9 (a hard reset), or failing that the keyboard controller (SDM Vol.
- * 3A 8.x does not define the platform's reset: these are the PC ways). Only once. */
+ * (the trace closed and flushed, the collector told), then do the guest's own request and
+ * reset the machine the PC ways (hv_machine_reset: 0xCF9, the keyboard controller, a triple
+ * fault). Only once. */
 #define PORT_RESET_CTL   0xcf9
 #define RESET_CTL_RST    0x04        /* 0xCF9 bit 2: do the reset (bit 1: hard) */
-#define RESET_CTL_HARD   0x06
 #define PORT_KBC_CMD     0x64
 #define KBC_CMD_RESET    0xfe        /* pulse the CPU reset line */
 static volatile uint32_t machine_ending;
@@ -327,13 +392,10 @@ static void machine_end(struct vcpu *v, enum hv_end why, const char *what, uint1
     vmx_print_exit_summary(what);
     exit_reg_power_off();
     hv_log("hvtrace: %s: resetting the machine\n", what);
+    hv_reset_prepare();
     if (port)
         hv_port_io(false, 1, port, &val);       /* the guest's own request */
-    uint64_t rst = RESET_CTL_HARD, kbc = KBC_CMD_RESET;
-    hv_port_io(false, 1, PORT_RESET_CTL, &rst);
-    hv_port_io(false, 1, PORT_KBC_CMD, &kbc);
-    for (;;)
-        __asm__ volatile("cli; hlt");
+    hv_machine_reset();
 }
 
 enum hv_end hv_end_reason(void) { return hv.end_reason; }
@@ -483,24 +545,60 @@ static void handle_sipi(struct guest_regs *g, struct vcpu *v)
     vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_ACTIVE);
 }
 
+static void handle_triple_fault(struct guest_regs *g, struct vcpu *v)
+{
+    hv_log("hvtrace: cpu %u: guest TRIPLE FAULT at rip %lx cr3 %lx\n", v->index,
+           vmx_read(VMCS_GUEST_RIP), vmx_read(VMCS_GUEST_CR3));
+    machine_end(v, HV_END_TRIPLE_FAULT, "guest triple fault", 0, 0);
+}
+
+/* A guest access nothing maps and nobody handles (an address past the MMIO bound, hv_ept.c,
+ * or a permission no module claims): the access faults in the guest, #GP(0) as for a
+ * non-canonical or otherwise refused access; during the delivery of an event it is the
+ * double fault the CPU gives for a fault in delivery, and during a double fault's delivery a
+ * triple fault (SDM Vol. 3A 6.15 "Exception and Interrupt Reference", Interrupt 8). Counted,
+ * the first one logged (a guest must not make the hypervisor write to a port at will). */
+static void ept_refuse(struct guest_regs *g, struct vcpu *v, uint64_t gpa, uint64_t q)
+{
+    if (__atomic_fetch_add(&ept_refused, 1, __ATOMIC_RELAXED) == 0)
+        hv_log("hvtrace: cpu %u: guest access to gpa %lx (qual %lx) at rip %lx refused (#GP); "
+               "later ones are only counted\n", v->index, gpa, q, vmx_read(VMCS_GUEST_RIP));
+    uint32_t idt = (uint32_t)vmx_read(VMCS_IDT_VECTORING_INFO);
+    if (!(idt & VMX_INTR_INFO_VALID)) {
+        vmx_inject_exception(VEC_GP, true, 0);
+    } else if ((idt & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_HW_EXC && (idt & 0xff) == VEC_DF) {
+        vmx_write(VMCS_ENTRY_INTR_INFO, 0);
+        handle_triple_fault(g, v);
+    } else {
+        vmx_inject_exception(VEC_DF, true, 0);
+    }
+}
+
 static void handle_ept_violation(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t gpa = vmx_read(VMCS_GUEST_PHYS_ADDR);
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
     if (hv_ept_drop_write_fault(gpa, q) || exit_reg_ept(gpa, q))
         return;
-    /* Beyond the identity map we built (high MMIO): extend it on demand, uncached. */
+    /* Beyond the identity map we built (high MMIO): extend it on demand, uncached, within
+     * its bound. */
     if (hv_ept_map_mmio(gpa) == 0)
         return;
-    hv_panic("cpu %u: EPT violation gpa %lx qual %lx rip %lx\n", v->index, gpa, q,
-             vmx_read(VMCS_GUEST_RIP));
+    ept_refuse(g, v, gpa, q);
 }
 
-static void handle_triple_fault(struct guest_regs *g, struct vcpu *v)
+/* UMWAIT and TPAUSE exit when RDTSC exiting (the tracer's) and "enable user wait and pause"
+ * are both on (SDM Vol. 3C 26.1.3): an early wake-up is allowed by the instructions (SDM
+ * Vol. 2B UMWAIT, TPAUSE): return at once, CF = 0 (the OS time limit did not expire), ZF,
+ * PF, AF, OF, SF cleared. */
+#define EXIT_UMWAIT 67
+#define EXIT_TPAUSE 68
+static void handle_user_wait(struct guest_regs *g, struct vcpu *v)
 {
-    hv_log("hvtrace: cpu %u: guest TRIPLE FAULT at rip %lx cr3 %lx\n", v->index,
-           vmx_read(VMCS_GUEST_RIP), vmx_read(VMCS_GUEST_CR3));
-    machine_end(v, HV_END_TRIPLE_FAULT, "guest triple fault", 0, 0);
+    uint64_t fl = vmx_read(VMCS_GUEST_RFLAGS);
+    fl &= ~(RFLAGS_CF | RFLAGS_PF | RFLAGS_AF | RFLAGS_ZF | RFLAGS_SF | (1ull << 11) /* OF */);
+    vmx_write(VMCS_GUEST_RFLAGS, fl);
+    vmx_skip_instruction();
 }
 
 void vmx_resume_failed(struct vcpu *v)
@@ -523,6 +621,7 @@ void host_exception(struct exc_frame *f)
         return;
     }
     if (f->vector == VEC_NMI) {
+        hv_fatal_nmi();                         /* the fatal path stopping this CPU: parks */
         /* NMIs belong to the guest: remember it and inject it at the next VM entry (through
          * the full dispatch: the fast MTF path does not inject). */
         vcpu_current()->nmi_pending = true;
@@ -563,6 +662,7 @@ static const exit_handler_fn exit_handlers[EXIT_REASON_COUNT] = {
     [EXIT_VMXOFF] = handle_vmx_insn,       [EXIT_VMXON] = handle_vmx_insn,
     [EXIT_INVEPT] = handle_vmx_insn,       [EXIT_INVVPID] = handle_vmx_insn,
     [EXIT_VMFUNC] = handle_vmx_insn,
+    [EXIT_UMWAIT] = handle_user_wait,      [EXIT_TPAUSE] = handle_user_wait,
 };
 
 /* What any CPU changed for all of them since this one last looked: at the start of an exit
@@ -595,8 +695,43 @@ static bool insn_exit(unsigned basic)
     return false;
 }
 
+/* A VM entry that failed on the guest's state (SDM Vol. 3C 27.8 "VM-Entry Failures During or
+ * After Loading Guest State", exit reason 33): every guest write that reaches the VMCS is
+ * checked first (CR0/CR4 above, XSETBV, the MSR policy), so this is a state no real CPU would
+ * hold; the nearest the CPU does with an impossible state is shutdown: the guest's triple
+ * fault, which resets the machine with the trace ended. Failures on MSR loading (34) or a
+ * machine check (41) are the hypervisor's or the hardware's: fatal. */
+static void entry_failed(struct guest_regs *g, struct vcpu *v, unsigned basic)
+{
+    uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
+    if (basic != EXIT_ENTRY_FAIL_GUEST)
+        hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic, q);
+    hv_log("hvtrace: cpu %u: VM entry failed on the guest's state (qual %lx, rip %lx): "
+           "treated as the guest's triple fault\n", v->index, q, vmx_read(VMCS_GUEST_RIP));
+    machine_end(v, HV_END_TRIPLE_FAULT, "guest state invalid at VM entry", 0, 0);
+}
+
+/* An exit nobody handles that is not an instruction: with the controls vmm/ and its users set,
+ * the guest reaches only task switches this way (they exit unconditionally, SDM Vol. 3C
+ * 26.1.2; only legacy protected mode has them) and SMIs with the dual-monitor treatment (not
+ * used). Emulating a task switch is not done: the machine ends as for a triple fault (the
+ * guest could reset it itself). Any other reason is a control vmm/ or a user set without a
+ * handler, or an EPT misconfiguration (the hypervisor's own EPT): fatal. */
+static void unhandled_exit(struct guest_regs *g, struct vcpu *v, unsigned basic)
+{
+    bool guest_event = basic == EXIT_TASK_SWITCH || basic == EXIT_IO_SMI || basic == EXIT_OTHER_SMI;
+    if (!guest_event)
+        hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
+                 vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
+    hv_log("hvtrace: cpu %u: VM exit %u (%s) at rip %lx is not emulated: treated as the "
+           "guest's triple fault\n", v->index, basic, vmx_exit_name(basic), vmx_read(VMCS_GUEST_RIP));
+    machine_end(v, HV_END_TRIPLE_FAULT, "guest event not emulated", 0, 0);
+}
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
+    if (hv_fatal_stopping)
+        hv_fatal_at_exit();                     /* another CPU is in the fatal path: stop here */
     uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
     uint32_t basic = reason & EXIT_REASON_BASIC_MASK;
     v->exits++;
@@ -606,8 +741,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     v->fast_block = 0;
     apply_shared_edits(v);
     if (reason & EXIT_REASON_ENTRY_FAIL)
-        hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic,
-                 vmx_read(VMCS_EXIT_QUALIFICATION));
+        entry_failed(g, v, basic);
     /* An exit in the middle of delivering an event (SDM 28.2.4: IDT-vectoring information)
      * loses that event unless the VMM re-injects it (SDM 27.6): do so; a handler that injects
      * something itself overwrites this. */
@@ -632,8 +766,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (!done && insn_exit(basic))
             vmx_inject_exception(VEC_UD, false, 0);   /* an instruction nobody emulates */
         else if (!done)
-            hv_panic("cpu %u: unhandled VM exit %u (%s) qual %lx rip %lx\n", v->index, basic,
-                     vmx_exit_name(basic), vmx_read(VMCS_EXIT_QUALIFICATION), vmx_read(VMCS_GUEST_RIP));
+            unhandled_exit(g, v, basic);
     }
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.post[i])

@@ -296,6 +296,16 @@ static void sink_msg(void *ctx, const struct hvt_msg_hdr *h, const uint8_t *pl, 
     case HVT_MSG_BYE:
         c->bye_seen = true;
         break;
+    case HVT_MSG_PANIC: {                    /* the reason, in the log and header.txt's meta */
+        char line[300];
+        int n = snprintf(line, sizeof line, "hv_panic=");
+        for (uint32_t i = 0; i < h->len; i++)
+            line[n++] = pl[i] >= 0x20 && pl[i] < 0x7f ? (char)pl[i] : '?';
+        line[n++] = '\n';
+        coll_store_meta(&c->store, (const uint8_t *)line, (size_t)n);
+        coll_log("hvtrace-collector: hypervisor PANIC: %.*s", n - 9, line + 9);
+        break;
+    }
     case HVT_MSG_PROBE:                      /* stored verbatim like every message; counted */
         c->probe_msgs++;
         c->probe_records += h->len / sizeof(struct hvt_probe_fire);   /* whole: coll_parse */

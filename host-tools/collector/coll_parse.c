@@ -39,6 +39,7 @@ const char *coll_msg_type_name(uint16_t type)
     case HVT_MSG_LOSS: return "LOSS";
     case HVT_MSG_CTL_REPLY: return "CTL_REPLY";
     case HVT_MSG_BYE: return "BYE";
+    case HVT_MSG_PANIC: return "PANIC";
     case HVT_MSG_PROBE: return "PROBE";
     case HVT_MSG_PROBE_STACK: return "PROBE_STACK";
     case HVT_MSG_D_REC: return "D_REC";
@@ -135,6 +136,10 @@ static int check_sequenced(struct coll_parser *p, const struct hvt_msg_hdr *h, c
     case HVT_MSG_BYE:
         if (h->len != 0)
             BAD("BYE with %u payload bytes", h->len);
+        break;
+    case HVT_MSG_PANIC:
+        if (h->len == 0 || h->len > 255)
+            BAD("PANIC with %u bytes of reason (1 to 255)", h->len);
         break;
     case HVT_MSG_PROBE:
         if (h->len == 0 || h->len % sizeof(struct hvt_probe_fire))

@@ -292,6 +292,7 @@ int coll_trace_msg(struct coll_trace *t, const struct hvt_msg_hdr *h, const uint
         return 0;
     }
     case HVT_MSG_BYE:
+    case HVT_MSG_PANIC:              /* the hypervisor's last words: BYE follows if it can */
         return coll_trace_finish(t);
     }
     return 0;

@@ -22,11 +22,11 @@ $(TRACE_TEST)/guest/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 $(TRACE_TEST)/guest/data.bin:
 	@mkdir -p $(dir $@)
 	head -c 400000 /bin/busybox > $@
-$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark $(TRACE_TEST)/guest/trace-run $(TRACE_TEST)/guest/crash $(TRACE_TEST)/guest/reset $(TRACE_TEST)/guest/data.bin tests/guest/init tests/guest/mkinitramfs.sh
+$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark $(TRACE_TEST)/guest/trace-run $(TRACE_TEST)/guest/crash $(TRACE_TEST)/guest/reset $(TRACE_TEST)/guest/mmio-touch $(TRACE_TEST)/guest/data.bin tests/guest/init tests/guest/mkinitramfs.sh
 	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest \
 	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark:bin/hvtrace-mark \
 	  $(TRACE_TEST)/guest/trace-run:bin/trace-run $(TRACE_TEST)/guest/crash:bin/crash \
-	  $(TRACE_TEST)/guest/reset:bin/reset \
+	  $(TRACE_TEST)/guest/reset:bin/reset $(TRACE_TEST)/guest/mmio-touch:bin/mmio-touch \
 	  $(TRACE_TEST)/guest/data.bin:data.bin
 
 # One traced Bochs run: $(call trace_run,DIR,HVT_CMD,OPTION ITEMS,BOCHS PREFIX CMD,TIMEOUT)
@@ -108,13 +108,20 @@ test-trace-crash: trace-prereqs
 
 # The machine reset by the guest while it is traced (tests/trace/test-reset.sh): through 0xCF9,
 # and by the kernel's reboot=t (a triple fault): the trace ends with that reason and is whole,
-# and the machine resets instead of hanging. Not in the default run yet: measured 2026-11-25,
-# cf9 passes its trace checks (reason 16 on both CPUs, hvt-check clean) but after Bochs's
-# reset OVMF spins reading port 8 instead of booting again (the run times out), and the
-# triple-fault trace has one record with RIP -1 (the lidt before the fault): 2 violations.
+# and the machine resets and boots again instead of hanging. Measured 2026-11-26: 9 passed,
+# 2.5 min (both open issues of 2026-11-25 fixed: docs/security.md, "Conditions a guest can
+# reach"); not added to the default run here (the lead's choice).
 .PHONY: test-reset
 test-reset: trace-prereqs
 	BUILD=$(BUILD) TRACE_CPUS=$(TRACE_CPUS) TEST_CMDLINE="$(TEST_CMDLINE)" bash tests/trace/test-reset.sh
+
+# The hypervisor's one fatal path (tests/trace/test-fatal.sh): a self-test boot traced over the
+# NIC asks the hypervisor to panic; every CPU stops, the trace ends with reason 17, the
+# collector gets PANIC with the reason and a finished file, the machine resets.
+.PHONY: test-fatal
+test-fatal: trace-prereqs
+	$(MAKE) collector
+	BUILD=$(BUILD) TRACE_CPUS=$(TRACE_CPUS) TEST_CMDLINE="$(TEST_CMDLINE)" bash tests/trace/test-fatal.sh
 
 # The trace streamed over the dedicated NIC to hvtrace-collector (tests/net/test-trace-net.sh):
 # run A = test-trace's window through the stream, judged by check-trace.sh on the collector's

@@ -19,7 +19,8 @@
  *    of every MSR the VM-exit controls do not switch (LSTAR, KERNEL_GS_BASE, TSC_AUX, the
  *    TSC deadline, ...), so reading one gives the guest's value.
  *  - Locks: spin locks, for data shared between CPUs; hold them briefly, never across a wait
- *    on a device.
+ *    on a device. In the fatal path the CPU running it takes a lock that stays held (by a CPU
+ *    stopped while holding it) after a bounded wait: what it protects may be half-updated.
  *  - Logging: hv_log() is printf-like (%s %c %d %u %x %lx %llx %p %%, widths and 0-padding),
  *    goes to the hypervisor's log sinks (port 0xE9 and/or COM1), and is serialized across CPUs.
  *  - hv_cpu_id(): dense index 0..hv_cpu_count()-1 of the calling CPU.
@@ -63,7 +64,13 @@ void spin_unlock(struct spinlock *l);
 void     hv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void     hv_vlog(const char *fmt, va_list ap);
 int      hv_snprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The one fatal path (vmm/hv_fatal.c): the first CPU to panic stops every other CPU, runs the
+ * fatal hooks (hv_exit.h hv_on_fatal), logs the reason and resets the machine. Never returns;
+ * safe from any CPU, at any time, also inside the fatal path itself (skips to the reset). */
 void     hv_panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Is the machine in its fatal path? Code that waits (for a device, for ring space) bounds its
+ * wait then, and expects no other CPU to run: they are stopped. */
+bool     hv_fatal_active(void);
 /* The log's lock, for a module that writes whole lines to the log ports itself (so no CPU's
  * line lands inside another's). hv_log takes it too: never call hv_log while holding it. */
 void     hv_log_lock(void);

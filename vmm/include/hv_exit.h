@@ -15,7 +15,7 @@
  *    is fatal (there is no safe default for an exit nobody asked for).
  *  - Observers see every exit through the full dispatch: pre observers in registration order
  *    before the handler, post observers in registration order after it.
- *  - Shutdown notifiers (power-off, fatal guest error) run in reverse registration order: the
+ *  - Shutdown notifiers (power-off, the fatal path) run in reverse registration order: the
  *    layer registered last (the policy, above the transport) finishes first, so its last data
  *    still reaches the transport.
  */
@@ -83,12 +83,29 @@ int hv_exit_observe(hv_observer_fn pre, hv_observer_fn post);
 /* The machine is going away: the guest powers off (ACPI sleep), resets it (0xCF9, the keyboard
  * controller) or triple-faults (the hypervisor then resets it, as the platform would). The
  * power-off hooks run for all three, last registered first, before the machine goes; a hook
- * asks hv_end_reason() which. 'fatal' hooks run for a hypervisor error the guest did not ask
- * for ('why'). */
+ * asks hv_end_reason() which. */
 enum hv_end { HV_END_POWER_OFF, HV_END_RESET, HV_END_TRIPLE_FAULT };
 int hv_on_power_off(void (*fn)(void));
-int hv_on_fatal(void (*fn)(const char *why));
 enum hv_end hv_end_reason(void);
+
+/* The fatal path (hv_panic, a hypervisor error the guest did not cause): the fatal hooks run
+ * on the panicking CPU, last registered first, with 'why' (the panic's text, at most
+ * HV_FATAL_WHY_MAX bytes with its NUL), after every other CPU was stopped, before the reset.
+ * A hook must bound every wait (hv_fatal_active() says it is in the fatal path), may not rely
+ * on any other CPU, and asks hv_fatal_cpu_stop() how each CPU stopped before it touches that
+ * CPU's state: only HV_CPU_STOPPED_AT_EXIT (between two exits) and HV_CPU_FATAL (the running
+ * CPU, which panicked wherever it was) are worth reading; a CPU stopped inside the
+ * hypervisor (NMI) may have been half-way through an update. A hook that panics ends the
+ * hooks: the machine resets. */
+#define HV_FATAL_WHY_MAX 256
+enum hv_cpu_stop {
+    HV_CPU_RUNNING = 0,          /* not stopped (or no fatal path): its state is live */
+    HV_CPU_STOPPED_AT_EXIT = 1,  /* at the start of a VM exit, before any handler */
+    HV_CPU_STOPPED_IN_HV = 2,    /* anywhere in the hypervisor: by NMI, or its own panic */
+    HV_CPU_FATAL = 3,            /* the CPU running the fatal path */
+};
+int hv_on_fatal(void (*fn)(const char *why));
+enum hv_cpu_stop hv_fatal_cpu_stop(unsigned cpu);
 
 /* The MTF fast path: a policy that single-steps registers a raw handler (assembly) and enables
  * it per CPU with hv_set_mtf_fast() (hv_guest.h). The exit stub then jumps to it for MTF exits
