@@ -16,9 +16,10 @@
  * 0x400000), a per-CPU area and a current task whose cred says euid 0 or 1000.
  * Not covered (stubbed, successful): EPT edits and views (hv_ept_*: the probe engine's hidden
  * breakpoints are "installed" without a page being changed), dropped-write pages (none), the
- * IOMMU (no DMAR, as in Bochs), CPU kicks, the MTF fast path's assembly, MSR bitmap edits;
- * the hypercall runs on a CPU whose exits never come back, so a
- * trace that starts records nothing (steps happen at MTF exits, never delivered here).
+ * IOMMU (no DMAR, as in Bochs), the fatal path (vmm/hv_fatal.c: hv_panic aborts), CPU
+ * kicks, the MTF fast path's assembly, MSR bitmap edits; the hypercall runs on a CPU whose
+ * exits never come back, so a trace that starts records nothing (steps happen at MTF exits,
+ * never delivered here).
  * State: the policy is initialised once per process (its tables are static, as in the
  * hypervisor: one boot); each input starts by disarming every probe through the hypercall
  * itself, other state (the mailbox, a loaded D program, counters) carries over.
@@ -190,6 +191,16 @@ bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val) { abort(); }
 bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val) { abort(); }
 char msr_read_insn[1], msr_read_fault[1], msr_write_insn[1], msr_write_fault[1];
 void vmx_guest_reset_to_init(void) { abort(); }
+/* the fatal path and machine resets (vmm/hv_fatal.c): a panic aborts here instead */
+volatile bool hv_fatal_stopping;
+unsigned hv_fatal_selftest;
+bool hv_fatal_active(void) { return false; }
+enum hv_cpu_stop hv_fatal_cpu_stop(unsigned cpu) { abort(); }
+void hv_fatal_at_exit(void) { abort(); }
+bool hv_fatal_nmi(void) { abort(); }
+void hv_reset_prepare(void) { abort(); }
+void hv_machine_reset(void) { abort(); }
+void hv_ept_mmio_usage(unsigned *pages, unsigned *tables, unsigned *refused) { *pages = *tables = *refused = 0; }
 /* the MTF fast path (trace/step_fast.asm): never entered here; its table of pass-1 routines
  * (step_cpu.h: none, generic, one per register, one per register pair) only read */
 char step_fast_entry[1], step_fast_entry_check[1];
