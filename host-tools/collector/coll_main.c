@@ -431,10 +431,12 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     c->ack_every = h->ring_size / 4 < COLL_ACK_MAX ? h->ring_size / 4 : COLL_ACK_MAX;
     if (c->ack_every == 0)
         c->ack_every = 1;
-    coll_log("hvtrace-collector: %s boot %s (hv %u.%u.%u, %u CPUs) from %s, connection %u, "
-            "resuming at offset %llu%s\n", same || c->store.resumed ? "resumed" : "new", id,
-            (h->hv_version >> 16) & 0xff, (h->hv_version >> 8) & 0xff, h->hv_version & 0xff,
-            h->cpu_count, c->peer, h->connection, (unsigned long long)c->parser.next_off,
+    coll_log("hvtrace-collector: %s boot %s (hv %u.%u.%u, %u CPUs) from %s, %s session, "
+            "connection %u, resuming at offset %llu%s\n", same || c->store.resumed ? "resumed" : "new",
+            id, (h->hv_version >> 16) & 0xff, (h->hv_version >> 8) & 0xff, h->hv_version & 0xff,
+            h->cpu_count, c->peer, (c->parser.sess.flags & HVT_HELLO_ENCRYPT) ? "encrypted" :
+            (c->parser.sess.flags & HVT_HELLO_AUTH) ? "authenticated" : "UNAUTHENTICATED",
+            h->connection, (unsigned long long)c->parser.next_off,
             h->ring_tail > c->parser.next_off ? " (the hypervisor no longer holds all of it: "
             "the gap will be counted)" : "");
     struct hvt_welcome w;
