@@ -30,6 +30,9 @@
 #undef hv_inb
 #undef hv_inw
 #undef hv_inl
+/* hv_log_host.c: hv_log, hv_snprintf, hv_panic (abort) for every host target; this says
+ * whether HVT_FUZZ_VERBOSE asks for the hypervisor's log and the harness's own lines */
+bool     hv_host_verbose(void);
 uint64_t hv_rdtsc(void);
 uint64_t hv_rdmsr(uint32_t msr);
 void     hv_wrmsr(uint32_t msr, uint64_t v);

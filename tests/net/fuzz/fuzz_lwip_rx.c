@@ -8,7 +8,8 @@
  * unchanged; around them the harness is the machine:
  *  - vmm/'s services (tests/fuzz/host_hv/hv_api.h): a deterministic clock (every RDTSC moves
  *    it 1 us; frames move it further), page allocations as separate heap blocks (ASan sees
- *    an overrun of each), logging counted and dropped, hv_panic (lwIP's assertions) = abort;
+ *    an overrun of each), logging dropped unless HVT_FUZZ_VERBOSE is set and hv_panic (lwIP's
+ *    assertions) = abort (both tests/fuzz/host_hv/hv_log_host.c);
  *  - a PCI configuration space holding one 82540EM with a 128 KiB memory BAR0;
  *  - the NIC's register file: plain memory plus what the device does at each clock read:
  *    CTRL.RST clears, transmit descriptors between TDH and TDT are consumed (DD set). The
@@ -111,41 +112,7 @@ void *hv_phys_to_virt(uint64_t pa)
 }
 void *hv_phys_to_virt_uc(uint64_t pa) { return hv_phys_to_virt(pa); }
 
-static unsigned long log_lines;
-static int verbose = -1;
-void hv_vlog(const char *fmt, va_list ap)
-{
-    log_lines++;
-    if (verbose < 0)
-        verbose = getenv("HVT_FUZZ_VERBOSE") != NULL;
-    if (verbose)
-        vfprintf(stderr, fmt, ap);
-}
-void hv_log(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    hv_vlog(fmt, ap);
-    va_end(ap);
-}
-int hv_snprintf(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-    return r;
-}
 bool hv_fatal_active(void) { return false; }   /* the fatal path is not what is fuzzed here */
-void hv_panic(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hv_panic: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    abort();
-}
 
 /* ---- PCI configuration mechanism #1: one 82540EM at 00:03.0 ----------------------------- */
 static uint32_t cfg_addr, nic_cmd, nic_bar0 = (uint32_t)BAR0_PHYS;
@@ -561,7 +528,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     poll_once(1);
     check_invariants();
-    if (verbose > 0)
+    if (hv_host_verbose())
         fprintf(stderr, "fuzz_lwip_rx: rx %lu frames (%lu errors, %lu missed), tx %lu; stream %d, "
                 "ctl accepted %lu bad-auth %lu replayed %lu malformed %lu, protocol errors %lu, bad tags %lu\n",
                 (unsigned long)net.nic.cnt.rx_frames, (unsigned long)net.nic.cnt.rx_errors, rx_missed,

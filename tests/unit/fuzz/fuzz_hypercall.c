@@ -122,34 +122,6 @@ void *hv_alloc(size_t bytes) { return bytes >= 4096 ? region_take(bytes, 4096) :
 uint64_t hv_virt_to_phys(const void *va) { return (uint64_t)(uintptr_t)va; }
 void *hv_phys_to_virt(uint64_t pa) { return (void *)(uintptr_t)pa; }
 void *hv_phys_to_virt_uc(uint64_t pa) { return (void *)(uintptr_t)pa; }
-static int verbose = -1;
-void hv_vlog(const char *fmt, va_list ap)
-{
-    if (verbose < 0)
-        verbose = getenv("HVT_FUZZ_VERBOSE") != NULL;
-    if (verbose)
-        vfprintf(stderr, fmt, ap);
-}
-void hv_log(const char *fmt, ...) { va_list ap; va_start(ap, fmt); hv_vlog(fmt, ap); va_end(ap); }
-void hv_log_lock(void) {}
-void hv_log_unlock(void) {}
-int hv_snprintf(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int r = vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-    return r;
-}
-void hv_panic(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hv_panic: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    abort();
-}
 static int locks_held;
 void spin_lock(struct spinlock *l)
 {
@@ -399,7 +371,7 @@ static void hypercall(struct in *in, uint8_t defaults, bool paging)
         return;
     }
     int64_t st = (int64_t)regs_now.r[GPR_RAX];
-    if (verbose > 0)
+    if (hv_host_verbose())
         fprintf(stderr, "fuzz_hypercall: func %lu cpl %u: status %ld\n", (unsigned long)func, cpl, (long)st);
     if (!moved ||
         (st != HVT_HC_OK && st != HVT_HC_ENOSYS && st != HVT_HC_EINVAL && st != HVT_HC_EBUSY))
@@ -434,12 +406,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();                        /* the policy did not register its handlers */
         inited = true;
         region_used_at_init = region_used;
-        if (verbose > 0)
+        if (hv_host_verbose())
             fprintf(stderr, "fuzz_hypercall: the policy took %lu KiB at init\n",
                     (unsigned long)(region_used >> 10));
     }
-    if (verbose < 0)
-        verbose = getenv("HVT_FUZZ_VERBOSE") != NULL;
     struct in in = { data, size };
     uint8_t defaults = byte(&in);
     link_failed = defaults & 4;
@@ -474,7 +444,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             guest_paging(paging);
         }
     }
-    if (verbose > 0)
+    if (hv_host_verbose())
         fprintf(stderr, "fuzz_hypercall: region %lu KiB used (%lu KiB since init)\n",
                 (unsigned long)(region_used >> 10), (unsigned long)((region_used - region_used_at_init) >> 10));
     return 0;
