@@ -1,6 +1,7 @@
 /* ctl.c - control message tagging and parsing; see ctl.h and docs/stream-protocol.md. */
 #include "ctl.h"
 #include "sha256.h"
+#include "aead.h"
 
 void ctl_tag(const struct ctl_key *key, const uint8_t boot_id[HVT_BOOT_ID_LEN],
              const struct hvt_msg_hdr *hdr, const uint8_t *payload_sans_tag, size_t n,
@@ -98,4 +99,42 @@ void ctl_session_key(const struct ctl_key *key, const uint8_t boot_id[HVT_BOOT_I
     hmac_sha256_update(&hm, HVT_STREAM_KEY_LABEL, sizeof HVT_STREAM_KEY_LABEL - 1);
     hmac_sha256_update(&hm, boot_id, HVT_BOOT_ID_LEN);
     hmac_sha256_final(&hm, skey);
+}
+
+/* The AEAD over one whole message: aad = the header, then the payload as it travels. */
+static void session_aead(struct aead *ae, const uint8_t skey[32], unsigned kind, uint64_t a,
+                         uint32_t b, const uint8_t *msg)
+{
+    uint8_t nonce[AEAD_NONCE_LEN];
+    hvt_stream_nonce(nonce, kind, a, b);
+    aead_begin(ae, skey, nonce);
+    aead_aad(ae, msg, sizeof(struct hvt_msg_hdr));
+}
+
+void ctl_seal(const uint8_t skey[32], unsigned kind, uint64_t a, uint32_t b, uint8_t *msg,
+              uint32_t len, bool encrypt)
+{
+    struct aead ae;
+    uint8_t *pl = msg + sizeof(struct hvt_msg_hdr);
+    session_aead(&ae, skey, kind, a, b, msg);
+    if (encrypt)
+        aead_crypt(&ae, 0, pl, pl, len);
+    aead_mac(&ae, pl, len);
+    aead_end(&ae, pl + len);
+}
+
+bool ctl_open(const uint8_t skey[32], unsigned kind, uint64_t a, uint32_t b, uint8_t *msg,
+              uint32_t len, bool decrypt)
+{
+    struct aead ae;
+    uint8_t want[AEAD_TAG_LEN];
+    uint8_t *pl = msg + sizeof(struct hvt_msg_hdr);
+    session_aead(&ae, skey, kind, a, b, msg);
+    aead_mac(&ae, pl, len);
+    aead_end(&ae, want);
+    if (!aead_equal(want, pl + len, AEAD_TAG_LEN))
+        return false;
+    if (decrypt)
+        aead_crypt(&ae, 0, pl, pl, len);
+    return true;
 }

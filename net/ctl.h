@@ -1,6 +1,7 @@
 /*
  * ctl.h - control messages (HVT_MSG_CTL_REQ / HVT_MSG_CTL_REPLY): building, tagging and the
- * strict parser. Shared by the hypervisor (verifies requests, tags replies) and the collector
+ * strict parser; and the session's key and whole-message tags (ctl_session_key, ctl_seal,
+ * ctl_open). Shared by the hypervisor (verifies requests, tags replies) and the collector
  * (tags requests, verifies replies). Portable: see net_port.h.
  *
  * Contract:
@@ -50,6 +51,16 @@ int ctl_parse(const struct hvt_msg_hdr *hdr, const uint8_t *payload, const struc
  * (hvt_stream.h); both ends derive it the same way. */
 void ctl_session_key(const struct ctl_key *key, const uint8_t boot_id[HVT_BOOT_ID_LEN],
                      uint8_t skey[32]);
+
+/* Session tags (hvt_stream.h), one construction for both ends. msg is a message (header, then
+ * len payload bytes) with HVT_STREAM_TAG_LEN bytes after it for the tag; kind, a and b name
+ * its nonce (hvt_stream_nonce). ctl_seal encrypts the payload in place when encrypt, then
+ * writes the tag; ctl_open checks the tag (constant time) and only then decrypts in place
+ * when decrypt. Messages sent in pieces are tagged incrementally instead (stream_core.c). */
+void ctl_seal(const uint8_t skey[32], unsigned kind, uint64_t a, uint32_t b, uint8_t *msg,
+              uint32_t len, bool encrypt);
+bool ctl_open(const uint8_t skey[32], unsigned kind, uint64_t a, uint32_t b, uint8_t *msg,
+              uint32_t len, bool decrypt);
 
 /* Hex key text ("00112233...", 2*HVT_KEY_MIN .. 2*HVT_KEY_MAX digits) -> key. 0 or -1. */
 int ctl_key_from_hex(struct ctl_key *key, const char *hex, size_t n);

@@ -72,19 +72,6 @@ int stream_core_set_auth(struct stream_core *sc, bool auth, bool encrypt)
     return 0;
 }
 
-/* The tag of a whole message held in memory (HELLO; received messages), payload as it travels. */
-static void tag_message(const struct stream_core *sc, unsigned kind, uint64_t a, uint32_t b,
-                        const uint8_t *msg, size_t n, uint8_t tag[HVT_STREAM_TAG_LEN])
-{
-    uint8_t nonce[AEAD_NONCE_LEN];
-    struct aead ae;
-    hvt_stream_nonce(nonce, kind, a, b);
-    aead_begin(&ae, sc->skey, nonce);
-    aead_aad(&ae, msg, sizeof(struct hvt_msg_hdr));
-    aead_mac(&ae, msg + sizeof(struct hvt_msg_hdr), n - sizeof(struct hvt_msg_hdr));
-    aead_end(&ae, tag);
-}
-
 uint64_t stream_core_free(struct stream_core *sc)
 {
     uint64_t used = load_acq(&sc->head) - load_acq(&sc->tail);
@@ -173,8 +160,8 @@ void stream_core_connected(struct stream_core *sc)
     sc->hello_len = (uint32_t)(sizeof h + sizeof hello + sc->hello_text_len);
     sc->conn_no = hello.connection;
     if (sc->auth_flags) {
-        tag_message(sc, HVT_NONCE_HELLO, sc->conn_no, 0, sc->hello_buf, sc->hello_len,
-                    sc->hello_buf + sc->hello_len);
+        ctl_seal(sc->skey, HVT_NONCE_HELLO, sc->conn_no, 0, sc->hello_buf,
+                 h.len, false);             /* HELLO stays clear: it carries the boot id */
         sc->hello_len += HVT_STREAM_TAG_LEN;
     }
     sc->hello_sent = 0;
@@ -321,25 +308,6 @@ static int rx_check_header(struct stream_core *sc, const struct hvt_msg_hdr *h)
     return STREAM_EPROTO;
 }
 
-/* A received message with its tag in rx_buf: verify it, then decrypt the payload in place. */
-static int rx_open(struct stream_core *sc, const struct hvt_msg_hdr *h)
-{
-    uint8_t want[HVT_STREAM_TAG_LEN];
-    size_t n = sizeof *h + h->len;
-    tag_message(sc, HVT_NONCE_TO_HV, sc->conn_no, sc->rx_index, sc->rx_buf, n, want);
-    if (!aead_equal(want, sc->rx_buf + n, HVT_STREAM_TAG_LEN))
-        return -1;
-    if (sc->auth_flags & HVT_HELLO_ENCRYPT) {
-        uint8_t nonce[AEAD_NONCE_LEN];
-        struct aead ae;
-        hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, sc->conn_no, sc->rx_index);
-        aead_begin(&ae, sc->skey, nonce);
-        aead_crypt(&ae, 0, sc->rx_buf + sizeof *h, sc->rx_buf + sizeof *h, h->len);
-    }
-    sc->rx_index++;
-    return 0;
-}
-
 int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
 {
     const uint8_t *p = data;
@@ -370,7 +338,9 @@ int stream_core_rx(struct stream_core *sc, const void *data, size_t n)
             struct hvt_msg_hdr h;
             memcpy(&h, sc->rx_buf, hl);
             sc->rx_have = 0;
-            if (tl && rx_open(sc, &h) != 0) {
+            /* the tag first: nothing of a message that fails it is used */
+            if (tl && !ctl_open(sc->skey, HVT_NONCE_TO_HV, sc->conn_no, sc->rx_index++, sc->rx_buf,
+                                h.len, sc->auth_flags & HVT_HELLO_ENCRYPT)) {
                 sc->cnt.bad_tags++;
                 return STREAM_EPROTO;
             }

@@ -49,8 +49,7 @@ static void print_status(struct coll *c, int cl)
                      c->host_request == HVT_TRACE_REQ_STOP ? "stop" : "none");
     coll_sock_printf(s, cl, "session=%s\npeer=%s\nrefused_connections=%llu\nbad_tags=%llu\n",
                      !(c->cfd >= 0 && c->parser.have_hello) ? "none" :
-                     (c->parser.sess.flags & HVT_HELLO_ENCRYPT) ? "encrypted" :
-                     (c->parser.sess.flags & HVT_HELLO_AUTH) ? "authenticated" : "unauthenticated",
+                     coll_session_name(c->parser.sess.flags),
                      c->cfd >= 0 ? c->peer : "none", (unsigned long long)c->peers.refused,
                      (unsigned long long)c->parser.c.bad_tags);
     if (!c->store_open) {

@@ -207,8 +207,7 @@ static void on_ctl_reply(struct coll *c, const struct hvt_msg_hdr *h, const uint
                       (unsigned long long)s.lost_messages, (unsigned long long)s.backpressure_waits,
                       (unsigned long long)s.rx_frames, (unsigned long long)s.tx_frames,
                       (unsigned long long)s.bad_tags,
-                      (s.hello_flags & HVT_HELLO_ENCRYPT) ? "encrypted" :
-                      (s.hello_flags & HVT_HELLO_AUTH) ? "authenticated" : "unauthenticated");
+                      coll_session_name(s.hello_flags));
     } else if (m.ctl.cmd >= HVT_CTL_PROBE_ARM && m.ctl.cmd <= HVT_CTL_PROBE_STATUS &&
                m.ctl.status == HVT_CTL_OK && m.ctl.data_len >= sizeof(struct hvt_probe_status)) {
         struct hvt_probe_status p;

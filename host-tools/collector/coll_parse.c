@@ -2,7 +2,6 @@
 #include "coll_parse.h"
 #include "hvt_probe.h"
 #include "hvt_dif.h"
-#include "aead.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -55,36 +54,15 @@ size_t coll_parse_seal(struct coll_parser *p, uint8_t *msg, size_t n)
 {
     if (!(p->sess.flags & HVT_HELLO_AUTH))
         return n;
-    const size_t hl = sizeof(struct hvt_msg_hdr);
-    uint8_t nonce[AEAD_NONCE_LEN];
-    struct aead a;
-    hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, p->sess.conn, p->sess.to_hv++);
-    aead_begin(&a, p->sess.skey, nonce);
-    aead_aad(&a, msg, hl);
-    if (p->sess.flags & HVT_HELLO_ENCRYPT)
-        aead_crypt(&a, 0, msg + hl, msg + hl, n - hl);
-    aead_mac(&a, msg + hl, n - hl);
-    aead_end(&a, msg + n);
+    ctl_seal(p->sess.skey, HVT_NONCE_TO_HV, p->sess.conn, p->sess.to_hv++, msg,
+             (uint32_t)(n - sizeof(struct hvt_msg_hdr)), p->sess.flags & HVT_HELLO_ENCRYPT);
     return n + HVT_STREAM_TAG_LEN;
 }
 
-/* Verify the tag after the message at m (header + len bytes) and decrypt its payload. */
-static bool open_message(const struct coll_session *s, const struct hvt_msg_hdr *h, uint8_t *m,
-                         unsigned kind, uint64_t nonce_a, bool decrypt)
+const char *coll_session_name(uint32_t hello_flags)
 {
-    const size_t hl = sizeof *h;
-    uint8_t nonce[AEAD_NONCE_LEN], tag[AEAD_TAG_LEN];
-    struct aead a;
-    hvt_stream_nonce(nonce, kind, nonce_a, 0);
-    aead_begin(&a, s->skey, nonce);
-    aead_aad(&a, m, hl);
-    aead_mac(&a, m + hl, h->len);
-    aead_end(&a, tag);
-    if (!aead_equal(tag, m + hl + h->len, AEAD_TAG_LEN))
-        return false;
-    if (decrypt)
-        aead_crypt(&a, 0, m + hl, m + hl, h->len);
-    return true;
+    return (hello_flags & HVT_HELLO_ENCRYPT) ? "encrypted" :
+           (hello_flags & HVT_HELLO_AUTH) ? "authenticated" : "unauthenticated";
 }
 
 #define BAD(...) do { \
@@ -261,7 +239,7 @@ static int start_session(struct coll_parser *p, const struct hvt_msg_hdr *h, uin
     struct coll_session s = { .flags = he->hello_flags & (HVT_HELLO_AUTH | HVT_HELLO_ENCRYPT),
                               .conn = he->connection };
     ctl_session_key(&p->key, he->boot_id, s.skey);
-    if (!open_message(&s, h, m, HVT_NONCE_HELLO, he->connection, false)) {
+    if (!ctl_open(s.skey, HVT_NONCE_HELLO, he->connection, 0, m, h->len, false)) {
         p->c.bad_tags++;
         BAD("HELLO: tag does not verify (another key, or not from the hypervisor)");
     }
@@ -331,8 +309,8 @@ int coll_parse_feed(struct coll_parser *p, uint8_t *buf, size_t n, size_t *used,
         } else if (h.cpu == HVT_CPU_NONE) {
             r = (snprintf(p->err, sizeof p->err, "unexpected unsequenced %s after HELLO",
                           coll_msg_type_name(h.type)), COLL_EMALFORMED);
-        } else if (tl && !open_message(&p->sess, &h, m, HVT_NONCE_SEQ, h.off,
-                                       p->sess.flags & HVT_HELLO_ENCRYPT)) {
+        } else if (tl && !ctl_open(p->sess.skey, HVT_NONCE_SEQ, h.off, 0, m, h.len,
+                                   p->sess.flags & HVT_HELLO_ENCRYPT)) {
             p->c.bad_tags++;
             r = (snprintf(p->err, sizeof p->err, "%s at offset %llu: tag does not verify (forged "
                           "or damaged)", coll_msg_type_name(h.type), (unsigned long long)h.off),

@@ -87,6 +87,8 @@ int  coll_parse_feed(struct coll_parser *p, uint8_t *buf, size_t n, size_t *used
  * hypervisor on this connection: encrypted and tagged when the session says so. New length. */
 size_t coll_parse_seal(struct coll_parser *p, uint8_t *msg, size_t n);
 const char *coll_msg_type_name(uint16_t type);
+/* "encrypted", "authenticated" or "unauthenticated": a session's HVT_HELLO_* flags. */
+const char *coll_session_name(uint32_t hello_flags);
 /* A whole authenticated HELLO m[0..n) (header, payload, tag) on its own, as the first bytes of a
  * connection that is not adopted yet: 0 and *out when it is well formed and its tag verifies
  * under key; -1 with a reason in err otherwise. */

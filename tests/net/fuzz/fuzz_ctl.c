@@ -68,17 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (h.type == HVT_MSG_CTL_REQ && h.len >= sizeof(struct hvt_ctl) + HVT_MAC_LEN)
                 ctl_tag(&key, BOOT, &h, copy + pos + sizeof h, h.len - HVT_MAC_LEN,
                         copy + pos + sizeof h + h.len - HVT_MAC_LEN);
-            if (session) {
-                uint8_t nonce[AEAD_NONCE_LEN];
-                struct aead a;
-                hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, sc.conn_no, msgs++);
-                aead_begin(&a, sc.skey, nonce);
-                aead_aad(&a, copy + pos, sizeof h);
-                if (sc.auth_flags & HVT_HELLO_ENCRYPT)
-                    aead_crypt(&a, 0, copy + pos + sizeof h, copy + pos + sizeof h, h.len);
-                aead_mac(&a, copy + pos + sizeof h, h.len);
-                aead_end(&a, copy + pos + sizeof h + h.len);
-            }
+            if (session)
+                ctl_seal(sc.skey, HVT_NONCE_TO_HV, sc.conn_no, msgs++, copy + pos, h.len,
+                         sc.auth_flags & HVT_HELLO_ENCRYPT);
             pos += sizeof h + h.len + tl;
         }
     }

@@ -316,15 +316,8 @@ static void seal_message(uint8_t *p, uint32_t index)
         ctl_tag(&net.sc.key, net.sc.boot_id, &h, body, h.len - HVT_MAC_LEN, body + h.len - HVT_MAC_LEN);
     if (!net.sc.auth_flags)
         return;
-    uint8_t nonce[AEAD_NONCE_LEN];
-    struct aead a;
-    hvt_stream_nonce(nonce, HVT_NONCE_TO_HV, net.sc.conn_no, index);
-    aead_begin(&a, net.sc.skey, nonce);
-    aead_aad(&a, p, sizeof h);
-    if (net.sc.auth_flags & HVT_HELLO_ENCRYPT)
-        aead_crypt(&a, 0, body, body, h.len);
-    aead_mac(&a, body, h.len);
-    aead_end(&a, body + h.len);
+    ctl_seal(net.sc.skey, HVT_NONCE_TO_HV, net.sc.conn_no, index, p, h.len,
+             net.sc.auth_flags & HVT_HELLO_ENCRYPT);
 }
 
 /* Stream fix-up: the TCP payload walked as whole messages from its first byte (meaningful when
