@@ -12,21 +12,23 @@ export HVT_CACHE
 # tests) and the host side (host-tools/ and its tests: host-tools/host.mk).
 HV_STD     := -std=gnu11
 
-.PHONY: all test test-all unit-test deps run clean
+.PHONY: all test check unit-test deps run clean
 all:
 
 # The two commands of the README. Both install what is missing first (apt-get, as root), so
 # they work on a fresh Debian 12 machine; Bochs 3.0 is built on first use and cached.
+# What the tests are: tests/TESTS, one line per test (name, tier, time budget, command), run
+# by tests/run.py, which ends with a table of times and checks (also build/test-times.txt).
+#   make check     the host tier: no emulator, no kernel download; a developer's loop
+#   make test      every tier; machines in Bochs/QEMU two at a time (one per core)
+#   make test T='name ...'   just those tests of the manifest
+TEST_JOBS ?= 2
 deps:
 	bash tests/platform/deps.sh
 test: deps
-	$(MAKE) test-all
-# The default test run: unit tests + test-boot + test-qemu-novtx + test-install (tests.mk), test-trace
-# (trace.mk), and these (whole run measured at ~6 min on the 2-core machine, November 2026):
-test-all: test-analyze
-ifneq ($(HVT_NET),0)
-test-all: test-net test-trace-net
-endif
+	python3 tests/run.py -j $(TEST_JOBS) $(T)
+check:
+	python3 tests/run.py --tier host $(T)
 run: deps
 	$(MAKE) demo
 
@@ -48,6 +50,16 @@ include tests/fuzz/fuzz.mk
 include tests/security.mk
 -include bench/bench.mk
 include install.mk
+
+# test-inputs: everything the machine tests read, built and fetched once before they run (they may then run
+# side by side: each writes only its own folder): both Bochs builds, the pinned kernels, the
+# images, the host and guest tools, every initramfs.
+.PHONY: test-inputs
+test-inputs: test-guest-inputs $(TRACE_TEST)/initrd.img $(PROBE_TEST)/initrd.img $(BUILD)/test/probe-net/initrd.img
+	bash tests/platform/build-bochs.sh > /dev/null
+	HVT_BOCHS_ORACLE=1 bash tests/platform/build-bochs.sh > /dev/null
+	set -e; for k in $(PROBE_KERNELS); do bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:} > /dev/null; done
+	$(MAKE) efi hv-bare collector guest-tools $(HVT_IMPORT) $(HVT_CHECK)
 
 clean:
 	rm -rf $(BUILD)

@@ -41,13 +41,8 @@ $(BENCH_PROBE)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest
 bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
-	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(PROBE_BENCH_ITEMS)) && \
-	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/probe-bench,$(PROBE_BENCH_N)' \
-	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$opts" > $(BENCH_PROBE)/hvtrace.cfg
-	bash tests/platform/make-esp.sh $(BENCH_PROBE)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
-	  $(BENCH_PROBE)/initrd.img $(BENCH_PROBE)/hvtrace.cfg
-	bash tests/platform/bochs-run.sh -c 1 -t 600 $(BENCH_PROBE)/esp.img $(BENCH_PROBE)/run || true
+	$(VM_RUN) -c 1 -t 600 --initrd $(BENCH_PROBE)/initrd.img --append hvt_cpus=1 --trace '$(PROBE_BENCH_ITEMS)' \
+	  --cmd /bin/probe-bench,$(PROBE_BENCH_N) $(BENCH_PROBE) || true
 	bash bench/probe-report.sh $(BENCH_PROBE)/run
 	@cold=$$(mktemp -d); t0=$$(date +%s.%N); \
 	HVT_KINFO_CACHE=$$cold $(HVT) -n 'fbt:::entry' --vmlinuz $(TEST_BUILD)/vmlinuz --specs $(BENCH_PROBE)/all.specs 2>/dev/null; \

@@ -22,11 +22,7 @@ bench-step: $(HVT_IMPORT) $(HVT) $(BENCH_STEP)/initrd.img
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	@# the task layout: tickbench's marks come from root in user mode (hc_user=root)
-	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_cpus=1 hvt_mode=cmd hvt_cmd=/bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED)' \
-	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$($(HVT) options $(TEST_BUILD)/vmlinuz)" > $(BENCH_STEP)/hvtrace.cfg
-	bash tests/platform/make-esp.sh $(BENCH_STEP)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
-	  $(BENCH_STEP)/initrd.img $(BENCH_STEP)/hvtrace.cfg
 	BOCHS_STAMP='^TICKBENCH-PHASE|^hvtrace: cpu [0-9]+: trace (start|stop)|^HVT-STEPSTAT' \
-	  bash tests/platform/bochs-run.sh -c 1 -t 900 $(BENCH_STEP)/esp.img $(BENCH_STEP)/run || true
+	  $(VM_RUN) -c 1 -t 900 --initrd $(BENCH_STEP)/initrd.img --append hvt_cpus=1 --trace '' \
+	  --cmd /bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED) $(BENCH_STEP) || true
 	bash bench/step-report.sh $(BENCH_STEP)/run $(HVT_IMPORT)

@@ -1,5 +1,5 @@
 # tests/security.mk - make test-security: every check of the trust boundary docs/security.md
-# describes, in one target (part of the default test run through test-all; make runs each
+# describes, in one target (its parts are in tests/TESTS; make runs each
 # prerequisite once even where other groups name it too):
 #   test-boot          Bochs: hypercalls refused to an unprivileged guest user (SIGILL, counted,
 #                      no trace window) and allowed to root; root's MSR attack (APIC base above
@@ -19,4 +19,3 @@
 #   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
 .PHONY: test-security
 test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay
-test-all: test-security

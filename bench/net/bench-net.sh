@@ -62,20 +62,18 @@ mkinitrd() {
 mkinitrd "$OUT/initrd.img"
 CMDLINE="console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init pci=noacpi"
 hv_run() {   # $1 = name, $2 = net options for the session; sets hv_mbs
-  printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' "cmdline = $CMDLINE hvt_net_lines=4000" \
-    'hypervisor = on' 'advertise = on' 'log = e9' \
-    "net = collector=10.0.2.2:$PORT key=$KEY tsc_khz=50000 selftest_kb=$KB $2" > "$OUT/hv-$1.cfg"
-  bash tests/platform/make-esp.sh "$OUT/hv-$1.img" build/hvtrace.efi "$CLOUD" "$OUT/initrd.img" "$OUT/hv-$1.cfg"
   rm -rf "$OUT/trace-$1"
   local flags=""; [ "$1" = off ] && flags=--insecure
   "$COLL" --port "$PORT" --out "$OUT/trace-$1" --key "$KEY" --exit-on-bye $flags 2>"$OUT/hv-collector-$1.log" &
   local cpid=$!
-  bash tests/platform/bochs-run.sh -n -t "$TIMEOUT" "$OUT/hv-$1.img" "$OUT/run-hv-$1" > "$OUT/run-hv-$1.out" 2>&1
+  TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -t "$TIMEOUT" --kernel "$CLOUD" --initrd "$OUT/initrd.img" \
+    --append hvt_net_lines=4000 --net "collector=10.0.2.2:$PORT key=$KEY tsc_khz=50000 selftest_kb=$KB $2" \
+    "$OUT/hv-$1" > "$OUT/run-hv-$1.out" 2>&1
   for _ in $(seq 30); do kill -0 "$cpid" 2>/dev/null || break; sleep 1; done
   kill -INT "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
   hv_mbs=$(summary_field "$OUT/hv-collector-$1.log" trace_MB_per_s)
   local got; got=$(grep -s '^trace_bytes=' "$OUT/trace-$1/current/header.txt" | cut -d= -f2)
-  hv_tpb=$(tr -d '\r' < "$OUT/run-hv-$1/e9.log" | sed -n 's/.*TSC ticks: \([0-9.]*\) ticks per byte.*/\1/p' | tail -1)
+  hv_tpb=$(tr -d '\r' < "$OUT/hv-$1/run/e9.log" | sed -n 's/.*TSC ticks: \([0-9.]*\) ticks per byte.*/\1/p' | tail -1)
   echo "bench-net: hvtrace -> collector ($1) ${hv_mbs:-?} MB/s, ${hv_tpb:-?} hypervisor instructions per byte" \
        "(${got:-0} of $((KB * 1024)) filler bytes arrived, bad_tags $(summary_field "$OUT/hv-collector-$1.log" bad_tags))"
 }
@@ -90,13 +88,11 @@ if [ "${NET_BENCH_LINUX:-1}" = 1 ]; then
 # ---- 3. Linux -> host through the same NIC: hvtrace on with net=off, so the NIC is Linux's and
 # the hypervisor never touches it. The generic kernel is XZ-compressed: ~6.5x more instructions
 # to boot than the cloud one (docs/references.md), so on a busy machine give it a long timeout.
-printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-  "cmdline = $CMDLINE hvt_net_lines=0 hvt_net_insmod=1 hvt_net_send=10.0.2.2:$PORT:$((KB * 1024))" \
-  'hypervisor = on' 'advertise = on' 'log = e9' 'net = net=off' > "$OUT/linux.cfg"
-bash tests/platform/make-esp.sh "$OUT/linux.img" build/hvtrace.efi "$GENERIC" "$OUT/initrd.img" "$OUT/linux.cfg"
 python3 bench/net/tcp_sink.py "$PORT" $((KB * 1024)) "$TIMEOUT" > "$OUT/linux-sink.log" 2>&1 &
 spid=$!
-bash tests/platform/bochs-run.sh -n -t "$TIMEOUT" "$OUT/linux.img" "$OUT/run-linux" > "$OUT/run-linux.out" 2>&1
+TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -t "$TIMEOUT" --kernel "$GENERIC" --initrd "$OUT/initrd.img" \
+  --append "hvt_net_lines=0 hvt_net_insmod=1 hvt_net_send=10.0.2.2:$PORT:$((KB * 1024))" --net net=off \
+  "$OUT/linux" > "$OUT/run-linux.out" 2>&1
 wait "$spid"
 linux=$(summary_field "$OUT/linux-sink.log" MB_per_s)
 echo "bench-net: Linux e1000 -> host ${linux:-?} MB/s ($(summary_field "$OUT/linux-sink.log" bytes) bytes)"

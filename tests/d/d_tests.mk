@@ -10,7 +10,6 @@ unit-test: test-d-unit test-dconsume-unit
 test-d-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	bash tests/d/test-d-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
-test-all: test-d-coll
 
 # test-d: D programs in Bochs (2 CPUs, the pinned kernel) over the NIC and the collector: the
 # d and dwork runs of tests/probe/test-probes-net.sh (exact counts, thread-locals, printf,
@@ -19,7 +18,6 @@ test-all: test-d-coll
 .PHONY: test-d
 test-d:
 	PROBE_NET_RUNS="d dwork dcmd" $(MAKE) test-probes-net
-test-all: test-d
 
 # fuzz-d: libFuzzer (ASan/UBSan) runs of the D compiler (every image it accepts must pass the
 # verifier) and of the verifier + interpreter on raw bytes, FUZZ_SECONDS each; corpora under

@@ -102,4 +102,3 @@ fuzz:
 
 test-fuzz-replay: $(FUZZERS:%=$(HOST_OUT)/fuzz/%) $(HOST_OUT)/fuzz/seeds $(FUZZ_HV:%=$(HOST_OUT)/fuzz/seeds-%)
 	bash tests/fuzz/replay.sh $(HOST_OUT)/fuzz $(FUZZERS)
-test-all: test-fuzz-replay

@@ -143,7 +143,7 @@ while IFS= read -r f; do
 done < <(find "$ESPD" -type f)
 check "the image holds the ESP folder's files unchanged" [ "$same" = 1 ]
 check "the image boots from the removable path too" bash -c "mcopy -n -i '$IMG' ::/EFI/BOOT/BOOTX64.EFI '$WORK/bootx64' && cmp -s '$WORK/bootx64' '$P/lib/hvtrace/hvtrace.efi'"
-bash qemu-run.sh -a tcg -t "${INSTALL_QEMU_TIMEOUT:-300}" "$IMG" "$WORK/run" > "$WORK/qemu.out" 2>&1 || true
+bash tests/platform/qemu-run.sh -a tcg -t "${INSTALL_QEMU_TIMEOUT:-300}" "$IMG" "$WORK/run" > "$WORK/qemu.out" 2>&1 || true
 bash tests/platform/check-boot.sh novtx "$WORK/run" > "$WORK/check.out" 2>&1
 rc=$?
 grep -v '^HVT-RESULT' "$WORK/check.out" | sed 's/^/    /' | tail -6   # untraced: the checks that need hvtrace fail, as expected

@@ -22,11 +22,7 @@ $(BUILD)/host/layers/%.o: host-tools/collector/%.c $(COLL_HDRS)
 test-hv-bare:
 	$(MAKE) hv-bare
 	$(MAKE) test-guest-inputs
-	$(call test_cfg,$(TEST_BUILD)/bare.cfg,on,hvt_bare=1)
-	bash tests/platform/make-esp.sh $(TEST_BUILD)/bare.img $(BUILD)/bare/hvtrace.efi \
-	  $(TEST_BUILD)/vmlinuz $(TEST_BUILD)/initrd.img $(TEST_BUILD)/bare.cfg
-	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(BOCHS_TEST_TIMEOUT) $(TEST_BUILD)/bare.img $(TEST_BUILD)/run-bare || true
-	grep -q '^hvtrace: bare image: vmm/ only' $(TEST_BUILD)/run-bare/e9.log || \
+	$(VM_CHECKS) --efi $(BUILD)/bare/hvtrace.efi --append hvt_bare=1 $(TEST_BUILD)/bare || true
+	grep -q '^hvtrace: bare image: vmm/ only' $(TEST_BUILD)/bare/run/e9.log || \
 	  { echo "test-hv-bare: FAIL: the run did not use the bare image"; exit 1; }
-	bash tests/platform/check-boot.sh all $(TEST_BUILD)/run-bare $(TEST_CPUS)
-test-all: test-hv-bare
+	bash tests/platform/check-boot.sh all $(TEST_BUILD)/bare/run $(TEST_CPUS)

@@ -27,20 +27,20 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 
 echo "=== 1. the ESP: hvtrace.efi, the kernel, an initramfs, hvtrace.cfg (make esp does this for a real disk) ==="
 say "hvt options $VMLINUZ        # the task layout and symbols from the kernel's own BTF and kallsyms"
-TRACE_OPTS=$("$HVT" options "$VMLINUZ") || exit 1
-NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2.2:$PORT key=<32 bytes> tsc_khz=50000"
-printf '%s\n' '# hvtrace.cfg' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-  "cmdline = $CMDLINE hvt_mode=cmd hvt_cmd=/bin/getpid-loop,3000000,nomark" 'hypervisor = on' 'advertise = on' \
-  'log = e9' "trace = $TRACE_OPTS" "net = ${NETCFG/<32 bytes>/$KEY}" > "$OUT/hvtrace.cfg"
-sed "s/key=[0-9a-f]*/key=.../" "$OUT/hvtrace.cfg" | sed 's/^\(trace = .\{60\}\).*/\1.../' | sed 's/^/    /'
-bash tests/platform/make-esp.sh "$OUT/esp.img" "$EFI" "$VMLINUZ" "$INITRD" "$OUT/hvtrace.cfg" >/dev/null
+NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2.2:$PORT key=$KEY tsc_khz=50000"
+machine() { # the test machine (tests/platform/vm-run.sh): its hvtrace.cfg and ESP in $OUT, the run in $OUT/run
+  BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --efi "$EFI" \
+    --kernel "$VMLINUZ" --initrd "$INITRD" --cmd /bin/getpid-loop,3000000,nomark --trace '' --net "$NETCFG" "$@" "$OUT"
+}
+machine --esp-only || exit 1
+sed "s/key=[0-9a-f]*/key=.../" "$OUT/hvtrace.cfg" | grep -v '^#' | sed 's/^\(trace = .\{60\}\).*/\1.../' | sed 's/^/    /' 
 
 echo "=== 2. the collector on this host ==="
 say "hvtrace-collector --port $PORT --out $OUT/collector --key ... &"
 start_coll "$OUT/collector" "$OUT/collector.log" --exit-on-bye || { echo "demo: the collector did not start"; exit 1; }
 
 echo "=== 3. boot the machine (Bochs, $CPUS CPUs, OVMF): hvtrace, then Linux running getpid-loop ==="
-bash tests/platform/bochs-run.sh -n -c "$CPUS" -t "$TIMEOUT" "$OUT/esp.img" "$OUT/run" > "$OUT/bochs.out" 2>&1 &
+machine > "$OUT/bochs.out" 2>&1 &
 BPID=$!; PIDS+=("$BPID")
 D="$OUT/collector/current"
 started=""

@@ -9,8 +9,15 @@ missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# One line here; apt's own output goes to a log (shown only if it fails).
+LOG="${DEPS_LOG:-${BUILD:-build}/deps.log}"
 if [ ${#missing[@]} -gt 0 ]; then
+  mkdir -p "$(dirname "$LOG")"
+  echo "deps: installing ${#missing[@]} Debian package(s): ${missing[*]} (log: $LOG)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"; } > "$LOG" 2>&1; then
+    tail -20 "$LOG" >&2; echo "deps: apt-get failed (log: $LOG)" >&2; exit 1
+  fi
+else
+  echo "deps: every Debian package needed is installed"
 fi

@@ -7,7 +7,7 @@ OUT="$1"; n=$(( $2 / 24 ))
 sites=$(python3 -c "import struct,sys; d=open(sys.argv[1],'rb').read(); print(len({struct.unpack_from('<Q',d,i+8)[0] for i in range(0,len(d),24)}))" "$OUT/all.specs")
 source "$(dirname "$0")/../net/test-lib.sh"
 for run in all small; do
-  R="$OUT/run-$run"
+  R="$OUT/$run/run"
   serial=$(tr -d '\r' < "$R/serial.log" 2>/dev/null)
   e9=$(tr -d '\r' < "$R/e9.log" 2>/dev/null)
   arm=$(grep -a '^hvtrace-guest: probe-arm' <<< "$serial" | head -1)

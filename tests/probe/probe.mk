@@ -26,16 +26,10 @@ $(PROBE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/
 test-probes: $(HVT) $(PROBE_TEST)/initrd.img
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
-	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz $(PROBE_ITEMS)) && \
-	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/probe-tests,$(PROBE_CALLS),$(PROBE_CYCLES),$(PROBE_STRESS)' \
-	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$opts" > $(PROBE_TEST)/hvtrace.cfg
-	bash tests/platform/make-esp.sh $(PROBE_TEST)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
-	  $(PROBE_TEST)/initrd.img $(PROBE_TEST)/hvtrace.cfg
 	@# ~20 s to init and the checks, then ~0.3 s of Bochs per arm/disarm cycle of 300 probes
-	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(PROBE_TIMEOUT) $(PROBE_TEST)/esp.img $(PROBE_TEST)/run || true
+	$(VM_RUN) -t $(PROBE_TIMEOUT) --initrd $(PROBE_TEST)/initrd.img --trace '$(PROBE_ITEMS)' \
+	  --cmd /bin/probe-tests,$(PROBE_CALLS),$(PROBE_CYCLES),$(PROBE_STRESS) $(PROBE_TEST) || true
 	bash tests/probe/check-probes.sh $(PROBE_TEST)/run $(PROBE_CALLS) $(TEST_CPUS) $(PROBE_CYCLES)
-test-all: test-probes
 
 # test-probe-coll: live probes through the collector against fake_hv (host only, ~15 s): arming
 # in batches, one line per firing, counts, losses reported (tests/probe/test-probe-coll.sh).
@@ -43,7 +37,6 @@ test-all: test-probes
 test-probe-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	bash tests/probe/test-probe-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
-test-all: test-probe-coll
 
 # test-probes-net: the same live path in Bochs through the hypervisor's own NIC: exact counts
 # (the guest makes PROBE_NET_CALLS getppid() calls per CPU once armed: hvt -n prints exactly
@@ -78,9 +71,6 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	  v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
 	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	    PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
-ifneq ($(HVT_NET),0)
-test-all: test-probes-net test-probes-kernels
-endif
 
 # test-probes-all: fbt:::entry - an entry probe on every probeable function (41,602 on the
 # pinned kernel) - armed by the guest tool (count only), a workload run under them, then
@@ -100,17 +90,11 @@ test-probes-all: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/ge
 	bash tests/guest/mkinitramfs.sh $(PROBE_ALL_OUT)/initrd.img $(TEST_BUILD)/guest/hvtrace-guest \
 	  $(PROBE_ALL_OUT)/all.specs:all.specs $(PROBE_ALL_OUT)/probe-all-run:bin/probe-all-run \
 	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop
-	set -e; opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz); for run in all small; do \
-	  mem=$$([ $$run = small ] && echo 'hv_mem_mb = 24' || echo 'hv_mem_mb = 96'); \
-	  printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	    'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/probe-all-run' \
-	    'hypervisor = on' 'advertise = on' 'log = e9' "$$mem" "trace = $$opts" > $(PROBE_ALL_OUT)/$$run.cfg; \
-	  bash tests/platform/make-esp.sh $(PROBE_ALL_OUT)/$$run.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
-	    $(PROBE_ALL_OUT)/initrd.img $(PROBE_ALL_OUT)/$$run.cfg; \
-	  bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(PROBE_TIMEOUT) $(PROBE_ALL_OUT)/$$run.img \
-	    $(PROBE_ALL_OUT)/run-$$run > $(PROBE_ALL_OUT)/bochs-$$run.txt || true; done
+	set -e; for run in all small; do \
+	  mem=$$([ $$run = small ] && echo 24 || echo 96); \
+	  $(VM_RUN) -t $(PROBE_TIMEOUT) --initrd $(PROBE_ALL_OUT)/initrd.img --cmd /bin/probe-all-run --trace '' \
+	    --cfg "hv_mem_mb = $$mem" $(PROBE_ALL_OUT)/$$run > $(PROBE_ALL_OUT)/bochs-$$run.txt || true; done
 	bash tests/probe/check-probes-all.sh $(PROBE_ALL_OUT) $$(stat -c %s $(PROBE_ALL_OUT)/all.specs)
-test-all: test-probes-all
 
 # make dtrace SCRIPT='<probe descriptions>' WORKLOAD='<shell command run in the guest>'
 # Boots the test guest under hvtrace in Bochs (2 CPUs), arms the matching probes (every firing
@@ -130,13 +114,8 @@ dtrace: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop
 	bash tests/guest/mkinitramfs.sh $(DTRACE_OUT)/initrd.img $(TEST_BUILD)/guest/hvtrace-guest \
 	  $(DTRACE_OUT)/specs.bin:specs.bin $(DTRACE_OUT)/dtrace-run:bin/dtrace-run \
 	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop
-	opts=$$($(HVT) options $(TEST_BUILD)/vmlinuz) && \
-	printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-	  'cmdline = $(TEST_CMDLINE) hvt_mode=cmd hvt_cmd=/bin/dtrace-run' \
-	  'hypervisor = on' 'advertise = on' 'log = e9' "trace = $$opts" > $(DTRACE_OUT)/hvtrace.cfg
-	bash tests/platform/make-esp.sh $(DTRACE_OUT)/esp.img $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz \
-	  $(DTRACE_OUT)/initrd.img $(DTRACE_OUT)/hvtrace.cfg
-	bash tests/platform/bochs-run.sh -c $(TEST_CPUS) -t $(PROBE_TIMEOUT) $(DTRACE_OUT)/esp.img $(DTRACE_OUT)/run > $(DTRACE_OUT)/bochs.txt || true
+	$(VM_RUN) -t $(PROBE_TIMEOUT) --initrd $(DTRACE_OUT)/initrd.img --cmd /bin/dtrace-run --trace '' \
+	  $(DTRACE_OUT) > $(DTRACE_OUT)/bochs.txt || true
 	@tr -d '\r' < $(DTRACE_OUT)/run/serial.log | grep -a '^hvtrace-guest: probe-arm' || true
 	$(HVT) -n '$(SCRIPT)' --vmlinuz $(TEST_BUILD)/vmlinuz --e9 $(DTRACE_OUT)/run/e9.log
 
@@ -149,4 +128,3 @@ test-dtrace:
 	$(MAKE) dtrace SCRIPT='syscall::getpid:entry,syscall::getpid:return' WORKLOAD='getpid-loop 100 nomark' \
 	  > $(BUILD)/dtrace.out 2>&1 || { tail -20 $(BUILD)/dtrace.out; exit 1; }
 	bash tests/probe/check-dtrace.sh $(BUILD)/dtrace.out $(HVT) $(TEST_BUILD)/vmlinuz
-test-all: test-dtrace

@@ -33,13 +33,9 @@ one() { # name hvt_cmd extra-cmdline trace-option-items...
   if [ -n "$NET" ]; then
     start_coll "$R/coll" "$R/collector.log" || { echo "test-reset: the collector did not start"; return 1; }
   fi
-  opts=$("$HVT" options "$VMLINUZ" "$@") || return 1
-  printf '%s\n' 'kernel = \vmlinuz' 'initrd = \initrd.img' \
-    "cmdline = $CMDLINE hvt_mode=cmd hvt_cmd=$cmd $extra" 'hypervisor = on' 'advertise = on' 'log = e9' \
-    "trace = $opts" ${NET:+"net = $NET"} > "$R/hvtrace.cfg"
-  bash tests/platform/make-esp.sh "$R/esp.img" "$EFI" "$VMLINUZ" "$INITRD" "$R/hvtrace.cfg" >/dev/null
-  BOCHS_END_ON_RESET=1 BOCHS_INFO="ignore, pc_system=report, pci2isa=report" \
-    bash tests/platform/bochs-run.sh ${NET:+-n} -c "$CPUS" -t "$TIMEOUT" "$R/esp.img" "$R/run" > "$R/bochs.out" 2>&1
+  BOCHS_END_ON_RESET=1 BOCHS_INFO="ignore, pc_system=report, pci2isa=report" BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" \
+    bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --efi "$EFI" --kernel "$VMLINUZ" --initrd "$INITRD" \
+    --cmd "$cmd" ${extra:+--append "$extra"} --trace "$*" ${NET:+--net "$NET"} "$R" > "$R/bochs.out" 2>&1
   echo "test-reset: $name ended by $(cat "$R/run/end" 2>/dev/null) after $(cat "$R/run/wall_seconds" 2>/dev/null) s"
   grep -a "^hvtrace: \(.*resetting\|cpu .*TRIPLE\|cpu .*trace s\)\|^net: shutdown" "$R/run/e9.log" | head -5
   "$IMPORT" "$R/run/e9.log" "$R/trace.hvt" > "$R/import.out" 2>&1
