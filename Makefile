@@ -11,6 +11,11 @@ export HVT_CACHE
 # One C standard per side: the hypervisor side (hypervisor, loader, guest tools, their unit
 # tests) and the host side (host-tools/ and its tests: host-tools/host.mk).
 HV_STD     := -std=gnu11
+# The guest tools (guest/, built once into GUEST_OUT, installed and put in every test
+# initramfs) and the test programs run in the guest: static, no library on the guest needed.
+GUEST_CC     ?= gcc
+GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude -Iguest
+GUEST_OUT    := $(BUILD)/guest
 
 .PHONY: all test check unit-test deps run clean
 all:

@@ -18,9 +18,7 @@ MAN8DIR      := $(PREFIX)/share/man/man8
 HVT_DOCDIR   := $(PREFIX)/share/doc/hvtrace
 # The guest tools run inside the traced Linux, often from an initramfs without a C library:
 # linked statically, like the test initramfs's copies.
-GUEST_OUT    := $(BUILD)/guest
 GUEST_TOOLS  := hvtrace-guest hvtrace-mark
-GUEST_BUILD_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude -Iguest
 INSTALL_BIN  := hvt hvt-import hvt-check
 INSTALL_DOCS := README.md $(wildcard docs/*.md)
 INSTALL_MAN1 := docs/man/hvt.1
@@ -33,7 +31,7 @@ all: guest-tools
 
 $(GUEST_OUT)/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_BUILD_CFLAGS) -o $@ $<
+	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 guest-tools: $(GUEST_TOOLS:%=$(GUEST_OUT)/%)
 
 # The man pages name the installed docs' folder: rewritten for this PREFIX.

@@ -30,10 +30,10 @@ $(BENCH_PROBE)/dquant.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	$(HVT) -n '$(BENCH_D_QUANT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
-$(BENCH_PROBE)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
+$(BENCH_PROBE)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
                            $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img
 	@mkdir -p $(dir $@)
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-bench:bin/probe-bench \
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench:bin/probe-bench \
 	  $(BENCH_PROBE)/dcount.img:dcount.img $(BENCH_PROBE)/dcount.specs:dcount.specs \
 	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs
 

@@ -13,9 +13,9 @@ BENCH_STEP     := $(BUILD)/bench/step
 BENCH_UNTRACED ?= 500000000
 BENCH_TRACED   ?= 1000000
 
-$(BENCH_STEP)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/tickbench tests/guest/init tests/guest/mkinitramfs.sh
+$(BENCH_STEP)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/tickbench tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/tickbench:bin/tickbench
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/tickbench:bin/tickbench
 
 .PHONY: bench-step
 bench-step: $(HVT_IMPORT) $(HVT) $(BENCH_STEP)/initrd.img

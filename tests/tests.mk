@@ -17,8 +17,6 @@
 #   tests the build/hvtrace.efi already there.
 TEST_BUILD         := $(BUILD)/test
 TEST_EFI_BUILD     ?= $(MAKE) efi
-GUEST_CC           ?= gcc
-GUEST_CFLAGS       := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude
 UNIT_CC            ?= gcc
 UNIT_CFLAGS        := $(HV_STD) -O2 -g -Wall -Wextra -Iinclude -Iboot
 BOCHS_TEST_TIMEOUT ?= 240
@@ -44,33 +42,20 @@ unit-test: unit-test-platform
 
 # ---- guest: tools, initramfs, kernel, ESP images ------------------------------------------
 # The guest tool is part of the product (guest/); the tests put the same binary in their initramfs.
-$(TEST_BUILD)/guest/hvtrace-guest: guest/hvtrace-guest.c guest/hvt_guest.h include/hvt_hypercall.h
-	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -Iguest -o $@ $<
-
-$(TEST_BUILD)/guest/msr-attack: tests/guest/msr-attack.c
-	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
-
-$(TEST_BUILD)/guest/io-string: tests/guest/io-string.c
+# Test programs for the guest: one rule, the product's flags (the guest tools themselves are
+# built once, in $(GUEST_OUT): install.mk).
+TEST_GUEST := $(TEST_BUILD)/guest
+$(TEST_GUEST)/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
-
-$(TEST_BUILD)/guest/as-user: tests/guest/as-user.c
-	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
-
-$(TEST_BUILD)/guest/hvtrace-mark: guest/hvtrace-mark.c guest/hvt_guest.h include/hvt_hypercall.h
-	@mkdir -p $(dir $@)
-	$(GUEST_CC) $(GUEST_CFLAGS) -Iguest -o $@ $<
 
 # With the kernel's msr module, for msr-attack (init's msr-guard check), and as-user and
 # hvtrace-mark for the hypercall privilege checks.
-TEST_INITRD_TOOLS := $(TEST_BUILD)/guest/msr-attack $(TEST_BUILD)/guest/as-user $(TEST_BUILD)/guest/hvtrace-mark \
-                     $(TEST_BUILD)/guest/io-string
-$(TEST_BUILD)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TEST_INITRD_TOOLS) tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
+TEST_INITRD_TOOLS := $(TEST_GUEST)/msr-attack $(TEST_GUEST)/as-user $(GUEST_OUT)/hvtrace-mark \
+                     $(TEST_GUEST)/io-string
+$(TEST_BUILD)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_INITRD_TOOLS) tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
 	k=$$(bash tests/platform/fetch-kernel.sh) && m=$$(find "$$(dirname "$$k")/../lib/modules" -name msr.ko | head -1) && \
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(foreach t,$(TEST_INITRD_TOOLS),$(t):bin/$(notdir $(t))) "$$m:lib/msr.ko"
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(foreach t,$(TEST_INITRD_TOOLS),$(t):bin/$(notdir $(t))) "$$m:lib/msr.ko"
 
 # The pinned Debian kernel, copied unmodified next to the other ESP inputs.
 $(TEST_BUILD)/vmlinuz: tests/platform/fetch-kernel.sh

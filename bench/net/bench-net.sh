@@ -26,7 +26,7 @@ KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 TIMEOUT="${BOCHS_TEST_TIMEOUT:-900}"
 COLL=build/host/hvtrace-collector
 mkdir -p "$OUT"
-make -s collector build/test/guest/hvtrace-guest >/dev/null || exit 1
+make -s collector build/guest/hvtrace-guest >/dev/null || exit 1
 summary_field() { grep -o " $2=[0-9.]*" "$1" | tail -1 | cut -d= -f2; }
 
 # ---- 1. ingest
@@ -56,7 +56,7 @@ mkinitrd() {
   python3 tests/guest/mkcpio.py "$1" dir:dev:755 dir:proc:755 dir:sys:755 dir:bin:755 \
     dir:sbin:755 dir:tmp:1777 dir:root:700 dir:etc:755 chr:dev/console:600:5:1 \
     chr:dev/null:666:1:3 file:bin/busybox:755:/bin/busybox sym:bin/sh:busybox \
-    file:bin/hvtrace-guest:755:build/test/guest/hvtrace-guest file:init:755:tests/net/guest-init \
+    file:bin/hvtrace-guest:755:build/guest/hvtrace-guest file:init:755:tests/net/guest-init \
     "file:e1000.ko:644:$KO"
 }
 mkinitrd "$OUT/initrd.img"

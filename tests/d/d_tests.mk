@@ -11,8 +11,9 @@ test-d-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	bash tests/d/test-d-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
 
-# test-d: D programs in Bochs (2 CPUs, the pinned kernel) over the NIC and the collector: the
-# d and dwork runs of tests/probe/test-probes-net.sh (exact counts, thread-locals, printf,
+# test-d: D programs in Bochs (2 CPUs, the pinned kernel) over the NIC and the collector (part
+# of test-probes-net's boot; this target boots for them alone): the d, dwork and dcmd runs of
+# tests/probe/test-probes-net.sh (exact counts, thread-locals, printf,
 # quantize of read sizes, copyinstr of paths, fbt against the guest's kprobe, stack() frames
 # checked against the image, invalid addresses reported while the guest goes on).
 .PHONY: test-d

@@ -33,7 +33,7 @@ COLL="$BUILD/host/hvtrace-collector"
 source "$(dirname "$0")/test-lib.sh"
 
 ${TEST_EFI_BUILD:-make BUILD=$BUILD efi} >/dev/null || { echo "test-net: building hvtrace.efi failed"; exit 1; }
-make -s BUILD="$BUILD" collector "$BUILD/test/guest/hvtrace-guest" >/dev/null || exit 1
+make -s BUILD="$BUILD" collector "$BUILD/guest/hvtrace-guest" >/dev/null || exit 1
 mkdir -p "$OUT"
 CLOUD=$(bash tests/platform/fetch-kernel.sh)
 GENERIC=$(bash tests/platform/fetch-kernel.sh linux-image-6.1.0-47-amd64-unsigned 6.1.170-3)
@@ -45,7 +45,7 @@ mkinitrd() { # out [e1000.ko]
   python3 tests/guest/mkcpio.py "$1" dir:dev:755 dir:proc:755 dir:sys:755 dir:bin:755 \
     dir:sbin:755 dir:tmp:1777 dir:root:700 dir:etc:755 chr:dev/console:600:5:1 \
     chr:dev/null:666:1:3 file:bin/busybox:755:/bin/busybox sym:bin/sh:busybox \
-    "file:bin/hvtrace-guest:755:$BUILD/test/guest/hvtrace-guest" file:init:755:tests/net/guest-init \
+    "file:bin/hvtrace-guest:755:$BUILD/guest/hvtrace-guest" file:init:755:tests/net/guest-init \
     "${extra[@]}"
 }
 # pci=noacpi: the loader's ACPI tables have no PCI root bridge, so without it Linux enumerates

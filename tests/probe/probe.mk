@@ -16,10 +16,10 @@ PROBE_STRESS ?= 300
 PROBE_TIMEOUT ?= 900
 PROBE_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid
 
-$(PROBE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-check $(TRACE_TEST)/guest/probe-stress tests/guest/probe-tests tests/guest/init tests/guest/mkinitramfs.sh
+$(PROBE_TEST)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-check $(TEST_GUEST)/probe-stress tests/guest/probe-tests tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest \
-	  $(TRACE_TEST)/guest/probe-check:bin/probe-check $(TRACE_TEST)/guest/probe-stress:bin/probe-stress \
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest \
+	  $(TEST_GUEST)/probe-check:bin/probe-check $(TEST_GUEST)/probe-stress:bin/probe-stress \
 	  tests/guest/probe-tests:bin/probe-tests
 
 .PHONY: test-probes
@@ -38,27 +38,29 @@ test-probe-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	bash tests/probe/test-probe-coll.sh $(HOST_BUILD) $(TEST_BUILD)/vmlinuz
 
-# test-probes-net: the same live path in Bochs through the hypervisor's own NIC: exact counts
-# (the guest makes PROBE_NET_CALLS getppid() calls per CPU once armed: hvt -n prints exactly
-# CPUs x that many getppid:entry firings, none lost) and profile-997 over md5sum with a
-# flame graph of the ORC-unwound stacks (test-probes-net.sh).
+# test-probes-net: the same live path in Bochs through the hypervisor's own NIC, every run on
+# one boot (the guest's probe-suite runs each workload in turn; test-probes-net.sh): exact
+# counts (the guest makes PROBE_NET_CALLS getppid() calls per CPU once armed: hvt -n prints
+# exactly CPUs x that many getppid:entry firings, none lost), profile-997 over md5sum with a
+# flame graph of the ORC-unwound stacks, the D programs (d, dwork, dcmd: test-d alone), user
+# probes by pid and by name.
 PROBE_NET_CALLS ?= 1000
 # probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
-$(TRACE_TEST)/guest/probe-ustack: TRACE_GUEST_CFLAGS += -fno-omit-frame-pointer
-$(TRACE_TEST)/guest/probe-ustack: tests/probe/probe.mk
-$(BUILD)/test/probe-net/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net $(TRACE_TEST)/guest/probe-user $(TRACE_TEST)/guest/probe-ustack $(TRACE_TEST)/guest/d-work $(TRACE_TEST)/guest/getpid-loop tests/guest/probe-profile-run tests/guest/init tests/guest/mkinitramfs.sh
+$(TEST_GUEST)/probe-ustack: GUEST_CFLAGS += -fno-omit-frame-pointer
+$(TEST_GUEST)/probe-ustack: tests/probe/probe.mk
+$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop tests/guest/probe-profile-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/probe-net:bin/probe-net \
-	  $(TRACE_TEST)/guest/probe-user:bin/probe-user $(TRACE_TEST)/guest/probe-ustack:bin/probe-ustack \
-	  $(TRACE_TEST)/guest/d-work:bin/d-work $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop \
-	  tests/guest/probe-profile-run:bin/probe-profile-run
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net:bin/probe-net \
+	  $(TEST_GUEST)/probe-user:bin/probe-user $(TEST_GUEST)/probe-ustack:bin/probe-ustack \
+	  $(TEST_GUEST)/d-work:bin/d-work $(TEST_GUEST)/getpid-loop:bin/getpid-loop \
+	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) efi collector
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	  bash tests/probe/test-probes-net.sh
-# test-probes-kernels: both runs again on other kernels: the generic one the analysis tests
+# test-probes-kernels: the count, profile and user runs again on other kernels: the generic one the analysis tests
 # fetch (another version and configuration: XZ image, more drivers built in) and Debian's 6.12
 # cloud kernel (backports: IBT build - functions start with endbr64 -, call padding, return
 # thunks, 6.4+ kallsyms and ORC layouts).
@@ -70,7 +72,7 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	set -e; for k in $(PROBE_KERNELS); do \
 	  v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
 	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
-	    PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
+	    PROBE_NET_RUNS="count profile user" PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
 
 # test-probes-all: fbt:::entry - an entry probe on every probeable function (41,602 on the
 # pinned kernel) - armed by the guest tool (count only), a workload run under them, then
@@ -79,7 +81,7 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 # and the guest goes on (check-probes-all.sh).
 PROBE_ALL_OUT := $(BUILD)/test/probe-all
 .PHONY: test-probes-all
-test-probes-all: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop
+test-probes-all: $(HVT) $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/getpid-loop
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	@mkdir -p $(PROBE_ALL_OUT)
@@ -87,9 +89,9 @@ test-probes-all: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/ge
 	printf '%s\n' '#!/bin/sh' 'hvtrace-guest probe-arm /all.specs; echo "probe-all: arm status $$?"' \
 	  'getpid-loop 100 nomark; ls / > /dev/null; echo "probe-all: workload status $$?"' \
 	  'hvtrace-guest probe-disarm' > $(PROBE_ALL_OUT)/probe-all-run
-	bash tests/guest/mkinitramfs.sh $(PROBE_ALL_OUT)/initrd.img $(TEST_BUILD)/guest/hvtrace-guest \
+	bash tests/guest/mkinitramfs.sh $(PROBE_ALL_OUT)/initrd.img $(GUEST_OUT)/hvtrace-guest \
 	  $(PROBE_ALL_OUT)/all.specs:all.specs $(PROBE_ALL_OUT)/probe-all-run:bin/probe-all-run \
-	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop
+	  $(TEST_GUEST)/getpid-loop:bin/getpid-loop
 	set -e; for run in all small; do \
 	  mem=$$([ $$run = small ] && echo 24 || echo 96); \
 	  $(VM_RUN) -t $(PROBE_TIMEOUT) --initrd $(PROBE_ALL_OUT)/initrd.img --cmd /bin/probe-all-run --trace '' \
@@ -104,16 +106,16 @@ SCRIPT   ?= syscall::getpid:entry
 WORKLOAD ?= getpid-loop 100 nomark
 DTRACE_OUT := $(BUILD)/dtrace
 .PHONY: dtrace
-dtrace: $(HVT) $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop
+dtrace: $(HVT) $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/getpid-loop
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	@mkdir -p $(DTRACE_OUT)
 	$(HVT) -n '$(SCRIPT)' --vmlinuz $(TEST_BUILD)/vmlinuz --specs $(DTRACE_OUT)/specs.bin
 	printf '%s\n' '#!/bin/sh' 'hvtrace-guest probe-arm /specs.bin || exit 1' '$(WORKLOAD)' \
 	  'hvtrace-guest probe-disarm' > $(DTRACE_OUT)/dtrace-run
-	bash tests/guest/mkinitramfs.sh $(DTRACE_OUT)/initrd.img $(TEST_BUILD)/guest/hvtrace-guest \
+	bash tests/guest/mkinitramfs.sh $(DTRACE_OUT)/initrd.img $(GUEST_OUT)/hvtrace-guest \
 	  $(DTRACE_OUT)/specs.bin:specs.bin $(DTRACE_OUT)/dtrace-run:bin/dtrace-run \
-	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop
+	  $(TEST_GUEST)/getpid-loop:bin/getpid-loop
 	$(VM_RUN) -t $(PROBE_TIMEOUT) --initrd $(DTRACE_OUT)/initrd.img --cmd /bin/dtrace-run --trace '' \
 	  $(DTRACE_OUT) > $(DTRACE_OUT)/bochs.txt || true
 	@tr -d '\r' < $(DTRACE_OUT)/run/serial.log | grep -a '^hvtrace-guest: probe-arm' || true

@@ -4,29 +4,21 @@
 TRACE_TEST   := $(BUILD)/test/trace
 TRACE_CPUS   ?= 2
 TRACE_TIMEOUT ?= 600
-TRACE_GUEST_CFLAGS := $(HV_STD) -O2 -Wall -Wextra -static -Iinclude -Iguest
 comma := ,
 
 
-$(TRACE_TEST)/guest/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
-	@mkdir -p $(dir $@)
-	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
-# hvtrace-mark is a user tool (guest/), built the same way for the test initramfs.
-$(TRACE_TEST)/guest/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
-	@mkdir -p $(dir $@)
-	$(CC) $(TRACE_GUEST_CFLAGS) -o $@ $<
-
 # data.bin: the big trace's input (md5sum of 400,000 bytes: ~5.3 M user instructions measured
 # with callgrind on the host's busybox, plus exec, reads and exit in the kernel).
-$(TRACE_TEST)/guest/data.bin:
+$(TEST_GUEST)/data.bin:
 	@mkdir -p $(dir $@)
 	head -c 400000 /bin/busybox > $@
-$(TRACE_TEST)/initrd.img: $(TEST_BUILD)/guest/hvtrace-guest $(TRACE_TEST)/guest/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark $(TRACE_TEST)/guest/trace-run $(TRACE_TEST)/guest/crash $(TRACE_TEST)/guest/reset $(TRACE_TEST)/guest/mmio-touch $(TRACE_TEST)/guest/data.bin tests/guest/init tests/guest/mkinitramfs.sh
-	bash tests/guest/mkinitramfs.sh $@ $(TEST_BUILD)/guest/hvtrace-guest \
-	  $(TRACE_TEST)/guest/getpid-loop:bin/getpid-loop $(TRACE_TEST)/guest/hvtrace-mark:bin/hvtrace-mark \
-	  $(TRACE_TEST)/guest/trace-run:bin/trace-run $(TRACE_TEST)/guest/crash:bin/crash \
-	  $(TRACE_TEST)/guest/reset:bin/reset $(TRACE_TEST)/guest/mmio-touch:bin/mmio-touch \
-	  $(TRACE_TEST)/guest/data.bin:data.bin
+$(TRACE_TEST)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/getpid-loop $(GUEST_OUT)/hvtrace-mark $(TEST_GUEST)/trace-run $(TEST_GUEST)/crash $(TEST_GUEST)/reset $(TEST_GUEST)/mmio-touch $(TEST_GUEST)/data.bin tests/guest/init tests/guest/mkinitramfs.sh
+	@mkdir -p $(dir $@)
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest \
+	  $(TEST_GUEST)/getpid-loop:bin/getpid-loop $(GUEST_OUT)/hvtrace-mark:bin/hvtrace-mark \
+	  $(TEST_GUEST)/trace-run:bin/trace-run $(TEST_GUEST)/crash:bin/crash \
+	  $(TEST_GUEST)/reset:bin/reset $(TEST_GUEST)/mmio-touch:bin/mmio-touch \
+	  $(TEST_GUEST)/data.bin:data.bin
 
 # One traced Bochs run: $(call trace_run,DIR,HVT_CMD,OPTION ITEMS,--oracle or nothing,TIMEOUT)
 # The "trace =" line comes from `hvt options` (task layout, KASLR anchor, symbols resolved).
