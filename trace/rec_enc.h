@@ -7,7 +7,7 @@
  * Contract: rec_begin() starts a chunk (state reset as the format requires); each rec_* call
  * appends one record and returns 0, or -1 when fewer than REC_MAX_BYTES remain (the caller then
  * sends the chunk and begins another, and retries). Freestanding and host-testable: the
- * hypervisor and the host's trace writer (host-tools/trace_writer.c) share it, so there is
+ * hypervisor and the host's trace writer (host-tools/tracefile/trace_writer.c) share it, so there is
  * one encoder of the format.
  */
 #ifndef HVT_REC_ENC_H

@@ -28,7 +28,7 @@ DFUZZ_VM := $(wildcard trace/dif_*.c)
 $(HOST_OUT)/fuzz/fuzz_dcompile: tests/d/fuzz/fuzz_dcompile.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dif.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) \
+	  $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) \
 	  $(HOST_LIBS) -o $@
 $(HOST_OUT)/fuzz/fuzz_dverify: tests/d/fuzz/fuzz_dverify.c $(DFUZZ_VM) trace/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)

@@ -1,5 +1,5 @@
 /*
- * unit_d: the D compiler (host-tools/d/d_compile.h) without a guest: the exact instructions
+ * unit_d: the D compiler (host-tools/d/compile/d_compile.h) without a guest: the exact instructions
  * of small programs, error messages (file:line:col, the source line, a caret), the image
  * layout include/hvt_dif.h defines, aggregations' buckets, probe resolution, options and
  * macros, the disassembly, never crashing on mangled input, and with the pinned 6.1 cloud

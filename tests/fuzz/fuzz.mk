@@ -81,7 +81,7 @@ $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h v
 $(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dif.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) \
-	  $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+	  $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
 FUZZ_HC_D := tests/probe/test-probes-net.sh tests/d/test-d-coll.sh
 $(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(HOST_OUT)/fuzz/hc_dimages $(FUZZ_HC_D)
 	rm -rf $@ $@.d && python3 $< --extract-d $@.d $(FUZZ_HC_D) && mkdir -p $@.d/img && \

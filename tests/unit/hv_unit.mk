@@ -23,9 +23,9 @@ $(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c tests/unit/elf_swee
 $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.c trace/trace_opts.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_trace_opts.c trace/trace_opts.c
-$(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+$(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/rec_enc.c trace/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
+	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -Ihost-tools/tracefile -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
 # The D verifier and interpreter; again under ASan+UBSan (the mutation test's mutants run there).
 DIF_SRCS := trace/dif_verify.c trace/dif_vm.c trace/dif_str.c trace/dif_state.c trace/dif_agg.c trace/dif_dyn.c trace/dif_spec.c
 DIF_DEPS := tests/unit/test_dif.c $(DIF_SRCS) trace/dif.h trace/dif_impl.h include/hvt_dif.h
@@ -48,9 +48,9 @@ $(HV_UNIT_BUILD)/step_fast_host.o: trace/step_fast.asm $(HV_GEN)/trace/step_fast
 $(HV_UNIT_BUILD)/step_fast_harness.o: tests/unit/step_fast_harness.asm
 	@mkdir -p $(dir $@)
 	nasm -f elf64 -o $@ $<
-$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h tests/unit/step_fast_test.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
-	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
-	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
+$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h tests/unit/step_fast_test.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -Ihost-tools/tracefile -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
+	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
 
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64

@@ -2,7 +2,7 @@
  * setup_sects at 0x1f1, "HdrS" at 0x202, payload_offset/length at 0x248/0x24c (protocol
  * >= 2.08); the payload starts after the real-mode setup, (setup_sects + 1) * 512 bytes in. */
 #include "kimg.h"
-#include "dcmp.h"
+#include "decompress.h"
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,9 +138,9 @@ int kimg_load_mem(kimg *k, const char *name, util_buf file)
         return -1;
     }
     k->payload_offset = poff;
-    k->compression = dcmp_format(d + poff, plen);
+    k->compression = decompress_format(d + poff, plen);
     size_t expect = util_le32(d + poff + plen - 4);
-    if (dcmp_payload(name, poff, d + poff, plen, expect, kimg_max_vmlinux, &k->elf) != 0) return -1;
+    if (decompress_payload(name, poff, d + poff, plen, expect, kimg_max_vmlinux, &k->elf) != 0) return -1;
     return parse_elf(k);
 }
 

@@ -1,16 +1,15 @@
-/* hvt_trace: see hvt_trace.h. The collector holds the hypervisor connection and the control
- * key; this command only sends it one request line per connection and reads the answer
- * (key=value lines, then "end ok" or "end error <reason>"). */
-#include "hvt_trace.h"
-#include "collector/coll_sock.h"
+/* cmd_trace: hvt trace start|stop|status (hvt_cmd.h; docs/trace-cli.md). The collector holds
+ * the hypervisor connection and the control key; this command only asks it, one request line
+ * per connection (client.h). */
+#include "hvt_cmd.h"
+#include "client.h"
+#include "coll_sock.h"
 #include "hvt_stream.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,75 +44,9 @@ static int usage(void)
     return T_USAGE;
 }
 
-int hvt_coll_ask(const char *dir, const char *sock, const char *line, char *out, size_t cap)
-{
-    char path[sizeof ((struct sockaddr_un *)0)->sun_path];
-    int pl = sock ? snprintf(path, sizeof path, "%s", sock)
-                  : snprintf(path, sizeof path, "%s/%s", dir, COLL_SOCK_NAME);
-    if (pl < 0 || (size_t)pl >= sizeof path) {
-        snprintf(out, cap, "the socket path is longer than %zu bytes: give a shorter -d or -s",
-                 sizeof path - 1);
-        return -1;
-    }
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        snprintf(out, cap, "cannot reach the collector at %s: %s (is hvtrace-collector running "
-                 "with --out %s?)", path, strerror(errno), dir);
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    char req[COLL_SOCK_LINE_MAX];
-    int n = snprintf(req, sizeof req, "%s\n", line);
-    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
-        snprintf(out, cap, "sending to %s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    size_t len = 0;
-    ssize_t r;
-    while (len < cap - 1 && (r = recv(fd, out + len, cap - 1 - len, 0)) > 0)
-        len += (size_t)r;
-    out[len] = 0;
-    close(fd);
-    char *end = len ? strstr(out, "end ") : NULL;
-    while (end && end != out && end[-1] != '\n')
-        end = strstr(end + 1, "end ");
-    if (!end) {
-        snprintf(out, cap, "the collector closed the connection without an answer");
-        return -1;
-    }
-    *end = 0;
-    if (!strncmp(end + 4, "ok", 2))
-        return 0;
-    char why[300];
-    snprintf(why, sizeof why, "%s", end + 4 + (strncmp(end + 4, "error ", 6) ? 0 : 6));
-    why[strcspn(why, "\n")] = 0;
-    snprintf(out, cap, "%s", why);
-    return 1;
-}
-
 static int ask(const struct t_opts *o, const char *line, char *out, size_t cap)
 {
     return hvt_coll_ask(o->dir, o->sock, line, out, cap);
-}
-
-const char *hvt_coll_val(const char *ans, const char *key, char *buf, size_t n)
-{
-    size_t kl = strlen(key);
-    for (const char *l = ans; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-        if (!strncmp(l, key, kl) && l[kl] == '=') {
-            snprintf(buf, n, "%.*s", (int)strcspn(l + kl + 1, "\n"), l + kl + 1);
-            return buf;
-        }
-    return NULL;
-}
-
-uint64_t hvt_coll_uval(const char *ans, const char *key)
-{
-    char b[64];
-    return hvt_coll_val(ans, key, b, sizeof b) ? strtoull(b, NULL, 0) : 0;
 }
 
 #define val hvt_coll_val
@@ -330,14 +263,6 @@ static int do_status(const struct t_opts *o, char *ans, size_t cap)
     }
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoull(s, &end, 0);
-    return errno || end == s || *end ? -1 : 0;
-}
-
 int cmd_trace(int argc, char **argv)
 {
     if (argc < 1) return usage();
@@ -357,13 +282,13 @@ int cmd_trace(int argc, char **argv)
         else if (!strcmp(a, "--hv")) o.hv = 1;
         else if (!strcmp(a, "--kernel-only")) o.args.flags |= HVT_TRACE_F_KERNEL_ONLY;
         else if (!strcmp(a, "--user-only")) o.args.flags |= HVT_TRACE_F_USER_ONLY;
-        else if (!strcmp(a, "--cr3") && v && !parse_u64(v, &x)) { o.args.cr3 = x; o.args.flags |= HVT_TRACE_F_CR3; i++; }
-        else if (!strcmp(a, "--budget") && v && !parse_u64(v, &x)) { o.args.insn_budget = x; o.args.flags |= HVT_TRACE_F_BUDGET; i++; }
+        else if (!strcmp(a, "--cr3") && v && !hvt_parse_u64(v, &x)) { o.args.cr3 = x; o.args.flags |= HVT_TRACE_F_CR3; i++; }
+        else if (!strcmp(a, "--budget") && v && !hvt_parse_u64(v, &x)) { o.args.insn_budget = x; o.args.flags |= HVT_TRACE_F_BUDGET; i++; }
         else if (!strcmp(a, "--range") && v && strchr(v, ':')) {
             char lo[64];
             uint64_t l, h;
             snprintf(lo, sizeof lo, "%.*s", (int)(strchr(v, ':') - v), v);
-            if (parse_u64(lo, &l) || parse_u64(strchr(v, ':') + 1, &h)) return usage();
+            if (hvt_parse_u64(lo, &l) || hvt_parse_u64(strchr(v, ':') + 1, &h)) return usage();
             o.args.addr_lo = l;
             o.args.addr_hi = h;
             o.args.flags |= HVT_TRACE_F_ADDR_RANGE;

@@ -1,4 +1,4 @@
-/* d_consume_out.c - printing a checked record as dtrace(1M)'s chew()/chewrec() and
+/* d_print.c - printing a checked record as dtrace(1M)'s chew()/chewrec() and
  * libdtrace's dt_consume_cpu(), dt_flowindent(), dt_handle_err() and drop handlers do. */
 #include "d_consume_priv.h"
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /*
- * d_consume_priv.h - what d_consume.c (setup, decoding, the record walk) and d_consume_out.c
- * (printing a record, errors) share. Not for other files.
+ * d_consume_priv.h - what the consumer's files share: d_records.c (lookups, decoding, d_say),
+ * d_print.c (printing a record, errors) and d_consume.c (setup, the record walk), which depend
+ * on each other in that order only. Not for other files.
  *
  * Contract: d_decode() checks a DATA record's body whole against its clause and leaves its
  * actions in c->acts and their values in c->vals (strings point into the record); only then
@@ -60,9 +61,12 @@ struct d_consumer {
 };
 
 
+/* d_records.c */
 /* "hvt: " + the message + a newline on the error output */
 void d_say(d_consumer *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const d_probe *d_probe_of(const d_consumer *c, uint32_t id);
+/* The order of c->epids: by probe, then clause (qsort/bsearch) */
+int d_epid_cmp(const void *a, const void *b);
 /* DTrace's enabled probe id of (probe, clause) */
 uint32_t d_epid_of(const d_consumer *c, uint32_t probe, uint16_t clause);
 /* The probe's id as DTrace shows it: the program's BEGIN, END and ERROR (the image header
@@ -71,7 +75,7 @@ uint32_t d_dtrace_id_of(const d_consumer *c, uint32_t probe);
 dflow *d_flow_of(d_consumer *c, unsigned cpu);
 /* The actions of a DATA record's body: their count, or -1 with why. */
 int d_decode(d_consumer *c, const d_clause *cl, const uint8_t *b, uint32_t len, char *why, size_t wn);
-/* next: the record after this one in its buffer (for -F), or NULL */
+/* d_print.c; next: the record after this one in its buffer (for -F), or NULL */
 int d_do_data(d_consumer *c, const struct hvt_drec *r, const uint8_t *body, const struct hvt_drec *next);
 int d_do_error(d_consumer *c, const struct hvt_drec *r);
 

@@ -1,5 +1,5 @@
-/* dcmp: see dcmp.h. Each format uses its reference library (liblz4, zlib, liblzma, libzstd). */
-#include "dcmp.h"
+/* decompress: see decompress.h. Each format uses its reference library (liblz4, zlib, liblzma, libzstd). */
+#include "decompress.h"
 #include <lz4.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ static const uint8_t magic_lz4[] = {0x02, 0x21, 0x4c, 0x18};
 
 #define HAS_MAGIC(p, len, m) ((len) >= sizeof(m) && memcmp((p), (m), sizeof(m)) == 0)
 
-const char *dcmp_format(const uint8_t *p, size_t len)
+const char *decompress_format(const uint8_t *p, size_t len)
 {
     if (HAS_MAGIC(p, len, magic_gzip)) return "gzip";
     if (HAS_MAGIC(p, len, magic_xz)) return "xz";
@@ -137,10 +137,10 @@ static int do_zstd(const char *file, uint64_t base, const uint8_t *p, size_t len
     return 0;
 }
 
-int dcmp_payload(const char *file, uint64_t base, const uint8_t *p, size_t len, size_t expect,
+int decompress_payload(const char *file, uint64_t base, const uint8_t *p, size_t len, size_t expect,
                  size_t max_out, util_buf *out)
 {
-    const char *fmt = dcmp_format(p, len);
+    const char *fmt = decompress_format(p, len);
     if (!fmt) {
         util_err(file, base, "unknown payload compression (magic %02x %02x %02x %02x)",
                  len > 0 ? p[0] : 0, len > 1 ? p[1] : 0, len > 2 ? p[2] : 0, len > 3 ? p[3] : 0);

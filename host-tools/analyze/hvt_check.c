@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dec.h"
+#include "disasm.h"
 #include "trace_reader.h"
 
 #define MAX_CPUS 256
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
             continue;
         }
         c->insns++;
-        if (dec_is_kernel(rec.rip))
+        if (disasm_is_kernel(rec.rip))
             c->kinsns++;
         if (c->insns == 1)
             c->first_rip = rec.rip;

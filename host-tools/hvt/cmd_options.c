@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hvt_cmd.h"
 #include "kinfo.h"
 #include "trace_opts.h"
 

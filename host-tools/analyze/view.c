@@ -52,7 +52,7 @@ typedef struct {
 
 typedef struct {
     nest_cpu nest;
-    uint32_t dec_hint;
+    uint32_t disasm_hint;
     int hide_depth; /* nest: inside a hidden function entered at this depth; -1: not */
     int proc; /* index into procs */
     int64_t pid;
@@ -223,11 +223,11 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
     if (list) fprintf(out, "# %llu %u %s\n", (unsigned long long)r->tsc, r->cpu, why);
 }
 
-static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, dec_cache *d, const dec_entry *e)
+static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, disasm_cache *d, const disasm_entry *e)
 {
     char sym[160], who[40];
     if (e->sym >= 0) snprintf(sym, sizeof sym, "%s+0x%x", ksym_name(v->syms, (uint32_t)e->sym), e->sym_off);
-    else snprintf(sym, sizeof sym, "%s", dec_is_kernel(r->rip) ? "[unknown]" : "[user]");
+    else snprintf(sym, sizeof sym, "%s", disasm_is_kernel(r->rip) ? "[unknown]" : "[user]");
     snprintf(who, sizeof who, "%lld/%s", (long long)c->pid, c->comm);
     for (char *s = who; *s; s++) /* keep the listing's columns splittable on blanks */
         if (*s == ' ' || *s == '\t') *s = '_';
@@ -235,7 +235,7 @@ static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, dec_cache *d,
     for (int i = 0; i < r->code_len; i++) snprintf(hex + 2 * i, 3, "%02x", r->code[i]);
     FILE *out = v->o->out;
     fprintf(out, "%llu %u %s %016llx %s %s  %s", (unsigned long long)r->tsc, r->cpu, who, (unsigned long long)r->rip,
-            sym, hex, dec_text(d, e));
+            sym, hex, disasm_text(d, e));
     if (r->changed) {
         fputs("  ;", out);
         for (int i = 0; i < HVT_NREGS; i++)
@@ -312,7 +312,7 @@ int view_run(const char *path, const view_opts *o)
         tr_close(r);
         return 1;
     }
-    dec_cache *d = dec_open(o->syms, o->slide);
+    disasm_cache *d = disasm_open(o->syms, o->slide);
     view_state v;
     memset(&v, 0, sizeof v);
     v.o = o;
@@ -357,7 +357,7 @@ int view_run(const char *path, const view_opts *o)
             marker(&v, c, &rec);
             continue;
         }
-        const dec_entry *e = dec_next(d, &c->dec_hint, rec.rip, rec.code, rec.code_len);
+        const disasm_entry *e = disasm_next(d, &c->disasm_hint, rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
         if (o->views & VIEW_LIST) list_insn(&v, c, &rec, d, e);
         if (want_nest) nest_insn(&c->nest, &sink, rec.rip, e);
@@ -365,7 +365,7 @@ int view_run(const char *path, const view_opts *o)
         if (v.procs) {
             view_proc *p = &v.procs[c->proc];
             p->insns++;
-            if (dec_is_kernel(rec.rip)) p->kinsns++;
+            if (disasm_is_kernel(rec.rip)) p->kinsns++;
             else {
                 p->uinsns++;
                 page_add(p, rec.rip >> PAGE_SHIFT);
@@ -391,7 +391,7 @@ int view_run(const char *path, const view_opts *o)
     nest_trie_free(trie);
     nest_tasks_free(v.tasks);
     int damaged = tr_damaged(r);
-    dec_close(d);
+    disasm_close(d);
     tr_close(r);
     return rc < 0 || damaged ? 1 : 0;
 }
@@ -406,7 +406,7 @@ typedef struct {
 /* One pass of decode + symbolize + nest (with folded-stack counting) over records in memory. */
 static int bench_nest(const bench_rec *b, size_t n, const ksym_table *syms, int64_t slide, uint64_t *insns)
 {
-    dec_cache *d = dec_open(syms, slide);
+    disasm_cache *d = disasm_open(syms, slide);
     nest_trie *trie = nest_trie_new();
     nest_cpu *cpus = calloc(VIEW_MAX_CPUS, sizeof *cpus);
     uint8_t *inited = calloc(VIEW_MAX_CPUS, 1);
@@ -421,7 +421,7 @@ static int bench_nest(const bench_rec *b, size_t n, const ksym_table *syms, int6
                 nest_level(&cpus[cpu], "level");
             continue;
         }
-        const dec_entry *e = dec_next(d, &hints[cpu], b[i].rip, b[i].code, b[i].len);
+        const disasm_entry *e = disasm_next(d, &hints[cpu], b[i].rip, b[i].code, b[i].len);
         if (!e) rc = -1;
         else nest_insn(&cpus[cpu], &sink, b[i].rip, e);
         (*insns)++;
@@ -430,7 +430,7 @@ static int bench_nest(const bench_rec *b, size_t n, const ksym_table *syms, int6
     free(inited);
     free(cpus);
     nest_trie_free(trie);
-    dec_close(d);
+    disasm_close(d);
     return rc;
 }
 
@@ -440,7 +440,7 @@ int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t
     tr_reader *r = tr_open(path);
     if (!r) return 1;
     /* 1. end to end from the file: read, check, decompress, decode, symbolize, nest */
-    dec_cache *d = dec_open(syms, slide);
+    disasm_cache *d = disasm_open(syms, slide);
     nest_trie *trie = nest_trie_new();
     static nest_cpu cpus[VIEW_MAX_CPUS];
     static uint8_t inited[VIEW_MAX_CPUS];
@@ -458,13 +458,13 @@ int view_bench(const char *path, const ksym_table *syms, int64_t slide, uint64_t
                 nest_level(&cpus[cpu], "level");
             continue;
         }
-        const dec_entry *e = dec_next(d, &hints[cpu], rec.rip, rec.code, rec.code_len);
+        const disasm_entry *e = disasm_next(d, &hints[cpu], rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
         nest_insn(&cpus[cpu], &sink, rec.rip, e);
     }
     res->file_seconds = util_now() - t0;
     nest_trie_free(trie);
-    dec_close(d);
+    disasm_close(d);
     /* 2. the first `limit` records in memory: our pipeline (fresh cache) vs capstone alone */
     bench_rec *b = rc == 0 ? malloc(limit * sizeof *b) : NULL;
     size_t n = 0;

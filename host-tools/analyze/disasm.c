@@ -1,21 +1,21 @@
-/* dec: see dec.h. */
-#include "dec.h"
+/* disasm: see disasm.h. */
+#include "disasm.h"
 #include <capstone/capstone.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { DEC_INIT_BITS = 16, DEC_TEXT_MAX = 192 };
-#define DEC_MIX 0xff51afd7ed558ccdull /* murmur3's fmix64 constant: spreads the code bytes */
+enum { DISASM_INIT_BITS = 16, DISASM_TEXT_MAX = 192 };
+#define DISASM_MIX 0xff51afd7ed558ccdull /* murmur3's fmix64 constant: spreads the code bytes */
 
 /* Entries live densely in first-seen order (so code that runs in sequence sits side by side in
  * memory); a power-of-two slot table maps the key hash to entry index + 1. */
-struct dec_cache {
+struct disasm_cache {
     csh cs;
     cs_insn *insn;
     const ksym_table *syms;
     int64_t slide;
-    dec_entry *ents;
+    disasm_entry *ents;
     uint32_t nents, cap;
     uint32_t *slots;
     uint32_t bits;
@@ -26,7 +26,7 @@ struct dec_cache {
 
 static inline uint64_t key_hash(uint64_t rip, uint64_t lo, uint64_t hi)
 {
-    uint64_t h = (rip ^ lo * DEC_MIX ^ hi) * UTIL_GOLDEN64;
+    uint64_t h = (rip ^ lo * DISASM_MIX ^ hi) * UTIL_GOLDEN64;
     return h ^ (h >> 31);
 }
 
@@ -40,9 +40,9 @@ static inline void make_key(const uint8_t *code, uint8_t len, uint64_t *lo, uint
     *hi = len <= 8 ? 0 : len >= 16 ? b : b & ((1ull << (8 * (len - 8))) - 1);
 }
 
-dec_cache *dec_open(const ksym_table *syms, int64_t slide)
+disasm_cache *disasm_open(const ksym_table *syms, int64_t slide)
 {
-    dec_cache *d = calloc(1, sizeof *d);
+    disasm_cache *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
         free(d);
@@ -52,18 +52,18 @@ dec_cache *dec_open(const ksym_table *syms, int64_t slide)
     d->insn = cs_malloc(d->cs);
     d->syms = syms;
     d->slide = slide;
-    d->bits = DEC_INIT_BITS;
+    d->bits = DISASM_INIT_BITS;
     d->slots = calloc((size_t)1 << d->bits, sizeof *d->slots);
-    d->cap = 1u << (DEC_INIT_BITS - 1);
+    d->cap = 1u << (DISASM_INIT_BITS - 1);
     d->ents = malloc((size_t)d->cap * sizeof *d->ents);
     if (!d->insn || !d->slots || !d->ents) {
-        dec_close(d);
+        disasm_close(d);
         return NULL;
     }
     return d;
 }
 
-void dec_close(dec_cache *d)
+void disasm_close(disasm_cache *d)
 {
     if (!d) return;
     if (d->insn) cs_free(d->insn, 1);
@@ -75,13 +75,13 @@ void dec_close(dec_cache *d)
 }
 
 /* Keep the slot table at most half full. */
-static int grow_slots(dec_cache *d)
+static int grow_slots(disasm_cache *d)
 {
     size_t n = (size_t)1 << (d->bits + 1), mask = n - 1;
     uint32_t *t = calloc(n, sizeof *t);
     if (!t) return -1;
     for (uint32_t k = 0; k < d->nents; k++) {
-        const dec_entry *e = &d->ents[k];
+        const disasm_entry *e = &d->ents[k];
         size_t j = key_hash(e->rip, e->key_lo, e->key_hi) & mask;
         while (t[j]) j = (j + 1) & mask;
         t[j] = k + 1;
@@ -92,7 +92,7 @@ static int grow_slots(dec_cache *d)
     return 0;
 }
 
-static uint32_t add_text(dec_cache *d, const char *s)
+static uint32_t add_text(disasm_cache *d, const char *s)
 {
     size_t l = strlen(s) + 1;
     if (d->text_len + l > d->text_cap) {
@@ -106,7 +106,7 @@ static uint32_t add_text(dec_cache *d, const char *s)
     return (uint32_t)(d->text_len - l);
 }
 
-static dec_kind classify(const cs_insn *in, uint64_t *target)
+static disasm_kind classify(const cs_insn *in, uint64_t *target)
 {
     *target = 0;
     const cs_x86 *x = &in->detail->x86;
@@ -124,17 +124,17 @@ static dec_kind classify(const cs_insn *in, uint64_t *target)
     if ((grp_call || grp_jump) && x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
         *target = (uint64_t)x->operands[0].imm;
     switch (in->id) {
-    case X86_INS_SYSRET: case X86_INS_SYSEXIT: return DEC_SYSRET;
-    case X86_INS_SYSCALL: case X86_INS_SYSENTER: return DEC_SYSCALL;
-    case X86_INS_JMP: case X86_INS_LJMP: return DEC_JMP;
+    case X86_INS_SYSRET: case X86_INS_SYSEXIT: return DISASM_SYSRET;
+    case X86_INS_SYSCALL: case X86_INS_SYSENTER: return DISASM_SYSCALL;
+    case X86_INS_JMP: case X86_INS_LJMP: return DISASM_JMP;
     default: break;
     }
-    if (grp_iret) return DEC_IRET;
-    if (grp_ret) return DEC_RET;
-    if (grp_call) return DEC_CALL;
-    if (grp_int) return DEC_INT;
-    if (grp_jump) return DEC_JCC;
-    return DEC_OTHER;
+    if (grp_iret) return DISASM_IRET;
+    if (grp_ret) return DISASM_RET;
+    if (grp_call) return DISASM_CALL;
+    if (grp_int) return DISASM_INT;
+    if (grp_jump) return DISASM_JCC;
+    return DISASM_OTHER;
 }
 
 static void format_text(const cs_insn *in, char *out, size_t n)
@@ -143,15 +143,15 @@ static void format_text(const cs_insn *in, char *out, size_t n)
     else snprintf(out, n, "%s", in->mnemonic);
 }
 
-static inline int same_key(const dec_entry *e, uint64_t rip, uint64_t lo, uint64_t hi, uint8_t len)
+static inline int same_key(const disasm_entry *e, uint64_t rip, uint64_t lo, uint64_t hi, uint8_t len)
 {
     return e->rip == rip && e->key_lo == lo && e->key_hi == hi && e->klen == len;
 }
 
-static dec_entry *insert(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len);
+static disasm_entry *insert(disasm_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len);
 
 /* Index of the entry for the key, inserting (decoding) it if new; UINT32_MAX on failure. */
-static uint32_t lookup(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len)
+static uint32_t lookup(disasm_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len)
 {
     size_t mask = ((size_t)1 << d->bits) - 1;
     size_t i = key_hash(rip, lo, hi) & mask;
@@ -163,7 +163,7 @@ static uint32_t lookup(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, con
     return d->nents - 1;
 }
 
-const dec_entry *dec_get(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len)
+const disasm_entry *disasm_get(disasm_cache *d, uint64_t rip, const uint8_t *code, uint8_t len)
 {
     uint64_t lo, hi;
     make_key(code, len, &lo, &hi);
@@ -171,7 +171,7 @@ const dec_entry *dec_get(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_
     return k == UINT32_MAX ? NULL : &d->ents[k];
 }
 
-const dec_entry *dec_next(dec_cache *d, uint32_t *hint, uint64_t rip, const uint8_t *code, uint8_t len)
+const disasm_entry *disasm_next(disasm_cache *d, uint32_t *hint, uint64_t rip, const uint8_t *code, uint8_t len)
 {
     uint64_t lo, hi;
     make_key(code, len, &lo, &hi);
@@ -195,16 +195,16 @@ const dec_entry *dec_next(dec_cache *d, uint32_t *hint, uint64_t rip, const uint
     return &d->ents[k];
 }
 
-static dec_entry *insert(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len)
+static disasm_entry *insert(disasm_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, const uint8_t *code, uint8_t len)
 {
     d->misses++;
     if (d->nents == d->cap) {
-        dec_entry *n = realloc(d->ents, (size_t)d->cap * 2 * sizeof *n);
+        disasm_entry *n = realloc(d->ents, (size_t)d->cap * 2 * sizeof *n);
         if (!n) return NULL;
         d->ents = n;
         d->cap *= 2;
     }
-    dec_entry *e = &d->ents[d->nents++];
+    disasm_entry *e = &d->ents[d->nents++];
     memset(e, 0, sizeof *e);
     e->used = 1;
     e->rip = rip;
@@ -215,17 +215,17 @@ static dec_entry *insert(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, c
     const uint8_t *p = code;
     size_t sz = len;
     uint64_t addr = rip;
-    char text[DEC_TEXT_MAX];
+    char text[DISASM_TEXT_MAX];
     if (cs_disasm_iter(d->cs, &p, &sz, &addr, d->insn)) {
         e->len = (uint8_t)d->insn->size;
         e->kind = (uint8_t)classify(d->insn, &e->target);
         format_text(d->insn, text, sizeof text);
     } else {
-        e->kind = DEC_BAD;
+        e->kind = DISASM_BAD;
         snprintf(text, sizeof text, "(bad)");
     }
     e->text_off = add_text(d, text);
-    if (d->syms && dec_is_kernel(rip)) {
+    if (d->syms && disasm_is_kernel(rip)) {
         uint64_t off;
         int64_t s = ksym_lookup(d->syms, rip - (uint64_t)d->slide, &off);
         if (s >= 0 && off < UINT32_MAX) {
@@ -236,9 +236,9 @@ static dec_entry *insert(dec_cache *d, uint64_t rip, uint64_t lo, uint64_t hi, c
     return e;
 }
 
-const char *dec_text(const dec_cache *d, const dec_entry *e) { return d->text + e->text_off; }
+const char *disasm_text(const disasm_cache *d, const disasm_entry *e) { return d->text + e->text_off; }
 
-int dec_raw(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len, char *text, size_t n)
+int disasm_raw(disasm_cache *d, uint64_t rip, const uint8_t *code, uint8_t len, char *text, size_t n)
 {
     cs_insn *in;
     size_t c = cs_disasm(d->cs, code, len, rip, 1, &in);
@@ -251,4 +251,4 @@ int dec_raw(dec_cache *d, uint64_t rip, const uint8_t *code, uint8_t len, char *
     return 0;
 }
 
-uint64_t dec_misses(const dec_cache *d) { return d->misses; }
+uint64_t disasm_misses(const disasm_cache *d) { return d->misses; }

@@ -1,4 +1,4 @@
-/* kimg: a kernel image in memory: a bzImage (vmlinuz) whose payload is decompressed by dcmp,
+/* kimg: a kernel image in memory: a bzImage (vmlinuz) whose payload is decompressed by decompress.c,
  * or a plain vmlinux ELF. Gives the ELF's link-time view (PT_LOAD segments: vaddr -> bytes) and
  * the GNU build id (from PT_NOTE), which keys the kinfo cache.
  * Contract: kimg_load() validates every header field it uses against the file size and reports

@@ -201,7 +201,7 @@ static void pop(nest_cpu *c, const nest_sink *s);
 static int take_up(nest_cpu *c, const nest_sink *s, const nest_saved *sv, int32_t fid, const char *why)
 {
     if (!sv->valid) return 0;
-    int member = sv->prev_kind == DEC_CALL;
+    int member = sv->prev_kind == DISASM_CALL;
     for (int i = 0; i < sv->depth && !member; i++) member = sv->frames[i].fid == fid;
     if (!member) return 0;
     while (c->depth > 0) pop(c, s);
@@ -255,7 +255,7 @@ static void flow(nest_cpu *c, const nest_sink *s, int32_t fid)
     push(c, s, fid, 0, 0);
 }
 
-void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e)
+void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const disasm_entry *e)
 {
     int32_t fid = nest_fid(e);
     for (int i = 0; i < c->nprior; i++)      /* headers of levels that held no instruction */
@@ -276,9 +276,9 @@ void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e
         push(c, s, fid, 1, 0);
     } else {
         /* an iret back into an interrupted stack: continue its flow with this instruction */
-        if (c->prev_kind == DEC_IRET) resume(c, s, fid);
+        if (c->prev_kind == DISASM_IRET) resume(c, s, fid);
         switch (c->prev_kind) {
-        case DEC_CALL:
+        case DISASM_CALL:
             /* A call to the next instruction, or into the middle of the calling function (the
              * RSB-stuffing and retpoline idiom "call 1f; ...; 1: add $8, %rsp"), is not a call:
              * nothing returns to it. Recursion enters at the function's start. */
@@ -287,7 +287,7 @@ void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e
             else
                 flow(c, s, fid);
             break;
-        case DEC_RET:
+        case DISASM_RET:
             while (c->depth > 0) {
                 int by_call = c->frames[c->depth - 1].by_call;
                 pop(c, s);
@@ -300,10 +300,10 @@ void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e
                 flow(c, s, fid);
             }
             break;
-        case DEC_IRET:   /* not resumed */
-        case DEC_SYSRET:
+        case DISASM_IRET:   /* not resumed */
+        case DISASM_SYSRET:
             while (c->depth > 0) pop(c, s);
-            if (s->on_level) s->on_level(s->ctx, c, c->prev_kind == DEC_IRET ? "after iret" : "after sysret");
+            if (s->on_level) s->on_level(s->ctx, c, c->prev_kind == DISASM_IRET ? "after iret" : "after sysret");
             push(c, s, fid, 1, 0);
             break;
         default:

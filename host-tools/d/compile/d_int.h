@@ -280,22 +280,23 @@ struct d_cc {
     void *img;
 };
 
-/* d_compile.c: errors, memory, options */
+/* util.c: errors, memory, options, identifiers and inlines the parser knows */
 void d_error(d_cc *cc, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 _Noreturn void d_fail(d_cc *cc, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 _Noreturn void d_nomem(d_cc *cc);
 void *d_alloc(d_cc *cc, size_t n);
+void d_arena_free(d_cc *cc);                      /* every d_alloc at once */
 char *d_strndup(d_cc *cc, const char *s, size_t n);
 char *d_sprintf(d_cc *cc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *d_grow(d_cc *cc, void *p, int *cap, int need, size_t elem); /* realloc'd array */
 int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col);
 int d_ident_seen(d_cc *cc, const char *name);
 void d_ident_add(d_cc *cc, const char *name);
+d_inline *d_inline_find(d_cc *cc, const char *name);
 
 /* d_sema.c, d_sema_act.c */
 d_var *d_var_find(d_cc *cc, int kind, const char *name);
 int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line, int col);
-d_inline *d_inline_find(d_cc *cc, const char *name);
 void d_sema_expr(d_cc *cc, d_node *n);           /* type an expression (rvalue use) */
 void d_sema_stmt(d_cc *cc, d_node *s);
 void d_sema_pred(d_cc *cc, d_node *p);

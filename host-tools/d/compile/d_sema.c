@@ -32,13 +32,6 @@ int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line, int col)
     return cc->nvars++;
 }
 
-d_inline *d_inline_find(d_cc *cc, const char *name)
-{
-    for (int i = 0; i < cc->ninls; i++)
-        if (!strcmp(cc->inls[i].name, name)) return &cc->inls[i];
-    return NULL;
-}
-
 /* ---- built-in variables ---- */
 static const struct { const char *name; int v; int tyoff; } builtins[] = {
     {"pid", HVT_DIF_V_PID, offsetof(d_cc, t_pid)}, {"tid", HVT_DIF_V_TID, offsetof(d_cc, t_pid)},

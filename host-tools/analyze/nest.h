@@ -22,7 +22,7 @@
  * trie of stacks so folded stacks (flame graphs) cost one increment per instruction. */
 #ifndef HVT_NEST_H
 #define HVT_NEST_H
-#include "dec.h"
+#include "disasm.h"
 
 enum { NEST_USER = -2, NEST_UNKNOWN = -1, NEST_MAX_DEPTH = 512, NEST_SAVED_MAX = 8,
        NEST_SAVED_FRAMES = 64 };
@@ -87,10 +87,10 @@ void nest_event(nest_cpu *c, const char *reason);
  * the incoming one's at the next instruction when that instruction belongs to it (a task
  * resumes inside the scheduler where it left): level "... (resumed)" with "=>" frames. */
 void nest_switch(nest_cpu *c, nest_tasks *tasks, int64_t from, int64_t to, const char *reason);
-void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const dec_entry *e);
-static inline int32_t nest_fid(const dec_entry *e)
+void nest_insn(nest_cpu *c, const nest_sink *s, uint64_t rip, const disasm_entry *e);
+static inline int32_t nest_fid(const disasm_entry *e)
 {
-    return e->sym >= 0 ? e->sym : dec_is_kernel(e->rip) ? NEST_UNKNOWN : NEST_USER;
+    return e->sym >= 0 ? e->sym : disasm_is_kernel(e->rip) ? NEST_UNKNOWN : NEST_USER;
 }
 
 nest_trie *nest_trie_new(void);
