@@ -13,7 +13,7 @@ HOST_STD     := -std=gnu11
 HOST_CFLAGS  ?= -O2 -g $(HOST_STD) -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
 # One folder per job (README, "Layout"); a header is included by its name alone.
 HOST_SUBDIRS := hvt kernel tracefile analyze collector probes stacks d d/compile d/consume
-HOST_INC     := -I$(HOST_DIR) $(HOST_SUBDIRS:%=-I$(HOST_DIR)/%) -Iinclude -Itrace
+HOST_INC     := -I$(HOST_DIR) $(HOST_SUBDIRS:%=-I$(HOST_DIR)/%) -Iinclude $(TRACE_DIRS:%=-I%)
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
 # libhvthost: everything but the hvt command's own files (hvt/).
 HOST_LIB_SRC := util.c \
@@ -23,9 +23,9 @@ HOST_LIB_SRC := util.c \
                 collector/client.c collector/follow.c \
                 probes/probe_list.c probes/hvt_probes.c probes/probe_live.c \
                 $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c $(HOST_DIR)/d/compile/*.c $(HOST_DIR)/d/consume/*.c)) \
-                ../trace/x86_len.c ../trace/rec_enc.c stacks/orc.c stacks/flame.c
+                ../trace/x86/x86_len.c ../trace/step/rec_enc.c stacks/orc.c stacks/flame.c
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_SUBDIRS:%=$(HOST_DIR)/%/*.h)) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \
-                include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h
+                include/hvt_probe.h include/hvt_hypercall.h trace/step/rec_enc.h
 HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
 HOST_LIB     := $(HOST_OUT)/libhvthost.a
 HVT          := $(HOST_OUT)/hvt

@@ -8,7 +8,7 @@
 HOST_CC      ?= cc
 HOST_BUILD   := $(BUILD)/host
 NET_HOST_CFLAGS := $(HOST_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
-                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Ihost-tools/tracefile -Itrace
+                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Ihost-tools/tracefile $(TRACE_DIRS:%=-I%)
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
 NET_PORTABLE := net/sha256.c net/aead.c net/ctl.c net/net_config.c net/stream_core.c
 # The collector writes trace.hvt through the host tools' chunk layer (the one hvt-import uses).
@@ -28,20 +28,20 @@ $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) $(COLL_NET) $(COLL_HDRS)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) $(COLL_NET) $(COLL_LIBS)
 
 # fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
-# Its D engine is the hypervisor's own verifier and interpreter (trace/dif_*.c).
+# Its D engine is the hypervisor's own verifier and interpreter (trace/dvm/dif_*.c).
 FAKE_HV_SRCS := tests/net/fake_hv.c tests/net/fake_hv_d.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/tracefile/e9_lines.c \
-                host-tools/tracefile/trace_scan.c $(wildcard trace/dif_*.c)
+                host-tools/tracefile/trace_scan.c $(wildcard trace/dvm/dif_*.c)
 $(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/tracefile/e9_lines.h tests/net/fake_hv_d.h \
-                       trace/dif.h include/hvt_dif.h
+                       trace/dvm/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -Itrace -Itests/net -Ivmm/include -o $@ $(FAKE_HV_SRCS)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -Itests/net -Ivmm/include -o $@ $(FAKE_HV_SRCS)
 
 # A synthetic debug-port log (real chunk payloads from the host trace writer) for the tests.
-$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/tracefile/trace_writer.c host-tools/tracefile/trace_chunkw.c trace/rec_enc.c trace/rec_enc.h \
+$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/tracefile/trace_writer.c host-tools/tracefile/trace_chunkw.c trace/step/rec_enc.c trace/step/rec_enc.h \
                       host-tools/tracefile/trace_writer.h host-tools/tracefile/trace_chunkw.h include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/tracefile/trace_writer.c \
-	  host-tools/tracefile/trace_chunkw.c trace/rec_enc.c -lzstd -lz
+	  host-tools/tracefile/trace_chunkw.c trace/step/rec_enc.c -lzstd -lz
 
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_aead: tests/net/unit/test_aead.c net/aead.c net/sha256.c net/aead.h

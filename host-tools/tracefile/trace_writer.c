@@ -1,5 +1,5 @@
 /* trace_writer: see trace_writer.h. The records themselves are encoded by the hypervisor's own
- * encoder (trace/rec_enc.c): one encoder of the format. */
+ * encoder (trace/step/rec_enc.c): one encoder of the format. */
 #include "trace_writer.h"
 #include "trace_chunkw.h"
 #include "rec_enc.h"

@@ -10,9 +10,9 @@ D_COMPILER_SRC  := $(addprefix host-tools/d/compile/,d_compile.c util.c d_lex.c 
 D_COMPILER_HDRS := $(addprefix host-tools/d/compile/,d_compile.h d_int.h) host-tools/d/dprog.h include/hvt_dif.h include/hvt_probe.h
 
 # Every image the test compiles also goes through the hypervisor's verifier (host build).
-D_VERIFIER_SRC  := $(addprefix trace/,dif_verify.c dif_vm.c dif_str.c dif_state.c dif_agg.c dif_dyn.c dif_spec.c)
+D_VERIFIER_SRC  := $(addprefix trace/dvm/,dif_verify.c dif_vm.c dif_str.c dif_state.c dif_agg.c dif_dyn.c dif_spec.c)
 
-$(HOST_OUT)/unit_d: tests/d/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dif.h trace/dif_impl.h \
+$(HOST_OUT)/unit_d: tests/d/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dvm/dif.h trace/dvm/dif_impl.h \
                     $(HOST_LIB) $(HOST_HDRS)
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(HOST_CFLAGS) -Wno-unused-parameter $(HOST_INC) -Ivmm -Ivmm/include -DD_WITH_VERIFIER $< \

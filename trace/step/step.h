@@ -27,7 +27,7 @@ bool step_extint_exit(struct guest_regs *g);
 /* The MTF fast path (step_fast.asm), registered as hv_mtf_fast. */
 void step_fast_entry(void);
 void step_fast_entry_check(void);                   /* the same with checkregs=on */
-/* Instructions this CPU retired under stepping so far (the SOFT clock of dilate.h). */
+/* Instructions this CPU retired under stepping so far (the SOFT clock of time_dilate.h). */
 uint64_t step_retired_now(unsigned cpu);
 /* The next MTF exit of this CPU must take the full path (a trigger's step-over owns it). */
 void step_no_fast(void);

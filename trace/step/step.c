@@ -21,7 +21,7 @@
 #include "hv_guest.h"
 #include "hv_exit.h"
 #include "gmem.h"
-#include "dilate.h"
+#include "time_dilate.h"
 #include "task.h"
 #include "kaslr.h"
 #include "trace_opts.h"
@@ -376,7 +376,7 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
         ok = ok && !task_on;
     }
     /* A full step at least every STEP_FAST_RUN exits, and at the exit where the guest's timer
-     * deadline falls due (dilate.h: one guest tick per step). */
+     * deadline falls due (time_dilate.h: one guest tick per step). */
     ok = ok && !sopt.budget_on;             /* one count for all CPUs: every record checks it */
     f->left = ok ? dilate_fast_left(cpu, STEP_FAST_RUN) : 0;
 }

@@ -81,10 +81,6 @@ static struct {
     unsigned nsh;
     uint64_t stale_rip;
     unsigned stale;
-    uint64_t task;                         /* the task whose name 'comm' holds */
-    const volatile char *comm_ptr;         /* its name in guest RAM (task_comm_ptr), or NULL */
-    char comm[TRACE_COMM_MAX];
-    uint32_t pid, tid;
     struct hvt_probe_fire *fires;          /* records collected (FIRE_BUF) */
     unsigned nfires;
     uint64_t first_tsc;                    /* host TSC when the first of them was collected */
@@ -97,8 +93,6 @@ static struct {
     uint64_t records, records_lost;        /* firing records made; dropped by the stream */
     uint64_t other_space;                  /* user-probe INT3s met by another address space */
 } stats;
-
-void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
 
 static unsigned hash_slot(uint64_t va) { return (unsigned)((va ^ (va >> 13)) * 0x9e3779b1u) & (HASH_SLOTS - 1); }
 
@@ -346,9 +340,6 @@ void probe_disarm_all(void)
     spin_unlock(&lock);
 }
 
-static probe_action_fn action_fn;
-void probe_set_action(probe_action_fn fn) { __atomic_store_n(&action_fn, fn, __ATOMIC_RELEASE); }
-probe_action_fn probe_action(void) { return __atomic_load_n(&action_fn, __ATOMIC_ACQUIRE); }
 
 unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
 
@@ -407,46 +398,11 @@ static void arm_pending(unsigned cpu)
     spin_unlock(&lock);
 }
 
-/* The current process's name: the task's pid and where its name lives are looked up when the
- * task changes; the name itself is copied at every call (an exec or prctl renames the task in
- * place, and a name cached across the exec would stick to the new program). */
-static const char unknown_comm[TRACE_COMM_MAX] = "?";   /* whole: callers read it all */
-const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
-{
-    uint64_t task = task_current(cpu);
-    *pid = *tid = 0;
-    if (!task) {
-        cpu_state[cpu].task = 0;           /* what fire() hands the action */
-        return unknown_comm;
-    }
-    if (task != cpu_state[cpu].task) {
-        struct task_info ti;
-        if (!task_now(cpu, &ti)) {
-            cpu_state[cpu].task = 0;
-            return unknown_comm;
-        }
-        __builtin_memcpy(cpu_state[cpu].comm, ti.comm, TRACE_COMM_MAX);
-        cpu_state[cpu].comm[TRACE_COMM_MAX - 1] = 0;
-        cpu_state[cpu].pid = (uint32_t)ti.tgid;
-        cpu_state[cpu].tid = (uint32_t)ti.pid;
-        cpu_state[cpu].task = task;
-        cpu_state[cpu].comm_ptr = task_comm_ptr(task);
-    } else if (cpu_state[cpu].comm_ptr) {   /* two loads: the kernel keeps it NUL-terminated */
-        uint64_t w[2];
-        __builtin_memcpy(w, (const char *)cpu_state[cpu].comm_ptr, sizeof w);
-        __builtin_memcpy(cpu_state[cpu].comm, w, sizeof w);
-        cpu_state[cpu].comm[TRACE_COMM_MAX - 1] = 0;
-    }
-    *pid = cpu_state[cpu].pid;
-    *tid = cpu_state[cpu].tid;
-    return cpu_state[cpu].comm;
-}
-
 /* A CPU's firing records, as one message on the stream, or one block on the debug port
  * without a stream. */
 static void flush_fires(unsigned cpu)
 {
-    probe_profile_flush(cpu);              /* the samples too: the same moments */
+    probe_stack_flush(cpu);              /* the samples too: the same moments */
     unsigned n = cpu_state[cpu].nfires;
     if (!n)
         return;
@@ -484,7 +440,7 @@ void probe_poll(void)
         cpu_state[cpu].flushed = e;
         flush_fires(cpu);
     } else if ((cpu_state[cpu].nfires && hv_rdtsc() - cpu_state[cpu].first_tsc >= TRACE_POLL_TICKS) ||
-               probe_profile_pending(cpu, hv_rdtsc(), TRACE_POLL_TICKS)) {
+               probe_stack_pending(cpu, hv_rdtsc(), TRACE_POLL_TICKS)) {
         flush_fires(cpu);
     }
 }
@@ -541,10 +497,11 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
     f->kind = p->kind;
     f->tsc = hv_exit_guest_tsc();
     f->pc = p->va;
-    f->pid = cpu_state[cpu].pid;
-    f->tid = cpu_state[cpu].tid;
+    const struct task_who *w = task_who(cpu);
+    f->pid = w->pid;
+    f->tid = w->tid;
     __builtin_memcpy(f->arg, arg, sizeof arg);
-    __builtin_memcpy(f->comm, cpu_state[cpu].comm, HVT_PROBE_COMM_LEN);
+    __builtin_memcpy(f->comm, w->comm, HVT_PROBE_COMM_LEN);
     if (++cpu_state[cpu].nfires == FIRE_BUF)
         flush_fires(cpu);
 }
@@ -588,7 +545,7 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
         uint64_t arg[6];
-        const struct probe_who who = { comm, pid, tid, cpu_state[cpu].task };
+        const struct probe_who who = { comm, pid, tid, task_who(cpu)->task };
         firing_args(p, g, arg);
         act(p->id, p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++)
@@ -854,7 +811,7 @@ int probe_init(void)
     scratch = hv_alloc_pages(1);
     shadows = hv_alloc_pages(HV_PAGES(SHADOW_MAX * sizeof(struct shadow)));
     shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
-    if (!hash || !scratch || !shadows || !shadow_hash || probe_profile_init())
+    if (!hash || !scratch || !shadows || !shadow_hash || probe_stack_init())
         return -1;
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         if (!(cpu_state[c].fires = hv_alloc_pages(HV_PAGES(FIRE_BUF * sizeof(struct hvt_probe_fire)))))
@@ -871,7 +828,7 @@ static const char *const kind_names[] = { "?", "entry", "return", "addr" };
 void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
 {
     uint64_t samples, lost;
-    probe_profile_counters(&samples, &lost);
+    probe_stack_counters(&samples, &lost);
     *fires = __atomic_load_n(&stats.fires, __ATOMIC_RELAXED) + samples;
     *ept_exits = __atomic_load_n(&stats.ept_reads, __ATOMIC_RELAXED) +
                  __atomic_load_n(&stats.ept_writes, __ATOMIC_RELAXED);
@@ -882,7 +839,7 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
 void probe_status(struct hvt_probe_status *st)
 {
     uint64_t samples, samples_lost;
-    probe_profile_counters(&samples, &samples_lost);
+    probe_stack_counters(&samples, &samples_lost);
     st->armed = probe_armed() + probe_profile_armed();
     probe_counters(&st->fires, &st->exits, &st->ept_exits);   /* samples among the fires */
     st->records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED) + samples;

@@ -1,6 +1,6 @@
-/* dprobe.c - D programs on the probe engine: loading, firing, draining, snapshots. See
- * dprobe.h. */
-#include "dprobe.h"
+/* d_runtime.c - D programs on the probe engine: loading, firing, draining, snapshots. See
+ * d_runtime.h. */
+#include "d_runtime.h"
 #include "dif.h"
 #include "probe.h"
 #include "task.h"

@@ -1,5 +1,5 @@
-/* dcmd.c - the hvt -c mailbox (dcmd.h). */
-#include "dcmd.h"
+/* guest_cmd.c - the hvt -c mailbox (guest_cmd.h). */
+#include "guest_cmd.h"
 #include "hv_api.h"
 #include "hv_exit.h"
 #include "hv_guest.h"

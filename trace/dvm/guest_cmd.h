@@ -1,5 +1,5 @@
 /*
- * dcmd.h - a command line for the guest tool to run (hvt -c): a mailbox between the host's
+ * guest_cmd.h - a command line for the guest tool to run (hvt -c): a mailbox between the host's
  * HVT_CTL_D_CMD requests and the guest agent's HVT_HC_CMD hypercalls (include/hvt_stream.h,
  * include/hvt_hypercall.h).
  *

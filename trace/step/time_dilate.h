@@ -1,5 +1,5 @@
 /*
- * dilate.h - time dilation: while a CPU is single-stepped, the guest's clock advances with
+ * time_dilate.h - time dilation: while a CPU is single-stepped, the guest's clock advances with
  * the guest's own instructions, not with the hypervisor's work.
  *
  * Two clocks matter to Linux: the TSC and the local APIC timer, which is dilated in TSC-deadline

@@ -1,5 +1,5 @@
-/* dilate.c - TSC offsetting and TSC-deadline virtualization (see dilate.h). */
-#include "dilate.h"
+/* time_dilate.c - TSC offsetting and TSC-deadline virtualization (see time_dilate.h). */
+#include "time_dilate.h"
 #include "hv_api.h"
 #include "hvt_bootinfo.h"
 #include "hv_exit.h"

@@ -1,5 +1,5 @@
 /*
- * dprobe.h - D programs on the probe engine: the host loads a verified program (dif.h), arms
+ * d_runtime.h - D programs on the probe engine: the host loads a verified program (dif.h), arms
  * probes with HVT_PROBE_F_ACTION, and every firing of those probes runs the program's clauses
  * for that probe id on the CPU that fired, in its exit. Records go out as HVT_MSG_D_REC
  * messages, aggregation snapshots as HVT_MSG_D_AGG (include/hvt_stream.h).

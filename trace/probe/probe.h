@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "hv_guest.h"
+#include "hv_exit.h"
 #include "hvt_probe.h"
 #include "hvt_hypercall.h"
 
@@ -73,6 +74,12 @@ void probe_flush_request(void);
 /* The host's HVT_CTL_PROBE_* commands (trace_ctl.c hands them on): HVT_CTL_* status. */
 int  probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
                       uint32_t *out_len);
+/* The guest tool's HVT_HC_PROBE hypercall (probe_ctl.c), registered at the layer's start with
+ * the privilege the options give: opts' probes are the ones op 1 arms; load_d takes a D
+ * program's image from guest memory (op 6). 0, or -1 if the hypercall was taken. */
+struct trace_opts;
+int  probe_ctl_init(const struct trace_opts *opts, enum hv_hc_priv priv,
+                    int (*load_d)(uint64_t va, uint32_t len));
 /* This CPU's firing records not yet handed on go out now (at a disarm, at the end). */
 void probe_flush(void);
 /* At any exit of this CPU: hand its records on if some CPU asked for it (probe_flush). */
@@ -90,23 +97,21 @@ void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
  * MTF, EPT) and the EPT ones. */
 void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits);
 
-/* --- profile-N / tick-N and stacks (probe_profile.c); for the engine's own files --- */
-int  probe_profile_init(void);
+/* --- profile-N / tick-N (probe_profile.c); for the engine's own files --- */
 /* A sample every 'period' TSC ticks on every CPU (PROBE_PROFILE) or on CPU 0 (PROBE_TICK). */
 int  probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32_t flags);
 void probe_profile_disarm_all(void);
 unsigned probe_profile_armed(void);
 /* At every exit (the post-exit observer): a sample if a deadline passed; the timer re-set. */
 void probe_profile_exit(struct guest_regs *g);
+/* --- samples with their stack (probe_stack.c); for the engine's own files --- */
+int  probe_stack_init(void);
 /* Record a firing with this CPU's stack (collected, sent in blocks like the firings). */
 void probe_sample(uint32_t id, unsigned kind, uint64_t pc, const uint64_t *arg,
                   const struct guest_regs *g);
-void probe_profile_flush(unsigned cpu);
-bool probe_profile_pending(unsigned cpu, uint64_t now, uint64_t age);
-void probe_profile_counters(uint64_t *made, uint64_t *lost);
-/* probe.c's: kernel addresses are walked under the kernel's own root; the current task. */
-struct gmem_paging;
-void probe_kernel_paging(struct gmem_paging *pg);
-const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid);
+void probe_stack_flush(unsigned cpu);
+bool probe_stack_pending(unsigned cpu, uint64_t now, uint64_t age);
+void probe_stack_counters(uint64_t *made, uint64_t *lost);
+/* The current process and the kernel's page-table root are task.c's (task.h). */
 
 #endif
