@@ -29,7 +29,7 @@ u_rate = u_loc / u_tsc * 1e6
 t_rate = t_loc / steps * 1e6
 print(f"untraced: {u_tsc} insns, {u_loc} timer interrupts ({u_rate:.2f} per M insns), {u_sig} SIGALRM")
 print(f"traced:   {steps} insns, {t_loc} timer interrupts ({t_rate:.2f} per M insns), {t_sig} SIGALRM")
-# While stepped the guest's clock counts its instructions (trace/dilate.h), so this is 1 by
+# While stepped the guest's clock counts its instructions (trace/step/time_dilate.h), so this is 1 by
 # construction unless the CPU parked in HLT (real time runs then) inside the window.
 print(f"guest TSC per traced insn {guest / steps:.3f} (untraced: 1.000); host insns per step {host / steps:.1f}")
 print(f"wire: {rec} record bytes + {code} code bytes = {wire:.2f} B/insn; disk (zstd): {disk} bytes = {dsk:.3f} B/insn")

@@ -11,14 +11,21 @@ HOST_CC      ?= cc
 # One C standard for every host-side build (host tools, collector, their tests and fuzzers).
 HOST_STD     := -std=gnu11
 HOST_CFLAGS  ?= -O2 -g $(HOST_STD) -D_GNU_SOURCE -Wall -Wextra -Wno-format-truncation
-HOST_INC     := -I$(HOST_DIR) -I$(HOST_DIR)/probes -I$(HOST_DIR)/stacks -I$(HOST_DIR)/d -Iinclude -Itrace
+# One folder per job (README, "Layout"); a header is included by its name alone.
+HOST_SUBDIRS := hvt kernel tracefile analyze collector probes stacks d d/compile d/consume
+HOST_INC     := -I$(HOST_DIR) $(HOST_SUBDIRS:%=-I$(HOST_DIR)/%) -Iinclude $(TRACE_DIRS:%=-I%)
 HOST_LIBS    := -lcapstone -llz4 -lzstd -llzma -lz
-HOST_LIB_SRC := util.c dcmp.c kimg.c ksym.c btf.c kinfo.c trace_chunkw.c trace_writer.c trace_reader.c dec.c nest.c view.c tracegen.c hvt_trace.c \
-                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c probes/follow.c \
-                $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c)) ../trace/x86_len.c ../trace/rec_enc.c e9_lines.c stacks/orc.c stacks/flame.c
-HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_DIR)/probes/*.h $(HOST_DIR)/stacks/*.h $(HOST_DIR)/d/*.h) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \
-                include/hvt_probe.h include/hvt_hypercall.h trace/rec_enc.h \
-                $(HOST_DIR)/collector/coll_sock.h
+# libhvthost: everything but the hvt command's own files (hvt/).
+HOST_LIB_SRC := util.c \
+                kernel/decompress.c kernel/kimg.c kernel/ksym.c kernel/btf.c kernel/kinfo.c \
+                tracefile/trace_chunkw.c tracefile/trace_writer.c tracefile/trace_reader.c tracefile/e9_lines.c \
+                analyze/disasm.c analyze/nest.c analyze/view.c \
+                collector/client.c collector/follow.c \
+                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c \
+                $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c $(HOST_DIR)/d/compile/*.c $(HOST_DIR)/d/consume/*.c)) \
+                ../trace/x86/x86_len.c ../trace/step/rec_enc.c stacks/orc.c stacks/flame.c
+HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_SUBDIRS:%=$(HOST_DIR)/%/*.h)) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \
+                include/hvt_probe.h include/hvt_hypercall.h trace/step/rec_enc.h
 HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
 HOST_LIB     := $(HOST_OUT)/libhvthost.a
 HVT          := $(HOST_OUT)/hvt
@@ -43,14 +50,17 @@ $(HOST_LIB): $(HOST_OBJS)
 # hvt-import (debug-port log -> trace file) and hvt-check (continuity of a trace).
 HVT_IMPORT   := $(HOST_OUT)/hvt-import
 HVT_CHECK    := $(HOST_OUT)/hvt-check
-$(HVT_IMPORT): $(HOST_DIR)/hvt_import.c $(HOST_LIB) $(HOST_HDRS)
+$(HVT_IMPORT): $(HOST_DIR)/analyze/hvt_import.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
-$(HVT_CHECK): $(HOST_DIR)/hvt_check.c $(HOST_LIB) $(HOST_HDRS)
+$(HVT_CHECK): $(HOST_DIR)/analyze/hvt_check.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
 host-tools: $(HVT_IMPORT) $(HVT_CHECK)
 
-$(HVT): $(HOST_DIR)/hvt.c $(HOST_DIR)/hvt_options.c trace/trace_opts.c trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itrace $< $(HOST_DIR)/hvt_options.c trace/trace_opts.c $(HOST_LIB) $(HOST_LIBS) -o $@
+# The hvt command: its table of subcommands (hvt/main.c), one file per subcommand, and the test
+# trace generator (hvt gen: a test tool, kept out of libhvthost).
+HVT_SRCS     := $(wildcard $(HOST_DIR)/hvt/*.c) trace/trace_opts.c
+$(HVT): $(HVT_SRCS) trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $(HVT_SRCS) $(HOST_LIB) $(HOST_LIBS) -o $@
 
 $(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
@@ -75,7 +85,7 @@ bench-analyze: $(HVT)
 $(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(HOST_LIB_SRC)) $(HOST_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(HOST_INC) $< $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+	  $(HOST_INC) $< $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
 
 fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)

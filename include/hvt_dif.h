@@ -1,6 +1,6 @@
 /*
  * hvt_dif.h - the D intermediate format: the bytecode the host's D compiler (host-tools/d)
- * emits and the hypervisor verifies and runs at every firing of a probe (trace/dif_*.c), and
+ * emits and the hypervisor verifies and runs at every firing of a probe (trace/dvm/dif_*.c), and
  * the records those programs produce. One definition for both sides.
  *
  * The model is DTrace's: a program is a list of clauses (one per `probe-descriptions
@@ -36,7 +36,7 @@
  *   char strtab[strtab_len]            string constants and probe names, NUL-terminated
  * every section 8-byte aligned, offsets in the header; probes[] sorted by id, ascending, no id
  * twice (the hypervisor finds a firing probe's entry by binary search). The hypervisor checks
- * all of it (dif_verify in trace/dif_verify.c) before it arms anything.
+ * all of it (dif_verify in trace/dvm/dif_verify.c) before it arms anything.
  */
 #ifndef HVT_DIF_H
 #define HVT_DIF_H

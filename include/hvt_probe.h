@@ -1,6 +1,6 @@
 /*
  * hvt_probe.h - probe firings as the hypervisor reports them and the host reads them: one
- * definition for both sides (trace/probe.c writes them, host-tools/probes reads them).
+ * definition for both sides (trace/probe/probe.c writes them, host-tools/probes reads them).
  *
  * A firing of a probe armed with HVT_PROBE_F_RECORD (DTrace's default action: report every
  * firing) is one struct hvt_probe_fire. Each CPU collects them and hands them on in blocks, in

@@ -196,21 +196,21 @@ enum hvt_ctl_cmd {
     HVT_CTL_TRACE_STOP   = 17, /* no args; every CPU stops at its next exit (ends its window with
                                   a STOP marker and flushes its chunk). Reply: hvt_trace_status */
     HVT_CTL_TRACE_STATUS = 18, /* no args; reply data: struct hvt_trace_status */
-    /* the probe engine's (trace/probe_ctl.c); reply data: struct hvt_probe_status
+    /* the probe engine's (trace/probe/probe_ctl.c); reply data: struct hvt_probe_status
        (include/hvt_probe.h) */
     HVT_CTL_PROBE_ARM    = 19, /* args: 1..HVT_CTL_PROBE_SPECS struct hvt_probe_spec
                                   (include/hvt_hypercall.h), armed in order until one fails */
     HVT_CTL_PROBE_DISARM = 20, /* no args: every probe disarmed and every page restored; each
                                   CPU hands on the firing records it holds at its next exit */
     HVT_CTL_PROBE_STATUS = 21, /* no args */
-    /* the D programs' (trace/dprobe.c); reply data: struct hvt_d_status */
+    /* the D programs' (trace/dvm/d_runtime.c); reply data: struct hvt_d_status */
     HVT_CTL_D_LOAD       = 22, /* args: struct hvt_d_load + up to HVT_D_LOAD_CHUNK bytes of a
                                   program image (include/hvt_dif.h), sent in order from offset
                                   0; the last part (offset + bytes = total) verifies the image
                                   and loads it in place of the last one (refused while probes
                                   run it: disarm first) */
     HVT_CTL_D_RUN        = 23, /* args: struct hvt_d_run: BEGIN, END, a snapshot, unload */
-    /* a command for the guest tool to run (hvt -c; trace/dcmd.c); reply data: struct
+    /* a command for the guest tool to run (hvt -c; trace/dvm/guest_cmd.c); reply data: struct
        hvt_d_cmd_status */
     HVT_CTL_D_CMD        = 24, /* args: struct hvt_d_cmd (+ SET: the command line's bytes) */
 };

@@ -124,3 +124,45 @@ bool task_now(unsigned cpu, struct task_info *out)
     read_task(task, out);
     return true;
 }
+
+/* The process a probe's firing sees on each CPU (probe_current keeps it). */
+static struct task_who who[HVT_MAX_CPUS];
+
+const struct task_who *task_who(unsigned cpu) { return &who[cpu]; }
+
+void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
+
+/* The current process's name: the task's pid and where its name lives are looked up when the
+ * task changes; the name itself is copied at every call (an exec or prctl renames the task in
+ * place, and a name cached across the exec would stick to the new program). */
+static const char unknown_comm[TRACE_COMM_MAX] = "?";   /* whole: callers read it all */
+const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
+{
+    uint64_t task = task_current(cpu);
+    *pid = *tid = 0;
+    if (!task) {
+        who[cpu].task = 0;           /* what a firing hands the action */
+        return unknown_comm;
+    }
+    if (task != who[cpu].task) {
+        struct task_info ti;
+        if (!task_now(cpu, &ti)) {
+            who[cpu].task = 0;
+            return unknown_comm;
+        }
+        __builtin_memcpy(who[cpu].comm, ti.comm, TRACE_COMM_MAX);
+        who[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+        who[cpu].pid = (uint32_t)ti.tgid;
+        who[cpu].tid = (uint32_t)ti.pid;
+        who[cpu].task = task;
+        who[cpu].comm_ptr = task_comm_ptr(task);
+    } else if (who[cpu].comm_ptr) {   /* two loads: the kernel keeps it NUL-terminated */
+        uint64_t w[2];
+        __builtin_memcpy(w, (const char *)who[cpu].comm_ptr, sizeof w);
+        __builtin_memcpy(who[cpu].comm, w, sizeof w);
+        who[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+    }
+    *pid = who[cpu].pid;
+    *tid = who[cpu].tid;
+    return who[cpu].comm;
+}

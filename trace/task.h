@@ -15,6 +15,7 @@
 #define HVT_TASK_H
 #include <stdint.h>
 #include <stdbool.h>
+#include "trace_opts.h"
 
 struct task_info { uint64_t task, pid, tgid; char comm[16]; };
 
@@ -52,4 +53,20 @@ uint64_t task_current(unsigned cpu);
  * sees a new name (exec, prctl) at once without walking the page tables again. */
 const volatile char *task_comm_ptr(uint64_t task);
 
+ 
+/* For the probe engine and the D runtime: the current process's name (NUL-terminated,
+ * TRACE_COMM_MAX bytes readable; "?" when unknown, with pid and tid 0), its pid (the tgid) and
+ * tid. The task and where its name lives are looked up when the task changes; the name is
+ * copied at every call (an exec renames the task in place). */
+const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid);
+/* What probe_current last found on this CPU (a firing's record takes it from here). */
+struct task_who {
+    uint64_t task;                         /* the task whose name 'comm' holds, or 0 */
+    const volatile char *comm_ptr;         /* its name in guest RAM (task_comm_ptr), or NULL */
+    char comm[TRACE_COMM_MAX];
+    uint32_t pid, tid;
+};
+const struct task_who *task_who(unsigned cpu);
+/* task_kernel_paging under the name the probe engine's files use. */
+void probe_kernel_paging(struct gmem_paging *pg);
 #endif

@@ -10,8 +10,8 @@
 #include "hvt_trace_format.h"
 #include "trace_opts.h"
 #include "probe.h"
-#include "dprobe.h"
-#include "dcmd.h"
+#include "d_runtime.h"
+#include "guest_cmd.h"
 #include "hv_dma.h"
 #include "hv_exit.h"
 _Static_assert(HVT_IOMMU_ON == (int)HV_IOMMU_ON && HVT_IOMMU_NO_DMAR == (int)HV_IOMMU_NO_DMAR &&

@@ -7,13 +7,13 @@
  */
 #include "trace.h"
 #include "step.h"
-#include "dilate.h"
+#include "time_dilate.h"
 #include "task.h"
 #include "trigger.h"
 #include "kaslr.h"
 #include "probe.h"
-#include "dprobe.h"
-#include "dcmd.h"
+#include "d_runtime.h"
+#include "guest_cmd.h"
 #include "trace_opts.h"
 #include "hvt_trace_format.h"
 #include "hv_api.h"
@@ -117,87 +117,6 @@ static void hook_power_off(void)
            trace_stats.steps, trace_stats.fast_steps, trace_stats.bytes);
 }
 
-/* HVT_HC_PROBE 4: arm the probes of a guest array (read safely, bounded, each one checked). */
-static int64_t probe_arm_specs(struct guest_regs *g)
-{
-    uint64_t va = g->r[GPR_RCX], n = g->r[GPR_RDX] & ~HVT_PROBE_NOWAIT;
-    bool wait = !(g->r[GPR_RDX] & HVT_PROBE_NOWAIT);
-    int64_t armed = 0;
-    uint64_t taken = 0;
-    if (n > HVT_PROBE_SPECS_MAX)
-        return HVT_HC_EINVAL;
-    struct gmem_paging pg;
-    hv_guest_paging(&pg);
-    for (; taken < n; taken++) {
-        struct hvt_probe_spec sp;
-        if (gmem_read_gva(&pg, va + taken * sizeof sp, &sp, sizeof sp) != sizeof sp)
-            break;
-        int rc = probe_arm_spec(&sp);
-        if (rc < 0 && rc != PROBE_ENOSITE)
-            break;
-        armed += rc > 0 ? rc : 0;
-    }
-    g->r[GPR_RBX] = (uint64_t)armed;
-    g->r[GPR_RCX] = taken;
-    if (armed && wait)
-        hv_ept_wait_all(4 * TRACE_POLL_TICKS);
-    return HVT_HC_OK;
-}
-
-/* HVT_HC_PROBE: arm the boot configuration's probes (RBX = 1), disarm them all (0), log the
- * engine's counters (2). */
-static int64_t hook_probe(struct guest_regs *g)
-{
-    if (g->r[GPR_RBX] == 0) {
-        probe_report();                     /* the counts, then the table starts empty */
-        probe_disarm_all();
-        probe_report_stats();
-        return HVT_HC_OK;
-    }
-    if (g->r[GPR_RBX] == 4)
-        return probe_arm_specs(g);
-    if (g->r[GPR_RBX] == 5) {
-        probe_disarm_all();
-        return HVT_HC_OK;
-    }
-    if (g->r[GPR_RBX] == 6) {               /* a D program image from guest memory */
-        int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : dprobe_load_guest(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
-        g->r[GPR_RBX] = (uint64_t)(int64_t)rc;
-        return rc ? HVT_HC_EINVAL : HVT_HC_OK;
-    }
-    probe_flush();                          /* this CPU's records first: they fired before */
-    if (g->r[GPR_RBX] == 2) {
-        probe_report_stats();
-        probe_counters(&g->r[GPR_RBX], &g->r[GPR_RCX], &g->r[GPR_RDX]);
-        return HVT_HC_OK;
-    }
-    if (g->r[GPR_RBX] != 1 || !kaslr_known())
-        return HVT_HC_EINVAL;
-    int64_t armed = 0, first_rc = 0;
-    uint64_t which = g->r[GPR_RCX];         /* bit i-1: probe i; 0: all */
-    for (unsigned i = 0; i < opts.nprobe; i++) {
-        if (which && !(which & (1ull << i)))
-            continue;
-        const struct trace_probe *tp = &opts.probe[i];
-        uint64_t slide = kaslr_slide();
-        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1, 0);
-        hv_log("hvtrace: cpu %u: probe %u (%s %lx): %d site(s)\n", hv_cpu_id(), i + 1,
-               tp->kind == PROBE_ENTRY ? "entry" : tp->kind == PROBE_RETURN ? "return" : "addr",
-               tp->lo + slide, rc);
-        if (rc > 0)
-            armed += rc;
-        else if (rc < 0 && !first_rc) {
-            first_rc = rc;
-            g->r[GPR_RCX] = i;
-        }
-    }
-    g->r[GPR_RBX] = (uint64_t)armed;
-    /* Return once every CPU runs with the probes (each takes them at its next exit). */
-    if (armed && !hv_ept_wait_all(4 * TRACE_POLL_TICKS))
-        hv_log("hvtrace: cpu %u: a CPU has not taken up the probes yet\n", hv_cpu_id());
-    return armed || !first_rc ? HVT_HC_OK : HVT_HC_EINVAL;
-}
-
 /* The exits this layer takes over from vmm/ (hv_exit.h), each with its own handler. */
 static const struct { unsigned reason; hv_exit_fn fn; } exits[] = {
     { EXIT_MTF, handle_mtf }, { EXIT_PREEMPTION_TIMER, handle_timer },
@@ -247,8 +166,7 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
                "only (write the trace line with hvt options)\n");
     hv_hypercall_register(HVT_HC_MARK, hook_hypercall, priv, &one);
     ok = ok && one;
-    hv_hypercall_register(HVT_HC_PROBE, hook_probe, priv, &one);
-    ok = ok && one && !probe_init() && !dprobe_init() && !dcmd_init(priv);
+    ok = ok && !probe_ctl_init(&opts, priv, dprobe_load_guest) && !probe_init() && !dprobe_init() && !dcmd_init(priv);
     ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
     ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
     if (!ok) {

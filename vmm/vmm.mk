@@ -16,8 +16,10 @@ HV_BUILD   := $(BUILD)/hv
 HV_GEN     := $(HV_BUILD)/gen
 # Per-module include paths: vmm/ its internals; the layers above it vmm/include/ only.
 HV_INC_vmm   := -Ivmm -Ivmm/lib
-HV_INC_trace := -Itrace -Ihv
-HV_INC_hv    := -Ihv -Itrace -Inet
+# trace/: the layer's root and its subsystems (step/, x86/, probe/, dvm/), one include path each.
+TRACE_DIRS   := trace trace/step trace/x86 trace/probe trace/dvm
+HV_INC_trace := $(TRACE_DIRS:%=-I%) -Ihv
+HV_INC_hv    := -Ihv $(TRACE_DIRS:%=-I%) -Inet
 # HV_IMAGE=bare: vmm/ alone (no transport, no policy); HVT_NET=0: no transport.
 HV_IMAGE   ?= full
 ifeq ($(HV_IMAGE),bare)
@@ -27,9 +29,9 @@ HV_IMAGE_DEFS := -DHV_IMAGE_NO_NET
 endif
 # *_asm.c files are compiled with -S only, for their constants (vmm/include/hv_asm.h).
 VMM_SRCS   := $(filter-out %_asm.c,$(wildcard vmm/*.c vmm/lib/*.c))
-TRACE_SRCS := $(filter-out %_asm.c,$(wildcard trace/*.c))
+TRACE_SRCS := $(filter-out %_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
 HV_SRCS    := $(VMM_SRCS) hv/hv_image.c $(if $(filter bare,$(HV_IMAGE)),,$(TRACE_SRCS))
-HV_ASMS    := vmm/vmx_stub.asm $(if $(filter bare,$(HV_IMAGE)),,trace/step_fast.asm)
+HV_ASMS    := vmm/vmx_stub.asm $(if $(filter bare,$(HV_IMAGE)),,trace/step/step_fast.asm)
 HV_OBJS    := $(patsubst %.c,$(HV_BUILD)/%.o,$(HV_SRCS)) $(patsubst %.asm,$(HV_BUILD)/%.o,$(HV_ASMS))
 HV_EXTRA_OBJS ?=
 HV_EXTRA_LIBS ?=
@@ -45,11 +47,11 @@ $(HV_GEN)/%_asm.s: %_asm.c
 	$(HV_CC) $(HV_CFLAGS) $(HV_INC_$(call hv_mod,$<)) -MMD -MP -MT $@ -S $< -o $@
 $(HV_GEN)/%_asm.inc: $(HV_GEN)/%_asm.s tools/gen-asm-inc.sh
 	bash tools/gen-asm-inc.sh $< $@
-.SECONDARY: $(HV_GEN)/vmm/vmm_asm.s $(HV_GEN)/trace/step_fast_asm.s $(HV_GEN)/vmm/vmm_asm.inc $(HV_GEN)/trace/step_fast_asm.inc
+.SECONDARY: $(HV_GEN)/vmm/vmm_asm.s $(HV_GEN)/trace/step/step_fast_asm.s $(HV_GEN)/vmm/vmm_asm.inc $(HV_GEN)/trace/step/step_fast_asm.inc
 HV_ASM_INC_vmm   := $(HV_GEN)/vmm/vmm_asm.inc
-HV_ASM_INC_trace := $(HV_GEN)/trace/step_fast_asm.inc
+HV_ASM_INC_trace := $(HV_GEN)/trace/step/step_fast_asm.inc
 
-$(HV_BUILD)/%.o: %.asm $(HV_GEN)/vmm/vmm_asm.inc $(HV_GEN)/trace/step_fast_asm.inc
+$(HV_BUILD)/%.o: %.asm $(HV_GEN)/vmm/vmm_asm.inc $(HV_GEN)/trace/step/step_fast_asm.inc
 	@mkdir -p $(dir $@)
 	$(NASM) -f elf64 -g -I$(dir $(HV_ASM_INC_$(call hv_mod,$<))) -o $@ $<
 

@@ -1,5 +1,5 @@
 /*
- * coll_sock.h - the collector's local command socket: how `hvt trace` (host-tools/hvt_trace.c)
+ * coll_sock.h - the collector's local command socket: how `hvt trace` (host-tools/hvt/cmd_trace.c)
  * talks to the running collector, which holds the hypervisor connection and the control key.
  * Protocol and rationale: docs/trace-cli.md.
  *

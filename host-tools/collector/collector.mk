@@ -8,18 +8,18 @@
 HOST_CC      ?= cc
 HOST_BUILD   := $(BUILD)/host
 NET_HOST_CFLAGS := $(HOST_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation \
-                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Itrace
+                   -DHVT_HOST -Iinclude -Inet -Ihost-tools/collector -Ihost-tools -Ihost-tools/tracefile $(TRACE_DIRS:%=-I%)
 # The protocol code the hypervisor runs, compiled for the host (net_port.h).
 NET_PORTABLE := net/sha256.c net/aead.c net/ctl.c net/net_config.c net/stream_core.c
 # The collector writes trace.hvt through the host tools' chunk layer (the one hvt-import uses).
-COLL_TRACE_SRCS := host-tools/collector/coll_trace.c host-tools/trace_chunkw.c host-tools/trace_scan.c
+COLL_TRACE_SRCS := host-tools/collector/coll_trace.c host-tools/tracefile/trace_chunkw.c host-tools/tracefile/trace_scan.c
 COLL_SRCS    := host-tools/collector/coll_main.c host-tools/collector/coll_parse.c \
                 host-tools/collector/coll_store.c host-tools/collector/coll_verify.c \
                 host-tools/collector/coll_sock.c host-tools/collector/coll_cmd.c \
                 host-tools/collector/coll_link.c host-tools/collector/coll_peer.c \
                 host-tools/collector/coll_hvstatus.c $(COLL_TRACE_SRCS)
 COLL_HDRS    := $(wildcard host-tools/collector/*.h net/*.h) include/hvt_stream.h \
-                include/hvt_trace_format.h host-tools/trace_chunkw.h host-tools/trace_scan.h
+                include/hvt_trace_format.h host-tools/tracefile/trace_chunkw.h host-tools/tracefile/trace_scan.h
 COLL_LIBS    := -lzstd -lz
 
 COLL_NET := net/ctl.c net/sha256.c net/aead.c
@@ -28,20 +28,20 @@ $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) $(COLL_NET) $(COLL_HDRS)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ $(COLL_SRCS) $(COLL_NET) $(COLL_LIBS)
 
 # fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
-# Its D engine is the hypervisor's own verifier and interpreter (trace/dif_*.c).
-FAKE_HV_SRCS := tests/net/fake_hv.c tests/net/fake_hv_d.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/e9_lines.c \
-                host-tools/trace_scan.c $(wildcard trace/dif_*.c)
-$(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/e9_lines.h tests/net/fake_hv_d.h \
-                       trace/dif.h include/hvt_dif.h
+# Its D engine is the hypervisor's own verifier and interpreter (trace/dvm/dif_*.c).
+FAKE_HV_SRCS := tests/net/fake_hv.c tests/net/fake_hv_d.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/tracefile/e9_lines.c \
+                host-tools/tracefile/trace_scan.c $(wildcard trace/dvm/dif_*.c)
+$(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/tracefile/e9_lines.h tests/net/fake_hv_d.h \
+                       trace/dvm/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -Itrace -Itests/net -Ivmm/include -o $@ $(FAKE_HV_SRCS)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -Itests/net -Ivmm/include -o $@ $(FAKE_HV_SRCS)
 
 # A synthetic debug-port log (real chunk payloads from the host trace writer) for the tests.
-$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/trace_writer.c host-tools/trace_chunkw.c trace/rec_enc.c trace/rec_enc.h \
-                      host-tools/trace_writer.h host-tools/trace_chunkw.h include/hvt_trace_format.h
+$(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/tracefile/trace_writer.c host-tools/tracefile/trace_chunkw.c trace/step/rec_enc.c trace/step/rec_enc.h \
+                      host-tools/tracefile/trace_writer.h host-tools/tracefile/trace_chunkw.h include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/trace_writer.c \
-	  host-tools/trace_chunkw.c trace/rec_enc.c -lzstd -lz
+	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/tracefile/trace_writer.c \
+	  host-tools/tracefile/trace_chunkw.c trace/step/rec_enc.c -lzstd -lz
 
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_aead: tests/net/unit/test_aead.c net/aead.c net/sha256.c net/aead.h
@@ -58,9 +58,9 @@ collector: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 all: collector
 
 # trace/ control, payload scanner and chunk layer: the pieces the trace crosses the link with.
-TRACE_LINK_SRCS := tests/net/unit/test_trace_link.c trace/trace_ctl.c host-tools/trace_scan.c \
-                   host-tools/trace_chunkw.c host-tools/trace_reader.c host-tools/util.c
-$(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/trace_reader.h
+TRACE_LINK_SRCS := tests/net/unit/test_trace_link.c trace/trace_ctl.c host-tools/tracefile/trace_scan.c \
+                   host-tools/tracefile/trace_chunkw.c host-tools/tracefile/trace_reader.c host-tools/util.c
+$(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/tracefile/trace_reader.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -o $@ $(TRACE_LINK_SRCS) -lzstd -lz
@@ -84,10 +84,10 @@ $(HOST_BUILD)/fuzz/fuzz_ctl: tests/net/fuzz/fuzz_ctl.c net/stream_core.c net/ctl
 $(HOST_BUILD)/fuzz/fuzz_coll_parse: tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c net/aead.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/net/fuzz/fuzz_coll_parse.c host-tools/collector/coll_parse.c net/ctl.c net/sha256.c net/aead.c
-FUZZ_TRACE_SRCS := tests/net/fuzz/fuzz_coll_trace.c $(COLL_TRACE_SRCS) host-tools/trace_reader.c host-tools/util.c
+FUZZ_TRACE_SRCS := tests/net/fuzz/fuzz_coll_trace.c $(COLL_TRACE_SRCS) host-tools/tracefile/trace_reader.c host-tools/util.c
 $(HOST_BUILD)/fuzz/fuzz_coll_trace: $(FUZZ_TRACE_SRCS) $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Ihost-tools -o $@ $(FUZZ_TRACE_SRCS) -lzstd -lz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Ihost-tools -Ihost-tools/tracefile -o $@ $(FUZZ_TRACE_SRCS) -lzstd -lz
 $(HOST_BUILD)/fuzz/seeds: $(HOST_BUILD)/fake_hv tests/net/fuzz/make-seeds.sh
 	tests/net/fuzz/make-seeds.sh $(HOST_BUILD)
 

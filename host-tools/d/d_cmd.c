@@ -1,7 +1,7 @@
 /* d_cmd.c - hvt -c through the collector (d_cmd.h). */
 #include "d_cmd.h"
 #include "hvt_stream.h"
-#include "hvt_trace.h"
+#include "client.h"
 #include "util.h"
 #include <stdio.h>
 #include <string.h>

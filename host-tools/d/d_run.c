@@ -5,7 +5,7 @@
 #include "d_consume.h"
 #include "d_cmd.h"
 #include "follow.h"
-#include "hvt_trace.h"
+#include "client.h"
 #include "kimg.h"
 #include "kinfo.h"
 #include "orc.h"

@@ -1,7 +1,7 @@
 /* probe_live.c - see probe_live.h. */
 #include "probe_live.h"
 #include <inttypes.h>
-#include "hvt_trace.h"
+#include "client.h"
 #include "hvt_stream.h"
 #include "orc.h"
 #include "follow.h"

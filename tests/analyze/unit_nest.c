@@ -44,7 +44,7 @@ static void run(const char *what, const step *st, int n, const char *want, const
             nest_switch(&c, tasks, task, level_at[i] - '0', "sw");
             task = level_at[i] - '0';
         }
-        dec_entry e;
+        disasm_entry e;
         memset(&e, 0, sizeof e);
         e.rip = st[i].rip;
         e.sym = st[i].sym;
@@ -70,25 +70,25 @@ int main(void)
 {
     /* main calls f, f tail-jumps to g, g returns (to main), main calls h (recursion h->h) */
     const step a[] = {
-        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x202), F, 2, 5, DEC_JMP},
-        {K(0x300), G, 0, 1, DEC_RET},      {K(0x105), MAIN, 5, 5, DEC_CALL}, {K(0x400), H, 0, 5, DEC_CALL},
-        {K(0x400), H, 0, 1, DEC_RET},      {K(0x405), H, 5, 1, DEC_RET},   {K(0x10a), MAIN, 10, 1, DEC_OTHER},
+        {K(0x100), MAIN, 0, 5, DISASM_CALL},  {K(0x200), F, 0, 2, DISASM_OTHER}, {K(0x202), F, 2, 5, DISASM_JMP},
+        {K(0x300), G, 0, 1, DISASM_RET},      {K(0x105), MAIN, 5, 5, DISASM_CALL}, {K(0x400), H, 0, 5, DISASM_CALL},
+        {K(0x400), H, 0, 1, DISASM_RET},      {K(0x405), H, 5, 1, DISASM_RET},   {K(0x10a), MAIN, 10, 1, DISASM_OTHER},
     };
     run("call, tail jump, return through both, recursion", a, 9,
         "== trace start ==\n-> main\n  -> f\n    -> g\n    <- g\n  <- f\n  -> h\n    -> h\n    <- h\n  <- h\n", NULL);
 
     /* returning above the level start re-roots silently; jumping back into a caller pops to it */
     const step b[] = {
-        {K(0x200), F, 0, 1, DEC_RET},      {K(0x105), MAIN, 5, 5, DEC_CALL}, {K(0x300), G, 0, 5, DEC_CALL},
-        {K(0x400), H, 0, 2, DEC_JMP},      {K(0x108), MAIN, 8, 1, DEC_OTHER},
+        {K(0x200), F, 0, 1, DISASM_RET},      {K(0x105), MAIN, 5, 5, DISASM_CALL}, {K(0x300), G, 0, 5, DISASM_CALL},
+        {K(0x400), H, 0, 2, DISASM_JMP},      {K(0x108), MAIN, 8, 1, DISASM_OTHER},
     };
     run("return above start, jump back into the caller", b, 5,
         "== trace start ==\n-> f\n<- f\n  -> g\n    -> h\n    <- h\n  <- g\n", NULL);
 
     /* an event starts a new level; iret ends one */
     const step c2[] = {
-        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_IRET},
-        {K(0x202), F, 2, 1, DEC_RET},      {K(0x105), MAIN, 5, 1, DEC_OTHER},
+        {K(0x100), MAIN, 0, 5, DISASM_CALL},  {K(0x200), F, 0, 2, DISASM_OTHER}, {K(0x300), G, 0, 2, DISASM_IRET},
+        {K(0x202), F, 2, 1, DISASM_RET},      {K(0x105), MAIN, 5, 1, DISASM_OTHER},
     };
     run("event level and iret", c2, 5,
         "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret ==\n-> f\n<- f\n", "..L..");
@@ -99,32 +99,32 @@ int main(void)
         "=> main\n  => f\n  <- f\n", "..E..");
     /* an interrupt between a call and its callee's first instruction: the call still counts */
     const step c4[] = {
-        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x300), G, 0, 2, DEC_IRET},   {K(0x200), F, 0, 1, DEC_RET},
-        {K(0x105), MAIN, 5, 1, DEC_OTHER},
+        {K(0x100), MAIN, 0, 5, DISASM_CALL},  {K(0x300), G, 0, 2, DISASM_IRET},   {K(0x200), F, 0, 1, DISASM_RET},
+        {K(0x105), MAIN, 5, 1, DISASM_OTHER},
     };
     run("interrupt before the callee's first instruction", c4, 4,
         "== trace start ==\n-> main\n== event ==\n-> g\n<- g\n== after iret (resumed) ==\n=> main\n"
         "  -> f\n  <- f\n", ".E..");
     /* a context switch keeps the outgoing task's stack; switching back takes it up again */
     const step c5[] = {
-        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_OTHER},
-        {K(0x202), F, 2, 1, DEC_RET},      {K(0x105), MAIN, 5, 1, DEC_OTHER},
+        {K(0x100), MAIN, 0, 5, DISASM_CALL},  {K(0x200), F, 0, 2, DISASM_OTHER}, {K(0x300), G, 0, 2, DISASM_OTHER},
+        {K(0x202), F, 2, 1, DISASM_RET},      {K(0x105), MAIN, 5, 1, DISASM_OTHER},
     };
     run("context switch away and back", c5, 5,
         "== trace start ==\n-> main\n  -> f\n== sw ==\n-> g\n<- g\n== sw (resumed) ==\n=> main\n  => f\n"
         "  <- f\n", "..21.");
     /* an iret elsewhere (another task's context) does not resume: a new level */
     const step c3[] = {
-        {K(0x100), MAIN, 0, 5, DEC_CALL},  {K(0x200), F, 0, 2, DEC_OTHER}, {K(0x300), G, 0, 2, DEC_IRET},
-        {K(0x402), H, 2, 1, DEC_OTHER},
+        {K(0x100), MAIN, 0, 5, DISASM_CALL},  {K(0x200), F, 0, 2, DISASM_OTHER}, {K(0x300), G, 0, 2, DISASM_IRET},
+        {K(0x402), H, 2, 1, DISASM_OTHER},
     };
     run("iret that does not return to the interrupted function", c3, 4,
         "== trace start ==\n-> main\n  -> f\n== event ==\n-> g\n<- g\n== after iret ==\n-> h\n", "..E.");
 
     /* "call 1f" inside a function (RSB stuffing) is not a call; a call to the next insn neither */
     const step d[] = {
-        {K(0x500), STUFF, 0, 5, DEC_CALL}, {K(0x50a), STUFF, 10, 5, DEC_CALL}, {K(0x50f), STUFF, 15, 4, DEC_OTHER},
-        {K(0x513), STUFF, 19, 5, DEC_CALL}, {K(0x200), F, 0, 1, DEC_RET},    {K(0x518), STUFF, 24, 1, DEC_OTHER},
+        {K(0x500), STUFF, 0, 5, DISASM_CALL}, {K(0x50a), STUFF, 10, 5, DISASM_CALL}, {K(0x50f), STUFF, 15, 4, DISASM_OTHER},
+        {K(0x513), STUFF, 19, 5, DISASM_CALL}, {K(0x200), F, 0, 1, DISASM_RET},    {K(0x518), STUFF, 24, 1, DISASM_OTHER},
     };
     run("intra-function calls", d, 6, "== trace start ==\n-> stuff\n  -> f\n  <- f\n", NULL);
 
@@ -134,7 +134,7 @@ int main(void)
     nest_init(&cc, 0);
     nest_sink s = {NULL, NULL, NULL, t};
     for (int i = 0; i < 9; i++) {
-        dec_entry e;
+        disasm_entry e;
         memset(&e, 0, sizeof e);
         e.rip = a[i].rip; e.sym = a[i].sym; e.sym_off = a[i].off; e.len = a[i].len; e.kind = a[i].kind;
         nest_insn(&cc, &s, e.rip, &e);

@@ -23,16 +23,16 @@ test-d:
 # fuzz-d: libFuzzer (ASan/UBSan) runs of the D compiler (every image it accepts must pass the
 # verifier) and of the verifier + interpreter on raw bytes, FUZZ_SECONDS each; corpora under
 # build/host/fuzz/d-*. make test replays tests/d/fuzz/regress (seconds).
-DFUZZ_VM := $(wildcard trace/dif_*.c)
-$(HOST_OUT)/fuzz/fuzz_dcompile: tests/d/fuzz/fuzz_dcompile.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dif.h
+DFUZZ_VM := $(wildcard trace/dvm/dif_*.c)
+$(HOST_OUT)/fuzz/fuzz_dcompile: tests/d/fuzz/fuzz_dcompile.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) \
+	  $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) \
 	  $(HOST_LIBS) -o $@
-$(HOST_OUT)/fuzz/fuzz_dverify: tests/d/fuzz/fuzz_dverify.c $(DFUZZ_VM) trace/dif.h include/hvt_dif.h
+$(HOST_OUT)/fuzz/fuzz_dverify: tests/d/fuzz/fuzz_dverify.c $(DFUZZ_VM) trace/dvm/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -Iinclude -Itrace -Ivmm/include $< $(DFUZZ_VM) -o $@
+	  -Iinclude $(TRACE_DIRS:%=-I%) -Ivmm/include $< $(DFUZZ_VM) -o $@
 .PHONY: fuzz-d
 fuzz-d: $(HOST_OUT)/fuzz/fuzz_dcompile $(HOST_OUT)/fuzz/fuzz_dverify
 	bash tests/d/fuzz/fuzz-d.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS)

@@ -1,11 +1,11 @@
 /*
- * unit_d: the D compiler (host-tools/d/d_compile.h) without a guest: the exact instructions
+ * unit_d: the D compiler (host-tools/d/compile/d_compile.h) without a guest: the exact instructions
  * of small programs, error messages (file:line:col, the source line, a caret), the image
  * layout include/hvt_dif.h defines, aggregations' buckets, probe resolution, options and
  * macros, the disassembly, never crashing on mangled input, and with the pinned 6.1 cloud
  * kernel's BTF (SKIP when it is not in the cache) typed args[] and member loads at the offsets
  * BTF gives. Built with D_WITH_VERIFIER, every image it compiles must also pass the
- * hypervisor's verifier (trace/dif_verify.c). Last line: "N passed, N failed".
+ * hypervisor's verifier (trace/dvm/dif_verify.c). Last line: "N passed, N failed".
  */
 #include <glob.h>
 #include <stdio.h>
@@ -87,7 +87,7 @@ typedef struct {
 
 #ifdef D_WITH_VERIFIER
 #include "dif.h"
-/* Every image compiled here must pass the hypervisor's own verifier (trace/dif_verify.c). */
+/* Every image compiled here must pass the hypervisor's own verifier (trace/dvm/dif_verify.c). */
 static void verify(const char *src, const dprog *p)
 {
     void *img = aligned_alloc(8, (p->image_len + 7) & ~(size_t)7);

@@ -8,7 +8,7 @@
 #                               (seeds: the net fuzzers', the D programs, build/host/fuzz/seeds-NAME/)
 #   make fuzz-config            the configuration parsers: boot/cfg.c's cfg_parse (with the
 #                               trace= value it keeps) and trace/trace_opts.c's trace_opts_parse;
-#                               and trace/dcmd.c's mailbox (host requests + guest hypercalls)
+#                               and trace/dvm/guest_cmd.c's mailbox (host requests + guest hypercalls)
 #   make fuzz-hv                the hypervisor's own code, built for the host over
 #                               tests/fuzz/host_hv/ (hv_api.h force-included: RDTSC, port I/O,
 #                               MSRs and the CPU index become the harness's):
@@ -33,7 +33,7 @@ FUZZERS := fuzz_trace fuzz_ksym fuzz_btf fuzz_kimg fuzz_ctl fuzz_coll_parse fuzz
            fuzz_dcompile fuzz_dverify fuzz_cfg fuzz_trace_opts fuzz_dcmd fuzz_lwip_rx fuzz_hypercall
 
 CONFIG_FUZZ_FLAGS := -O1 -g $(HV_STD) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-                     -Iinclude -Iboot -Itrace -Ivmm -Ivmm/include
+                     -Iinclude -Iboot $(TRACE_DIRS:%=-I%) -Ivmm -Ivmm/include
 $(HOST_OUT)/fuzz/fuzz_cfg: tests/unit/fuzz/fuzz_cfg.c boot/cfg.c boot/cfg.h trace/trace_opts.c trace/trace_opts.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CONFIG_FUZZ_FLAGS) -o $@ tests/unit/fuzz/fuzz_cfg.c boot/cfg.c trace/trace_opts.c
@@ -41,7 +41,7 @@ $(HOST_OUT)/fuzz/fuzz_trace_opts: tests/unit/fuzz/fuzz_trace_opts.c trace/trace_
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CONFIG_FUZZ_FLAGS) -o $@ tests/unit/fuzz/fuzz_trace_opts.c trace/trace_opts.c
 
-$(HOST_OUT)/fuzz/fuzz_dcmd: tests/unit/fuzz/fuzz_dcmd.c trace/dcmd.c trace/dcmd.h include/hvt_stream.h include/hvt_hypercall.h
+$(HOST_OUT)/fuzz/fuzz_dcmd: tests/unit/fuzz/fuzz_dcmd.c trace/dvm/guest_cmd.c trace/dvm/guest_cmd.h include/hvt_stream.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CONFIG_FUZZ_FLAGS) -o $@ tests/unit/fuzz/fuzz_dcmd.c
 
@@ -70,18 +70,18 @@ $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py
 # fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
 $(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
 	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
-FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c vmm/exit_reg.c vmm/gmem.c $(filter-out trace/step_fast_asm.c,$(wildcard trace/*.c))
+FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c vmm/exit_reg.c vmm/gmem.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
 $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
-                                 $(wildcard vmm/*.h vmm/include/*.h trace/*.h) tests/fuzz/host_hv/hv_api.h
+                                 $(wildcard vmm/*.h vmm/include/*.h $(TRACE_DIRS:%=%/*.h)) tests/fuzz/host_hv/hv_api.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm -Itrace \
+	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm $(TRACE_DIRS:%=-I%) \
 	  -Wno-address-of-packed-member -Wno-atomic-alignment \
 	  -o $@ $(FUZZ_HC_SRCS) -latomic
 # Its seeds load D images: the D tests' programs compiled by the host's compiler (hc_dimages).
-$(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dif.h
+$(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) \
-	  $(addprefix $(HOST_DIR)/,$(filter-out tracegen.c view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+	  $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
 FUZZ_HC_D := tests/probe/test-probes-net.sh tests/d/test-d-coll.sh
 $(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(HOST_OUT)/fuzz/hc_dimages $(FUZZ_HC_D)
 	rm -rf $@ $@.d && python3 $< --extract-d $@.d $(FUZZ_HC_D) && mkdir -p $@.d/img && \

@@ -21,7 +21,8 @@ import os, re, shutil, subprocess, sys, tempfile
 UPPER_PREFIXES = ('trace_', 'net_', 'step_', 'sink_', 'probe_', 'stream_', 'codedict_',
                   'dilate_', 'trigger_', 'task_', 'kaslr_', 'e1000_', 'coll_')
 LAYERS_ABOVE = ('trace', 'net', 'hv')
-C_DIRS = ('include', 'vmm', 'vmm/include', 'vmm/lib', 'trace', 'net', 'hv')
+TRACE_DIRS = ('trace', 'trace/step', 'trace/x86', 'trace/probe', 'trace/dvm')
+C_DIRS = ('include', 'vmm', 'vmm/include', 'vmm/lib') + TRACE_DIRS + ('net', 'hv')
 NUM = r'(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*'
 
 
@@ -139,7 +140,7 @@ def rule_asm_constants(root, gen_dirs):
     bad = []
     consts = c_constants(root, gen_dirs)
     asm_def = re.compile(r'^\s*(?:%define\s+(\w+)\s+(' + NUM + r')\b|(\w+)\s+equ\s+(' + NUM + r')\b)', re.M)
-    for d in ('vmm', 'trace', 'net', 'tests/unit'):
+    for d in ('vmm',) + TRACE_DIRS + ('net', 'tests/unit'):
         full = os.path.join(root, d)
         for f in sorted(os.listdir(full)) if os.path.isdir(full) else []:
             if not f.endswith('.asm'):
@@ -176,10 +177,10 @@ def selftest(root, objdir, gen_dirs):
         tree = os.path.join(tmp, 'tree')
         shutil.copytree(root, tree, ignore=shutil.ignore_patterns('build', 'build-*', '.git'))
         # rule 2: trace/ reaches a vmm/ internal header
-        with open(os.path.join(tree, 'trace/step.c'), 'a') as fh:
+        with open(os.path.join(tree, 'trace/step/step.c'), 'a') as fh:
             fh.write('\n#include "hv_core.h"\n')
         # rule 3: a constant copied by hand into the assembly, with a wrong value
-        with open(os.path.join(tree, 'trace/step_fast.asm'), 'a') as fh:
+        with open(os.path.join(tree, 'trace/step/step_fast.asm'), 'a') as fh:
             fh.write('\n%define HVT_PRED_SLOTS 2048\n')
         # rule 1: a vmm/ object that calls up into trace/ through a weak symbol
         objs = os.path.join(tmp, 'objs')

@@ -7,6 +7,8 @@ count: they are dependencies too, only hidden). Prints every strongly connected 
 more than one object (a dependency cycle), largest first, then 'cycles=N largest=M'.
 --no-cross-layer: exit 1 when a cycle joins objects of different layers (top folders: vmm/,
 trace/, net/, hv/): the layers must depend one way. --no-cycles: exit 1 on any cycle.
+--unit A.o+B.o: A.o and B.o are one module split in two files (one pass whose parts recurse
+into each other): they count as one node, so only cycles through other files are found.
 """
 import subprocess, sys, collections
 
@@ -48,8 +50,12 @@ def sccs(nodes, edges):
             visit(v)
     return out
 
-def main(objs):
+def main(objs, units=()):
     owner, weak_owner, refs = {}, {}, {}
+    same = {}
+    for u in units:
+        for o in u[1:]:
+            same[o] = u[0]
     for o in objs:
         d, w, r = symbols(o)
         for s in d:
@@ -63,8 +69,9 @@ def main(objs):
     edges = collections.defaultdict(set)
     for o in objs:
         for s in refs[o]:
-            if s in owner and owner[s] != o:
-                edges[o].add(owner[s])
+            if s in owner and same.get(owner[s], owner[s]) != same.get(o, o):
+                edges[same.get(o, o)].add(same.get(owner[s], owner[s]))
+    objs = [o for o in objs if o not in same]
     cycles = sorted((c for c in sccs(objs, edges) if len(c) > 1), key=len, reverse=True)
     for c in cycles:
         print(f'cycle of {len(c)}: ' + ' '.join(sorted(c)))
@@ -81,7 +88,9 @@ def layer(obj):
 if __name__ == '__main__':
     args = sys.argv[1:]
     strict = '--no-cross-layer' in args or '--no-cycles' in args
-    cycles = main([a for a in args if not a.startswith('--no-')])
+    units = [args[i + 1].split('+') for i, a in enumerate(args) if a == '--unit']
+    skip = {i + 1 for i, a in enumerate(args) if a == '--unit'}
+    cycles = main([a for i, a in enumerate(args) if not a.startswith('--') and i not in skip], units)
     cross = [c for c in cycles if len({layer(o) for o in c}) > 1 or '--no-cycles' in args]
     for c in cross:
         print('cross-layer cycle: ' + ' '.join(sorted(c)))

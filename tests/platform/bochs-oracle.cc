@@ -6,7 +6,7 @@
 // stop mark (RBX = 0) on that CPU. A guest instruction retires either normally in VMX non-root
 // operation (after_execution while in_vmx_guest) or by a VM exit that the hypervisor completes
 // by emulating it (CPUID, VMCALL, HLT, MSR, I/O, CR, XSETBV, INVD, INVLPG exits, and RDTSC and
-// RDTSCP: while a CPU is stepped its guest's clock counts instructions, trace/dilate.c). Faulting
+// RDTSCP: while a CPU is stepped its guest's clock counts instructions, trace/step/time_dilate.c). Faulting
 // instructions retire neither way. At each stop mark it prints to stderr:
 //   HVT-ORACLE cpu=N insns=COUNT
 // Included at the end of Bochs's instrument/stubs/instrument.cc, whose empty versions of

@@ -1,4 +1,4 @@
-# probe.mk - the probe engine (trace/probe.c) in Bochs, 2 CPUs, the pinned kernel.
+# probe.mk - the probe engine (trace/probe/probe.c) in Bochs, 2 CPUs, the pinned kernel.
 #   make test-probes   entry and return probes on __x64_sys_getpid while probe-check runs
 #                      PROBE_CALLS getpid() calls on each CPU at once: each probe fires exactly
 #                      CPUs x PROBE_CALLS times for that process; no EPT exit while the workload

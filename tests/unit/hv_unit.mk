@@ -1,6 +1,6 @@
 # hv_unit.mk - host unit tests of the hypervisor's host-testable logic (vmm/, trace/).
 HV_UNIT_BUILD := $(BUILD)/test/unit-hv
-HV_UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Ivmm/include -Iinclude -Itrace
+HV_UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%)
 
 $(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c vmm/ept.h vmm/mtrr.h
 	@mkdir -p $(dir $@)
@@ -14,21 +14,21 @@ $(HV_UNIT_BUILD)/test_ept_view: tests/unit/test_ept_view.c vmm/ept.c vmm/ept.h
 $(HV_UNIT_BUILD)/test_gmem: tests/unit/test_gmem.c vmm/gmem.c vmm/include/gmem.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_gmem.c vmm/gmem.c
-$(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c tests/unit/elf_sweep.h trace/x86_len.c trace/x86_len.h
+$(HV_UNIT_BUILD)/test_x86_len: tests/unit/test_x86_len.c tests/unit/elf_sweep.h trace/x86/x86_len.c trace/x86/x86_len.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_len.c trace/x86_len.c -lcapstone
-$(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c tests/unit/elf_sweep.h trace/x86_wregs.c trace/x86_wregs.h
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_len.c trace/x86/x86_len.c -lcapstone
+$(HV_UNIT_BUILD)/test_x86_wregs: tests/unit/test_x86_wregs.c tests/unit/elf_sweep.h trace/x86/x86_wregs.c trace/x86/x86_wregs.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_wregs.c trace/x86_wregs.c -lcapstone
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_x86_wregs.c trace/x86/x86_wregs.c -lcapstone
 $(HV_UNIT_BUILD)/test_trace_opts: tests/unit/test_trace_opts.c trace/trace_opts.c trace/trace_opts.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_trace_opts.c trace/trace_opts.c
-$(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+$(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h trace/step/rec_enc.c trace/step/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
+	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -Ihost-tools/tracefile -o $@ tests/unit/test_rec_enc.c trace/step/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
 # The D verifier and interpreter; again under ASan+UBSan (the mutation test's mutants run there).
-DIF_SRCS := trace/dif_verify.c trace/dif_vm.c trace/dif_str.c trace/dif_state.c trace/dif_agg.c trace/dif_dyn.c trace/dif_spec.c
-DIF_DEPS := tests/unit/test_dif.c $(DIF_SRCS) trace/dif.h trace/dif_impl.h include/hvt_dif.h
+DIF_SRCS := trace/dvm/dif_verify.c trace/dvm/dif_vm.c trace/dvm/dif_str.c trace/dvm/dif_state.c trace/dvm/dif_agg.c trace/dvm/dif_dyn.c trace/dvm/dif_spec.c
+DIF_DEPS := tests/unit/test_dif.c $(DIF_SRCS) trace/dvm/dif.h trace/dvm/dif_impl.h include/hvt_dif.h
 $(HV_UNIT_BUILD)/test_dif: $(DIF_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif.c $(DIF_SRCS) -lpthread
@@ -42,15 +42,15 @@ $(HV_UNIT_BUILD)/gen/step_fast_test_asm.s: tests/unit/step_fast_test_asm.c tests
 	$(CC) $(HV_UNIT_CFLAGS) -S $< -o $@
 $(HV_UNIT_BUILD)/gen/step_fast_test.inc: $(HV_UNIT_BUILD)/gen/step_fast_test_asm.s tools/gen-asm-inc.sh
 	bash tools/gen-asm-inc.sh $< $@
-$(HV_UNIT_BUILD)/step_fast_host.o: trace/step_fast.asm $(HV_GEN)/trace/step_fast_asm.inc $(HV_UNIT_BUILD)/gen/step_fast_test.inc
+$(HV_UNIT_BUILD)/step_fast_host.o: trace/step/step_fast.asm $(HV_GEN)/trace/step/step_fast_asm.inc $(HV_UNIT_BUILD)/gen/step_fast_test.inc
 	@mkdir -p $(dir $@)
-	nasm -f elf64 -DHOST_TEST -I$(HV_GEN)/trace/ -I$(HV_UNIT_BUILD)/gen/ -o $@ $<
+	nasm -f elf64 -DHOST_TEST -I$(HV_GEN)/trace/step/ -I$(HV_UNIT_BUILD)/gen/ -o $@ $<
 $(HV_UNIT_BUILD)/step_fast_harness.o: tests/unit/step_fast_harness.asm
 	@mkdir -p $(dir $@)
 	nasm -f elf64 -o $@ $<
-$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h tests/unit/step_fast_test.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step_cpu.h trace/rec_enc.c trace/rec_enc.h host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
-	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
-	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
+$(HV_UNIT_BUILD)/test_step_fast: tests/unit/test_step_fast.c tests/unit/rand_regs.h tests/unit/step_fast_test.h $(HV_UNIT_BUILD)/step_fast_host.o $(HV_UNIT_BUILD)/step_fast_harness.o trace/step/step_cpu.h trace/step/rec_enc.c trace/step/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h
+	$(CC) $(HV_UNIT_CFLAGS) -no-pie -Ihost-tools -Ihost-tools/tracefile -o $@ tests/unit/test_step_fast.c $(HV_UNIT_BUILD)/step_fast_host.o \
+	  $(HV_UNIT_BUILD)/step_fast_harness.o trace/step/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
 
 # x86_len is checked against capstone over real code: Debian's bash, libc and QEMU binaries.
 X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qemu-system-x86_64
@@ -93,7 +93,7 @@ unit-test-hv: unit-test-iommu
 HVSTATUS_SRCS := tests/unit/test_hvstatus.c trace/trace_ctl.c host-tools/collector/coll_hvstatus.c
 $(HV_UNIT_BUILD)/test_hvstatus: $(HVSTATUS_SRCS) trace/trace_ctl.h host-tools/collector/coll_hvstatus.h include/hvt_stream.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -DHVT_HOST -Iinclude -Itrace -Ihost-tools/collector \
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -DHVT_HOST -Iinclude $(TRACE_DIRS:%=-I%) -Ihost-tools/collector \
 	  -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(HVSTATUS_SRCS)
 .PHONY: unit-test-hvstatus
 unit-test-hvstatus: $(HV_UNIT_BUILD)/test_hvstatus

@@ -1,5 +1,5 @@
-/* test_rec_enc: the hypervisor's record encoder (trace/rec_enc.h, the inline rec_insn every
- * step runs) against the host's reader (host-tools/trace_reader.c): random instruction streams
+/* test_rec_enc: the hypervisor's record encoder (trace/step/rec_enc.h, the inline rec_insn every
+ * step runs) against the host's reader (host-tools/tracefile/trace_reader.c): random instruction streams
  * with changed registers of every size (compared in full or only among candidates, as the
  * MTF fast path passes them; a chunk's first record always in full), CR3 switches, RIP jumps, code-id changes at a RIP,
  * markers and chunk boundaries are encoded, written as a trace file (trace_chunkw) and read

@@ -1,4 +1,4 @@
-/* test_step_fast: the MTF fast path (trace/step_fast.asm, assembled with HOST_TEST) run on the
+/* test_step_fast: the MTF fast path (trace/step/step_fast.asm, assembled with HOST_TEST) run on the
  * host through the exit stub's register contract (step_fast_harness.asm), against a VMCS in
  * memory. A random instruction stream - straight runs, jumps, registers changed within each
  * instruction's write set, code ids replaced at an address, kernel and user addresses - is

@@ -1,10 +1,10 @@
-/* test_x86_wregs.c - trace/x86_wregs.c against capstone: for every instruction of the .text of
+/* test_x86_wregs.c - trace/x86/x86_wregs.c against capstone: for every instruction of the .text of
  * the ELF files given (linear sweep), the general registers capstone says it writes (explicit
  * and implicit, cs_regs_access) must be in x86_insn_wregs()'s mask; plus hand-picked cases
  * with exact masks. A miss would put a wrong register value in a trace, so any is a failure.
  * Also prints how often the answer is "all" (the fast path then compares every register). */
 #include "elf_sweep.h"
-#include "../../trace/x86_wregs.h"
+#include "../../trace/x86/x86_wregs.h"
 
 static int passed, failed;
 static size_t n_all, n_insn, n_bits, corrected, n_noflags;

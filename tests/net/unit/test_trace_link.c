@@ -1,7 +1,7 @@
 /*
  * test_trace_link - unit tests (ASan/UBSan) of the pieces that carry a trace over the link:
- * trace/trace_ctl.c (argument checks, commands, replies), host-tools/trace_scan.c (payload
- * syntax, counts, windows; never reads out of bounds on garbage) and host-tools/trace_chunkw.c
+ * trace/trace_ctl.c (argument checks, commands, replies), host-tools/tracefile/trace_scan.c (payload
+ * syntax, counts, windows; never reads out of bounds on garbage) and host-tools/tracefile/trace_chunkw.c
  * (finish, append after finish, reopen at a checkpoint, refusal of a wrong checkpoint).
  * Closing line: "trace-link: N passed, N failed".
  */

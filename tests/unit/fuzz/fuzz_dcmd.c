@@ -1,9 +1,9 @@
 /*
- * fuzz_dcmd.c - libFuzzer target for the hvt -c mailbox, trace/dcmd.c: its two untrusted sides
+ * fuzz_dcmd.c - libFuzzer target for the hvt -c mailbox, trace/dvm/guest_cmd.c: its two untrusted sides
  * interleaved as the fuzzer likes - the host's HVT_CTL_D_CMD requests (dcmd_ctl_handle: bytes
  * off the network, after authentication) and the guest agent's HVT_HC_CMD hypercalls (any guest
  * code allowed to make them: registers it chooses). The hypervisor's lock and hypercall table
- * are stubbed: the lock checks it is taken and released in pairs. dcmd.c is included here so
+ * are stubbed: the lock checks it is taken and released in pairs. guest_cmd.c is included here so
  * that each input starts from an empty mailbox (its state is static, one per hypervisor).
  * Input: a sequence of steps. Byte b: b & 1 = 0: a control request, its args' length the next
  * two bytes (big-endian, modulo 1101: SETs up to beyond HVT_D_CMD_MAX), then the args from the
@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "dcmd.c"
+#include "guest_cmd.c"
 
 static int locked;
 void spin_lock(struct spinlock *l) { if (locked++) abort(); (void)l; }

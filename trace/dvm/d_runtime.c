@@ -1,0 +1,509 @@
+/* d_runtime.c - D programs on the probe engine: loading, firing, draining, snapshots. See
+ * d_runtime.h. */
+#include "d_runtime.h"
+#include "dif.h"
+#include "probe.h"
+#include "task.h"
+#include "trace.h"
+#include "hv_api.h"
+#include "gmem.h"
+#include "hvt_stream.h"
+#include "hvt_dif.h"
+#include "hvt_probe.h"
+#include "hvt_bootinfo.h"
+#include "hvt_trace_format.h"
+#include "step.h"
+
+#define DRAIN_BUF   (64u << 10)            /* a CPU's records per message */
+#define SNAP_BUF    (64u << 10)            /* aggregation entries per message */
+#define STATE_MAX   (48u << 20)            /* the most state memory one program may ask for */
+#define ERRNO_MAX   4095u                  /* Linux returns -1..-4095 for errors */
+
+static uint8_t *stage;                     /* the image as it arrives, then as it runs */
+static uint32_t stage_cap, stage_len, stage_total;
+static void *state_mem;
+static size_t state_cap;
+static struct dif_state *st;
+static const struct hvt_dif_hdr *hdr;      /* of the loaded image (stage) */
+static uint64_t load_ns;                   /* timestamp when it was taken (walltimestamp's origin) */
+static bool loaded;                        /* firings may use st (read under inflight) */
+static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
+static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
+static uint32_t op_begin, op_end, op_snap; /* pending: BEGIN; END; a snapshot's generation */
+static bool snap_running;                  /* a CPU is sending a snapshot (one at a time: the
+                                              host sees generations in order, never mixed) */
+static uint32_t snap_gen;
+static uint8_t *snap_buf;
+static struct hvt_d_status status;         /* counters (the LOAD fields per load) */
+
+static struct {
+    uint8_t *buf;                          /* drain buffer */
+    uint64_t first_tsc;                    /* when records began to wait here (0: none) */
+    bool hurry;                            /* the VM said its buffer is half full */
+} pcpu[HVT_MAX_CPUS];
+
+/* Use the program's state (true), or there is none now. A load never waits for the CPUs
+ * using it (one of them may be waiting for the link the loading CPU polls): it refuses. */
+static bool enter(void)
+{
+    __atomic_add_fetch(&inflight, 1, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
+        return true;
+    __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE);
+    return false;
+}
+static void leave(void) { __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE); }
+
+/* --- guest memory for the interpreter --- */
+
+/* The firing's guest paging, read from the VMCS only when a clause reads guest memory. */
+struct fire_ctx { struct gmem_paging kernel, cur; const struct guest_regs *g; bool paging; };
+
+static void need_paging(struct fire_ctx *c)
+{
+    if (c->paging)
+        return;
+    probe_kernel_paging(&c->kernel);
+    hv_guest_paging(&c->cur);
+    c->paging = true;
+}
+
+/* Kernel loads reach kernel addresses only, user loads (copyin, copyinstr) user addresses
+ * only, as in DTrace: a user pointer dereferenced as a kernel one is an invalid address even
+ * where the kernel's page tables happen to map it. */
+#define USER_TOP 0x0000800000000000ull     /* above: non-canonical, then the kernel half */
+static size_t env_read(void *ctx, uint64_t va, void *buf, size_t len, int user)
+{
+    struct fire_ctx *c = ctx;
+    if (user ? va >= USER_TOP || len > USER_TOP - va : va < ~(USER_TOP - 1))
+        return 0;
+    need_paging(c);
+    return gmem_read_gva(user ? &c->cur : &c->kernel, va, buf, len);
+}
+
+/* x86-64 kernel stacks are 16 KiB, aligned to their size: copy up to the top of this one. */
+#define KSTACK_SIZE (16u << 10)
+static size_t env_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
+{
+    struct fire_ctx *c = ctx;
+    uint64_t sp = hv_guest_read(HV_GUEST_RSP);     /* the VMCS holds it, not the saved GPRs */
+    need_paging(c);
+    uint64_t top = (sp | (KSTACK_SIZE - 1)) + 1;
+    size_t n = top - sp < max ? top - sp : max;
+    *rsp = sp;
+    return gmem_read_gva(&c->kernel, sp, buf, n);
+}
+
+/* Linux x86-64's struct pt_regs, which the entry code saves at the top of the task's kernel
+ * stack (task_pt_regs(): the stack's end - sizeof(struct pt_regs), no padding on 64-bit):
+ * r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax cx dx si di orig_ax ip cs flags sp ss. The layout is
+ * the kernel's ABI with BPF's PT_REGS_* and ptrace's user_regs_struct. */
+#define PT_REGS_WORDS 21
+#define PT_REGS_BP    4
+#define PT_REGS_IP    16
+#define PT_REGS_CS    17
+
+/* The user registers a ustack() starts from: the CPU's in user mode; in kernel mode those the
+ * entry saved at the top of this kernel stack, if its saved CS is a user one (on an interrupt
+ * or exception stack, or in a kernel thread, the words there are no user frame: none). */
+static bool env_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
+{
+    struct fire_ctx *c = ctx;
+    if (hv_guest_read(HV_GUEST_CS_SEL) & 3) {
+        *pc = hv_guest_read(HV_GUEST_RIP);
+        *fp = c->g ? c->g->r[GPR_RBP] : 0;
+        return c->g != NULL;
+    }
+    uint64_t sp = hv_guest_read(HV_GUEST_RSP);
+    uint64_t top = (sp | (KSTACK_SIZE - 1)) + 1;
+    uint64_t regs[PT_REGS_WORDS];
+    need_paging(c);
+    if (gmem_read_gva(&c->kernel, top - sizeof regs, regs, sizeof regs) != sizeof regs ||
+        (regs[PT_REGS_CS] & 3) != 3 || regs[PT_REGS_IP] >= USER_TOP)
+        return false;
+    *pc = regs[PT_REGS_IP];
+    *fp = regs[PT_REGS_BP];
+    return true;
+}
+
+static void env_notify(void *env_ctx, unsigned cpu)
+{
+    if (cpu < HVT_MAX_CPUS)
+        __atomic_store_n(&pcpu[cpu].hurry, true, __ATOMIC_RELAXED);
+}
+
+/* step() / unstep(): the instruction tracer's window opens (closes) at every CPU's next exit,
+ * like a mark from the guest; its START/STOP markers say PROBE. */
+static bool tracer_stopped;                /* stop() ran: this program steps no more */
+static void env_tracer(void *ctx, int what)
+{
+    if (what == HVT_DIF_TRACER_STOP)
+        __atomic_store_n(&tracer_stopped, true, __ATOMIC_RELEASE);
+    if (what == HVT_DIF_TRACER_STEP && __atomic_load_n(&tracer_stopped, __ATOMIC_ACQUIRE))
+        return;
+    step_request_reason(what == HVT_DIF_TRACER_STEP,
+                        what == HVT_DIF_TRACER_STOP ? HVT_REASON_PROBE_STOP : HVT_REASON_PROBE);
+}
+
+static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
+                                    .tracer = env_tracer, .uregs = env_uregs };
+
+/* --- records out --- */
+
+/* Count what a drain produced (status), then send it from 'cpu' (the sender's sequence). */
+static void send_records(unsigned cpu, const uint8_t *p, size_t n)
+{
+    uint64_t recs = 0;
+    for (size_t at = 0; at + sizeof(struct hvt_drec) <= n;) {
+        struct hvt_drec r;
+        __builtin_memcpy(&r, p + at, sizeof r);
+        if (r.len < sizeof r || r.len > n - at)
+            break;                         /* cannot happen: the VM writes whole records */
+        switch (r.type) {
+        case HVT_DREC_DATA: recs++; break;
+        case HVT_DREC_ERROR: recs++; __atomic_add_fetch(&status.errors, 1, __ATOMIC_RELAXED); break;
+        case HVT_DREC_DROPS: __atomic_add_fetch(&status.drops, r.arg, __ATOMIC_RELAXED); break;
+        case HVT_DREC_DYNDROPS: __atomic_add_fetch(&status.dyndrops, r.arg, __ATOMIC_RELAXED); break;
+        }
+        at += r.len;
+    }
+    __atomic_add_fetch(&status.records, recs, __ATOMIC_RELAXED);
+    enum trace_sink_sent s = trace_sink_message(cpu, HVT_MSG_D_REC, p, n);
+    if (s == TRACE_SINK_DROPPED) {
+        __atomic_add_fetch(&status.records_lost, recs, __ATOMIC_RELAXED);
+    } else if (s == TRACE_SINK_NO_STREAM) {
+        char head[64];
+        hv_snprintf(head, sizeof head, "HVT-DRECB %u %lu\n", cpu, (uint64_t)n);
+        trace_sink_debug_blob(head, p, n);
+    }
+}
+
+/* Hand on CPU c's records (from this CPU, which may be another one: the VM's buffer lock
+ * makes that safe). The caller is inside enter(). */
+static void drain_cpu(unsigned self, unsigned c)
+{
+    long n;
+    while ((n = dif_drain(st, c, pcpu[self].buf, DRAIN_BUF)) > 0)
+        send_records(self, pcpu[self].buf, (size_t)n);
+    pcpu[c].first_tsc = 0;
+    pcpu[c].hurry = false;
+}
+
+/* Every CPU's aggregations at generation gen: per CPU a run of messages, the last one flagged.
+ * Each part takes its values out of the CPU's table (the host adds the parts up). The caller
+ * is inside enter(), and the only CPU sending a snapshot (snap_running). */
+static void snapshot_all(unsigned self, uint32_t gen)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++) {
+        uint32_t cursor = 0;
+        long n;
+        do {
+            n = dif_agg_part(st, c, gen, snap_buf, SNAP_BUF, &cursor);
+            enum trace_sink_sent s = trace_sink_message(self, HVT_MSG_D_AGG, snap_buf, (size_t)n);
+            if (s == TRACE_SINK_DROPPED)   /* the part took its values out: they are gone */
+                hv_log("hvtrace: D aggregation snapshot %u of CPU %u: a part was lost on the link\n",
+                       gen, c);
+            if (s == TRACE_SINK_NO_STREAM) {
+                char head[64];
+                hv_snprintf(head, sizeof head, "HVT-DAGGB %u %lu\n", c, (uint64_t)n);
+                trace_sink_debug_blob(head, snap_buf, (size_t)n);
+            }
+        } while (n > (long)sizeof(struct hvt_dagg_part));
+    }
+}
+
+/* --- firing --- */
+
+static uint64_t ns_of(uint64_t tsc)
+{
+    uint32_t khz = hdr->tsc_khz;
+    if (!khz)
+        return tsc;
+    return tsc / khz * 1000000ull + tsc % khz * 1000000ull / khz;
+}
+
+static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
+                        uint64_t pc, const uint64_t arg[6], const struct probe_who *who,
+                        const struct guest_regs *g)
+{
+    /* Every v[] the interpreter reads is stored below, the unknown ones as 0 (CPU, EPID, ID,
+     * EXECNAME and PROBE* it takes elsewhere): a memset of the whole struct would cost more
+     * than the rest of this function. */
+    /* PPID, UID, VTIMESTAMP and STACKDEPTH are refused by the verifier (no value here: the
+     * host reads ppid and uid through curthread), ARG6..9 never read (the host reads them from
+     * the stack at fbt entry, else knows they are 0): none of them is stored. */
+    f->v[HVT_DIF_V_ERRNO] = 0;
+    _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
+    c->paging = false;
+    c->g = g;
+    f->ctx = c;
+    f->tsc = hv_exit_guest_tsc();
+    for (unsigned i = 0; i < 6; i++)
+        f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
+    f->execname = who->comm;
+    f->execname_max = HVT_PROBE_COMM_LEN;
+    f->v[HVT_DIF_V_PID] = who->pid;
+    f->v[HVT_DIF_V_TID] = who->tid;
+    f->v[HVT_DIF_V_CURTHREAD] = who->task;
+    f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
+    f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
+    if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
+        f->v[HVT_DIF_V_ERRNO] = -arg[1];
+    f->v[HVT_DIF_V_REGS_PC] = pc;
+    f->v[HVT_DIF_V_REGS_SP] = hv_guest_read(HV_GUEST_RSP);
+}
+
+/* The caller is inside enter(). */
+static void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
+                      const struct probe_who *who, struct guest_regs *g)
+{
+    struct dif_firing f;
+    struct fire_ctx c;
+    fill_firing(&f, &c, cpu, kind, pc, arg, who, g);
+    int n = dif_fire(st, cpu, id, &f);
+    if (n > 0)
+        __atomic_add_fetch(&status.fires, (uint64_t)n, __ATOMIC_RELAXED);
+    if (!pcpu[cpu].first_tsc)
+        pcpu[cpu].first_tsc = hv_rdtsc();
+    if (pcpu[cpu].hurry)
+        drain_cpu(cpu, cpu);
+}
+
+static void on_fire(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
+                    const struct probe_who *who, struct guest_regs *g)
+{
+    if (!enter())
+        return;                            /* armed with no program: counted by the engine only */
+    run_probe(id, kind, cpu, pc, arg, who, g);
+    leave();
+}
+
+/* BEGIN, END and snapshots, run by the first CPU that exits after the host asked (inside
+ * enter()). */
+static void run_ops(unsigned cpu, struct guest_regs *g)
+{
+    spin_lock(&op_lock);
+    uint32_t begin = op_begin, end = op_end, snap = snap_running ? 0 : op_snap;
+    op_begin = op_end = 0;
+    if (snap) {                            /* else left for an exit after the running one */
+        op_snap = 0;
+        snap_running = true;
+    }
+    spin_unlock(&op_lock);
+    static const uint64_t zero[6];
+    struct probe_who who;
+    if (begin || end) {
+        who.comm = probe_current(cpu, &who.pid, &who.tid);
+        who.task = task_current(cpu);
+    }
+    if (begin && hdr->begin_probe)
+        run_probe(hdr->begin_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, &who, g);
+    if (end && hdr->end_probe)
+        run_probe(hdr->end_probe, 0, cpu, hv_guest_read(HV_GUEST_RIP), zero, &who, g);
+    if (begin || end || snap)
+        for (unsigned c = 0; c < hv_cpu_count(); c++)
+            drain_cpu(cpu, c);             /* the records before the aggregations they led to */
+    if (snap) {
+        snapshot_all(cpu, snap);
+        __atomic_store_n(&snap_running, false, __ATOMIC_RELEASE);
+    }
+}
+
+void dprobe_poll(struct guest_regs *g)
+{
+    if (!__atomic_load_n(&loaded, __ATOMIC_RELAXED))
+        return;
+    unsigned cpu = hv_cpu_id();
+    /* most exits have nothing to do here: look before taking the program (enter()) */
+    if (!(__atomic_load_n(&op_begin, __ATOMIC_RELAXED) | __atomic_load_n(&op_end, __ATOMIC_RELAXED) |
+          __atomic_load_n(&op_snap, __ATOMIC_RELAXED)) && !pcpu[cpu].hurry && !pcpu[cpu].first_tsc)
+        return;
+    if (!enter())
+        return;
+    if (__atomic_load_n(&op_begin, __ATOMIC_RELAXED) | __atomic_load_n(&op_end, __ATOMIC_RELAXED) |
+        __atomic_load_n(&op_snap, __ATOMIC_RELAXED))
+        run_ops(cpu, g);
+    if (pcpu[cpu].hurry || (pcpu[cpu].first_tsc && hv_rdtsc() - pcpu[cpu].first_tsc > TRACE_POLL_TICKS))
+        drain_cpu(cpu, cpu);
+    leave();
+}
+
+void dprobe_flush_all(void)
+{
+    if (!enter())
+        return;
+    unsigned cpu = hv_cpu_id();
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        drain_cpu(cpu, c);
+    leave();
+}
+
+/* --- the host's commands --- */
+
+/* No CPU starts using the program from now on; true when none uses it any more (else the
+ * host asks again: a firing or a drain ends soon). */
+static bool unload(void)
+{
+    __atomic_store_n(&loaded, false, __ATOMIC_RELEASE);
+    return __atomic_load_n(&inflight, __ATOMIC_ACQUIRE) == 0;
+}
+
+static int busy(void) { return probe_armed() + probe_profile_armed() != 0; }
+
+static int finish_load(void);
+
+/* Room for a new image of 'total' bytes, the old program gone: 0 or HVT_D_E*. */
+static int stage_new(uint32_t total)
+{
+    if ((loaded && busy()) || !unload())
+        return HVT_D_EBUSY;
+    if (total < sizeof(struct hvt_dif_hdr) || total > HVT_DIF_MAX_IMAGE)
+        return HVT_D_EORDER;
+    if (total > stage_cap) {               /* never freed: grow by doubling to bound the waste */
+        uint32_t cap = stage_cap ? stage_cap : (64u << 10);
+        while (cap < total)
+            cap *= 2;
+        uint8_t *p = hv_alloc(cap);
+        if (!p)
+            return HVT_D_ENOMEM;
+        stage = p;
+        stage_cap = cap;
+    }
+    stage_total = total;
+    stage_len = 0;
+    return 0;
+}
+
+int dprobe_load_guest(uint64_t va, uint32_t len)
+{
+    struct gmem_paging pg;
+    hv_guest_paging(&pg);
+    int rc = stage_new(len);
+    if (rc)
+        return rc;
+    if (gmem_read_gva(&pg, va, stage, len) != len)
+        return HVT_D_EORDER;               /* not all of it mapped */
+    stage_len = len;
+    return finish_load();
+}
+
+static int load_part(const uint8_t *args, uint32_t len)
+{
+    struct hvt_d_load h;
+    if (len < sizeof h)
+        return HVT_D_EORDER;
+    __builtin_memcpy(&h, args, sizeof h);
+    uint32_t n = len - (uint32_t)sizeof h;
+    if (h.offset == 0) {                   /* a new image: the old program goes now */
+        int rc = stage_new(h.total);
+        if (rc)
+            return rc;
+    }
+    if (h.offset != stage_len || h.total != stage_total || n > stage_total - stage_len)
+        return HVT_D_EORDER;
+    __builtin_memcpy(stage + stage_len, args + sizeof h, n);
+    stage_len += n;
+    status.received = stage_len;
+    if (stage_len < stage_total)
+        return 0;
+    return finish_load();
+}
+
+/* The staged image, whole: verified, its state laid out, in use from now on. */
+static int finish_load(void)
+{
+    struct dif_verr e = { -1, -1, -1, "" };
+    if (dif_verify(stage, stage_total, &e) != DIF_OK) {
+        status.err_clause = (uint32_t)e.clause;
+        status.err_insn = (uint32_t)e.insn;
+        for (unsigned i = 0; i + 1 < sizeof status.why && e.reason && e.reason[i]; i++)
+            status.why[i] = e.reason[i];
+        hv_log("hvtrace: D program refused: clause %d insn %d: %s\n", e.clause, e.insn,
+               e.reason ? e.reason : "?");
+        return HVT_D_EVERIFY;
+    }
+    size_t need = dif_state_size(stage, hv_cpu_count());
+    if (need > STATE_MAX)
+        return HVT_D_ENOMEM;
+    if (need > state_cap) {
+        /* Never freed, so grow by doubling (a guest loading ever larger programs would
+         * otherwise leave each old block behind until the region is gone); whole pages: the
+         * per-CPU blocks are 64-byte aligned (dif.h), more than hv_alloc promises. */
+        size_t cap = need > 2 * state_cap ? need : 2 * state_cap;
+        if (cap > STATE_MAX)
+            cap = STATE_MAX;                /* need <= STATE_MAX */
+        void *m = hv_alloc_pages(HV_PAGES(cap));
+        if (!m && cap > need)
+            m = hv_alloc_pages(HV_PAGES(cap = need));
+        if (!m)
+            return HVT_D_ENOMEM;
+        state_mem = m;
+        state_cap = cap;
+    }
+    if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
+        return HVT_D_ENOMEM;
+    hdr = (const struct hvt_dif_hdr *)stage;
+    load_ns = ns_of(hv_rdtsc() + (uint64_t)hv_tsc_offset());   /* the guest's clock, as timestamp */
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
+    op_begin = op_end = op_snap = 0;
+    snap_running = false;
+    tracer_stopped = false;
+    __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+    hv_log("hvtrace: D program loaded: %u bytes, %u clauses, %u probes, %lu bytes of state\n",
+           stage_total, hdr->nclauses, hdr->nprobes, (uint64_t)need);
+    return 0;
+}
+
+int dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                      uint32_t *out_len)
+{
+    int rc = HVT_CTL_OK;
+    if (cmd == HVT_CTL_D_LOAD) {
+        __builtin_memset(status.why, 0, sizeof status.why);
+        status.err_clause = status.err_insn = 0;
+        status.error = load_part(args, len);
+    } else if (cmd == HVT_CTL_D_RUN) {
+        struct hvt_d_run r;
+        if (len != sizeof r)
+            return HVT_CTL_EINVAL;
+        __builtin_memcpy(&r, args, sizeof r);
+        status.error = 0;
+        spin_lock(&op_lock);
+        if (!loaded && r.op != HVT_D_OP_UNLOAD) {
+            status.error = HVT_D_ENOPROG;
+        } else if (r.op == HVT_D_OP_BEGIN) {
+            op_begin = 1;
+        } else if (r.op == HVT_D_OP_END || r.op == HVT_D_OP_SNAP) {
+            op_snap = ++snap_gen;
+            op_end |= r.op == HVT_D_OP_END;
+        } else if (r.op == HVT_D_OP_STATUS) {
+        } else if (r.op == HVT_D_OP_UNLOAD) {
+            if (busy())
+                status.error = HVT_D_EBUSY;
+        } else {
+            rc = HVT_CTL_EINVAL;
+        }
+        spin_unlock(&op_lock);
+        if (r.op == HVT_D_OP_UNLOAD && !status.error)
+            unload();                      /* a load waits for the last users (EBUSY) */
+    } else {
+        return HVT_CTL_ENOSYS;
+    }
+    status.loaded = loaded;
+    status.snap_gen = snap_gen;
+    __builtin_memcpy(out, &status, sizeof status);
+    *out_len = sizeof status;
+    return rc;
+}
+
+int dprobe_init(void)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        if (!(pcpu[c].buf = hv_alloc(DRAIN_BUF)))
+            return -1;
+    if (!(snap_buf = hv_alloc(SNAP_BUF)))
+        return -1;
+    probe_set_action(on_fire);
+    return 0;
+}

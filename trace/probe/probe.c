@@ -1,0 +1,875 @@
+/* probe.c - hidden breakpoints on guest kernel code (see probe.h). */
+#include "probe.h"
+#include "task.h"
+#include "step.h"
+#include "x86_len.h"
+#include "trace_opts.h"
+#include "hv_api.h"
+#include "hv_exit.h"
+#include "hv_ept.h"
+#include "gmem.h"
+#include "hvt_bootinfo.h"
+#include "hvt_probe.h"
+#include "trace.h"
+
+/* Enough for an entry probe on every function of a kernel (~42,000 in 6.1): probes are
+ * allocated a chunk at a time as they are armed, shadows a page at a time; running out of
+ * hypervisor memory fails the arming cleanly with the number armed. */
+#define PROBE_MAX    65536
+#define PROBE_CHUNK  1024                  /* probes allocated together */
+#define SHADOW_MAX   16384                 /* distinct probed pages (64 MiB of shadows) */
+#define SHADOW_HASH  32768                 /* power of two, > SHADOW_MAX */
+#define HASH_SLOTS   131072                /* power of two, > 2 x PROBE_MAX */
+#define COMM_SLOTS   4                     /* per probe: the first process names seen */
+#define PROBE_ALSO   3                     /* further action probes on one instruction */
+#define NO_PROBE     0xffffffffu
+#define PENDING_MAX  64                    /* user probes waiting for their process to run */
+#define RET_SITES    64                    /* return sites of one function at most */
+#define STALE_MAX    4                     /* resumes at one RIP before a #BP goes to the guest */
+#define FIRE_BUF     256                   /* firing records a CPU collects before a block */
+/* Pages one instruction can touch: code 2 (it may cross a page), source 2, destination 2
+ * (MOVS), a descriptor or stack page beside them. */
+#define STEP_PAGES   8
+#define OPC_INT3     0xcc
+
+enum emu { EMU_STEP, EMU_NOP, EMU_RET, EMU_JMP, EMU_PUSH, EMU_SUBRSP };
+
+struct shadow {
+    uint64_t gpa;                          /* the guest page it stands in for */
+    uint8_t *page;
+    unsigned nsites;                       /* armed probes on it: 0 = not mapped anywhere */
+    uint32_t first;                        /* its probes, newest first (probe.next), or NO_PROBE */
+};
+
+struct probe {
+    uint64_t va, gpa, target;              /* target: where an emulated JMP goes */
+    uint64_t func;                         /* the function a return site belongs to */
+    uint64_t root;                         /* user probes: the address space's page-table root;
+                                              0: a kernel probe (every address space) */
+    uint32_t id;
+    uint32_t also[PROBE_ALSO];             /* action probes' further ids at this site (fbt and
+                                              syscall entry share a function's first byte) */
+    uint8_t nalso;
+    uint8_t kind, len, emu, armed, record, stack, sysargs, action;
+    uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
+    uint16_t shadow;
+    uint32_t next;                         /* the next probe on the same shadow page */
+    struct spinlock comm_lock;
+    struct { char name[TRACE_COMM_MAX]; uint64_t n; } comm[COMM_SLOTS];
+    uint64_t comm_other;                   /* firings of processes past COMM_SLOTS */
+    uint64_t fires;
+};
+
+static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
+#define PROBE(i) (&probe_chunks[(i) / PROBE_CHUNK][(i) % PROBE_CHUNK])
+static unsigned nprobes, narmed;
+static uint32_t *hash;                     /* probe index + 1, by va; 0 = empty */
+static struct shadow *shadows;
+static uint16_t *shadow_hash;              /* shadow index + 1, by guest page; 0 = empty */
+static unsigned nshadows;
+static uint8_t *scratch;                   /* resync's staging page */
+static struct spinlock lock;
+/* User probes wait here until a CPU runs their process: its page tables then translate the
+ * address (the hypervisor cannot find another process's tables by pid). */
+static struct { uint64_t va, comm; uint32_t pid, id, flags; } pending[PENDING_MAX]; /* comm: a name's hvt_comm_hash, or 0 */
+static unsigned npending;
+
+/* This CPU's step-over: the shadows whose originals it runs for one instruction. */
+static struct {
+    struct shadow *sh[STEP_PAGES];
+    uint8_t write[STEP_PAGES];             /* a guest write: resync the shadow after it */
+    unsigned nsh;
+    uint64_t stale_rip;
+    unsigned stale;
+    struct hvt_probe_fire *fires;          /* records collected (FIRE_BUF) */
+    unsigned nfires;
+    uint64_t first_tsc;                    /* host TSC when the first of them was collected */
+    uint64_t flushed;                      /* flush_epoch this CPU has acted on */
+} cpu_state[HVT_MAX_CPUS];
+
+static struct {
+    uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
+    uint64_t bp_exits, mtf_exits;          /* exits the engine caused, with ept_reads/writes */
+    uint64_t records, records_lost;        /* firing records made; dropped by the stream */
+    uint64_t other_space;                  /* user-probe INT3s met by another address space */
+} stats;
+
+static unsigned hash_slot(uint64_t va) { return (unsigned)((va ^ (va >> 13)) * 0x9e3779b1u) & (HASH_SLOTS - 1); }
+
+/* The probe at va for the address space 'root' (a kernel probe matches every one; several
+ * user probes may share a va in different processes). */
+static struct probe *lookup(uint64_t va, uint64_t root)
+{
+    for (unsigned s = hash_slot(va), n = 0; n < HASH_SLOTS; s = (s + 1) & (HASH_SLOTS - 1), n++) {
+        uint32_t i = __atomic_load_n(&hash[s], __ATOMIC_ACQUIRE);
+        if (!i)
+            return 0;
+        struct probe *p = PROBE(i - 1);
+        if (p->va == va && (!p->root || p->root == root))
+            return p;
+    }
+    return 0;
+}
+
+/* The address space the guest runs in: CR3's table address without the PTI half (the user
+ * and kernel roots of one process differ in bit 12) and without PCID bits. */
+static uint64_t current_root(void)
+{
+    return hv_guest_read(HV_GUEST_CR3) & X86_PAGE_MASK & ~TASK_CR3_PTI_USER & ((1ull << 52) - 1);
+}
+
+static void hash_insert(uint64_t va, unsigned index)
+{
+    unsigned s = hash_slot(va);
+    while (hash[s])
+        s = (s + 1) & (HASH_SLOTS - 1);
+    __atomic_store_n(&hash[s], index + 1, __ATOMIC_RELEASE);
+}
+
+/* What the displaced instruction does, and whether resuming can do it without running it:
+ * NOPs (the fentry site ftrace leaves, ENDBR64 and its sealed form), RET, direct JMPs (a return
+ * thunk, a tail call), and the prologue's PUSH reg and SUB $imm,%rsp. SDM Vol. 2: NOP 0F 1F /0,
+ * ENDBR64 F3 0F 1E FA, RET C3, JMP E9/EB, PUSH 50+rd (REX.B 41: r8-r15), SUB REX.W 83 /5 ib
+ * and REX.W 81 /5 id (ModRM EC: register RSP). *target: the JMP's target, the PUSH's register
+ * (enum gpr), the SUB's immediate (sign-extended). */
+static enum emu classify(const uint8_t *b, unsigned len, uint64_t va, uint64_t *target)
+{
+    if (len == 1 && b[0] >= 0x50 && b[0] <= 0x57) {
+        *target = b[0] - 0x50u;
+        return EMU_PUSH;
+    }
+    if (len == 2 && b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57) {
+        *target = 8u + b[1] - 0x50u;
+        return EMU_PUSH;
+    }
+    if (len == 4 && b[0] == 0x48 && b[1] == 0x83 && b[2] == 0xec) {
+        *target = (uint64_t)(int64_t)(int8_t)b[3];
+        return EMU_SUBRSP;
+    }
+    if (len == 7 && b[0] == 0x48 && b[1] == 0x81 && b[2] == 0xec) {
+        int32_t imm;
+        __builtin_memcpy(&imm, b + 3, 4);
+        *target = (uint64_t)(int64_t)imm;
+        return EMU_SUBRSP;
+    }
+    unsigned i = 0;
+    while (i < len && b[i] == 0x66)        /* operand-size prefixes of a long NOP */
+        i++;
+    if ((len == 1 && b[0] == 0x90) ||
+        (i + 3 <= len && b[i] == 0x0f && b[i + 1] == 0x1f && ((b[i + 2] >> 3) & 7) == 0) ||
+        (len == 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa))
+        return EMU_NOP;
+    if (len == 1 && b[0] == 0xc3)
+        return EMU_RET;
+    if (len == 5 && b[0] == 0xe9) {
+        int32_t rel;
+        __builtin_memcpy(&rel, b + 1, 4);
+        *target = va + 5 + (int64_t)rel;
+        return EMU_JMP;
+    }
+    if (len == 2 && b[0] == 0xeb) {
+        *target = va + 2 + (int8_t)b[1];
+        return EMU_JMP;
+    }
+    return EMU_STEP;
+}
+
+static unsigned shadow_slot(uint64_t gpa_page) { return (unsigned)((gpa_page >> X86_PAGE_SHIFT) * 0x9e3779b1u) & (SHADOW_HASH - 1); }
+
+/* Shadows are never freed (a page keeps its shadow for later arming): lock-free lookups. */
+static struct shadow *shadow_of(uint64_t gpa_page)
+{
+    for (unsigned s = shadow_slot(gpa_page);; s = (s + 1) & (SHADOW_HASH - 1)) {
+        unsigned i = __atomic_load_n(&shadow_hash[s], __ATOMIC_ACQUIRE);
+        if (!i)
+            return 0;
+        if (shadows[i - 1].gpa == gpa_page)
+            return &shadows[i - 1];
+    }
+}
+
+static void shadow_show(struct shadow *sh, uint64_t perms)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        hv_ept_view_map(c, sh->gpa, sh->page, perms);
+}
+
+/* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
+static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
+                    uint64_t func, uint32_t flags, uint64_t root)
+{
+    struct probe *old = lookup(va, root);
+    if (old && old->root == root) {
+        /* another probe on the same instruction: its action runs at the same firing */
+        bool known = old->id == id;
+        for (unsigned i = 0; i < old->nalso; i++)
+            known |= old->also[i] == id;
+        if (known || !(flags & HVT_PROBE_F_ACTION) || !old->action)
+            return 0;
+        if (old->nalso == PROBE_ALSO)
+            return PROBE_ENOMEM;
+        old->also[old->nalso++] = id;
+        return 1;
+    }
+    if (nprobes == PROBE_MAX)
+        return PROBE_ENOMEM;
+    if (!probe_chunks[nprobes / PROBE_CHUNK] &&
+        !(probe_chunks[nprobes / PROBE_CHUNK] = hv_alloc_pages(HV_PAGES(PROBE_CHUNK * sizeof(struct probe)))))
+        return PROBE_ENOMEM;
+    struct gmem_xlat x;
+    uint8_t b[X86_MAX_INSN_LEN];
+    if (gmem_walk(pg, va, &x))
+        return PROBE_EFAULT;
+    size_t n = gmem_read_gva(pg, va, b, sizeof b);
+    unsigned len = n ? x86_insn_len(b, n) : 0;
+    uint64_t page = x.gpa & X86_PAGE_MASK;
+    if (!len || !gmem_map_gpa(page))
+        return PROBE_EFAULT;
+    struct shadow *sh = shadow_of(page);
+    if (!sh) {
+        if (nshadows == SHADOW_MAX)
+            return PROBE_ENOMEM;
+        uint8_t *p = hv_alloc_pages(1);
+        if (!p)
+            return PROBE_ENOMEM;
+        sh = &shadows[nshadows];
+        sh->gpa = page;
+        sh->page = p;
+        sh->nsites = 0;
+        sh->first = NO_PROBE;
+        unsigned slot = shadow_slot(page);
+        while (shadow_hash[slot])
+            slot = (slot + 1) & (SHADOW_HASH - 1);
+        __atomic_store_n(&shadow_hash[slot], (uint16_t)(++nshadows), __ATOMIC_RELEASE);
+    }
+    if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
+        gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
+    struct probe *p = PROBE(nprobes);
+    *p = (struct probe){ .next = sh->first, .root = root, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
+                         .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
+                         .record = !!(flags & HVT_PROBE_F_RECORD),
+                         .stack = !!(flags & HVT_PROBE_F_STACK),
+                         .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
+                         .action = !!(flags & HVT_PROBE_F_ACTION) };
+    __builtin_memcpy(p->orig, b, sizeof b);
+    p->emu = (uint8_t)classify(b, len, va, &p->target);
+    sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
+    if (sh->nsites++ == 0)
+        shadow_show(sh, EPT_EXEC);
+    sh->first = nprobes;
+    hash_insert(va, nprobes++);
+    narmed++;
+    return 1;
+}
+
+int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags)
+{
+    if (kind == PROBE_PROFILE || kind == PROBE_TICK)
+        return probe_profile_arm(kind, lo, id, flags);
+    struct gmem_paging pg;
+    probe_kernel_paging(&pg);
+    spin_lock(&lock);
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, true);
+    int rc;
+    if (kind != PROBE_RETURN) {
+        rc = arm_site(&pg, kind, lo, id, lo, flags, 0);
+    } else {
+        /* The function as the guest has it now (boot rewrote its returns: decode, do not
+         * trust the image's .return_sites). */
+        uint64_t sites[RET_SITES];
+        unsigned ns = 0;
+        rc = PROBE_ENOSITE;
+        for (uint64_t a = lo; a < hi && ns < RET_SITES;) {
+            uint8_t b[X86_MAX_INSN_LEN];
+            size_t n = gmem_read_gva(&pg, a, b, sizeof b);
+            unsigned len = n ? x86_insn_len(b, n) : 0;
+            if (!len) {
+                rc = PROBE_EFAULT;
+                break;
+            }
+            uint64_t t = 0;
+            enum emu e = classify(b, len, a, &t);
+            if ((b[0] == 0xc3 || b[0] == 0xc2) || (e == EMU_JMP && (t < lo || t >= hi)))
+                sites[ns++] = a;
+            a += len;
+        }
+        for (unsigned i = 0; i < ns; i++) {
+            int r = arm_site(&pg, kind, sites[i], id, lo, flags, 0);
+            if (r < 0) {
+                rc = r;
+                break;
+            }
+            rc = (rc < 0 ? 0 : rc) + r;
+        }
+    }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+    return rc;
+}
+
+void probe_disarm_all(void)
+{
+    probe_profile_disarm_all();
+    spin_lock(&lock);
+    for (unsigned i = 0; i < nshadows; i++) {
+        shadows[i].first = NO_PROBE;
+        if (shadows[i].nsites) {
+            shadows[i].nsites = 0;
+            for (unsigned c = 0; c < hv_cpu_count(); c++)
+                hv_ept_view_unmap(c, shadows[i].gpa);
+        }
+    }
+    /* The table starts empty again: each probe's slot is cleared (the whole table is large
+     * and mostly empty). A CPU still looking a site up meets either an empty slot or a probe
+     * that is not armed, never a wrong one that is. */
+    for (unsigned i = 0; i < nprobes; i++) {
+        struct probe *p = PROBE(i);
+        p->armed = 0;
+        for (unsigned s = hash_slot(p->va), n = 0; n < HASH_SLOTS; s = (s + 1) & (HASH_SLOTS - 1), n++)
+            if (hash[s] == i + 1) {
+                __atomic_store_n(&hash[s], 0, __ATOMIC_RELEASE);
+                break;
+            }
+    }
+    nprobes = 0;
+    narmed = 0;
+    npending = 0;
+    hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+}
+
+
+unsigned probe_armed(void) { return __atomic_load_n(&narmed, __ATOMIC_RELAXED); }
+
+int probe_arm_user(uint64_t va, uint32_t pid, uint64_t comm, uint32_t id, uint32_t flags)
+{
+    spin_lock(&lock);
+    int rc = PROBE_ENOMEM;
+    if (npending < PENDING_MAX) {
+        pending[npending++] = (typeof(pending[0])){ .va = va, .comm = comm, .pid = pid, .id = id,
+                                                    .flags = flags };
+        rc = 0;                            /* taken; armed when the process runs */
+    }
+    spin_unlock(&lock);
+    return rc;
+}
+
+/* This CPU runs a process some pending user probes wait for: arm them in its address space
+ * (an address not mapped yet stays pending). */
+static void arm_pending(unsigned cpu)
+{
+    uint32_t pid, tid;
+    const char *comm = probe_current(cpu, &pid, &tid);
+    uint64_t hash = 0;                     /* the name's key, computed once a probe waits for one */
+    bool mine = false;
+    for (unsigned i = 0; i < __atomic_load_n(&npending, __ATOMIC_ACQUIRE) && !mine; i++) {
+        if (pending[i].comm && !hash && pid)
+            hash = hvt_comm_hash(comm, TRACE_COMM_MAX);
+        mine = pid && (pending[i].pid == pid || (pending[i].comm && pending[i].comm == hash));
+    }
+    if (!mine)
+        return;
+    struct gmem_paging pg;
+    hv_guest_paging(&pg);
+    uint64_t root = current_root();
+    spin_lock(&lock);
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, true);
+    for (unsigned i = 0; i < npending;) {
+        if (pending[i].pid != pid && !(pending[i].comm && pending[i].comm == hash)) {
+            i++;
+            continue;
+        }
+        int rc = arm_site(&pg, PROBE_ADDR, pending[i].va, pending[i].id, pending[i].va,
+                          pending[i].flags, root);
+        if (rc == PROBE_EFAULT) {
+            i++;                           /* not mapped (yet) in this process */
+            continue;
+        }
+        hv_log("hvtrace: cpu %u: user probe %u at %lx in pid %u%s%s (root %lx): %s\n", cpu,
+               pending[i].id, pending[i].va, pid, pending[i].comm ? " by name " : "",
+               pending[i].comm ? comm : "", root, rc >= 0 ? "armed" : "no room");
+        pending[i] = pending[--npending];
+    }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+}
+
+/* A CPU's firing records, as one message on the stream, or one block on the debug port
+ * without a stream. */
+static void flush_fires(unsigned cpu)
+{
+    probe_stack_flush(cpu);              /* the samples too: the same moments */
+    unsigned n = cpu_state[cpu].nfires;
+    if (!n)
+        return;
+    size_t bytes = n * sizeof(struct hvt_probe_fire);
+    enum trace_sink_sent s = trace_sink_message(cpu, HVT_MSG_PROBE, cpu_state[cpu].fires, bytes);
+    if (s == TRACE_SINK_DROPPED) {
+        __atomic_add_fetch(&stats.records_lost, n, __ATOMIC_RELAXED);
+    } else if (s == TRACE_SINK_NO_STREAM) {
+        char head[64];
+        hv_snprintf(head, sizeof head, HVT_FIREB_TAG "%u %u %lu\n", cpu, n, (uint64_t)bytes);
+        trace_sink_debug_blob(head, cpu_state[cpu].fires, bytes);
+    }
+    cpu_state[cpu].nfires = 0;
+}
+
+static volatile uint64_t flush_epoch;      /* bumped when every CPU should hand its records on */
+
+void probe_flush(void)
+{
+    unsigned cpu = hv_cpu_id();
+    flush_fires(cpu);
+    cpu_state[cpu].flushed = __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RELEASE);
+}
+
+void probe_flush_request(void) { __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RELEASE); }
+
+/* Records wait at most one poll period: a host following firings sees rare ones promptly. */
+void probe_poll(void)
+{
+    unsigned cpu = hv_cpu_id();
+    if (__atomic_load_n(&npending, __ATOMIC_RELAXED))
+        arm_pending(cpu);
+    uint64_t e = __atomic_load_n(&flush_epoch, __ATOMIC_ACQUIRE);
+    if (cpu_state[cpu].flushed != e) {
+        cpu_state[cpu].flushed = e;
+        flush_fires(cpu);
+    } else if ((cpu_state[cpu].nfires && hv_rdtsc() - cpu_state[cpu].first_tsc >= TRACE_POLL_TICKS) ||
+               probe_stack_pending(cpu, hv_rdtsc(), TRACE_POLL_TICKS)) {
+        flush_fires(cpu);
+    }
+}
+
+/* At power-off: whatever any CPU still holds (the others are not firing any more: the machine
+ * is going down; a record written meanwhile would show as a short block, not a lost one). */
+void probe_flush_all(void)
+{
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        flush_fires(c);
+}
+
+/* struct pt_regs (arch/x86/include/asm/ptrace.h, x86-64): where a system call's arguments
+ * are - the user's RDI, RSI, RDX, R10, R8, R9 - when the __x64_sys_ wrapper gets the frame. */
+static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
+
+/* A firing's arguments: entry and address probes the C arguments (or, for a system call's
+ * wrapper, the user's from the pt_regs its first argument points to), return probes the
+ * site's offset and the return value. */
+static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+{
+    if (p->kind == PROBE_RETURN) {
+        arg[0] = p->va - p->func;
+        arg[1] = g->r[GPR_RAX];
+        arg[2] = arg[3] = arg[4] = arg[5] = 0;
+        return;
+    }
+    arg[0] = g->r[GPR_RDI]; arg[1] = g->r[GPR_RSI]; arg[2] = g->r[GPR_RDX];
+    arg[3] = g->r[GPR_RCX]; arg[4] = g->r[GPR_R8]; arg[5] = g->r[GPR_R9];
+    if (p->sysargs) {
+        struct gmem_paging pg;
+        uint64_t regs = arg[0];
+        probe_kernel_paging(&pg);
+        for (unsigned i = 0; i < 6; i++)
+            if (gmem_read_gva(&pg, regs + sys_arg_off[i], &arg[i], sizeof arg[i]) != sizeof arg[i])
+                arg[i] = 0;                /* not readable: the record says 0 */
+    }
+}
+
+static void record(const struct probe *p, unsigned cpu, const struct guest_regs *g)
+{
+    uint64_t arg[6];
+    firing_args(p, g, arg);
+    if (p->stack) {
+        probe_sample(p->id, p->kind, p->va, arg, g);
+        return;
+    }
+    if (!cpu_state[cpu].nfires)
+        cpu_state[cpu].first_tsc = hv_rdtsc();
+    __atomic_add_fetch(&stats.records, 1, __ATOMIC_RELAXED);
+    struct hvt_probe_fire *f = &cpu_state[cpu].fires[cpu_state[cpu].nfires];
+    f->id = p->id;
+    f->cpu = (uint16_t)cpu;
+    f->kind = p->kind;
+    f->tsc = hv_exit_guest_tsc();
+    f->pc = p->va;
+    const struct task_who *w = task_who(cpu);
+    f->pid = w->pid;
+    f->tid = w->tid;
+    __builtin_memcpy(f->arg, arg, sizeof arg);
+    __builtin_memcpy(f->comm, w->comm, HVT_PROBE_COMM_LEN);
+    if (++cpu_state[cpu].nfires == FIRE_BUF)
+        flush_fires(cpu);
+}
+
+/* Two process names (TRACE_COMM_MAX bytes each, NUL-terminated) are equal: a word at a time,
+ * as every firing compares one. */
+static bool comm_eq(const char *a, const char *b)
+{
+    for (unsigned i = 0; i < TRACE_COMM_MAX; i += 8) {
+        uint64_t x, y;
+        __builtin_memcpy(&x, a + i, 8);
+        __builtin_memcpy(&y, b + i, 8);
+        if (x != y)                        /* maybe only past the NUL */
+            return !strncmp(a + i, b + i, TRACE_COMM_MAX - i);
+        if ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull)
+            return true;                   /* equal up to a NUL in this word */
+    }
+    return true;
+}
+
+/* The firing: counted per CPU and per process name; recorded if asked. */
+static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
+{
+    __atomic_add_fetch(&p->fires, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
+    uint32_t pid, tid;
+    const char *comm = probe_current(cpu, &pid, &tid);
+    spin_lock(&p->comm_lock);
+    unsigned k = 0;
+    while (k < COMM_SLOTS && p->comm[k].n && !comm_eq(p->comm[k].name, comm))
+        k++;
+    if (k == COMM_SLOTS) {
+        p->comm_other++;
+    } else {
+        if (!p->comm[k].n)
+            for (unsigned j = 0; j < TRACE_COMM_MAX - 1 && comm[j]; j++)
+                p->comm[k].name[j] = comm[j];
+        p->comm[k].n++;
+    }
+    spin_unlock(&p->comm_lock);
+    probe_action_fn act = p->action ? probe_action() : NULL;
+    if (act) {
+        uint64_t arg[6];
+        const struct probe_who who = { comm, pid, tid, task_who(cpu)->task };
+        firing_args(p, g, arg);
+        act(p->id, p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
+        for (unsigned i = 0; i < p->nalso; i++)
+            act(p->also[i], p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
+    } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
+        record(p, cpu, g);
+    }
+}
+
+/* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off
+ * for it so the step cannot be interrupted half-way (the probe would fire twice). The same
+ * instruction may touch further shadowed pages (a read that crosses into one, a MOVS): each
+ * joins the step and all are restored at its end. False when the list is full. */
+static bool step_over(unsigned cpu, struct shadow *sh, bool write)
+{
+    unsigned n = cpu_state[cpu].nsh;
+    for (unsigned i = 0; i < n; i++)
+        if (cpu_state[cpu].sh[i] == sh) {  /* already original here: a write after a read */
+            cpu_state[cpu].write[i] |= write;
+            return true;
+        }
+    if (n == STEP_PAGES)
+        return false;
+    cpu_state[cpu].sh[n] = sh;
+    cpu_state[cpu].write[n] = write;
+    cpu_state[cpu].nsh = n + 1;
+    hv_ept_view_map(cpu, sh->gpa, 0, EPT_RWX);
+    if (n == 0) {
+        hv_guest_hold_interrupts(true);
+        hv_set_mtf(true);
+        step_no_fast();                    /* a traced CPU: the next MTF exit is ours too */
+        __atomic_add_fetch(&stats.step_overs, 1, __ATOMIC_RELAXED);
+    }
+    return true;
+}
+
+/* PUSH's store, done the way the CPU would: a supervisor write through the current page
+ * tables to a writable, already accessed and dirty, non-user page (anything else - a fault to
+ * raise, bits to set, a probed page - is left to the CPU: false). */
+static bool push_store(uint64_t va, uint64_t v)
+{
+    struct gmem_paging pg;
+    struct gmem_xlat x;
+    hv_guest_paging(&pg);
+    if ((va & ~X86_PAGE_MASK) > X86_PAGE_SIZE - sizeof v || gmem_walk(&pg, va, &x) ||
+        !x.writable || x.user || !x.ad_set || shadow_of(x.gpa & X86_PAGE_MASK))
+        return false;
+    uint8_t *page = gmem_map_gpa(x.gpa & X86_PAGE_MASK);
+    if (!page)
+        return false;
+    __builtin_memcpy(page + (x.gpa & ~X86_PAGE_MASK), &v, sizeof v);
+    return true;
+}
+
+/* SUB's flags (SDM Vol. 1 3.4.3.1, "Status Flags"): CF borrow, PF even parity of the low byte,
+ * AF borrow from bit 3, ZF, SF, OF signed overflow. */
+static uint64_t sub_flags(uint64_t rflags, uint64_t a, uint64_t b)
+{
+    uint64_t r = a - b, f = rflags & ~RFLAGS_ARITH;
+    f |= a < b ? RFLAGS_CF : 0;
+    f |= __builtin_parity((unsigned)(r & 0xff)) ? 0 : RFLAGS_PF;
+    f |= ((a ^ b ^ r) & 0x10) ? RFLAGS_AF : 0;
+    f |= r == 0 ? RFLAGS_ZF : 0;
+    f |= (r >> 63) ? RFLAGS_SF : 0;
+    f |= (((a ^ b) & (a ^ r)) >> 63) ? RFLAGS_OF : 0;
+    return f;
+}
+
+static void resume(struct probe *p, unsigned cpu, const struct guest_regs *g)
+{
+    uint64_t rsp, ret, rflags = hv_guest_read(HV_GUEST_RFLAGS);
+    struct gmem_paging pg;
+    /* The guest single-steps itself: the CPU must run it to raise the #DB. */
+    switch (rflags & RFLAGS_TF ? EMU_STEP : p->emu) {
+    case EMU_PUSH:
+        rsp = hv_guest_read(HV_GUEST_RSP);
+        if (push_store(rsp - 8, p->target == GPR_RSP ? rsp : g->r[p->target])) {
+            hv_guest_write(HV_GUEST_RSP, rsp - 8);
+            hv_guest_write(HV_GUEST_RIP, p->va + p->len);
+            return;
+        }
+        break;                              /* the store needs the CPU: run it */
+    case EMU_SUBRSP:
+        rsp = hv_guest_read(HV_GUEST_RSP);
+        hv_guest_write(HV_GUEST_RFLAGS, sub_flags(rflags, rsp, p->target));
+        hv_guest_write(HV_GUEST_RSP, rsp - p->target);
+        hv_guest_write(HV_GUEST_RIP, p->va + p->len);
+        return;
+    case EMU_NOP:
+        hv_guest_write(HV_GUEST_RIP, p->va + p->len);
+        return;
+    case EMU_JMP:
+        hv_guest_write(HV_GUEST_RIP, p->target);
+        return;
+    case EMU_RET:
+        rsp = hv_guest_read(HV_GUEST_RSP);
+        probe_kernel_paging(&pg);
+        if (gmem_read_gva(&pg, rsp, &ret, sizeof ret) == sizeof ret) {
+            hv_guest_write(HV_GUEST_RIP, ret);
+            hv_guest_write(HV_GUEST_RSP, rsp + 8);
+            return;
+        }
+        break;                              /* the stack is not readable here: run it */
+    }
+    if (!step_over(cpu, &shadows[p->shadow], false))
+        hv_panic("probe: step-over list full at a firing");   /* unreachable: a #BP starts one */
+}
+
+/* The guest's own byte at a probe's site (its page, not our shadow): an INT3? */
+static bool site_has_int3(const struct probe *p)
+{
+    const uint8_t *page = gmem_map_gpa(p->gpa & X86_PAGE_MASK);
+    return page && page[p->gpa & ~X86_PAGE_MASK] == OPC_INT3;
+}
+
+/* The same for an address with no probe: walked. */
+static bool guest_has_int3(uint64_t va)
+{
+    struct gmem_paging pg;
+    uint8_t b = 0;
+    probe_kernel_paging(&pg);
+    if (!(va >> 63))
+        hv_guest_paging(&pg);              /* a user address: the current root */
+    return gmem_read_gva(&pg, va, &b, 1) == 1 && b == OPC_INT3;
+}
+
+bool probe_bp_exit(struct guest_regs *g)
+{
+    uint32_t info = hv_exit_intr_info();
+    if ((info & VMX_INTR_VECTOR_MASK) != VEC_BP) {
+        hv_reinject_exception();
+        return true;
+    }
+    unsigned cpu = hv_cpu_id();
+    uint64_t rip = hv_guest_read(HV_GUEST_RIP);
+    __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
+    struct probe *p = lookup(rip, current_root());
+    if (p && p->armed) {
+        bool own = site_has_int3(p);
+        cpu_state[cpu].stale = 0;
+        fire(p, cpu, g);
+        if (own)
+            hv_reinject_exception();        /* the guest's INT3 is there too: it gets it */
+        else
+            resume(p, cpu, g);
+        return true;
+    }
+    /* Our INT3 on a page this process shares with the one a user probe is for (shared
+     * library or program text): this address space runs the original instruction, no firing. */
+    struct gmem_paging upg;
+    struct gmem_xlat ux;
+    hv_guest_paging(&upg);
+    if (!(rip >> 63) && !gmem_walk(&upg, rip, &ux)) {
+        struct shadow *sh = shadow_of(ux.gpa & X86_PAGE_MASK);
+        const uint8_t *orig = gmem_map_gpa(ux.gpa & X86_PAGE_MASK);
+        if (sh && sh->nsites && sh->page[ux.gpa & ~X86_PAGE_MASK] == OPC_INT3 && orig &&
+            orig[ux.gpa & ~X86_PAGE_MASK] != OPC_INT3 && step_over(cpu, sh, false)) {
+            __atomic_add_fetch(&stats.other_space, 1, __ATOMIC_RELAXED);
+            return true;
+        }
+    }
+    /* No probe here (now): ours from a mapping this CPU had not flushed yet (this exit
+     * flushed it: run the guest's byte), or the guest's own INT3. */
+    bool own = guest_has_int3(rip);
+    if (!own && (cpu_state[cpu].stale_rip != rip || cpu_state[cpu].stale < STALE_MAX)) {
+        cpu_state[cpu].stale = cpu_state[cpu].stale_rip == rip ? cpu_state[cpu].stale + 1 : 1;
+        cpu_state[cpu].stale_rip = rip;
+        __atomic_add_fetch(&stats.stale_bp, 1, __ATOMIC_RELAXED);
+        return true;
+    }
+    __atomic_add_fetch(&stats.foreign_bp, 1, __ATOMIC_RELAXED);
+    hv_reinject_exception();
+    return true;
+}
+
+/* Copy the guest's page into the shadow again (it wrote it) and re-plant the probes; a
+ * probe whose instruction changed is decoded again, or disarmed if it no longer decodes.
+ * Only bytes that differ are stored: other CPUs run this page meanwhile. */
+static void resync(struct shadow *sh)
+{
+    spin_lock(&lock);
+    __atomic_add_fetch(&stats.resyncs, 1, __ATOMIC_RELAXED);
+    gmem_read_gpa(sh->gpa, scratch, X86_PAGE_SIZE);
+    struct gmem_paging pg;
+    probe_kernel_paging(&pg);
+    for (uint32_t i = sh->first; i != NO_PROBE; i = PROBE(i)->next) {
+        struct probe *p = PROBE(i);
+        if (!p->armed)
+            continue;
+        uint8_t b[X86_MAX_INSN_LEN];
+        size_t n = gmem_read_gva(&pg, p->va, b, sizeof b);
+        if (n && __builtin_memcmp(b, p->orig, p->len)) {
+            unsigned len = x86_insn_len(b, n);
+            __atomic_add_fetch(&stats.redecodes, 1, __ATOMIC_RELAXED);
+            if (!len) {
+                p->armed = 0;
+                sh->nsites--;
+                narmed--;
+                hv_log("hvtrace: probe %u at %lx: the guest rewrote it into undecodable bytes: disarmed\n",
+                       p->id, p->va);
+                continue;
+            }
+            __builtin_memcpy(p->orig, b, sizeof b);
+            p->len = (uint8_t)len;
+            p->emu = (uint8_t)classify(b, len, p->va, &p->target);
+        }
+        scratch[p->gpa & ~X86_PAGE_MASK] = OPC_INT3;
+    }
+    for (unsigned i = 0; i < X86_PAGE_SIZE; i++)
+        if (sh->page[i] != scratch[i])
+            sh->page[i] = scratch[i];
+    spin_unlock(&lock);
+}
+
+bool probe_mtf(void)
+{
+    unsigned cpu = hv_cpu_id();
+    unsigned n = cpu_state[cpu].nsh;
+    if (!n)
+        return false;
+    cpu_state[cpu].nsh = 0;
+    __atomic_add_fetch(&stats.mtf_exits, 1, __ATOMIC_RELAXED);
+    hv_guest_hold_interrupts(false);
+    for (unsigned i = 0; i < n; i++) {
+        struct shadow *sh = cpu_state[cpu].sh[i];
+        if (cpu_state[cpu].write[i])
+            resync(sh);
+        spin_lock(&lock);
+        if (sh->nsites)
+            hv_ept_view_map(cpu, sh->gpa, sh->page, EPT_EXEC);
+        else
+            hv_ept_view_unmap(cpu, sh->gpa);
+        spin_unlock(&lock);
+    }
+    return true;
+}
+
+/* A read or write of a shadowed page (its view is execute-only): this CPU does it on the
+ * original, one instruction long. */
+static bool probe_ept(uint64_t gpa, uint64_t qual)
+{
+    struct shadow *sh = shadow_of(gpa & X86_PAGE_MASK);
+    unsigned cpu = hv_cpu_id();
+    if (!sh || !(qual & (EPT_QUAL_READ | EPT_QUAL_WRITE)))
+        return false;
+    if (!sh->nsites) {                     /* disarmed since: this CPU had a stale mapping */
+        hv_ept_view_unmap(cpu, sh->gpa);
+        return true;
+    }
+    uint64_t nth = __atomic_add_fetch(qual & EPT_QUAL_WRITE ? &stats.ept_writes : &stats.ept_reads, 1,
+                                      __ATOMIC_RELAXED);
+    if (nth <= 2)                          /* who touches probed pages: the first few, logged */
+        hv_log("hvtrace: cpu %u: %s of probed page %lx at rip %lx\n", cpu,
+               qual & EPT_QUAL_WRITE ? "write" : "read", gpa, hv_guest_read(HV_GUEST_RIP));
+    return step_over(cpu, sh, qual & EPT_QUAL_WRITE);
+}
+
+static bool handle_exception(struct guest_regs *g, unsigned reason) { return probe_bp_exit(g); }
+
+int probe_init(void)
+{
+    hash = hv_alloc_pages(HV_PAGES(HASH_SLOTS * sizeof(uint32_t)));
+    scratch = hv_alloc_pages(1);
+    shadows = hv_alloc_pages(HV_PAGES(SHADOW_MAX * sizeof(struct shadow)));
+    shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
+    if (!hash || !scratch || !shadows || !shadow_hash || probe_stack_init())
+        return -1;
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        if (!(cpu_state[c].fires = hv_alloc_pages(HV_PAGES(FIRE_BUF * sizeof(struct hvt_probe_fire)))))
+            return -1;
+    bool ok;
+    if (hv_exit_register(EXIT_EXCEPTION_NMI, handle_exception, &ok) || !ok)
+        return -1;
+    /* Every shadowed page is guest RAM: one range for all (the handler finds the page). */
+    return hv_ept_fault_register(0, 1ull << 52, probe_ept);
+}
+
+static const char *const kind_names[] = { "?", "entry", "return", "addr" };
+
+void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits)
+{
+    uint64_t samples, lost;
+    probe_stack_counters(&samples, &lost);
+    *fires = __atomic_load_n(&stats.fires, __ATOMIC_RELAXED) + samples;
+    *ept_exits = __atomic_load_n(&stats.ept_reads, __ATOMIC_RELAXED) +
+                 __atomic_load_n(&stats.ept_writes, __ATOMIC_RELAXED);
+    *exits = __atomic_load_n(&stats.bp_exits, __ATOMIC_RELAXED) +
+             __atomic_load_n(&stats.mtf_exits, __ATOMIC_RELAXED) + *ept_exits;
+}
+
+void probe_status(struct hvt_probe_status *st)
+{
+    uint64_t samples, samples_lost;
+    probe_stack_counters(&samples, &samples_lost);
+    st->armed = probe_armed() + probe_profile_armed();
+    probe_counters(&st->fires, &st->exits, &st->ept_exits);   /* samples among the fires */
+    st->records = __atomic_load_n(&stats.records, __ATOMIC_RELAXED) + samples;
+    st->records_lost = __atomic_load_n(&stats.records_lost, __ATOMIC_RELAXED) + samples_lost;
+}
+
+void probe_report_stats(void)
+{
+    unsigned shown = 0;
+    for (unsigned i = 0; i < nshadows; i++)
+        shown += shadows[i].nsites != 0;
+    hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u shown=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
+           "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu "
+           "records=%lu records_lost=%lu pending=%u other_space=%lu\n",
+           narmed, nprobes, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
+           stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
+           stats.bp_exits, stats.mtf_exits, stats.records, stats.records_lost, npending,
+           stats.other_space);
+}
+
+void probe_report(void)
+{
+    probe_report_stats();
+    for (unsigned i = 0; i < nprobes; i++) {
+        struct probe *p = PROBE(i);
+        uint64_t n = p->fires;
+        hv_log("HVT-PROBE id=%u kind=%s site=%lx emu=%u fires=%lu other=%lu\n", p->id,
+               kind_names[p->kind < 4 ? p->kind : 0], p->va, p->emu, n, p->comm_other);
+        for (unsigned k = 0; k < COMM_SLOTS && p->comm[k].n; k++)
+            hv_log("HVT-PROBE-COMM id=%u site=%lx comm=%s count=%lu\n", p->id, p->va,
+                   p->comm[k].name, p->comm[k].n);
+    }
+}

@@ -1,0 +1,195 @@
+/* probe_ctl.c - probes armed from outside the engine: the guest tool's HVT_HC_PROBE hypercall,
+ * checked specs (the hypercall and the host's control commands take the same path) and the
+ * host's HVT_CTL_PROBE_* commands. See probe.h. */
+#include "probe.h"
+#include "kaslr.h"
+#include "trace.h"
+#include "trace_opts.h"
+#include "hv_api.h"
+#include "hv_exit.h"
+#include "hv_guest.h"
+#include "hv_ept.h"
+#include "gmem.h"
+#include "hvt_hypercall.h"
+#include "hvt_stream.h"
+
+#define RETURN_SPAN_MAX (1u << 20)         /* a function's extent, at most (return probes) */
+
+int probe_arm_spec(const struct hvt_probe_spec *s)
+{
+    struct hvt_probe_spec sp = *s;
+    unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
+    if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
+                    HVT_PROBE_F_STACK | HVT_PROBE_F_USER | HVT_PROBE_F_SYSARGS | HVT_PROBE_F_COMM | HVT_PROBE_F_ACTION))
+        return PROBE_EINVAL;
+    if (sp.kind & HVT_PROBE_F_USER) {      /* lo: the user address, hi: the pid or the name's key */
+        bool by_name = sp.kind & HVT_PROBE_F_COMM;
+        if (kind != PROBE_ADDR || (sp.kind & HVT_PROBE_F_LINKTIME) || trace_opts_is_kernel(sp.lo) ||
+            !sp.hi || (!by_name && sp.hi > UINT32_MAX))
+            return PROBE_EINVAL;
+        return probe_arm_user(sp.lo, by_name ? 0 : (uint32_t)sp.hi, by_name ? sp.hi : 0, sp.id,
+                              sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION));
+    }
+    if (sp.kind & HVT_PROBE_F_COMM)
+        return PROBE_EINVAL;
+    if (kind == PROBE_PROFILE || kind == PROBE_TICK)   /* lo: the period, in TSC ticks */
+        return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id, sp.kind & HVT_PROBE_F_ACTION);
+    if (sp.kind & HVT_PROBE_F_LINKTIME) {
+        if (!kaslr_known())
+            return PROBE_EINVAL;
+        sp.lo += kaslr_slide();
+        sp.hi += kaslr_slide();
+    }
+    if (kind < PROBE_ENTRY || kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
+        (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > RETURN_SPAN_MAX)))
+        return PROBE_EINVAL;
+    return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id,
+                     sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_SYSARGS |
+                                HVT_PROBE_F_ACTION));
+}
+
+/* Runs inside the transport's poll: it may neither send nor wait. Arming needs neither (each
+ * CPU takes a new mapping at its next exit; until then it runs the original code, and a #BP
+ * met on a mapping already dropped is resumed harmlessly), and a disarm leaves the records
+ * to each CPU's next exit. */
+int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out,
+                     uint32_t *out_len)
+{
+    struct hvt_probe_status st = { 0 }, before;
+    switch (cmd) {
+    case HVT_CTL_PROBE_ARM: {
+        if (!len || len % sizeof(struct hvt_probe_spec) ||
+            len / sizeof(struct hvt_probe_spec) > HVT_CTL_PROBE_SPECS)
+            return HVT_CTL_EINVAL;
+        probe_status(&before);             /* the record counters as they were before arming */
+        for (uint32_t i = 0; i < len / sizeof(struct hvt_probe_spec); i++) {
+            struct hvt_probe_spec sp;
+            memcpy(&sp, args + i * sizeof sp, sizeof sp);   /* the args need not be aligned */
+            int rc = probe_arm_spec(&sp);
+            if (rc < 0 && rc != PROBE_ENOSITE) {
+                st.error = rc;
+                break;
+            }
+            st.sites_armed += rc > 0 ? (uint32_t)rc : 0;
+            st.specs_taken++;
+        }
+        break;
+    }
+    case HVT_CTL_PROBE_DISARM:
+        if (len)
+            return HVT_CTL_EINVAL;
+        probe_disarm_all();
+        probe_flush_request();
+        probe_report_stats();
+        break;
+    case HVT_CTL_PROBE_STATUS:
+        if (len)
+            return HVT_CTL_EINVAL;
+        break;
+    default:
+        return HVT_CTL_ENOSYS;
+    }
+    probe_status(&st);
+    if (cmd == HVT_CTL_PROBE_ARM) {
+        st.records = before.records;
+        st.records_lost = before.records_lost;
+    }
+    st.slide = kaslr_known() ? (int64_t)kaslr_slide() : 0;
+    memcpy(out, &st, sizeof st);
+    *out_len = sizeof st;
+    return HVT_CTL_OK;
+}
+
+static const struct trace_opts *ctl_opts;  /* the boot configuration's probes (op 1) */
+static int (*ctl_load_d)(uint64_t va, uint32_t len);
+
+/* HVT_HC_PROBE 4: arm the probes of a guest array (read safely, bounded, each one checked). */
+static int64_t probe_arm_specs(struct guest_regs *g)
+{
+    uint64_t va = g->r[GPR_RCX], n = g->r[GPR_RDX] & ~HVT_PROBE_NOWAIT;
+    bool wait = !(g->r[GPR_RDX] & HVT_PROBE_NOWAIT);
+    int64_t armed = 0;
+    uint64_t taken = 0;
+    if (n > HVT_PROBE_SPECS_MAX)
+        return HVT_HC_EINVAL;
+    struct gmem_paging pg;
+    hv_guest_paging(&pg);
+    for (; taken < n; taken++) {
+        struct hvt_probe_spec sp;
+        if (gmem_read_gva(&pg, va + taken * sizeof sp, &sp, sizeof sp) != sizeof sp)
+            break;
+        int rc = probe_arm_spec(&sp);
+        if (rc < 0 && rc != PROBE_ENOSITE)
+            break;
+        armed += rc > 0 ? rc : 0;
+    }
+    g->r[GPR_RBX] = (uint64_t)armed;
+    g->r[GPR_RCX] = taken;
+    if (armed && wait)
+        hv_ept_wait_all(4 * TRACE_POLL_TICKS);
+    return HVT_HC_OK;
+}
+
+/* HVT_HC_PROBE: arm the boot configuration's probes (RBX = 1), disarm them all (0), log the
+ * engine's counters (2). */
+static int64_t hook_probe(struct guest_regs *g)
+{
+    if (g->r[GPR_RBX] == 0) {
+        probe_report();                     /* the counts, then the table starts empty */
+        probe_disarm_all();
+        probe_report_stats();
+        return HVT_HC_OK;
+    }
+    if (g->r[GPR_RBX] == 4)
+        return probe_arm_specs(g);
+    if (g->r[GPR_RBX] == 5) {
+        probe_disarm_all();
+        return HVT_HC_OK;
+    }
+    if (g->r[GPR_RBX] == 6) {               /* a D program image from guest memory */
+        int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : ctl_load_d(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
+        g->r[GPR_RBX] = (uint64_t)(int64_t)rc;
+        return rc ? HVT_HC_EINVAL : HVT_HC_OK;
+    }
+    probe_flush();                          /* this CPU's records first: they fired before */
+    if (g->r[GPR_RBX] == 2) {
+        probe_report_stats();
+        probe_counters(&g->r[GPR_RBX], &g->r[GPR_RCX], &g->r[GPR_RDX]);
+        return HVT_HC_OK;
+    }
+    if (g->r[GPR_RBX] != 1 || !kaslr_known())
+        return HVT_HC_EINVAL;
+    int64_t armed = 0, first_rc = 0;
+    uint64_t which = g->r[GPR_RCX];         /* bit i-1: probe i; 0: all */
+    for (unsigned i = 0; i < ctl_opts->nprobe; i++) {
+        if (which && !(which & (1ull << i)))
+            continue;
+        const struct trace_probe *tp = &ctl_opts->probe[i];
+        uint64_t slide = kaslr_slide();
+        int rc = probe_arm((enum probe_kind)tp->kind, tp->lo + slide, tp->hi + slide, i + 1, 0);
+        hv_log("hvtrace: cpu %u: probe %u (%s %lx): %d site(s)\n", hv_cpu_id(), i + 1,
+               tp->kind == PROBE_ENTRY ? "entry" : tp->kind == PROBE_RETURN ? "return" : "addr",
+               tp->lo + slide, rc);
+        if (rc > 0)
+            armed += rc;
+        else if (rc < 0 && !first_rc) {
+            first_rc = rc;
+            g->r[GPR_RCX] = i;
+        }
+    }
+    g->r[GPR_RBX] = (uint64_t)armed;
+    /* Return once every CPU runs with the probes (each takes them at its next exit). */
+    if (armed && !hv_ept_wait_all(4 * TRACE_POLL_TICKS))
+        hv_log("hvtrace: cpu %u: a CPU has not taken up the probes yet\n", hv_cpu_id());
+    return armed || !first_rc ? HVT_HC_OK : HVT_HC_EINVAL;
+}
+
+int probe_ctl_init(const struct trace_opts *opts, enum hv_hc_priv priv,
+                   int (*load_d)(uint64_t va, uint32_t len))
+{
+    bool one;
+    ctl_opts = opts;
+    ctl_load_d = load_d;
+    hv_hypercall_register(HVT_HC_PROBE, hook_probe, priv, &one);
+    return one ? 0 : -1;
+}

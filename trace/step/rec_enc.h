@@ -1,0 +1,157 @@
+/*
+ * rec_enc.h - encoder for the per-instruction records of include/hvt_trace_format.h (one
+ * RECORDS chunk payload at a time). It mirrors the format's decoder state exactly (expected
+ * RIP, registers, CR3, tick, RIP->code-id predictor), so a field is sent only when the decoder
+ * could not predict it.
+ *
+ * Contract: rec_begin() starts a chunk (state reset as the format requires); each rec_* call
+ * appends one record and returns 0, or -1 when fewer than REC_MAX_BYTES remain (the caller then
+ * sends the chunk and begins another, and retries). Freestanding and host-testable: the
+ * hypervisor and the host's trace writer (host-tools/tracefile/trace_writer.c) share it, so there is
+ * one encoder of the format.
+ */
+#ifndef HVT_REC_ENC_H
+#define HVT_REC_ENC_H
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "hvt_trace_format.h"
+
+#define REC_MAX_BYTES (1 + 5 * HVT_VARINT_MAX + HVT_NREGS * HVT_VARINT_MAX + 32)
+
+struct rec_enc {
+    uint8_t *buf;
+    size_t cap, len;
+    uint64_t expected_rip, cr3, tick, tsc, first_tsc;
+    uint64_t regs[HVT_NREGS];
+    uint32_t cand_all;            /* REC_REGS_ALL until a record compared every register */
+    uint32_t nrecords, ninsns;
+    /* Changes (never 0) whenever the predictor is reset: a user that mirrors predictor slots
+     * (step_cpu.h icache_entry.pstamp) stamps them with it. */
+    uint32_t pstamp;
+    struct { uint64_t rip; uint32_t id; uint32_t valid; } pred[HVT_PRED_SLOTS];
+};
+
+void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
+/* The decoder's state back to a chunk's start (expected RIP, CR3, tick, registers,
+ * predictor), keeping the buffer: what a GAP marker means to the reader. */
+void rec_reset(struct rec_enc *e);
+/* rec_insn's 'cand': the registers (HVT_REG_* bits) that may have changed since the last
+ * record. RSP and RFLAGS are compared whatever it says; REC_REGS_ALL compares everything. */
+#define REC_REGS_ALL    ((1u << HVT_NREGS) - 1)
+int  rec_event(struct rec_enc *e, uint8_t vector, uint8_t type, uint64_t errcode_plus1);
+int  rec_syscall(struct rec_enc *e, uint64_t nr);
+int  rec_startstop(struct rec_enc *e, int start, uint64_t reason);
+int  rec_time(struct rec_enc *e, uint64_t tsc);
+int  rec_switch(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
+/* CONTEXT: the CPU's current task restated at a chunk start (not a switch). */
+int  rec_context(struct rec_enc *e, uint64_t pid, uint64_t tgid, const char *comm, uint64_t cr3);
+int  rec_vmexit(struct rec_enc *e, uint64_t reason, uint64_t qual);
+/* GAP: records lost before this point; the state resets (rec_reset) after it. */
+int  rec_gap(struct rec_enc *e, uint64_t lost_records, uint64_t lost_insns);
+size_t rec_put_varint(uint8_t *p, uint64_t v);
+static inline size_t rec_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (__builtin_expect(v >= 0x80, 0)) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+static inline uint64_t rec_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+/* Is there room for one more record of any kind? */
+static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES; }
+
+/* One instruction record: the hot path of every step, so inline. gpr: the 16 general registers
+ * in HVT_REG_* order (RSP included), values after the instruction; cand: see REC_REGS_ALL
+ * (the first record of a chunk compares all: the decoder starts from zeros). Returns -1
+ * (nothing written) when the chunk is full. */
+static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
+                                  uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
+                                  uint32_t cand, uint64_t tick)
+{
+    if (__builtin_expect(!rec_room(e), 0))
+        return -1;
+    uint8_t *p = e->buf + e->len, *tagp = p++;
+    unsigned tag = 0;
+    if (rip != e->expected_rip) {
+        tag |= HVT_INSN_RIP;
+        p += rec_varint(p, rec_zigzag((int64_t)(rip - e->expected_rip)));
+    }
+    uint32_t slot = HVT_PRED_SLOT(rip);
+    if (__builtin_expect(!(e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id), 0)) {
+        tag |= HVT_INSN_CODE;
+        p += rec_varint(p, code_id);
+        e->pred[slot].rip = rip;
+        e->pred[slot].id = code_id;
+        e->pred[slot].valid = 1;
+    }
+    if (__builtin_expect(cr3 != e->cr3, 0)) {
+        tag |= HVT_INSN_CR3;
+        p += rec_varint(p, cr3);
+        e->cr3 = cr3;
+    }
+    if (__builtin_expect(tick != e->tick, 0)) {       /* never, from rec_insn() */
+        tag |= HVT_INSN_TICK;
+        p += rec_varint(p, tick);
+        e->tick = tick;
+    }
+    /* Which registers changed: the candidates only (an instruction writes one or two), or all
+     * of them, compare-and-branch unrolled; then only the set bits are visited. */
+    uint32_t mask = 0;
+    cand |= e->cand_all;
+    if (__builtin_expect(cand == REC_REGS_ALL, 0)) {
+        e->cand_all = 0;
+#pragma GCC unroll 16
+        for (int i = 0; i < HVT_REG_RFLAGS; i++)
+            if (__builtin_expect(gpr[i] != e->regs[i], 0))
+                mask |= 1u << i;
+    } else {
+        if (gpr[HVT_REG_RSP] != e->regs[HVT_REG_RSP])
+            mask |= 1u << HVT_REG_RSP;
+        for (uint32_t m = cand & ((1u << HVT_REG_RFLAGS) - 1) & ~(1u << HVT_REG_RSP); m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            if (__builtin_expect(gpr[i] != e->regs[i], 1))
+                mask |= 1u << i;
+        }
+    }
+    if (rflags != e->regs[HVT_REG_RFLAGS])
+        mask |= 1u << HVT_REG_RFLAGS;
+    /* The general registers under HVT_INSN_REGS (a one-byte mask for RAX..RDI), RFLAGS on its
+     * own (HVT_INSN_RFLAGS). */
+    uint32_t gmask = mask & ((1u << HVT_REG_RFLAGS) - 1);
+    if (gmask) {
+        tag |= HVT_INSN_REGS;
+        p += rec_varint(p, gmask);
+        for (uint32_t m = gmask; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            p += rec_varint(p, rec_zigzag((int64_t)(gpr[i] - e->regs[i])));
+            e->regs[i] = gpr[i];
+        }
+    }
+    if (mask >> HVT_REG_RFLAGS) {
+        tag |= HVT_INSN_RFLAGS;
+        p += rec_varint(p, rec_zigzag((int64_t)(rflags - e->regs[HVT_REG_RFLAGS])));
+        e->regs[HVT_REG_RFLAGS] = rflags;
+    }
+    *tagp = (uint8_t)tag;
+    e->len = (size_t)(p - e->buf);
+    e->tsc += e->tick;
+    e->expected_rip = rip + code_len;
+    e->nrecords++;
+    e->ninsns++;
+    return 0;
+}
+
+/* The hypervisor's record: the TSC advances by the current tick (the stepped guest's clock
+ * counts instructions; rec_time() resynchronises it). */
+static inline int rec_insn(struct rec_enc *e, uint64_t rip, uint32_t code_id, unsigned code_len,
+                           uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
+                           uint32_t cand)
+{
+    return rec_insn_ticked(e, rip, code_id, code_len, cr3, gpr, rflags, cand, e->tick);
+}
+
+#endif
