@@ -28,7 +28,7 @@ $(HV_UNIT_BUILD)/test_rec_enc: tests/unit/test_rec_enc.c tests/unit/rand_regs.h 
 	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -o $@ tests/unit/test_rec_enc.c trace/rec_enc.c host-tools/trace_reader.c host-tools/trace_chunkw.c host-tools/util.c -lzstd -lz
 # The D verifier and interpreter; again under ASan+UBSan (the mutation test's mutants run there).
 DIF_SRCS := trace/dif_verify.c trace/dif_vm.c trace/dif_str.c trace/dif_state.c trace/dif_agg.c trace/dif_dyn.c trace/dif_spec.c
-DIF_DEPS := tests/unit/test_dif.c $(DIF_SRCS) trace/dif.h trace/dif_impl.h include/hvt_dif.h
+DIF_DEPS := tests/unit/test_dif.c tests/unit/dif_asm.h $(DIF_SRCS) trace/dif.h trace/dif_impl.h include/hvt_dif.h
 $(HV_UNIT_BUILD)/test_dif: $(DIF_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif.c $(DIF_SRCS) -lpthread
