@@ -35,7 +35,7 @@ struct asmb {
 };
 static struct asmb A;
 
-static void *grow(void *p, uint32_t *cap, uint32_t need, size_t esz)
+static inline void *grow(void *p, uint32_t *cap, uint32_t need, size_t esz)
 {
     if (need <= *cap)
         return p;
@@ -44,7 +44,7 @@ static void *grow(void *p, uint32_t *cap, uint32_t need, size_t esz)
     return realloc(p, *cap * esz);
 }
 
-static uint32_t a_str(const char *s)
+static inline uint32_t a_str(const char *s)
 {
     uint32_t n = (uint32_t)strlen(s) + 1, off = A.strtab_len;
     A.strtab = grow(A.strtab, &A.strtab_cap, A.strtab_len + n, 1);
@@ -53,7 +53,7 @@ static uint32_t a_str(const char *s)
     return off;
 }
 
-static void a_new(void)
+static inline void a_new(void)
 {
     free(A.insns); free(A.probes); free(A.pcl); free(A.strtab);
     memset(&A, 0, sizeof(A));
@@ -65,8 +65,8 @@ static void a_new(void)
     a_str("");
 }
 
-static void a_begin(void) { A.clause_start = A.ninsns; A.open = true; }
-static int a_i(int op, int rd, int ra, int rb, int32_t imm)
+static inline void a_begin(void) { A.clause_start = A.ninsns; A.open = true; }
+static inline int a_i(int op, int rd, int ra, int rb, int32_t imm)
 {
     if (!A.open)
         a_begin();
@@ -75,18 +75,18 @@ static int a_i(int op, int rd, int ra, int rb, int32_t imm)
     return (int)(A.ninsns - 1 - A.clause_start);
 }
 /* Ends the clause (a RET appended unless raw) and returns its index. */
-static uint32_t a_end_raw(void)
+static inline uint32_t a_end_raw(void)
 {
     A.clauses[A.nclauses] = (struct hvt_dif_clause){ A.clause_start, A.ninsns - A.clause_start };
     A.open = false;
     return A.nclauses++;
 }
-static uint32_t a_end(void) { a_i(HVT_DIF_OP_RET, 0, 0, 0, 0); return a_end_raw(); }
-static int a_here(void) { return (int)(A.ninsns - A.clause_start); }
-static void a_patch(int at, int32_t target) { A.insns[A.clause_start + at].imm = target; }
+static inline uint32_t a_end(void) { a_i(HVT_DIF_OP_RET, 0, 0, 0, 0); return a_end_raw(); }
+static inline int a_here(void) { return (int)(A.ninsns - A.clause_start); }
+static inline void a_patch(int at, int32_t target) { A.insns[A.clause_start + at].imm = target; }
 
-static uint32_t a_const(uint64_t v) { A.consts[A.nconsts] = v; return A.nconsts++; }
-static uint32_t a_var(int kind, int type, int nkeys, int t0, int t1)
+static inline uint32_t a_const(uint64_t v) { A.consts[A.nconsts] = v; return A.nconsts++; }
+static inline uint32_t a_var(int kind, int type, int nkeys, int t0, int t1)
 {
     struct hvt_dif_var *v = &A.vars[A.nvars];
     memset(v, 0, sizeof(*v));
@@ -98,7 +98,7 @@ static uint32_t a_var(int kind, int type, int nkeys, int t0, int t1)
     v->name = a_str("v");
     return A.nvars++;
 }
-static uint32_t a_agg(int fn, int nkeys, int t0, int t1, int64_t p0, int64_t p1, int64_t p2,
+static inline uint32_t a_agg(int fn, int nkeys, int t0, int t1, int64_t p0, int64_t p1, int64_t p2,
                       int64_t p3, uint32_t nbuckets)
 {
     struct hvt_dif_agg *a = &A.aggs[A.naggs];
@@ -112,7 +112,7 @@ static uint32_t a_agg(int fn, int nkeys, int t0, int t1, int64_t p0, int64_t p1,
     a->nbuckets = nbuckets;
     return A.naggs++;
 }
-static void a_probe(uint32_t id, int n, ...)
+static inline void a_probe(uint32_t id, int n, ...)
 {
     va_list ap;
     va_start(ap, n);
@@ -138,8 +138,8 @@ static void a_probe(uint32_t id, int n, ...)
     va_end(ap);
 }
 
-static uint32_t al8(uint32_t n) { return (n + 7) & ~7u; }
-static uint8_t *a_build(size_t *len)
+static inline uint32_t al8(uint32_t n) { return (n + 7) & ~7u; }
+static inline uint8_t *a_build(size_t *len)
 {
     struct hvt_dif_hdr h = A.hdr;
     uint32_t o = al8(sizeof(h));
