@@ -7,8 +7,10 @@
  * load never lays the state out again under the live program.
  * dprobe.c is compiled into this file (its statics are what is checked) over the host shim
  * (tests/fuzz/host_hv/hv_api.h); the services it calls are stubbed below, the guest's memory
- * read being a plain copy (the va is a host pointer) that yields half-way, and hv_cpu_count()
- * yielding too: the windows a slow state layout or a page walk open on real CPUs. */
+ * read being a plain copy (the va is a host pointer) that yields half-way. Half the rounds
+ * hold A's loader in the window after its verification (as a slow state layout does on real
+ * CPUs) until B's loader is done; the others run free. Each round the collector path is taken
+ * by B's loader every other time. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -24,10 +26,17 @@ static __thread unsigned my_cpu;
 static uint64_t fake_tsc = 1;
 uint64_t hv_rdtsc(void) { return __atomic_add_fetch(&fake_tsc, 1000, __ATOMIC_RELAXED); }
 unsigned hv_cpu_id(void) { return my_cpu; }
+/* The race's window, made certain on even rounds: the loader of A, at its first
+ * hv_cpu_count() after dif_verify() accepted A (finish_load), waits there until the loader of
+ * B has returned; B's loader starts only once A's is in that window (or done). */
+static int window_armed, in_window, b_done, a_done;
 unsigned hv_cpu_count(void)
 {
-    if (hv_rdtsc() % 3000 == 0)
-        sched_yield();
+    if (my_cpu == 0 && __atomic_exchange_n(&window_armed, 0, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&in_window, 1, __ATOMIC_SEQ_CST);
+        while (!__atomic_load_n(&b_done, __ATOMIC_SEQ_CST))
+            sched_yield();
+    }
     return 2;
 }
 uint64_t hv_rdmsr(uint32_t msr) { return 0; }
@@ -47,7 +56,7 @@ size_t gmem_read_gva(const struct gmem_paging *p, uint64_t gva, void *buf, size_
     return len;
 }
 /* The state's pages: each block followed by GUARD bytes of a pattern nothing may change. */
-#define GUARD (4u << 20)
+#define GUARD (1u << 20)           /* the forged image's write lands 605 KB past */
 #define GUARD_BYTE 0xa5
 static pthread_mutex_t alloc_mu = PTHREAD_MUTEX_INITIALIZER;
 void *hv_alloc(size_t bytes)
@@ -131,8 +140,11 @@ static void make_images(void)
 /* ---- the checks ---- */
 static bool guards_intact(void)
 {
+    static uint8_t want[GUARD];
+    if (!want[0])
+        memset(want, GUARD_BYTE, GUARD);
     for (int i = 0; i < nblocks; i++)
-        for (size_t j = 0; j < GUARD; j++)
+        for (size_t j = 0; memcmp(blocks[i].p + blocks[i].len, want, GUARD) && j < GUARD; j++)
             if (blocks[i].p[blocks[i].len + j] != GUARD_BYTE) {
                 printf("  guard byte changed %zu bytes past a state block of %zu\n", j,
                        blocks[i].len);
@@ -171,7 +183,7 @@ static volatile bool stop;
 static long rounds;
 static int results[2][16];
 
-/* Thread 0 loads A, thread 1 B; thread 1 every other round as the collector, in two parts. */
+/* Thread 0 loads A, thread 1 B; thread 1 as the collector (two parts) on odd rounds. */
 static int load_as_collector(const uint8_t *img)
 {
     static uint8_t args[2][sizeof(struct hvt_d_load) + 8192];
@@ -202,9 +214,14 @@ static void *loader(void *arg)
         if (stop)
             return NULL;
         const uint8_t *img = who ? img_b : img_a;
+        if (who == 1 && rounds % 4 < 2)
+            while (!__atomic_load_n(&in_window, __ATOMIC_SEQ_CST) &&
+                   !__atomic_load_n(&a_done, __ATOMIC_SEQ_CST))
+                sched_yield();
         int rc = who && rounds % 2 ? load_as_collector(img)
                                    : dprobe_load_guest((uint64_t)(uintptr_t)img, (uint32_t)img_len);
         results[who][-rc & 15]++;
+        __atomic_store_n(who ? &b_done : &a_done, 1, __ATOMIC_SEQ_CST);
         pthread_barrier_wait(&done);
     }
 }
@@ -218,8 +235,11 @@ static void test_race(long n)
         pthread_create(&t[i], NULL, loader, (void *)i);
     long bad = 0, live_a = 0;
     for (rounds = 0; rounds < n && bad < 5; rounds++) {
+        window_armed = rounds % 4 < 2;
+        in_window = b_done = a_done = 0;
         pthread_barrier_wait(&start);
         pthread_barrier_wait(&done);
+        window_armed = 0;
         if (!check_live(rounds))
             bad++;
         else if (__atomic_load_n(&loaded, __ATOMIC_SEQ_CST))
