@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "dprobe.c"
 #include "dif_asm.h"
 
@@ -143,13 +144,16 @@ static bool guards_intact(void)
     static uint8_t want[GUARD];
     if (!want[0])
         memset(want, GUARD_BYTE, GUARD);
-    for (int i = 0; i < nblocks; i++)
-        for (size_t j = 0; memcmp(blocks[i].p + blocks[i].len, want, GUARD) && j < GUARD; j++)
+    for (int i = 0; i < nblocks; i++) {
+        if (!memcmp(blocks[i].p + blocks[i].len, want, GUARD))
+            continue;
+        for (size_t j = 0; j < GUARD; j++)
             if (blocks[i].p[blocks[i].len + j] != GUARD_BYTE) {
                 printf("  guard byte changed %zu bytes past a state block of %zu\n", j,
                        blocks[i].len);
                 return false;
             }
+    }
     return true;
 }
 
@@ -288,6 +292,53 @@ static void test_zero_part(void)
              "(snapshot %ld bytes before, %ld after)", before, after);
 }
 
+/* enter()/unload() as a store-buffering litmus test on two threads: one unloads, the other
+ * enters, released together; unload() seeing no CPU inside while enter() got the program is
+ * the outcome that must never happen (the loader would lay the state out under that CPU).
+ * With release/acquire only, x86 allows it: it shows whenever the two threads really run at
+ * once on two cores. */
+static long sb_go, sb_done, sb_bad;
+static int sb_unloaded[2];
+static void *sb_enterer(void *arg)
+{
+    for (long i = 1;; i++) {
+        long go;
+        for (unsigned n = 0; (go = __atomic_load_n(&sb_go, __ATOMIC_ACQUIRE)) != i && go != -1; n++)
+            if (n % 4096 == 4095)
+                sched_yield();             /* the other thread is not running: let it */
+        if (go == -1)
+            return NULL;
+        sb_unloaded[1] = enter();
+        __atomic_store_n(&sb_done, i, __ATOMIC_RELEASE);
+    }
+}
+static void test_handshake(long iters, long seconds)
+{
+    time_t deadline = time(NULL) + seconds;
+    pthread_t t;
+    pthread_create(&t, NULL, sb_enterer, NULL);
+    for (long i = 1; i <= iters; i++) {
+        __atomic_store_n(&loaded, true, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&sb_go, i, __ATOMIC_RELEASE);
+        sb_unloaded[0] = unload();
+        for (unsigned n = 0; __atomic_load_n(&sb_done, __ATOMIC_ACQUIRE) != i; n++)
+            if (n % 4096 == 4095)
+                sched_yield();
+        if (sb_unloaded[0] && sb_unloaded[1])
+            sb_bad++;
+        if (i % 1024 == 0 && time(NULL) > deadline)
+            iters = i;
+    }
+    __atomic_store_n(&sb_go, -1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    __atomic_store_n(&loaded, false, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
+    printf("handshake: %ld rounds, %ld with both the unloader and a user inside\n", iters, sb_bad);
+    if (sb_bad)
+        FAIL("enter()/unload(): the store-buffering outcome happened %ld times", sb_bad);
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 5000;
@@ -297,6 +348,7 @@ int main(int argc, char **argv)
     make_images();
     test_race(n);
     test_zero_part();
+    test_handshake(argc > 2 ? atol(argv[2]) : 2000000, argc > 3 ? atol(argv[3]) : 8);
     printf("%s\n", failed ? "FAILED" : "ok");
     return failed ? 1 : 0;
 }
