@@ -121,3 +121,11 @@ $(HV_UNIT_BUILD)/test_dprobe_load: $(DPROBE_LOAD_DEPS) $(HV_UNIT_BUILD)/inc/hv_g
 unit-test-dprobe-load: $(HV_UNIT_BUILD)/test_dprobe_load
 	$(HV_UNIT_BUILD)/test_dprobe_load 5000
 unit-test-hv: unit-test-dprobe-load
+# The guest kernel's per-CPU base at an exit (trace/task_base.c): never a GS base user code set.
+$(HV_UNIT_BUILD)/test_task_base: tests/unit/test_task_base.c trace/task_base.c trace/task_base.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_task_base.c trace/task_base.c
+.PHONY: unit-test-task-base
+unit-test-task-base: $(HV_UNIT_BUILD)/test_task_base
+	$(HV_UNIT_BUILD)/test_task_base
+unit-test-hv: unit-test-task-base
