@@ -129,3 +129,11 @@ $(HV_UNIT_BUILD)/test_task_base: tests/unit/test_task_base.c trace/task_base.c t
 unit-test-task-base: $(HV_UNIT_BUILD)/test_task_base
 	$(HV_UNIT_BUILD)/test_task_base
 unit-test-hv: unit-test-task-base
+# Bounds on one firing and one load: repeated, backward or shared clause lists and AGGCLR refused.
+$(HV_UNIT_BUILD)/test_dif_bounds: tests/unit/test_dif_bounds.c tests/unit/dif_asm.h $(DIF_SRCS) trace/dif.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif_bounds.c $(DIF_SRCS) -lpthread
+.PHONY: unit-test-dif-bounds
+unit-test-dif-bounds: $(HV_UNIT_BUILD)/test_dif_bounds
+	$(HV_UNIT_BUILD)/test_dif_bounds
+unit-test-hv: unit-test-dif-bounds
