@@ -4,6 +4,7 @@
 #include "hvt_bootinfo.h"
 #include "hv_guest.h"
 #include "gmem.h"
+#include "task_base.h"
 
 #define KERNEL_HALF 0xffff800000000000ull
 
@@ -31,39 +32,37 @@ void task_kernel_paging(struct gmem_paging *pg)
 
 void task_reset(unsigned cpu) { task_cpus[cpu].slot = 0; task_cpus[cpu].last = 0; }
 
-/* The kernel's per-CPU base: GS while in the kernel, KERNEL_GS_BASE while in user space
- * (SWAPGS exchanges them); whichever holds a kernel-half address. */
-static uint64_t percpu_base(void)
-{
-    uint64_t gs = hv_guest_read(HV_GUEST_GS_BASE);
-    if (gs >= KERNEL_HALF)
-        return gs;
-    uint64_t kgs = hv_rdmsr(MSR_IA32_KERNEL_GS_BASE);   /* not switched by VMX: the guest's */
-    return kgs >= KERNEL_HALF ? kgs : 0;
-}
-
-/* This CPU's current task pointer, or 0 (per-CPU data not reachable yet). */
+/* This CPU's current task pointer, or 0 (per-CPU data not reachable yet). The per-CPU base
+ * comes from task_base_pick() (task_base.h: never a GS base user code can set); a slot is
+ * cached only when the base it came from is the trusted one, taken at a user-mode exit. */
 static uint64_t current_task(unsigned cpu)
 {
     struct task_cpu *t = &task_cpus[cpu];
     if (!task_on)
         return 0;
-    if (!t->slot) {
-        uint64_t base = percpu_base();
-        if (!base)
+    uint64_t *slot = t->slot;
+    if (!slot) {
+        unsigned cpl = (unsigned)(hv_vmread(VMCS_GUEST_SS_AR) >> 5) & 3;   /* SS.DPL: the CPL */
+        uint64_t kgs = hv_rdmsr(MSR_IA32_KERNEL_GS_BASE);   /* not switched by VMX: the guest's */
+        struct task_base b = task_base_pick(cpl, hv_guest_read(HV_GUEST_GS_BASE), kgs, t->kbase);
+        if (!b.base)
             return 0;
+        if (cpl == 3)
+            t->kbase = b.base;             /* only the kernel writes KERNEL_GS_BASE */
         struct gmem_paging pg;
         struct gmem_xlat x;
         task_kernel_paging(&pg);
-        uint64_t va = base + lay.current_off;
+        uint64_t va = b.base + lay.current_off;
         if ((va & 7) || gmem_walk(&pg, va, &x))
             return 0;
         uint8_t *page = gmem_map_gpa(x.gpa);
         if (!page)
             return 0;
-        t->slot = (uint64_t *)(page + (x.gpa & 0xfff));   /* per-CPU data never moves */
+        slot = (uint64_t *)(page + (x.gpa & 0xfff));
+        if (b.cacheable)
+            t->slot = slot;                /* per-CPU data never moves */
     }
-    uint64_t task = *(volatile uint64_t *)t->slot;
+    uint64_t task = *(volatile uint64_t *)slot;
     return task >= KERNEL_HALF ? task : 0;
 }
 

@@ -26,9 +26,10 @@ struct task_info { uint64_t task, pid, tgid; char comm[16]; };
 struct gmem_paging;
 void task_kernel_paging(struct gmem_paging *pg);
 
-/* Per CPU: host pointer to the guest's current_task slot (per-CPU data never moves) and the
- * task task_check() last reported. */
-struct task_cpu { uint64_t *slot; uint64_t last; };
+/* Per CPU: host pointer to the guest's current_task slot (per-CPU data never moves; cached
+ * only from a trusted base, task_base.h), the task task_check() last reported, and the
+ * per-CPU base read from IA32_KERNEL_GS_BASE at a user-mode exit (0: none yet). */
+struct task_cpu { uint64_t *slot; uint64_t last; uint64_t kbase; };
 extern struct task_cpu task_cpus[];
 extern bool task_on;
 

@@ -383,6 +383,11 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     const struct hvt_hello *h = &hello;
     char id[2 * HVT_BOOT_ID_LEN + 1], err[512];
     coll_hex(h->boot_id, HVT_BOOT_ID_LEN, id);
+    if (!coll_store_hello_fresh(c->out, h, err, sizeof err)) {   /* before anything changes */
+        c->peers.refused++;
+        coll_log("hvtrace-collector: refused connection from %s: %s\n", c->peer, err);
+        return -1;
+    }
     bool same = c->store_open && !memcmp(c->store.hello.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
     if (!same) {
         if (c->store_open) {
@@ -438,6 +443,11 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
             h->connection, (unsigned long long)c->parser.next_off,
             h->ring_tail > c->parser.next_off ? " (the hypervisor no longer holds all of it: "
             "the gap will be counted)" : "");
+    if (coll_store_hello_accepted(c->out, h, c->fsync_each) < 0) {   /* before the WELCOME */
+        coll_log("hvtrace-collector: cannot record connection %u of boot %s: %s\n",
+                 h->connection, id, strerror(errno));
+        return -1;
+    }
     struct hvt_welcome w;
     memcpy(w.boot_id, h->boot_id, HVT_BOOT_ID_LEN);
     w.resume_off = c->parser.next_off;       /* == store.durable.next_off: stored (coll.h) */
@@ -516,7 +526,8 @@ static void handle_read(struct coll *c)
 /* The live session as coll_peer sees it. */
 static struct coll_live live_session(const struct coll *c)
 {
-    struct coll_live l = { .live = c->cfd >= 0 && c->parser.have_hello, .ip = c->cfd_ip };
+    struct coll_live l = { .live = c->cfd >= 0 && c->parser.have_hello, .ip = c->cfd_ip,
+                           .out = c->out };
     if (l.live) {
         l.authenticated = c->parser.sess.flags & HVT_HELLO_AUTH;
         memcpy(l.boot_id, c->parser.hello.boot_id, HVT_BOOT_ID_LEN);

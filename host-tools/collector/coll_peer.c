@@ -2,6 +2,7 @@
 #include "coll_peer.h"
 #include "coll_link.h"
 #include "coll_parse.h"
+#include "coll_store.h"
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -114,7 +115,7 @@ int coll_peer_service(struct coll_peers *ps, const struct pollfd *pf, int n,
                 continue;
             if (r == 1) {
                 struct hvt_hello h;
-                char err[200];
+                char err[400];
                 if (coll_parse_hello_verify(key, q->buf, q->have, &h, err, sizeof err) < 0) {
                     drop(ps, i, err);
                     continue;
@@ -122,6 +123,11 @@ int coll_peer_service(struct coll_peers *ps, const struct pollfd *pf, int n,
                 bool same_boot = !memcmp(h.boot_id, live->boot_id, HVT_BOOT_ID_LEN);
                 if (live->live && same_boot && h.connection <= live->connection) {
                     drop(ps, i, "its HELLO is not newer than the live session's (a replay)");
+                    continue;
+                }
+                /* and not an older boot's or an older connection's (the live session stays) */
+                if (live->out && !coll_store_hello_fresh(live->out, &h, err, sizeof err)) {
+                    drop(ps, i, err);
                     continue;
                 }
                 return i;

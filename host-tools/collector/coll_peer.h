@@ -51,6 +51,7 @@ struct coll_live {
     uint32_t ip;
     uint8_t  boot_id[HVT_BOOT_ID_LEN];
     uint32_t connection;
+    const char *out;                   /* the trace directory (its boots' accepted HELLOs) */
 };
 
 void coll_peer_init(struct coll_peers *ps);

@@ -467,3 +467,62 @@ int coll_store_close(struct coll_store *s)
     s->index_closed_len = 0;
     return rc;
 }
+
+/* OUT/<boot>/NAME */
+static void boot_path(const char *out, const struct hvt_hello *h, const char *name, char *path,
+                      size_t n)
+{
+    char id[2 * HVT_BOOT_ID_LEN + 1];
+    coll_hex(h->boot_id, HVT_BOOT_ID_LEN, id);
+    snprintf(path, n, "%s/%s%s%s", out, id, name[0] ? "/" : "", name);
+}
+
+int coll_store_hello_fresh(const char *out, const struct hvt_hello *h, char *why, size_t whylen)
+{
+    char path[4200], id[2 * HVT_BOOT_ID_LEN + 1];
+    struct stat sb;
+    coll_hex(h->boot_id, HVT_BOOT_ID_LEN, id);
+    boot_path(out, h, "", path, sizeof path);
+    if (stat(path, &sb) < 0 && errno == ENOENT)
+        return 1;                          /* a boot never seen here */
+    char link[4200], cur[256];
+    snprintf(link, sizeof link, "%s/current", out);
+    ssize_t n = readlink(link, cur, sizeof cur - 1);
+    cur[n > 0 ? n : 0] = 0;
+    if (strcmp(cur, id)) {
+        snprintf(why, whylen, "a HELLO of boot %s, which is not the newest boot here (a replay)", id);
+        return 0;
+    }
+    boot_path(out, h, "hello.conn", path, sizeof path);
+    FILE *f = fopen(path, "r");
+    unsigned long long max = 0;
+    bool have = f && fscanf(f, "%llu", &max) == 1;
+    if (f)
+        fclose(f);
+    if (have && h->connection <= max) {
+        snprintf(why, whylen, "its HELLO is not newer than connection %llu already accepted for "
+                 "boot %s (a replay)", max, id);
+        return 0;
+    }
+    return 1;
+}
+
+int coll_store_hello_accepted(const char *out, const struct hvt_hello *h, bool fsync_each)
+{
+    char path[4200], tmp[4300], line[32];
+    boot_path(out, h, "hello.conn", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    int len = snprintf(line, sizeof line, "%u\n", h->connection);
+    int rc = fchmod(fd, 0600) < 0 || write_all(fd, line, (size_t)len) < 0 ||
+             (fsync_each && fsync(fd) < 0) ? -1 : 0;
+    if (close(fd) < 0 || rc < 0 || rename(tmp, path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}

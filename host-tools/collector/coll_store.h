@@ -72,6 +72,18 @@ struct coll_store {
 int  coll_store_open(struct coll_store *s, const char *out, const struct hvt_hello *h,
                      const char *text, size_t text_len, uint64_t chunk_max, bool fsync_each,
                      char *err, size_t errlen);
+/* Replayed HELLOs. A HELLO is sent in clear and can be recorded and sent again; accepting
+ * one again makes the collector reuse the session's nonces (the session key and nonces depend
+ * on boot_id and connection only). So the highest connection number accepted for a boot is
+ * kept in OUT/<boot>/hello.conn (written and renamed before the WELCOME goes out), and
+ * coll_store_hello_fresh() accepts a HELLO only when
+ *  - no directory exists for its boot (a new boot), or
+ *  - its boot is the newest one here (OUT/current, what a restarted collector continues) and
+ *    its connection is above the highest accepted for that boot.
+ * 1 fresh, 0 refused (why says why). coll_store_hello_accepted() records the connection (0,
+ * or -1 with errno: the caller must not answer the HELLO then). */
+int  coll_store_hello_fresh(const char *out, const struct hvt_hello *h, char *why, size_t whylen);
+int  coll_store_hello_accepted(const char *out, const struct hvt_hello *h, bool fsync_each);
 /* Append a run of verbatim sequenced messages (already validated) [raw, raw+n), first at off. */
 int  coll_store_write_msgs(struct coll_store *s, const uint8_t *raw, size_t n, uint64_t first_off,
                            uint64_t nmsgs);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Host test of D programs end to end (no Bochs): hvt compiles the program, loads it through
 # hvtrace-collector into fake_hv, whose D engine is the hypervisor's own verifier and
-# interpreter (trace/dif_*.c) fired by synthetic firings (tests/net/fake_hv_d.c: firing k has
+# interpreter (trace/dvm/dif_*.c) fired by synthetic firings (tests/net/fake_hv_d.c: firing k has
 # arg0 = k, arg1 = 2k, arg2 = k % 7, pid 100 + k % 3, execname alpha/beta/gamma by k % 3, and
 # curthread points at the string "fake-string"); hvt prints what the records and aggregation
 # snapshots say. Every expected figure below is computed from that definition.

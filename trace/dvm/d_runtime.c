@@ -19,12 +19,23 @@
 #define STATE_MAX   (48u << 20)            /* the most state memory one program may ask for */
 #define ERRNO_MAX   4095u                  /* Linux returns -1..-4095 for errors */
 
-static uint8_t *stage;                     /* the image as it arrives, then as it runs */
-static uint32_t stage_cap, stage_len, stage_total;
+/* Loads (the guest's hypercall on any CPU, the host's parts in the transport's poll on any
+ * CPU) are serialized by load_lock, only ever tried: a second loader gets EBUSY rather than
+ * waiting, as the first may be waiting for the link the second one's CPU polls. Images are
+ * double-buffered: a load copies into img[spare] (which only the lock holder writes, never the
+ * buffer the live program runs from), verifies that copy, and publishes it by swapping hdr.
+ * The stage belongs to one loader at a time (stage_src): a host load in parts cannot be
+ * continued with bytes a guest load wrote in between, nor the other way round. */
+enum { STAGE_NONE, STAGE_HOST, STAGE_GUEST };
+static uint32_t load_lock;
+static struct { uint8_t *p; uint32_t cap; } img[2];
+static unsigned spare;                     /* img[] the next load writes; the other one runs */
+static uint8_t *stage;                     /* img[spare].p while a load is staged */
+static uint32_t stage_len, stage_total, stage_src;
 static void *state_mem;
 static size_t state_cap;
 static struct dif_state *st;
-static const struct hvt_dif_hdr *hdr;      /* of the loaded image (stage) */
+static const struct hvt_dif_hdr *hdr;      /* of the loaded image (img[!spare]) */
 static uint64_t load_ns;                   /* timestamp when it was taken (walltimestamp's origin) */
 static bool loaded;                        /* firings may use st (read under inflight) */
 static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
@@ -44,10 +55,19 @@ static struct {
 
 /* Use the program's state (true), or there is none now. A load never waits for the CPUs
  * using it (one of them may be waiting for the link the loading CPU polls): it refuses. */
+/* enter() and unload() are the two sides of a store-buffering (Dekker) handshake: each stores
+ * one variable and then loads the other's. x86 lets a load pass an earlier store to another
+ * address that still sits in the store buffer (SDM vol. 3, "Memory Ordering in P6 and More
+ * Recent Processor Families": loads may be reordered with older stores to different
+ * locations), so with release/acquire alone both sides can miss each other: unload() reads
+ * inflight 0 while enter() reads loaded true, and a load then lays the state out under a CPU
+ * that uses it. Sequentially consistent accesses on both sides (a locked add here, XCHG for
+ * unload()'s store) put the four accesses in one total order: either unload() sees the
+ * increment or enter() sees loaded false. */
 static bool enter(void)
 {
-    __atomic_add_fetch(&inflight, 1, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
+    __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&loaded, __ATOMIC_SEQ_CST))
         return true;
     __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE);
     return false;
@@ -344,50 +364,67 @@ void dprobe_flush_all(void)
  * host asks again: a firing or a drain ends soon). */
 static bool unload(void)
 {
-    __atomic_store_n(&loaded, false, __ATOMIC_RELEASE);
-    return __atomic_load_n(&inflight, __ATOMIC_ACQUIRE) == 0;
+    __atomic_store_n(&loaded, false, __ATOMIC_SEQ_CST);     /* see enter() */
+    return __atomic_load_n(&inflight, __ATOMIC_SEQ_CST) == 0;
 }
+
+static bool load_trylock(void) { return !__atomic_exchange_n(&load_lock, 1, __ATOMIC_ACQUIRE); }
+static void load_unlock(void) { __atomic_store_n(&load_lock, 0, __ATOMIC_RELEASE); }
 
 static int busy(void) { return probe_armed() + probe_profile_armed() != 0; }
 
 static int finish_load(void);
+static int finish_stage(void);
 
-/* Room for a new image of 'total' bytes, the old program gone: 0 or HVT_D_E*. */
-static int stage_new(uint32_t total)
+/* Room for a new image of 'total' bytes from 'src', the old program gone: 0 or HVT_D_E*.
+ * Under load_lock. */
+static int stage_new(uint32_t total, uint32_t src)
 {
+    stage_src = STAGE_NONE;
+    stage_total = stage_len = 0;
     if ((loaded && busy()) || !unload())
         return HVT_D_EBUSY;
     if (total < sizeof(struct hvt_dif_hdr) || total > HVT_DIF_MAX_IMAGE)
         return HVT_D_EORDER;
-    if (total > stage_cap) {               /* never freed: grow by doubling to bound the waste */
-        uint32_t cap = stage_cap ? stage_cap : (64u << 10);
+    if (total > img[spare].cap) {          /* never freed: grow by doubling to bound the waste */
+        uint32_t cap = img[spare].cap ? img[spare].cap : (64u << 10);
         while (cap < total)
             cap *= 2;
         uint8_t *p = hv_alloc(cap);
         if (!p)
             return HVT_D_ENOMEM;
-        stage = p;
-        stage_cap = cap;
+        img[spare].p = p;
+        img[spare].cap = cap;
     }
+    stage = img[spare].p;
     stage_total = total;
-    stage_len = 0;
+    stage_src = src;
     return 0;
 }
 
 int dprobe_load_guest(uint64_t va, uint32_t len)
 {
+    if (!load_trylock())
+        return HVT_D_EBUSY;
+    __builtin_memset(status.why, 0, sizeof status.why);
+    status.err_clause = status.err_insn = 0;
     struct gmem_paging pg;
     hv_guest_paging(&pg);
-    int rc = stage_new(len);
-    if (rc)
-        return rc;
-    if (gmem_read_gva(&pg, va, stage, len) != len)
-        return HVT_D_EORDER;               /* not all of it mapped */
-    stage_len = len;
-    return finish_load();
+    int rc = stage_new(len, STAGE_GUEST);
+    if (!rc && gmem_read_gva(&pg, va, stage, len) != len)
+        rc = HVT_D_EORDER;                 /* not all of it mapped */
+    if (!rc) {
+        stage_len = len;
+        rc = finish_load();
+    }
+    load_unlock();
+    return rc;
 }
 
-static int load_part(const uint8_t *args, uint32_t len)
+/* One part of the host's load; a part that completes the image finishes the load. A part
+ * that adds nothing to an incomplete stage of the host's is refused: after a complete load
+ * the stage is empty, so nothing can run the finish step again on a live program. */
+static int load_part_locked(const uint8_t *args, uint32_t len)
 {
     struct hvt_d_load h;
     if (len < sizeof h)
@@ -395,11 +432,12 @@ static int load_part(const uint8_t *args, uint32_t len)
     __builtin_memcpy(&h, args, sizeof h);
     uint32_t n = len - (uint32_t)sizeof h;
     if (h.offset == 0) {                   /* a new image: the old program goes now */
-        int rc = stage_new(h.total);
+        int rc = stage_new(h.total, STAGE_HOST);
         if (rc)
             return rc;
     }
-    if (h.offset != stage_len || h.total != stage_total || n > stage_total - stage_len)
+    if (stage_src != STAGE_HOST || stage_len >= stage_total || h.offset != stage_len ||
+        h.total != stage_total || n > stage_total - stage_len)
         return HVT_D_EORDER;
     __builtin_memcpy(stage + stage_len, args + sizeof h, n);
     stage_len += n;
@@ -409,8 +447,29 @@ static int load_part(const uint8_t *args, uint32_t len)
     return finish_load();
 }
 
-/* The staged image, whole: verified, its state laid out, in use from now on. */
+static int load_part(const uint8_t *args, uint32_t len)
+{
+    if (!load_trylock())
+        return HVT_D_EBUSY;
+    __builtin_memset(status.why, 0, sizeof status.why);
+    status.err_clause = status.err_insn = 0;
+    int rc = load_part_locked(args, len);
+    load_unlock();
+    return rc;
+}
+
+/* The staged image, whole: verified in the buffer only this loader writes, its state laid
+ * out (no CPU uses the state: stage_new unloaded and saw none inside), published by swapping
+ * hdr to it. The stage is emptied whatever the outcome. Under load_lock. */
 static int finish_load(void)
+{
+    int rc = finish_stage();
+    stage_src = STAGE_NONE;
+    stage_total = stage_len = 0;
+    return rc;
+}
+
+static int finish_stage(void)
 {
     struct dif_verr e = { -1, -1, -1, "" };
     if (dif_verify(stage, stage_total, &e) != DIF_OK) {
@@ -442,14 +501,16 @@ static int finish_load(void)
     }
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
         return HVT_D_ENOMEM;
-    hdr = (const struct hvt_dif_hdr *)stage;
+    hdr = (const struct hvt_dif_hdr *)stage;   /* the swap: the next load writes the other one */
+    spare ^= 1;
+    stage = NULL;
     load_ns = ns_of(hv_rdtsc() + (uint64_t)hv_tsc_offset());   /* the guest's clock, as timestamp */
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
     op_begin = op_end = op_snap = 0;
     snap_running = false;
     tracer_stopped = false;
-    __atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&loaded, true, __ATOMIC_SEQ_CST);
     hv_log("hvtrace: D program loaded: %u bytes, %u clauses, %u probes, %lu bytes of state\n",
            stage_total, hdr->nclauses, hdr->nprobes, (uint64_t)need);
     return 0;
@@ -460,8 +521,6 @@ int dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
 {
     int rc = HVT_CTL_OK;
     if (cmd == HVT_CTL_D_LOAD) {
-        __builtin_memset(status.why, 0, sizeof status.why);
-        status.err_clause = status.err_insn = 0;
         status.error = load_part(args, len);
     } else if (cmd == HVT_CTL_D_RUN) {
         struct hvt_d_run r;
@@ -485,8 +544,14 @@ int dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
             rc = HVT_CTL_EINVAL;
         }
         spin_unlock(&op_lock);
-        if (r.op == HVT_D_OP_UNLOAD && !status.error)
-            unload();                      /* a load waits for the last users (EBUSY) */
+        if (r.op == HVT_D_OP_UNLOAD && !status.error) {
+            if (load_trylock()) {          /* not under a load that would publish after it */
+                unload();                  /* a load waits for the last users (EBUSY) */
+                load_unlock();
+            } else {
+                status.error = HVT_D_EBUSY;
+            }
+        }
     } else {
         return HVT_CTL_ENOSYS;
     }

@@ -11,6 +11,11 @@
  *    first CPU to exit afterwards, dprobe_poll). A load is staged part by part, copied out of
  *    the receive path, verified whole (dif_verify) and only then used; it is refused while
  *    probes are armed, and waits for CPUs still inside a firing of the old program.
+ *  - Loads are serialized: the host's parts and the guest's hypercall (dprobe_load_guest)
+ *    share one try-lock, and a load that finds it held gets HVT_D_EBUSY. An image is copied
+ *    into a buffer only the loader writes (never the one the live program runs from),
+ *    verified there and published by a pointer swap; a part that adds nothing (e.g. a
+ *    zero-length one after a complete load) is refused (HVT_D_EORDER).
  *  - dprobe_poll() at every exit: that CPU's records go out once they are one poll period old
  *    (or its buffer is half full), and pending BEGIN/END/snapshots run.
  *  - Nothing is lost silently: records the link dropped are counted (records_lost), the VM's

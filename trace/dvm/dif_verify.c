@@ -419,6 +419,9 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         break;
     }
     case HVT_DIF_OP_AGGCLR:
+        /* one instruction would walk every CPU's aggregation space; the compiler never emits
+         * it (clear() is the host's) */
+        return "AGGCLR is not accepted";
     case HVT_DIF_OP_TRACER:
         break;
     default:
@@ -530,6 +533,10 @@ static int dif_check_probes(const struct dif_vimg *v, struct dif_verr *err)
     for (uint32_t i = 0; i < h->nprobe_clauses; i++)
         if (v->probe_clauses[i] >= h->nclauses)
             return dif_vfail(err, -1, -1, (int)i, "probe clause index out of range");
+    /* A firing runs its probe's list and the state's epid layout walks every probe's range:
+     * lists strictly increasing and ranges disjoint and in order bound the first by nclauses
+     * and the second by nprobe_clauses (the compiler lays the lists out this way). */
+    uint64_t range_end = 0;
     for (uint32_t i = 0; i < h->nprobes; i++) {
         const struct hvt_dif_probe *p = &v->probes[i];
         const char *why = NULL;
@@ -537,9 +544,16 @@ static int dif_check_probes(const struct dif_vimg *v, struct dif_verr *err)
             why = "probes not sorted by id";
         else if ((uint64_t)p->clauses + p->nclauses > h->nprobe_clauses)
             why = "probe clauses outside probe_clauses[]";
+        else if (p->nclauses && p->clauses < range_end)
+            why = "probe clause lists overlap";
         else if (p->prov >= h->strtab_len || p->mod >= h->strtab_len ||
                  p->func >= h->strtab_len || p->name >= h->strtab_len)
             why = "probe name outside strtab";
+        for (uint32_t j = 1; !why && j < p->nclauses; j++)
+            if (v->probe_clauses[p->clauses + j] <= v->probe_clauses[p->clauses + j - 1])
+                why = "probe clause list not strictly increasing";
+        if (p->nclauses)
+            range_end = (uint64_t)p->clauses + p->nclauses;
         if (why)
             return dif_vfail(err, -1, -1, (int)i, why);
     }

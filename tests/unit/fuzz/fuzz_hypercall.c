@@ -87,7 +87,13 @@ static unsigned cur_cpu;
 unsigned hv_cpu_id(void) { return cur_cpu; }
 unsigned hv_cpu_count(void) { return 2; }
 #define GUEST_LSTAR 0xffffffff82000080ull
-uint64_t hv_rdmsr(uint32_t msr) { return msr == MSR_IA32_LSTAR ? GUEST_LSTAR : 0; }
+/* IA32_KERNEL_GS_BASE: the per-CPU area, as Linux leaves it while user code runs (the
+ * tracer reads the kernel's base only from there at CPL 3) */
+static uint64_t fake_kernel_gs;
+uint64_t hv_rdmsr(uint32_t msr)
+{
+    return msr == MSR_IA32_LSTAR ? GUEST_LSTAR : msr == MSR_IA32_KERNEL_GS_BASE ? fake_kernel_gs : 0;
+}
 void hv_wrmsr(uint32_t msr, uint64_t v) { abort(); }
 void hv_outb(uint16_t port, uint8_t v) { abort(); }
 void hv_outw(uint16_t port, uint16_t v) { abort(); }
@@ -286,6 +292,7 @@ static void exit_as(unsigned reason)
     fake_vmwrite(VMCS_ENTRY_INTR_INFO, 0);
     fake_vmwrite(VMCS_IDT_VECTORING_INFO, 0);
     fake_vmwrite(VMCS_GUEST_GS_BASE, DMAP_VA + PERCPU_GPA);
+    fake_kernel_gs = DMAP_VA + PERCPU_GPA;
     vmx_exit_dispatch(&regs_now, vcpu_get(cur_cpu));
     if (locks_held)
         abort();                                /* a handler returned holding a lock */
