@@ -17,5 +17,9 @@
 #                      CPU stopped, PANIC with the reason at the collector, a clean file, reset;
 #                      also NMI-only, a panic inside the panic path, and the MMIO bound
 #   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
+#   test-coll-replay   replayed HELLOs (an earlier boot's, an earlier connection's) against a
+#                      live, an idle and a restarted collector: refused, nothing answered
+#   (unit-test-hv also holds the D load race, the per-CPU base decision and the bounds on one
+#   firing: unit-test-dprobe-load, unit-test-task-base, unit-test-dif-bounds)
 .PHONY: test-security
-test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay
+test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay test-coll-replay

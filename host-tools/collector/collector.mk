@@ -73,8 +73,7 @@ net-unit-test: $(HOST_BUILD)/test_aead $(HOST_BUILD)/test_net $(HOST_BUILD)/test
 	$(HOST_BUILD)/test_trace_link
 	tests/net/test-collector.sh $(HOST_BUILD)
 	tests/net/test-trace-coll.sh $(HOST_BUILD)
-	tests/net/test-coll-replay.sh $(HOST_BUILD)
-unit-test: net-unit-test
+unit-test: net-unit-test test-coll-replay
 # Replayed HELLOs (cross-boot and same-boot, live, idle and restarted collector): refused.
 .PHONY: test-coll-replay
 test-coll-replay: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
