@@ -43,7 +43,7 @@ bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	$(VM_RUN) -c 1 -t 600 --initrd $(BENCH_PROBE)/initrd.img --append hvt_cpus=1 --trace '$(PROBE_BENCH_ITEMS)' \
 	  --cmd /bin/probe-bench,$(PROBE_BENCH_N) $(BENCH_PROBE) || true
-	bash bench/probe-report.sh $(BENCH_PROBE)/run
+	bash bench/record.sh probe bash bench/probe-report.sh $(BENCH_PROBE)/run
 	@cold=$$(mktemp -d); t0=$$(date +%s.%N); \
 	HVT_KINFO_CACHE=$$cold $(HVT) -n 'fbt:::entry' --vmlinuz $(TEST_BUILD)/vmlinuz --specs $(BENCH_PROBE)/all.specs 2>/dev/null; \
 	t1=$$(date +%s.%N); \

@@ -25,4 +25,4 @@ bench-step: $(HVT_IMPORT) $(HVT) $(BENCH_STEP)/initrd.img
 	BOCHS_STAMP='^TICKBENCH-PHASE|^hvtrace: cpu [0-9]+: trace (start|stop)|^HVT-STEPSTAT' \
 	  $(VM_RUN) -c 1 -t 900 --initrd $(BENCH_STEP)/initrd.img --append hvt_cpus=1 --trace '' \
 	  --cmd /bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED) $(BENCH_STEP) || true
-	bash bench/step-report.sh $(BENCH_STEP)/run $(HVT_IMPORT)
+	bash bench/record.sh step bash bench/step-report.sh $(BENCH_STEP)/run $(HVT_IMPORT)

@@ -79,7 +79,7 @@ test-analyze: $(HVT)
 	bash tests/analyze/test-analyze.sh $(HVT)
 
 bench-analyze: $(HVT)
-	bash tests/analyze/bench-analyze.sh $(HVT)
+	bash bench/record.sh analyze bash tests/analyze/bench-analyze.sh $(HVT)
 
 # libFuzzer + ASan/UBSan builds of each parser; corpora and findings under build/host/fuzz/.
 $(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(HOST_LIB_SRC)) $(HOST_HDRS)

@@ -34,6 +34,6 @@ test-net: collector hv
 	BUILD=$(BUILD) tests/net/test-net.sh
 
 bench-net: collector hv
-	bench/net/bench-net.sh
+	bash bench/record.sh net bash bench/net/bench-net.sh
 
 -include $(NET_HV_OBJS:.o=.d)

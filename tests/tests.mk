@@ -95,7 +95,7 @@ BENCH_BOOT_RUNS1 ?= 2
 bench-boot:
 	$(TEST_EFI_BUILD)
 	$(MAKE) test-guest-inputs
-	bash tests/platform/bench-boot.sh $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz $(TEST_BUILD)/initrd.img \
+	bash bench/record.sh boot bash tests/platform/bench-boot.sh $(BUILD)/hvtrace.efi $(TEST_BUILD)/vmlinuz $(TEST_BUILD)/initrd.img \
 	  $(TEST_BUILD)/bench-boot $(BENCH_BOOT_RUNS) $(BENCH_BOOT_RUNS1) $(BOCHS_TEST_TIMEOUT) \
 	  $(filter-out hvt_cpus=%,$(TEST_CMDLINE))
 
