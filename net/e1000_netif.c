@@ -1,4 +1,6 @@
-/* e1000_netif.c - the lwIP network interface over the polled e1000 (net/e1000.h). */
+/* e1000_netif.c - the lwIP network interface over the polled e1000 (net/e1000.h). Its
+ * NIC and clock come through netif->state (struct e1000_netif, net_internal.h), not net's
+ * global: the interface does not depend on the transport above it. */
 #include "net_internal.h"
 #include "lwip/etharp.h"
 #include "lwip/pbuf.h"
@@ -20,8 +22,9 @@ static err_t e1000_linkoutput(struct netif *netif, struct pbuf *p)
         pbuf_copy_partial(p, tx_frame, p->tot_len, 0);
         frame = tx_frame;
     }
-    uint64_t deadline = hv_rdtsc() + NET_TX_WAIT_MS * net.tsc_per_ms;
-    while (e1000_tx(&net.nic, frame, p->tot_len) == -1) {
+    struct e1000_netif *e = netif->state;
+    uint64_t deadline = hv_rdtsc() + NET_TX_WAIT_MS * e->tsc_per_ms;
+    while (e1000_tx(e->nic, frame, p->tot_len) == -1) {
         if (hv_rdtsc() > deadline)
             return ERR_MEM;
         __asm__ volatile("pause");
@@ -35,7 +38,8 @@ err_t e1000_netif_init(struct netif *netif)
     netif->name[1] = '0';
     netif->mtu = NET_MTU;
     netif->hwaddr_len = ETH_HWADDR_LEN;
-    memcpy(netif->hwaddr, net.nic.mac, ETH_HWADDR_LEN);
+    struct e1000_netif *e = netif->state;
+    memcpy(netif->hwaddr, e->nic->mac, ETH_HWADDR_LEN);
     netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
     netif->output = etharp_output;
     netif->linkoutput = e1000_linkoutput;
@@ -47,7 +51,7 @@ void e1000_netif_input(void *ctx, const uint8_t *frame, size_t len)
     struct netif *netif = ctx;
     struct pbuf *p = pbuf_alloc(PBUF_RAW, (u16_t)len, PBUF_POOL);
     if (!p) {
-        net.nic.cnt.rx_errors++;        /* TCP will retransmit: not a stream loss */
+        ((struct e1000_netif *)netif->state)->nic->cnt.rx_errors++;  /* TCP retransmits: not a stream loss */
         return;
     }
     pbuf_take(p, frame, (u16_t)len);

@@ -246,7 +246,9 @@ int net_init(const struct net_config *cfg)
     IP4_ADDR(&ip, cfg->ip[0], cfg->ip[1], cfg->ip[2], cfg->ip[3]);
     IP4_ADDR(&mask, cfg->netmask[0], cfg->netmask[1], cfg->netmask[2], cfg->netmask[3]);
     IP4_ADDR(&gw, cfg->gw[0], cfg->gw[1], cfg->gw[2], cfg->gw[3]);
-    if (!netif_add(&net.netif, &ip, &mask, &gw, NULL, e1000_netif_init, ethernet_input)) {
+    static struct e1000_netif netif_state;
+    netif_state = (struct e1000_netif){ &net.nic, net.tsc_per_ms };
+    if (!netif_add(&net.netif, &ip, &mask, &gw, &netif_state, e1000_netif_init, ethernet_input)) {
         hv_log("net: lwIP refused the interface\n");
         return -1;
     }
@@ -353,21 +355,21 @@ static void report_drops(void)
 static void poll_now(void);
 static void link_check_recovery(void);
 
-void net_poll(void)
+bool net_poll(void)
 {
     if (!net.active)
-        return;
+        return false;
     uint64_t now = hv_rdtsc();
     if (now - __atomic_load_n(&net.last_poll_tsc, __ATOMIC_RELAXED) < net.poll_interval_tsc)
-        return;
+        return false;
     __atomic_store_n(&net.last_poll_tsc, now, __ATOMIC_RELAXED);
     poll_now();
+    return true;
 }
 
 /* The whole poll, ungated: also what a sender waiting under backpressure spins on. */
 static void poll_now(void)
 {
-    net_console_poll();                 /* takes the console lock: before net.lock */
     if (!net_trylock(&net.lock))
         return;                         /* another CPU is polling: it does the work */
     net.polls++;
@@ -570,7 +572,6 @@ void net_shutdown(uint64_t max_tsc)
 {
     if (!net.active)
         return;
-    net_console_flush();
     stream_send(hv_cpu_id(), HVT_MSG_BYE, NULL, 0);
     uint64_t end = hv_rdtsc() + max_tsc;
     while (!stream_core_all_acked(&net.sc) && hv_rdtsc() < end)

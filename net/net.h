@@ -63,7 +63,7 @@
 
 int  net_init(const struct net_config *cfg);
 bool net_active(void);
-void net_poll(void);
+bool net_poll(void);                    /* true when it polled now (not rate-gated away) */
 int  stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
 /* stream_send's answer when the link has failed (link_timeout_ms without progress): the
  * message was dropped and counted (HVT_MSG_LOSS, reason LINK, once the link recovers). */
@@ -71,6 +71,11 @@ int  stream_send(unsigned cpu, uint16_t type, const void *data, size_t len);
 /* Has the link failed (and not recovered yet)? */
 bool net_link_failed(void);
 void net_console_byte(uint8_t b);
+/* The console's buffered bytes: sent once older than NET_CONSOLE_MAX_AGE_MS (no wait; call
+ * after a net_poll() that polled, outside net's locks: the console lock comes first), or now
+ * (waiting while the ring is full; before net_shutdown's BYE). */
+void net_console_poll(void);
+void net_console_flush(void);
 /* key=value text for a HVT_MSG_META (e.g. "guest_kernel=..."); same rules as stream_send */
 int  net_meta(const char *text);
 void net_shutdown(uint64_t max_tsc);

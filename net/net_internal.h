@@ -43,10 +43,13 @@ struct net_state {
 extern struct net_state net;
 extern net_spinlock pci_cfg_lock;
 
+/* What the lwIP interface over the e1000 needs: its netif->state (netif_add's state). */
+struct e1000_netif {
+    struct e1000 *nic;
+    uint64_t tsc_per_ms;
+};
 err_t e1000_netif_init(struct netif *netif);
 void  e1000_netif_input(void *ctx, const uint8_t *frame, size_t len);
 void  net_lwip_port_init(uint64_t tsc_per_ms, void *heap);
-void  net_console_poll(void);           /* flush console bytes buffered too long (no wait) */
-void  net_console_flush(void);          /* flush now, waiting if the ring is full */
 
 #endif

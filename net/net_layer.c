@@ -30,12 +30,25 @@ static bool layer_io(struct guest_regs *g, uint16_t port, unsigned size, bool in
     return net_io_exit(port, size, in, &g->r[GPR_RAX]);
 }
 
-static void layer_pre_exit(struct guest_regs *g, unsigned reason) { net_poll(); }
+/* The console is polled after the network (never under net's lock: its lock comes first). */
+static void layer_pre_exit(struct guest_regs *g, unsigned reason)
+{
+    if (net_poll())
+        net_console_poll();
+}
 
 /* Registered before the policy, so called after it (hv_exit.h): its last records are in
  * the ring before BYE. */
-static void layer_power_off(void) { net_shutdown(NET_SHUTDOWN_MAX_TSC); }
-static void layer_fatal(const char *why) { net_fatal(why); }
+static void layer_power_off(void)
+{
+    net_console_flush();                /* the console's last bytes before BYE */
+    net_shutdown(NET_SHUTDOWN_MAX_TSC);
+}
+static void layer_fatal(const char *why)
+{
+    net_console_poll();                 /* what the console has aged enough, as a poll would */
+    net_fatal(why);
+}
 
 /* The guest's configuration accesses through the ports, for mcfg_path_bridges. */
 static uint32_t cfg_read(void *ctx, uint8_t bus, uint8_t dev, uint8_t fn, uint16_t off)

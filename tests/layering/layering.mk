@@ -2,8 +2,8 @@
 # dependency cycles (deps.py), checked on the built objects; and the bare image booted.
 #   make test-layers    rules checked, each rule's detector proven on a planted violation,
 #                       the link-time dependency cycles of the image printed (cycles=N); no
-#                       cycle among trace/'s objects, nor among host-tools/'s (the D compiler
-#                       and consumer, the hvt command and the collector included)
+#                       cycle among trace/'s objects, nor net/'s, nor host-tools/'s (the D
+#                       compiler and consumer, the hvt command and the collector included)
 #   make test-hv-bare   Bochs, 2 CPUs: the image of vmm/ alone (make hv-bare) boots the test
 #                       guest to init and passes its checks
 .PHONY: test-layers test-hv-bare
@@ -14,6 +14,7 @@ test-layers: hv
 	$(MAKE) $(COLL_LAYER_OBJS)
 	python3 tests/layering/deps.py --no-cycles $(COLL_LAYER_OBJS)
 	python3 tests/layering/deps.py --no-cycles $(filter $(HV_BUILD)/trace/%,$(HV_OBJS))
+	python3 tests/layering/deps.py --no-cycles $(NET_HV_OBJS)
 	$(MAKE) $(HOST_LAYER_OBJS)
 	python3 tests/layering/deps.py --no-cycles $(HOST_LAYER_UNITS) $(HOST_LAYER_OBJS) $(COLL_LAYER_OBJS)
 unit-test: test-layers
