@@ -280,6 +280,7 @@ struct hvt_d_status {
     char     why[48];         /* LOAD refused: the verifier's reason, NUL-terminated */
     uint32_t loaded;          /* 1: a program is loaded */
     uint32_t snap_gen;        /* the last snapshot's generation (END, SNAP: the one asked for) */
+    /* The counters below are the loaded program's: a load sets them to 0. */
     uint64_t fires;           /* clause runs */
     uint64_t records, drops;  /* records made; dropped for a full buffer */
     uint64_t errors;          /* clauses ended by a fault */

@@ -92,16 +92,22 @@ bool task_check(unsigned cpu, struct task_info *out)
 
 uint64_t task_current(unsigned cpu) { return current_task(cpu); }
 
-const volatile char *task_comm_ptr(uint64_t task)
+/* A host pointer to len bytes at task + off in guest RAM, or 0 (unmapped, or across a page). */
+static const volatile uint8_t *task_field_ptr(uint64_t task, uint64_t off, unsigned len)
 {
     struct gmem_paging pg;
     struct gmem_xlat x;
     task_kernel_paging(&pg);
-    uint64_t va = task + lay.comm_off;
-    if (!task_on || ((va & 0xfff) + 16 > 0x1000) || gmem_walk(&pg, va, &x))
+    uint64_t va = task + off;
+    if (!task_on || ((va & 0xfff) + len > 0x1000) || gmem_walk(&pg, va, &x))
         return 0;
     uint8_t *page = gmem_map_gpa(x.gpa & ~0xfffull);
-    return page ? (const volatile char *)(page + (x.gpa & 0xfff)) : 0;
+    return page ? page + (x.gpa & 0xfff) : 0;
+}
+
+const volatile char *task_comm_ptr(uint64_t task)
+{
+    return (const volatile char *)task_field_ptr(task, lay.comm_off, 16);
 }
 
 bool task_euid(unsigned cpu, uint32_t *euid)
@@ -131,9 +137,11 @@ const struct task_who *task_who(unsigned cpu) { return &who[cpu]; }
 
 void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
 
-/* The current process's name: the task's pid and where its name lives are looked up when the
- * task changes; the name itself is copied at every call (an exec or prctl renames the task in
- * place, and a name cached across the exec would stick to the new program). */
+/* The current process's name and ids: where they live in the task is looked up when the
+ * task changes; the name and the ids themselves are read at every call. An exec or prctl
+ * renames the task in place, and the slab object of a task that just exited is often the
+ * next new task's: a name or a pid cached by the task's address would stick to another
+ * process. */
 static const char unknown_comm[TRACE_COMM_MAX] = "?";   /* whole: callers read it all */
 const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
 {
@@ -155,11 +163,19 @@ const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
         who[cpu].tid = (uint32_t)ti.pid;
         who[cpu].task = task;
         who[cpu].comm_ptr = task_comm_ptr(task);
-    } else if (who[cpu].comm_ptr) {   /* two loads: the kernel keeps it NUL-terminated */
-        uint64_t w[2];
-        __builtin_memcpy(w, (const char *)who[cpu].comm_ptr, sizeof w);
-        __builtin_memcpy(who[cpu].comm, w, sizeof w);
-        who[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+        who[cpu].pid_ptr = (const volatile int32_t *)task_field_ptr(task, lay.pid_off, 4);
+        who[cpu].tgid_ptr = (const volatile int32_t *)task_field_ptr(task, lay.tgid_off, 4);
+    } else {
+        if (who[cpu].comm_ptr) {     /* two loads: the kernel keeps it NUL-terminated */
+            uint64_t w[2];
+            __builtin_memcpy(w, (const char *)who[cpu].comm_ptr, sizeof w);
+            __builtin_memcpy(who[cpu].comm, w, sizeof w);
+            who[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+        }
+        if (who[cpu].pid_ptr)
+            who[cpu].tid = (uint32_t)*who[cpu].pid_ptr;
+        if (who[cpu].tgid_ptr)
+            who[cpu].pid = (uint32_t)*who[cpu].tgid_ptr;
     }
     *pid = who[cpu].pid;
     *tid = who[cpu].tid;

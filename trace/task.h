@@ -57,13 +57,15 @@ const volatile char *task_comm_ptr(uint64_t task);
  
 /* For the probe engine and the D runtime: the current process's name (NUL-terminated,
  * TRACE_COMM_MAX bytes readable; "?" when unknown, with pid and tid 0), its pid (the tgid) and
- * tid. The task and where its name lives are looked up when the task changes; the name is
- * copied at every call (an exec renames the task in place). */
+ * tid. The task and where its name and ids live are looked up when the task changes; the
+ * name and the ids are read at every call (an exec renames the task in place, and a new task
+ * often takes the slab object, so the address, of one that just exited). */
 const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid);
 /* What probe_current last found on this CPU (a firing's record takes it from here). */
 struct task_who {
     uint64_t task;                         /* the task whose name 'comm' holds, or 0 */
     const volatile char *comm_ptr;         /* its name in guest RAM (task_comm_ptr), or NULL */
+    const volatile int32_t *pid_ptr, *tgid_ptr;   /* its pid and tgid in guest RAM, or NULL */
     char comm[TRACE_COMM_MAX];
     uint32_t pid, tid;
 };

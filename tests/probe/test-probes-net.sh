@@ -24,14 +24,17 @@
 #   thread-local met, the getpriority() arguments and errno, nothing lost.
 # Run dwork: D programs over a workload that knows its own counts (tests/guest/d-work.c):
 #   quantize, copyinstr, fbt against the guest's kprobe, stack(), invalid addresses, step().
+# Run forks: 20 children forked and exited back to back on one CPU: D's pid and tid at each
+#   one's getppid() are that child's own.
 # Run dcmd: hvt -c through the guest tool's agent ($target, the run ends with the command).
 # All: records received = made with none lost; nothing went to port 0xE9; the disarm restored
 # every page (HVT-PROBESTAT shown=0 armed=0); the guest saw the disarm; after the last run a
 # clean power-off.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
-# PROBE_NET_RUNS ("count profile d dwork user dcmd"; make test-d runs "d dwork dcmd"),
-# PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_OUT (where the runs go).
+# PROBE_NET_RUNS ("count profile d dwork forks user dcmd"; make test-d runs "d dwork dcmd"),
+# PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
+# PROBE_NET_OUT (where the runs go).
 # Closing line: "test-probes-net: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,10 +42,10 @@ BUILD="${BUILD:-build}"
 OUT="${PROBE_NET_OUT:-$BUILD/test/probe-net}"
 H="$BUILD/host"
 COLL="$H/hvtrace-collector"; HVT="$H/hvt"
-VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="$BUILD/hvtrace.efi"
+VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile d dwork user dcmd}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile d dwork forks user dcmd}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -61,7 +64,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in count profile d dwork user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in count profile d dwork forks user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -446,6 +449,17 @@ EOF_D
     bash -c "test \"\$(cat '$OUT/dwork.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E'"
   check "dwork: the guest saw the disarm and ended the run" \
     bash -c "grep -aq 'probe-net: disarmed, exiting' '$C' && grep -aq '^suite: dwork status 0' '$C'"
+fi
+# ---- forks: processes forked and exited back to back: each firing's pid is its own process's
+if [[ " $RUNS " == *" forks "* ]]; then
+  run forks 'syscall::getpid:entry { @polls = count(); } syscall::getppid:entry /execname == "fork-pid"/ { printf("fp pid=%d tid=%d\n", pid, tid); }' -q
+  kids=$(sed -n 's/^fork-pids: child pid=\([0-9]*\)$/\1/p' "$OUT/forks.console" | sort -n | tr '\n' ' ')
+  seen=$(sed -n 's/^fp pid=\([0-9]*\) tid=[0-9]*$/\1/p' "$OUT/forks.out" | sort -n | tr '\n' ' ')
+  same=$(awk '/^fp pid=/ { split($2, a, "="); split($3, b, "="); n += a[2] == b[2] } END { print n + 0 }' "$OUT/forks.out")
+  check "forks: 20 children forked and exited back to back, each seen with its own pid (D: ${seen:-none}; the children: ${kids:-none}), tid = pid ($same)" \
+    bash -c "test \$(wc -w <<< '$kids') = 20 && test '$seen' = '$kids' && test '$same' = 20"
+  check "forks: exit 0, nothing lost; the guest saw the disarm and ended the run" \
+    bash -c "test \"\$(cat '$OUT/forks.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/forks.err' && grep -q 'probe-net: disarmed, exiting' '$OUT/forks.console' && grep -q '^suite: forks status 0' '$OUT/forks.console'"
 fi
 # ---- user: a probe on one process's function, on a text page it shares with its child
 if [[ " $RUNS " == *" user "* ]]; then

@@ -510,6 +510,15 @@ static int finish_stage(void)
     op_begin = op_end = op_snap = 0;
     snap_running = false;
     tracer_stopped = false;
+    /* The counters are the program's, not the boot's: a consumer compares the records made
+     * with those it received since it loaded this program (no CPU fires or sends now: the
+     * program before was unloaded and drained, and this one is not loaded yet). */
+    __atomic_store_n(&status.fires, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&status.records, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&status.records_lost, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&status.drops, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&status.errors, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&status.dyndrops, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&loaded, true, __ATOMIC_SEQ_CST);
     hv_log("hvtrace: D program loaded: %u bytes, %u clauses, %u probes, %lu bytes of state\n",
            stage_total, hdr->nclauses, hdr->nprobes, (uint64_t)need);
