@@ -137,3 +137,12 @@ $(HV_UNIT_BUILD)/test_dif_bounds: tests/unit/test_dif_bounds.c tests/unit/dif_as
 unit-test-dif-bounds: $(HV_UNIT_BUILD)/test_dif_bounds
 	$(HV_UNIT_BUILD)/test_dif_bounds
 unit-test-hv: unit-test-dif-bounds
+# Speculation and PMU isolation at exit/entry (vmm/spec_ctrl.c): the decision table against the
+# capability values of real CPUs (Skylake, Cascade Lake, Ice Lake, Sapphire Rapids, Bochs).
+$(HV_UNIT_BUILD)/test_spec_ctrl: tests/unit/test_spec_ctrl.c vmm/spec_ctrl.c vmm/spec_ctrl.h vmm/include/x86_arch.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_spec_ctrl.c vmm/spec_ctrl.c
+.PHONY: unit-test-spec-ctrl
+unit-test-spec-ctrl: $(HV_UNIT_BUILD)/test_spec_ctrl
+	$(HV_UNIT_BUILD)/test_spec_ctrl
+unit-test-hv: unit-test-spec-ctrl
