@@ -121,7 +121,7 @@ int main(void)
         bad += p.l1d_flush && !(c.cpuid7_edx & CPUID_7_EDX_L1D_FLUSH);
         bad += p.verw && !(c.cpuid7_edx & CPUID_7_EDX_MD_CLEAR) &&
                !((c.cpuid7_edx & CPUID_7_EDX_ARCH_CAPS) && (c.arch_caps & (ARCH_CAP_FB_CLEAR | ARCH_CAP_RFDS_CLEAR)));
-        bad += p.verw && p.l1d_flush;
+        bad += p.verw && p.l1d_flush && (c.cpuid7_edx & CPUID_7_EDX_MD_CLEAR);   /* the flush covers it */
         bad += p.pmu_switch && (!c.exit_load_perf_global || c.pmu_version < 2);
         bad += !spec_if && spec_ctrl_per_exit(&p);
         bad += p.host_spec_ctrl & ~SPEC_CTRL_IBRS ? 1 : 0;
