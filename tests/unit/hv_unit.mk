@@ -146,3 +146,12 @@ $(HV_UNIT_BUILD)/test_spec_ctrl: tests/unit/test_spec_ctrl.c vmm/spec_ctrl.c vmm
 unit-test-spec-ctrl: $(HV_UNIT_BUILD)/test_spec_ctrl
 	$(HV_UNIT_BUILD)/test_spec_ctrl
 unit-test-hv: unit-test-spec-ctrl
+# The boot id's randomness (net/boot_rand.c): RDSEED/RDRAND retried, an authenticated stream
+# refused without a hardware RNG.
+$(HV_UNIT_BUILD)/test_boot_rand: tests/unit/test_boot_rand.c net/boot_rand.c net/boot_rand.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -Inet -o $@ tests/unit/test_boot_rand.c net/boot_rand.c
+.PHONY: unit-test-boot-rand
+unit-test-boot-rand: $(HV_UNIT_BUILD)/test_boot_rand
+	$(HV_UNIT_BUILD)/test_boot_rand
+unit-test-hv: unit-test-boot-rand
