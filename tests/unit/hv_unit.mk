@@ -155,3 +155,11 @@ $(HV_UNIT_BUILD)/test_boot_rand: tests/unit/test_boot_rand.c net/boot_rand.c net
 unit-test-boot-rand: $(HV_UNIT_BUILD)/test_boot_rand
 	$(HV_UNIT_BUILD)/test_boot_rand
 unit-test-hv: unit-test-boot-rand
+# The D hash keyed per load (trace/dvm/dif_impl.h dif_key_hash, dif_env.hash_key).
+$(HV_UNIT_BUILD)/test_dif_hash_key: tests/unit/test_dif_hash_key.c tests/unit/dif_asm.h $(DIF_SRCS) trace/dvm/dif.h trace/dvm/dif_impl.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif_hash_key.c $(DIF_SRCS) -lpthread
+.PHONY: unit-test-dif-hash-key
+unit-test-dif-hash-key: $(HV_UNIT_BUILD)/test_dif_hash_key
+	$(HV_UNIT_BUILD)/test_dif_hash_key
+unit-test-hv: unit-test-dif-hash-key
