@@ -69,10 +69,10 @@ static unsigned make_boot_id(uint8_t out[HVT_BOOT_ID_LEN])
     uint32_t a, b, c, d, max;
     cpuid(0, &max, &b, &c, &d);
     cpuid(1, &a, &b, &c, &d);
-    struct boot_rand_src src = { 0, (c & (1u << 30)) ? rdrand64 : 0 };   /* CPUID.1:ECX.RDRAND */
+    struct boot_rand_src src = { 0, (c & CPUID_1_ECX_RDRAND) ? rdrand64 : 0 };
     if (max >= 7) {
         cpuid(7, &a, &b, &c, &d);
-        if (b & (1u << 18))                                            /* CPUID.7:EBX.RDSEED */
+        if (b & CPUID_7_EBX_RDSEED)
             src.rdseed = rdseed64;
     }
     uint64_t r[BOOT_RAND_WORDS] = {0};

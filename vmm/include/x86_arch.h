@@ -145,11 +145,13 @@
 #define CPUID_1_ECX_MONITOR    (1u << 3)
 #define CPUID_1_ECX_VMX        (1u << 5)
 #define CPUID_1_ECX_XSAVE      (1u << 26)
+#define CPUID_1_ECX_RDRAND     (1u << 30)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
 #define CPUID_80000001_EDX_PDPE1GB (1u << 26)
 /* CPUID.(EAX=07H,ECX=0) (SDM Vol. 2A, CPUID, "Structured Extended Feature Flags Enumeration
  * Leaf"; Intel, "Speculative Execution Side Channel Mitigations", "Enumeration") */
 #define CPUID_7_EBX_RTM            (1u << 11)
+#define CPUID_7_EBX_RDSEED         (1u << 18)
 #define CPUID_7_EDX_MD_CLEAR       (1u << 10)
 #define CPUID_7_EDX_IBRS_IBPB      (1u << 26)   /* IA32_SPEC_CTRL.IBRS and IA32_PRED_CMD */
 #define CPUID_7_EDX_STIBP          (1u << 27)
