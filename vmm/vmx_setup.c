@@ -122,6 +122,14 @@ int vmx_check_caps(void)
         return -1;
     }
     spec_ctrl_setup(true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS);
+    /* IA32_MISC_ENABLE as the firmware left it: the guest may not set these two later
+     * (msr_policy.h); set already, they limit what the hypervisor sees (no NX in its own
+     * tables, CPUID cut at leaf 2): said, not refused, since the firmware setup chose them. */
+    uint64_t misc = hv_rdmsr(MSR_IA32_MISC_ENABLE);
+    if (misc & (MISC_ENABLE_XD_DISABLE | MISC_ENABLE_LIMIT_CPUID))
+        hv_log("hvtrace: IA32_MISC_ENABLE %lx:%s%s (set by the firmware)\n", misc,
+               misc & MISC_ENABLE_XD_DISABLE ? " XD disabled" : "",
+               misc & MISC_ENABLE_LIMIT_CPUID ? " CPUID limited to leaf 2" : "");
     uint64_t ept_cap = hv_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
     if (!(ept_cap & EPT_CAP_WALK4) || !(ept_cap & EPT_CAP_WB) || !(ept_cap & EPT_CAP_INVEPT)) {
         hv_log("hvtrace: EPT lacks 4-level walks, WB or INVEPT (cap %lx)\n", ept_cap);
