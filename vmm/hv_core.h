@@ -31,6 +31,7 @@ struct hv_globals {
     uint32_t pin_ctls, proc_ctls, proc2_ctls, exit_ctls, entry_ctls;
     uint8_t *io_bitmap_a, *io_bitmap_b, *msr_bitmap;
     bool has_xsave;
+    uint64_t ept_cap;                    /* IA32_VMX_EPT_VPID_CAP */
     struct spec_plan spec;               /* speculation and PMU isolation (spec_ctrl.h) */
     bool spec_per_exit;                  /* spec has per-exit work: the fast MTF path is held off */
     unsigned cpu_count;

@@ -135,6 +135,9 @@ int vmx_check_caps(void)
         hv_log("hvtrace: EPT lacks 4-level walks, WB or INVEPT (cap %lx)\n", ept_cap);
         return -1;
     }
+    hv.ept_cap = ept_cap;
+    if (!(ept_cap & EPT_CAP_EXEC_ONLY))
+        hv_log("hvtrace: EPT has no execute-only entries: invisible probes are unavailable\n");
     hv.cr0_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED0);
     hv.cr0_fixed1 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED1);
     hv.cr4_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR4_FIXED0);
