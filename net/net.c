@@ -1,6 +1,7 @@
 /* net.c - bring-up, polling, TCP connection to the collector, stream_send; see net.h. */
 #include "net_internal.h"
 #include "sha256.h"
+#include "boot_rand.h"
 #include "hvt_hypercall.h"
 #include "lwip/init.h"
 #include "lwip/timeouts.h"
@@ -46,35 +47,49 @@ static uint64_t tsc_khz(const struct net_config *cfg)
     return NET_DEFAULT_TSC_KHZ;
 }
 
+/* One attempt each (SDM Vol. 2B RDRAND, RDSEED: CF = 1 when a value was returned). */
 static bool rdrand64(uint64_t *v)
 {
-    uint32_t a, b, c, d;
-    cpuid(1, &a, &b, &c, &d);
-    if (!(c & (1u << 30)))              /* CPUID.1:ECX.RDRAND[bit 30] */
-        return false;
     unsigned char ok;
     __asm__ volatile("rdrand %0; setc %1" : "=r"(*v), "=qm"(ok));
     return ok;
 }
 
-/* One boot id per hypervisor start: hash of the TSC, hardware randomness when there is some,
- * the NIC's MAC and the configuration (two starts never share the TSC value in practice). */
-static void make_boot_id(uint8_t out[HVT_BOOT_ID_LEN])
+static bool rdseed64(uint64_t *v)
 {
-    struct sha256_ctx c;
-    uint8_t d[SHA256_DIGEST_LEN];
-    uint64_t t = hv_rdtsc(), r = 0;
-    sha256_init(&c);
-    sha256_update(&c, &t, sizeof t);
-    for (int i = 0; i < 4; i++)
-        if (rdrand64(&r))
-            sha256_update(&c, &r, sizeof r);
-    sha256_update(&c, net.nic.mac, sizeof net.nic.mac);
-    sha256_update(&c, &net.cfg, sizeof net.cfg);
+    unsigned char ok;
+    __asm__ volatile("rdseed %0; setc %1" : "=r"(*v), "=qm"(ok));
+    return ok;
+}
+
+/* One boot id per hypervisor start: hash of hardware randomness (boot_rand.h), the TSC, the
+ * NIC's MAC and the configuration. Returns how many random words went in. */
+static unsigned make_boot_id(uint8_t out[HVT_BOOT_ID_LEN])
+{
+    uint32_t a, b, c, d, max;
+    cpuid(0, &max, &b, &c, &d);
+    cpuid(1, &a, &b, &c, &d);
+    struct boot_rand_src src = { 0, (c & CPUID_1_ECX_RDRAND) ? rdrand64 : 0 };
+    if (max >= 7) {
+        cpuid(7, &a, &b, &c, &d);
+        if (b & CPUID_7_EBX_RDSEED)
+            src.rdseed = rdseed64;
+    }
+    uint64_t r[BOOT_RAND_WORDS] = {0};
+    unsigned got = boot_rand_gather(&src, r, BOOT_RAND_WORDS);
+    struct sha256_ctx h;
+    uint8_t dg[SHA256_DIGEST_LEN];
+    uint64_t t = hv_rdtsc();
+    sha256_init(&h);
+    sha256_update(&h, &t, sizeof t);
+    sha256_update(&h, r, sizeof r);
+    sha256_update(&h, net.nic.mac, sizeof net.nic.mac);
+    sha256_update(&h, &net.cfg, sizeof net.cfg);
     t = hv_rdtsc();
-    sha256_update(&c, &t, sizeof t);
-    sha256_final(&c, d);
-    memcpy(out, d, HVT_BOOT_ID_LEN);
+    sha256_update(&h, &t, sizeof t);
+    sha256_final(&h, dg);
+    memcpy(out, dg, HVT_BOOT_ID_LEN);
+    return got;
 }
 
 /* ---- transport over the lwIP pcb ---- */
@@ -258,7 +273,15 @@ int net_init(const struct net_config *cfg)
         netif_set_link_up(&net.netif);
 
     uint8_t boot_id[HVT_BOOT_ID_LEN];
-    make_boot_id(boot_id);
+    unsigned rand_words = make_boot_id(boot_id);
+    bool keyed_auth = cfg->key.len && cfg->auth;
+    if (!boot_rand_may_start(keyed_auth, rand_words)) {
+        /* The session key and every nonce derive from the boot id: without hardware
+         * randomness it could repeat across boots, so an authenticated stream is not started. */
+        hv_log("net: no hardware random number (RDSEED/RDRAND gave %u of %u words): an "
+               "authenticated stream needs one; NIC not used\n", rand_words, BOOT_RAND_WORDS);
+        return -1;
+    }
     unsigned ncpu = hv_cpu_count();
     if (ncpu > STREAM_MAX_CPUS)
         ncpu = STREAM_MAX_CPUS;

@@ -255,3 +255,13 @@ bool ept_view_translate(const struct ept_view *v, uint64_t gpa, uint64_t *hpa, u
 {
     return walk(v->base, v->pml4, gpa, hpa, perms, memtype);
 }
+
+bool ept_perms_ok(uint64_t perms, uint64_t ept_cap)
+{
+    uint64_t p = perms & (EPT_READ | EPT_WRITE | EPT_EXEC);
+    if ((p & EPT_WRITE) && !(p & EPT_READ))
+        return false;
+    if (p == EPT_EXEC && !(ept_cap & EPT_CAP_EXEC_ONLY))
+        return false;
+    return true;
+}

@@ -76,4 +76,10 @@ uint64_t ept_view_eptp(const struct ept_view *v);
 bool     ept_view_translate(const struct ept_view *v, uint64_t gpa, uint64_t *hpa,
                             uint64_t *perms, unsigned *memtype);
 
+/* May a leaf hold 'perms' (EPT_READ/WRITE/EXEC) on a CPU whose IA32_VMX_EPT_VPID_CAP is
+ * 'ept_cap'? Write without read is an EPT misconfiguration always, execute-only unless
+ * EPT_CAP_EXEC_ONLY (SDM Vol. 3C 29.3.3.1 "EPT Misconfigurations"; A.10): a misconfiguration
+ * exits with reason 49, which is fatal. Pure. */
+bool ept_perms_ok(uint64_t perms, uint64_t ept_cap);
+
 #endif

@@ -11,6 +11,7 @@
 #include "hv_api.h"
 #include "ept.h"
 #include "mtrr.h"
+#include "spec_ctrl.h"
 
 struct hv_globals {
     struct hvt_boot_info *bi;
@@ -30,6 +31,9 @@ struct hv_globals {
     uint32_t pin_ctls, proc_ctls, proc2_ctls, exit_ctls, entry_ctls;
     uint8_t *io_bitmap_a, *io_bitmap_b, *msr_bitmap;
     bool has_xsave;
+    uint64_t ept_cap;                    /* IA32_VMX_EPT_VPID_CAP */
+    struct spec_plan spec;               /* speculation and PMU isolation (spec_ctrl.h) */
+    bool spec_per_exit;                  /* spec has per-exit work: the fast MTF path is held off */
     unsigned cpu_count;
     struct spinlock ept_lock;            /* edits of live EPT tables */
     volatile uint64_t ept_epoch;         /* bumped by every permission edit */

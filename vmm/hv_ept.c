@@ -181,7 +181,7 @@ int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
     uint64_t hpa, p;
     unsigned memtype;
     uint64_t gpage = gpa & X86_PAGE_MASK;
-    if (cpu >= hv.cpu_count || !hv_gpa_is_ram(gpage, X86_PAGE_SIZE))
+    if (cpu >= hv.cpu_count || !hv_gpa_is_ram(gpage, X86_PAGE_SIZE) || !ept_perms_ok(perms, hv.ept_cap))
         return -1;
     if (page && !hv_in_region(hpa = hv_virt_to_phys(page)))
         return -1;                              /* only hypervisor pages stand in for guest ones */
@@ -208,10 +208,12 @@ int hv_ept_hide(uint64_t gpa, uint64_t size)
     return map_pages(gpa, size, hv_virt_to_phys(hv.dummy_page), EPT_RWX, MTRR_WB);
 }
 
+bool hv_ept_exec_only(void) { return hv.ept_cap & EPT_CAP_EXEC_ONLY; }
+
 int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms)
 {
     uint64_t hpa = hv_virt_to_phys(page);
-    if (!hv_in_region(hpa))
+    if (!hv_in_region(hpa) || !ept_perms_ok(perms, hv.ept_cap))
         return -1;                              /* only hypervisor pages stand in for guest ones */
     return map_pages(gpa, X86_PAGE_SIZE, hpa, perms & EPT_RWX, MTRR_WB);
 }

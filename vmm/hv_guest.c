@@ -95,7 +95,9 @@ void hv_set_mtf_fast(bool on, void *ctx)
 {
     struct vcpu *v = vcpu_current();
     v->fast_ctx = ctx;
-    v->fast_mtf = on && hv_mtf_fast;
+    /* The fast path (the policy's assembly) does none of spec_ctrl.h's per-exit work: where the
+     * CPU needs any, every exit takes the full dispatch. */
+    v->fast_mtf = on && hv_mtf_fast && !hv.spec_per_exit;
 }
 
 void hv_set_rdtsc_exiting(bool on) { set_proc_bits(PROC_RDTSC_EXITING, on); }

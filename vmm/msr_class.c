@@ -9,6 +9,7 @@
  * read through an exit and refused on write.
  */
 #include "msr_policy.h"
+#include "x86_arch.h"
 
 /* MSR bitmap layout (SDM Vol. 3C 25.6.9): read-low, read-high, write-low, write-high, 1 KiB
  * each, one bit per MSR of 0-0x1fff and 0xc0000000-0xc0001fff. */
@@ -61,7 +62,7 @@ static const struct msr_rule rules[] = {
     {0x000000ce, 0x000000ce, MSR_READ_ONLY},   /* MSR_PLATFORM_INFO */
     {0x00000198, 0x00000198, MSR_READ_ONLY},   /* IA32_PERF_STATUS */
     {0x00000199, 0x0000019c, MSR_PASS},        /* PERF_CTL, CLOCK_MODULATION, THERM_INTERRUPT/STATUS */
-    {0x000001a0, 0x000001a0, MSR_PASS},        /* IA32_MISC_ENABLE */
+    {0x000001a0, 0x000001a0, MSR_MISC_ENABLE}, /* IA32_MISC_ENABLE: writes checked */
     {0x000001a2, 0x000001a2, MSR_READ_ONLY},   /* MSR_TEMPERATURE_TARGET */
     {0x000001ad, 0x000001ad, MSR_READ_ONLY},   /* MSR_TURBO_RATIO_LIMIT */
     {0x000001b0, 0x000001b2, MSR_PASS},        /* ENERGY_PERF_BIAS, PACKAGE_THERM_STATUS/INTERRUPT */
@@ -105,6 +106,12 @@ enum msr_class msr_policy_class(uint32_t msr)
     return MSR_READ_PASS;
 }
 
+bool msr_misc_enable_write_ok(uint64_t now, uint64_t val)
+{
+    uint64_t set = val & ~now;
+    return !(set & (MISC_ENABLE_XD_DISABLE | MISC_ENABLE_LIMIT_CPUID));
+}
+
 void msr_bitmap_mark(uint8_t *bitmap, uint32_t msr, bool read, bool write, bool exits)
 {
     unsigned r, w;
@@ -128,7 +135,8 @@ void msr_policy_fill(uint8_t *bitmap)
     for (unsigned i = 0; i < BITMAP_BYTES; i++)
         bitmap[i] = 0xff;
     for (unsigned i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        bool rd = rules[i].cls == MSR_PASS || rules[i].cls == MSR_READ_ONLY || rules[i].cls == MSR_APIC_BASE;
+        bool rd = rules[i].cls == MSR_PASS || rules[i].cls == MSR_READ_ONLY || rules[i].cls == MSR_APIC_BASE ||
+                  rules[i].cls == MSR_MISC_ENABLE;
         bool wr = rules[i].cls == MSR_PASS;
         for (uint32_t m = rules[i].first; m <= rules[i].last; m++)
             msr_bitmap_mark(bitmap, m, rd, wr, false);

@@ -125,6 +125,14 @@ bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val)
             return refuse(msr, true);
         return msr_safe_write(msr, val) == 0;   /* the CPU checks the mode change itself */
     }
+    case MSR_MISC_ENABLE: {
+        uint64_t now;
+        if (msr_safe_read(msr, &now))
+            return false;
+        if (!msr_misc_enable_write_ok(now, val))
+            return refuse(msr, true);
+        return msr_safe_write(msr, val) == 0;
+    }
     default:                                 /* MSR_GP, and what is only read through */
         return refuse(msr, true);
     }

@@ -30,7 +30,16 @@ enum msr_class {
     MSR_SHADOW,            /* reads and writes exit: the guest's copy, per CPU */
     MSR_APIC_BASE,         /* reads without an exit; writes exit and are checked */
     MSR_GP,                /* reads and writes: #GP */
+    MSR_MISC_ENABLE,       /* reads without an exit; writes exit and are checked
+                              (msr_misc_enable_write_ok) */
 };
+
+/* May the guest write IA32_MISC_ENABLE from 'now' to 'val'? Not if it sets XD disable (bit
+ * 34: EFER.NXE becomes reserved, SDM Vol. 4 table 2-2, and the host EFER every exit loads
+ * would fail the next VM entry's host-state checks) or the CPUID limit (bit 22: the
+ * hypervisor's own CPUID would stop at leaf 2); clearing them, and every other bit, is the
+ * guest's. Pure. */
+bool msr_misc_enable_write_ok(uint64_t now, uint64_t val);
 
 /* What the policy does with 'msr' (the allow-list's entry, or the default MSR_READ_PASS). */
 enum msr_class msr_policy_class(uint32_t msr);

@@ -58,6 +58,11 @@ struct vcpu {
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
+    uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
+    /* The guest's IA32_PERF_GLOBAL_CTRL, one MSR-list entry (SDM Vol. 3C 25.7.2 "VM-Exit
+     * Controls for MSRs", table 25-15 "Format of an MSR Entry"): stored by every exit, loaded by
+     * every entry, where hv.spec.pmu_switch. */
+    struct vmx_msr_entry { uint32_t index, reserved; uint64_t data; } *pmu_msr;
 };
 
 /* The offsets vmx_stub.asm uses are generated from this struct (vmm_asm.c). These are the

@@ -728,8 +728,49 @@ static void unhandled_exit(struct guest_regs *g, struct vcpu *v, unsigned basic)
     machine_end(v, HV_END_TRIPLE_FAULT, "guest event not emulated", 0, 0);
 }
 
+/* Speculation isolation at the edges of an exit (spec_ctrl.h has the decision and its
+ * sources). Inline, before anything else the dispatch does: the RSB must be refilled before
+ * the first RET of VMX root, and IBRS set before its first indirect branch. Every action is
+ * one the capability bits said exists; on a CPU without them the plan is all off. */
+static inline __attribute__((always_inline)) void spec_after_exit(struct vcpu *v)
+{
+    const struct spec_plan *p = &hv.spec;
+    if (p->switch_spec_ctrl) {
+        uint64_t g = hv_rdmsr(MSR_IA32_SPEC_CTRL);
+        v->guest_spec_ctrl = g;
+        if (p->spec_ctrl_write_always || g != p->host_spec_ctrl)
+            hv_wrmsr(MSR_IA32_SPEC_CTRL, p->host_spec_ctrl);
+    }
+    if (p->rsb == SPEC_RSB_FULL) {
+        /* 32 CALLs whose return addresses point at a speculation trap ("Retpoline: A Branch
+         * Target Injection Mitigation", RSB stuffing), then the stack put back. No red zone in
+         * the hypervisor (-mno-red-zone), so the pushes below RSP clobber nothing. */
+        __asm__ volatile(".rept 32\n\tcall 1f\n\tint3\n1:\n\t.endr\n\t"
+                         "add $256, %%rsp\n\tlfence" ::: "memory");
+    } else if (p->rsb == SPEC_RSB_LITE) {
+        /* One CALL before the first RET ("Post-barrier Return Stack Buffer Predictions"). */
+        __asm__ volatile("call 1f\n\tint3\n1:\n\tadd $8, %%rsp\n\tlfence" ::: "memory");
+    }
+}
+
+static inline __attribute__((always_inline)) void spec_before_entry(struct vcpu *v)
+{
+    const struct spec_plan *p = &hv.spec;
+    if (p->switch_spec_ctrl && v->guest_spec_ctrl != p->host_spec_ctrl)
+        hv_wrmsr(MSR_IA32_SPEC_CTRL, v->guest_spec_ctrl);
+    if (p->l1d_flush) {
+        hv_wrmsr(MSR_IA32_FLUSH_CMD, FLUSH_CMD_L1D);
+    } else if (p->verw) {
+        /* VERW with a memory operand naming a writable data segment overwrites the buffers
+         * where MD_CLEAR/FB_CLEAR say so (the MDS deep dive, "Software sequences"). */
+        static const uint16_t verw_sel = HOST_SEL_DATA;
+        __asm__ volatile("verw %0" :: "m"(verw_sel) : "cc");
+    }
+}
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
+    spec_after_exit(v);
     if (hv_fatal_stopping)
         hv_fatal_at_exit();                     /* another CPU is in the fatal path: stop here */
     uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
@@ -776,4 +817,6 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         v->nmi_pending = false;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
     }
+    /* Last: after this only the stub's register restore and VMRESUME run. */
+    spec_before_entry(v);
 }

@@ -2,6 +2,7 @@
 #include "vmx_setup.h"
 #include "hv_core.h"
 #include "cpu.h"
+#include "spec_ctrl.h"
 
 extern void vmx_exit_stub(void);
 extern int vmx_launch(void);
@@ -34,6 +35,45 @@ static void build_host_idt(void)
         host_idt[i] = (struct idt_gate){ (uint16_t)h, HOST_SEL_CODE, IDT_GATE_INTR64,
                                          (uint16_t)(h >> 16), (uint32_t)(h >> 32), 0 };
     }
+}
+
+/* Speculation and PMU isolation (spec_ctrl.h): read what the CPU enumerates, decide, and say
+ * what was decided and what stays open. IA32_ARCH_CAPABILITIES is read only where CPUID.7:EDX
+ * bit 29 says it exists. */
+static void spec_ctrl_setup(uint32_t exit_cap_msr)
+{
+    uint32_t r[4];
+    struct spec_caps c = {0};
+    cpu_cpuid(0, 0, r);
+    uint32_t max_leaf = r[0];
+    if (max_leaf >= 7) {
+        cpu_cpuid(7, 0, r);
+        c.cpuid7_ebx = r[1];
+        c.cpuid7_edx = r[3];
+    }
+    if (c.cpuid7_edx & CPUID_7_EDX_ARCH_CAPS)
+        c.arch_caps = hv_rdmsr(MSR_IA32_ARCH_CAPABILITIES);
+    if (max_leaf >= 0xa) {
+        cpu_cpuid(0xa, 0, r);
+        c.pmu_version = CPUID_A_EAX_PMU_VERSION(r[0]);
+    }
+    c.exit_load_perf_global = (hv_rdmsr(exit_cap_msr) >> 32) & EXIT_LOAD_PERF_GLOBAL;
+    spec_ctrl_decide(&c, &hv.spec);
+    hv.spec_per_exit = spec_ctrl_per_exit(&hv.spec);
+    if (hv.spec.pmu_switch)
+        hv.exit_ctls |= EXIT_LOAD_PERF_GLOBAL;
+    const struct spec_plan *p = &hv.spec;
+    hv_log("hvtrace: speculation: cpuid7 edx %x arch_caps %lx: spec_ctrl %s (root %lx), rsb %s, "
+           "%s before entry, PMU %s\n", c.cpuid7_edx, c.arch_caps,
+           p->switch_spec_ctrl ? "switched" : "untouched", p->host_spec_ctrl,
+           p->rsb == SPEC_RSB_FULL ? "filled" : p->rsb == SPEC_RSB_LITE ? "guarded" : "as is",
+           p->l1d_flush ? "L1D flush" : p->verw ? "VERW" : "nothing",
+           p->pmu_switch ? "switched at exit/entry" : "shared with the guest");
+    if (p->spectre_v2_unmitigated || p->l1tf_unmitigated || p->mds_unmitigated)
+        hv_log("hvtrace: speculation: NOT mitigated on this CPU:%s%s%s\n",
+               p->spectre_v2_unmitigated ? " branch target injection (no IBRS)" : "",
+               p->l1tf_unmitigated ? " L1TF (no IA32_FLUSH_CMD)" : "",
+               p->mds_unmitigated ? " buffer sampling (no MD_CLEAR/FB_CLEAR)" : "");
 }
 
 int vmx_check_caps(void)
@@ -81,11 +121,23 @@ int vmx_check_caps(void)
         hv_log("hvtrace: missing entry controls %x\n", miss);
         return -1;
     }
+    spec_ctrl_setup(true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS);
+    /* IA32_MISC_ENABLE as the firmware left it: the guest may not set these two later
+     * (msr_policy.h); set already, they limit what the hypervisor sees (no NX in its own
+     * tables, CPUID cut at leaf 2): said, not refused, since the firmware setup chose them. */
+    uint64_t misc = hv_rdmsr(MSR_IA32_MISC_ENABLE);
+    if (misc & (MISC_ENABLE_XD_DISABLE | MISC_ENABLE_LIMIT_CPUID))
+        hv_log("hvtrace: IA32_MISC_ENABLE %lx:%s%s (set by the firmware)\n", misc,
+               misc & MISC_ENABLE_XD_DISABLE ? " XD disabled" : "",
+               misc & MISC_ENABLE_LIMIT_CPUID ? " CPUID limited to leaf 2" : "");
     uint64_t ept_cap = hv_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
     if (!(ept_cap & EPT_CAP_WALK4) || !(ept_cap & EPT_CAP_WB) || !(ept_cap & EPT_CAP_INVEPT)) {
         hv_log("hvtrace: EPT lacks 4-level walks, WB or INVEPT (cap %lx)\n", ept_cap);
         return -1;
     }
+    hv.ept_cap = ept_cap;
+    if (!(ept_cap & EPT_CAP_EXEC_ONLY))
+        hv_log("hvtrace: EPT has no execute-only entries: invisible probes are unavailable\n");
     hv.cr0_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED0);
     hv.cr0_fixed1 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED1);
     hv.cr4_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR4_FIXED0);
@@ -105,6 +157,8 @@ int vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id)
     v->vmcs = hv_alloc_pages(1);
     v->stack = hv_alloc_pages(VCPU_STACK_PAGES);
     if (!v->vmxon_region || !v->vmcs || !v->stack)
+        return -1;
+    if (hv.spec.pmu_switch && !(v->pmu_msr = hv_alloc_pages(1)))
         return -1;
     v->vmxon_phys = hv_virt_to_phys(v->vmxon_region);
     v->vmcs_phys = hv_virt_to_phys(v->vmcs);
@@ -268,6 +322,20 @@ static void write_controls(const struct vcpu *v)
     vmx_write(VMCS_EXIT_MSR_STORE_COUNT, 0);
     vmx_write(VMCS_EXIT_MSR_LOAD_COUNT, 0);
     vmx_write(VMCS_ENTRY_MSR_LOAD_COUNT, 0);
+    if (hv.spec.pmu_switch) {
+        /* The guest's IA32_PERF_GLOBAL_CTRL is stored by every exit before the host's (0) is
+         * loaded (SDM Vol. 3C 28.4 "Saving MSRs" precedes 28.5 "Loading Host State"), and loaded
+         * back from the same entry by every entry (27.4 "Loading MSRs"): the guest keeps its
+         * counters, the hypervisor's instructions are never counted. */
+        v->pmu_msr->index = MSR_IA32_PERF_GLOBAL_CTRL;
+        v->pmu_msr->reserved = 0;
+        v->pmu_msr->data = hv_rdmsr(MSR_IA32_PERF_GLOBAL_CTRL);
+        vmx_write(VMCS_EXIT_MSR_STORE_ADDR, hv_virt_to_phys(v->pmu_msr));
+        vmx_write(VMCS_EXIT_MSR_STORE_COUNT, 1);
+        vmx_write(VMCS_ENTRY_MSR_LOAD_ADDR, hv_virt_to_phys(v->pmu_msr));
+        vmx_write(VMCS_ENTRY_MSR_LOAD_COUNT, 1);
+        vmx_write(VMCS_HOST_PERF_GLOBAL_CTRL, 0);
+    }
     vmx_write(VMCS_ENTRY_INTR_INFO, 0);
     vmx_write(VMCS_IO_BITMAP_A, hv_virt_to_phys(hv.io_bitmap_a));
     vmx_write(VMCS_IO_BITMAP_B, hv_virt_to_phys(hv.io_bitmap_b));
@@ -303,6 +371,9 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
     write_guest_state(launch);
     uint64_t host_cr4 = cpu_read_cr4() | (hv.has_xsave ? CR4_OSXSAVE : 0);
     write_host_state(v, host_cr4);
+    /* What the guest starts with is the firmware's IA32_SPEC_CTRL; the first exit switches. */
+    if (hv.spec.switch_spec_ctrl)
+        v->guest_spec_ctrl = hv_rdmsr(MSR_IA32_SPEC_CTRL);
     /* From here on the host runs on its own GS base: vcpu_current() works. */
     hv_wrmsr(MSR_IA32_GS_BASE, (uint64_t)v);
     launch->result = 0;

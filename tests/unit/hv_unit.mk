@@ -137,3 +137,29 @@ $(HV_UNIT_BUILD)/test_dif_bounds: tests/unit/test_dif_bounds.c tests/unit/dif_as
 unit-test-dif-bounds: $(HV_UNIT_BUILD)/test_dif_bounds
 	$(HV_UNIT_BUILD)/test_dif_bounds
 unit-test-hv: unit-test-dif-bounds
+# Speculation and PMU isolation at exit/entry (vmm/spec_ctrl.c): the decision table against the
+# capability values of real CPUs (Skylake, Cascade Lake, Ice Lake, Sapphire Rapids, Bochs).
+$(HV_UNIT_BUILD)/test_spec_ctrl: tests/unit/test_spec_ctrl.c vmm/spec_ctrl.c vmm/spec_ctrl.h vmm/include/x86_arch.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_spec_ctrl.c vmm/spec_ctrl.c
+.PHONY: unit-test-spec-ctrl
+unit-test-spec-ctrl: $(HV_UNIT_BUILD)/test_spec_ctrl
+	$(HV_UNIT_BUILD)/test_spec_ctrl
+unit-test-hv: unit-test-spec-ctrl
+# The boot id's randomness (net/boot_rand.c): RDSEED/RDRAND retried, an authenticated stream
+# refused without a hardware RNG.
+$(HV_UNIT_BUILD)/test_boot_rand: tests/unit/test_boot_rand.c net/boot_rand.c net/boot_rand.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -Inet -o $@ tests/unit/test_boot_rand.c net/boot_rand.c
+.PHONY: unit-test-boot-rand
+unit-test-boot-rand: $(HV_UNIT_BUILD)/test_boot_rand
+	$(HV_UNIT_BUILD)/test_boot_rand
+unit-test-hv: unit-test-boot-rand
+# The D hash keyed per load (trace/dvm/dif_impl.h dif_key_hash, dif_env.hash_key).
+$(HV_UNIT_BUILD)/test_dif_hash_key: tests/unit/test_dif_hash_key.c tests/unit/dif_asm.h $(DIF_SRCS) trace/dvm/dif.h trace/dvm/dif_impl.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif_hash_key.c $(DIF_SRCS) -lpthread
+.PHONY: unit-test-dif-hash-key
+unit-test-dif-hash-key: $(HV_UNIT_BUILD)/test_dif_hash_key
+	$(HV_UNIT_BUILD)/test_dif_hash_key
+unit-test-hv: unit-test-dif-hash-key

@@ -123,6 +123,15 @@ int main(void)
     CHECK(ept_view_map_4k(&v0, x, v2p(shadow), EPT_EXEC, 6) == 0 && view_xl(&v0, x).hpa == v2p(shadow),
           "map again reuses the view's tables");
 
+    /* Leaf permissions the CPU can hold (SDM Vol. 3C 29.3.3.1 "EPT Misconfigurations"): write
+     * without read never; execute-only only where IA32_VMX_EPT_VPID_CAP bit 0 says so */
+    CHECK(ept_perms_ok(EPT_READ | EPT_WRITE | EPT_EXEC, 0) && ept_perms_ok(EPT_READ, 0) &&
+          ept_perms_ok(0, 0), "RWX, R, none: always");
+    CHECK(!ept_perms_ok(EPT_WRITE, EPT_CAP_EXEC_ONLY) && !ept_perms_ok(EPT_WRITE | EPT_EXEC, EPT_CAP_EXEC_ONLY),
+          "write without read: never");
+    CHECK(ept_perms_ok(EPT_EXEC, EPT_CAP_EXEC_ONLY) && !ept_perms_ok(EPT_EXEC, 0),
+          "execute-only: only with the capability");
+
     printf("ept_view: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

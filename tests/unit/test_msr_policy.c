@@ -48,6 +48,19 @@ int main(void)
     CHECK(msr_policy_class(0x10) == MSR_READ_ONLY && msr_policy_class(0x3b) == MSR_READ_ONLY, "TSC and TSC_ADJUST read-only");
     CHECK(msr_policy_class(0x480) == MSR_GP && msr_policy_class(0x493) == MSR_GP && msr_policy_class(0x494) == MSR_READ_PASS,
           "VMX capability MSRs #GP");
+    /* IA32_MISC_ENABLE: reads pass, writes exit and may not set XD disable (bit 34: EFER.NXE
+     * then becomes reserved and the host EFER loaded at every exit fails the next entry) or
+     * the CPUID limit (bit 22: the hypervisor's own CPUID shrinks); the rest is the guest's */
+    CHECK(!exits(bm, 0x1a0, 0) && exits(bm, 0x1a0, 1), "MISC_ENABLE: reads pass, writes exit");
+    CHECK(msr_policy_class(0x1a0) == MSR_MISC_ENABLE, "MISC_ENABLE checked");
+    uint64_t now = 0x850089;                 /* fast strings, TM, BTS/PEBS unavailable, ... */
+    CHECK(msr_misc_enable_write_ok(now, now), "unchanged: allowed");
+    CHECK(msr_misc_enable_write_ok(now, now & ~1ull), "fast strings off: allowed");
+    CHECK(msr_misc_enable_write_ok(now, now | (1ull << 38)), "turbo disable: allowed");
+    CHECK(!msr_misc_enable_write_ok(now, now | (1ull << 34)), "XD disable set: refused");
+    CHECK(!msr_misc_enable_write_ok(now, now | (1ull << 22)), "CPUID limit set: refused");
+    CHECK(msr_misc_enable_write_ok(now | (1ull << 22), now), "CPUID limit cleared (Linux does): allowed");
+    CHECK(msr_misc_enable_write_ok(now | (1ull << 34), now), "XD disable cleared (Linux does): allowed");
     /* every byte outside the allow-list's bits stays set */
     unsigned clear = 0;
     for (unsigned i = 0; i < sizeof bm; i++)

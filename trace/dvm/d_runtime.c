@@ -168,6 +168,33 @@ static void env_tracer(void *ctx, int what)
 static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
                                     .tracer = env_tracer, .uregs = env_uregs };
 
+/* A fresh hash key for every load (dif.h, dif_env.hash_key): RDSEED, else RDRAND, each
+ * retried (Intel's DRNG guide: ten attempts), folded with the TSC; a CPU with neither gets the
+ * TSC alone, which still differs per load but can be guessed (said once at load). */
+static uint64_t load_hash_key(void)
+{
+    uint64_t r = 0, t = hv_rdtsc();
+    unsigned char ok = 0;
+    uint32_t a, b, c, d, max;
+    __asm__ volatile("cpuid" : "=a"(max), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+    bool has_rdrand = c & CPUID_1_ECX_RDRAND, has_rdseed = false;
+    if (max >= 7) {
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+        has_rdseed = b & CPUID_7_EBX_RDSEED;
+    }
+    for (int i = 0; has_rdseed && i < 10 && !ok; i++)
+        __asm__ volatile("rdseed %0; setc %1" : "=r"(r), "=qm"(ok));
+    for (int i = 0; has_rdrand && i < 10 && !ok; i++)
+        __asm__ volatile("rdrand %0; setc %1" : "=r"(r), "=qm"(ok));
+    static bool told;
+    if (!ok && !told) {
+        told = true;
+        hv_log("hvtrace: D: no hardware random number for the hash key; the TSC stands in\n");
+    }
+    return (r ^ t) * 0x9e3779b97f4a7c15ull + t;
+}
+
 /* --- records out --- */
 
 /* Count what a drain produced (status), then send it from 'cpu' (the sender's sequence). */
@@ -499,7 +526,9 @@ static int finish_stage(void)
         state_mem = m;
         state_cap = cap;
     }
-    if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &env) != DIF_OK)
+    struct dif_env load_env = env;
+    load_env.hash_key = load_hash_key();
+    if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &load_env) != DIF_OK)
         return HVT_D_ENOMEM;
     hdr = (const struct hvt_dif_hdr *)stage;   /* the swap: the next load writes the other one */
     spare ^= 1;

@@ -163,6 +163,11 @@ struct dif_env {
      * interrupt). NULL: user stacks are empty. Frames are read with read(..., user 1). */
     bool (*uregs)(void *ctx, uint64_t *pc, uint64_t *fp);
     void *env_ctx;
+    /* A secret the loader draws afresh for every load (hardware randomness): every hash of a
+     * key the program's input controls (aggregation keys, associative arrays, thread-locals)
+     * is keyed with it, so whoever feeds keys to a program cannot pick ones that share a
+     * chain. */
+    uint64_t hash_key;
 };
 
 /* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..5, PID, TID,

@@ -185,7 +185,7 @@ void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const 
 {
     const struct hvt_dif_agg *a = &st->aggs[agg];
     uint32_t nb = a->nbuckets;
-    uint32_t h = dif_hash(agg, key, key_len);
+    uint32_t h = dif_key_hash(st, agg, key, key_len);
     uint32_t *head = &c->agg_hash[h & (c->agg_nhash - 1)];
     struct dif_agg_ent *e = NULL;
     dif_lock(&c->agg_lock);

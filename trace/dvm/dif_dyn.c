@@ -56,7 +56,7 @@ uint32_t dif_dyn_load(struct dif_state *st, uint8_t kind, uint16_t var, const ui
 {
     if (!st->dyn_nhash)
         return 0;
-    uint32_t h = dif_hash(((uint64_t)kind << 16) | var, key, key_len), n = 0;
+    uint32_t h = dif_key_hash(st, ((uint64_t)kind << 16) | var, key, key_len), n = 0;
     dif_lock(&st->var_lock);
     uint32_t *link = dif_dyn_find(st, h, kind, var, key, key_len);
     if (link) {
@@ -73,7 +73,7 @@ bool dif_dyn_store(struct dif_state *st, uint8_t kind, uint16_t var, const uint6
 {
     if (!st->dyn_nhash || DIF_DYN_HDR + key_len + len > st->dyn_chunk)
         return len == 0;             /* nothing can be stored: a delete finds nothing */
-    uint32_t h = dif_hash(((uint64_t)kind << 16) | var, key, key_len);
+    uint32_t h = dif_key_hash(st, ((uint64_t)kind << 16) | var, key, key_len);
     bool ok = true;
     dif_lock(&st->var_lock);
     uint32_t *link = dif_dyn_find(st, h, kind, var, key, key_len);

@@ -174,6 +174,16 @@ static inline uint32_t dif_hash(uint64_t seed, const uint64_t *key, uint32_t len
     return (uint32_t)(h ^ (h >> 29));
 }
 
+/* The hash of a program-controlled key in this load's state: keyed with the load's secret
+ * (dif_env.hash_key), then mixed once more so that the bucket bits depend on all of it. */
+static inline uint32_t dif_key_hash(const struct dif_state *st, uint64_t id, const uint64_t *key, uint32_t len)
+{
+    uint64_t k = st->env.hash_key;
+    uint64_t h = dif_hash(k ^ id, key, len) ^ (k >> 32);
+    h = (h ^ k) * 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
+}
+
 /* Two encoded keys of len bytes (a multiple of 8) are equal: word compares, no call (a
  * firing compares one key per chain entry it passes). */
 static inline bool dif_key_eq(const void *a, const void *b, uint32_t len)

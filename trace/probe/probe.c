@@ -213,6 +213,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     }
     if (nprobes == PROBE_MAX)
         return PROBE_ENOMEM;
+    if (!hv_ept_exec_only())
+        return PROBE_EINVAL;     /* shadows are execute-only views: this CPU cannot hold one */
     if (!probe_chunks[nprobes / PROBE_CHUNK] &&
         !(probe_chunks[nprobes / PROBE_CHUNK] = hv_alloc_pages(HV_PAGES(PROBE_CHUNK * sizeof(struct probe)))))
         return PROBE_ENOMEM;

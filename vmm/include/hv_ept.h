@@ -41,6 +41,9 @@ int hv_ept_drop_writes(uint64_t gpa, uint64_t size, void *page);
  * and the page's memory type: e.g. an execute-only shadow copy on some CPUs while another
  * CPU reads or runs the original. hv_ept_view_unmap() gives the CPU the shared mapping back.
  * Both act at once on the calling CPU and at the next exit of 'cpu' (kicked) otherwise. */
+/* Can a view map a page execute-only (IA32_VMX_EPT_VPID_CAP bit 0)? hv_ept_view_map() and
+ * hv_ept_map_page() refuse (-1) permissions the CPU cannot hold. */
+bool hv_ept_exec_only(void);
 int  hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms);
 void hv_ept_view_unmap(unsigned cpu, uint64_t gpa);
 /* Wait until every CPU has taken up the EPT edits made so far (each does at its next full

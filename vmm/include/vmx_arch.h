@@ -21,11 +21,12 @@ enum vmcs_field {
     VMCS_HOST_DS_SEL = 0x0c06, VMCS_HOST_FS_SEL = 0x0c08, VMCS_HOST_GS_SEL = 0x0c0a,
     VMCS_HOST_TR_SEL = 0x0c0c,
     VMCS_IO_BITMAP_A = 0x2000, VMCS_IO_BITMAP_B = 0x2002, VMCS_MSR_BITMAP = 0x2004,
+    VMCS_EXIT_MSR_STORE_ADDR = 0x2006, VMCS_EXIT_MSR_LOAD_ADDR = 0x2008, VMCS_ENTRY_MSR_LOAD_ADDR = 0x200a,
     VMCS_TSC_OFFSET = 0x2010, VMCS_EPT_POINTER = 0x201a,
     VMCS_GUEST_PHYS_ADDR = 0x2400,
     VMCS_LINK_POINTER = 0x2800, VMCS_GUEST_DEBUGCTL = 0x2802, VMCS_GUEST_PAT = 0x2804,
-    VMCS_GUEST_EFER = 0x2806,
-    VMCS_HOST_PAT = 0x2c00, VMCS_HOST_EFER = 0x2c02,
+    VMCS_GUEST_EFER = 0x2806, VMCS_GUEST_PERF_GLOBAL_CTRL = 0x2808,
+    VMCS_HOST_PAT = 0x2c00, VMCS_HOST_EFER = 0x2c02, VMCS_HOST_PERF_GLOBAL_CTRL = 0x2c04,
     VMCS_PIN_CONTROLS = 0x4000, VMCS_PROC_CONTROLS = 0x4002, VMCS_EXCEPTION_BITMAP = 0x4004,
     VMCS_PF_ERROR_MASK = 0x4006, VMCS_PF_ERROR_MATCH = 0x4008, VMCS_CR3_TARGET_COUNT = 0x400a,
     VMCS_EXIT_CONTROLS = 0x400c, VMCS_EXIT_MSR_STORE_COUNT = 0x400e,
@@ -95,6 +96,7 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 /* --- VM-exit controls (SDM 25.7.1) --- */
 #define EXIT_SAVE_DEBUG         (1u << 2)
 #define EXIT_HOST_ADDR64        (1u << 9)
+#define EXIT_LOAD_PERF_GLOBAL   (1u << 12)
 #define EXIT_ACK_INTR           (1u << 15)
 #define EXIT_SAVE_PAT           (1u << 18)
 #define EXIT_LOAD_PAT           (1u << 19)
@@ -103,13 +105,15 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 /* --- VM-entry controls (SDM 25.8.1) --- */
 #define ENTRY_LOAD_DEBUG        (1u << 2)
 #define ENTRY_IA32E_GUEST       (1u << 9)
+#define ENTRY_LOAD_PERF_GLOBAL  (1u << 13)
 #define ENTRY_LOAD_PAT          (1u << 14)
 #define ENTRY_LOAD_EFER         (1u << 15)
 
 /* IA32_VMX_BASIC (SDM A.1) */
 #define VMX_BASIC_REVISION_MASK 0x7fffffffull
 #define VMX_BASIC_TRUE_CTLS     (1ull << 55)
-/* IA32_VMX_EPT_VPID_CAP (SDM A.10) */
+/* IA32_VMX_EPT_VPID_CAP (SDM A.10 "VPID and EPT Capabilities") */
+#define EPT_CAP_EXEC_ONLY       (1ull << 0)    /* execute-only EPT entries allowed */
 #define EPT_CAP_WALK4           (1ull << 6)
 #define EPT_CAP_WB              (1ull << 14)
 #define EPT_CAP_2MB             (1ull << 16)

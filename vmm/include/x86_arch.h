@@ -98,6 +98,40 @@
 #define MSR_IA32_GS_BASE           0xc0000101
 #define MSR_IA32_KERNEL_GS_BASE    0xc0000102
 #define MSR_IA32_TSC_AUX           0xc0000103
+/* Speculation control (SDM Vol. 4 table 2-2; Intel, "Speculative Execution Side Channel
+ * Mitigations"): IA32_SPEC_CTRL, IA32_PRED_CMD, IA32_FLUSH_CMD, IA32_ARCH_CAPABILITIES */
+#define MSR_IA32_SPEC_CTRL         0x048
+#define   SPEC_CTRL_IBRS                  (1ull << 0)
+#define   SPEC_CTRL_STIBP                 (1ull << 1)
+#define   SPEC_CTRL_SSBD                  (1ull << 2)
+#define MSR_IA32_PRED_CMD          0x049
+#define MSR_IA32_FLUSH_CMD         0x10b
+#define   FLUSH_CMD_L1D                   (1ull << 0)
+#define MSR_IA32_ARCH_CAPABILITIES 0x10a
+#define   ARCH_CAP_RDCL_NO                (1ull << 0)
+#define   ARCH_CAP_IBRS_ALL               (1ull << 1)
+#define   ARCH_CAP_RSBA                   (1ull << 2)
+#define   ARCH_CAP_SKIP_L1DFL_VMENTRY     (1ull << 3)
+#define   ARCH_CAP_SSB_NO                 (1ull << 4)
+#define   ARCH_CAP_MDS_NO                 (1ull << 5)
+#define   ARCH_CAP_IF_PSCHANGE_MC_NO      (1ull << 6)
+#define   ARCH_CAP_TSX_CTRL               (1ull << 7)
+#define   ARCH_CAP_TAA_NO                 (1ull << 8)
+#define   ARCH_CAP_SBDR_SSDP_NO           (1ull << 13)
+#define   ARCH_CAP_FBSDP_NO               (1ull << 14)
+#define   ARCH_CAP_PSDP_NO                (1ull << 15)
+#define   ARCH_CAP_FB_CLEAR               (1ull << 17)
+#define   ARCH_CAP_PBRSB_NO               (1ull << 24)
+#define   ARCH_CAP_GDS_NO                 (1ull << 26)
+#define   ARCH_CAP_RFDS_NO                (1ull << 27)
+#define   ARCH_CAP_RFDS_CLEAR             (1ull << 28)
+/* Performance monitoring (SDM Vol. 3B 21.2.2 "Architectural Performance Monitoring Version 2") */
+#define MSR_IA32_PERF_GLOBAL_CTRL  0x38f
+/* IA32_MISC_ENABLE (SDM Vol. 4 table 2-2) */
+#define MSR_IA32_MISC_ENABLE       0x1a0
+#define   MISC_ENABLE_FAST_STRINGS        (1ull << 0)
+#define   MISC_ENABLE_LIMIT_CPUID         (1ull << 22)
+#define   MISC_ENABLE_XD_DISABLE          (1ull << 34)
 
 /* Local APIC (SDM 11.4.4 "Local APIC Status and Location", table 11-1 "Local APIC Register
  * Address Map", 11.12.1 "Detecting and Enabling x2APIC Mode") */
@@ -111,8 +145,21 @@
 #define CPUID_1_ECX_MONITOR    (1u << 3)
 #define CPUID_1_ECX_VMX        (1u << 5)
 #define CPUID_1_ECX_XSAVE      (1u << 26)
+#define CPUID_1_ECX_RDRAND     (1u << 30)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
 #define CPUID_80000001_EDX_PDPE1GB (1u << 26)
+/* CPUID.(EAX=07H,ECX=0) (SDM Vol. 2A, CPUID, "Structured Extended Feature Flags Enumeration
+ * Leaf"; Intel, "Speculative Execution Side Channel Mitigations", "Enumeration") */
+#define CPUID_7_EBX_RTM            (1u << 11)
+#define CPUID_7_EBX_RDSEED         (1u << 18)
+#define CPUID_7_EDX_MD_CLEAR       (1u << 10)
+#define CPUID_7_EDX_IBRS_IBPB      (1u << 26)   /* IA32_SPEC_CTRL.IBRS and IA32_PRED_CMD */
+#define CPUID_7_EDX_STIBP          (1u << 27)
+#define CPUID_7_EDX_L1D_FLUSH      (1u << 28)   /* IA32_FLUSH_CMD */
+#define CPUID_7_EDX_ARCH_CAPS      (1u << 29)   /* IA32_ARCH_CAPABILITIES */
+#define CPUID_7_EDX_SSBD           (1u << 31)
+/* CPUID.0AH:EAX[7:0]: the architectural performance monitoring version (SDM Vol. 3B 21.2) */
+#define CPUID_A_EAX_PMU_VERSION(eax) ((eax) & 0xffu)
 
 /* Exception vectors (SDM 6.3.1) */
 enum { VEC_DE = 0, VEC_DB = 1, VEC_NMI = 2, VEC_BP = 3, VEC_UD = 6, VEC_DF = 8, VEC_GP = 13, VEC_PF = 14 };

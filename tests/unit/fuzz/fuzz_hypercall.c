@@ -155,6 +155,7 @@ int hv_ept_set_exec(uint64_t gpa, bool exec) { return 0; }
 int hv_ept_hide(uint64_t gpa, uint64_t size) { return 0; }
 int hv_ept_map_page(uint64_t gpa, void *page, uint64_t perms) { return 0; }
 int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms) { return 0; }
+bool hv_ept_exec_only(void) { return true; }
 void hv_ept_view_unmap(unsigned cpu, uint64_t gpa) {}
 bool hv_ept_wait_all(uint64_t max_tsc) { return true; }
 bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification) { return false; }
