@@ -137,3 +137,12 @@ $(HV_UNIT_BUILD)/test_dif_bounds: tests/unit/test_dif_bounds.c tests/unit/dif_as
 unit-test-dif-bounds: $(HV_UNIT_BUILD)/test_dif_bounds
 	$(HV_UNIT_BUILD)/test_dif_bounds
 unit-test-hv: unit-test-dif-bounds
+# A budget on one firing: instructions (string and guest-copy loops by their bytes) and a clock
+# deadline end the firing with one BUDGET error record (the review's NOP and STRJOIN storms).
+$(HV_UNIT_BUILD)/test_dif_budget: tests/unit/test_dif_budget.c tests/unit/dif_asm.h $(DIF_SRCS) trace/dvm/dif.h trace/dvm/dif_impl.h include/hvt_dif.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif_budget.c $(DIF_SRCS) -lpthread
+.PHONY: unit-test-dif-budget
+unit-test-dif-budget: $(HV_UNIT_BUILD)/test_dif_budget
+	$(HV_UNIT_BUILD)/test_dif_budget
+unit-test-hv: unit-test-dif-budget
