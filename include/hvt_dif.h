@@ -302,6 +302,12 @@ _Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
 #define HVT_DIF_F_TUPLE     5            /* tuple too long */
 #define HVT_DIF_F_ILLOP     6            /* illegal operation */
 #define HVT_DIF_F_BUFFULL   7            /* the record did not fit the buffer (counted as a drop) */
+#define HVT_DIF_F_BUDGET    8            /* the firing ran out of its budget (hvtrace's own: DTrace
+                                            has no loops, but an image can still ask for hours of
+                                            work in one firing); it ends the whole firing, its
+                                            later clauses do not run. arg: which budget: */
+#define HVT_DIF_BUDGET_INSNS 1           /*   instructions (string and copy loops by their bytes) */
+#define HVT_DIF_BUDGET_TIME  2           /*   the hypervisor's deadline (TSC ticks) */
 
 /* Aggregation snapshot, sent per CPU: a run of these, 8-byte aligned: the key (encoded tuple:
  * each key an integer 8 bytes or a string u16 len + bytes padded to 8) then nbuckets int64. */
