@@ -146,3 +146,12 @@ $(HV_UNIT_BUILD)/test_dif_budget: tests/unit/test_dif_budget.c tests/unit/dif_as
 unit-test-dif-budget: $(HV_UNIT_BUILD)/test_dif_budget
 	$(HV_UNIT_BUILD)/test_dif_budget
 unit-test-hv: unit-test-dif-budget
+# Decode work per arming request (trace/probe/probe_budget.c): 1024 return probes of 1 MiB
+# stop at PROBE_DECODE_MAX and are finished by further requests.
+$(HV_UNIT_BUILD)/test_probe_budget: tests/unit/test_probe_budget.c trace/probe/probe_budget.c trace/probe/probe_budget.h include/hvt_hypercall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_probe_budget.c trace/probe/probe_budget.c
+.PHONY: unit-test-probe-budget
+unit-test-probe-budget: $(HV_UNIT_BUILD)/test_probe_budget
+	$(HV_UNIT_BUILD)/test_probe_budget
+unit-test-hv: unit-test-probe-budget

@@ -2,6 +2,7 @@
  * checked specs (the hypercall and the host's control commands take the same path) and the
  * host's HVT_CTL_PROBE_* commands. See probe.h. */
 #include "probe.h"
+#include "probe_budget.h"
 #include "kaslr.h"
 #include "trace.h"
 #include "trace_opts.h"
@@ -12,8 +13,6 @@
 #include "gmem.h"
 #include "hvt_hypercall.h"
 #include "hvt_stream.h"
-
-#define RETURN_SPAN_MAX (1u << 20)         /* a function's extent, at most (return probes) */
 
 int probe_arm_spec(const struct hvt_probe_spec *s)
 {
@@ -41,7 +40,7 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
         sp.hi += kaslr_slide();
     }
     if (kind < PROBE_ENTRY || kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
-        (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > RETURN_SPAN_MAX)))
+        (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > PROBE_RETURN_SPAN_MAX)))
         return PROBE_EINVAL;
     return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id,
                      sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_SYSARGS |
