@@ -15,6 +15,8 @@ uint64_t probe_spec_cost(const struct hvt_probe_spec *sp)
 bool probe_budget_take(uint64_t *left, const struct hvt_probe_spec *sp, bool first)
 {
     uint64_t cost = probe_spec_cost(sp);
+    if (!first && cost > *left)
+        return false;
     *left = *left > cost ? *left - cost : 0;
     return true;
 }
