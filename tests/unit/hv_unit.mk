@@ -155,3 +155,12 @@ $(HV_UNIT_BUILD)/test_probe_budget: tests/unit/test_probe_budget.c trace/probe/p
 unit-test-probe-budget: $(HV_UNIT_BUILD)/test_probe_budget
 	$(HV_UNIT_BUILD)/test_probe_budget
 unit-test-hv: unit-test-probe-budget
+# Probe slots not reused under a firing (trace/probe/probe_epoch.c): scenarios, then a firing
+# thread racing a disarm-and-rearm thread over one slot.
+$(HV_UNIT_BUILD)/test_probe_epoch: tests/unit/test_probe_epoch.c trace/probe/probe_epoch.c trace/probe/probe_epoch.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_probe_epoch.c trace/probe/probe_epoch.c -lpthread
+.PHONY: unit-test-probe-epoch
+unit-test-probe-epoch: $(HV_UNIT_BUILD)/test_probe_epoch
+	$(HV_UNIT_BUILD)/test_probe_epoch 200000
+unit-test-hv: unit-test-probe-epoch
