@@ -33,7 +33,7 @@ static void *firing(void *arg)
             if (__atomic_load_n(&slot.va, __ATOMIC_RELAXED) != va ||
                 __atomic_load_n(&slot.target, __ATOMIC_RELAXED) != t || t != va + 1)
                 torn++;                        /* resume would use another probe's fields */
-            seen++;
+            __atomic_add_fetch(&seen, 1, __ATOMIC_RELAXED);
         }
         probe_epoch_leave(&E, 1);
     }
@@ -67,7 +67,11 @@ int main(int argc, char **argv)
     __atomic_store_n(&published, 1, __ATOMIC_RELEASE);
     pthread_t t;
     pthread_create(&t, NULL, firing, NULL);
-    for (unsigned i = 0; i < rounds; i++) {
+    while (!__atomic_load_n(&seen, __ATOMIC_RELAXED))
+        __asm__ volatile("pause");             /* the firing thread runs before the race starts */
+    /* at least rounds rewrites, and on until the firing thread has seen as many (a busy
+     * machine may not schedule it much): at most 50 x rounds */
+    for (unsigned i = 0; i < 50 * rounds && (i < rounds || __atomic_load_n(&seen, __ATOMIC_RELAXED) < rounds); i++) {
         __atomic_store_n(&published, 0, __ATOMIC_SEQ_CST);          /* disarm: unpublish */
         uint64_t ret = probe_epoch_retire(&E);
         while (!probe_epoch_quiet(&E, ret, 2))
@@ -81,6 +85,7 @@ int main(int argc, char **argv)
     }
     stop = 1;
     pthread_join(t, NULL);
+    CHECK(seen >= rounds / 10, "the firing thread ran only %llu firings", (unsigned long long)seen);
     CHECK(torn == 0, "%llu of %llu firings saw their probe rewritten under them",
           (unsigned long long)torn, (unsigned long long)seen);
     printf("test_probe_epoch: %d passed, %d failed (%llu firings raced %u rewrites)\n", passed, failed,
