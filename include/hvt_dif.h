@@ -6,7 +6,8 @@
  * The model is DTrace's: a program is a list of clauses (one per `probe-descriptions
  * /predicate/ { actions }` after the host has expanded the descriptions); each armed probe
  * names the clauses it runs, in program order. A clause is one straight-line function with
- * forward branches only, so its run time is bounded by its length. It runs on the CPU that
+ * forward branches only, so its run time is bounded by its length (and a whole firing by the
+ * interpreter's budget: HVT_DIF_F_BUDGET). It runs on the CPU that
  * fired, in the VM exit, and either ends (RET) or faults (a guest load the page tables do not
  * map, a division by zero, a string or tuple too long): a fault ends that clause, throws away
  * what it recorded and makes an HVT_DREC_ERROR record instead; the guest never notices.

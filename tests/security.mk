@@ -19,7 +19,9 @@
 #   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
 #   test-coll-replay   replayed HELLOs (an earlier boot's, an earlier connection's) against a
 #                      live, an idle and a restarted collector: refused, nothing answered
-#   (unit-test-hv also holds the D load race, the per-CPU base decision and the bounds on one
-#   firing: unit-test-dprobe-load, unit-test-task-base, unit-test-dif-bounds)
+#   (unit-test-hv also holds the D load race, the per-CPU base decision, the bounds on one
+#   firing and one arming request, and probe slot reuse: unit-test-dprobe-load,
+#   unit-test-task-base, unit-test-dif-bounds, unit-test-dif-budget, unit-test-probe-budget,
+#   unit-test-probe-epoch; test-boot's hc-user-gs-forged is a user's forged GS base in Bochs)
 .PHONY: test-security
 test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay test-coll-replay
