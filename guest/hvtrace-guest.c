@@ -318,15 +318,20 @@ static int cmd_probe_arm(const char *path)
         if (n < 0 || n % (ssize_t)sizeof spec[0]) { fprintf(stderr, "%s: not a spec file\n", path); close(fd); return 1; }
         if (n == 0)
             break;
-        uint64_t k = (uint64_t)n / sizeof spec[0];
+        uint64_t k = (uint64_t)n / sizeof spec[0], done = 0, got;
         char more;
         int last = pread(fd, &more, 1, lseek(fd, 0, SEEK_CUR)) != 1;
-        struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, 4, (uint64_t)spec, k | (last ? 0 : HVT_PROBE_NOWAIT) };
-        vmcall(&r);                        /* (hypercall() would clear the arguments) */
-        st = (int)(int64_t)r.rax;
-        taken += r.rcx;
-        sites += r.rbx;
-        if (st != HVT_HC_OK || r.rcx != k)
+        /* EBUSY: the hypervisor bounds the code one call decodes; the rest goes again */
+        do {
+            struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, 4, (uint64_t)(spec + done),
+                                 (k - done) | (last ? 0 : HVT_PROBE_NOWAIT) };
+            vmcall(&r);                    /* (hypercall() would clear the arguments) */
+            st = (int)(int64_t)r.rax;
+            taken += r.rcx;
+            sites += r.rbx;
+            done += got = r.rcx;
+        } while (st == HVT_HC_EBUSY && got && done < k);
+        if (st != HVT_HC_OK || done != k)
             break;
     }
     close(fd);

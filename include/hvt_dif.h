@@ -6,7 +6,8 @@
  * The model is DTrace's: a program is a list of clauses (one per `probe-descriptions
  * /predicate/ { actions }` after the host has expanded the descriptions); each armed probe
  * names the clauses it runs, in program order. A clause is one straight-line function with
- * forward branches only, so its run time is bounded by its length. It runs on the CPU that
+ * forward branches only, so its run time is bounded by its length (and a whole firing by the
+ * interpreter's budget: HVT_DIF_F_BUDGET). It runs on the CPU that
  * fired, in the VM exit, and either ends (RET) or faults (a guest load the page tables do not
  * map, a division by zero, a string or tuple too long): a fault ends that clause, throws away
  * what it recorded and makes an HVT_DREC_ERROR record instead; the guest never notices.
@@ -302,6 +303,12 @@ _Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
 #define HVT_DIF_F_TUPLE     5            /* tuple too long */
 #define HVT_DIF_F_ILLOP     6            /* illegal operation */
 #define HVT_DIF_F_BUFFULL   7            /* the record did not fit the buffer (counted as a drop) */
+#define HVT_DIF_F_BUDGET    8            /* the firing ran out of its budget (hvtrace's own: DTrace
+                                            has no loops, but an image can still ask for hours of
+                                            work in one firing); it ends the whole firing, its
+                                            later clauses do not run. arg: which budget: */
+#define HVT_DIF_BUDGET_INSNS 1           /*   instructions (string and copy loops by their bytes) */
+#define HVT_DIF_BUDGET_TIME  2           /*   the hypervisor's deadline (TSC ticks) */
 
 /* Aggregation snapshot, sent per CPU: a run of these, 8-byte aligned: the key (encoded tuple:
  * each key an integer 8 bytes or a string u16 len + bytes padded to 8) then nbuckets int64. */

@@ -62,7 +62,10 @@ enum hvt_hc_func {
                             firings, RCX = VM exits the engine caused, RDX = of them EPT ones.
                             RBX = 4 arm RDX probes described by the struct hvt_probe_spec
                             array at guest virtual address RCX (runtime kernel addresses):
-                            out RBX = sites armed, RCX = specs taken.
+                            out RBX = sites armed, RCX = specs taken; RAX = HVT_HC_EBUSY
+                            when the call stopped early to bound its work (return probes
+                            decode their function: 1 MiB of code per call at most), without
+                            waiting for the CPUs: call again with the rest.
                             RBX = 5 disarm every probe without logging. RBX = 6 load the D
                             program image (include/hvt_dif.h) of RDX bytes at guest virtual
                             address RCX, verified whole (probes must be disarmed): out RBX = 0

@@ -19,11 +19,13 @@
 #   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
 #   test-coll-replay   replayed HELLOs (an earlier boot's, an earlier connection's) against a
 #                      live, an idle and a restarted collector: refused, nothing answered
-#   (unit-test-hv also holds the D load race, the per-CPU base decision and the bounds on one
-#   firing: unit-test-dprobe-load, unit-test-task-base, unit-test-dif-bounds; the speculation
-#   and PMU decision table against real CPUs' capability bits: unit-test-spec-ctrl; the boot
-#   id's hardware randomness and the refusal of auth without it: unit-test-boot-rand; the D
-#   hash keyed per load: unit-test-dif-hash-key; IA32_MISC_ENABLE writes in test_msr_policy;
-#   EPT permissions against the execute-only capability in test_ept_view)
+#   (unit-test-hv also holds the D load race, the per-CPU base decision, the bounds on one
+#   firing and one arming request, and probe slot reuse: unit-test-dprobe-load,
+#   unit-test-task-base, unit-test-dif-bounds, unit-test-dif-budget, unit-test-probe-budget,
+#   unit-test-probe-epoch; the speculation and PMU decision table against real CPUs'
+#   capability bits: unit-test-spec-ctrl; the boot id's hardware randomness and the refusal of
+#   auth without it: unit-test-boot-rand; the D hash keyed per load: unit-test-dif-hash-key;
+#   IA32_MISC_ENABLE writes in test_msr_policy; EPT permissions against the execute-only
+#   capability in test_ept_view. test-boot's hc-user-gs-forged is a user's forged GS base.)
 .PHONY: test-security
 test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay test-coll-replay

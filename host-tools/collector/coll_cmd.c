@@ -405,8 +405,10 @@ static bool arm_reply(struct coll *c, int i, const struct ctl_msg *m, uint64_t o
         a->taken += p.specs_taken;
         a->sites += p.sites_armed;
     }
-    a->sent += a->batch;
-    if (ok && !p.error && p.specs_taken == a->batch && a->sent < a->n) {
+    /* fewer taken without an error: the hypervisor bounded its decode work; the rest again */
+    bool partial = ok && !p.error && p.specs_taken && p.specs_taken < a->batch;
+    a->sent += partial ? p.specs_taken : a->batch;
+    if (ok && !p.error && (p.specs_taken == a->batch || partial) && a->sent < a->n) {
         arm_send_next(c, i);
         return false;
     }

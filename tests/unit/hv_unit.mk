@@ -163,3 +163,30 @@ $(HV_UNIT_BUILD)/test_dif_hash_key: tests/unit/test_dif_hash_key.c tests/unit/di
 unit-test-dif-hash-key: $(HV_UNIT_BUILD)/test_dif_hash_key
 	$(HV_UNIT_BUILD)/test_dif_hash_key
 unit-test-hv: unit-test-dif-hash-key
+# A budget on one firing: instructions (string and guest-copy loops by their bytes) and a clock
+# deadline end the firing with one BUDGET error record (the review's NOP and STRJOIN storms).
+$(HV_UNIT_BUILD)/test_dif_budget: tests/unit/test_dif_budget.c tests/unit/dif_asm.h $(DIF_SRCS) trace/dvm/dif.h trace/dvm/dif_impl.h include/hvt_dif.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_dif_budget.c $(DIF_SRCS) -lpthread
+.PHONY: unit-test-dif-budget
+unit-test-dif-budget: $(HV_UNIT_BUILD)/test_dif_budget
+	$(HV_UNIT_BUILD)/test_dif_budget
+unit-test-hv: unit-test-dif-budget
+# Decode work per arming request (trace/probe/probe_budget.c): 1024 return probes of 1 MiB
+# stop at PROBE_DECODE_MAX and are finished by further requests.
+$(HV_UNIT_BUILD)/test_probe_budget: tests/unit/test_probe_budget.c trace/probe/probe_budget.c trace/probe/probe_budget.h include/hvt_hypercall.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_probe_budget.c trace/probe/probe_budget.c
+.PHONY: unit-test-probe-budget
+unit-test-probe-budget: $(HV_UNIT_BUILD)/test_probe_budget
+	$(HV_UNIT_BUILD)/test_probe_budget
+unit-test-hv: unit-test-probe-budget
+# Probe slots not reused under a firing (trace/probe/probe_epoch.c): scenarios, then a firing
+# thread racing a disarm-and-rearm thread over one slot.
+$(HV_UNIT_BUILD)/test_probe_epoch: tests/unit/test_probe_epoch.c trace/probe/probe_epoch.c trace/probe/probe_epoch.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_UNIT_CFLAGS) -o $@ tests/unit/test_probe_epoch.c trace/probe/probe_epoch.c -lpthread
+.PHONY: unit-test-probe-epoch
+unit-test-probe-epoch: $(HV_UNIT_BUILD)/test_probe_epoch
+	$(HV_UNIT_BUILD)/test_probe_epoch 200000
+unit-test-hv: unit-test-probe-epoch

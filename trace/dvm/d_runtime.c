@@ -165,8 +165,17 @@ static void env_tracer(void *ctx, int what)
                         what == HVT_DIF_TRACER_STOP ? HVT_REASON_PROBE_STOP : HVT_REASON_PROBE);
 }
 
+/* One firing runs in its CPU's VM exit with that CPU's buffer lock held (drains and power-off
+ * wait on it): besides the interpreter's unit budget (DIF_DEF_BUDGET, about a millisecond of
+ * string work), a deadline in TSC ticks bounds guest reads and anything else the units
+ * misjudge. 10M ticks is 2-10 ms at today's TSC rates (Bochs's TSC ticks once per
+ * instruction: 10M of its instructions); a legitimate firing takes a few thousand. */
+#define FIRE_DEADLINE_TICKS 10000000ull
+static uint64_t env_clock(void *env_ctx) { return hv_rdtsc(); }
+
 static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
-                                    .tracer = env_tracer, .uregs = env_uregs };
+                                    .tracer = env_tracer, .uregs = env_uregs,
+                                    .clock = env_clock, .deadline = FIRE_DEADLINE_TICKS };
 
 /* A fresh hash key for every load (dif.h, dif_env.hash_key): RDSEED, else RDRAND, each
  * retried (Intel's DRNG guide: ten attempts), folded with the TSC; a CPU with neither gets the

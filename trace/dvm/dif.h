@@ -46,6 +46,12 @@
  *                      does an error record that does not fit. BEGIN, END and ERROR are
  *                      probe ids like any other (the header names them): the caller fires
  *                      BEGIN and END itself.
+ *                      A firing that uses up its budget (env budget units: an instruction is
+ *                      one, a string op, a guest copy, a tuple key or a stack one per byte; or
+ *                      env deadline clock ticks) ends there: its clause leaves one
+ *                      HVT_DREC_ERROR record, fault HVT_DIF_F_BUDGET, arg which budget, and
+ *                      its later clauses do not run; the ERROR probe then runs on a fresh
+ *                      budget of the same size (all its runs of that firing share it).
  *  dif_drain()         copies a CPU's records out (whole records, oldest first), preceded by
  *                      one HVT_DREC_DROPS / DYNDROPS / AGGDROPS / SPECDROPS / SPECBUSY /
  *                      SPECUNAVAIL record for each counter that is not zero (which it then
@@ -96,9 +102,12 @@
  *  - dif_verify() reads nothing outside [image, image+len) and runs in time linear in len. It
  *    uses a static work area of HVT_DIF_MAX_INSNS words under its own lock (callers on several
  *    CPUs wait for each other).
- *  - For a verified image, dif_fire() runs in time bounded by the clauses' lengths (forward
- *    branches only; per instruction O(strsize + HVT_DIF_KEY_MAX + probe stack) work plus a
- *    hash chain walk; AGGCLR walks every CPU's aggregation space), reads and writes nothing
+ *  - For a verified image, dif_fire() runs in time bounded by its budget: at most twice
+ *    env budget units (the clauses, then the ERROR probe's), the work between two looks at
+ *    the budget being one instruction (O(strsize + HVT_DIF_KEY_MAX + probe stack) plus a hash
+ *    chain walk, which is not counted); and, with a clock, by the deadline plus one chunk
+ *    (DIF_BUDGET_CHUNK units) per budget. The checks cost a counter decrement per
+ *    instruction. Reads and writes nothing
  *    outside the image (read only), the state memory and its own stack (about 1 KiB deep),
  *    touches guest memory only through env->read, and never faults the
  *    hypervisor: every register, index, branch target and string handle is checked again at
@@ -134,6 +143,8 @@
 #define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted */
 #define DIF_DEF_SPECSIZE   (32u << 10)   /* DTrace's default specsize */
 #define DIF_ERROR_FIRES    4              /* faults of one firing that fire the ERROR probe */
+#define DIF_DEF_BUDGET     (256u << 10)   /* units of one firing (struct dif_env budget) */
+#define DIF_BUDGET_CHUNK   4096u          /* units between two looks at the budget and clock */
 
 /* Why dif_verify() refused an image: clause and insn (index in the clause) or -1; item is the
  * var, agg or probe index a section error is about (else -1); reason a static string. */
@@ -168,6 +179,13 @@ struct dif_env {
      * is keyed with it, so whoever feeds keys to a program cannot pick ones that share a
      * chain. */
     uint64_t hash_key;
+    /* The per-firing budget (a firing runs in a VM exit, with its CPU's buffer lock held):
+     * budget units (0: DIF_DEF_BUDGET), one per instruction plus one per byte a string op,
+     * a guest copy or a key walks; and, with clock, at most deadline ticks of it (0: none)
+     * from the first check (after DIF_BUDGET_CHUNK units: a short firing never reads it). */
+    uint64_t (*clock)(void *env_ctx);
+    uint64_t budget;
+    uint64_t deadline;
 };
 
 /* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..5, PID, TID,

@@ -18,6 +18,8 @@ static uint32_t dif_strnlen(const char *s, uint32_t max)
     return n;
 }
 
+/* Every use of a string pays its length from the firing's budget: the op that follows
+ * (copy, compare, join, record, key) is that long. */
 bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
 {
     const struct dif_state *st = r->st;
@@ -30,6 +32,7 @@ bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
         r->c->scratch_len[idx] < st->strsize) {
         *p = r->c->scratch + idx * dif_slot_stride(st);
         *len = r->c->scratch_len[idx];
+        dif_charge(r, *len);
         return true;
     }
     if ((h & DIF_H_KINDMASK) == DIF_H_EXEC && !idx) {
@@ -37,12 +40,14 @@ bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
         size_t max = e ? r->f->execname_max : 0;
         *p = e ? e : "";
         *len = dif_strnlen_fast(*p, max < st->strsize - 1 ? (uint32_t)max : st->strsize - 1);
+        dif_charge(r, *len);
         return true;
     }
     if ((h & DIF_H_KINDMASK) == DIF_H_STRTAB && idx < st->hdr->strtab_len) {
         uint32_t room = st->hdr->strtab_len - (uint32_t)idx;
         *p = st->strtab + idx;
         *len = dif_strnlen(*p, room < st->strsize - 1 ? room : st->strsize - 1);
+        dif_charge(r, *len);
         return true;
     }
     return dif_fault(r, HVT_DIF_F_BADSTR, h);
@@ -110,6 +115,7 @@ bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user)
             got = r->st->env.read(r->f->ctx, a, d + n, chunk, user);
         if (got > chunk)
             got = chunk;
+        dif_charge(r, chunk);
         for (uint32_t i = n; i < n + got; i++) {
             if (!d[i]) {
                 dif_str_set(r, rd, slot, i);

@@ -104,6 +104,7 @@ static bool dif_load_str(struct dif_run *r, unsigned rd, const char *src)
         d[n] = src[n];
         n++;
     }
+    dif_charge(r, n);
     dif_str_set(r, rd, slot, n);
     return true;
 }
@@ -172,6 +173,7 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
             return dif_illop(r);
         key = c->tuple;
         key_len = c->tuple_len;
+        dif_charge(r, key_len);          /* hashed and compared */
     }
     if (store) {
         bool ok = is_str ? dif_dyn_store(st, v->kind, (uint16_t)idx, key, key_len, s, len)
@@ -191,8 +193,9 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
     char *d = dif_scratch_alloc(r, &slot);
     if (!d)
         return false;
-    dif_str_set(r, in->rd, slot,
-                dif_dyn_load(st, v->kind, (uint16_t)idx, key, key_len, d, st->strsize - 1));
+    uint32_t got = dif_dyn_load(st, v->kind, (uint16_t)idx, key, key_len, d, st->strsize - 1);
+    dif_charge(r, got);
+    dif_str_set(r, in->rd, slot, got);
     return true;
 }
 
@@ -262,6 +265,7 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
         size_t n = st->env.stack ? st->env.stack(r->f->ctx, p + 16, max, &rsp) : 0;
         if (n > max)
             n = max;
+        dif_charge(r, n);
         ((uint32_t *)p)[0] = (uint32_t)n;
         ((uint32_t *)p)[1] = 0;
         ((uint64_t *)p)[1] = rsp;
@@ -276,6 +280,7 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
         if (!(p = dif_rec_room(r, 8 + 8 * max)))
             return false;
         uint32_t n = dif_ustack(r, (uint64_t *)(void *)(p + 8), max);
+        dif_charge(r, 16ull * n);            /* a frame read per address */
         ((uint32_t *)p)[0] = n;
         ((uint32_t *)p)[1] = 0;
         r->rec_len -= 8 * (max - n);           /* give back the rest */
@@ -352,10 +357,50 @@ static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
     if (!dif_tuple_is(r->c, a->nkeys, a->key_types) ||
         (in->op == HVT_DIF_OP_AGGW && a->fn < HVT_DIF_AGG_QUANTIZE))
         return dif_illop(r);
+    dif_charge(r, r->c->tuple_len);      /* the key, hashed and compared */
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
     int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)r->reg[R(in->rb)] : 1;
     dif_agg_apply(st, r->c, idx, r->c->tuple, r->c->tuple_len, v, w);
     return true;
+}
+
+/* The budget's slow path, reached when the units granted at the last look are used up
+ * (r->left below zero): charge them, end the firing if the total is spent or the deadline
+ * passed, else grant the next chunk. The clock is first read here, so a firing shorter than
+ * one chunk never reads it; its time is measured from that first reading. */
+bool dif_budget_more(struct dif_run *r)
+{
+    const struct dif_env *e = &r->st->env;
+    r->spent += (uint64_t)((int64_t)r->grant - r->left);
+    if (r->spent > r->budget) {
+        r->over = true;
+        return dif_fault(r, HVT_DIF_F_BUDGET, HVT_DIF_BUDGET_INSNS);
+    }
+    if (e->clock && e->deadline) {
+        uint64_t now = e->clock(e->env_ctx);
+        if (!r->clock_started) {
+            r->t0 = now;
+            r->clock_started = true;
+        } else if (now - r->t0 >= e->deadline) {
+            r->over = true;
+            return dif_fault(r, HVT_DIF_F_BUDGET, HVT_DIF_BUDGET_TIME);
+        }
+    }
+    uint64_t rest = r->budget - r->spent;
+    r->grant = rest < DIF_BUDGET_CHUNK ? rest : DIF_BUDGET_CHUNK;
+    r->left = (int64_t)r->grant;
+    return true;
+}
+
+/* A fresh budget (the firing's, then its ERROR runs'). */
+static void dif_budget_start(struct dif_run *r)
+{
+    const struct dif_env *e = &r->st->env;
+    r->budget = e->budget ? e->budget : DIF_DEF_BUDGET;
+    r->spent = 0;
+    r->grant = r->budget < DIF_BUDGET_CHUNK ? r->budget : DIF_BUDGET_CHUNK;
+    r->left = (int64_t)r->grant;
+    r->clock_started = r->over = false;
 }
 
 /* One clause's code; returns with r->fault or r->dropped set, or at RET. */
@@ -369,6 +414,8 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
         int32_t imm = in->imm;
         bool ok = true;
         r->pc = pc;
+        if (__builtin_expect(--r->left < 0, 0) && !dif_budget_more(r))
+            return;
         switch (in->op) {
         case HVT_DIF_OP_NOP: break;
         case HVT_DIF_OP_RET: return;
@@ -574,6 +621,8 @@ static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
         if (r->fault && faults && *nf < DIF_ERROR_FIRES)
             faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->epid, r->pc, r->fault,
                                                        r->fault_addr };
+        if (r->over)
+            break;                   /* out of budget: the firing ends here */
     }
 }
 
@@ -601,12 +650,15 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     r.cpu = cpu;
     dif_spec_clean_cpu(st, cpu);         /* commits other CPUs made while this one was busy */
     uint64_t drops = c->drops;
+    dif_budget_start(&r);
     dif_run_probe(&r, p, faults, &nf);
     /* DTrace's ERROR probe, after the firing's clauses (never for its own faults) */
     uint32_t eid = st->hdr->error_probe;
     const struct hvt_dif_probe *ep = nf && eid && eid != probe_id ?
         dif_probe_lookup(st->probes, st->hdr->nprobes, eid) : NULL;
-    for (unsigned i = 0; ep && i < nf; i++) {
+    if (ep)
+        dif_budget_start(&r);        /* one more budget for every ERROR run of this firing */
+    for (unsigned i = 0; ep && i < nf && !r.over; i++) {
         uint64_t eargs[10] = { 0, faults[i].epid, faults[i].clause, faults[i].pc,
                                faults[i].fault, faults[i].addr };
         r.args = eargs;

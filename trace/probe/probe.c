@@ -1,5 +1,6 @@
 /* probe.c - hidden breakpoints on guest kernel code (see probe.h). */
 #include "probe.h"
+#include "probe_epoch.h"
 #include "task.h"
 #include "step.h"
 #include "x86_len.h"
@@ -63,6 +64,15 @@ struct probe {
 static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
 #define PROBE(i) (&probe_chunks[(i) / PROBE_CHUNK][(i) % PROBE_CHUNK])
 static unsigned nprobes, narmed;
+/* Slots [first_live, nprobes) hold the armed table. A disarm retires the rest (first_live =
+ * nprobes): a CPU inside a firing may still use the probe it looked up (its D action, then
+ * resume() with the probe's emulation and target), so retired slots are written again only
+ * once no CPU entered its firing before that disarm (probe_epoch.h); until then new probes
+ * take the slots after them. */
+static unsigned first_live;
+static struct probe_epoch epoch;
+static uint64_t retired_at;               /* the epoch of the last disarm */
+_Static_assert(PROBE_EPOCH_CPUS >= HVT_MAX_CPUS, "an epoch per CPU");
 static uint32_t *hash;                     /* probe index + 1, by va; 0 = empty */
 static struct shadow *shadows;
 static uint16_t *shadow_hash;              /* shadow index + 1, by guest page; 0 = empty */
@@ -194,6 +204,15 @@ static void shadow_show(struct shadow *sh, uint64_t perms)
         hv_ept_view_map(c, sh->gpa, sh->page, perms);
 }
 
+/* The table is empty since a disarm: start again at slot 0 once no CPU can hold a retired
+ * probe. Called with the lock held. */
+static void slots_reclaim(void)
+{
+    if (first_live && first_live == nprobes &&
+        probe_epoch_quiet(&epoch, retired_at, hv_cpu_count()))
+        first_live = nprobes = 0;
+}
+
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
 static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
                     uint64_t func, uint32_t flags, uint64_t root)
@@ -211,8 +230,9 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         old->also[old->nalso++] = id;
         return 1;
     }
+    slots_reclaim();
     if (nprobes == PROBE_MAX)
-        return PROBE_ENOMEM;
+        return PROBE_ENOMEM;               /* retired slots still held: later */
     if (!hv_ept_exec_only())
         return PROBE_EINVAL;     /* shadows are execute-only views: this CPU cannot hold one */
     if (!probe_chunks[nprobes / PROBE_CHUNK] &&
@@ -325,8 +345,9 @@ void probe_disarm_all(void)
     }
     /* The table starts empty again: each probe's slot is cleared (the whole table is large
      * and mostly empty). A CPU still looking a site up meets either an empty slot or a probe
-     * that is not armed, never a wrong one that is. */
-    for (unsigned i = 0; i < nprobes; i++) {
+     * that is not armed, never a wrong one that is; the slots are retired, not reused, while
+     * a CPU may still hold one (slots_reclaim). */
+    for (unsigned i = first_live; i < nprobes; i++) {
         struct probe *p = PROBE(i);
         p->armed = 0;
         for (unsigned s = hash_slot(p->va), n = 0; n < HASH_SLOTS; s = (s + 1) & (HASH_SLOTS - 1), n++)
@@ -335,7 +356,8 @@ void probe_disarm_all(void)
                 break;
             }
     }
-    nprobes = 0;
+    retired_at = probe_epoch_retire(&epoch);
+    first_live = nprobes;
     narmed = 0;
     npending = 0;
     hv_exception_intercept(VEC_BP, false);
@@ -567,6 +589,10 @@ static bool step_over(unsigned cpu, struct shadow *sh, bool write)
     for (unsigned i = 0; i < n; i++)
         if (cpu_state[cpu].sh[i] == sh) {  /* already original here: a write after a read */
             cpu_state[cpu].write[i] |= write;
+            /* ... unless another CPU's arming showed this CPU the shadow again meanwhile
+             * (disarm, then arm on the same page): then the instruction would fault again
+             * forever. Mapping the original is idempotent: always do it. */
+            hv_ept_view_map(cpu, sh->gpa, 0, EPT_RWX);
             return true;
         }
     if (n == STEP_PAGES)
@@ -674,7 +700,19 @@ static bool guest_has_int3(uint64_t va)
     return gmem_read_gva(&pg, va, &b, 1) == 1 && b == OPC_INT3;
 }
 
+static bool bp_exit(struct guest_regs *g);
+
+/* A #BP exit: the probe found stays this CPU's until it resumed the guest (probe_epoch.h). */
 bool probe_bp_exit(struct guest_regs *g)
+{
+    unsigned cpu = hv_cpu_id();
+    probe_epoch_enter(&epoch, cpu);
+    bool r = bp_exit(g);
+    probe_epoch_leave(&epoch, cpu);
+    return r;
+}
+
+static bool bp_exit(struct guest_regs *g)
 {
     uint32_t info = hv_exit_intr_info();
     if ((info & VMX_INTR_VECTOR_MASK) != VEC_BP) {
@@ -815,6 +853,7 @@ int probe_init(void)
     shadow_hash = hv_alloc_pages(HV_PAGES(SHADOW_HASH * sizeof(uint16_t)));
     if (!hash || !scratch || !shadows || !shadow_hash || probe_stack_init())
         return -1;
+    probe_epoch_init(&epoch);
     for (unsigned c = 0; c < hv_cpu_count(); c++)
         if (!(cpu_state[c].fires = hv_alloc_pages(HV_PAGES(FIRE_BUF * sizeof(struct hvt_probe_fire)))))
             return -1;
@@ -856,7 +895,7 @@ void probe_report_stats(void)
     hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u shown=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
            "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu "
            "records=%lu records_lost=%lu pending=%u other_space=%lu\n",
-           narmed, nprobes, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
+           narmed, nprobes - first_live, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
            stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
            stats.bp_exits, stats.mtf_exits, stats.records, stats.records_lost, npending,
            stats.other_space);
@@ -865,7 +904,7 @@ void probe_report_stats(void)
 void probe_report(void)
 {
     probe_report_stats();
-    for (unsigned i = 0; i < nprobes; i++) {
+    for (unsigned i = first_live; i < nprobes; i++) {
         struct probe *p = PROBE(i);
         uint64_t n = p->fires;
         hv_log("HVT-PROBE id=%u kind=%s site=%lx emu=%u fires=%lu other=%lu\n", p->id,

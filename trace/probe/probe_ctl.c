@@ -2,6 +2,7 @@
  * checked specs (the hypercall and the host's control commands take the same path) and the
  * host's HVT_CTL_PROBE_* commands. See probe.h. */
 #include "probe.h"
+#include "probe_budget.h"
 #include "kaslr.h"
 #include "trace.h"
 #include "trace_opts.h"
@@ -12,8 +13,6 @@
 #include "gmem.h"
 #include "hvt_hypercall.h"
 #include "hvt_stream.h"
-
-#define RETURN_SPAN_MAX (1u << 20)         /* a function's extent, at most (return probes) */
 
 int probe_arm_spec(const struct hvt_probe_spec *s)
 {
@@ -41,7 +40,7 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
         sp.hi += kaslr_slide();
     }
     if (kind < PROBE_ENTRY || kind > PROBE_ADDR || !trace_opts_is_kernel(sp.lo) ||
-        (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > RETURN_SPAN_MAX)))
+        (kind == PROBE_RETURN && (sp.hi <= sp.lo || sp.hi - sp.lo > PROBE_RETURN_SPAN_MAX)))
         return PROBE_EINVAL;
     return probe_arm((enum probe_kind)kind, sp.lo, sp.hi, sp.id,
                      sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_SYSARGS |
@@ -62,9 +61,12 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
             len / sizeof(struct hvt_probe_spec) > HVT_CTL_PROBE_SPECS)
             return HVT_CTL_EINVAL;
         probe_status(&before);             /* the record counters as they were before arming */
+        uint64_t decode_left = PROBE_DECODE_MAX;
         for (uint32_t i = 0; i < len / sizeof(struct hvt_probe_spec); i++) {
             struct hvt_probe_spec sp;
             memcpy(&sp, args + i * sizeof sp, sizeof sp);   /* the args need not be aligned */
+            if (!probe_budget_take(&decode_left, &sp, i == 0))
+                break;                     /* the rest in the host's next request */
             int rc = probe_arm_spec(&sp);
             if (rc < 0 && rc != PROBE_ENOSITE) {
                 st.error = rc;
@@ -103,13 +105,17 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
 static const struct trace_opts *ctl_opts;  /* the boot configuration's probes (op 1) */
 static int (*ctl_load_d)(uint64_t va, uint32_t len);
 
-/* HVT_HC_PROBE 4: arm the probes of a guest array (read safely, bounded, each one checked). */
+/* HVT_HC_PROBE 4: arm the probes of a guest array (read safely, bounded, each one checked).
+ * One call decodes at most PROBE_DECODE_MAX bytes of guest code (return probes decode their
+ * function): past that it stops with HVT_HC_EBUSY, RCX the specs taken, and the guest calls
+ * again with the rest. */
 static int64_t probe_arm_specs(struct guest_regs *g)
 {
     uint64_t va = g->r[GPR_RCX], n = g->r[GPR_RDX] & ~HVT_PROBE_NOWAIT;
     bool wait = !(g->r[GPR_RDX] & HVT_PROBE_NOWAIT);
     int64_t armed = 0;
-    uint64_t taken = 0;
+    uint64_t taken = 0, decode_left = PROBE_DECODE_MAX;
+    bool more = false;
     if (n > HVT_PROBE_SPECS_MAX)
         return HVT_HC_EINVAL;
     struct gmem_paging pg;
@@ -118,6 +124,10 @@ static int64_t probe_arm_specs(struct guest_regs *g)
         struct hvt_probe_spec sp;
         if (gmem_read_gva(&pg, va + taken * sizeof sp, &sp, sizeof sp) != sizeof sp)
             break;
+        if (!probe_budget_take(&decode_left, &sp, taken == 0)) {
+            more = true;                   /* this exit decoded enough: the rest next call */
+            break;
+        }
         int rc = probe_arm_spec(&sp);
         if (rc < 0 && rc != PROBE_ENOSITE)
             break;
@@ -125,6 +135,8 @@ static int64_t probe_arm_specs(struct guest_regs *g)
     }
     g->r[GPR_RBX] = (uint64_t)armed;
     g->r[GPR_RCX] = taken;
+    if (more)
+        return HVT_HC_EBUSY;
     if (armed && wait)
         hv_ept_wait_all(4 * TRACE_POLL_TICKS);
     return HVT_HC_OK;

@@ -241,6 +241,7 @@ static const char *fault_str(uint32_t f)
     case HVT_DIF_F_NOSCRATCH: return "out of scratch space";
     case HVT_DIF_F_TUPLE: return "tuple stack overflow";
     case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return "illegal operation";
+    case HVT_DIF_F_BUDGET: return "firing budget exceeded";
     default: return "unknown fault";
     }
 }
@@ -258,7 +259,7 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
         return D_CONSUME_BAD;
     }
     const d_clause *cl = &c->p->clauses[r->clause];
-    char where[32], details[40] = "";
+    char where[32], details[64] = "";
     if (cl->pred_end && r->pc < cl->pred_end) {
         snprintf(where, sizeof where, "predicate");
     } else {
@@ -269,6 +270,9 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
     }
     if (r->fault == HVT_DIF_F_BADADDR)
         snprintf(details, sizeof details, " (0x%llx)", (unsigned long long)r->arg);
+    else if (r->fault == HVT_DIF_F_BUDGET)   /* hvtrace's own: the firing ended here */
+        snprintf(details, sizeof details, " (%s; later clauses skipped)",
+                 r->arg == HVT_DIF_BUDGET_TIME ? "time" : "instructions");
     d_say(c, "error on enabled probe ID %u (ID %u: %s:%s:%s:%s): %s%s in %s at DIF offset %u",
         d_epid_of(c, r->probe, r->clause), d_dtrace_id_of(c, r->probe), pr->prov, pr->mod, pr->func, pr->name, fault_str(r->fault),
         details, where, r->pc);
