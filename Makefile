@@ -38,6 +38,7 @@ run: deps
 	$(MAKE) demo
 
 include vmm/vmm.mk
+include tools/gen.mk
 include boot/hv_embed.mk
 -include boot/boot.mk
 # HVT_NET=0 builds the hypervisor without the dedicated NIC (net/).

@@ -19,7 +19,7 @@ BENCH_PROBE   := $(BUILD)/bench/probe
 PROBE_BENCH_N ?= 10000
 PROBE_BENCH_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid probe=addr:__x64_sys_getpid+5
 
-# The D programs the guest loads itself (HVT_HC_PROBE 6), compiled for the test kernel.
+# The D programs the guest loads itself (HVT_HC_PROBE_LOAD_D), compiled for the test kernel.
 BENCH_D_COUNT := fbt::vfs_read:entry { @[execname] = count(); }
 BENCH_D_QUANT := fbt::vfs_read:entry { @ = quantize(arg2); }
 $(BENCH_PROBE)/dcount.img: $(HVT) bench/probe.mk

@@ -323,7 +323,7 @@ static int cmd_probe_arm(const char *path)
         int last = pread(fd, &more, 1, lseek(fd, 0, SEEK_CUR)) != 1;
         /* EBUSY: the hypervisor bounds the code one call decodes; the rest goes again */
         do {
-            struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, 4, (uint64_t)(spec + done),
+            struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, HVT_HC_PROBE_ARM_SPECS, (uint64_t)(spec + done),
                                  (k - done) | (last ? 0 : HVT_PROBE_NOWAIT) };
             vmcall(&r);                    /* (hypercall() would clear the arguments) */
             st = (int)(int64_t)r.rax;
@@ -342,15 +342,16 @@ static int cmd_probe_arm(const char *path)
 
 static int cmd_probe_disarm(void)
 {
-    struct hc_regs r = { 0, 0, 0, 0 };
-    return hypercall(HVT_HC_PROBE, &r) == HVT_HC_OK ? 0 : 1;
+    struct hc_regs r = { HVT_HC_MAGIC | HVT_HC_PROBE, HVT_HC_PROBE_DISARM_LOG, 0, 0 };
+    vmcall(&r);
+    return (int64_t)r.rax == HVT_HC_OK ? 0 : 1;
 }
 
-/* One HVT_HC_CMD call: RBX fn, RCX seq, RDX arg; out in r. */
-static int hc_cmd(uint64_t fn, uint64_t seq, uint64_t arg, struct hc_regs *r)
+/* One HVT_HC_CMD call: RBX op, RCX seq, RDX arg; out in r. */
+static int hc_cmd(enum hvt_hc_cmd_op op, uint64_t seq, uint64_t arg, struct hc_regs *r)
 {
     r->rax = HVT_HC_MAGIC | HVT_HC_CMD;
-    r->rbx = fn;
+    r->rbx = op;
     r->rcx = seq;
     r->rdx = arg;
     vmcall(r);
@@ -367,19 +368,19 @@ static void nap_ms(long ms)
 static uint64_t agent_take(char *buf, size_t cap)
 {
     struct hc_regs r;
-    if (hc_cmd(1, 0, 0, &r) != HVT_HC_OK)
+    if (hc_cmd(HVT_HC_CMD_TAKE, 0, 0, &r) != HVT_HC_OK)
         return 0;
     uint64_t seq = r.rbx, len = r.rcx;
     if (len >= cap)
         len = cap - 1;
-    for (uint64_t off = 0; off < len; off += 24) {
-        if (hc_cmd(2, seq, off, &r) != HVT_HC_OK)
+    for (uint64_t off = 0; off < len; off += HVT_HC_CMD_READ_LEN) {
+        if (hc_cmd(HVT_HC_CMD_READ, seq, off, &r) != HVT_HC_OK)
             return 0;
-        char w[24];
+        char w[HVT_HC_CMD_READ_LEN];
         memcpy(w, &r.rbx, 8);
         memcpy(w + 8, &r.rcx, 8);
         memcpy(w + 16, &r.rdx, 8);
-        memcpy(buf + off, w, len - off < 24 ? len - off : 24);
+        memcpy(buf + off, w, len - off < sizeof w ? len - off : sizeof w);
     }
     buf[len] = 0;
     return seq;
@@ -422,18 +423,18 @@ static int cmd_agent(int once)
             agent_child(p[0], line);
         }
         if (pid < 0) {
-            hc_cmd(5, seq, 127 << 8, &r);
+            hc_cmd(HVT_HC_CMD_EXITED, seq, 127 << 8, &r);
             continue;
         }
         close(p[0]);
-        hc_cmd(3, seq, (uint64_t)pid, &r);
+        hc_cmd(HVT_HC_CMD_STARTED, seq, (uint64_t)pid, &r);
         printf("hvtrace-guest: agent: command %" PRIu64 " is pid %d: %s\n", seq, (int)pid, line);
         for (;;) {                         /* held until the host armed its probes */
-            if (hc_cmd(4, seq, 0, &r) != HVT_HC_OK || r.rbx == 2) {
+            if (hc_cmd(HVT_HC_CMD_MAY_RUN, seq, 0, &r) != HVT_HC_OK || r.rbx == HVT_HC_CMD_CANCELLED) {
                 close(p[1]);               /* cancelled: the child exits without exec */
                 break;
             }
-            if (r.rbx == 1) {
+            if (r.rbx == HVT_HC_CMD_GO) {
                 if (write(p[1], "g", 1) != 1)
                     perror("hvtrace-guest: agent");
                 close(p[1]);
@@ -444,10 +445,11 @@ static int cmd_agent(int once)
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-        hc_cmd(5, seq, (uint64_t)(uint32_t)status, &r);
+        hc_cmd(HVT_HC_CMD_EXITED, seq, (uint64_t)(uint32_t)status, &r);
         printf("hvtrace-guest: agent: command %" PRIu64 " ended, status %d\n", seq, status);
         if (once) {                        /* stay until the host is done with it (its END) */
-            for (int i = 0; i < 1200 && hc_cmd(4, seq, 0, &r) == HVT_HC_OK && r.rbx != 2; i++)
+            for (int i = 0; i < 1200 && hc_cmd(HVT_HC_CMD_MAY_RUN, seq, 0, &r) == HVT_HC_OK &&
+                            r.rbx != HVT_HC_CMD_CANCELLED; i++)
                 nap_ms(50);
             return 0;
         }

@@ -18,6 +18,9 @@
  *    changes that: none = kernel mode only, all = anyone). Any other caller gets #UD, as
  *    VMCALL gives on bare metal (SIGILL in a process); refusals are counted.
  *  - A VMCALL whose RAX does not carry HVT_HC_MAGIC gets #UD, as on bare metal.
+ *  - PROBE and CMD take an operation in RBX (enum hvt_hc_probe_op, enum hvt_hc_cmd_op below):
+ *    an operation not listed there gets HVT_HC_EINVAL. These names are the ABI's one
+ *    definition: the Python scripts read them from build/gen/hvt_abi.py (tools/hvt_abi.c).
  */
 #ifndef HVT_HYPERCALL_H
 #define HVT_HYPERCALL_H
@@ -54,38 +57,62 @@ enum hvt_hc_func {
     HVT_HC_MARK     = 2, /* in: RBX = mark id; reserved for trace start/stop marks. A start
                             mark while the trace's link has failed returns HVT_HC_EBUSY and
                             starts nothing (its records could only be dropped): retry later */
-    HVT_HC_PROBE    = 3, /* in: RBX = 1 arm the boot configuration's probes (trace option
-                            probe=; RCX = mask of the ones to arm, bit i-1 for probe i, 0 =
-                            all): out RBX = sites armed, RAX < 0 when none could be (RCX = the
-                            first failing probe's index). RBX = 0 disarm every probe and log
-                            their counts. RBX = 2 log the engine's counters: out RBX =
-                            firings, RCX = VM exits the engine caused, RDX = of them EPT ones.
-                            RBX = 4 arm RDX probes described by the struct hvt_probe_spec
-                            array at guest virtual address RCX (runtime kernel addresses):
-                            out RBX = sites armed, RCX = specs taken; RAX = HVT_HC_EBUSY
-                            when the call stopped early to bound its work (return probes
-                            decode their function: 1 MiB of code per call at most), without
-                            waiting for the CPUs: call again with the rest.
-                            RBX = 5 disarm every probe without logging. RBX = 6 load the D
-                            program image (include/hvt_dif.h) of RDX bytes at guest virtual
-                            address RCX, verified whole (probes must be disarmed): out RBX = 0
-                            or HVT_D_E* (include/hvt_stream.h); probes armed with
-                            HVT_PROBE_F_ACTION then run it */
+    HVT_HC_PROBE    = 3, /* the probe engine: RBX = enum hvt_hc_probe_op */
     HVT_HC_CMD      = 4, /* the guest tool's agent (hvt -c; include/hvt_stream.h HVT_CTL_D_CMD):
-                            RBX = 1 take the posted command: out RBX = seq, RCX = its bytes
-                            (RAX = HVT_HC_EBUSY: none). RBX = 2 read it: RCX = seq, RDX =
-                            offset: out RBX, RCX, RDX = the 24 bytes there (zeros past the end).
-                            RBX = 3 started: RCX = seq, RDX = pid (held before exec). RBX = 4
-                            may it run? RCX = seq: out RBX = 1 go, 0 not yet, 2 cancelled. RBX
-                            = 5 exited: RCX = seq, RDX = its wait status. HVT_HC_EINVAL: another
-                            seq or the wrong state. Nothing is written to guest memory. */
+                            RBX = enum hvt_hc_cmd_op, RCX = the command's seq, RDX = the
+                            argument. HVT_HC_EINVAL: another seq or the wrong state. Nothing is
+                            written to guest memory. */
 };
 
-/* One probe for HVT_HC_PROBE 4 (kind bits 7:0: 1 entry of the function at lo, 2 its return
- * sites in [lo, hi), 3 the instruction at lo, 4 profile: a sample on every CPU every lo TSC
- * ticks of guest time, 5 tick: the same on one CPU (CPU 0); flags above). lo and hi are
- * runtime addresses, or link-time ones (the vmlinuz's) with HVT_PROBE_F_LINKTIME: the
- * hypervisor slides them. Profile and tick samples always carry the stack. */
+/* HVT_HC_PROBE's operations (RBX); their arguments in RCX and RDX. */
+enum hvt_hc_probe_op {
+    HVT_HC_PROBE_DISARM_LOG = 0, /* disarm every probe and log their counts */
+    HVT_HC_PROBE_ARM_CFG    = 1, /* arm the boot configuration's probes (trace option probe=):
+                                    RCX = mask of the ones to arm, bit i-1 for probe i, 0 = all;
+                                    out RBX = sites armed, RAX < 0 when none could be (RCX =
+                                    the first failing probe's index) */
+    HVT_HC_PROBE_STATS      = 2, /* log the engine's counters: out RBX = firings, RCX = VM exits
+                                    the engine caused, RDX = of them EPT ones */
+    HVT_HC_PROBE_ARM_SPECS  = 4, /* arm RDX (| HVT_PROBE_NOWAIT) probes described by the struct
+                                    hvt_probe_spec array at guest virtual address RCX (runtime
+                                    kernel addresses): out RBX = sites armed, RCX = specs taken;
+                                    RAX = HVT_HC_EBUSY when the call stopped early to bound its
+                                    work (return probes decode their function: 1 MiB of code per
+                                    call at most), without waiting for the CPUs: call again with
+                                    the rest */
+    HVT_HC_PROBE_DISARM     = 5, /* disarm every probe without logging */
+    HVT_HC_PROBE_LOAD_D     = 6, /* load the D program image (include/hvt_dif.h) of RDX bytes at
+                                    guest virtual address RCX, verified whole (probes must be
+                                    disarmed): out RBX = 0 or HVT_D_E* (include/hvt_stream.h);
+                                    probes armed with HVT_PROBE_F_ACTION then run it */
+};
+
+/* HVT_HC_CMD's operations (RBX), in the order the agent makes them for one command. */
+enum hvt_hc_cmd_op {
+    HVT_HC_CMD_TAKE    = 1, /* take the posted command: out RBX = seq, RCX = its bytes
+                               (RAX = HVT_HC_EBUSY: none posted) */
+    HVT_HC_CMD_READ    = 2, /* read its text: RDX = offset: out RBX, RCX, RDX = the
+                               HVT_HC_CMD_READ_LEN bytes there (zeros past the end) */
+    HVT_HC_CMD_STARTED = 3, /* started and held before exec: RDX = its pid */
+    HVT_HC_CMD_MAY_RUN = 4, /* may it run? out RBX = enum hvt_hc_cmd_answer */
+    HVT_HC_CMD_EXITED  = 5, /* exited: RDX = its wait status */
+};
+enum hvt_hc_cmd_answer { HVT_HC_CMD_HOLD = 0, HVT_HC_CMD_GO = 1, HVT_HC_CMD_CANCELLED = 2 };
+#define HVT_HC_CMD_READ_LEN 24
+
+/* A probe spec's kind (bits 7:0 of struct hvt_probe_spec.kind). */
+enum hvt_probe_kind {
+    HVT_PROBE_KIND_ENTRY   = 1, /* the entry of the function at lo */
+    HVT_PROBE_KIND_RETURN  = 2, /* its return sites in [lo, hi) */
+    HVT_PROBE_KIND_ADDR    = 3, /* the instruction at lo */
+    HVT_PROBE_KIND_PROFILE = 4, /* a sample on every CPU every lo TSC ticks of guest time */
+    HVT_PROBE_KIND_TICK    = 5, /* the same on one CPU (CPU 0) */
+};
+
+/* One probe for HVT_HC_PROBE_ARM_SPECS (and the host's HVT_CTL_PROBE_ARM): kind = enum
+ * hvt_probe_kind | flags below. lo and hi are runtime addresses, or link-time ones (the
+ * vmlinuz's) with HVT_PROBE_F_LINKTIME: the hypervisor slides them. Profile and tick samples
+ * always carry the stack. */
 struct hvt_probe_spec {
     uint32_t id;
     uint32_t kind;

@@ -5,7 +5,7 @@
 #   make test-fuzz-replay       part of the default test run: each fuzzer built once, every
 #                               input of its regression corpus (tests/*/fuzz/regress/NAME/) and
 #                               of its seed corpus run once (seconds); any crash fails
-#                               (seeds: the net fuzzers', the D programs, build/host/fuzz/seeds-NAME/)
+#                               (seeds: the net fuzzers', tests/d/programs, build/host/fuzz/seeds-NAME/)
 #   make fuzz-config            the configuration parsers: boot/cfg.c's cfg_parse (with the
 #                               trace= value it keeps) and trace/trace_opts.c's trace_opts_parse;
 #                               and trace/dvm/guest_cmd.c's mailbox (host requests + guest hypercalls)
@@ -26,7 +26,8 @@
 #                               tables, a current task and its cred); EPT edits are stubs
 #                               (tests/unit/fuzz/fuzz_hypercall.c lists what is not covered)
 #                               Seeds: make-lwip-seeds.py, make-hypercall-seeds.py (the latter
-#                               loads the D tests' programs, compiled by hc_dimages)
+#                               loads tests/d/programs/*.d, compiled by hc_dimages); both take
+#                               the ABI's numbers from build/gen/hvt_abi.py (tools/gen.mk)
 # A fuzzer's finding (build/host/fuzz/crash-*, */crashes/) is fixed and then copied into its
 # regress directory, so the replay keeps it fixed.
 FUZZERS := fuzz_trace fuzz_ksym fuzz_btf fuzz_kimg fuzz_ctl fuzz_coll_parse fuzz_coll_trace \
@@ -65,8 +66,8 @@ FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c tests/fuzz/host_hv/hv_log_hos
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
-$(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py
-	rm -rf $@ && python3 $< $@
+$(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py $(HVT_ABI_PY)
+	rm -rf $@ && HVT_GEN_DIR=$(GEN_DIR) python3 $< $@
 # fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
 $(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
 	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
@@ -77,15 +78,16 @@ $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h v
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) -fsanitize=fuzzer -include $(FUZZ_HV_DIR)/inc/hv_guest.h -Ivmm $(TRACE_DIRS:%=-I%) \
 	  -Wno-address-of-packed-member -Wno-atomic-alignment \
 	  -o $@ $(FUZZ_HC_SRCS) -latomic
-# Its seeds load D images: the D tests' programs compiled by the host's compiler (hc_dimages).
+# Its seeds load D images: the D tests' programs (tests/d/programs) compiled by the host's
+# compiler (hc_dimages).
 $(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) \
 	  $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
-FUZZ_HC_D := tests/probe/test-probes-net.sh tests/d/test-d-coll.sh
-$(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(HOST_OUT)/fuzz/hc_dimages $(FUZZ_HC_D)
-	rm -rf $@ $@.d && python3 $< --extract-d $@.d $(FUZZ_HC_D) && mkdir -p $@.d/img && \
-	$(HOST_OUT)/fuzz/hc_dimages $@.d/img $@.d/*.d && python3 $< $@ $@.d/img/*.dif
+FUZZ_HC_D := $(wildcard tests/d/programs/*.d)
+$(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(HVT_ABI_PY) $(HOST_OUT)/fuzz/hc_dimages $(FUZZ_HC_D)
+	rm -rf $@ $@.img && mkdir -p $@.img && $(HOST_OUT)/fuzz/hc_dimages $@.img $(FUZZ_HC_D) && \
+	HVT_GEN_DIR=$(GEN_DIR) python3 $< $@ $@.img/*.dif
 FUZZ_HV := fuzz_lwip_rx fuzz_hypercall
 fuzz-hv: $(FUZZ_HV:%=$(HOST_OUT)/fuzz/%) $(FUZZ_HV:%=$(HOST_OUT)/fuzz/seeds-%)
 	bash tests/fuzz/fuzz-run.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_HV)

@@ -2,7 +2,8 @@
 # replay.sh FUZZ_DIR NAME...: run every input of each fuzzer's regression corpus
 # (tests/*/fuzz/regress/NAME/*) and seed corpus once through FUZZ_DIR/NAME (a libFuzzer binary
 # given files runs each once and stops at the first crash or sanitizer report). Seeds: the net
-# fuzzers' (FUZZ_DIR/seeds/, tests/net/fuzz/make-seeds.sh), the D programs of the D tests.
+# fuzzers' (FUZZ_DIR/seeds/, tests/net/fuzz/make-seeds.sh), the D tests' programs
+# (tests/d/programs/*.d).
 # A fuzzer without a regression corpus fails: every fuzzer keeps one.
 # Closing line: "test-fuzz-replay: N passed, N failed (M inputs)".
 set -uo pipefail
@@ -10,15 +11,7 @@ D="$1"; shift
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 S="$D/replay-seeds"
 rm -rf "$S"; mkdir -p "$S/d"
-i=0
-for f in "$ROOT/tests/probe/test-probes-net.sh" "$ROOT/tests/d/test-d-coll.sh"; do
-  awk -v out="$S/d/$(basename "$f")" "/<<'EOF_D'/ { t = 1; n++; next } /^EOF_D/ { t = 0 } t { print > (out \"-\" n) }" "$f"
-done
-# and the one-line programs of test-d-coll.sh (run NAME FIRES 'PROGRAM' ...)
-grep -E "^(TZ=UTC )?run [a-z]+ [^ ]+ '[^']*' ?.*$" "$ROOT/tests/d/test-d-coll.sh" |
-  sed -E "s/^[^']*'([^']*)'.*/\1/" | while IFS= read -r prog; do
-    i=$((i + 1)); printf '%s\n' "$prog" > "$S/d/test-d-coll-run-$i"
-  done
+cp "$ROOT"/tests/d/programs/*.d "$S/d/"
 seeds_of() {
   case "$1" in
     fuzz_ctl) echo "$D/seeds/ctl" ;;

@@ -1,7 +1,7 @@
 /* probe-bench N - bench-probe's guest side (bench/probe.mk), on 1 CPU, where the TSC counts
  * every instruction retired, the hypervisor's included (docs/references.md). For each phase it
- * times N getpid() system calls with RDTSC and reads the probe engine's counters (HVT_HC_PROBE
- * 2: firings, the VM exits it caused):
+ * times N getpid() system calls with RDTSC and reads the probe engine's counters
+ * (HVT_HC_PROBE_STATS: firings, the VM exits it caused):
  *   base      no probe
  *   entry     probe 1 (entry of __x64_sys_getpid) armed
  *   return    probe 2 (its return sites)
@@ -11,7 +11,7 @@
  * and, timing N one-byte read()s of /dev/zero instead:
  *   rbase     no probe
  *   dcount    the D program /dcount.img (fbt::vfs_read:entry { @[execname] = count(); }),
- *             loaded with HVT_HC_PROBE 6 and armed with its specs (/dcount.specs)
+ *             loaded with HVT_HC_PROBE_LOAD_D and armed with its specs (/dcount.specs)
  *   dquant    /dquant.img (fbt::vfs_read:entry { @ = quantize(arg2); })
  *   rkprobe   the guest's own kprobe on vfs_read
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
@@ -28,7 +28,7 @@ static long n;
 
 static void counters(uint64_t *fires, uint64_t *exits)
 {
-    uint64_t b = 2, c = 0, d = 0;
+    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
     hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
     *fires = b;
     *exits = c;
@@ -36,7 +36,7 @@ static void counters(uint64_t *fires, uint64_t *exits)
 
 static void arm(uint64_t mask)
 {
-    uint64_t b = mask ? 1 : 0, c = mask, d = 0;
+    uint64_t b = mask ? HVT_HC_PROBE_ARM_CFG : HVT_HC_PROBE_DISARM_LOG, c = mask, d = 0;
     if (hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK)
         fprintf(stderr, "probe-bench: arming %llx failed\n", (unsigned long long)mask);
 }
@@ -81,12 +81,12 @@ static int load_d(const char *name)
     void *img = slurp(path, &ilen);
     snprintf(path, sizeof path, "/%s.specs", name);
     void *specs = slurp(path, &slen);
-    uint64_t b = 6, c = (uint64_t)(uintptr_t)img, d = ilen;
+    uint64_t b = HVT_HC_PROBE_LOAD_D, c = (uint64_t)(uintptr_t)img, d = ilen;
     if (!ilen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK) {
         fprintf(stderr, "probe-bench: loading %s failed (%lld)\n", name, (long long)b);
         return -1;
     }
-    b = 4, c = (uint64_t)(uintptr_t)specs, d = slen / sizeof(struct hvt_probe_spec);
+    b = HVT_HC_PROBE_ARM_SPECS, c = (uint64_t)(uintptr_t)specs, d = slen / sizeof(struct hvt_probe_spec);
     if (!slen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK || !b) {
         fprintf(stderr, "probe-bench: arming %s failed\n", name);
         return -1;
@@ -110,7 +110,7 @@ static void read_phase(const char *name, const char *d)
     uint64_t t1 = __rdtsc();
     counters(&f1, &x1);
     if (d) {
-        uint64_t b = 5, c = 0, e = 0;      /* disarm quietly: the program stays loaded */
+        uint64_t b = HVT_HC_PROBE_DISARM, c = 0, e = 0;      /* disarm quietly: the program stays loaded */
         hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
     }
     close(fd);

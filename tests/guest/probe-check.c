@@ -1,15 +1,15 @@
 /* probe-check N SYMBOL - the probe test's guest side (tests/probe/test-probes.sh):
  *   1. finds SYMBOL in /proc/kallsyms and reads its first 64 bytes through /proc/kcore;
- *   2. arms the boot configuration's probes (HVT_HC_PROBE 1);
+ *   2. arms the boot configuration's probes (HVT_HC_PROBE_ARM_CFG);
  *   3. runs exactly N getpid() system calls on each CPU at once (one child pinned to each;
  *      nothing else in the child makes one);
- *   4. asks for the engine's counters (HVT_HC_PROBE 2), reads the 64 bytes again through
+ *   4. asks for the engine's counters (HVT_HC_PROBE_STATS), reads the 64 bytes again through
  *      /proc/kcore (the guest must see its own code, not the probes), and a checksum of the
  *      whole kernel text [_stext, _etext): equal to the one taken before arming;
  *   5. runs the workload again with the guest's own kprobe on SYMBOL while ftrace patches its
  *      fentry site on and off: our two probes must fire exactly twice per kprobe hit;
  *   6. checks a user program's own INT3 still raises SIGTRAP in it;
- *   7. disarms (HVT_HC_PROBE 0), which logs every probe's counts.
+ *   7. disarms (HVT_HC_PROBE_DISARM_LOG), which logs every probe's counts.
  * Prints HVT-RESULT lines (init's format) and "probe-check: calls=N cpus=C". */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -79,7 +79,7 @@ static uint64_t text_sum(void)
     return h;
 }
 
-static int64_t probe_call(uint64_t what, uint64_t *armed)
+static int64_t probe_call(enum hvt_hc_probe_op what, uint64_t *armed)
 {
     uint64_t b = what, c = 0, d = 0;
     int64_t st = hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
     printf("probe-check: %s at %llx%s\n", sym, (unsigned long long)va, have ? "" : " (kcore unreadable)");
     uint64_t sum_before = text_sum();       /* the whole kernel text, nothing armed */
     uint64_t armed = 0;
-    int64_t st = probe_call(1, &armed);
+    int64_t st = probe_call(HVT_HC_PROBE_ARM_CFG, &armed);
     printf("HVT-RESULT: name=probe-arm %s status=%lld armed=%llu\n", st == HVT_HC_OK && armed ? "ok" : "FAIL",
            (long long)st, (unsigned long long)armed);
     fflush(stdout);
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
         ok &= WIFEXITED(s) && WEXITSTATUS(s) == 0;
     }
     printf("HVT-RESULT: name=probe-workload %s\n", ok ? "ok" : "FAIL");
-    probe_call(2, 0);                      /* the counters after the workload */
+    probe_call(HVT_HC_PROBE_STATS, 0);                      /* the counters after the workload */
     int same = have && kcore_read(va, after, sizeof after) == 0 && !memcmp(before, after, sizeof before);
     printf("HVT-RESULT: name=probe-kcore %s\n", same ? "ok" : "FAIL");
     uint64_t sum_armed = text_sum();
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
     int co = coexist(n, sym);
     printf("HVT-RESULT: name=probe-kprobe-ftrace %s\n", co > 0 ? "ok" : "FAIL");
     printf("HVT-RESULT: name=probe-own-int3 %s\n", own_int3() ? "ok" : "FAIL");
-    st = probe_call(0, 0);
+    st = probe_call(HVT_HC_PROBE_DISARM_LOG, 0);
     printf("HVT-RESULT: name=probe-disarm %s\n", st == HVT_HC_OK ? "ok" : "FAIL");
     printf("probe-check: calls=%ld cpus=%ld\n", n, ncpu);
     return 0;

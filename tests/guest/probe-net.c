@@ -1,7 +1,7 @@
 /* probe-net N | wait | settle - the guest side of the live-probe tests over the NIC
  * (tests/probe/test-probes-net.sh). With N:
  *   1. says "probe-net: waiting" and makes a getpid() call every 0.2 s until the engine's
- *      firing counter (HVT_HC_PROBE 2) moves: the host has armed its probes through the
+ *      firing counter (HVT_HC_PROBE_STATS) moves: the host has armed its probes through the
  *      collector (syscall::getpid:entry among them);
  *   2. runs exactly N getppid() calls on each CPU at once (one child pinned to each; nothing
  *      else in the guest makes that call), then 3 getpriority(0x7ac1, 0x7ac2) calls (EINVAL),
@@ -21,7 +21,7 @@
 
 static uint64_t fires(void)
 {
-    uint64_t b = 2, c = 0, d = 0;
+    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
     hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
     return b;
 }

@@ -1,4 +1,4 @@
-/* probe-stress CYCLES NPROBES - arm and disarm NPROBES entry probes (HVT_HC_PROBE 4) CYCLES
+/* probe-stress CYCLES NPROBES - arm and disarm NPROBES entry probes (HVT_HC_PROBE_ARM_SPECS) CYCLES
  * times while a workload runs on every CPU, then check that no probe fires after the last
  * disarm. The functions are kernel text symbols from /proc/kallsyms, spread over the text
  * (every k-th), with the guest's own runtime addresses. Prints HVT-RESULT lines and
@@ -37,7 +37,7 @@ static int text_symbols(void)
 
 static void counters(uint64_t *fires)
 {
-    uint64_t b = 2, c = 0, d = 0;
+    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
     hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
     *fires = b;
 }
@@ -81,13 +81,13 @@ int main(int argc, char **argv)
             workload((int)c);
     uint64_t armed = 0, bad = 0;
     for (long k = 0; k < cycles; k++) {
-        uint64_t b = 4, c = (uint64_t)spec, d = (uint64_t)np | HVT_PROBE_NOWAIT;
+        uint64_t b = HVT_HC_PROBE_ARM_SPECS, c = (uint64_t)spec, d = (uint64_t)np | HVT_PROBE_NOWAIT;
         uint64_t t0 = __rdtsc();
         if (hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK || c != (uint64_t)np)
             bad++;
         uint64_t t1 = __rdtsc();
         armed = b;
-        b = 5, c = 0, d = 0;
+        b = HVT_HC_PROBE_DISARM, c = 0, d = 0;
         if (hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK)
             bad++;
         uint64_t t2 = __rdtsc();

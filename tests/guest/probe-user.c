@@ -29,7 +29,7 @@ __attribute__((noinline)) long user_target(long x)
 
 static uint64_t fires(void)
 {
-    uint64_t b = 2, c = 0, d = 0;
+    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
     hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
     return b;
 }

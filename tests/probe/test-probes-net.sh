@@ -249,50 +249,7 @@ PY
 fi
 # ---- d: a D program on the same workload: aggregations, thread-locals, printf, predicates
 if [[ " $RUNS " == *" d "* ]]; then
-  cat > "$OUT/d.d" <<'EOF_D'
-syscall::getppid:entry
-{
-    @calls[probefunc] = count();
-    @percpu[cpu] = count();
-    self->t = timestamp;
-}
-syscall::getppid:return
-/self->t/
-{
-    @lat = quantize(timestamp - self->t);
-    @matched = count();
-    self->t = 0;
-}
-syscall::getpriority:entry
-/execname == "probe-net"/
-{
-    printf("getpriority(%x, %x) by %s\n", arg0, arg1, execname);
-}
-syscall::getpriority:return
-/execname == "probe-net"/
-{
-    printf("getpriority returned %d errno %d\n", (int)arg1, errno);
-}
-syscall::getpriority:entry
-/execname == "probe-net"/
-{
-    printf("ustack:");
-    ustack();
-}
-syscall::getpriority:entry
-/execname == "probe-net"/
-{
-    printf("ids: pid %d ppid %d uid %d gid %d\n", pid, ppid, uid, gid);
-}
-BEGIN
-{
-    printf("wall: %d\n", walltimestamp / 1000000000);
-}
-syscall::getpid:entry
-{
-    @polls[execname] = count();
-}
-EOF_D
+  tail -n +2 tests/d/programs/probe-net.d > "$OUT/d.d"    # without its /* vm: */ line
   run d "$(cat "$OUT/d.d")" -q
   cat "$OUT/d.out"
   want=$(( CPUS * N ))
@@ -346,70 +303,7 @@ EOF_D
 fi
 # ---- dwork: D programs measuring a workload that knows its own counts (tests/guest/d-work.c)
 if [[ " $RUNS " == *" dwork "* ]]; then
-  cat > "$OUT/dwork.d" <<'EOF_D'
-BEGIN { npg = 0; }
-syscall::getpid:entry { @polls = count(); }
-syscall::getppid:entry { @bycomm[execname] = count(); }
-fbt::__x64_sys_getppid:entry /execname == "dw-one" || execname == "dw-two"/ { @fbt = count(); }
-syscall::read:entry
-/execname == "d-work"/
-{
-    @sizes = quantize(arg2);
-    self->ts = timestamp;
-}
-syscall::read:return
-/self->ts/
-{
-    @latmin = min(timestamp - self->ts);
-    @latmax = max(timestamp - self->ts);
-    self->ts = 0;
-}
-syscall::openat:entry
-/execname == "d-work"/
-{
-    @paths[copyinstr(arg1)] = count();
-}
-fbt::vfs_read:entry
-/execname == "d-work" && arg2 == 100/
-{
-    stack();
-}
-syscall::read:entry
-/execname == "d-work" && arg2 == 5000/
-{
-    trace(*(char *)arg1);
-}
-syscall::getpgid:entry
-/execname == "d-work"/
-{
-    trace(*(long *)0);
-}
-syscall::getpgid:entry
-/execname == "d-work"/
-{
-    trace(*(long *)0xffff800000001000);
-}
-syscall::getpgid:entry
-/execname == "d-work"/
-{
-    step();
-}
-syscall::getpgid:return
-/execname == "d-work"/
-{
-    npg++;
-}
-syscall::getpgid:return
-/execname == "d-work" && npg == 2/
-{
-    stop();
-}
-syscall::getpgid:return
-/execname == "d-work" && npg != 2/
-{
-    unstep();
-}
-EOF_D
+  tail -n +2 tests/d/programs/d-work.d > "$OUT/dwork.d"  # without its /* vm: */ line
   run dwork "$(cat "$OUT/dwork.d")"
   O="$OUT/dwork.out"; E="$OUT/dwork.err"; C="$OUT/dwork.console"
   cat "$O" | grep -v '^ *[0-9]* *[0-9]* *vfs_read:entry *$' | grep -v '`' | head -60; cat "$E"

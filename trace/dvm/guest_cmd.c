@@ -6,6 +6,8 @@
 #include "hvt_hypercall.h"
 #include "hvt_stream.h"
 
+_Static_assert(HVT_HC_CMD_READ_LEN == 3 * sizeof(uint64_t), "READ answers in RBX, RCX, RDX");
+
 static struct spinlock lock;
 static struct hvt_d_cmd_status st;          /* seq, state, pid, wait_status (error per request) */
 static char text[HVT_D_CMD_MAX];
@@ -66,16 +68,17 @@ int dcmd_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *ou
     return HVT_CTL_OK;
 }
 
-/* HVT_HC_CMD: the agent's side of the mailbox. GO is only seen through "may it run?": the
- * host's go moves the state to RUNNING, which the agent reads as 1. */
+/* HVT_HC_CMD: the agent's side of the mailbox (RBX = enum hvt_hc_cmd_op). GO is only seen
+ * through MAY_RUN: the host's go moves the state to RUNNING, which the agent reads as
+ * HVT_HC_CMD_GO. */
 static int64_t hook_cmd(struct guest_regs *g)
 {
-    uint64_t fn = g->r[GPR_RBX], seq = g->r[GPR_RCX], arg = g->r[GPR_RDX];
+    uint64_t op = g->r[GPR_RBX], seq = g->r[GPR_RCX], arg = g->r[GPR_RDX];
     int64_t rc = HVT_HC_OK;
     spin_lock(&lock);
     bool mine = seq == st.seq && st.seq;
-    switch (fn) {
-    case 1:                                     /* take */
+    switch (op) {
+    case HVT_HC_CMD_TAKE:
         if (st.state != HVT_D_CMDS_POSTED) {
             rc = HVT_HC_EBUSY;
             break;
@@ -84,8 +87,8 @@ static int64_t hook_cmd(struct guest_regs *g)
         g->r[GPR_RBX] = st.seq;
         g->r[GPR_RCX] = text_len;
         break;
-    case 2: {                                   /* read 24 bytes at offset arg */
-        uint64_t w[3] = { 0, 0, 0 };
+    case HVT_HC_CMD_READ: {                     /* the bytes at offset arg */
+        uint64_t w[HVT_HC_CMD_READ_LEN / 8] = { 0, 0, 0 };
         if (!mine || st.state != HVT_D_CMDS_TAKEN) {
             rc = HVT_HC_EINVAL;
             break;
@@ -97,7 +100,7 @@ static int64_t hook_cmd(struct guest_regs *g)
         g->r[GPR_RDX] = w[2];
         break;
     }
-    case 3:                                     /* started, held */
+    case HVT_HC_CMD_STARTED:                    /* held before exec */
         if (!mine || st.state != HVT_D_CMDS_TAKEN || !arg || arg > UINT32_MAX) {
             rc = HVT_HC_EINVAL;
             break;
@@ -105,15 +108,15 @@ static int64_t hook_cmd(struct guest_regs *g)
         st.pid = (uint32_t)arg;
         st.state = HVT_D_CMDS_STARTED;
         break;
-    case 4:                                     /* may it run? */
+    case HVT_HC_CMD_MAY_RUN:
         if (!mine) {
             rc = HVT_HC_EINVAL;
             break;
         }
-        g->r[GPR_RBX] = st.state == HVT_D_CMDS_RUNNING ? 1 :
-                        st.state == HVT_D_CMDS_CANCELLED ? 2 : 0;
+        g->r[GPR_RBX] = st.state == HVT_D_CMDS_RUNNING ? HVT_HC_CMD_GO :
+                        st.state == HVT_D_CMDS_CANCELLED ? HVT_HC_CMD_CANCELLED : HVT_HC_CMD_HOLD;
         break;
-    case 5:                                     /* exited */
+    case HVT_HC_CMD_EXITED:
         if (!mine || (st.state != HVT_D_CMDS_RUNNING && st.state != HVT_D_CMDS_CANCELLED &&
                       st.state != HVT_D_CMDS_STARTED && st.state != HVT_D_CMDS_TAKEN)) {
             rc = HVT_HC_EINVAL;

@@ -14,6 +14,10 @@
 #include "hvt_hypercall.h"
 #include "hvt_stream.h"
 
+_Static_assert((int)PROBE_ENTRY == HVT_PROBE_KIND_ENTRY && (int)PROBE_RETURN == HVT_PROBE_KIND_RETURN &&
+               (int)PROBE_ADDR == HVT_PROBE_KIND_ADDR && (int)PROBE_PROFILE == HVT_PROBE_KIND_PROFILE &&
+               (int)PROBE_TICK == HVT_PROBE_KIND_TICK, "a spec's kind is the engine's enum probe_kind");
+
 int probe_arm_spec(const struct hvt_probe_spec *s)
 {
     struct hvt_probe_spec sp = *s;
@@ -102,13 +106,13 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
     return HVT_CTL_OK;
 }
 
-static const struct trace_opts *ctl_opts;  /* the boot configuration's probes (op 1) */
+static const struct trace_opts *ctl_opts;  /* the boot configuration's probes (ARM_CFG) */
 static int (*ctl_load_d)(uint64_t va, uint32_t len);
 
-/* HVT_HC_PROBE 4: arm the probes of a guest array (read safely, bounded, each one checked).
- * One call decodes at most PROBE_DECODE_MAX bytes of guest code (return probes decode their
- * function): past that it stops with HVT_HC_EBUSY, RCX the specs taken, and the guest calls
- * again with the rest. */
+/* HVT_HC_PROBE_ARM_SPECS: arm the probes of a guest array (read safely, bounded, each one
+ * checked). One call decodes at most PROBE_DECODE_MAX bytes of guest code (return probes
+ * decode their function): past that it stops with HVT_HC_EBUSY, RCX the specs taken, and the
+ * guest calls again with the rest. */
 static int64_t probe_arm_specs(struct guest_regs *g)
 {
     uint64_t va = g->r[GPR_RCX], n = g->r[GPR_RDX] & ~HVT_PROBE_NOWAIT;
@@ -142,34 +146,10 @@ static int64_t probe_arm_specs(struct guest_regs *g)
     return HVT_HC_OK;
 }
 
-/* HVT_HC_PROBE: arm the boot configuration's probes (RBX = 1), disarm them all (0), log the
- * engine's counters (2). */
-static int64_t hook_probe(struct guest_regs *g)
+/* HVT_HC_PROBE_ARM_CFG: arm the boot configuration's probes (RCX: a mask of them, 0 = all). */
+static int64_t probe_arm_cfg(struct guest_regs *g)
 {
-    if (g->r[GPR_RBX] == 0) {
-        probe_report();                     /* the counts, then the table starts empty */
-        probe_disarm_all();
-        probe_report_stats();
-        return HVT_HC_OK;
-    }
-    if (g->r[GPR_RBX] == 4)
-        return probe_arm_specs(g);
-    if (g->r[GPR_RBX] == 5) {
-        probe_disarm_all();
-        return HVT_HC_OK;
-    }
-    if (g->r[GPR_RBX] == 6) {               /* a D program image from guest memory */
-        int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : ctl_load_d(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
-        g->r[GPR_RBX] = (uint64_t)(int64_t)rc;
-        return rc ? HVT_HC_EINVAL : HVT_HC_OK;
-    }
-    probe_flush();                          /* this CPU's records first: they fired before */
-    if (g->r[GPR_RBX] == 2) {
-        probe_report_stats();
-        probe_counters(&g->r[GPR_RBX], &g->r[GPR_RCX], &g->r[GPR_RDX]);
-        return HVT_HC_OK;
-    }
-    if (g->r[GPR_RBX] != 1 || !kaslr_known())
+    if (!kaslr_known())
         return HVT_HC_EINVAL;
     int64_t armed = 0, first_rc = 0;
     uint64_t which = g->r[GPR_RCX];         /* bit i-1: probe i; 0: all */
@@ -194,6 +174,39 @@ static int64_t hook_probe(struct guest_regs *g)
     if (armed && !hv_ept_wait_all(4 * TRACE_POLL_TICKS))
         hv_log("hvtrace: cpu %u: a CPU has not taken up the probes yet\n", hv_cpu_id());
     return armed || !first_rc ? HVT_HC_OK : HVT_HC_EINVAL;
+}
+
+/* HVT_HC_PROBE: RBX = enum hvt_hc_probe_op (include/hvt_hypercall.h). */
+static int64_t hook_probe(struct guest_regs *g)
+{
+    switch (g->r[GPR_RBX]) {
+    case HVT_HC_PROBE_DISARM_LOG:
+        probe_report();                     /* the counts, then the table starts empty */
+        probe_disarm_all();
+        probe_report_stats();
+        return HVT_HC_OK;
+    case HVT_HC_PROBE_ARM_SPECS:
+        return probe_arm_specs(g);
+    case HVT_HC_PROBE_DISARM:
+        probe_disarm_all();
+        return HVT_HC_OK;
+    case HVT_HC_PROBE_LOAD_D: {             /* a D program image from guest memory */
+        int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : ctl_load_d(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
+        g->r[GPR_RBX] = (uint64_t)(int64_t)rc;
+        return rc ? HVT_HC_EINVAL : HVT_HC_OK;
+    }
+    }
+    probe_flush();                          /* this CPU's records first: they fired before */
+    switch (g->r[GPR_RBX]) {
+    case HVT_HC_PROBE_STATS:
+        probe_report_stats();
+        probe_counters(&g->r[GPR_RBX], &g->r[GPR_RCX], &g->r[GPR_RDX]);
+        return HVT_HC_OK;
+    case HVT_HC_PROBE_ARM_CFG:
+        return probe_arm_cfg(g);
+    default:
+        return HVT_HC_EINVAL;
+    }
 }
 
 int probe_ctl_init(const struct trace_opts *opts, enum hv_hc_priv priv,

@@ -5,10 +5,7 @@ set -uo pipefail
 dir="$1"; secs="${2:-120}"; rc=0
 mkdir -p "$dir/d-compile/corpus" "$dir/d-verify/corpus" "$dir/d-compile/crashes" "$dir/d-verify/crashes"
 # seeds: the D programs of the tests
-i=0
-for f in tests/probe/test-probes-net.sh tests/d/test-d-coll.sh; do
-  awk "/<<'EOF_D'/ { t = 1; n++; next } /^EOF_D/ { t = 0 } t { print > \"$dir/d-compile/corpus/seed-$(basename $f)-\" n }" "$f"
-done
+for f in tests/d/programs/*.d; do cp "$f" "$dir/d-compile/corpus/seed-$(basename "$f")"; done
 for t in d-compile:fuzz_dcompile d-verify:fuzz_dverify; do
   name=${t%%:*}; bin=$dir/${t##*:}
   echo "fuzz-d: $name for $secs s"

@@ -7,20 +7,21 @@ piled up past the per-poll budget, and device-written descriptor fields (a lengt
 buffer, error bits, no EOP). The harness fixes addresses, seq/ack, checksums, boot id and tags
 when a frame's flags ask it to, so the seeds stay valid whatever the ISN or the boot id.
 Stream messages carry room for their session tag (filled in by the harness) unless the seed's
-setup has no session (no key, auth=off)."""
-import os, re, struct, sys
+setup has no session (no key, auth=off). The stream's numbers come from include/hvt_stream.h
+through build/gen/hvt_abi.py (tools/gen.mk; HVT_GEN_DIR says where it is)."""
+import os, struct, sys
+
+sys.path.insert(0, os.environ.get("HVT_GEN_DIR") or
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../build/gen"))
+import hvt_abi as abi
 
 OUR_MAC = bytes([0x52, 0x54, 0x00, 0x12, 0x34, 0x56])
 COLL_MAC = bytes([0x52, 0x55, 0x0a, 0x00, 0x02, 0x02])
 OUR_IP, COLL_IP = bytes([10, 0, 2, 15]), bytes([10, 0, 2, 2])
 TCP_FIX, CSUM_FIX, STREAM_FIX, DEV_FIELDS, NO_POLL = 1, 2, 4, 8, 16
-# the stream's framing constants, from the protocol's header (they change with the protocol)
-_H = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../include/hvt_stream.h")).read()
-MAGIC, VERSION = (int(re.search(r"#define %s\s+(0x[0-9a-fA-F]+|\d+)u" % k, _H).group(1), 0)
-                  for k in ("HVT_STREAM_MAGIC", "HVT_STREAM_VERSION"))
-CPU_NONE = 0xffff
-WELCOME, ACK, CTL_REQ = 0x100, 0x101, 0x102
-CTL_PING, CTL_STATUS, CTL_TRACE_STATUS = 1, 2, 18
+MAGIC, VERSION, CPU_NONE = abi.HVT_STREAM_MAGIC, abi.HVT_STREAM_VERSION, abi.HVT_CPU_NONE
+WELCOME, ACK, CTL_REQ = abi.HVT_MSG_WELCOME, abi.HVT_MSG_ACK, abi.HVT_MSG_CTL_REQ
+CTL_PING, CTL_STATUS, CTL_TRACE_STATUS = abi.HVT_CTL_PING, abi.HVT_CTL_STATUS, abi.HVT_CTL_TRACE_STATUS
 
 def frame(flags, payload, t=0, dev=None):
     out = bytes([flags | (DEV_FIELDS if dev else 0), t]) + struct.pack(">H", len(payload))
@@ -36,12 +37,12 @@ def ipv4(proto, body, src=COLL_IP, dst=OUR_IP):
     return struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(body), 1, 0, 64, proto, 0, src, dst) + body
 
 def tcp(flags, payload=b"", seq=0, ack=0, win=0xffff):
-    return eth(0x0800, ipv4(6, struct.pack(">HHIIBBHHH", 7207, 0, seq, ack, 5 << 4, flags, win, 0, 0) + payload))
+    return eth(0x0800, ipv4(6, struct.pack(">HHIIBBHHH", abi.HVT_STREAM_DEFAULT_PORT, 0, seq, ack, 5 << 4, flags, win, 0, 0) + payload))
 
-TAG_LEN = 16            # the session tag after each message (with a key, auth=on: the default)
+TAG_LEN = abi.HVT_STREAM_TAG_LEN   # the session tag after each message (with a key, auth=on: the default)
 
 def msg(mtype, body, tag=True):
-    return struct.pack("<IBBHIHHQQ", MAGIC, VERSION, 32, mtype, len(body), CPU_NONE, 0, 0, 0) + body + \
+    return struct.pack("<IBBHIHHQQ", MAGIC, VERSION, abi.HVT_MSG_HDR_SIZE, mtype, len(body), CPU_NONE, 0, 0, 0) + body + \
         bytes(TAG_LEN if tag else 0)
 
 def welcome(resume=0):

@@ -7,7 +7,7 @@
  * that each input starts from an empty mailbox (its state is static, one per hypervisor).
  * Input: a sequence of steps. Byte b: b & 1 = 0: a control request, its args' length the next
  * two bytes (big-endian, modulo 1101: SETs up to beyond HVT_D_CMD_MAX), then the args from the
- * input; b & 1 = 1: a hypercall, fn = next byte % 7, seq = the last seq the host saw when the next byte is even (the agent that follows the
+ * input; b & 1 = 1: a hypercall, op (RBX) = next byte % 7, seq = the last seq the host saw when the next byte is even (the agent that follows the
  * protocol) or a raw u32 otherwise, arg = 8 bytes.
  * Checks beyond "no crash, no sanitizer report": every reply is a whole status with a state of
  * the enum; the seq only moves forward; a read hypercall never returns bytes past the text.
@@ -71,13 +71,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else {
             struct guest_regs g;
             memset(&g, 0, sizeof g);
-            g.r[GPR_RBX] = byte(&in) % 7;
+            g.r[GPR_RBX] = byte(&in) % (HVT_HC_CMD_EXITED + 2);   /* one past each end too */
             uint8_t how = byte(&in);
             g.r[GPR_RCX] = how & 1 ? (uint32_t)u64(&in) : seen_seq;
             g.r[GPR_RDX] = u64(&in);
-            uint64_t fn = g.r[GPR_RBX], arg = g.r[GPR_RDX];
+            uint64_t op = g.r[GPR_RBX], arg = g.r[GPR_RDX];
             int64_t rc = hook(&g);
-            if (fn == 2 && rc == HVT_HC_OK && arg >= HVT_D_CMD_MAX &&
+            if (op == HVT_HC_CMD_READ && rc == HVT_HC_OK && arg >= HVT_D_CMD_MAX &&
                 (g.r[GPR_RBX] | g.r[GPR_RCX] | g.r[GPR_RDX]))
                 abort();                 /* bytes from beyond any text */
         }

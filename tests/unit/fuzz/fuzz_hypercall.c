@@ -4,7 +4,7 @@
  * magic check, hypercall_allowed's privilege rules with the CPL from SS, VERSION and
  * HV_RANGE, the table vmm/exit_reg.c fills through hv_hypercall_register, the exit observers)
  * into the tracer's registered handlers, with the whole policy layer brought up by its own
- * trace_layer_init (trace/: MARK, PROBE 0/1/2/4/5/6 with the probe engine, the D loader and
+ * trace_layer_init (trace/: MARK, every PROBE operation with the probe engine, the D loader and
  * verifier, CMD's mailbox; admin_check reading the current task's euid from guest memory).
  * vmm/vmx_exit.c and vmm/hv_guest.c are compiled into this file with VMREAD/VMWRITE routed
  * to a fake VMCS (a table of fields); trace/, vmm/exit_reg.c and vmm/gmem.c are linked
@@ -423,10 +423,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     link_failed = defaults & 4;
     guest_reset_task(defaults & 2);
     guest_paging(true);
-    /* start from no probe armed: PROBE 5 from kernel mode */
+    /* start from no probe armed: PROBE_DISARM from kernel mode */
     memset(&regs_now, 0, sizeof regs_now);
     regs_now.r[GPR_RAX] = HVT_HC_MAGIC | HVT_HC_PROBE;
-    regs_now.r[GPR_RBX] = 5;
+    regs_now.r[GPR_RBX] = HVT_HC_PROBE_DISARM;
     cur_cpu = 0;
     fake_vmwrite(VMCS_GUEST_SS_AR, 0x93);
     exit_as(EXIT_VMCALL);

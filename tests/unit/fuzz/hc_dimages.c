@@ -1,7 +1,7 @@
 /*
  * hc_dimages.c - fuzz_hypercall's D program images: `hc_dimages OUTDIR FILE...` compiles each
  * D program with the host's compiler (host-tools/d) and writes the image the hypervisor
- * loads (HVT_HC_PROBE 6) to OUTDIR/<basename>.dif, after checking it with the hypervisor's own
+ * loads (HVT_HC_PROBE_LOAD_D) to OUTDIR/<basename>.dif, after checking it with the hypervisor's own
  * verifier. Every probe description resolves to a probe of its own (ids from 1), so programs
  * written for the guest's kernel compile without its symbols. Programs that do not compile
  * are skipped (counted): the D tests' texts include deliberate errors.

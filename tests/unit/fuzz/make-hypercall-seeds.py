@@ -1,29 +1,22 @@
 #!/usr/bin/env python3
 """make-hypercall-seeds.py OUTDIR [D_IMAGE...] - seed inputs for fuzz_hypercall (input format:
 the header of tests/unit/fuzz/fuzz_hypercall.c): every hypercall from kernel mode, from a root
-and a non-root process, without the magic; MARK with a failed link; PROBE 4 with a spec array
-written into guest memory first, PROBE 6 with each D program image given (the D fuzzers'
-regression corpus) written the same way; the CMD agent's protocol in order; timer exits and
-paging off.
-make-hypercall-seeds.py --extract-d OUTDIR SCRIPT...: the D programs of the D tests' scripts
-(their <<'EOF_D' documents and one-line run programs), one file each, for hc_dimages."""
-import os, re, struct, sys
+and a non-root process, without the magic; MARK with a failed link; PROBE_ARM_SPECS with a spec
+array written into guest memory first, PROBE_LOAD_D with each D program image given (the D
+tests' programs, tests/d/programs/*.d, compiled by hc_dimages) written the same way; the CMD
+agent's protocol in order; timer exits and paging off. The ABI's numbers come from the C
+headers through build/gen/hvt_abi.py (tools/gen.mk; HVT_GEN_DIR says where it is)."""
+import os, struct, sys
 
-if sys.argv[1] == "--extract-d":
-    os.makedirs(sys.argv[2], exist_ok=True)
-    n = 0
-    for script in sys.argv[3:]:
-        text = open(script).read()
-        # here-documents, and the one-line programs of test-d-coll.sh's "run NAME FIRES 'PROG'"
-        progs = re.findall(r"<<'EOF_D'\n(.*?)\nEOF_D", text, re.S) + \
-                re.findall(r"^(?:TZ=UTC )?run [a-z]+ [^ ]+ '([^']*)'", text, re.M)
-        for i, prog in enumerate(progs):
-            n += 1
-            open(os.path.join(sys.argv[2], f"{os.path.basename(script)}-{i}.d"), "w").write(prog + "\n")
-    print(f"make-hypercall-seeds: {n} D programs in {sys.argv[2]}")
-    sys.exit(0)
+sys.path.insert(0, os.environ.get("HVT_GEN_DIR") or
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../build/gen"))
+import hvt_abi as abi
 
-VERSION, HV_RANGE, MARK, PROBE, CMD = 0, 1, 2, 3, 4
+VERSION, HV_RANGE, MARK, PROBE, CMD = abi.HVT_HC_VERSION, abi.HVT_HC_HV_RANGE, abi.HVT_HC_MARK, abi.HVT_HC_PROBE, abi.HVT_HC_CMD
+DISARM_LOG, ARM_CFG, STATS = abi.HVT_HC_PROBE_DISARM_LOG, abi.HVT_HC_PROBE_ARM_CFG, abi.HVT_HC_PROBE_STATS
+ARM_SPECS, DISARM, LOAD_D = abi.HVT_HC_PROBE_ARM_SPECS, abi.HVT_HC_PROBE_DISARM, abi.HVT_HC_PROBE_LOAD_D
+NOWAIT = abi.HVT_PROBE_NOWAIT % 2**64
+ENTRY, RETURN, ADDR, PROFILE = abi.HVT_PROBE_KIND_ENTRY, abi.HVT_PROBE_KIND_RETURN, abi.HVT_PROBE_KIND_ADDR, abi.HVT_PROBE_KIND_PROFILE
 KERNEL, USER, DEFAULT = 0, 3, 1            # mode byte: CPL 0, CPL 3, the input's default
 USER_DATA, DMAP_DATA, TEXT, PERCPU = 0, 1, 2, 3
 TEXT_VA = 0xffffffff81000000
@@ -56,37 +49,39 @@ def poke(off, data):
 
 TIMER, PAGING = bytes([2]), bytes([3])
 spec = lambda pid, kind, lo, hi: struct.pack("<IIQQ", pid, kind, lo, hi)
-specs = spec(1, 1, TEXT_VA + 0x100, 0) + spec(2, 3, TEXT_VA + 0x204, 0) + \
-        spec(3, 2, TEXT_VA + 0x300, TEXT_VA + 0x340) + spec(4, 4, 20000, 0) + spec(5, 1 | 1 << 8, TEXT_VA + 0x400, 0)
+specs = spec(1, ENTRY, TEXT_VA + 0x100, 0) + spec(2, ADDR, TEXT_VA + 0x204, 0) + \
+        spec(3, RETURN, TEXT_VA + 0x300, TEXT_VA + 0x340) + spec(4, PROFILE, 20000, 0) + \
+        spec(5, ENTRY | abi.HVT_PROBE_F_LINKTIME, TEXT_VA + 0x400, 0)
 
 seeds = {
     "version-user": (1, hc(VERSION, USER)),
     "version-kernel": (0, hc(VERSION, KERNEL) + hc(VERSION, KERNEL, cpu1=True)),
     "hv-range": (1, hc(HV_RANGE, KERNEL) + hc(HV_RANGE, USER)),
     "no-magic": (0, hc(0, KERNEL, rax=0x1234) + hc(0, USER, rax=0x4856545300000002)),
-    "unknown-funcs": (0, hc(5, KERNEL) + hc(6, KERNEL) + hc(7, USER)),
+    "unknown-funcs": (0, hc(CMD + 1, KERNEL) + hc(CMD + 2, KERNEL) + hc(7, USER)),
     "mark-kernel": (0, hc(MARK, KERNEL, rbx=1) + TIMER + hc(MARK, KERNEL, rbx=0) + TIMER + hc(MARK, KERNEL, rbx=7)),
     "mark-root": (3, hc(MARK, USER, rbx=1) + hc(MARK, USER, rbx=0)),
     "mark-nonroot": (1, hc(MARK, USER, rbx=1)),
     "mark-link-failed": (4, hc(MARK, KERNEL, rbx=1)),
-    "probe-boot": (0, hc(PROBE, KERNEL, rbx=1) + hc(PROBE, KERNEL, rbx=2) + TIMER + hc(PROBE, KERNEL, rbx=0)),
-    "probe-boot-mask": (3, hc(PROBE, USER, rbx=1, rcx=2) + hc(PROBE, USER, rbx=5)),
-    "probe-specs": (0, poke(0, specs) + hc(PROBE, KERNEL, rbx=4, rcx=("addr", USER_DATA, 0), rdx=5) +
-                    TIMER + hc(PROBE, KERNEL, rbx=2) + hc(PROBE, KERNEL, rbx=0)),
-    "probe-specs-nowait": (3, poke(0, specs) + hc(PROBE, USER, rbx=4, rcx=("addr", DMAP_DATA, 0), rdx=5 | 1 << 63)),
-    "probe-specs-toomany": (0, hc(PROBE, KERNEL, rbx=4, rcx=("addr", USER_DATA, 0), rdx=1025)),
-    "probe-specs-paging-off": (0, poke(0, specs) + PAGING + hc(PROBE, KERNEL, rbx=4, rcx=0x800000, rdx=5) + PAGING),
-    "probe-specs-unmapped": (0, hc(PROBE, KERNEL, rbx=4, rcx=0x7fff0000, rdx=3)),
-    "cmd-agent": (3, hc(CMD, USER, rbx=1) + hc(CMD, USER, rbx=2, rcx=0, rdx=0) + hc(CMD, USER, rbx=3, rcx=0, rdx=42) +
-                  hc(CMD, USER, rbx=4, rcx=0) + hc(CMD, USER, rbx=5, rcx=0, rdx=0)),
+    "probe-boot": (0, hc(PROBE, KERNEL, rbx=ARM_CFG) + hc(PROBE, KERNEL, rbx=STATS) + TIMER + hc(PROBE, KERNEL, rbx=DISARM_LOG)),
+    "probe-boot-mask": (3, hc(PROBE, USER, rbx=ARM_CFG, rcx=2) + hc(PROBE, USER, rbx=DISARM)),
+    "probe-specs": (0, poke(0, specs) + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=5) +
+                    TIMER + hc(PROBE, KERNEL, rbx=STATS) + hc(PROBE, KERNEL, rbx=DISARM_LOG)),
+    "probe-specs-nowait": (3, poke(0, specs) + hc(PROBE, USER, rbx=ARM_SPECS, rcx=("addr", DMAP_DATA, 0), rdx=5 | NOWAIT)),
+    "probe-specs-toomany": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=abi.HVT_PROBE_SPECS_MAX + 1)),
+    "probe-specs-paging-off": (0, poke(0, specs) + PAGING + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x800000, rdx=5) + PAGING),
+    "probe-specs-unmapped": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x7fff0000, rdx=3)),
+    "cmd-agent": (3, hc(CMD, USER, rbx=abi.HVT_HC_CMD_TAKE) + hc(CMD, USER, rbx=abi.HVT_HC_CMD_READ, rcx=0, rdx=0) +
+                  hc(CMD, USER, rbx=abi.HVT_HC_CMD_STARTED, rcx=0, rdx=42) +
+                  hc(CMD, USER, rbx=abi.HVT_HC_CMD_MAY_RUN, rcx=0) + hc(CMD, USER, rbx=abi.HVT_HC_CMD_EXITED, rcx=0, rdx=0)),
     "cred-rewrite": (1, poke(0x120000 + 0x14, struct.pack("<I", 0)) + hc(MARK, USER, rbx=1) +
-                     poke(0x110000 + 0xa00, struct.pack("<Q", 0xdead0000)) + hc(PROBE, USER, rbx=2)),
-    "percpu-garbage": (1, poke(0x100000 + 0x22040, struct.pack("<Q", 0xffff888000ffffff)) + hc(PROBE, USER, rbx=2)),
+                     poke(0x110000 + 0xa00, struct.pack("<Q", 0xdead0000)) + hc(PROBE, USER, rbx=STATS)),
+    "percpu-garbage": (1, poke(0x100000 + 0x22040, struct.pack("<Q", 0xffff888000ffffff)) + hc(PROBE, USER, rbx=STATS)),
 }
 for i, path in enumerate(sys.argv[2:]):
     img = open(path, "rb").read()[:8192]
-    seeds[f"d-load-{i}"] = (0, poke(0x1000, img) + hc(PROBE, KERNEL, rbx=6, rcx=("addr", USER_DATA, 0x1000), rdx=len(img)) +
-                            hc(PROBE, KERNEL, rbx=4, rcx=("addr", USER_DATA, 0), rdx=1))
+    seeds[f"d-load-{i}"] = (0, poke(0x1000, img) + hc(PROBE, KERNEL, rbx=LOAD_D, rcx=("addr", USER_DATA, 0x1000), rdx=len(img)) +
+                            hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=1))
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)

@@ -1,0 +1,2 @@
+ERROR arg1=2
+

@@ -1,0 +1,2 @@
+after 10 firings: 10
+

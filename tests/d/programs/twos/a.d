@@ -1,0 +1,1 @@
+syscall::getpid:entry { printf("a %d\n", arg0); }
