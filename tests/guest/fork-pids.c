@@ -1,7 +1,7 @@
 /* fork-pids N - N children forked and exited one after another on one CPU, each named
  * "fork-pid", saying its pid and then making one getppid() call: what a probe says of each
  * call's pid must be that child's own (a new task often takes the slab object, so the
- * address, of the task that just exited). */
+ * address, of the task that exited before it: 100 ms apart, an RCU grace period has freed it). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -32,6 +32,7 @@ int main(int argc, char **argv)
         int s = 0;
         if (p < 0 || waitpid(p, &s, 0) != p || !WIFEXITED(s))
             bad++;
+        usleep(100000);
     }
     printf("fork-pids: %ld children, %d failed\n", n, bad);
     return bad != 0;
