@@ -63,7 +63,7 @@ $(HVT): $(HVT_SRCS) trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $(HVT_SRCS) $(HOST_LIB) $(HOST_LIBS) -o $@
 
 $(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
 # unit_stacks unwinds synthetic stacks against the real ORC tables of the pinned kernels that
 # are already in the cache (tests/analyze/kernels.txt; fetched by test-analyze): it is given
@@ -91,10 +91,10 @@ fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 $(HOST_OUT)/unit_nest: tests/analyze/unit_nest.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
 $(HOST_OUT)/unit_stacks: tests/analyze/unit_stacks.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $< $(HOST_LIB) $(HOST_LIBS) -o $@
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
 # The collector and its tests: host tools like the others, whatever HVT_NET says (HVT_NET only
 # leaves the NIC out of the hypervisor).

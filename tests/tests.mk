@@ -18,7 +18,7 @@
 TEST_BUILD         := $(BUILD)/test
 TEST_EFI_BUILD     ?= $(MAKE) efi
 UNIT_CC            ?= gcc
-UNIT_CFLAGS        := $(HV_STD) -O2 -g -Wall -Wextra -Iinclude -Iboot
+UNIT_CFLAGS        := $(HV_STD) -O2 -g -Wall -Wextra -Itests/lib -Iinclude -Iboot
 BOCHS_TEST_TIMEOUT ?= 240
 TEST_CPUS          ?= 2
 # Quiet console: serial printk costs ~0.7 ms per byte in Bochs (docs/references.md).

@@ -46,11 +46,11 @@ $(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/tracefile/trace_writer.c hos
 # Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
 $(HOST_BUILD)/test_aead: tests/net/unit/test_aead.c net/aead.c net/sha256.c net/aead.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -Ivmm/include -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(HOST_CC) $(NET_HOST_CFLAGS) -Ivmm/include -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
 	  -o $@ tests/net/unit/test_aead.c net/aead.c net/sha256.c
 $(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
 	  -o $@ tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c
 
 .PHONY: collector net-unit-test fuzz-net
@@ -62,7 +62,7 @@ TRACE_LINK_SRCS := tests/net/unit/test_trace_link.c trace/trace_ctl.c host-tools
                    host-tools/tracefile/trace_chunkw.c host-tools/tracefile/trace_reader.c host-tools/util.c
 $(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/tracefile/trace_reader.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
 	  -o $@ $(TRACE_LINK_SRCS) -lzstd -lz
 
 net-unit-test: $(HOST_BUILD)/test_aead $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Run the host analysis unit tests (each prints "N passed, N failed") and print one total.
+# Run the host analysis unit tests (each ends with "NAME: N passed, M failed") and print one total.
 set -uo pipefail
 pass=0; fail=0
 for t in "$@"; do
   out="$("$t")"; rc=$?
-  echo "$out" | sed '$d'
+  echo "$out"
   last="$(echo "$out" | tail -n1)"
-  echo "$(basename "$t"): $last"
-  p=$(echo "$last" | awk '{ print $1 }'); f=$(echo "$last" | awk '{ print $3 }')
+  p=$(echo "$last" | sed -n 's/.*\b\([0-9]\+\) passed, \([0-9]\+\) failed.*/\1/p')
+  f=$(echo "$last" | sed -n 's/.*\b\([0-9]\+\) passed, \([0-9]\+\) failed.*/\2/p')
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
   [ $rc = 0 ] || [ "${f:-1}" != 0 ] || fail=$((fail + 1))
 done

@@ -4,8 +4,8 @@
 #include "nest.h"
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 
-static int passed, failed;
 static char got[8192];
 static const char *const names[] = {"main", "f", "g", "h", "stuff"};
 
@@ -54,9 +54,9 @@ static void run(const char *what, const step *st, int n, const char *want, const
         nest_insn(&c, &s, e.rip, &e);
     }
     nest_tasks_free(tasks);
-    if (strcmp(got, want) == 0) passed++;
+    if (strcmp(got, want) == 0) check_passed++;
     else {
-        failed++;
+        check_failed++;
         fprintf(stderr, "FAIL %s\n--- want\n%s--- got\n%s", what, want, got);
     }
 }
@@ -145,11 +145,10 @@ int main(void)
     fclose(m);
     const char *want = "main 3\nmain;f 2\nmain;f;g 1\nmain;h 2\nmain;h;h 1\n";
     /* order is trie-node order (first seen), which is deterministic */
-    if (strcmp(buf, want) == 0 && strlen(buf)) passed++;
-    else { failed++; fprintf(stderr, "FAIL folded\n--- want\n%s--- got\n%s", want, buf); }
+    if (strcmp(buf, want) == 0 && strlen(buf)) check_passed++;
+    else { check_failed++; fprintf(stderr, "FAIL folded\n--- want\n%s--- got\n%s", want, buf); }
     nest_trie_free(t);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("unit_nest");
 }
 
 const char *unit_name(void *ctx, int32_t fid)

@@ -15,18 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        if (cond) passed++;                                               \
-        else {                                                            \
-            failed++;                                                     \
-            fprintf(stderr, "FAIL line %d: ", __LINE__);                  \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-        }                                                                 \
-    } while (0)
 
 /* ---------------- 1. ORC on a real kernel ---------------- */
 
@@ -847,6 +837,5 @@ int main(int argc, char **argv)
     free(paths);
     test_raw();
     test_flame();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("unit_stacks");
 }

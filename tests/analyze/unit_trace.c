@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
 enum { NCPUS = 3, NRECS = 600000, MAX_CODES = 3000 };
 
@@ -21,12 +22,11 @@ typedef struct {
     char comm[HVT_COMM_MAX + 1];
 } exp_rec;
 
-static int passed, failed;
 static void check(int ok, const char *what)
 {
-    if (ok) passed++;
+    if (ok) check_passed++;
     else {
-        failed++;
+        check_failed++;
         fprintf(stderr, "FAIL: %s\n", what);
     }
 }
@@ -290,6 +290,5 @@ int main(void)
     free(dmg);
     util_buf_free(&b);
     remove(path);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("unit_trace");
 }

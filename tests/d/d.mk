@@ -15,7 +15,7 @@ D_VERIFIER_SRC  := $(addprefix trace/dvm/,dif_verify.c dif_vm.c dif_str.c dif_st
 $(HOST_OUT)/unit_d: tests/d/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dvm/dif.h trace/dvm/dif_impl.h \
                     $(HOST_LIB) $(HOST_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(HOST_CFLAGS) -Wno-unused-parameter $(HOST_INC) -Ivmm -Ivmm/include -DD_WITH_VERIFIER $< \
+	$(HOST_CC) $(HOST_CFLAGS) -Wno-unused-parameter $(HOST_INC) -Itests/lib -Ivmm -Ivmm/include -DD_WITH_VERIFIER $< \
 	  $(D_COMPILER_SRC) $(D_VERIFIER_SRC) $(HOST_LIB) $(HOST_LIBS) -lpthread -o $@
 
 .PHONY: test-d-unit

@@ -10,7 +10,7 @@ DCONSUME_TESTS := tests/d/unit_dconsume.c tests/d/unit_dconsume_agg.c
 
 $(HOST_OUT)/unit_dconsume: $(DCONSUME_TESTS) tests/d/unit_dconsume.h $(DCONSUME_SRC) $(DCONSUME_HDRS)
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $(DCONSUME_TESTS) $(DCONSUME_SRC) -o $@
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $(DCONSUME_TESTS) $(DCONSUME_SRC) -o $@
 
 .PHONY: test-dconsume-unit
 test-dconsume-unit: $(HOST_OUT)/unit_dconsume

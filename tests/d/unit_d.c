@@ -16,17 +16,6 @@
 #include "probe_list.h"
 #include "util.h"
 
-static int npass, nfail;
-#define CHECK(c, ...)                                          \
-    do {                                                       \
-        if (c) npass++;                                        \
-        else {                                                 \
-            nfail++;                                           \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
-            printf(__VA_ARGS__);                               \
-            printf("\n");                                      \
-        }                                                      \
-    } while (0)
 
 /* ---- a fake kernel's probes ---- */
 static const struct { uint32_t id; const char *p, *m, *f, *n; } probes[] = {
@@ -87,6 +76,7 @@ typedef struct {
 
 #ifdef D_WITH_VERIFIER
 #include "dif.h"
+#include "check.h"
 /* Every image compiled here must pass the hypervisor's own verifier (trace/dvm/dif_verify.c). */
 static void verify(const char *src, const dprog *p)
 {
@@ -1062,6 +1052,5 @@ int main(void)
     test_dump();
     test_mangled();
     test_btf();
-    printf("%d passed, %d failed\n", npass, nfail);
-    return nfail != 0;
+    return check_summary("unit_d");
 }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-int g_pass, g_fail;
 d_out g_out, g_err;
 
 /* --- printf --- */
@@ -80,8 +79,8 @@ static void printf_vs_libc(void)
                                 }
                             }
                         }
-    g_pass += total - bad;
-    g_fail += bad;
+    check_passed += total - bad;
+    check_failed += bad;
     printf("printf vs libc: %d comparisons, %d differ\n", total, bad);
 }
 
@@ -542,6 +541,5 @@ int main(void)
     test_aggs();
     d_out_free(&g_out);
     d_out_free(&g_err);
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail != 0;
+    return check_summary("unit_dconsume");
 }

@@ -5,8 +5,7 @@
 #include "d_consume.h"
 #include <stdio.h>
 #include <string.h>
-
-extern int g_pass, g_fail;
+#include "check.h"
 
 /* dprog pieces by name (the structures grow as the compiler needs) */
 #define ACT(k, f, ag, n, a) {.kind = (k), .fmt = (f), .agg = (ag), .nargs = (n), .args = (a)}
@@ -16,20 +15,20 @@ static inline void expect(const char *what, const char *got, const char *want)
 {
     got = got ? got : "";
     if (!strcmp(got, want)) {
-        g_pass++;
+        check_passed++;
         return;
     }
-    g_fail++;
+    check_failed++;
     fprintf(stderr, "FAIL %s\n--- want\n%s\n--- got\n%s\n---\n", what, want, got);
 }
 
 static inline void expect_int(const char *what, long long got, long long want)
 {
     if (got == want) {
-        g_pass++;
+        check_passed++;
         return;
     }
-    g_fail++;
+    check_failed++;
     fprintf(stderr, "FAIL %s: got %lld, want %lld\n", what, got, want);
 }
 

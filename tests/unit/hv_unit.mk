@@ -1,6 +1,6 @@
 # hv_unit.mk - host unit tests of the hypervisor's host-testable logic (vmm/, trace/).
 HV_UNIT_BUILD := $(BUILD)/test/unit-hv
-HV_UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%)
+HV_UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -Itests/lib -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%)
 
 $(HV_UNIT_BUILD)/test_ept_mtrr: tests/unit/test_ept_mtrr.c vmm/ept.c vmm/mtrr.c vmm/ept.h vmm/mtrr.h
 	@mkdir -p $(dir $@)
@@ -93,7 +93,7 @@ unit-test-hv: unit-test-iommu
 HVSTATUS_SRCS := tests/unit/test_hvstatus.c trace/trace_ctl.c host-tools/collector/coll_hvstatus.c
 $(HV_UNIT_BUILD)/test_hvstatus: $(HVSTATUS_SRCS) trace/trace_ctl.h host-tools/collector/coll_hvstatus.h include/hvt_stream.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -DHVT_HOST -Iinclude $(TRACE_DIRS:%=-I%) -Ihost-tools/collector \
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -DHVT_HOST -Itests/lib -Iinclude $(TRACE_DIRS:%=-I%) -Ihost-tools/collector \
 	  -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(HVSTATUS_SRCS)
 .PHONY: unit-test-hvstatus
 unit-test-hvstatus: $(HV_UNIT_BUILD)/test_hvstatus
@@ -115,7 +115,7 @@ $(HV_UNIT_BUILD)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-h
 $(HV_UNIT_BUILD)/test_dprobe_load: $(DPROBE_LOAD_DEPS) $(HV_UNIT_BUILD)/inc/hv_guest.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_STD) -O1 -g -Wall -Wno-unused-parameter -fsanitize=address,undefined -fno-sanitize-recover=all \
-	  -include tests/fuzz/host_hv/hv_api.h -include $(HV_UNIT_BUILD)/inc/hv_guest.h -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%) -Ihv \
+	  -include tests/fuzz/host_hv/hv_api.h -include $(HV_UNIT_BUILD)/inc/hv_guest.h -Itests/lib -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%) -Ihv \
 	  -o $@ tests/unit/test_dprobe_load.c tests/fuzz/host_hv/hv_log_host.c $(DIF_SRCS) -lpthread
 .PHONY: unit-test-dprobe-load
 unit-test-dprobe-load: $(HV_UNIT_BUILD)/test_dprobe_load

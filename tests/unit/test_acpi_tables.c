@@ -11,10 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "../../boot/acpi_tables.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
@@ -242,6 +240,5 @@ int main(void)
     }
 
     test_sdt_remove();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_acpi_tables");
 }

@@ -4,9 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "boot_rand.h"
+#include "check.h"
 
-static int pass, fail;
-#define CHECK(c, ...) do { if (c) pass++; else { fail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* A fake instruction: fails 'fail_first' times, then succeeds with a counter. */
 struct fake { int present, fail_first, calls; uint64_t next; };
@@ -44,6 +43,5 @@ int main(void)
     CHECK(!boot_rand_may_start(true, BOOT_RAND_WORDS - 1), "auth on, too little: refused");
     CHECK(boot_rand_may_start(true, BOOT_RAND_WORDS), "auth on, RNG: started");
     CHECK(boot_rand_may_start(false, 0), "auth off: started (and said so)");
-    printf("test_boot_rand: %d passed, %d failed\n", pass, fail);
-    return fail != 0;
+    return check_summary("test_boot_rand");
 }

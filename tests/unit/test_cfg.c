@@ -5,10 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "../../boot/cfg.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static unsigned reports[16], n_reports;
 static const char *last_msg;
@@ -91,6 +89,5 @@ int main(void)
     cfg_defaults(&c);
     CHECK(cfg_parse(&c, "x = 1\n", 6, NULL, NULL) == 1, "NULL callback");
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_cfg");
 }

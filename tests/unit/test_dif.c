@@ -11,9 +11,8 @@
 #include "hvt_stream.h"
 #include "dif_impl.h"
 #include "dif_asm.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* ------------------------------------------------------------------ the fake guest */
 
@@ -2077,6 +2076,5 @@ int main(int argc, char **argv)
     p_free(&P);
     printf("corpus for the mutation test: %d programs\n", ncorpus);
     test_mutations(iters);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_dif");
 }

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include "dif.h"
 #include "dif_asm.h"
+#include "check.h"
 
-static int passed, failed;
 static void expect(const char *what, bool want_ok)
 {
     size_t len;
@@ -16,9 +16,9 @@ static void expect(const char *what, bool want_ok)
     struct dif_verr e = { -1, -1, -1, "" };
     bool ok = dif_verify(img, len, &e) == DIF_OK;
     if (ok == want_ok)
-        passed++;
+        check_passed++;
     else {
-        failed++;
+        check_failed++;
         printf("FAIL %s: %s%s\n", what, ok ? "accepted" : "refused: ", ok ? "" : e.reason);
     }
     free(img);
@@ -69,6 +69,5 @@ int main(void)
     a_probe(2, 1, 1);
     a_probe(3, 2, 1, 2);
     expect("increasing lists, disjoint ranges", true);
-    printf("test_dif_bounds: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_dif_bounds");
 }

@@ -10,14 +10,12 @@
 #include <string.h>
 #include "dif.h"
 #include "dif_asm.h"
+#include "check.h"
 
 #ifndef HVT_DIF_F_BUDGET
 #define HVT_DIF_F_BUDGET 8                 /* what the fix names it */
 #endif
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-                           printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static uint64_t fake_now, fake_step, clock_reads;
 static uint64_t fake_clock(void *env_ctx)
@@ -191,9 +189,8 @@ int main(void)
           r.err_pc >= 99 && r.err_pc <= 101, "budget 100: %u errors, fault %u at pc %u", r.nerr,
           r.fault, r.err_pc);
 #else
-    failed++;
+    check_failed++;
     printf("FAIL: no per-firing budget or clock deadline in dif.h (DIF_DEF_BUDGET, env.clock)\n");
 #endif
-    printf("test_dif_budget: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_dif_budget");
 }

@@ -7,9 +7,8 @@
 #include "dif.h"
 #include "dif_impl.h"
 #include "dif_asm.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static size_t no_read(void *ctx, uint64_t va, void *buf, size_t len, int user) { return 0; }
 
@@ -57,9 +56,8 @@ int main(void)
     uint64_t k = 42;
     CHECK(dif_key_hash(a, 7, &k, 8) == dif_key_hash(a, 7, &k, 8), "deterministic within a load");
     CHECK(dif_key_hash(a, 7, &k, 8) != dif_key_hash(b, 7, &k, 8), "differs between loads");
-    printf("test_dif_hash_key: %d passed, %d failed\n", passed, failed);
     free(img);
     free(m1);
     free(m2);
-    return failed ? 1 : 0;
+    return check_summary("test_dif_hash_key");
 }

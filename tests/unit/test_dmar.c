@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "acpi_dmar.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static struct dmar_info info;
 
@@ -24,7 +22,7 @@ static size_t load(const char *dir, const char *name, uint8_t *buf, size_t cap)
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
-    if (!f) { printf("FAIL cannot open %s\n", path); failed++; return 0; }
+    if (!f) { printf("FAIL cannot open %s\n", path); check_failed++; return 0; }
     size_t n = fread(buf, 1, cap, f);
     fclose(f);
     return n;
@@ -359,6 +357,5 @@ int main(int argc, char **argv)
     test_full();
     test_malformed();
     test_fuzz(dir);
-    printf("test_dmar: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_dmar");
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include "d_runtime.c"
 #include "dif_asm.h"
+#include "check.h"
 
 /* ---- the services dprobe.c calls ---- */
 const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT];
@@ -101,8 +102,6 @@ enum trace_sink_sent trace_sink_message(unsigned cpu, uint16_t type, const void 
 }
 
 /* ---- the images ---- */
-static int failed;
-#define FAIL(...) do { failed++; printf("FAIL: " __VA_ARGS__); printf("\n"); } while (0)
 
 static uint8_t *img_a, *img_b;
 static size_t img_len;
@@ -163,21 +162,17 @@ static bool check_live(long round)
     if (!__atomic_load_n(&loaded, __ATOMIC_SEQ_CST))
         return true;
     struct dif_verr e;
-    bool ok = true;
-    if (dif_verify(hdr, img_len, &e) != DIF_OK) {
-        FAIL("round %ld: the live image does not verify (%s)", round, e.reason);
-        ok = false;
-    }
+    bool ok = dif_verify(hdr, img_len, &e) == DIF_OK;
+    CHECK(ok, "round %ld: the live image does not verify (%s)", round, e.reason);
     struct dif_firing f;
     memset(&f, 0, sizeof f);
     f.execname = "t";
     f.execname_max = 1;
     my_cpu = 0;
     dif_fire(st, 0, 1, &f);
-    if (!guards_intact()) {
-        FAIL("round %ld: a firing wrote past its state", round);
-        ok = false;
-    }
+    bool intact = guards_intact();
+    CHECK(intact, "round %ld: a firing wrote past its state", round);
+    ok = ok && intact;
     return ok;
 }
 
@@ -266,10 +261,9 @@ static void test_zero_part(void)
     int rc;
     for (int tries = 0; (rc = load_as_collector(img_a)) == HVT_D_EBUSY && tries < 100; tries++)
         ;
-    if (rc || !loaded) {
-        FAIL("zero-length part: the collector's load of A: %d", rc);
+    CHECK(!rc && loaded, "zero-length part: the collector's load of A: %d", rc);
+    if (rc || !loaded)
         return;
-    }
     struct dif_firing f;
     memset(&f, 0, sizeof f);
     f.execname = "t";
@@ -285,10 +279,8 @@ static void test_zero_part(void)
     memcpy(&s, out, sizeof s);
     cursor = 0;
     long after = dif_agg_snapshot(st, 0, snap, sizeof snap, &cursor);
-    if (s.error != HVT_D_EORDER)
-        FAIL("zero-length part after a complete load: error %d, want EORDER", s.error);
-    if (after != before || after <= 0)
-        FAIL("zero-length part after a complete load: the state was laid out again "
+    CHECK(s.error == HVT_D_EORDER, "zero-length part after a complete load: error %d, want EORDER", s.error);
+    CHECK(after == before && after > 0, "zero-length part after a complete load: the state was laid out again "
              "(snapshot %ld bytes before, %ld after)", before, after);
 }
 
@@ -335,8 +327,7 @@ static void test_handshake(long iters, long seconds)
     __atomic_store_n(&loaded, false, __ATOMIC_SEQ_CST);
     __atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
     printf("handshake: %ld rounds, %ld with both the unloader and a user inside\n", iters, sb_bad);
-    if (sb_bad)
-        FAIL("enter()/unload(): the store-buffering outcome happened %ld times", sb_bad);
+    CHECK(!sb_bad, "enter()/unload(): the store-buffering outcome happened %ld times", sb_bad);
 }
 
 int main(int argc, char **argv)
@@ -349,6 +340,5 @@ int main(int argc, char **argv)
     test_race(n);
     test_zero_part();
     test_handshake(argc > 2 ? atol(argv[2]) : 2000000, argc > 3 ? atol(argv[3]) : 8);
-    printf("%s\n", failed ? "FAILED" : "ok");
-    return failed ? 1 : 0;
+    return check_summary("test_dprobe_load");
 }

@@ -6,9 +6,8 @@
 #include "ept.h"
 #include "mtrr.h"
 #include "cpu.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* "Physical" addresses are the heap pointers themselves. */
 static void *alloc_page(void) { void *p = aligned_alloc(4096, 4096); memset(p, 0, 4096); return p; }
@@ -82,6 +81,5 @@ int main(void)
     CHECK(e.tables > before, "splitting allocated tables");
     CHECK(!ept_translate(&e, 5ull << 30, &hpa, &perms, &mt), "beyond the map: not present");
     CHECK((ept_eptp(&e) & 0xfff) == (EPTP_WALK_4 | EPTP_MEMTYPE_WB), "EPTP low bits");
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_ept_mtrr");
 }

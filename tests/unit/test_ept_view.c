@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ept.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static void *alloc_page(void) { void *p = aligned_alloc(4096, 4096); memset(p, 0, 4096); return p; }
 static uint64_t v2p(const void *v) { return (uint64_t)v; }
@@ -132,6 +131,5 @@ int main(void)
     CHECK(ept_perms_ok(EPT_EXEC, EPT_CAP_EXEC_ONLY) && !ept_perms_ok(EPT_EXEC, 0),
           "execute-only: only with the capability");
 
-    printf("ept_view: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return check_summary("ept_view");
 }

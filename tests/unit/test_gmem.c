@@ -4,9 +4,8 @@
 #include <string.h>
 #include "gmem.h"
 #include "cpu.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 #define RAM_SIZE (8u << 20)             /* guest RAM: GPA [0, 8 MiB) */
 static uint8_t *ram;
@@ -79,6 +78,5 @@ int main(void)
     CHECK(gmem_read_gva(&pg, 0x400123, buf, 5) == 5 && !strcmp(buf, "user"), "user read");
     struct gmem_paging off = { 0, 0, 0, 0 };
     CHECK(gmem_read_gva(&off, 0x402000, buf, 4) == 4 && !memcmp(buf, "CDEF", 4), "paging off: identity");
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_gmem");
 }

@@ -12,10 +12,8 @@
 #include <string.h>
 #include "trace_ctl.h"
 #include "coll_hvstatus.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static uint64_t refused_model(unsigned f)
 {
@@ -70,6 +68,5 @@ int main(void)
     char small[24];
     size_t n = coll_hvstatus_format(small, sizeof small, &st, len);
     CHECK(n == sizeof small - 1 && strlen(small) == n, "cut at the buffer: %zu", n);
-    printf("test_hvstatus: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_hvstatus");
 }

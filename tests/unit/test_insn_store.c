@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "insn_store.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 struct c { const char *what; unsigned len; uint8_t b[15]; };
 static const struct c stores[] = {
@@ -72,6 +70,5 @@ int main(void)
     memset(longest, 0x2e, sizeof longest);
     longest[14] = 0x89; longest[15] = 0x02;
     CHECK(insn_store_len(longest, 16) == 0, "14 prefixes (16 bytes): %u", insn_store_len(longest, 16));
-    printf("test_insn_store: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_insn_store");
 }

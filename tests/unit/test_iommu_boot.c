@@ -16,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "iommu_boot.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* --- heap pages, "physical" address = host pointer --- */
 #define MAX_PAGES 8192
@@ -194,7 +192,7 @@ static void test_q35(const char *dir)
     char path[512];
     snprintf(path, sizeof path, "%s/q35-DMAR.bin", dir);
     FILE *f = fopen(path, "rb");
-    if (!f) { failed++; printf("FAIL cannot open %s\n", path); return; }
+    if (!f) { check_failed++; printf("FAIL cannot open %s\n", path); return; }
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     const uint64_t b[1] = { 0xfed90000ull };
@@ -290,6 +288,5 @@ int main(int argc, char **argv)
     test_q35(dir);
     test_two_units();
     pages_free();
-    printf("test_iommu_boot: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_iommu_boot");
 }

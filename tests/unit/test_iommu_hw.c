@@ -14,10 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "iommu_hw.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 #define IRO_UNITS 0x50u                 /* ECAP.IRO: IOTLB registers at 0x500 */
 #define FRO_UNITS 0x40u                 /* CAP.FRO: fault records at 0x400 */
@@ -181,6 +179,5 @@ int main(void)
     test_enable(true);
     test_refusals();
     test_faults();
-    printf("test_iommu_hw: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_iommu_hw");
 }

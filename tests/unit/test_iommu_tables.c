@@ -16,10 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "iommu_tables.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* --- a page pool whose "physical" addresses differ from the pointers --- */
 #define POOL_PAGES 4096
@@ -229,6 +227,5 @@ int main(void)
     test_layouts();
     test_errors();
     free(pool);
-    printf("test_iommu_tables: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_iommu_tables");
 }

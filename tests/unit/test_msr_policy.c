@@ -2,9 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "msr_policy.h"
+#include "check.h"
 
-static int pass, fail;
-#define CHECK(c, ...) do { if (c) pass++; else { fail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* Does an access exit? (SDM Vol. 3C 25.6.9: a set bit, or an MSR outside both ranges) */
 static int exits(const uint8_t *bm, uint32_t msr, int write)
@@ -66,6 +65,5 @@ int main(void)
     for (unsigned i = 0; i < sizeof bm; i++)
         clear += 8 - __builtin_popcount(bm[i]);
     CHECK(clear > 300 && clear < 1400, "%u cleared bits of 32768: the allow-list only", clear);
-    printf("%d passed, %d failed\n", pass, fail);
-    return fail != 0;
+    return check_summary("test_msr_policy");
 }

@@ -11,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pci_mcfg.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static struct mcfg_info m;
 
@@ -52,7 +50,7 @@ static void test_q35(const char *dir)
     static uint8_t buf[4096];
     snprintf(path, sizeof path, "%s/q35-MCFG.bin", dir);
     FILE *f = fopen(path, "rb");
-    if (!f) { printf("FAIL cannot open %s\n", path); failed++; return; }
+    if (!f) { printf("FAIL cannot open %s\n", path); check_failed++; return; }
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     int rc = mcfg_parse(buf, n, &m);
@@ -274,6 +272,5 @@ int main(int argc, char **argv)
     test_malformed();
     test_path_bridges();
     test_fuzz();
-    printf("test_pci_mcfg: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_pci_mcfg");
 }

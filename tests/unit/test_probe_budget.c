@@ -5,10 +5,8 @@
  * one request. */
 #include <stdio.h>
 #include "probe_budget.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-                           printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static struct hvt_probe_spec specs[HVT_PROBE_SPECS_MAX];
 
@@ -67,6 +65,5 @@ int main(void)
     /* the first spec of a request is taken whatever is left */
     uint64_t left = 0;
     CHECK(probe_budget_take(&left, &specs[0], true), "the first spec refused");
-    printf("test_probe_budget: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_probe_budget");
 }

@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "probe_epoch.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-                           printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 static struct probe_epoch E;
 static struct { uint64_t va, target; } slot;   /* the probe table's one slot */
@@ -88,7 +86,6 @@ int main(int argc, char **argv)
     CHECK(seen >= rounds / 10, "the firing thread ran only %llu firings", (unsigned long long)seen);
     CHECK(torn == 0, "%llu of %llu firings saw their probe rewritten under them",
           (unsigned long long)torn, (unsigned long long)seen);
-    printf("test_probe_epoch: %d passed, %d failed (%llu firings raced %u rewrites)\n", passed, failed,
-           (unsigned long long)seen, rounds);
-    return failed ? 1 : 0;
+    printf("test_probe_epoch: %llu firings raced %u rewrites\n", (unsigned long long)seen, rounds);
+    return check_summary("test_probe_epoch");
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
 #define NCODES   64
 #define CAP      (64 * 1024)          /* small chunks: many boundaries */
@@ -174,6 +175,7 @@ int main(int argc, char **argv)
         if (r) tr_close(r);
         unlink(path);
     }
-    printf("rec_enc: %zu passed, %zu failed\n", pass, fail);
-    return fail ? 1 : 0;
+    check_passed += (long)pass;
+    check_failed += (long)fail;
+    return check_summary("rec_enc");
 }

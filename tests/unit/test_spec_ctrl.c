@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include "x86_arch.h"
 #include "spec_ctrl.h"
+#include "check.h"
 
-static int pass, fail;
-#define CHECK(c, ...) do { if (c) pass++; else { fail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 struct cpu_row {
     const char *name;
@@ -138,6 +137,5 @@ int main(void)
             bad += p.l1d_flush || p.l1tf_unmitigated;
     }
     CHECK(bad == 0, "invariants over 200000 random capability sets: %u violations", bad);
-    printf("test_spec_ctrl: %d passed, %d failed\n", pass, fail);
-    return fail != 0;
+    return check_summary("test_spec_ctrl");
 }

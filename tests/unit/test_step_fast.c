@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
 #define NCODES  512
 #define CAP     (48 * 1024)           /* small chunks: many boundaries */
@@ -299,6 +300,7 @@ int main(int argc, char **argv)
            "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted\n", n, fast,
            declined[FD_LEFT], declined[FD_CR3], declined[FD_IDT], declined[FD_TASK], declined[FD_MISS],
            declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses);
-    printf("step_fast: %zu passed, %zu failed\n", pass, fail);
-    return fail ? 1 : 0;
+    check_passed += (long)pass;
+    check_failed += (long)fail;
+    return check_summary("step_fast");
 }

@@ -4,21 +4,21 @@
  * it equals the base seen at a user-mode exit. */
 #include <stdio.h>
 #include "task_base.h"
+#include "check.h"
 
 #define KBASE  0xffff88807dc00000ull      /* a per-CPU area in the direct map */
 #define FORGED 0xffffffff82a0b000ull      /* &init_task.group_leader - current_off, say */
 #define USER   0x00007f0012340000ull
 
-static int passed, failed;
 static void expect(const char *what, unsigned cpl, uint64_t gs, uint64_t kgs, uint64_t trusted,
                    uint64_t base, int cacheable)
 {
     struct task_base r = task_base_pick(cpl, gs, kgs, trusted);
     if (r.base == base && r.cacheable == cacheable) {
-        passed++;
+        check_passed++;
         return;
     }
-    failed++;
+    check_failed++;
     printf("FAIL %s: cpl %u gs %#llx kgs %#llx trusted %#llx: base %#llx cacheable %d, want %#llx %d\n",
            what, cpl, (unsigned long long)gs, (unsigned long long)kgs, (unsigned long long)trusted,
            (unsigned long long)r.base, r.cacheable, (unsigned long long)base, cacheable);
@@ -42,6 +42,5 @@ int main(void)
     expect("kernel entry, user's ordinary GS, nothing trusted", 0, USER, KBASE, 0, KBASE, 0);
     expect("kernel, neither a kernel address", 0, USER, USER, KBASE, 0, 0);
     expect("CPL 1 as kernel", 1, KBASE, USER, KBASE, KBASE, 1);
-    printf("test_task_base: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_task_base");
 }

@@ -3,9 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "trace_opts.h"
+#include "check.h"
 
-static int fails, checks;
-#define CHECK(c) do { checks++; if (!(c)) { fails++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); } } while (0)
 
 static int parse(const char *t, struct trace_opts *o, char *err)
 {
@@ -52,6 +51,5 @@ int main(void)
     CHECK(parse("lstar=0x1000", &o, err) == -1);
     char small[8];
     CHECK(trace_opts_parse("zzz=1", &o, small, sizeof small) == -1 && strlen(small) == 7);
-    printf("test_trace_opts: %d checks, %d failed\n", checks, fails);
-    return fails != 0;
+    return check_summary("test_trace_opts");
 }

@@ -2,15 +2,15 @@
  * ELF files given (linear sweep; capstone's length is the oracle), plus hand-picked cases. */
 #include "elf_sweep.h"
 #include "../../trace/x86/x86_len.h"
+#include "check.h"
 
-static int passed, failed;
 
 static void check(const char *what, const uint8_t *b, size_t n, unsigned want)
 {
     unsigned got = x86_insn_len(b, n);
-    if (got == want) { passed++; return; }
-    failed++;
-    if (failed <= 30) {
+    if (got == want) { check_passed++; return; }
+    check_failed++;
+    if (check_failed <= 30) {
         printf("FAIL %s: got %u want %u bytes:", what, got, want);
         for (size_t i = 0; i < (n < 15 ? n : 15); i++) printf(" %02x", b[i]);
         printf("\n");
@@ -55,6 +55,5 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         elf_sweep(argv[i], cs, check_insn);
     cs_close(&cs);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_x86_len");
 }

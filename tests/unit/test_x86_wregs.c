@@ -5,8 +5,8 @@
  * Also prints how often the answer is "all" (the fast path then compares every register). */
 #include "elf_sweep.h"
 #include "../../trace/x86/x86_wregs.h"
+#include "check.h"
 
-static int passed, failed;
 static size_t n_all, n_insn, n_bits, corrected, n_noflags;
 
 /* capstone's eflags bits that write a flag (modify, set, reset, leave undefined). */
@@ -29,9 +29,9 @@ static void check_flags(const char *what, const cs_insn *in, const uint8_t *b, s
     bool writes = (in->detail->x86.eflags & flag_writes) != 0;
     bool got = x86_insn_wflags(b, n);
     if (!got) n_noflags++;
-    if (!writes || got) { passed++; return; }
-    failed++;
-    if (failed <= 30) {
+    if (!writes || got) { check_passed++; return; }
+    check_failed++;
+    if (check_failed <= 30) {
         printf("FAIL %s: %s %s: capstone writes flags %#lx, ours says no; bytes:", what, in->mnemonic,
                in->op_str, (unsigned long)(in->detail->x86.eflags & flag_writes));
         for (size_t i = 0; i < in->size; i++) printf(" %02x", b[i]);
@@ -83,9 +83,9 @@ static void check_insn(const char *what, csh cs, const cs_insn *in, const uint8_
     n_insn++;
     if (got == X86_WREGS_ALL) n_all++;
     else n_bits += (unsigned)__builtin_popcount(got);
-    if (!(want & ~got)) { passed++; return; }
-    failed++;
-    if (failed <= 30) {
+    if (!(want & ~got)) { check_passed++; return; }
+    check_failed++;
+    if (check_failed <= 30) {
         printf("FAIL %s: %s %s: capstone writes %#x, ours %#x; bytes:", what, in->mnemonic, in->op_str, want, got);
         for (size_t i = 0; i < in->size; i++) printf(" %02x", b[i]);
         printf("\n");
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unsigned got = x86_insn_wregs(cases[i].b, cases[i].n);
-        if (got == cases[i].want) { passed++; continue; }
-        failed++;
+        if (got == cases[i].want) { check_passed++; continue; }
+        check_failed++;
         printf("FAIL %s: got %#x want %#x\n", cases[i].name, got, cases[i].want);
     }
     /* RFLAGS, exactly: 1 = may write. */
@@ -158,8 +158,8 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof fcases / sizeof fcases[0]; i++) {
         bool got = x86_insn_wflags(fcases[i].b, fcases[i].n);
-        if (got == fcases[i].want) { passed++; continue; }
-        failed++;
+        if (got == fcases[i].want) { check_passed++; continue; }
+        check_failed++;
         printf("FAIL flags %s: got %d want %d\n", fcases[i].name, got, fcases[i].want);
     }
     for (int i = 1; i < argc; i++)
@@ -170,6 +170,5 @@ int main(int argc, char **argv)
                "%zu capstone lists corrected (TEST A8/A9, CWD/CDQ/CQO); %.1f%% leave RFLAGS alone\n",
                n_insn, 100.0 * n_all / n_insn, n_insn > n_all ? (double)n_bits / (n_insn - n_all) : 0.0,
                corrected, 100.0 * n_noflags / n_insn);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("test_x86_wregs");
 }

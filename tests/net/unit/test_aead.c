@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond) do { if (cond) g_pass++; else { g_fail++; \
-        fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
 
 static void unhex(const char *h, uint8_t *out)
 {
@@ -151,6 +149,5 @@ int main(void)
     test_poly();
     test_rfc_aead();
     test_lengths();
-    printf("aead-unit: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary("aead-unit");
 }

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
-static int g_pass, g_fail;
 static const char *g_seed_dir;      /* NET_SEED_DIR: write fuzzing seeds from the test streams */
 
 static void write_seed(const char *sub, const char *name, const void *pre, size_t pn,
@@ -31,8 +31,6 @@ static void write_seed(const char *sub, const char *name, const void *pre, size_
     fwrite(p, 1, n, f);
     fclose(f);
 }
-#define CHECK(cond) do { if (cond) g_pass++; else { g_fail++; \
-        fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
 
 static void hex(const uint8_t *b, size_t n, char *out)
 {
@@ -457,7 +455,7 @@ static void test_coll_parse(void)
             break;
         }
     }
-    g_pass++;
+    check_passed++;
     /* gaps: an offset/seq jump is counted, not an error */
     n = put_hello(b, 2);
     n += put_seq(b + n, HVT_MSG_CONSOLE, 3, 0, 0, 0);
@@ -703,6 +701,5 @@ int main(void)
     test_stream_core();
     test_coll_parse();
     test_session();
-    printf("net-unit: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return check_summary("net-unit");
 }

@@ -15,10 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 
-static int g_pass, g_fail;
-#define CHECK(cond) do { if (cond) g_pass++; else { g_fail++; \
-        fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
 
 static int requests, last_on, busy, configured;
 static uint32_t configured_flags;
@@ -182,6 +180,5 @@ int main(void)
     test_ctl();
     test_scan();
     test_chunkw();
-    printf("trace-link: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail != 0;
+    return check_summary("trace-link");
 }

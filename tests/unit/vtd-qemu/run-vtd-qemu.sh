@@ -16,7 +16,7 @@ KERNEL="$(bash "$ROOT/tests/platform/fetch-kernel.sh")"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/root/bin" "$WORK/root/sys" "$WORK/root/proc" "$WORK/root/dev" "$OUT"
-gcc -std=gnu11 -O2 -Wall -Wextra -static -I"$ROOT/vmm" -I"$ROOT/vmm/include" -o "$WORK/root/bin/vtd_qemu_check" \
+gcc -std=gnu11 -O2 -Wall -Wextra -static -I"$ROOT/tests/lib" -I"$ROOT/vmm" -I"$ROOT/vmm/include" -o "$WORK/root/bin/vtd_qemu_check" \
   "$ROOT/tests/unit/vtd-qemu/vtd_qemu_check.c" "$ROOT/vmm/acpi_dmar.c" "$ROOT/vmm/iommu_tables.c" "$ROOT/vmm/iommu_hw.c" "$ROOT/vmm/pci_mcfg.c" "$ROOT/vmm/iommu_boot.c"
 cp "$(command -v busybox)" "$WORK/root/bin/busybox"
 cat > "$WORK/root/init" <<'INIT'

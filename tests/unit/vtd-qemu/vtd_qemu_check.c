@@ -31,10 +31,8 @@
 #include "iommu_hw.h"
 #include "pci_mcfg.h"
 #include "iommu_boot.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; \
-    printf("FAIL %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
 /* --- physical memory for tables and DMA targets --- */
 #define POOL 96
@@ -367,6 +365,5 @@ int main(void)
     CHECK(dma_write_test(own, O2, o2, O1, o1, 0x55), "own edu -> own page O1 lands");
     CHECK(!dma_write_test(own, O2, o2, G2, g2, 0x66), "own edu -> RAM page G2 blocked");
     expect_fault(own, g2, "own edu -> G2");
-    printf("vtd-qemu: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary("vtd-qemu");
 }
