@@ -47,7 +47,13 @@ ifneq ($(HVT_NET),0)
 endif
 -include host-tools/host.mk
 -include tests/tests.mk
-include tests/unit/hv_unit.mk
+# Unit tests sit beside their code (DIR/tests/), over tests/lib/check.h.
+include tests/lib/unit.mk
+include vmm/tests/tests.mk
+include trace/tests/tests.mk
+include net/tests/tests.mk
+include boot/tests/tests.mk
+include tests/unit/vtd-qemu/vtd-qemu.mk
 include tests/trace/trace.mk
 include tests/layering/layering.mk
 include tests/probe/probe.mk

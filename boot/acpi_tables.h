@@ -11,7 +11,7 @@
  * Every table carries a valid checksum. The DSDT defines only \_S5 (7.4.2), whose
  * SLP_TYPa is p->s5_slp_typ. The result gives the offset of the RSDP (what goes into the EFI
  * configuration table) and of each table. No allocation, no I/O, no libc: unit-tested on the
- * host (tests/unit/test_acpi_tables.c).
+ * host (boot/tests/test_acpi_tables.c).
  * Returns 0 on success, -1 if the buffer is too small or an argument is out of range
  * (no CPU, more than ACPI_MAX_CPUS, buffer at or above 4 GiB, misaligned).
  */

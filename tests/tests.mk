@@ -1,5 +1,4 @@
-# tests.mk - unit tests, the test platform (Bochs 3.0 + OVMF, QEMU + OVMF) and boot benchmarks.
-#   make unit-test        host unit tests (adds test_acpi_tables, test_cfg)
+# tests.mk - the test platform (Bochs 3.0 + OVMF, QEMU + OVMF) and boot benchmarks.
 #   make test-boot        Bochs, 2 CPUs, hypervisor = on: every guest check must pass and the
 #                         run must end by ACPI power-off; prints cpus=N and the hypervisor's
 #                         0xE9 "hvtrace:" lines
@@ -17,28 +16,13 @@
 #   tests the build/hvtrace.efi already there.
 TEST_BUILD         := $(BUILD)/test
 TEST_EFI_BUILD     ?= $(MAKE) efi
-UNIT_CC            ?= gcc
-UNIT_CFLAGS        := $(HV_STD) -O2 -g -Wall -Wextra -Itests/lib -Iinclude -Iboot
 BOCHS_TEST_TIMEOUT ?= 240
 TEST_CPUS          ?= 2
 # Quiet console: serial printk costs ~0.7 ms per byte in Bochs (docs/references.md).
 TEST_CMDLINE       ?= console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$(TEST_CPUS)
 
-.PHONY: test-cpuid test-boot test-platform test-qemu-novtx test-guest-selftest bench-boot unit-test-platform test-guest-inputs
+.PHONY: test-cpuid test-boot test-platform test-qemu-novtx test-guest-selftest bench-boot test-guest-inputs
 
-# ---- unit tests --------------------------------------------------------------------------
-$(TEST_BUILD)/unit/test_acpi_tables: tests/unit/test_acpi_tables.c boot/acpi_tables.c boot/acpi_tables.h
-	@mkdir -p $(dir $@)
-	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_acpi_tables.c boot/acpi_tables.c
-
-$(TEST_BUILD)/unit/test_cfg: tests/unit/test_cfg.c boot/cfg.c boot/cfg.h
-	@mkdir -p $(dir $@)
-	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_cfg.c boot/cfg.c
-
-unit-test-platform: $(TEST_BUILD)/unit/test_acpi_tables $(TEST_BUILD)/unit/test_cfg
-	$(TEST_BUILD)/unit/test_acpi_tables
-	$(TEST_BUILD)/unit/test_cfg
-unit-test: unit-test-platform
 
 # ---- guest: tools, initramfs, kernel, ESP images ------------------------------------------
 # The guest tool is part of the product (guest/); the tests put the same binary in their initramfs.

@@ -17,7 +17,7 @@
  *    user's GS is still (or again) in one of the two, and single-stepping exits there. The
  *    kernel-half one is used for this exit only; it is cacheable only when it equals the
  *    trusted base.
- * Pure: no state, no hardware access (host unit test tests/unit/test_task_base.c).
+ * Pure: no state, no hardware access (host unit test trace/tests/test_task_base.c).
  */
 #ifndef HVT_TASK_BASE_H
 #define HVT_TASK_BASE_H

@@ -3,7 +3,7 @@
  * iommu_tables.c built. RUNS ONLY ON REAL HARDWARE WITH VT-d (QEMU's intel-iommu also
  * implements these registers); nothing calls it by default: the core decides, per platform
  * with a DMAR, whether to enable DMA remapping. Host-tested against a register model
- * (tests/unit/test_iommu_hw.c), which checks the order of operations, not real hardware.
+ * (vmm/tests/test_iommu_hw.c), which checks the order of operations, not real hardware.
  *
  * Register layout and sequences: Intel VT-d spec rev 3.3, 10.4 (register descriptions:
  * 10.4.2 CAP, 10.4.3 ECAP, 10.4.4 GCMD, 10.4.5 GSTS, 10.4.6 RTADDR, 10.4.7 CCMD, 10.4.8

@@ -18,7 +18,7 @@
  *
  * Contract:
  *  - spec_ctrl_decide() is pure (no hardware access): the caller reads the capabilities, the
- *    host unit test (tests/unit/test_spec_ctrl.c) feeds recorded values of real CPUs.
+ *    host unit test (vmm/tests/test_spec_ctrl.c) feeds recorded values of real CPUs.
  *  - A CPU that enumerates none of the speculation controls (CPUID.(EAX=7,ECX=0):EDX bits 26,
  *    27, 29 and 31 all clear: microcode older than 2018, or an emulator such as Bochs) gets an
  *    all-off plan: nothing is switched, written or flushed, exits run as they did. Such a CPU

@@ -11,7 +11,7 @@
  *     hv_hc_refused=F:N,F:N... only the function numbers with refusals ("none" when none)
  * when data_len covers the whole struct, and only "hv_iommu=not-reported\n" for a reply of
  * an older hypervisor (data_len < sizeof the struct). Returns the length written (cut at
- * cap - 1). Pure: host-tested by tests/unit/test_hvstatus.c.
+ * cap - 1). Pure: host-tested by trace/tests/test_hvstatus.c.
  */
 #ifndef HVT_COLL_HVSTATUS_H
 #define HVT_COLL_HVSTATUS_H

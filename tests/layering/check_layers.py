@@ -140,7 +140,7 @@ def rule_asm_constants(root, gen_dirs):
     bad = []
     consts = c_constants(root, gen_dirs)
     asm_def = re.compile(r'^\s*(?:%define\s+(\w+)\s+(' + NUM + r')\b|(\w+)\s+equ\s+(' + NUM + r')\b)', re.M)
-    for d in ('vmm',) + TRACE_DIRS + ('net', 'tests/unit'):
+    for d in ('vmm',) + TRACE_DIRS + ('net', 'trace/step/tests'):
         full = os.path.join(root, d)
         for f in sorted(os.listdir(full)) if os.path.isdir(full) else []:
             if not f.endswith('.asm'):

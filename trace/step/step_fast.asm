@@ -32,12 +32,12 @@ default rel
 %define G_RCX  [rsp + 48]
 %define G_RAX  [rsp + 56]
 
-; A guest register from the VMCS (clobbers eax). The host unit test (tests/unit/
+; A guest register from the VMCS (clobbers eax). The host unit test (trace/step/tests/
 ; test_step_fast.c, HOST_TEST) reads a VMCS in memory instead and supplies its own
 ; hv_fast_resume / hv_fast_decline.
 %ifdef HOST_TEST
 extern test_vmcs
-%include "step_fast_test.inc"          ; TV_*: tests/unit/step_fast_test.h, generated
+%include "step_fast_test.inc"          ; TV_*: trace/step/tests/step_fast_test.h, generated
 %macro GUEST_READ 2
     mov %1, [rel test_vmcs + TV_%2]
 %endmacro

@@ -283,7 +283,7 @@ static void test_two_units(void)
 
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "tests/unit/data";
+    const char *dir = argc > 1 ? argv[1] : "vmm/tests/data";
     test_none_and_corrupt();
     test_q35(dir);
     test_two_units();

@@ -1,6 +1,6 @@
 /*
  * test_dmar.c - host unit test of vmm/acpi_dmar.c: the DMAR QEMU q35 + intel-iommu really
- * reports (tests/unit/data/q35-DMAR.bin, values as `iasl -d` decodes them, see its README),
+ * reports (vmm/tests/data/q35-DMAR.bin, values as `iasl -d` decodes them, see its README),
  * a synthetic table with every structure type, malformed tables (truncated, bad lengths, bad
  * checksum, overlapping scopes, limits), every truncation and random byte corruption of the
  * real table (run under ASan/UBSan too: no read past the buffer, no crash), and scope
@@ -350,7 +350,7 @@ static void test_fuzz(const char *dir)
 
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "tests/unit/data";
+    const char *dir = argc > 1 ? argv[1] : "vmm/tests/data";
     test_q35(dir);
     test_q35_bridge();
     test_acpica(dir);

@@ -1,5 +1,5 @@
 ; step_fast_harness.asm - runs trace/step/step_fast.asm (assembled with HOST_TEST) on the host, the
-; way vmm/'s exit stub enters it (hv_hooks.h contract), for tests/unit/test_step_fast.c.
+; way vmm/'s exit stub enters it (hv_hooks.h contract), for trace/step/tests/test_step_fast.c.
 ;
 ; int fast_run(uint64_t regs[16], void *ctx, void *entry)
 ;   regs: the guest's general registers in SDM order (slot 4, RSP, is the VMCS's: ignored);

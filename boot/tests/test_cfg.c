@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "../../boot/cfg.h"
+#include "cfg.h"
 #include "check.h"
 
 

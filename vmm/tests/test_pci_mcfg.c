@@ -1,6 +1,6 @@
 /*
  * test_pci_mcfg.c - host unit test of vmm/pci_mcfg.c: the MCFG of QEMU q35
- * (tests/unit/data/q35-MCFG.bin; iasl -d: base 0xB0000000, segment 0, buses 0-0xFF),
+ * (vmm/tests/data/q35-MCFG.bin; iasl -d: base 0xB0000000, segment 0, buses 0-0xFF),
  * ECAM address decoding against the PCIe layout computed independently, the hiding policy
  * (NIC hidden, bridges above it read-only, page-crossing accesses hidden), malformed tables,
  * every truncation and random corruption (run under ASan/UBSan too).
@@ -266,7 +266,7 @@ static void test_path_bridges(void)
 
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "tests/unit/data";
+    const char *dir = argc > 1 ? argv[1] : "vmm/tests/data";
     test_q35(dir);
     test_multi();
     test_malformed();

@@ -4,7 +4,7 @@
  * with exact masks. A miss would put a wrong register value in a trace, so any is a failure.
  * Also prints how often the answer is "all" (the fast path then compares every register). */
 #include "elf_sweep.h"
-#include "../../trace/x86/x86_wregs.h"
+#include "x86_wregs.h"
 #include "check.h"
 
 static size_t n_all, n_insn, n_bits, corrected, n_noflags;

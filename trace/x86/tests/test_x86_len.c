@@ -1,7 +1,7 @@
 /* test_x86_len.c - trace/x86/x86_len.c against capstone: every instruction of the .text of the
  * ELF files given (linear sweep; capstone's length is the oracle), plus hand-picked cases. */
 #include "elf_sweep.h"
-#include "../../trace/x86/x86_len.h"
+#include "x86_len.h"
 #include "check.h"
 
 

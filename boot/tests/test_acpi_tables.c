@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../../boot/acpi_tables.h"
+#include "acpi_tables.h"
 #include "check.h"
 
 

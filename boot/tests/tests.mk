@@ -1,0 +1,12 @@
+# boot/tests/tests.mk - host unit tests of the loader: boot/tests/test_X.c tests boot/X.c (the
+# test platform's ACPI tables, hvtrace.cfg's parser).
+UNIT_CC     ?= gcc
+UNIT_CFLAGS := $(HV_STD) -O2 -g -Wall -Wextra -Itests/lib -Iinclude -Iboot
+BOOT_UNIT_TESTS := test_acpi_tables test_cfg
+$(BUILD)/test/unit/test_%: boot/tests/test_%.c boot/%.c boot/%.h tests/lib/check.h
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< boot/$*.c
+.PHONY: unit-test-platform
+unit-test-platform: $(BOOT_UNIT_TESTS:%=$(BUILD)/test/unit/%)
+	@set -e; for t in $^; do $$t; done
+unit-test: unit-test-platform
