@@ -180,7 +180,8 @@ struct dif_env {
      * chain. */
     uint64_t hash_key;
     /* The per-firing budget (a firing runs in a VM exit, with its CPU's buffer lock held):
-     * budget units (0: DIF_DEF_BUDGET), one per instruction plus one per byte a string op,
+     * budget units (0: DIF_DEF_BUDGET), one per instruction of each clause run (charged as
+     * the clause starts: branches only go forward) plus one per byte a string op,
      * a guest copy or a key walks; and, with clock, at most deadline ticks of it (0: none)
      * from the first check (after DIF_BUDGET_CHUNK units: a short firing never reads it). */
     uint64_t (*clock)(void *env_ctx);

@@ -239,8 +239,8 @@ struct dif_run {
     uint64_t reg[HVT_DIF_NREGS];
     uint8_t rt[HVT_DIF_NREGS];      /* DIF_RT_* of each register */
     uint32_t given;                 /* scratch slots handed out in this clause (bit per slot) */
-    /* The firing's budget (dif.h), kept across its clauses: left counts down per instruction
-     * and per byte (dif_charge); below zero, dif_budget_more() looks at the total and the
+    /* The firing's budget (dif.h), kept across its clauses: left counts down by each clause's
+     * length as it starts and per byte (dif_charge); below zero, dif_budget_more() looks at the total and the
      * clock. */
     int64_t left;                   /* units until the next look */
     uint64_t grant;                 /* units the last look gave */
@@ -253,9 +253,15 @@ struct dif_run {
 
 /* Work proportional to n bytes (a string, a copy, a key): paid from the budget, looked at
  * by the next instruction. */
-static inline void dif_charge(struct dif_run *r, uint64_t n) { r->left -= (int64_t)n; }
 /* dif_vm.c: the budget's slow path; false (a BUDGET fault set) when it ran out. */
 bool dif_budget_more(struct dif_run *r);
+/* Charge n units (bytes a string op, a copy or a key walks); false (a BUDGET fault set, the
+ * op must fail) when the budget ran out. */
+static inline bool dif_charge(struct dif_run *r, uint64_t n)
+{
+    r->left -= (int64_t)n;
+    return __builtin_expect(r->left >= 0, 1) || dif_budget_more(r);
+}
 
 static inline bool dif_fault(struct dif_run *r, uint32_t code, uint64_t addr)
 {

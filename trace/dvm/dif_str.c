@@ -32,7 +32,8 @@ bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
         r->c->scratch_len[idx] < st->strsize) {
         *p = r->c->scratch + idx * dif_slot_stride(st);
         *len = r->c->scratch_len[idx];
-        dif_charge(r, *len);
+        if (!dif_charge(r, *len))
+            return false;
         return true;
     }
     if ((h & DIF_H_KINDMASK) == DIF_H_EXEC && !idx) {
@@ -40,14 +41,16 @@ bool dif_str_get(struct dif_run *r, unsigned reg, const char **p, uint32_t *len)
         size_t max = e ? r->f->execname_max : 0;
         *p = e ? e : "";
         *len = dif_strnlen_fast(*p, max < st->strsize - 1 ? (uint32_t)max : st->strsize - 1);
-        dif_charge(r, *len);
+        if (!dif_charge(r, *len))
+            return false;
         return true;
     }
     if ((h & DIF_H_KINDMASK) == DIF_H_STRTAB && idx < st->hdr->strtab_len) {
         uint32_t room = st->hdr->strtab_len - (uint32_t)idx;
         *p = st->strtab + idx;
         *len = dif_strnlen(*p, room < st->strsize - 1 ? room : st->strsize - 1);
-        dif_charge(r, *len);
+        if (!dif_charge(r, *len))
+            return false;
         return true;
     }
     return dif_fault(r, HVT_DIF_F_BADSTR, h);
@@ -115,7 +118,8 @@ bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user)
             got = r->st->env.read(r->f->ctx, a, d + n, chunk, user);
         if (got > chunk)
             got = chunk;
-        dif_charge(r, chunk);
+        if (!dif_charge(r, chunk))
+            return false;
         for (uint32_t i = n; i < n + got; i++) {
             if (!d[i]) {
                 dif_str_set(r, rd, slot, i);

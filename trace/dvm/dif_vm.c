@@ -104,7 +104,8 @@ static bool dif_load_str(struct dif_run *r, unsigned rd, const char *src)
         d[n] = src[n];
         n++;
     }
-    dif_charge(r, n);
+    if (!dif_charge(r, n))
+        return false;
     dif_str_set(r, rd, slot, n);
     return true;
 }
@@ -173,7 +174,8 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
             return dif_illop(r);
         key = c->tuple;
         key_len = c->tuple_len;
-        dif_charge(r, key_len);          /* hashed and compared */
+        if (!dif_charge(r, key_len)) /* hashed and compared */
+            return false;
     }
     if (store) {
         bool ok = is_str ? dif_dyn_store(st, v->kind, (uint16_t)idx, key, key_len, s, len)
@@ -194,7 +196,8 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
     if (!d)
         return false;
     uint32_t got = dif_dyn_load(st, v->kind, (uint16_t)idx, key, key_len, d, st->strsize - 1);
-    dif_charge(r, got);
+    if (!dif_charge(r, got))
+        return false;
     dif_str_set(r, in->rd, slot, got);
     return true;
 }
@@ -265,7 +268,8 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
         size_t n = st->env.stack ? st->env.stack(r->f->ctx, p + 16, max, &rsp) : 0;
         if (n > max)
             n = max;
-        dif_charge(r, n);
+        if (!dif_charge(r, n))
+            return false;
         ((uint32_t *)p)[0] = (uint32_t)n;
         ((uint32_t *)p)[1] = 0;
         ((uint64_t *)p)[1] = rsp;
@@ -280,7 +284,8 @@ static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
         if (!(p = dif_rec_room(r, 8 + 8 * max)))
             return false;
         uint32_t n = dif_ustack(r, (uint64_t *)(void *)(p + 8), max);
-        dif_charge(r, 16ull * n);            /* a frame read per address */
+        if (!dif_charge(r, 16ull * n)) /* a frame read per address */
+            return false;
         ((uint32_t *)p)[0] = n;
         ((uint32_t *)p)[1] = 0;
         r->rec_len -= 8 * (max - n);           /* give back the rest */
@@ -357,7 +362,8 @@ static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
     if (!dif_tuple_is(r->c, a->nkeys, a->key_types) ||
         (in->op == HVT_DIF_OP_AGGW && a->fn < HVT_DIF_AGG_QUANTIZE))
         return dif_illop(r);
-    dif_charge(r, r->c->tuple_len);      /* the key, hashed and compared */
+    if (!dif_charge(r, r->c->tuple_len)) /* the key, hashed and compared */
+        return false;
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
     int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)r->reg[R(in->rb)] : 1;
     dif_agg_apply(st, r->c, idx, r->c->tuple, r->c->tuple_len, v, w);
@@ -403,10 +409,15 @@ static void dif_budget_start(struct dif_run *r)
     r->clock_started = r->over = false;
 }
 
-/* One clause's code; returns with r->fault or r->dropped set, or at RET. */
+/* One clause's code; returns with r->fault or r->dropped set, or at RET. Its instructions are
+ * charged to the budget all at once, before the first: branches go strictly forward (the
+ * verifier), so a clause runs at most n of them, and the loop itself stays free of the check. */
 static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
 {
     struct dif_state *st = r->st;
+    r->pc = 0;
+    if (!dif_charge(r, n))
+        return;
     for (uint32_t pc = 0; pc < n; pc++) {
         const struct hvt_dif_insn *in = &code[pc];
         unsigned rd = R(in->rd), ra = R(in->ra), rb = R(in->rb);
@@ -414,8 +425,6 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
         int32_t imm = in->imm;
         bool ok = true;
         r->pc = pc;
-        if (__builtin_expect(--r->left < 0, 0) && !dif_budget_more(r))
-            return;
         switch (in->op) {
         case HVT_DIF_OP_NOP: break;
         case HVT_DIF_OP_RET: return;

@@ -176,7 +176,9 @@ int main(void)
     clock_reads = 0;
     fire_once(&env);
     CHECK(clock_reads == 0, "a short firing read the clock %llu times", (unsigned long long)clock_reads);
-    /* an explicit instruction budget */
+    /* an explicit budget: a clause is charged its whole length as it starts (branches only go
+     * forward), so one over the budget ends before its first instruction, and of two clauses
+     * that fit one at a time the second ends the firing */
     env.clock = NULL;
     env.budget = 100;
     a_new();
@@ -186,8 +188,19 @@ int main(void)
     a_probe(1, 1, 0);
     r = fire_once(&env);
     CHECK(r.nerr == 1 && r.fault == HVT_DIF_F_BUDGET && r.err_arg == HVT_DIF_BUDGET_INSNS &&
-          r.err_pc >= 99 && r.err_pc <= 101, "budget 100: %u errors, fault %u at pc %u", r.nerr,
+          r.err_pc == 0, "budget 100, a clause of 201: %u errors, fault %u at pc %u", r.nerr,
           r.fault, r.err_pc);
+    a_new();
+    for (int c = 0; c < 2; c++) {
+        for (int k = 0; k < 60; k++)
+            I0(NOP);
+        a_end();
+    }
+    a_probe(1, 2, 0, 1);
+    r = fire_once(&env);
+    CHECK(r.nerr == 1 && r.fault == HVT_DIF_F_BUDGET && r.err_clause == 1 && r.err_pc == 0,
+          "budget 100, two clauses of 61: %u errors, fault %u in clause %u at pc %u", r.nerr,
+          r.fault, r.err_clause, r.err_pc);
 #else
     check_failed++;
     printf("FAIL: no per-firing budget or clock deadline in dif.h (DIF_DEF_BUDGET, env.clock)\n");
