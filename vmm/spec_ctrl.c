@@ -71,6 +71,7 @@ void spec_ctrl_decide(const struct spec_caps *c, struct spec_plan *p)
      * a CPU with the speculation interface (the contract: Bochs claims a PMU it does not
      * implement, and runs as before). */
     p->pmu_switch = c->exit_load_perf_global && c->pmu_version >= 2;
+    p->per_exit = spec_ctrl_per_exit(p);
 }
 
 bool spec_ctrl_per_exit(const struct spec_plan *p)

@@ -61,6 +61,8 @@ struct spec_plan {
     bool l1tf_unmitigated;        /* L1TF and no IA32_FLUSH_CMD */
     bool mds_unmitigated;         /* MDS/TAA/MMIO/RFDS and no VERW that clears (no MD_CLEAR...) */
     bool spectre_v2_unmitigated;  /* no IBRS at all */
+    bool per_exit;                /* spec_ctrl_per_exit(): any of the above at every exit/entry
+                                     (one test on the path when there is none) */
 };
 
 void spec_ctrl_decide(const struct spec_caps *c, struct spec_plan *p);

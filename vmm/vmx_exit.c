@@ -735,6 +735,8 @@ static void unhandled_exit(struct guest_regs *g, struct vcpu *v, unsigned basic)
 static inline __attribute__((always_inline)) void spec_after_exit(struct vcpu *v)
 {
     const struct spec_plan *p = &hv.spec;
+    if (__builtin_expect(!p->per_exit, 1))
+        return;
     if (p->switch_spec_ctrl) {
         uint64_t g = hv_rdmsr(MSR_IA32_SPEC_CTRL);
         v->guest_spec_ctrl = g;
@@ -756,6 +758,8 @@ static inline __attribute__((always_inline)) void spec_after_exit(struct vcpu *v
 static inline __attribute__((always_inline)) void spec_before_entry(struct vcpu *v)
 {
     const struct spec_plan *p = &hv.spec;
+    if (__builtin_expect(!p->per_exit, 1))
+        return;
     if (p->switch_spec_ctrl && v->guest_spec_ctrl != p->host_spec_ctrl)
         hv_wrmsr(MSR_IA32_SPEC_CTRL, v->guest_spec_ctrl);
     if (p->l1d_flush) {

@@ -8,22 +8,6 @@ void probe_epoch_init(struct probe_epoch *e)
         __atomic_store_n(&e->cpu[c], 0, __ATOMIC_RELAXED);
 }
 
-/* The CPU's epoch goes out before its lookup reads the table (XCHG: a locked store, which no
- * later load passes), so a retire that cleared the table and then reads this CPU's epoch
- * either sees it or made this CPU's lookup miss the retired slots. */
-void probe_epoch_enter(struct probe_epoch *e, unsigned cpu)
-{
-    if (cpu < PROBE_EPOCH_CPUS)
-        __atomic_exchange_n(&e->cpu[cpu], __atomic_load_n(&e->now, __ATOMIC_ACQUIRE),
-                            __ATOMIC_SEQ_CST);
-}
-
-void probe_epoch_leave(struct probe_epoch *e, unsigned cpu)
-{
-    if (cpu < PROBE_EPOCH_CPUS)
-        __atomic_store_n(&e->cpu[cpu], 0, __ATOMIC_RELEASE);
-}
-
 /* The table was cleared before this: a CPU that reads the new epoch finds none of the
  * retired slots. The full barrier keeps the clearing stores ahead of the quiet check's loads. */
 uint64_t probe_epoch_retire(struct probe_epoch *e)

@@ -29,9 +29,24 @@ struct probe_epoch {
 };
 
 void     probe_epoch_init(struct probe_epoch *e);
-void     probe_epoch_enter(struct probe_epoch *e, unsigned cpu);
-void     probe_epoch_leave(struct probe_epoch *e, unsigned cpu);
 uint64_t probe_epoch_retire(struct probe_epoch *e);
 bool     probe_epoch_quiet(const struct probe_epoch *e, uint64_t retired, unsigned ncpus);
+
+/* Inline: they are on every firing's path. */
+/* The CPU's epoch goes out before its lookup reads the table (XCHG: a locked store, which no
+ * later load passes), so a retire that cleared the table and then reads this CPU's epoch
+ * either sees it or made this CPU's lookup miss the retired slots. */
+static inline void probe_epoch_enter(struct probe_epoch *e, unsigned cpu)
+{
+    if (cpu < PROBE_EPOCH_CPUS)
+        __atomic_exchange_n(&e->cpu[cpu], __atomic_load_n(&e->now, __ATOMIC_ACQUIRE),
+                            __ATOMIC_SEQ_CST);
+}
+
+static inline void probe_epoch_leave(struct probe_epoch *e, unsigned cpu)
+{
+    if (cpu < PROBE_EPOCH_CPUS)
+        __atomic_store_n(&e->cpu[cpu], 0, __ATOMIC_RELEASE);
+}
 
 #endif
