@@ -62,18 +62,13 @@ HVT_SRCS     := $(wildcard $(HOST_DIR)/hvt/*.c) trace/trace_opts.c
 $(HVT): $(HVT_SRCS) trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $(HVT_SRCS) $(HOST_LIB) $(HOST_LIBS) -o $@
 
-$(HOST_OUT)/unit_trace: tests/analyze/unit_trace.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
-
-# unit_stacks unwinds synthetic stacks against the real ORC tables of the pinned kernels that
-# are already in the cache (tests/analyze/kernels.txt; fetched by test-analyze): it is given
-# them through HVT_STACKS_KERNELS (colon-separated) and prints SKIP for its kernel checks when
-# there are none, so the unit tests never download anything.
-STACKS_KERNEL_FILES = $(foreach p,$(shell awk '!/^\#/ && NF == 2 { print $$1 "_" $$2 }' $(ANALYZE_KERNELS)),\
-                        $(firstword $(wildcard $(HVT_CACHE)/kernels/$(p)/root/boot/vmlinuz-*)))
-STACKS_KERNELS = $(subst $(eval) ,:,$(strip $(STACKS_KERNEL_FILES)))
+# The host tools' unit tests, each beside what it tests (its folder's tests/tests.mk), all run
+# by test-host-unit; tests/lib/run-units.sh prints their summaries and one total.
+include $(HOST_DIR)/tracefile/tests/tests.mk $(HOST_DIR)/analyze/tests/tests.mk $(HOST_DIR)/stacks/tests/tests.mk
+# The D compiler's and consumer's unit tests (make test-d-unit test-dconsume-unit).
+include $(HOST_DIR)/d/tests/tests.mk
 test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_stacks
-	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/analyze/run-units.sh $^
+	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/lib/run-units.sh $^
 
 test-analyze: $(HVT)
 	bash tests/analyze/test-analyze.sh $(HVT)
@@ -89,12 +84,6 @@ $(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(
 
 fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
-
-$(HOST_OUT)/unit_nest: tests/analyze/unit_nest.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
-
-$(HOST_OUT)/unit_stacks: tests/analyze/unit_stacks.c $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
 
 # The collector and its tests: host tools like the others, whatever HVT_NET says (HVT_NET only
 # leaves the NIC out of the hypervisor).

@@ -15,7 +15,7 @@
  *    lengths as 2.8 says and gives the 16-byte tag. With encryption this is exactly RFC 8439's
  *    AEAD_CHACHA20_POLY1305; without, the same tag over the clear payload.
  *  - aead_equal() compares tags in constant time.
- * Test vectors: tests/net/unit/test_aead.c (RFC 8439 2.3.2, 2.4.2, 2.5.2, 2.6.2, 2.8.2, and
+ * Test vectors: net/tests/test_aead.c (RFC 8439 2.3.2, 2.4.2, 2.5.2, 2.6.2, 2.8.2, and
  * random cases checked against Python's cryptography package when it is installed).
  */
 #ifndef HVT_AEAD_H

@@ -4,7 +4,7 @@
  *
  * Contract: no allocation, no globals, no SSE needed; sha256_* contexts are plain structs the
  * caller owns. hmac_sha256_equal() compares tags in constant time (no early exit).
- * Test vectors: tests/net/unit/test_sha256.c (FIPS 180-2 examples, RFC 4231 cases 1-4, 6, 7).
+ * Test vectors: net/tests/test_net.c (FIPS 180-2 examples, RFC 4231 cases 1-4, 6, 7).
  */
 #ifndef HVT_SHA256_H
 #define HVT_SHA256_H

@@ -43,28 +43,13 @@ $(HOST_BUILD)/gen_e9: tests/net/gen_e9.c host-tools/tracefile/trace_writer.c hos
 	$(HOST_CC) $(NET_HOST_CFLAGS) -o $@ tests/net/gen_e9.c host-tools/tracefile/trace_writer.c \
 	  host-tools/tracefile/trace_chunkw.c trace/step/rec_enc.c -lzstd -lz
 
-# Unit tests run under ASan/UBSan: they are small and the parsers are what an attacker feeds.
-$(HOST_BUILD)/test_aead: tests/net/unit/test_aead.c net/aead.c net/sha256.c net/aead.h
-	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -Ivmm/include -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
-	  -o $@ tests/net/unit/test_aead.c net/aead.c net/sha256.c
-$(HOST_BUILD)/test_net: tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c $(COLL_HDRS)
-	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
-	  -o $@ tests/net/unit/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c
-
 .PHONY: collector net-unit-test fuzz-net
 collector: $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 all: collector
 
-# trace/ control, payload scanner and chunk layer: the pieces the trace crosses the link with.
-TRACE_LINK_SRCS := tests/net/unit/test_trace_link.c trace/trace_ctl.c host-tools/tracefile/trace_scan.c \
-                   host-tools/tracefile/trace_chunkw.c host-tools/tracefile/trace_reader.c host-tools/util.c
-$(HOST_BUILD)/test_trace_link: $(TRACE_LINK_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/tracefile/trace_reader.h
-	@mkdir -p $(dir $@)
-	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
-	  -o $@ $(TRACE_LINK_SRCS) -lzstd -lz
-
+# The unit tests' rules are beside them: net/tests/tests.mk (test_aead, test_net) and
+# host-tools/collector/tests/tests.mk (test_trace_link).
+include $(HOST_DIR)/collector/tests/tests.mk
 net-unit-test: $(HOST_BUILD)/test_aead $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
                $(HOST_BUILD)/fake_hv $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import \
                $(HOST_BUILD)/hvt-check

@@ -1,10 +1,9 @@
-# tests/d/d_tests.mk - the D language's tests: the compiler's and the consumer's unit tests
-# (host only, seconds) and test-d-coll, D programs end to end through the collector against
-# fake_hv's D engine (the hypervisor's own verifier and interpreter; host only, ~30 s).
-#   make test-d-unit test-dconsume-unit test-d-coll
-include tests/d/d.mk
-include tests/d/dconsume.mk
-unit-test: test-d-unit test-dconsume-unit
+# tests/d/d_tests.mk - the D language's end-to-end tests and fuzzers: test-d-coll, D programs
+# end to end through the collector against fake_hv's D engine (the hypervisor's own verifier
+# and interpreter; host only, ~30 s), test-d in Bochs, fuzz-d. The compiler's and the
+# consumer's unit tests are beside them (host-tools/d/tests/tests.mk, which also names the
+# compiler's sources used here).
+#   make test-d-coll
 
 .PHONY: test-d-coll
 test-d-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv

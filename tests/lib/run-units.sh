@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the host analysis unit tests (each ends with "NAME: N passed, M failed") and print one total.
+# Run the unit tests given (each ends with "NAME: N passed, M failed", tests/lib/check.h) and print
+# one total; a test that exits non-zero or prints no summary counts as a failure.
 set -uo pipefail
 pass=0; fail=0
 for t in "$@"; do

@@ -1,0 +1,5 @@
+# host-tools/analyze/tests/tests.mk - unit test of the call nesting (nest.c), linked against
+# libhvthost like hvt (host-tools/host.mk; `make test-host-unit`).
+# unit_nest: nest.h's rules on hand-made instruction streams (no kernel needed).
+$(HOST_OUT)/unit_nest: $(HOST_DIR)/analyze/tests/unit_nest.c $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
