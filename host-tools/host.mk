@@ -27,6 +27,10 @@ HOST_LIB_SRC := util.c \
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_SUBDIRS:%=$(HOST_DIR)/%/*.h)) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \
                 include/hvt_probe.h include/hvt_hypercall.h trace/step/rec_enc.h
 HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
+# The same library for the fuzzers, compiled once with libFuzzer's coverage, ASan and UBSan:
+# every fuzzer of it links these objects (analyze's four, the D compiler's).
+FUZZ_LIB_FLAGS := -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJS  := $(patsubst %.c,$(HOST_OUT)/fuzzobj/lib/%.o,$(filter-out analyze/view.c,$(HOST_LIB_SRC)))
 HOST_LIB     := $(HOST_OUT)/libhvthost.a
 HVT          := $(HOST_OUT)/hvt
 FUZZ_CC      ?= clang
@@ -77,10 +81,12 @@ bench-analyze: $(HVT)
 	bash bench/record.sh analyze bash tests/analyze/bench-analyze.sh $(HVT)
 
 # libFuzzer + ASan/UBSan builds of each parser; corpora and findings under build/host/fuzz/.
-$(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(addprefix $(HOST_DIR)/,$(HOST_LIB_SRC)) $(HOST_HDRS)
+$(HOST_OUT)/fuzzobj/lib/%.o: $(HOST_DIR)/%.c $(HOST_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(HOST_INC) $< $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+	$(FUZZ_CC) $(FUZZ_LIB_FLAGS) -fsanitize=fuzzer-no-link $(HOST_INC) -c $< -o $@
+$(HOST_OUT)/fuzz/fuzz_%: tests/analyze/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(HOST_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_LIB_FLAGS) -fsanitize=fuzzer $(HOST_INC) $< $(FUZZ_LIB_OBJS) $(HOST_LIBS) -o $@
 
 fuzz-analyze: $(FUZZ_TARGETS:%=$(HOST_OUT)/fuzz/fuzz_%)
 	bash tests/analyze/fuzz-analyze.sh $(HOST_OUT)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)

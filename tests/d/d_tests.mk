@@ -23,10 +23,9 @@ test-d:
 # verifier) and of the verifier + interpreter on raw bytes, FUZZ_SECONDS each; corpora under
 # build/host/fuzz/d-*. make test replays tests/d/fuzz/regress (seconds).
 DFUZZ_VM := $(wildcard trace/dvm/dif_*.c)
-$(HOST_OUT)/fuzz/fuzz_dcompile: tests/d/fuzz/fuzz_dcompile.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
+$(HOST_OUT)/fuzz/fuzz_dcompile: tests/d/fuzz/fuzz_dcompile.c $(FUZZ_LIB_OBJS) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) \
+	$(FUZZ_CC) $(FUZZ_LIB_FLAGS) -fsanitize=fuzzer $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(FUZZ_LIB_OBJS) \
 	  $(HOST_LIBS) -o $@
 $(HOST_OUT)/fuzz/fuzz_dverify: tests/d/fuzz/fuzz_dverify.c $(DFUZZ_VM) trace/dvm/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)

@@ -80,10 +80,9 @@ $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h v
 	  -o $@ $(FUZZ_HC_SRCS) -latomic
 # Its seeds load D images: the D tests' programs (tests/d/programs) compiled by the host's
 # compiler (hc_dimages).
-$(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(D_COMPILER_SRC) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
+$(HOST_OUT)/fuzz/hc_dimages: tests/unit/fuzz/hc_dimages.c $(HOST_LIB) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) \
-	  $(addprefix $(HOST_DIR)/,$(filter-out analyze/view.c,$(HOST_LIB_SRC))) $(HOST_LIBS) -o $@
+	$(HOST_CC) -O1 -g $(HOST_STD) -D_GNU_SOURCE $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(HOST_LIB) $(HOST_LIBS) -o $@
 FUZZ_HC_D := $(wildcard tests/d/programs/*.d)
 $(HOST_OUT)/fuzz/seeds-fuzz_hypercall: tests/unit/fuzz/make-hypercall-seeds.py $(HVT_ABI_PY) $(HOST_OUT)/fuzz/hc_dimages $(FUZZ_HC_D)
 	rm -rf $@ $@.img && mkdir -p $@.img && $(HOST_OUT)/fuzz/hc_dimages $@.img $(FUZZ_HC_D) && \
