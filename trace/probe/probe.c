@@ -47,6 +47,8 @@ struct probe {
     uint64_t func;                         /* the function a return site belongs to */
     uint64_t root;                         /* user probes: the address space's page-table root;
                                               0: a kernel probe (every address space) */
+    uint32_t tgid;                         /* user probes: the process armed for; a firing in
+                                              another (a root freed and reused) does not count */
     uint32_t id;
     uint32_t also[PROBE_ALSO];             /* action probes' further ids at this site (fbt and
                                               syscall entry share a function's first byte) */
@@ -102,6 +104,7 @@ static struct {
     uint64_t bp_exits, mtf_exits;          /* exits the engine caused, with ept_reads/writes */
     uint64_t records, records_lost;        /* firing records made; dropped by the stream */
     uint64_t other_space;                  /* user-probe INT3s met by another address space */
+    uint64_t other_process;                /* user probes met by another process in their root */
 } stats;
 
 static unsigned hash_slot(uint64_t va) { return (unsigned)((va ^ (va >> 13)) * 0x9e3779b1u) & (HASH_SLOTS - 1); }
@@ -215,7 +218,7 @@ static void slots_reclaim(void)
 
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
 static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
-                    uint64_t func, uint32_t flags, uint64_t root)
+                    uint64_t func, uint32_t flags, uint64_t root, uint32_t tgid)
 {
     struct probe *old = lookup(va, root);
     if (old && old->root == root) {
@@ -267,7 +270,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
         gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
     struct probe *p = PROBE(nprobes);
-    *p = (struct probe){ .next = sh->first, .root = root, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
+    *p = (struct probe){ .next = sh->first, .root = root, .tgid = tgid, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK),
@@ -295,7 +298,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint3
         hv_exception_intercept(VEC_BP, true);
     int rc;
     if (kind != PROBE_RETURN) {
-        rc = arm_site(&pg, kind, lo, id, lo, flags, 0);
+        rc = arm_site(&pg, kind, lo, id, lo, flags, 0, 0);
     } else {
         /* The function as the guest has it now (boot rewrote its returns: decode, do not
          * trust the image's .return_sites). */
@@ -317,7 +320,7 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint3
             a += len;
         }
         for (unsigned i = 0; i < ns; i++) {
-            int r = arm_site(&pg, kind, sites[i], id, lo, flags, 0);
+            int r = arm_site(&pg, kind, sites[i], id, lo, flags, 0, 0);
             if (r < 0) {
                 rc = r;
                 break;
@@ -407,7 +410,7 @@ static void arm_pending(unsigned cpu)
             continue;
         }
         int rc = arm_site(&pg, PROBE_ADDR, pending[i].va, pending[i].id, pending[i].va,
-                          pending[i].flags, root);
+                          pending[i].flags, root, pid);
         if (rc == PROBE_EFAULT) {
             i++;                           /* not mapped (yet) in this process */
             continue;
@@ -702,6 +705,14 @@ static bool guest_has_int3(uint64_t va)
 
 static bool bp_exit(struct guest_regs *g);
 
+/* Is the current process the one a user probe was armed for? (pid here is the tgid.) */
+static bool same_process(const struct probe *p, unsigned cpu)
+{
+    uint32_t pid, tid;
+    probe_current(cpu, &pid, &tid);
+    return pid == p->tgid;
+}
+
 /* A #BP exit: the probe found stays this CPU's until it resumed the guest (probe_epoch.h). */
 bool probe_bp_exit(struct guest_regs *g)
 {
@@ -723,6 +734,16 @@ static bool bp_exit(struct guest_regs *g)
     uint64_t rip = hv_guest_read(HV_GUEST_RIP);
     __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
     struct probe *p = lookup(rip, current_root());
+    if (p && p->armed && p->tgid && !same_process(p, cpu)) {
+        /* The root was freed and taken by another process: it runs the original instruction,
+         * unprobed, and nothing fires for the process the probe was armed for. */
+        __atomic_add_fetch(&stats.other_process, 1, __ATOMIC_RELAXED);
+        if (site_has_int3(p))
+            hv_reinject_exception();        /* its own INT3 there: it gets it */
+        else
+            resume(p, cpu, g);
+        return true;
+    }
     if (p && p->armed) {
         bool own = site_has_int3(p);
         cpu_state[cpu].stale = 0;
@@ -894,11 +915,11 @@ void probe_report_stats(void)
         shown += shadows[i].nsites != 0;
     hv_log("HVT-PROBESTAT armed=%u sites=%u shadows=%u shown=%u fires=%lu foreign_bp=%lu stale_bp=%lu "
            "step_overs=%lu ept_reads=%lu ept_writes=%lu resyncs=%lu redecodes=%lu bp_exits=%lu mtf_exits=%lu "
-           "records=%lu records_lost=%lu pending=%u other_space=%lu\n",
+           "records=%lu records_lost=%lu pending=%u other_space=%lu other_process=%lu\n",
            narmed, nprobes - first_live, nshadows, shown, stats.fires, stats.foreign_bp, stats.stale_bp,
            stats.step_overs, stats.ept_reads, stats.ept_writes, stats.resyncs, stats.redecodes,
            stats.bp_exits, stats.mtf_exits, stats.records, stats.records_lost, npending,
-           stats.other_space);
+           stats.other_space, stats.other_process);
 }
 
 void probe_report(void)
