@@ -137,6 +137,7 @@ static void ask_hypervisor(struct coll *c, int cl, uint16_t cmd, const void *dat
     struct coll_sock_client *k = &c->sock.cl[cl];
     k->wait_seq = (uint64_t)seq;
     k->wait_cmd = cmd;
+    k->sent_off = c->parser.next_off;
     k->deadline_ns = 0;                  /* set by the next tick (it knows the time) */
     if (cmd == HVT_CTL_TRACE_START)
         c->host_request = HVT_TRACE_REQ_START;
@@ -449,9 +450,13 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
             continue;
         }
         if (m->ctl.cmd == HVT_CTL_D_RUN) {
+            /* Where the program's records begin for its reader: where the stream stood when
+             * the request went out, not where the reply sits: another CPU can run BEGIN and
+             * send its records before the handling CPU sends the reply. */
             struct hvt_d_status st;
+            uint64_t from = k->sent_off < off ? k->sent_off : off;
             coll_sock_printf(&c->sock, i, "hv_status=%s\nd_stream_off=%llu\n",
-                             coll_ctl_status_name(m->ctl.status), (unsigned long long)off);
+                             coll_ctl_status_name(m->ctl.status), (unsigned long long)from);
             if (m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof st) {
                 memcpy(&st, m->data, sizeof st);
                 print_d_status(c, i, &st);

@@ -36,6 +36,8 @@ struct coll_sock_client {
     uint64_t wait_seq;               /* the collector's: control request it waits for */
     uint64_t deadline_ns;            /* the collector's: give up waiting then */
     uint16_t wait_cmd;
+    uint64_t sent_off;               /* the collector's: the stream offset every message below
+                                        which had arrived when the request was sent */
 };
 
 struct coll_sock {

@@ -632,6 +632,8 @@ int main(int argc, char **argv)
     const char hello[] = "hv_build=fake_hv\nnic=host-socket\n";
     stream_core_set_hello_text(&sc, hello, sizeof hello - 1);
     stream_core_set_ctl(&sc, ctl_status, &sc);
+    if (p.d_mode)
+        fake_d_stream(&sc);
     struct stream_transport t = { .room = sock_room, .write = sock_write };
     uint8_t *buf = calloc(1, p.msg_size + sizeof(struct hvt_trace_batch));
     uint8_t rbuf[65536];

@@ -139,6 +139,12 @@ static int load(const uint8_t *args, uint32_t len)
     return 0;
 }
 
+static struct stream_core *d_sc;         /* set: BEGIN's records go out ahead of its reply */
+void fake_d_stream(struct stream_core *sc) { d_sc = sc; }
+
+static void fire(unsigned cpu, uint32_t id, uint64_t k);
+static int drain(struct stream_core *sc, unsigned c);
+
 int fake_d_ctl(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len)
 {
     if (cmd == HVT_CTL_D_LOAD) {
@@ -152,8 +158,18 @@ int fake_d_ctl(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, ui
         status.error = 0;
         if (!loaded && r.op != HVT_D_OP_UNLOAD)
             status.error = HVT_D_ENOPROG;
-        else if (r.op == HVT_D_OP_BEGIN)
-            want_begin = true;
+        else if (r.op == HVT_D_OP_BEGIN) {
+            /* As another CPU of the hypervisor can: BEGIN runs and its records go out before
+             * this request's reply does. */
+            if (d_sc) {
+                if (hdr->begin_probe)
+                    fire(0, hdr->begin_probe, 0);
+                begun = true;
+                drain(d_sc, 0);
+            } else {
+                want_begin = true;
+            }
+        }
         else if (r.op == HVT_D_OP_END || r.op == HVT_D_OP_SNAP) {
             want_snap = ++snap_gen;
             want_end |= r.op == HVT_D_OP_END;

@@ -17,5 +17,8 @@ bool fake_d_done(void);                  /* a program was loaded and then unload
 /* Enqueue what is due (BEGIN's records, a batch of firings, END and a snapshot): true if
  * something was enqueued. */
 bool fake_d_produce(struct stream_core *sc);
+/* BEGIN's records sent from inside the request, ahead of its reply (the order another CPU of
+ * the hypervisor can give them): what a reader must not miss. */
+void fake_d_stream(struct stream_core *sc);
 
 #endif
