@@ -1,7 +1,7 @@
 /* test_dif_budget.c - one firing's work is capped whatever a verified image asks: an
  * instruction count (string and guest-copy loops counted by their bytes) and a clock deadline,
  * either of which ends the whole firing with one error record (HVT_DIF_F_BUDGET) and runs
- * none of its later clauses. The images are the review's: one probe running 56 clauses of
+ * none of its later clauses. The images are the worst a guest can load: one probe running 56 clauses of
  * 8191 NOPs (458,000 instructions, as many as a 4 MiB image holds), and a clause of 8000 STRJOINs of 1 KiB strings
  * (8 MB of copying). An ordinary firing is untouched. The deadline is checked against a fake
  * clock that leaps forward at every reading. */

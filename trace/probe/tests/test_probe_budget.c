@@ -1,5 +1,5 @@
 /* test_probe_budget.c - the decode work one arming request may cost (trace/probe/probe_budget.c):
- * the review's request, 1024 return probes each spanning 1 MiB (a gigabyte decoded inside one
+ * the worst request, 1024 return probes each spanning 1 MiB (a gigabyte decoded inside one
  * HVT_HC_PROBE exit), must stop once PROBE_DECODE_MAX bytes are spent, always take its first
  * spec, and be completed by requests for the rest; entry probes (one instruction each) all fit
  * one request. */

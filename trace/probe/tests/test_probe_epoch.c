@@ -5,7 +5,7 @@
  * published index, checks the probe it found stays whole while it "runs its action", and
  * leaves; a "disarm/arm" thread unpublishes the slot, retires it, and rewrites it (a different
  * probe) only when quiet, else waits. The firing thread must never see its probe change under
- * it (the stale-pointer resume of the review's finding: another probe's target). */
+ * it (a resume through a stale pointer would go to another probe's target). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
