@@ -2,6 +2,7 @@
 #include "net_internal.h"
 #include "sha256.h"
 #include "boot_rand.h"
+#include "hv_rand.h"
 #include "hvt_hypercall.h"
 #include "lwip/init.h"
 #include "lwip/timeouts.h"
@@ -47,36 +48,12 @@ static uint64_t tsc_khz(const struct net_config *cfg)
     return NET_DEFAULT_TSC_KHZ;
 }
 
-/* One attempt each (SDM Vol. 2B RDRAND, RDSEED: CF = 1 when a value was returned). */
-static bool rdrand64(uint64_t *v)
-{
-    unsigned char ok;
-    __asm__ volatile("rdrand %0; setc %1" : "=r"(*v), "=qm"(ok));
-    return ok;
-}
-
-static bool rdseed64(uint64_t *v)
-{
-    unsigned char ok;
-    __asm__ volatile("rdseed %0; setc %1" : "=r"(*v), "=qm"(ok));
-    return ok;
-}
-
 /* One boot id per hypervisor start: hash of hardware randomness (boot_rand.h), the TSC, the
  * NIC's MAC and the configuration. Returns how many random words went in. */
 static unsigned make_boot_id(uint8_t out[HVT_BOOT_ID_LEN])
 {
-    uint32_t a, b, c, d, max;
-    cpuid(0, &max, &b, &c, &d);
-    cpuid(1, &a, &b, &c, &d);
-    struct boot_rand_src src = { 0, (c & CPUID_1_ECX_RDRAND) ? rdrand64 : 0 };
-    if (max >= 7) {
-        cpuid(7, &a, &b, &c, &d);
-        if (b & CPUID_7_EBX_RDSEED)
-            src.rdseed = rdseed64;
-    }
     uint64_t r[BOOT_RAND_WORDS] = {0};
-    unsigned got = boot_rand_gather(&src, r, BOOT_RAND_WORDS);
+    unsigned got = hv_rand_words(r, BOOT_RAND_WORDS);
     struct sha256_ctx h;
     uint8_t dg[SHA256_DIGEST_LEN];
     uint64_t t = hv_rdtsc();

@@ -1,9 +1,10 @@
-/* test_boot_rand.c - the boot id's hardware randomness (net/boot_rand.c) on the host: RDSEED
+/* test_boot_rand.c - the boot id's hardware randomness (vmm/hv_rand.c, net/boot_rand.c) on the host: RDSEED
  * first, RDRAND next, each retried; a machine without either gives nothing, and a keyed
  * (authenticated) stream is then refused rather than started on a guessable boot id. */
 #include <stdio.h>
 #include <string.h>
 #include "boot_rand.h"
+#include "hv_rand.h"
 #include "check.h"
 
 
@@ -24,19 +25,19 @@ static unsigned run(int seed_present, int seed_fail, int rnd_present, int rnd_fa
 {
     seed = (struct fake){ seed_present, seed_fail, 0, 0x5eed0000 };
     rnd = (struct fake){ rnd_present, rnd_fail, 0, 0x7a7d0000 };
-    struct boot_rand_src s = { seed_present ? fake_rdseed : 0, rnd_present ? fake_rdrand : 0 };
+    struct hv_rand_src s = { seed_present ? fake_rdseed : 0, rnd_present ? fake_rdrand : 0 };
     memset(out, 0, BOOT_RAND_WORDS * sizeof out[0]);
-    return boot_rand_gather(&s, out, BOOT_RAND_WORDS);
+    return hv_rand_gather(&s, out, BOOT_RAND_WORDS);
 }
 
 int main(void)
 {
     uint64_t w[BOOT_RAND_WORDS];
     CHECK(run(1, 0, 1, 0, w) == BOOT_RAND_WORDS && w[0] == 0x5eed0000 && rnd.calls == 0, "RDSEED first");
-    CHECK(run(1, BOOT_RAND_RETRIES - 1, 0, 0, w) == BOOT_RAND_WORDS, "RDSEED retried up to %d times", BOOT_RAND_RETRIES);
+    CHECK(run(1, HV_RAND_RETRIES - 1, 0, 0, w) == BOOT_RAND_WORDS, "RDSEED retried up to %d times", HV_RAND_RETRIES);
     CHECK(run(1, 1000, 1, 0, w) == BOOT_RAND_WORDS && w[0] == 0x7a7d0000, "RDSEED exhausted: RDRAND");
-    CHECK(run(0, 0, 1, BOOT_RAND_RETRIES - 1, w) == BOOT_RAND_WORDS, "RDRAND retried");
-    CHECK(run(0, 0, 1, 1000, w) == 0 && rnd.calls <= BOOT_RAND_RETRIES * BOOT_RAND_WORDS, "RDRAND failing: nothing, bounded tries (%d)", rnd.calls);
+    CHECK(run(0, 0, 1, HV_RAND_RETRIES - 1, w) == BOOT_RAND_WORDS, "RDRAND retried");
+    CHECK(run(0, 0, 1, 1000, w) == 0 && rnd.calls <= HV_RAND_RETRIES * BOOT_RAND_WORDS, "RDRAND failing: nothing, bounded tries (%d)", rnd.calls);
     CHECK(run(0, 0, 0, 0, w) == 0, "no hardware RNG: nothing");
     /* the policy: authenticated stream needs all words; an unauthenticated one may go on */
     CHECK(!boot_rand_may_start(true, 0), "auth on, no RNG: refused");

@@ -1,9 +1,9 @@
 # net/tests/tests.mk - host unit tests of net/: the boot id's randomness (net/boot_rand.c,
 # tests/lib/unit.mk): RDSEED/RDRAND retried, an authenticated stream refused without a hardware
 # RNG; and the stream's protocol code (below).
-$(HV_UNIT_BUILD)/test_boot_rand: net/tests/test_boot_rand.c net/boot_rand.c net/boot_rand.h tests/lib/check.h
+$(HV_UNIT_BUILD)/test_boot_rand: net/tests/test_boot_rand.c net/boot_rand.c net/boot_rand.h vmm/hv_rand.c vmm/include/hv_rand.h tests/lib/check.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_UNIT_CFLAGS) -Inet -o $@ $< net/boot_rand.c
+	$(CC) $(HV_UNIT_CFLAGS) -Inet -o $@ $< net/boot_rand.c vmm/hv_rand.c
 .PHONY: unit-test-boot-rand
 unit-test-boot-rand: $(HV_UNIT_BUILD)/test_boot_rand
 	$(HV_UNIT_BUILD)/test_boot_rand

@@ -62,7 +62,7 @@ $(FUZZ_HV_DIR)/e1000.o: net/e1000.c net/e1000.h net/e1000_regs.h tests/fuzz/host
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp -c -o $@ $<
 FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c tests/fuzz/host_hv/hv_log_host.c net/net.c net/e1000_netif.c net/lwip_port.c net/net_console.c \
-                     net/stream_core.c net/ctl.c net/aead.c net/sha256.c net/pci.c net/net_config.c net/boot_rand.c
+                     net/stream_core.c net/ctl.c net/aead.c net/sha256.c net/pci.c net/net_config.c net/boot_rand.c vmm/hv_rand.c
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
@@ -71,7 +71,7 @@ $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py $(HVT_ABI
 # fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
 $(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
 	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
-FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c vmm/exit_reg.c vmm/gmem.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
+FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c vmm/exit_reg.c vmm/gmem.c vmm/hv_rand.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
 $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
                                  $(wildcard vmm/*.h vmm/include/*.h $(TRACE_DIRS:%=%/*.h)) tests/fuzz/host_hv/hv_api.h
 	@mkdir -p $(dir $@)

@@ -6,6 +6,7 @@
 #include "task.h"
 #include "trace.h"
 #include "hv_api.h"
+#include "hv_rand.h"
 #include "gmem.h"
 #include "hvt_stream.h"
 #include "hvt_dif.h"
@@ -177,27 +178,14 @@ static const struct dif_env env = { .read = env_read, .stack = env_stack, .notif
                                     .tracer = env_tracer, .uregs = env_uregs,
                                     .clock = env_clock, .deadline = FIRE_DEADLINE_TICKS };
 
-/* A fresh hash key for every load (dif.h, dif_env.hash_key): RDSEED, else RDRAND, each
- * retried (Intel's DRNG guide: ten attempts), folded with the TSC; a CPU with neither gets the
- * TSC alone, which still differs per load but can be guessed (said once at load). */
+/* A fresh hash key for every load (dif.h, dif_env.hash_key): a hardware random word
+ * (hv_rand.h) folded with the TSC; a CPU with neither RDSEED nor RDRAND gets the TSC alone,
+ * which still differs per load but can be guessed (said once at load). */
 static uint64_t load_hash_key(void)
 {
     uint64_t r = 0, t = hv_rdtsc();
-    unsigned char ok = 0;
-    uint32_t a, b, c, d, max;
-    __asm__ volatile("cpuid" : "=a"(max), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
-    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-    bool has_rdrand = c & CPUID_1_ECX_RDRAND, has_rdseed = false;
-    if (max >= 7) {
-        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
-        has_rdseed = b & CPUID_7_EBX_RDSEED;
-    }
-    for (int i = 0; has_rdseed && i < 10 && !ok; i++)
-        __asm__ volatile("rdseed %0; setc %1" : "=r"(r), "=qm"(ok));
-    for (int i = 0; has_rdrand && i < 10 && !ok; i++)
-        __asm__ volatile("rdrand %0; setc %1" : "=r"(r), "=qm"(ok));
     static bool told;
-    if (!ok && !told) {
+    if (!hv_rand_words(&r, 1) && !told) {
         told = true;
         hv_log("hvtrace: D: no hardware random number for the hash key; the TSC stands in\n");
     }
