@@ -195,6 +195,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
           c.hv_mem_mb, c.hv_mem_mb ? L"" : L" (auto)", efi_main_log_name(c.log),
           c.acpi_fixup == CFG_ACPI_FIXUP_OFF ? L"off" : L"auto");
     Print(L"hvtrace: cmdline=%a\n", c.cmdline);
+    /* What the seal decided, visible (never the net line itself: it may hold the key). */
+    Print(L"hvtrace: selftest=%s trace=%s net=%s\n", c.selftest ? L"on" : L"off",
+          c.trace[0] ? L"set" : L"(defaults)", c.net[0] ? L"set" : L"(none)");
 
     hvt_efi_mp_services *mp = NULL;
     if (EFI_ERROR(LibLocateProtocol(&mp_services_guid, (VOID **)&mp))) {
