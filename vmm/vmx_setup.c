@@ -1,5 +1,6 @@
 /* vmx_setup.c - VMXON, VMCS set-up and VMLAUNCH (Intel SDM ch. 24-27). */
 #include "vmx_setup.h"
+#include "host_cr4.h"
 #include "hv_core.h"
 #include "cpu.h"
 #include "spec_ctrl.h"
@@ -355,7 +356,7 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
      * CR0/CR4 must satisfy the fixed bits before VMXON). */
     uint64_t old_cr0 = cpu_read_cr0(), old_cr4 = cpu_read_cr4();
     cpu_write_cr0((old_cr0 | hv.cr0_fixed0) & hv.cr0_fixed1);
-    cpu_write_cr4((old_cr4 | hv.cr4_fixed0 | CR4_VMXE) & hv.cr4_fixed1);
+    cpu_write_cr4(host_cr4_pick(old_cr4, hv.cr4_fixed0, hv.cr4_fixed1, false));
     uint32_t rev = (uint32_t)(hv_rdmsr(MSR_IA32_VMX_BASIC) & VMX_BASIC_REVISION_MASK);
     *(uint32_t *)v->vmxon_region = rev;
     *(uint32_t *)v->vmcs = rev;
@@ -369,7 +370,7 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
     }
     write_controls(v);
     write_guest_state(launch);
-    uint64_t host_cr4 = cpu_read_cr4() | (hv.has_xsave ? CR4_OSXSAVE : 0);
+    uint64_t host_cr4 = host_cr4_pick(cpu_read_cr4(), hv.cr4_fixed0, hv.cr4_fixed1, hv.has_xsave);
     write_host_state(v, host_cr4);
     /* What the guest starts with is the firmware's IA32_SPEC_CTRL; the first exit switches. */
     if (hv.spec.switch_spec_ctrl)

@@ -8,11 +8,16 @@ CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
 # HVT_BOCHS_ORACLE=1 builds a second Bochs with hvtrace's instruction-count oracle
 # (tests/platform/bochs-oracle.cc) compiled in through Bochs's instrumentation interface.
 ORACLE="${HVT_BOCHS_ORACLE:-0}"
+# HVT_BOCHS_CET=1 builds a third Bochs with CET (--enable-cet), for the CPU models that have it
+# (tigerlake, sapphire_rapids, arrow_lake).
+CET="${HVT_BOCHS_CET:-0}"
 PREFIX="$CACHE/bochs-3.0"
 [ "$ORACLE" = 1 ] && PREFIX="$CACHE/bochs-3.0-oracle"
+[ "$CET" = 1 ] && PREFIX="$CACHE/bochs-3.0-cet"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 STAMP="$PREFIX/.built-v5"
 [ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v8"
+[ "$CET" = 1 ] && STAMP="$PREFIX/.built-cet-v1"
 if [ -x "$PREFIX/bin/bochs" ] && [ -f "$STAMP" ]; then echo "$PREFIX"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 SRC_LIST=/etc/apt/sources.list.d/hvtrace-trixie-src.sources
@@ -26,6 +31,7 @@ fi
 WORK="$CACHE/bochs-src"
 BUILD_DIR=build
 [ "$ORACLE" = 1 ] && BUILD_DIR=build-oracle
+[ "$CET" = 1 ] && BUILD_DIR=build-cet
 mkdir -p "$WORK"
 cd "$WORK"
 if [ ! -f bochs_3.0+dfsg.orig.tar.xz ]; then
@@ -50,6 +56,15 @@ grep -q 'hvtrace: commit RIP' main.cc || sed -i '/can get here only from excepti
 grep -q 'hvtrace: commit RIP' main.cc || { echo "build-bochs: the SMP prev_rip fix did not apply" >&2; exit 1; }
 INSTR=()
 OPT=(--enable-all-optimizations)
+if [ "$CET" = 1 ]; then
+  OPT+=(--enable-cet)
+  # Bochs 3.0 with CET panics under OVMF before the loader runs ("PAE: asked to set dirty on
+  # paging leaf entry with R/W bit clear": the firmware writes a read-only page with CR0.WP=0).
+  # A CET CPU never sets D in such an entry (SDM vol. 3A 4.8 "Accessed and Dirty Flags"
+  # and the shadow-stack page rules): leave D clear instead of stopping the machine.
+  sed -i 's/BX_PANIC(("\(PAE\|Legacy Paging\): asked to set dirty on paging leaf entry with R\/W bit clear"));/set_dirty = false; \/\/ hvtrace: CET paging fix/' cpu/paging.cc
+  [ "$(grep -c 'hvtrace: CET paging fix' cpu/paging.cc)" = 2 ] || { echo "build-bochs: the CET paging fix did not apply" >&2; exit 1; }
+fi
 if [ "$ORACLE" = 1 ]; then
   # --enable-all-optimizations forces handler chaining on, whatever follows it.
   OPT=(--enable-repeat-speedups --enable-fast-function-calls)

@@ -54,6 +54,8 @@ struct probe {
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
     uint8_t kind, len, emu, armed, record, stack, sysargs, action;
+    uint8_t skip;                          /* va is this far past the address asked for (an
+                                              ENDBR64 left in place there): firings report it */
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
     uint16_t shadow;
     uint32_t next;                         /* the next probe on the same shadow page */
@@ -217,9 +219,24 @@ static void slots_reclaim(void)
 }
 
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
+/* ENDBR64 F3 0F 1E FA, ENDBR32 F3 0F 1E FB (SDM Vol. 2A "ENDBR64", Vol. 1 17.3 "Indirect
+ * Branch Tracking"): with IBT on, an indirect CALL or JMP must land on one or the CPU raises
+ * #CP. An INT3 written over it would be what the tracker meets, so a probe asked for at an
+ * ENDBR goes on the next instruction (the ENDBR does nothing a probe could see: the firing
+ * is the same), and reports the address asked for. */
+static unsigned endbr_skip(const struct gmem_paging *pg, uint64_t va)
+{
+    uint8_t b[4];
+    if (gmem_read_gva(pg, va, b, sizeof b) != sizeof b)
+        return 0;
+    return b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && (b[3] == 0xfa || b[3] == 0xfb) ? 4 : 0;
+}
+
 static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
                     uint64_t func, uint32_t flags, uint64_t root, uint32_t tgid)
 {
+    unsigned skip = kind == PROBE_RETURN ? 0 : endbr_skip(pg, va);
+    va += skip;
     struct probe *old = lookup(va, root);
     if (old && old->root == root) {
         /* another probe on the same instruction: its action runs at the same firing */
@@ -270,7 +287,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     if (sh->nsites == 0)                   /* (re)shown: the guest's page as it is now */
         gmem_read_gpa(page, sh->page, X86_PAGE_SIZE);
     struct probe *p = PROBE(nprobes);
-    *p = (struct probe){ .next = sh->first, .root = root, .tgid = tgid, .va = va, .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
+    *p = (struct probe){ .next = sh->first, .root = root, .tgid = tgid, .va = va, .skip = (uint8_t)skip,
+                         .gpa = x.gpa, .func = func, .id = id, .kind = (uint8_t)kind,
                          .len = (uint8_t)len, .shadow = (uint16_t)(sh - shadows), .armed = 1,
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK),
@@ -512,7 +530,7 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
     uint64_t arg[6];
     firing_args(p, g, arg);
     if (p->stack) {
-        probe_sample(p->id, p->kind, p->va, arg, g);
+        probe_sample(p->id, p->kind, p->va - p->skip, arg, g);
         return;
     }
     if (!cpu_state[cpu].nfires)
@@ -523,7 +541,7 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
     f->cpu = (uint16_t)cpu;
     f->kind = p->kind;
     f->tsc = hv_exit_guest_tsc();
-    f->pc = p->va;
+    f->pc = p->va - p->skip;
     const struct task_who *w = task_who(cpu);
     f->pid = w->pid;
     f->tid = w->tid;
@@ -574,9 +592,9 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
         uint64_t arg[6];
         const struct probe_who who = { comm, pid, tid, task_who(cpu)->task };
         firing_args(p, g, arg);
-        act(p->id, p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
+        act(p->id, p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++)
-            act(p->also[i], p->kind, cpu, p->va, arg, &who, (struct guest_regs *)g);
+            act(p->also[i], p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
     } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
         record(p, cpu, g);
     }
@@ -645,6 +663,18 @@ static uint64_t sub_flags(uint64_t rflags, uint64_t a, uint64_t b)
     return f;
 }
 
+/* Shadow stacks (SDM Vol. 1 17.2 "Shadow Stacks"): with CR4.CET and SH_STK_EN in the CET MSR
+ * of the privilege the guest runs at (IA32_U_CET at CPL 3, IA32_S_CET below), a RET pops the
+ * shadow stack too and compares; one emulated here would leave it a frame deep and a later
+ * RET would raise #CP. (CR4.CET set means the CPU has the MSRs: reading them cannot fault.) */
+static bool shadow_stack_on(void)
+{
+    if (!(hv_guest_read(HV_GUEST_CR4) & CR4_CET))
+        return false;
+    unsigned cpl = (unsigned)(hv_guest_read(HV_GUEST_CS_AR) >> 5) & 3;
+    return hv_rdmsr(cpl == 3 ? MSR_IA32_U_CET : MSR_IA32_S_CET) & CET_SH_STK_EN;
+}
+
 static void resume(struct probe *p, unsigned cpu, const struct guest_regs *g)
 {
     uint64_t rsp, ret, rflags = hv_guest_read(HV_GUEST_RFLAGS);
@@ -672,6 +702,8 @@ static void resume(struct probe *p, unsigned cpu, const struct guest_regs *g)
         hv_guest_write(HV_GUEST_RIP, p->target);
         return;
     case EMU_RET:
+        if (shadow_stack_on())
+            break;                          /* the CPU pops both stacks: run it */
         rsp = hv_guest_read(HV_GUEST_RSP);
         probe_kernel_paging(&pg);
         if (gmem_read_gva(&pg, rsp, &ret, sizeof ret) == sizeof ret) {

@@ -34,6 +34,10 @@
 #define CR4_PCIDE      (1ull << 17)
 #define CR4_OSXSAVE    (1ull << 18)
 #define CR4_LA57       (1ull << 12)
+#define CR4_PKE        (1ull << 22)   /* protection keys, user pages */
+#define CR4_CET        (1ull << 23)   /* control-flow enforcement (SDM Vol. 1 17 "Control-flow
+                                         Enforcement Technology (CET)") */
+#define CR4_PKS        (1ull << 24)   /* protection keys, supervisor pages */
 /* EFER (SDM 2.2.1) */
 #define EFER_SCE  (1ull << 0)
 #define EFER_LME  (1ull << 8)
@@ -127,6 +131,12 @@
 #define   ARCH_CAP_RFDS_CLEAR             (1ull << 28)
 /* Performance monitoring (SDM Vol. 3B 21.2.2 "Architectural Performance Monitoring Version 2") */
 #define MSR_IA32_PERF_GLOBAL_CTRL  0x38f
+/* CET (SDM Vol. 1 17.2 "Shadow Stacks", 17.3 "Indirect Branch Tracking"; Vol. 4 table 2-2):
+ * IA32_U_CET for CPL 3, IA32_S_CET for CPL 0-2 */
+#define MSR_IA32_U_CET             0x6a0
+#define MSR_IA32_S_CET             0x6a2
+#define   CET_SH_STK_EN                   (1ull << 0)
+#define   CET_ENDBR_EN                    (1ull << 2)
 /* IA32_MISC_ENABLE (SDM Vol. 4 table 2-2) */
 #define MSR_IA32_MISC_ENABLE       0x1a0
 #define   MISC_ENABLE_FAST_STRINGS        (1ull << 0)
