@@ -70,6 +70,7 @@ include install.mk
 test-inputs: test-guest-inputs $(TRACE_TEST)/initrd.img $(PROBE_TEST)/initrd.img $(BUILD)/test/probe-net/initrd.img
 	bash tests/platform/build-bochs.sh > /dev/null
 	HVT_BOCHS_ORACLE=1 bash tests/platform/build-bochs.sh > /dev/null
+	HVT_BOCHS_CET=1 bash tests/platform/build-bochs.sh > /dev/null
 	set -e; for k in $(PROBE_KERNELS); do bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:} > /dev/null; done
 	$(MAKE) efi hv-bare collector guest-tools $(HVT_IMPORT) $(HVT_CHECK)
 

@@ -8,8 +8,12 @@
  *      says "probe-net: workload done calls=N cpus=C";
  *   3. waits until the counter stops moving (the host disarmed: getpid() no longer fires), at
  *      most 600 polls, and exits (init powers the machine off).
- * "wait" does step 1 alone, "settle" step 3 alone (a script runs its own workload between). */
+ * "wait" does step 1 alone, "settle" step 3 alone (a script runs its own workload between).
+ * probe-net N zero: step 2 reads one byte of /dev/zero N times on each CPU instead (the read
+ * reaches the driver's read_zero through the file's f_op->read, an indirect call: with IBT on,
+ * the CPU checks that it lands on an ENDBR64). */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +40,22 @@ static void getppid_on(int cpu, long n)
     long pp = syscall(SYS_getppid), bad = 0;    /* the first of exactly n calls */
     for (long i = 1; i < n; i++)
         bad += syscall(SYS_getppid) != pp;
+    _exit(bad != 0);
+}
+
+static void zero_on(int cpu, long n)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    int fd = open("/dev/zero", O_RDONLY);
+    if (sched_setaffinity(0, sizeof one, &one) || fd < 0)
+        _exit(3);
+    long bad = 0;
+    for (long i = 0; i < n; i++) {
+        char c = 1;
+        bad += read(fd, &c, 1) != 1 || c != 0;
+    }
     _exit(bad != 0);
 }
 
@@ -82,9 +102,13 @@ int main(int argc, char **argv)
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     pid_t kids[64];
+    int zero = argc > 2 && !strcmp(argv[2], "zero");
     for (long c = 0; c < ncpu && c < 64; c++)
-        if ((kids[c] = fork()) == 0)
+        if ((kids[c] = fork()) == 0) {
+            if (zero)
+                zero_on((int)c, n);
             getppid_on((int)c, n);
+        }
     int ok = 1;
     for (long c = 0; c < ncpu && c < 64; c++) {
         int s = 0;

@@ -75,6 +75,20 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	    PROBE_NET_RUNS="count profile user" PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
 
+# test-cet: CET. Bochs built with CET (HVT_BOCHS_CET=1 build-bochs.sh), its tigerlake model,
+# Debian's 6.12 cloud kernel (an IBT build, which then enforces IBT: every indirect call must
+# land on an ENDBR64): the ibt run (entry and return probes on read_zero, reached through
+# f_op->read) and the count run, exact counts, no control-protection fault.
+CET_KERNEL ?= linux-image-6.12.117+deb12-cloud-amd64-unsigned:6.12.117-1~deb12u1
+.PHONY: test-cet
+test-cet: $(HVT) $(BUILD)/test/probe-net/initrd.img
+	$(MAKE) efi collector
+	k='$(CET_KERNEL)'; v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}) && \
+	BOCHS_PREFIX=$$(HVT_BOCHS_CET=1 bash tests/platform/build-bochs.sh) BOCHS_CPU_MODEL=tigerlake \
+	  PROBE_NET_EXPECT_IBT=1 BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) \
+	  TEST_CMDLINE="$(TEST_CMDLINE) hvt_dmesg=CET" PROBE_NET_RUNS="ibt count" PROBE_VMLINUZ=$$v \
+	  PROBE_NET_OUT=$(BUILD)/test/cet bash tests/probe/test-probes-net.sh
+
 # test-probes-all: fbt:::entry - an entry probe on every probeable function (41,602 on the
 # pinned kernel) - armed by the guest tool (count only), a workload run under them, then
 # disarmed: every spec taken, the guest keeps running, every page restored; then the same with

@@ -64,7 +64,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in count profile d dwork forks user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count profile d dwork forks user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -159,6 +159,29 @@ dwork_trace() {
   check "dwork: stop() at the 2nd of 3 getpgid returns: do_getpgid traced ${nent:-0} times (want 2: the 3rd step() did nothing), $nstop 'D stop()' markers (want >= 1)" \
     bash -c "test '${nent:-0}' = 2 && test '$nstop' -ge 1"
 }
+
+# ---- ibt: entry and return probes on a function the kernel reaches only by an indirect call
+# (read_zero, through /dev/zero's f_op->read). Not in the default runs: make test-cet runs it
+# on the IBT kernel in Bochs's tigerlake model (CET), where an INT3 over the function's ENDBR64
+# is a control-protection fault ("Missing ENDBR", a kernel BUG).
+if [[ " $RUNS " == *" ibt "* ]]; then
+  run ibt 'syscall::getpid:entry,fbt::read_zero:entry,fbt::read_zero:return'
+  want=$(( CPUS * N ))
+  tail -4 "$OUT/ibt.out" 2>/dev/null
+  ze=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "fbt:kernel:read_zero:entry" { print $3 }' "$OUT/ibt.out" 2>/dev/null)
+  zr=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == "fbt:kernel:read_zero:return" { print $3 }' "$OUT/ibt.out" 2>/dev/null)
+  check "ibt: the guest read /dev/zero $N times on each CPU (status ok)" \
+    grep -q "probe-net: workload done calls=$N cpus=$CPUS ok" "$OUT/ibt.console"
+  check "ibt: read_zero:entry count: ${ze:-none}, want $want" test "${ze:-0}" = "$want"
+  check "ibt: read_zero:return count: ${zr:-none}, want $want" test "${zr:-0}" = "$want"
+  check "ibt: no control-protection fault, missing ENDBR or kernel BUG in the guest" \
+    bash -c "! tr -d '\r' < '$R/serial.log' | grep -aqiE 'Missing ENDBR|control protection|kernel BUG|Oops'"
+  if [ -n "${PROBE_NET_EXPECT_IBT:-}" ]; then
+    check "ibt: the kernel enforces IBT ($(tr -d '\r' < "$R/serial.log" | grep -ao 'CET detected: [A-Za-z ]*' | head -1))" \
+      grep -aq "CET detected: Indirect Branch Tracking enabled" "$R/serial.log"
+  fi
+  common ibt
+fi
 
 # ---- count: exact firing counts of a probe nothing else fires
 if [[ " $RUNS " == *" count "* ]]; then
