@@ -48,10 +48,10 @@ PROBE_NET_CALLS ?= 1000
 # probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
 $(TEST_GUEST)/probe-ustack: GUEST_CFLAGS += -fno-omit-frame-pointer
 $(TEST_GUEST)/probe-ustack: tests/probe/probe.mk
-$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
+$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net:bin/probe-net \
-	  $(TEST_GUEST)/probe-user:bin/probe-user $(TEST_GUEST)/probe-ustack:bin/probe-ustack \
+	  $(TEST_GUEST)/shstk-user:bin/shstk-user $(TEST_GUEST)/probe-user:bin/probe-user $(TEST_GUEST)/probe-ustack:bin/probe-ustack \
 	  $(TEST_GUEST)/d-work:bin/d-work $(TEST_GUEST)/getpid-loop:bin/getpid-loop \
 	  $(TEST_GUEST)/fork-pids:bin/fork-pids tests/guest/fork-pids-run:bin/fork-pids-run \
 	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite
@@ -78,7 +78,8 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 # test-cet: CET. Bochs built with CET (HVT_BOCHS_CET=1 build-bochs.sh), its tigerlake model,
 # Debian's 6.12 cloud kernel (an IBT build, which then enforces IBT: every indirect call must
 # land on an ENDBR64): the ibt run (entry and return probes on read_zero, reached through
-# f_op->read) and the count run, exact counts, no control-protection fault.
+# f_op->read), the shstk run (a user probe on a RET in a process with a shadow stack) and the
+# count run, exact counts, no control-protection fault.
 CET_KERNEL ?= linux-image-6.12.117+deb12-cloud-amd64-unsigned:6.12.117-1~deb12u1
 .PHONY: test-cet
 test-cet: $(HVT) $(BUILD)/test/probe-net/initrd.img
@@ -86,7 +87,7 @@ test-cet: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	k='$(CET_KERNEL)'; v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}) && \
 	BOCHS_PREFIX=$$(HVT_BOCHS_CET=1 bash tests/platform/build-bochs.sh) BOCHS_CPU_MODEL=tigerlake \
 	  PROBE_NET_EXPECT_IBT=1 BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) \
-	  TEST_CMDLINE="$(TEST_CMDLINE) hvt_dmesg=CET" PROBE_NET_RUNS="ibt count" PROBE_VMLINUZ=$$v \
+	  TEST_CMDLINE="$(TEST_CMDLINE) hvt_dmesg=CET" PROBE_NET_RUNS="ibt count shstk" PROBE_VMLINUZ=$$v \
 	  PROBE_NET_OUT=$(BUILD)/test/cet bash tests/probe/test-probes-net.sh
 
 # test-probes-all: fbt:::entry - an entry probe on every probeable function (41,602 on the

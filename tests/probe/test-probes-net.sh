@@ -64,7 +64,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count profile d dwork forks user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile d dwork forks user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -208,6 +208,22 @@ if [[ " $RUNS " == *" count "* ]]; then
   check "count: the probe on getppid's push fired as often (${pcount:-none}), every firing resumed in its exit ($(grep -o 'step_overs=[0-9]*' <<< "$stat"))" \
     bash -c "test '${pcount:-0}' = '${count:-x}' && grep -q ' step_overs=0 ' <<< '$stat'"
   common count
+fi
+
+# ---- shstk: a user probe on a RET in a process with a CET shadow stack (tests/guest/shstk-user.c):
+# the RET must run on the CPU (an emulated one leaves the shadow stack a frame deep: #CP at the
+# caller's return). Not in the default runs: make test-cet runs it.
+if [[ " $RUNS " == *" shstk "* ]]; then
+  run shstk 'addr:pid@PID@:@FN@:'
+  cons=$(tr -d '\r' < "$OUT/shstk.console" 2>/dev/null)
+  scount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 ~ /^addr:pid/ { print $3 }' "$OUT/shstk.out" 2>/dev/null)
+  grep -a "shstk:\|probe-user:" <<< "$cons"
+  check "shstk: the process runs with its shadow stack on" grep -q "^shstk: enabled" <<< "$cons"
+  check "shstk: the probe on the RET fired for every call: ${scount:-none}, want $((N + 1)) (N + the call that showed it armed)" \
+    test "${scount:-0}" = $((N + 1))
+  check "shstk: every call returned right through its caller, no #CP" \
+    bash -c "grep -q 'probe-net: workload done calls=$N ok' <<< '$cons' && ! tr -d '\r' < '$R/serial.log' | grep -aqi 'control protection'"
+  common shstk
 fi
 
 # ---- profile: profile-997 over md5sum, stacks unwound on the host, a flame graph

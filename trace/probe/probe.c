@@ -669,7 +669,7 @@ static uint64_t sub_flags(uint64_t rflags, uint64_t a, uint64_t b)
  * RET would raise #CP. (CR4.CET set means the CPU has the MSRs: reading them cannot fault.) */
 static bool shadow_stack_on(void)
 {
-    if (!(hv_guest_read(HV_GUEST_CR4) & CR4_CET))
+    if (!(hv_guest_read(HV_GUEST_CR4_ACTIVE) & CR4_CET))
         return false;
     unsigned cpl = (unsigned)(hv_guest_read(HV_GUEST_CS_AR) >> 5) & 3;
     return hv_rdmsr(cpl == 3 ? MSR_IA32_U_CET : MSR_IA32_S_CET) & CET_SH_STK_EN;

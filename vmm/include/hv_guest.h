@@ -33,7 +33,11 @@ static inline uint64_t hv_vmread(enum vmcs_field f)
 enum hv_guest_reg {
     HV_GUEST_RIP, HV_GUEST_RSP, HV_GUEST_RFLAGS, HV_GUEST_CR0, HV_GUEST_CR3, HV_GUEST_CR4,
     HV_GUEST_EFER, HV_GUEST_GS_BASE, HV_GUEST_FS_BASE, HV_GUEST_IDTR_BASE, HV_GUEST_IDTR_LIMIT,
-    HV_GUEST_CS_SEL, HV_GUEST_CS_AR, HV_GUEST_REG_COUNT
+    HV_GUEST_CS_SEL, HV_GUEST_CS_AR,
+    HV_GUEST_CR4_ACTIVE,      /* the CR4 the CPU runs the guest with (HV_GUEST_CR4: the guest's
+                                 view, from the read shadow, which only the bits the hypervisor
+                                 owns keep up to date) */
+    HV_GUEST_REG_COUNT
 };
 
 /* Inline: read at every single-step, so no call. */
