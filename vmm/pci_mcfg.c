@@ -135,6 +135,13 @@ enum mcfg_action mcfg_decide(const struct mcfg_info *m, const struct mcfg_hidden
     return MCFG_PASS;
 }
 
+unsigned mcfg_write_mask(uint8_t header_type, uint16_t offset, unsigned size)
+{
+    if (size == 0 || size > MCFG_WRITE_MAX)
+        return 0;
+    return (1u << size) - 1;
+}
+
 bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa)
 {
     if (f.dev > 31 || f.fn > 7)
