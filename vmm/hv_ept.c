@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "vmx_exit.h"
 #include "insn_store.h"
+#include "pci_mcfg.h"
 
 static void *ept_alloc(void) { return hv_alloc_pages(1); }
 static int ept_memtype(uint64_t base, uint64_t size) { return mtrr_type_range(&hv.mtrr, base, size); }
@@ -229,6 +230,20 @@ static unsigned n_drop;
  * and Linux run there; CS.L is bit 13 of the access rights, SDM 25.4.1). */
 #define CS_AR_L        (1u << 13)
 #define VEC_GP_FAULT   13u
+/* The MOV store that faulted (64-bit code only: the firmware and Linux run there; CS.L is bit
+ * 13 of the access rights, SDM 25.4.1): its length, 0 for anything else. */
+static unsigned faulting_store(struct insn_store *st)
+{
+    uint8_t insn[15];
+    size_t len = 0;
+    if (hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L) {
+        struct gmem_paging p;
+        hv_guest_paging(&p);
+        len = gmem_read_gva(&p, hv_guest_read(HV_GUEST_RIP), insn, sizeof insn);
+    }
+    return len ? insn_store_decode(insn, len, st) : 0;
+}
+
 bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qual)
 {
     unsigned n = __atomic_load_n(&n_drop, __ATOMIC_ACQUIRE), i;
@@ -236,19 +251,100 @@ bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qual)
         ;
     if (i == n || !(qual & EPT_QUAL_WRITE))
         return false;                           /* not ours; reads and fetches are allowed */
-    uint8_t insn[15];
-    size_t len = 0;
-    uint64_t rip = hv_guest_read(HV_GUEST_RIP);
-    if (hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L) {
-        struct gmem_paging p;
-        hv_guest_paging(&p);
-        len = gmem_read_gva(&p, rip, insn, sizeof insn);
-        len = len ? insn_store_len(insn, len) : 0;
-    }
+    struct insn_store st;
+    unsigned len = faulting_store(&st);
     if (len)
-        hv_guest_write(HV_GUEST_RIP, rip + len);
+        hv_guest_write(HV_GUEST_RIP, hv_guest_read(HV_GUEST_RIP) + len);
     else
         vmx_inject_exception(VEC_GP_FAULT, true, 0);
+    return true;
+}
+
+/* ECAM windows guarded since start (hv_ept_ecam_guard); read-only afterwards. */
+static struct mcfg_info ecam;
+
+int hv_ept_ecam_guard(const void *mcfg, uint32_t len)
+{
+    int rc = len <= HVT_MCFG_MAX ? mcfg_parse(mcfg, len, &ecam) : MCFG_E_LIMIT;
+    if (rc) {
+        ecam.n = 0;
+        hv_log("hvtrace: the MCFG does not check out (%s): ECAM writes not guarded\n",
+               mcfg_strerror(rc));
+        return -1;
+    }
+    /* The windows must be device memory the direct map reaches (the hypervisor performs the
+     * guest's writes through its uncached alias), outside RAM and the region. */
+    for (unsigned i = 0; i < ecam.n; i++) {
+        const struct mcfg_alloc *a = &ecam.alloc[i];
+        uint64_t lo = a->base + ((uint64_t)a->bus_start << 20), hi = a->base + (((uint64_t)a->bus_end + 1) << 20);
+        bool bad = hi > hv.bi->direct_map_limit;
+        for (uint64_t pa = lo; pa < hi && !bad; pa += X86_PAGE_SIZE)
+            bad = hv_in_region(pa) || hv_gpa_is_ram(pa, X86_PAGE_SIZE);
+        if (bad) {
+                hv_log("hvtrace: ECAM window [%lx, %lx) overlaps RAM, the hypervisor or lies beyond "
+                       "the direct map: ECAM writes not guarded\n", lo, hi);
+                ecam.n = 0;
+                return -1;
+            }
+    }
+    unsigned before = hv.ept.tables;
+    spin_lock(&hv.ept_lock);
+    for (unsigned i = 0; i < ecam.n && !rc; i++) {
+        const struct mcfg_alloc *a = &ecam.alloc[i];
+        uint64_t lo = a->base + ((uint64_t)a->bus_start << 20), hi = a->base + (((uint64_t)a->bus_end + 1) << 20);
+        for (uint64_t pa = lo; pa < hi && !rc; pa += X86_PAGE_SIZE)
+            rc = ept_map_4k(&hv.ept, pa, pa, EPT_READ | EPT_EXEC, MTRR_UC);
+    }
+    spin_unlock(&hv.ept_lock);
+    if (rc) {
+        /* Half guarded: the pages done stay read-only and their writes are still performed. */
+        hv_log("hvtrace: out of memory for the EPT tables of the ECAM windows: ECAM writes "
+               "only partly guarded\n");
+        return -1;
+    }
+    hv_log("hvtrace: ECAM: %u window(s) read-only to the guest, writes performed without any "
+           "bridge's bus numbers (%u EPT pages)\n", ecam.n, hv.ept.tables - before);
+    return 0;
+}
+
+static void ecam_store(volatile uint8_t *dst, unsigned size, uint64_t v)
+{
+    switch (size) {
+    case 1: *dst = (uint8_t)v; break;
+    case 2: *(volatile uint16_t *)dst = (uint16_t)v; break;
+    case 4: *(volatile uint32_t *)dst = (uint32_t)v; break;
+    default: *(volatile uint64_t *)dst = v; break;
+    }
+}
+
+bool hv_ept_ecam_write_fault(struct guest_regs *g, uint64_t gpa, uint64_t qual)
+{
+    struct mcfg_target t;
+    if (!(qual & EPT_QUAL_WRITE) || !mcfg_classify(&ecam, gpa, &t))
+        return false;
+    struct insn_store st;
+    unsigned len = faulting_store(&st);
+    if (!len || t.offset + st.size > MCFG_FUNC_SPACE) {
+        vmx_inject_exception(VEC_GP_FAULT, true, 0);   /* not a MOV, or across two functions */
+        return true;
+    }
+    uint64_t regs[GPR_COUNT];
+    for (unsigned i = 0; i < GPR_COUNT; i++)
+        regs[i] = g->r[i];
+    regs[GPR_RSP] = hv_guest_read(HV_GUEST_RSP);
+    uint64_t v = insn_store_value(&st, regs);
+    uint64_t page = gpa - t.offset;
+    uint8_t hdr = *(volatile uint8_t *)hv_phys_to_virt_uc(page + MCFG_REG_HEADER_TYPE);
+    unsigned mask = mcfg_write_mask(hdr, t.offset, st.size);
+    volatile uint8_t *dst = hv_phys_to_virt_uc(gpa);
+    if (mask == (1u << st.size) - 1) {
+        ecam_store(dst, st.size, v);            /* the store as the guest made it */
+    } else {
+        for (unsigned i = 0; i < st.size; i++)  /* the bytes left: one at a time */
+            if (mask & (1u << i))
+                dst[i] = (uint8_t)(v >> (8 * i));
+    }
+    hv_guest_write(HV_GUEST_RIP, hv_guest_read(HV_GUEST_RIP) + len);
     return true;
 }
 
