@@ -10,7 +10,19 @@
 #include "insn_store.h"
 #include "pci_mcfg.h"
 
-static void *ept_alloc(void) { return hv_alloc_pages(1); }
+/* EPT tables are vmm/'s own: they may take the reserve (mem_budget.h), within the caps of
+ * hv.plan: on-demand MMIO's (hv_ept_map_mmio) and, while a view is edited, what that CPU's
+ * view may still hold (view_left; -1: no view edit, no limit). Under hv.ept_lock. */
+static long view_left = -1;
+static void *ept_alloc(void)
+{
+    if (view_left == 0)
+        return 0;
+    void *p = vmm_alloc_pages(1);
+    if (p && view_left > 0)
+        view_left--;
+    return p;
+}
 static int ept_memtype(uint64_t base, uint64_t size) { return mtrr_type_range(&hv.mtrr, base, size); }
 static const struct ept_ops ept_ops = {
     .alloc_page = ept_alloc, .virt_to_phys = hv_virt_to_phys, .phys_to_virt = hv_phys_to_virt,
@@ -117,12 +129,13 @@ bool hv_ept_wait_all(uint64_t max_tsc)
  * anywhere), so without a bound a guest touching page after page would take every free page of
  * the hypervisor's region for EPT tables. The budget: HV_MMIO_PAGES pages mapped, and the
  * tables they need, at most HV_MMIO_TABLES (a page can need three: a page-directory-pointer
- * table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT Translation Mechanism").
- * Past it the access is refused (the caller gives the guest #GP). Real devices' BARs above the
- * start-up map are a few pages to a few MiB each: 16 MiB of them, in at most 64 regions of
- * 2 MiB, is far more than a PC's firmware places there and the guest touches. */
+ * table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT Translation Mechanism"), at
+ * most hv.plan.mmio_tables, which vmm/'s reserve holds (mem_budget.h: MEM_MMIO_TABLES, fewer
+ * in a small region). Past it the access is refused (the caller gives the guest #GP). Real
+ * devices' BARs above the start-up map are a few pages to a few MiB each: 16 MiB of them, in
+ * at most 64 regions of 2 MiB, is far more than a PC's firmware places there and the guest
+ * touches. */
 #define HV_MMIO_PAGES  4096u
-#define HV_MMIO_TABLES 192u
 static struct { unsigned pages, tables, refused; } mmio;     /* under hv.ept_lock */
 
 int hv_ept_map_mmio(uint64_t gpa)
@@ -140,7 +153,7 @@ int hv_ept_map_mmio(uint64_t gpa)
         spin_unlock(&hv.ept_lock);
         return rc;
     }
-    if (mmio.pages >= HV_MMIO_PAGES || mmio.tables + 3 > HV_MMIO_TABLES) {
+    if (mmio.pages >= HV_MMIO_PAGES || mmio.tables + 3 > hv.plan.mmio_tables) {
         mmio.refused++;
         spin_unlock(&hv.ept_lock);
         return -1;
@@ -189,8 +202,13 @@ int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
     spin_lock(&hv.ept_lock);
     int rc = -1;
     /* The guest's own page, or a page in its place, with the base's memory type. */
+    /* A view holds at most hv.plan.view_tables tables (the reserve's share per CPU): a map
+     * that needs more is refused; one whose tables exist (a step-over) never is. */
+    struct ept_view *view = &vcpu_get(cpu)->view;
+    view_left = view->tables < hv.plan.view_tables ? (long)(hv.plan.view_tables - view->tables) : 0;
     if (ept_translate(&hv.ept, gpage, &p, &(uint64_t){ 0 }, &memtype) && p == gpage)
-        rc = ept_view_map_4k(&vcpu_get(cpu)->view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
+        rc = ept_view_map_4k(view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
+    view_left = -1;
     view_edit_done_unlock(cpu);
     return rc;
 }

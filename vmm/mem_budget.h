@@ -30,7 +30,7 @@
 #include <stdbool.h>
 
 #define MEM_PAGE            4096u
-#define MEM_PARTS           8u
+#define MEM_PARTS           8u      /* hv_api.h HV_BUDGET_PARTS: the same parts */
 /* Fixed counts of the reserve's parts, in pages. On-demand MMIO: 16 MiB of device pages in at
  * most 64 regions of 2 MiB need a page table each plus their directories (three tables at
  * most per page: SDM Vol. 3C 29.3.2 "EPT Translation Mechanism"). A view: the kernel's text

@@ -73,6 +73,7 @@ int vmm_init(struct hvt_boot_info *bi)
 void vmm_init_done(void)
 {
     hv_iommu_start();
+    hv_mem_start_done();
     hv_mem_report();
 }
 
