@@ -71,7 +71,7 @@ $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py $(HVT_ABI
 # fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
 $(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
 	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
-FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c vmm/exit_reg.c vmm/gmem.c vmm/hv_rand.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
+FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c tests/fuzz/host_hv/hv_budget_host.c vmm/mem_budget.c vmm/exit_reg.c vmm/gmem.c vmm/hv_rand.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
 $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
                                  $(wildcard vmm/*.h vmm/include/*.h $(TRACE_DIRS:%=%/*.h)) tests/fuzz/host_hv/hv_api.h
 	@mkdir -p $(dir $@)

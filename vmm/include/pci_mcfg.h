@@ -89,7 +89,8 @@ struct mcfg_hidden {
 
 enum mcfg_action {
     MCFG_NOT_ECAM = 0,            /* gpa is outside every ECAM window */
-    MCFG_PASS,                    /* ECAM of a function the guest owns */
+    MCFG_PASS,                    /* ECAM of a function the guest owns (its writes still lose
+                                     a bridge's bus numbers: mcfg_write_mask) */
     MCFG_HIDE,                    /* reads all ones, writes dropped */
     MCFG_READ_ONLY,               /* reads pass, writes dropped */
 };

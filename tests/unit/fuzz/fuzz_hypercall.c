@@ -123,44 +123,8 @@ static void *region_take(size_t bytes, size_t align)
     return q + (-(uintptr_t)q & (align - 1));
 }
 void *hv_alloc_pages(size_t npages) { return region_take(npages * 4096, 4096); }
-/* Budgets as vmm/hv_core.c keeps them, over the same region: parts of what is left after the
- * policy's start (region_used_at_init; before it, of what is taken so far) minus a reserve of
- * the default 64 MiB, 2-CPU plan (mem_budget.h: 448 pages). */
-#define REGION_RESERVE (448ull * 4096)
-uint64_t hv_budget_limit(const struct hv_budget *b)
-{
-    uint64_t used = region_used_at_init ? region_used_at_init : region_used;
-    uint64_t avail = REGION_BYTES > used + REGION_RESERVE ? REGION_BYTES - used - REGION_RESERVE : 0;
-    return avail * b->parts / HV_BUDGET_PARTS / 4096 * 4096;
-}
-static bool budget_charge(struct hv_budget *b, uint64_t bytes)
-{
-    if (bytes > hv_budget_limit(b) || b->used > hv_budget_limit(b) - bytes)
-        return false;
-    b->used += bytes;
-    return true;
-}
-void *hv_budget_pages(struct hv_budget *b, size_t npages)
-{
-    if (!budget_charge(b, npages * 4096ull))
-        return NULL;
-    void *p = hv_alloc_pages(npages);
-    if (!p)
-        b->used -= npages * 4096ull;
-    return p;
-}
 /* as vmm/hv_core.c's: 16-byte aligned, a page or more as whole pages */
 void *hv_alloc(size_t bytes) { return bytes >= 4096 ? region_take(bytes, 4096) : region_take(bytes ? bytes : 1, 16); }
-void *hv_budget_alloc(struct hv_budget *b, size_t bytes)
-{
-    uint64_t charged = bytes >= 4096 ? (bytes + 4095) / 4096 * 4096 : (bytes + 15) & ~15ull;
-    if (!budget_charge(b, charged))
-        return NULL;
-    void *p = hv_alloc(bytes);
-    if (!p)
-        b->used -= charged;
-    return p;
-}
 uint64_t hv_virt_to_phys(const void *va) { return (uint64_t)(uintptr_t)va; }
 void *hv_phys_to_virt(uint64_t pa) { return (void *)(uintptr_t)pa; }
 void *hv_phys_to_virt_uc(uint64_t pa) { return (void *)(uintptr_t)pa; }
@@ -451,6 +415,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();                        /* the policy did not register its handlers */
         inited = true;
         region_used_at_init = region_used;
+        hv_host_start_used = region_used;      /* the budgets' base (hv_budget_host.c) */
         if (hv_host_verbose())
             fprintf(stderr, "fuzz_hypercall: the policy took %lu KiB at init\n",
                     (unsigned long)(region_used >> 10));
