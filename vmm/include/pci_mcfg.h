@@ -123,6 +123,15 @@ enum mcfg_action mcfg_decide(const struct mcfg_info *m, const struct mcfg_hidden
  * (see the contract); size 0 or above MCFG_WRITE_MAX gives 0 (nothing is written). */
 unsigned mcfg_write_mask(uint8_t header_type, uint16_t offset, unsigned size);
 
+/* Perform a guest write of `size` bytes of `val` at register `offset` of a function whose
+ * header type is `header_type`, through store(ctx, offset, width, value) (the path's own
+ * access: an ECAM store, an OUT to 0xCFC-0xCFF): in one store as the guest made it when
+ * mcfg_write_mask holds nothing back, else one byte store per byte it lets through, in
+ * address order. Both access paths use it. Returns the number of stores made. */
+typedef void (*mcfg_store_fn)(void *ctx, uint16_t offset, unsigned size, uint64_t val);
+unsigned mcfg_guarded_write(uint8_t header_type, uint16_t offset, unsigned size, uint64_t val,
+                            mcfg_store_fn store, void *ctx);
+
 /* The guest-physical address of a function's 4 KiB ECAM page; false if no window covers it. */
 bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa);
 
