@@ -75,27 +75,24 @@ static uint64_t in_result(uint64_t rax, unsigned size, uint64_t v)
     return size == 4 ? (v & m) : ((rax & ~m) | (v & m));
 }
 
-/* A guest write to the dword at 0x18 of a function not hidden: the bytes mcfg_write_mask
- * allows, for the header type the function has (read from the device itself, not from
- * anything the guest could have written). */
+/* mcfg_guarded_write's store: an OUT to the data port byte the register falls on (the
+ * guest's address is in the latch). */
+static void port_store(void *ctx, uint16_t off, unsigned size, uint64_t val)
+{
+    hv_port_io(false, size, (uint16_t)(PCI_CFG_DATA_PORT + (off & 3)), &val);
+}
+
+/* A guest write to the dword at 0x18 of a function not hidden: mcfg_guarded_write, for the
+ * header type the function has (read from the device itself, not from anything the guest
+ * could have written). */
 static bool bus_numbers_write(uint32_t addr, uint16_t port, unsigned size, uint64_t rax)
 {
     unsigned off = MCFG_REG_BUS_NUMBERS + (port - PCI_CFG_DATA_PORT);
-    uint32_t fn_addr = addr & PCI_CFG_FN_MASK;
     net_lock(&pci_cfg_lock);
-    hv_outl(PCI_CFG_ADDR_PORT, fn_addr | (MCFG_REG_HEADER_TYPE & PCI_CFG_REG_MASK));
+    hv_outl(PCI_CFG_ADDR_PORT, (addr & PCI_CFG_FN_MASK) | (MCFG_REG_HEADER_TYPE & PCI_CFG_REG_MASK));
     uint8_t hdr = (uint8_t)(hv_inl(PCI_CFG_DATA_PORT) >> (8 * (MCFG_REG_HEADER_TYPE & 3)));
-    unsigned mask = mcfg_write_mask(hdr, (uint16_t)off, size);
     hv_outl(PCI_CFG_ADDR_PORT, addr);
-    if (mask == (1u << size) - 1) {
-        hv_port_io(false, size, port, &rax);            /* the write as the guest made it */
-    } else {
-        for (unsigned i = 0; i < size; i++) {           /* the bytes left, one at a time */
-            uint64_t b = (rax >> (8 * i)) & 0xff;
-            if (mask & (1u << i))
-                hv_port_io(false, 1, (uint16_t)(port + i), &b);
-        }
-    }
+    mcfg_guarded_write(hdr, (uint16_t)off, size, rax, port_store, 0);
     net_unlock(&pci_cfg_lock);
     return true;
 }

@@ -325,8 +325,10 @@ int hv_ept_ecam_guard(const void *mcfg, uint32_t len)
     return 0;
 }
 
-static void ecam_store(volatile uint8_t *dst, unsigned size, uint64_t v)
+/* mcfg_guarded_write's store: ctx is the function's page through the uncached alias. */
+static void ecam_store(void *ctx, uint16_t off, unsigned size, uint64_t v)
 {
+    volatile uint8_t *dst = (volatile uint8_t *)ctx + off;
     switch (size) {
     case 1: *dst = (uint8_t)v; break;
     case 2: *(volatile uint16_t *)dst = (uint16_t)v; break;
@@ -351,17 +353,8 @@ bool hv_ept_ecam_write_fault(struct guest_regs *g, uint64_t gpa, uint64_t qual)
         regs[i] = g->r[i];
     regs[GPR_RSP] = hv_guest_read(HV_GUEST_RSP);
     uint64_t v = insn_store_value(&st, regs);
-    uint64_t page = gpa - t.offset;
-    uint8_t hdr = *(volatile uint8_t *)hv_phys_to_virt_uc(page + MCFG_REG_HEADER_TYPE);
-    unsigned mask = mcfg_write_mask(hdr, t.offset, st.size);
-    volatile uint8_t *dst = hv_phys_to_virt_uc(gpa);
-    if (mask == (1u << st.size) - 1) {
-        ecam_store(dst, st.size, v);            /* the store as the guest made it */
-    } else {
-        for (unsigned i = 0; i < st.size; i++)  /* the bytes left: one at a time */
-            if (mask & (1u << i))
-                dst[i] = (uint8_t)(v >> (8 * i));
-    }
+    volatile uint8_t *page = hv_phys_to_virt_uc(gpa - t.offset);
+    mcfg_guarded_write(page[MCFG_REG_HEADER_TYPE], t.offset, st.size, v, ecam_store, (void *)page);
     hv_guest_write(HV_GUEST_RIP, hv_guest_read(HV_GUEST_RIP) + len);
     return true;
 }

@@ -157,8 +157,17 @@ unsigned mcfg_write_mask(uint8_t header_type, uint16_t offset, unsigned size)
 unsigned mcfg_guarded_write(uint8_t header_type, uint16_t offset, unsigned size, uint64_t val,
                             mcfg_store_fn store, void *ctx)
 {
-    store(ctx, offset, size, val);          /* the old behaviour: the write as it came */
-    return 1;
+    unsigned mask = mcfg_write_mask(header_type, offset, size), n = 0;
+    if (mask && mask == (1u << size) - 1) {
+        store(ctx, offset, size, val);
+        return 1;
+    }
+    for (unsigned i = 0; i < size; i++)
+        if (mask & (1u << i)) {
+            store(ctx, (uint16_t)(offset + i), 1, (val >> (8 * i)) & 0xff);
+            n++;
+        }
+    return n;
 }
 
 bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa)
