@@ -201,11 +201,11 @@ int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
         return -1;                              /* only hypervisor pages stand in for guest ones */
     spin_lock(&hv.ept_lock);
     int rc = -1;
-    /* The guest's own page, or a page in its place, with the base's memory type. */
     /* A view holds at most hv.plan.view_tables tables (the reserve's share per CPU): a map
      * that needs more is refused; one whose tables exist (a step-over) never is. */
     struct ept_view *view = &vcpu_get(cpu)->view;
     view_left = view->tables < hv.plan.view_tables ? (long)(hv.plan.view_tables - view->tables) : 0;
+    /* The guest's own page, or a page in its place, with the base's memory type. */
     if (ept_translate(&hv.ept, gpage, &p, &(uint64_t){ 0 }, &memtype) && p == gpage)
         rc = ept_view_map_4k(view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
     view_left = -1;
