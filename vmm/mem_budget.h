@@ -10,7 +10,9 @@
  *    guest's behaviour: the EPT tables on-demand MMIO mappings need (mmio_tables), the tables
  *    of the per-CPU EPT views (view_tables, per CPU) and the IOMMU's translation tables
  *    (iommu_pages, built at the end of the start). Each part has a cap vmm/ enforces where it
- *    allocates, so the parts never outgrow the reserve. Each cap is the smaller of a fixed
+ *    allocates, so the parts never outgrow the reserve. (The base EPT's own edits after start,
+ *    a trigger page made non-executable, split at most a few large pages: up to three tables
+ *    each, from what the reserve's parts leave unused and the unbudgeted eighths.) Each cap is the smaller of a fixed
  *    count (what a PC needs: see the constants) and a fraction of the region (1/16 each for
  *    MMIO and IOMMU, 1/8 for all views together), so the reserve is at most 1/4 of any region.
  *  - mem_pool_take() hands out the region bottom up; an allocation that is not vmm/'s own
