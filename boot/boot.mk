@@ -11,13 +11,19 @@ EFI_INC      ?= /usr/include/efi
 # are called with the UEFI calling convention directly (no uefi_call_wrapper).
 BOOT_CFLAGS  := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
                 -fno-stack-protector -fpic -fshort-wchar -mno-red-zone -maccumulate-outgoing-args \
-                -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Iinclude -Iboot
+                -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Iinclude -Iboot -Inet
 BOOT_BUILD   := $(BUILD)/boot
 BOOT_SRCS    := $(wildcard boot/*.c)
-BOOT_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(BOOT_SRCS))
+# SHA-256 and HMAC (the configuration's seal and hash): the same code net/ links into the
+# hypervisor, built again with the loader's flags.
+BOOT_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(BOOT_SRCS)) $(BOOT_BUILD)/sha256.o
 BOOT_EXTRA_OBJS ?=
 
 $(BOOT_BUILD)/%.o: boot/%.c
+	@mkdir -p $(dir $@)
+	$(EFI_CC) $(BOOT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BOOT_BUILD)/sha256.o: net/sha256.c
 	@mkdir -p $(dir $@)
 	$(EFI_CC) $(BOOT_CFLAGS) -MMD -MP -c $< -o $@
 

@@ -96,6 +96,13 @@ static const char *cfg_apply(struct cfg *c, const char *k, size_t klen, const ch
         if (cfg_eq(v, vlen, "off")) { c->acpi_fixup = CFG_ACPI_FIXUP_OFF; return NULL; }
         return "expected auto or off";
     }
+    if (cfg_eq(k, klen, "keys")) {
+        if (cfg_eq(v, vlen, "keep")) { c->keys_forget = 0; return NULL; }
+        if (cfg_eq(v, vlen, "forget")) { c->keys_forget = 1; return NULL; }
+        return "expected keep or forget";
+    }
+    if (cfg_eq(k, klen, "seal"))
+        return NULL;                  /* checked over the whole file by cfg_seal.c */
     return "unknown key";
 }
 
@@ -112,6 +119,7 @@ void cfg_defaults(struct cfg *c)
     c->selftest = 0;
     c->trace[0] = 0;
     c->net[0] = 0;
+    c->keys_forget = 0;
 }
 
 unsigned cfg_parse(struct cfg *c, const char *text, size_t len, cfg_report_fn report, void *ctx)

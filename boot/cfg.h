@@ -8,7 +8,7 @@
  * (so values cannot contain '#'). Keys are case-sensitive. For an unknown key or a bad value
  * the parser calls report(ctx, line_number, message) once, leaves that field at its previous
  * value and goes on with the next line: a bad line never stops the boot. It returns the number
- * of lines reported.
+ * of lines reported. The `seal` line is read by cfg_seal.c, not here (accepted, ignored).
  * Pure code (no EFI, no libc beyond <stdint.h>/<stddef.h>): unit-tested on the host.
  */
 #ifndef HVT_CFG_H
@@ -42,6 +42,8 @@ struct cfg {
     enum cfg_acpi_fixup acpi_fixup;
     char trace[CFG_OPT_MAX];      /* tracer options, "key=value,..." ("" = defaults) */
     char net[CFG_OPT_MAX];        /* dedicated NIC options ("" = no NIC) */
+    int keys_forget;              /* keys = forget: delete the enrolled keys (cfg_seal.h; only
+                                     a sealed configuration can ask it) */
 };
 
 typedef void (*cfg_report_fn)(void *ctx, unsigned line, const char *message);

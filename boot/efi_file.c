@@ -34,3 +34,30 @@ out:
     root->Close(root);
     return st;
 }
+
+EFI_STATUS efi_file_shred(EFI_HANDLE device, const CHAR16 *path)
+{
+    EFI_FILE_HANDLE root = LibOpenRoot(device), file = NULL;
+    EFI_FILE_INFO *info = NULL;
+    EFI_STATUS st;
+    if (!root) return EFI_NOT_FOUND;
+    st = root->Open(root, &file, (CHAR16 *)path, EFI_FILE_MODE_READ | EFI_FILE_MODE_WRITE, 0);
+    root->Close(root);
+    if (EFI_ERROR(st)) return st;
+    info = LibFileInfo(file);
+    if (info) {
+        static UINT8 zeros[512];
+        UINT64 left = info->FileSize;
+        FreePool(info);
+        st = file->SetPosition(file, 0);
+        while (!EFI_ERROR(st) && left) {
+            UINTN n = left < sizeof zeros ? (UINTN)left : sizeof zeros;
+            st = file->Write(file, &n, zeros);
+            left -= n;
+        }
+        if (!EFI_ERROR(st)) st = file->Flush(file);
+    }
+    /* Delete closes the handle whatever it returns. */
+    EFI_STATUS del = file->Delete(file);
+    return EFI_ERROR(st) ? st : del;
+}

@@ -11,9 +11,11 @@
 #include "cfg.h"
 #include "efi_chain.h"
 #include "efi_file.h"
+#include "efi_keys.h"
 #include "efi_mp.h"
 #include "hv_launch.h"
 #include "hvt_bootinfo.h"
+#include "sha256.h"
 #include "vtx.h"
 
 #define EFI_MAIN_CFG_PATH  L"\\hvtrace.cfg"
@@ -35,20 +37,77 @@ static void efi_main_wipe(VOID *p, UINTN n)
         b[i] = 0;
 }
 
+/* What the loader could verify of hvtrace.cfg: passed to the hypervisor, which reports it to
+ * the collector (HELLO), so a changed configuration is seen on the host. */
+static UINT8 efi_main_cfg_sha256[SHA256_DIGEST_LEN];
+static UINT32 efi_main_cfg_state = HVT_CFG_NO_FILE;
+
+/* On an enrolled machine a configuration without a valid seal keeps its harmless lines only
+ * (cfg_seal.h); the enrolled stream key replaces any key= of the net line. */
+static void efi_main_apply_keys(struct cfg *c, const struct cfg_keys *k, const char *text, UINTN size)
+{
+    enum cfg_seal_state seal = cfg_seal_check(k->seal_key, text ? text : "", text ? size : 0);
+    if (seal != CFG_SEAL_OK) {
+        efi_main_cfg_state = HVT_CFG_UNSEALED;
+        unsigned dropped = cfg_seal_enforce(c);
+        Print(L"hvtrace: hvtrace.cfg is not sealed with this machine's key (%a): its security "
+              L"lines are not honoured:%s%s%s%s%s%s\n", cfg_seal_state_name(seal),
+              dropped & CFG_SEAL_DROP_HYPERVISOR ? L" hypervisor (on)" : L"",
+              dropped & CFG_SEAL_DROP_SELFTEST ? L" selftest (off)" : L"",
+              dropped & CFG_SEAL_DROP_TRACE ? L" trace (defaults)" : L"",
+              dropped & CFG_SEAL_DROP_NET ? L" net (no NIC)" : L"",
+              dropped & CFG_SEAL_DROP_KEYS ? L" keys (kept)" : L"",
+              dropped ? L"" : L" none was set");
+    } else {
+        efi_main_cfg_state = HVT_CFG_SEALED;
+        Print(L"hvtrace: hvtrace.cfg seal verified\n");
+        if (c->keys_forget) {
+            EFI_STATUS st = efi_keys_forget();
+            Print(L"hvtrace: keys = forget: enrolled keys deleted (%r); the next \\hvtrace.enroll "
+                  L"is accepted\n", st);
+        }
+    }
+    if (c->net[0] && k->stream_key_len) {
+        if (cfg_net_set_key(c->net, k->stream_key, k->stream_key_len) != 0) {
+            Print(L"hvtrace: net options too long for the enrolled stream key: no NIC\n");
+            efi_main_wipe(c->net, sizeof c->net);
+        }
+    }
+}
+
 static void efi_main_load_cfg(EFI_HANDLE device, struct cfg *c)
 {
+    static struct cfg_keys keys;
     VOID *text = NULL;
     UINTN size = 0;
     cfg_defaults(c);
+    int enrolled = efi_keys_read(&keys);
     EFI_STATUS st = efi_file_read(device, EFI_MAIN_CFG_PATH, &text, &size);
     if (EFI_ERROR(st)) {
         Print(L"hvtrace: no %s (%r): using defaults\n", EFI_MAIN_CFG_PATH, st);
-        return;
+        text = NULL;
+        size = 0;
+    } else {
+        struct sha256_ctx h;
+        sha256_init(&h);
+        sha256_update(&h, text, size);
+        sha256_final(&h, efi_main_cfg_sha256);
+        efi_main_cfg_state = HVT_CFG_NOT_ENROLLED;
+        cfg_parse(c, text, size, efi_main_cfg_report, NULL);
     }
-    cfg_parse(c, text, size, efi_main_cfg_report, NULL);
-    /* the file holds the stream key: pool memory goes to Linux, so nothing of it stays */
-    efi_main_wipe(text, size);
-    FreePool(text);
+    /* Keys enrolled at this boot come with the configuration sealed under them. */
+    if (efi_keys_enroll_file(device, enrolled, &keys))
+        enrolled = 1;
+    if (enrolled)
+        efi_main_apply_keys(c, &keys, text, size);
+    else if (c->keys_forget)
+        c->keys_forget = 0;
+    efi_main_wipe(&keys, sizeof keys);
+    /* the file may hold the stream key: pool memory goes to Linux, so nothing of it stays */
+    if (text) {
+        efi_main_wipe(text, size);
+        FreePool(text);
+    }
 }
 
 static const CHAR16 *efi_main_log_name(enum cfg_log l)
@@ -99,6 +158,8 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
     p.trace_config = c->trace;
     p.net_config = c->net;
+    p.cfg_sha256 = efi_main_cfg_sha256;
+    p.cfg_state = efi_main_cfg_state;
     why[0] = 0;
     EFI_STATUS st = hvl_start(&p, why, EFI_MAIN_WHY_CHARS);
     if (EFI_ERROR(st)) {
@@ -134,6 +195,9 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
           c.hv_mem_mb, c.hv_mem_mb ? L"" : L" (auto)", efi_main_log_name(c.log),
           c.acpi_fixup == CFG_ACPI_FIXUP_OFF ? L"off" : L"auto");
     Print(L"hvtrace: cmdline=%a\n", c.cmdline);
+    /* What the seal decided, visible (never the net line itself: it may hold the key). */
+    Print(L"hvtrace: selftest=%s trace=%s net=%s\n", c.selftest ? L"on" : L"off",
+          c.trace[0] ? L"set" : L"(defaults)", c.net[0] ? L"set" : L"(none)");
 
     hvt_efi_mp_services *mp = NULL;
     if (EFI_ERROR(LibLocateProtocol(&mp_services_guid, (VOID **)&mp))) {

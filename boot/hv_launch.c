@@ -278,6 +278,9 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
         bi->trace_config[i] = p->trace_config[i];
     for (UINTN i = 0; p->net_config && p->net_config[i] && i + 1 < HVT_NET_CONFIG_LEN; i++)
         bi->net_config[i] = p->net_config[i];
+    for (UINTN i = 0; p->cfg_sha256 && i < sizeof bi->cfg_sha256; i++)
+        bi->cfg_sha256[i] = p->cfg_sha256[i];
+    bi->cfg_state = p->cfg_state;
     bi->cpu_count = (UINT32)ncpu;
     for (UINTN i = 0; i < ncpu; i++) {
         hvt_efi_processor_info info;

@@ -31,6 +31,8 @@ struct hvl_params {
     UINT16 pm1b_cnt_port;      /* 0 = none */
     const char *trace_config;  /* tracer options (cfg "trace"), may be NULL */
     const char *net_config;    /* NIC options (cfg "net"), may be NULL */
+    const uint8_t *cfg_sha256; /* SHA-256 of hvtrace.cfg (32 bytes), may be NULL */
+    uint32_t cfg_state;        /* HVT_CFG_* (hvt_bootinfo.h) */
 };
 
 EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars);

@@ -62,9 +62,17 @@ host-tools: $(HVT_IMPORT) $(HVT_CHECK)
 
 # The hvt command: its table of subcommands (hvt/main.c), one file per subcommand, and the test
 # trace generator (hvt gen: a test tool, kept out of libhvthost).
+# hvt cfg seals hvtrace.cfg with the loader's own code (boot/cfg_seal.c, net/sha256.c).
 HVT_SRCS     := $(wildcard $(HOST_DIR)/hvt/*.c) trace/trace_opts.c
-$(HVT): $(HVT_SRCS) trace/trace_opts.h $(HOST_LIB) $(HOST_HDRS)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $(HVT_SRCS) $(HOST_LIB) $(HOST_LIBS) -o $@
+HVT_SEAL_OBJS := $(HOST_OUT)/obj/boot/cfg_seal.o $(HOST_OUT)/obj/boot/sha256.o
+$(HOST_OUT)/obj/boot/cfg_seal.o: boot/cfg_seal.c boot/cfg_seal.h boot/cfg.h net/sha256.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(HOST_CFLAGS) -Iboot -Inet -c $< -o $@
+$(HOST_OUT)/obj/boot/sha256.o: net/sha256.c net/sha256.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(HOST_CFLAGS) -Inet -c $< -o $@
+$(HVT): $(HVT_SRCS) $(HVT_SEAL_OBJS) trace/trace_opts.h boot/cfg_seal.h $(HOST_LIB) $(HOST_HDRS)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) $(HVT_SRCS) $(HVT_SEAL_OBJS) $(HOST_LIB) $(HOST_LIBS) -o $@
 
 # The host tools' unit tests, each beside what it tests (its folder's tests/tests.mk), all run
 # by test-host-unit; tests/lib/run-units.sh prints their summaries and one total.

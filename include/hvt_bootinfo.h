@@ -83,6 +83,12 @@ struct hvt_boot_info {
 #define HVT_HVF_DMAR_HIDDEN 0x4u /* the loader removed the DMAR from the guest's RSDT/XSDT */
     uint32_t dmar_len;                  /* the firmware's ACPI DMAR, as found (0: none, or */
     uint8_t  dmar[HVT_DMAR_MAX];        /* larger than HVT_DMAR_MAX: dmar_len says so) */
+    uint8_t  cfg_sha256[32];            /* SHA-256 of hvtrace.cfg as the loader read it */
+    uint32_t cfg_state;                 /* HVT_CFG_*: how far the loader could trust it */
+#define HVT_CFG_NOT_ENROLLED 0u  /* no enrolled keys: every line honoured, as written */
+#define HVT_CFG_SEALED       1u  /* its seal verified under the enrolled key */
+#define HVT_CFG_UNSEALED     2u  /* enrolled, seal missing or wrong: security lines not honoured */
+#define HVT_CFG_NO_FILE      3u  /* no hvtrace.cfg: defaults */
 };
 
 /* What a CPU resumes as when it becomes a guest (captured by the loader's trampoline). */

@@ -280,6 +280,15 @@ int net_init(const struct net_config *cfg)
                         HVT_VERSION_PATCH, a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4], m[5],
                         ipb, colb, cfg->collector_port, cfg->overflow_drop ? "drop" : "block",
                         (unsigned long)net.tsc_per_ms);
+    /* The loader's configuration: its hash and whether a seal vouched for it. */
+    static const char *const cfg_states[] = { "not-enrolled", "sealed", "unsealed", "none" };
+    if (n > 0 && (size_t)n + 12 + 64 + 12 + 16 < sizeof hello) {
+        n += hv_snprintf(hello + n, sizeof hello - (size_t)n, "cfg_sha256=");
+        for (unsigned i = 0; i < sizeof cfg->cfg_sha256; i++)
+            n += hv_snprintf(hello + n, sizeof hello - (size_t)n, "%02x", cfg->cfg_sha256[i]);
+        n += hv_snprintf(hello + n, sizeof hello - (size_t)n, "\ncfg_seal=%s\n",
+                         cfg->cfg_state < 4 ? cfg_states[cfg->cfg_state] : "unknown");
+    }
     if (n > 0)
         stream_core_set_hello_text(&net.sc, hello, (size_t)n < sizeof hello ? (size_t)n : sizeof hello - 1);
     hv_log("net: e1000 %02x:%02x.%x mac %02x:%02x:%02x:%02x:%02x:%02x link %s, %s -> collector %s:%u, "

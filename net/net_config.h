@@ -57,6 +57,10 @@ struct net_config {
     uint32_t selftest_kb;
     unsigned unknown_count;
     char     unknown[32];          /* first unknown key (truncated) */
+    /* Not from the string: what the loader verified of its configuration file (boot info),
+     * sent in HELLO so the collector can show and pin it. */
+    uint8_t  cfg_sha256[32];
+    uint32_t cfg_state;            /* HVT_CFG_* of hvt_bootinfo.h */
 };
 
 void net_config_defaults(struct net_config *cfg);

@@ -167,6 +167,8 @@ int net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t)
         hv_log("net: %s: running without a stream\n", err);
         return -1;
     }
+    memcpy(cfg.cfg_sha256, bi->cfg_sha256, sizeof cfg.cfg_sha256);
+    cfg.cfg_state = bi->cfg_state;
     if (check_mcfg(bi) || net_init(&cfg) < 0 || !net_active())
         return -1;
     uint64_t base, size;

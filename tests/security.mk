@@ -18,7 +18,11 @@
 #                      also NMI-only, a panic inside the panic path, and the MMIO bound
 #   test-fuzz-replay   every fuzzer's regression corpus (parsers an attacker feeds)
 #   test-coll-replay   replayed HELLOs (an earlier boot's, an earlier connection's) against a
-#                      live, an idle and a restarted collector: refused, nothing answered
+#                      live, an idle and a restarted collector: refused, nothing answered; a
+#                      boot from another configuration than --pin-cfg's refused
+#   test-seal          QEMU: keys enrolled into a boot-services-only EFI variable Linux cannot
+#                      see, a changed hvtrace.cfg's security lines not honoured, a second
+#                      enrollment refused (unit: test_cfg_seal in unit-test-platform)
 #   (unit-test-hv also holds the D load race, the per-CPU base decision, the bounds on one
 #   firing and one arming request, and probe slot reuse: unit-test-dprobe-load,
 #   unit-test-task-base, unit-test-dif-bounds, unit-test-dif-budget, unit-test-probe-budget,
@@ -28,4 +32,5 @@
 #   IA32_MISC_ENABLE writes in test_msr_policy; EPT permissions against the execute-only
 #   capability in test_ept_view. test-boot's hc-user-gs-forged is a user's forged GS base.)
 .PHONY: test-security
-test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay test-coll-replay
+test-security: test-boot test-reset test-fatal net-unit-test unit-test-hv test-fuzz-replay test-coll-replay \
+               test-seal unit-test-platform

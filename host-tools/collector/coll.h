@@ -67,6 +67,7 @@ struct coll {
     bool fsync_each, exit_on_bye, progress;
     int lfd, cfd;
     char peer[64];
+    const char *pin_cfg;               /* --pin-cfg HEX: the only hvtrace.cfg hash accepted */
     uint32_t cfd_ip;                   /* the connection's address (network order) */
     struct coll_peers peers;           /* pinning; connections waiting for their HELLO */
     uint8_t *rbuf;

@@ -8,6 +8,7 @@
  *   hvtrace-collector [--listen ADDR] [--port N] [--out DIR] [--key HEX | --key-file F]
  *                     [--ctl CMD,...] [--chunk-mb N] [--fsync] [--exit-on-bye] [--progress]
  *                     [--zstd LEVEL] [--socket PATH | --no-socket] [--peer ADDR] [--insecure]
+ *                     [--pin-cfg SHA256]
  *   hvtrace-collector --verify DIR        re-check a trace directory (coll_verify.h)
  *   hvtrace-collector --rebuild-trace DIR write DIR/trace.hvt afresh from its messages
  * Trace batches become OUT/<boot>/trace.hvt as they arrive (coll_trace.h). `hvt trace
@@ -383,6 +384,11 @@ static int sink_hello(void *ctx, const struct hvt_hello *hp, const char *text, s
     const struct hvt_hello *h = &hello;
     char id[2 * HVT_BOOT_ID_LEN + 1], err[512];
     coll_hex(h->boot_id, HVT_BOOT_ID_LEN, id);
+    if (c->pin_cfg && !coll_peer_cfg_pinned(text, text_len, c->pin_cfg, err, sizeof err)) {
+        c->peers.refused++;
+        coll_log("hvtrace-collector: refused connection from %s: %s\n", c->peer, err);
+        return -1;
+    }
     if (!coll_store_hello_fresh(c->out, h, err, sizeof err)) {   /* before anything changes */
         c->peers.refused++;
         coll_log("hvtrace-collector: refused connection from %s: %s\n", c->peer, err);
@@ -653,7 +659,7 @@ static void usage(void)
     fprintf(stderr, "usage: hvtrace-collector [--listen ADDR] [--port N] [--out DIR] "
             "[--key HEX | --key-file FILE] [--ctl ping,status,badauth,replay] [--chunk-mb N] "
             "[--fsync] [--exit-on-bye] [--progress|--no-progress] [--zstd LEVEL] "
-            "[--socket PATH | --no-socket] [--peer ADDR] [--insecure]\n"
+            "[--socket PATH | --no-socket] [--peer ADDR] [--insecure] [--pin-cfg SHA256]\n"
             "       hvtrace-collector --verify DIR          (check a boot directory, trace.hvt included)\n"
             "       hvtrace-collector --rebuild-trace DIR   (write DIR/trace.hvt afresh from the messages)\n");
 }
@@ -677,7 +683,8 @@ int main(int argc, char **argv)
         { "chunk-mb", 1, 0, 'm' }, { "fsync", 0, 0, 'f' }, { "exit-on-bye", 0, 0, 'b' },
         { "verify", 1, 0, 'V' }, { "progress", 0, 0, 'P' }, { "no-progress", 0, 0, 'N' }, { "help", 0, 0, 'h' },
         { "zstd", 1, 0, 'z' }, { "rebuild-trace", 1, 0, 'R' }, { "socket", 1, 0, 'S' },
-        { "no-socket", 0, 0, 'n' }, { "peer", 1, 0, 'A' }, { "insecure", 0, 0, 'I' }, { 0 } };
+        { "no-socket", 0, 0, 'n' }, { "peer", 1, 0, 'A' }, { "insecure", 0, 0, 'I' },
+        { "pin-cfg", 1, 0, 'C' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "l:p:o:k:K:c:m:fbh", opts, NULL)) != -1) {
         switch (o) {
@@ -723,6 +730,16 @@ int main(int argc, char **argv)
             break;
         }
         case 'I': insecure = true; break;
+        case 'C': {
+            size_t n = strlen(optarg);
+            if (n != 64 || strspn(optarg, "0123456789abcdefABCDEF") != n) {
+                coll_log("hvtrace-collector: --pin-cfg needs the 64 hex digits of sha256sum "
+                         "hvtrace.cfg, not '%s'\n", optarg);
+                return 2;
+            }
+            c->pin_cfg = optarg;
+            break;
+        }
         case 'P': c->progress = true; break;
         case 'N': c->progress = false; break;
         default: usage(); return 2;

@@ -5,6 +5,7 @@
 #include "coll_store.h"
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -151,4 +152,26 @@ void coll_peer_close(struct coll_peers *ps)
             close(ps->p[i].fd);
             ps->p[i].fd = -1;
         }
+}
+
+bool coll_peer_cfg_pinned(const char *text, size_t len, const char *pin, char *err, size_t errlen)
+{
+    static const char key[] = "cfg_sha256=";
+    size_t pos = 0;
+    while (pos < len) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n') end++;
+        if (end - pos >= sizeof key - 1 && !memcmp(text + pos, key, sizeof key - 1)) {
+            const char *v = text + pos + sizeof key - 1;
+            size_t vn = end - pos - (sizeof key - 1);
+            if (vn == strlen(pin) && !strncasecmp(v, pin, vn))
+                return true;
+            snprintf(err, errlen, "its configuration (cfg_sha256=%.*s) is not the pinned one (%s)",
+                     (int)(vn > 64 ? 64 : vn), v, pin);
+            return false;
+        }
+        pos = end + 1;
+    }
+    snprintf(err, errlen, "its HELLO names no configuration hash (cfg_sha256), and --pin-cfg is set");
+    return false;
 }

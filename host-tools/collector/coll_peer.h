@@ -54,6 +54,11 @@ struct coll_live {
     const char *out;                   /* the trace directory (its boots' accepted HELLOs) */
 };
 
+/* --pin-cfg: true when the HELLO's text (key=value lines) says cfg_sha256=PIN (hex, any
+ * case), i.e. the hypervisor was started from exactly the configuration file the operator
+ * pinned; else false with the reason in err. */
+bool coll_peer_cfg_pinned(const char *text, size_t len, const char *pin, char *err, size_t errlen);
+
 void coll_peer_init(struct coll_peers *ps);
 /* A new connection. Returns true when the caller should adopt it now (no session is live, or
  * an unauthenticated one from the pinned address); false: refused (closed) or held pending. */

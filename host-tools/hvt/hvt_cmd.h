@@ -12,6 +12,7 @@ int cmd_syms(int argc, char **argv);      /* cmd_syms.c: symbols, addresses, BTF
 int cmd_analyze(int argc, char **argv);   /* cmd_analyze.c: listings, nesting, summaries, profiles */
 int cmd_bench(int argc, char **argv);     /* cmd_analyze.c: decode+symbolize+nest rate */
 int cmd_options(int argc, char **argv);   /* cmd_options.c: the hypervisor's "trace =" line */
+int cmd_cfg(int argc, char **argv);      /* cmd_cfg.c: keys to enroll, hvtrace.cfg sealed */
 int cmd_trace(int argc, char **argv);     /* cmd_trace.c: hvt trace start|stop|status through
                                              the running collector; 1 also refused, timed out
                                              or no collector (docs/trace-cli.md) */

@@ -22,6 +22,7 @@ static const hvt_subcmd subcmds[] = {
     { "gen",     tracegen_main, "[opts] VMLINUZ OUT.hvt     test traces from real kernel code (tracegen.h)" },
     { "bench",   cmd_bench,    "[opts] TRACE               decode+symbolize+nest rate vs capstone's" },
     { "options", cmd_options,  "VMLINUZ [ITEM ...]         the hypervisor's \"trace =\" line for a kernel" },
+    { "cfg",     cmd_cfg,      "keys DIR | seal|check --key-file F CFG  enrolled keys, sealed hvtrace.cfg" },
     { "trace",   cmd_trace,    "start|stop|status [opts]   tracing driven from the host via hvtrace-collector" },
 };
 enum { NSUBCMDS = sizeof subcmds / sizeof subcmds[0] };

@@ -9,6 +9,7 @@
  *           [--loss N] [--timeout S] [--linger-ms N] [--malformed KIND] [--drop-after-ms N]
  *           [--e9 FILE [--wait-start] [--drop-every N] [--corrupt-at N]] [--auth on|off|encrypt]
  * --save-hello FILE: the first connection's HELLO, as sent (for replay tests).
+ * --hello-text TEXT: HELLO's key=value lines (\n-separated; default: a build and NIC line).
  * --flip-byte N: byte N of the first connection is sent with one bit changed.
  * --auth: with --key, tag every message and encrypt (encrypt, the default), tag only (on), or
  *   neither (off).
@@ -548,6 +549,7 @@ int main(int argc, char **argv)
     fclose(ur);
     uint64_t d_fires = 0;
     const char *save_hello = NULL;
+    const char *hello_text = "hv_build=fake_hv\nnic=host-socket\n";
     int auth_mode = 2;                   /* the hypervisor's default with a key: encrypted */
     static const struct option opts[] = {
         { "port", 1, 0, 'p' }, { "boot-id", 1, 0, 'b' }, { "key", 1, 0, 'k' },
@@ -557,7 +559,8 @@ int main(int argc, char **argv)
         { "linger-ms", 1, 0, 'G' }, { "malformed", 1, 0, 'M' }, { "e9", 1, 0, 'E' },
         { "wait-start", 0, 0, 'W' }, { "drop-every", 1, 0, 'D' }, { "corrupt-at", 1, 0, 'X' },
         { "probes", 1, 0, 'P' }, { "probe-lose", 1, 0, 'Q' }, { "d", 1, 0, 'd' },
-        { "drop-after-ms", 1, 0, 'Y' }, { "auth", 1, 0, 'A' }, { "flip-byte", 1, 0, 'F' }, { "save-hello", 1, 0, 'H' }, { 0 } };
+        { "drop-after-ms", 1, 0, 'Y' }, { "auth", 1, 0, 'A' }, { "flip-byte", 1, 0, 'F' }, { "save-hello", 1, 0, 'H' },
+        { "hello-text", 1, 0, 'h' }, { 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -583,6 +586,7 @@ int main(int argc, char **argv)
         case 'Y': drop_after_ms = atoi(optarg); break;
         case 'F': g_flip_at = atoll(optarg); break;
         case 'H': save_hello = optarg; break;
+        case 'h': hello_text = optarg; break;
         case 'A':
             if (!strcmp(optarg, "off")) auth_mode = 0;
             else if (!strcmp(optarg, "on")) auth_mode = 1;
@@ -629,8 +633,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_hv: bad ring size or cpu count\n");
         return 2;
     }
-    const char hello[] = "hv_build=fake_hv\nnic=host-socket\n";
-    stream_core_set_hello_text(&sc, hello, sizeof hello - 1);
+    stream_core_set_hello_text(&sc, hello_text, strlen(hello_text));
     stream_core_set_ctl(&sc, ctl_status, &sc);
     if (p.d_mode)
         fake_d_stream(&sc);

@@ -74,5 +74,31 @@ check "restarted, earlier boot: no answer ($n2 bytes)" test "$n2" = 0
 check "a new boot after the replays streams" grep -q "fake_hv: done" "$W/f3.out"
 kill -INT "$CPID"; wait "$CPID"
 check "both directories verify" bash -c "'$COLL' --verify '$W/o/$B1' >/dev/null && '$COLL' --verify '$W/o/$B2' >/dev/null"
+# 6. a pinned configuration (--pin-cfg): a boot started from another hvtrace.cfg, or from one
+#    that names none, is refused before anything is stored; the pinned one streams.
+PIN=$(printf 'net = ip=10.0.2.15\n' | sha256sum | cut -d' ' -f1)
+OTHER=$(printf 'net = ip=10.0.2.15,auth=off\n' | sha256sum | cut -d' ' -f1)
+start_coll "$W/p" "$W/c3.log" --pin-cfg "$PIN"
+"$FAKE" --port "$PORT" --key "$KEY" --boot-id 44444444444444444444444444444444 --trace-bytes 1000 \
+        --timeout 3 --hello-text "hv_build=fake_hv
+cfg_sha256=$OTHER
+cfg_seal=unsealed
+" >"$W/f4.out" 2>&1
+check "pinned: another configuration is refused" \
+      grep -q "refused connection from .*cfg_sha256=$OTHER) is not the pinned one" "$W/c3.log"
+check "pinned: nothing of it stored" test ! -e "$W/p/44444444444444444444444444444444"
+"$FAKE" --port "$PORT" --key "$KEY" --boot-id 55555555555555555555555555555555 --trace-bytes 1000 \
+        --timeout 3 >"$W/f5.out" 2>&1
+check "pinned: a HELLO without a configuration hash is refused" \
+      grep -q "refused connection from .*names no configuration hash" "$W/c3.log"
+"$FAKE" --port "$PORT" --key "$KEY" --boot-id 66666666666666666666666666666666 --trace-bytes 1000 \
+        --timeout 10 --hello-text "hv_build=fake_hv
+cfg_sha256=${PIN^^}
+cfg_seal=sealed
+" >"$W/f6.out" 2>&1
+check "pinned: the pinned configuration streams" grep -q "fake_hv: done" "$W/f6.out"
+check "pinned: its hash and seal state are in header.txt" \
+      bash -c "grep -qi '^cfg_sha256=$PIN\$' '$W/p/66666666666666666666666666666666/header.txt' && grep -q '^cfg_seal=sealed\$' '$W/p/66666666666666666666666666666666/header.txt'"
+kill -INT "$CPID"; wait "$CPID"
 echo "test-coll-replay: $pass passed, $fail failed"
 [ "$fail" = 0 ]

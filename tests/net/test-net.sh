@@ -10,7 +10,8 @@
 # of the bus is there; no sequence gaps; resume after the restart; every filler record intact
 # (selftest_kb); BYE and "collector has everything" at power-off.
 # Run 2 (TEST_NET_GENERIC=1, default on): Debian's generic amd64 kernel, whose e1000 driver is
-# loaded (insmod) in the guest and must find no device.
+# loaded (insmod) in the guest and must find no device; an enrolled machine: the stream key
+# only in the firmware's boot-services variable, hvtrace.cfg sealed, the collector pinned to it.
 #
 # Needs: the core calls net_attach(bi) and the loader copies hvtrace.cfg's `net = ...` line into
 # hvt_boot_info.net_config. Without them the hypervisor never starts net/ and this test FAILS
@@ -54,7 +55,7 @@ CMDLINE="console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_ini
 NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2.2:$PORT key=$KEY tsc_khz=50000"
 vm() { # name vmlinuz initrd extra-cmdline net-config timeout: boot (vm-run.sh), run in $OUT/name/run
   BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$6" --kernel "$2" --initrd "$3" \
-    --append "$4" --net "$5" "$OUT/$1"
+    --append "$4" --net "$5" ${VM_SEAL:+--seal "$VM_SEAL"} ${VM_ESP_ONLY:+--esp-only} "$OUT/$1"
 }
 
 # ---------------------------------------------------------------- run 1: cloud kernel
@@ -114,10 +115,20 @@ check "hypervisor: collector has everything at power-off" grep -aq "collector ha
 if [ "${TEST_NET_GENERIC:-1}" = 1 ]; then
   KO=$(find "$(dirname "$(dirname "$GENERIC")")/lib/modules" -name e1000.ko | head -1)
   mkinitrd "$OUT/initrd-generic.img" "$KO"
-  rm -rf "$OUT/trace-generic" "$OUT/generic"
-  start_coll "$OUT/trace-generic" "$OUT/collector-g.log" --exit-on-bye
-  vm generic "$GENERIC" "$OUT/initrd-generic.img" "hvt_net_lines=20 hvt_net_insmod=1" "$NETCFG" $(( TIMEOUT * 3 )) \
-    > "$OUT/bochs-generic.out" 2>&1
+  rm -rf "$OUT/trace-generic" "$OUT/generic" "$OUT/keys"
+  # An enrolled machine (docs/install.md): keys from `hvt cfg keys`, hvtrace.cfg sealed, its net
+  # line without key= (the loader puts in the enrolled stream key), the collector keyed with
+  # stream.key and pinned to the configuration's hash. (The seal is deterministic: the ESP made
+  # first only tells the hash.)
+  mkdir -p "$OUT/keys" && "$BUILD/host/hvt" cfg keys "$OUT/keys" > /dev/null
+  KEY=$(cat "$OUT/keys/stream.key")
+  NETCFG_ENROLLED=$(echo "$NETCFG" | sed 's/ key=[0-9a-f]*//')
+  VM_SEAL="$OUT/keys" VM_ESP_ONLY=1 vm generic "$GENERIC" "$OUT/initrd-generic.img" "hvt_net_lines=20 hvt_net_insmod=1" \
+    "$NETCFG_ENROLLED" $(( TIMEOUT * 3 ))
+  PIN=$(sha256sum "$OUT/generic/hvtrace.cfg" | cut -d' ' -f1)
+  start_coll "$OUT/trace-generic" "$OUT/collector-g.log" --exit-on-bye --pin-cfg "$PIN"
+  VM_SEAL="$OUT/keys" vm generic "$GENERIC" "$OUT/initrd-generic.img" "hvt_net_lines=20 hvt_net_insmod=1" \
+    "$NETCFG_ENROLLED" $(( TIMEOUT * 3 )) > "$OUT/bochs-generic.out" 2>&1
   for _ in $(seq 30); do kill -0 "$CPID" 2>/dev/null || break; sleep 1; done
   kill -INT "$CPID" 2>/dev/null; wait "$CPID" 2>/dev/null
   R="$OUT/generic/run"; D="$OUT/trace-generic/current"
@@ -127,6 +138,13 @@ if [ "${TEST_NET_GENERIC:-1}" = 1 ]; then
   check "generic kernel: NIC absent from /sys/bus/pci/devices" bash -c "! grep -aq 'HVT-NET: pci .*0x8086:0x100e' '$R/serial.log'"
   check "generic kernel: e1000 bound to nothing (no eth device)" \
     bash -c "grep -a 'HVT-NET: netdevs' '$R/serial.log' | grep -q lo && ! grep -a 'HVT-NET: netdevs' '$R/serial.log' | grep -q eth"
+  check "enrolled: the loader stored the keys and verified the seal" \
+    bash -c "grep -aq 'hvtrace: keys enrolled in EFI variable HvtraceKeys' '$R/serial.log' && grep -aq 'hvtrace.cfg seal verified' '$R/serial.log'"
+  check "enrolled: no key on the ESP's configuration" bash -c "! grep -q 'key=' '$OUT/generic/hvtrace.cfg'"
+  check "enrolled: the stream is authenticated and encrypted under the enrolled key" \
+    grep -aq "stream authenticated and encrypted" "$R/e9.log"
+  check "enrolled: HELLO names the pinned configuration, sealed" \
+    bash -c "grep -q '^cfg_sha256=$PIN\$' '$D/header.txt' && grep -q '^cfg_seal=sealed\$' '$D/header.txt'"
   check "generic kernel: console streamed byte for byte" \
     python3 -c "import sys; c=open('$D/console.log','rb').read(); s=open('$R/serial.log','rb').read(); sys.exit(0 if c and s.endswith(c) else 1)"
 fi

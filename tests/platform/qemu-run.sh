@@ -6,6 +6,8 @@
 #   -m MB   guest RAM               env QEMU_MEM      default 512
 #   -t S    wall-clock timeout (s)  env QEMU_TIMEOUT  default 300
 #   -a A    accelerator: auto | kvm | tcg | kvm-or-tcg env QEMU_ACCEL default auto
+#   -V F    keep the firmware's variables in F across runs (made from OVMF_VARS.fd when absent)
+#   -w      the image is written (the loader's own writes stay: default is snapshot=on)
 #
 # Acceleration: with "auto", KVM with nested VT-x (-enable-kvm -cpu host) is used only when it
 # can work: /dev/kvm opens, the host CPU is Intel, kvm_intel's "nested" parameter is on, and a
@@ -16,20 +18,23 @@
 # fail that way, the run is restarted under TCG.)
 #
 # Firmware: Debian 12's /usr/share/OVMF/OVMF_CODE.fd (read-only pflash) + a private copy of
-# OVMF_VARS.fd. The image is attached read-only-in-effect (snapshot=on): runs never modify it.
+# OVMF_VARS.fd (or -V's file). The image is attached read-only-in-effect (snapshot=on) unless
+# -w: runs never modify it.
 # RUN_DIR receives: serial.log (COM1), e9.log (debugcon, port 0xE9), qemu.stderr, accel,
 # end (poweroff | timeout | exit-N), wall_seconds.
 # Exit status: 0 when the guest powered off (QEMU exits 0 on ACPI S5), 124 on timeout, else 1.
 set -euo pipefail
 CPUS="${QEMU_CPUS:-2}"; MEM="${QEMU_MEM:-512}"; TIMEOUT="${QEMU_TIMEOUT:-300}"; ACCEL="${QEMU_ACCEL:-auto}"
-while getopts "c:m:t:a:" opt; do
+KEEP_VARS=""; SNAPSHOT=on
+while getopts "c:m:t:a:V:w" opt; do
   case "$opt" in
     c) CPUS="$OPTARG" ;; m) MEM="$OPTARG" ;; t) TIMEOUT="$OPTARG" ;; a) ACCEL="$OPTARG" ;;
-    *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+    V) KEEP_VARS="$OPTARG" ;; w) SNAPSHOT=off ;;
+    *) sed -n '2,14p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 IMG="$1"; RUN="$2"
 [ -f "$IMG" ] || { echo "qemu-run: no image $IMG" >&2; exit 2; }
 QEMU=qemu-system-x86_64
@@ -69,12 +74,14 @@ echo "$ACCEL" > "$RUN/accel"
 # early with status 250 so that "auto" can fall back to TCG.
 run_qemu() {
   local pid rc
-  cp "$VARS" "$RUN/OVMF_VARS.fd"
+  local vars="$RUN/OVMF_VARS.fd"
+  if [ -n "$KEEP_VARS" ]; then vars="$KEEP_VARS"; [ -f "$vars" ] || cp "$VARS" "$vars"
+  else cp "$VARS" "$vars"; fi
   rm -f "$RUN/serial.log" "$RUN/e9.log"
   timeout --kill-after=5 "$TIMEOUT" "$QEMU" -machine pc "${ACCEL_ARGS[@]}" -smp "$CPUS" -m "$MEM" \
     -drive if=pflash,format=raw,unit=0,readonly=on,file="$CODE" \
-    -drive if=pflash,format=raw,unit=1,file="$RUN/OVMF_VARS.fd" \
-    -drive file="$IMG",format=raw,if=ide,snapshot=on \
+    -drive if=pflash,format=raw,unit=1,file="$vars" \
+    -drive file="$IMG",format=raw,if=ide,snapshot=$SNAPSHOT \
     -net none -display none -no-reboot \
     -serial file:"$RUN/serial.log" -debugcon file:"$RUN/e9.log" \
     < /dev/null > /dev/null 2> "$RUN/qemu.stderr" &

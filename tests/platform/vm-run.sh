@@ -18,6 +18,8 @@
 #   --advertise on|off advertise = (default on; "-": no line)
 #   --selftest         selftest = on
 #   --cfg LINE         any other hvtrace.cfg line (repeatable)
+#   --seal DIR         an enrolled machine: DIR is `hvt cfg keys DIR`'s; hvtrace.cfg is sealed
+#                      with DIR/seal.key and DIR/hvtrace.enroll goes on the ESP
 #   --efi F --kernel F --initrd F   the ESP's files (defaults: $BUILD/hvtrace.efi,
 #                      $BUILD/test/vmlinuz, $BUILD/test/initrd.img)
 #   -c CPUS (default $TEST_CPUS or 2)   -t TIMEOUT wall seconds (default 600)
@@ -32,8 +34,8 @@ BUILD="${BUILD:-build}"
 CPUS="${TEST_CPUS:-2}"; TIMEOUT=600
 EFI="$BUILD/hvtrace.efi"; KERNEL="$BUILD/test/vmlinuz"; INITRD="$BUILD/test/initrd.img"
 CMD=""; APPEND=""; TRACE_SET=0; TRACE_ITEMS=""; NET=""; HV=on; ADV=on; SELFTEST=0
-EXTRA=(); EMU=bochs; ORACLE=0; ESP_ONLY=0
-usage() { sed -n '2,30p' "$0" >&2; exit 2; }
+EXTRA=(); EMU=bochs; ORACLE=0; ESP_ONLY=0; SEAL=
+usage() { sed -n '2,32p' "$0" >&2; exit 2; }
 while [ $# -gt 1 ]; do
   case "$1" in
     --cmd) CMD="$2"; shift ;;
@@ -44,6 +46,7 @@ while [ $# -gt 1 ]; do
     --advertise) ADV="$2"; shift ;;
     --selftest) SELFTEST=1 ;;
     --cfg) EXTRA+=("$2"); shift ;;
+    --seal) SEAL="$2"; shift ;;
     --efi) EFI="$2"; shift ;;
     --kernel) KERNEL="$2"; shift ;;
     --initrd) INITRD="$2"; shift ;;
@@ -75,7 +78,9 @@ fi
 [ -n "$NET" ] && lines+=("net = $NET")
 lines+=(${EXTRA[@]+"${EXTRA[@]}"})
 printf '%s\n' "${lines[@]}" > "$DIR/hvtrace.cfg"
+[ -n "$SEAL" ] && { "$BUILD/host/hvt" cfg seal --key-file "$SEAL/seal.key" "$DIR/hvtrace.cfg" > /dev/null || exit 1; }
 bash tests/platform/make-esp.sh "$DIR/esp.img" "$EFI" "$KERNEL" "$INITRD" "$DIR/hvtrace.cfg" > /dev/null
+[ -n "$SEAL" ] && MTOOLS_SKIP_CHECK=1 mcopy -i "$DIR/esp.img" "$SEAL/hvtrace.enroll" ::/hvtrace.enroll
 [ "$ESP_ONLY" = 1 ] && exit 0
 
 if [ "$EMU" = qemu ]; then

@@ -20,7 +20,7 @@ check() { # name condition-status detail
 grep "^HVT-RESULT: name=probe" <<< "$log"
 grep -E "^(hvtrace: cpu [0-9]+: probe|HVT-PROBE)" <<< "$hv"
 for r in probe-arm probe-workload probe-kprobe-ftrace probe-kcore probe-textsum probe-own-int3 probe-disarm \
-         probe-cycles probe-after-disarm probe-stress-workload; do
+         probe-cycles probe-page-sets probe-after-disarm probe-stress-workload; do
     grep -q "^HVT-RESULT: name=$r ok" <<< "$log"; check "$r" $? "guest says $(grep -o "name=$r [A-Za-z]*" <<< "$log" | head -1)"
 done
 want=$((2 * calls * cpus))      # probe-check's two workloads (alone, then beside the kprobe)
