@@ -66,6 +66,16 @@ FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c tests/fuzz/host_hv/hv_log_hos
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
+# net/net_hide.c (the guest's 0xCF8/0xCFC accesses) as a host unit test on fuzz_lwip_rx's
+# lwIP headers and shim, without the fuzzer: net/tests/test_net_hide.c; unit-test-hv runs it.
+$(HOST_OUT)/test_net_hide: net/tests/test_net_hide.c net/net_hide.c vmm/pci_mcfg.c vmm/include/pci_mcfg.h \
+                           $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) tests/lib/check.h tests/fuzz/host_hv/hv_api.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -Itests/lib -Ivmm -o $@ net/tests/test_net_hide.c net/net_hide.c vmm/pci_mcfg.c
+.PHONY: unit-test-net-hide
+unit-test-net-hide: $(HOST_OUT)/test_net_hide
+	$(HOST_OUT)/test_net_hide
+unit-test-hv: unit-test-net-hide
 $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py $(HVT_ABI_PY)
 	rm -rf $@ && HVT_GEN_DIR=$(GEN_DIR) python3 $< $@
 # fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
