@@ -32,9 +32,11 @@
  *  - Hiding the NIC from the guest: the core intercepts I/O ports NET_IO_PORTS (0xCF8-0xCFF for
  *    PCI configuration, COM1's 0x3F8 and 0x3FB to observe the console) and hands each access to
  *    net_io_exit(); it maps every range net_hidden_mmio() returns to a harmless page in the
- *    guest's EPT (the dummy page, as for the hypervisor's own region). ECAM (PCI Express
- *    memory-mapped configuration) is not hidden yet: the NIC is hidden only on platforms
- *    without it (Bochs's i440fx). net_pci_is_hidden() answers for the core's own checks.
+ *    guest's EPT (the dummy page, as for the hypervisor's own region); net_layer.c hides its
+ *    ECAM page (PCI Express memory-mapped configuration). Through the ports, a guest write
+ *    reaching the dword at 0x18 of any function never changes a bridge's bus numbers
+ *    (vmm/include/pci_mcfg.h mcfg_write_mask; vmm/ does the same for ECAM).
+ *    net_pci_is_hidden() answers for the core's own checks.
  *  - Console: net_io_exit() sees the guest's writes to COM1's data port (DLAB clear) and
  *    forwards them; it returns false for them so the core still performs the write (the guest
  *    sees no difference). The core may also call net_console_byte() directly.

@@ -7,10 +7,14 @@
  * selects the NIC, or replayed on the real ports with the guest's latch value, under the same
  * lock the hypervisor's own accesses take. So the hypervisor may use the latch at any time.
  * 0xCF9 (the PIIX reset control register) and other sizes pass through untouched.
+ * Bridges: writes to those above the NIC are dropped whole; on every other function a write
+ * reaching the dword at 0x18 goes through vmm/'s mcfg_write_mask (pci_mcfg.h): the bus
+ * numbers of a type-1 or CardBus header are never written, the latency timer at 0x1B is.
  * Memory: every BAR of the NIC is listed for the layer to hide in EPT (net_layer.c).
  */
 #include "net_internal.h"
 #include "pci.h"
+#include "pci_mcfg.h"
 
 #define UART_LCR_DLAB 0x80u             /* 16550 LCR bit 7: divisor latch access */
 #define PCI_CFG_ADDR_SIZE 4u
@@ -71,6 +75,28 @@ static uint64_t in_result(uint64_t rax, unsigned size, uint64_t v)
     return size == 4 ? (v & m) : ((rax & ~m) | (v & m));
 }
 
+/* mcfg_guarded_write's store: an OUT to the data port byte the register falls on (the
+ * guest's address is in the latch). */
+static void port_store(void *ctx, uint16_t off, unsigned size, uint64_t val)
+{
+    hv_port_io(false, size, (uint16_t)(PCI_CFG_DATA_PORT + (off & 3)), &val);
+}
+
+/* A guest write to the dword at 0x18 of a function not hidden: mcfg_guarded_write, for the
+ * header type the function has (read from the device itself, not from anything the guest
+ * could have written). */
+static bool bus_numbers_write(uint32_t addr, uint16_t port, unsigned size, uint64_t rax)
+{
+    unsigned off = MCFG_REG_BUS_NUMBERS + (port - PCI_CFG_DATA_PORT);
+    net_lock(&pci_cfg_lock);
+    hv_outl(PCI_CFG_ADDR_PORT, (addr & PCI_CFG_FN_MASK) | (MCFG_REG_HEADER_TYPE & PCI_CFG_REG_MASK));
+    uint8_t hdr = (uint8_t)(hv_inl(PCI_CFG_DATA_PORT) >> (8 * (MCFG_REG_HEADER_TYPE & 3)));
+    hv_outl(PCI_CFG_ADDR_PORT, addr);
+    mcfg_guarded_write(hdr, (uint16_t)off, size, rax, port_store, 0);
+    net_unlock(&pci_cfg_lock);
+    return true;
+}
+
 static bool pci_data(uint16_t port, unsigned size, bool in, uint64_t *rax)
 {
     uint32_t addr = __atomic_load_n(&guest_cf8, __ATOMIC_RELAXED);
@@ -84,6 +110,12 @@ static bool pci_data(uint16_t port, unsigned size, bool in, uint64_t *rax)
     }
     if (!in && is_protected_bridge(bus, dev, fn))
         return true;                    /* bus numbers, windows, bridge control: not the guest's */
+    /* The register is CONFIG_ADDRESS bits 7:2 (PCI 3.0, 3.2.2.3.2); bits 27:24, which some
+     * chipsets take as extended register bits and others ignore, are ignored here too, so a
+     * guest cannot reach 0x18 past the check by setting them (a write to 0x118-0x11A where
+     * they do mean something is held back as well). */
+    if (!in && (addr & PCI_CFG_REG_MASK) == MCFG_REG_BUS_NUMBERS)
+        return bus_numbers_write(addr, port, size, *rax);
     net_lock(&pci_cfg_lock);
     hv_outl(PCI_CFG_ADDR_PORT, addr);
     hv_port_io(in, size, port, rax);
@@ -112,6 +144,16 @@ bool net_io_exit(uint16_t port, unsigned size, bool in, uint64_t *rax)
     }
     if (port >= PCI_CFG_DATA_PORT && port + size <= PCI_CFG_DATA_PORT + 4)
         return pci_data(port, size, in, rax);
+    /* Partly in CONFIG_DATA (a dword at 0xCFD, a word at 0xCFB, a dword at 0xCF9): the CPU
+     * splits an unaligned port access into aligned ones (SDM vol. 1, "I/O Address Space"),
+     * so passed on it would reach the data port with whatever address the real latch last
+     * held, past every check above. No driver does it: reads see all ones, writes go
+     * nowhere. */
+    if (port < PCI_CFG_DATA_PORT + 4 && port + size > PCI_CFG_DATA_PORT) {
+        if (in)
+            *rax = in_result(*rax, size, 0xffffffffull);
+        return true;
+    }
     return false;
 }
 

@@ -14,6 +14,8 @@
 #define PCI_CFG_ADDR_PORT     0xcf8u
 #define PCI_CFG_DATA_PORT     0xcfcu
 #define PCI_CFG_ENABLE        0x80000000u   /* bit 31 of CONFIG_ADDRESS */
+#define PCI_CFG_REG_MASK      0xfcu         /* bits 7:2: the dword register */
+#define PCI_CFG_FN_MASK       0x80ffff00u   /* enable, bus, device, function */
 
 /* Type 0 configuration header offsets (PCI 3.0 section 6.1) */
 #define PCI_VENDOR_ID         0x00

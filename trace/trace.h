@@ -19,10 +19,21 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "hv_api.h"
 
 #define TRACE_MARK_STOP  0
 #define TRACE_MARK_START 1
 #define TRACE_POLL_TICKS 20000000ull
+/* The parts of what the start left in the hypervisor's region (vmm/'s budgets, hv_api.h) that
+ * the two allocators driven from outside take: the probe engine (probe tables and shadow
+ * pages, armed by the guest's root or the collector) and D programs (images and state). Each
+ * is refused past its own, so the guest filling one leaves the other, and vmm/'s reserve,
+ * whole; the 2 parts left over are for what nobody budgets (a CPU's stream stage at its first
+ * use, the D drain buffers). */
+#define TRACE_PROBE_MEM_PARTS 3u
+#define TRACE_D_MEM_PARTS     3u
+_Static_assert(TRACE_PROBE_MEM_PARTS + TRACE_D_MEM_PARTS < HV_BUDGET_PARTS,
+               "room left for what nobody budgets");
 
 enum trace_chunk_kind { TRACE_CHUNK_CODE = 1, TRACE_CHUNK_RECORDS = 2 };
 struct trace_chunk_info {

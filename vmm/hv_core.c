@@ -36,9 +36,10 @@ void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEA
 void hv_core_init(struct hvt_boot_info *bi)
 {
     hv.bi = bi;
-    hv.alloc_next = (bi->free_phys + X86_PAGE_SIZE - 1) & ~(X86_PAGE_SIZE - 1);
-    hv.alloc_end = bi->region_phys + bi->region_size;
     hv.cpu_count = bi->cpu_count;
+    uint64_t next = (bi->free_phys + X86_PAGE_SIZE - 1) & ~(X86_PAGE_SIZE - 1);
+    mem_plan_make(&hv.plan, bi->region_size, hv.cpu_count, next - bi->region_phys);
+    hv.pool = (struct mem_pool){ next, bi->region_phys + bi->region_size, hv.plan.reserve };
 }
 
 bool hv_in_region(uint64_t pa)
@@ -66,20 +67,61 @@ void *hv_phys_to_virt(uint64_t pa)
 void *hv_phys_to_virt_uc(uint64_t pa) { return (void *)(HVT_UC_ALIAS_BASE + pa); }
 
 static struct spinlock alloc_lock;
+_Static_assert(HV_BUDGET_PARTS == MEM_PARTS, "hv_api.h's parts are mem_budget.h's");
 
-void *hv_alloc_pages(size_t npages)
+static void *pool_alloc(size_t npages, bool vmm)
+{
+    uint64_t pa;
+    spin_lock(&alloc_lock);
+    bool ok = mem_pool_take(&hv.pool, (uint64_t)npages * X86_PAGE_SIZE, vmm, &pa);
+    spin_unlock(&alloc_lock);
+    if (!ok)
+        return 0;
+    void *va = hv_phys_to_virt(pa);
+    memset(va, 0, npages * X86_PAGE_SIZE);
+    return va;
+}
+
+void *hv_alloc_pages(size_t npages) { return pool_alloc(npages, false); }
+void *vmm_alloc_pages(size_t npages) { return pool_alloc(npages, true); }
+
+void hv_mem_start_done(void)
 {
     spin_lock(&alloc_lock);
-    uint64_t pa = hv.alloc_next, bytes = npages * X86_PAGE_SIZE;
-    if (pa + bytes > hv.alloc_end) {
-        spin_unlock(&alloc_lock);
-        return 0;
-    }
-    hv.alloc_next += bytes;
+    mem_plan_make(&hv.plan, hv.bi->region_size, hv.cpu_count, hv.pool.next - hv.bi->region_phys);
+    hv.start_done = true;
     spin_unlock(&alloc_lock);
-    void *va = hv_phys_to_virt(pa);
-    memset(va, 0, bytes);
-    return va;
+}
+
+/* Before the start is done (a layer setting up) the base is what is taken so far. */
+uint64_t hv_budget_limit(const struct hv_budget *b)
+{
+    struct mem_plan p = hv.plan;
+    if (!hv.start_done)
+        mem_plan_make(&p, hv.bi->region_size, hv.cpu_count, hv.pool.next - hv.bi->region_phys);
+    return mem_plan_share(&p, b->parts);
+}
+
+void *hv_budget_pages(struct hv_budget *b, size_t npages)
+{
+    uint64_t bytes = (uint64_t)npages * X86_PAGE_SIZE;
+    if (!mem_budget_charge(&b->used, hv_budget_limit(b), bytes))
+        return 0;
+    void *p = hv_alloc_pages(npages);
+    if (!p)
+        mem_budget_uncharge(&b->used, bytes);
+    return p;
+}
+
+void *hv_budget_alloc(struct hv_budget *b, size_t bytes)
+{
+    uint64_t charged = bytes >= X86_PAGE_SIZE ? HV_PAGES(bytes) * X86_PAGE_SIZE : (bytes + 15) & ~(uint64_t)15;
+    if (!mem_budget_charge(&b->used, hv_budget_limit(b), charged))
+        return 0;
+    void *p = hv_alloc(bytes);
+    if (!p)
+        mem_budget_uncharge(&b->used, charged);
+    return p;
 }
 
 /* Small allocations are carved from pages taken as needed (never freed, like the pages). */
@@ -169,9 +211,12 @@ void hv_mem_report(void)
            bi->region_phys, bi->region_phys + bi->region_size, bi->region_size >> 20);
     hv_log("hvtrace:   image + loader page tables [%lx, %lx), mapped at %lx\n",
            bi->region_phys, bi->free_phys, HVT_IMAGE_LINK_BASE);
-    hv_log("hvtrace:   allocated [%lx, %lx): EPT %u pages, per-CPU state, bitmaps\n",
-           bi->free_phys, hv.alloc_next, hv.ept.tables);
-    hv_log("hvtrace:   free [%lx, %lx)\n", hv.alloc_next, hv.alloc_end);
+    hv_log("hvtrace:   allocated [%lx, %lx): EPT %u pages, per-CPU state, bitmaps, the layers' "
+           "tables\n", bi->free_phys, hv.pool.next, hv.ept.tables);
+    hv_log("hvtrace:   free [%lx, %lx), of which vmm/'s reserve %lu KiB (on-demand MMIO: %u EPT "
+           "tables, views: %u tables per CPU, IOMMU: %u pages); budgets share out %lu KiB\n",
+           hv.pool.next, hv.pool.end, hv.plan.reserve >> 10, hv.plan.mmio_tables,
+           hv.plan.view_tables, hv.plan.iommu_pages, hv.plan.avail >> 10);
     hv_log("hvtrace:   direct map [0, %lx), uncached alias at %lx; EPT covers [0, %lx)\n",
            bi->direct_map_limit, HVT_UC_ALIAS_BASE, hv.ept_limit);
 }

@@ -12,10 +12,14 @@
 #include "ept.h"
 #include "mtrr.h"
 #include "spec_ctrl.h"
+#include "mem_budget.h"
 
 struct hv_globals {
     struct hvt_boot_info *bi;
-    uint64_t alloc_next, alloc_end;      /* physical bump allocator inside the region */
+    struct mem_pool pool;                /* physical bump allocator inside the region, the
+                                            last pool.reserve bytes vmm/'s (mem_budget.h) */
+    struct mem_plan plan;                /* the reserve's caps; once started, the budgets' base */
+    bool start_done;                     /* plan.used_at_start is what the start took */
     uint64_t canary;                     /* kept in hv memory; the guest must never see it
                                             (self-test boots only: 0 otherwise) */
     unsigned end_reason;                 /* enum hv_end, once the machine is going away */
@@ -45,6 +49,12 @@ extern struct hv_globals hv;
 
 void hv_core_init(struct hvt_boot_info *bi);
 void hv_mem_report(void);
+/* vmm/'s own pages after start (EPT tables, the IOMMU's tables): may take the reserve, which
+ * hv_alloc_pages() leaves alone; each user keeps to its cap in hv.plan. */
+void *vmm_alloc_pages(size_t npages);
+/* The image has started (every layer set up, the IOMMU's tables built): what it took is the
+ * budgets' base from now on. */
+void hv_mem_start_done(void);
 /* Is [gpa, gpa+len) ordinary guest RAM (not MMIO, not the hypervisor's region)? */
 bool hv_gpa_is_ram(uint64_t gpa, uint64_t len);
 bool hv_in_region(uint64_t pa);

@@ -8,8 +8,21 @@
 #include "cpu.h"
 #include "vmx_exit.h"
 #include "insn_store.h"
+#include "pci_mcfg.h"
 
-static void *ept_alloc(void) { return hv_alloc_pages(1); }
+/* EPT tables are vmm/'s own: they may take the reserve (mem_budget.h), within the caps of
+ * hv.plan: on-demand MMIO's (hv_ept_map_mmio) and, while a view is edited, what that CPU's
+ * view may still hold (view_left; -1: no view edit, no limit). Under hv.ept_lock. */
+static long view_left = -1;
+static void *ept_alloc(void)
+{
+    if (view_left == 0)
+        return 0;
+    void *p = vmm_alloc_pages(1);
+    if (p && view_left > 0)
+        view_left--;
+    return p;
+}
 static int ept_memtype(uint64_t base, uint64_t size) { return mtrr_type_range(&hv.mtrr, base, size); }
 static const struct ept_ops ept_ops = {
     .alloc_page = ept_alloc, .virt_to_phys = hv_virt_to_phys, .phys_to_virt = hv_phys_to_virt,
@@ -116,12 +129,13 @@ bool hv_ept_wait_all(uint64_t max_tsc)
  * anywhere), so without a bound a guest touching page after page would take every free page of
  * the hypervisor's region for EPT tables. The budget: HV_MMIO_PAGES pages mapped, and the
  * tables they need, at most HV_MMIO_TABLES (a page can need three: a page-directory-pointer
- * table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT Translation Mechanism").
- * Past it the access is refused (the caller gives the guest #GP). Real devices' BARs above the
- * start-up map are a few pages to a few MiB each: 16 MiB of them, in at most 64 regions of
- * 2 MiB, is far more than a PC's firmware places there and the guest touches. */
+ * table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT Translation Mechanism"), at
+ * most hv.plan.mmio_tables, which vmm/'s reserve holds (mem_budget.h: MEM_MMIO_TABLES, fewer
+ * in a small region). Past it the access is refused (the caller gives the guest #GP). Real
+ * devices' BARs above the start-up map are a few pages to a few MiB each: 16 MiB of them, in
+ * at most 64 regions of 2 MiB, is far more than a PC's firmware places there and the guest
+ * touches. */
 #define HV_MMIO_PAGES  4096u
-#define HV_MMIO_TABLES 192u
 static struct { unsigned pages, tables, refused; } mmio;     /* under hv.ept_lock */
 
 int hv_ept_map_mmio(uint64_t gpa)
@@ -139,7 +153,7 @@ int hv_ept_map_mmio(uint64_t gpa)
         spin_unlock(&hv.ept_lock);
         return rc;
     }
-    if (mmio.pages >= HV_MMIO_PAGES || mmio.tables + 3 > HV_MMIO_TABLES) {
+    if (mmio.pages >= HV_MMIO_PAGES || mmio.tables + 3 > hv.plan.mmio_tables) {
         mmio.refused++;
         spin_unlock(&hv.ept_lock);
         return -1;
@@ -187,9 +201,14 @@ int hv_ept_view_map(unsigned cpu, uint64_t gpa, void *page, uint64_t perms)
         return -1;                              /* only hypervisor pages stand in for guest ones */
     spin_lock(&hv.ept_lock);
     int rc = -1;
+    /* A view holds at most hv.plan.view_tables tables (the reserve's share per CPU): a map
+     * that needs more is refused; one whose tables exist (a step-over) never is. */
+    struct ept_view *view = &vcpu_get(cpu)->view;
+    view_left = view->tables < hv.plan.view_tables ? (long)(hv.plan.view_tables - view->tables) : 0;
     /* The guest's own page, or a page in its place, with the base's memory type. */
     if (ept_translate(&hv.ept, gpage, &p, &(uint64_t){ 0 }, &memtype) && p == gpage)
-        rc = ept_view_map_4k(&vcpu_get(cpu)->view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
+        rc = ept_view_map_4k(view, gpage, page ? hpa : gpage, perms & EPT_RWX, memtype);
+    view_left = -1;
     view_edit_done_unlock(cpu);
     return rc;
 }
@@ -229,6 +248,20 @@ static unsigned n_drop;
  * and Linux run there; CS.L is bit 13 of the access rights, SDM 25.4.1). */
 #define CS_AR_L        (1u << 13)
 #define VEC_GP_FAULT   13u
+/* The MOV store that faulted (64-bit code only: the firmware and Linux run there; CS.L is bit
+ * 13 of the access rights, SDM 25.4.1): its length, 0 for anything else. */
+static unsigned faulting_store(struct insn_store *st)
+{
+    uint8_t insn[15];
+    size_t len = 0;
+    if (hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L) {
+        struct gmem_paging p;
+        hv_guest_paging(&p);
+        len = gmem_read_gva(&p, hv_guest_read(HV_GUEST_RIP), insn, sizeof insn);
+    }
+    return len ? insn_store_decode(insn, len, st) : 0;
+}
+
 bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qual)
 {
     unsigned n = __atomic_load_n(&n_drop, __ATOMIC_ACQUIRE), i;
@@ -236,19 +269,93 @@ bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qual)
         ;
     if (i == n || !(qual & EPT_QUAL_WRITE))
         return false;                           /* not ours; reads and fetches are allowed */
-    uint8_t insn[15];
-    size_t len = 0;
-    uint64_t rip = hv_guest_read(HV_GUEST_RIP);
-    if (hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L) {
-        struct gmem_paging p;
-        hv_guest_paging(&p);
-        len = gmem_read_gva(&p, rip, insn, sizeof insn);
-        len = len ? insn_store_len(insn, len) : 0;
-    }
+    struct insn_store st;
+    unsigned len = faulting_store(&st);
     if (len)
-        hv_guest_write(HV_GUEST_RIP, rip + len);
+        hv_guest_write(HV_GUEST_RIP, hv_guest_read(HV_GUEST_RIP) + len);
     else
         vmx_inject_exception(VEC_GP_FAULT, true, 0);
+    return true;
+}
+
+/* ECAM windows guarded since start (hv_ept_ecam_guard); read-only afterwards. */
+static struct mcfg_info ecam;
+
+int hv_ept_ecam_guard(const void *mcfg, uint32_t len)
+{
+    int rc = len <= HVT_MCFG_MAX ? mcfg_parse(mcfg, len, &ecam) : MCFG_E_LIMIT;
+    if (rc) {
+        ecam.n = 0;
+        hv_log("hvtrace: the MCFG does not check out (%s): ECAM writes not guarded\n",
+               mcfg_strerror(rc));
+        return -1;
+    }
+    /* The windows must be device memory the direct map reaches (the hypervisor performs the
+     * guest's writes through its uncached alias), outside RAM and the region. */
+    for (unsigned i = 0; i < ecam.n; i++) {
+        const struct mcfg_alloc *a = &ecam.alloc[i];
+        uint64_t lo = a->base + ((uint64_t)a->bus_start << 20), hi = a->base + (((uint64_t)a->bus_end + 1) << 20);
+        bool bad = hi > hv.bi->direct_map_limit;
+        for (uint64_t pa = lo; pa < hi && !bad; pa += X86_PAGE_SIZE)
+            bad = hv_in_region(pa) || hv_gpa_is_ram(pa, X86_PAGE_SIZE);
+        if (bad) {
+                hv_log("hvtrace: ECAM window [%lx, %lx) overlaps RAM, the hypervisor or lies beyond "
+                       "the direct map: ECAM writes not guarded\n", lo, hi);
+                ecam.n = 0;
+                return -1;
+            }
+    }
+    unsigned before = hv.ept.tables;
+    spin_lock(&hv.ept_lock);
+    for (unsigned i = 0; i < ecam.n && !rc; i++) {
+        const struct mcfg_alloc *a = &ecam.alloc[i];
+        uint64_t lo = a->base + ((uint64_t)a->bus_start << 20), hi = a->base + (((uint64_t)a->bus_end + 1) << 20);
+        for (uint64_t pa = lo; pa < hi && !rc; pa += X86_PAGE_SIZE)
+            rc = ept_map_4k(&hv.ept, pa, pa, EPT_READ | EPT_EXEC, MTRR_UC);
+    }
+    spin_unlock(&hv.ept_lock);
+    if (rc) {
+        /* Half guarded: the pages done stay read-only and their writes are still performed. */
+        hv_log("hvtrace: out of memory for the EPT tables of the ECAM windows: ECAM writes "
+               "only partly guarded\n");
+        return -1;
+    }
+    hv_log("hvtrace: ECAM: %u window(s) read-only to the guest, writes performed without any "
+           "bridge's bus numbers (%u EPT pages)\n", ecam.n, hv.ept.tables - before);
+    return 0;
+}
+
+/* mcfg_guarded_write's store: ctx is the function's page through the uncached alias. */
+static void ecam_store(void *ctx, uint16_t off, unsigned size, uint64_t v)
+{
+    volatile uint8_t *dst = (volatile uint8_t *)ctx + off;
+    switch (size) {
+    case 1: *dst = (uint8_t)v; break;
+    case 2: *(volatile uint16_t *)dst = (uint16_t)v; break;
+    case 4: *(volatile uint32_t *)dst = (uint32_t)v; break;
+    default: *(volatile uint64_t *)dst = v; break;
+    }
+}
+
+bool hv_ept_ecam_write_fault(struct guest_regs *g, uint64_t gpa, uint64_t qual)
+{
+    struct mcfg_target t;
+    if (!(qual & EPT_QUAL_WRITE) || !mcfg_classify(&ecam, gpa, &t))
+        return false;
+    struct insn_store st;
+    unsigned len = faulting_store(&st);
+    if (!len || t.offset + st.size > MCFG_FUNC_SPACE) {
+        vmx_inject_exception(VEC_GP_FAULT, true, 0);   /* not a MOV, or across two functions */
+        return true;
+    }
+    uint64_t regs[GPR_COUNT];
+    for (unsigned i = 0; i < GPR_COUNT; i++)
+        regs[i] = g->r[i];
+    regs[GPR_RSP] = hv_guest_read(HV_GUEST_RSP);
+    uint64_t v = insn_store_value(&st, regs);
+    volatile uint8_t *page = hv_phys_to_virt_uc(gpa - t.offset);
+    mcfg_guarded_write(page[MCFG_REG_HEADER_TYPE], t.offset, st.size, v, ecam_store, (void *)page);
+    hv_guest_write(HV_GUEST_RIP, hv_guest_read(HV_GUEST_RIP) + len);
     return true;
 }
 

@@ -22,5 +22,15 @@ void hv_ept_mmio_usage(unsigned *pages, unsigned *tables, unsigned *refused);
 /* An EPT violation on a hv_ept_drop_writes page: the write skipped or refused (#GP); true
  * when handled (false: not such a page, or not a write). */
 bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification);
+/* Every bridge's bus numbers in ECAM stay the firmware's (pci_mcfg.h mcfg_write_mask): at
+ * start, before any layer edits EPT, every page of the MCFG's windows is made read-only to
+ * the guest; a write there exits and hv_ept_ecam_write_fault performs it on the device
+ * without the bus-number bytes of a type-1 or CardBus header (a MOV store; #GP otherwise,
+ * as for dropped writes). Pages a layer maps otherwise later (the NIC's hidden page, the
+ * read-only bridges above it) follow that layer's mapping. 0, or -1 when the table cannot be
+ * guarded (then nothing is). */
+int hv_ept_ecam_guard(const void *mcfg, uint32_t len);
+struct guest_regs;
+bool hv_ept_ecam_write_fault(struct guest_regs *g, uint64_t gpa, uint64_t qualification);
 
 #endif

@@ -49,7 +49,17 @@ enum hv_iommu_state hv_iommu_state(unsigned *units_on, unsigned *units)
     return (enum hv_iommu_state)result.state;
 }
 
-static void *tbl_alloc(void) { return hv_alloc_pages(1); }
+/* The tables are vmm/'s own: from the reserve if need be, within its IOMMU cap (mem_budget.h);
+ * past it the build fails and is reported as any failed build. Built once, on the BSP. */
+static unsigned tbl_pages;
+static void *tbl_alloc(void)
+{
+    if (tbl_pages >= hv.plan.iommu_pages)
+        return 0;
+    void *p = vmm_alloc_pages(1);
+    tbl_pages += p != 0;
+    return p;
+}
 static const struct iommu_ops tbl_ops = { tbl_alloc, hv_virt_to_phys, hv_phys_to_virt };
 
 /* Unit registers through the uncached alias of the direct map. */
@@ -102,7 +112,7 @@ static const char *state_name(enum iommu_boot_state s)
 /* Every unit's register pages: all ones to the guest, its writes dropped. */
 static void hide_units(const struct dmar_info *di)
 {
-    uint64_t *ones = hv_alloc_pages(1);
+    uint64_t *ones = vmm_alloc_pages(1);
     if (!ones) {
         hv_log("hvtrace: IOMMU: no page to hide the units' registers behind\n");
         return;

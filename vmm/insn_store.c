@@ -45,20 +45,33 @@ static unsigned modrm_len(const uint8_t *p, size_t n, unsigned i, unsigned *reg)
     return len;
 }
 
-unsigned insn_store_len(const uint8_t *p, size_t n)
+static uint64_t imm_le(const uint8_t *p, unsigned n)
 {
-    bool opsize = false, addrsize = false, rex_w = false;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+unsigned insn_store_decode(const uint8_t *p, size_t n, struct insn_store *s)
+{
+    bool opsize = false, addrsize = false, rex = false, rex_w = false, rex_r = false;
     unsigned i = 0;
+    *s = (struct insn_store){ 0 };
     while (i < n && i < MAX_INSN && is_legacy_prefix(p[i], &opsize, &addrsize))
         i++;
     if (i < n && (p[i] & 0xf0) == 0x40) {       /* REX, right before the opcode */
+        rex = true;
         rex_w = p[i] & 8;
+        rex_r = p[i] & 4;
         i++;
     }
     if (i >= n)
         return 0;
     uint8_t op = p[i++];
     unsigned reg = 0, m, imm = 0;
+    bool byte = op == 0x88 || op == 0xc6 || op == 0xa2;
+    s->size = byte ? 1 : rex_w ? 8 : opsize ? 2 : 4;
     switch (op) {
     case 0x88: case 0x89:
         m = modrm_len(p, n, i, &reg);
@@ -78,5 +91,36 @@ unsigned insn_store_len(const uint8_t *p, size_t n)
     if (m == 0)
         return 0;
     unsigned len = i + m + imm;
-    return len <= MAX_INSN && len <= n ? len : 0;
+    if (len > MAX_INSN || len > n)
+        return 0;
+    if (imm) {
+        uint64_t v = imm_le(p + i + m, imm);
+        if (imm == 4 && s->size == 8 && (v & 0x80000000u))
+            v |= 0xffffffff00000000ull;  /* imm32 sign-extended to 64 bits */
+        s->imm = true;
+        s->value = v;
+    } else if (op == 0xa2 || op == 0xa3) {
+        s->reg = 0;                     /* AL / AX / EAX / RAX */
+    } else {
+        s->reg = reg | (rex_r ? 8u : 0u);
+        s->high8 = byte && !rex && reg >= 4;
+        if (s->high8)
+            s->reg = reg - 4;
+    }
+    return len;
+}
+
+unsigned insn_store_len(const uint8_t *p, size_t n)
+{
+    struct insn_store s;
+    return insn_store_decode(p, n, &s);
+}
+
+uint64_t insn_store_value(const struct insn_store *s, const uint64_t regs[16])
+{
+    uint64_t mask = s->size >= 8 ? ~0ull : (1ull << (8 * s->size)) - 1;
+    if (s->imm)
+        return s->value & mask;
+    uint64_t v = regs[s->reg & 15];
+    return (s->high8 ? v >> 8 : v) & mask;
 }

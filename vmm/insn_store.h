@@ -13,12 +13,31 @@
  * write, LOCK/REP, register destinations) and bytes that end too soon. Pure C, host-tested.
  * Linux's ECAM accessors (arch/x86/pci/mmconfig_64.c mmio_config_write*) and readl/writel
  * compile to exactly these forms.
+ * insn_store_decode() also says what the store writes, for a hypervisor that performs the
+ * store itself with some bytes held back (the bus numbers of a bridge's ECAM page): its width
+ * (88/C6/A2: 1; 89/C7/A3: 8 with REX.W, else 2 with 66h, else 4) and its source, a register
+ * (ModR/M reg with REX.R; for byte stores without a REX prefix, 4-7 are AH, CH, DH, BH: bits
+ * 15:8 of registers 0-3, SDM vol. 2A 3.1.1.1 "Opcode Column", table 3-1) or the immediate
+ * (C7 with REX.W: imm32 sign-extended to 64 bits). insn_store_value() gives the bytes written
+ * from the guest's registers (SDM numbering 0 RAX .. 15 R15).
  */
 #ifndef HVT_INSN_STORE_H
 #define HVT_INSN_STORE_H
 #include <stdint.h>
 #include <stddef.h>
 
+#include <stdbool.h>
+
+struct insn_store {
+    unsigned size;                /* bytes written: 1, 2, 4 or 8 */
+    bool     imm;                 /* the value is 'value' (already sign-extended to size) */
+    bool     high8;               /* the value is bits 15:8 of register 'reg' (AH..BH) */
+    unsigned reg;                 /* else the register 0-15 */
+    uint64_t value;
+};
+
 unsigned insn_store_len(const uint8_t *p, size_t n);
+unsigned insn_store_decode(const uint8_t *p, size_t n, struct insn_store *s);
+uint64_t insn_store_value(const struct insn_store *s, const uint64_t regs[16]);
 
 #endif

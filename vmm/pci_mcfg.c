@@ -135,6 +135,41 @@ enum mcfg_action mcfg_decide(const struct mcfg_info *m, const struct mcfg_hidden
     return MCFG_PASS;
 }
 
+/* CardBus bridges (header type 2, PC Card Standard 8.0, "CardBus bridge configuration
+ * header") keep their PCI, CardBus and subordinate bus numbers at the same offsets. */
+#define HDR_CARDBUS 2u
+
+unsigned mcfg_write_mask(uint8_t header_type, uint16_t offset, unsigned size)
+{
+    if (size == 0 || size > MCFG_WRITE_MAX)
+        return 0;
+    unsigned mask = (1u << size) - 1, layout = header_type & MCFG_HDR_LAYOUT_MASK;
+    if (layout != MCFG_HDR_BRIDGE && layout != HDR_CARDBUS)
+        return mask;
+    for (unsigned i = 0; i < size; i++) {
+        unsigned o = offset + i;
+        if (o >= MCFG_REG_BUS_NUMBERS && o <= MCFG_REG_BUS_LAST)
+            mask &= ~(1u << i);
+    }
+    return mask;
+}
+
+unsigned mcfg_guarded_write(uint8_t header_type, uint16_t offset, unsigned size, uint64_t val,
+                            mcfg_store_fn store, void *ctx)
+{
+    unsigned mask = mcfg_write_mask(header_type, offset, size), n = 0;
+    if (mask && mask == (1u << size) - 1) {
+        store(ctx, offset, size, val);
+        return 1;
+    }
+    for (unsigned i = 0; i < size; i++)
+        if (mask & (1u << i)) {
+            store(ctx, (uint16_t)(offset + i), 1, (val >> (8 * i)) & 0xff);
+            n++;
+        }
+    return n;
+}
+
 bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa)
 {
     if (f.dev > 31 || f.fn > 7)
@@ -153,10 +188,8 @@ bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *
 /* Type 1 header registers (PCI-to-PCI Bridge Architecture Specification 1.2, 3.2). */
 #define CFG_ID           0x00u
 #define CFG_HEADER_DWORD 0x0cu           /* header type in bits 23:16 */
-#define CFG_BUS_NUMBERS  0x18u
-#define HDR_TYPE(d)      (((d) >> 16) & 0x7fu)
-#define HDR_MULTIFN(d)   (((d) >> 16) & 0x80u)
-#define HDR_BRIDGE       1u
+#define HDR_TYPE(d)      (((d) >> 16) & MCFG_HDR_LAYOUT_MASK)
+#define HDR_MULTIFN(d)   (((d) >> 16) & MCFG_HDR_MULTIFN)
 
 /* The bridge on `bus` whose range holds `target`; false if none. */
 static bool bridge_toward(uint8_t bus, uint8_t target, mcfg_cfg_read_fn rd, void *ctx,
@@ -171,8 +204,8 @@ static bool bridge_toward(uint8_t bus, uint8_t target, mcfg_cfg_read_fn rd, void
                 continue;
             }
             uint32_t hdr = rd(ctx, bus, (uint8_t)dev, (uint8_t)fn, CFG_HEADER_DWORD);
-            if (HDR_TYPE(hdr) == HDR_BRIDGE) {
-                uint32_t bn = rd(ctx, bus, (uint8_t)dev, (uint8_t)fn, CFG_BUS_NUMBERS);
+            if (HDR_TYPE(hdr) == MCFG_HDR_BRIDGE) {
+                uint32_t bn = rd(ctx, bus, (uint8_t)dev, (uint8_t)fn, MCFG_REG_BUS_NUMBERS);
                 uint8_t s = (uint8_t)(bn >> 8), sub = (uint8_t)(bn >> 16);
                 if (s > bus && s <= target && target <= sub) {
                     *b = (struct mcfg_bdf){ 0, bus, (uint8_t)dev, (uint8_t)fn };

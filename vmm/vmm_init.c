@@ -48,6 +48,9 @@ int vmm_init(struct hvt_boot_info *bi)
         hv.canary_page[i] = hv.canary;
     if (hv_ept_build())
         return -5;
+    /* Before any layer maps ECAM pages its own way (the NIC's, the bridges above it). */
+    if (bi->mcfg_len)
+        hv_ept_ecam_guard(bi->mcfg, bi->mcfg_len);
     /* The I/O exits vmm/ needs: the power-off write (the exit summary, the trace's end) and
      * the two PC reset requests, 0xCF9 and the keyboard controller's command port (the trace
      * ends before the machine does: vmx_exit.c machine_end). The 32-bit PCI configuration
@@ -70,6 +73,7 @@ int vmm_init(struct hvt_boot_info *bi)
 void vmm_init_done(void)
 {
     hv_iommu_start();
+    hv_mem_start_done();
     hv_mem_report();
 }
 

@@ -578,7 +578,7 @@ static void handle_ept_violation(struct guest_regs *g, struct vcpu *v)
 {
     uint64_t gpa = vmx_read(VMCS_GUEST_PHYS_ADDR);
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
-    if (hv_ept_drop_write_fault(gpa, q) || exit_reg_ept(gpa, q))
+    if (hv_ept_drop_write_fault(gpa, q) || hv_ept_ecam_write_fault(g, gpa, q) || exit_reg_ept(gpa, q))
         return;
     /* Beyond the identity map we built (high MMIO): extend it on demand, uncached, within
      * its bound. */

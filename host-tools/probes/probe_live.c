@@ -351,7 +351,8 @@ int probe_live_run(const probe_list *l, char **descs, int nd, const struct probe
         fprintf(stderr, "hvt: could not enable all probes: %llu of %zu taken, %llu sites armed (%s%s%s)\n",
                 (unsigned long long)taken, n, (unsigned long long)sites, r ? ans : "hypervisor error ",
                 r ? "" : hvt_coll_val(ans, "probe_error", e, sizeof e) ? e : "?",
-                r ? "" : ": out of probe or shadow-page room (-1), unmapped text (-2), bad spec (-4)");
+                r ? "" : ": out of probe or shadow-page room or of the probe memory budget, which "
+                         "hv_mem_mb sets (-1), unmapped text (-2), bad spec (-4)");
         if (r == 0 || taken)
             hvt_coll_ask(o->dir, o->sock, "probe disarm", ans, LIVE_ANSWER_MAX);
         goto out;

@@ -66,12 +66,22 @@ FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c tests/fuzz/host_hv/hv_log_hos
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a
+# net/net_hide.c (the guest's 0xCF8/0xCFC accesses) as a host unit test on fuzz_lwip_rx's
+# lwIP headers and shim, without the fuzzer: net/tests/test_net_hide.c; unit-test-hv runs it.
+$(HOST_OUT)/test_net_hide: net/tests/test_net_hide.c net/net_hide.c vmm/pci_mcfg.c vmm/include/pci_mcfg.h \
+                           $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) tests/lib/check.h tests/fuzz/host_hv/hv_api.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -Itests/lib -Ivmm -o $@ net/tests/test_net_hide.c net/net_hide.c vmm/pci_mcfg.c
+.PHONY: unit-test-net-hide
+unit-test-net-hide: $(HOST_OUT)/test_net_hide
+	$(HOST_OUT)/test_net_hide
+unit-test-hv: unit-test-net-hide
 $(HOST_OUT)/fuzz/seeds-fuzz_lwip_rx: tests/net/fuzz/make-lwip-seeds.py $(HVT_ABI_PY)
 	rm -rf $@ && HVT_GEN_DIR=$(GEN_DIR) python3 $< $@
 # fuzz_hypercall: vmx_exit.c and hv_guest.c are #included by the harness (see its header).
 $(FUZZ_HV_DIR)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
 	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
-FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c vmm/exit_reg.c vmm/gmem.c vmm/hv_rand.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
+FUZZ_HC_SRCS := tests/unit/fuzz/fuzz_hypercall.c tests/fuzz/host_hv/hv_log_host.c tests/fuzz/host_hv/hv_budget_host.c vmm/mem_budget.c vmm/exit_reg.c vmm/gmem.c vmm/hv_rand.c $(filter-out trace/step/step_fast_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
 $(HOST_OUT)/fuzz/fuzz_hypercall: $(FUZZ_HC_SRCS) $(FUZZ_HV_DIR)/inc/hv_guest.h vmm/vmx_exit.c vmm/hv_guest.c \
                                  $(wildcard vmm/*.h vmm/include/*.h $(TRACE_DIRS:%=%/*.h)) tests/fuzz/host_hv/hv_api.h
 	@mkdir -p $(dir $@)

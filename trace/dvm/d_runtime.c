@@ -18,6 +18,19 @@
 #define DRAIN_BUF   (64u << 10)            /* a CPU's records per message */
 #define SNAP_BUF    (64u << 10)            /* aggregation entries per message */
 #define STATE_MAX   (48u << 20)            /* the most state memory one program may ask for */
+/* Images and state come from the D budget (TRACE_D_MEM_PARTS of what the start left,
+ * hv_api.h): a guest loading ever larger programs cannot take the probes' memory or vmm/'s;
+ * past it a load is refused with HVT_D_ENOMEM and a reason hvt prints. */
+static struct hv_budget d_mem = { .parts = TRACE_D_MEM_PARTS };
+#define WHY_BUDGET  "over the D budget (see hv_mem_mb)"
+
+static void say_why(char *why, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; i + 1 < n && s[i]; i++)
+        why[i] = s[i];
+    why[i] = 0;
+}
 #define ERRNO_MAX   4095u                  /* Linux returns -1..-4095 for errors */
 
 /* Loads (the guest's hypercall on any CPU, the host's parts in the transport's poll on any
@@ -414,9 +427,13 @@ static int stage_new(uint32_t total, uint32_t src)
         uint32_t cap = img[spare].cap ? img[spare].cap : (64u << 10);
         while (cap < total)
             cap *= 2;
-        uint8_t *p = hv_alloc(cap);
-        if (!p)
+        uint8_t *p = hv_budget_alloc(&d_mem, cap);
+        if (!p) {
+            say_why(status.why, sizeof status.why, "image " WHY_BUDGET);
+            hv_log("hvtrace: D image of %u bytes refused: %lu of %lu KiB of the D budget used\n",
+                   total, d_mem.used >> 10, hv_budget_limit(&d_mem) >> 10);
             return HVT_D_ENOMEM;
+        }
         img[spare].p = p;
         img[spare].cap = cap;
     }
@@ -506,8 +523,10 @@ static int finish_stage(void)
         return HVT_D_EVERIFY;
     }
     size_t need = dif_state_size(stage, hv_cpu_count());
-    if (need > STATE_MAX)
+    if (need > STATE_MAX) {
+        say_why(status.why, sizeof status.why, "state over the per-program maximum");
         return HVT_D_ENOMEM;
+    }
     if (need > state_cap) {
         /* Never freed, so grow by doubling (a guest loading ever larger programs would
          * otherwise leave each old block behind until the region is gone); whole pages: the
@@ -515,11 +534,16 @@ static int finish_stage(void)
         size_t cap = need > 2 * state_cap ? need : 2 * state_cap;
         if (cap > STATE_MAX)
             cap = STATE_MAX;                /* need <= STATE_MAX */
-        void *m = hv_alloc_pages(HV_PAGES(cap));
+        void *m = hv_budget_pages(&d_mem, HV_PAGES(cap));
         if (!m && cap > need)
-            m = hv_alloc_pages(HV_PAGES(cap = need));
-        if (!m)
+            m = hv_budget_pages(&d_mem, HV_PAGES(cap = need));
+        if (!m) {
+            say_why(status.why, sizeof status.why, "state " WHY_BUDGET);
+            hv_log("hvtrace: D program's state of %lu KiB refused: %lu of %lu KiB of the D "
+                   "budget used\n", (uint64_t)need >> 10, d_mem.used >> 10,
+                   hv_budget_limit(&d_mem) >> 10);
             return HVT_D_ENOMEM;
+        }
         state_mem = m;
         state_cap = cap;
     }

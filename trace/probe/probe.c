@@ -14,8 +14,10 @@
 #include "trace.h"
 
 /* Enough for an entry probe on every function of a kernel (~42,000 in 6.1): probes are
- * allocated a chunk at a time as they are armed, shadows a page at a time; running out of
- * hypervisor memory fails the arming cleanly with the number armed. */
+ * allocated a chunk at a time as they are armed, shadows a page at a time, both from the
+ * engine's budget (TRACE_PROBE_MEM_PARTS of what the start left, hv_api.h); running out of
+ * it, or of hypervisor memory, fails the arming cleanly with the number armed (PROBE_ENOMEM,
+ * which the guest tool and the collector print), and the hypervisor logs it once. */
 #define PROBE_MAX    65536
 #define PROBE_CHUNK  1024                  /* probes allocated together */
 #define SHADOW_MAX   16384                 /* distinct probed pages (64 MiB of shadows) */
@@ -68,6 +70,20 @@ struct probe {
 static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
 #define PROBE(i) (&probe_chunks[(i) / PROBE_CHUNK][(i) % PROBE_CHUNK])
 static unsigned nprobes, narmed;
+static struct hv_budget mem = { .parts = TRACE_PROBE_MEM_PARTS };
+static bool mem_said;
+
+/* Probe tables and shadow pages: from the engine's budget. Under the lock. */
+static void *mem_pages(size_t n)
+{
+    void *p = hv_budget_pages(&mem, n);
+    if (!p && !mem_said) {
+        mem_said = true;
+        hv_log("hvtrace: probes: memory budget reached (%lu of %lu KiB, hv_mem_mb sets it): "
+               "further probes refused\n", mem.used >> 10, hv_budget_limit(&mem) >> 10);
+    }
+    return p;
+}
 /* Slots [first_live, nprobes) hold the armed table. A disarm retires the rest (first_live =
  * nprobes): a CPU inside a firing may still use the probe it looked up (its D action, then
  * resume() with the probe's emulation and target), so retired slots are written again only
@@ -203,10 +219,21 @@ static struct shadow *shadow_of(uint64_t gpa_page)
     }
 }
 
-static void shadow_show(struct shadow *sh, uint64_t perms)
+/* Shown on every CPU or on none: a CPU's view full (vmm/ caps its tables) refuses the page. */
+static int shadow_show(struct shadow *sh, uint64_t perms)
 {
     for (unsigned c = 0; c < hv_cpu_count(); c++)
-        hv_ept_view_map(c, sh->gpa, sh->page, perms);
+        if (hv_ept_view_map(c, sh->gpa, sh->page, perms)) {
+            while (c--)
+                hv_ept_view_unmap(c, sh->gpa);
+            if (!mem_said) {
+                mem_said = true;
+                hv_log("hvtrace: probes: cpu %u's EPT view is full: further probes on new pages "
+                       "refused\n", c);
+            }
+            return PROBE_ENOMEM;
+        }
+    return 0;
 }
 
 /* The table is empty since a disarm: start again at slot 0 once no CPU can hold a retired
@@ -256,7 +283,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     if (!hv_ept_exec_only())
         return PROBE_EINVAL;     /* shadows are execute-only views: this CPU cannot hold one */
     if (!probe_chunks[nprobes / PROBE_CHUNK] &&
-        !(probe_chunks[nprobes / PROBE_CHUNK] = hv_alloc_pages(HV_PAGES(PROBE_CHUNK * sizeof(struct probe)))))
+        !(probe_chunks[nprobes / PROBE_CHUNK] = mem_pages(HV_PAGES(PROBE_CHUNK * sizeof(struct probe)))))
         return PROBE_ENOMEM;
     struct gmem_xlat x;
     uint8_t b[X86_MAX_INSN_LEN];
@@ -271,7 +298,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     if (!sh) {
         if (nshadows == SHADOW_MAX)
             return PROBE_ENOMEM;
-        uint8_t *p = hv_alloc_pages(1);
+        uint8_t *p = mem_pages(1);
         if (!p)
             return PROBE_ENOMEM;
         sh = &shadows[nshadows];
@@ -296,9 +323,10 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .action = !!(flags & HVT_PROBE_F_ACTION) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
+    if (sh->nsites == 0 && shadow_show(sh, EPT_EXEC))
+        return PROBE_ENOMEM;               /* nothing written yet: the slot stays free */
+    sh->nsites++;
     sh->page[x.gpa & ~X86_PAGE_MASK] = OPC_INT3;
-    if (sh->nsites++ == 0)
-        shadow_show(sh, EPT_EXEC);
     sh->first = nprobes;
     hash_insert(va, nprobes++);
     narmed++;

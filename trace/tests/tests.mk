@@ -60,14 +60,14 @@ $(HV_UNIT_BUILD)/test_hvstatus: $(HVSTATUS_SRCS) trace/trace_ctl.h host-tools/co
 # forged image (and a zero-length part after a load), under ASan+UBSan; VMREAD reads 0
 # (hv_guest.h generated as for the hypercall fuzzer).
 DPROBE_LOAD_DEPS := trace/dvm/tests/test_dprobe_load.c trace/dvm/tests/dif_asm.h trace/dvm/d_runtime.c trace/dvm/d_runtime.h $(DIF_SRCS) trace/dvm/dif.h trace/dvm/dif_impl.h \
-  tests/fuzz/host_hv/hv_api.h tests/fuzz/host_hv/hv_log_host.c vmm/hv_rand.c
+  tests/fuzz/host_hv/hv_api.h tests/fuzz/host_hv/hv_log_host.c tests/fuzz/host_hv/hv_budget_host.c vmm/mem_budget.c vmm/hv_rand.c
 $(HV_UNIT_BUILD)/inc/hv_guest.h: vmm/include/hv_guest.h tests/fuzz/host_hv/gen-hv-guest.sh
 	bash tests/fuzz/host_hv/gen-hv-guest.sh $@
 $(HV_UNIT_BUILD)/test_dprobe_load: $(DPROBE_LOAD_DEPS) $(HV_UNIT_BUILD)/inc/hv_guest.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_STD) -O1 -g -Wall -Wno-unused-parameter -fsanitize=address,undefined -fno-sanitize-recover=all \
 	  -include tests/fuzz/host_hv/hv_api.h -include $(HV_UNIT_BUILD)/inc/hv_guest.h -Itests/lib -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%) -Ihv \
-	  -o $@ trace/dvm/tests/test_dprobe_load.c tests/fuzz/host_hv/hv_log_host.c vmm/hv_rand.c $(DIF_SRCS) -lpthread
+	  -o $@ trace/dvm/tests/test_dprobe_load.c tests/fuzz/host_hv/hv_log_host.c tests/fuzz/host_hv/hv_budget_host.c vmm/mem_budget.c vmm/hv_rand.c $(DIF_SRCS) -lpthread
 
 
 # Every test; a test given arguments runs with them (test_probe_epoch: rounds of the race).

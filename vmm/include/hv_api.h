@@ -10,7 +10,8 @@
  *    built -mgeneral-regs-only so the guest's FPU/SSE state is never touched).
  *  - Memory: hv_alloc_pages() hands out zeroed, 4 KiB-aligned pages from the hypervisor's own
  *    reserved region (hidden from the guest by EPT); hv_alloc() zeroed bytes, 16-byte
- *    aligned, from the same region; nothing is ever freed. Both return NULL when it is full. All physical memory
+ *    aligned, from the same region; nothing is ever freed. Both return NULL when it is full
+ *    (short of vmm/'s reserve, which they never hand out: see the budgets below). All physical memory
  *    and MMIO below the mapped limit is reachable through hv_phys_to_virt() (a direct map that
  *    is write-back cacheable: for device registers rely on the MTRRs/PAT and use volatile
  *    accesses; hv_phys_to_virt_uc() gives an uncached alias).
@@ -36,6 +37,25 @@
 void    *hv_alloc_pages(size_t npages);
 #define  HV_PAGES(bytes) (((bytes) + X86_PAGE_SIZE - 1) / X86_PAGE_SIZE)   /* pages to hold bytes */
 void    *hv_alloc(size_t bytes);
+
+/* Memory budgets. The region's size is hvtrace.cfg's hv_mem_mb. vmm/ keeps part of it for
+ * what it must allocate after start, whatever the guest does (EPT tables for on-demand MMIO
+ * and for the per-CPU views, the IOMMU's tables): hv_alloc_pages() and hv_alloc() never hand
+ * that reserve out. What the start leaves beyond it is shared out in HV_BUDGET_PARTS parts:
+ * a module that allocates at the guest's or the operator's request (probe shadows, D
+ * program state) keeps a struct hv_budget with the parts it was given ({ .parts = N }; who
+ * gets how many is the image's choice, not vmm/'s: the parts handed out add up to less than
+ * HV_BUDGET_PARTS, so what is left covers allocations nobody budgets) and allocates through
+ * it. An allocation that would pass the budget returns NULL and takes nothing, so such a user
+ * cannot take another's memory, nor vmm/'s. hv_budget_limit() is the budget in bytes: from
+ * the end of the start, a fixed figure; before it, computed from what is taken so far.
+ * vmm/mem_budget.h has the arithmetic. Callers of one budget need no lock (atomic counts). */
+#define HV_BUDGET_PARTS 8
+struct hv_budget { unsigned parts; uint64_t used; };
+uint64_t hv_budget_limit(const struct hv_budget *b);
+void    *hv_budget_pages(struct hv_budget *b, size_t npages);
+void    *hv_budget_alloc(struct hv_budget *b, size_t bytes);
+
 uint64_t hv_virt_to_phys(const void *va);
 void    *hv_phys_to_virt(uint64_t pa);
 void    *hv_phys_to_virt_uc(uint64_t pa);

@@ -40,7 +40,10 @@ int hv_ept_drop_writes(uint64_t gpa, uint64_t size, void *page);
  * hv_alloc_pages; NULL: the guest's own page) at the guest RAM page holding gpa, with 'perms'
  * and the page's memory type: e.g. an execute-only shadow copy on some CPUs while another
  * CPU reads or runs the original. hv_ept_view_unmap() gives the CPU the shared mapping back.
- * Both act at once on the calling CPU and at the next exit of 'cpu' (kicked) otherwise. */
+ * Both act at once on the calling CPU and at the next exit of 'cpu' (kicked) otherwise.
+ * A view's tables come from vmm/'s reserve, at most a fixed number per CPU (hv_api.h's
+ * budgets; about one per 2 MiB of guest memory the view maps pages in): a page that would
+ * need more is refused (-1); a page in a place the view already maps never is. */
 /* Can a view map a page execute-only (IA32_VMX_EPT_VPID_CAP bit 0)? hv_ept_view_map() and
  * hv_ept_map_page() refuse (-1) permissions the CPU cannot hold. */
 bool hv_ept_exec_only(void);

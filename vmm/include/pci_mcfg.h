@@ -28,6 +28,16 @@
  *    reset through slot power control) and vendor registers elsewhere in the page do as much;
  *    EPT protects whole pages anyway. The guest loses its writes to those bridges (command,
  *    status clearing, ASPM, AER setup): the hypervisor's NIC sits below them.
+ *  - Bus numbers of every bridge are the firmware's: mcfg_write_mask() says which bytes of a
+ *    guest configuration write may reach a function, on either access path (ECAM, and
+ *    0xCF8/0xCFC). The primary, secondary and subordinate bus numbers of any type-1 header
+ *    (offsets 0x18-0x1A) never do; every other byte does (the secondary latency timer at 0x1B
+ *    included), so a write of the dword at 0x18 keeps working for its last byte. Why: the
+ *    IOMMU's domains are chosen by requester ID (bus/device/function), and a function takes
+ *    its bus number from the configuration writes that reach it through the bridges above it
+ *    (PCI Express Base Specification 4.0, 2.2.6.2 "Transaction Descriptor - Transaction ID
+ *    Field"); a guest free to renumber any bridge could route the NIC's bus number to a
+ *    device it drives and so give that device the NIC's own DMA domain.
  *  - Pure C, freestanding, no allocation: host-testable.
  */
 #ifndef HVT_PCI_MCFG_H
@@ -39,6 +49,17 @@
 #define MCFG_MAX_ALLOCS   16
 #define MCFG_MAX_BRIDGES  8       /* bridges between the root bus and the hidden function */
 #define MCFG_FUNC_SPACE   0x1000u /* 4 KiB of configuration space per function */
+
+/* Configuration header registers (PCI Local Bus Specification 3.0, 6.1 "Configuration Space
+ * Organization"; type 1: PCI-to-PCI Bridge Architecture Specification 1.2, 3.2 "PCI-to-PCI
+ * Bridge Configuration Space Header Format"). */
+#define MCFG_REG_HEADER_TYPE   0x0eu   /* bits 6:0 the layout, bit 7 multi-function */
+#define MCFG_HDR_LAYOUT_MASK   0x7fu
+#define MCFG_HDR_MULTIFN       0x80u
+#define MCFG_HDR_BRIDGE        1u      /* type 1: PCI-to-PCI bridge */
+#define MCFG_REG_BUS_NUMBERS   0x18u   /* primary 0x18, secondary 0x19, subordinate 0x1A */
+#define MCFG_REG_BUS_LAST      0x1au   /* 0x1B is the secondary latency timer: the guest's */
+#define MCFG_WRITE_MAX         8u      /* widest store a guest can make (a 64-bit MOV) */
 
 struct mcfg_alloc {
     uint64_t base;                /* ECAM address of bus 0 of this segment */
@@ -68,7 +89,8 @@ struct mcfg_hidden {
 
 enum mcfg_action {
     MCFG_NOT_ECAM = 0,            /* gpa is outside every ECAM window */
-    MCFG_PASS,                    /* ECAM of a function the guest owns */
+    MCFG_PASS,                    /* ECAM of a function the guest owns (its writes still lose
+                                     a bridge's bus numbers: mcfg_write_mask) */
     MCFG_HIDE,                    /* reads all ones, writes dropped */
     MCFG_READ_ONLY,               /* reads pass, writes dropped */
 };
@@ -94,6 +116,21 @@ bool mcfg_classify(const struct mcfg_info *m, uint64_t gpa, struct mcfg_target *
  * result is not MCFG_NOT_ECAM. */
 enum mcfg_action mcfg_decide(const struct mcfg_info *m, const struct mcfg_hidden *h,
                              uint64_t gpa, unsigned size, struct mcfg_target *t);
+
+/* Which bytes of a guest write of `size` bytes (1..MCFG_WRITE_MAX) at register `offset` of a
+ * function whose header-type register (MCFG_REG_HEADER_TYPE) reads `header_type` may reach
+ * the device: bit i stands for byte offset + i. The bus numbers of a type-1 header never do
+ * (see the contract); size 0 or above MCFG_WRITE_MAX gives 0 (nothing is written). */
+unsigned mcfg_write_mask(uint8_t header_type, uint16_t offset, unsigned size);
+
+/* Perform a guest write of `size` bytes of `val` at register `offset` of a function whose
+ * header type is `header_type`, through store(ctx, offset, width, value) (the path's own
+ * access: an ECAM store, an OUT to 0xCFC-0xCFF): in one store as the guest made it when
+ * mcfg_write_mask holds nothing back, else one byte store per byte it lets through, in
+ * address order. Both access paths use it. Returns the number of stores made. */
+typedef void (*mcfg_store_fn)(void *ctx, uint16_t offset, unsigned size, uint64_t val);
+unsigned mcfg_guarded_write(uint8_t header_type, uint16_t offset, unsigned size, uint64_t val,
+                            mcfg_store_fn store, void *ctx);
 
 /* The guest-physical address of a function's 4 KiB ECAM page; false if no window covers it. */
 bool mcfg_function_page(const struct mcfg_info *m, struct mcfg_bdf f, uint64_t *gpa);

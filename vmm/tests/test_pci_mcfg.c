@@ -264,6 +264,91 @@ static void test_path_bridges(void)
           mcfg_decide(&q35, &h, other + 0x18, 4, &t) == MCFG_PASS, "a bridge off the path passes");
 }
 
+/* A function's configuration space as the stores of mcfg_guarded_write reach it. */
+struct model { uint8_t *space; unsigned stores, widest; };
+static void model_store(void *ctx, uint16_t off, unsigned size, uint64_t val)
+{
+    struct model *m = ctx;
+    m->stores++;
+    if (size > m->widest)
+        m->widest = size;
+    for (unsigned i = 0; i < size; i++)
+        m->space[off + i] = (uint8_t)(val >> (8 * i));
+}
+static unsigned last_stores, last_widest;
+static void guarded_write(uint8_t *space, uint16_t off, unsigned size, uint64_t val)
+{
+    struct model m = { space, 0, 0 };
+    unsigned n = mcfg_guarded_write(space[MCFG_REG_HEADER_TYPE], off, size, val, model_store, &m);
+    last_stores = m.stores == n ? n : ~0u;
+    last_widest = m.widest;
+}
+
+/* Every bridge's bus numbers (0x18-0x1A) stay what the firmware set, whatever the width and
+ * alignment of the write that covers them; every other byte a write covers lands (the
+ * secondary latency timer at 0x1B, the I/O base beyond it, a type-0 function's BAR 2). */
+static void test_bus_guard(void)
+{
+    static const uint8_t types[] = { 0x00, 0x80, 0x01, 0x81, 0x02, 0x82 };
+    static const unsigned sizes[] = { 1, 2, 4, 8 };
+    for (unsigned ti = 0; ti < sizeof types; ti++) {
+        /* bridges: type 1 (PCI-to-PCI) and type 2 (CardBus, the same three bus numbers) */
+        bool bridge = (types[ti] & MCFG_HDR_LAYOUT_MASK) == MCFG_HDR_BRIDGE ||
+                      (types[ti] & MCFG_HDR_LAYOUT_MASK) == 2;
+        unsigned wrong = 0, cases = 0;
+        for (unsigned si = 0; si < 4; si++) {
+            for (unsigned off = 0x10; off <= 0x20; off++) {
+                unsigned size = sizes[si];
+                uint8_t space[0x40], before[0x40];
+                for (unsigned i = 0; i < sizeof space; i++)
+                    space[i] = (uint8_t)(0x30 + i);
+                space[MCFG_REG_HEADER_TYPE] = types[ti];
+                space[0x18] = 0x00; space[0x19] = 0x05; space[0x1a] = 0x07; space[0x1b] = 0x40;
+                memcpy(before, space, sizeof space);
+                uint64_t val = 0xa1b2c3d4e5f60718ull;
+                guarded_write(space, (uint16_t)off, size, val);
+                cases++;
+                /* A write that holds nothing back goes out whole, as the guest made it (a
+                 * BAR written in one dword); one that does, a byte at a time. */
+                bool touches = bridge && off <= MCFG_REG_BUS_LAST && off + size > MCFG_REG_BUS_NUMBERS;
+                unsigned held = 0;
+                for (unsigned i = 0; i < size; i++)
+                    held += bridge && off + i >= MCFG_REG_BUS_NUMBERS && off + i <= MCFG_REG_BUS_LAST;
+                if (touches ? last_stores != size - held || last_widest > 1
+                            : last_stores != 1 || last_widest != size) {
+                    wrong++;
+                    continue;
+                }
+                for (unsigned i = 0; i < size; i++) {
+                    unsigned o = off + i;
+                    bool bus = o >= MCFG_REG_BUS_NUMBERS && o <= MCFG_REG_BUS_LAST;
+                    uint8_t want = bridge && bus ? before[o] : (uint8_t)(val >> (8 * i));
+                    if (space[o] != want) {
+                        wrong++;
+                        break;
+                    }
+                }
+            }
+        }
+        CHECK(wrong == 0, "header type %#x: %u of %u writes over 0x10-0x27 land wrong (%s)",
+              types[ti], wrong, cases, bridge ? "bus numbers must stay" : "every byte lands");
+    }
+    /* The forms Linux uses, one by one, on a bridge. */
+    CHECK(mcfg_write_mask(0x01, 0x18, 4) == 0x8, "dword at 0x18: only the latency timer (%#x)",
+          mcfg_write_mask(0x01, 0x18, 4));
+    CHECK(mcfg_write_mask(0x01, 0x1b, 1) == 0x1, "byte at 0x1B passes");
+    CHECK(mcfg_write_mask(0x01, 0x19, 1) == 0, "byte at 0x19 (secondary) dropped");
+    CHECK(mcfg_write_mask(0x81, 0x1a, 2) == 0x2, "word at 0x1A: 0x1B only");
+    CHECK(mcfg_write_mask(0x01, 0x18, 2) == 0, "word at 0x18: nothing");
+    CHECK(mcfg_write_mask(0x01, 0x14, 8) == 0x8f, "qword at 0x14: BAR 1 and 0x1B (%#x)",
+          mcfg_write_mask(0x01, 0x14, 8));
+    CHECK(mcfg_write_mask(0x01, 0x1c, 4) == 0xf && mcfg_write_mask(0x01, 0x04, 2) == 0x3,
+          "I/O base and command pass");
+    CHECK(mcfg_write_mask(0x00, 0x18, 4) == 0xf, "a type-0 function's BAR 2 passes");
+    CHECK(mcfg_write_mask(0x01, 0x18, 0) == 0 && mcfg_write_mask(0x01, 0x18, 9) == 0 &&
+          mcfg_write_mask(0x00, 0x10, 16) == 0, "no width 0 or above 8");
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "vmm/tests/data";
@@ -271,6 +356,7 @@ int main(int argc, char **argv)
     test_multi();
     test_malformed();
     test_path_bridges();
+    test_bus_guard();
     test_fuzz();
     return check_summary("test_pci_mcfg");
 }

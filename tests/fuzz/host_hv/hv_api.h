@@ -33,6 +33,8 @@
 /* hv_log_host.c: hv_log, hv_snprintf, hv_panic (abort) for every host target; this says
  * whether HVT_FUZZ_VERBOSE asks for the hypervisor's log and the harness's own lines */
 bool     hv_host_verbose(void);
+/* hv_budget_host.c: what the target's start took, the budgets' base */
+extern uint64_t hv_host_start_used;
 uint64_t hv_rdtsc(void);
 uint64_t hv_rdmsr(uint32_t msr);
 void     hv_wrmsr(uint32_t msr, uint64_t v);

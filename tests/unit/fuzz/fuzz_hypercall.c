@@ -159,6 +159,7 @@ bool hv_ept_exec_only(void) { return true; }
 void hv_ept_view_unmap(unsigned cpu, uint64_t gpa) {}
 bool hv_ept_wait_all(uint64_t max_tsc) { return true; }
 bool hv_ept_drop_write_fault(uint64_t gpa, uint64_t qualification) { return false; }
+bool hv_ept_ecam_write_fault(struct guest_regs *g, uint64_t gpa, uint64_t qualification) { return false; }
 enum hv_iommu_state hv_iommu_state(unsigned *units_on, unsigned *units)
 {
     *units_on = *units = 0;
@@ -414,6 +415,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();                        /* the policy did not register its handlers */
         inited = true;
         region_used_at_init = region_used;
+        hv_host_start_used = region_used;      /* the budgets' base (hv_budget_host.c) */
         if (hv_host_verbose())
             fprintf(stderr, "fuzz_hypercall: the policy took %lu KiB at init\n",
                     (unsigned long)(region_used >> 10));
