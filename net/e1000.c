@@ -1,4 +1,7 @@
-/* e1000.c - polled 82540EM driver; see e1000.h. Register names/sections: e1000_regs.h. */
+/* e1000.c - polled PRO/1000 driver, one path with a switch on the family's fields
+ * (e1000_models.h); see e1000.h. Register names/sections: e1000_regs.h. The 8254x path's
+ * register sequence is the one Bochs's e1000 runs in the VT-x tests: every family step is
+ * guarded so that path stays exactly as it was. */
 #include "e1000.h"
 #include "e1000_regs.h"
 
@@ -47,7 +50,7 @@ static bool mac_of(struct pci_addr a, uint8_t mac[6])
 static bool find_cb(struct pci_addr a, uint16_t vendor, uint16_t device, void *vctx)
 {
     struct find_ctx *c = vctx;
-    if (vendor != E1000_VENDOR_INTEL || device != E1000_DEV_82540EM)
+    if (!e1000_model_of(vendor, device))
         return false;
     switch (c->cfg->nic_sel) {
     case NET_NIC_AUTO:
@@ -76,15 +79,78 @@ int e1000_find(const struct net_config *cfg, struct pci_addr *a)
     return 0;
 }
 
-static uint16_t eeprom_read(struct e1000 *n, uint8_t word)
+static uint16_t eeprom_read(struct e1000 *n, uint16_t word)
 {
-    wr(n, E1000_EERD, E1000_EERD_START | (uint32_t)word << E1000_EERD_ADDR_SHIFT);
+    const struct e1000_family *f = n->model->fam;
+    wr(n, E1000_EERD, e1000_eerd_start(f, word));
     for (int i = 0; i < 100000; i++) {
-        uint32_t v = rd(n, E1000_EERD);
-        if (v & E1000_EERD_DONE)
-            return (uint16_t)(v >> E1000_EERD_DATA_SHIFT);
+        uint16_t data;
+        if (e1000_eerd_data(f, rd(n, E1000_EERD), &data))
+            return data;
     }
     return 0xffff;
+}
+
+/* Poll until (reg & mask) == want, at most 'tries' waits of 1000 TSC ticks; true when it got there. */
+static bool wait_bits(struct e1000 *n, uint32_t reg, uint32_t mask, uint32_t want, int tries)
+{
+    for (int i = 0; i < tries; i++) {
+        if ((rd(n, reg) & mask) == want)
+            return true;
+        delay_tsc(1000);
+    }
+    return (rd(n, reg) & mask) == want;
+}
+
+#define E1000_WAIT_TRIES 100000       /* 10^8 TSC ticks: tens of ms on hardware */
+
+/* The PCIe parts' reset preamble (82574 DS "Software Reset"; Linux e1000e/igb do the same):
+ * no DMA may be in flight when the function resets, or a completion lands in a reset device. */
+static void gio_master_disable(struct e1000 *n)
+{
+    wr(n, E1000_CTRL, rd(n, E1000_CTRL) | E1000_CTRL_GIO_MASTER_DISABLE);
+    if (!wait_bits(n, E1000_STATUS, E1000_STATUS_GIO_MASTER_ENABLE, 0, E1000_WAIT_TRIES))
+        hv_log("net: %s: bus mastering still active before reset; resetting anyway\n",
+               n->model->name);
+}
+
+/* PCH LAN: the software flag keeps the management engine off the PHY and NVM while the MAC
+ * resets (the hardware grants it by letting the bit stick). */
+static void swflag_take(struct e1000 *n)
+{
+    for (int i = 0; i < 100; i++) {
+        wr(n, E1000_EXTCNF_CTRL, rd(n, E1000_EXTCNF_CTRL) | E1000_EXTCNF_CTRL_SWFLAG);
+        if (wait_bits(n, E1000_EXTCNF_CTRL, E1000_EXTCNF_CTRL_SWFLAG, E1000_EXTCNF_CTRL_SWFLAG, 1000))
+            return;
+    }
+    hv_log("net: %s: software flag not granted; resetting anyway\n", n->model->name);
+}
+
+static void swflag_release(struct e1000 *n)
+{
+    wr(n, E1000_EXTCNF_CTRL, rd(n, E1000_EXTCNF_CTRL) & ~E1000_EXTCNF_CTRL_SWFLAG);
+}
+
+/* The MAC address, from where the family keeps it; false when there is none. */
+static bool read_mac(struct e1000 *n)
+{
+    const struct e1000_family *f = n->model->fam;
+    if (f->mac_src == E1000_MAC_EERD) {
+        for (int i = 0; i < 3; i++) {
+            uint16_t w = eeprom_read(n, (uint16_t)(E1000_EEPROM_MAC_WORD0 + i));
+            n->mac[2 * i] = (uint8_t)w;
+            n->mac[2 * i + 1] = (uint8_t)(w >> 8);
+        }
+        return true;
+    }
+    uint32_t lo = rd(n, E1000_RAL0), hi = rd(n, E1000_RAH0);
+    if (!(hi & E1000_RAH_AV))
+        return false;                   /* the NVM load gave no address: nothing to send from */
+    for (int i = 0; i < 4; i++)
+        n->mac[i] = (uint8_t)(lo >> (8 * i));
+    n->mac[4] = (uint8_t)hi;
+    n->mac[5] = (uint8_t)(hi >> 8);
+    return true;
 }
 
 /* Every DMA target is noted: with an IOMMU these are the only pages the NIC may reach. */
@@ -104,6 +170,11 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
 {
     memset(n, 0, sizeof *n);
     n->pci = a;
+    uint32_t id = pci_cfg_read32(a, PCI_VENDOR_ID);
+    n->model = e1000_model_of((uint16_t)id, (uint16_t)(id >> 16));
+    if (!n->model)
+        return -1;
+    const struct e1000_family *f = n->model->fam;
     /* every BAR, to hide from the guest (EPT for memory, nothing decodes I/O once off) */
     for (int i = 0; i < PCI_BAR_COUNT && n->nbars < E1000_MAX_BARS; ) {
         struct pci_bar b;
@@ -126,19 +197,39 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
 
     /* reset (13.4.1: RST self-clears; wait at least 1 us before touching registers) */
     wr(n, E1000_IMC, 0xffffffffu);
+    if (f->ext_irq_mask)
+        wr(n, E1000_EIMC, 0xffffffffu);
+    if (f->gio_master_disable)
+        gio_master_disable(n);
+    if (f->swflag)
+        swflag_take(n);
     wr(n, E1000_CTRL, rd(n, E1000_CTRL) | E1000_CTRL_RST);
     delay_tsc(100000);
     for (int i = 0; i < 100000 && (rd(n, E1000_CTRL) & E1000_CTRL_RST); i++)
         delay_tsc(1000);
+    /* the NVM is read again after a reset; RAL0 and the PHY settings come from it */
+    if (f->reset_wait == E1000_WAIT_AUTO_RD &&
+        !wait_bits(n, E1000_EECD, E1000_EECD_AUTO_RD, E1000_EECD_AUTO_RD, E1000_WAIT_TRIES))
+        hv_log("net: %s: NVM auto-read not done after reset\n", n->model->name);
+    if (f->reset_wait == E1000_WAIT_LAN_INIT &&
+        !wait_bits(n, E1000_STATUS, E1000_STATUS_LAN_INIT_DONE, E1000_STATUS_LAN_INIT_DONE, E1000_WAIT_TRIES))
+        hv_log("net: %s: LAN init not done after reset\n", n->model->name);
+    if (f->swflag)
+        swflag_release(n);
     wr(n, E1000_IMC, 0xffffffffu);              /* reset re-enables nothing, but be explicit */
+    if (f->ext_irq_mask)
+        wr(n, E1000_EIMC, 0xffffffffu);
     (void)rd(n, E1000_ICR);                     /* clear pending causes */
+    /* No PHY reset through CTRL on any family: on the 82579 and later it forces the link to
+     * 10 Mb/s; the PHY comes out of the MAC's reset auto-negotiating. */
     wr(n, E1000_CTRL, (rd(n, E1000_CTRL) | E1000_CTRL_SLU | E1000_CTRL_ASDE) & ~E1000_CTRL_PHY_RST);
+    if (f->unforce_smbus)
+        wr(n, E1000_CTRL_EXT, rd(n, E1000_CTRL_EXT) & ~E1000_CTRL_EXT_FORCE_SMBUS);
 
-    /* MAC from the EEPROM, programmed as receive address 0 */
-    for (int i = 0; i < 3; i++) {
-        uint16_t w = eeprom_read(n, (uint8_t)(E1000_EEPROM_MAC_WORD0 + i));
-        n->mac[2 * i] = (uint8_t)w;
-        n->mac[2 * i + 1] = (uint8_t)(w >> 8);
+    /* MAC from the NVM, programmed as receive address 0 */
+    if (!read_mac(n)) {
+        hv_log("net: %s: no valid MAC address in receive address 0 after reset\n", n->model->name);
+        return -1;
     }
     wr(n, E1000_RAL0, n->mac[0] | n->mac[1] << 8 | n->mac[2] << 16 | (uint32_t)n->mac[3] << 24);
     wr(n, E1000_RAH0, n->mac[4] | n->mac[5] << 8 | E1000_RAH_AV);
@@ -169,6 +260,16 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     wr(n, E1000_RDBAH, (uint32_t)(rxp >> 32));
     wr(n, E1000_RDLEN, E1000_RX_DESCS * sizeof *n->rx);
     wr(n, E1000_RDH, 0);
+    if (f->queue_enable) {
+        /* igb: legacy descriptors with 2 KiB buffers in queue 0's own control, then the queue
+         * enabled; the tail is honoured only once the queue runs (igb DS "Receive Queue
+         * Enable"). */
+        uint32_t srr = rd(n, E1000_SRRCTL0) & ~(E1000_SRRCTL_DESCTYPE_MASK | 0x7fu);
+        wr(n, E1000_SRRCTL0, srr | E1000_BUF_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT);
+        wr(n, E1000_RXDCTL0, rd(n, E1000_RXDCTL0) | E1000_XDCTL_ENABLE);
+        if (!wait_bits(n, E1000_RXDCTL0, E1000_XDCTL_ENABLE, E1000_XDCTL_ENABLE, E1000_WAIT_TRIES))
+            hv_log("net: %s: receive queue 0 did not enable\n", n->model->name);
+    }
     wr(n, E1000_RDT, E1000_RX_DESCS - 1);       /* all but one descriptor owned by hardware */
     n->rx_next = 0;
     wr(n, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_BAM | E1000_RCTL_BSIZE_2048 | E1000_RCTL_SECRC);
@@ -179,10 +280,22 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     wr(n, E1000_TDH, 0);
     wr(n, E1000_TDT, 0);
     n->tx_tail = n->tx_clean = 0;
-    wr(n, E1000_TIPG, E1000_TIPG_DEFAULT);
+    if (f->txdctl_82574) {
+        /* 82574 DS TXDCTL: bit 22 must be set; write-back per descriptor (WTHRESH 1, GRAN) */
+        uint32_t t = rd(n, E1000_TXDCTL0) & ~E1000_TXDCTL_WTHRESH_MASK;
+        wr(n, E1000_TXDCTL0, t | E1000_TXDCTL_BIT22 | E1000_TXDCTL_GRAN | E1000_TXDCTL_WTHRESH_1);
+        wr(n, E1000_TARC0, rd(n, E1000_TARC0) | E1000_TARC_ENABLE);
+    }
+    if (f->queue_enable) {
+        wr(n, E1000_TXDCTL0, rd(n, E1000_TXDCTL0) | E1000_XDCTL_ENABLE);
+        if (!wait_bits(n, E1000_TXDCTL0, E1000_XDCTL_ENABLE, E1000_XDCTL_ENABLE, E1000_WAIT_TRIES))
+            hv_log("net: %s: transmit queue 0 did not enable\n", n->model->name);
+    }
+    if (f->tipg)
+        wr(n, E1000_TIPG, f->tipg);
     wr(n, E1000_TCTL, E1000_TCTL_EN | E1000_TCTL_PSP |
                       E1000_TCTL_CT_DEFAULT << E1000_TCTL_CT_SHIFT |
-                      E1000_TCTL_COLD_FD << E1000_TCTL_COLD_SHIFT);
+                      f->tctl_cold << E1000_TCTL_COLD_SHIFT);
     n->link_up = (rd(n, E1000_STATUS) & E1000_STATUS_LU) != 0;
     return 0;
 }
