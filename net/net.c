@@ -299,6 +299,12 @@ int net_init(const struct net_config *cfg)
 
 bool net_active(void) { return net.active; }
 
+bool net_selftest_finished(void)
+{
+    return net.active && net.cfg.selftest_kb && !net.selftest_left && !net.selftest_tsc0 &&
+           net.selftest_bytes;
+}
+
 /* The selftest load: filler TRACE batches of NET_SELFTEST_BATCH records, enqueued from the
  * poll (never blocking: a full ring just means "later"). */
 #define NET_SELFTEST_BATCH 508u          /* 16 + 508 * 8 = 4080 bytes of payload */
