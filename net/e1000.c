@@ -246,7 +246,7 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     for (uint32_t i = 0; i < E1000_RX_DESCS; i++) {
         n->rx_buf[i] = rxb + i * E1000_BUF_SIZE;
         n->rx[i].addr = hv_virt_to_phys(n->rx_buf[i]);   /* per buffer: no contiguity assumed */
-        n->rx[i].status = 0;
+        n->rx[i].status = 0;            /* advanced: the read format's header address, 0 */
     }
     for (uint32_t i = 0; i < E1000_TX_DESCS; i++) {
         n->tx_buf[i] = txb + i * E1000_BUF_SIZE;
@@ -261,11 +261,12 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     wr(n, E1000_RDLEN, E1000_RX_DESCS * sizeof *n->rx);
     wr(n, E1000_RDH, 0);
     if (f->queue_enable) {
-        /* igb: legacy descriptors with 2 KiB buffers in queue 0's own control, then the queue
-         * enabled; the tail is honoured only once the queue runs (igb DS "Receive Queue
-         * Enable"). */
-        uint32_t srr = rd(n, E1000_SRRCTL0) & ~(E1000_SRRCTL_DESCTYPE_MASK | 0x7fu);
-        wr(n, E1000_SRRCTL0, srr | E1000_BUF_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT);
+        /* igb: one-buffer advanced descriptors with 2 KiB buffers in queue 0's own control,
+         * then the queue enabled; the tail is honoured only once the queue runs (igb DS
+         * "Receive Queue Enable"). */
+        uint32_t srr = rd(n, E1000_SRRCTL0) & ~(E1000_SRRCTL_DESCTYPE_MASK | E1000_SRRCTL_BSIZEPKT_MASK);
+        wr(n, E1000_SRRCTL0, srr | E1000_SRRCTL_DESCTYPE_ADV_ONEBUF |
+                             E1000_BUF_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT);
         wr(n, E1000_RXDCTL0, rd(n, E1000_RXDCTL0) | E1000_XDCTL_ENABLE);
         if (!wait_bits(n, E1000_RXDCTL0, E1000_XDCTL_ENABLE, E1000_XDCTL_ENABLE, E1000_WAIT_TRIES))
             hv_log("net: %s: receive queue 0 did not enable\n", n->model->name);
@@ -314,6 +315,18 @@ int e1000_tx(struct e1000 *n, const void *frame, size_t len)
     }
     struct e1000_tx_desc *d = &n->tx[n->tx_tail];
     memcpy(n->tx_buf[n->tx_tail], frame, len);
+    if (n->model->fam->adv_desc) {
+        struct e1000_adv_tx_desc *a = (struct e1000_adv_tx_desc *)d;
+        a->addr = hv_virt_to_phys(n->tx_buf[n->tx_tail]);     /* the write-back may clobber it */
+        a->olinfo_status = (uint32_t)len << E1000_ADVTXD_PAYLEN_SHIFT;
+        a->cmd_type_len = (uint32_t)len | E1000_ADVTXD_DTYP_DATA | E1000_ADVTXD_DCMD_EOP |
+                          E1000_ADVTXD_DCMD_IFCS | E1000_ADVTXD_DCMD_RS | E1000_ADVTXD_DCMD_DEXT;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);    /* descriptor before the tail write */
+        n->tx_tail = next;
+        wr(n, E1000_TDT, next);
+        n->cnt.tx_frames++;
+        return 0;
+    }
     d->length = (uint16_t)len;
     d->cso = 0;
     d->css = 0;
@@ -327,23 +340,57 @@ int e1000_tx(struct e1000 *n, const void *frame, size_t len)
     return 0;
 }
 
+/* Has the part filled descriptor i? Then its frame's length, and whether it is whole and clean. */
+static bool rx_done(struct e1000 *n, uint32_t i, uint16_t *len, bool *good)
+{
+    if (n->model->fam->adv_desc) {
+        union e1000_adv_rx_desc *a = (union e1000_adv_rx_desc *)&n->rx[i];
+        uint32_t st = a->wb.status_error;
+        if (!(st & E1000_ADVRXD_STAT_DD))
+            return false;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);    /* status before the data */
+        *len = a->wb.length;
+        *good = (st & E1000_ADVRXD_STAT_EOP) && !(st & E1000_ADVRXD_ERR_FRAME);
+        return true;
+    }
+    struct e1000_rx_desc *d = &n->rx[i];
+    if (!(d->status & E1000_RXD_STAT_DD))
+        return false;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);        /* status before the data */
+    *len = d->length;
+    *good = (d->status & E1000_RXD_STAT_EOP) && d->errors == 0;
+    return true;
+}
+
+/* Descriptor i back to the part's side (the tail write follows). */
+static void rx_rearm(struct e1000 *n, uint32_t i)
+{
+    if (n->model->fam->adv_desc) {
+        union e1000_adv_rx_desc *a = (union e1000_adv_rx_desc *)&n->rx[i];
+        a->read.pkt_addr = hv_virt_to_phys(n->rx_buf[i]);
+        a->read.hdr_addr = 0;
+    } else {
+        n->rx[i].status = 0;
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 unsigned e1000_rx_poll(struct e1000 *n, void (*cb)(void *ctx, const uint8_t *frame, size_t len),
                        void *ctx, unsigned budget)
 {
     unsigned got = 0;
     while (got < budget) {
-        struct e1000_rx_desc *d = &n->rx[n->rx_next];
-        if (!(d->status & E1000_RXD_STAT_DD))
+        uint16_t len;
+        bool good;
+        if (!rx_done(n, n->rx_next, &len, &good))
             break;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);    /* status before the data */
-        if ((d->status & E1000_RXD_STAT_EOP) && d->errors == 0 && d->length <= E1000_BUF_SIZE) {
+        if (good && len <= E1000_BUF_SIZE) {
             n->cnt.rx_frames++;
-            cb(ctx, n->rx_buf[n->rx_next], d->length);
+            cb(ctx, n->rx_buf[n->rx_next], len);
         } else {
             n->cnt.rx_errors++;     /* multi-buffer frames cannot happen at MTU 1500 */
         }
-        d->status = 0;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        rx_rearm(n, n->rx_next);
         wr(n, E1000_RDT, n->rx_next);               /* give the descriptor back */
         n->rx_next = (n->rx_next + 1) % E1000_RX_DESCS;
         got++;

@@ -8,7 +8,8 @@
  *    supported id the bus scan finds), e1000_init() takes it over: memory decoding + bus
  *    mastering on, I/O decoding and INTx off, all interrupts masked (the hypervisor takes
  *    none: it polls), reset (PCIe parts: bus mastering stopped first), MAC from the NVM (EERD
- *    or receive address 0, per family), queue 0's legacy rx/tx descriptor rings and buffers in
+ *    or receive address 0, per family), queue 0's rx/tx descriptor rings (legacy descriptors;
+ *    advanced ones on igb) and buffers in
  *    hypervisor memory (hv_alloc_pages, so EPT keeps the guest away from them).
  *  - Single-threaded: callers serialize (net.c's lock). No allocation after init.
  *  - e1000_tx() copies the frame into a transmit buffer; it returns -1 when the ring is full

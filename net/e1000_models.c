@@ -27,7 +27,7 @@ static const struct e1000_family families[E1000_FAM_COUNT] = {
         .id = E1000_FAM_IGB, .name = "igb",
         .eerd_done = E1000_EERD_DONE_PCIE, .eerd_addr_shift = E1000_EERD_ADDR_SHIFT_PCIE,
         .mac_src = E1000_MAC_RAL, .reset_wait = E1000_WAIT_AUTO_RD,
-        .gio_master_disable = true, .ext_irq_mask = true, .queue_enable = true,
+        .gio_master_disable = true, .ext_irq_mask = true, .queue_enable = true, .adv_desc = true,
         .tipg = 0, .tctl_cold = E1000_TCTL_COLD_FD_PCIE,
         .verified = E1000_READ_ONLY,
     },

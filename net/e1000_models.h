@@ -56,6 +56,8 @@ struct e1000_family {
     bool unforce_smbus;       /* PCH: the MAC-PHY link leaves SMBus mode for PCIe-like K1 */
     bool ext_irq_mask;        /* igb: the extended causes have their own mask (EIMC) */
     bool queue_enable;        /* igb: RXDCTL/TXDCTL.ENABLE before the rings run, SRRCTL */
+    bool adv_desc;            /* igb: advanced descriptors (the legacy ones are optional on
+                                 igb parts, and QEMU's igb model has none) */
     bool txdctl_82574;        /* 82574: TXDCTL bit 22 and GRAN, TARC0 enable */
     uint32_t tipg;            /* 0: keep the reset value */
     uint32_t tctl_cold;       /* collision distance, full duplex */

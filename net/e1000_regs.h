@@ -94,9 +94,12 @@
 #define E1000_TXDCTL_WTHRESH_1 (1u << 16)
 /* RXDCTL/TXDCTL (igb DS): the queue runs only while ENABLE is set; it reads back 1 once it does */
 #define E1000_XDCTL_ENABLE   (1u << 25)
-/* SRRCTL (igb DS): buffer size in KiB units (bits 6:0); DESCTYPE (bits 27:25) 000 = legacy */
+/* SRRCTL (igb DS): buffer size in KiB units (bits 6:0); DESCTYPE (bits 27:25) 001 = advanced
+ * descriptors, one buffer */
 #define E1000_SRRCTL_BSIZEPKT_SHIFT 10
+#define E1000_SRRCTL_BSIZEPKT_MASK 0x7fu
 #define E1000_SRRCTL_DESCTYPE_MASK (7u << 25)
+#define E1000_SRRCTL_DESCTYPE_ADV_ONEBUF (1u << 25)
 /* TARC0 (82574 DS TARC): bit 10 enables the queue's arbitration (QEMU's e1000e only starts a
  * queue on a TCTL write when it is set) */
 #define E1000_TARC_ENABLE    (1u << 10)
@@ -133,6 +136,45 @@ struct e1000_tx_desc {
 #define E1000_TXD_CMD_IFCS   (1u << 1)    /* insert FCS */
 #define E1000_TXD_CMD_RS     (1u << 3)    /* report status (sets DD) */
 #define E1000_TXD_STAT_DD    (1u << 0)
+
+/* Advanced receive descriptor, one buffer (igb DS "Advanced Receive Descriptors"): the driver
+ * writes the read format; the part writes the write-back format over the whole descriptor, so
+ * the buffer address is written again before each reuse. */
+struct e1000_adv_rx_read {
+    uint64_t pkt_addr;
+    uint64_t hdr_addr;          /* bit 0 of it is DD in the write-back: 0 hands it over */
+} __attribute__((packed));
+struct e1000_adv_rx_wb {
+    uint32_t info, rss;
+    uint32_t status_error;      /* status bits 19:0, extended errors 31:20 */
+    uint16_t length;
+    uint16_t vlan;
+} __attribute__((packed));
+union e1000_adv_rx_desc {
+    struct e1000_adv_rx_read read;
+    struct e1000_adv_rx_wb wb;
+};
+#define E1000_ADVRXD_STAT_DD  (1u << 0)
+#define E1000_ADVRXD_STAT_EOP (1u << 1)
+/* frame errors: CRC (CE), symbol (SE), sequence (SEQ), carrier extension (CXE), RX data (RXE);
+ * the checksum errors (IPE, TCPE) are left to the IP stack, which checks every checksum */
+#define E1000_ADVRXD_ERR_FRAME (1u << 24 | 1u << 25 | 1u << 26 | 1u << 28 | 1u << 31)
+
+/* Advanced transmit data descriptor (igb DS "Advanced Transmit Data Descriptor"); its
+ * write-back sets DD in bit 0 of olinfo_status, the byte where the legacy one keeps status. */
+struct e1000_adv_tx_desc {
+    uint64_t addr;
+    uint32_t cmd_type_len;      /* length 15:0, DTYP 23:20, DCMD 31:24 */
+    uint32_t olinfo_status;     /* STA 3:0 (write-back), PAYLEN 31:14 */
+} __attribute__((packed));
+#define E1000_ADVTXD_DTYP_DATA (3u << 20)
+#define E1000_ADVTXD_DCMD_EOP  (1u << 24)
+#define E1000_ADVTXD_DCMD_IFCS (1u << 25)
+#define E1000_ADVTXD_DCMD_RS   (1u << 27)
+#define E1000_ADVTXD_DCMD_DEXT (1u << 29)
+#define E1000_ADVTXD_PAYLEN_SHIFT 14
+_Static_assert(sizeof(union e1000_adv_rx_desc) == sizeof(struct e1000_rx_desc), "rx desc");
+_Static_assert(sizeof(struct e1000_adv_tx_desc) == sizeof(struct e1000_tx_desc), "tx desc");
 
 /* Ring lengths must be multiples of 128 bytes (13.4.27, 13.4.38). */
 #define E1000_RING_ALIGN     128u

@@ -57,7 +57,7 @@ int main(void)
 
     /* the 8254x path: none of the PCIe steps, the 8254x SDM's TIPG and collision distance */
     CHECK(!old->gio_master_disable && !old->swflag && !old->unforce_smbus && !old->ext_irq_mask &&
-          !old->queue_enable && !old->txdctl_82574, "8254x: no PCIe, igb or PCH step");
+          !old->queue_enable && !old->adv_desc && !old->txdctl_82574, "8254x: no PCIe, igb or PCH step");
     CHECK(old->mac_src == E1000_MAC_EERD && old->reset_wait == E1000_WAIT_RST_CLEAR, "8254x: EERD, RST only");
     CHECK(old->tipg == (10u | 8u << 10 | 6u << 20) && old->tctl_cold == 0x40, "8254x: TIPG 10/8/6, COLD 40h");
     /* the PCIe parts: bus mastering stopped before reset; igb alone enables queues */
@@ -65,6 +65,7 @@ int main(void)
         const struct e1000_family *p = e1000_family_of(f);
         CHECK(p->gio_master_disable, "%s: GIO master disable before reset", p->name);
         CHECK(p->queue_enable == (f == E1000_FAM_IGB), "%s: queue enables only on igb", p->name);
+        CHECK(p->adv_desc == (f == E1000_FAM_IGB), "%s: advanced descriptors only on igb", p->name);
         CHECK(p->reset_wait != E1000_WAIT_RST_CLEAR, "%s: waits for the NVM load after reset", p->name);
     }
     CHECK(pcie->txdctl_82574 && !igb->txdctl_82574 && !pch->txdctl_82574, "82574 alone: TXDCTL bit 22, TARC");
