@@ -104,14 +104,21 @@ static bool wait_bits(struct e1000 *n, uint32_t reg, uint32_t mask, uint32_t wan
 
 #define E1000_WAIT_TRIES 100000       /* 10^8 TSC ticks: tens of ms on hardware */
 
-/* The PCIe parts' reset preamble (82574 DS "Software Reset"; Linux e1000e/igb do the same):
- * no DMA may be in flight when the function resets, or a completion lands in a reset device. */
-static void gio_master_disable(struct e1000 *n)
+/* The PCIe parts' reset preamble (82574 DS "Software Reset"; Linux's e1000e and igb do the
+ * same): no DMA may be in flight when the function resets, or a completion lands in a reset
+ * device. Bus mastering is stopped, receive and transmit are switched off, and what was under
+ * way gets time to drain. */
+#define E1000_QUIESCE_TSC 30000000ull     /* ~10 ms at 3 GHz */
+static void quiesce(struct e1000 *n)
 {
     wr(n, E1000_CTRL, rd(n, E1000_CTRL) | E1000_CTRL_GIO_MASTER_DISABLE);
     if (!wait_bits(n, E1000_STATUS, E1000_STATUS_GIO_MASTER_ENABLE, 0, E1000_WAIT_TRIES))
         hv_log("net: %s: bus mastering still active before reset; resetting anyway\n",
                n->model->name);
+    wr(n, E1000_RCTL, 0);
+    wr(n, E1000_TCTL, E1000_TCTL_PSP);
+    (void)rd(n, E1000_STATUS);          /* flush the posted writes */
+    delay_tsc(E1000_QUIESCE_TSC);
 }
 
 /* PCH LAN: the software flag keeps the management engine off the PHY and NVM while the MAC
@@ -200,7 +207,7 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     if (f->ext_irq_mask)
         wr(n, E1000_EIMC, 0xffffffffu);
     if (f->gio_master_disable)
-        gio_master_disable(n);
+        quiesce(n);
     if (f->swflag)
         swflag_take(n);
     wr(n, E1000_CTRL, rd(n, E1000_CTRL) | E1000_CTRL_RST);
