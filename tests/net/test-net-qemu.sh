@@ -11,7 +11,9 @@
 # driver's selftest finished and "collector has everything".
 # Knobs: NIC (QEMU device, default e1000e), NIC_MODEL (the driver's name for it, default
 #   82574L), NET_SELFTEST_KB (131072), QEMU_TIMEOUT (100 s), NET_PORT, NET_KEY,
-#   BUILD (build), OUT ($BUILD/test/net-qemu-$NIC), QEMU (qemu-system-x86_64).
+#   BUILD (build), OUT ($BUILD/test/net-qemu-$NIC), QEMU (qemu-system-x86_64), QEMU_EXTRA (more
+#   QEMU arguments, e.g. "-trace enable=memory_region_ops_write,file=F"), NETTEST_EFI (another
+#   nettest hvtrace.efi to boot instead of this tree's).
 # Closing line: "test-net-qemu: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,7 +30,7 @@ COLL="$BUILD/host/hvtrace-collector"
 source "$(dirname "$0")/test-lib.sh"
 
 make -s BUILD="$BUILD" hv-nettest net-hv collector >/dev/null || { echo "test-net-qemu: build failed"; exit 1; }
-EFI="$BUILD/nettest/hvtrace.efi"
+EFI="${NETTEST_EFI:-$BUILD/nettest/hvtrace.efi}"
 rm -rf "$OUT"; mkdir -p "$OUT"
 
 # The same code in both images: every net/ object's sections but debug info (whose include
@@ -69,7 +71,7 @@ timeout --kill-after=5 "$TIMEOUT" "$QEMU" -machine q35 -accel tcg -cpu max -smp 
   -nodefaults -display none -no-reboot -vga none \
   -netdev user,id=n0 -device "$NIC",netdev=n0,romfile= \
   -monitor unix:"$OUT/monitor.sock",server,nowait \
-  -serial file:"$OUT/serial.log" -debugcon file:"$OUT/e9.log" \
+  -serial file:"$OUT/serial.log" -debugcon file:"$OUT/e9.log" ${QEMU_EXTRA:-} \
   < /dev/null > "$OUT/qemu.out" 2>&1 &
 QPID=$!; PIDS+=("$QPID")
 
