@@ -121,6 +121,14 @@ static void quiesce(struct e1000 *n)
     delay_tsc(E1000_QUIESCE_TSC);
 }
 
+/* igb: switch a queue off (RXDCTL/TXDCTL.ENABLE) and wait until it reads back off. */
+static void queue_off(struct e1000 *n, uint32_t xdctl)
+{
+    wr(n, xdctl, rd(n, xdctl) & ~E1000_XDCTL_ENABLE);
+    if (!wait_bits(n, xdctl, E1000_XDCTL_ENABLE, 0, E1000_WAIT_TRIES))
+        hv_log("net: %s: queue control %x still enabled\n", n->model->name, xdctl);
+}
+
 /* PCH LAN: the software flag keeps the management engine off the PHY and NVM while the MAC
  * resets (the hardware grants it by letting the bit stick). */
 static void swflag_take(struct e1000 *n)
@@ -263,6 +271,12 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     _Static_assert(E1000_RX_DESCS * sizeof(struct e1000_rx_desc) % E1000_RING_ALIGN == 0, "RDLEN");
     _Static_assert(E1000_TX_DESCS * sizeof(struct e1000_tx_desc) % E1000_RING_ALIGN == 0, "TDLEN");
     uint64_t rxp = hv_virt_to_phys(n->rx), txp = hv_virt_to_phys(n->tx);
+    if (f->queue_enable) {
+        /* igb: a ring is (re)based only while its queue is off (Linux's igb does the same);
+         * queue 0 comes out of reset enabled */
+        queue_off(n, E1000_RXDCTL0);
+        queue_off(n, E1000_TXDCTL0);
+    }
     wr(n, E1000_RDBAL, (uint32_t)rxp);
     wr(n, E1000_RDBAH, (uint32_t)(rxp >> 32));
     wr(n, E1000_RDLEN, E1000_RX_DESCS * sizeof *n->rx);
@@ -301,9 +315,11 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     }
     if (f->tipg)
         wr(n, E1000_TIPG, f->tipg);
-    wr(n, E1000_TCTL, E1000_TCTL_EN | E1000_TCTL_PSP |
-                      E1000_TCTL_CT_DEFAULT << E1000_TCTL_CT_SHIFT |
-                      f->tctl_cold << E1000_TCTL_COLD_SHIFT);
+    uint32_t tctl = E1000_TCTL_EN | E1000_TCTL_PSP | E1000_TCTL_CT_DEFAULT << E1000_TCTL_CT_SHIFT |
+                    f->tctl_cold << E1000_TCTL_COLD_SHIFT;
+    if (f->gio_master_disable)          /* PCIe parts: keep the reset value's other bits */
+        tctl |= (rd(n, E1000_TCTL) & ~(E1000_TCTL_CT_MASK | E1000_TCTL_COLD_MASK)) | E1000_TCTL_RTLC;
+    wr(n, E1000_TCTL, tctl);
     n->link_up = (rd(n, E1000_STATUS) & E1000_STATUS_LU) != 0;
     return 0;
 }

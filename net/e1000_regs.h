@@ -84,6 +84,9 @@
 #define E1000_TCTL_EN        (1u << 1)
 #define E1000_TCTL_PSP       (1u << 3)    /* pad short packets */
 #define E1000_TCTL_CT_SHIFT  4
+#define E1000_TCTL_CT_MASK   (0xffu << 4)
+#define E1000_TCTL_COLD_MASK (0x3ffu << 12)
+#define E1000_TCTL_RTLC      (1u << 24)   /* 82574 DS TCTL: retransmit on late collision */
 #define E1000_TCTL_CT_DEFAULT 0x0fu       /* collision threshold, recommended 0Fh */
 #define E1000_TCTL_COLD_SHIFT 12
 #define E1000_TCTL_COLD_FD   0x40u        /* collision distance, full duplex: 40h */
