@@ -146,6 +146,39 @@ static void swflag_release(struct e1000 *n)
     wr(n, E1000_EXTCNF_CTRL, rd(n, E1000_EXTCNF_CTRL) & ~E1000_EXTCNF_CTRL_SWFLAG);
 }
 
+/* One PHY register through MDIC: 0 and *v (read) or the write done, -1 on error or time-out. */
+static int phy_access(struct e1000 *n, uint32_t op, uint32_t reg, uint16_t *v)
+{
+    wr(n, E1000_MDIC, op | reg << E1000_MDIC_REG_SHIFT |
+                      (uint32_t)n->model->fam->phy_addr << E1000_MDIC_PHY_SHIFT | *v);
+    if (!wait_bits(n, E1000_MDIC, E1000_MDIC_READY, E1000_MDIC_READY, E1000_WAIT_TRIES))
+        return -1;
+    uint32_t m = rd(n, E1000_MDIC);
+    if (m & E1000_MDIC_ERROR)
+        return -1;
+    *v = (uint16_t)m;
+    return 0;
+}
+
+/* The PHY keeps its settings across the MAC's reset and normally still has its link. When
+ * auto-negotiation is off or has not completed, it is (re)started as Linux's e1000e and igb
+ * do, so the link comes up by itself (QEMU's igb model drops it on every MAC reset). */
+static void phy_autoneg(struct e1000 *n)
+{
+    uint16_t bmcr = 0, bmsr = 0;
+    if (phy_access(n, E1000_MDIC_OP_READ, E1000_PHY_BMCR, &bmcr) ||
+        phy_access(n, E1000_MDIC_OP_READ, E1000_PHY_BMSR, &bmsr)) {
+        hv_log("net: %s: the PHY does not answer on MDIO address %u\n", n->model->name,
+               n->model->fam->phy_addr);
+        return;
+    }
+    if ((bmcr & E1000_BMCR_AUTOEN) && (bmsr & E1000_BMSR_AN_COMP))
+        return;
+    bmcr |= E1000_BMCR_AUTOEN | E1000_BMCR_ANRESTART;
+    if (phy_access(n, E1000_MDIC_OP_WRITE, E1000_PHY_BMCR, &bmcr))
+        hv_log("net: %s: restarting auto-negotiation failed\n", n->model->name);
+}
+
 /* The MAC address, from where the family keeps it; false when there is none. */
 static bool read_mac(struct e1000 *n)
 {
@@ -240,6 +273,8 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     wr(n, E1000_CTRL, (rd(n, E1000_CTRL) | E1000_CTRL_SLU | E1000_CTRL_ASDE) & ~E1000_CTRL_PHY_RST);
     if (f->unforce_smbus)
         wr(n, E1000_CTRL_EXT, rd(n, E1000_CTRL_EXT) & ~E1000_CTRL_EXT_FORCE_SMBUS);
+    if (f->phy_addr)
+        phy_autoneg(n);
 
     /* MAC from the NVM, programmed as receive address 0 */
     if (!read_mac(n)) {

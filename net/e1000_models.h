@@ -59,6 +59,7 @@ struct e1000_family {
     bool adv_desc;            /* igb: advanced descriptors (the legacy ones are optional on
                                  igb parts, and QEMU's igb model has none) */
     bool txdctl_82574;        /* 82574: TXDCTL bit 22 and GRAN, TARC0 enable */
+    uint8_t  phy_addr;        /* the internal PHY's MDIO address; 0: the PHY is left alone */
     uint32_t tipg;            /* 0: keep the reset value */
     uint32_t tctl_cold;       /* collision distance, full duplex */
     enum e1000_verified verified;

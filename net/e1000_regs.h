@@ -22,6 +22,7 @@
 #define E1000_EECD    0x00010u   /* 13.4.3 EEPROM/Flash Control */
 #define E1000_EERD    0x00014u   /* 13.4.4 EEPROM Read (82540EM) */
 #define E1000_CTRL_EXT 0x00018u  /* 13.4.6 Extended Device Control */
+#define E1000_MDIC    0x00020u   /* 13.4.7 MDI Control: the PHY's registers */
 #define E1000_EXTCNF_CTRL 0x00f00u  /* PCH LAN: extended configuration control (software flag) */
 #define E1000_ICR     0x000c0u   /* 13.4.17 Interrupt Cause Read */
 #define E1000_IMC     0x000d8u   /* 13.4.21 Interrupt Mask Clear */
@@ -60,6 +61,19 @@
 #define E1000_STATUS_GIO_MASTER_ENABLE (1u << 19)  /* 82574 DS STATUS: requests outstanding */
 /* EECD (13.4.3; 82574 DS EECD): the NVM auto-read after reset is complete */
 #define E1000_EECD_AUTO_RD   (1u << 9)
+/* MDIC (13.4.7): data 15:0, PHY register 20:16, PHY address 25:21, op 27:26, ready, error */
+#define E1000_MDIC_REG_SHIFT 16
+#define E1000_MDIC_PHY_SHIFT 21
+#define E1000_MDIC_OP_WRITE  (1u << 26)
+#define E1000_MDIC_OP_READ   (2u << 26)
+#define E1000_MDIC_READY     (1u << 28)
+#define E1000_MDIC_ERROR     (1u << 30)
+/* PHY registers (IEEE 802.3 clause 22, as the parts' datasheets list them) */
+#define E1000_PHY_BMCR       0u           /* control */
+#define E1000_PHY_BMSR       1u           /* status */
+#define E1000_BMCR_ANRESTART (1u << 9)
+#define E1000_BMCR_AUTOEN    (1u << 12)
+#define E1000_BMSR_AN_COMP   (1u << 5)
 /* CTRL_EXT (82574 DS / PCH LAN): force the MAC-PHY interconnect into SMBus mode */
 #define E1000_CTRL_EXT_FORCE_SMBUS (1u << 11)
 /* EXTCNF_CTRL (PCH LAN): software owns the PHY and NVM while set (hardware grants it) */

@@ -59,6 +59,9 @@ int main(void)
     CHECK(!old->gio_master_disable && !old->swflag && !old->unforce_smbus && !old->ext_irq_mask &&
           !old->queue_enable && !old->adv_desc && !old->txdctl_82574, "8254x: no PCIe, igb or PCH step");
     CHECK(old->mac_src == E1000_MAC_EERD && old->reset_wait == E1000_WAIT_RST_CLEAR, "8254x: EERD, RST only");
+    CHECK(old->phy_addr == 0, "8254x: the PHY is left alone");
+    CHECK(pcie->phy_addr == 1 && igb->phy_addr == 1 && pch->phy_addr == 2,
+          "internal PHY at MDIO address 1 (82574, igb), 2 (PCH LAN's external PHY)");
     CHECK(old->tipg == (10u | 8u << 10 | 6u << 20) && old->tctl_cold == 0x40, "8254x: TIPG 10/8/6, COLD 40h");
     /* the PCIe parts: bus mastering stopped before reset; igb alone enables queues */
     for (int f = E1000_FAM_82574; f < E1000_FAM_COUNT; f++) {
