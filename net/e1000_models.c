@@ -30,7 +30,7 @@ static const struct e1000_family families[E1000_FAM_COUNT] = {
         .gio_master_disable = true, .ext_irq_mask = true, .queue_enable = true, .adv_desc = true,
         .phy_addr = 1,
         .tipg = 0, .tctl_cold = E1000_TCTL_COLD_FD_PCIE,
-        .verified = E1000_READ_ONLY,
+        .verified = E1000_RUN_QEMU,
     },
     /* No EERD: the NVM is a region of the platform's SPI flash. */
     [E1000_FAM_PCH] = {
