@@ -82,9 +82,6 @@ int e1000_find(const struct net_config *cfg, struct pci_addr *a)
 static uint16_t eeprom_read(struct e1000 *n, uint16_t word)
 {
     const struct e1000_family *f = n->model->fam;
-    if (f->verified == E1000_READ_ONLY)
-        hv_log("net: %s (%s family): this family's path was written from documentation and "
-               "never run; a failure here says where it differs\n", n->model->name, f->name);
     wr(n, E1000_EERD, e1000_eerd_start(f, word));
     for (int i = 0; i < 100000; i++) {
         uint16_t data;
@@ -226,6 +223,9 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     if (!n->model)
         return -1;
     const struct e1000_family *f = n->model->fam;
+    if (f->verified == E1000_READ_ONLY)
+        hv_log("net: %s (%s family): this family's path was written from documentation and "
+               "never run; a failure here says where it differs\n", n->model->name, f->name);
     /* every BAR, to hide from the guest (EPT for memory, nothing decodes I/O once off) */
     for (int i = 0; i < PCI_BAR_COUNT && n->nbars < E1000_MAX_BARS; ) {
         struct pci_bar b;
