@@ -276,8 +276,13 @@ int e1000_init(struct e1000 *n, struct pci_addr a)
     wr(n, E1000_CTRL, (rd(n, E1000_CTRL) | E1000_CTRL_SLU | E1000_CTRL_ASDE) & ~E1000_CTRL_PHY_RST);
     if (f->unforce_smbus)
         wr(n, E1000_CTRL_EXT, rd(n, E1000_CTRL_EXT) & ~E1000_CTRL_EXT_FORCE_SMBUS);
-    if (f->phy_addr)
+    if (f->phy_addr) {
+        if (f->swflag)                  /* PCH LAN: the PHY is shared with the ME as well */
+            swflag_take(n);
         phy_autoneg(n);
+        if (f->swflag)
+            swflag_release(n);
+    }
 
     /* MAC from the NVM, programmed as receive address 0 */
     if (!read_mac(n)) {
