@@ -7,7 +7,8 @@
  *  - e1000_find() picks the NIC the boot configuration names (PCI address, MAC, or the first
  *    supported id the bus scan finds), e1000_init() takes it over: memory decoding + bus
  *    mastering on, I/O decoding and INTx off, all interrupts masked (the hypervisor takes
- *    none: it polls), reset (PCIe parts: bus mastering stopped first), MAC from the NVM (EERD
+ *    none: it polls), reset (PCIe parts: bus mastering stopped first, and the PHY's
+ *    auto-negotiation restarted after it when incomplete), MAC from the NVM (EERD
  *    or receive address 0, per family), queue 0's rx/tx descriptor rings (legacy descriptors;
  *    advanced ones on igb) and buffers in
  *    hypervisor memory (hv_alloc_pages, so EPT keeps the guest away from them).
