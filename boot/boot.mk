@@ -12,6 +12,8 @@ EFI_INC      ?= /usr/include/efi
 BOOT_CFLAGS  := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestanding \
                 -fno-stack-protector -fpic -fshort-wchar -mno-red-zone -maccumulate-outgoing-args \
                 -DGNU_EFI_USE_MS_ABI -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Iinclude -Iboot -Inet
+# The nettest image (vmm.mk) needs no VT-x: its loader skips the check and powers off after.
+BOOT_CFLAGS  += $(if $(filter nettest,$(HV_IMAGE)),-DHVT_LOADER_NETTEST)
 BOOT_BUILD   := $(BUILD)/boot
 BOOT_SRCS    := $(wildcard boot/*.c)
 # SHA-256 and HMAC (the configuration's seal and hash): the same code net/ links into the

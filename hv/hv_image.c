@@ -10,12 +10,17 @@
  * (hv_transport.h); its shutdown notifiers then run after the policy's (hv_exit.h), so the
  * policy's last records still go out. Built with HV_IMAGE_BARE, the image holds vmm/ alone
  * (make hv-bare): the guest runs under the bare mechanism, which a test boots to init.
- * HV_IMAGE_NO_NET leaves the transport out (HVT_NET=0).
+ * HV_IMAGE_NO_NET leaves the transport out (HVT_NET=0). HV_IMAGE_NETTEST (make hv-nettest)
+ * holds vmm/'s services and the transport, no VMX and no policy: init runs the transport's
+ * selftest load by itself and then returns an error, so the loader never virtualizes a CPU -
+ * the NIC drivers, lwIP and the stream core run on a machine without VT-x (QEMU TCG).
  */
 #include "hv_layer.h"
 #include "hv_api.h"
 #include "hv_transport.h"
-#ifndef HV_IMAGE_BARE
+#ifdef HV_IMAGE_NETTEST
+#include "net.h"
+#elif !defined(HV_IMAGE_BARE)
 #include "trace.h"
 #ifndef HV_IMAGE_NO_NET
 #include "net.h"
@@ -25,6 +30,24 @@
 int hv_entry_init(struct hvt_boot_info *bi);
 int hv_entry_cpu(struct hvt_boot_info *bi, struct hvt_cpu_launch *l);
 
+#ifdef HV_IMAGE_NETTEST
+/* Bounds the whole standalone run (TSC ticks: ~100 s at 3 GHz) */
+#define HV_NETTEST_MAX_TSC 300000000000ull
+/* What init returns after the test: no CPU may be virtualized by this image. */
+#define HV_NETTEST_PASSED 100
+#define HV_NETTEST_FAILED 101
+
+int hv_entry_init(struct hvt_boot_info *bi)
+{
+    int rc = vmm_init_services(bi);
+    if (rc)
+        return rc;
+    hv_log("hvtrace: nettest image: vmm/ services and net/ only, no VMX\n");
+    rc = net_layer_selftest(bi, HV_NETTEST_MAX_TSC);
+    vmm_services_end();
+    return rc == 0 ? HV_NETTEST_PASSED : HV_NETTEST_FAILED;
+}
+#else
 int hv_entry_init(struct hvt_boot_info *bi)
 {
     int rc = vmm_init(bi);
@@ -47,6 +70,7 @@ int hv_entry_init(struct hvt_boot_info *bi)
     vmm_init_done();
     return 0;
 }
+#endif
 
 int hv_entry_cpu(struct hvt_boot_info *bi, struct hvt_cpu_launch *l)
 {

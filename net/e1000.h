@@ -1,12 +1,17 @@
 /*
- * e1000.h - a polled driver for the Intel 82540EM (8086:100E) inside the hypervisor.
+ * e1000.h - a polled driver for the Intel PRO/1000 families inside the hypervisor: the 8254x
+ *   (82540EM, what Bochs emulates), the 82574 (QEMU's e1000e), igb (82576, I350, I210, I211)
+ *   and PCH LAN (I217-I219); the ids and what differs per family are e1000_models.h.
  *
  * Contract:
  *  - e1000_find() picks the NIC the boot configuration names (PCI address, MAC, or the first
- *    8086:100E), e1000_init() takes it over: memory decoding + bus mastering on, I/O decoding
- *    and INTx off, all interrupts masked (the hypervisor takes none: it polls), reset, MAC from
- *    the EEPROM, rx/tx descriptor rings and buffers in hypervisor memory (hv_alloc_pages, so
- *    EPT keeps the guest away from them).
+ *    supported id the bus scan finds), e1000_init() takes it over: memory decoding + bus
+ *    mastering on, I/O decoding and INTx off, all interrupts masked (the hypervisor takes
+ *    none: it polls), reset (PCIe parts: bus mastering stopped first, and the PHY's
+ *    auto-negotiation restarted after it when incomplete), MAC from the NVM (EERD
+ *    or receive address 0, per family), queue 0's rx/tx descriptor rings (legacy descriptors;
+ *    advanced ones on igb) and buffers in
+ *    hypervisor memory (hv_alloc_pages, so EPT keeps the guest away from them).
  *  - Single-threaded: callers serialize (net.c's lock). No allocation after init.
  *  - e1000_tx() copies the frame into a transmit buffer; it returns -1 when the ring is full
  *    (the caller retries after polling; nothing is dropped here).
@@ -17,6 +22,7 @@
 #include "net_port.h"
 #include "pci.h"
 #include "net_config.h"
+#include "e1000_models.h"
 
 #define E1000_RX_DESCS  256u
 #define E1000_TX_DESCS  256u
@@ -31,6 +37,7 @@ struct e1000_counters {
 
 struct e1000 {
     struct pci_addr pci;
+    const struct e1000_model *model;   /* the part and its family */
     uint64_t bar0_phys, bar0_size;
     volatile uint8_t *regs;
     uint8_t  mac[6];

@@ -216,11 +216,11 @@ int net_init(const struct net_config *cfg)
                cfg->unknown);
     struct pci_addr a;
     if (e1000_find(cfg, &a) < 0) {
-        hv_log("net: no e1000 (8086:100e) matching nic= found: running without a stream\n");
+        hv_log("net: no supported Intel PRO/1000 NIC matching nic= found: running without a stream\n");
         return -1;
     }
     if (e1000_init(&net.nic, a) < 0) {
-        hv_log("net: e1000 at %02x:%02x.%x unusable (BAR0)\n", a.bus, a.dev, a.fn);
+        hv_log("net: e1000 at %02x:%02x.%x unusable (BAR0, or no MAC address)\n", a.bus, a.dev, a.fn);
         return -1;
     }
     net.tsc_per_ms = tsc_khz(cfg);
@@ -274,10 +274,10 @@ int net_init(const struct net_config *cfg)
     fmt_ip(colb, sizeof colb, cfg->collector_ip);
     const uint8_t *m = net.nic.mac;
     int n = hv_snprintf(hello, sizeof hello,
-                        "hv_build=hvtrace %u.%u.%u\nnic=%02x:%02x.%x\nnic_model=82540EM\n"
+                        "hv_build=hvtrace %u.%u.%u\nnic=%02x:%02x.%x\nnic_model=%s\n"
                         "mac=%02x:%02x:%02x:%02x:%02x:%02x\nip=%s\ncollector=%s:%u\n"
                         "overflow=%s\ntsc_khz=%lu\n", HVT_VERSION_MAJOR, HVT_VERSION_MINOR,
-                        HVT_VERSION_PATCH, a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4], m[5],
+                        HVT_VERSION_PATCH, a.bus, a.dev, a.fn, net.nic.model->name, m[0], m[1], m[2], m[3], m[4], m[5],
                         ipb, colb, cfg->collector_port, cfg->overflow_drop ? "drop" : "block",
                         (unsigned long)net.tsc_per_ms);
     /* The loader's configuration: its hash and whether a seal vouched for it. */
@@ -291,8 +291,9 @@ int net_init(const struct net_config *cfg)
     }
     if (n > 0)
         stream_core_set_hello_text(&net.sc, hello, (size_t)n < sizeof hello ? (size_t)n : sizeof hello - 1);
-    hv_log("net: e1000 %02x:%02x.%x mac %02x:%02x:%02x:%02x:%02x:%02x link %s, %s -> collector %s:%u, "
-           "ring %u KiB, control %s, stream %s\n", a.bus, a.dev, a.fn, m[0], m[1], m[2], m[3], m[4],
+    hv_log("net: e1000 %02x:%02x.%x (%s, %s family) mac %02x:%02x:%02x:%02x:%02x:%02x link %s, %s -> collector %s:%u, "
+           "ring %u KiB, control %s, stream %s\n", a.bus, a.dev, a.fn, net.nic.model->name,
+           net.nic.model->fam->name, m[0], m[1], m[2], m[3], m[4],
            m[5], net.nic.link_up ? "up" : "down", ipb, colb, cfg->collector_port, cfg->ring_kb,
            cfg->key.len ? "keyed" : "refused (no key)",
            (net.sc.auth_flags & HVT_HELLO_ENCRYPT) ? "authenticated and encrypted" :
@@ -306,6 +307,12 @@ int net_init(const struct net_config *cfg)
 }
 
 bool net_active(void) { return net.active; }
+
+bool net_selftest_finished(void)
+{
+    return net.active && net.cfg.selftest_kb && !net.selftest_left && !net.selftest_tsc0 &&
+           net.selftest_bytes;
+}
 
 /* The selftest load: filler TRACE batches of NET_SELFTEST_BATCH records, enqueued from the
  * poll (never blocking: a full ring just means "later"). */

@@ -108,5 +108,11 @@ void net_set_ctl_handler(net_ctl_handler fn);
 /* The layer's start (net_layer.c): registers with vmm/ and fills the transport table. */
 struct hvt_boot_info;
 int  net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t);
+/* The transport alone, no guest (an image without VT-x, make hv-nettest): net_init from the
+ * boot configuration (selftest_kb required), its selftest load streamed and acknowledged, BYE.
+ * 0 when the collector acknowledged the whole load within max_tsc, else -1. */
+int  net_layer_selftest(struct hvt_boot_info *bi, uint64_t max_tsc);
+/* The selftest load (selftest_kb) was all sent and acknowledged. */
+bool net_selftest_finished(void);
 
 #endif

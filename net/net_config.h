@@ -4,9 +4,10 @@
  *
  *   net=on|off             default on (off: the hypervisor never touches a NIC)
  *   nic=auto | BB:DD.F | aa:bb:cc:dd:ee:ff
- *                          which e1000 to take: auto = the first 8086:100E found by bus scan
- *                          (the 82540EM that Bochs and QEMU emulate); a PCI address (hex); or
- *                          the MAC address in the NIC's EEPROM / receive address registers
+ *                          which NIC to take: auto = the first supported Intel PRO/1000 id
+ *                          (net/e1000_models.c's table) found by bus scan, in bus, device,
+ *                          function order; a PCI address (hex; it must hold a supported id);
+ *                          or the MAC address in the NIC's receive address registers
  *   ip=A.B.C.D             own address        default 10.0.2.15 (Bochs/QEMU slirp's guest)
  *   netmask=A.B.C.D        default 255.255.255.0
  *   gw=A.B.C.D             default 10.0.2.2 (slirp's host alias)

@@ -12,7 +12,8 @@
  * DMA ranges with the IOMMU (hv_dma.h), and fills the transport table the image hands to the
  * policy. When it gives up the NIC the image runs without a stream: the policy's chunks go
  * to port 0xE9 (the serial fallback, trace/sink.c). Tested end to end in
- * Bochs by tests/net/test-net.sh. The only file of net/ that talks to vmm/'s registration API.
+ * Bochs by tests/net/test-net.sh. net_layer_selftest() runs the transport alone, without
+ * VT-x, for an image that tests the NIC drivers (tests/net/test-net-qemu.sh). The only file of net/ that talks to vmm/'s registration API.
  */
 #include "hv_api.h"
 #include "hv_exit.h"
@@ -154,21 +155,30 @@ static int register_dma(void)
     return 0;
 }
 
-int net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t)
+/* The loader's net text parsed: 1 (none: touch no NIC), 0, or -1 (logged). */
+static int layer_config(struct hvt_boot_info *bi, struct net_config *cfg)
 {
     size_t len = 0;
     while (len < HVT_NET_CONFIG_LEN && bi->net_config[len])
         len++;
     if (len == 0)
-        return 0;                       /* no net configuration: no NIC is touched */
-    struct net_config cfg;
+        return 1;
     char err[160];
-    if (net_config_parse(&cfg, bi->net_config, len, err, sizeof err) < 0) {
+    if (net_config_parse(cfg, bi->net_config, len, err, sizeof err) < 0) {
         hv_log("net: %s: running without a stream\n", err);
         return -1;
     }
-    memcpy(cfg.cfg_sha256, bi->cfg_sha256, sizeof cfg.cfg_sha256);
-    cfg.cfg_state = bi->cfg_state;
+    memcpy(cfg->cfg_sha256, bi->cfg_sha256, sizeof cfg->cfg_sha256);
+    cfg->cfg_state = bi->cfg_state;
+    return 0;
+}
+
+int net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t)
+{
+    struct net_config cfg;
+    int c = layer_config(bi, &cfg);
+    if (c)
+        return c > 0 ? 0 : -1;          /* no net configuration: no NIC is touched */
     if (check_mcfg(bi) || net_init(&cfg) < 0 || !net_active())
         return -1;
     uint64_t base, size;
@@ -192,4 +202,27 @@ int net_layer_init(struct hvt_boot_info *bi, struct hv_transport *t)
     t->link_failed = net_link_failed;
     t->set_ctl_handler = net_set_ctl_handler;
     return 0;
+}
+
+/* The transport on its own, before (and without) any guest: the selftest load streamed and
+ * acknowledged, then BYE, all by polling on this CPU. What the guest would see is not set up
+ * (no EPT, no exits): nothing runs after this but the loader. */
+int net_layer_selftest(struct hvt_boot_info *bi, uint64_t max_tsc)
+{
+    struct net_config cfg;
+    if (layer_config(bi, &cfg))
+        return -1;
+    if (cfg.selftest_kb == 0) {
+        hv_log("net: standalone run needs selftest_kb=N\n");
+        return -1;
+    }
+    if (net_init(&cfg) < 0 || !net_active())
+        return -1;
+    uint64_t end = hv_rdtsc() + max_tsc;
+    while (!net_selftest_finished() && hv_rdtsc() < end)
+        net_poll();
+    bool done = net_selftest_finished();
+    hv_log("net: standalone selftest %s\n", done ? "finished" : "did NOT finish in time");
+    net_shutdown(max_tsc);
+    return done ? 0 : -1;
 }

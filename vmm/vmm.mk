@@ -2,6 +2,8 @@
 # image's composition); net/ (transport) is added by net/net.mk through HV_EXTRA_OBJS/LIBS.
 #   make hv          build/hv/hvtrace-hv.bin
 #   make hv-bare     build/bare/hvtrace.efi: the loader with an image of vmm/ alone
+#   make hv-nettest  build/nettest/hvtrace.efi: vmm/'s services and net/ without VMX; the
+#                    loader skips the VT-x check and powers off after the transport's selftest
 # Layering: vmm/ is compiled with its own folder on the include path; every module above it
 # (trace/, net/, hv/) sees vmm/ only through vmm/include/ (tests/layering checks it).
 HV_CC      ?= gcc
@@ -24,14 +26,17 @@ HV_INC_hv    := -Ihv $(TRACE_DIRS:%=-I%) -Inet
 HV_IMAGE   ?= full
 ifeq ($(HV_IMAGE),bare)
 HV_IMAGE_DEFS := -DHV_IMAGE_BARE
+else ifeq ($(HV_IMAGE),nettest)
+HV_IMAGE_DEFS := -DHV_IMAGE_NETTEST
 else ifeq ($(HVT_NET),0)
 HV_IMAGE_DEFS := -DHV_IMAGE_NO_NET
 endif
 # *_asm.c files are compiled with -S only, for their constants (vmm/include/hv_asm.h).
 VMM_SRCS   := $(filter-out %_asm.c,$(wildcard vmm/*.c vmm/lib/*.c))
 TRACE_SRCS := $(filter-out %_asm.c,$(wildcard $(TRACE_DIRS:%=%/*.c)))
-HV_SRCS    := $(VMM_SRCS) hv/hv_image.c $(if $(filter bare,$(HV_IMAGE)),,$(TRACE_SRCS))
-HV_ASMS    := vmm/vmx_stub.asm $(if $(filter bare,$(HV_IMAGE)),,trace/step/step_fast.asm)
+HV_NO_POLICY := $(filter bare nettest,$(HV_IMAGE))
+HV_SRCS    := $(VMM_SRCS) hv/hv_image.c $(if $(HV_NO_POLICY),,$(TRACE_SRCS))
+HV_ASMS    := vmm/vmx_stub.asm $(if $(HV_NO_POLICY),,trace/step/step_fast.asm)
 HV_OBJS    := $(patsubst %.c,$(HV_BUILD)/%.o,$(HV_SRCS)) $(patsubst %.asm,$(HV_BUILD)/%.o,$(HV_ASMS))
 HV_EXTRA_OBJS ?=
 HV_EXTRA_LIBS ?=
@@ -62,10 +67,12 @@ $(HV_BUILD)/hvtrace-hv.elf: $(HV_OBJS) $(HV_EXTRA_OBJS) $(HV_EXTRA_LIBS) linker.
 $(HV_BUILD)/hvtrace-hv.bin: $(HV_BUILD)/hvtrace-hv.elf
 	objcopy -O binary $< $@
 
-.PHONY: hv hv-bare
+.PHONY: hv hv-bare hv-nettest
 hv: $(HV_BUILD)/hvtrace-hv.bin
 all: hv
 hv-bare:
 	$(MAKE) BUILD=$(BUILD)/bare HV_IMAGE=bare HVT_NET=0 efi
+hv-nettest:
+	$(MAKE) BUILD=$(BUILD)/nettest HV_IMAGE=nettest efi
 
 -include $(HV_OBJS:.o=.d) $(wildcard $(HV_GEN)/*/*.d)

@@ -20,7 +20,11 @@ struct vcpu *vcpu_get(unsigned index) { return &vcpus[index]; }
 
 #define CANARY_MIX 0x68767472616365ull     /* "hvtrace" */
 
-int vmm_init(struct hvt_boot_info *bi)
+/* Index 0 at HV_CPU_ID_GS_OFFSET (zero-filled): what hv_cpu_id() reads while no vcpu exists. */
+static uint8_t services_percpu[64] __attribute__((aligned(64)));
+static uint64_t services_saved_gs;
+
+static int services_start(struct hvt_boot_info *bi)
 {
     if (bi->magic != HVT_BOOTINFO_MAGIC)
         return -1;
@@ -29,6 +33,30 @@ int vmm_init(struct hvt_boot_info *bi)
            HVT_VERSION_MINOR, HVT_VERSION_PATCH, bi->cpu_count);
     if (bi->cpu_count == 0 || bi->cpu_count > HVT_MAX_CPUS)
         return -2;
+    return 0;
+}
+
+int vmm_init_services(struct hvt_boot_info *bi)
+{
+    int rc = services_start(bi);
+    if (rc)
+        return rc;
+    _Static_assert(HV_CPU_ID_GS_OFFSET + sizeof(unsigned) <= sizeof services_percpu, "percpu");
+    services_saved_gs = hv_rdmsr(MSR_IA32_GS_BASE);
+    hv_wrmsr(MSR_IA32_GS_BASE, (uint64_t)services_percpu);
+    return 0;
+}
+
+void vmm_services_end(void)
+{
+    hv_wrmsr(MSR_IA32_GS_BASE, services_saved_gs);
+}
+
+int vmm_init(struct hvt_boot_info *bi)
+{
+    int rc = services_start(bi);
+    if (rc)
+        return rc;
     if (vmx_check_caps())
         return -3;
     mtrr_read(&hv.mtrr, hv_rdmsr, hv.phys_bits);

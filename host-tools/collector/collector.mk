@@ -50,11 +50,12 @@ all: collector
 # The unit tests' rules are beside them: net/tests/tests.mk (test_aead, test_net) and
 # host-tools/collector/tests/tests.mk (test_trace_link).
 include $(HOST_DIR)/collector/tests/tests.mk
-net-unit-test: $(HOST_BUILD)/test_aead $(HOST_BUILD)/test_net $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
+net-unit-test: $(HOST_BUILD)/test_aead $(HOST_BUILD)/test_net $(HOST_BUILD)/test_e1000_models $(HOST_BUILD)/test_trace_link $(HOST_BUILD)/hvtrace-collector \
                $(HOST_BUILD)/fake_hv $(HOST_BUILD)/gen_e9 $(HOST_BUILD)/hvt $(HOST_BUILD)/hvt-import \
                $(HOST_BUILD)/hvt-check
 	$(HOST_BUILD)/test_aead
 	$(HOST_BUILD)/test_net
+	$(HOST_BUILD)/test_e1000_models
 	$(HOST_BUILD)/test_trace_link
 	tests/net/test-collector.sh $(HOST_BUILD)
 	tests/net/test-trace-coll.sh $(HOST_BUILD)

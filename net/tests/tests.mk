@@ -1,6 +1,7 @@
 # net/tests/tests.mk - host unit tests of net/: the boot id's randomness (net/boot_rand.c,
 # tests/lib/unit.mk): RDSEED/RDRAND retried, an authenticated stream refused without a hardware
-# RNG; and the stream's protocol code (below).
+# RNG; the stream's protocol code (below); the NIC driver's id table and per-family decisions
+# (test_e1000_models, run by `make net-unit-test`).
 $(HV_UNIT_BUILD)/test_boot_rand: net/tests/test_boot_rand.c net/boot_rand.c net/boot_rand.h vmm/hv_rand.c vmm/include/hv_rand.h tests/lib/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -Inet -o $@ $< net/boot_rand.c vmm/hv_rand.c
@@ -23,3 +24,9 @@ $(HOST_BUILD)/test_net: net/tests/test_net.c $(NET_PORTABLE) host-tools/collecto
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
 	  -o $@ net/tests/test_net.c $(NET_PORTABLE) host-tools/collector/coll_parse.c
+
+# The NIC driver's id table and per-family decisions (net/e1000_models.c), on the host.
+$(HOST_BUILD)/test_e1000_models: net/tests/test_e1000_models.c net/e1000_models.c net/e1000_models.h net/e1000_regs.h tests/lib/check.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(NET_HOST_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -Itests/lib \
+	  -o $@ net/tests/test_e1000_models.c net/e1000_models.c

@@ -58,11 +58,12 @@ $(FUZZ_HV_DIR)/lwip/liblwip.a: net/build-lwip.sh net/lwip/lwipopts.h net/lwip/ar
 	HV_CC="$(FUZZ_CC)" HV_CFLAGS="$(FUZZ_HV_FLAGS) -fsanitize=fuzzer-no-link" net/build-lwip.sh $(@D)
 # e1000.c without comparison tracing: the fake NIC's EEPROM never answers and the driver's
 # 3 x 100000-read wait would otherwise cost most of each run.
-$(FUZZ_HV_DIR)/e1000.o: net/e1000.c net/e1000.h net/e1000_regs.h tests/fuzz/host_hv/hv_api.h $(FUZZ_HV_DIR)/lwip/liblwip.a
+$(FUZZ_HV_DIR)/e1000.o: net/e1000.c net/e1000.h net/e1000_regs.h net/e1000_models.h tests/fuzz/host_hv/hv_api.h $(FUZZ_HV_DIR)/lwip/liblwip.a
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp -c -o $@ $<
 FUZZ_LWIP_RX_SRCS := tests/net/fuzz/fuzz_lwip_rx.c tests/fuzz/host_hv/hv_log_host.c net/net.c net/e1000_netif.c net/lwip_port.c net/net_console.c \
-                     net/stream_core.c net/ctl.c net/aead.c net/sha256.c net/pci.c net/net_config.c net/boot_rand.c vmm/hv_rand.c
+                     net/stream_core.c net/ctl.c net/aead.c net/sha256.c net/pci.c net/net_config.c net/boot_rand.c vmm/hv_rand.c \
+                     net/e1000_models.c
 $(HOST_OUT)/fuzz/fuzz_lwip_rx: $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a $(wildcard net/*.h) include/hvt_stream.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_HV_FLAGS) $(FUZZ_LWIP_INC) -fsanitize=fuzzer -o $@ $(FUZZ_LWIP_RX_SRCS) $(FUZZ_HV_DIR)/e1000.o $(FUZZ_HV_DIR)/lwip/liblwip.a

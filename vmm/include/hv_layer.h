@@ -14,6 +14,11 @@
 #include "hvt_bootinfo.h"
 
 int  vmm_init(struct hvt_boot_info *bi);
+/* The services alone (memory, logging, hv_cpu_id() = 0 on the calling CPU), no VMX: for an
+ * image that runs a layer's code on a machine without VT-x (make hv-nettest). Nothing is
+ * virtualized; vmm_services_end() gives the caller its %gs back before the image returns. */
+int  vmm_init_services(struct hvt_boot_info *bi);
+void vmm_services_end(void);
 void vmm_init_done(void);
 int  vmm_start_cpu(struct hvt_boot_info *bi, struct hvt_cpu_launch *l);
 
