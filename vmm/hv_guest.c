@@ -61,7 +61,13 @@ static void set_proc_bits(uint32_t bits, bool on)
     vmx_write(VMCS_PROC_CONTROLS, on ? (v | bits) : (v & ~bits));
 }
 
-void hv_set_mtf(bool on) { set_proc_bits(PROC_MTF, on); }
+/* The policy's wish; vmm/ may keep the flag on for a pending NMI meanwhile (nmi_decide.h). */
+void hv_set_mtf(bool on)
+{
+    struct vcpu *v = vcpu_current();
+    v->policy_mtf = on;
+    set_proc_bits(PROC_MTF, on || v->nmi_mtf);
+}
 
 void hv_set_hlt_exiting(bool on) { set_proc_bits(PROC_HLT_EXITING, on); }
 

@@ -46,6 +46,8 @@ struct vcpu {
     struct host_tss tss;
     bool launched;
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
+    bool nmi_mtf;                 /* the monitor trap flag is on for the pending NMI (nmi_decide.h) */
+    bool policy_mtf;              /* ... and for the policy (hv_set_mtf): its MTF exits are its own */
     bool powering_off;
     uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
     uint64_t ctl_epoch;           /* hv.ctl_epoch this CPU's VMCS controls reflect */
@@ -57,6 +59,8 @@ struct vcpu {
     uint64_t exits;               /* VM exits through the full dispatch (vmx_exit_dispatch) */
     uint64_t exit_counts[EXIT_REASON_COUNT];
     uint64_t sipi_count, init_count;
+    uint64_t nmi_waits;           /* entries that held an NMI back for the guest's blocking */
+    uint64_t nmi_injected;        /* NMIs the host caught, given to the guest */
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
     uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
     /* The guest's IA32_PERF_GLOBAL_CTRL, one MSR-list entry (SDM Vol. 3C 25.7.2 "VM-Exit

@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "hvt_hypercall.h"
 #include "msr_policy.h"
+#include "nmi_decide.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
 extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault[];
@@ -91,6 +92,10 @@ void vmx_print_exit_summary(const char *why)
                 hv_log("hvtrace:   cpu %u %-18s %lu\n", c, vmx_exit_name(r), v->exit_counts[r]);
         for (unsigned i = 0; i < 8 && v->io_ports[i].count; i++)
             hv_log("hvtrace:   cpu %u   I/O port %x: %lu\n", c, v->io_ports[i].port, v->io_ports[i].count);
+        if (v->nmi_injected || v->nmi_waits)
+            hv_log("hvtrace:   cpu %u NMIs taken in VMX root and given to the guest: %lu (%lu entries held one "
+                   "back for the guest's STI/MOV SS/NMI blocking or another event)\n", c, v->nmi_injected,
+                   v->nmi_waits);
     }
 }
 
@@ -772,6 +777,36 @@ static inline __attribute__((always_inline)) void spec_before_entry(struct vcpu 
     }
 }
 
+/* An NMI the host caught goes to the guest at an entry that may carry it (nmi_decide.h); until
+ * then the guest runs an instruction at a time (the monitor trap flag, off again once the NMI
+ * is in unless the policy steps this CPU itself), each exit through the full dispatch. */
+static void nmi_entry(struct vcpu *v)
+{
+    switch (nmi_decide(v->nmi_pending, (uint32_t)vmx_read(VMCS_GUEST_INTERRUPTIBILITY),
+                       (uint32_t)vmx_read(VMCS_ENTRY_INTR_INFO))) {
+    case NMI_INJECT:
+        v->nmi_pending = false;
+        v->nmi_injected++;
+        vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
+        if (v->nmi_mtf) {
+            v->nmi_mtf = false;
+            uint32_t p = (uint32_t)vmx_read(VMCS_PROC_CONTROLS);
+            vmx_write(VMCS_PROC_CONTROLS, v->policy_mtf ? (p | PROC_MTF) : (p & ~PROC_MTF));
+        }
+        break;
+    case NMI_WAIT_ONE_STEP:
+        v->nmi_waits++;
+        if (!v->nmi_mtf) {
+            v->nmi_mtf = true;
+            vmx_write(VMCS_PROC_CONTROLS, (uint32_t)vmx_read(VMCS_PROC_CONTROLS) | PROC_MTF);
+        }
+        v->fast_block = 1;                 /* the next exit comes back here */
+        break;
+    case NMI_NOTHING:
+        break;
+    }
+}
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
     spec_after_exit(v);
@@ -803,7 +838,9 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (exit_reg.pre[i])
             exit_reg.pre[i](g, basic);
     exit_handler_fn own = basic < EXIT_REASON_COUNT ? exit_handlers[basic] : 0;
-    if (own) {
+    if (basic == EXIT_MTF && v->nmi_mtf && !v->policy_mtf) {
+        /* vmm/'s own step for a pending NMI (below): not the policy's to see */
+    } else if (own) {
         own(g, v);
     } else {
         hv_exit_fn fn = basic < EXIT_REASON_COUNT ? exit_reg.exit[basic] : 0;
@@ -817,10 +854,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (exit_reg.post[i])
             exit_reg.post[i](g, basic);
     apply_shared_edits(v);
-    if (v->nmi_pending && !(vmx_read(VMCS_ENTRY_INTR_INFO) & VMX_INTR_INFO_VALID)) {
-        v->nmi_pending = false;
-        vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
-    }
+    nmi_entry(v);
     /* Last: after this only the stub's register restore and VMRESUME run. */
     spec_before_entry(v);
 }

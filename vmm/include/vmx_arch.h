@@ -131,6 +131,8 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 /* Interruptibility state (SDM 25.4.2, table 25-3) */
 #define VMX_INTR_BLOCK_STI      (1u << 0)
 #define VMX_INTR_BLOCK_MOVSS    (1u << 1)
+#define VMX_INTR_BLOCK_SMI      (1u << 2)
+#define VMX_INTR_BLOCK_NMI      (1u << 3)
 
 /* VM-entry interruption information (SDM 25.8.3) */
 #define VMX_INTR_INFO_VALID     (1u << 31)
