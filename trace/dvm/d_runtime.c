@@ -18,7 +18,6 @@
 #define DRAIN_BUF   (64u << 10)            /* a CPU's records per message */
 #define SNAP_BUF    (64u << 10)            /* aggregation entries per message */
 #define STATE_MAX   (48u << 20)            /* the most state memory one program may ask for */
-#define ERRNO_MAX   4095u                  /* Linux returns -1..-4095 for errors */
 
 /* Loads (the guest's hypercall on any CPU, the host's parts in the transport's poll on any
  * CPU) are serialized by load_lock, only ever tried: a second loader gets EBUSY rather than
@@ -291,8 +290,8 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->v[HVT_DIF_V_CURTHREAD] = who->task;
     f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
     f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
-    if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
-        f->v[HVT_DIF_V_ERRNO] = -arg[1];
+    if (kind == PROBE_RETURN && arg)
+        f->v[HVT_DIF_V_ERRNO] = hvt_probe_return_errno(arg[1]);
     f->v[HVT_DIF_V_REGS_PC] = pc;
     f->v[HVT_DIF_V_REGS_SP] = hv_guest_read(HV_GUEST_RSP);
 }
