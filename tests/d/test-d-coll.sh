@@ -120,6 +120,26 @@ check "compile error: status 1, 'bad.d:3:9: error:' and a caret under column 9" 
 "$HVT" -n 'syscall::nosuchcall:entry { trace(1); }' --vmlinuz "$VMLINUZ" -d "$W/none" >/dev/null 2>"$W/nomatch.err"; rc=$?
 check "no match: DTrace's message, status 1" \
   bash -c "test $rc = 1 && grep -q 'probe description syscall::nosuchcall:entry does not match any probes' '$W/nomatch.err'"
+# DTrace options hvt does not do are refused with a reason, never accepted and ignored (the
+# program would print other results than it asked for): as -x, as a pragma, as setopt(); the
+# one value that is hvt's own behaviour (bufpolicy=switch, bufresize=manual, evaltime=exec) passes
+for x in cpu=1 bufpolicy=ring bufpolicy=fill bufresize=auto aggpack grabanon temporal droptags errtags \
+         scratchsize=1m evaltime=main; do
+  "$HVT" -n 'syscall::getpid:entry { @ = count(); }' -x "$x" --vmlinuz "$VMLINUZ" -d "$W/none" >/dev/null 2>"$W/opt.err"; rc=$?
+  check "option $x: refused, status 1 ($(head -1 "$W/opt.err"))" \
+    bash -c "test $rc = 1 && grep -q 'error: option $x is not supported by hvtrace: ' '$W/opt.err'"
+done
+printf '#pragma D option cpu=0\nsyscall::getpid:entry { @ = count(); }\n' > "$W/optcpu.d"
+"$HVT" -s "$W/optcpu.d" --vmlinuz "$VMLINUZ" -d "$W/none" >/dev/null 2>"$W/optcpu.err"; rc=$?
+check "#pragma D option cpu=0: refused at its line, status 1 ($(head -1 "$W/optcpu.err"))" \
+  bash -c "test $rc = 1 && grep -q 'optcpu.d:1:.*option cpu=0 is not supported by hvtrace' '$W/optcpu.err'"
+"$HVT" -n 'syscall::getpid:entry { setopt("aggpack"); }' --vmlinuz "$VMLINUZ" -d "$W/none" >/dev/null 2>"$W/optset.err"; rc=$?
+check "setopt(\"aggpack\"): refused, status 1 ($(head -1 "$W/optset.err"))" \
+  bash -c "test $rc = 1 && grep -q 'option aggpack is not supported by hvtrace' '$W/optset.err'"
+for x in bufpolicy=switch bufresize=manual evaltime=exec; do
+  "$HVT" -n 'syscall::getpid:entry { @ = count(); }' -x "$x" -e --vmlinuz "$VMLINUZ" >/dev/null 2>"$W/opt.err"; rc=$?
+  check "option $x (what hvt does): accepted" test "$rc" = 0
+done
 
 # 7. speculations. The classic: speculate at entry, commit at return only for an "error"
 # (here arg0 % 10 == 3), discard otherwise. fake_hv arms entry then return, so entry fires at
