@@ -505,8 +505,9 @@ static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf
         r = send_probes(sc, p);
     } else if (p->d_mode && fake_d_produce(sc)) {
         r = 0;
-    } else if (p->probe_mode && !p->probe_disarmed) {
-        return false;                   /* nothing more until the host disarms */
+    } else if (p->probe_mode && !p->probe_disarmed && !(p->d_mode && !p->probe_armed && fake_d_done())) {
+        return false;                   /* nothing more until the host disarms (a D program
+                                           that ended in BEGIN, before arming, has nothing to) */
     } else if (p->d_mode && !fake_d_done()) {
         return false;                   /* END's records and snapshot, then the unload */
     } else if (p->wait_start && !p->stop_sent) {

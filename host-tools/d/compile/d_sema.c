@@ -251,6 +251,24 @@ static uint64_t norm(const d_cc *cc, uint64_t v, int t)
     return v;
 }
 
+/* DTrace's own integer constants (dtrace-utils' D library, unistd.d: int inlines): the fault numbers
+ * ERROR's arg4 carries (include/hvt_dif.h). */
+static int dtrace_const(const char *name, int64_t *v)
+{
+    static const struct { const char *name; int64_t v; } k[] = {
+        {"DTRACEFLT_UNKNOWN", HVT_DTRACEFLT_UNKNOWN}, {"DTRACEFLT_BADADDR", HVT_DTRACEFLT_BADADDR},
+        {"DTRACEFLT_BADALIGN", HVT_DTRACEFLT_BADALIGN}, {"DTRACEFLT_ILLOP", HVT_DTRACEFLT_ILLOP},
+        {"DTRACEFLT_DIVZERO", HVT_DTRACEFLT_DIVZERO}, {"DTRACEFLT_NOSCRATCH", HVT_DTRACEFLT_NOSCRATCH},
+        {"DTRACEFLT_KPRIV", HVT_DTRACEFLT_KPRIV}, {"DTRACEFLT_UPRIV", HVT_DTRACEFLT_UPRIV},
+        {"DTRACEFLT_TUPOFLOW", HVT_DTRACEFLT_TUPOFLOW}, {"DTRACEFLT_BADSTACK", HVT_DTRACEFLT_BADSTACK}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (!strcmp(k[i].name, name)) {
+            *v = k[i].v;
+            return 1;
+        }
+    return 0;
+}
+
 static void set_const(d_cc *cc, d_node *n, uint64_t v, int t)
 {
     n->kind = N_INT;
@@ -680,6 +698,14 @@ void d_sema_expr(d_cc *cc, d_node *n)
         }
         int64_t ev;
         int et;
+        if (!strcmp(n->str, "NULL")) {     /* dtrace-utils' built-in `inline long NULL = 0;` */
+            set_const(cc, n, 0, cc->t_long);
+            return;
+        }
+        if (dtrace_const(n->str, &ev)) {
+            set_const(cc, n, (uint64_t)ev, cc->t_int);
+            return;
+        }
         if (d_btf_enumval(cc, n->str, &ev, &et) == 0) {
             set_const(cc, n, (uint64_t)ev, et);
             return;
