@@ -368,10 +368,12 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
         if (v && v->kind == HVT_DIF_VK_ASSOC)
             d_fail(cc, l->line, l->col, "%s is an associative array: it needs a key", l->str);
         if (!v) {
-            if (op != TK_ASGN)
+            /* ++ and -- declare the variable as DTrace does: an int64_t that was 0 */
+            int inc = op == TK_INC || op == TK_DEC;
+            if (op != TK_ASGN && !inc)
                 d_fail(cc, l->line, l->col, "%s%s has not yet been declared or assigned",
                        kind == HVT_DIF_VK_THREAD ? "self->" : kind == HVT_DIF_VK_LOCAL ? "this->" : "", l->str);
-            d_var_add(cc, kind, l->str, var_type_of(cc, rhs), l->line, l->col);
+            d_var_add(cc, kind, l->str, inc ? cc->t_i64 : var_type_of(cc, rhs), l->line, l->col);
             v = &cc->vars[cc->nvars - 1];
         }
         l->vk = VK_VAR;
