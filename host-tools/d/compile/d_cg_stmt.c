@@ -421,6 +421,7 @@ void d_cg_clause(d_cc *cc, d_item *cl)
         cc->jb = &jb;
         if (!setjmp(jb)) {
             cc->regs = 0;
+            d_sema_predeclare(cc, cl->body);
             d_sema_pred(cc, cl->pred);
             d_cg_branch(cc, cl->pred, 0, &ret);
         }

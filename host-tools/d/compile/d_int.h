@@ -303,6 +303,9 @@ int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line, int col);
 void d_sema_expr(d_cc *cc, d_node *n);           /* type an expression (rvalue use) */
 void d_sema_stmt(d_cc *cc, d_node *s);
 void d_sema_pred(d_cc *cc, d_node *p);
+/* Before a clause's predicate: the variables its statements declare by ++ or -- (DTrace cooks
+ * the actions first, so a predicate may read a variable the body first increments). */
+void d_sema_predeclare(d_cc *cc, const d_node *body);
 void d_sema_decl(d_cc *cc, d_item *it);
 d_node *d_sema_tostr(d_cc *cc, d_node *n);       /* n as a string, or NULL */
 d_node *d_sema_rvalue(d_cc *cc, d_node *n);      /* arrays decayed */

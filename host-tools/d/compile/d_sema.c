@@ -802,6 +802,25 @@ void d_sema_expr(d_cc *cc, d_node *n)
     }
 }
 
+void d_sema_predeclare(d_cc *cc, const d_node *n)
+{
+    for (; n; n = n->next) {
+        const d_node *l = n->a;
+        if ((n->kind == N_POST || (n->kind == N_UNARY && (n->op == TK_INC || n->op == TK_DEC))) && l &&
+            (l->kind == N_IDENT || l->kind == N_SELF || l->kind == N_THIS)) {
+            int kind = l->kind == N_SELF ? HVT_DIF_VK_THREAD : l->kind == N_THIS ? HVT_DIF_VK_LOCAL : HVT_DIF_VK_GLOBAL;
+            if (!d_var_find(cc, kind, l->str) &&
+                !(l->kind == N_IDENT && (is_lowered_var(l->str) || builtin_var(cc, (d_node *)l) ||
+                                         d_inline_find(cc, l->str) || !strcmp(l->str, "args") ||
+                                         d_var_find(cc, HVT_DIF_VK_ASSOC, l->str))))
+                d_var_add(cc, kind, l->str, cc->t_i64, l->line, l->col);
+        }
+        d_sema_predeclare(cc, n->a);
+        d_sema_predeclare(cc, n->b);
+        d_sema_predeclare(cc, n->c);
+    }
+}
+
 void d_sema_pred(d_cc *cc, d_node *p)
 {
     operand(cc, p);
