@@ -89,9 +89,10 @@ static void print_quantize(d_out *o, const int64_t *d, uint64_t normal, int zoom
     bars b;
     while (first < QBUCKETS - 1 && !d[first])
         first++;
-    if (first == QBUCKETS - 1) {
-        /* nothing (cleared, or only negative increments cancelling): the rows around 0. As in
-         * DTrace, this is also what a count only in the top bucket looks like. */
+    if (first == QBUCKETS - 1 && !d[first]) {
+        /* nothing (cleared, or only negative increments cancelling): the rows around 0. A
+         * count only in the top bucket (2^62 and up) is a count: its row and the one below,
+         * as dtrace-utils prints it. */
         first = QZERO - 1;
         last = QZERO + 1;
     } else {
