@@ -196,8 +196,8 @@ check "printf %T %S %C %hx %hhx %lx %i" \
   test "$(cat "$W/pfconv.out")" = '[Tue, 14 Nov 2023 22:13:20 UTC] [gamma\0] [A] [\n] [ffff] [ff] [ff] [3]'
 
 # 10. epid and id as DTrace numbers them: clause by clause (BEGIN 1, getpid 2, its second
-# clause 3, END 4); BEGIN's id 1, END's 2; the default prefix shows those ids; ERROR's arg1 and
-# the error message name the same enabled probe
+# clause 3, END 4); BEGIN's id 1, END's 2; the default prefix shows those ids; the error message
+# names the enabled probe (epid 2) and ERROR's arg1 the faulting probe's id, as dtrace-utils does
 run epid
 cat "$W/epid.out"
 check "epid/id: BEGIN 1/1, getpid 2 (4 times), second clause 3, END 4/2" \
@@ -209,8 +209,8 @@ check "prefix: BEGIN and END print as IDs 1 and 2" \
   bash -c "grep -qE '^ +[0-9]+ +1 +:BEGIN +1 *\$' '$W/prefix.out' && grep -qE '^ +[0-9]+ +2 +:END +2 *\$' '$W/prefix.out'"
 run errarg
 cat "$W/errarg.out" "$W/errarg.err"
-check "ERROR's arg1 = the message's enabled probe ID = 2" \
-  bash -c "grep -qx 'ERROR arg1=2' '$W/errarg.out' && grep -q 'error on enabled probe ID 2 (ID [0-9]*: syscall:kernel:getpid:entry)' '$W/errarg.err'"
+check "ERROR's arg1 = the faulting probe's id, arg2 its clause; the message's enabled probe ID = 2" \
+  bash -c "grep -qx \"ERROR arg1 is the faulting probe's id: 1, arg2 its clause: 1\" '$W/errarg.out' && grep -q 'error on enabled probe ID 2 (ID [0-9]*: syscall:kernel:getpid:entry)' '$W/errarg.err'"
 
 # 11. several -s: one program, in their order (twos.d, then twos/a.d and twos/b.d); 'matched'
 # counts BEGIN, END and ERROR
