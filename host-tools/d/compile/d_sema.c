@@ -460,6 +460,12 @@ static int fold_bin(d_cc *cc, d_node *n, int rt, int ot)
     default: return 0;
     }
     set_const(cc, n, r, rt);
+    /* DTrace folds integer constants in 64 bits and keeps every bit, whatever the type says:
+     * (1 << 63) - 1 is INT64_MAX, not an int's -1 (dt_node_op2's uintmax_t arithmetic). A
+     * cast still cuts the value to its type. */
+    if (n->op != TK_EQ && n->op != TK_NE && n->op != TK_LT && n->op != TK_LE && n->op != TK_GT &&
+        n->op != TK_GE && n->op != TK_LAND && n->op != TK_LOR && n->op != TK_LXOR)
+        n->ival = r;
     return 1;
 }
 
