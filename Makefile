@@ -53,6 +53,7 @@ include vmm/tests/tests.mk
 include trace/tests/tests.mk
 include net/tests/tests.mk
 include boot/tests/tests.mk
+include guest/tests/tests.mk
 include tests/unit/vtd-qemu/vtd-qemu.mk
 include tests/trace/trace.mk
 include tests/layering/layering.mk

@@ -29,7 +29,7 @@ ESP_TEMPLATE ?= boot/hvtrace.cfg.template
 .PHONY: install uninstall esp guest-tools test-install
 all: guest-tools
 
-$(GUEST_OUT)/%: guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
+$(GUEST_OUT)/%: guest/%.c guest/hvt_guest.h guest/hvt_agent.h include/hvt_hypercall.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 guest-tools: $(GUEST_TOOLS:%=$(GUEST_OUT)/%)

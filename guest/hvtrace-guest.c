@@ -23,8 +23,9 @@
  *                            platform without ACPI, where poweroff cannot end the run)
  *   hvtrace-guest agent [once]
  *                            run the commands hvt -c posts (HVT_HC_CMD): each one is split on
- *                            blanks, forked and held before exec until the host has armed its
- *                            probes, then run; its exit status goes back to the host. "once":
+ *                            blanks, forked, exec'd and held stopped at its first instruction
+ *                            (guest/hvt_agent.h) until the host has armed its probes, then
+ *                            let go; its exit status goes back to the host. "once":
  *                            end after one command, once the host is done with it (at most
  *                            a minute after it ended).
  * Exit status: 0 success, 1 check failed, 2 usage.
@@ -49,6 +50,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "hvt_hypercall.h"
+#include "hvt_agent.h"
 
 #define CPUID_LEAF_FEATURES       1u
 #define CPUID_1_ECX_HYPERVISOR    (1u << 31)
@@ -386,22 +388,6 @@ static uint64_t agent_take(char *buf, size_t cap)
     return seq;
 }
 
-/* The child: wait for the go byte, then exec argv (dtrace -c: no shell). */
-static void agent_child(int rfd, char *line)
-{
-    char *argv[64], *save = NULL, go = 0;
-    int n = 0;
-    for (char *t = strtok_r(line, " \t", &save); t && n < 63; t = strtok_r(NULL, " \t", &save))
-        argv[n++] = t;
-    argv[n] = NULL;
-    if (read(rfd, &go, 1) != 1 || go != 'g' || !n)
-        _exit(127);                        /* cancelled (the pipe closed) */
-    close(rfd);
-    execvp(argv[0], argv);
-    fprintf(stderr, "hvtrace-guest: agent: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-}
-
 static int cmd_agent(int once)
 {
     if (!require_hvtrace())
@@ -416,35 +402,25 @@ static int cmd_agent(int once)
             continue;
         }
         struct hc_regs r;
-        int p[2];
-        pid_t pid = pipe(p) == 0 ? fork() : -1;
-        if (pid == 0) {
-            close(p[1]);
-            agent_child(p[0], line);
-        }
-        if (pid < 0) {
+        struct agent_cmd c;
+        if (agent_cmd_start(&c, line) < 0) {
             hc_cmd(HVT_HC_CMD_EXITED, seq, 127 << 8, &r);
             continue;
         }
-        close(p[0]);
-        hc_cmd(HVT_HC_CMD_STARTED, seq, (uint64_t)pid, &r);
-        printf("hvtrace-guest: agent: command %" PRIu64 " is pid %d: %s\n", seq, (int)pid, line);
+        hc_cmd(HVT_HC_CMD_STARTED, seq, (uint64_t)c.pid, &r);
+        printf("hvtrace-guest: agent: command %" PRIu64 " is pid %d: %s\n", seq, (int)c.pid, line);
         for (;;) {                         /* held until the host armed its probes */
             if (hc_cmd(HVT_HC_CMD_MAY_RUN, seq, 0, &r) != HVT_HC_OK || r.rbx == HVT_HC_CMD_CANCELLED) {
-                close(p[1]);               /* cancelled: the child exits without exec */
+                agent_cmd_cancel(&c);
                 break;
             }
             if (r.rbx == HVT_HC_CMD_GO) {
-                if (write(p[1], "g", 1) != 1)
-                    perror("hvtrace-guest: agent");
-                close(p[1]);
+                agent_cmd_go(&c);
                 break;
             }
             nap_ms(20);
         }
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
+        int status = agent_cmd_wait(&c);
         hc_cmd(HVT_HC_CMD_EXITED, seq, (uint64_t)(uint32_t)status, &r);
         printf("hvtrace-guest: agent: command %" PRIu64 " ended, status %d\n", seq, status);
         if (once) {                        /* stay until the host is done with it (its END) */

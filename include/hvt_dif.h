@@ -310,6 +310,35 @@ _Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
 #define HVT_DIF_BUDGET_INSNS 1           /*   instructions (string and copy loops by their bytes) */
 #define HVT_DIF_BUDGET_TIME  2           /*   the hypervisor's deadline (TSC ticks) */
 
+/* DTrace's fault numbers (its DTRACEFLT_* constants, which D programs compare ERROR's arg4
+ * with): the ones hvt's faults are. The HVT_DIF_F_* codes above stay the wire's; ERROR's arg4
+ * is hvt_dif_dtrace_fault() of them. */
+#define HVT_DTRACEFLT_UNKNOWN   0
+#define HVT_DTRACEFLT_BADADDR   1
+#define HVT_DTRACEFLT_BADALIGN  2
+#define HVT_DTRACEFLT_ILLOP     3
+#define HVT_DTRACEFLT_DIVZERO   4
+#define HVT_DTRACEFLT_NOSCRATCH 5
+#define HVT_DTRACEFLT_KPRIV     6
+#define HVT_DTRACEFLT_UPRIV     7
+#define HVT_DTRACEFLT_TUPOFLOW  8
+#define HVT_DTRACEFLT_BADSTACK  9
+#define HVT_DTRACEFLT_BADSIZE   10
+#define HVT_DTRACEFLT_BADINDEX  11
+#define HVT_DTRACEFLT_LIBRARY   1000
+
+static inline uint32_t hvt_dif_dtrace_fault(uint32_t f)
+{
+    switch (f) {
+    case HVT_DIF_F_BADADDR: return HVT_DTRACEFLT_BADADDR;
+    case HVT_DIF_F_DIVZERO: return HVT_DTRACEFLT_DIVZERO;
+    case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return HVT_DTRACEFLT_ILLOP;
+    case HVT_DIF_F_NOSCRATCH: return HVT_DTRACEFLT_NOSCRATCH;
+    case HVT_DIF_F_TUPLE: return HVT_DTRACEFLT_TUPOFLOW;
+    default: return HVT_DTRACEFLT_UNKNOWN;
+    }
+}
+
 /* Aggregation snapshot, sent per CPU: a run of these, 8-byte aligned: the key (encoded tuple:
  * each key an integer 8 bytes or a string u16 len + bytes padded to 8) then nbuckets int64. */
 struct hvt_dagg_rec {

@@ -122,8 +122,10 @@ struct hvt_probe_spec {
 #define HVT_PROBE_F_LINKTIME  (1u << 8)
 #define HVT_PROBE_F_RECORD    (1u << 9)   /* report every firing (include/hvt_probe.h) */
 #define HVT_PROBE_F_STACK     (1u << 10)  /* ... with the stack (struct hvt_probe_sample) */
-#define HVT_PROBE_F_SYSARGS   (1u << 12)  /* entry of a __x64_sys_ wrapper: the arguments are
-                                             the user's, from the pt_regs its RDI points to */
+#define HVT_PROBE_F_SYSARGS   (1u << 12)  /* a system call's probe. Entry of a __x64_sys_
+                                             wrapper: the arguments are the user's, from the
+                                             pt_regs its RDI points to; return: arg0 = arg1 =
+                                             the return value (hvt_probe_return_args) */
 #define HVT_PROBE_F_USER      (1u << 11)  /* kind 3 in one process: lo = its user address,
                                              hi = its pid (tgid); armed once it runs */
 #define HVT_PROBE_F_COMM      (1u << 13)  /* with HVT_PROBE_F_USER: hi = hvt_comm_hash() of a

@@ -30,13 +30,33 @@ struct hvt_probe_fire {
     uint64_t pc;                   /* the probe's site; profile, tick: the guest's RIP */
     uint32_t pid, tid;             /* the current task's tgid and pid (0: unknown) */
     uint64_t arg[6];               /* entry, address: RDI RSI RDX RCX R8 R9 (the C arguments);
-                                      return: arg0 = the site's offset in the function,
-                                      arg1 = RAX (the return value) */
+                                      return: hvt_probe_return_args() */
     char comm[HVT_PROBE_COMM_LEN]; /* the process name, NUL-padded */
 };
 _Static_assert(sizeof(struct hvt_probe_fire) == 96, "wire size");
 
 #define HVT_FIREB_TAG "HVT-FIREB "
+
+/* A return probe's arguments, as records and D programs see them. A system call's return
+ * (armed with HVT_PROBE_F_SYSARGS) is DTrace's: arg0 = arg1 = the return value, so that
+ * `sum(arg0)` at syscall::read:return adds up the bytes read. Any other return (fbt) keeps
+ * the site's offset in the function in arg0 and the return value (RAX) in arg1, as DTrace's
+ * fbt does. One definition for the engine and the host's fake hypervisor, so both fill
+ * them alike. */
+static inline void hvt_probe_return_args(int syscall, uint64_t site_off, uint64_t rax, uint64_t arg[6])
+{
+    arg[0] = syscall ? rax : site_off;
+    arg[1] = rax;
+    arg[2] = arg[3] = arg[4] = arg[5] = 0;
+}
+
+/* errno at a return probe: Linux returns -1 .. -4095 (its MAX_ERRNO) for errors, so a return
+ * value there is -errno; anything else leaves errno 0. */
+#define HVT_PROBE_ERRNO_MAX 4095u
+static inline uint64_t hvt_probe_return_errno(uint64_t rax)
+{
+    return rax >= (uint64_t)-HVT_PROBE_ERRNO_MAX ? -rax : 0;
+}
 
 /*
  * A firing with a stack (profile-N and tick-N samples, and probes armed with

@@ -3,8 +3,8 @@
  *
  * Contract:
  *  - d_cmd_start() posts the command line and waits (up to wait_s) until the agent has
- *    started it, held before exec: its pid is then $target. Errors are printed ("hvt: ...");
- *    an agent that never takes it gets the command cancelled.
+ *    started it, held stopped at its exec (its first instruction): its pid is then $target.
+ *    Errors are printed ("hvt: ..."); an agent that never takes it gets the command cancelled.
  *  - d_cmd_go() lets it run (after the probes are armed: nothing it does is missed).
  *  - d_cmd_poll() says whether it is still running (1), ended (0: *wait_status set; dtrace's
  *    "pid N has exited" printed), or the collector failed (-1).

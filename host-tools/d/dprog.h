@@ -94,6 +94,8 @@ typedef struct {
     /* options (#pragma D option, -x): the ones the host acts on */
     int quiet, flowindent, destructive;
     int aggsortkey, aggsortrev, aggsortpos, aggsortkeypos;  /* how aggregations print sorted */
+    int aggzoom, rawbytes;  /* how distributions, trace() and string keys print */
+    int stackindent_set, stackindent;  /* stack frames' indent (not set: DTrace's 14) */
     uint64_t switchrate_ns, aggrate_ns;
     char **macro_args;    /* $1.. as given */
     int nmacro_args;

@@ -52,8 +52,7 @@ struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int s
     return (struct hvt_probe_spec){ .id = d->id,
                                     .kind = d->kind | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
                                             (stack ? HVT_PROBE_F_STACK : 0) |
-                                            (d->kind == PL_ENTRY && !strcmp(d->provider, "syscall") ?
-                                             HVT_PROBE_F_SYSARGS : 0),
+                                            (!strcmp(d->provider, "syscall") ? HVT_PROBE_F_SYSARGS : 0),
                                     .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
 }
 
@@ -90,9 +89,12 @@ void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fir
     fprintf(out, "%3u %6u %32s", f->cpu, f->id, fn);
     if (args && d->kind == PL_RETURN) {
         int64_t rv = (int64_t)f->arg[1];
-        fprintf(out, " +0x%llx rv=%lld", (unsigned long long)f->arg[0], (long long)rv);
-        if (!strcmp(d->provider, "syscall") && rv < 0 && rv >= -4095)   /* -errno (the kernel's MAX_ERRNO) */
-            fprintf(out, " errno=%lld", (long long)-rv);
+        int sys = !strcmp(d->provider, "syscall");
+        if (!sys)                          /* a system call's arg0 is its return value too */
+            fprintf(out, " +0x%llx", (unsigned long long)f->arg[0]);
+        fprintf(out, " rv=%lld", (long long)rv);
+        if (sys && hvt_probe_return_errno(f->arg[1]))
+            fprintf(out, " errno=%llu", (unsigned long long)hvt_probe_return_errno(f->arg[1]));
     } else if (args && (d->kind == PL_ENTRY || d->kind == PL_ADDR)) {
         for (int i = 0; i < 6; i++)
             fprintf(out, " 0x%llx", (unsigned long long)f->arg[i]);

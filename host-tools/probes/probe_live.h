@@ -44,8 +44,8 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
                                        uint64_t tsc_khz, int stack, size_t *n);
 int  probe_matches_any(const probe_desc *d, char **descs, int nd);
 void probe_print_header(FILE *out);
-/* args: also the firing's arguments (entry, addr: arg0..arg5 in hex; return: the site's
- * offset and the return value, and errno for a system call that failed). */
+/* args: also the firing's arguments (entry, addr: arg0..arg5 in hex; fbt return: the site's
+ * offset and the return value; syscall return: the return value, and errno if it failed). */
 void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fire *f, int args);
 /* count[id] for ids 1..l->n: the end-of-run table, probes with firings only. */
 void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count);

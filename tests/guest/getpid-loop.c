@@ -1,12 +1,15 @@
-/* getpid-loop N [nomark | again=M] - the trace test's workload: N getpid() system calls
+/* getpid-loop N [nomark | again=M] [read=B] - the trace test's workload: N getpid() system calls
  * between two hvtrace marks (start before the first, stop after the last), so the trace window
  * holds exactly this program's loop, the kernel's syscall path, and whatever interrupts
  * arrive. It pins itself to the CPU it starts on. With "nomark" it sets no marks and says
  * "getpid-loop: start pid=P" before the loop instead, so the host can start and stop tracing
  * (hvt trace) while the loop runs. With "again=M" a second marked window of M calls follows,
  * after a 3 s pause, as soon as the hypervisor takes its start mark (test-trace-net run C: a
- * window after the link came back). */
+ * window after the link came back). With "read=B" it then reads B bytes of /dev/zero, 4096 at
+ * most a call, and says "getpid-loop: read B bytes in R reads": the only reads it makes (it is
+ * linked statically: no loader reads a library), for D sums of read's return values. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +57,21 @@ int main(int argc, char **argv)
         long bad2 = window(again, pid, 1);
         printf("getpid-loop: second window: calls=%ld mismatches=%ld\n", again, bad2);
         bad += bad2;
+    }
+    long want = argc > 3 && !strncmp(argv[3], "read=", 5) ? atol(argv[3] + 5) : 0;
+    if (want > 0) {
+        static char buf[4096];
+        long got = 0, reads = 0;
+        int fd = open("/dev/zero", O_RDONLY);
+        while (fd >= 0 && got < want) {
+            ssize_t r = read(fd, buf, want - got < (long)sizeof buf ? (size_t)(want - got) : sizeof buf);
+            if (r <= 0)
+                break;
+            got += r;
+            reads++;
+        }
+        printf("getpid-loop: read %ld bytes in %ld reads\n", got, reads);
+        bad += got != want;
     }
     return bad != 0;
 }

@@ -31,6 +31,8 @@
  * --probes N plays the probe engine for host control (HVT_CTL_PROBE_*): after the first ARM
  * it sends N firing records (HVT_MSG_PROBE, 64 a message, the CPUs in turn, the armed specs'
  * ids round-robin), reports every one in its counters, and sends BYE only after a DISARM;
+ * record k of a return probe returns RAX = k, but -EAGAIN (-11) when k % 100 == 99, with
+ * arg0..arg5 as the engine fills them (hvt_probe_return_args; the site's offset 0x2a);
  *   --probe-lose K  of the N, K are not sent but counted lost (a failed link)
  * --d N plays the D engine (fake_hv_d.c: the hypervisor's own VM): HVT_CTL_D_* answered,
  * probes armed with HVT_PROBE_F_ACTION fired N times in all, their records and aggregation
@@ -231,7 +233,7 @@ struct producer {
     uint64_t last_tsc[FAKE_MAX_CPUS];
     /* --probes */
     bool probe_mode, probe_armed, probe_disarmed, d_mode;
-    uint32_t probe_ids[4096];
+    uint32_t probe_ids[4096], probe_kinds[4096];   /* armed: the ids and their specs' kinds */
     unsigned nprobe_ids;
     uint64_t probe_left, probe_lose, probe_made, probe_lost;
 };
@@ -388,7 +390,7 @@ static int fake_probe(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
             struct hvt_probe_spec sp;
             memcpy(&sp, args + i * sizeof sp, sizeof sp);
             if (sp.kind & HVT_PROBE_F_ACTION) {  /* a D program's probe */
-                if (!p->d_mode || !fake_d_arm(sp.id)) {
+                if (!p->d_mode || !fake_d_arm(sp.id, sp.kind)) {
                     st.error = p->d_mode ? HVT_PROBE_ENOMEM : HVT_PROBE_EINVAL;
                     break;
                 }
@@ -400,6 +402,7 @@ static int fake_probe(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
                 st.error = HVT_PROBE_ENOMEM;
                 break;
             }
+            p->probe_kinds[p->nprobe_ids] = sp.kind;
             p->probe_ids[p->nprobe_ids++] = sp.id;
             st.specs_taken++;
             st.sites_armed++;
@@ -433,9 +436,13 @@ static int send_probes(struct stream_core *sc, struct producer *p)
     unsigned n = p->probe_left < 64 ? (unsigned)p->probe_left : 64, cpu = p->next_cpu;
     for (unsigned i = 0; i < n; i++) {
         uint64_t k = p->probe_made + i;
+        uint32_t kind = p->probe_kinds[k % p->nprobe_ids];
         f[i] = (struct hvt_probe_fire){ .id = p->probe_ids[k % p->nprobe_ids], .cpu = (uint16_t)cpu,
-                                        .kind = 1, .tsc = 1000 + k, .pc = 0xffffffff81000000ull,
-                                        .pid = 100 + cpu, .tid = 100 + cpu };
+                                        .kind = (uint16_t)(kind & HVT_PROBE_KIND_MASK), .tsc = 1000 + k,
+                                        .pc = 0xffffffff81000000ull, .pid = 100 + cpu, .tid = 100 + cpu };
+        if (f[i].kind == HVT_PROBE_KIND_RETURN)
+            hvt_probe_return_args(!!(kind & HVT_PROBE_F_SYSARGS), 0x2a,
+                                  k % 100 == 99 ? (uint64_t)-11 : k, f[i].arg);
         memcpy(f[i].comm, "fake-workload", 14);
     }
     int r = 0;
@@ -499,8 +506,9 @@ static bool produce_one(struct stream_core *sc, struct producer *p, uint8_t *buf
         r = send_probes(sc, p);
     } else if (p->d_mode && fake_d_produce(sc)) {
         r = 0;
-    } else if (p->probe_mode && !p->probe_disarmed) {
-        return false;                   /* nothing more until the host disarms */
+    } else if (p->probe_mode && !p->probe_disarmed && !(p->d_mode && !p->probe_armed && fake_d_done())) {
+        return false;                   /* nothing more until the host disarms (a D program
+                                           that ended in BEGIN, before arming, has nothing to) */
     } else if (p->d_mode && !fake_d_done()) {
         return false;                   /* END's records and snapshot, then the unload */
     } else if (p->wait_start && !p->stop_sent) {

@@ -8,7 +8,10 @@
  * HVT_PROBE_F_ACTION, in arming order), with arg0 = k, arg1 = 2k, arg2 = k % 7, pid = tid =
  * 100 + k % 3, execname "alpha", "beta" or "gamma" (k % 3), timestamp = 1000 + k, curthread =
  * FAKE_D_STR, walltimestamp = the image's walltime + k (the fake's clock read 1000 at the
- * load), the stack pointer FAKE_D_STACK. Guest memory: FAKE_D_STR holds the string
+ * load), the stack pointer FAKE_D_STACK. A return probe's firing k returns RAX = k, but
+ * -EAGAIN (-11) when k % 100 == 99, and fills arg0..arg5 and errno as the engine does
+ * (hvt_probe_return_args, hvt_probe_return_errno): a system call's (armed with
+ * HVT_PROBE_F_SYSARGS) arg0 = arg1 = RAX, any other's arg0 = FAKE_D_SITE_OFF, arg1 = RAX. Guest memory: FAKE_D_STR holds the string
  * "fake-string" (NUL, then zeros to the end of its page); FAKE_D_STACK a page of 8-byte words,
  * word i = FAKE_D_WORD + i (so at an fbt entry caller = FAKE_D_WORD, arg6 = FAKE_D_WORD + 1 ...);
  * every other address faults, but the user stack: firing k's user pc is
@@ -18,6 +21,8 @@
  */
 #include "fake_hv_d.h"
 #include "dif.h"
+#include "hvt_probe.h"
+#include "hvt_hypercall.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #define FAKE_D_STACK 0xffffc90000004000ull
 #define FAKE_D_WORD  0xc0de00ull
 #define FAKE_D_USTACK 0x00007ffe00000000ull
+#define FAKE_D_SITE_OFF 0x2a               /* a return probe's site, in its function */
 #define MAX_CPUS     16
 #define DRAIN_BUF    (64u << 10)
 
@@ -35,7 +41,7 @@ static void *mem;
 static struct dif_state *st;
 static const struct hvt_dif_hdr *hdr;
 static bool loaded, begun, unloaded;
-static uint32_t ids[4096];
+static uint32_t ids[4096], kinds[4096];   /* the armed ids and their specs' kinds */
 static unsigned nids, cpus = 2;
 static uint64_t left, made, records, fires;
 static uint32_t snap_gen, want_snap;
@@ -191,12 +197,22 @@ int fake_d_ctl(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, ui
     return HVT_CTL_OK;
 }
 
-bool fake_d_arm(uint32_t id)
+bool fake_d_arm(uint32_t id, uint32_t kind)
 {
     if (nids == sizeof ids / sizeof ids[0])
         return false;
+    kinds[nids] = kind;
     ids[nids++] = id;
     return true;
+}
+
+/* The kind its spec gave probe id (0: BEGIN, END, ERROR: not armed by a spec). */
+static uint32_t kind_of(uint32_t id)
+{
+    for (unsigned i = 0; i < nids; i++)
+        if (ids[i] == id)
+            return kinds[i];
+    return 0;
 }
 
 void fake_d_disarm(void) { nids = 0; left = 0; }
@@ -210,6 +226,14 @@ static void fire(unsigned cpu, uint32_t id, uint64_t k)
     f.v[HVT_DIF_V_ARG0] = k;
     f.v[HVT_DIF_V_ARG0 + 1] = 2 * k;
     f.v[HVT_DIF_V_ARG0 + 2] = k % 7;
+    uint32_t kind = kind_of(id);
+    if ((kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_RETURN) {
+        uint64_t arg[6], rax = k % 100 == 99 ? (uint64_t)-11 : k;
+        hvt_probe_return_args(!!(kind & HVT_PROBE_F_SYSARGS), FAKE_D_SITE_OFF, rax, arg);
+        for (unsigned i = 0; i < 6; i++)
+            f.v[HVT_DIF_V_ARG0 + i] = arg[i];
+        f.v[HVT_DIF_V_ERRNO] = hvt_probe_return_errno(arg[1]);
+    }
     f.v[HVT_DIF_V_PID] = f.v[HVT_DIF_V_TID] = 100 + k % 3;
     f.v[HVT_DIF_V_TIMESTAMP] = 1000 + k;
     f.v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (int64_t)k : 0;

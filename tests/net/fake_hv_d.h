@@ -10,7 +10,7 @@
 void fake_d_setup(uint64_t nfires, unsigned ncpus);
 /* HVT_CTL_D_LOAD / HVT_CTL_D_RUN; HVT_CTL_ENOSYS for the others. */
 int  fake_d_ctl(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *out, uint32_t *out_len);
-bool fake_d_arm(uint32_t id);            /* a probe armed with HVT_PROBE_F_ACTION */
+bool fake_d_arm(uint32_t id, uint32_t kind); /* a probe armed with HVT_PROBE_F_ACTION (its spec's kind) */
 void fake_d_disarm(void);
 bool fake_d_armed(void);
 bool fake_d_done(void);                  /* a program was loaded and then unloaded */

@@ -15,14 +15,15 @@ source "$(dirname "$0")/../net/test-lib.sh"
 CLEANUP_DIR="$W"
 DESC='syscall::getpid:entry,syscall::getpid:return,fbt::vfs_read:entry'
 
-run() { # name fires lose [desc]: fake_hv + hvt -n; hvt's stdout/stderr in $W/name.*
+run() { # name fires lose [desc [hvt args]]: fake_hv + hvt -n; hvt's stdout/stderr in $W/name.*
   local name="$1" fires="$2" lose="$3" desc="${4:-$DESC}"
   start_coll "$W/$name" "$W/$name-coll.log" --exit-on-bye
   "$FAKE" --port "$PORT" --key "$KEY" --cpus 2 --probes "$fires" --probe-lose "$lose" --timeout 60 \
     >"$W/$name-fake.out" 2>&1 &
   FPID=$!; PIDS+=("$FPID")
   for _ in $(seq 50); do grep -q "connection" "$W/$name-coll.log" && break; sleep 0.1; done
-  "$HVT" -n "$desc" --vmlinuz "$VMLINUZ" -d "$W/$name" --duration 3 --drain 20 \
+  shift 4 2>/dev/null || shift $#
+  "$HVT" -n "$desc" --vmlinuz "$VMLINUZ" -d "$W/$name" --duration 3 --drain 20 "$@" \
     >"$W/$name.out" 2>"$W/$name.err"
   echo $? > "$W/$name.rc"
   wait "$FPID"; wait "$CPID" 2>/dev/null
@@ -60,7 +61,20 @@ check "many: $n probes armed in $replies requests of <= 42 (fake_hv: $(grep -o '
 vl=$(grep -cE '^ +[01] +[0-9]+ +vfs_[a-z_0-9]+:entry$' "$W/many.out")
 check "many: 500 firings printed over the probes ($vl)" test "$vl" = 500
 
-# 4. no collector: a clear error, status 1
+# 4. --args at return probes: a system call's return value (and errno when it failed), as
+# DTrace's arg0 = arg1 carries it, with no site offset; fbt's the site's offset and the value.
+# The fake's record k (the two probes in turn) returns k, or -11 when k % 100 == 99.
+run args 400 0 'syscall::getpid:return,fbt::vfs_read:return' --args
+sys=$(grep -cE '^ +[01] +[0-9]+ +getpid:return rv=([0-9]+|-11 errno=11)$' "$W/args.out")
+fbt=$(grep -cE '^ +[01] +[0-9]+ +vfs_read:return \+0x2a rv=-?[0-9]+$' "$W/args.out")
+neg=$(grep -cE ' rv=-11( errno=11)?$' "$W/args.out")
+check "args: getpid:return 'rv=K' or 'rv=-11 errno=11' ($sys of 200), vfs_read:return '+0x2a rv=K' ($fbt of 200), -11 4 times ($neg)" \
+  bash -c "test $sys = 200 && test $fbt = 200 && test $neg = 4"
+want=$(python3 -c "print(sum(-11 if k % 100 == 99 else k for k in range(400)))")
+got=$(sed -n 's/.* rv=\([0-9-]*\).*/\1/p' "$W/args.out" | paste -sd+ | bc)
+check "args: the return values are the records' (sum ${got:-none}, want $want)" test "${got:-x}" = "$want"
+
+# 5. no collector: a clear error, status 1
 "$HVT" -n "$DESC" --vmlinuz "$VMLINUZ" -d "$W/none" --duration 1 >"$W/none.out" 2>"$W/none.err"
 rc=$?
 check "no collector: exit 1 and says so ($(head -1 "$W/none.err"))" \

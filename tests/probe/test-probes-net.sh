@@ -27,12 +27,16 @@
 # Run forks: 20 children forked and exited back to back on one CPU: D's pid and tid at each
 #   one's getppid() are that child's own.
 # Run dcmd: hvt -c through the guest tool's agent ($target, the run ends with the command).
+# Run dread: hvt -c of a command that reads a known number of bytes: at syscall::read:return
+#   sum(arg0) (DTrace's arg0 = the return value) is exactly those bytes, and $target's reads are
+#   the command's own from its exec on (none of the agent's, such as a 1-byte go read).
 # All: records received = made with none lost; nothing went to port 0xE9; the disarm restored
 # every page (HVT-PROBESTAT shown=0 armed=0); the guest saw the disarm; after the last run a
 # clean power-off.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
-# PROBE_NET_RUNS ("count profile d dwork forks user dcmd"; make test-d runs "d dwork dcmd"),
+# PROBE_NET_RUNS ("count profile d dwork forks user dcmd dread"; make test-d runs "d dwork dcmd
+# dread"),
 # PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
 # PROBE_NET_OUT (where the runs go).
 # Closing line: "test-probes-net: N passed, N failed".
@@ -45,7 +49,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile d dwork forks user dcmd}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile d dwork forks user dcmd dread}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -64,7 +68,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count shstk profile d dwork forks user dcmd; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile d dwork forks user dcmd dread; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -199,7 +203,7 @@ if [[ " $RUNS " == *" count "* ]]; then
   check "count: getppid:entry count: ${count:-none}, want $want" test "${count:-0}" = "$want"
   check "count: getpid:entry fired too (the guest's polls)" grep -qE '^ +[0-9]+ +[0-9]+ +getpid:entry( |$)' "$OUT/count.out"
   # the arguments as the user passed them (read from the wrapper's pt_regs), the return value and errno
-  pe=$(grep -cE ' getpriority:entry 0x7ac1 0x7ac2 ' "$OUT/count.out"); pr=$(grep -cE ' getpriority:return \+0x[0-9a-f]+ rv=-22 errno=22$' "$OUT/count.out")
+  pe=$(grep -cE ' getpriority:entry 0x7ac1 0x7ac2 ' "$OUT/count.out"); pr=$(grep -cE ' getpriority:return rv=-22 errno=22$' "$OUT/count.out")
   check "count: syscall arguments as passed (getpriority 0x7ac1 0x7ac2: $pe of 3) and return value with errno (rv=-22 errno=22: $pr of 3)" \
     bash -c "test $pe = 3 && test $pr = 3"
   # __x64_sys_getppid+5 is a PUSH: emulated in the #BP exit like the entry NOPs
@@ -415,7 +419,7 @@ if [[ " $RUNS " == *" user "* ]]; then
 fi
 
 # ---- dcmd: hvt -c runs a command in the guest through the guest tool's agent: the command is
-# held before exec until the probes are armed, $target is its pid, the run ends when it exits
+# held stopped at its exec until the probes are armed, $target is its pid, the run ends when it exits
 if [[ " $RUNS " == *" dcmd "* ]]; then
   NC=3000
   RUN_READY="hvtrace-guest: agent ready" RUN_UNTIL=hvt \
@@ -433,6 +437,28 @@ if [[ " $RUNS " == *" dcmd "* ]]; then
     test "${got:-0}" = "$((NC + 1))"
   check "dcmd: the run ended by itself with the command (exit 0), nothing lost; the agent ended" \
     bash -c "test \"\$(cat '$OUT/dcmd.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E' && grep -aq '^suite: dcmd status 0' '$C'"
+fi
+# ---- dread: hvt -c of a command reading a known number of bytes (getpid-loop's read=B: reads
+# of at most 4096 bytes, its only reads). At syscall::read:return arg0 is the return value, so
+# sum(arg0) is the bytes read; $target's life starts at its exec, so its reads are its own
+if [[ " $RUNS " == *" dread "* ]]; then
+  NB=10000
+  RUN_READY="hvtrace-guest: agent ready" RUN_UNTIL=hvt \
+    run dread \
+    'syscall::read:return /pid == $target/ { @ = sum(arg0); @sizes = quantize(arg0); }' \
+    -q -c "/bin/getpid-loop 10 nomark read=$NB"
+  O="$OUT/dread.out"; E="$OUT/dread.err"; C="$OUT/dread.console"
+  cat "$O" 2>/dev/null
+  said=$(tr -d '\r' < "$C" 2>/dev/null | sed -n 's/^getpid-loop: read \([0-9]*\) bytes in \([0-9]*\) reads$/\1 \2/p' | head -1)
+  check "dread: the command read $NB bytes in 3 reads (it says: ${said:-nothing})" test "$said" = "$NB 3"
+  got=$(awk '/^ +-?[0-9]+$/ { print $1 }' "$O" 2>/dev/null | head -1)
+  check "dread: syscall::read:return /pid == \$target/ { @ = sum(arg0); } = the bytes read: ${got:-none}, want $NB" \
+    test "${got:-x}" = "$NB"
+  qgot=$(awk '/Distribution/ { t = 1; next } t && /\|/ { gsub(/\|[@ ]*/, " "); if ($2 > 0) printf "%s:%s ", $1, $2; next } t && !/\|/ { t = 0 }' "$O" | sed 's/ $//')
+  check "dread: quantize(arg0) of \$target's reads = the command's own, from its exec: $qgot (want 1024:1 4096:2, no 1-byte read of the agent's)" \
+    test "$qgot" = "1024:1 4096:2"
+  check "dread: the run ended by itself with the command (exit 0), nothing lost; the agent ended" \
+    bash -c "test \"\$(cat '$OUT/dread.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E' && grep -aq '^suite: dread status 0' '$C'"
 fi
 # the end of the boot: the guest powers off after the last run, the collector finishes the file
 wait "$BPID"

@@ -31,7 +31,6 @@ static void say_why(char *why, size_t n, const char *s)
         why[i] = s[i];
     why[i] = 0;
 }
-#define ERRNO_MAX   4095u                  /* Linux returns -1..-4095 for errors */
 
 /* Loads (the guest's hypercall on any CPU, the host's parts in the transport's poll on any
  * CPU) are serialized by load_lock, only ever tried: a second loader gets EBUSY rather than
@@ -304,8 +303,8 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->v[HVT_DIF_V_CURTHREAD] = who->task;
     f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
     f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
-    if (kind == PROBE_RETURN && arg && arg[1] >= (uint64_t)-ERRNO_MAX)
-        f->v[HVT_DIF_V_ERRNO] = -arg[1];
+    if (kind == PROBE_RETURN && arg)
+        f->v[HVT_DIF_V_ERRNO] = hvt_probe_return_errno(arg[1]);
     f->v[HVT_DIF_V_REGS_PC] = pc;
     f->v[HVT_DIF_V_REGS_SP] = hv_guest_read(HV_GUEST_RSP);
 }

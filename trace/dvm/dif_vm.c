@@ -581,7 +581,7 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     }
 }
 
-struct dif_fault_info { uint32_t clause, epid, pc, fault; uint64_t addr; };
+struct dif_fault_info { uint32_t clause, pc, fault; uint64_t addr; };
 
 /* Every clause of probe p, this-> fresh; faults noted (up to DIF_ERROR_FIRES) if asked. */
 static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
@@ -600,7 +600,7 @@ static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
             break;
         dif_run_clause(r, st->probe_clauses[pci], st->epids[pci]);
         if (r->fault && faults && *nf < DIF_ERROR_FIRES)
-            faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->epid, r->pc, r->fault,
+            faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->pc, r->fault,
                                                        r->fault_addr };
         if (r->over)
             break;                   /* out of budget: the firing ends here */
@@ -639,9 +639,12 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
         dif_probe_lookup(st->probes, st->hdr->nprobes, eid) : NULL;
     if (ep)
         dif_budget_start(&r);        /* one more budget for every ERROR run of this firing */
+    /* Its arguments as dtrace-utils numbers them: arg0 0, arg1 the faulting probe's id (its
+     * `id`), arg2 the faulting clause's index in the program (DTrace's statement id), arg3 the
+     * offset in the clause, arg4 DTrace's fault number (DTRACEFLT_*), arg5 the address or 0. */
     for (unsigned i = 0; ep && i < nf && !r.over; i++) {
-        uint64_t eargs[10] = { 0, faults[i].epid, faults[i].clause, faults[i].pc,
-                               faults[i].fault, faults[i].addr };
+        uint64_t eargs[10] = { 0, dif_dtrace_id(st, probe_id), faults[i].clause, faults[i].pc,
+                               hvt_dif_dtrace_fault(faults[i].fault), faults[i].addr };
         r.args = eargs;
         dif_run_probe(&r, ep, NULL, NULL);
     }

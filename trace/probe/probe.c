@@ -531,14 +531,12 @@ void probe_flush_all(void)
 static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
 
 /* A firing's arguments: entry and address probes the C arguments (or, for a system call's
- * wrapper, the user's from the pt_regs its first argument points to), return probes the
- * site's offset and the return value. */
+ * wrapper, the user's from the pt_regs its first argument points to), return probes those of
+ * hvt_probe_return_args (a system call's: the return value twice). */
 static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
     if (p->kind == PROBE_RETURN) {
-        arg[0] = p->va - p->func;
-        arg[1] = g->r[GPR_RAX];
-        arg[2] = arg[3] = arg[4] = arg[5] = 0;
+        hvt_probe_return_args(p->sysargs, p->va - p->func, g->r[GPR_RAX], arg);
         return;
     }
     arg[0] = g->r[GPR_RDI]; arg[1] = g->r[GPR_RSI]; arg[2] = g->r[GPR_RDX];

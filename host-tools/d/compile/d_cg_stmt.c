@@ -303,7 +303,9 @@ static void action(d_cc *cc, d_node *call)
         return;
     }
     case D_ACT_SETOPT: {
-        const char *name = str_const(cc, call, 1);
+        const char *name = str_const(cc, call, 1), *why = d_opt_refused(name);
+        if (why)
+            d_fail(cc, call->line, call->col, "option %s is not supported by hvtrace: %s", name, why);
         d_node *v = nargs == 2 ? d_str_arg(cc, call, 2) : NULL;
         k = act_new(cc, call, kind) - cc->dcl->acts;
         cc->dcl->acts[k].fmt = xstrdup(cc, name);
@@ -419,6 +421,7 @@ void d_cg_clause(d_cc *cc, d_item *cl)
         cc->jb = &jb;
         if (!setjmp(jb)) {
             cc->regs = 0;
+            d_sema_predeclare(cc, cl->body);
             d_sema_pred(cc, cl->pred);
             d_cg_branch(cc, cl->pred, 0, &ret);
         }

@@ -451,6 +451,10 @@ int d_image_build(d_cc *cc, dprog *out)
     out->aggsortrev = cc->aggsortrev;
     out->aggsortpos = cc->aggsortpos;
     out->aggsortkeypos = cc->aggsortkeypos;
+    out->aggzoom = cc->aggzoom;
+    out->rawbytes = cc->rawbytes;
+    out->stackindent_set = cc->stackindent_set;
+    out->stackindent = cc->stackindent;
     out->switchrate_ns = cc->switchrate_ns;
     out->aggrate_ns = cc->aggrate_ns;
     out->macro_args = margs;

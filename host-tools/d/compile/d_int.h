@@ -264,6 +264,7 @@ struct d_cc {
     uint32_t strsize, bufsize, dynvarsize, aggsize;
     int quiet, flowindent, destructive, defaultargs, zdefs, argref;
     int aggsortkey, aggsortrev, aggsortpos, aggsortkeypos;
+    int aggzoom, rawbytes, stackindent_set, stackindent;  /* printing only: the consumer's (dprog.h) */
     uint16_t regs;            /* registers in use (d_cg.c) */
     uint64_t switchrate_ns, aggrate_ns;
     int stackframes, ustackframes;
@@ -290,6 +291,8 @@ char *d_strndup(d_cc *cc, const char *s, size_t n);
 char *d_sprintf(d_cc *cc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *d_grow(d_cc *cc, void *p, int *cap, int need, size_t elem); /* realloc'd array */
 int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col);
+/* Why hvtrace refuses DTrace option name whatever its value (NULL: it does not). */
+const char *d_opt_refused(const char *name);
 int d_ident_seen(d_cc *cc, const char *name);
 void d_ident_add(d_cc *cc, const char *name);
 d_inline *d_inline_find(d_cc *cc, const char *name);
@@ -300,6 +303,9 @@ int d_var_add(d_cc *cc, int kind, const char *name, int ty, int line, int col);
 void d_sema_expr(d_cc *cc, d_node *n);           /* type an expression (rvalue use) */
 void d_sema_stmt(d_cc *cc, d_node *s);
 void d_sema_pred(d_cc *cc, d_node *p);
+/* Before a clause's predicate: the variables its statements declare by ++ or -- (DTrace cooks
+ * the actions first, so a predicate may read a variable the body first increments). */
+void d_sema_predeclare(d_cc *cc, const d_node *body);
 void d_sema_decl(d_cc *cc, d_item *it);
 d_node *d_sema_tostr(d_cc *cc, d_node *n);       /* n as a string, or NULL */
 d_node *d_sema_rvalue(d_cc *cc, d_node *n);      /* arrays decayed */

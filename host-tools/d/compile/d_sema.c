@@ -251,6 +251,24 @@ static uint64_t norm(const d_cc *cc, uint64_t v, int t)
     return v;
 }
 
+/* DTrace's own integer constants (dtrace-utils' D library, unistd.d: int inlines): the fault numbers
+ * ERROR's arg4 carries (include/hvt_dif.h). */
+static int dtrace_const(const char *name, int64_t *v)
+{
+    static const struct { const char *name; int64_t v; } k[] = {
+        {"DTRACEFLT_UNKNOWN", HVT_DTRACEFLT_UNKNOWN}, {"DTRACEFLT_BADADDR", HVT_DTRACEFLT_BADADDR},
+        {"DTRACEFLT_BADALIGN", HVT_DTRACEFLT_BADALIGN}, {"DTRACEFLT_ILLOP", HVT_DTRACEFLT_ILLOP},
+        {"DTRACEFLT_DIVZERO", HVT_DTRACEFLT_DIVZERO}, {"DTRACEFLT_NOSCRATCH", HVT_DTRACEFLT_NOSCRATCH},
+        {"DTRACEFLT_KPRIV", HVT_DTRACEFLT_KPRIV}, {"DTRACEFLT_UPRIV", HVT_DTRACEFLT_UPRIV},
+        {"DTRACEFLT_TUPOFLOW", HVT_DTRACEFLT_TUPOFLOW}, {"DTRACEFLT_BADSTACK", HVT_DTRACEFLT_BADSTACK}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (!strcmp(k[i].name, name)) {
+            *v = k[i].v;
+            return 1;
+        }
+    return 0;
+}
+
 static void set_const(d_cc *cc, d_node *n, uint64_t v, int t)
 {
     n->kind = N_INT;
@@ -350,10 +368,12 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
         if (v && v->kind == HVT_DIF_VK_ASSOC)
             d_fail(cc, l->line, l->col, "%s is an associative array: it needs a key", l->str);
         if (!v) {
-            if (op != TK_ASGN)
+            /* ++ and -- declare the variable as DTrace does: an int64_t that was 0 */
+            int inc = op == TK_INC || op == TK_DEC;
+            if (op != TK_ASGN && !inc)
                 d_fail(cc, l->line, l->col, "%s%s has not yet been declared or assigned",
                        kind == HVT_DIF_VK_THREAD ? "self->" : kind == HVT_DIF_VK_LOCAL ? "this->" : "", l->str);
-            d_var_add(cc, kind, l->str, var_type_of(cc, rhs), l->line, l->col);
+            d_var_add(cc, kind, l->str, inc ? cc->t_i64 : var_type_of(cc, rhs), l->line, l->col);
             v = &cc->vars[cc->nvars - 1];
         }
         l->vk = VK_VAR;
@@ -440,6 +460,12 @@ static int fold_bin(d_cc *cc, d_node *n, int rt, int ot)
     default: return 0;
     }
     set_const(cc, n, r, rt);
+    /* DTrace folds integer constants in 64 bits and keeps every bit, whatever the type says:
+     * (1 << 63) - 1 is INT64_MAX, not an int's -1 (dt_node_op2's uintmax_t arithmetic). A
+     * cast still cuts the value to its type. */
+    if (n->op != TK_EQ && n->op != TK_NE && n->op != TK_LT && n->op != TK_LE && n->op != TK_GT &&
+        n->op != TK_GE && n->op != TK_LAND && n->op != TK_LOR && n->op != TK_LXOR)
+        n->ival = r;
     return 1;
 }
 
@@ -680,6 +706,14 @@ void d_sema_expr(d_cc *cc, d_node *n)
         }
         int64_t ev;
         int et;
+        if (!strcmp(n->str, "NULL")) {     /* dtrace-utils' built-in `inline long NULL = 0;` */
+            set_const(cc, n, 0, cc->t_long);
+            return;
+        }
+        if (dtrace_const(n->str, &ev)) {
+            set_const(cc, n, (uint64_t)ev, cc->t_int);
+            return;
+        }
         if (d_btf_enumval(cc, n->str, &ev, &et) == 0) {
             set_const(cc, n, (uint64_t)ev, et);
             return;
@@ -771,6 +805,25 @@ void d_sema_expr(d_cc *cc, d_node *n)
     }
     default:
         d_fail(cc, n->line, n->col, "internal error: unexpected node %d", n->kind);
+    }
+}
+
+void d_sema_predeclare(d_cc *cc, const d_node *n)
+{
+    for (; n; n = n->next) {
+        const d_node *l = n->a;
+        if ((n->kind == N_POST || (n->kind == N_UNARY && (n->op == TK_INC || n->op == TK_DEC))) && l &&
+            (l->kind == N_IDENT || l->kind == N_SELF || l->kind == N_THIS)) {
+            int kind = l->kind == N_SELF ? HVT_DIF_VK_THREAD : l->kind == N_THIS ? HVT_DIF_VK_LOCAL : HVT_DIF_VK_GLOBAL;
+            if (!d_var_find(cc, kind, l->str) &&
+                !(l->kind == N_IDENT && (is_lowered_var(l->str) || builtin_var(cc, (d_node *)l) ||
+                                         d_inline_find(cc, l->str) || !strcmp(l->str, "args") ||
+                                         d_var_find(cc, HVT_DIF_VK_ASSOC, l->str))))
+                d_var_add(cc, kind, l->str, cc->t_i64, l->line, l->col);
+        }
+        d_sema_predeclare(cc, n->a);
+        d_sema_predeclare(cc, n->b);
+        d_sema_predeclare(cc, n->c);
     }
 }
 

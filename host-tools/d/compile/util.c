@@ -219,14 +219,39 @@ static int parse_rate(const char *v, uint64_t *out)
     return -1;
 }
 
-/* options accepted and left to others (the consumer) or meaningless here */
+/* Options accepted that change nothing a program's results depend on: timing (statusrate,
+ * cleanrate), things hvt never does (resize buffers, resolve user symbols, jstack, print()),
+ * and the compiler's own diagnostics and linking. Anything that would change what a program
+ * reports is either done (d_setopt below, or the consumer) or refused (refused_opts). */
 static const char *const ignored_opts[] = {
-    "aggpack", "aggzoom", "rawbytes",
-    "stackindent", "bufpolicy", "bufresize", "cpu", "grabanon", "statusrate",
-    "cleanrate", "jstackframes", "jstackstrsize", "scratchsize", "noresolve", "quietresize",
+    "statusrate", "cleanrate", "jstackframes", "jstackstrsize", "noresolve", "quietresize",
     "verbose", "strip", "nolibs", "pspec", "unodefs", "udefs", "maxframes", "lockmem", "printsize",
-    "temporal", "bpflog", "bpflogsize", "stdc", "version", "amin", "linkmode", "linktype",
-    "evaltime", "droptags", "errtags", "core", "iregs", "tree", "tregs", "debug", "disasm", NULL};
+    "bpflog", "bpflogsize", "stdc", "version", "amin", "linkmode", "linktype",
+    "core", "iregs", "tree", "tregs", "debug", "disasm", NULL};
+
+/* DTrace options hvt does not do, with what it does instead: refused, never accepted and
+ * ignored (a program asking for them would get other results than it asked for). A value
+ * given here is the one value that is hvt's own behaviour, and is accepted. */
+static const struct { const char *name, *ok, *why; } refused_opts[] = {
+    {"cpu", NULL, "every CPU is traced; use a predicate on cpu"},
+    {"aggpack", NULL, "distributions print vertically"},
+    {"bufpolicy", "switch", "the principal buffers are switch buffers, bufpolicy=switch"},
+    {"bufresize", "manual", "buffers are never resized, a load that cannot get them fails: bufresize=manual"},
+    {"grabanon", NULL, "there is no anonymous tracing"},
+    {"temporal", NULL, "records print in each CPU's order as they arrive"},
+    {"droptags", NULL, "drops are reported without tags"},
+    {"errtags", NULL, "errors are reported without tags"},
+    {"scratchsize", NULL, "the scratch space has a fixed size"},
+    {"evaltime", "exec", "hvt -c traces the command from its exec, evaltime=exec"},
+    {NULL, NULL, NULL}};
+
+const char *d_opt_refused(const char *name)
+{
+    for (int i = 0; refused_opts[i].name; i++)
+        if (!strcmp(refused_opts[i].name, name) && !refused_opts[i].ok)
+            return refused_opts[i].why;
+    return NULL;
+}
 
 int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
 {
@@ -278,7 +303,28 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
     } else if (!strcmp(name, "stackframes") || !strcmp(name, "ustackframes")) {
         bad = parse_size(val, &v) || v == 0 || v > 1024;
         if (!bad) *(name[0] == 's' ? &cc->stackframes : &cc->ustackframes) = (int)v;
+    } else if (!strcmp(name, "aggzoom") || !strcmp(name, "rawbytes")) {
+        long num = 1;
+        if (val) {
+            char *end;
+            num = strtol(val, &end, 0);
+            bad = !*val || *end;
+        }
+        if (!bad) *(name[0] == 'a' ? &cc->aggzoom : &cc->rawbytes) = num != 0;
+    } else if (!strcmp(name, "stackindent")) {
+        bad = parse_size(val, &v) || v > 1024;
+        if (!bad) {
+            cc->stackindent = (int)v;
+            cc->stackindent_set = 1;
+        }
     } else {
+        for (int i = 0; refused_opts[i].name; i++) {
+            if (strcmp(refused_opts[i].name, name)) continue;
+            if (refused_opts[i].ok && val && !strcmp(val, refused_opts[i].ok)) return 0;
+            if (val) d_error(cc, line, col, "option %s=%s is not supported by hvtrace: %s", name, val, refused_opts[i].why);
+            else d_error(cc, line, col, "option %s is not supported by hvtrace: %s", name, refused_opts[i].why);
+            return -1;
+        }
         int known = 0;
         for (int i = 0; ignored_opts[i]; i++)
             if (!strcmp(ignored_opts[i], name)) known = 1;

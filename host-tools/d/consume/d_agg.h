@@ -43,6 +43,8 @@ typedef struct {
     int sortrev;          /* aggsortrev: reversed (aggregations too, as DTrace) */
     int keypos;           /* aggsortkeypos: the key sorted on first */
     int sortpos;          /* aggsortpos: printa() of several: the aggregation sorted on first */
+    int zoom;             /* aggzoom: a distribution's largest bar is 95% of its width */
+    int rawbytes;         /* rawbytes: string keys as hex dumps */
 } d_aggopt;
 
 /* strsize: bytes of a string value with its NUL (the image's), 0: 256. */

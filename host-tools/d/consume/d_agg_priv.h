@@ -44,6 +44,8 @@ struct d_aggs {
     d_atab meta;
     uint8_t *printed;     /* per aggregation: printa() printed it */
     uint32_t *hdr;        /* per aggregation: slots before the buckets */
+    int zoom;             /* the printing under way is under aggzoom (d_aggopt) */
+    int rawbytes;         /* ... and rawbytes */
 };
 
 /* The visible entries of aggregation agg, merged across CPUs, in `t` (caller frees with

@@ -15,29 +15,46 @@ static int64_t qval(int i)
 
 static uint64_t uabs(int64_t v) { return v < 0 ? -(uint64_t)v : (uint64_t)v; }
 
-/* The bar's length: round(|val| * len / total), exactly. */
-static unsigned depth(int64_t val, unsigned len, unsigned __int128 total)
+/* A distribution's scale: the bars are parts of the whole (DTrace's total of |bucket|), or,
+ * under aggzoom, the largest bucket is DTRACE_AGGZOOM_MAX (0.95) of the bar's length. */
+#define AGGZOOM_MAX 0.95
+typedef struct {
+    unsigned __int128 total;   /* sum of |bucket| */
+    long double ztotal;        /* aggzoom: max |bucket| / AGGZOOM_MAX, as DTrace computes it */
+    int zoom, pos, neg;
+} bars;
+
+/* The bar's length: round(|val| * len / total), exactly; under aggzoom DTrace's own long
+ * double arithmetic, so the rounding at a half matches its bars. */
+static unsigned depth(int64_t val, unsigned len, const bars *b)
 {
-    if (!total)
+    if (b->zoom) {
+        if (b->ztotal == 0)
+            return 0;
+        long double f = (long double)uabs(val) * len / b->ztotal;
+        unsigned d = (unsigned)(f + 0.5);
+        return d > len ? len : d;
+    }
+    if (!b->total)
         return 0;
-    unsigned __int128 n = (unsigned __int128)uabs(val) * len * 2 + total;
-    unsigned __int128 d = n / (total * 2);
+    unsigned __int128 n = (unsigned __int128)uabs(val) * len * 2 + b->total;
+    unsigned __int128 d = n / (b->total * 2);
     return d > len ? len : (unsigned)d;
 }
 
-static void quantline(d_out *o, int64_t val, uint64_t normal, unsigned __int128 total, int pos, int neg)
+static void quantline(d_out *o, int64_t val, uint64_t normal, const bars *b)
 {
     static const char ats[] = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
     static const char sp[] = "                                        ";
     long long shown = (long long)(val / (int64_t)normal);
-    if (!neg) {
-        unsigned d = pos ? depth(val, 40, total) : 0;
+    if (!b->neg) {
+        unsigned d = b->pos ? depth(val, 40, b) : 0;
         d_out_printf(o, "|%s%s %-9lld\n", ats + 40 - d, sp + d, shown);
-    } else if (!pos) {
-        unsigned d = depth(val, 40, total);
+    } else if (!b->pos) {
+        unsigned d = depth(val, 40, b);
         d_out_printf(o, "%s%s| %-9lld\n", sp + d, ats + 40 - d, shown);
     } else {                  /* both signs: half bars either side of a center line */
-        unsigned d = depth(val, 20, total);
+        unsigned d = depth(val, 20, b);
         if (val <= 0)
             d_out_printf(o, "%s%s|%*s %-9lld\n", sp + 20 + d, ats + 40 - d, 20, "", shown);
         else
@@ -45,14 +62,19 @@ static void quantline(d_out *o, int64_t val, uint64_t normal, unsigned __int128 
     }
 }
 
-static void range_total(const int64_t *d, int first, int last, unsigned __int128 *total, int *pos, int *neg)
+static void range_total(const int64_t *d, int first, int last, int zoom, bars *b)
 {
-    *total = 0;
-    *pos = *neg = 0;
+    b->total = 0;
+    b->ztotal = 0;
+    b->zoom = zoom;
+    b->pos = b->neg = 0;
     for (int i = first; i <= last; i++) {
-        *pos |= d[i] > 0;
-        *neg |= d[i] < 0;
-        *total += uabs(d[i]);
+        b->pos |= d[i] > 0;
+        b->neg |= d[i] < 0;
+        b->total += uabs(d[i]);
+        long double z = (long double)uabs(d[i]) * (1 / AGGZOOM_MAX);
+        if (b->ztotal < z)
+            b->ztotal = z;
     }
 }
 
@@ -61,15 +83,16 @@ static void header(d_out *o)
     d_out_printf(o, "\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count");
 }
 
-static void print_quantize(d_out *o, const int64_t *d, uint64_t normal)
+static void print_quantize(d_out *o, const int64_t *d, uint64_t normal, int zoom)
 {
-    int first = 0, last = QBUCKETS - 1, pos, neg;
-    unsigned __int128 total;
+    int first = 0, last = QBUCKETS - 1;
+    bars b;
     while (first < QBUCKETS - 1 && !d[first])
         first++;
-    if (first == QBUCKETS - 1) {
-        /* nothing (cleared, or only negative increments cancelling): the rows around 0. As in
-         * DTrace, this is also what a count only in the top bucket looks like. */
+    if (first == QBUCKETS - 1 && !d[first]) {
+        /* nothing (cleared, or only negative increments cancelling): the rows around 0. A
+         * count only in the top bucket (2^62 and up) is a count: its row and the one below,
+         * as dtrace-utils prints it. */
         first = QZERO - 1;
         last = QZERO + 1;
     } else {
@@ -80,20 +103,19 @@ static void print_quantize(d_out *o, const int64_t *d, uint64_t normal)
         if (last < QBUCKETS - 1)
             last++;
     }
-    range_total(d, first, last, &total, &pos, &neg);
+    range_total(d, first, last, zoom, &b);
     header(o);
     for (int i = first; i <= last; i++) {
         d_out_printf(o, "%16lld ", (long long)qval(i));
-        quantline(o, d[i], normal, total, pos, neg);
+        quantline(o, d[i], normal, &b);
     }
 }
 
-static void print_lquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal)
+static void print_lquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal, int zoom)
 {
     int64_t base = ag->p[0], step = ag->p[2], levels = (ag->p[1] - ag->p[0]) / ag->p[2];
     int64_t first = 0, last = levels + 1;
-    int pos, neg;
-    unsigned __int128 total;
+    bars b;
     while (first <= levels + 1 && !d[first])
         first++;
     if (first > levels + 1) {
@@ -107,7 +129,7 @@ static void print_lquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_
         if (last < levels + 1)
             last++;
     }
-    range_total(d, (int)first, (int)last, &total, &pos, &neg);
+    range_total(d, (int)first, (int)last, zoom, &b);
     header(o);
     for (int64_t i = first; i <= last; i++) {
         char c[48];
@@ -120,16 +142,16 @@ static void print_lquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_
         } else {
             d_out_printf(o, "%16lld ", (long long)(base + (i - 1) * step));
         }
-        quantline(o, d[i], normal, total, pos, neg);
+        quantline(o, d[i], normal, &b);
     }
 }
 
-static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal)
+static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal, int zoom)
 {
     int64_t factor = ag->p[0], low = ag->p[1], high = ag->p[2], nsteps = ag->p[3];
-    int levels = (int)d_agg_buckets(ag), first = 0, last = levels - 1, bin = 1, pos, neg;
+    int levels = (int)d_agg_buckets(ag), first = 0, last = levels - 1, bin = 1;
     int64_t value = 1, next, step, order;
-    unsigned __int128 total;
+    bars b;
     char c[48];
     while (first < levels && !d[first])
         first++;
@@ -144,7 +166,7 @@ static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64
         if (last < levels - 1)
             last++;
     }
-    range_total(d, first, last, &total, &pos, &neg);
+    range_total(d, first, last, zoom, &b);
     header(o);
     for (order = 0; order < low; order++)
         value *= factor;
@@ -153,12 +175,12 @@ static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64
     if (first == 0) {
         snprintf(c, sizeof c, "< %lld", (long long)value);
         d_out_printf(o, "%16s ", c);
-        quantline(o, d[0], normal, total, pos, neg);
+        quantline(o, d[0], normal, &b);
     }
     while (order <= high) {
         if (bin >= first && bin <= last) {
             d_out_printf(o, "%16lld ", (long long)value);
-            quantline(o, d[bin], normal, total, pos, neg);
+            quantline(o, d[bin], normal, &b);
         }
         bin++;
         if ((value += step) != next)
@@ -171,7 +193,7 @@ static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64
         return;
     snprintf(c, sizeof c, ">= %lld", (long long)value);
     d_out_printf(o, "%16s ", c);
-    quantline(o, d[bin], normal, total, pos, neg);
+    quantline(o, d[bin], normal, &b);
 }
 
 /* The distribution of a quantization, or 0 if fn is not one. */
@@ -179,9 +201,9 @@ static int print_dist(d_aggs *a, d_out *o, const d_agg *ag, int agg, const d_aen
 {
     const int64_t *d = e->v + a->hdr[agg];
     switch (ag->fn) {
-    case HVT_DIF_AGG_QUANTIZE: print_quantize(o, d, e->normal); return 1;
-    case HVT_DIF_AGG_LQUANTIZE: print_lquantize(o, ag, d, e->normal); return 1;
-    case HVT_DIF_AGG_LLQUANTIZE: print_llquantize(o, ag, d, e->normal); return 1;
+    case HVT_DIF_AGG_QUANTIZE: print_quantize(o, d, e->normal, a->zoom); return 1;
+    case HVT_DIF_AGG_LQUANTIZE: print_lquantize(o, ag, d, e->normal, a->zoom); return 1;
+    case HVT_DIF_AGG_LLQUANTIZE: print_llquantize(o, ag, d, e->normal, a->zoom); return 1;
     default: return 0;
     }
 }
@@ -197,7 +219,10 @@ static void print_key(d_aggs *a, d_out *o, const d_value *v)
     char s[512];
     switch (v->type) {
     case D_V_STR:
-        d_print_bytes(o, v->s, v->slen, a->strsize, -50, 0);
+        if (a->rawbytes)
+            d_print_rawbytes(o, v->s, v->slen, a->strsize);
+        else
+            d_print_bytes(o, v->s, v->slen, a->strsize, -50, 0);
         return;
     case D_V_KSYM:
         d_sym2str(&a->sy, (uint64_t)v->i, 0, s, sizeof s);
@@ -282,6 +307,8 @@ int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt 
     }
     d_atab t;
     d_aent **v;
+    a->zoom = opt && opt->zoom;
+    a->rawbytes = opt && opt->rawbytes;
     int n = d_aggs_view(a, agg, opt, 0, &t, &v), rc = 0;
     if (n < 0) {
         snprintf(err, errlen, "out of memory");
@@ -337,6 +364,8 @@ int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, cons
             return -1;
         }
     d_join jv;
+    a->zoom = opt && opt->zoom;
+    a->rawbytes = opt && opt->rawbytes;
     if (d_aggs_joined(a, all, n + 1, opt, &jv) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -362,6 +391,8 @@ int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, cons
 int d_aggs_print_rest(d_aggs *a, d_out *o, const d_aggopt *opt)
 {
     int rev = opt && opt->sortrev;
+    a->zoom = opt && opt->zoom;
+    a->rawbytes = opt && opt->rawbytes;
     for (int j = 0; j < a->p->naggs; j++) {
         int agg = rev ? a->p->naggs - 1 - j : j;
         if (a->printed[agg])

@@ -77,7 +77,9 @@ d_consumer *d_consume_new(const dprog *p, const d_consume_cfg *cfg)
     }
     c->quiet = p->quiet;
     c->flowindent = p->flowindent;
-    c->aopt = (d_aggopt){p->aggsortkey, p->aggsortrev, p->aggsortkeypos, p->aggsortpos};
+    c->aopt = (d_aggopt){p->aggsortkey, p->aggsortrev, p->aggsortkeypos, p->aggsortpos, p->aggzoom, p->rawbytes};
+    c->rawbytes = p->rawbytes;
+    c->stackindent = p->stackindent_set ? p->stackindent : 14;   /* DTrace's default */
     c->aggs = d_aggs_new(p, c->strsize, &cfg->sym);
     c->probe_by_id = malloc(((size_t)p->nprobes + 1) * sizeof *c->probe_by_id);
     if (!c->aggs || !c->probe_by_id) {

@@ -12,7 +12,6 @@
 #include "d_consume.h"
 
 #define HDR ((uint32_t)sizeof(struct hvt_drec))
-#define STACK_INDENT 14   /* DTrace's default stackindent */
 #define STACK_FRAMES 128
 #define PF_ERRS_SHOWN 5   /* a format that does not fit its values is the compiler's bug:
                              say so a few times, not per record */
@@ -45,6 +44,8 @@ struct d_consumer {
     d_aggs *aggs;
     uint32_t strsize;
     int quiet, flowindent;
+    int rawbytes;         /* trace() and string keys as hex dumps */
+    int stackindent;      /* spaces before a stack frame */
     d_aggopt aopt;
     int heading;
     int exited, status;

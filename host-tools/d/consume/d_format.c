@@ -151,6 +151,15 @@ void d_print_bytes(d_out *o, const char *s, size_t len, size_t nbytes, int width
         return;
     }
     /* not a string to DTrace (an empty one included): the bytes, 16 a row */
+    d_print_rawbytes(o, s, len, nbytes);
+}
+
+void d_print_rawbytes(d_out *o, const char *s, size_t len, size_t nbytes)
+{
+    if (nbytes < len)
+        nbytes = len;
+    if (!nbytes)
+        return;
     const int margin = 5;
     d_out_printf(o, "\n%*s      ", margin, "");
     for (int j = 0; j < 16; j++)

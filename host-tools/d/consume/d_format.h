@@ -69,6 +69,10 @@ uint64_t d_sym_start(const d_symbolizer *sy, uint64_t addr, int user);
  * bytes, which are the string then zeros up to nbytes (strsize). width: -33 for trace(), -50
  * for keys; quiet: trace() under -q. */
 void d_print_bytes(d_out *o, const char *s, size_t len, size_t nbytes, int width, int quiet);
+/* The bytes as DTrace's dt_print_rawbytes dumps them (a header row, then 16 bytes a row in hex
+ * and as characters): nbytes of them, s's len and zeros after (the rawbytes option's form of
+ * every trace() and string key). */
+void d_print_rawbytes(d_out *o, const char *s, size_t len, size_t nbytes);
 
 /* A recorded value. */
 typedef struct {

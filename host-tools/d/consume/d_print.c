@@ -11,8 +11,11 @@ static void print_trace(d_consumer *c, const d_value *v)
     char s[512];
     int q = c->quiet;
     switch (v->type) {
-    case D_V_STR:
-        d_print_bytes(c->out, v->s, v->slen, c->strsize, -33, q);
+    case D_V_STR:         /* rawbytes: the recorded bytes even when they read as text */
+        if (c->rawbytes)
+            d_print_rawbytes(c->out, v->s, v->slen, c->strsize);
+        else
+            d_print_bytes(c->out, v->s, v->slen, c->strsize, -33, q);
         return;
     case D_V_KSYM:        /* sym()/func(): DTrace prints these the same under -q */
         d_sym2str(&c->cfg.sym, (uint64_t)v->i, 0, s, sizeof s);
@@ -37,7 +40,7 @@ static void print_stack(d_consumer *c, const struct hvt_drec *r, const dact *d, 
     for (int i = 0; i < n && i < max && pcs[i]; i++) {
         char s[512];
         d_addr2str(&c->cfg.sym, pcs[i], user, s, sizeof s);
-        d_out_pad(c->out, STACK_INDENT);
+        d_out_pad(c->out, c->stackindent);
         d_out_puts(c->out, s);
         d_out_puts(c->out, "\n");
     }
@@ -55,7 +58,7 @@ static void print_ustack(d_consumer *c, const dact *d, int frames)
             break;
         char s[512];
         d_addr2str(&c->cfg.sym, pc, 1, s, sizeof s);
-        d_out_pad(c->out, STACK_INDENT);
+        d_out_pad(c->out, c->stackindent);
         d_out_puts(c->out, s);
         d_out_puts(c->out, "\n");
     }
@@ -81,6 +84,17 @@ static void setopt(d_consumer *c, const d_action *a, const d_value *v, int nv)
     else if (!strcmp(o, "flowindent")) c->flowindent = opt_on(val);
     else if (!strcmp(o, "aggsortkey")) c->aopt.sortkey = opt_on(val);
     else if (!strcmp(o, "aggsortrev")) c->aopt.sortrev = opt_on(val);
+    else if (!strcmp(o, "aggzoom")) c->aopt.zoom = opt_on(val);
+    else if (!strcmp(o, "rawbytes")) c->rawbytes = c->aopt.rawbytes = opt_on(val);
+    else if (!strcmp(o, "stackindent")) {
+        char n[24] = "";
+        if (val && val->type == D_V_STR && val->slen < sizeof n) {
+            memcpy(n, val->s, val->slen);
+            c->stackindent = (int)strtol(n, NULL, 0);
+        }
+        if (c->stackindent < 0 || c->stackindent > 1024)
+            c->stackindent = 14;
+    }
     else if (!strcmp(o, "aggsortkeypos") || !strcmp(o, "aggsortpos")) {
         char n[24] = "";                   /* the value is a string: "2" */
         if (val && val->type == D_V_STR && val->slen < sizeof n) {

@@ -1056,15 +1056,16 @@ static void test_error_probe(void)
     }
     II(VAR, 1, 0, HVT_DIF_V_ID); EMIT(1);
     a_end();
-    a_probe(1, 1, 0);
+    a_probe(7, 1, 0);      /* probe 7, whose clause's epid is 1: arg1 must say 7 */
     a_probe(99, 1, 1);
     p_free(&P);
     CHECK(p_load(&P, 1), "error probe program 2");
-    dif_fire(P.st, 0, 1, &F);
+    dif_fire(P.st, 0, 7, &F);
     drain(&P, 0);
-    CHECK(nrecs == 2 && recs[1].h.probe == 99 && recs[1].w[1] == 1 && recs[1].w[2] == 0 &&
-          recs[1].w[3] == 2 && recs[1].w[4] == HVT_DIF_F_DIVZERO && recs[1].w[5] == 0 &&
-          recs[1].w[6] == 3, "ERROR fired: epid, clause, pc, fault, address; its id is DTrace's 3");
+    CHECK(nrecs == 2 && recs[1].h.probe == 99 && recs[1].w[1] == 7 && recs[1].w[2] == 0 &&
+          recs[1].w[3] == 2 && recs[1].w[4] == HVT_DTRACEFLT_DIVZERO && recs[1].w[5] == 0 &&
+          recs[1].w[6] == 3, "ERROR fired as dtrace-utils numbers it: the probe's id, clause, pc, "
+          "DTrace's fault number (DTRACEFLT_DIVZERO 4), address; its id is DTrace's 3");
 }
 
 /* epid is DTrace's: clause by clause, each clause's probes by ascending id; id is the probe's,

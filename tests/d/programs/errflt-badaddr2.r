@@ -1,0 +1,4 @@
+The arguments are 1 1 1 16384
+The value of arg4 should be 1
+The value of arg5 should be 16384
+
