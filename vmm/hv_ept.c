@@ -50,7 +50,7 @@ void hv_ept_refresh(struct vcpu *v)
         v->eptp = v->eptp_next;
         vmx_write(VMCS_EPT_POINTER, v->eptp);
     }
-    vmx_invept(INVEPT_SINGLE_CONTEXT, v->eptp);
+    vmx_invept(hv.invept_type, v->eptp);
 }
 
 static void flush_here(void)

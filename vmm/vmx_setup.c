@@ -1,6 +1,7 @@
 /* vmx_setup.c - VMXON, VMCS set-up and VMLAUNCH (Intel SDM ch. 24-27). */
 #include "vmx_setup.h"
 #include "host_cr4.h"
+#include "vmx_caps.h"
 #include "hv_core.h"
 #include "cpu.h"
 #include "spec_ctrl.h"
@@ -137,7 +138,21 @@ int vmx_check_caps(void)
         return -1;
     }
     hv.ept_cap = ept_cap;
-    if (!(ept_cap & EPT_CAP_EXEC_ONLY))
+    /* The other features the hypervisor relies on (vmx_caps.h): refuse clearly, or do without. */
+    struct vmx_caps_in ci = {
+        .pinbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS),
+        .procbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS),
+        .misc = hv_rdmsr(MSR_IA32_VMX_MISC), .ept_vpid_cap = ept_cap };
+    struct vmx_caps caps;
+    vmx_caps_decide(&ci, &caps);
+    if (caps.refuse) {
+        hv_log("hvtrace: cannot start: %s (VMX misc %lx, ept_vpid_cap %lx)\n", caps.refuse, ci.misc, ept_cap);
+        return -1;
+    }
+    hv.invept_type = caps.invept_type;
+    if (caps.invept_type != INVEPT_SINGLE_CONTEXT)
+        hv_log("hvtrace: INVEPT of one context missing: every EPT flush is of all contexts\n");
+    if (!caps.exec_only)
         hv_log("hvtrace: EPT has no execute-only entries: invisible probes are unavailable\n");
     hv.cr0_fixed0 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED0);
     hv.cr0_fixed1 = hv_rdmsr(MSR_IA32_VMX_CR0_FIXED1);

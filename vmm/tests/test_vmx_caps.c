@@ -1,0 +1,62 @@
+/*
+ * test_vmx_caps.c - host unit test of vmx_caps_decide (vmm/vmx_caps.h): a capability set with
+ * every feature the hypervisor uses, then each taken away in turn (the refusal names it, or
+ * the fallback is taken), and a nested hypervisor's kind of set (no execute-only EPT, no
+ * preemption timer). The sets are built from the SDM's bit definitions (appendix A), not read
+ * from machines.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "vmx_caps.h"
+#include "vmx_arch.h"
+#include "check.h"
+
+static const struct vmx_caps_in full = {
+    .pinbased = (uint64_t)(PIN_EXTINT_EXITING | PIN_NMI_EXITING | PIN_PREEMPTION_TIMER) << 32 | 0x16,
+    .procbased = (uint64_t)(PROC_MTF | PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS) << 32,
+    .misc = 5 | VMX_MISC_ACT_HLT | VMX_MISC_ACT_WAIT_SIPI,
+    .ept_vpid_cap = EPT_CAP_EXEC_ONLY | EPT_CAP_WALK4 | EPT_CAP_WB | EPT_CAP_INVEPT |
+                    EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL,
+};
+
+static const char *refusal(struct vmx_caps_in in)
+{
+    struct vmx_caps c;
+    vmx_caps_decide(&in, &c);
+    return c.refuse ? c.refuse : "";
+}
+
+int main(void)
+{
+    struct vmx_caps c;
+    vmx_caps_decide(&full, &c);
+    CHECK(!c.refuse && c.invept_type == 1 && c.exec_only && c.preempt_shift == 5, "the full set starts");
+    struct vmx_caps_in in = full;
+    in.ept_vpid_cap &= ~EPT_CAP_INVEPT_SINGLE;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && c.invept_type == 2, "no single-context INVEPT: all-context instead");
+    in.ept_vpid_cap &= ~EPT_CAP_INVEPT_ALL;
+    CHECK(strstr(refusal(in), "INVEPT"), "neither INVEPT type: %s", refusal(in));
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_INVEPT;
+    CHECK(strstr(refusal(in), "INVEPT"), "no INVEPT at all: %s", refusal(in));
+    in = full; in.misc &= ~VMX_MISC_ACT_HLT;
+    CHECK(strstr(refusal(in), "HLT activity"), "no HLT activity state: %s", refusal(in));
+    in = full; in.misc &= ~VMX_MISC_ACT_WAIT_SIPI;
+    CHECK(strstr(refusal(in), "wait-for-SIPI"), "no wait-for-SIPI: %s", refusal(in));
+    in = full; in.pinbased &= ~((uint64_t)PIN_PREEMPTION_TIMER << 32);
+    CHECK(strstr(refusal(in), "preemption timer"), "no preemption timer: %s", refusal(in));
+    in = full; in.procbased &= ~((uint64_t)PROC_MTF << 32);
+    CHECK(strstr(refusal(in), "monitor trap flag"), "no MTF: %s", refusal(in));
+    /* An allowed-0 bit (the low half) is not an allowed-1 one. */
+    in = full; in.procbased = PROC_MTF;
+    CHECK(strstr(refusal(in), "monitor trap flag"), "MTF only in the allowed-0 half: %s", refusal(in));
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.exec_only, "no execute-only EPT: starts, probes unavailable");
+    /* A nested hypervisor's kind of set: no execute-only EPT, no preemption timer. */
+    in = full;
+    in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;
+    in.pinbased &= ~((uint64_t)PIN_PREEMPTION_TIMER << 32);
+    CHECK(strstr(refusal(in), "preemption timer"), "nested set: %s", refusal(in));
+    return check_summary("test_vmx_caps");
+}

@@ -1,0 +1,45 @@
+/*
+ * vmx_caps.h - which of the VMX features the hypervisor uses a CPU has, and what it does
+ * without each: refuse to start (with the reason), or do without.
+ *
+ * Used beyond the controls adjust_ctls() already requires (vmx_setup.c): INVEPT of one
+ * context (without it, of all contexts; without both the EPT edits of probes and views could
+ * not be made visible: refuse), the HLT and wait-for-SIPI activity states (a traced CPU's HLT,
+ * an AP waiting for its SIPI: refuse without them), the VMX-preemption timer (the periodic poll
+ * of the NIC and of sampling probes: refuse without it), the monitor trap flag (single-step
+ * tracing and probe step-overs: refuse without it) and execute-only EPT entries (hidden probes:
+ * without them probes are refused, tracing still runs). Sources: SDM appendix A "VMX Capability
+ * Reporting Facility" (A.3 "VM-Execution Controls", A.6 "Miscellaneous Data", A.10 "VPID and
+ * EPT Capabilities").
+ *
+ * Contract: vmx_caps_decide(in, out) is pure (host-tested): `in` holds the capability MSRs as
+ * read (the TRUE_ ones where IA32_VMX_BASIC[55] says they exist), `out` the verdict. out->refuse
+ * is NULL when the hypervisor can start, else the first missing requirement, in words.
+ */
+#ifndef HVT_VMX_CAPS_H
+#define HVT_VMX_CAPS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vmx_caps_in {
+    uint64_t pinbased;        /* IA32_VMX_(TRUE_)PINBASED_CTLS: allowed-1 settings in bits 63:32 */
+    uint64_t procbased;       /* IA32_VMX_(TRUE_)PROCBASED_CTLS */
+    uint64_t misc;            /* IA32_VMX_MISC */
+    uint64_t ept_vpid_cap;    /* IA32_VMX_EPT_VPID_CAP */
+};
+
+struct vmx_caps {
+    const char *refuse;       /* NULL: the hypervisor can start */
+    uint32_t invept_type;     /* INVEPT type to use: 1 single-context, 2 all-context */
+    bool exec_only;           /* execute-only EPT entries: hidden probes possible */
+    unsigned preempt_shift;   /* the preemption timer counts at TSC >> this */
+};
+
+/* IA32_VMX_MISC (SDM A.6) */
+#define VMX_MISC_PREEMPT_SHIFT(m)  ((unsigned)((m) & 0x1f))
+#define VMX_MISC_ACT_HLT           (1ull << 6)
+#define VMX_MISC_ACT_WAIT_SIPI     (1ull << 8)
+
+void vmx_caps_decide(const struct vmx_caps_in *in, struct vmx_caps *out);
+
+#endif
