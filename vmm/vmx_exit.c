@@ -9,6 +9,7 @@
 #include "hvt_hypercall.h"
 #include "msr_policy.h"
 #include "nmi_decide.h"
+#include "xcr0.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
 extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault[];
@@ -351,8 +352,8 @@ static void handle_xsetbv(struct guest_regs *g, struct vcpu *v)
     uint32_t r[4];
     cpu_cpuid(0xd, 0, r);
     uint64_t supported = ((uint64_t)r[3] << 32) | r[0];
-    /* Validate as XSETBV would (SDM XSETBV): a bad value must #GP in the guest, not here. */
-    if (idx != 0 || !(val & XCR0_X87) || (val & ~supported) || ((val & XCR0_AVX) && !(val & XCR0_SSE))) {
+    /* Validate as XSETBV would (xcr0.h): a bad value must #GP in the guest, not here. */
+    if (!xcr0_valid(idx, val, supported)) {
         vmx_inject_exception(VEC_GP, true, 0);
         return;
     }

@@ -47,6 +47,13 @@
 #define XCR0_X87  (1ull << 0)
 #define XCR0_SSE  (1ull << 1)
 #define XCR0_AVX  (1ull << 2)
+#define XCR0_BNDREGS   (1ull << 3)      /* MPX */
+#define XCR0_BNDCSR    (1ull << 4)
+#define XCR0_OPMASK    (1ull << 5)      /* AVX-512: k0-k7 */
+#define XCR0_ZMM_HI256 (1ull << 6)
+#define XCR0_HI16_ZMM  (1ull << 7)
+#define XCR0_TILECFG   (1ull << 17)     /* AMX */
+#define XCR0_TILEDATA  (1ull << 18)
 /* RFLAGS */
 #define RFLAGS_CF (1ull << 0)
 #define RFLAGS_FIXED1 (1ull << 1)
