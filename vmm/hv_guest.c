@@ -5,6 +5,7 @@
 #include "cpu.h"
 #include "vmx_exit.h"
 #include "vcpu.h"
+#include "pending_dbg.h"
 #include "exit_reg.h"
 
 const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT] = {
@@ -27,10 +28,15 @@ void hv_guest_write(enum hv_guest_reg r, uint64_t v)
 void hv_guest_hold_interrupts(bool on)
 {
     uint64_t intr = vmx_read(VMCS_GUEST_INTERRUPTIBILITY);
-    if (on && (vmx_read(VMCS_GUEST_RFLAGS) & RFLAGS_IF))
+    uint64_t rflags = vmx_read(VMCS_GUEST_RFLAGS);
+    if (on && (rflags & RFLAGS_IF)) {
         intr |= VMX_INTR_BLOCK_STI;
-    else if (!on)
+        /* The shadow makes the entry check the single-step bit (pending_dbg.h). */
+        vmx_write(VMCS_GUEST_PENDING_DBG, pending_dbg_in_shadow(vmx_read(VMCS_GUEST_PENDING_DBG),
+                                                                rflags, vmx_read(VMCS_GUEST_DEBUGCTL)));
+    } else if (!on) {
         intr &= ~(uint64_t)VMX_INTR_BLOCK_STI;
+    }
     vmx_write(VMCS_GUEST_INTERRUPTIBILITY, intr);
 }
 

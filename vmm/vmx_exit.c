@@ -783,7 +783,9 @@ static inline __attribute__((always_inline)) void spec_before_entry(struct vcpu 
  * is in unless the policy steps this CPU itself), each exit through the full dispatch. */
 static void nmi_entry(struct vcpu *v)
 {
-    switch (nmi_decide(v->nmi_pending, (uint32_t)vmx_read(VMCS_GUEST_INTERRUPTIBILITY),
+    if (!v->nmi_pending)
+        return;                            /* the common case: no VMCS read */
+    switch (nmi_decide(true, (uint32_t)vmx_read(VMCS_GUEST_INTERRUPTIBILITY),
                        (uint32_t)vmx_read(VMCS_ENTRY_INTR_INFO))) {
     case NMI_INJECT:
         v->nmi_pending = false;
