@@ -85,6 +85,19 @@ void cfg_seal_mac(const uint8_t key[CFG_SEAL_KEY_LEN], const char *text, size_t 
     seal_wipe(&h, sizeof h);
 }
 
+size_t cfg_seal_strip(char *text, size_t len)
+{
+    size_t pos = 0, from = 0, out = 0;
+    struct seal_line l;
+    while (seal_next(text, len, &pos, &l)) {
+        if (!seal_is(&l, "seal")) continue;
+        for (size_t i = from; i < l.ls; i++) text[out++] = text[i];
+        from = l.le;
+    }
+    for (size_t i = from; i < len; i++) text[out++] = text[i];
+    return out;
+}
+
 enum cfg_seal_state cfg_seal_check(const uint8_t key[CFG_SEAL_KEY_LEN], const char *text, size_t len)
 {
     uint8_t want[CFG_SEAL_MAC_LEN], got[CFG_SEAL_MAC_LEN];

@@ -62,6 +62,8 @@ const char *cfg_seal_state_name(enum cfg_seal_state s);
 /* The MAC of `text` as cfg_seal_check computes it (any seal line in it left out). */
 void cfg_seal_mac(const uint8_t key[CFG_SEAL_KEY_LEN], const char *text, size_t len,
                   uint8_t mac[CFG_SEAL_MAC_LEN]);
+/* `text` without its seal lines (the bytes cfg_seal_mac covers), in place; the new length. */
+size_t cfg_seal_strip(char *text, size_t len);
 /* "seal = HEX\n" into out (at least 72 bytes); returns its length. */
 size_t cfg_seal_line(const uint8_t mac[CFG_SEAL_MAC_LEN], char *out);
 

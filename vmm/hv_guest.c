@@ -67,12 +67,14 @@ static void set_proc_bits(uint32_t bits, bool on)
     vmx_write(VMCS_PROC_CONTROLS, on ? (v | bits) : (v & ~bits));
 }
 
-/* The policy's wish; vmm/ may keep the flag on for a pending NMI meanwhile (nmi_decide.h). */
+/* The monitor trap flag is on while the policy or a pending NMI (nmi_decide.h) wants it. */
+void vcpu_sync_mtf(struct vcpu *v) { set_proc_bits(PROC_MTF, v->policy_mtf || v->nmi_mtf); }
+
 void hv_set_mtf(bool on)
 {
     struct vcpu *v = vcpu_current();
     v->policy_mtf = on;
-    set_proc_bits(PROC_MTF, on || v->nmi_mtf);
+    vcpu_sync_mtf(v);
 }
 
 void hv_set_hlt_exiting(bool on) { set_proc_bits(PROC_HLT_EXITING, on); }
@@ -94,9 +96,8 @@ void hv_set_preemption_timer(uint64_t ticks)
         vmx_write(VMCS_PIN_CONTROLS, pin & ~PIN_PREEMPTION_TIMER);
         return;
     }
-    /* The timer counts down at TSC >> IA32_VMX_MISC[4:0] (SDM A.6). */
-    unsigned shift = hv_rdmsr(MSR_IA32_VMX_MISC) & 0x1f;
-    uint64_t v = ticks >> shift;
+    /* The timer counts down at TSC >> IA32_VMX_MISC[4:0] (SDM A.6; read once at start). */
+    uint64_t v = ticks >> hv.preempt_shift;
     vmx_write(VMCS_PREEMPTION_TIMER, v > 0xffffffffu ? 0xffffffffu : (v ? v : 1));
     vmx_write(VMCS_PIN_CONTROLS, pin | PIN_PREEMPTION_TIMER);
 }

@@ -87,6 +87,8 @@ _Static_assert(__builtin_offsetof(struct vcpu, fast_block) == __builtin_offsetof
  * from the prediction then fires a few ticks late at worst, never early. */
 #define VCPU_DILATE_TAIL_MAX 64
 struct vcpu *vcpu_get(unsigned index);
+/* PROC_MTF in this CPU's VMCS from policy_mtf and nmi_mtf (hv_guest.c). */
+void vcpu_sync_mtf(struct vcpu *v);
 static inline struct vcpu *vcpu_current(void)
 {
     struct vcpu *v;

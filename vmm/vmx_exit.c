@@ -793,15 +793,14 @@ static void nmi_entry(struct vcpu *v)
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
         if (v->nmi_mtf) {
             v->nmi_mtf = false;
-            uint32_t p = (uint32_t)vmx_read(VMCS_PROC_CONTROLS);
-            vmx_write(VMCS_PROC_CONTROLS, v->policy_mtf ? (p | PROC_MTF) : (p & ~PROC_MTF));
+            vcpu_sync_mtf(v);
         }
         break;
     case NMI_WAIT_ONE_STEP:
         v->nmi_waits++;
         if (!v->nmi_mtf) {
             v->nmi_mtf = true;
-            vmx_write(VMCS_PROC_CONTROLS, (uint32_t)vmx_read(VMCS_PROC_CONTROLS) | PROC_MTF);
+            vcpu_sync_mtf(v);
         }
         v->fast_block = 1;                 /* the next exit comes back here */
         break;

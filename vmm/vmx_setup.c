@@ -150,6 +150,7 @@ int vmx_check_caps(void)
         return -1;
     }
     hv.invept_type = caps.invept_type;
+    hv.preempt_shift = caps.preempt_shift;
     if (caps.invept_type != INVEPT_SINGLE_CONTEXT)
         hv_log("hvtrace: INVEPT of one context missing: every EPT flush is of all contexts\n");
     if (!caps.exec_only)

@@ -48,6 +48,11 @@ static void test_seal(void)
     key[0] ^= 1;
     CHECK(cfg_seal_check(key, buf, n) == CFG_SEAL_BAD, "another key");
     key[0] ^= 1;
+    /* Stripped of its seal line, the sealed file is the file as it was before sealing. */
+    char copy[1024];
+    memcpy(copy, buf, n);
+    size_t sn = cfg_seal_strip(copy, n);
+    CHECK(sn == strlen(base) && !memcmp(copy, base, sn), "strip gives back the unsealed file");
     /* The seal line may sit anywhere: moved to the top it still covers the rest. */
     char moved[1024];
     const char *sl = buf + strlen(base);

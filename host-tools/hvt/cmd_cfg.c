@@ -123,27 +123,6 @@ static int cfg_read_key(const char *path, uint8_t key[CFG_SEAL_KEY_LEN])
     return ok ? 0 : -1;
 }
 
-/* CFG's bytes without its seal lines (the ones cfg_seal_mac leaves out). */
-static size_t cfg_strip_seal(char *t, size_t n)
-{
-    size_t out = 0, pos = 0;
-    while (pos < n) {
-        size_t s = pos;
-        while (pos < n && t[pos] != '\n') pos++;
-        if (pos < n) pos++;
-        size_t a = s;
-        while (a < pos && (t[a] == ' ' || t[a] == '\t')) a++;
-        size_t k = a;
-        while (k < pos && t[k] != '=' && t[k] != ' ' && t[k] != '\t' && t[k] != '#') k++;
-        size_t e = k;
-        while (e < pos && (t[e] == ' ' || t[e] == '\t')) e++;
-        if (k - a == 4 && !memcmp(t + a, "seal", 4) && e < pos && t[e] == '=') continue;
-        memmove(t + out, t + s, pos - s);
-        out += pos - s;
-    }
-    return out;
-}
-
 static int cfg_seal_cmd(int check, const char *key_file, const char *path)
 {
     uint8_t key[CFG_SEAL_KEY_LEN], mac[CFG_SEAL_MAC_LEN];
@@ -157,7 +136,7 @@ static int cfg_seal_cmd(int check, const char *key_file, const char *path)
         printf("%s: %s\n", path, cfg_seal_state_name(s));
         rc = s == CFG_SEAL_OK ? 0 : HVT_EXIT_BAD;
     } else {
-        n = cfg_strip_seal(t, n);
+        n = cfg_seal_strip(t, n);
         char *nt = realloc(t, n + 2 + 80);
         if (!nt) { free(t); return HVT_EXIT_BAD; }
         t = nt;
