@@ -12,6 +12,13 @@ void vmx_caps_decide(const struct vmx_caps_in *in, struct vmx_caps *out)
     out->preempt_shift = VMX_MISC_PREEMPT_SHIFT(in->misc);
     out->invept_type = in->ept_vpid_cap & EPT_CAP_INVEPT_SINGLE ? 1 :
                        in->ept_vpid_cap & EPT_CAP_INVEPT_ALL ? 2 : 0;
+    out->invvpid_type = in->ept_vpid_cap & EPT_CAP_INVVPID_SINGLE ? 1 :
+                        in->ept_vpid_cap & EPT_CAP_INVVPID_ALL ? 2 : 0;
+    out->vpid = allowed1(in->procbased, PROC_SECONDARY_CONTROLS) &&
+                allowed1(in->procbased2, PROC2_ENABLE_VPID) &&
+                (in->ept_vpid_cap & EPT_CAP_INVVPID) && out->invvpid_type;
+    if (!out->vpid)
+        out->invvpid_type = 0;
     if (!(in->ept_vpid_cap & EPT_CAP_INVEPT) || !out->invept_type)
         out->refuse = "INVEPT of a single context or of all contexts is missing";
     else if (!(in->misc & VMX_MISC_ACT_HLT))

@@ -8,7 +8,9 @@
  * an AP waiting for its SIPI: refuse without them), the VMX-preemption timer (the periodic poll
  * of the NIC and of sampling probes: refuse without it), the monitor trap flag (single-step
  * tracing and probe step-overs: refuse without it) and execute-only EPT entries (hidden probes:
- * without them probes are refused, tracing still runs). Sources: SDM appendix A "VMX Capability
+ * without them probes are refused, tracing still runs); and VPIDs, with INVVPID of one context or
+ * of all (without them every VM entry and exit flushes the guest's TLB: slower, not wrong; so
+ * VPIDs are used only where the CPU can also invalidate them). Sources: SDM appendix A "VMX Capability
  * Reporting Facility" (A.3 "VM-Execution Controls", A.6 "Miscellaneous Data", A.10 "VPID and
  * EPT Capabilities").
  *
@@ -24,6 +26,7 @@
 struct vmx_caps_in {
     uint64_t pinbased;        /* IA32_VMX_(TRUE_)PINBASED_CTLS: allowed-1 settings in bits 63:32 */
     uint64_t procbased;       /* IA32_VMX_(TRUE_)PROCBASED_CTLS */
+    uint64_t procbased2;      /* IA32_VMX_PROCBASED_CTLS2 */
     uint64_t misc;            /* IA32_VMX_MISC */
     uint64_t ept_vpid_cap;    /* IA32_VMX_EPT_VPID_CAP */
 };
@@ -33,6 +36,8 @@ struct vmx_caps {
     uint32_t invept_type;     /* INVEPT type to use: 1 single-context, 2 all-context */
     bool exec_only;           /* execute-only EPT entries: hidden probes possible */
     unsigned preempt_shift;   /* the preemption timer counts at TSC >> this */
+    bool vpid;                /* tag the guest's translations with a VPID */
+    uint32_t invvpid_type;    /* with vpid: INVVPID type, 1 single-context, 2 all-context */
 };
 
 /* IA32_VMX_MISC (SDM A.6) */

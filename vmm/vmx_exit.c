@@ -239,6 +239,7 @@ static void write_cr0(uint64_t val)
         vmx_write(VMCS_GUEST_EFER, efer & ~EFER_LMA);
         vmx_write(VMCS_ENTRY_CONTROLS, entry & ~ENTRY_IA32E_GUEST);
     }
+    vmx_flush_guest_tlb();          /* as the instruction may (paging on/off, WP) */
     vmx_skip_instruction();
 }
 
@@ -256,6 +257,7 @@ static void write_cr4(uint64_t val)
     }
     vmx_write(VMCS_CR4_READ_SHADOW, val);
     vmx_write(VMCS_GUEST_CR4, (val | hv.cr4_fixed0) & hv.cr4_fixed1);
+    vmx_flush_guest_tlb();          /* as the instruction may (PGE, PAE, PSE, PCIDE, SMEP...) */
     vmx_skip_instruction();
 }
 
@@ -275,8 +277,9 @@ static void gpr_set(struct guest_regs *g, unsigned n, uint64_t val)
 /* MOV to/from CR3 and CR8 exit only where the CPU forces CR3-load/store or CR8-load/store
  * exiting on (no "true" control MSRs, SDM Vol. 3C A.3.2 "Primary Processor-Based
  * VM-Execution Controls"): do what the instruction does (SDM Vol. 2B "MOV-Move to/from
- * Control Registers"): CR3 loads without VPID flush the guest's TLB at the next entry anyway
- * (bit 63, the PCID no-flush hint, is not part of CR3); CR8 is the local APIC's TPR, the
+ * Control Registers"): a CR3 load invalidates the guest's translations (all of them: more than
+ * the PCID no-flush hint, bit 63, asks, which the architecture allows; bit 63 is not part of
+ * CR3); CR8 is the local APIC's TPR, the
  * same register in VMX root (the guest owns the APIC). Reserved CR3 bits get #GP. Not done:
  * reloading the VMCS guest PDPTEs for PAE paging (SDM Vol. 3C 27.3.2.4 "Loading Page-Directory-
  * Pointer-Table Entries"); every CPU with EPT has the true controls, so this is a fallback. */
@@ -291,6 +294,7 @@ static void mov_cr3_cr8(struct guest_regs *g, unsigned cr, bool to, unsigned gpr
                 return;
             }
             vmx_write(VMCS_GUEST_CR3, val);
+            vmx_flush_guest_tlb();
         } else {
             if (val >> 4) {
                 vmx_inject_exception(VEC_GP, true, 0);

@@ -142,6 +142,7 @@ int vmx_check_caps(void)
     struct vmx_caps_in ci = {
         .pinbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS),
         .procbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS),
+        .procbased2 = hv_rdmsr(MSR_IA32_VMX_PROCBASED_CTLS2),
         .misc = hv_rdmsr(MSR_IA32_VMX_MISC), .ept_vpid_cap = ept_cap };
     struct vmx_caps caps;
     vmx_caps_decide(&ci, &caps);
@@ -151,6 +152,14 @@ int vmx_check_caps(void)
     }
     hv.invept_type = caps.invept_type;
     hv.preempt_shift = caps.preempt_shift;
+    /* VPIDs (SDM 29.1 "Virtual Processor Identifiers (VPIDs)"): without them every VM entry and
+     * exit invalidates the guest's linear and combined mappings (29.4.3.1 "Operations that
+     * Invalidate Cached Mappings"), two full TLB flushes per single-stepped instruction. */
+    hv.invvpid_type = caps.vpid ? caps.invvpid_type : 0;
+    if (caps.vpid)
+        hv.proc2_ctls |= PROC2_ENABLE_VPID;
+    else
+        hv_log("hvtrace: no VPIDs (or no INVVPID): the guest's TLB is flushed at every exit\n");
     if (caps.invept_type != INVEPT_SINGLE_CONTEXT)
         hv_log("hvtrace: INVEPT of one context missing: every EPT flush is of all contexts\n");
     if (!caps.exec_only)
@@ -359,6 +368,19 @@ static void write_controls(const struct vcpu *v)
     vmx_write(VMCS_MSR_BITMAP, hv_virt_to_phys(hv.msr_bitmap));
     vmx_write(VMCS_EPT_POINTER, v->eptp);
     vmx_write(VMCS_TSC_OFFSET, 0);
+    if (hv.proc2_ctls & PROC2_ENABLE_VPID)
+        vmx_write(VMCS_VPID, VMX_GUEST_VPID);   /* nonzero: SDM 27.2.1.1 */
+    /* With XSAVES/XRSTORS enabled the XSS-exiting bitmap decides which of their IA32_XSS
+     * components exit (SDM 25.6.20 "XSS-Exiting Bitmap"); it must not be left to whatever the
+     * VMCS region held: none exit, as the guest owns its XSAVE state. */
+    if (hv.proc2_ctls & PROC2_ENABLE_XSAVES)
+        vmx_write(VMCS_XSS_EXIT_BITMAP, 0);
+}
+
+void vmx_flush_guest_tlb(void)
+{
+    if (hv.invvpid_type)
+        vmx_invvpid(hv.invvpid_type, VMX_GUEST_VPID);
 }
 
 int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
@@ -385,6 +407,9 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
         goto fail_off;
     }
     write_controls(v);
+    /* Translations a former user of this VPID left in this CPU's TLB (firmware, a previous
+     * hypervisor) are not the guest's. */
+    vmx_flush_guest_tlb();
     write_guest_state(launch);
     uint64_t host_cr4 = host_cr4_pick(cpu_read_cr4(), hv.cr4_fixed0, hv.cr4_fixed1, hv.has_xsave);
     write_host_state(v, host_cr4);
@@ -418,6 +443,7 @@ void vmx_guest_reset_to_init(void)
     vmx_write(VMCS_GUEST_CR3, 0);
     vmx_write(VMCS_GUEST_CR4, hv.cr4_fixed0);
     vmx_write(VMCS_CR4_READ_SHADOW, 0);
+    vmx_flush_guest_tlb();                     /* INIT empties the TLBs (SDM 10.1.1) */
     vmx_write(VMCS_GUEST_EFER, 0);
     vmx_write(VMCS_ENTRY_CONTROLS, vmx_read(VMCS_ENTRY_CONTROLS) & ~ENTRY_IA32E_GUEST);
     for (int s = VMX_SEG_ES; s <= VMX_SEG_GS; s++) {

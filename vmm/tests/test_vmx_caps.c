@@ -14,9 +14,11 @@
 static const struct vmx_caps_in full = {
     .pinbased = (uint64_t)(PIN_EXTINT_EXITING | PIN_NMI_EXITING | PIN_PREEMPTION_TIMER) << 32 | 0x16,
     .procbased = (uint64_t)(PROC_MTF | PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS) << 32,
+    .procbased2 = (uint64_t)(PROC2_ENABLE_EPT | PROC2_UNRESTRICTED | PROC2_ENABLE_VPID) << 32,
     .misc = 5 | VMX_MISC_ACT_HLT | VMX_MISC_ACT_WAIT_SIPI,
     .ept_vpid_cap = EPT_CAP_EXEC_ONLY | EPT_CAP_WALK4 | EPT_CAP_WB | EPT_CAP_INVEPT |
-                    EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL,
+                    EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL | EPT_CAP_INVVPID |
+                    EPT_CAP_INVVPID_SINGLE | EPT_CAP_INVVPID_ALL,
 };
 
 static const char *refusal(struct vmx_caps_in in)
@@ -31,6 +33,7 @@ int main(void)
     struct vmx_caps c;
     vmx_caps_decide(&full, &c);
     CHECK(!c.refuse && c.invept_type == 1 && c.exec_only && c.preempt_shift == 5, "the full set starts");
+    CHECK(c.vpid && c.invvpid_type == 1, "the full set: VPIDs, single-context INVVPID");
     struct vmx_caps_in in = full;
     in.ept_vpid_cap &= ~EPT_CAP_INVEPT_SINGLE;
     vmx_caps_decide(&in, &c);
@@ -53,6 +56,22 @@ int main(void)
     in = full; in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;
     vmx_caps_decide(&in, &c);
     CHECK(!c.refuse && !c.exec_only, "no execute-only EPT: starts, probes unavailable");
+    /* VPIDs: used only with an INVVPID type to invalidate them; their absence is no refusal. */
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_INVVPID_SINGLE;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && c.vpid && c.invvpid_type == 2, "no single-context INVVPID: all-context");
+    in.ept_vpid_cap &= ~EPT_CAP_INVVPID_ALL;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.vpid && !c.invvpid_type, "neither INVVPID type: no VPIDs, starts");
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_INVVPID;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.vpid, "no INVVPID: no VPIDs");
+    in = full; in.procbased2 &= ~((uint64_t)PROC2_ENABLE_VPID << 32);
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.vpid && !c.invvpid_type, "enable-VPID not allowed: no VPIDs");
+    in = full; in.procbased2 = PROC2_ENABLE_VPID;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.vpid, "enable-VPID only in the allowed-0 half: no VPIDs");
     /* A nested hypervisor's kind of set: no execute-only EPT, no preemption timer. */
     in = full;
     in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;
