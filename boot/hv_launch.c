@@ -274,6 +274,9 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
         hvl_copy(bi->dmar, p->dmar, p->dmar_len);
     bi->pm1a_cnt_port = p->pm1a_cnt_port;
     bi->pm1b_cnt_port = p->pm1b_cnt_port;
+    bi->s5_known = p->s5_known;
+    bi->s5_slp_typ_a = p->s5_slp_typ_a;
+    bi->s5_slp_typ_b = p->s5_slp_typ_b;
     for (UINTN i = 0; p->trace_config && p->trace_config[i] && i + 1 < HVT_TRACE_CONFIG_LEN; i++)
         bi->trace_config[i] = p->trace_config[i];
     for (UINTN i = 0; p->net_config && p->net_config[i] && i + 1 < HVT_NET_CONFIG_LEN; i++)

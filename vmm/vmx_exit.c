@@ -10,6 +10,7 @@
 #include "msr_policy.h"
 #include "nmi_decide.h"
 #include "mc_decide.h"
+#include "pm1_sleep.h"
 #include "xcr0.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
@@ -17,7 +18,6 @@ extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault
 int msr_safe_read(uint32_t msr, uint64_t *val);
 int msr_safe_write(uint32_t msr, uint64_t val);
 
-#define ACPI_PM1_SLP_EN (1u << 13)       /* ACPI 6.4, 4.8.3.2.1: PM1 control register */
 
 static const char *const exit_names[EXIT_REASON_COUNT] = {
     [EXIT_EXCEPTION_NMI] = "exception/NMI", [EXIT_EXTERNAL_INTR] = "external-interrupt",
@@ -435,11 +435,29 @@ static void port_access(struct guest_regs *g, struct vcpu *v, uint16_t port, uns
         if (done)
             return;                             /* a module performed or emulated it */
     }
-    bool pm1 = port == hv.bi->pm1a_cnt_port || (hv.bi->pm1b_cnt_port && port == hv.bi->pm1b_cnt_port);
-    if (!in && pm1 && (*val & ACPI_PM1_SLP_EN) && !v->powering_off) {
-        v->powering_off = true;
-        vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
-        exit_reg_power_off();
+    /* The PM1 control register is 16 bits wide; SLP_EN and SLP_TYP are in its high byte,
+     * which a byte write to the port after it reaches alone. */
+    uint16_t a_port = hv.bi->pm1a_cnt_port, b_port = hv.bi->pm1b_cnt_port;
+    bool pm1a = a_port && (port == a_port || port == a_port + 1);
+    bool pm1b = b_port && (port == b_port || port == b_port + 1);
+    if (!in && (pm1a || pm1b)) {
+        uint64_t reg = (port == (pm1a ? a_port : b_port)) ? *val & (size == 1 ? 0xffu : 0xffffu)
+                                                         : (*val & 0xffu) << 8;
+        enum pm1_action a = pm1_sleep_decide(reg, hv.bi->s5_known,
+                                             pm1a ? hv.bi->s5_slp_typ_a : hv.bi->s5_slp_typ_b);
+        if (a == PM1_REFUSE) {
+            /* A sleep state the hypervisor would not survive (pm1_sleep.h): not entered. */
+            hv_log("hvtrace: cpu %u: guest asked for ACPI sleep type %u on port %x (not S5): "
+                   "refused, the hypervisor does not survive S1-S4\n", v->index,
+                   (unsigned)ACPI_PM1_SLP_TYP(reg), port);
+            v->sleep_refused++;
+            return;
+        }
+        if (a == PM1_POWER_OFF && !v->powering_off) {
+            v->powering_off = true;
+            vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
+            exit_reg_power_off();
+        }
     }
     hv_port_io(in, size, port, val);
 }
