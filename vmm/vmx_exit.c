@@ -102,6 +102,8 @@ void vmx_print_exit_summary(const char *why)
             hv_log("hvtrace:   cpu %u NMIs dropped while the CPU waited for its SIPI: %lu\n", c, v->nmi_dropped);
         if (v->mc_injected)
             hv_log("hvtrace:   cpu %u machine checks given to the guest: %lu\n", c, v->mc_injected);
+        if (v->sleep_refused)
+            hv_log("hvtrace:   cpu %u ACPI sleep requests refused (not S5): %lu\n", c, v->sleep_refused);
     }
 }
 
