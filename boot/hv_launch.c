@@ -215,7 +215,13 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
             ncpu = 1;
         p->mp->who_am_i(p->mp, &bsp);
     }
-    if (ncpu > HVT_MAX_CPUS) ncpu = HVT_MAX_CPUS;
+    /* Every CPU or none: a CPU left outside VMX operation would run with the guest's INIT/SIPI
+     * (the guest owns the local APICs) outside EPT, the hypervisor's memory in reach. */
+    if (ncpu > HVT_MAX_CPUS) {
+        say(why, why_chars, L"the machine has %ld CPUs and hvtrace supports at most %ld: disable "
+            L"CPUs (or SMT) in the firmware setup", ncpu, HVT_MAX_CPUS);
+        return EFI_UNSUPPORTED;
+    }
     /* (1) The region: reserved memory, 2 MiB aligned; give back the alignment slack. */
     UINT64 mb = p->hv_mem_mb ? p->hv_mem_mb : AUTO_HV_MEM_MB(ncpu);
     UINT64 size = mb << 20, want = size + PAGE_2M;
