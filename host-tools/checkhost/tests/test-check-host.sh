@@ -55,6 +55,8 @@ sed -i 's/^0x03a 0x0000000000000005/0x03a 0x0000000000000001/' "$(msr vtx-off)"
 expect vtx-off 1 'enable Intel Virtualization Technology' "VT-x locked off by the firmware: FAIL, to do: enable it"
 variant no-msr-driver; rm "$(msr no-msr-driver)"
 expect no-msr-driver 2 'modprobe msr' "no /dev/cpu/0/msr: could not decide, exit 2, to do: modprobe msr"
+variant chardev; ln -sf /dev/zero "$(msr chardev)"   # the device path: pread at the MSR's address
+expect chardev 1 '^FAIL   vmx .*I/O-bitmap control is missing' "a character device read with pread (/dev/zero: every MSR 0): FAIL vmx"
 variant bios; rm -r "$T/bios/root/sys/firmware/efi"
 expect bios 1 '^FAIL   firmware .*legacy BIOS' "no /sys/firmware/efi: FAIL firmware, exit 1"
 variant many-cpus; echo 0-79 > "$T/many-cpus/root/sys/devices/system/cpu/present"
