@@ -21,8 +21,6 @@ static const uint32_t msr_address[HM_COUNT] = {
     [HM_TRUE_ENTRY] = MSR_IA32_VMX_TRUE_ENTRY,
 };
 
-uint32_t host_msr_address(enum host_msr m) { return m < HM_COUNT ? msr_address[m] : 0; }
-
 static void path_of(char *out, size_t n, const char *root, const char *rel)
 {
     size_t rl = strlen(root);
@@ -269,6 +267,5 @@ void host_facts_read(const char *root, struct host_facts *f)
     read_line(root, "sys/class/dmi/id/bios_date", f->bios_date, sizeof f->bios_date);
     f->iommu_units = count_entries(root, "sys/class/iommu");
     f->dmar = exists(root, "sys/firmware/acpi/tables/DMAR");
-    f->ivrs = exists(root, "sys/firmware/acpi/tables/IVRS");
     read_pci(root, f);
 }

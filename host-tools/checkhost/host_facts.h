@@ -6,7 +6,7 @@
  * /dev/cpu/0/msr (IA32_FEATURE_CONTROL and the VMX capability MSRs, at their addresses, as the
  * msr driver serves them: pread of 8 bytes at offset = MSR address), /sys/devices/system/cpu/
  * present, /sys/firmware/efi (UEFI) and its SecureBoot variable, /sys/class/dmi/id (vendor,
- * product, firmware version), /sys/class/iommu and /sys/firmware/acpi/tables/{DMAR,IVRS},
+ * product, firmware version), /sys/class/iommu and /sys/firmware/acpi/tables/DMAR,
  * /sys/bus/pci/devices/DEVICE (network-class functions: ids, driver, network interface, link).
  *
  * A recorded machine may hold dev/cpu/0/msr as a regular text file instead of the device:
@@ -52,12 +52,11 @@ struct host_facts {
     int secure_boot;          /* 1 on, 0 off, -1 unknown (no variable) */
     char sys_vendor[64], product[64], bios_vendor[64], bios_version[64], bios_date[32];
     int iommu_units;          /* entries of /sys/class/iommu (units Linux runs) */
-    bool dmar, ivrs;          /* the firmware's ACPI tables for VT-d / AMD-Vi */
+    bool dmar;                /* the firmware's ACPI table for VT-d */
     int nnics;
     struct host_nic nics[HOST_MAX_NICS];   /* bus scan order */
 };
 
 void host_facts_read(const char *root, struct host_facts *f);
-uint32_t host_msr_address(enum host_msr m);
 
 #endif
