@@ -4,6 +4,7 @@
 #include "x86_arch.h"
 #include "e1000_models.h"
 #include "hvt_bootinfo.h"
+#include "acpi_dmar.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -182,14 +183,40 @@ static void check_firmware(const struct host_facts *f, struct report *r)
         line(r, L_WARN, "secureboot", "state unknown (no SecureBoot EFI variable)");
 }
 
+/* The DMAR as the hypervisor takes it: the loader passes at most HVT_DMAR_MAX bytes, the
+ * hypervisor parses it with dmar_parse (vmm/acpi_dmar.c) and needs one unit at least
+ * (vmm/iommu_boot.c); the units' registers it reads at boot are beyond what Linux shows. */
 static void check_iommu(const struct host_facts *f, struct report *r)
 {
-    if (f->dmar)
-        line(r, L_OK, "iommu", "VT-d: the firmware's DMAR table is there (the hypervisor confines device "
-             "DMA with it); Linux runs %d unit%s now", f->iommu_units, f->iommu_units == 1 ? "" : "s");
-    else
+    static struct dmar_info di;
+    if (!f->dmar) {
         line(r, L_WARN, "iommu", "no DMAR table (no VT-d, or off in the firmware): device DMA can reach the "
              "hypervisor's memory (docs/security.md)");
+        return;
+    }
+    if (f->dmar_err) {
+        line(r, L_UNREAD, "iommu", "/sys/firmware/acpi/tables/DMAR: %s", strerror(f->dmar_err));
+        return;
+    }
+    if (f->dmar_len > HVT_DMAR_MAX) {
+        line(r, L_WARN, "iommu", "the DMAR table is %zu%s bytes, more than the loader passes (%d): the hypervisor "
+             "runs without the IOMMU, device DMA not confined", f->dmar_len,
+             f->dmar_len >= HOST_DMAR_READ_MAX ? "+" : "", HVT_DMAR_MAX);
+        return;
+    }
+    int rc = dmar_parse(f->dmar_buf, f->dmar_len, &di);
+    if (rc || !di.nunits) {
+        line(r, L_WARN, "iommu", "the hypervisor's DMAR parser refuses the firmware's table (%s): device DMA "
+             "not confined", rc ? dmar_strerror(rc) : "no remapping unit");
+        return;
+    }
+    line(r, L_OK, "iommu", "VT-d: DMAR with %u remapping unit%s, %u reserved region%s, %u-bit DMA, accepted by the "
+         "hypervisor's parser (it confines device DMA with it); Linux runs %d unit%s now", di.nunits,
+         di.nunits == 1 ? "" : "s", di.nrmrrs, di.nrmrrs == 1 ? "" : "s", di.host_addr_width, f->iommu_units,
+         f->iommu_units == 1 ? "" : "s");
+    if (di.flags & DMAR_FLAG_DMA_CTRL_OPT_IN)
+        line(r, L_WARN, "iommu", "the firmware asks for DMA protection kept from boot (DMAR flag "
+             "DMA_CTRL_PLATFORM_OPT_IN, Thunderbolt-era machines): never tried with hvtrace");
 }
 
 static const char *verified_words(enum e1000_verified v)

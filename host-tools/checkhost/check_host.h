@@ -3,7 +3,8 @@
  * it), in the manner of libvirt's virt-host-validate or kvm-ok.
  *
  * Judged from host_facts (host_facts.h), with the hypervisor's own rules: the VMX capability
- * MSRs go through vmx_caps_decide (vmm/vmx_caps.h), the NICs through net/e1000_models.c's id
+ * MSRs go through vmx_caps_decide (vmm/vmx_caps.h), the DMAR through dmar_parse
+ * (vmm/acpi_dmar.h) and the loader's HVT_DMAR_MAX, the NICs through net/e1000_models.c's id
  * table, the CPU count against HVT_MAX_CPUS. One line per check ("ok", "warn", "FAIL",
  * "unread" when the fact could not be read; "-" lines list NICs), then one verdict line and
  * what to do.

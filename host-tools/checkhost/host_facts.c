@@ -176,6 +176,22 @@ static int read_secure_boot(const char *root)
     return n == 5 ? b[4] != 0 : -1;
 }
 
+/* The firmware's DMAR as Linux shows it (root only), whole, for the hypervisor's parser. */
+static void read_dmar(const char *root, struct host_facts *f)
+{
+    char p[1024];
+    path_of(p, sizeof p, root, "sys/firmware/acpi/tables/DMAR");
+    FILE *fp = fopen(p, "rb");
+    if (!fp) {
+        f->dmar_err = errno;
+        return;
+    }
+    f->dmar_len = fread(f->dmar_buf, 1, sizeof f->dmar_buf, fp);
+    if (ferror(fp))
+        f->dmar_err = EIO;
+    fclose(fp);
+}
+
 static int count_entries(const char *root, const char *rel)
 {
     char p[1024];
@@ -267,5 +283,7 @@ void host_facts_read(const char *root, struct host_facts *f)
     read_line(root, "sys/class/dmi/id/bios_date", f->bios_date, sizeof f->bios_date);
     f->iommu_units = count_entries(root, "sys/class/iommu");
     f->dmar = exists(root, "sys/firmware/acpi/tables/DMAR");
+    if (f->dmar)
+        read_dmar(root, f);
     read_pci(root, f);
 }

@@ -20,9 +20,11 @@
 #ifndef HVT_HOST_FACTS_H
 #define HVT_HOST_FACTS_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define HOST_MAX_NICS 32
+#define HOST_DMAR_READ_MAX 65536   /* read this much of the DMAR at most (the loader takes 4 KiB) */
 
 struct host_nic {
     char addr[16];            /* domain:bus:device.function, as sysfs names it */
@@ -52,7 +54,10 @@ struct host_facts {
     int secure_boot;          /* 1 on, 0 off, -1 unknown (no variable) */
     char sys_vendor[64], product[64], bios_vendor[64], bios_version[64], bios_date[32];
     int iommu_units;          /* entries of /sys/class/iommu (units Linux runs) */
-    bool dmar;                /* the firmware's ACPI table for VT-d */
+    bool dmar;                /* the firmware's ACPI table for VT-d is listed */
+    int dmar_err;             /* 0: read (dmar_len bytes, at most HOST_DMAR_READ_MAX), else errno */
+    size_t dmar_len;
+    uint8_t dmar_buf[HOST_DMAR_READ_MAX];
     int nnics;
     struct host_nic nics[HOST_MAX_NICS];   /* bus scan order */
 };

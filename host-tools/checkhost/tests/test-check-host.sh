@@ -57,6 +57,14 @@ variant no-msr-driver; rm "$(msr no-msr-driver)"
 expect no-msr-driver 2 'modprobe msr' "no /dev/cpu/0/msr: could not decide, exit 2, to do: modprobe msr"
 variant chardev; ln -sf /dev/zero "$(msr chardev)"   # the device path: pread at the MSR's address
 expect chardev 1 '^FAIL   vmx .*I/O-bitmap control is missing' "a character device read with pread (/dev/zero: every MSR 0): FAIL vmx"
+dmar() { echo "$T/$1/root/sys/firmware/acpi/tables/DMAR"; }
+variant dmar-bad; printf '\x00' | dd of="$(dmar dmar-bad)" bs=1 seek=9 conv=notrunc 2>/dev/null   # checksum byte
+expect dmar-bad 0 "^warn   iommu .*parser refuses.*checksum" "a DMAR with a wrong checksum: the hypervisor's parser refuses it, warned"
+variant dmar-optin   # flags |= DMA_CTRL_PLATFORM_OPT_IN, checksum kept right
+python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[0x25]|=4; b[9]=(b[9]-4)&0xff; open(p,'wb').write(b)" "$(dmar dmar-optin)"
+expect dmar-optin 0 "^warn   iommu .*DMA_CTRL_PLATFORM_OPT_IN" "a DMAR asking for DMA protection from boot: accepted, warned as never tried"
+variant dmar-big; head -c 5000 /dev/zero >> "$(dmar dmar-big)"
+expect dmar-big 0 "^warn   iommu .*more than the loader passes \(4096\)" "a DMAR over 4 KiB: the loader does not pass it, warned"
 variant bios; rm -r "$T/bios/root/sys/firmware/efi"
 expect bios 1 '^FAIL   firmware .*legacy BIOS' "no /sys/firmware/efi: FAIL firmware, exit 1"
 variant many-cpus; echo 0-79 > "$T/many-cpus/root/sys/devices/system/cpu/present"
