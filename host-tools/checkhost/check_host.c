@@ -143,6 +143,12 @@ static void check_vmx(const struct host_facts *f, struct report *r)
     line(r, L_OK, "vmx", "the hypervisor can start: EPT, unrestricted guest, monitor trap flag, "
          "preemption timer (TSC/%u), HLT and wait-for-SIPI states, INVEPT %s",
          1u << c.preempt_shift, c.invept_type == 1 ? "single-context" : "all-context only");
+    if (c.vpid)
+        line(r, L_OK, "vpid", "VPIDs with INVVPID %s: the guest's TLB survives VM exits",
+             c.invvpid_type == 1 ? "single-context" : "all-context");
+    else
+        line(r, L_WARN, "vpid", "no VPIDs (or no INVVPID): the guest's TLB is flushed at every VM exit, "
+             "so single-stepping is slower");
     if (c.exec_only)
         line(r, L_OK, "probes", "execute-only EPT: hidden probes available");
     else {
@@ -151,16 +157,17 @@ static void check_vmx(const struct host_facts *f, struct report *r)
     }
 }
 
+/* The loader virtualizes every CPU the firmware reports or none (boot/hv_launch.c). */
 static void check_cpus(const struct host_facts *f, struct report *r)
 {
     if (!f->ncpus)
         line(r, L_WARN, "cpus", "CPU count unknown (/sys/devices/system/cpu/present unreadable)");
     else if (f->ncpus > HVT_MAX_CPUS) {
-        line(r, L_WARN, "cpus", "%d CPUs: the hypervisor takes the first %d; Linux must not start the others "
-             "(they would run outside it)", f->ncpus, HVT_MAX_CPUS);
-        todo(r, "add nr_cpus=%d to the kernel command line in hvtrace.cfg", HVT_MAX_CPUS);
+        line(r, L_FAIL, "cpus", "%d CPUs: hvtrace supports at most %d, and the loader refuses more", f->ncpus,
+             HVT_MAX_CPUS);
+        todo(r, "disable CPUs (or SMT) in the firmware setup to bring the count to %d or fewer", HVT_MAX_CPUS);
     } else
-        line(r, L_OK, "cpus", "%d CPUs (the hypervisor takes up to %d)", f->ncpus, HVT_MAX_CPUS);
+        line(r, L_OK, "cpus", "%d CPUs (hvtrace supports up to %d)", f->ncpus, HVT_MAX_CPUS);
 }
 
 static void check_firmware(const struct host_facts *f, struct report *r)
