@@ -13,6 +13,8 @@ int cmd_analyze(int argc, char **argv);   /* cmd_analyze.c: listings, nesting, s
 int cmd_bench(int argc, char **argv);     /* cmd_analyze.c: decode+symbolize+nest rate */
 int cmd_options(int argc, char **argv);   /* cmd_options.c: the hypervisor's "trace =" line */
 int cmd_cfg(int argc, char **argv);      /* cmd_cfg.c: keys to enroll, hvtrace.cfg sealed */
+int cmd_check_host(int argc, char **argv); /* checkhost/check_host.c: can hvtrace run here;
+                                             0 qualifies, 1 does not, 2 could not decide */
 int cmd_trace(int argc, char **argv);     /* cmd_trace.c: hvt trace start|stop|status through
                                              the running collector; 1 also refused, timed out
                                              or no collector (docs/trace-cli.md) */

@@ -23,6 +23,7 @@ static const hvt_subcmd subcmds[] = {
     { "bench",   cmd_bench,    "[opts] TRACE               decode+symbolize+nest rate vs capstone's" },
     { "options", cmd_options,  "VMLINUZ [ITEM ...]         the hypervisor's \"trace =\" line for a kernel" },
     { "cfg",     cmd_cfg,      "keys DIR | seal|check --key-file F CFG  enrolled keys, sealed hvtrace.cfg" },
+    { "check-host", cmd_check_host, "[--root DIR]             can hvtrace run on this machine (docs/hardware.md)" },
     { "trace",   cmd_trace,    "start|stop|status [opts]   tracing driven from the host via hvtrace-collector" },
 };
 enum { NSUBCMDS = sizeof subcmds / sizeof subcmds[0] };
