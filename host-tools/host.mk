@@ -20,6 +20,7 @@ HOST_LIB_SRC := util.c \
                 kernel/decompress.c kernel/kimg.c kernel/ksym.c kernel/btf.c kernel/kinfo.c \
                 tracefile/trace_chunkw.c tracefile/trace_writer.c tracefile/trace_reader.c tracefile/e9_lines.c \
                 analyze/disasm.c analyze/nest.c analyze/view.c \
+                analyze/export_json.c analyze/export_ctf.c analyze/export_speedscope.c \
                 collector/client.c collector/follow.c \
                 probes/probe_list.c probes/hvt_probes.c probes/probe_live.c \
                 $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c $(HOST_DIR)/d/compile/*.c $(HOST_DIR)/d/consume/*.c)) \
@@ -30,7 +31,7 @@ HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
 # The same library for the fuzzers, compiled once with libFuzzer's coverage, ASan and UBSan:
 # every fuzzer of it links these objects (analyze's four, the D compiler's).
 FUZZ_LIB_FLAGS := -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_OBJS  := $(patsubst %.c,$(HOST_OUT)/fuzzobj/lib/%.o,$(filter-out analyze/view.c,$(HOST_LIB_SRC)))
+FUZZ_LIB_OBJS  := $(patsubst %.c,$(HOST_OUT)/fuzzobj/lib/%.o,$(filter-out analyze/view.c analyze/export_%,$(HOST_LIB_SRC)))
 HOST_LIB     := $(HOST_OUT)/libhvthost.a
 HVT          := $(HOST_OUT)/hvt
 FUZZ_CC      ?= clang
