@@ -2,6 +2,8 @@
 # top Makefile.
 #   make host-tools      build/host/hvt
 #   make test-analyze    real-kernel checks (fetches the pinned kernels on first use)
+#   make test-exports    hvt export's files read back by babeltrace2, speedscope and TracerBench
+#                        (tests/analyze/test-exports.sh; the npm readers are cached, pinned)
 #   make bench-analyze   decode+symbolize+nest rate vs capstone (last line: recs_per_s=, capstone_per_s=)
 #   make fuzz-analyze    libFuzzer runs of the trace reader and the kallsyms/BTF/image parsers
 #   make unit-test       includes test-host-unit (trace writer/reader round trips, no kernel needed)
@@ -39,7 +41,7 @@ FUZZ_SECONDS ?= 120
 FUZZ_TARGETS := trace ksym btf kimg
 ANALYZE_KERNELS := tests/analyze/kernels.txt
 
-.PHONY: host-tools test-analyze bench-analyze fuzz-analyze test-host-unit
+.PHONY: host-tools test-analyze test-exports bench-analyze fuzz-analyze test-host-unit
 all: host-tools
 unit-test: test-host-unit
 host-tools: $(HVT)
@@ -85,6 +87,9 @@ test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_st
 
 test-analyze: $(HVT)
 	bash tests/analyze/test-analyze.sh $(HVT)
+
+test-exports: $(HVT)
+	bash tests/analyze/test-exports.sh $(HVT)
 
 bench-analyze: $(HVT)
 	bash bench/record.sh analyze bash tests/analyze/bench-analyze.sh $(HVT)
