@@ -7,7 +7,7 @@
   export_checks.py ctf-insns BT LIST   babeltrace2's "insn" events (BT: its text output with
       --clock-cycles) are, CPU by CPU and in order, the instructions of hvt's listing LIST
       (time stamp and address).
-Prints PASS/FAIL lines."""
+Prints PASS/FAIL lines; exits 1 when one failed."""
 import copy
 import json
 import sys
@@ -15,7 +15,12 @@ import sys
 import jsonschema
 
 
+failed = 0
+
+
 def check(ok, what):
+    global failed
+    failed += not ok
     print(("PASS " if ok else "FAIL ") + what)
 
 
@@ -77,3 +82,4 @@ if __name__ == "__main__":
         ctf_insns(*sys.argv[2:])
     else:
         sys.exit(__doc__)
+    sys.exit(1 if failed else 0)
