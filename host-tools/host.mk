@@ -82,7 +82,7 @@ $(HVT): $(HVT_SRCS) $(HVT_SEAL_OBJS) trace/trace_opts.h boot/cfg_seal.h $(HOST_L
 include $(HOST_DIR)/tracefile/tests/tests.mk $(HOST_DIR)/analyze/tests/tests.mk $(HOST_DIR)/stacks/tests/tests.mk
 # The D compiler's and consumer's unit tests (make test-d-unit test-dconsume-unit).
 include $(HOST_DIR)/d/tests/tests.mk
-test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent
+test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_export $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent
 	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/lib/run-units.sh $^
 
 test-analyze: $(HVT)

@@ -3,7 +3,8 @@
  * how many slices it has open and on which thread: they are all closed (E) when the CPU
  * switches task or the nesting starts a new level, and the nesting's "=>" frames open them
  * again when a task or an interrupted flow resumes. Time: "ts" is the record's TSC taken as
- * microseconds (one instruction per microsecond under time dilation), written as an integer. */
+ * microseconds (one instruction per microsecond under time dilation), plus the sixteenths
+ * that order a B and an E at one TSC on one track (json_thread). */
 #include "export.h"
 #include "nest.h"
 #include "util.h"
