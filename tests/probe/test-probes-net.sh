@@ -288,6 +288,10 @@ PY
       "$NM/speedscope/dist/release/file-format-schema.json" "$F" > "$OUT/profile-dir.speedscope.checks" 2>&1
   check "profile: hvt export --speedscope writes the stored samples in speedscope's format (its schema; samples x weights = the folded stacks)" \
     test $? = 0
+  ssw=$(NODE_PATH="$NM" node tests/analyze/export_read.js speedscope "$NM/speedscope/dist/release" \
+          "$OUT/profile-dir.speedscope" 2>&1 | awk '$1 == "weight" { w = $2 } $1 == "warnings" { n = $2 } END { print w + 0, n + 0 }')
+  check "profile: speedscope's own importer weighs that file at the $all samples, without a warning (${ssw:-nothing})" \
+    test "$ssw" = "$all 0"
   # ksys_read+5 is PUSH r13 and +17 SUB $0x10,%rsp: emulated at every read md5sum makes
   stat=$(grep -a '^HVT-PROBESTAT' "$OUT/profile.e9" 2>/dev/null | tail -1)
   pushes=$(awk -v p="addr:kernel:ksys_read+$((5 + SHIFT)):" '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == p { print $3 }' "$OUT/profile.out" 2>/dev/null)
