@@ -11,10 +11,13 @@ set -euo pipefail
 CACHE="${HVT_CACHE:-$HOME/.cache/hvtrace}"
 DIR="$CACHE/npm-exports"
 PKGS=(speedscope@1.25.0 @tracerbench/trace-model@8.0.0)
-STAMP="$DIR/installed-${PKGS[*]//[@\/ ]/_}"
+ALL="${PKGS[*]}"
+STAMP="$DIR/installed-${ALL//[@\/ ]/_}"
+mkdir -p "$DIR"
+exec 9> "$DIR/.lock"
+flock 9   # make test runs two tests at a time: one installs, the other waits
 if [ ! -f "$STAMP" ]; then
   command -v npm > /dev/null || { echo "export-readers: npm missing (tests/platform/deps.sh installs it)" >&2; exit 1; }
-  mkdir -p "$DIR"
   ( cd "$DIR" && npm install --no-save --no-audit --no-fund --prefix "$DIR" "${PKGS[@]}" >&2 )
   touch "$STAMP"
 fi
