@@ -51,7 +51,7 @@ read_js() { NODE_PATH="$NM" node "$HERE/export_read.js" "$@"; }
 if [ -n "${EXPORT_TRACE:-}" ]; then
   cp "$EXPORT_TRACE" "$T/g.hvt"; what="trace $(basename "$(dirname "$(dirname "$EXPORT_TRACE")")")/${EXPORT_TRACE##*/}"
 else
-  "$HVT" gen --seed 5 --insns 60000 --cpus 2 "$V" "$T/g.hvt" 2> /dev/null; what="generated trace"
+  "$HVT" gen --seed 5 --insns 100000 --cpus 2 "$V" "$T/g.hvt" 2> /dev/null; what="generated trace"
 fi
 check "exports: $what to read" [ -s "$T/g.hvt" ]
 A=("$HVT" analyze --vmlinuz "$V")
@@ -82,8 +82,16 @@ echo "test-exports: trace: $insns instructions, $n_call calls, $n_ret returns, $
 "$HVT" export --ctf --vmlinuz "$V" -o "$T/ctf" "$T/g.hvt"
 check "hvt export --ctf: exit 0, metadata and one stream per CPU ($ncpus)" \
   [ $? = 0 -a -s "$T/ctf/metadata" -a "$(ls "$T/ctf" | grep -c '^stream_')" = "$ncpus" ]
-babeltrace2 --clock-cycles "$T/ctf" > "$T/bt" 2> "$T/bt.err"
-check "babeltrace2 reads the CTF trace (exit 0, $(wc -l < "$T/bt") lines)" [ $? = 0 -a -s "$T/bt" ]
+babeltrace2 --log-level=WARNING --clock-cycles "$T/ctf" > "$T/bt" 2> "$T/bt.err"
+check "babeltrace2 reads the CTF trace (exit 0, $(wc -l < "$T/bt") lines), no warning ($(head -c 200 "$T/bt.err"))" \
+  [ $? = 0 -a -s "$T/bt" -a ! -s "$T/bt.err" ]
+npk=$(babeltrace2 -c source.ctf.fs --params="inputs=[\"$T/ctf\"]" -c sink.utils.counter 2>&1 |
+      awk '$2 == "Packet" && $3 == "beginning" { n = $1 } END { print n + 0 }')   # its last (total) count
+if [ -n "${EXPORT_TRACE:-}" ]; then
+  check "babeltrace2 reads the packets: $npk" [ "$npk" -ge "$ncpus" ]
+else   # the generated trace's streams are larger than one 1 MiB packet
+  check "babeltrace2 reads the packets: $npk, more than one per CPU" [ "$npk" -gt "$ncpus" ]
+fi
 # "[cycles] (+delta) NAME: { cpu_id = N }, { fields }"
 awk '$3 ~ /^[a-z_]+:$/ && $4 == "{" { n[substr($3, 1, length($3) - 1)]++ } END { for (k in n) print k, n[k] }' \
   "$T/bt" > "$T/bt.counts"
