@@ -8,10 +8,12 @@
  * TSC does (it should not) is written at the previous time and counted. */
 #include "export.h"
 #include "view.h"
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum {
     CTF_MAX_CPUS = 1024,
@@ -264,12 +266,43 @@ static void on_flow(void *ctx, unsigned cpu, uint64_t tsc, const view_task *t, i
     put_str(st, s, fn);
 }
 
+/* OUT is new, or an earlier export (only metadata and stream_N files): its streams are
+ * removed, since this trace may have fewer CPUs and a stale stream would be read with it.
+ * Anything else there: refused before anything is removed. */
+static int prepare_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0) return 0;
+    int rc = 0;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) { /* 0: check every name, 1: remove streams */
+        DIR *d = errno == EEXIST || pass ? opendir(dir) : NULL;
+        if (!d) {
+            perror(dir);
+            return -1;
+        }
+        for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+            const char *n = e->d_name;
+            size_t digits = strncmp(n, "stream_", 7) ? 0 : strspn(n + 7, "0123456789");
+            if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "metadata")) continue;
+            if (!digits || n[7 + digits]) {
+                fprintf(stderr, "hvt: %s holds %s: not a CTF export's directory\n", dir, n);
+                rc = -1;
+            } else if (pass) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s/%s", dir, n);
+                if (unlink(path) != 0) {
+                    perror(path);
+                    rc = -1;
+                }
+            }
+        }
+        closedir(d);
+    }
+    return rc;
+}
+
 int export_ctf(const char *trace_path, const export_opts *o)
 {
-    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
-        perror(o->out);
-        return 1;
-    }
+    if (prepare_dir(o->out) != 0) return 1;
     tr_reader *r = tr_open(trace_path);
     if (!r) return 1;
     uint64_t hz = tr_header(r)->tsc_hz;

@@ -140,8 +140,16 @@ check "speedscope's importer reads the speedscope file" [ $? = 0 ]
 same "speedscope: total weight = the trace's instructions" "$(key weight "$T/ss.out")" "$insns"
 same "speedscope: warnings while importing" "$(key warnings "$T/ss.out")" 0
 
-# 4. a damaged trace: exit 1 naming the damage, what was written still reads (once, here)
+# 4. a damaged trace: exit 1 naming the damage, what was written still reads (once, here);
+#    an earlier export's directory is reused without its stale streams, any other is refused
 [ -n "${EXPORT_TRACE:-}" ] && finish
+mkdir -p "$T/old" "$T/mine"; touch "$T/old/metadata" "$T/old/stream_5" "$T/mine/notes" "$T/mine/stream_0"
+"$HVT" export --ctf --vmlinuz "$V" -o "$T/old" "$T/g.hvt" 2> /dev/null
+check "--ctf into an earlier export's directory: its stale stream_5 is gone, babeltrace2 reads it" \
+  bash -c "[ ! -e '$T/old/stream_5' ] && babeltrace2 '$T/old' > /dev/null"
+"$HVT" export --ctf --vmlinuz "$V" -o "$T/mine" "$T/g.hvt" 2> "$T/mine.err"; rc=$?
+check "--ctf into a directory holding other files: exit 1, nothing removed" \
+  bash -c "[ $rc = 1 ] && [ -e '$T/mine/notes' ] && [ -e '$T/mine/stream_0' ] && grep -q 'not a CTF export' '$T/mine.err'"
 size=$(stat -c %s "$T/g.hvt")
 head -c $((size * 2 / 3)) "$T/g.hvt" > "$T/cut.hvt"
 for fmt in ctf perfetto speedscope; do
