@@ -2,6 +2,8 @@
 # top Makefile.
 #   make host-tools      build/host/hvt
 #   make test-analyze    real-kernel checks (fetches the pinned kernels on first use)
+#   make test-exports    hvt export's files read back by babeltrace2, speedscope and TracerBench
+#                        (tests/analyze/test-exports.sh; the npm readers are cached, pinned)
 #   make bench-analyze   decode+symbolize+nest rate vs capstone (last line: recs_per_s=, capstone_per_s=)
 #   make fuzz-analyze    libFuzzer runs of the trace reader and the kallsyms/BTF/image parsers
 #   make unit-test       includes test-host-unit (trace writer/reader round trips, no kernel needed)
@@ -20,6 +22,7 @@ HOST_LIB_SRC := util.c \
                 kernel/decompress.c kernel/kimg.c kernel/ksym.c kernel/btf.c kernel/kinfo.c \
                 tracefile/trace_chunkw.c tracefile/trace_writer.c tracefile/trace_reader.c tracefile/e9_lines.c \
                 analyze/disasm.c analyze/nest.c analyze/view.c \
+                analyze/export_json.c analyze/export_ctf.c analyze/export_speedscope.c \
                 collector/client.c collector/follow.c \
                 probes/probe_list.c probes/hvt_probes.c probes/probe_live.c \
                 $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c $(HOST_DIR)/d/compile/*.c $(HOST_DIR)/d/consume/*.c)) \
@@ -30,7 +33,7 @@ HOST_OBJS    := $(HOST_LIB_SRC:%.c=$(HOST_OUT)/obj/%.o)
 # The same library for the fuzzers, compiled once with libFuzzer's coverage, ASan and UBSan:
 # every fuzzer of it links these objects (analyze's four, the D compiler's).
 FUZZ_LIB_FLAGS := -O1 -g $(HOST_STD) -D_GNU_SOURCE -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_LIB_OBJS  := $(patsubst %.c,$(HOST_OUT)/fuzzobj/lib/%.o,$(filter-out analyze/view.c,$(HOST_LIB_SRC)))
+FUZZ_LIB_OBJS  := $(patsubst %.c,$(HOST_OUT)/fuzzobj/lib/%.o,$(filter-out analyze/view.c analyze/export_%,$(HOST_LIB_SRC)))
 HOST_LIB     := $(HOST_OUT)/libhvthost.a
 HVT          := $(HOST_OUT)/hvt
 FUZZ_CC      ?= clang
@@ -38,7 +41,7 @@ FUZZ_SECONDS ?= 120
 FUZZ_TARGETS := trace ksym btf kimg
 ANALYZE_KERNELS := tests/analyze/kernels.txt
 
-.PHONY: host-tools test-analyze bench-analyze fuzz-analyze test-host-unit
+.PHONY: host-tools test-analyze test-exports bench-analyze fuzz-analyze test-host-unit
 all: host-tools
 unit-test: test-host-unit
 host-tools: $(HVT)
@@ -103,11 +106,14 @@ test-check-host: $(HVT)
 include $(HOST_DIR)/tracefile/tests/tests.mk $(HOST_DIR)/analyze/tests/tests.mk $(HOST_DIR)/stacks/tests/tests.mk
 # The D compiler's and consumer's unit tests (make test-d-unit test-dconsume-unit).
 include $(HOST_DIR)/d/tests/tests.mk
-test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent
+test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_export $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent
 	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/lib/run-units.sh $^
 
 test-analyze: $(HVT)
 	bash tests/analyze/test-analyze.sh $(HVT)
+
+test-exports: $(HVT)
+	bash tests/analyze/test-exports.sh $(HVT)
 
 bench-analyze: $(HVT)
 	bash bench/record.sh analyze bash tests/analyze/bench-analyze.sh $(HVT)
