@@ -115,6 +115,32 @@ int ept_map_4k(struct ept *e, uint64_t gpa, uint64_t hpa, uint64_t perms, unsign
     return map_one(e, gpa & ~(EPT_PAGE_4K - 1), hpa, 0, perms, memtype);
 }
 
+int64_t ept_map_empty(struct ept *e, uint64_t gpa, uint64_t perms, unsigned memtype)
+{
+    int top = e->has_1g ? 2 : e->has_2m ? 1 : 0;
+    uint64_t *t = e->pml4;
+    for (int level = 3; level >= 0; level--) {
+        uint64_t *ent = &t[INDEX(gpa, level)];
+        if (*ent & EPT_RWX) {
+            if (level == 0 || (*ent & EPT_LARGE))
+                return 0;                    /* mapped already */
+            t = table_of(e, *ent);           /* something below: a smaller page, then */
+            continue;
+        }
+        if (level <= top) {                  /* an empty slot a page of this size may take */
+            uint64_t base = gpa & ~((1ull << LEVEL_SHIFT(level)) - 1);
+            *ent = leaf(base, perms, memtype, level > 0);
+            return (int64_t)1 << LEVEL_SHIFT(level);
+        }
+        uint64_t *n = new_table(e);
+        if (!n)
+            return -1;
+        *ent = e->ops->virt_to_phys(n) | EPT_RWX;
+        t = n;
+    }
+    return -1;
+}
+
 static bool walk(const struct ept *e, const uint64_t *t, uint64_t gpa, uint64_t *hpa,
                  uint64_t *perms, unsigned *memtype)
 {

@@ -11,6 +11,10 @@
  *    and the CPU supports them, 4 KiB pages otherwise.
  *  - ept_map_4k() maps one 4 KiB guest page anywhere (splitting a large page that covers it,
  *    keeping the rest of it as it was); ept_translate() walks like the CPU does.
+ *  - ept_map_empty() maps gpa identity with the largest page (1 GiB, 2 MiB, else 4 KiB, as
+ *    the CPU allows) whose whole range nothing maps yet, so that no mapping already made is
+ *    covered or changed; returns that page's size, 0 when gpa is mapped already, -1 when a
+ *    table could not be had.
  *  - Callers flush with INVEPT after editing live tables (ept_eptp() gives the EPTP).
  */
 #ifndef HVT_EPT_H
@@ -50,6 +54,7 @@ struct ept {
 int      ept_init(struct ept *e, const struct ept_ops *ops, bool has_2m, bool has_1g);
 int      ept_map_identity(struct ept *e, uint64_t base, uint64_t size);
 int      ept_map_4k(struct ept *e, uint64_t gpa, uint64_t hpa, uint64_t perms, unsigned memtype);
+int64_t  ept_map_empty(struct ept *e, uint64_t gpa, uint64_t perms, unsigned memtype);
 uint64_t ept_eptp(const struct ept *e);
 /* Returns true and the host-physical address, permissions and memory type of gpa if mapped. */
 bool     ept_translate(const struct ept *e, uint64_t gpa, uint64_t *hpa, uint64_t *perms,

@@ -124,19 +124,18 @@ bool hv_ept_wait_all(uint64_t max_tsc)
     }
 }
 
-/* High MMIO beyond the map built at start, on first touch: identity, uncached, within a
- * fixed budget. Any address below MAXPHYADDR reaches here (a guest's page tables may point
- * anywhere), so without a bound a guest touching page after page would take every free page of
- * the hypervisor's region for EPT tables. The budget: HV_MMIO_PAGES pages mapped, and the
- * tables they need, at most HV_MMIO_TABLES (a page can need three: a page-directory-pointer
- * table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT Translation Mechanism"), at
- * most hv.plan.mmio_tables, which vmm/'s reserve holds (mem_budget.h: MEM_MMIO_TABLES, fewer
- * in a small region). Past it the access is refused (the caller gives the guest #GP). Real
- * devices' BARs above the start-up map are a few pages to a few MiB each: 16 MiB of them, in
- * at most 64 regions of 2 MiB, is far more than a PC's firmware places there and the guest
- * touches. */
+/* High MMIO beyond the map built at start, on first touch: identity, uncached, with the largest
+ * page (1 GiB, else 2 MiB, else 4 KiB) whose range nothing maps yet (ept_map_empty), so a
+ * device's BAR of gigabytes (a GPU's resizable BAR) costs a handful of mappings and no page
+ * mapped before (a hidden NIC's BAR) is covered. Any address below MAXPHYADDR reaches here (a
+ * guest's page tables may point anywhere); everything above the start-up map is device space
+ * (the map ends at the top of RAM), so mapping it is no leak. The bound: HV_MMIO_PAGES
+ * mappings, and the tables they need, at most hv.plan.mmio_tables (a mapping can need three: a
+ * page-directory-pointer table, a page directory, a page table; SDM Vol. 3C 29.3.2 "EPT
+ * Translation Mechanism"), which vmm/'s reserve holds (mem_budget.h: MEM_MMIO_TABLES, fewer in
+ * a small region). Past it the access is refused (the caller gives the guest #GP). */
 #define HV_MMIO_PAGES  4096u
-static struct { unsigned pages, tables, refused; } mmio;     /* under hv.ept_lock */
+static struct { unsigned pages, tables, refused; uint64_t bytes; } mmio;   /* under hv.ept_lock */
 
 int hv_ept_map_mmio(uint64_t gpa)
 {
@@ -159,10 +158,12 @@ int hv_ept_map_mmio(uint64_t gpa)
         return -1;
     }
     unsigned before = hv.ept.tables;
-    rc = ept_map_4k(&hv.ept, page, page, EPT_RWX, MTRR_UC);
+    int64_t mapped = ept_map_empty(&hv.ept, page, EPT_RWX, MTRR_UC);
     mmio.tables += hv.ept.tables - before;     /* also when a later level's allocation failed */
+    rc = mapped > 0 ? 0 : -1;
     if (!rc) {
         mmio.pages++;
+        mmio.bytes += (uint64_t)mapped;
         edit_done_locked(page);
     }
     spin_unlock(&hv.ept_lock);

@@ -48,9 +48,26 @@ int iommu_hw_enable(const struct iommu_hw_ops *hw, uint64_t root_table_addr)
     uint64_t cap = hw->read64(hw->ctx, VTD_REG_CAP), ecap = hw->read64(hw->ctx, VTD_REG_ECAP);
     if (VTD_VER_MAJOR(hw->read32(hw->ctx, VTD_REG_VER)) >= VTD_VER_NO_REG_INVAL)
         return IOMMU_HW_E_UNSUPPORTED;
+    /* A unit the firmware left on (pre-boot DMA protection, a firmware driver's tables) is
+     * taken over as Linux takes one over: translation off (10.4.4: GCMD without TE), queued
+     * invalidation off once its queue is drained (6.5.2: head equal to tail), then set up as
+     * if it had been off. Its protected memory regions go after translation is on (below). */
     uint32_t sts = hw->read32(hw->ctx, VTD_REG_GSTS);
-    if (sts & (VTD_GSTS_TES | VTD_GSTS_QIES))
-        return IOMMU_HW_E_BUSY;
+    if (sts & VTD_GSTS_TES) {
+        hw->write32(hw->ctx, VTD_REG_GCMD, (sts & VTD_GSTS_PERSISTENT_MASK) & ~VTD_GCMD_TE);
+        if (!wait32(hw, VTD_REG_GSTS, VTD_GSTS_TES, 0))
+            return IOMMU_HW_E_TIMEOUT;
+        sts = hw->read32(hw->ctx, VTD_REG_GSTS);
+    }
+    if (sts & VTD_GSTS_QIES) {
+        unsigned i = 0;
+        while (hw->read64(hw->ctx, VTD_REG_IQH) != hw->read64(hw->ctx, VTD_REG_IQT))
+            if (i++ >= hw->spin_limit)
+                return IOMMU_HW_E_TIMEOUT;
+        hw->write32(hw->ctx, VTD_REG_GCMD, (sts & VTD_GSTS_PERSISTENT_MASK) & ~VTD_GCMD_QIE);
+        if (!wait32(hw, VTD_REG_GSTS, VTD_GSTS_QIES, 0))
+            return IOMMU_HW_E_TIMEOUT;
+    }
     hw->write32(hw->ctx, VTD_REG_FECTL, VTD_FECTL_IM);       /* faults are polled */
 
     hw->write64(hw->ctx, VTD_REG_RTADDR, root_table_addr);   /* TTM 00: legacy mode */
@@ -74,6 +91,14 @@ int iommu_hw_enable(const struct iommu_hw_ops *hw, uint64_t root_table_addr)
     gcmd(hw, VTD_GCMD_TE);
     if (!wait32(hw, VTD_REG_GSTS, VTD_GSTS_TES, VTD_GSTS_TES))
         return IOMMU_HW_E_TIMEOUT;
+    /* Protected memory regions (10.4.16-20) block DMA to ranges the firmware chose, whatever
+     * the tables say (the NIC's buffers may lie in one): off, now that the tables protect
+     * what must be, as Linux turns them off once its translation is on. */
+    if ((cap & (VTD_CAP_PLMR | VTD_CAP_PHMR)) && (hw->read32(hw->ctx, VTD_REG_PMEN) & (VTD_PMEN_EPM | VTD_PMEN_PRS))) {
+        hw->write32(hw->ctx, VTD_REG_PMEN, 0);
+        if (!wait32(hw, VTD_REG_PMEN, VTD_PMEN_PRS, 0))
+            return IOMMU_HW_E_TIMEOUT;
+    }
     return IOMMU_HW_OK;
 }
 

@@ -43,6 +43,9 @@
 #define VTD_REG_RTADDR  0x20
 #define VTD_REG_CCMD    0x28
 #define VTD_REG_FSTS    0x34
+#define VTD_REG_PMEN    0x64            /* protected memory enable (10.4.16) */
+#define VTD_REG_IQH     0x80            /* invalidation queue head / tail (10.4.22-23) */
+#define VTD_REG_IQT     0x88
 #define VTD_REG_FECTL   0x38
 
 /* GCMD / GSTS bits (10.4.4, 10.4.5) */
@@ -64,6 +67,10 @@
 #define VTD_IOTLB_DW        (1ull << 48)
 /* CAP / ECAP fields */
 #define VTD_CAP_RWBF        (1ull << 4)
+#define VTD_CAP_PLMR        (1ull << 5)         /* protected low-memory region */
+#define VTD_CAP_PHMR        (1ull << 6)         /* protected high-memory region */
+#define VTD_PMEN_EPM        (1u << 31)          /* enable protected memory */
+#define VTD_PMEN_PRS        (1u << 0)           /* protected region status */
 #define VTD_CAP_FRO(c)      ((unsigned)(((c) >> 24) & 0x3ff) * 16u)
 #define VTD_CAP_NFR(c)      ((unsigned)(((c) >> 40) & 0xff) + 1u)
 #define VTD_ECAP_C          (1ull << 0)
@@ -93,7 +100,7 @@ struct iommu_fault {
 enum {
     IOMMU_HW_OK = 0,
     IOMMU_HW_E_TIMEOUT = -1,
-    IOMMU_HW_E_BUSY = -2,               /* translation or queued invalidation already on */
+    IOMMU_HW_E_BUSY = -2,               /* (no longer returned: a unit left on is taken over) */
     IOMMU_HW_E_UNSUPPORTED = -3,        /* needs queued invalidation (VER major >= 6) */
 };
 

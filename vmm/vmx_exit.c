@@ -81,7 +81,7 @@ void vmx_print_exit_summary(const char *why)
     unsigned mp, mt, mr;
     hv_ept_mmio_usage(&mp, &mt, &mr);
     if (mp || mr)
-        hv_log("hvtrace: high MMIO mapped on demand: %u pages, %u EPT tables; %u refused past the bound\n",
+        hv_log("hvtrace: high MMIO mapped on demand: %u mappings (1 GiB, 2 MiB or 4 KiB each), %u EPT tables; %u refused past the bound\n",
                mp, mt, mr);
     if (ept_refused)
         hv_log("hvtrace: guest accesses nothing maps refused (#GP): %lu\n", ept_refused);

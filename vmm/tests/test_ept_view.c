@@ -131,5 +131,25 @@ int main(void)
     CHECK(ept_perms_ok(EPT_EXEC, EPT_CAP_EXEC_ONLY) && !ept_perms_ok(EPT_EXEC, 0),
           "execute-only: only with the capability");
 
+    /* High MMIO on first touch (ept_map_empty): the largest page nothing maps yet, never over
+     * a mapping made before (a hidden device page), and views see it. */
+    uint64_t hpa2, p2; unsigned mt2;
+    uint64_t hi = 0x3000000000ull;             /* 192 GiB, above the identity map */
+    CHECK(ept_map_4k(&e, hi + 0x40005000, 0x7000, EPT_READ, 6) == 0, "a hidden page at 193 GiB + 20 KiB");
+    CHECK(ept_map_empty(&e, hi + 0x123000, EPT_RWX, 0) == (int64_t)EPT_PAGE_1G, "an empty 1 GiB: one 1 GiB page");
+    CHECK(ept_translate(&e, hi + 0x3fffffff, &hpa2, &p2, &mt2) && hpa2 == hi + 0x3fffffff && mt2 == 0,
+          "its last byte maps itself, uncached");
+    CHECK(ept_map_empty(&e, hi + 0x123000, EPT_RWX, 0) == 0, "touching it again: mapped already");
+    CHECK(ept_map_empty(&e, hi + 0x40100000, EPT_RWX, 0) == 0x1000,
+          "next to the hidden page (same 2 MiB): a 4 KiB page");
+    CHECK(ept_translate(&e, hi + 0x40005000, &hpa2, &p2, &mt2) && hpa2 == 0x7000 && p2 == EPT_READ,
+          "the hidden page unchanged");
+    CHECK(ept_map_empty(&e, hi + 0x40300000, EPT_RWX, 0) == (int64_t)EPT_PAGE_2M,
+          "the next 2 MiB of that GiB: one 2 MiB page");
+    ept_view_sync(&v0, hi + 0x40300000);
+    CHECK(ept_view_translate(&v0, hi + 0x40300000, &hpa2, &p2, &mt2) && hpa2 == hi + 0x40300000, "a view sees it");
+    struct ept small;
+    CHECK(ept_init(&small, &ops, true, false) == 0 && ept_map_empty(&small, hi, EPT_RWX, 0) == (int64_t)EPT_PAGE_2M,
+          "without 1 GiB pages: 2 MiB");
     return check_summary("ept_view");
 }

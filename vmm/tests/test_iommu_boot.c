@@ -43,6 +43,7 @@ static const struct iommu_ops ops = { page_alloc, v2p, p2v };
 struct unit {
     uint64_t base, cap, ecap, rtaddr, root_latched, ccmd, iotlb;
     uint32_t ver, gsts;
+    bool te_off_seen;
     bool unreachable;
     unsigned te_at_event;               /* event counter value when TE was set */
 };
@@ -75,6 +76,7 @@ static void w32(void *c, unsigned off, uint32_t v)
     if (off != VTD_REG_GCMD) return;
     if (v & VTD_GCMD_SRTP) { u->root_latched = u->rtaddr; u->gsts |= VTD_GCMD_SRTP; }
     if ((v & VTD_GCMD_TE) && !(u->gsts & VTD_GCMD_TE)) { u->gsts |= VTD_GCMD_TE; u->te_at_event = events; }
+    if (!(v & VTD_GCMD_TE) && (u->gsts & VTD_GCMD_TE)) { u->gsts &= ~VTD_GCMD_TE; u->te_off_seen = true; }
 }
 static void w64(void *c, unsigned off, uint64_t v)
 {
@@ -246,13 +248,13 @@ static void test_two_units(void)
     CHECK(iommu_boot_unit_pages(&di.units[0]) == 1 && iommu_boot_unit_pages(&di.units[1]) == 2,
           "register pages 1 and 2^1");
 
-    /* Unit 1 already translating (firmware's tables): refused, unit 0 still enabled. */
+    /* Unit 1 already translating (firmware's tables): taken over, both units on ours. */
     model_reset(2, b);
     units[1].gsts = VTD_GCMD_TE;
-    CHECK(iommu_boot(t.b, t.n, &l, &ops, &uops, &di, &r) == IOMMU_BOOT_PARTIAL && r.units_on == 1 &&
-          r.unit_rc[0] == 0 && r.unit_rc[1] == IOMMU_HW_E_BUSY && r.stage == IOMMU_STAGE_UNIT &&
-          r.err == IOMMU_HW_E_BUSY && units[1].root_latched == 0,
-          "unit 1 busy: state %d, rc %d/%d", r.state, r.unit_rc[0], r.unit_rc[1]);
+    CHECK(iommu_boot(t.b, t.n, &l, &ops, &uops, &di, &r) == IOMMU_BOOT_ON && r.units_on == 2 &&
+          r.unit_rc[0] == 0 && r.unit_rc[1] == 0 && units[1].te_off_seen &&
+          units[1].root_latched == iommu_root_table_addr(&r.tables) && (units[1].gsts & VTD_GCMD_TE),
+          "unit 1 left translating: taken over (state %d, rc %d/%d)", r.state, r.unit_rc[0], r.unit_rc[1]);
     /* Unit 0 unreachable: the tables come from unit 1's capabilities alone. */
     model_reset(2, b);
     units[0].unreachable = true;

@@ -21,10 +21,11 @@
 #define FRO_UNITS 0x40u                 /* CAP.FRO: fault records at 0x400 */
 #define NFR       4u
 
-enum ev { EV_RTADDR, EV_SRTP, EV_WBF, EV_CCMD, EV_IOTLB, EV_TE, EV_FECTL, EV_OTHER };
+enum ev { EV_RTADDR, EV_SRTP, EV_WBF, EV_CCMD, EV_IOTLB, EV_TE, EV_FECTL, EV_TE_OFF, EV_QI_OFF, EV_PMEN, EV_OTHER };
 struct model {
-    uint32_t ver, gsts, fsts, fectl;
-    uint64_t cap, ecap, rtaddr, root_latched, ccmd, iotlb;
+    uint32_t ver, gsts, fsts, fectl, pmen;
+    uint64_t cap, ecap, rtaddr, root_latched, ccmd, iotlb, iqh, iqt;
+    bool stuck_te_off;
     uint64_t frcd[NFR][2];
     bool stuck_rtps, stuck_icc;
     enum ev log[64]; unsigned nlog;
@@ -47,6 +48,7 @@ static uint32_t m_read32(void *c, unsigned off)
         return s;
     }
     case VTD_REG_FECTL: return m->fectl;
+    case VTD_REG_PMEN: return m->pmen;
     default: m->bad_access++; return 0;
     }
 }
@@ -56,6 +58,8 @@ static uint64_t m_read64(void *c, unsigned off)
     if (off == VTD_REG_CAP) return m->cap;
     if (off == VTD_REG_ECAP) return m->ecap;
     if (off == VTD_REG_CCMD) return m->ccmd;
+    if (off == VTD_REG_IQH) { if (m->iqh != m->iqt) m->iqh += 16; return m->iqh; }   /* the queue drains */
+    if (off == VTD_REG_IQT) return m->iqt;
     if (off == IRO_UNITS * 16 + 8) return m->iotlb;
     if (off >= FRO_UNITS * 16 && off < FRO_UNITS * 16 + NFR * 16 && !(off & 7))
         return m->frcd[(off - FRO_UNITS * 16) / 16][(off / 8) & 1];
@@ -71,9 +75,15 @@ static void m_write32(void *c, unsigned off, uint32_t v)
         if (v & VTD_GCMD_SRTP) { logev(m, EV_SRTP); m->root_latched = m->rtaddr; if (!m->stuck_rtps) m->gsts |= VTD_GCMD_SRTP; }
         if (v & VTD_GCMD_WBF) logev(m, EV_WBF);          /* completes at once: WBFS stays 0 */
         if (v & VTD_GCMD_TE) { logev(m, EV_TE); m->gsts |= VTD_GCMD_TE; }
+        else if ((m->gsts & VTD_GCMD_TE) && !m->stuck_te_off) { logev(m, EV_TE_OFF); m->gsts &= ~VTD_GCMD_TE; }
+        if (!(v & VTD_GCMD_QIE) && (m->gsts & VTD_GCMD_QIE)) {
+            if (m->iqh != m->iqt) m->bad_access++;           /* QI off with work queued: a bug */
+            logev(m, EV_QI_OFF); m->gsts &= ~VTD_GCMD_QIE;
+        }
         return;
     }
     if (off == VTD_REG_FECTL) { logev(m, EV_FECTL); m->fectl = v; return; }
+    if (off == VTD_REG_PMEN) { logev(m, EV_PMEN); m->pmen = v & VTD_PMEN_EPM ? VTD_PMEN_EPM | VTD_PMEN_PRS : 0; return; }
     if (off == VTD_REG_FSTS) { m->fsts &= ~(v & VTD_FSTS_PFO); return; }
     m->bad_access++;
 }
@@ -137,10 +147,27 @@ static void test_refusals(void)
 {
     struct model m;
     struct iommu_hw_ops hw;
-    model_init(&m, false); m.gsts = VTD_GCMD_TE; hw = ops_for(&m);
-    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_E_BUSY && m.nlog == 0, "already translating: untouched");
-    model_init(&m, false); m.gsts = VTD_GCMD_QIE; hw = ops_for(&m);
-    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_E_BUSY, "queued invalidation on");
+    /* Left on by the firmware: taken over (translation off first, queued invalidation off once
+     * its queue drained, then the usual order); protected memory regions off after TE. */
+    model_init(&m, false); m.gsts = VTD_GCMD_TE | (1u << 23); hw = ops_for(&m);
+    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_OK && m.root_latched == 0x1000 && (m.gsts & VTD_GCMD_TE),
+          "already translating: taken over");
+    CHECK(find(&m, EV_TE_OFF) < find(&m, EV_RTADDR) && find(&m, EV_RTADDR) < find(&m, EV_TE),
+          "translation off (%u) before the root table (%u), on again last (%u)", find(&m, EV_TE_OFF),
+          find(&m, EV_RTADDR), find(&m, EV_TE));
+    CHECK(m.gcmd_values[0] == (1u << 23), "the disable kept the persistent bit, cleared TE: %#x", m.gcmd_values[0]);
+    model_init(&m, false); m.gsts = VTD_GCMD_QIE; m.iqh = 0x100; m.iqt = 0x180; hw = ops_for(&m);
+    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_OK && find(&m, EV_QI_OFF) < find(&m, EV_RTADDR) &&
+          !(m.gsts & VTD_GCMD_QIE) && m.bad_access == 0, "queued invalidation on: drained, off, then set up");
+    model_init(&m, false); m.gsts = VTD_GCMD_TE; m.stuck_te_off = true; hw = ops_for(&m);
+    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_E_TIMEOUT && find(&m, EV_RTADDR) == 999,
+          "translation that never goes off: time-out, tables untouched");
+    model_init(&m, false); m.cap |= VTD_CAP_PLMR; m.pmen = VTD_PMEN_EPM | VTD_PMEN_PRS; hw = ops_for(&m);
+    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_OK && m.pmen == 0 && find(&m, EV_PMEN) > find(&m, EV_TE),
+          "protected memory regions off, after translation is on");
+    model_init(&m, false); m.pmen = VTD_PMEN_EPM | VTD_PMEN_PRS; hw = ops_for(&m);
+    CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_OK && find(&m, EV_PMEN) == 999,
+          "no PLMR/PHMR in CAP: PMEN not touched");
     model_init(&m, false); m.ver = 0x60; hw = ops_for(&m);
     CHECK(iommu_hw_enable(&hw, 0x1000) == IOMMU_HW_E_UNSUPPORTED && m.nlog == 0, "version 6");
     model_init(&m, false); m.stuck_rtps = true; hw = ops_for(&m);
