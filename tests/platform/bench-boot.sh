@@ -36,7 +36,7 @@ for cpus in 2 1; do
     if [ -z "$a" ] || [ -z "$b" ]; then echo "bench-boot: $cpus CPU(s) run $v did not reach init"; bad=1; continue; fi
     with[$cpus]+=" $a"; without[$cpus]+=" $b"
     awk -v c="$cpus" -v v="$v" -v a="$a" -v b="$b" -v s="$(startup "$out/on-$cpus-$v/run")" -v e="$(exits "$out/on-$cpus-$v/run")" \
-      'BEGIN { printf "%d CPU(s) hvt_v=%d: init tsc with %d without %d ratio %.4f (start-up %s ticks, %s exits)\n", c, v, a, b, a / b, s, e }'
+      'BEGIN { printf "%d CPU(s) hvt_v=%d: init tsc with %.0f without %.0f ratio %.4f (start-up %s ticks, %s exits)\n", c, v, a, b, a / b, s, e }'
   done
 done
 [ "$bad" = 0 ] || { echo "ratio=unknown"; exit 1; }
@@ -45,7 +45,7 @@ s1=$(startup "$out/on-1-1/run")
 awk -v a2="$(mean "${with[2]}")" -v b2="$(mean "${without[2]}")" -v a1="$(mean "${with[1]}")" -v b1="$(mean "${without[1]}")" \
     -v s1="$s1" -v n="$runs" -v n1="$runs1" 'BEGIN {
   r2 = a2 / b2; r1 = a1 / b1
-  printf "2 CPUs, mean of %d: with %d without %d: ratio %.4f (goal <= 1.02: %s)\n", n, a2, b2, r2, r2 <= 1.02 ? "met" : "NOT met"
-  printf "1 CPU, mean of %d: with %d without %d: ratio %.4f (goal <= 1.01: %s)\n", n1, a1, b1, r1, r1 <= 1.01 ? "met" : "NOT met"
-  printf "hypervisor start-up: %d instructions (1 CPU), %.2f%% of the 1-CPU boot\n", s1, 100 * s1 / b1
+  printf "2 CPUs, mean of %d: with %.0f without %.0f: ratio %.4f (goal <= 1.02: %s)\n", n, a2, b2, r2, r2 <= 1.02 ? "met" : "NOT met"
+  printf "1 CPU, mean of %d: with %.0f without %.0f: ratio %.4f (goal <= 1.01: %s)\n", n1, a1, b1, r1, r1 <= 1.01 ? "met" : "NOT met"
+  printf "hypervisor start-up: %.0f instructions (1 CPU), %.2f%% of the 1-CPU boot\n", s1, 100 * s1 / b1
   printf "ratio_1cpu=%.4f\nratio=%.4f\n", r1, r2 }'
