@@ -427,7 +427,7 @@ int d_run_main(int argc, char **argv)
                       .end_id = ID_END, .error_id = ID_ERROR, .btf = ki.btf.ntypes ? &ki.btf : NULL,
                       .macro_args = macros, .nmacro_args = nm, .target_pid = target,
                       .xopts = xopts, .nxopts = nx, .destructive = destructive,
-                      .allow_zero_matches = zero };
+                      .allow_zero_matches = zero, .ksyms = have_kimg ? &ki.syms : NULL };
     dprog p;
     memset(&p, 0, sizeof p);
     char *ans = malloc(ANSWER_MAX), path[64] = "", cmd[128];
@@ -446,6 +446,15 @@ int d_run_main(int argc, char **argv)
         if (d_cmd_start(&dc, cmdline, 30) != 0)
             goto done;
         opt.target_pid = dc.pid;
+    }
+    /* Kernel globals by name (`sym) are at their link address plus the running kernel's KASLR
+     * slide: the hypervisor knows it (from IA32_LSTAR), the collector reports it. */
+    if ((dir || sock) && memchr(src, '`', srclen)) {
+        if (hvt_coll_ask(dir, sock, "probe status", ans, ANSWER_MAX) != 0) {
+            fprintf(stderr, "hvt: cannot learn the running kernel's KASLR slide from the collector: %s\n", ans);
+            goto done;
+        }
+        opt.kslide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     }
     if (d_compile(script ? script : "<-n>", src, srclen, &opt, &p) != 0)
         goto done;

@@ -78,6 +78,8 @@ typedef struct {
     const char *const *macro_args; /* $1, $2, ... as given on the command line */
     int nmacro_args;
     int64_t target_pid;          /* $target (0: not defined) */
+    const void *ksyms;           /* const ksym_table *: kernel globals by name (`jiffies); NULL: none */
+    int64_t kslide;              /* the running kernel's KASLR slide, added to their addresses */
     const char *const *xopts;    /* -x options: "name" or "name=value" */
     int nxopts;
     int destructive;             /* -w: allow destructive actions (stop) */

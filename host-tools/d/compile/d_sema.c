@@ -5,6 +5,7 @@
  * aggregations and declarations are in d_sema_act.c.
  */
 #include "d_int.h"
+#include "ksym.h"
 #include <string.h>
 
 /* ---- variables ---- */
@@ -553,6 +554,46 @@ static void sema_bin(d_cc *cc, d_node *n)
 }
 
 /* ---- the rest ---- */
+/* A kernel global by name, DTrace's `sym (or `vmlinux`sym, `kernel`sym): the object at the
+ * symbol's address in the running kernel (the image's link address plus the KASLR slide the
+ * hypervisor reports), typed from the kernel's BTF VAR of that name, read through the checked
+ * guest loads like any pointer. A symbol BTF does not type (pahole encodes per-CPU variables,
+ * and globals only when asked) can be used through its address: &`sym is a char *. */
+static int ksym_addr_only;     /* set while the operand of unary & is resolved */
+static void kernel_global(d_cc *cc, d_node *n)
+{
+    const char *q = strrchr(n->str, '`'), *sym = q + 1;
+    size_t modlen = (size_t)(q - n->str);
+    if (modlen && !(modlen == 7 && !strncmp(n->str, "vmlinux", 7)) && !(modlen == 6 && !strncmp(n->str, "kernel", 6)))
+        d_fail(cc, n->line, n->col, "failed to resolve %s: only the kernel's own symbols (`sym, vmlinux`sym), not a module's", n->str);
+    const ksym_table *ks = cc->opt->ksyms;
+    if (!ks) d_fail(cc, n->line, n->col, "failed to resolve %s: no kernel symbols (give --vmlinuz)", n->str);
+    int64_t i = ksym_find(ks, sym);
+    if (i < 0) d_fail(cc, n->line, n->col, "failed to resolve %s: no such kernel symbol", n->str);
+    if (ks->syms[i].abs)
+        d_fail(cc, n->line, n->col, "%s is a per-CPU variable: its address differs on every CPU (not supported)", n->str);
+    uint32_t var = cc->opt->btf ? d_btf_var(cc, sym) : 0;
+    btf_type bt;
+    int ty;
+    if (var && btf_type_get(cc->opt->btf, var, &bt) == 0)
+        ty = d_ty_btf(cc, bt.type);
+    else if (ksym_addr_only)
+        ty = cc->t_char;
+    else
+        d_fail(cc, n->line, n->col, "%s has no type in the kernel's BTF: use its address, e.g. *(unsigned long *)&%s",
+               n->str, n->str);
+    d_node *a = d_node_new(cc, N_INT, n->line, n->col);
+    a->ival = ks->syms[i].addr + (uint64_t)cc->opt->kslide;
+    a->ty = cc->t_u64;
+    d_node *cast = d_node_new(cc, N_CAST, n->line, n->col);
+    cast->ty = d_ty_ptr(cc, ty);
+    cast->a = a;
+    d_node *deref = d_node_new(cc, N_UNARY, n->line, n->col);
+    deref->op = TK_MUL;
+    deref->a = cast;
+    lower_to(cc, n, deref);
+}
+
 static void sema_unary(d_cc *cc, d_node *n)
 {
     int op = n->op;
@@ -565,7 +606,9 @@ static void sema_unary(d_cc *cc, d_node *n)
         return;
     }
     if (op == TK_BAND) {
+        ksym_addr_only = n->a->kind == N_IDENT && n->a->str && strchr(n->a->str, '`');
         d_sema_expr(cc, n->a);
+        ksym_addr_only = 0;
         if (n->a->vk == VK_VAR) d_fail(cc, n->line, n->col, "cannot take address of dynamic variable");
         if (n->a->vk != VK_MEM) d_fail(cc, n->line, n->col, "unacceptable operand for unary & operator");
         if (n->a->bitsz) d_fail(cc, n->line, n->col, "cannot take address of bit-field");
@@ -716,6 +759,10 @@ void d_sema_expr(d_cc *cc, d_node *n)
         }
         if (d_btf_enumval(cc, n->str, &ev, &et) == 0) {
             set_const(cc, n, (uint64_t)ev, et);
+            return;
+        }
+        if (strchr(n->str, '`')) {
+            kernel_global(cc, n);
             return;
         }
         if (!strcmp(n->str, "args")) d_fail(cc, n->line, n->col, "args[ ] needs an index: args[0] ... args[9]");

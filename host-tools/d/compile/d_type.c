@@ -206,7 +206,7 @@ static btf_index *index_get(d_cc *cc)
         btf_type t;
         if (btf_type_get(b, id, &t) < 0) continue;
         if (t.name[0] && (t.kind == BK_TYPEDEF || t.kind == BK_STRUCT || t.kind == BK_UNION || t.kind == BK_ENUM ||
-                          t.kind == BK_ENUM64 || t.kind == BK_FUNC || t.kind == BK_INT || t.kind == BK_FWD)) {
+                          t.kind == BK_ENUM64 || t.kind == BK_FUNC || t.kind == BK_INT || t.kind == BK_FWD || t.kind == BK_VAR)) {
             if (x->nnames == cap) {
                 cap = cap ? cap * 2 : 4096;
                 nm_ent *n = realloc(x->names, cap * sizeof *n);
@@ -252,6 +252,7 @@ static uint32_t index_find(d_cc *cc, const char *name, unsigned mask)
 }
 
 uint32_t d_btf_func(d_cc *cc, const char *name) { return index_find(cc, name, 1u << BK_FUNC); }
+uint32_t d_btf_var(d_cc *cc, const char *name) { return index_find(cc, name, 1u << BK_VAR); }
 
 int d_btf_enumval(d_cc *cc, const char *name, int64_t *val, int *tid)
 {

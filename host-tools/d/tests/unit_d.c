@@ -13,6 +13,7 @@
 #include <string.h>
 #include "d_compile.h"
 #include "kimg.h"
+#include "ksym.h"
 #include "probe_list.h"
 #include "util.h"
 
@@ -950,6 +951,36 @@ static void test_btf(void)
     kbtf = &b;
     d_options o = opts();
     o.btf = &b;
+    /* Kernel globals by name: the link address plus the slide, typed where BTF types them. */
+    {
+        ksym_table ks;
+        if (ksym_extract(&k, &ks) == 0) {
+            d_options g = o;
+            g.ksyms = &ks;
+            g.kslide = 0x1000000;
+            int64_t j = ksym_find(&ks, "jiffies");
+            CHECK(j >= 0, "jiffies in kallsyms");
+            int32_t want = (int32_t)(ks.syms[j].addr + 0x1000000);
+            I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, want}, {OP(LDG), 0, 0, 0, 8}, {OP(EMIT), 0, 0, 0, 0},
+                     {OP(RET), 0, 0, 0, 0}};
+            check_code_o(__LINE__, "BEGIN { trace(*(unsigned long *)&`jiffies); }", g, 0, w, 5);
+            check_code_o(__LINE__, "BEGIN { trace(*(unsigned long *)&vmlinux`jiffies); }", g, 0, w, 5);
+            check_err_o(__LINE__, "BEGIN { trace(`jiffies); }", g, 1, 15,
+                        "`jiffies has no type in the kernel's BTF: use its address, e.g. *(unsigned long *)&`jiffies");
+            check_err_o(__LINE__, "BEGIN { trace(*(long *)&`no_such_symbol_hvt); }", g, 1, 25,
+                        "failed to resolve `no_such_symbol_hvt: no such kernel symbol");
+            check_err_o(__LINE__, "BEGIN { trace(*(long *)&ext4`jiffies); }", g, 1, 25,
+                        "failed to resolve ext4`jiffies: only the kernel's own symbols");
+            check_err_o(__LINE__, "BEGIN { trace(*(long *)&`current_task); }", g, 1, 25,
+                        "`current_task is a per-CPU variable");
+            d_options nok = o;
+            check_err_o(__LINE__, "BEGIN { trace(*(long *)&`jiffies); }", nok, 1, 25,
+                        "failed to resolve `jiffies: no kernel symbols (give --vmlinuz)");
+            ksym_free(&ks);
+        } else {
+            CHECK(0, "no kallsyms in %s", path);
+        }
+    }
     uint32_t fpath = member_off("file", "f_path"), dentry = member_off("path", "dentry"), dname = member_off("dentry", "d_name"),
              qname = member_off("qstr", "name"), fpos = member_off("file", "f_pos"), comm = member_off("task_struct", "comm"),
              tpid = member_off("task_struct", "pid");
