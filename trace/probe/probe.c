@@ -13,6 +13,11 @@
 #include "hvt_probe.h"
 #include "trace.h"
 
+/* A recipe names registers as x86 encodes them: the same order as enum gpr. */
+_Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 && GPR_RSP == 4 &&
+               GPR_RBP == 5 && GPR_RSI == 6 && GPR_RDI == 7 && GPR_R8 == 8 && GPR_R15 == 15 &&
+               GPR_COUNT >= 16, "enum gpr is x86's register numbering");
+
 /* Enough for an entry probe on every function of a kernel (~42,000 in 6.1): probes are
  * allocated a chunk at a time as they are armed, shadows a page at a time, both from the
  * engine's budget (TRACE_PROBE_MEM_PARTS of what the start left, hv_api.h); running out of
@@ -55,7 +60,8 @@ struct probe {
     uint32_t also[PROBE_ALSO];             /* action probes' further ids at this site (fbt and
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
-    uint8_t kind, len, emu, armed, record, stack, sysargs, action;
+    uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
+    uint64_t recipe[3];                    /* sdt: the arguments' recipe (hvt_hypercall.h) */
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
@@ -251,6 +257,8 @@ static void slots_reclaim(void)
  * #CP. An INT3 written over it would be what the tracker meets, so a probe asked for at an
  * ENDBR goes on the next instruction (the ENDBR does nothing a probe could see: the firing
  * is the same), and reports the address asked for. */
+static const uint64_t *arm_recipe;        /* the sdt recipe of the probe being armed (lock) */
+
 static unsigned endbr_skip(const struct gmem_paging *pg, uint64_t va)
 {
     uint8_t b[4];
@@ -323,6 +331,10 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .action = !!(flags & HVT_PROBE_F_ACTION) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
+    if (arm_recipe) {
+        __builtin_memcpy(p->recipe, arm_recipe, sizeof p->recipe);
+        p->sdt = 1;
+    }
     if (sh->nsites == 0 && shadow_show(sh, EPT_EXEC))
         return PROBE_ENOMEM;               /* nothing written yet: the slot stays free */
     sh->nsites++;
@@ -374,6 +386,24 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint3
             rc = (rc < 0 ? 0 : rc) + r;
         }
     }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+    return rc;
+}
+
+int probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recipe[3])
+{
+    if (hvt_sdt_recipe_check(recipe))
+        return PROBE_EINVAL;
+    struct gmem_paging pg;
+    probe_kernel_paging(&pg);
+    spin_lock(&lock);
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, true);
+    arm_recipe = recipe;                   /* arm_site writes it before it publishes the probe */
+    int rc = arm_site(&pg, PROBE_ADDR, va, id, va, flags & ~HVT_PROBE_F_SDT, 0, 0);
+    arm_recipe = NULL;
     if (narmed == 0)
         hv_exception_intercept(VEC_BP, false);
     spin_unlock(&lock);
@@ -530,11 +560,50 @@ void probe_flush_all(void)
  * are - the user's RDI, RSI, RDX, R10, R8, R9 - when the __x64_sys_ wrapper gets the frame. */
 static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
 
+/* A static tracepoint's arguments, by its recipe (checked when it was armed) from the
+ * registers at the site: each rule's value cut to its size and extended. A load the kernel's
+ * page tables do not map gives 0, as a record's unreadable argument does elsewhere. */
+static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+{
+    struct gmem_paging pg;
+    bool paging = false;
+    arg[5] = 0;
+    for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
+        struct hvt_sdt_arg a;
+        uint64_t v = 0;
+        hvt_sdt_arg_get(p->recipe, i, &a);
+        uint64_t base = a.reg == GPR_RSP ? hv_guest_read(HV_GUEST_RSP) : g->r[a.reg];
+        switch (a.op) {
+        case HVT_SDT_REG:  v = base; break;
+        case HVT_SDT_LEA:  v = base + (int64_t)a.disp; break;
+        case HVT_SDT_IMM:  v = (uint64_t)(int64_t)a.disp; break;
+        case HVT_SDT_SITE: v = p->va + (int64_t)a.disp; break;
+        case HVT_SDT_LOAD:
+            if (!paging) {
+                probe_kernel_paging(&pg);
+                paging = true;
+            }
+            if (gmem_read_gva(&pg, base + (int64_t)a.disp, &v, 1u << a.size) != 1u << a.size)
+                v = 0;
+            break;
+        }
+        if (a.size < 3) {
+            unsigned sh = 64 - (8u << a.size);
+            v = a.sign ? (uint64_t)((int64_t)(v << sh) >> sh) : (v << sh) >> sh;
+        }
+        arg[i] = v;
+    }
+}
+
 /* A firing's arguments: entry and address probes the C arguments (or, for a system call's
  * wrapper, the user's from the pt_regs its first argument points to), return probes those of
  * hvt_probe_return_args (a system call's: the return value twice). */
 static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
+    if (p->sdt) {
+        sdt_args(p, g, arg);
+        return;
+    }
     if (p->kind == PROBE_RETURN) {
         hvt_probe_return_args(p->sysargs, p->va - p->func, g->r[GPR_RAX], arg);
         return;
