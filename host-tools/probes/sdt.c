@@ -516,6 +516,12 @@ int sdt_build(const kimg *k, const ksym_table *syms, const btf_info *b, sdt_tabl
         sdt_point *pt = &out->p[i];
         if (!pt->group)
             pt->unsafe = fmt("no trace event on it (a bare tracepoint: no group)");
+        else if (!strcmp(pt->group, "raw_syscalls"))
+            /* syscall_trace_enter/exit run only for a task with SYSCALL_WORK_SYSCALL_TRACEPOINT,
+             * which the kernel sets while something is attached to these two: a hidden probe
+             * there would miss every call of the others */
+            pt->unsafe = fmt("on the system call slow path, which the kernel takes only while a tracer "
+                             "of its own is attached (use syscall:::entry and syscall:::return)");
         else if (!pt->nsites)
             pt->unsafe = fmt("no site in the jump table (not used by the kernel's own code)");
         for (uint32_t j = 0; j < pt->nsites && !pt->unsafe; j++) {

@@ -17,7 +17,9 @@
  *    (other than the per-CPU preempt count), calls something first, moves RSP, reads a value
  *    the block computed (the funcs pointer in RAX), or passes more than five arguments.
  *  - A tracepoint is offered only when every one of its sites decodes (a probe on some of its
- *    sites would miss firings); otherwise sdt_point.unsafe says why.
+ *    sites would miss firings); otherwise sdt_point.unsafe says why. raw_syscalls (sys_enter,
+ *    sys_exit) are refused too: their sites are on the system call slow path, which the kernel
+ *    takes only while a tracer of its own is attached to them.
  * Addresses are link-time.
  */
 #ifndef HVT_SDT_H

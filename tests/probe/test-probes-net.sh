@@ -422,8 +422,9 @@ if [[ " $RUNS " == *" sdt "* ]]; then
     test "$(got vol)" = "${nv:-x}"
   check "sdt: sched_wakeup of it: $(got wake) = its voluntary switches (${nv:-?})" test "$(got wake)" = "${nv:-x}"
   check "sdt: sched_switch's args[1] (prev) is the running task every time ($(got badprev) not)" test -z "$(got badprev)"
-  # the engine's counters run from its start: this run's are the last disarm's less the one before
-  rd=($(tr -d '\r' < "$R/e9.log" | grep -a '^HVT-PROBESTAT' | tail -2 | grep -o 'redecodes=[0-9]*' | cut -d= -f2))
+  # the engine's counters run from its start: this run's are its last line's less its first's
+  # (the one logged when the program was armed)
+  rd=($(grep -a '^HVT-PROBESTAT' "$OUT/sdt.e9" | sed -n '1p;$p' | grep -o 'redecodes=[0-9]*' | cut -d= -f2))
   check "sdt: the guest's ftrace patched the probed sites (NOP to JMP and back) and the engine followed: $(( ${rd[1]:-0} - ${rd[0]:-0} )) probes decoded again" \
     test "$(( ${rd[1]:-0} - ${rd[0]:-0} ))" -gt 0
   check "sdt: exit 0, nothing lost; the guest saw the disarm and ended the run" \

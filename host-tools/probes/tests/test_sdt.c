@@ -112,7 +112,11 @@ int main(int argc, char **argv)
     plain(&t, "sched_process_fork", "sched", 2, NULL);
     plain(&t, "sched_process_exec", "sched", 3, NULL);
     plain(&t, "sched_process_exit", "sched", 1, NULL);
-    plain(&t, "sys_enter", "raw_syscalls", 2, NULL);
+    const sdt_point *se = point(&t, "sys_enter");
+    CHECK(se && se->group && !strcmp(se->group, "raw_syscalls") && se->unsafe && strstr(se->unsafe, "slow path"),
+          "sys_enter: group raw_syscalls, refused (the slow path): %s", se && se->unsafe ? se->unsafe : "offered");
+    for (uint32_t i = 0; se && i < se->nsites; i++)
+        CHECK(!se->sites[i].refused, "sys_enter site %u decodes (refused for the path, not the block)", i);
     plain(&t, "block_rq_issue", "block", 1, NULL);
     plain(&t, "kfree_skb", "skb", 3, NULL);
     /* refused, with the reason: a trace_X_enabled() helper's block calls its helper first */
