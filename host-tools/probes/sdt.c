@@ -37,9 +37,10 @@ static void say(char *why, size_t n, const char *f, ...)
 
 /* ---- the block decoder: the block's instructions run on symbolic registers ---- */
 
-enum { X_UNKNOWN = 7 };                    /* beside enum hvt_sdt_op: a value the block made */
+enum { X_UNKNOWN = 8 };                    /* beside enum hvt_sdt_op: a value the block made */
 typedef struct {
     uint8_t op, reg, size, sign;           /* size: log2 of bytes; the value is extended from it */
+    uint8_t low8;                          /* a SETcc's: only the low byte is the value */
     int64_t disp;
     const char *how;                       /* X_UNKNOWN: what made it */
 } expr;
@@ -82,8 +83,8 @@ static unsigned log2_of(unsigned bytes) { return bytes == 8 ? 3 : bytes == 4 ? 2
  * not a rule (unknown). */
 static expr narrow(expr e, unsigned size, unsigned sign)
 {
-    if (e.op == X_UNKNOWN)
-        return e;
+    if (e.op == X_UNKNOWN || e.op == HVT_SDT_NZ || e.op == HVT_SDT_Z)
+        return e;                          /* (a 0 or a 1 is the same in any width) */
     if (size <= e.size) {
         e.size = (uint8_t)size;
         e.sign = (uint8_t)sign;
@@ -95,6 +96,8 @@ static expr narrow(expr e, unsigned size, unsigned sign)
 
 typedef struct {
     expr r[16];
+    expr flag;                             /* what the last TEST r,r tested (flag_ok) */
+    bool flag_ok;
     const kimg *k;
     uint64_t site, img_lo, img_hi;
 } sym_state;
@@ -132,6 +135,8 @@ static expr value_of(const sym_state *s, const cs_x86_op *op, uint64_t next_ip)
         g = gpr_of(op->reg, &w);
         if (g < 0)
             return unknown_by("a register no rule can name");
+        if (s->r[g].low8)                  /* a SETcc's byte: read alone, or not at all */
+            return w == 1 ? s->r[g] : unknown_by("the rest of a register a SETcc wrote");
         return w == 8 ? s->r[g] : narrow(s->r[g], log2_of(w), 0);
     case X86_OP_IMM:
         if ((uint64_t)op->imm >= s->img_lo && (uint64_t)op->imm < s->img_hi)   /* an address: slid */
@@ -209,9 +214,29 @@ static int step(sym_state *s, csh cs, const cs_insn *in, const ksym_table *syms,
     const cs_x86_op *o = x->operands;
     int dst = x->op_count >= 1 && o[0].type == X86_OP_REG ? gpr_of(o[0].reg, &w) : -1;
     expr v;
-    bool known = dst >= 0 && x->op_count == 2;
+    bool known = dst >= 0 && x->op_count == 2, flags_set = false;
+    for (unsigned i = 0; i < nw; i++)
+        flags_set |= ww[i] == X86_REG_EFLAGS;
+    /* TEST r,r then SETNE/SETE: whether r is zero, a bool argument (group = ebx != 0) */
+    if (in->id == X86_INS_TEST && x->op_count == 2 && o[0].type == X86_OP_REG && o[1].type == X86_OP_REG &&
+        o[0].reg == o[1].reg) {
+        s->flag = value_of(s, &o[0], next_ip);
+        s->flag_ok = s->flag.op == HVT_SDT_REG;
+        return 1;
+    }
+    if ((in->id == X86_INS_SETNE || in->id == X86_INS_SETE) && dst >= 0 && w == 1) {
+        s->r[dst] = s->flag_ok ? (expr){ .op = in->id == X86_INS_SETNE ? HVT_SDT_NZ : HVT_SDT_Z,
+                                         .reg = s->flag.reg, .size = s->flag.size, .low8 = 1 }
+                               : unknown_by("a SETcc of flags no rule can name");
+        return 1;
+    }
+    if (flags_set)
+        s->flag_ok = false;
     if (known && in->id == X86_INS_MOV) {
         v = value_of(s, &o[1], next_ip);
+    } else if (known && (in->id == X86_INS_MOVZX || in->id == X86_INS_MOVSX) && o[1].type == X86_OP_REG &&
+               (v = value_of(s, &o[1], next_ip)).low8) {
+        v.low8 = 0;                        /* a 0 or a 1, extended */
     } else if (known && in->id == X86_INS_MOVZX) {
         v = narrow(value_of(s, &o[1], next_ip), log2_of(o[1].size), 0);
     } else if (known && (in->id == X86_INS_MOVSX || in->id == X86_INS_MOVSXD)) {
@@ -332,9 +357,11 @@ void sdt_recipe_str(const uint64_t recipe[3], int nargs, char *buf, size_t n)
             case HVT_SDT_LOAD: snprintf(v, sizeof v, "[%s%+lld]", r, d); break;
             case HVT_SDT_IMM:  snprintf(v, sizeof v, "$%lld", d); break;
             case HVT_SDT_SITE: snprintf(v, sizeof v, "site%+lld", d); break;
+            case HVT_SDT_NZ:   snprintf(v, sizeof v, "%s!=0", r); break;
+            case HVT_SDT_Z:    snprintf(v, sizeof v, "%s==0", r); break;
             default:           snprintf(v, sizeof v, "-"); break;
             }
-            if (a.size < 3 || a.op == HVT_SDT_LOAD)
+            if (a.size < 3 || a.op == HVT_SDT_LOAD || a.op == HVT_SDT_NZ || a.op == HVT_SDT_Z)
                 snprintf(cut, sizeof cut, ":%u%s", 1u << a.size, a.sign ? "s" : "");
         }
         at += (size_t)snprintf(buf + at, n - at, "%s%s%s", i ? " " : "", v, cut);

@@ -418,7 +418,7 @@ if [[ " $RUNS " == *" sdt "* ]]; then
     test "$(got fork)" = "$(( ${kids:-0} + 1 ))"
   check "sdt: sched_process_exec $(got exec) = its execs ($kids), old_pid (args[1]) = pid" test "$(got exec)" = "${kids:-x}"
   check "sdt: sched_process_exit $(got exit) = its children's exits ($kids)" test "$(got exit)" = "${kids:-x}"
-  check "sdt: sched_switch with prev_state set, not preempted: $(got vol) = its voluntary switches (getrusage: ${nv:-?})" \
+  check "sdt: sched_switch with prev_state set, not preempted, prev (args[1]) itself, next another: $(got vol) = its voluntary switches (getrusage: ${nv:-?})" \
     test "$(got vol)" = "${nv:-x}"
   check "sdt: sched_wakeup of it: $(got wake) = its voluntary switches (${nv:-?})" test "$(got wake)" = "${nv:-x}"
   check "sdt: sched_switch's args[1] (prev) is the running task every time ($(got badprev) not)" test -z "$(got badprev)"

@@ -164,7 +164,9 @@ static void hash_insert(uint64_t va, unsigned index)
 }
 
 /* What the displaced instruction does, and whether resuming can do it without running it:
- * NOPs (the fentry site ftrace leaves, ENDBR64 and its sealed form), RET, direct JMPs (a return
+ * NOPs (the fentry site ftrace leaves, a disabled jump label's 66 90 or 0F 1F 44 00 00 -
+ * SDM Vol. 2B "NOP", Table 4-12 "Recommended Multi-Byte Sequence of NOP Instruction" -,
+ * ENDBR64 and its sealed form), RET, direct JMPs (a return
  * thunk, a tail call), and the prologue's PUSH reg and SUB $imm,%rsp. SDM Vol. 2: NOP 0F 1F /0,
  * ENDBR64 F3 0F 1E FA, RET C3, JMP E9/EB, PUSH 50+rd (REX.B 41: r8-r15), SUB REX.W 83 /5 ib
  * and REX.W 81 /5 id (ModRM EC: register RSP). *target: the JMP's target, the PUSH's register
@@ -192,7 +194,7 @@ static enum emu classify(const uint8_t *b, unsigned len, uint64_t va, uint64_t *
     unsigned i = 0;
     while (i < len && b[i] == 0x66)        /* operand-size prefixes of a long NOP */
         i++;
-    if ((len == 1 && b[0] == 0x90) ||
+    if ((len == 1 && b[0] == 0x90) || (i >= 1 && len == i + 1 && b[i] == 0x90) ||
         (i + 3 <= len && b[i] == 0x0f && b[i + 1] == 0x1f && ((b[i + 2] >> 3) & 7) == 0) ||
         (len == 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa))
         return EMU_NOP;
@@ -561,7 +563,8 @@ void probe_flush_all(void)
 static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
 
 /* A static tracepoint's arguments, by its recipe (checked when it was armed) from the
- * registers at the site: each rule's value cut to its size and extended. A load the kernel's
+ * registers at the site: each rule's value cut to its size and extended (NZ, Z: whether the
+ * register's cut is zero). A load the kernel's
  * page tables do not map gives 0, as a record's unreadable argument does elsewhere. */
 static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
@@ -587,10 +590,11 @@ static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t
                 v = 0;
             break;
         }
-        if (a.size < 3) {
-            unsigned sh = 64 - (8u << a.size);
+        unsigned sh = 64 - (8u << a.size);
+        if (a.op == HVT_SDT_NZ || a.op == HVT_SDT_Z)
+            v = (base << sh != 0) == (a.op == HVT_SDT_NZ);
+        else if (a.size < 3)
             v = a.sign ? (uint64_t)((int64_t)(v << sh) >> sh) : (v << sh) >> sh;
-        }
         arg[i] = v;
     }
 }

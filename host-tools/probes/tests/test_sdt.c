@@ -3,7 +3,7 @@
  * recipes the block decoder derives for the scheduler's tracepoints, each compared with the
  * block's instructions as objdump shows them (mov -0x44(%rbp),%esi; mov %r13,%rdx; mov
  * %r12,%rcx; mov -0x48(%rbp),%r8d at sched_switch's site in __schedule; mov %rbp,%rsi and
- * mov %rbx,%rsi at sched_wakeup's two). Also the recipe
+ * mov %rbx,%rsi at sched_wakeup's two; a TEST/SETNE bool at signal_generate's). Also the recipe
  * checks the hypervisor applies to what it is sent (include/hvt_hypercall.h).
  * Usage: test_sdt VMLINUZ */
 #include "sdt.h"
@@ -60,8 +60,8 @@ static void recipe_checks(void)
         same &= !hvt_sdt_arg_get(w, i, &b) && b.op == HVT_SDT_LOAD && b.reg == i * 3 % 16 && b.size == 2 &&
                 b.disp == -0x44 - (int32_t)i * 100003;
     CHECK(same, "five rules read back as written (across the word boundaries)");
-    uint64_t bad[3] = { 7, 0, 0 };
-    CHECK(hvt_sdt_recipe_check(bad), "op 7 refused");
+    uint64_t bad[3] = { HVT_SDT_Z | 1u << 10, 0, 0 };
+    CHECK(hvt_sdt_recipe_check(bad), "a Z rule with a displacement refused");
     uint64_t top[3] = { 0, 0, 1ull << 62 };
     CHECK(hvt_sdt_recipe_check(top), "bits past the fifth rule refused");
     uint64_t none[3] = { 1u << 3, 0, 0 };
@@ -119,6 +119,14 @@ int main(int argc, char **argv)
         CHECK(!se->sites[i].refused, "sys_enter site %u decodes (refused for the path, not the block)", i);
     plain(&t, "block_rq_issue", "block", 1, NULL);
     plain(&t, "kfree_skb", "skb", 3, NULL);
+    /* test %ebx,%ebx; setne %r8b; movzbl %r8b,%r8d (group), mov %r13d,%esi; mov %rbp,%rdx;
+     * mov %r14,%rcx; mov %r12d,%r9d in __send_signal_locked's block */
+    const sdt_point *sg = point(&t, "signal_generate");
+    char r[256] = "";
+    if (sg && sg->nsites)
+        sdt_recipe_str(sg->sites[0].recipe, sg->nargs, r, sizeof r);
+    CHECK(sg && !sg->unsafe && !strcmp(r, "r13:4 rbp r14 rbx!=0:4 r12:4"),
+          "signal_generate site 0: \"%s\", want \"r13:4 rbp r14 rbx!=0:4 r12:4\"", r);
     /* refused, with the reason: a trace_X_enabled() helper's block calls its helper first */
     const sdt_point *m = point(&t, "mmap_lock_released");
     CHECK(m && m->unsafe && strstr(m->unsafe, "calls __mmap_lock_do_trace_released before"),
