@@ -61,7 +61,10 @@ struct probe {
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
     uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
-    uint64_t recipe[3];                    /* sdt: the arguments' recipe (hvt_hypercall.h) */
+    struct sdt_rule {                      /* sdt: the arguments' recipe (hvt_hypercall.h), */
+        uint8_t op, reg, shift, sign;      /* decoded when armed (shift: 64 - its bits, 0 for */
+        int32_t disp;                      /* 8 bytes) so that a firing only applies it */
+    } sdt_rule[HVT_SDT_ARGS];
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
@@ -334,7 +337,12 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     if (arm_recipe) {
-        __builtin_memcpy(p->recipe, arm_recipe, sizeof p->recipe);
+        for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
+            struct hvt_sdt_arg a;
+            hvt_sdt_arg_get(arm_recipe, i, &a);   /* checked by probe_arm_sdt */
+            p->sdt_rule[i] = (struct sdt_rule){ .op = a.op, .reg = a.reg, .sign = a.sign, .disp = a.disp,
+                                                .shift = (uint8_t)(64 - (8u << a.size)) };
+        }
         p->sdt = 1;
     }
     if (sh->nsites == 0 && shadow_show(sh, EPT_EXEC))
@@ -572,29 +580,30 @@ static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t
     bool paging = false;
     arg[5] = 0;
     for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
-        struct hvt_sdt_arg a;
-        uint64_t v = 0;
-        hvt_sdt_arg_get(p->recipe, i, &a);
-        uint64_t base = a.reg == GPR_RSP ? hv_guest_read(HV_GUEST_RSP) : g->r[a.reg];
+        const struct sdt_rule a = p->sdt_rule[i];
+        uint64_t base = a.reg == GPR_RSP ? hv_guest_read(HV_GUEST_RSP) : g->r[a.reg], v = base;
         switch (a.op) {
-        case HVT_SDT_REG:  v = base; break;
+        case HVT_SDT_NONE: v = 0; break;
+        case HVT_SDT_REG:  break;
         case HVT_SDT_LEA:  v = base + (int64_t)a.disp; break;
         case HVT_SDT_IMM:  v = (uint64_t)(int64_t)a.disp; break;
         case HVT_SDT_SITE: v = p->va + (int64_t)a.disp; break;
-        case HVT_SDT_LOAD:
+        case HVT_SDT_NZ:   arg[i] = base << a.shift != 0; continue;
+        case HVT_SDT_Z:    arg[i] = base << a.shift == 0; continue;
+        case HVT_SDT_LOAD: {
+            unsigned n = (64u - a.shift) / 8;
             if (!paging) {
                 probe_kernel_paging(&pg);
                 paging = true;
             }
-            if (gmem_read_gva(&pg, base + (int64_t)a.disp, &v, 1u << a.size) != 1u << a.size)
+            v = 0;
+            if (gmem_read_gva(&pg, base + (int64_t)a.disp, &v, n) != n)
                 v = 0;
             break;
         }
-        unsigned sh = 64 - (8u << a.size);
-        if (a.op == HVT_SDT_NZ || a.op == HVT_SDT_Z)
-            v = (base << sh != 0) == (a.op == HVT_SDT_NZ);
-        else if (a.size < 3)
-            v = a.sign ? (uint64_t)((int64_t)(v << sh) >> sh) : (v << sh) >> sh;
+        }
+        if (a.shift)
+            v = a.sign ? (uint64_t)((int64_t)(v << a.shift) >> a.shift) : (v << a.shift) >> a.shift;
         arg[i] = v;
     }
 }
