@@ -264,8 +264,29 @@ static int step(sym_state *s, csh cs, const cs_insn *in, const ksym_table *syms,
 static const char *const reg_names[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
                                            "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" };
 
+/* The image's extent [_text, _end): an immediate inside it is an address KASLR slides. */
+static void image_extent(const ksym_table *syms, uint64_t *lo, uint64_t *hi)
+{
+    int64_t l = ksym_find(syms, "_text"), h = ksym_find(syms, "_end");
+    *lo = l >= 0 ? syms->syms[l].addr : 0;
+    *hi = h >= 0 ? syms->syms[h].addr : 0;
+}
+
+static int decode_block(const kimg *k, const ksym_table *syms, const char *event, uint64_t site,
+                        uint64_t block, int nargs, uint64_t img_lo, uint64_t img_hi, uint64_t recipe[3],
+                        char *why, size_t wl);
+
 int sdt_decode_block(const kimg *k, const ksym_table *syms, const char *event, uint64_t site,
                      uint64_t block, int nargs, uint64_t recipe[3], char *why, size_t wl)
+{
+    uint64_t lo, hi;
+    image_extent(syms, &lo, &hi);
+    return decode_block(k, syms, event, site, block, nargs, lo, hi, recipe, why, wl);
+}
+
+static int decode_block(const kimg *k, const ksym_table *syms, const char *event, uint64_t site,
+                        uint64_t block, int nargs, uint64_t img_lo, uint64_t img_hi, uint64_t recipe[3],
+                        char *why, size_t wl)
 {
     static const uint8_t arg_reg[HVT_SDT_ARGS] = { 6, 2, 1, 8, 9 };   /* RSI RDX RCX R8 R9 */
     memset(recipe, 0, 3 * sizeof recipe[0]);
@@ -283,10 +304,7 @@ int sdt_decode_block(const kimg *k, const ksym_table *syms, const char *event, u
         return -1;
     }
     cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-    sym_state s = { .k = k, .site = site };
-    int64_t lo = ksym_find(syms, "_text"), hi = ksym_find(syms, "_end");
-    s.img_lo = lo >= 0 ? syms->syms[lo].addr : 0;
-    s.img_hi = hi >= 0 ? syms->syms[hi].addr : 0;
+    sym_state s = { .k = k, .site = site, .img_lo = img_lo, .img_hi = img_hi };
     for (unsigned i = 0; i < 16; i++)
         s.r[i] = (expr){ .op = HVT_SDT_REG, .reg = (uint8_t)i, .size = 3 };
     int rc = -1;
@@ -513,6 +531,8 @@ int sdt_build(const kimg *k, const ksym_table *syms, const btf_info *b, sdt_tabl
     proto_of(b, out);
     groups_of(k, syms, b, out);
     int64_t is = ksym_find(syms, "_sinittext"), ie = ksym_find(syms, "_einittext");
+    uint64_t img_lo, img_hi;
+    image_extent(syms, &img_lo, &img_hi);
     for (uint64_t a = syms->syms[js].addr; a + JE_SIZE <= syms->syms[je].addr; a += JE_SIZE) {
         const uint8_t *p = kimg_ptr(k, a, JE_SIZE);
         if (!p)
@@ -536,7 +556,8 @@ int sdt_build(const kimg *k, const ksym_table *syms, const btf_info *b, sdt_tabl
         char why[200];
         if (is >= 0 && ie >= 0 && st->site >= syms->syms[is].addr && st->site < syms->syms[ie].addr)
             st->refused = strdup("in init text: freed after boot");
-        else if (sdt_decode_block(k, syms, pt->event, st->site, st->block, pt->nargs, st->recipe, why, sizeof why))
+        else if (decode_block(k, syms, pt->event, st->site, st->block, pt->nargs, img_lo, img_hi, st->recipe,
+                              why, sizeof why))
             st->refused = strdup(why);
     }
     for (size_t i = 0; i < out->n; i++) {

@@ -283,7 +283,11 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         bool known = old->id == id;
         for (unsigned i = 0; i < old->nalso; i++)
             known |= old->also[i] == id;
-        if (known || !(flags & HVT_PROBE_F_ACTION) || !old->action)
+        if (known)
+            return 0;
+        if (arm_recipe || old->sdt)
+            return PROBE_EINVAL;           /* one site, one way to take its arguments */
+        if (!(flags & HVT_PROBE_F_ACTION) || !old->action)
             return 0;
         if (old->nalso == PROBE_ALSO)
             return PROBE_ENOMEM;
