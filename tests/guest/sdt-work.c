@@ -11,14 +11,21 @@
  *      under our probe), N more children the same way, ftrace switched off again and its
  *      own count of sched_process_exec lines for sdt-kid read back (the guest's tracing works);
  *   3. P round trips over two pipes with a child (each read blocks: a voluntary switch);
- * and prints its counts: 2N forks, execs and exits, and the voluntary switches getrusage()
- * counted in the window (ru_nvcsw after - before, the window's own). Then "probe-net: workload
+ *   4. C TCP connections over the loopback interface (brought up here) to a listener of its
+ *      own on 127.0.0.1:SDT_PORT, each accepted and both ends closed;
+ * and prints its counts: 2N forks, execs and exits, the voluntary switches getrusage()
+ * counted in the window (ru_nvcsw after - before, the window's own) and the connections. Then "probe-net: workload
  * done" and waits for the disarm ("probe-net: disarmed"). As sdt-kid it just exits. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,6 +33,8 @@
 
 #define KIDS   10                          /* per phase */
 #define PINGS  50
+#define CONNS  5
+#define SDT_PORT 7777                      /* tests/d/programs/sdt-work.d knows it */
 
 static uint64_t fires(void)
 {
@@ -100,6 +109,40 @@ static int pings(int n)
     return ok;
 }
 
+static int lo_up(void)
+{
+    struct ifreq r = { 0 };
+    int s = socket(AF_INET, SOCK_DGRAM, 0), ok = s >= 0;
+    snprintf(r.ifr_name, sizeof r.ifr_name, "lo");
+    ok = ok && ioctl(s, SIOCGIFFLAGS, &r) == 0;
+    r.ifr_flags |= IFF_UP;
+    ok = ok && ioctl(s, SIOCSIFFLAGS, &r) == 0;
+    if (s >= 0)
+        close(s);
+    return ok;
+}
+
+/* n connections to a listener of this process: each established at both ends, then closed. */
+static int conns(int n)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(SDT_PORT) };
+    int one = 1, l = socket(AF_INET, SOCK_STREAM, 0), ok = l >= 0;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok = ok && setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+         bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, n) == 0;
+    for (int i = 0; ok && i < n; i++) {
+        int c = socket(AF_INET, SOCK_STREAM, 0), s = -1;
+        ok = c >= 0 && connect(c, (struct sockaddr *)&a, sizeof a) == 0 && (s = accept(l, NULL, NULL)) >= 0;
+        if (s >= 0)
+            close(s);
+        if (c >= 0)
+            close(c);
+    }
+    if (l >= 0)
+        close(l);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -107,7 +150,8 @@ int main(int argc, char **argv)
         return 0;
     if (!hvt_present())
         return 2;
-    int ok = !system("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; "
+    int ok = lo_up();
+    ok &= !system("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; "
                      "echo 0 > /sys/kernel/tracing/tracing_on; echo > /sys/kernel/tracing/trace; "
                      "echo 1 > /sys/kernel/tracing/tracing_on");
     printf("probe-net: waiting for the host to arm\n");
@@ -126,11 +170,12 @@ int main(int argc, char **argv)
     ok &= kids(KIDS);
     ok &= tracefs("0");
     ok &= pings(PINGS);
+    ok &= conns(CONNS);
     getrusage(RUSAGE_SELF, &r1);
     syscall(SYS_getppid);                  /* and closes */
     long fx = ftrace_execs();
-    printf("sdt-work: kids=%d nvcsw=%ld ftrace_execs=%ld pid=%d\n", 2 * KIDS, r1.ru_nvcsw - r0.ru_nvcsw, fx,
-           (int)getpid());
+    printf("sdt-work: kids=%d nvcsw=%ld conns=%d ftrace_execs=%ld pid=%d\n", 2 * KIDS, r1.ru_nvcsw - r0.ru_nvcsw,
+           CONNS, fx, (int)getpid());
     printf("probe-net: workload done calls=%d %s\n", 2 * KIDS, ok && fx == KIDS ? "ok" : "FAIL");
     fflush(stdout);
     uint64_t last = fires();

@@ -30,7 +30,8 @@
 #   counts (tests/guest/sdt-work.c): sched_process_fork/exec/exit per fork, exec and exit it
 #   made, half of them while the guest's own ftrace has the tracepoints on (the kernel patched
 #   the sites under the probes: its trace buffer has them too), sched_switch with prev_state set
-#   and no preemption = its voluntary switches (getrusage), sched_wakeup of it as many.
+#   and no preemption = its voluntary switches (getrusage), sched_wakeup of it as many,
+#   inet_sock_set_state: both ends of each of its loopback TCP connections established.
 # Run dcmd: hvt -c through the guest tool's agent ($target, the run ends with the command).
 # Run dread: hvt -c of a command that reads a known number of bytes: at syscall::read:return
 #   sum(arg0) (DTrace's arg0 = the return value) is exactly those bytes, and $target's reads are
@@ -422,6 +423,10 @@ if [[ " $RUNS " == *" sdt "* ]]; then
     test "$(got vol)" = "${nv:-x}"
   check "sdt: sched_wakeup of it: $(got wake) = its voluntary switches (${nv:-?})" test "$(got wake)" = "${nv:-x}"
   check "sdt: sched_switch's args[1] (prev) is the running task every time ($(got badprev) not)" test -z "$(got badprev)"
+  nc=$(tr -d '\r' < "$C" | sed -n 's/^sdt-work: .* conns=\([0-9]*\) .*/\1/p' | head -1)
+  est=$(awk '$1 == "sdt" && $2 == "est" { printf "%s:%s ", $3, $4 }' "$O" | sed 's/ $//')
+  check "sdt: inet_sock_set_state to ESTABLISHED on its loopback connections, by the state left: $est (want 2:${nc:-?} 3:${nc:-?}: each client from SYN_SENT, each server end from SYN_RECV)" \
+    test "$est" = "2:${nc:-x} 3:${nc:-x}"
   # the engine's counters run from its start: this run's are its last line's less its first's
   # (the one logged when the program was armed)
   rd=($(grep -a '^HVT-PROBESTAT' "$OUT/sdt.e9" | sed -n '1p;$p' | grep -o 'redecodes=[0-9]*' | cut -d= -f2))
