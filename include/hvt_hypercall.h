@@ -155,20 +155,25 @@ struct hvt_probe_spec {
  *   LOAD  the (1 << size) bytes at [register + disp], read through the kernel's page tables
  *   IMM   disp                         SITE  the site's runtime address + disp (an address in
  *                                            the kernel image: slid with it)
- *   NZ    1 if the register's low (1 << size) bytes are not all zero, else 0 (TEST, SETNE)
- *   Z     the opposite (TEST, SETE)
- * then (all but NZ and Z) cut to (1 << size) bytes and sign- or zero-extended. Registers are numbered as x86
- * encodes them (0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15 R8-R15).
- * Each rule is HVT_SDT_ARG_BITS bits: op 3, reg 4, size 2, sign 1, disp 28 (two's complement);
+ *   NZ    1 if the register's low (1 << size) bytes differ from disp's, else 0 (TEST r,r or
+ *         CMP r,imm then SETNE)
+ *   Z     the opposite (then SETE)
+ *   PCPU  the (1 << size) bytes at this CPU's per-CPU base + disp (a %gs: load: `current`),
+ *         the base being the guest's GS base, which a CPU in the kernel has (0 if not a
+ *         kernel address)
+ * then (all but NZ and Z) cut to (1 << size) bytes and sign- or zero-extended. Registers are
+ * numbered as x86 encodes them (0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15
+ * R8-R15). Each rule is HVT_SDT_ARG_BITS bits: op 4, reg 4, size 2, sign 1, disp 27 (two's
+ * complement);
  * rule i starts at bit i * HVT_SDT_ARG_BITS of the 192-bit word string w[0] | w[1] << 64 |
  * w[2] << 128. Unused rules and the two top bits are 0. hvt_sdt_arg_get() checks one rule
  * (the hypervisor checks every rule of every recipe it is given).
  */
 enum hvt_sdt_op { HVT_SDT_NONE = 0, HVT_SDT_REG, HVT_SDT_LEA, HVT_SDT_LOAD, HVT_SDT_IMM, HVT_SDT_SITE,
-                  HVT_SDT_NZ, HVT_SDT_Z };
+                  HVT_SDT_NZ, HVT_SDT_Z, HVT_SDT_PCPU };
 #define HVT_SDT_ARGS      5        /* RSI RDX RCX R8 R9 after the tracepoint's void *__data */
 #define HVT_SDT_ARG_BITS  38
-#define HVT_SDT_DISP_BITS 28
+#define HVT_SDT_DISP_BITS 27
 struct hvt_sdt_arg { uint8_t op, reg, size, sign; int32_t disp; };   /* size: log2 of bytes */
 
 static inline uint64_t hvt_sdt_bits(const uint64_t w[3], unsigned at, unsigned n)
@@ -180,28 +185,28 @@ static inline uint64_t hvt_sdt_bits(const uint64_t w[3], unsigned at, unsigned n
 }
 static inline void hvt_sdt_arg_put(uint64_t w[3], unsigned i, const struct hvt_sdt_arg *a)
 {
-    uint64_t v = (uint64_t)(a->op & 7) | (uint64_t)(a->reg & 15) << 3 | (uint64_t)(a->size & 3) << 7 |
-                 (uint64_t)(a->sign & 1) << 9 |
-                 ((uint64_t)(uint32_t)a->disp & ((1ull << HVT_SDT_DISP_BITS) - 1)) << 10;
+    uint64_t v = (uint64_t)(a->op & 15) | (uint64_t)(a->reg & 15) << 4 | (uint64_t)(a->size & 3) << 8 |
+                 (uint64_t)(a->sign & 1) << 10 |
+                 ((uint64_t)(uint32_t)a->disp & ((1ull << HVT_SDT_DISP_BITS) - 1)) << 11;
     unsigned at = i * HVT_SDT_ARG_BITS;
     w[at / 64] |= v << (at % 64);
     if (at % 64 + HVT_SDT_ARG_BITS > 64)
         w[at / 64 + 1] |= v >> (64 - at % 64);
 }
-/* Rule i of a recipe: 0, or -1 when it is malformed (a NONE with bits set, a REG, NZ or Z
- * with a displacement or a sign, an IMM or SITE naming a register). */
+/* Rule i of a recipe: 0, or -1 when it is malformed (an op past PCPU, a NONE with bits set,
+ * a REG with a displacement, an NZ or Z with a sign, an IMM, SITE or PCPU naming a register). */
 static inline int hvt_sdt_arg_get(const uint64_t w[3], unsigned i, struct hvt_sdt_arg *a)
 {
     uint64_t v = hvt_sdt_bits(w, i * HVT_SDT_ARG_BITS, HVT_SDT_ARG_BITS);
-    uint32_t d = (uint32_t)(v >> 10) & ((1u << HVT_SDT_DISP_BITS) - 1);
-    a->op = v & 7;
-    a->reg = (v >> 3) & 15;
-    a->size = (v >> 7) & 3;
-    a->sign = (v >> 9) & 1;
+    uint32_t d = (uint32_t)(v >> 11) & ((1u << HVT_SDT_DISP_BITS) - 1);
+    a->op = v & 15;
+    a->reg = (v >> 4) & 15;
+    a->size = (v >> 8) & 3;
+    a->sign = (v >> 10) & 1;
     a->disp = (int32_t)(d << (32 - HVT_SDT_DISP_BITS)) >> (32 - HVT_SDT_DISP_BITS);
-    if ((a->op == HVT_SDT_NONE && v) || (a->op == HVT_SDT_REG && a->disp) ||
-        ((a->op == HVT_SDT_NZ || a->op == HVT_SDT_Z) && (a->disp || a->sign)) ||
-        ((a->op == HVT_SDT_IMM || a->op == HVT_SDT_SITE) && a->reg))
+    if (a->op > HVT_SDT_PCPU || (a->op == HVT_SDT_NONE && v) || (a->op == HVT_SDT_REG && a->disp) ||
+        ((a->op == HVT_SDT_NZ || a->op == HVT_SDT_Z) && a->sign) ||
+        ((a->op == HVT_SDT_IMM || a->op == HVT_SDT_SITE || a->op == HVT_SDT_PCPU) && a->reg))
         return -1;
     return 0;
 }

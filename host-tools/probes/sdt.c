@@ -37,15 +37,21 @@ static void say(char *why, size_t n, const char *f, ...)
 
 /* ---- the block decoder: the block's instructions run on symbolic registers ---- */
 
-enum { X_UNKNOWN = 8 };                    /* beside enum hvt_sdt_op: a value the block made */
+enum { X_UNKNOWN = 15 };                    /* beside enum hvt_sdt_op: a value the block made */
 typedef struct {
     uint8_t op, reg, size, sign;           /* size: log2 of bytes; the value is extended from it */
     uint8_t low8;                          /* a SETcc's: only the low byte is the value */
     int64_t disp;
-    const char *how;                       /* X_UNKNOWN: what made it */
+    char how[64];                          /* X_UNKNOWN: what made it (a copy: an instruction's
+                                              mnemonic lives only until the next is decoded) */
 } expr;
 
-static expr unknown_by(const char *how) { return (expr){ .op = X_UNKNOWN, .how = how }; }
+static expr unknown_by(const char *how)
+{
+    expr e = { .op = X_UNKNOWN };
+    snprintf(e.how, sizeof e.how, "%s", how);
+    return e;
+}
 
 /* A capstone register: its x86 number (0-15) and width in bytes; -1 for anything else (AH..BH:
  * bits 15:8 of a register are not a value a rule can name). */
@@ -96,7 +102,8 @@ static expr narrow(expr e, unsigned size, unsigned sign)
 
 typedef struct {
     expr r[16];
-    expr flag;                             /* what the last TEST r,r tested (flag_ok) */
+    expr flag;                             /* what the last TEST r,r or CMP r,imm compared */
+    int64_t flag_with;                     /* with this constant (TEST r,r: 0), when flag_ok */
     bool flag_ok;
     const kimg *k;
     uint64_t site, img_lo, img_hi;
@@ -143,8 +150,15 @@ static expr value_of(const sym_state *s, const cs_x86_op *op, uint64_t next_ip)
             return (expr){ .op = HVT_SDT_SITE, .size = 3, .disp = (int64_t)((uint64_t)op->imm - s->site) };
         return narrow((expr){ .op = HVT_SDT_IMM, .size = 3, .disp = op->imm }, log2_of(op->size), 0);
     case X86_OP_MEM:
-        if (op->mem.segment == X86_REG_GS)
-            return unknown_by("a per-CPU load");
+        if (op->mem.segment == X86_REG_GS) {
+            /* %gs:OFF, or %gs:OFF(%rip) - the per-CPU offset comes out of the RIP-relative sum
+             * (per-CPU symbols are absolute, at small addresses) */
+            uint64_t off = op->mem.base == X86_REG_RIP ? next_ip + (uint64_t)op->mem.disp
+                         : op->mem.base == X86_REG_INVALID ? (uint64_t)op->mem.disp : ~0ull;
+            if (op->mem.index != X86_REG_INVALID || off >= 1ull << (HVT_SDT_DISP_BITS - 1))
+                return unknown_by("a per-CPU load through a register");
+            return (expr){ .op = HVT_SDT_PCPU, .size = (uint8_t)log2_of(op->size), .disp = (int64_t)off };
+        }
         if (op->mem.base == X86_REG_RIP)
             return unknown_by("a load of a global");
         if (!address_of(s, op, next_ip, &a))
@@ -217,16 +231,25 @@ static int step(sym_state *s, csh cs, const cs_insn *in, const ksym_table *syms,
     bool known = dst >= 0 && x->op_count == 2, flags_set = false;
     for (unsigned i = 0; i < nw; i++)
         flags_set |= ww[i] == X86_REG_EFLAGS;
-    /* TEST r,r then SETNE/SETE: whether r is zero, a bool argument (group = ebx != 0) */
-    if (in->id == X86_INS_TEST && x->op_count == 2 && o[0].type == X86_OP_REG && o[1].type == X86_OP_REG &&
-        o[0].reg == o[1].reg) {
+    /* TEST r,r or CMP r,imm then SETNE/SETE: whether r is zero or the constant, a bool
+     * argument (signal_generate's group = ebx != 0; 6.12's sched_switch preempt = r14d == 1) */
+    if (x->op_count == 2 && o[0].type == X86_OP_REG &&
+        ((in->id == X86_INS_TEST && o[1].type == X86_OP_REG && o[1].reg == o[0].reg) ||
+         (in->id == X86_INS_CMP && o[1].type == X86_OP_IMM))) {
+        int64_t lim = 1ll << (HVT_SDT_DISP_BITS - 1), with = in->id == X86_INS_CMP ? o[1].imm : 0;
+        if (o[0].size < 8)                 /* the constant as the compared width sees it */
+            with = (int64_t)((uint64_t)with << (64 - 8 * o[0].size)) >> (64 - 8 * o[0].size);
         s->flag = value_of(s, &o[0], next_ip);
-        s->flag_ok = s->flag.op == HVT_SDT_REG;
+        s->flag_with = with;
+        s->flag_ok = s->flag.op == HVT_SDT_REG && with >= -lim && with < lim;
         return 1;
     }
     if ((in->id == X86_INS_SETNE || in->id == X86_INS_SETE) && dst >= 0 && w == 1) {
+        /* the rest of the register: kept only if the block zeroed it first (xor %esi,%esi) */
+        bool zeroed = s->r[dst].op == HVT_SDT_IMM && s->r[dst].disp == 0 && s->r[dst].size >= 2;
         s->r[dst] = s->flag_ok ? (expr){ .op = in->id == X86_INS_SETNE ? HVT_SDT_NZ : HVT_SDT_Z,
-                                         .reg = s->flag.reg, .size = s->flag.size, .low8 = 1 }
+                                         .reg = s->flag.reg, .size = s->flag.size,
+                                         .disp = s->flag_with, .low8 = !zeroed }
                                : unknown_by("a SETcc of flags no rule can name");
         return 1;
     }
@@ -375,11 +398,13 @@ void sdt_recipe_str(const uint64_t recipe[3], int nargs, char *buf, size_t n)
             case HVT_SDT_LOAD: snprintf(v, sizeof v, "[%s%+lld]", r, d); break;
             case HVT_SDT_IMM:  snprintf(v, sizeof v, "$%lld", d); break;
             case HVT_SDT_SITE: snprintf(v, sizeof v, "site%+lld", d); break;
-            case HVT_SDT_NZ:   snprintf(v, sizeof v, "%s!=0", r); break;
-            case HVT_SDT_Z:    snprintf(v, sizeof v, "%s==0", r); break;
+            case HVT_SDT_NZ:   snprintf(v, sizeof v, "%s!=%lld", r, d); break;
+            case HVT_SDT_Z:    snprintf(v, sizeof v, "%s==%lld", r, d); break;
+            case HVT_SDT_PCPU: snprintf(v, sizeof v, "%%gs:[%#llx]", (unsigned long long)d); break;
             default:           snprintf(v, sizeof v, "-"); break;
             }
-            if (a.size < 3 || a.op == HVT_SDT_LOAD || a.op == HVT_SDT_NZ || a.op == HVT_SDT_Z)
+            if (a.size < 3 || a.op == HVT_SDT_LOAD || a.op == HVT_SDT_PCPU || a.op == HVT_SDT_NZ ||
+                a.op == HVT_SDT_Z)
                 snprintf(cut, sizeof cut, ":%u%s", 1u << a.size, a.sign ? "s" : "");
         }
         at += (size_t)snprintf(buf + at, n - at, "%s%s%s", i ? " " : "", v, cut);

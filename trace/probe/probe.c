@@ -2,6 +2,7 @@
 #include "probe.h"
 #include "probe_epoch.h"
 #include "task.h"
+#include "task_base.h"
 #include "step.h"
 #include "x86_len.h"
 #include "trace_opts.h"
@@ -576,7 +577,7 @@ static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
 
 /* A static tracepoint's arguments, by its recipe (checked when it was armed) from the
  * registers at the site: each rule's value cut to its size and extended (NZ, Z: whether the
- * register's cut is zero). A load the kernel's
+ * register's cut differs from the rule's constant). A load the kernel's
  * page tables do not map gives 0, as a record's unreadable argument does elsewhere. */
 static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
@@ -592,16 +593,22 @@ static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t
         case HVT_SDT_LEA:  v = base + (int64_t)a.disp; break;
         case HVT_SDT_IMM:  v = (uint64_t)(int64_t)a.disp; break;
         case HVT_SDT_SITE: v = p->va + (int64_t)a.disp; break;
-        case HVT_SDT_NZ:   arg[i] = base << a.shift != 0; continue;
-        case HVT_SDT_Z:    arg[i] = base << a.shift == 0; continue;
+        case HVT_SDT_NZ:   arg[i] = base << a.shift != (uint64_t)(int64_t)a.disp << a.shift; continue;
+        case HVT_SDT_Z:    arg[i] = base << a.shift == (uint64_t)(int64_t)a.disp << a.shift; continue;
+        case HVT_SDT_PCPU:
         case HVT_SDT_LOAD: {
             unsigned n = (64u - a.shift) / 8;
+            uint64_t at = base + (int64_t)a.disp;
+            if (a.op == HVT_SDT_PCPU) {    /* the kernel's per-CPU base: its GS base there */
+                uint64_t gs = hv_guest_read(HV_GUEST_GS_BASE);
+                at = gs >= TASK_KERNEL_HALF ? gs + (int64_t)a.disp : 0;
+            }
             if (!paging) {
                 probe_kernel_paging(&pg);
                 paging = true;
             }
             v = 0;
-            if (gmem_read_gva(&pg, base + (int64_t)a.disp, &v, n) != n)
+            if (!at || gmem_read_gva(&pg, at, &v, n) != n)
                 v = 0;
             break;
         }

@@ -60,16 +60,26 @@ static void recipe_checks(void)
         same &= !hvt_sdt_arg_get(w, i, &b) && b.op == HVT_SDT_LOAD && b.reg == i * 3 % 16 && b.size == 2 &&
                 b.disp == -0x44 - (int32_t)i * 100003;
     CHECK(same, "five rules read back as written (across the word boundaries)");
-    uint64_t bad[3] = { HVT_SDT_Z | 1u << 10, 0, 0 };
-    CHECK(hvt_sdt_recipe_check(bad), "a Z rule with a displacement refused");
+    /* raw rules: op 4 bits, reg 4, size 2, sign 1, disp 27 (include/hvt_hypercall.h) */
+#define RAW(op, reg, size, sign, disp) \
+    ((uint64_t)(op) | (uint64_t)(reg) << 4 | (uint64_t)(size) << 8 | (uint64_t)(sign) << 10 | \
+     ((uint64_t)(disp) & ((1u << HVT_SDT_DISP_BITS) - 1)) << 11)
+    uint64_t ok1[3] = { RAW(HVT_SDT_PCPU, 0, 3, 0, 0x35000) | RAW(HVT_SDT_Z, 14, 2, 0, 1) << HVT_SDT_ARG_BITS, 0, 0 };
+    CHECK(hvt_sdt_recipe_check(ok1) == 0, "a per-CPU load and a compare with 1: a good recipe");
+    uint64_t bad[3] = { RAW(9, 0, 0, 0, 0), 0, 0 };
+    CHECK(hvt_sdt_recipe_check(bad), "op 9 refused");
     uint64_t top[3] = { 0, 0, 1ull << 62 };
     CHECK(hvt_sdt_recipe_check(top), "bits past the fifth rule refused");
-    uint64_t none[3] = { 1u << 3, 0, 0 };
+    uint64_t none[3] = { RAW(HVT_SDT_NONE, 1, 0, 0, 0), 0, 0 };
     CHECK(hvt_sdt_recipe_check(none), "a NONE rule with a register refused");
-    uint64_t regd[3] = { HVT_SDT_REG | 1u << 10, 0, 0 };
+    uint64_t regd[3] = { RAW(HVT_SDT_REG, 3, 3, 0, 8), 0, 0 };
     CHECK(hvt_sdt_recipe_check(regd), "a REG rule with a displacement refused");
-    uint64_t imm[3] = { HVT_SDT_IMM | 3u << 3, 0, 0 };
+    uint64_t imm[3] = { RAW(HVT_SDT_IMM, 3, 3, 0, 1), 0, 0 };
     CHECK(hvt_sdt_recipe_check(imm), "an IMM rule naming a register refused");
+    uint64_t pcpu[3] = { RAW(HVT_SDT_PCPU, 5, 3, 0, 0x35000), 0, 0 };
+    CHECK(hvt_sdt_recipe_check(pcpu), "a PCPU rule naming a register refused");
+    uint64_t zs[3] = { RAW(HVT_SDT_Z, 5, 2, 1, 1), 0, 0 };
+    CHECK(hvt_sdt_recipe_check(zs), "a Z rule with a sign refused");
 }
 
 int main(int argc, char **argv)
