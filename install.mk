@@ -16,6 +16,11 @@ HVT_LIBDIR   := $(PREFIX)/lib/hvtrace
 MAN1DIR      := $(PREFIX)/share/man/man1
 MAN8DIR      := $(PREFIX)/share/man/man8
 HVT_DOCDIR   := $(PREFIX)/share/doc/hvtrace
+# The collector's systemd unit: PREFIX/lib/systemd/system is on systemd's unit path for /usr
+# and /usr/local alike; its ExecStart names PREFIX's sbin.
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+COLL_UNIT    := host-tools/collector/systemd/hvtrace-collector.service
+COLL_ENV     := host-tools/collector/systemd/collector.env
 # The guest tools run inside the traced Linux, often from an initramfs without a C library:
 # linked statically, like the test initramfs's copies.
 GUEST_TOOLS  := hvtrace-guest hvtrace-mark
@@ -34,24 +39,29 @@ $(GUEST_OUT)/%: guest/%.c guest/hvt_guest.h guest/hvt_agent.h include/hvt_hyperc
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 guest-tools: $(GUEST_TOOLS:%=$(GUEST_OUT)/%)
 
-# The man pages name the installed docs' folder: rewritten for this PREFIX.
+# The man pages name the installed docs' folder, the unit the collector's path: rewritten
+# for this PREFIX.
 install: efi host-tools collector guest-tools
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(HVT_LIBDIR) \
-	  $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(HVT_DOCDIR)
+	  $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(HVT_DOCDIR) $(DESTDIR)$(SYSTEMD_UNITDIR)
 	$(INSTALL) -m 755 $(INSTALL_BIN:%=$(HOST_OUT)/%) $(GUEST_TOOLS:%=$(GUEST_OUT)/%) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 755 $(HOST_OUT)/hvtrace-collector $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 644 $(BUILD)/hvtrace.efi boot/hvtrace.cfg.template $(DESTDIR)$(HVT_LIBDIR)/
 	$(INSTALL) -m 755 tools/hvtrace-esp.sh $(DESTDIR)$(HVT_LIBDIR)/hvtrace-esp
 	sed 's#/usr/local/#$(PREFIX)/#g' $(INSTALL_MAN1) > $(DESTDIR)$(MAN1DIR)/hvt.1
 	sed 's#/usr/local/#$(PREFIX)/#g' $(INSTALL_MAN8) > $(DESTDIR)$(MAN8DIR)/hvtrace-collector.8
-	chmod 644 $(DESTDIR)$(MAN1DIR)/hvt.1 $(DESTDIR)$(MAN8DIR)/hvtrace-collector.8
+	sed 's#/usr/local/#$(PREFIX)/#g' $(COLL_UNIT) > $(DESTDIR)$(SYSTEMD_UNITDIR)/hvtrace-collector.service
+	chmod 644 $(DESTDIR)$(MAN1DIR)/hvt.1 $(DESTDIR)$(MAN8DIR)/hvtrace-collector.8 \
+	  $(DESTDIR)$(SYSTEMD_UNITDIR)/hvtrace-collector.service
+	$(INSTALL) -m 644 $(COLL_ENV) $(DESTDIR)$(HVT_LIBDIR)/collector.env.example
 	$(INSTALL) -m 644 $(INSTALL_DOCS) $(DESTDIR)$(HVT_DOCDIR)/
 
 uninstall:
 	rm -f $(INSTALL_BIN:%=$(DESTDIR)$(BINDIR)/%) $(GUEST_TOOLS:%=$(DESTDIR)$(BINDIR)/%) \
 	  $(DESTDIR)$(SBINDIR)/hvtrace-collector \
 	  $(DESTDIR)$(HVT_LIBDIR)/hvtrace.efi $(DESTDIR)$(HVT_LIBDIR)/hvtrace.cfg.template \
-	  $(DESTDIR)$(HVT_LIBDIR)/hvtrace-esp \
+	  $(DESTDIR)$(HVT_LIBDIR)/hvtrace-esp $(DESTDIR)$(HVT_LIBDIR)/collector.env.example \
+	  $(DESTDIR)$(SYSTEMD_UNITDIR)/hvtrace-collector.service \
 	  $(DESTDIR)$(MAN1DIR)/hvt.1 $(DESTDIR)$(MAN8DIR)/hvtrace-collector.8 \
 	  $(addprefix $(DESTDIR)$(HVT_DOCDIR)/,$(notdir $(INSTALL_DOCS)))
 	-rmdir $(DESTDIR)$(HVT_LIBDIR) $(DESTDIR)$(HVT_DOCDIR) 2>/dev/null

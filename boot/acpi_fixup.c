@@ -34,6 +34,7 @@ static EFI_GUID acpi10_guid = { 0xeb9d2d30, 0x2d88, 0x11d3, { 0x9a, 0x16, 0x00, 
 #define PM_OFF_PM_TMR          0x8u
 /* Bochs's iodev/acpi.cc: SUS_TYP 0 with SUS_EN = "soft power off" (exits Bochs). */
 #define PIIX4_S5_SLP_TYP       0u
+#define PIIX4_S3_SLP_TYP       1u           /* SUS_TYP 1: suspend to RAM (iodev/acpi.cc) */
 /* 82093AA I/O APIC: IOREGSEL at +0, IOWIN at +0x10; register 0 = ID in bits 27:24. */
 #define IOAPIC_IOWIN_OFFSET    0x10u
 #define IOAPIC_REG_ID          0x00u
@@ -46,6 +47,8 @@ static EFI_GUID acpi10_guid = { 0xeb9d2d30, 0x2d88, 0x11d3, { 0x9a, 0x16, 0x00, 
 #define FADT_OFF_PM1B_CNT_BLK  68u
 #define FADT_OFF_X_PM1A_CNT    172u
 #define FADT_OFF_X_PM1B_CNT    184u
+#define FADT_OFF_DSDT          40u
+#define FADT_OFF_X_DSDT        140u
 #define GAS_OFF_ADDRESS        4u
 #define GAS_SPACE_SYSTEM_IO    1u
 #define ACPI_HDR_LEN           36u
@@ -152,6 +155,46 @@ static VOID *acpi_fixup_find_config_table(EFI_GUID *guid)
     return NULL;
 }
 
+/* One definition block: what it defines, then S1-S4 renamed. */
+static UINTN acpi_fixup_sleep_block(UINT8 *t, struct acpi_sleep_info *sleep)
+{
+    if (!t) return 0;
+    UINT32 len = rd32(t + 4);
+    acpi_sleep_scan(t, len, sleep);
+    int n = acpi_sleep_hide(t, len, ACPI_SLEEP_HIDE_MASK);
+    return n > 0 ? (UINTN)n : 0;
+}
+
+void acpi_fixup_hide_sleep(struct acpi_sleep_info *sleep)
+{
+    SetMem(sleep, sizeof *sleep, 0);
+    const UINT8 *rsdp = acpi_fixup_find_config_table(&acpi20_guid);
+    if (!rsdp) rsdp = acpi_fixup_find_config_table(&acpi10_guid);
+    if (!rsdp) return;
+    const UINT8 *sdt;
+    UINTN entry = 4, hidden = 0;
+    if (rsdp[15] >= 2 && rd64(rsdp + 24)) { sdt = (const UINT8 *)(UINTN)rd64(rsdp + 24); entry = 8; }
+    else sdt = (const UINT8 *)(UINTN)rd32(rsdp + 16);
+    if (!sdt) return;
+    UINT32 len = rd32(sdt + 4);
+    for (UINT32 o = ACPI_HDR_LEN; o + entry <= len; o += entry) {
+        UINT8 *t = (UINT8 *)(UINTN)(entry == 8 ? rd64(sdt + o) : rd32(sdt + o));
+        if (t && CompareMem(t, "SSDT", 4) == 0) {
+            hidden += acpi_fixup_sleep_block(t, sleep);
+        } else if (t && CompareMem(t, "FACP", 4) == 0) {
+            /* The 64-bit X_DSDT wins where present (ACPI 6.4, 5.2.9). */
+            UINT32 flen = rd32(t + 4);
+            UINT64 d = flen >= FADT_OFF_X_DSDT + 8 ? rd64(t + FADT_OFF_X_DSDT) : 0;
+            if (!d) d = rd32(t + FADT_OFF_DSDT);
+            if (d && CompareMem((VOID *)(UINTN)d, "DSDT", 4) == 0)
+                hidden += acpi_fixup_sleep_block((UINT8 *)(UINTN)d, sleep);
+        }
+    }
+    Print(L"hvtrace: ACPI sleep states S0-S5 defined: %x; S1-S4 hidden from the guest (%d renamed): "
+          L"the hypervisor does not survive them; S5 SLP_TYP %d/%d\n", sleep->present, hidden,
+          sleep->typ_a[5], sleep->typ_b[5]);
+}
+
 /* The PIIX4 PM block's I/O base; programs the default if the firmware left it disabled. */
 static UINT16 acpi_fixup_pm_base(void)
 {
@@ -240,6 +283,8 @@ void acpi_fixup_run(BOOLEAN enabled, hvt_efi_mp_services *mp, struct acpi_fixup_
     p.sci_irq = PIIX4_SCI_IRQ;
     p.smi_cmd = 0;      /* no SMM on Bochs: the PM block is always in ACPI mode */
     p.s5_slp_typ = PIIX4_S5_SLP_TYP;
+    p.has_s3 = 1;       /* as PC firmware does: the hypervisor's loader then hides it */
+    p.s3_slp_typ = PIIX4_S3_SLP_TYP;
 
     EFI_PHYSICAL_ADDRESS addr = ACPI_4GIB_MINUS_1;  /* 32-bit table pointers: stay below 4 GiB */
     UINTN pages = EFI_SIZE_TO_PAGES(ACPI_TABLES_BUF_SIZE);

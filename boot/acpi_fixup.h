@@ -45,4 +45,12 @@ void acpi_fixup_run(BOOLEAN enabled, hvt_efi_mp_services *mp, struct acpi_fixup_
 BOOLEAN acpi_fixup_hide_dmar(struct acpi_fixup_result *r);
 void acpi_fixup_restore_dmar(struct acpi_fixup_result *r);
 
+/* The sleep states the hypervisor cannot survive (acpi_sleep.h): acpi_fixup_hide_sleep() finds
+ * the DSDT (through the FADT of whichever tables are installed, the firmware's or ours) and
+ * every SSDT, fills *sleep with what they define (before hiding) and renames \_S1_-\_S4_ in
+ * place; prints one line. Run before the hypervisor starts; not undone if it then fails to
+ * (Linux boots untraced without those states). */
+#include "acpi_sleep.h"
+void acpi_fixup_hide_sleep(struct acpi_sleep_info *sleep);
+
 #endif

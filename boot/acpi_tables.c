@@ -277,10 +277,10 @@ static size_t acpi_aml_byte_const(uint8_t *out, uint8_t v)
     return 2;
 }
 
-/* The DSDT's AML body, Name(_S5, Package(4){SLP_TYPa, SLP_TYPb, 0, 0}) (7.4.2):
- * NameOp "_S5_" PackageOp PkgLength NumElements elements. SLP_TYPb repeats SLP_TYPa (there is
- * no PM1b block); the last two elements are reserved. out may be NULL to measure. */
-static size_t acpi_s5_aml(uint8_t *out, uint8_t slp_typ)
+/* One sleep state in the DSDT's AML body, Name(_Sx, Package(4){SLP_TYPa, SLP_TYPb, 0, 0})
+ * (7.4.2): NameOp "_Sx_" PackageOp PkgLength NumElements elements. SLP_TYPb repeats SLP_TYPa
+ * (there is no PM1b block); the last two elements are reserved. out may be NULL to measure. */
+static size_t acpi_sx_aml(uint8_t *out, char x, uint8_t slp_typ)
 {
     const uint8_t elems[ACPI_S5_ELEMENTS] = { slp_typ, slp_typ, 0, 0 };
     size_t elems_len = 0;
@@ -290,7 +290,8 @@ static size_t acpi_s5_aml(uint8_t *out, uint8_t slp_typ)
     if (!out) return total;
     size_t k = 0;
     out[k++] = AML_NAME_OP;
-    acpi_put((char *)out + k, "_S5_", 4);
+    const char name[4] = { '_', 'S', x, '_' };
+    acpi_put((char *)out + k, name, 4);
     k += 4;
     out[k++] = AML_PACKAGE_OP;
     out[k++] = (uint8_t)pkg_len;    /* < 64: a one-byte PkgLength (20.2.4) */
@@ -311,7 +312,8 @@ int acpi_tables_build(const struct acpi_platform *p, void *buf, size_t cap, uint
     for (uint32_t i = 0; i < p->cpu_count; i++)
         madt_len += p->apic_ids[i] > MADT_XAPIC_MAX_ID ? sizeof(struct madt_local_x2apic)
                                                        : sizeof(struct madt_local_apic);
-    size_t dsdt_len = sizeof(struct acpi_header) + acpi_s5_aml(NULL, p->s5_slp_typ);
+    size_t s3_len = p->has_s3 ? acpi_sx_aml(NULL, '3', p->s3_slp_typ) : 0;
+    size_t dsdt_len = sizeof(struct acpi_header) + s3_len + acpi_sx_aml(NULL, '5', p->s5_slp_typ);
     const unsigned n_tables = 2;   /* FADT, MADT */
     size_t rsdt_len = sizeof(struct acpi_header) + 4 * n_tables;
     size_t xsdt_len = sizeof(struct acpi_header) + 8 * n_tables;
@@ -339,10 +341,12 @@ int acpi_tables_build(const struct acpi_platform *p, void *buf, size_t cap, uint
     facs->length = sizeof *facs;
     facs->version = ACPI_FACS_VERSION;
 
-    /* DSDT: header + \_S5. */
+    /* DSDT: header, \_S3 where asked, \_S5. */
     struct acpi_header *dsdt = (struct acpi_header *)(b + l.dsdt);
     acpi_header_init(dsdt, "DSDT", (uint32_t)dsdt_len, ACPI_DSDT_REVISION);
-    acpi_s5_aml(b + l.dsdt + sizeof *dsdt, p->s5_slp_typ);
+    if (p->has_s3)
+        acpi_sx_aml(b + l.dsdt + sizeof *dsdt, '3', p->s3_slp_typ);
+    acpi_sx_aml(b + l.dsdt + sizeof *dsdt + s3_len, '5', p->s5_slp_typ);
     acpi_header_seal(dsdt);
 
     /* FADT (5.2.9): the PM1a blocks, the PM timer and the SCI; both 32- and 64-bit forms

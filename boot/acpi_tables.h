@@ -8,8 +8,8 @@
  * aligned):
  *   RSDP 2.0 (ACPI 6.3 5.2.5.3) -> RSDT + XSDT (5.2.7, 5.2.8) -> FADT (5.2.9) -> FACS
  *   (5.2.10) and DSDT (5.2.11.1); the RSDT/XSDT also list the MADT (5.2.12).
- * Every table carries a valid checksum. The DSDT defines only \_S5 (7.4.2), whose
- * SLP_TYPa is p->s5_slp_typ. The result gives the offset of the RSDP (what goes into the EFI
+ * Every table carries a valid checksum. The DSDT defines \_S5 (7.4.2), whose SLP_TYPa is
+ * p->s5_slp_typ, and \_S3 before it where p->has_s3 (SLP_TYPa p->s3_slp_typ). The result gives the offset of the RSDP (what goes into the EFI
  * configuration table) and of each table. No allocation, no I/O, no libc: unit-tested on the
  * host (boot/tests/test_acpi_tables.c).
  * Returns 0 on success, -1 if the buffer is too small or an argument is out of range
@@ -40,6 +40,8 @@ struct acpi_platform {
     uint16_t sci_irq;                  /* ISA IRQ of the SCI (level, active high) */
     uint32_t smi_cmd;                  /* 0: the chipset is always in ACPI mode */
     uint8_t  s5_slp_typ;               /* SLP_TYP value that means "soft off" (S5) */
+    uint8_t  has_s3;                   /* also define \_S3 (suspend to RAM), as PC firmware does */
+    uint8_t  s3_slp_typ;               /* its SLP_TYP value */
 };
 
 struct acpi_tables_layout {

@@ -16,18 +16,26 @@ BOOT_CFLAGS  := $(HV_STD) -O2 -g -Wall -Wextra -Wno-unused-parameter -ffreestand
 BOOT_CFLAGS  += $(if $(filter nettest,$(HV_IMAGE)),-DHVT_LOADER_NETTEST)
 BOOT_BUILD   := $(BUILD)/boot
 BOOT_SRCS    := $(wildcard boot/*.c)
-# SHA-256 and HMAC (the configuration's seal and hash): the same code net/ links into the
-# hypervisor, built again with the loader's flags.
-BOOT_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(BOOT_SRCS)) $(BOOT_BUILD)/sha256.o
+# SHA-256 and HMAC (the configuration's seal and hash) and the MTRR reader: the same code net/
+# and vmm/ link into the hypervisor, built again with the loader's flags.
+BOOT_OBJS    := $(patsubst %.c,$(BUILD)/%.o,$(BOOT_SRCS)) $(BOOT_BUILD)/sha256.o $(BOOT_BUILD)/mtrr.o
 BOOT_EXTRA_OBJS ?=
 
 $(BOOT_BUILD)/%.o: boot/%.c
 	@mkdir -p $(dir $@)
 	$(EFI_CC) $(BOOT_CFLAGS) -MMD -MP -c $< -o $@
 
+# hv_launch.c reads the MTRRs with vmm/'s reader (mtrr.h).
+$(BOOT_BUILD)/hv_launch.o: BOOT_CFLAGS += -Ivmm
+
 $(BOOT_BUILD)/sha256.o: net/sha256.c
 	@mkdir -p $(dir $@)
 	$(EFI_CC) $(BOOT_CFLAGS) -MMD -MP -c $< -o $@
+
+# The MTRRs' memory types (the direct map's page sizes, boot/dmap.h): the hypervisor's own reader.
+$(BOOT_BUILD)/mtrr.o: vmm/mtrr.c
+	@mkdir -p $(dir $@)
+	$(EFI_CC) $(BOOT_CFLAGS) -Ivmm -Ivmm/include -MMD -MP -c $< -o $@
 
 $(BOOT_BUILD)/hvtrace.so: $(BOOT_OBJS) $(BOOT_EXTRA_OBJS)
 	ld -nostdlib -znocombreloc -shared -Bsymbolic -T $(EFI_LIBDIR)/elf_x86_64_efi.lds \

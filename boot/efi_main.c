@@ -158,6 +158,12 @@ static void efi_main_start_hv(const struct cfg *c, hvt_efi_mp_services *mp,
     if (acpi_fixup_hide_dmar(acpi) && acpi->dmar)
         p.hv_flags |= HVT_HVF_DMAR_HIDDEN;
     p.pm1b_cnt_port = acpi->pm1b_cnt_port;
+    /* S1-S4 out of the guest's sight, and S5's type for the hypervisor's PM1 check. */
+    struct acpi_sleep_info sleep;
+    acpi_fixup_hide_sleep(&sleep);
+    p.s5_known = (sleep.present >> 5) & 1;
+    p.s5_slp_typ_a = sleep.typ_a[5];
+    p.s5_slp_typ_b = sleep.typ_b[5];
     p.trace_config = c->trace;
     p.net_config = c->net;
     p.cfg_sha256 = efi_main_cfg_sha256;

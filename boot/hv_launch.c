@@ -11,6 +11,8 @@
 #include <efilib.h>
 #include "hv_launch.h"
 #include "hvt_bootinfo.h"
+#include "dmap.h"
+#include "mtrr.h"
 
 extern const UINT8 hvl_image_start[], hvl_image_end[];
 long hvl_call_hv(UINT64 fn, UINT64 hv_cr3, void *a0, void *a1);
@@ -21,8 +23,6 @@ long hvl_virtualize(UINT64 fn, UINT64 hv_cr3, void *bi, struct hvt_cpu_launch *l
 #define PAGE_1G      0x40000000ull
 #define PTE_P        (1ull << 0)
 #define PTE_W        (1ull << 1)
-#define PTE_PWT      (1ull << 3)
-#define PTE_PCD      (1ull << 4)
 #define PTE_PS       (1ull << 7)
 #define PTE_G        (1ull << 8)
 #define PML4_INDEX(va) (((va) >> 39) & 511)
@@ -61,41 +61,63 @@ static BOOLEAN cpu_has_1g_pages(void)
     return (d >> 26) & 1;
 }
 
-/* Map [0, limit) at 'base_va' with 1 GiB pages (or 2 MiB), attributes 'attr'. */
-static EFI_STATUS map_direct(struct region *r, UINT64 *pml4, UINT64 base_va, UINT64 limit,
-                             UINT64 attr, BOOLEAN big)
+/* The direct map's inputs (dmap.h): tables from the region, the MTRRs' types, and what the
+ * firmware's memory map calls memory (RAM or firmware-owned: never in the uncached alias). */
+static struct mtrr_state host_mtrr;
+static UINT64 host_rdmsr(UINT32 msr)
 {
-    for (UINT64 pa = 0; pa < limit; pa += PAGE_1G) {
-        UINT64 va = base_va + pa;
-        UINT64 *pml4e = &pml4[PML4_INDEX(va)];
-        if (!*pml4e) {
-            UINT64 *t = region_page(r);
-            if (!t) return EFI_OUT_OF_RESOURCES;
-            *pml4e = (UINT64)t | PTE_P | PTE_W;
-        }
-        UINT64 *pdpt = (UINT64 *)(*pml4e & ~0xfffull);
-        if (big) {
-            pdpt[PDPT_INDEX(va)] = pa | PTE_P | PTE_W | PTE_PS | attr;
+    UINT32 lo, hi;
+    __asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+    return (UINT64)hi << 32 | lo;
+}
+struct dmap_ctx { struct region *r; const struct hvt_boot_info *bi; };
+static uint64_t *dmap_table(void *ctx) { return region_page(((struct dmap_ctx *)ctx)->r); }
+static int dmap_memtype(void *ctx, uint64_t base, uint64_t size) { return mtrr_type_range(&host_mtrr, base, size); }
+static enum dmap_ram dmap_ram_of(void *ctx, uint64_t base, uint64_t size)
+{
+    const struct hvt_boot_info *bi = ((struct dmap_ctx *)ctx)->bi;
+    uint64_t in = 0;
+    for (UINT32 i = 0; i < bi->mem_range_count; i++) {
+        const struct hvt_mem_range *m = &bi->mem[i];
+        if (m->kind == HVT_MEM_MMIO)
             continue;
-        }
-        UINT64 *pd = region_page(r);
-        if (!pd) return EFI_OUT_OF_RESOURCES;
-        for (int i = 0; i < 512; i++)
-            pd[i] = (pa + i * PAGE_2M) | PTE_P | PTE_W | PTE_PS | attr;
-        pdpt[PDPT_INDEX(va)] = (UINT64)pd | PTE_P | PTE_W;
+        uint64_t lo = base > m->base ? base : m->base;
+        uint64_t hi = base + size < m->base + m->size ? base + size : m->base + m->size;
+        if (hi > lo)
+            in += hi - lo;
     }
-    return EFI_SUCCESS;
+    return in == 0 ? DMAP_RAM_NONE : in >= size ? DMAP_RAM_ALL : DMAP_RAM_SOME;
 }
 
-static EFI_STATUS build_page_tables(struct region *r, UINT64 limit, UINT64 *cr3)
+static UINT32 cpu_phys_bits(void)
+{
+    UINT32 a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+    if (a < 0x80000008u)
+        return 36;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000008u), "c"(0));
+    return a & 0xff;
+}
+
+static EFI_STATUS build_page_tables(struct region *r, const struct hvt_boot_info *bi, UINT64 limit,
+                                    UINT64 *cr3)
 {
     BOOLEAN big = cpu_has_1g_pages();
+    UINT32 phys_bits = cpu_phys_bits();
     UINT64 *pml4 = region_page(r);
     if (!pml4) return EFI_OUT_OF_RESOURCES;
-    EFI_STATUS s = map_direct(r, pml4, 0, limit, 0, big);
-    if (!EFI_ERROR(s))
-        s = map_direct(r, pml4, HVT_UC_ALIAS_BASE, limit, PTE_PCD | PTE_PWT, big);
-    if (EFI_ERROR(s)) return s;
+    mtrr_read(&host_mtrr, host_rdmsr, phys_bits);
+    /* The uncached alias reaches every device register the hypervisor may drive (a 64-bit BAR
+     * anywhere below MAXPHYADDR) where 1 GiB pages keep its tables small; else [0, limit). */
+    UINT64 uc_limit = big ? 1ull << phys_bits : limit;
+    struct dmap_ctx ctx = { r, bi };
+    struct dmap_ops ops = { &ctx, dmap_table, dmap_memtype, dmap_ram_of };
+    struct dmap_stats st;
+    if (dmap_build(pml4, limit, HVT_UC_ALIAS_BASE, uc_limit, big, &ops, &st))
+        return EFI_OUT_OF_RESOURCES;
+    Print(L"hvtrace: direct map: %ld x 1 GiB, %ld x 2 MiB, %ld x 4 KiB pages (one memory type "
+          L"each), %ld tables; uncached alias to %ld GiB, without RAM\n", st.pages_1g, st.pages_2m,
+          st.pages_4k, st.tables, (uc_limit < DMAP_UC_MAX ? uc_limit : DMAP_UC_MAX) >> 30);
     /* The region at the image's link address, 2 MiB pages (the region is 2 MiB aligned). */
     UINT64 va = HVT_IMAGE_LINK_BASE;
     UINT64 *pdpt = region_page(r), *pd = region_page(r);
@@ -215,7 +237,13 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
             ncpu = 1;
         p->mp->who_am_i(p->mp, &bsp);
     }
-    if (ncpu > HVT_MAX_CPUS) ncpu = HVT_MAX_CPUS;
+    /* Every CPU or none: a CPU left outside VMX operation would run with the guest's INIT/SIPI
+     * (the guest owns the local APICs) outside EPT, the hypervisor's memory in reach. */
+    if (ncpu > HVT_MAX_CPUS) {
+        say(why, why_chars, L"the machine has %ld CPUs and hvtrace supports at most %ld: disable "
+            L"CPUs (or SMT) in the firmware setup", ncpu, HVT_MAX_CPUS);
+        return EFI_UNSUPPORTED;
+    }
     /* (1) The region: reserved memory, 2 MiB aligned; give back the alignment slack. */
     UINT64 mb = p->hv_mem_mb ? p->hv_mem_mb : AUTO_HV_MEM_MB(ncpu);
     UINT64 size = mb << 20, want = size + PAGE_2M;
@@ -253,7 +281,7 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
     UINT64 limit = top > (1ull << 32) ? top : (1ull << 32);
     limit = (limit + PAGE_1G - 1) & ~(PAGE_1G - 1);
     /* (3) Host page tables. */
-    s = build_page_tables(&r, limit, &hv_cr3);
+    s = build_page_tables(&r, bi, limit, &hv_cr3);
     if (EFI_ERROR(s)) {
         say(why, why_chars, L"cannot build the hypervisor page tables: %r", s, 0);
         return s;
@@ -274,6 +302,9 @@ EFI_STATUS hvl_start(const struct hvl_params *p, CHAR16 *why, UINTN why_chars)
         hvl_copy(bi->dmar, p->dmar, p->dmar_len);
     bi->pm1a_cnt_port = p->pm1a_cnt_port;
     bi->pm1b_cnt_port = p->pm1b_cnt_port;
+    bi->s5_known = p->s5_known;
+    bi->s5_slp_typ_a = p->s5_slp_typ_a;
+    bi->s5_slp_typ_b = p->s5_slp_typ_b;
     for (UINTN i = 0; p->trace_config && p->trace_config[i] && i + 1 < HVT_TRACE_CONFIG_LEN; i++)
         bi->trace_config[i] = p->trace_config[i];
     for (UINTN i = 0; p->net_config && p->net_config[i] && i + 1 < HVT_NET_CONFIG_LEN; i++)

@@ -29,6 +29,7 @@ struct hvl_params {
     UINT16 pm1a_cnt_port;      /* ACPI PM1a control port from the FADT (0 = unknown): the
                                   hypervisor prints its exit summary when the guest powers off */
     UINT16 pm1b_cnt_port;      /* 0 = none */
+    UINT8 s5_known, s5_slp_typ_a, s5_slp_typ_b;  /* \_S5's SLP_TYP values (s5_known: found) */
     const char *trace_config;  /* tracer options (cfg "trace"), may be NULL */
     const char *net_config;    /* NIC options (cfg "net"), may be NULL */
     const uint8_t *cfg_sha256; /* SHA-256 of hvtrace.cfg (32 bytes), may be NULL */

@@ -89,6 +89,9 @@ struct hvt_boot_info {
 #define HVT_CFG_SEALED       1u  /* its seal verified under the enrolled key */
 #define HVT_CFG_UNSEALED     2u  /* enrolled, seal missing or wrong: security lines not honoured */
 #define HVT_CFG_NO_FILE      3u  /* no hvtrace.cfg: defaults */
+    uint8_t  s5_known;                  /* the DSDT defines \_S5: the two values below hold */
+    uint8_t  s5_slp_typ_a, s5_slp_typ_b; /* its SLP_TYP for PM1a and PM1b: the only sleep type
+                                           the hypervisor lets through (power-off) */
 };
 
 /* What a CPU resumes as when it becomes a guest (captured by the loader's trampoline). */

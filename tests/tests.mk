@@ -36,7 +36,7 @@ $(TEST_GUEST)/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
 # With the kernel's msr module, for msr-attack (init's msr-guard check), and as-user,
 # hvtrace-mark and gs-forge for the hypercall privilege checks.
 TEST_INITRD_TOOLS := $(TEST_GUEST)/msr-attack $(TEST_GUEST)/as-user $(GUEST_OUT)/hvtrace-mark \
-                     $(TEST_GUEST)/io-string $(TEST_GUEST)/gs-forge
+                     $(TEST_GUEST)/io-string $(TEST_GUEST)/gs-forge $(TEST_GUEST)/sleep-attack
 $(TEST_BUILD)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_INITRD_TOOLS) tests/guest/init tests/guest/mkinitramfs.sh tests/guest/mkcpio.py
 	k=$$(bash tests/platform/fetch-kernel.sh) && m=$$(find "$$(dirname "$$k")/../lib/modules" -name msr.ko | head -1) && \
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(foreach t,$(TEST_INITRD_TOOLS),$(t):bin/$(notdir $(t))) "$$m:lib/msr.ko"
@@ -62,7 +62,7 @@ test-boot:
 	$(TEST_EFI_BUILD)
 	$(MAKE) test-guest-inputs
 	$(VM_CHECKS) $(TEST_BUILD)/boot || true
-	CHECK_BOOT_NEED="detect range memcheck ud msr-guard hc-user-refused hc-root-allowed hc-user-gs-forged io-string msr-unchecked" \
+	CHECK_BOOT_NEED="detect range memcheck ud msr-guard hc-user-refused hc-root-allowed hc-user-gs-forged io-string msr-unchecked sleep-hidden sleep-refused" \
 	  bash tests/platform/check-boot.sh all $(TEST_BUILD)/boot/run $(TEST_CPUS)
 
 test-platform:

@@ -78,6 +78,11 @@ struct dmar_info {
     struct dmar_scope scopes[DMAR_MAX_SCOPES];
 };
 
+/* struct dmar_info's flags (VT-d spec 8.1) */
+#define DMAR_FLAG_INTR_REMAP          (1u << 0)
+#define DMAR_FLAG_X2APIC_OPT_OUT      (1u << 1)
+#define DMAR_FLAG_DMA_CTRL_OPT_IN     (1u << 2)   /* the platform asks for DMA protection from boot */
+
 enum {
     DMAR_OK = 0,
     DMAR_E_SHORT = -1,           /* buffer shorter than the header or than its length */

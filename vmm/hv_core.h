@@ -38,6 +38,7 @@ struct hv_globals {
     uint64_t ept_cap;                    /* IA32_VMX_EPT_VPID_CAP */
     uint32_t invept_type;                /* INVEPT_SINGLE_CONTEXT, else ALL_CONTEXT (vmx_caps.h) */
     unsigned preempt_shift;              /* the preemption timer counts at TSC >> this */
+    uint32_t invvpid_type;               /* 0: no VPID; else the INVVPID type (vmx_caps.h) */
     struct spec_plan spec;               /* speculation and PMU isolation (spec_ctrl.h) */
     bool spec_per_exit;                  /* spec has per-exit work: the fast MTF path is held off */
     unsigned cpu_count;

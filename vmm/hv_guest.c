@@ -68,7 +68,7 @@ static void set_proc_bits(uint32_t bits, bool on)
 }
 
 /* The monitor trap flag is on while the policy or a pending NMI (nmi_decide.h) wants it. */
-void vcpu_sync_mtf(struct vcpu *v) { set_proc_bits(PROC_MTF, v->policy_mtf || v->nmi_mtf); }
+void vcpu_sync_mtf(struct vcpu *v) { set_proc_bits(PROC_MTF, v->policy_mtf || v->nmi_mtf || v->mc_mtf); }
 
 void hv_set_mtf(bool on)
 {

@@ -76,6 +76,14 @@ static const struct msr_rule rules[] = {
                                                   exits to us unconditionally anyway) */
     {0x000000e1, 0x000000e1, MSR_PASS},        /* IA32_UMWAIT_CONTROL */
     {0x00000122, 0x00000123, MSR_PASS},        /* IA32_TSX_CTRL, IA32_MCU_OPT_CTRL */
+    {0x000001c4, 0x000001c5, MSR_PASS},        /* IA32_XFD, IA32_XFD_ERR: the guest's XSAVE
+                                                  state (AMX first use); the hypervisor uses
+                                                  no XFD-able component */
+    {0x000004d0, 0x000004d0, MSR_PASS},        /* IA32_MCG_EXT_CTL: local machine checks, the
+                                                  guest's (machine checks are handed to it) */
+    {0x000014cf, 0x000014cf, MSR_PASS},        /* IA32_LBR_DEPTH (architectural LBRs; not
+                                                  IA32_LBR_CTL: no VMX control switches it here) */
+    {0x000017d1, 0x000017d1, MSR_PASS},        /* IA32_HW_FEEDBACK_CONFIG */
     {0x0000008b, 0x0000008b, MSR_PASS},        /* IA32_BIOS_SIGN_ID: Linux writes 0, reads the
                                                   microcode revision */
     {0x0000010a, 0x0000010a, MSR_READ_ONLY},   /* IA32_ARCH_CAPABILITIES */
@@ -96,6 +104,9 @@ static const struct msr_rule rules[] = {
     {0x00000268, 0x0000026f, MSR_SHADOW},      /* IA32_MTRR_FIX4K_C0000-F8000 */
     {0x000002ff, 0x000002ff, MSR_SHADOW},      /* IA32_MTRR_DEF_TYPE */
     {0x00000480, 0x00000493, MSR_GP},          /* IA32_VMX_*: CPUID says no VMX */
+    {0x000017d0, 0x000017d0, MSR_HFI_PTR},     /* IA32_HW_FEEDBACK_PTR: memory the CPU writes */
+    /* Written by Linux, dropped (KVM does the same) */
+    {0x00000079, 0x00000079, MSR_WRITE_IGNORE}, /* IA32_BIOS_UPDT_TRIG: a microcode update */
 };
 
 enum msr_class msr_policy_class(uint32_t msr)
@@ -104,6 +115,16 @@ enum msr_class msr_policy_class(uint32_t msr)
         if (msr >= rules[i].first && msr <= rules[i].last)
             return rules[i].cls;
     return MSR_READ_PASS;
+}
+
+bool msr_hfi_ptr_ok(uint64_t val, unsigned pages, uint64_t rbase, uint64_t rsize)
+{
+    if (!(val & MSR_HFI_PTR_VALID))
+        return true;
+    if (val & ~(MSR_HFI_PTR_ADDR | MSR_HFI_PTR_VALID))
+        return false;                        /* reserved bits: #GP, as the CPU gives */
+    uint64_t lo = val & MSR_HFI_PTR_ADDR, hi = lo + (uint64_t)pages * 0x1000;
+    return hi <= rbase || lo >= rbase + rsize;
 }
 
 bool msr_misc_enable_write_ok(uint64_t now, uint64_t val)
@@ -136,7 +157,7 @@ void msr_policy_fill(uint8_t *bitmap)
         bitmap[i] = 0xff;
     for (unsigned i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         bool rd = rules[i].cls == MSR_PASS || rules[i].cls == MSR_READ_ONLY || rules[i].cls == MSR_APIC_BASE ||
-                  rules[i].cls == MSR_MISC_ENABLE;
+                  rules[i].cls == MSR_MISC_ENABLE || rules[i].cls == MSR_HFI_PTR;
         bool wr = rules[i].cls == MSR_PASS;
         for (uint32_t m = rules[i].first; m <= rules[i].last; m++)
             msr_bitmap_mark(bitmap, m, rd, wr, false);

@@ -4,6 +4,7 @@
  */
 #include "msr_policy.h"
 #include "hv_core.h"
+#include "cpu.h"
 
 int msr_safe_read(uint32_t msr, uint64_t *val);    /* vmx_stub.asm: 0, or -1 on #GP */
 int msr_safe_write(uint32_t msr, uint64_t val);
@@ -130,6 +131,18 @@ bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val)
         if (msr_safe_read(msr, &now))
             return false;
         if (!msr_misc_enable_write_ok(now, val))
+            return refuse(msr, true);
+        return msr_safe_write(msr, val) == 0;
+    }
+    case MSR_WRITE_IGNORE:
+        return true;
+    case MSR_HFI_PTR: {
+        uint32_t r[4];
+        cpu_cpuid(6, 0, r);
+        unsigned pages = ((r[3] >> 8) & 0xf) + 1;
+        uint64_t lo = val & MSR_HFI_PTR_ADDR;
+        if (!msr_hfi_ptr_ok(val, pages, hv.bi->region_phys, hv.bi->region_size) ||
+            ((val & MSR_HFI_PTR_VALID) && !hv_gpa_is_ram(lo, (uint64_t)pages * X86_PAGE_SIZE)))
             return refuse(msr, true);
         return msr_safe_write(msr, val) == 0;
     }

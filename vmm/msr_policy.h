@@ -32,7 +32,21 @@ enum msr_class {
     MSR_GP,                /* reads and writes: #GP */
     MSR_MISC_ENABLE,       /* reads without an exit; writes exit and are checked
                               (msr_misc_enable_write_ok) */
+    MSR_WRITE_IGNORE,      /* reads exit and are served from the real MSR; writes exit and are
+                              dropped, as KVM drops them (a microcode update: the CPU under the
+                              hypervisor does not change, the guest is not faulted for asking) */
+    MSR_HFI_PTR,           /* reads without an exit; writes exit and are checked: the address
+                              the CPU writes its feedback table to (msr_hfi_ptr_ok) */
 };
+
+/* May the guest point the hardware feedback interface's table (IA32_HW_FEEDBACK_PTR: bit 0
+ * valid, bits 51:12 the table's address; Intel SDM Vol. 3B 15.6 "Hardware Feedback Interface
+ * and Intel Thread Director") at 'val', a table of 'pages' pages (CPUID.06H:EDX[11:8] + 1)?
+ * Not into the hypervisor's region [rbase, rbase + rsize): the processor writes the table
+ * itself, past EPT. Off (bit 0 clear) is always allowed. Pure; the caller also requires RAM. */
+bool msr_hfi_ptr_ok(uint64_t val, unsigned pages, uint64_t rbase, uint64_t rsize);
+#define MSR_HFI_PTR_VALID   1ull
+#define MSR_HFI_PTR_ADDR    0x000ffffffffff000ull
 
 /* May the guest write IA32_MISC_ENABLE from 'now' to 'val'? Not if it sets XD disable (bit
  * 34: EFER.NXE becomes reserved, SDM Vol. 4 table 2-2, and the host EFER every exit loads

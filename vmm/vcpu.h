@@ -47,6 +47,8 @@ struct vcpu {
     bool launched;
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool nmi_mtf;                 /* the monitor trap flag is on for the pending NMI (nmi_decide.h) */
+    bool mc_pending;              /* a machine check hit the host or a VM entry: to the guest */
+    bool mc_mtf;                  /* the monitor trap flag is on for the pending #MC (mc_decide.h) */
     bool policy_mtf;              /* ... and for the policy (hv_set_mtf): its MTF exits are its own */
     bool powering_off;
     uint64_t ept_epoch;           /* hv.ept_epoch this CPU's EPT TLB reflects */
@@ -61,6 +63,9 @@ struct vcpu {
     uint64_t sipi_count, init_count;
     uint64_t nmi_waits;           /* entries that held an NMI back for the guest's blocking */
     uint64_t nmi_injected;        /* NMIs the host caught, given to the guest */
+    uint64_t nmi_dropped;         /* ... not given: the CPU waited for its SIPI */
+    uint64_t mc_injected;         /* machine checks given to the guest */
+    uint64_t sleep_refused;       /* PM1 writes for a sleep state other than S5, dropped */
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
     uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
     /* The guest's IA32_PERF_GLOBAL_CTRL, one MSR-list entry (SDM Vol. 3C 25.7.2 "VM-Exit

@@ -51,4 +51,16 @@ static inline void vmx_invept(uint64_t type, uint64_t eptp)
     __asm__ volatile("invept %0, %1" :: "m"(d), "r"(type) : "cc", "memory");
 }
 
+/* INVVPID (SDM Vol. 3C 29.4.3.3 "Guidelines for Use of the INVVPID Instruction"; the
+ * instruction in Vol. 2B): the descriptor holds the VPID in bits 15:0 and, for the
+ * individual-address type only, a linear address. */
+struct vmx_invvpid_desc { uint64_t vpid, addr; };
+#define INVVPID_SINGLE_CONTEXT 1
+#define INVVPID_ALL_CONTEXT    2
+static inline void vmx_invvpid(uint64_t type, uint16_t vpid)
+{
+    struct vmx_invvpid_desc d = { vpid, 0 };
+    __asm__ volatile("invvpid %0, %1" :: "m"(d), "r"(type) : "cc", "memory");
+}
+
 #endif

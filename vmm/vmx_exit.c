@@ -9,6 +9,8 @@
 #include "hvt_hypercall.h"
 #include "msr_policy.h"
 #include "nmi_decide.h"
+#include "mc_decide.h"
+#include "pm1_sleep.h"
 #include "xcr0.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
@@ -16,7 +18,6 @@ extern char msr_read_insn[], msr_read_fault[], msr_write_insn[], msr_write_fault
 int msr_safe_read(uint32_t msr, uint64_t *val);
 int msr_safe_write(uint32_t msr, uint64_t val);
 
-#define ACPI_PM1_SLP_EN (1u << 13)       /* ACPI 6.4, 4.8.3.2.1: PM1 control register */
 
 static const char *const exit_names[EXIT_REASON_COUNT] = {
     [EXIT_EXCEPTION_NMI] = "exception/NMI", [EXIT_EXTERNAL_INTR] = "external-interrupt",
@@ -97,6 +98,12 @@ void vmx_print_exit_summary(const char *why)
             hv_log("hvtrace:   cpu %u NMIs taken in VMX root and given to the guest: %lu (%lu entries held one "
                    "back for the guest's STI/MOV SS/NMI blocking or another event)\n", c, v->nmi_injected,
                    v->nmi_waits);
+        if (v->nmi_dropped)
+            hv_log("hvtrace:   cpu %u NMIs dropped while the CPU waited for its SIPI: %lu\n", c, v->nmi_dropped);
+        if (v->mc_injected)
+            hv_log("hvtrace:   cpu %u machine checks given to the guest: %lu\n", c, v->mc_injected);
+        if (v->sleep_refused)
+            hv_log("hvtrace:   cpu %u ACPI sleep requests refused (not S5): %lu\n", c, v->sleep_refused);
     }
 }
 
@@ -239,6 +246,7 @@ static void write_cr0(uint64_t val)
         vmx_write(VMCS_GUEST_EFER, efer & ~EFER_LMA);
         vmx_write(VMCS_ENTRY_CONTROLS, entry & ~ENTRY_IA32E_GUEST);
     }
+    vmx_flush_guest_tlb();          /* as the instruction may (paging on/off, WP) */
     vmx_skip_instruction();
 }
 
@@ -256,6 +264,7 @@ static void write_cr4(uint64_t val)
     }
     vmx_write(VMCS_CR4_READ_SHADOW, val);
     vmx_write(VMCS_GUEST_CR4, (val | hv.cr4_fixed0) & hv.cr4_fixed1);
+    vmx_flush_guest_tlb();          /* as the instruction may (PGE, PAE, PSE, PCIDE, SMEP...) */
     vmx_skip_instruction();
 }
 
@@ -275,8 +284,9 @@ static void gpr_set(struct guest_regs *g, unsigned n, uint64_t val)
 /* MOV to/from CR3 and CR8 exit only where the CPU forces CR3-load/store or CR8-load/store
  * exiting on (no "true" control MSRs, SDM Vol. 3C A.3.2 "Primary Processor-Based
  * VM-Execution Controls"): do what the instruction does (SDM Vol. 2B "MOV-Move to/from
- * Control Registers"): CR3 loads without VPID flush the guest's TLB at the next entry anyway
- * (bit 63, the PCID no-flush hint, is not part of CR3); CR8 is the local APIC's TPR, the
+ * Control Registers"): a CR3 load invalidates the guest's translations (all of them: more than
+ * the PCID no-flush hint, bit 63, asks, which the architecture allows; bit 63 is not part of
+ * CR3); CR8 is the local APIC's TPR, the
  * same register in VMX root (the guest owns the APIC). Reserved CR3 bits get #GP. Not done:
  * reloading the VMCS guest PDPTEs for PAE paging (SDM Vol. 3C 27.3.2.4 "Loading Page-Directory-
  * Pointer-Table Entries"); every CPU with EPT has the true controls, so this is a fallback. */
@@ -291,6 +301,7 @@ static void mov_cr3_cr8(struct guest_regs *g, unsigned cr, bool to, unsigned gpr
                 return;
             }
             vmx_write(VMCS_GUEST_CR3, val);
+            vmx_flush_guest_tlb();
         } else {
             if (val >> 4) {
                 vmx_inject_exception(VEC_GP, true, 0);
@@ -426,11 +437,29 @@ static void port_access(struct guest_regs *g, struct vcpu *v, uint16_t port, uns
         if (done)
             return;                             /* a module performed or emulated it */
     }
-    bool pm1 = port == hv.bi->pm1a_cnt_port || (hv.bi->pm1b_cnt_port && port == hv.bi->pm1b_cnt_port);
-    if (!in && pm1 && (*val & ACPI_PM1_SLP_EN) && !v->powering_off) {
-        v->powering_off = true;
-        vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
-        exit_reg_power_off();
+    /* The PM1 control register is 16 bits wide; SLP_EN and SLP_TYP are in its high byte,
+     * which a byte write to the port after it reaches alone. */
+    uint16_t a_port = hv.bi->pm1a_cnt_port, b_port = hv.bi->pm1b_cnt_port;
+    bool pm1a = a_port && (port == a_port || port == a_port + 1);
+    bool pm1b = b_port && (port == b_port || port == b_port + 1);
+    if (!in && (pm1a || pm1b)) {
+        uint64_t reg = (port == (pm1a ? a_port : b_port)) ? *val & (size == 1 ? 0xffu : 0xffffu)
+                                                         : (*val & 0xffu) << 8;
+        enum pm1_action a = pm1_sleep_decide(reg, hv.bi->s5_known,
+                                             pm1a ? hv.bi->s5_slp_typ_a : hv.bi->s5_slp_typ_b);
+        if (a == PM1_REFUSE) {
+            /* A sleep state the hypervisor would not survive (pm1_sleep.h): not entered. */
+            hv_log("hvtrace: cpu %u: guest asked for ACPI sleep type %u on port %x (not S5): "
+                   "refused, the hypervisor does not survive S1-S4\n", v->index,
+                   (unsigned)ACPI_PM1_SLP_TYP(reg), port);
+            v->sleep_refused++;
+            return;
+        }
+        if (a == PM1_POWER_OFF && !v->powering_off) {
+            v->powering_off = true;
+            vmx_print_exit_summary("guest entering ACPI sleep state (power-off)");
+            exit_reg_power_off();
+        }
     }
     hv_port_io(in, size, port, val);
 }
@@ -634,6 +663,16 @@ void host_exception(struct exc_frame *f)
         vcpu_current()->fast_block = 1;
         return;
     }
+    if (f->vector == VEC_MC) {
+        /* The guest's, like an NMI (mc_decide.h), where the interrupted code can go on. */
+        uint64_t st = hv_rdmsr(MSR_IA32_MCG_STATUS);
+        if (mc_root_action(st) == MC_ROOT_FATAL)
+            hv_panic("machine check in VMX root at rip %lx, IA32_MCG_STATUS %lx: cannot resume\n",
+                     f->rip, st);
+        vcpu_current()->mc_pending = true;
+        vcpu_current()->fast_block = 1;
+        return;
+    }
     hv_panic("host exception %lu error %lx at rip %lx rsp %lx cr2 %lx\n", f->vector, f->error,
              f->rip, f->rsp, ({ uint64_t c; __asm__ volatile("mov %%cr2, %0" : "=r"(c)); c; }));
 }
@@ -705,11 +744,18 @@ static bool insn_exit(unsigned basic)
  * After Loading Guest State", exit reason 33): every guest write that reaches the VMCS is
  * checked first (CR0/CR4 above, XSETBV, the MSR policy), so this is a state no real CPU would
  * hold; the nearest the CPU does with an impossible state is shutdown: the guest's triple
- * fault, which resets the machine with the trace ended. Failures on MSR loading (34) or a
- * machine check (41) are the hypervisor's or the hardware's: fatal. */
+ * fault, which resets the machine with the trace ended. A failure on MSR loading (34) is the
+ * hypervisor's: fatal. A machine check during the entry (41) returns: the entry is made again. */
 static void entry_failed(struct guest_regs *g, struct vcpu *v, unsigned basic)
 {
     uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
+    if (basic == EXIT_ENTRY_FAIL_MCE) {
+        /* The machine check is the guest's (mc_decide.h); its state was not taken up: enter
+         * again, with #MC. */
+        hv_log("hvtrace: cpu %u: machine check during VM entry: given to the guest\n", v->index);
+        v->mc_pending = true;
+        return;
+    }
     if (basic != EXIT_ENTRY_FAIL_GUEST)
         hv_panic("cpu %u: VM entry failed, reason %u qual %lx\n", v->index, basic, q);
     hv_log("hvtrace: cpu %u: VM entry failed on the guest's state (qual %lx, rip %lx): "
@@ -785,7 +831,8 @@ static void nmi_entry(struct vcpu *v)
 {
     if (!v->nmi_pending)
         return;                            /* the common case: no VMCS read */
-    switch (nmi_decide(true, (uint32_t)vmx_read(VMCS_GUEST_INTERRUPTIBILITY),
+    switch (nmi_decide(true, (uint32_t)vmx_read(VMCS_GUEST_ACTIVITY_STATE),
+                       (uint32_t)vmx_read(VMCS_GUEST_INTERRUPTIBILITY),
                        (uint32_t)vmx_read(VMCS_ENTRY_INTR_INFO))) {
     case NMI_INJECT:
         v->nmi_pending = false;
@@ -804,7 +851,48 @@ static void nmi_entry(struct vcpu *v)
         }
         v->fast_block = 1;                 /* the next exit comes back here */
         break;
+    case NMI_DROP:
+        v->nmi_pending = false;
+        v->nmi_dropped++;
+        break;
     case NMI_NOTHING:
+        break;
+    }
+}
+
+/* A machine check for the guest (mc_decide.h), as an NMI above: at an entry with room for it,
+ * else after one monitor-trap-flag step. */
+static void mc_entry(struct vcpu *v)
+{
+    if (!v->mc_pending)
+        return;
+    switch (mc_decide(true, (uint32_t)vmx_read(VMCS_GUEST_ACTIVITY_STATE), vmx_read(VMCS_GUEST_CR4),
+                      (uint32_t)vmx_read(VMCS_ENTRY_INTR_INFO))) {
+    case MC_INJECT:
+        v->mc_pending = false;
+        v->mc_injected++;
+        vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_HW_EXC | VEC_MC);
+        if (v->mc_mtf) {
+            v->mc_mtf = false;
+            vcpu_sync_mtf(v);
+        }
+        break;
+    case MC_WAIT_ONE_STEP:
+        if (!v->mc_mtf) {
+            v->mc_mtf = true;
+            vcpu_sync_mtf(v);
+        }
+        v->fast_block = 1;
+        break;
+    case MC_DROP:
+        v->mc_pending = false;
+        hv_log("hvtrace: cpu %u: machine check while waiting for SIPI: not delivered\n", v->index);
+        break;
+    case MC_SHUTDOWN:
+        v->mc_pending = false;
+        machine_end(v, HV_END_TRIPLE_FAULT, "machine check with the guest's CR4.MCE clear", 0, 0);
+        break;
+    case MC_NOTHING:
         break;
     }
 }
@@ -822,8 +910,12 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     /* What blocked the fast MTF path is handled below (an NMI set it again meanwhile). */
     v->fast_block = 0;
     apply_shared_edits(v);
-    if (reason & EXIT_REASON_ENTRY_FAIL)
-        entry_failed(g, v, basic);
+    if (reason & EXIT_REASON_ENTRY_FAIL) {
+        entry_failed(g, v, basic);              /* returns for a machine check only */
+        mc_entry(v);
+        spec_before_entry(v);
+        return;
+    }
     /* An exit in the middle of delivering an event (SDM 28.2.4: IDT-vectoring information)
      * loses that event unless the VMM re-injects it (SDM 27.6): do so; a handler that injects
      * something itself overwrites this. */
@@ -840,8 +932,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (exit_reg.pre[i])
             exit_reg.pre[i](g, basic);
     exit_handler_fn own = basic < EXIT_REASON_COUNT ? exit_handlers[basic] : 0;
-    if (basic == EXIT_MTF && v->nmi_mtf && !v->policy_mtf) {
-        /* vmm/'s own step for a pending NMI (below): not the policy's to see */
+    if (basic == EXIT_MTF && (v->nmi_mtf || v->mc_mtf) && !v->policy_mtf) {
+        /* vmm/'s own step for a pending NMI or #MC (below): not the policy's to see */
     } else if (own) {
         own(g, v);
     } else {
@@ -856,6 +948,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (exit_reg.post[i])
             exit_reg.post[i](g, basic);
     apply_shared_edits(v);
+    mc_entry(v);                                /* first: it takes the entry's event slot */
     nmi_entry(v);
     /* Last: after this only the stub's register restore and VMRESUME run. */
     spec_before_entry(v);

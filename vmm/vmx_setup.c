@@ -20,14 +20,11 @@ struct __attribute__((packed)) idt_gate {
 static struct idt_gate host_idt[IDT_ENTRIES] __attribute__((aligned(16)));
 
 /* Desired control value adjusted to what the CPU allows (SDM A.3-A.5): bits set in the low
- * half of the capability MSR must be 1, bits clear in the high half must be 0. */
-static uint32_t adjust_ctls(uint32_t want, uint32_t msr, uint32_t *missing)
+ * half of the capability MSR must be 1, bits clear in the high half must be 0. What is
+ * wanted and not allowed was refused before (vmx_caps_decide). */
+static uint32_t adjust_ctls(uint32_t want, uint64_t cap)
 {
-    uint64_t cap = hv_rdmsr(msr);
-    uint32_t v = (want | (uint32_t)cap) & (uint32_t)(cap >> 32);
-    if (missing)
-        *missing = want & ~v;
-    return v;
+    return (want | (uint32_t)cap) & (uint32_t)(cap >> 32);
 }
 
 static void build_host_idt(void)
@@ -91,38 +88,33 @@ int vmx_check_caps(void)
     hv.phys_bits = r[0] & 0xff;
     uint64_t basic = hv_rdmsr(MSR_IA32_VMX_BASIC);
     bool true_ctls = basic & VMX_BASIC_TRUE_CTLS;
-    uint32_t miss;
-    hv.pin_ctls = adjust_ctls(0, true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS, 0);
-    hv.proc_ctls = adjust_ctls(PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS |
-                               PROC_USE_TSC_OFFSET,
-                               true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS, &miss);
-    if (miss) {
-        hv_log("hvtrace: missing primary processor controls %x\n", miss);
+    /* What the hypervisor needs and refuses without, and what it does without (vmx_caps.h):
+     * the same decision as `hvt check-host` on Linux. */
+    struct vmx_caps_in ci = {
+        .pinbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS),
+        .procbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS),
+        .exit = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS),
+        .entry = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_ENTRY : MSR_IA32_VMX_ENTRY_CTLS),
+        .misc = hv_rdmsr(MSR_IA32_VMX_MISC) };
+    if (vmx_caps_has_procbased2(ci.procbased))
+        ci.procbased2 = hv_rdmsr(MSR_IA32_VMX_PROCBASED_CTLS2);
+    if (vmx_caps_has_ept_vpid_cap(ci.procbased2))
+        ci.ept_vpid_cap = hv_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
+    struct vmx_caps caps;
+    vmx_caps_decide(&ci, &caps);
+    if (caps.refuse) {
+        hv_log("hvtrace: cannot start: %s (VMX proc %lx proc2 %lx exit %lx entry %lx misc %lx ept_vpid_cap %lx)\n",
+               caps.refuse, ci.procbased, ci.procbased2, ci.exit, ci.entry, ci.misc, ci.ept_vpid_cap);
         return -1;
     }
-    /* Needed: EPT and unrestricted guest. Wanted when available, because without them the
-     * guest would get #UD for instructions its CPUID advertises: RDTSCP, INVPCID, XSAVES. */
-    hv.proc2_ctls = adjust_ctls(PROC2_ENABLE_EPT | PROC2_UNRESTRICTED, MSR_IA32_VMX_PROCBASED_CTLS2, &miss);
-    if (miss) {
-        hv.proc2_ctls = 0;
-        hv_log("hvtrace: EPT or unrestricted guest missing (%x)\n", miss);
-        return -1;
-    }
+    hv.pin_ctls = adjust_ctls(0, ci.pinbased);
+    hv.proc_ctls = adjust_ctls(VMX_CAPS_PROC_NEED, ci.procbased);
+    /* Wanted when available, because without them the guest would get #UD for instructions
+     * its CPUID advertises: RDTSCP, INVPCID, XSAVES. */
     uint32_t opt2 = PROC2_ENABLE_RDTSCP | PROC2_ENABLE_INVPCID | PROC2_ENABLE_XSAVES | PROC2_ENABLE_USER_WAIT;
-    hv.proc2_ctls |= opt2 & (uint32_t)(hv_rdmsr(MSR_IA32_VMX_PROCBASED_CTLS2) >> 32);
-    hv.exit_ctls = adjust_ctls(EXIT_HOST_ADDR64 | EXIT_SAVE_DEBUG | EXIT_SAVE_PAT | EXIT_LOAD_PAT |
-                               EXIT_SAVE_EFER | EXIT_LOAD_EFER,
-                               true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS, &miss);
-    if (miss) {
-        hv_log("hvtrace: missing exit controls %x\n", miss);
-        return -1;
-    }
-    hv.entry_ctls = adjust_ctls(ENTRY_LOAD_DEBUG | ENTRY_LOAD_PAT | ENTRY_LOAD_EFER,
-                                true_ctls ? MSR_IA32_VMX_TRUE_ENTRY : MSR_IA32_VMX_ENTRY_CTLS, &miss);
-    if (miss) {
-        hv_log("hvtrace: missing entry controls %x\n", miss);
-        return -1;
-    }
+    hv.proc2_ctls = adjust_ctls(VMX_CAPS_PROC2_NEED, ci.procbased2) | (opt2 & (uint32_t)(ci.procbased2 >> 32));
+    hv.exit_ctls = adjust_ctls(VMX_CAPS_EXIT_NEED, ci.exit);
+    hv.entry_ctls = adjust_ctls(VMX_CAPS_ENTRY_NEED, ci.entry);
     spec_ctrl_setup(true_ctls ? MSR_IA32_VMX_TRUE_EXIT : MSR_IA32_VMX_EXIT_CTLS);
     /* IA32_MISC_ENABLE as the firmware left it: the guest may not set these two later
      * (msr_policy.h); set already, they limit what the hypervisor sees (no NX in its own
@@ -132,25 +124,18 @@ int vmx_check_caps(void)
         hv_log("hvtrace: IA32_MISC_ENABLE %lx:%s%s (set by the firmware)\n", misc,
                misc & MISC_ENABLE_XD_DISABLE ? " XD disabled" : "",
                misc & MISC_ENABLE_LIMIT_CPUID ? " CPUID limited to leaf 2" : "");
-    uint64_t ept_cap = hv_rdmsr(MSR_IA32_VMX_EPT_VPID_CAP);
-    if (!(ept_cap & EPT_CAP_WALK4) || !(ept_cap & EPT_CAP_WB) || !(ept_cap & EPT_CAP_INVEPT)) {
-        hv_log("hvtrace: EPT lacks 4-level walks, WB or INVEPT (cap %lx)\n", ept_cap);
-        return -1;
-    }
+    uint64_t ept_cap = ci.ept_vpid_cap;
     hv.ept_cap = ept_cap;
-    /* The other features the hypervisor relies on (vmx_caps.h): refuse clearly, or do without. */
-    struct vmx_caps_in ci = {
-        .pinbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PINBASED : MSR_IA32_VMX_PINBASED_CTLS),
-        .procbased = hv_rdmsr(true_ctls ? MSR_IA32_VMX_TRUE_PROCBASED : MSR_IA32_VMX_PROCBASED_CTLS),
-        .misc = hv_rdmsr(MSR_IA32_VMX_MISC), .ept_vpid_cap = ept_cap };
-    struct vmx_caps caps;
-    vmx_caps_decide(&ci, &caps);
-    if (caps.refuse) {
-        hv_log("hvtrace: cannot start: %s (VMX misc %lx, ept_vpid_cap %lx)\n", caps.refuse, ci.misc, ept_cap);
-        return -1;
-    }
     hv.invept_type = caps.invept_type;
     hv.preempt_shift = caps.preempt_shift;
+    /* VPIDs (SDM 29.1 "Virtual Processor Identifiers (VPIDs)"): without them every VM entry and
+     * exit invalidates the guest's linear and combined mappings (29.4.3.1 "Operations that
+     * Invalidate Cached Mappings"), two full TLB flushes per single-stepped instruction. */
+    hv.invvpid_type = caps.vpid ? caps.invvpid_type : 0;
+    if (caps.vpid)
+        hv.proc2_ctls |= PROC2_ENABLE_VPID;
+    else
+        hv_log("hvtrace: no VPIDs (or no INVVPID): the guest's TLB is flushed at every exit\n");
     if (caps.invept_type != INVEPT_SINGLE_CONTEXT)
         hv_log("hvtrace: INVEPT of one context missing: every EPT flush is of all contexts\n");
     if (!caps.exec_only)
@@ -359,6 +344,19 @@ static void write_controls(const struct vcpu *v)
     vmx_write(VMCS_MSR_BITMAP, hv_virt_to_phys(hv.msr_bitmap));
     vmx_write(VMCS_EPT_POINTER, v->eptp);
     vmx_write(VMCS_TSC_OFFSET, 0);
+    if (hv.proc2_ctls & PROC2_ENABLE_VPID)
+        vmx_write(VMCS_VPID, VMX_GUEST_VPID);   /* nonzero: SDM 27.2.1.1 */
+    /* With XSAVES/XRSTORS enabled the XSS-exiting bitmap decides which of their IA32_XSS
+     * components exit (SDM 25.6.20 "XSS-Exiting Bitmap"); it must not be left to whatever the
+     * VMCS region held: none exit, as the guest owns its XSAVE state. */
+    if (hv.proc2_ctls & PROC2_ENABLE_XSAVES)
+        vmx_write(VMCS_XSS_EXIT_BITMAP, 0);
+}
+
+void vmx_flush_guest_tlb(void)
+{
+    if (hv.invvpid_type)
+        vmx_invvpid(hv.invvpid_type, VMX_GUEST_VPID);
 }
 
 int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
@@ -385,6 +383,9 @@ int vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch)
         goto fail_off;
     }
     write_controls(v);
+    /* Translations a former user of this VPID left in this CPU's TLB (firmware, a previous
+     * hypervisor) are not the guest's. */
+    vmx_flush_guest_tlb();
     write_guest_state(launch);
     uint64_t host_cr4 = host_cr4_pick(cpu_read_cr4(), hv.cr4_fixed0, hv.cr4_fixed1, hv.has_xsave);
     write_host_state(v, host_cr4);
@@ -418,6 +419,7 @@ void vmx_guest_reset_to_init(void)
     vmx_write(VMCS_GUEST_CR3, 0);
     vmx_write(VMCS_GUEST_CR4, hv.cr4_fixed0);
     vmx_write(VMCS_CR4_READ_SHADOW, 0);
+    vmx_flush_guest_tlb();                     /* INIT empties the TLBs (SDM 10.1.1) */
     vmx_write(VMCS_GUEST_EFER, 0);
     vmx_write(VMCS_ENTRY_CONTROLS, vmx_read(VMCS_ENTRY_CONTROLS) & ~ENTRY_IA32E_GUEST);
     for (int s = VMX_SEG_ES; s <= VMX_SEG_GS; s++) {

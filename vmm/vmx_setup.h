@@ -15,6 +15,13 @@
 int  vmx_check_caps(void);
 int  vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id);
 int  vmx_start_cpu(struct vcpu *v, struct hvt_cpu_launch *launch);
+/* The guest's translations are tagged with this VPID on every CPU (each CPU's TLB is its own,
+ * and a guest CPU never moves to another physical one). */
+#define VMX_GUEST_VPID 1
+/* Invalidate this CPU's cached translations of the guest (its VPID), as the guest's own
+ * instruction would have when the hypervisor emulates one that does (MOV to CR0/CR3/CR4, INIT).
+ * Without VPIDs every VM entry does it already. */
+void vmx_flush_guest_tlb(void);
 /* Put the guest into the architectural state after INIT (SDM 10.1.1, table 10-1). */
 void vmx_guest_reset_to_init(void);
 

@@ -55,7 +55,7 @@ typedef struct {
     uint32_t disasm_hint;
     int hide_depth; /* nest: inside a hidden function entered at this depth; -1: not */
     int proc; /* index into procs */
-    int64_t pid;
+    int64_t pid, tgid;
     char comm[HVT_COMM_MAX + 1];
 } view_cpu;
 
@@ -69,6 +69,7 @@ typedef struct {
     uint8_t *hidden;               /* indexed by fid + 2 */
     char namebuf[64];
     nest_tasks *tasks;             /* switched-out tasks' stacks (nest view) */
+    uint64_t now;                  /* time of the instruction being nested (hooks) */
 } view_state;
 
 /* A task's key for the nest view: its pid, but the idle tasks (pid 0) are one per CPU and an
@@ -77,6 +78,13 @@ static int64_t task_key(int64_t pid, unsigned cpu)
 {
     if (pid > 0) return pid;
     return pid == 0 ? -1 - (int64_t)cpu : INT64_MIN + cpu;
+}
+
+static view_cpu *get_cpu(view_state *v, unsigned cpu);
+
+static view_task task_of(const view_cpu *c)
+{
+    return (view_task){c->pid, c->tgid, c->comm};
 }
 
 static const char *fname(void *ctx, int32_t fid)
@@ -103,6 +111,11 @@ static void on_flow(void *ctx, const nest_cpu *c, int enter, int depth, int32_t 
             return;
         }
     }
+    const view_hooks *h = v->o->hooks;
+    if (h && h->flow) {
+        view_task t = task_of(get_cpu(v, c->cpu));
+        h->flow(h->ctx, c->cpu, v->now, &t, enter, depth, fname(v, fid));
+    }
     if (v->o->views & VIEW_NEST)
         fprintf(v->o->out, "%3u  %*s%s %s\n", c->cpu, 2 * depth, "",
                 enter == 2 ? "=>" : enter ? "->" : "<-", fname(v, fid));
@@ -112,6 +125,11 @@ static void on_level(void *ctx, const nest_cpu *c, const char *reason)
 {
     view_state *v = ctx;
     if (v->hidden) v->cpus[c->cpu < VIEW_MAX_CPUS ? c->cpu : VIEW_MAX_CPUS - 1]->hide_depth = -1;
+    const view_hooks *h = v->o->hooks;
+    if (h && h->level) {
+        view_task t = task_of(get_cpu(v, c->cpu));
+        h->level(h->ctx, c->cpu, v->now, &t, reason);
+    }
     if (v->o->views & VIEW_NEST) fprintf(v->o->out, "%3u  == %s ==\n", c->cpu, reason);
 }
 
@@ -160,6 +178,7 @@ static view_cpu *get_cpu(view_state *v, unsigned cpu)
         if (!v->cpus[cpu]) return NULL;
         nest_init(&v->cpus[cpu]->nest, cpu);
         v->cpus[cpu]->pid = -1;
+        v->cpus[cpu]->tgid = -1;
         v->cpus[cpu]->hide_depth = -1;
         snprintf(v->cpus[cpu]->comm, sizeof v->cpus[cpu]->comm, "?");
         v->cpus[cpu]->proc = v->procs ? find_proc(v, -1, -1, "?") : 0;
@@ -170,6 +189,7 @@ static view_cpu *get_cpu(view_state *v, unsigned cpu)
 static void set_task(view_state *v, view_cpu *c, const tr_rec *r)
 {
     c->pid = (int64_t)r->a;
+    c->tgid = (int64_t)r->b;
     snprintf(c->comm, sizeof c->comm, "%s", r->comm);
     if (v->procs) c->proc = find_proc(v, (int64_t)r->a, (int64_t)r->b, r->comm);
 }
@@ -179,6 +199,11 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
     char why[96];
     FILE *out = v->o->out;
     int list = v->o->views & VIEW_LIST;
+    const view_hooks *h = v->o->hooks;
+    if (h && h->marker) {
+        view_task t = task_of(c);
+        h->marker(h->ctx, r, &t);
+    }
     switch (r->kind) {
     case HVT_MARK_EVENT:
         if (r->ev_type == HVT_EV_EXTINT) snprintf(why, sizeof why, "interrupt %u", r->vector);
@@ -338,7 +363,7 @@ int view_run(const char *path, const view_opts *o)
         }
     }
     nest_sink sink = {on_flow, on_level, &v, trie};
-    int want_nest = o->views & (VIEW_NEST | VIEW_FOLDED | VIEW_FUNCS);
+    int want_nest = (o->views & (VIEW_NEST | VIEW_FOLDED | VIEW_FUNCS)) || (o->hooks && (o->hooks->flow || o->hooks->level));
     int progress = isatty(2) && tr_total_insns(r) > PROGRESS_MIN_INSNS;
     uint64_t total = tr_total_insns(r), done = 0;
     tr_rec rec;
@@ -360,6 +385,11 @@ int view_run(const char *path, const view_opts *o)
         const disasm_entry *e = disasm_next(d, &c->disasm_hint, rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
         if (o->views & VIEW_LIST) list_insn(&v, c, &rec, d, e);
+        if (o->hooks && o->hooks->insn) {
+            view_task t = task_of(c);
+            o->hooks->insn(o->hooks->ctx, &rec, &t, e);
+        }
+        v.now = rec.tsc;
         if (want_nest) nest_insn(&c->nest, &sink, rec.rip, e);
         if (v.fn_insns) v.fn_insns[nest_fid(e) + 2]++;
         if (v.procs) {

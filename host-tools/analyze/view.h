@@ -13,10 +13,31 @@
  * terminal and the trace is long. Symbols: ksym table (may be NULL) with the given slide. */
 #ifndef HVT_VIEW_H
 #define HVT_VIEW_H
+#include "disasm.h"
 #include "ksym.h"
+#include "trace_reader.h"
 #include <stdio.h>
 
 enum { VIEW_LIST = 1, VIEW_NEST = 2, VIEW_SUMMARY = 4, VIEW_FUNCS = 8, VIEW_FOLDED = 16 };
+
+/* The task a CPU runs, as the context-switch and CONTEXT markers told (pid -1: not known yet). */
+typedef struct {
+    int64_t pid, tgid;
+    const char *comm;
+} view_task;
+
+/* Hooks for the exports (export.h): view_run's one pass, in its order (merged by time unless
+ * file_order), calls them with the task the CPU runs. marker: every marker, before it takes
+ * effect (a switch's task is still the outgoing one); insn: every instruction; flow and level:
+ * the nesting's calls (enter 1), returns (0), restated frames (2) and new levels (nest.h), with
+ * the time of the instruction that caused them, after --hide. Any may be NULL. */
+typedef struct {
+    void *ctx;
+    void (*marker)(void *ctx, const tr_rec *r, const view_task *t);
+    void (*insn)(void *ctx, const tr_rec *r, const view_task *t, const disasm_entry *e);
+    void (*flow)(void *ctx, unsigned cpu, uint64_t tsc, const view_task *t, int enter, int depth, const char *fn);
+    void (*level)(void *ctx, unsigned cpu, uint64_t tsc, const view_task *t, const char *reason);
+} view_hooks;
 
 typedef struct {
     const ksym_table *syms;
@@ -27,6 +48,7 @@ typedef struct {
     const char *hide;  /* nest: comma-separated globs of functions left out of the diagram
                           together with everything they call (e.g. "__fentry__"); NULL: none */
     FILE *out;
+    const view_hooks *hooks; /* NULL: none */
 } view_opts;
 
 int view_run(const char *trace_path, const view_opts *o);

@@ -1,6 +1,7 @@
 /* cmd_analyze: hvt analyze (listings, nesting, summaries of a trace file; profiles and flame
  * graphs of a collector's samples) and hvt bench (decode+symbolize+nest rate against
  * capstone's raw rate). See hvt_cmd.h and view.h. */
+#include "export.h"
 #include "hvt_cmd.h"
 #include "kinfo.h"
 #include "trace_reader.h"
@@ -21,10 +22,11 @@ static int usage_analyze(void)
             "views: list nest summary funcs folded all (default: list). The slide defaults to the\n"
             "trace header's LSTAR; symbols need --vmlinuz. Records of all CPUs are merged by time\n"
             "unless --file-order. --hide leaves matching functions, and all they call, out of nest.\n"
-            "       hvt analyze --vmlinuz VMLINUZ [--slide N] --view profile|flame [--ustack] [-o FILE] DIR\n"
+            "       hvt analyze --vmlinuz VMLINUZ [--slide N] --view profile|flame|speedscope [--ustack] [-o FILE] DIR\n"
             "the whole-system profile of the samples stored in a collector boot directory (hvt -n\n"
             "'profile:::profile-N'): kernel stacks unwound with the image's ORC tables, folded per\n"
-            "process (profile: folded lines) or drawn as an SVG flame graph (flame). The slide\n"
+            "process (profile: folded lines), drawn as an SVG flame graph (flame) or written in\n"
+            "speedscope's file format (speedscope). The slide\n"
             "defaults to the one the hypervisor reported when the probes were armed (control.log).\n");
     return HVT_EXIT_USAGE;
 }
@@ -73,17 +75,18 @@ static int parse_analyze(int argc, char **argv, analyze_args *a)
     return a->trace ? 0 : -1;
 }
 
-/* Symbols + slide for a trace: explicit options first, else the trace header's LSTAR. */
-static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slide)
+/* See hvt_cmd.h. */
+int hvt_trace_syms(const char *vmlinuz, const char *slide_s, const char *lstar_s, const char *trace, kinfo *ki,
+                   int *have, int64_t *slide)
 {
     *have = 0;
     *slide = 0;
-    if (!a->vmlinuz) return 0;
-    if (kinfo_open(ki, a->vmlinuz, 1) != 0) return -1;
+    if (!vmlinuz) return 0;
+    if (kinfo_open(ki, vmlinuz, 1) != 0) return -1;
     *have = 1;
-    if (a->slide_s || a->lstar_s) return hvt_get_slide(ki, a->slide_s, a->lstar_s, slide);
+    if (slide_s || lstar_s) return hvt_get_slide(ki, slide_s, lstar_s, slide);
     util_err_quiet = 1; /* a damaged trace is reported once, by the view that reads it */
-    tr_reader *r = tr_open(a->trace);
+    tr_reader *r = tr_open(trace);
     util_err_quiet = 0;
     if (!r) return 0;
     const hvt_trace_file_hdr *h = tr_header(r);
@@ -94,11 +97,16 @@ static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slid
     int mismatch = h->build_id_len && strcmp(want, ki->build_id) != 0;
     tr_close(r);
     if (mismatch) { /* symbols of another build would be silently wrong */
-        fprintf(stderr, "hvt: %s was traced on kernel build %s, but %s is build %s\n", a->trace, want, a->vmlinuz,
+        fprintf(stderr, "hvt: %s was traced on kernel build %s, but %s is build %s\n", trace, want, vmlinuz,
                 ki->build_id);
         return -1;
     }
     return lstar ? kinfo_slide_from_lstar(ki, lstar, slide) : 0;
+}
+
+static int setup_syms(const analyze_args *a, kinfo *ki, int *have, int64_t *slide)
+{
+    return hvt_trace_syms(a->vmlinuz, a->slide_s, a->lstar_s, a->trace, ki, have, slide);
 }
 
 /* The KASLR slide the hypervisor last reported in a boot directory's control.log (probe
@@ -119,11 +127,19 @@ static int64_t dir_slide(const char *dir)
     return v;
 }
 
-/* hvt analyze --view profile|flame DIR: the stacks of the samples a collector stored. */
-static int analyze_profile(const analyze_args *a, int svg)
+static int write_svg(const flame *f, FILE *out) { return flame_write_svg(f, out, "hvtrace profile"); }
+static int write_speedscope(const flame *f, FILE *out)
+{
+    return export_speedscope_write(f, out, "hvtrace profile samples", "none");
+}
+enum { PROFILE_FOLDED, PROFILE_SVG, PROFILE_SPEEDSCOPE };
+
+/* hvt analyze --view profile|flame|speedscope DIR: the stacks of the samples a collector stored. */
+static int analyze_profile(const analyze_args *a, int format)
 {
     if (!a->vmlinuz) {
-        fprintf(stderr, "hvt: --view %s needs --vmlinuz (symbols and ORC tables)\n", svg ? "flame" : "profile");
+        fprintf(stderr, "hvt: --view %s needs --vmlinuz (symbols and ORC tables)\n",
+                format == PROFILE_SVG ? "flame" : format == PROFILE_SPEEDSCOPE ? "speedscope" : "profile");
         return HVT_EXIT_USAGE;
     }
     kinfo ki;
@@ -139,7 +155,10 @@ static int analyze_profile(const analyze_args *a, int svg)
     int rc = HVT_EXIT_BAD;
     if (!out)
         perror(a->out_s);
-    else if (probe_stacks_from_dir(a->trace, a->vmlinuz, &ki.syms, slide, a->ustack, out, svg) == 0)
+    else if (probe_stacks_from_dir(a->trace, a->vmlinuz, &ki.syms, slide, a->ustack, out,
+                                   format == PROFILE_SVG          ? write_svg
+                                   : format == PROFILE_SPEEDSCOPE ? write_speedscope
+                                                                  : flame_write_folded) == 0)
         rc = 0;
     if (out && a->out_s && fclose(out) != 0) rc = HVT_EXIT_BAD;
     kinfo_close(&ki);
@@ -150,8 +169,9 @@ int cmd_analyze(int argc, char **argv)
 {
     analyze_args a;
     if (parse_analyze(argc, argv, &a) != 0) return usage_analyze();
-    if (a.views_s && (!strcmp(a.views_s, "profile") || !strcmp(a.views_s, "flame")))
-        return analyze_profile(&a, !strcmp(a.views_s, "flame"));
+    if (a.views_s && !strcmp(a.views_s, "profile")) return analyze_profile(&a, PROFILE_FOLDED);
+    if (a.views_s && !strcmp(a.views_s, "flame")) return analyze_profile(&a, PROFILE_SVG);
+    if (a.views_s && !strcmp(a.views_s, "speedscope")) return analyze_profile(&a, PROFILE_SPEEDSCOPE);
     int views = parse_views(a.views_s ? a.views_s : "list");
     if (views <= 0) return usage_analyze();
     kinfo ki;
@@ -173,7 +193,7 @@ int cmd_analyze(int argc, char **argv)
         if (have) kinfo_close(&ki);
         return usage_analyze();
     }
-    view_opts o = {have ? &ki.syms : NULL, slide, views, a.file_order, from, to, a.hide, out};
+    view_opts o = {have ? &ki.syms : NULL, slide, views, a.file_order, from, to, a.hide, out, NULL};
     int rc = view_run(a.trace, &o);
     if (a.out_s && fclose(out) != 0) rc = HVT_EXIT_BAD;
     if (have) kinfo_close(&ki);

@@ -19,10 +19,12 @@ typedef struct {
 static const hvt_subcmd subcmds[] = {
     { "syms",    cmd_syms,     "VMLINUZ [GLOB]             symbol table, /proc/kallsyms format" },
     { "analyze", cmd_analyze,  "[opts] TRACE               listings, nesting, summaries (view.h)" },
+    { "export",  cmd_export,   "--perfetto|--ctf|--speedscope -o OUT TRACE  for Perfetto, babeltrace2, speedscope" },
     { "gen",     tracegen_main, "[opts] VMLINUZ OUT.hvt     test traces from real kernel code (tracegen.h)" },
     { "bench",   cmd_bench,    "[opts] TRACE               decode+symbolize+nest rate vs capstone's" },
     { "options", cmd_options,  "VMLINUZ [ITEM ...]         the hypervisor's \"trace =\" line for a kernel" },
     { "cfg",     cmd_cfg,      "keys DIR | seal|check --key-file F CFG  enrolled keys, sealed hvtrace.cfg" },
+    { "check-host", cmd_check_host, "[--root DIR]             can hvtrace run on this machine (docs/hardware.md)" },
     { "trace",   cmd_trace,    "start|stop|status [opts]   tracing driven from the host via hvtrace-collector" },
 };
 enum { NSUBCMDS = sizeof subcmds / sizeof subcmds[0] };

@@ -473,7 +473,7 @@ out:
 }
 
 int probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table *syms, int64_t slide,
-                          int ustack, FILE *out, int svg)
+                          int ustack, FILE *out, probe_stacks_writer write)
 {
     struct probe_live_opts o = { .quiet = 1, .vmlinuz = vmlinuz, .syms = syms, .ustack = ustack };
     struct live v = { .o = &o, .slide = slide };
@@ -501,7 +501,7 @@ int probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table
     fclose(first);
     if (follow_poll(&w, on_msg, &v) < 0)   /* the whole directory: nothing is being added */
         goto out;
-    rc = svg ? flame_write_svg(v.fl, out, "hvtrace profile") : flame_write_folded(v.fl, out);
+    rc = write(v.fl, out);
     fprintf(stderr, "hvt: %llu samples with a stack (%llu unwound, %llu reached user space), %zu distinct stacks%s\n",
             (unsigned long long)v.samples, (unsigned long long)v.unwound,
             (unsigned long long)v.to_user, flame_stacks(v.fl),

@@ -18,6 +18,7 @@
 #define HVT_PROBE_LIVE_H
 #include <stdint.h>
 #include <stdio.h>
+#include "flame.h"
 #include "probe_list.h"
 #include "hvt_probe.h"
 #include "hvt_hypercall.h"
@@ -56,9 +57,11 @@ void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fir
 void probe_print_counts(FILE *out, const probe_list *l, const uint64_t *count);
 int  probe_live_run(const probe_list *l, char **descs, int nd, const struct probe_live_opts *o);
 /* The stacks stored in a collector boot directory (every HVT_MSG_PROBE_STACK of its chunks),
- * unwound and folded like probe_live_run's (ustack: as its --ustack), written to out as folded
- * lines or an SVG flame graph (hvt analyze --view folded-stacks|flame DIR). 0, or -1 (said why). */
+ * unwound and folded like probe_live_run's (ustack: as its --ustack), written to out by
+ * `write` (folded lines, an SVG flame graph, speedscope's format: hvt analyze --view
+ * profile|flame|speedscope DIR). 0, or -1 (said why). */
+typedef int (*probe_stacks_writer)(const flame *f, FILE *out);
 int  probe_stacks_from_dir(const char *dir, const char *vmlinuz, const ksym_table *syms,
-                           int64_t slide, int ustack, FILE *out, int svg);
+                           int64_t slide, int ustack, FILE *out, probe_stacks_writer write);
 
 #endif

@@ -155,6 +155,16 @@ int flame_write_folded(const flame *f, FILE *out)
     return ferror(out) ? -1 : 0;
 }
 
+int flame_each(const flame *f, int (*cb)(void *ctx, const char *folded, uint64_t count), void *ctx)
+{
+    flame_slot **v = sorted_slots(f);
+    if (!v) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < f->used && rc == 0; i++) rc = cb(ctx, v[i]->key, v[i]->count);
+    free(v);
+    return rc ? -1 : 0;
+}
+
 /* ---- reading ---- */
 
 static int parse_line(flame *f, char *line, size_t len, char *why, size_t whylen)

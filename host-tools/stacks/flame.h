@@ -38,6 +38,9 @@ int flame_add(flame *f, const char *const *frames_root_first, int n, uint64_t co
 size_t flame_stacks(const flame *f);
 uint64_t flame_total(const flame *f);
 int flame_write_folded(const flame *f, FILE *out);
+/* Calls cb for each stack in flame_write_folded's order with its folded text ("root;...;leaf",
+ * frames free of ';') and count; stops at the first nonzero return (then -1). */
+int flame_each(const flame *f, int (*cb)(void *ctx, const char *folded, uint64_t count), void *ctx);
 int flame_write_svg(const flame *f, FILE *out, const char *title);
 int flame_read_folded(flame *f, FILE *in, const char *name, char *err, size_t errlen);
 #endif

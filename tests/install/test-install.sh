@@ -88,6 +88,21 @@ for m in man1/hvt.1 man8/hvtrace-collector.8; do
   check "man page $m has NAME and SYNOPSIS" bash -c "grep -q '^NAME' <(sed 's/.\x08//g' '$WORK/man.txt') && grep -q '^SYNOPSIS' <(sed 's/.\x08//g' '$WORK/man.txt')"
 done
 
+# The collector's systemd unit. systemd-analyze verify reads it as systemd would (no running
+# systemd needed) and prints what it would complain about; a copy naming the staged collector
+# lets it check that ExecStart's program exists, MANPATH that Documentation= resolves.
+U="$P/lib/systemd/system/hvtrace-collector.service"
+check "the collector's unit installed, ExecStart is PREFIX's collector" grep -q '^ExecStart=/usr/local/sbin/hvtrace-collector ' "$U"
+check "the unit: DynamicUser, StateDirectory, the key as a credential, --listen from collector.env" \
+  bash -c "grep -qx DynamicUser=yes '$U' && grep -qx StateDirectory=hvtrace-collector '$U' && grep -q '^LoadCredential=key:/etc/hvtrace/collector.key' '$U' && grep -qF -- '--listen \${HVT_LISTEN}' '$U' && grep -q '^HVT_LISTEN=' '$P/lib/hvtrace/collector.env.example'"
+mkdir -p "$WORK/unit"; sed "s#/usr/local/#$STAGE/usr/local/#g" "$U" > "$WORK/unit/hvtrace-collector.service"
+MANPATH="$P/share/man" systemd-analyze verify "$WORK/unit/hvtrace-collector.service" > "$WORK/verify.log" 2>&1
+rc=$?
+check "systemd-analyze verify: clean (exit $rc, $(wc -l < "$WORK/verify.log") lines of complaint)" [ "$rc" = 0 -a ! -s "$WORK/verify.log" ]
+cat "$WORK/verify.log"
+exposure=$(systemd-analyze security --offline=yes "$WORK/unit/hvtrace-collector.service" 2>/dev/null | grep -o 'Overall exposure level.*')
+check "systemd-analyze security: ${exposure:-no answer}" grep -qE ' (SAFE|OK) ' <<< "$exposure "
+
 echo "=== 2. the ESP ($ESPD) and hvtrace.cfg"
 run_block esp || bad "block esp ran"
 run_block key || bad "block key ran"

@@ -4,7 +4,12 @@
 set -euo pipefail
 PKGS=(build-essential g++ make nasm gnu-efi mtools dosfstools ovmf qemu-system-x86
       busybox-static cpio xz-utils lz4 zstd seabios vgabios acpica-tools file
-      libcapstone-dev liblz4-dev libzstd-dev liblzma-dev zlib1g-dev python3 dpkg-dev clang python3-capstone libclang-rt-14-dev)
+      libcapstone-dev liblz4-dev libzstd-dev liblzma-dev zlib1g-dev python3 dpkg-dev clang python3-capstone libclang-rt-14-dev
+      systemd     # systemd-analyze verify of the collector's unit (make test-install)
+      babeltrace2 python3-jsonschema)   # the exports' readers (make test-exports)
+# node and npm for the exports' readers (tests/analyze/export-readers.sh): Debian's, unless
+# the machine already has a node of its own
+command -v npm > /dev/null || PKGS+=(nodejs npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,7 +13,8 @@
 #   sample's kernel stack with the image's ORC tables and writes folded stacks and an SVG flame
 #   graph: md5sum's samples are mostly user-mode hashing and its system-call samples sit under
 #   the read path (entry_SYSCALL_64 ... ksys_read/vfs_read); `hvt analyze --view profile|flame`
-#   on the collector's directory afterwards gives the same stacks and picture.
+#   on the collector's directory afterwards gives the same stacks and picture, and `hvt export
+#   --speedscope` the same stacks in speedscope's format (valid against speedscope's schema).
 # Run user: addr:pid<N>:0x<fn>: on a function of a guest process whose forked children share
 #   the text page, and addr:probe-uchild:0x<fn>: on the same address by the name one child gives
 #   itself: exactly the parent's calls fire the first, exactly the named child's the second, the
@@ -285,6 +286,18 @@ PY
   check "profile: hvt analyze --view profile on the stored samples gives the live run's folded stacks" \
     cmp "$OUT/profile-dir.folded" "$F"
   check "profile: hvt analyze --view flame draws the same graph" cmp "$OUT/profile-dir.svg" "$OUT/profile.svg"
+  # the same samples in speedscope's format: valid against speedscope's own schema, and the
+  # same stacks and counts (tests/analyze/export_checks.py, readers: export-readers.sh)
+  "$HVT" export --speedscope --vmlinuz "$VMLINUZ" --ustack -o "$OUT/profile-dir.speedscope" "$OUT/coll/current" 2>/dev/null
+  NM=$(bash tests/analyze/export-readers.sh) &&
+    /usr/bin/python3 tests/analyze/export_checks.py speedscope "$OUT/profile-dir.speedscope" \
+      "$NM/speedscope/dist/release/file-format-schema.json" "$F" > "$OUT/profile-dir.speedscope.checks" 2>&1
+  check "profile: hvt export --speedscope writes the stored samples in speedscope's format (its schema; samples x weights = the folded stacks)" \
+    test $? = 0
+  ssw=$(NODE_PATH="$NM" node tests/analyze/export_read.js speedscope "$NM/speedscope/dist/release" \
+          "$OUT/profile-dir.speedscope" 2>&1 | awk '$1 == "weight" { w = $2 } $1 == "warnings" { n = $2 } END { print w + 0, n + 0 }')
+  check "profile: speedscope's own importer weighs that file at the $all samples, without a warning (${ssw:-nothing})" \
+    test "$ssw" = "$all 0"
   # ksys_read+5 is PUSH r13 and +17 SUB $0x10,%rsp: emulated at every read md5sum makes
   stat=$(grep -a '^HVT-PROBESTAT' "$OUT/profile.e9" 2>/dev/null | tail -1)
   pushes=$(awk -v p="addr:kernel:ksys_read+$((5 + SHIFT)):" '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 == p { print $3 }' "$OUT/profile.out" 2>/dev/null)

@@ -32,11 +32,14 @@ trace-prereqs: $(TRACE_DEPS)
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 
-# test-trace: the getpid-loop window (oracle equality, nesting); test-trace-big below is the
+# test-trace: the getpid-loop window (oracle equality, nesting; the exports of this real trace
+# read back as make test-exports reads a generated one); test-trace-big below is the
 # >= 5 M instruction trace (each its own line in tests/TESTS).
 test-trace: trace-prereqs
 	$(call trace_run,$(TRACE_TEST),/bin/getpid-loop$(comma)1000,checkregs=on,--oracle,$(TRACE_TIMEOUT))
 	CHECKREGS=1 bash tests/trace/check-trace.sh $(TRACE_TEST)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz
+	EXPORT_TRACE=$(TRACE_TEST)/run/trace.hvt EXPORT_VMLINUZ=$(TEST_BUILD)/vmlinuz EXPORT_MARKS=1 \
+	  bash tests/analyze/test-exports.sh $(HVT)
 
 # The main job (README: make run), the real machine's path: the collector on this host, the
 # machine boots hvtrace with its dedicated NIC, the host starts and stops tracing with hvt

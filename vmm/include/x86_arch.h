@@ -29,6 +29,7 @@
 #define CR0_LMSW_BITS (CR0_PE | CR0_MP | CR0_EM | CR0_TS)   /* what LMSW can write */
 /* CR4 */
 #define CR4_PAE        (1ull << 5)
+#define CR4_MCE        (1ull << 6)    /* machine-check exception enabled */
 #define CR4_PGE        (1ull << 7)
 #define CR4_VMXE       (1ull << 13)
 #define CR4_PCIDE      (1ull << 17)
@@ -74,6 +75,7 @@
 #define   FEATURE_CONTROL_LOCK            (1ull << 0)
 #define   FEATURE_CONTROL_VMX_OUTSIDE_SMX (1ull << 2)
 #define MSR_IA32_SYSENTER_CS       0x174
+#define MSR_IA32_MCG_STATUS        0x17a
 #define MSR_IA32_SYSENTER_ESP      0x175
 #define MSR_IA32_SYSENTER_EIP      0x176
 #define MSR_IA32_DEBUGCTL          0x1d9
@@ -179,6 +181,7 @@
 #define CPUID_A_EAX_PMU_VERSION(eax) ((eax) & 0xffu)
 
 /* Exception vectors (SDM 6.3.1) */
-enum { VEC_DE = 0, VEC_DB = 1, VEC_NMI = 2, VEC_BP = 3, VEC_UD = 6, VEC_DF = 8, VEC_GP = 13, VEC_PF = 14 };
+enum { VEC_DE = 0, VEC_DB = 1, VEC_NMI = 2, VEC_BP = 3, VEC_UD = 6, VEC_DF = 8, VEC_GP = 13, VEC_PF = 14,
+       VEC_MC = 18 };
 
 #endif

@@ -23,6 +23,9 @@ int main(void)
           "the rest kept: %#lx", (unsigned long)r);
     r = host_cr4_pick(0x668 | CR4_CET, f0, f1_tigerlake, false);
     CHECK(r == (0x668 | CR4_VMXE), "tigerlake without XSAVE: %#lx", (unsigned long)r);
+    /* Firmware that left machine checks off (CR4.MCE clear): on in VMX root. */
+    r = host_cr4_pick(0x668 & ~CR4_MCE, f0, f1_skylake, true);
+    CHECK(r == (0x668 | CR4_VMXE | CR4_OSXSAVE), "MCE forced on: %#lx", (unsigned long)r);
     /* A bit FIXED1 forbids is cleared, one FIXED0 requires is set. */
     r = host_cr4_pick(0x668 | CR4_LA57, f0 | 0x20, f1_skylake, false);
     CHECK(!(r & CR4_LA57) && (r & 0x20), "fixed bits: %#lx", (unsigned long)r);
@@ -30,7 +33,8 @@ int main(void)
     unsigned bad = 0;
     for (uint64_t v = 0; v < (1u << 25); v += 0x1357) {
         uint64_t x = host_cr4_pick(v, f0, f1_sapphire, v & 1);
-        bad += (x & f0) != f0 || (x & ~f1_sapphire) || !(x & CR4_VMXE) || (x & (CR4_CET | CR4_PKS));
+        bad += (x & f0) != f0 || (x & ~f1_sapphire) || !(x & CR4_VMXE) || !(x & CR4_MCE) ||
+               (x & (CR4_CET | CR4_PKS));
     }
     CHECK(bad == 0, "%u of the sweep broke a rule", bad);
     return check_summary("test_host_cr4");

@@ -42,8 +42,28 @@ int main(void)
           msr_policy_class(0x220) == MSR_READ_PASS && msr_policy_class(0x268) == MSR_SHADOW &&
           msr_policy_class(0x2ff) == MSR_SHADOW, "MTRRs kept per CPU, and only they");
     CHECK(msr_policy_class(0x600) == MSR_READ_PASS && msr_policy_class(0x3f1) == MSR_READ_PASS &&
-          msr_policy_class(0x570) == MSR_READ_PASS && msr_policy_class(0x79) == MSR_READ_PASS,
-          "DS_AREA, PEBS_ENABLE, RTIT_CTL, BIOS_UPDT_TRIG: read through, writes refused");
+          msr_policy_class(0x570) == MSR_READ_PASS,
+          "DS_AREA, PEBS_ENABLE, RTIT_CTL: read through, writes refused");
+    /* What Linux writes on real CPUs beyond the ones above (KVM's handling): a microcode
+     * update dropped without a fault, XFD/XFD_ERR (AMX), LMCE, the arch-LBR depth and the HFI
+     * configuration passed, the HFI table's address checked. */
+    CHECK(msr_policy_class(0x79) == MSR_WRITE_IGNORE && exits(bm, 0x79, 1), "BIOS_UPDT_TRIG: writes exit, dropped");
+    CHECK(msr_policy_class(0x1c4) == MSR_PASS && msr_policy_class(0x1c5) == MSR_PASS &&
+          !exits(bm, 0x1c4, 1) && !exits(bm, 0x1c5, 1), "XFD and XFD_ERR pass");
+    CHECK(msr_policy_class(0x4d0) == MSR_PASS && msr_policy_class(0x14cf) == MSR_PASS &&
+          msr_policy_class(0x17d1) == MSR_PASS, "MCG_EXT_CTL, LBR_DEPTH, HW_FEEDBACK_CONFIG pass");
+    CHECK(msr_policy_class(0x14ce) == MSR_READ_PASS, "LBR_CTL: not switched by VMX here, writes refused");
+    CHECK(msr_policy_class(0x17d0) == MSR_HFI_PTR && !exits(bm, 0x17d0, 0) && exits(bm, 0x17d0, 1),
+          "HW_FEEDBACK_PTR: reads pass, writes exit");
+    const uint64_t rb = 0x17e00000, rs = 64ull << 20;
+    CHECK(msr_hfi_ptr_ok(0, 1, rb, rs) && msr_hfi_ptr_ok(rb, 1, rb, rs), "HFI off: allowed (bit 0 clear)");
+    CHECK(msr_hfi_ptr_ok(0x1000000 | 1, 2, rb, rs), "HFI table in guest memory: allowed");
+    CHECK(!msr_hfi_ptr_ok(rb | 1, 1, rb, rs) && !msr_hfi_ptr_ok((rb + rs - 0x1000) | 1, 1, rb, rs),
+          "HFI table inside the hypervisor's region: refused");
+    CHECK(!msr_hfi_ptr_ok((rb - 0x1000) | 1, 2, rb, rs), "HFI table of 2 pages running into the region: refused");
+    CHECK(msr_hfi_ptr_ok((rb - 0x2000) | 1, 2, rb, rs) && msr_hfi_ptr_ok((rb + rs) | 1, 4, rb, rs),
+          "HFI table right below or right above the region: allowed");
+    CHECK(!msr_hfi_ptr_ok(0x1000000 | 1 | 0x10, 1, rb, rs), "HFI pointer with reserved bits: refused");
     CHECK(msr_policy_class(0x10) == MSR_READ_ONLY && msr_policy_class(0x3b) == MSR_READ_ONLY, "TSC and TSC_ADJUST read-only");
     CHECK(msr_policy_class(0x480) == MSR_GP && msr_policy_class(0x493) == MSR_GP && msr_policy_class(0x494) == MSR_READ_PASS,
           "VMX capability MSRs #GP");

@@ -24,7 +24,7 @@ int main(void)
         for (int valid = 0; valid < 2; valid++)
             for (int pending = 0; pending < 2; pending++) {
                 uint32_t info = valid ? (VMX_INTR_INFO_VALID | VMX_INTR_TYPE_HW_EXC | 14) : 0;
-                enum nmi_action a = nmi_decide(pending, intr, info);
+                enum nmi_action a = nmi_decide(pending, VMX_ACTIVITY_ACTIVE, intr, info);
                 if (!pending) {
                     bad += a != NMI_NOTHING;
                     continue;
@@ -43,9 +43,16 @@ int main(void)
     /* Blocking by SMI (bit 2) alone does not hold an NMI back: 2 of 16 states inject. */
     CHECK(injected == 2, "injected in %u states, want 2 (none or SMI blocking only)", injected);
     CHECK(waited == 30, "waited in %u states, want 30", waited);
-    CHECK(nmi_decide(true, VMX_INTR_BLOCK_STI, 0) == NMI_WAIT_ONE_STEP, "STI shadow: wait");
-    CHECK(nmi_decide(true, VMX_INTR_BLOCK_MOVSS, 0) == NMI_WAIT_ONE_STEP, "MOV SS shadow: wait");
-    CHECK(nmi_decide(true, VMX_INTR_BLOCK_NMI, 0) == NMI_WAIT_ONE_STEP, "inside the guest's NMI handler: wait");
-    CHECK(nmi_decide(true, 0, 0) == NMI_INJECT, "nothing blocks: inject");
+    CHECK(nmi_decide(true, VMX_ACTIVITY_ACTIVE, VMX_INTR_BLOCK_STI, 0) == NMI_WAIT_ONE_STEP, "STI shadow: wait");
+    CHECK(nmi_decide(true, VMX_ACTIVITY_ACTIVE, VMX_INTR_BLOCK_MOVSS, 0) == NMI_WAIT_ONE_STEP, "MOV SS shadow: wait");
+    CHECK(nmi_decide(true, VMX_ACTIVITY_ACTIVE, VMX_INTR_BLOCK_NMI, 0) == NMI_WAIT_ONE_STEP, "inside the guest's NMI handler: wait");
+    CHECK(nmi_decide(true, VMX_ACTIVITY_ACTIVE, 0, 0) == NMI_INJECT, "nothing blocks: inject");
+    /* HLT takes an NMI (it wakes the CPU); wait-for-SIPI takes no event at all (SDM 27.3.1.5). */
+    CHECK(nmi_decide(true, VMX_ACTIVITY_HLT, 0, 0) == NMI_INJECT, "HLT: inject");
+    unsigned sipi_bad = 0;
+    for (uint32_t intr = 0; intr < 16; intr++)
+        sipi_bad += nmi_decide(true, VMX_ACTIVITY_WAIT_SIPI, intr, 0) != NMI_DROP;
+    CHECK(sipi_bad == 0, "wait-for-SIPI: %u of 16 states not dropped", sipi_bad);
+    CHECK(nmi_decide(false, VMX_ACTIVITY_WAIT_SIPI, 0, 0) == NMI_NOTHING, "wait-for-SIPI, nothing pending");
     return check_summary("test_nmi_decide");
 }

@@ -2,8 +2,9 @@
  * test_vmx_caps.c - host unit test of vmx_caps_decide (vmm/vmx_caps.h): a capability set with
  * every feature the hypervisor uses, then each taken away in turn (the refusal names it, or
  * the fallback is taken), and a nested hypervisor's kind of set (no execute-only EPT, no
- * preemption timer). The sets are built from the SDM's bit definitions (appendix A), not read
- * from machines.
+ * preemption timer), and every required control taken away alone. The sets are built from
+ * the SDM's bit definitions (appendix A), not read from machines (hvt check-host's recordings,
+ * host-tools/checkhost/tests, run real ones through the same function).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,10 +14,14 @@
 
 static const struct vmx_caps_in full = {
     .pinbased = (uint64_t)(PIN_EXTINT_EXITING | PIN_NMI_EXITING | PIN_PREEMPTION_TIMER) << 32 | 0x16,
-    .procbased = (uint64_t)(PROC_MTF | PROC_USE_IO_BITMAPS | PROC_USE_MSR_BITMAPS | PROC_SECONDARY_CONTROLS) << 32,
+    .procbased = (uint64_t)(PROC_MTF | VMX_CAPS_PROC_NEED) << 32,
+    .procbased2 = (uint64_t)(VMX_CAPS_PROC2_NEED | PROC2_ENABLE_VPID) << 32,
+    .exit = (uint64_t)VMX_CAPS_EXIT_NEED << 32 | 0x36dff,
+    .entry = (uint64_t)VMX_CAPS_ENTRY_NEED << 32 | 0x11ff,
     .misc = 5 | VMX_MISC_ACT_HLT | VMX_MISC_ACT_WAIT_SIPI,
     .ept_vpid_cap = EPT_CAP_EXEC_ONLY | EPT_CAP_WALK4 | EPT_CAP_WB | EPT_CAP_INVEPT |
-                    EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL,
+                    EPT_CAP_INVEPT_SINGLE | EPT_CAP_INVEPT_ALL | EPT_CAP_INVVPID |
+                    EPT_CAP_INVVPID_SINGLE | EPT_CAP_INVVPID_ALL,
 };
 
 static const char *refusal(struct vmx_caps_in in)
@@ -31,6 +36,7 @@ int main(void)
     struct vmx_caps c;
     vmx_caps_decide(&full, &c);
     CHECK(!c.refuse && c.invept_type == 1 && c.exec_only && c.preempt_shift == 5, "the full set starts");
+    CHECK(c.vpid && c.invvpid_type == 1, "the full set: VPIDs, single-context INVVPID");
     struct vmx_caps_in in = full;
     in.ept_vpid_cap &= ~EPT_CAP_INVEPT_SINGLE;
     vmx_caps_decide(&in, &c);
@@ -48,11 +54,57 @@ int main(void)
     in = full; in.procbased &= ~((uint64_t)PROC_MTF << 32);
     CHECK(strstr(refusal(in), "monitor trap flag"), "no MTF: %s", refusal(in));
     /* An allowed-0 bit (the low half) is not an allowed-1 one. */
-    in = full; in.procbased = PROC_MTF;
+    in = full; in.procbased = (uint64_t)VMX_CAPS_PROC_NEED << 32 | PROC_MTF;
     CHECK(strstr(refusal(in), "monitor trap flag"), "MTF only in the allowed-0 half: %s", refusal(in));
     in = full; in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;
     vmx_caps_decide(&in, &c);
     CHECK(!c.refuse && !c.exec_only, "no execute-only EPT: starts, probes unavailable");
+    /* VPIDs: used only with an INVVPID type to invalidate them; their absence is no refusal. */
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_INVVPID_SINGLE;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && c.vpid && c.invvpid_type == 2, "no single-context INVVPID: all-context");
+    in.ept_vpid_cap &= ~EPT_CAP_INVVPID_ALL;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.vpid && !c.invvpid_type, "neither INVVPID type: no VPIDs, starts");
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_INVVPID;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.vpid, "no INVVPID: no VPIDs");
+    in = full; in.procbased2 &= ~((uint64_t)PROC2_ENABLE_VPID << 32);
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && !c.vpid && !c.invvpid_type, "enable-VPID not allowed: no VPIDs");
+    in = full; in.procbased2 = PROC2_ENABLE_VPID;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.vpid, "enable-VPID only in the allowed-0 half: no VPIDs");
+    /* Each required control alone: refused, and the refusal is the control's own words. */
+    const struct { uint64_t *field; uint32_t mask; } need[] = {
+        { &in.procbased, VMX_CAPS_PROC_NEED }, { &in.procbased2, VMX_CAPS_PROC2_NEED },
+        { &in.exit, VMX_CAPS_EXIT_NEED }, { &in.entry, VMX_CAPS_ENTRY_NEED } };
+    int refused = 0, bits = 0;
+    const char *last = "";
+    for (unsigned i = 0; i < sizeof need / sizeof need[0]; i++)
+        for (uint32_t b = 1; b; b <<= 1) {
+            if (!(need[i].mask & b))
+                continue;
+            in = full;
+            *need[i].field &= ~((uint64_t)b << 32);
+            bits++;
+            const char *r = refusal(in);
+            refused += *r && strcmp(r, last) && strstr(r, "missing");
+            last = r;
+        }
+    CHECK(bits == 15 && refused == bits, "every required control refused alone, each in its own words (%d of %d)",
+          refused, bits);
+    in = full; in.procbased2 &= ~((uint64_t)PROC2_ENABLE_EPT << 32);
+    CHECK(!strcmp(refusal(in), "EPT is missing"), "no EPT: %s", refusal(in));
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_WALK4;
+    CHECK(strstr(refusal(in), "4-level"), "no 4-level EPT walk: %s", refusal(in));
+    in = full; in.ept_vpid_cap &= ~EPT_CAP_WB;
+    CHECK(strstr(refusal(in), "write-back"), "no WB EPT structures: %s", refusal(in));
+    /* Which MSRs may be read at all. */
+    CHECK(vmx_caps_has_procbased2(full.procbased) && !vmx_caps_has_procbased2(0x0401e172),
+          "PROCBASED_CTLS2 exists with the secondary controls' allowed-1 bit only");
+    CHECK(vmx_caps_has_ept_vpid_cap(full.procbased2) && !vmx_caps_has_ept_vpid_cap(0),
+          "EPT_VPID_CAP exists with EPT or VPID allowed only");
     /* A nested hypervisor's kind of set: no execute-only EPT, no preemption timer. */
     in = full;
     in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;

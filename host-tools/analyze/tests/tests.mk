@@ -3,3 +3,6 @@
 # unit_nest: nest.h's rules on hand-made instruction streams (no kernel needed).
 $(HOST_OUT)/unit_nest: $(HOST_DIR)/analyze/tests/unit_nest.c $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@
+# unit_export: the exports' encoders (JSON strings, speedscope's file) on hand-made input.
+$(HOST_OUT)/unit_export: $(HOST_DIR)/analyze/tests/unit_export.c $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(HOST_LIB) $(HOST_LIBS) -o $@

@@ -171,6 +171,7 @@ bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val) { abort(); }
 bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val) { abort(); }
 char msr_read_insn[1], msr_read_fault[1], msr_write_insn[1], msr_write_fault[1];
 void vmx_guest_reset_to_init(void) { abort(); }
+void vmx_flush_guest_tlb(void) {}               /* INVVPID: no TLB to keep coherent here */
 /* the fatal path and machine resets (vmm/hv_fatal.c): a panic aborts here instead */
 volatile bool hv_fatal_stopping;
 unsigned hv_fatal_selftest;
