@@ -25,6 +25,11 @@ if "dcount" in d and "rbase" in d:
     out["hv_insn_per_fire_count"] = per(d["dcount"] - d["rbase"], d["dcount_fires"])
     out["hv_insn_per_fire_quantize"] = per(d["dquant"] - d["rbase"], d["dquant_fires"])
     out["guest_insn_per_kprobe_read"] = per(d["rkprobe"] - d["rbase"], n) if "rkprobe" in d else float("nan")
+if "sdt" in d and "sbase" in d and "sfbt" in d:
+    out["hv_insn_per_fire_sdt"] = per(d["sdt"] - d["sbase"], d["sdt_fires"])
+    out["hv_insn_per_fire_sdt_fbt"] = per(d["sfbt"] - d["sbase"], d["sfbt_fires"])
+    out["sdt_vs_fbt"] = per(out["hv_insn_per_fire_sdt"], out["hv_insn_per_fire_sdt_fbt"])
+    out["exits_per_fire_sdt"] = per(d["sdt_exits"], d["sdt_fires"])
 print(f"per getpid: base {d['base']/n:.0f} insns; entry probe {d['entry']/n:.0f}; return {d['return']/n:.0f}; "
       f"addr {d['addr']/n:.0f}; kprobe {d.get('kprobe', 0)/n:.0f}")
 print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))

@@ -12,6 +12,11 @@
 #                             fbt::vfs_read:entry { @[execname] = count(); } (goal <= 1500)
 #   hv_insn_per_fire_quantize the same for { @ = quantize(arg2); } (goal <= 1500)
 #   guest_insn_per_kprobe_read the guest's own cost of a kprobe hit on vfs_read
+#   hv_insn_per_fire_sdt   the same clause at a static tracepoint's site,
+#                          sdt:signal::signal_generate (its arguments computed by the recipe),
+#                          over kill()s of an ignored signal; hv_insn_per_fire_sdt_fbt the clause
+#                          at fbt::__send_signal_locked:entry over the same kill()s, and
+#                          sdt_vs_fbt their ratio (goal <= 1.10); exits_per_fire_sdt (goal 1)
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
 #                          arm_all_cold_s the same with an empty cache (the vmlinuz decompressed)
@@ -30,12 +35,24 @@ $(BENCH_PROBE)/dquant.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	$(HVT) -n '$(BENCH_D_QUANT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+BENCH_D_SDT   := sdt:signal::signal_generate { @[execname] = count(); }
+BENCH_D_SFBT  := fbt::__send_signal_locked:entry { @[execname] = count(); }
+$(BENCH_PROBE)/dsdt.img: $(HVT) bench/probe.mk
+	@mkdir -p $(dir $@)
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_SDT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+$(BENCH_PROBE)/dsfbt.img: $(HVT) bench/probe.mk
+	@mkdir -p $(dir $@)
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_SFBT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
 $(BENCH_PROBE)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
-                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img
+                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img $(BENCH_PROBE)/dsdt.img $(BENCH_PROBE)/dsfbt.img
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench:bin/probe-bench \
 	  $(BENCH_PROBE)/dcount.img:dcount.img $(BENCH_PROBE)/dcount.specs:dcount.specs \
-	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs
+	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs \
+	  $(BENCH_PROBE)/dsdt.img:dsdt.img $(BENCH_PROBE)/dsdt.specs:dsdt.specs \
+	  $(BENCH_PROBE)/dsfbt.img:dsfbt.img $(BENCH_PROBE)/dsfbt.specs:dsfbt.specs
 
 .PHONY: bench-probe
 bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img

@@ -321,6 +321,10 @@ static int cmd_probe_arm(const char *path)
         if (n == 0)
             break;
         uint64_t k = (uint64_t)n / sizeof spec[0], done = 0, got;
+        /* a static tracepoint's spec travels with its recipe, the spec after it: a block that
+         * ends with one leaves it to the next */
+        if (k > 1 && (spec[k - 1].kind & HVT_PROBE_F_SDT) && lseek(fd, -(off_t)sizeof spec[0], SEEK_CUR) >= 0)
+            k--;
         char more;
         int last = pread(fd, &more, 1, lseek(fd, 0, SEEK_CUR)) != 1;
         /* EBUSY: the hypervisor bounds the code one call decodes; the rest goes again */

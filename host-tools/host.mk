@@ -24,7 +24,7 @@ HOST_LIB_SRC := util.c \
                 analyze/disasm.c analyze/nest.c analyze/view.c \
                 analyze/export_json.c analyze/export_ctf.c analyze/export_speedscope.c \
                 collector/client.c collector/follow.c \
-                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c \
+                probes/probe_list.c probes/hvt_probes.c probes/probe_live.c probes/sdt.c \
                 $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c $(HOST_DIR)/d/compile/*.c $(HOST_DIR)/d/consume/*.c)) \
                 ../trace/x86/x86_len.c ../trace/step/rec_enc.c stacks/orc.c stacks/flame.c
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_SUBDIRS:%=$(HOST_DIR)/%/*.h)) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \
@@ -106,6 +106,8 @@ test-check-host: $(HVT)
 include $(HOST_DIR)/tracefile/tests/tests.mk $(HOST_DIR)/analyze/tests/tests.mk $(HOST_DIR)/stacks/tests/tests.mk
 # The D compiler's and consumer's unit tests (make test-d-unit test-dconsume-unit).
 include $(HOST_DIR)/d/tests/tests.mk
+# The static tracepoint reader on the pinned kernel (make test-sdt).
+include $(HOST_DIR)/probes/tests/tests.mk
 test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_export $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent
 	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/lib/run-units.sh $^
 

@@ -107,6 +107,8 @@ enum hvt_probe_kind {
     HVT_PROBE_KIND_ADDR    = 3, /* the instruction at lo */
     HVT_PROBE_KIND_PROFILE = 4, /* a sample on every CPU every lo TSC ticks of guest time */
     HVT_PROBE_KIND_TICK    = 5, /* the same on one CPU (CPU 0) */
+    HVT_PROBE_KIND_ARGS    = 6, /* not a probe: the argument recipe of the HVT_PROBE_F_SDT spec
+                                   just before it (same id), words 0 and 1 in lo and hi */
 };
 
 /* One probe for HVT_HC_PROBE_ARM_SPECS (and the host's HVT_CTL_PROBE_ARM): kind = enum
@@ -134,9 +136,89 @@ struct hvt_probe_spec {
                                              in that process only */
 #define HVT_PROBE_F_ACTION    (1u << 14)  /* run the loaded D program's clauses for this id at
                                              each firing (trace/dvm/d_runtime.c), instead of a record */
+#define HVT_PROBE_F_SDT       (1u << 15)  /* kind 3 at a static tracepoint's site (the jump
+                                             label's NOP or JMP): the arguments are computed by
+                                             a recipe (below); hi is recipe word 2, and the next
+                                             spec of the same request must be its
+                                             HVT_PROBE_KIND_ARGS record */
 #define HVT_PROBE_PERIOD_MIN  10000u      /* profile/tick: fewer TSC ticks between samples are refused */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)
+
+/*
+ * A static tracepoint's argument recipe. At the tracepoint's site the arguments are not in the
+ * argument registers yet: the out-of-line block the site jumps to when the tracepoint is on
+ * computes them from the registers and the stack the site has. The host decodes that block
+ * (host-tools/probes/sdt.c) into one rule per argument, which the hypervisor applies to the
+ * guest's registers at the site:
+ *   REG   the register                 LEA   the register + disp
+ *   LOAD  the (1 << size) bytes at [register + disp], read through the kernel's page tables
+ *   IMM   disp                         SITE  the site's runtime address + disp (an address in
+ *                                            the kernel image: slid with it)
+ *   NZ    1 if the register's low (1 << size) bytes differ from disp's, else 0 (TEST r,r or
+ *         CMP r,imm then SETNE)
+ *   Z     the opposite (then SETE)
+ *   PCPU  the (1 << size) bytes at this CPU's per-CPU base + disp (a %gs: load: `current`),
+ *         the base being the guest's GS base, which a CPU in the kernel has (0 if not a
+ *         kernel address)
+ * then (all but NZ and Z) cut to (1 << size) bytes and sign- or zero-extended. Registers are
+ * numbered as x86 encodes them (0 RAX, 1 RCX, 2 RDX, 3 RBX, 4 RSP, 5 RBP, 6 RSI, 7 RDI, 8-15
+ * R8-R15). Each rule is HVT_SDT_ARG_BITS bits: op 4, reg 4, size 2, sign 1, disp 27 (two's
+ * complement);
+ * rule i starts at bit i * HVT_SDT_ARG_BITS of the 192-bit word string w[0] | w[1] << 64 |
+ * w[2] << 128. Unused rules and the two top bits are 0. hvt_sdt_arg_get() checks one rule
+ * (the hypervisor checks every rule of every recipe it is given).
+ */
+enum hvt_sdt_op { HVT_SDT_NONE = 0, HVT_SDT_REG, HVT_SDT_LEA, HVT_SDT_LOAD, HVT_SDT_IMM, HVT_SDT_SITE,
+                  HVT_SDT_NZ, HVT_SDT_Z, HVT_SDT_PCPU };
+#define HVT_SDT_ARGS      5        /* RSI RDX RCX R8 R9 after the tracepoint's void *__data */
+#define HVT_SDT_ARG_BITS  38
+#define HVT_SDT_DISP_BITS 27
+struct hvt_sdt_arg { uint8_t op, reg, size, sign; int32_t disp; };   /* size: log2 of bytes */
+
+static inline uint64_t hvt_sdt_bits(const uint64_t w[3], unsigned at, unsigned n)
+{
+    uint64_t v = w[at / 64] >> (at % 64);
+    if (at % 64 && at % 64 + n > 64)
+        v |= w[at / 64 + 1] << (64 - at % 64);
+    return n == 64 ? v : v & ((1ull << n) - 1);
+}
+static inline void hvt_sdt_arg_put(uint64_t w[3], unsigned i, const struct hvt_sdt_arg *a)
+{
+    uint64_t v = (uint64_t)(a->op & 15) | (uint64_t)(a->reg & 15) << 4 | (uint64_t)(a->size & 3) << 8 |
+                 (uint64_t)(a->sign & 1) << 10 |
+                 ((uint64_t)(uint32_t)a->disp & ((1ull << HVT_SDT_DISP_BITS) - 1)) << 11;
+    unsigned at = i * HVT_SDT_ARG_BITS;
+    w[at / 64] |= v << (at % 64);
+    if (at % 64 + HVT_SDT_ARG_BITS > 64)
+        w[at / 64 + 1] |= v >> (64 - at % 64);
+}
+/* Rule i of a recipe: 0, or -1 when it is malformed (an op past PCPU, a NONE with bits set,
+ * a REG with a displacement, an NZ or Z with a sign, an IMM, SITE or PCPU naming a register). */
+static inline int hvt_sdt_arg_get(const uint64_t w[3], unsigned i, struct hvt_sdt_arg *a)
+{
+    uint64_t v = hvt_sdt_bits(w, i * HVT_SDT_ARG_BITS, HVT_SDT_ARG_BITS);
+    uint32_t d = (uint32_t)(v >> 11) & ((1u << HVT_SDT_DISP_BITS) - 1);
+    a->op = v & 15;
+    a->reg = (v >> 4) & 15;
+    a->size = (v >> 8) & 3;
+    a->sign = (v >> 10) & 1;
+    a->disp = (int32_t)(d << (32 - HVT_SDT_DISP_BITS)) >> (32 - HVT_SDT_DISP_BITS);
+    if (a->op > HVT_SDT_PCPU || (a->op == HVT_SDT_NONE && v) || (a->op == HVT_SDT_REG && a->disp) ||
+        ((a->op == HVT_SDT_NZ || a->op == HVT_SDT_Z) && a->sign) ||
+        ((a->op == HVT_SDT_IMM || a->op == HVT_SDT_SITE || a->op == HVT_SDT_PCPU) && a->reg))
+        return -1;
+    return 0;
+}
+/* The whole recipe: 0, or -1 if a rule or the unused top bits are malformed. */
+static inline int hvt_sdt_recipe_check(const uint64_t w[3])
+{
+    struct hvt_sdt_arg a;
+    for (unsigned i = 0; i < HVT_SDT_ARGS; i++)
+        if (hvt_sdt_arg_get(w, i, &a))
+            return -1;
+    return w[2] >> (HVT_SDT_ARGS * HVT_SDT_ARG_BITS - 128) ? -1 : 0;
+}
 
 /* A process name (at most 16 bytes, up to its NUL) as a 64-bit key: FNV-1a, never 0 (a spec
  * has room for 8 bytes, a name needs 16; two names that collide are 2^-64 apart). */

@@ -37,6 +37,8 @@ void hvt_abi_constants(void)
     C(HVT_PROBE_KIND_ADDR);
     C(HVT_PROBE_KIND_PROFILE);
     C(HVT_PROBE_KIND_TICK);
+    C(HVT_PROBE_KIND_ARGS);
+    C(HVT_PROBE_F_SDT);
     C(HVT_PROBE_F_LINKTIME);
     ABI_CONST("HVT_PROBE_SPEC_SIZE", sizeof(struct hvt_probe_spec));
 

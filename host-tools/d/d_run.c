@@ -417,9 +417,15 @@ int d_run_main(int argc, char **argv)
      * probe_list.h), and the addr provider's SYM+OFF decoded while compiling */
     kimg kimage;
     bool have_kimg = kimg_load(&kimage, vmlinuz) == 0;
+    sdt_table sdt = { 0 };
     if (have_kimg) {
         char *all[] = { "syscall:::return" };
+        char serr[300] = "out of memory";
         probe_list_follow_tail(&l, &ki.syms, &kimage, all, 1);
+        /* the static tracepoints (sdt:GROUP::EVENT) and their recipes, read from the image */
+        if (ki.btf.ntypes && (sdt_build(&kimage, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
+                              probe_list_add_sdt(&l, &sdt)))
+            fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
     }
     d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
                                .img = have_kimg ? &kimage : NULL };
@@ -473,15 +479,15 @@ int d_run_main(int argc, char **argv)
     if (image_out || specs_out) {          /* for the guest tool: the image and its probes' specs */
         ((struct hvt_dif_hdr *)p.image)->tsc_khz = (uint32_t)tsc_khz;
         ((struct hvt_dif_hdr *)p.image)->walltime = wall_now(); /* the guest tool loads it next */
-        size_t nsp = 0;
-        specs = calloc(nspecs ? nspecs : 1, sizeof *specs);
-        for (int i = 0; specs && i < p.nprobes; i++)
-            if (p.probes[i].id < ID_BEGIN && p.probes[i].id <= l.n) {
-                specs[nsp] = probe_spec_of(&l.p[p.probes[i].id - 1], tsc_khz, 0);
-                specs[nsp].kind = (specs[nsp].kind & ~HVT_PROBE_F_RECORD) | HVT_PROBE_F_ACTION;
-                nsp++;
-            }
-        if (!specs || (image_out && util_write_file(image_out, p.image, p.image_len)) ||
+        size_t nsp = 0, cap = 0;
+        bool oom = false;
+        (void)nspecs;
+        for (int i = 0; !oom && i < p.nprobes; i++)
+            if (p.probes[i].id < ID_BEGIN && p.probes[i].id <= l.n)
+                oom = probe_specs_add(&l.p[p.probes[i].id - 1], tsc_khz, 0, 1, &specs, &nsp, &cap) != 0;
+        if (!specs && !oom)
+            specs = calloc(1, sizeof *specs);
+        if (oom || !specs || (image_out && util_write_file(image_out, p.image, p.image_len)) ||
             (specs_out && util_write_file(specs_out, specs, nsp * sizeof *specs))) {
             fprintf(stderr, "hvt: cannot write the image or the specs\n");
             goto done;
@@ -552,9 +558,11 @@ int d_run_main(int argc, char **argv)
         goto done;
     if (follow_open(&w, sdir, hvt_coll_uval(ans, "d_stream_off")) < 0)
         goto done;
-    size_t ns = 0;
-    specs = calloc(nprobes ? nprobes : 1, sizeof *specs);
-    for (int i = 0; specs && i < p.nprobes; i++) {
+    size_t ns = 0, scap = 0;
+    bool spec_oom = false;
+    specs = calloc(1, sizeof *specs);
+    scap = specs ? 1 : 0;
+    for (int i = 0; specs && !spec_oom && i < p.nprobes; i++) {
         uint32_t id = p.probes[i].id;
         if (id >= ID_BEGIN)
             continue;
@@ -567,11 +575,9 @@ int d_run_main(int argc, char **argv)
             fprintf(stderr, "hvt: the hypervisor's TSC rate is unknown: give --tsc-khz for %s\n", d->name);
             goto done;
         }
-        specs[ns] = probe_spec_of(d, khz, 0);
-        specs[ns].kind = (specs[ns].kind & ~HVT_PROBE_F_RECORD) | HVT_PROBE_F_ACTION;
-        ns++;
+        spec_oom = probe_specs_add(d, khz, 0, 1, &specs, &ns, &scap) != 0;
     }
-    if (!specs)
+    if (!specs || spec_oom)
         goto done;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -697,6 +703,7 @@ done:
     free(ans);
     free(src);
     probe_list_free(&l);
+    sdt_free(&sdt);
     if (have_kimg)
         kimg_free(&kimage);
     kinfo_close(&ki);

@@ -31,7 +31,7 @@
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: hvt -l [-v] [-n DESC ...] [--vmlinuz VMLINUZ]   (-lv -n: argument types, from BTF)\n"
+            "usage: hvt -l [-v] [-n DESC ... | -P PROVIDER] [--vmlinuz VMLINUZ]   (-lv -n: argument types, from BTF)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--args] [--stack] [--ustack] [--folded FILE] [--flame FILE.svg]\n"
@@ -44,6 +44,14 @@ static int usage(void)
             "  --ustack: profile samples in user mode unwound by frame pointers (addresses)\n"
             "        (VMLINUZ defaults to $HVT_VMLINUZ)\n");
     return 2;
+}
+
+static int names_any(const probe_desc *d, char **descs, int nd)
+{
+    for (int i = 0; i < nd; i++)
+        if (probe_desc_names(d, descs[i]))
+            return 1;
+    return 0;
 }
 
 static void list_line(const probe_desc *d)
@@ -79,6 +87,17 @@ static func_ent *funcs_by_name(const btf_info *b, size_t *n)
 static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f, size_t nf)
 {
     printf("\n\tArgument Types\n");
+    if (d->sdt) {                         /* btf_trace_EVENT without its void *__data */
+        char ty[256];
+        uint32_t t;
+        const char *pn;
+        for (unsigned i = 1; d->sdt->proto && btf_param(b, d->sdt->proto, i, &t, &pn) == 0; i++) {
+            btf_type_str(b, t, ty, sizeof ty);
+            printf("\t\targs[%u]: %s\n", i - 1, ty);
+        }
+        printf(d->sdt->proto ? "\n" : "\t\tNone\n\n");
+        return;
+    }
     func_ent key = { d->function, 0 }, *e = NULL;
     if (f && !strcmp(d->provider, "fbt"))
         e = bsearch(&key, f, nf, sizeof *f, func_cmp);
@@ -210,6 +229,16 @@ int hvt_probes_main(int argc, char **argv)
                 if (nd < MAX_DESCS)
                     descs[nd++] = d;
         }
+        else if (!strcmp(a, "-P") && i + 1 < argc) {
+            /* dtrace -P PROVIDER: every probe of the provider */
+            static char pdesc[MAX_DESCS][72];
+            if (nd < MAX_DESCS && strlen(argv[i + 1]) < 64) {
+                snprintf(pdesc[nd], sizeof pdesc[nd], "%s:::", argv[i + 1]);
+                descs[nd] = pdesc[nd];
+                nd++;
+            }
+            i++;
+        }
         else if (!strcmp(a, "--vmlinuz") && i + 1 < argc) vmlinuz = argv[++i];
         else if (!strcmp(a, "--specs") && i + 1 < argc) specs = argv[++i];
         else if (!strcmp(a, "--e9") && i + 1 < argc) e9 = argv[++i];
@@ -244,19 +273,17 @@ int hvt_probes_main(int argc, char **argv)
         return 1;
     }
     int rc = 0;
-    for (int i = 0; i < nd && !rc; i++)
-        if (probe_list_add_profile(&l, descs[i]) < 0) {
-            fprintf(stderr, "hvt: invalid probe description %s: a rate or period of 0\n", descs[i]);
-            rc = 1;
-        }
-    int want_addr = 0;
-    for (int i = 0; i < nd; i++)
-        want_addr |= !strncmp(descs[i], "addr:", 5) || strstr(descs[i], "return") != NULL;
-    if (want_addr && !rc) {              /* addr and return probes: decoded in the image */
-        kimg k;
+    /* addr and return probes and the static tracepoints (sdt): decoded in the image */
+    kimg k;
+    sdt_table sdt = { 0 };
+    if (!rc) {
         if (kimg_load(&k, vmlinuz) != 0) {
             rc = 1;
         } else {
+            char serr[300] = "out of memory";
+            if (ki.btf.ntypes && (sdt_build(&k, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
+                                  probe_list_add_sdt(&l, &sdt)))
+                fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
             for (int i = 0; i < nd && !rc; i++) {
                 char err[400];
                 if (probe_list_add_addr(&l, &ki.syms, &k, descs[i], err, sizeof err) < 0) {
@@ -268,12 +295,17 @@ int hvt_probes_main(int argc, char **argv)
             kimg_free(&k);
         }
     }
+    for (int i = 0; i < nd && !rc; i++)
+        if (probe_list_add_profile(&l, descs[i]) < 0) {
+            fprintf(stderr, "hvt: invalid probe description %s: a rate or period of 0\n", descs[i]);
+            rc = 1;
+        }
     live.vmlinuz = vmlinuz;
     live.syms = &ki.syms;
     for (int i = 0; i < nd && !rc; i++) {
         size_t m = 0;
         for (size_t k = 0; k < l.n && !m; k++)
-            m = probe_desc_match(&l.p[k], descs[i]);
+            m = list && verbose ? probe_desc_names(&l.p[k], descs[i]) : probe_desc_match(&l.p[k], descs[i]);
         if (!m) {
             fprintf(stderr, "hvt: invalid probe specifier %s: probe description %s does not match any probes\n",
                     descs[i], descs[i]);
@@ -285,7 +317,8 @@ int hvt_probes_main(int argc, char **argv)
         size_t nf = 0;
         func_ent *f = verbose && nd && ki.btf.ntypes ? funcs_by_name(&ki.btf, &nf) : NULL;
         for (size_t i = 0; i < l.n; i++)
-            if (nd ? probe_matches_any(&l.p[i], descs, nd) : (!l.p[i].unsafe || verbose)) {
+            if (nd ? probe_matches_any(&l.p[i], descs, nd) || (verbose && names_any(&l.p[i], descs, nd))
+                   : (!l.p[i].unsafe || verbose)) {
                 list_line(&l.p[i]);
                 if (verbose && nd)
                     list_args(&l.p[i], &ki.btf, f, nf);
@@ -306,6 +339,7 @@ int hvt_probes_main(int argc, char **argv)
         rc = probe_live_run(&l, descs, nd, &live);
     }
     probe_list_free(&l);
+    sdt_free(&sdt);
     kinfo_close(&ki);
     return rc;
 }

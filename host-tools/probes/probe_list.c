@@ -75,7 +75,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
             if (t->syms[t->by_addr[j]].addr > e->addr)
                 hi = t->syms[t->by_addr[j]].addr;
         const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
-        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0, 0 };
+        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0, 0, NULL };
         if (push_pair(out, &cap, d))
             return -1;
     }
@@ -95,6 +95,22 @@ int probe_list_build(const ksym_table *t, probe_list *out)
     return 0;
 }
 
+int probe_list_add_sdt(probe_list *l, const sdt_table *t)
+{
+    size_t cap = l->n;
+    for (size_t i = 0; i < t->n; i++) {
+        const sdt_point *p = &t->p[i];
+        if (!p->nsites && !p->group)
+            continue;                      /* neither a site nor a trace event: nothing to name */
+        probe_desc d = { 0, "sdt", p->group ? p->group : "", "", p->event, PL_ADDR,
+                         p->nsites ? p->sites[0].site : 0, p->nsites ? p->sites[0].site + 1 : 0,
+                         p->unsafe, NULL, 0, 0, p };
+        if (push(l, &cap, d))
+            return -1;
+    }
+    return 0;
+}
+
 void probe_list_free(probe_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -104,8 +120,21 @@ void probe_list_free(probe_list *l)
     l->n = 0;
 }
 
-/* Split a description into its fields, right-aligned (the last field is the name). */
+/* Split a description into its fields, right-aligned (the last field is the name).
+ * bpftrace's tracepoint:GROUP:EVENT is dtrace-utils' sdt:GROUP::EVENT. */
+static int split_fields(const char *desc, char f[4][256]);
 static int split(const char *desc, char f[4][256])
+{
+    const char *c1 = !strncmp(desc, "tracepoint:", 11) ? strchr(desc + 11, ':') : NULL;
+    if (c1 && !strchr(c1 + 1, ':')) {
+        char alt[600];
+        snprintf(alt, sizeof alt, "sdt:%.*s::%s", (int)(c1 - desc - 11), desc + 11, c1 + 1);
+        return split_fields(alt, f);
+    }
+    return split_fields(desc, f);
+}
+
+static int split_fields(const char *desc, char f[4][256])
 {
     const char *parts[4];
     size_t lens[4];
@@ -143,8 +172,13 @@ static int field_match(const char *pat, const char *s) { return !pat[0] || util_
 
 int probe_desc_match(const probe_desc *d, const char *desc)
 {
+    return !d->unsafe && probe_desc_names(d, desc);
+}
+
+int probe_desc_names(const probe_desc *d, const char *desc)
+{
     char f[4][256];
-    if (d->unsafe || split(desc, f))
+    if (split(desc, f))
         return 0;
     return field_match(f[0], d->provider) && field_match(f[1], d->module) &&
            field_match(f[2], d->function) && field_match(f[3], d->name);

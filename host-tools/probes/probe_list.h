@@ -7,12 +7,14 @@
  * -v); it never matches a description. Addresses are link-time; [lo, hi) is the function's
  * extent (up to the next symbol). probe_desc_match() matches DTrace descriptions with globs:
  * "p:m:f:n", "m:f:n", "f:n" or "n" (missing fields on the left match anything).
- * profile:::profile-N and profile:::tick-N are added on demand (probe_list_add_profile). */
+ * profile:::profile-N and profile:::tick-N are added on demand (probe_list_add_profile).
+ * sdt:GROUP::EVENT (static tracepoints) are added by probe_list_add_sdt. */
 #ifndef HVT_PROBE_LIST_H
 #define HVT_PROBE_LIST_H
 #include <stddef.h>
 #include <stdint.h>
 #include "ksym.h"
+#include "sdt.h"
 
 enum { PL_ENTRY = 1, PL_RETURN = 2, PL_ADDR = 3, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
 
@@ -25,6 +27,8 @@ typedef struct {
     char *own;                                    /* a name this list allocated (profile, tick, addr) */
     uint32_t pid;                                 /* addr:pid<N>:: a user address of process N */
     uint8_t by_comm;                              /* addr:NAME:: of the first process so named */
+    const sdt_point *sdt;                         /* sdt:GROUP::EVENT: the tracepoint (kind PL_ADDR,
+                                                     one spec and its recipe per site) */
 } probe_desc;
 
 typedef struct {
@@ -34,8 +38,15 @@ typedef struct {
 
 int  probe_list_build(const ksym_table *syms, probe_list *out);
 void probe_list_free(probe_list *l);
+/* sdt:GROUP::EVENT for every tracepoint of t (by address of its struct tracepoint), after the
+ * fbt and syscall probes: t must outlive l. A tracepoint whose sites are not all readable keeps
+ * its id with the reason (sdt.h). Returns 0, or -1 on no memory. bpftrace's
+ * tracepoint:GROUP:EVENT names the same probe (probe_desc_match). */
+int  probe_list_add_sdt(probe_list *l, const sdt_table *t);
 /* Does probe d match description 'desc' (DTrace syntax, globs)? */
 int  probe_desc_match(const probe_desc *d, const char *desc);
+/* Does 'desc' name d, probeable or not (hvt -lv lists the others with their reason)? */
+int  probe_desc_names(const probe_desc *d, const char *desc);
 /* Is 'desc' well formed (at most 4 fields)? 0 or -1. */
 int  probe_desc_check(const char *desc);
 /* DTrace's profile provider makes its probes on demand: if 'desc' names one -

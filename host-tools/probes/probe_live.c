@@ -56,6 +56,40 @@ struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int s
                                     .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
 }
 
+int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action,
+                    struct hvt_probe_spec **s, size_t *n, size_t *cap)
+{
+    size_t need = d->sdt ? 2 * (size_t)d->sdt->nsites : 1;
+    if (*n + need > *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        while (nc < *n + need)
+            nc *= 2;
+        struct hvt_probe_spec *ns = realloc(*s, nc * sizeof *ns);
+        if (!ns)
+            return -1;
+        *s = ns;
+        *cap = nc;
+    }
+    struct hvt_probe_spec one = probe_spec_of(d, tsc_khz, stack);
+    if (action)
+        one.kind = (one.kind & ~HVT_PROBE_F_RECORD) | HVT_PROBE_F_ACTION;
+    if (!d->sdt) {
+        (*s)[(*n)++] = one;
+        return 0;
+    }
+    for (uint32_t i = 0; i < d->sdt->nsites; i++) {
+        const sdt_site *st = &d->sdt->sites[i];
+        struct hvt_probe_spec h = one;
+        h.kind |= HVT_PROBE_F_SDT;
+        h.lo = st->site;
+        h.hi = st->recipe[2];
+        (*s)[(*n)++] = h;
+        (*s)[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .kind = HVT_PROBE_KIND_ARGS,
+                                                .lo = st->recipe[0], .hi = st->recipe[1] };
+    }
+    return 0;
+}
+
 struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd,
                                        uint64_t tsc_khz, int stack, size_t *n)
 {
@@ -66,17 +100,13 @@ struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd
         const probe_desc *d = &l->p[i];
         if (!probe_matches_any(d, descs, nd))
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct hvt_probe_spec *ns = realloc(s, cap * sizeof *ns);
-            if (!ns) {
-                free(s);
-                return NULL;
-            }
-            s = ns;
+        if (probe_specs_add(d, tsc_khz, stack, 0, &s, n, &cap)) {
+            free(s);
+            return NULL;
         }
-        s[(*n)++] = probe_spec_of(d, tsc_khz, stack);
     }
+    if (!s)
+        s = malloc(sizeof *s);             /* nothing matched: an empty list, not no memory */
     return s;
 }
 
@@ -95,6 +125,9 @@ void probe_print_fire(FILE *out, const probe_desc *d, const struct hvt_probe_fir
         fprintf(out, " rv=%lld", (long long)rv);
         if (sys && hvt_probe_return_errno(f->arg[1]))
             fprintf(out, " errno=%llu", (unsigned long long)hvt_probe_return_errno(f->arg[1]));
+    } else if (args && d->sdt) {           /* the tracepoint's own arguments */
+        for (int i = 0; i < d->sdt->nargs && i < HVT_SDT_ARGS; i++)
+            fprintf(out, " 0x%llx", (unsigned long long)f->arg[i]);
     } else if (args && (d->kind == PL_ENTRY || d->kind == PL_ADDR)) {
         for (int i = 0; i < 6; i++)
             fprintf(out, " 0x%llx", (unsigned long long)f->arg[i]);

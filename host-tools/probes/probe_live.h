@@ -39,6 +39,11 @@ struct probe_live_opts {
 
 /* One probe's spec (link-time, recorded; profile/tick period in TSC ticks at tsc_khz). */
 struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int stack);
+/* Append probe d's specs to *s (*n of *cap): one, or for a static tracepoint two per site (the
+ * HVT_PROBE_F_SDT spec and its recipe). action: the D program's probes (HVT_PROBE_F_ACTION
+ * instead of a record). 0, or -1 on no memory. */
+int  probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action,
+                     struct hvt_probe_spec **s, size_t *n, size_t *cap);
 /* The specs of every probe of l that matches one of descs (link-time, recorded; profile and
  * tick periods in TSC ticks at tsc_khz; stack: HVT_PROBE_F_STACK on the others). */
 struct hvt_probe_spec *probe_specs_for(const probe_list *l, char **descs, int nd,

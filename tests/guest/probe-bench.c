@@ -14,9 +14,17 @@
  *             loaded with HVT_HC_PROBE_LOAD_D and armed with its specs (/dcount.specs)
  *   dquant    /dquant.img (fbt::vfs_read:entry { @ = quantize(arg2); })
  *   rkprobe   the guest's own kprobe on vfs_read
+ * and, timing N kill(getpid(), SIGUSR1) with SIGUSR1 ignored (the kernel generates it and
+ * drops it: one signal_generate tracepoint pass each):
+ *   sbase     no probe
+ *   sdt       /dsdt.img (sdt:signal::signal_generate { @[execname] = count(); }): the static
+ *             tracepoint's site, its arguments computed by the recipe
+ *   sfbt      /dsfbt.img (fbt::__send_signal_locked:entry, the same clause): the function the
+ *             site is in, entered once per signal too
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -119,6 +127,30 @@ static void read_phase(const char *name, const char *d)
     fflush(stdout);
 }
 
+/* The same over n kill(getpid(), SIGUSR1) with SIGUSR1 ignored. */
+static void signal_phase(const char *name, const char *d)
+{
+    uint64_t f0, x0, f1, x1;
+    pid_t me = getpid();
+    signal(SIGUSR1, SIG_IGN);
+    if (d && load_d(d))
+        return;
+    counters(&f0, &x0);
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < n; i++)
+        if (kill(me, SIGUSR1))
+            break;
+    uint64_t t1 = __rdtsc();
+    counters(&f1, &x1);
+    if (d) {
+        uint64_t b = HVT_HC_PROBE_DISARM, c = 0, e = 0;
+        hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
+    }
+    printf("PROBEBENCH-PHASE n=%ld name=%s tsc=%llu fires=%llu exits=%llu\n", n, name,
+           (unsigned long long)(t1 - t0), (unsigned long long)(f1 - f0), (unsigned long long)(x1 - x0));
+    fflush(stdout);
+}
+
 static int sh(const char *cmd)
 {
     int rc = system(cmd);
@@ -150,6 +182,9 @@ int main(int argc, char **argv)
     read_phase("rbase", NULL);
     read_phase("dcount", "dcount");
     read_phase("dquant", "dquant");
+    signal_phase("sbase", NULL);
+    signal_phase("sdt", "dsdt");
+    signal_phase("sfbt", "dsfbt");
     int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
              sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
     if (rk) {

@@ -27,6 +27,12 @@
 #   quantize, copyinstr, fbt against the guest's kprobe, stack(), invalid addresses, step().
 # Run forks: 20 children forked and exited back to back on one CPU: D's pid and tid at each
 #   one's getppid() are that child's own.
+# Run sdt: static tracepoints (tests/d/programs/sdt-work.d) over a workload that knows its own
+#   counts (tests/guest/sdt-work.c): sched_process_fork/exec/exit per fork, exec and exit it
+#   made, half of them while the guest's own ftrace has the tracepoints on (the kernel patched
+#   the sites under the probes: its trace buffer has them too), sched_switch with prev_state set
+#   and no preemption = its voluntary switches (getrusage), sched_wakeup of it as many,
+#   inet_sock_set_state: both ends of each of its loopback TCP connections established.
 # Run dcmd: hvt -c through the guest tool's agent ($target, the run ends with the command).
 # Run dread: hvt -c of a command that reads a known number of bytes: at syscall::read:return
 #   sum(arg0) (DTrace's arg0 = the return value) is exactly those bytes, and $target's reads are
@@ -36,7 +42,7 @@
 # clean power-off.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
-# PROBE_NET_RUNS ("count profile d dwork forks user dcmd dread"; make test-d runs "d dwork dcmd
+# PROBE_NET_RUNS ("count profile d dwork forks sdt user dcmd dread"; make test-d runs "d dwork dcmd
 # dread"),
 # PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
 # PROBE_NET_OUT (where the runs go).
@@ -50,7 +56,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile d dwork forks user dcmd dread}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile d dwork forks sdt user dcmd dread}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -69,7 +75,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count shstk profile d dwork forks user dcmd dread; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile d dwork forks sdt user dcmd dread; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -410,6 +416,37 @@ if [[ " $RUNS " == *" forks "* ]]; then
     bash -c "test \$(wc -w <<< '$kids') = 20 && test '$seen' = '$kids' && test '$same' = 20"
   check "forks: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/forks.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/forks.err' && grep -q 'probe-net: disarmed, exiting' '$OUT/forks.console' && grep -q '^suite: forks status 0' '$OUT/forks.console'"
+fi
+# ---- sdt: static tracepoints against the workload's own counts
+if [[ " $RUNS " == *" sdt "* ]]; then
+  tail -n +2 tests/d/programs/sdt-work.d > "$OUT/sdt.d"    # without its /* vm: */ line
+  run sdt "$(cat "$OUT/sdt.d")" -q
+  O="$OUT/sdt.out"; C="$OUT/sdt.console"
+  cat "$O"; grep -a 'sdt-work:' "$C"
+  said=$(tr -d '\r' < "$C" | sed -n 's/^sdt-work: kids=\([0-9]*\) nvcsw=\([0-9]*\) .*/\1 \2/p' | head -1)
+  kids=${said% *}; nv=${said#* }
+  got() { awk -v k="$1" '$1 == "sdt" && $2 == k { print $3 }' "$O"; }
+  check "sdt: the workload ran, with the guest's own ftrace on the same tracepoints for half of it (its buffer: $(grep -ao 'ftrace_execs=[0-9]*' "$C"), want 10)" \
+    grep -aq "probe-net: workload done calls=20 ok" "$C"
+  check "sdt: sched_process_fork $(got fork) = the workload's forks ($(( ${kids:-0} + 1 )): $kids children and a pipe partner)" \
+    test "$(got fork)" = "$(( ${kids:-0} + 1 ))"
+  check "sdt: sched_process_exec $(got exec) = its execs ($kids), old_pid (args[1]) = pid" test "$(got exec)" = "${kids:-x}"
+  check "sdt: sched_process_exit $(got exit) = its children's exits ($kids)" test "$(got exit)" = "${kids:-x}"
+  check "sdt: sched_switch with prev_state set, not preempted, prev (args[1]) itself, next another: $(got vol) = its voluntary switches (getrusage: ${nv:-?})" \
+    test "$(got vol)" = "${nv:-x}"
+  check "sdt: sched_wakeup of it: $(got wake) = its voluntary switches (${nv:-?})" test "$(got wake)" = "${nv:-x}"
+  check "sdt: sched_switch's args[1] (prev) is the running task every time ($(got badprev) not)" test -z "$(got badprev)"
+  nc=$(tr -d '\r' < "$C" | sed -n 's/^sdt-work: .* conns=\([0-9]*\) .*/\1/p' | head -1)
+  est=$(awk '$1 == "sdt" && $2 == "est" { printf "%s:%s ", $3, $4 }' "$O" | sed 's/ $//')
+  check "sdt: inet_sock_set_state to ESTABLISHED on its loopback connections, by the state left: $est (want 2:${nc:-?} 3:${nc:-?}: each client from SYN_SENT, each server end from SYN_RECV)" \
+    test "$est" = "2:${nc:-x} 3:${nc:-x}"
+  # the engine's counters run from its start: this run's are its last line's less its first's
+  # (the one logged when the program was armed)
+  rd=($(grep -a '^HVT-PROBESTAT' "$OUT/sdt.e9" | sed -n '1p;$p' | grep -o 'redecodes=[0-9]*' | cut -d= -f2))
+  check "sdt: the guest's ftrace patched the probed sites (NOP to JMP and back) and the engine followed: $(( ${rd[1]:-0} - ${rd[0]:-0} )) probes decoded again" \
+    test "$(( ${rd[1]:-0} - ${rd[0]:-0} ))" -gt 0
+  check "sdt: exit 0, nothing lost; the guest saw the disarm and ended the run" \
+    bash -c "test \"\$(cat '$OUT/sdt.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/sdt.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: sdt status 0' '$C'"
 fi
 # ---- user: a probe on one process's function, on a text page it shares with its child
 if [[ " $RUNS " == *" user "* ]]; then

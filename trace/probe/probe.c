@@ -2,6 +2,7 @@
 #include "probe.h"
 #include "probe_epoch.h"
 #include "task.h"
+#include "task_base.h"
 #include "step.h"
 #include "x86_len.h"
 #include "trace_opts.h"
@@ -12,6 +13,11 @@
 #include "hvt_bootinfo.h"
 #include "hvt_probe.h"
 #include "trace.h"
+
+/* A recipe names registers as x86 encodes them: the same order as enum gpr. */
+_Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 && GPR_RSP == 4 &&
+               GPR_RBP == 5 && GPR_RSI == 6 && GPR_RDI == 7 && GPR_R8 == 8 && GPR_R15 == 15 &&
+               GPR_COUNT >= 16, "enum gpr is x86's register numbering");
 
 /* Enough for an entry probe on every function of a kernel (~42,000 in 6.1): probes are
  * allocated a chunk at a time as they are armed, shadows a page at a time, both from the
@@ -55,7 +61,11 @@ struct probe {
     uint32_t also[PROBE_ALSO];             /* action probes' further ids at this site (fbt and
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
-    uint8_t kind, len, emu, armed, record, stack, sysargs, action;
+    uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
+    struct sdt_rule {                      /* sdt: the arguments' recipe (hvt_hypercall.h), */
+        uint8_t op, reg, shift, sign;      /* decoded when armed (shift: 64 - its bits, 0 for */
+        int32_t disp;                      /* 8 bytes) so that a firing only applies it */
+    } sdt_rule[HVT_SDT_ARGS];
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
@@ -158,7 +168,9 @@ static void hash_insert(uint64_t va, unsigned index)
 }
 
 /* What the displaced instruction does, and whether resuming can do it without running it:
- * NOPs (the fentry site ftrace leaves, ENDBR64 and its sealed form), RET, direct JMPs (a return
+ * NOPs (the fentry site ftrace leaves, a disabled jump label's 66 90 or 0F 1F 44 00 00 -
+ * SDM Vol. 2B "NOP", Table 4-12 "Recommended Multi-Byte Sequence of NOP Instruction" -,
+ * ENDBR64 and its sealed form), RET, direct JMPs (a return
  * thunk, a tail call), and the prologue's PUSH reg and SUB $imm,%rsp. SDM Vol. 2: NOP 0F 1F /0,
  * ENDBR64 F3 0F 1E FA, RET C3, JMP E9/EB, PUSH 50+rd (REX.B 41: r8-r15), SUB REX.W 83 /5 ib
  * and REX.W 81 /5 id (ModRM EC: register RSP). *target: the JMP's target, the PUSH's register
@@ -186,7 +198,7 @@ static enum emu classify(const uint8_t *b, unsigned len, uint64_t va, uint64_t *
     unsigned i = 0;
     while (i < len && b[i] == 0x66)        /* operand-size prefixes of a long NOP */
         i++;
-    if ((len == 1 && b[0] == 0x90) ||
+    if ((len == 1 && b[0] == 0x90) || (i >= 1 && len == i + 1 && b[i] == 0x90) ||
         (i + 3 <= len && b[i] == 0x0f && b[i + 1] == 0x1f && ((b[i + 2] >> 3) & 7) == 0) ||
         (len == 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa))
         return EMU_NOP;
@@ -251,6 +263,8 @@ static void slots_reclaim(void)
  * #CP. An INT3 written over it would be what the tracker meets, so a probe asked for at an
  * ENDBR goes on the next instruction (the ENDBR does nothing a probe could see: the firing
  * is the same), and reports the address asked for. */
+static const uint64_t *arm_recipe;        /* the sdt recipe of the probe being armed (lock) */
+
 static unsigned endbr_skip(const struct gmem_paging *pg, uint64_t va)
 {
     uint8_t b[4];
@@ -270,7 +284,11 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         bool known = old->id == id;
         for (unsigned i = 0; i < old->nalso; i++)
             known |= old->also[i] == id;
-        if (known || !(flags & HVT_PROBE_F_ACTION) || !old->action)
+        if (known)
+            return 0;
+        if (arm_recipe || old->sdt)
+            return PROBE_EINVAL;           /* one site, one way to take its arguments */
+        if (!(flags & HVT_PROBE_F_ACTION) || !old->action)
             return 0;
         if (old->nalso == PROBE_ALSO)
             return PROBE_ENOMEM;
@@ -323,6 +341,15 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .action = !!(flags & HVT_PROBE_F_ACTION) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
+    if (arm_recipe) {
+        for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
+            struct hvt_sdt_arg a;
+            hvt_sdt_arg_get(arm_recipe, i, &a);   /* checked by probe_arm_sdt */
+            p->sdt_rule[i] = (struct sdt_rule){ .op = a.op, .reg = a.reg, .sign = a.sign, .disp = a.disp,
+                                                .shift = (uint8_t)(64 - (8u << a.size)) };
+        }
+        p->sdt = 1;
+    }
     if (sh->nsites == 0 && shadow_show(sh, EPT_EXEC))
         return PROBE_ENOMEM;               /* nothing written yet: the slot stays free */
     sh->nsites++;
@@ -374,6 +401,24 @@ int probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint3
             rc = (rc < 0 ? 0 : rc) + r;
         }
     }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+    return rc;
+}
+
+int probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recipe[3])
+{
+    if (hvt_sdt_recipe_check(recipe))
+        return PROBE_EINVAL;
+    struct gmem_paging pg;
+    probe_kernel_paging(&pg);
+    spin_lock(&lock);
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, true);
+    arm_recipe = recipe;                   /* arm_site writes it before it publishes the probe */
+    int rc = arm_site(&pg, PROBE_ADDR, va, id, va, flags & ~HVT_PROBE_F_SDT, 0, 0);
+    arm_recipe = NULL;
     if (narmed == 0)
         hv_exception_intercept(VEC_BP, false);
     spin_unlock(&lock);
@@ -530,11 +575,59 @@ void probe_flush_all(void)
  * are - the user's RDI, RSI, RDX, R10, R8, R9 - when the __x64_sys_ wrapper gets the frame. */
 static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
 
+/* A static tracepoint's arguments, by its recipe (checked when it was armed) from the
+ * registers at the site: each rule's value cut to its size and extended (NZ, Z: whether the
+ * register's cut differs from the rule's constant). A load the kernel's
+ * page tables do not map gives 0, as a record's unreadable argument does elsewhere. */
+static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+{
+    struct gmem_paging pg;
+    bool paging = false;
+    arg[5] = 0;
+    for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
+        const struct sdt_rule a = p->sdt_rule[i];
+        uint64_t base = a.reg == GPR_RSP ? hv_guest_read(HV_GUEST_RSP) : g->r[a.reg], v = base;
+        switch (a.op) {
+        case HVT_SDT_NONE: v = 0; break;
+        case HVT_SDT_REG:  break;
+        case HVT_SDT_LEA:  v = base + (int64_t)a.disp; break;
+        case HVT_SDT_IMM:  v = (uint64_t)(int64_t)a.disp; break;
+        case HVT_SDT_SITE: v = p->va + (int64_t)a.disp; break;
+        case HVT_SDT_NZ:   arg[i] = base << a.shift != (uint64_t)(int64_t)a.disp << a.shift; continue;
+        case HVT_SDT_Z:    arg[i] = base << a.shift == (uint64_t)(int64_t)a.disp << a.shift; continue;
+        case HVT_SDT_PCPU:
+        case HVT_SDT_LOAD: {
+            unsigned n = (64u - a.shift) / 8;
+            uint64_t at = base + (int64_t)a.disp;
+            if (a.op == HVT_SDT_PCPU) {    /* the kernel's per-CPU base: its GS base there */
+                uint64_t gs = hv_guest_read(HV_GUEST_GS_BASE);
+                at = gs >= TASK_KERNEL_HALF ? gs + (int64_t)a.disp : 0;
+            }
+            if (!paging) {
+                probe_kernel_paging(&pg);
+                paging = true;
+            }
+            v = 0;
+            if (!at || gmem_read_gva(&pg, at, &v, n) != n)
+                v = 0;
+            break;
+        }
+        }
+        if (a.shift)
+            v = a.sign ? (uint64_t)((int64_t)(v << a.shift) >> a.shift) : (v << a.shift) >> a.shift;
+        arg[i] = v;
+    }
+}
+
 /* A firing's arguments: entry and address probes the C arguments (or, for a system call's
  * wrapper, the user's from the pt_regs its first argument points to), return probes those of
  * hvt_probe_return_args (a system call's: the return value twice). */
 static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
+    if (p->sdt) {
+        sdt_args(p, g, arg);
+        return;
+    }
     if (p->kind == PROBE_RETURN) {
         hvt_probe_return_args(p->sysargs, p->va - p->func, g->r[GPR_RAX], arg);
         return;

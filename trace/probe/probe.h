@@ -43,9 +43,15 @@ int  probe_init(void);
 /* flags: HVT_PROBE_F_RECORD reports every firing (include/hvt_probe.h), DTrace's default
  * action; HVT_PROBE_F_STACK with the stack (struct hvt_probe_sample). */
 int  probe_arm(enum probe_kind kind, uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags);
+/* A probe on a static tracepoint's site (PROBE_ADDR) whose firings carry the arguments
+ * the recipe (hvt_hypercall.h, checked here) computes from the registers there. */
+int  probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recipe[3]);
 /* One spec as the guest tool or the host hands it over (untrusted: checked here; link-time
  * addresses slid). Sites armed (0: a return probe with no return site), or PROBE_E*. */
 int  probe_arm_spec(const struct hvt_probe_spec *sp);
+/* The same for an HVT_PROBE_F_SDT spec and the HVT_PROBE_KIND_ARGS record after it (args NULL:
+ * the request ended after the head: PROBE_EINVAL). */
+int  probe_arm_spec_sdt(const struct hvt_probe_spec *sp, const struct hvt_probe_spec *args);
 /* A probe on the user-space instruction at va of process pid (its tgid) only - or, with pid 0,
  * of the first process whose name has hvt_comm_hash() comm: taken now, armed at the first exit
  * that finds that process running with va mapped (0, or PROBE_ENOMEM when PENDING_MAX wait

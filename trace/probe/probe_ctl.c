@@ -51,6 +51,25 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
                                 HVT_PROBE_F_ACTION));
 }
 
+int probe_arm_spec_sdt(const struct hvt_probe_spec *s, const struct hvt_probe_spec *args)
+{
+    unsigned kind = s->kind & HVT_PROBE_KIND_MASK;
+    if (!args || args->id != s->id || args->kind != HVT_PROBE_KIND_ARGS || kind != PROBE_ADDR ||
+        (s->kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
+                     HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION | HVT_PROBE_F_SDT)))
+        return PROBE_EINVAL;
+    uint64_t va = s->lo, recipe[3] = { args->lo, args->hi, s->hi };
+    if (s->kind & HVT_PROBE_F_LINKTIME) {
+        if (!kaslr_known())
+            return PROBE_EINVAL;
+        va += kaslr_slide();
+    }
+    if (!trace_opts_is_kernel(va))
+        return PROBE_EINVAL;
+    return probe_arm_sdt(va, s->id, s->kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION),
+                         recipe);
+}
+
 /* Runs inside the transport's poll: it may neither send nor wait. Arming needs neither (each
  * CPU takes a new mapping at its next exit; until then it runs the original code, and a #BP
  * met on a mapping already dropped is resumed harmlessly), and a disarm leaves the records
@@ -71,7 +90,20 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
             memcpy(&sp, args + i * sizeof sp, sizeof sp);   /* the args need not be aligned */
             if (!probe_budget_take(&decode_left, &sp, i == 0))
                 break;                     /* the rest in the host's next request */
-            int rc = probe_arm_spec(&sp);
+            int rc;
+            if (sp.kind & HVT_PROBE_F_SDT) {   /* with its recipe, the next spec */
+                struct hvt_probe_spec ra;
+                bool have = i + 1 < len / sizeof(struct hvt_probe_spec);
+                if (have)
+                    memcpy(&ra, args + (i + 1) * sizeof ra, sizeof ra);
+                rc = probe_arm_spec_sdt(&sp, have ? &ra : NULL);
+                if (rc >= 0 || rc == PROBE_ENOSITE) {
+                    i++;
+                    st.specs_taken++;
+                }
+            } else {
+                rc = probe_arm_spec(&sp);
+            }
             if (rc < 0 && rc != PROBE_ENOSITE) {
                 st.error = rc;
                 break;
@@ -132,7 +164,17 @@ static int64_t probe_arm_specs(struct guest_regs *g)
             more = true;                   /* this exit decoded enough: the rest next call */
             break;
         }
-        int rc = probe_arm_spec(&sp);
+        int rc;
+        if (sp.kind & HVT_PROBE_F_SDT) {   /* with its recipe, the next spec */
+            struct hvt_probe_spec ra;
+            bool have = taken + 1 < n &&
+                        gmem_read_gva(&pg, va + (taken + 1) * sizeof ra, &ra, sizeof ra) == sizeof ra;
+            rc = probe_arm_spec_sdt(&sp, have ? &ra : NULL);
+            if (rc >= 0)
+                taken++;
+        } else {
+            rc = probe_arm_spec(&sp);
+        }
         if (rc < 0 && rc != PROBE_ENOSITE)
             break;
         armed += rc > 0 ? rc : 0;

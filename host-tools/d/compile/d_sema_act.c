@@ -6,6 +6,7 @@
  */
 #include "d_int.h"
 #include <string.h>
+#include <stdio.h>
 #include "hvt_probe.h"
 
 /* ---- tuples: associative array and aggregation keys ---- */
@@ -41,8 +42,40 @@ void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int
 }
 
 /* ---- args[] ---- */
+/* A static tracepoint's probe function prototype: the BTF typedef btf_trace_EVENT is a pointer
+ * to it (its first parameter is the tracepoint's void *__data, not an argument). 0: none. */
+static uint32_t sdt_proto(d_cc *cc, const char *event)
+{
+    static const btf_info *memo_btf;
+    static char memo_name[128];
+    static uint32_t memo_proto;
+    if (memo_btf == cc->btf && !strcmp(memo_name, event)) return memo_proto;
+    uint32_t proto = 0;
+    for (uint32_t id = 1; id < cc->btf->ntypes && !proto; id++) {
+        btf_type t, pt, f;
+        if (btf_type_get(cc->btf, id, &t) < 0 || t.kind != 8 /* TYPEDEF */ || strncmp(t.name, "btf_trace_", 10) ||
+            strcmp(t.name + 10, event))
+            continue;
+        if (btf_type_get(cc->btf, t.type, &pt) == 0 && pt.kind == 2 /* PTR */ &&
+            btf_type_get(cc->btf, pt.type, &f) == 0 && f.kind == 13 /* FUNC_PROTO */)
+            proto = pt.type;
+    }
+    memo_btf = cc->btf;
+    snprintf(memo_name, sizeof memo_name, "%s", event);
+    memo_proto = proto;
+    return proto;
+}
+
 static int probe_arg(d_cc *cc, const d_pmatch *p, int idx, int line, int col)
 {
+    if (cc->btf && !strcmp(p->prov, "sdt")) {
+        uint32_t proto = sdt_proto(cc, p->name), pt;
+        const char *pname;
+        if (!proto) return cc->t_i64;
+        if (btf_param(cc->btf, proto, (unsigned)idx + 1, &pt, &pname) < 0)
+            d_fail(cc, line, col, "index %d is out of range for %s:%s:%s:%s args[ ]", idx, p->prov, p->mod, p->func, p->name);
+        return d_ty_btf(cc, pt);
+    }
     if (!cc->btf || strcmp(p->prov, "fbt")) return cc->t_i64;
     uint32_t fn = d_btf_func(cc, p->func);
     btf_type ft;

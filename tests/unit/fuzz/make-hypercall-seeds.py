@@ -52,6 +52,17 @@ spec = lambda pid, kind, lo, hi: struct.pack("<IIQQ", pid, kind, lo, hi)
 specs = spec(1, ENTRY, TEXT_VA + 0x100, 0) + spec(2, ADDR, TEXT_VA + 0x204, 0) + \
         spec(3, RETURN, TEXT_VA + 0x300, TEXT_VA + 0x340) + spec(4, PROFILE, 20000, 0) + \
         spec(5, ENTRY | abi.HVT_PROBE_F_LINKTIME, TEXT_VA + 0x400, 0)
+# static tracepoint specs (include/hvt_hypercall.h): a good pair (sched_switch's recipe on 6.1:
+# [rbp-0x44]:4 r13 r12 [rbp-0x48]:4, and a per-CPU load), a pair whose recipe is malformed (a
+# NONE rule with its sign bit), a head whose record has another id, and a head the request ends with
+SDT, ARGS = ADDR | abi.HVT_PROBE_F_SDT, abi.HVT_PROBE_KIND_ARGS
+rule = lambda op, reg, size, sign, disp: op | reg << 4 | size << 8 | sign << 10 | (disp & 0x7ffffff) << 11
+M64 = (1 << 64) - 1
+bits = sum(r << (38 * i) for i, r in enumerate([rule(3, 5, 2, 0, -0x44), rule(1, 13, 3, 0, 0), rule(1, 12, 3, 0, 0),
+                                                  rule(3, 5, 2, 0, -0x48), rule(8, 0, 3, 0, 0x35000)]))
+sdt_specs = spec(7, SDT, TEXT_VA + 0x500, bits >> 128) + spec(7, ARGS, bits & M64, (bits >> 64) & M64) + \
+            spec(8, SDT, TEXT_VA + 0x520, 0) + spec(8, ARGS, 1 << 10, 0) + \
+            spec(9, SDT, TEXT_VA + 0x540, 0) + spec(10, ARGS, 0, 0) + spec(11, SDT, TEXT_VA + 0x560, 0)
 
 seeds = {
     "version-user": (1, hc(VERSION, USER)),
@@ -68,6 +79,12 @@ seeds = {
     "probe-specs": (0, poke(0, specs) + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=5) +
                     TIMER + hc(PROBE, KERNEL, rbx=STATS) + hc(PROBE, KERNEL, rbx=DISARM_LOG)),
     "probe-specs-nowait": (3, poke(0, specs) + hc(PROBE, USER, rbx=ARM_SPECS, rcx=("addr", DMAP_DATA, 0), rdx=5 | NOWAIT)),
+    "probe-specs-sdt": (0, poke(0, sdt_specs) + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=2) +
+                        TIMER + hc(PROBE, KERNEL, rbx=STATS) +
+                        hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 48), rdx=2) +
+                        hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 96), rdx=2) +
+                        hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 144), rdx=1) +
+                        hc(PROBE, KERNEL, rbx=DISARM_LOG)),
     "probe-specs-toomany": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=abi.HVT_PROBE_SPECS_MAX + 1)),
     "probe-specs-paging-off": (0, poke(0, specs) + PAGING + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x800000, rdx=5) + PAGING),
     "probe-specs-unmapped": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x7fff0000, rdx=3)),
