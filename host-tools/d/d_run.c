@@ -455,7 +455,7 @@ int d_run_main(int argc, char **argv)
     }
     /* Kernel globals by name (`sym) are at their link address plus the running kernel's KASLR
      * slide: the hypervisor knows it (from IA32_LSTAR), the collector reports it. */
-    if ((dir || sock) && memchr(src, '`', srclen)) {
+    if (!compile_only && !image_out && !specs_out && memchr(src, '`', srclen)) {
         if (hvt_coll_ask(dir, sock, "probe status", ans, ANSWER_MAX) != 0) {
             fprintf(stderr, "hvt: cannot learn the running kernel's KASLR slide from the collector: %s\n", ans);
             goto done;

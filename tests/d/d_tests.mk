@@ -17,7 +17,7 @@ test-d-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 # checked against the image, invalid addresses reported while the guest goes on).
 .PHONY: test-d
 test-d:
-	PROBE_NET_RUNS="d dwork dcmd dread" $(MAKE) test-probes-net
+	PROBE_NET_RUNS="d dwork dcmd dread dglobal" $(MAKE) test-probes-net
 
 # fuzz-d: libFuzzer (ASan/UBSan) runs of the D compiler (every image it accepts must pass the
 # verifier) and of the verifier + interpreter on raw bytes, FUZZ_SECONDS each; corpora under

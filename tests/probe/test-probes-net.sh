@@ -42,8 +42,11 @@
 # clean power-off.
 # Needs: make efi, the kernel, the host tools; `make test-probes-net` builds them. Knobs: BUILD
 # (build), TRACE_CPUS (2), PROBE_NET_CALLS (1000), PROBE_NET_TIMEOUT (Bochs wall s, 900),
-# PROBE_NET_RUNS ("count profile d dwork forks sdt user dcmd dread"; make test-d runs "d dwork dcmd
-# dread"),
+# Run dglobal: a kernel global by name (*(unsigned long *)&`jiffies) read at a command's read of
+#   /proc/uptime: the link address plus the KASLR slide, so the value is the guest's jiffies
+#   (INITIAL_JIFFIES plus uptime x HZ, within half a second of what the command prints).
+# PROBE_NET_RUNS ("count profile d dwork forks sdt user dcmd dread dglobal"; make test-d runs "d
+# dwork dcmd dread dglobal"),
 # PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
 # PROBE_NET_OUT (where the runs go).
 # Closing line: "test-probes-net: N passed, N failed".
@@ -56,7 +59,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile d dwork forks sdt user dcmd dread}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile d dwork forks sdt user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -75,7 +78,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count shstk profile d dwork forks sdt user dcmd dread; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile d dwork forks sdt user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -509,6 +512,22 @@ if [[ " $RUNS " == *" dread "* ]]; then
     test "$qgot" = "1024:1 4096:2"
   check "dread: the run ended by itself with the command (exit 0), nothing lost; the agent ended" \
     bash -c "test \"\$(cat '$OUT/dread.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E' && grep -aq '^suite: dread status 0' '$C'"
+fi
+# ---- dglobal: `jiffies through its address at the command's first read (of /proc/uptime): the
+# guest's own jiffies, which started at INITIAL_JIFFIES (2^32 - 300 x HZ, HZ = 250 here) at boot
+if [[ " $RUNS " == *" dglobal "* ]]; then
+  RUN_READY="hvtrace-guest: agent ready" RUN_UNTIL=hvt \
+    run dglobal \
+    'int done; syscall::read:entry /pid == $target && !done/ { printf("jiffies %d\n", *(unsigned long *)&`jiffies); done = 1; }' \
+    -q -c "/bin/cat /proc/uptime"
+  O="$OUT/dglobal.out"; E="$OUT/dglobal.err"; C="$OUT/dglobal.console"
+  cat "$O" 2>/dev/null
+  j=$(sed -n 's/^jiffies \([0-9]*\)$/\1/p' "$O" | head -1)
+  up=$(tr -d '\r' < "$C" 2>/dev/null | awk 'NF == 2 && $1 ~ /^[0-9]+\.[0-9]+$/ { print $1; exit }')
+  check "dglobal: \`jiffies = INITIAL_JIFFIES + uptime x 250 within 0.5 s (jiffies ${j:-none}, uptime ${up:-none})" \
+    awk -v j="${j:-0}" -v u="${up:--1}" 'BEGIN { d = (j - 4294892296) / 250 - u; exit !(u >= 0 && d > -0.5 && d < 0.5) }'
+  check "dglobal: the run ended with the command, nothing lost" \
+    bash -c "test \"\$(cat '$OUT/dglobal.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$E'"
 fi
 # the end of the boot: the guest powers off after the last run, the collector finishes the file
 wait "$BPID"
