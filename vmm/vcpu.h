@@ -66,6 +66,7 @@ struct vcpu {
     uint64_t nmi_dropped;         /* ... not given: the CPU waited for its SIPI */
     uint64_t mc_injected;         /* machine checks given to the guest */
     uint64_t sleep_refused;       /* PM1 writes for a sleep state other than S5, dropped */
+    uint64_t io_watch_fast;       /* port accesses done ahead of the full dispatch (io_watch.h) */
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
     uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
     /* The guest's IA32_PERF_GLOBAL_CTRL, one MSR-list entry (SDM Vol. 3C 25.7.2 "VM-Exit

@@ -11,6 +11,7 @@
 #include "nmi_decide.h"
 #include "mc_decide.h"
 #include "pm1_sleep.h"
+#include "io_watch.h"
 #include "xcr0.h"
 
 /* vmx_stub.asm: MSR accesses that fail softly (see host_exception). */
@@ -102,6 +103,9 @@ void vmx_print_exit_summary(const char *why)
             hv_log("hvtrace:   cpu %u NMIs dropped while the CPU waited for its SIPI: %lu\n", c, v->nmi_dropped);
         if (v->mc_injected)
             hv_log("hvtrace:   cpu %u machine checks given to the guest: %lu\n", c, v->mc_injected);
+        if (v->io_watch_fast)
+            hv_log("hvtrace:   cpu %u port accesses done at once (0xCF8 dwords, 0x64 status): %lu\n", c,
+                   v->io_watch_fast);
         if (v->sleep_refused)
             hv_log("hvtrace:   cpu %u ACPI sleep requests refused (not S5): %lu\n", c, v->sleep_refused);
     }
@@ -897,6 +901,27 @@ static void mc_entry(struct vcpu *v)
     }
 }
 
+/* A port access vmm/ watches but that cannot be what it watches for, done at once
+ * (io_watch.h). false: the full dispatch takes it. */
+static bool io_watch_exit(struct guest_regs *g, struct vcpu *v)
+{
+    if (v->dilate || v->policy_mtf || v->fast_block || v->nmi_pending || v->mc_pending ||
+        v->ept_epoch != hv.ept_epoch || v->ctl_epoch != hv.ctl_epoch)
+        return false;
+    uint64_t q = vmx_read(VMCS_EXIT_QUALIFICATION);
+    uint16_t port = IOQ_PORT(q);
+    unsigned size = IOQ_SIZE(q);
+    bool in = q & IOQ_IN;
+    if (!io_watch_fast(port, size, in, q & IOQ_STRING, exit_reg_io(port) != 0))
+        return false;
+    uint64_t val = g->r[GPR_RAX];
+    hv_port_io(in, size, port, &val);
+    g->r[GPR_RAX] = val;
+    vmx_skip_instruction();
+    v->io_watch_fast++;
+    return true;
+}
+
 void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
 {
     spec_after_exit(v);
@@ -904,6 +929,10 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         hv_fatal_at_exit();                     /* another CPU is in the fatal path: stop here */
     uint32_t reason = (uint32_t)vmx_read(VMCS_EXIT_REASON);
     uint32_t basic = reason & EXIT_REASON_BASIC_MASK;
+    if (basic == EXIT_IO && io_watch_exit(g, v)) {
+        spec_before_entry(v);
+        return;
+    }
     v->exits++;
     if (basic < EXIT_REASON_COUNT)
         v->exit_counts[basic]++;

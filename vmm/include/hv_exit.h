@@ -14,7 +14,10 @@
  *    hypervisor's own hypercalls) are not open to registration; an exit reason with no handler
  *    is fatal (there is no safe default for an exit nobody asked for).
  *  - Observers see every exit through the full dispatch: pre observers in registration order
- *    before the handler, post observers in registration order after it.
+ *    before the handler, post observers in registration order after it. Not through it: the
+ *    MTF fast path (below) and, while the CPU's policy neither steps it nor times its exits
+ *    (MTF and dilation off), the port accesses vmm/ only watches for a reset request (0xCF8
+ *    dwords, 0x64 status reads: vmm/io_watch.h).
  *  - Shutdown notifiers (power-off, the fatal path) run in reverse registration order: the
  *    layer registered last (the policy, above the transport) finishes first, so its last data
  *    still reaches the transport.
