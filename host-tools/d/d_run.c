@@ -423,11 +423,18 @@ int d_run_main(int argc, char **argv)
     }
     d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
                                .img = have_kimg ? &kimage : NULL };
+    /* the image's ORC tables: the host's unwinder (stack()), and where the running kernel
+     * keeps them, for the hypervisor's (stack() keys) */
+    orc_table orc0;
+    struct hvt_dif_korc korc;
+    char kerr[300] = "no kernel image";
+    bool have_orc0 = have_kimg && orc_load_ex(&kimage, &ki.syms, ORC_LAYOUT_AUTO, &orc0, kerr, sizeof kerr) == 0;
+    bool have_korc = have_orc0 && orc_korc(&orc0, &ki.syms, &korc, kerr, sizeof kerr) == 0;
     d_options opt = { .resolve = d_resolve_kernel, .resolve_ctx = &kres, .begin_id = ID_BEGIN,
                       .end_id = ID_END, .error_id = ID_ERROR, .btf = ki.btf.ntypes ? &ki.btf : NULL,
                       .macro_args = macros, .nmacro_args = nm, .target_pid = target,
                       .xopts = xopts, .nxopts = nx, .destructive = destructive,
-                      .allow_zero_matches = zero };
+                      .allow_zero_matches = zero, .korc = have_korc ? &korc : NULL };
     dprog p;
     memset(&p, 0, sizeof p);
     char *ans = malloc(ANSWER_MAX), path[64] = "", cmd[128];
@@ -526,11 +533,10 @@ int d_run_main(int argc, char **argv)
     d_out dout, derr;
     d_out_file(&dout, out);
     d_out_file(&derr, stderr);
-    kimg k;
-    char err[300];
-    if (kimg_load(&k, vmlinuz) == 0) {
-        r.have_orc = orc_load_ex(&k, &ki.syms, ORC_LAYOUT_AUTO, &r.orc, err, sizeof err) == 0;
-        kimg_free(&k);
+    if (have_orc0) {
+        r.orc = orc0;                      /* the run frees it */
+        r.have_orc = true;
+        have_orc0 = false;
     }
     d_consume_cfg cfg = { .out = &dout, .err = &derr, .sym = { symbolize, &r },
                           .unwind = unwind, .unwind_ctx = &r };
@@ -677,6 +683,8 @@ done:
         d_consume_free(con);
     if (r.have_orc)
         orc_free(&r.orc);
+    if (have_orc0)
+        orc_free(&orc0);
     while (r.held) {
         struct held *h = r.held;
         r.held = h->next;
