@@ -133,7 +133,9 @@ struct hvt_probe_spec {
                                              process of that name that runs with lo mapped, and
                                              in that process only */
 #define HVT_PROBE_F_ACTION    (1u << 14)  /* run the loaded D program's clauses for this id at
-                                             each firing (trace/dvm/d_runtime.c), instead of a record */
+                                             each firing (trace/dvm/d_runtime.c), instead of a record;
+                                             profile/tick with HVT_PROBE_F_STACK: and its sample
+                                             too (the same firings through both paths) */
 #define HVT_PROBE_PERIOD_MIN  10000u      /* profile/tick: fewer TSC ticks between samples are refused */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)

@@ -4,6 +4,7 @@
 #include "d_compile.h"
 #include "d_consume.h"
 #include "d_cmd.h"
+#include "d_fold.h"
 #include "follow.h"
 #include "client.h"
 #include "kimg.h"
@@ -340,6 +341,7 @@ static int usage(void)
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
             "           [-x opt[=val]]... [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
+            "           [--folded FILE] [--flame FILE.svg] [--samples]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -348,7 +350,8 @@ int d_run_main(int argc, char **argv)
 {
     const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *image_out = NULL, *specs_out = NULL;
-    const char *cmdline = NULL;
+    const char *cmdline = NULL, *folded = NULL, *flame_svg = NULL;
+    int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
     double duration = 0, drain = 120;
@@ -388,6 +391,9 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "--tsc-khz") && next) { tsc_khz = strtoull(next, NULL, 0); i++; }
         else if (!strcmp(a, "--image-out") && next) { image_out = next; i++; }
         else if (!strcmp(a, "--specs-out") && next) { specs_out = next; i++; }
+        else if (!strcmp(a, "--folded") && next) { folded = next; i++; }
+        else if (!strcmp(a, "--flame") && next) { flame_svg = next; i++; }
+        else if (!strcmp(a, "--samples")) samples = 1;
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
@@ -458,6 +464,12 @@ int d_run_main(int argc, char **argv)
         goto done;
     if (dump)
         dprog_dump(stdout, &p);
+    int fold_agg = folded || flame_svg ? d_fold_pick(&p) : -1;
+    if ((folded || flame_svg) && fold_agg < 0) {
+        fprintf(stderr, "hvt: --folded and --flame need an aggregation keyed by stack( ) or ustack( ) "
+                "whose function is count( ) or sum( )\n");
+        goto done;
+    }
     size_t nprobes = 0;
     size_t nspecs = 0;
     for (int i = 0; i < p.nprobes; i++)
@@ -566,6 +578,8 @@ int d_run_main(int argc, char **argv)
         }
         specs[ns] = probe_spec_of(d, khz, 0);
         specs[ns].kind = (specs[ns].kind & ~HVT_PROBE_F_RECORD) | HVT_PROBE_F_ACTION;
+        if (samples && (d->kind == PL_PROFILE || d->kind == PL_TICK))
+            specs[ns].kind |= HVT_PROBE_F_STACK;   /* and the sample path's record of it */
         ns++;
     }
     if (!specs)
@@ -668,6 +682,10 @@ stop:
     }
     r.held_tail = &r.held;
     d_consume_end(con);
+    if (folded && d_fold_write(d_consume_aggs(con), &p, fold_agg, &ki.syms, r.slide, folded, 0) < 0)
+        rc = 1;
+    if (flame_svg && d_fold_write(d_consume_aggs(con), &p, fold_agg, &ki.syms, r.slide, flame_svg, 1) < 0)
+        rc = 1;
     int st;
     if (d_consume_exit_status(con, &st))
         rc = st;

@@ -217,13 +217,15 @@ static size_t kread_cached(void *ctx, uint64_t va, void *buf, size_t len)
 /* The kernel stack as a key: unwound from the firing's registers (those the sample path
  * records, so both unwinds see the same start) over the same window of the stack the sample
  * path copies for the host's unwinder: [rsp, the 16 KiB stack's top), at most
- * HVT_PROBE_STACK_MAX bytes. Nothing when the firing was in user mode. The registers the
+ * HVT_PROBE_STACK_MAX bytes. No frames when the firing was in user mode (from_user then). The registers the
  * entry code's ORC entries name (R10, R13, DI, DX, BP) stand in for a pt_regs, as the host's
  * unwinder takes them. */
 static unsigned env_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exact, bool *from_user)
 {
     struct fire_ctx *c = ctx;
     uint16_t cs = (uint16_t)hv_guest_read(HV_GUEST_CS_SEL);
+    *exact = 0;
+    *from_user = cs & 3;                   /* in user mode: no kernel frames, the thread is user's */
     if (!korc_ok || !c->g || (cs & 3))
         return 0;
     uint64_t rsp = hv_guest_read(HV_GUEST_RSP);

@@ -407,3 +407,26 @@ void d_join_free(d_join *jv)
     free(jv->rows);
     memset(jv, 0, sizeof *jv);
 }
+
+int d_aggs_walk(d_aggs *a, int agg, d_aggs_entry_fn fn, void *ctx)
+{
+    const d_agg *ag = &a->p->aggs[agg];
+    if (ag->fn != HVT_DIF_AGG_COUNT && ag->fn != HVT_DIF_AGG_SUM)
+        return -1;
+    d_atab t;
+    d_aent **es;
+    d_aggopt opt = { 0 };
+    int n = d_aggs_view(a, agg, &opt, 0, &t, &es);
+    if (n < 0) {
+        d_atab_free(&t);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        d_value k[HVT_DIF_TUPLE_MAX];
+        int nk = d_agg_key_values(ag, es[i]->key, es[i]->klen, k, 0);
+        fn(ctx, k, nk, es[i]->v[0] / (int64_t)(es[i]->normal ? es[i]->normal : 1));
+    }
+    free(es);
+    d_atab_free(&t);
+    return 0;
+}
