@@ -13,6 +13,8 @@
  *   dcount    the D program /dcount.img (fbt::vfs_read:entry { @[execname] = count(); }),
  *             loaded with HVT_HC_PROBE_LOAD_D and armed with its specs (/dcount.specs)
  *   dquant    /dquant.img (fbt::vfs_read:entry { @ = quantize(arg2); })
+ *   dstack    /dstack.img (fbt::vfs_read:entry { @[stack(10)] = count(); }: a kernel stack
+ *             key, unwound in the hypervisor)
  *   rkprobe   the guest's own kprobe on vfs_read
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
 #define _GNU_SOURCE
@@ -150,6 +152,7 @@ int main(int argc, char **argv)
     read_phase("rbase", NULL);
     read_phase("dcount", "dcount");
     read_phase("dquant", "dquant");
+    read_phase("dstack", "dstack");
     int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
              sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
     if (rk) {
