@@ -65,6 +65,7 @@ static struct hvt_d_status status;         /* counters (the LOAD fields per load
 
 static struct {
     uint8_t *buf;                          /* drain buffer */
+    struct kunwind_cache *kcache;          /* this CPU's ORC lookups (cleared at each load) */
     uint64_t first_tsc;                    /* when records began to wait here (0: none) */
     bool hurry;                            /* the VM said its buffer is half full */
 } pcpu[HVT_MAX_CPUS];
@@ -210,7 +211,12 @@ static size_t kread_cached(void *ctx, uint64_t va, void *buf, size_t len)
         c->tlb_va[slot] = page;
         c->tlb_page[slot] = host;
     }
-    __builtin_memcpy(buf, host + off, len);
+    if (len == 8)                          /* the common sizes without a call */
+        __builtin_memcpy(buf, host + off, 8);
+    else if (len == 4)
+        __builtin_memcpy(buf, host + off, 4);
+    else
+        __builtin_memcpy(buf, host + off, len);
     return len;
 }
 
@@ -241,7 +247,7 @@ static unsigned env_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exa
     regs[PT_REGS_CS] = cs;
     regs[PT_REGS_SP] = rsp;
     struct kunwind_regs r = { c->pc, rsp, c->g->r[GPR_RBP], regs };
-    struct kunwind_mem m = { kread_cached, c };
+    struct kunwind_mem m = { kread_cached, c, pcpu[hv_cpu_id()].kcache };
     struct kunwind_result res;
     unsigned n = kunwind(&korc, &m, &r, rsp, hi, pcs, max, &res);
     *exact = (uint32_t)res.exact_mask;
@@ -640,6 +646,9 @@ static int finish_stage(void)
         state_cap = cap;
     }
     korc_ok = false;                       /* no CPU fires: the old program is unloaded */
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        if (pcpu[c].kcache)
+            __builtin_memset(pcpu[c].kcache, 0, sizeof *pcpu[c].kcache);
     if (((const struct hvt_dif_hdr *)stage)->off_korc) {
         const struct hvt_dif_hdr *h = (const void *)stage;
         dif_korc_tables((const void *)(stage + h->off_korc), kaslr_slide(), &korc);
@@ -658,7 +667,7 @@ static int finish_stage(void)
     stage = NULL;
     load_ns = ns_of(hv_rdtsc() + (uint64_t)hv_tsc_offset());   /* the guest's clock, as timestamp */
     for (unsigned c = 0; c < hv_cpu_count(); c++)
-        pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
+        pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf, .kcache = pcpu[c].kcache };
     op_begin = op_end = op_snap = 0;
     snap_running = false;
     tracer_stopped = false;
@@ -726,7 +735,7 @@ int dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
 int dprobe_init(void)
 {
     for (unsigned c = 0; c < hv_cpu_count(); c++)
-        if (!(pcpu[c].buf = hv_alloc(DRAIN_BUF)))
+        if (!(pcpu[c].buf = hv_alloc(DRAIN_BUF)) || !(pcpu[c].kcache = hv_alloc(sizeof *pcpu[c].kcache)))
             return -1;
     if (!(snap_buf = hv_alloc(SNAP_BUF)))
         return -1;

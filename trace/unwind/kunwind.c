@@ -136,13 +136,15 @@ static bool ip_at(const struct ctx *c, uint32_t i, uint64_t *ip)
     return true;
 }
 
-/* The last entry in [first, first + n) whose address is <= ip (the kernel's __orc_find);
+/* The last entry in [first, first + n) whose address is <= ip (the kernel's __orc_find, a
+ * binary search while more than SEARCH_TAIL entries remain, then those read in one go);
  * 1 found (*idx), 0 none, -1 a table read failed. */
+#define SEARCH_TAIL 16u
 static int search(const struct ctx *c, uint32_t first, uint32_t n, uint64_t ip, uint32_t *idx)
 {
-    uint32_t lo = first, hi = first + n;     /* answer in [lo, hi): last with addr <= ip */
+    uint32_t lo = first, hi = first + n;     /* the answer is in [lo, hi), or found already */
     bool found = false;
-    while (lo < hi) {
+    while (hi - lo > SEARCH_TAIL) {
         uint32_t mid = lo + (hi - lo) / 2;
         uint64_t a;
         if (!ip_at(c, mid, &a))
@@ -155,12 +157,74 @@ static int search(const struct ctx *c, uint32_t first, uint32_t n, uint64_t ip, 
             hi = mid;
         }
     }
+    if (lo == hi)
+        return found;
+    int32_t rel[SEARCH_TAIL];
+    uint64_t slot = c->t->ip_table + 4ull * lo;
+    if (!rd(c, slot, rel, 4 * (size_t)(hi - lo)))
+        return -1;
+    uint32_t l = 0, h = hi - lo;             /* the same search over the copy */
+    while (l < h) {
+        uint32_t mid = l + (h - l) / 2;
+        if (slot + 4ull * mid + (uint64_t)(int64_t)rel[mid] <= ip) {
+            *idx = lo + mid;
+            found = true;
+            l = mid + 1;
+        } else {
+            h = mid;
+        }
+    }
     return found;
 }
 
+/* An entry in 8 bytes for the cache: offsets, registers, type, signal, and bit 63 set (so a
+ * cached "no entry" is 1ull << 62 and an empty slot 0). */
+#define CACHED (1ull << 63)
+#define CACHED_NONE (1ull << 62)
+static uint64_t pack(const struct entry *e)
+{
+    return CACHED | (uint64_t)(uint16_t)e->sp_offset | (uint64_t)(uint16_t)e->bp_offset << 16 |
+           (uint64_t)e->sp_reg << 32 | (uint64_t)e->bp_reg << 40 | (uint64_t)e->type << 48 |
+           (uint64_t)e->signal << 56;
+}
+static void unpack(uint64_t v, struct entry *e)
+{
+    e->sp_offset = (int16_t)(uint16_t)v;
+    e->bp_offset = (int16_t)(uint16_t)(v >> 16);
+    e->sp_reg = (uint8_t)(v >> 32);
+    e->bp_reg = (uint8_t)(v >> 40);
+    e->type = (uint8_t)(v >> 48);
+    e->signal = (uint8_t)(v >> 56) & 1;
+}
+
+static int find_tables(const struct ctx *c, uint64_t ip, struct entry *e);
+
 /* The entry for ip: 1 found, 0 none (outside the text, or no entry at or below it), -1 a
- * table read failed. */
+ * table read failed (never cached). */
 static int find(const struct ctx *c, uint64_t ip, struct entry *e)
+{
+    struct kunwind_cache *k = c->m->cache;
+    if (!k)
+        return find_tables(c, ip, e);
+    /* two ways: slots h and h ^ 1; a new entry goes to h, the one there moves to h ^ 1 */
+    unsigned h = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 56) & (KUNWIND_CACHE - 1);
+    for (unsigned w = h; w == h || w == (h ^ 1); w = w == h ? h ^ 1 : KUNWIND_CACHE)
+        if (k->slot[w].e && k->slot[w].look == ip) {
+            if (k->slot[w].e & CACHED_NONE)
+                return 0;
+            unpack(k->slot[w].e, e);
+            return 1;
+        }
+    int f = find_tables(c, ip, e);
+    if (f >= 0) {
+        k->slot[h ^ 1] = k->slot[h];
+        k->slot[h].look = ip;
+        k->slot[h].e = f ? pack(e) : CACHED | CACHED_NONE;
+    }
+    return f;
+}
+
+static int find_tables(const struct ctx *c, uint64_t ip, struct entry *e)
 {
     const struct kunwind_tables *t = c->t;
     bool in = false;

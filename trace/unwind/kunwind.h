@@ -26,7 +26,10 @@
  *    frame, as the kernel does for generated code).
  *  - Layouts: 1 (Linux <= 6.2: type:2 end:1), 2 (6.3: type:2 signal:1 end:1), 3 (6.4+: type:3
  *    signal:1); entries are normalized to 6.4+'s types.
- * Thread-safety: no state; unwinds may run on every CPU at once.
+ *  - The caller's kunwind_cache (optional) remembers lookups; with or without it the answers
+ *    are the same for unchanged tables (the unit test runs both).
+ * Thread-safety: no state of its own; unwinds may run on every CPU at once (each CPU with its
+ * own cache).
  */
 #ifndef HVT_KUNWIND_H
 #define HVT_KUNWIND_H
@@ -63,9 +66,19 @@ struct kunwind_tables {
     uint64_t range_start[KUNWIND_RANGES], range_end[KUNWIND_RANGES];
 };
 
+/* A cache of table lookups (address -> entry, or none), direct-mapped, owned by the caller
+ * (one per CPU: unwinds on one cache must not run at once); zeroed memory is an empty cache.
+ * Valid for one set of tables: clear it when they change (a new program). Call paths repeat,
+ * so most frames of a profile's stacks then cost a stack read and no table search. */
+#define KUNWIND_CACHE 256u
+struct kunwind_cache {
+    struct { uint64_t look; uint64_t e; } slot[KUNWIND_CACHE];  /* e: the entry, 0: empty */
+};
+
 struct kunwind_mem {
     size_t (*read)(void *ctx, uint64_t va, void *buf, size_t len);
     void *ctx;
+    struct kunwind_cache *cache;           /* optional */
 };
 
 /* Registers at the start. pt_regs (optional) is the register file laid out as the kernel's

@@ -75,6 +75,7 @@ struct kernel {
     uint32_t *lookup;
     struct gmem g;
     uint8_t stack[STK];
+    struct kunwind_cache cache;      /* one for all the unwinds of a kernel: the tables stay */
 };
 
 static int same(const char *what, struct kernel *K, const struct kunwind_tables *kt, const struct orc_regs *r,
@@ -84,13 +85,17 @@ static int same(const char *what, struct kernel *K, const struct kunwind_tables 
     orc_status hs;
     struct kunwind_result kr;
     int hn = orc_unwind(&K->t, SLIDE, r, STACK_BASE, K->stack, STK, hp, (int)max, &hs);
-    struct kunwind_mem m = { gm_read, &K->g };
     struct kunwind_regs kr_in = { r->rip, r->rsp, r->rbp, r->pt_regs };
-    unsigned kn = kunwind(kt, &m, &kr_in, STACK_BASE, STACK_BASE + STK, kp, max, &kr);
-    int ok = hn >= 0 && kn == (unsigned)hn && kr.n == kn && !memcmp(hp, kp, kn * 8) && kr.stop == (unsigned)hs.stop &&
-             kr.exact_mask == hs.exact_mask && kr.guessed == !!hs.guessed &&
-             (hs.stop != ORC_STOP_USER || (kr.user_rip == hs.user_rip && kr.user_rsp == hs.user_rsp &&
-                                           kr.user_rbp == hs.user_rbp));
+    int ok = 1;
+    unsigned kn = 0;
+    for (int cached = 0; cached < 2; cached++) {    /* without, then with the lookup cache */
+        struct kunwind_mem m = { gm_read, &K->g, cached ? &K->cache : NULL };
+        kn = kunwind(kt, &m, &kr_in, STACK_BASE, STACK_BASE + STK, kp, max, &kr);
+        ok &= hn >= 0 && kn == (unsigned)hn && kr.n == kn && !memcmp(hp, kp, kn * 8) && kr.stop == (unsigned)hs.stop &&
+              kr.exact_mask == hs.exact_mask && kr.guessed == !!hs.guessed &&
+              (hs.stop != ORC_STOP_USER || (kr.user_rip == hs.user_rip && kr.user_rsp == hs.user_rsp &&
+                                            kr.user_rbp == hs.user_rbp));
+    }
     if (!ok && verbose)
         printf("  %s: %s: host %d pcs stop %s exact %llx, hypervisor %u pcs stop %u exact %llx\n", K->rel, what, hn,
                orc_stop_name(hs.stop), (unsigned long long)hs.exact_mask, kn, kr.stop,
@@ -130,7 +135,7 @@ static void chains(struct kernel *K)
         if (!fits)
             continue;
         uint64_t pcs[16];
-        struct kunwind_mem m = { gm_read, &K->g };
+        struct kunwind_mem m = { gm_read, &K->g, NULL };
         struct kunwind_regs r = { want[0], STACK_BASE, 0, NULL };
         struct kunwind_result res;
         unsigned got = kunwind(&K->kt, &m, &r, STACK_BASE, STACK_BASE + STK, pcs, 11, &res);
@@ -185,7 +190,7 @@ static void failures(struct kernel *K)
 {
     uint64_t pcs[16];
     struct kunwind_result res;
-    struct kunwind_mem m = { gm_read, &K->g };
+    struct kunwind_mem m = { gm_read, &K->g, NULL };
     /* a text address with a CALL entry: frame 0 found, then the table read fails */
     const orc_row *row = NULL;
     for (size_t i = K->t.count / 2; i < K->t.count && !row; i++)
