@@ -239,7 +239,9 @@ fi
 
 # ---- dstack: stack() and ustack() as aggregation keys, against the sample path's stacks
 if [[ " $RUNS " == *" dstack "* ]]; then
-  run dstack 'profile-997 { @k[stack()] = count(); } profile-997 /execname == "probe-ustack"/ { @u[ustack()] = count(); }' \
+  # (getpid: the guest's polls, which tell it the host armed and, later, disarmed)
+  run dstack 'profile-997 { @k[stack()] = count(); } profile-997 /execname == "probe-ustack"/ { @u[ustack()] = count(); }
+    syscall::getpid:entry { @polls = count(); }' \
     --samples --folded "$OUT/dstack.folded" --flame "$OUT/dstack.svg"
   F="$OUT/dstack.folded"
   dtot=$(awk '{ s += $NF } END { print s + 0 }' "$F" 2>/dev/null)

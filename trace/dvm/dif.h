@@ -107,7 +107,8 @@
  *  - For a verified image, dif_fire() runs in time bounded by its budget: at most twice
  *    env budget units (the clauses, then the ERROR probe's), the work between two looks at
  *    the budget being one instruction (O(strsize + HVT_DIF_KEY_MAX + probe stack) plus a hash
- *    chain walk, which is not counted); and, with a clock, by the deadline plus one chunk
+ *    chain walk, which is not counted; a stack key's unwind: at most HVT_DIF_STACKKEY_MAX
+ *    frames, each a bounded table search, charged per frame asked for); and, with a clock, by the deadline plus one chunk
  *    (DIF_BUDGET_CHUNK units) per budget. The checks cost a counter decrement per
  *    instruction. Reads and writes nothing
  *    outside the image (read only), the state memory and its own stack (about 1 KiB deep),
@@ -122,7 +123,7 @@
  *  shared, the variable lock (string globals, dynamic variables). Integer globals are plain
  *  atomic 64-bit loads and stores; speculation states change by compare-and-swap. Order:
  *  buffer lock first; the other two are never held together; another CPU's buffer lock is
- *  only ever tried (commit: never waited for), so no two CPUs wait for each other. env->read and env->stack run with this
+ *  only ever tried (commit: never waited for), so no two CPUs wait for each other. env->read, env->stack and env->kstack run with this
  *  CPU's buffer lock held (they must not call back into this module); env->notify with no
  *  lock held.
  */
