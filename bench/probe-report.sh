@@ -26,6 +26,8 @@ if "dcount" in d and "rbase" in d:
     out["hv_insn_per_fire_quantize"] = per(d["dquant"] - d["rbase"], d["dquant_fires"])
     if "dstack" in d:
         out["hv_insn_per_fire_stack_key"] = per(d["dstack"] - d["rbase"], d["dstack_fires"])
+    if "dstack1" in d:
+        out["hv_insn_per_fire_stack_key1"] = per(d["dstack1"] - d["rbase"], d["dstack1_fires"])
     out["guest_insn_per_kprobe_read"] = per(d["rkprobe"] - d["rbase"], n) if "rkprobe" in d else float("nan")
 print(f"per getpid: base {d['base']/n:.0f} insns; entry probe {d['entry']/n:.0f}; return {d['return']/n:.0f}; "
       f"addr {d['addr']/n:.0f}; kprobe {d.get('kprobe', 0)/n:.0f}")

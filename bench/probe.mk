@@ -15,6 +15,8 @@
 #                             unwound in the exit with the guest's ORC tables (goal <= 3000
 #                             for 10 frames; at vfs_read's entry in read() the unwind ends at
 #                             the user registers the system call saved, a handful of frames up)
+#   hv_insn_per_fire_stack_key1 the same with stack(1) (the rip alone: the key without the
+#                             unwind), so the difference is the unwind's cost
 #   guest_insn_per_kprobe_read the guest's own cost of a kprobe hit on vfs_read
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
@@ -27,6 +29,7 @@ PROBE_BENCH_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid 
 BENCH_D_COUNT := fbt::vfs_read:entry { @[execname] = count(); }
 BENCH_D_QUANT := fbt::vfs_read:entry { @ = quantize(arg2); }
 BENCH_D_STACK := fbt::vfs_read:entry { @[stack(10)] = count(); }
+BENCH_D_STACK1 := fbt::vfs_read:entry { @[stack(1)] = count(); }
 $(BENCH_PROBE)/dcount.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
@@ -39,13 +42,18 @@ $(BENCH_PROBE)/dstack.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	$(HVT) -n '$(BENCH_D_STACK)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+$(BENCH_PROBE)/dstack1.img: $(HVT) bench/probe.mk
+	@mkdir -p $(dir $@)
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_STACK1)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
 $(BENCH_PROBE)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
-                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img $(BENCH_PROBE)/dstack.img
+                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img $(BENCH_PROBE)/dstack.img $(BENCH_PROBE)/dstack1.img
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench:bin/probe-bench \
 	  $(BENCH_PROBE)/dcount.img:dcount.img $(BENCH_PROBE)/dcount.specs:dcount.specs \
 	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs \
-	  $(BENCH_PROBE)/dstack.img:dstack.img $(BENCH_PROBE)/dstack.specs:dstack.specs
+	  $(BENCH_PROBE)/dstack.img:dstack.img $(BENCH_PROBE)/dstack.specs:dstack.specs \
+	  $(BENCH_PROBE)/dstack1.img:dstack1.img $(BENCH_PROBE)/dstack1.specs:dstack1.specs
 
 .PHONY: bench-probe
 bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img

@@ -15,6 +15,7 @@
  *   dquant    /dquant.img (fbt::vfs_read:entry { @ = quantize(arg2); })
  *   dstack    /dstack.img (fbt::vfs_read:entry { @[stack(10)] = count(); }: a kernel stack
  *             key, unwound in the hypervisor)
+ *   dstack1   /dstack1.img (the same with stack(1): the key without the unwind)
  *   rkprobe   the guest's own kprobe on vfs_read
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
 #define _GNU_SOURCE
@@ -153,6 +154,7 @@ int main(int argc, char **argv)
     read_phase("dcount", "dcount");
     read_phase("dquant", "dquant");
     read_phase("dstack", "dstack");
+    read_phase("dstack1", "dstack1");
     int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
              sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
     if (rk) {
