@@ -100,7 +100,7 @@ static void leave(void) { __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE); }
 struct fire_ctx {
     struct gmem_paging kernel, cur;
     const struct guest_regs *g;
-    bool paging;
+    bool paging, kpaging;                  /* both read / the kernel's read */
     uint64_t pc;
     unsigned ntlb, tlb_next;
     uint64_t tlb_va[FIRE_TLB];
@@ -194,7 +194,10 @@ static size_t kread_cached(void *ctx, uint64_t va, void *buf, size_t len)
     if (va < ~(USER_TOP - 1))
         return 0;
     uint64_t page = va & X86_PAGE_MASK, off = va & ~X86_PAGE_MASK;
-    need_paging(c);
+    if (!c->paging && !c->kpaging) {       /* the kernel's tables only */
+        probe_kernel_paging(&c->kernel);
+        c->kpaging = true;
+    }
     if (off + len > X86_PAGE_SIZE)
         return gmem_read_gva(&c->kernel, va, buf, len);
     const uint8_t *host = NULL;
@@ -247,7 +250,16 @@ static unsigned env_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exa
     regs[PT_REGS_CS] = cs;
     regs[PT_REGS_SP] = rsp;
     struct kunwind_regs r = { c->pc, rsp, c->g->r[GPR_RBP], regs };
-    struct kunwind_mem m = { kread_cached, c, pcpu[hv_cpu_id()].kcache };
+    struct kunwind_mem m = { kread_cached, c, pcpu[hv_cpu_id()].kcache, NULL, 0, 0 };
+    /* the page RSP is in, mapped once: most frames' words are there */
+    uint64_t page = rsp & X86_PAGE_MASK, word;
+    if (kread_cached(c, rsp & ~7ull, &word, 8) == 8)
+        for (unsigned i = 0; i < c->ntlb; i++)
+            if (c->tlb_va[i] == page) {
+                m.win = c->tlb_page[i];
+                m.win_lo = page;
+                m.win_hi = page + X86_PAGE_SIZE;
+            }
     struct kunwind_result res;
     unsigned n = kunwind(&korc, &m, &r, rsp, hi, pcs, max, &res);
     *exact = (uint32_t)res.exact_mask;
@@ -387,7 +399,7 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
      * the stack at fbt entry, else knows they are 0): none of them is stored. */
     f->v[HVT_DIF_V_ERRNO] = 0;
     _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
-    c->paging = false;
+    c->paging = c->kpaging = false;
     c->g = g;
     c->pc = pc;
     c->ntlb = c->tlb_next = 0;

@@ -67,6 +67,11 @@ static bool rd64(const struct ctx *c, uint64_t addr, uint64_t *v)
 {
     if (addr < c->lo || addr > c->hi || c->hi - addr < 8)
         return false;
+    const struct kunwind_mem *m = c->m;
+    if (m->win && addr >= m->win_lo && addr < m->win_hi && m->win_hi - addr >= 8) {
+        __builtin_memcpy(v, m->win + (addr - m->win_lo), 8);
+        return true;
+    }
     return rd(c, addr, v, 8);
 }
 

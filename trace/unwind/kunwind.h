@@ -79,6 +79,11 @@ struct kunwind_mem {
     size_t (*read)(void *ctx, uint64_t va, void *buf, size_t len);
     void *ctx;
     struct kunwind_cache *cache;           /* optional */
+    /* Optional: a window of the stack already mapped, guest addresses [win_lo, win_hi) at
+     * win (e.g. the page RSP is in): stack words inside it are loaded from there instead of
+     * through read (the same bytes, no call). */
+    const uint8_t *win;
+    uint64_t win_lo, win_hi;
 };
 
 /* Registers at the start. pt_regs (optional) is the register file laid out as the kernel's

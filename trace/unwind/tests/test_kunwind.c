@@ -88,8 +88,11 @@ static int same(const char *what, struct kernel *K, const struct kunwind_tables 
     struct kunwind_regs kr_in = { r->rip, r->rsp, r->rbp, r->pt_regs };
     int ok = 1;
     unsigned kn = 0;
-    for (int cached = 0; cached < 2; cached++) {    /* without, then with the lookup cache */
-        struct kunwind_mem m = { gm_read, &K->g, cached ? &K->cache : NULL };
+    for (int cached = 0; cached < 3; cached++) {    /* without, with the lookup cache, and
+                                                       with a mapped window of the stack's
+                                                       first half too */
+        struct kunwind_mem m = { gm_read, &K->g, cached ? &K->cache : NULL, cached == 2 ? K->stack : NULL,
+                                 STACK_BASE, STACK_BASE + STK / 2 };
         kn = kunwind(kt, &m, &kr_in, STACK_BASE, STACK_BASE + STK, kp, max, &kr);
         ok &= hn >= 0 && kn == (unsigned)hn && kr.n == kn && !memcmp(hp, kp, kn * 8) && kr.stop == (unsigned)hs.stop &&
               kr.exact_mask == hs.exact_mask && kr.guessed == !!hs.guessed &&
@@ -135,7 +138,7 @@ static void chains(struct kernel *K)
         if (!fits)
             continue;
         uint64_t pcs[16];
-        struct kunwind_mem m = { gm_read, &K->g, NULL };
+        struct kunwind_mem m = { gm_read, &K->g, NULL, NULL, 0, 0 };
         struct kunwind_regs r = { want[0], STACK_BASE, 0, NULL };
         struct kunwind_result res;
         unsigned got = kunwind(&K->kt, &m, &r, STACK_BASE, STACK_BASE + STK, pcs, 11, &res);
@@ -190,7 +193,7 @@ static void failures(struct kernel *K)
 {
     uint64_t pcs[16];
     struct kunwind_result res;
-    struct kunwind_mem m = { gm_read, &K->g, NULL };
+    struct kunwind_mem m = { gm_read, &K->g, NULL, NULL, 0, 0 };
     /* a text address with a CALL entry: frame 0 found, then the table read fails */
     const orc_row *row = NULL;
     for (size_t i = K->t.count / 2; i < K->t.count && !row; i++)
