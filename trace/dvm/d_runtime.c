@@ -251,9 +251,10 @@ static unsigned env_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exa
     regs[PT_REGS_SP] = rsp;
     struct kunwind_regs r = { c->pc, rsp, c->g->r[GPR_RBP], regs };
     struct kunwind_mem m = { kread_cached, c, pcpu[hv_cpu_id()].kcache, NULL, 0, 0 };
-    /* the page RSP is in, mapped once: most frames' words are there */
+    /* the page RSP is in, mapped once: most frames' words are there (the rip alone needs
+     * no stack) */
     uint64_t page = rsp & X86_PAGE_MASK, word;
-    if (kread_cached(c, rsp & ~7ull, &word, 8) == 8)
+    if (max > 1 && kread_cached(c, rsp & ~7ull, &word, 8) == 8)
         for (unsigned i = 0; i < c->ntlb; i++)
             if (c->tlb_va[i] == page) {
                 m.win = c->tlb_page[i];
