@@ -24,6 +24,10 @@ out["syscall_slowdown"] = per(d["entry"], d["base"])
 if "dcount" in d and "rbase" in d:
     out["hv_insn_per_fire_count"] = per(d["dcount"] - d["rbase"], d["dcount_fires"])
     out["hv_insn_per_fire_quantize"] = per(d["dquant"] - d["rbase"], d["dquant_fires"])
+    if "dstack" in d:
+        out["hv_insn_per_fire_stack_key"] = per(d["dstack"] - d["rbase"], d["dstack_fires"])
+    if "dstack1" in d:
+        out["hv_insn_per_fire_stack_key1"] = per(d["dstack1"] - d["rbase"], d["dstack1_fires"])
     out["guest_insn_per_kprobe_read"] = per(d["rkprobe"] - d["rbase"], n) if "rkprobe" in d else float("nan")
 if "sdt" in d and "sbase" in d and "sfbt" in d:
     out["hv_insn_per_fire_sdt"] = per(d["sdt"] - d["sbase"], d["sdt_fires"])

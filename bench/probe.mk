@@ -11,6 +11,15 @@
 #   hv_insn_per_fire_count    hypervisor instructions per firing of a D clause
 #                             fbt::vfs_read:entry { @[execname] = count(); } (goal <= 1500)
 #   hv_insn_per_fire_quantize the same for { @ = quantize(arg2); } (goal <= 1500)
+#   hv_insn_per_fire_stack_key the same for { @[stack(10)] = count(); }: the kernel stack
+#                             unwound in the exit with the guest's ORC tables (goal <= 3000
+#                             for 10 frames; at vfs_read's entry in read() the unwind ends at
+#                             the user registers the system call saved, 4 frames up. Measured
+#                             3749 with stack_key1 1710: about 1000 of the difference is the
+#                             one guest page walk of the stack page each firing needs, the rest
+#                             ~250 a frame)
+#   hv_insn_per_fire_stack_key1 the same with stack(1) (the rip alone: the key without the
+#                             unwind), so the difference is the unwind's cost
 #   guest_insn_per_kprobe_read the guest's own cost of a kprobe hit on vfs_read
 #   hv_insn_per_fire_sdt   the same clause at a static tracepoint's site,
 #                          sdt:signal::signal_generate (its arguments computed by the recipe),
@@ -27,6 +36,8 @@ PROBE_BENCH_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid 
 # The D programs the guest loads itself (HVT_HC_PROBE_LOAD_D), compiled for the test kernel.
 BENCH_D_COUNT := fbt::vfs_read:entry { @[execname] = count(); }
 BENCH_D_QUANT := fbt::vfs_read:entry { @ = quantize(arg2); }
+BENCH_D_STACK := fbt::vfs_read:entry { @[stack(10)] = count(); }
+BENCH_D_STACK1 := fbt::vfs_read:entry { @[stack(1)] = count(); }
 $(BENCH_PROBE)/dcount.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
@@ -45,14 +56,25 @@ $(BENCH_PROBE)/dsfbt.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	$(HVT) -n '$(BENCH_D_SFBT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+$(BENCH_PROBE)/dstack.img: $(HVT) bench/probe.mk
+	@mkdir -p $(dir $@)
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_STACK)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+$(BENCH_PROBE)/dstack1.img: $(HVT) bench/probe.mk
+	@mkdir -p $(dir $@)
+	$(MAKE) $(TEST_BUILD)/vmlinuz
+	$(HVT) -n '$(BENCH_D_STACK1)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
 $(BENCH_PROBE)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
-                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img $(BENCH_PROBE)/dsdt.img $(BENCH_PROBE)/dsfbt.img
+                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img $(BENCH_PROBE)/dsdt.img $(BENCH_PROBE)/dsfbt.img \
+                           $(BENCH_PROBE)/dstack.img $(BENCH_PROBE)/dstack1.img
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench:bin/probe-bench \
 	  $(BENCH_PROBE)/dcount.img:dcount.img $(BENCH_PROBE)/dcount.specs:dcount.specs \
 	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs \
 	  $(BENCH_PROBE)/dsdt.img:dsdt.img $(BENCH_PROBE)/dsdt.specs:dsdt.specs \
-	  $(BENCH_PROBE)/dsfbt.img:dsfbt.img $(BENCH_PROBE)/dsfbt.specs:dsfbt.specs
+	  $(BENCH_PROBE)/dsfbt.img:dsfbt.img $(BENCH_PROBE)/dsfbt.specs:dsfbt.specs \
+	  $(BENCH_PROBE)/dstack.img:dstack.img $(BENCH_PROBE)/dstack.specs:dstack.specs \
+	  $(BENCH_PROBE)/dstack1.img:dstack1.img $(BENCH_PROBE)/dstack1.specs:dstack1.specs
 
 .PHONY: bench-probe
 bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img

@@ -103,12 +103,13 @@ test-check-host: $(HVT)
 
 # The host tools' unit tests, each beside what it tests (its folder's tests/tests.mk), all run
 # by test-host-unit; tests/lib/run-units.sh prints their summaries and one total.
-include $(HOST_DIR)/tracefile/tests/tests.mk $(HOST_DIR)/analyze/tests/tests.mk $(HOST_DIR)/stacks/tests/tests.mk
+include $(HOST_DIR)/tracefile/tests/tests.mk $(HOST_DIR)/analyze/tests/tests.mk $(HOST_DIR)/stacks/tests/tests.mk \
+        trace/unwind/tests/tests.mk
 # The D compiler's and consumer's unit tests (make test-d-unit test-dconsume-unit).
 include $(HOST_DIR)/d/tests/tests.mk
 # The static tracepoint reader on the pinned kernel (make test-sdt).
 include $(HOST_DIR)/probes/tests/tests.mk
-test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_export $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent
+test-host-unit: $(HOST_OUT)/unit_trace $(HOST_OUT)/unit_nest $(HOST_OUT)/unit_export $(HOST_OUT)/unit_stacks $(HOST_OUT)/unit_agent $(HOST_OUT)/test_kunwind
 	HVT_STACKS_KERNELS='$(STACKS_KERNELS)' bash tests/lib/run-units.sh $^
 
 test-analyze: $(HVT)

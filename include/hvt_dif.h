@@ -54,6 +54,7 @@
 #define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
 #define HVT_DIF_NSPEC_MAX  1024          /* most speculations (nspec) the hypervisor accepts */
 #define HVT_DIF_USTACK_MAX 1024          /* most frames of one ustack() */
+#define HVT_DIF_STACKKEY_MAX 48          /* most frames of a stack key (TKSTACK, TUSTACK) */
 
 struct hvt_dif_insn {
     uint8_t op;                  /* HVT_DIF_OP_* */
@@ -142,6 +143,14 @@ enum hvt_dif_op {
                                     aggs[imm], a quantize, lquantize or llquantize: its bucket
                                     gains rb instead of 1 (DTrace's increment argument; any
                                     int64, negative too, adding as unsigned) */
+    HVT_DIF_OP_TKSTACK,          /* append the kernel stack to the tuple being built, as a key
+                                    of type HVT_DIF_T_STACK (stack(N) as a key): at most imm
+                                    frames (1 .. HVT_DIF_STACKKEY_MAX), unwound in the
+                                    hypervisor with the kernel's own ORC tables (the image's
+                                    struct hvt_dif_korc, required) from the firing's registers */
+    HVT_DIF_OP_TUSTACK,          /* the same for the user stack (ustack(N) as a key): the user
+                                    pc and the frame-pointer chain's return addresses, as
+                                    USTACK finds them */
     HVT_DIF_OP__COUNT
 };
 
@@ -185,6 +194,29 @@ struct hvt_dif_clause {
 #define HVT_DIF_VK_ASSOC   4
 #define HVT_DIF_T_INT      1
 #define HVT_DIF_T_STR      2
+#define HVT_DIF_T_STACK    3             /* a key only (aggregations): a stack, encoded as
+                                            below */
+/* A stack key's encoding: one header word, then depth u64 frames, leaf first, those past the
+ * frames found 0 (a fixed width for a given depth, so equal stacks are equal keys):
+ *  bits  0..7   frames found (<= depth)
+ *  bits  8..15  depth (the words that follow: 1 .. HVT_DIF_STACKKEY_MAX)
+ *  bits 16..19  HVT_DIF_SK_KERNEL or HVT_DIF_SK_USER
+ *  bit  20      kernel: the unwind reached the pt_regs the kernel saved at entry from user mode
+ *  bits 32..63  kernel: bit i set when frame i is an exact pc (the leaf, or the pc an
+ *               interrupt or exception frame saved), not a return address */
+#define HVT_DIF_SK_KERNEL  1
+#define HVT_DIF_SK_USER    2
+#define HVT_DIF_SK_FROM_USER (1u << 20)
+static inline uint64_t hvt_dif_sk_word(uint32_t n, uint32_t depth, uint32_t kind, uint32_t flags,
+                                       uint32_t exact)
+{
+    return (uint64_t)(n & 0xff) | (uint64_t)(depth & 0xff) << 8 | (uint64_t)(kind & 0xf) << 16 |
+           (flags & HVT_DIF_SK_FROM_USER) | (uint64_t)exact << 32;
+}
+static inline uint32_t hvt_dif_sk_n(uint64_t w) { return (uint32_t)w & 0xff; }
+static inline uint32_t hvt_dif_sk_depth(uint64_t w) { return (uint32_t)(w >> 8) & 0xff; }
+static inline uint32_t hvt_dif_sk_kind(uint64_t w) { return (uint32_t)(w >> 16) & 0xf; }
+static inline uint32_t hvt_dif_sk_exact(uint64_t w) { return (uint32_t)(w >> 32); }
 struct hvt_dif_var {
     uint8_t kind, type;          /* HVT_DIF_VK_*, HVT_DIF_T_* (the value's) */
     uint8_t nkeys;               /* ASSOC: keys in its tuple */
@@ -260,13 +292,33 @@ struct hvt_dif_hdr {
                                     timestamp is then nanoseconds (else ticks) */
     uint32_t nspec;              /* speculations (option nspec; 0: none may be made) */
     uint32_t specsize;           /* bytes of one speculation's buffer per CPU (option specsize) */
-    uint32_t reserved;           /* 0 */
+    uint32_t off_korc;           /* offset of the struct hvt_dif_korc (0: none; kernel stack
+                                    keys need it) */
     int64_t walltime;            /* the host's CLOCK_REALTIME (ns since the epoch) as it sends
                                     the image; walltimestamp = walltime + (timestamp - timestamp
                                     when the hypervisor took the image); 0: walltimestamp is 0 */
 };
 _Static_assert(sizeof(struct hvt_dif_hdr) == 128, "wire size");
 #define HVT_DIF_HF_DESTRUCTIVE 1u        /* -w given */
+
+/* Where the running kernel keeps its ORC unwind tables (objtool's .orc_unwind_ip and
+ * .orc_unwind, and the orc_lookup index its unwind_init() builds at boot), for TKSTACK. Link
+ * addresses from the kernel image: the hypervisor adds the KASLR slide it learnt. It only
+ * ever reads these through its checked guest loads: the guest can make its own stack keys
+ * wrong, nothing more. */
+#define HVT_DIF_KORC_RANGES 16
+struct hvt_dif_korc {
+    uint64_t ip_table;           /* .orc_unwind_ip: count s32, each relative to its own address */
+    uint64_t entries;            /* .orc_unwind: count 6-byte entries */
+    uint64_t lookup;             /* orc_lookup: lookup_words u32 (0: none) */
+    uint64_t lookup_start, lookup_end;  /* _stext, _etext: the span orc_lookup indexes */
+    uint32_t count;
+    uint32_t lookup_words;
+    uint32_t layout;             /* 1 (Linux <= 6.2), 2 (6.3), 3 (6.4+) */
+    uint32_t nranges;            /* 1 .. HVT_DIF_KORC_RANGES */
+    uint64_t range[HVT_DIF_KORC_RANGES][2];  /* the text the table covers: [start, end) */
+};
+_Static_assert(sizeof(struct hvt_dif_korc) == 312, "wire size");
 
 /* --- records (the hypervisor -> the host) --- */
 

@@ -135,7 +135,9 @@ struct hvt_probe_spec {
                                              process of that name that runs with lo mapped, and
                                              in that process only */
 #define HVT_PROBE_F_ACTION    (1u << 14)  /* run the loaded D program's clauses for this id at
-                                             each firing (trace/dvm/d_runtime.c), instead of a record */
+                                             each firing (trace/dvm/d_runtime.c), instead of a record;
+                                             profile/tick with HVT_PROBE_F_STACK: and its sample
+                                             too (the same firings through both paths) */
 #define HVT_PROBE_F_SDT       (1u << 15)  /* kind 3 at a static tracepoint's site (the jump
                                              label's NOP or JMP): the arguments are computed by
                                              a recipe (below); hi is recipe word 2, and the next

@@ -18,8 +18,9 @@ HV_BUILD   := $(BUILD)/hv
 HV_GEN     := $(HV_BUILD)/gen
 # Per-module include paths: vmm/ its internals; the layers above it vmm/include/ only.
 HV_INC_vmm   := -Ivmm -Ivmm/lib
-# trace/: the layer's root and its subsystems (step/, x86/, probe/, dvm/), one include path each.
-TRACE_DIRS   := trace trace/step trace/x86 trace/probe trace/dvm
+# trace/: the layer's root and its subsystems (step/, x86/, probe/, dvm/, unwind/), one include
+# path each.
+TRACE_DIRS   := trace trace/step trace/x86 trace/probe trace/dvm trace/unwind
 HV_INC_trace := $(TRACE_DIRS:%=-I%) -Ihv
 HV_INC_hv    := -Ihv $(TRACE_DIRS:%=-I%) -Inet
 # HV_IMAGE=bare: vmm/ alone (no transport, no policy); HVT_NET=0: no transport.

@@ -30,7 +30,7 @@ $(HOST_BUILD)/hvtrace-collector: $(COLL_SRCS) $(COLL_NET) $(COLL_HDRS)
 # fake_hv also runs the tracer's control code (trace/trace_ctl.c) and replays debug-port logs.
 # Its D engine is the hypervisor's own verifier and interpreter (trace/dvm/dif_*.c).
 FAKE_HV_SRCS := tests/net/fake_hv.c tests/net/fake_hv_d.c $(NET_PORTABLE) trace/trace_ctl.c host-tools/tracefile/e9_lines.c \
-                host-tools/tracefile/trace_scan.c $(wildcard trace/dvm/dif_*.c)
+                host-tools/tracefile/trace_scan.c $(wildcard trace/dvm/dif_*.c) trace/unwind/kunwind.c
 $(HOST_BUILD)/fake_hv: $(FAKE_HV_SRCS) $(COLL_HDRS) trace/trace_ctl.h host-tools/tracefile/e9_lines.h tests/net/fake_hv_d.h \
                        trace/dvm/dif.h include/hvt_dif.h
 	@mkdir -p $(dir $@)

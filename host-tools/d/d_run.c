@@ -4,6 +4,7 @@
 #include "d_compile.h"
 #include "d_consume.h"
 #include "d_cmd.h"
+#include "d_fold.h"
 #include "follow.h"
 #include "client.h"
 #include "kimg.h"
@@ -340,6 +341,7 @@ static int usage(void)
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
             "           [-x opt[=val]]... [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
+            "           [--folded FILE] [--flame FILE.svg] [--samples]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -348,7 +350,8 @@ int d_run_main(int argc, char **argv)
 {
     const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *image_out = NULL, *specs_out = NULL;
-    const char *cmdline = NULL;
+    const char *cmdline = NULL, *folded = NULL, *flame_svg = NULL;
+    int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
     double duration = 0, drain = 120;
@@ -388,6 +391,9 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "--tsc-khz") && next) { tsc_khz = strtoull(next, NULL, 0); i++; }
         else if (!strcmp(a, "--image-out") && next) { image_out = next; i++; }
         else if (!strcmp(a, "--specs-out") && next) { specs_out = next; i++; }
+        else if (!strcmp(a, "--folded") && next) { folded = next; i++; }
+        else if (!strcmp(a, "--flame") && next) { flame_svg = next; i++; }
+        else if (!strcmp(a, "--samples")) samples = 1;
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
@@ -429,11 +435,19 @@ int d_run_main(int argc, char **argv)
     }
     d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
                                .img = have_kimg ? &kimage : NULL };
+    /* the image's ORC tables: the host's unwinder (stack()), and where the running kernel
+     * keeps them, for the hypervisor's (stack() keys) */
+    orc_table orc0;
+    struct hvt_dif_korc korc;
+    char kerr[300] = "no kernel image";
+    bool have_orc0 = have_kimg && orc_load_ex(&kimage, &ki.syms, ORC_LAYOUT_AUTO, &orc0, kerr, sizeof kerr) == 0;
+    bool have_korc = have_orc0 && orc_korc(&orc0, &ki.syms, &korc, kerr, sizeof kerr) == 0;
     d_options opt = { .resolve = d_resolve_kernel, .resolve_ctx = &kres, .begin_id = ID_BEGIN,
                       .end_id = ID_END, .error_id = ID_ERROR, .btf = ki.btf.ntypes ? &ki.btf : NULL,
                       .macro_args = macros, .nmacro_args = nm, .target_pid = target,
                       .xopts = xopts, .nxopts = nx, .destructive = destructive,
-                      .allow_zero_matches = zero, .ksyms = have_kimg ? &ki.syms : NULL };
+                      .allow_zero_matches = zero, .ksyms = have_kimg ? &ki.syms : NULL,
+                      .korc = have_korc ? &korc : NULL };
     dprog p;
     memset(&p, 0, sizeof p);
     char *ans = malloc(ANSWER_MAX), path[64] = "", cmd[128];
@@ -466,6 +480,12 @@ int d_run_main(int argc, char **argv)
         goto done;
     if (dump)
         dprog_dump(stdout, &p);
+    int fold_agg = folded || flame_svg ? d_fold_pick(&p) : -1;
+    if ((folded || flame_svg) && fold_agg < 0) {
+        fprintf(stderr, "hvt: --folded and --flame need an aggregation keyed by stack( ) or ustack( ) "
+                "whose function is count( ) or sum( )\n");
+        goto done;
+    }
     size_t nprobes = 0;
     size_t nspecs = 0;
     for (int i = 0; i < p.nprobes; i++)
@@ -541,11 +561,10 @@ int d_run_main(int argc, char **argv)
     d_out dout, derr;
     d_out_file(&dout, out);
     d_out_file(&derr, stderr);
-    kimg k;
-    char err[300];
-    if (kimg_load(&k, vmlinuz) == 0) {
-        r.have_orc = orc_load_ex(&k, &ki.syms, ORC_LAYOUT_AUTO, &r.orc, err, sizeof err) == 0;
-        kimg_free(&k);
+    if (have_orc0) {
+        r.orc = orc0;                      /* the run frees it */
+        r.have_orc = true;
+        have_orc0 = false;
     }
     d_consume_cfg cfg = { .out = &dout, .err = &derr, .sym = { symbolize, &r },
                           .unwind = unwind, .unwind_ctx = &r };
@@ -575,7 +594,11 @@ int d_run_main(int argc, char **argv)
             fprintf(stderr, "hvt: the hypervisor's TSC rate is unknown: give --tsc-khz for %s\n", d->name);
             goto done;
         }
+        size_t before = ns;
         spec_oom = probe_specs_add(d, khz, 0, 1, &specs, &ns, &scap) != 0;
+        if (!spec_oom && samples && (d->kind == PL_PROFILE || d->kind == PL_TICK))
+            for (size_t k = before; k < ns; k++)
+                specs[k].kind |= HVT_PROBE_F_STACK;   /* and the sample path's record of it */
     }
     if (!specs || spec_oom)
         goto done;
@@ -677,6 +700,10 @@ stop:
     }
     r.held_tail = &r.held;
     d_consume_end(con);
+    if (folded && d_fold_write(d_consume_aggs(con), &p, fold_agg, &ki.syms, r.slide, folded, 0) < 0)
+        rc = 1;
+    if (flame_svg && d_fold_write(d_consume_aggs(con), &p, fold_agg, &ki.syms, r.slide, flame_svg, 1) < 0)
+        rc = 1;
     int st;
     if (d_consume_exit_status(con, &st))
         rc = st;
@@ -692,6 +719,8 @@ done:
         d_consume_free(con);
     if (r.have_orc)
         orc_free(&r.orc);
+    if (have_orc0)
+        orc_free(&orc0);
     while (r.held) {
         struct held *h = r.held;
         r.held = h->next;

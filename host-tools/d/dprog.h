@@ -36,7 +36,9 @@ enum d_act_kind {
 
 /* The type of a recorded value, as the host prints it: integers with their C size and
  * signedness (trace() prints them the DTrace way), strings, and symbolized addresses. */
-enum d_vtype { D_V_INT = 1, D_V_UINT, D_V_STR, D_V_PTR, D_V_KSYM /* %a */ };
+enum d_vtype { D_V_INT = 1, D_V_UINT, D_V_STR, D_V_PTR, D_V_KSYM /* %a */,
+               D_V_KSTACK, D_V_USTACK /* aggregation keys: size = frames (hvt_dif.h's
+                                         encoding: a header word, then size u64) */ };
 typedef struct {
     uint8_t type;         /* enum d_vtype */
     uint8_t size;         /* integers: 1, 2, 4, 8 (how trace() prints it) */

@@ -6,6 +6,7 @@
  * iret frame at the CFA) and bp (from bp_reg/bp_offset, or the pt_regs just crossed). */
 #include "orc.h"
 #include "util.h"
+#include "hvt_dif.h"
 #include <elf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -224,7 +225,7 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
     memset(t, 0, sizeof *t);
     const char *f = k->path ? k->path : "kernel image";
     const uint8_t *ipb = NULL, *orcb = NULL;
-    uint64_t ip_addr = 0, ip_len = 0, orc_len = 0;
+    uint64_t ip_addr = 0, ip_len = 0, orc_len = 0, orc_addr = 0;
     int from_sections = 0, has_header = 0;
     uint8_t header[ORC_HEADER_LEN] = {0};
     elf_view v;
@@ -236,7 +237,7 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
         if (a < 0 || b < 0) return util_fail(err, errlen, "%s: ORC section %s runs past the end of the image", f, a < 0 ? ".orc_unwind_ip" : ".orc_unwind");
         if (a && b) {
             ipb = k->elf.data + si.off, ip_addr = si.addr, ip_len = si.size;
-            orcb = k->elf.data + so.off, orc_len = so.size;
+            orcb = k->elf.data + so.off, orc_len = so.size, orc_addr = so.addr;
             from_sections = 1;
         } else {
             why = "no .orc_unwind_ip/.orc_unwind sections";
@@ -255,7 +256,7 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
         if (!ok || b < a)
             return util_fail(err, errlen, "%s: no ORC tables (%s; %s)", f, why,
                         syms ? "no usable __start/__stop_orc_unwind* symbols" : "no symbol table given");
-        ip_addr = a, ip_len = b - a;
+        ip_addr = a, ip_len = b - a, orc_addr = c;
         orc_len = ip_len / 4 * ORC_RAW_ENTRY;
         int ok2 = 1;
         uint64_t d = sym_addr(syms, "__stop_orc_unwind", &ok2);
@@ -280,6 +281,8 @@ int orc_load_ex(const kimg *k, const ksym_table *syms, int layout, orc_table *t,
     if (orc_table_from_raw(ipb, ip_len, ip_addr, orcb, orc_len, layout, t, e2, sizeof e2) < 0)
         return util_fail(err, errlen, "%s: %s", f, e2);
     t->from_sections = from_sections;
+    t->ip_addr = ip_addr;
+    t->orc_addr = orc_addr;
     memcpy(t->header, header, sizeof header);
     /* Text ranges: executable sections, else the kallsyms text bounds, else the table's span. */
     int nr = t->nranges;
@@ -565,4 +568,33 @@ int fp_unwind(uint64_t rip, uint64_t rbp, uint64_t stack_base, const uint8_t *st
         rbp = next;
     }
     return n;
+}
+
+int orc_korc(const orc_table *t, const ksym_table *syms, struct hvt_dif_korc *k, char *err, size_t errlen)
+{
+    memset(k, 0, sizeof *k);
+    if (!t->ip_addr || !t->orc_addr || !t->count)
+        return util_fail(err, errlen, "the ORC tables' addresses in the kernel are unknown");
+    if (t->count > UINT32_MAX || t->nranges < 1 || t->nranges > HVT_DIF_KORC_RANGES)
+        return util_fail(err, errlen, "the ORC tables do not fit the hypervisor's description");
+    k->ip_table = t->ip_addr;
+    k->entries = t->orc_addr;
+    k->count = (uint32_t)t->count;
+    k->layout = (uint32_t)t->layout;
+    k->nranges = (uint32_t)t->nranges;
+    for (int i = 0; i < t->nranges; i++) {
+        k->range[i][0] = t->range_start[i];
+        k->range[i][1] = t->range_end[i];
+    }
+    /* orc_lookup: u32 entry indexes, one per 256 bytes of [_stext, _etext) and one more */
+    int ok = 1;
+    uint64_t lk = sym_addr(syms, "orc_lookup", &ok), lke = sym_addr(syms, "orc_lookup_end", &ok);
+    uint64_t st = sym_addr(syms, "_stext", &ok), et = sym_addr(syms, "_etext", &ok);
+    if (ok && lke > lk && (lke - lk) % 4 == 0 && (lke - lk) / 4 <= UINT32_MAX && et > st) {
+        k->lookup = lk;
+        k->lookup_words = (uint32_t)((lke - lk) / 4);
+        k->lookup_start = st;
+        k->lookup_end = et;
+    }
+    return 0;
 }

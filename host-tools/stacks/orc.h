@@ -75,6 +75,9 @@ typedef struct {
      * kernel, which only consults vmlinux's table for core and init text). */
     uint64_t range_start[ORC_MAX_RANGES], range_end[ORC_MAX_RANGES];
     int nranges;
+    /* Link addresses of the raw .orc_unwind_ip and .orc_unwind (orc_load*; 0 from raw
+     * sections): where the running kernel keeps them, for the hypervisor's unwinder. */
+    uint64_t ip_addr, orc_addr;
 } orc_table;
 
 /* Load from a kernel image. Returns 0, or -1 with a message in err. */
@@ -134,4 +137,10 @@ const char *orc_stop_name(int stop);
  * Same copy/bounds rules as orc_unwind. Returns the number of pcs written. */
 int fp_unwind(uint64_t rip, uint64_t rbp, uint64_t stack_base, const uint8_t *stack, size_t len,
               uint64_t *pcs, int max);
+/* The hypervisor's description of where the running kernel keeps these tables (struct
+ * hvt_dif_korc, include/hvt_dif.h; link addresses): the raw tables, the text ranges, and the
+ * boot-built orc_lookup index between _stext and _etext when `syms` names them. 0, or -1 with
+ * a message in err (no raw table addresses, too many entries or ranges). */
+struct hvt_dif_korc;
+int orc_korc(const orc_table *t, const ksym_table *syms, struct hvt_dif_korc *k, char *err, size_t errlen);
 #endif

@@ -22,7 +22,7 @@ test-d:
 # fuzz-d: libFuzzer (ASan/UBSan) runs of the D compiler (every image it accepts must pass the
 # verifier) and of the verifier + interpreter on raw bytes, FUZZ_SECONDS each; corpora under
 # build/host/fuzz/d-*. make test replays tests/d/fuzz/regress (seconds).
-DFUZZ_VM := $(wildcard trace/dvm/dif_*.c)
+DFUZZ_VM := $(wildcard trace/dvm/dif_*.c) trace/unwind/kunwind.c
 $(HOST_OUT)/fuzz/fuzz_dcompile: tests/d/fuzz/fuzz_dcompile.c $(FUZZ_LIB_OBJS) $(DFUZZ_VM) $(D_COMPILER_HDRS) trace/dvm/dif.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_LIB_FLAGS) -fsanitize=fuzzer $(HOST_INC) -Ivmm/include $< $(DFUZZ_VM) $(FUZZ_LIB_OBJS) \

@@ -7,7 +7,8 @@
 # snapshots say. Every expected figure below is computed from that definition.
 # The programs are tests/d/programs/NAME.d, each run once (those the sections below do not name
 # too). Their first line says how: /* fires: N  [env: VAR=VALUE]  [args: hvt options] */ (in
-# args, ${P} is the programs' folder and ${AT} vfs_read+5's address in the kernel); a program
+# args, ${P} is the programs' folder, ${W} the test's scratch folder and ${AT} vfs_read+5's
+# address in the kernel); a program
 # for the Bochs tests says /* vm: SCRIPT ... */ instead and is not run here. NAME.r beside a
 # program is its whole expected output, compared exactly after the checks below.
 # D_COLL_SAVE=DIR keeps every program's output in DIR/NAME.out (to write a new NAME.r).
@@ -33,7 +34,7 @@ run() {
   [[ $hdr =~ $re_fires ]] && fires=${BASH_REMATCH[1]}
   [[ $hdr =~ $re_env ]] && env=${BASH_REMATCH[1]}
   [[ $hdr =~ $re_args ]] && args=${BASH_REMATCH[1]}
-  args=${args//'${P}'/$P}; args=${args//'${AT}'/$AT}
+  args=${args//'${P}'/$P}; args=${args//'${AT}'/$AT}; args=${args//'${W}'/$W}
   RAN[$name]=1
   if [ -z "$fires" ]; then
     echo "FAIL $name: $f has no '/* fires: N ... */' first line"; fail=$((fail + 1)); return
@@ -328,7 +329,25 @@ done
 check "spclear: committed clear() zeroed @c ($(grep . "$W/spclear-commit.out" | xargs)), discarded left 10 ($(grep . "$W/spclear-discard.out" | xargs))" \
   bash -c "test \"\$(grep . '$W/spclear-commit.out' | xargs)\" = 0 && test \"\$(grep . '$W/spclear-discard.out' | xargs)\" = 10"
 
-# 19. every other program, then each NAME.r: the whole output, exactly
+# 19. stack keys folded (hvt --folded / --flame from @[execname, stack()] = count()): firing k
+# runs as alpha/beta/gamma (k % 3) on a 4-frame kernel stack when k is even, 3 frames when odd
+# (tests/net/fake_hv_d.c), having come from user space: each line is the execname, [user],
+# then the functions from the outermost to the leaf, with its count
+run stackfold
+want=$(python3 -c "
+import collections
+c = collections.Counter()
+frames = ['vfs_read', 'ksys_read', '__x64_sys_read', 'do_syscall_64']
+for k in range(12):
+    c[';'.join([('alpha', 'beta', 'gamma')[k % 3], '[user]'] + frames[k % 2:][::-1])] += 1
+print('\n'.join('%s %d' % (s, n) for s, n in sorted(c.items())))")
+cat "$W/stackfold.folded" 2>/dev/null
+check "stackfold: the folded file is the aggregation's stacks, root first, with their counts" \
+  test "$(cat "$W/stackfold.folded" 2>/dev/null)" = "$want"
+check "stackfold: the flame graph names the leaf (2 samples under each name) of 12 samples" \
+  bash -c "grep -q '<title>vfs_read (2 samples' '$W/stackfold.svg' && grep -q 'all (12 samples' '$W/stackfold.svg'"
+
+# 20. every other program, then each NAME.r: the whole output, exactly
 for f in "$P"/*.d; do
   name=$(basename "$f" .d)
   [ -n "${RAN[$name]:-}" ] && continue

@@ -13,6 +13,9 @@
  *   dcount    the D program /dcount.img (fbt::vfs_read:entry { @[execname] = count(); }),
  *             loaded with HVT_HC_PROBE_LOAD_D and armed with its specs (/dcount.specs)
  *   dquant    /dquant.img (fbt::vfs_read:entry { @ = quantize(arg2); })
+ *   dstack    /dstack.img (fbt::vfs_read:entry { @[stack(10)] = count(); }: a kernel stack
+ *             key, unwound in the hypervisor)
+ *   dstack1   /dstack1.img (the same with stack(1): the key without the unwind)
  *   rkprobe   the guest's own kprobe on vfs_read
  * and, timing N kill(getpid(), SIGUSR1) with SIGUSR1 ignored (the kernel generates it and
  * drops it: one signal_generate tracepoint pass each):
@@ -182,6 +185,8 @@ int main(int argc, char **argv)
     read_phase("rbase", NULL);
     read_phase("dcount", "dcount");
     read_phase("dquant", "dquant");
+    read_phase("dstack", "dstack");
+    read_phase("dstack1", "dstack1");
     signal_phase("sbase", NULL);
     signal_phase("sdt", "dsdt");
     signal_phase("sfbt", "dsfbt");

@@ -18,6 +18,10 @@
  * 0x400000 + k and its frame pointer FAKE_D_USTACK + 16 * (k % 4), where four frames of
  * [saved fp, return address] are chained upwards, frame i returning to 0x401100 + 0x100 * i
  * (the last one's saved fp 0): ustack() gives the pc and 4 - k % 4 return addresses.
+ * Kernel stacks (stack() keys): firing k's unwinds to FAKE_D_KSTACK[k % 2 ..] (4 frames when k
+ * is even, 3 when odd: vfs_read+0x1a, ksys_read+0x6b, __x64_sys_read+0x19, do_syscall_64+0x3b
+ * at the pinned 6.1 cloud kernel's link addresses, the slide being 0 here), the first frame an
+ * exact pc, having reached the user registers.
  */
 #include "fake_hv_d.h"
 #include "dif.h"
@@ -93,7 +97,20 @@ static bool fake_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
     return true;
 }
 
-static const struct dif_env env = { .read = fake_read, .uregs = fake_uregs };
+static const uint64_t FAKE_D_KSTACK[4] = { 0xffffffff81349950ull + 0x1a, 0xffffffff8134a4c0ull + 0x6b,
+                                           0xffffffff8134a5b0ull + 0x19, 0xffffffff819f9cc0ull + 0x3b };
+static unsigned fake_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exact, bool *from_user)
+{
+    (void)ctx;
+    unsigned n = 0;
+    for (unsigned i = (unsigned)(cur_k % 2); i < 4 && n < max; i++)
+        pcs[n++] = FAKE_D_KSTACK[i];
+    *exact = 1;
+    *from_user = n == 4 - cur_k % 2;
+    return n;
+}
+
+static const struct dif_env env = { .read = fake_read, .uregs = fake_uregs, .kstack = fake_kstack };
 
 void fake_d_setup(uint64_t nfires, unsigned ncpus)
 {

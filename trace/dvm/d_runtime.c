@@ -14,6 +14,9 @@
 #include "hvt_bootinfo.h"
 #include "hvt_trace_format.h"
 #include "step.h"
+#include "kaslr.h"
+#include "kunwind.h"
+#include "x86_arch.h"
 
 #define DRAIN_BUF   (64u << 10)            /* a CPU's records per message */
 #define SNAP_BUF    (64u << 10)            /* aggregation entries per message */
@@ -62,6 +65,7 @@ static struct hvt_d_status status;         /* counters (the LOAD fields per load
 
 static struct {
     uint8_t *buf;                          /* drain buffer */
+    struct kunwind_cache *kcache;          /* this CPU's ORC lookups (cleared at each load) */
     uint64_t first_tsc;                    /* when records began to wait here (0: none) */
     bool hurry;                            /* the VM said its buffer is half full */
 } pcpu[HVT_MAX_CPUS];
@@ -90,7 +94,18 @@ static void leave(void) { __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE); }
 /* --- guest memory for the interpreter --- */
 
 /* The firing's guest paging, read from the VMCS only when a clause reads guest memory. */
-struct fire_ctx { struct gmem_paging kernel, cur; const struct guest_regs *g; bool paging; };
+/* tlb: kernel pages this firing already translated (a stack key's unwind reads the ORC tables
+ * dozens of times; the guest's paging cannot change while its CPU is in this exit). */
+#define FIRE_TLB 8
+struct fire_ctx {
+    struct gmem_paging kernel, cur;
+    const struct guest_regs *g;
+    bool paging, kpaging;                  /* both read / the kernel's read */
+    uint64_t pc;
+    unsigned ntlb, tlb_next;
+    uint64_t tlb_va[FIRE_TLB];
+    const uint8_t *tlb_page[FIRE_TLB];
+};
 
 static void need_paging(struct fire_ctx *c)
 {
@@ -132,9 +147,14 @@ static size_t env_stack(void *ctx, void *buf, size_t max, uint64_t *rsp)
  * r15 r14 r13 r12 bp bx r11 r10 r9 r8 ax cx dx si di orig_ax ip cs flags sp ss. The layout is
  * the kernel's ABI with BPF's PT_REGS_* and ptrace's user_regs_struct. */
 #define PT_REGS_WORDS 21
+#define PT_REGS_R13   2
 #define PT_REGS_BP    4
+#define PT_REGS_R10   7
+#define PT_REGS_DX    12
+#define PT_REGS_DI    14
 #define PT_REGS_IP    16
 #define PT_REGS_CS    17
+#define PT_REGS_SP    19
 
 /* The user registers a ustack() starts from: the CPU's in user mode; in kernel mode those the
  * entry saved at the top of this kernel stack, if its saved CS is a user one (on an interrupt
@@ -157,6 +177,95 @@ static bool env_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
     *pc = regs[PT_REGS_IP];
     *fp = regs[PT_REGS_BP];
     return true;
+}
+
+/* The running program's kernel ORC tables (its image's hvt_dif_korc moved by the KASLR slide),
+ * set by the load before the program is published; korc_ok false: kernel stack keys are
+ * empty. */
+static struct kunwind_tables korc;
+static bool korc_ok;
+
+/* A kernel read through the firing's small translation cache: the page walk (gmem_walk) once
+ * per page, then copies from the host mapping of guest RAM (gmem_map_gpa: RAM only). A read
+ * across a page boundary takes the plain path. */
+static size_t kread_cached(void *ctx, uint64_t va, void *buf, size_t len)
+{
+    struct fire_ctx *c = ctx;
+    if (va < ~(USER_TOP - 1))
+        return 0;
+    uint64_t page = va & X86_PAGE_MASK, off = va & ~X86_PAGE_MASK;
+    if (!c->paging && !c->kpaging) {       /* the kernel's tables only */
+        probe_kernel_paging(&c->kernel);
+        c->kpaging = true;
+    }
+    if (off + len > X86_PAGE_SIZE)
+        return gmem_read_gva(&c->kernel, va, buf, len);
+    const uint8_t *host = NULL;
+    for (unsigned i = 0; i < c->ntlb; i++)
+        if (c->tlb_va[i] == page) {
+            host = c->tlb_page[i];
+            break;
+        }
+    if (!host) {
+        struct gmem_xlat x;
+        if (gmem_walk(&c->kernel, page, &x) != GMEM_OK || !(host = gmem_map_gpa(x.gpa & X86_PAGE_MASK)))
+            return 0;
+        unsigned slot = c->ntlb < FIRE_TLB ? c->ntlb++ : c->tlb_next++ % FIRE_TLB;
+        c->tlb_va[slot] = page;
+        c->tlb_page[slot] = host;
+    }
+    if (len == 8)                          /* the common sizes without a call */
+        __builtin_memcpy(buf, host + off, 8);
+    else if (len == 4)
+        __builtin_memcpy(buf, host + off, 4);
+    else
+        __builtin_memcpy(buf, host + off, len);
+    return len;
+}
+
+/* The kernel stack as a key: unwound from the firing's registers (those the sample path
+ * records, so both unwinds see the same start) over the same window of the stack the sample
+ * path copies for the host's unwinder: [rsp, the 16 KiB stack's top), at most
+ * HVT_PROBE_STACK_MAX bytes. No frames when the firing was in user mode (from_user then). The registers the
+ * entry code's ORC entries name (R10, R13, DI, DX, BP) stand in for a pt_regs, as the host's
+ * unwinder takes them. */
+static unsigned env_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exact, bool *from_user)
+{
+    struct fire_ctx *c = ctx;
+    uint16_t cs = (uint16_t)hv_guest_read(HV_GUEST_CS_SEL);
+    *exact = 0;
+    *from_user = cs & 3;                   /* in user mode: no kernel frames, the thread is user's */
+    if (!korc_ok || !c->g || (cs & 3))
+        return 0;
+    uint64_t rsp = hv_guest_read(HV_GUEST_RSP);
+    uint64_t top = (rsp | (KSTACK_SIZE - 1)) + 1;
+    uint64_t hi = top - rsp < HVT_PROBE_STACK_MAX ? top : rsp + HVT_PROBE_STACK_MAX;
+    uint64_t regs[PT_REGS_WORDS] = { 0 };
+    regs[PT_REGS_BP] = c->g->r[GPR_RBP];
+    regs[PT_REGS_R13] = c->g->r[GPR_R13];
+    regs[PT_REGS_R10] = c->g->r[GPR_R10];
+    regs[PT_REGS_DX] = c->g->r[GPR_RDX];
+    regs[PT_REGS_DI] = c->g->r[GPR_RDI];
+    regs[PT_REGS_IP] = c->pc;
+    regs[PT_REGS_CS] = cs;
+    regs[PT_REGS_SP] = rsp;
+    struct kunwind_regs r = { c->pc, rsp, c->g->r[GPR_RBP], regs };
+    struct kunwind_mem m = { kread_cached, c, pcpu[hv_cpu_id()].kcache, NULL, 0, 0 };
+    /* the page RSP is in, mapped once: most frames' words are there (the rip alone needs
+     * no stack) */
+    uint64_t page = rsp & X86_PAGE_MASK, word;
+    if (max > 1 && kread_cached(c, rsp & ~7ull, &word, 8) == 8)
+        for (unsigned i = 0; i < c->ntlb; i++)
+            if (c->tlb_va[i] == page) {
+                m.win = c->tlb_page[i];
+                m.win_lo = page;
+                m.win_hi = page + X86_PAGE_SIZE;
+            }
+    struct kunwind_result res;
+    unsigned n = kunwind(&korc, &m, &r, rsp, hi, pcs, max, &res);
+    *exact = (uint32_t)res.exact_mask;
+    *from_user = res.stop == KUNWIND_STOP_USER;
+    return n;
 }
 
 static void env_notify(void *env_ctx, unsigned cpu)
@@ -188,7 +297,8 @@ static uint64_t env_clock(void *env_ctx) { return hv_rdtsc(); }
 
 static const struct dif_env env = { .read = env_read, .stack = env_stack, .notify = env_notify,
                                     .tracer = env_tracer, .uregs = env_uregs,
-                                    .clock = env_clock, .deadline = FIRE_DEADLINE_TICKS };
+                                    .clock = env_clock, .deadline = FIRE_DEADLINE_TICKS,
+                                    .kstack = env_kstack };
 
 /* A fresh hash key for every load (dif.h, dif_env.hash_key): a hardware random word
  * (hv_rand.h) folded with the TSC; a CPU with neither RDSEED nor RDRAND gets the TSC alone,
@@ -290,8 +400,10 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
      * the stack at fbt entry, else knows they are 0): none of them is stored. */
     f->v[HVT_DIF_V_ERRNO] = 0;
     _Static_assert(HVT_DIF_V__COUNT == 30, "a new built-in: set it in fill_firing");
-    c->paging = false;
+    c->paging = c->kpaging = false;
     c->g = g;
+    c->pc = pc;
+    c->ntlb = c->tlb_next = 0;
     f->ctx = c;
     f->tsc = hv_exit_guest_tsc();
     for (unsigned i = 0; i < 6; i++)
@@ -546,6 +658,19 @@ static int finish_stage(void)
         state_mem = m;
         state_cap = cap;
     }
+    korc_ok = false;                       /* no CPU fires: the old program is unloaded */
+    for (unsigned c = 0; c < hv_cpu_count(); c++)
+        if (pcpu[c].kcache)
+            __builtin_memset(pcpu[c].kcache, 0, sizeof *pcpu[c].kcache);
+    if (((const struct hvt_dif_hdr *)stage)->off_korc) {
+        const struct hvt_dif_hdr *h = (const void *)stage;
+        dif_korc_tables((const void *)(stage + h->off_korc), kaslr_slide(), &korc);
+        const char *why = kunwind_tables_check(&korc);
+        korc_ok = !why;
+        if (why)
+            hv_log("hvtrace: D: the kernel's ORC tables after the slide: %s: kernel stack keys "
+                   "stay empty\n", why);
+    }
     struct dif_env load_env = env;
     load_env.hash_key = load_hash_key();
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &load_env) != DIF_OK)
@@ -555,7 +680,7 @@ static int finish_stage(void)
     stage = NULL;
     load_ns = ns_of(hv_rdtsc() + (uint64_t)hv_tsc_offset());   /* the guest's clock, as timestamp */
     for (unsigned c = 0; c < hv_cpu_count(); c++)
-        pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf };
+        pcpu[c] = (typeof(pcpu[c])){ .buf = pcpu[c].buf, .kcache = pcpu[c].kcache };
     op_begin = op_end = op_snap = 0;
     snap_running = false;
     tracer_stopped = false;
@@ -623,7 +748,7 @@ int dprobe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
 int dprobe_init(void)
 {
     for (unsigned c = 0; c < hv_cpu_count(); c++)
-        if (!(pcpu[c].buf = hv_alloc(DRAIN_BUF)))
+        if (!(pcpu[c].buf = hv_alloc(DRAIN_BUF)) || !(pcpu[c].kcache = hv_alloc(sizeof *pcpu[c].kcache)))
             return -1;
     if (!(snap_buf = hv_alloc(SNAP_BUF)))
         return -1;

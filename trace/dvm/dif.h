@@ -77,6 +77,8 @@
  *    strsize bytes; a buffer is free again once no register holds it) or into the strtab;
  *    every use checks the handle and the register's run-time type: BADSTR otherwise.
  *  - STACK reserves 16 + imm bytes of the record, then calls env->stack().
+ *  - TKSTACK appends a stack key (hvt_dif.h's encoding) of env->kstack's pcs; TUSTACK one of
+ *    the user pc and return addresses USTACK would record.
  *  - USTACK records the user pc (env->uregs) and the return addresses of the frame-pointer
  *    chain from the user fp: each frame's 16 bytes [saved fp, return address] read as user
  *    memory; the walk ends at imm frames, a read that faults (no fault: the stack is just
@@ -105,7 +107,8 @@
  *  - For a verified image, dif_fire() runs in time bounded by its budget: at most twice
  *    env budget units (the clauses, then the ERROR probe's), the work between two looks at
  *    the budget being one instruction (O(strsize + HVT_DIF_KEY_MAX + probe stack) plus a hash
- *    chain walk, which is not counted); and, with a clock, by the deadline plus one chunk
+ *    chain walk, which is not counted; a stack key's unwind: at most HVT_DIF_STACKKEY_MAX
+ *    frames, each a bounded table search, charged per frame asked for); and, with a clock, by the deadline plus one chunk
  *    (DIF_BUDGET_CHUNK units) per budget. The checks cost a counter decrement per
  *    instruction. Reads and writes nothing
  *    outside the image (read only), the state memory and its own stack (about 1 KiB deep),
@@ -120,7 +123,7 @@
  *  shared, the variable lock (string globals, dynamic variables). Integer globals are plain
  *  atomic 64-bit loads and stores; speculation states change by compare-and-swap. Order:
  *  buffer lock first; the other two are never held together; another CPU's buffer lock is
- *  only ever tried (commit: never waited for), so no two CPUs wait for each other. env->read and env->stack run with this
+ *  only ever tried (commit: never waited for), so no two CPUs wait for each other. env->read, env->stack and env->kstack run with this
  *  CPU's buffer lock held (they must not call back into this module); env->notify with no
  *  lock held.
  */
@@ -130,6 +133,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include "hvt_dif.h"
+#include "kunwind.h"
 
 #define DIF_OK        0
 #define DIF_EINVAL  (-1)        /* a malformed image or argument */
@@ -187,7 +191,32 @@ struct dif_env {
     uint64_t (*clock)(void *env_ctx);
     uint64_t budget;
     uint64_t deadline;
+    /* Optional: the kernel stack of the firing as return addresses (TKSTACK, a stack() key):
+     * at most max pcs, leaf first; *exact bit i: pcs[i] is an exact pc; *from_user: the
+     * unwind reached the registers saved at an entry from user mode. Returns the pcs written
+     * (0: none, e.g. the probe fired in user mode). NULL: kernel stack keys are empty. */
+    unsigned (*kstack)(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exact, bool *from_user);
 };
+
+/* The image's kernel ORC descriptor as the unwinder's tables, every address moved by slide
+ * (the verifier checks it with slide 0; the runtime checks it again with the real one). */
+static inline void dif_korc_tables(const struct hvt_dif_korc *k, uint64_t slide,
+                                   struct kunwind_tables *t)
+{
+    t->ip_table = k->ip_table + slide;
+    t->entries = k->entries + slide;
+    t->count = k->count;
+    t->layout = k->layout;
+    t->lookup = k->lookup ? k->lookup + slide : 0;
+    t->lookup_words = k->lookup_words;
+    t->lookup_start = k->lookup_start + slide;
+    t->lookup_end = k->lookup_end + slide;
+    t->nranges = k->nranges;
+    for (unsigned i = 0; i < KUNWIND_RANGES; i++) {
+        t->range_start[i] = i < k->nranges ? k->range[i][0] + slide : 0;
+        t->range_end[i] = i < k->nranges ? k->range[i][1] + slide : 0;
+    }
+}
 
 /* One firing. v[] is indexed by HVT_DIF_V_* for the integer built-ins (ARG0..5, PID, TID,
  * TIMESTAMP, WALLTIMESTAMP, CURTHREAD, ERRNO, REGS_PC, REGS_SP; the verifier refuses ARG6..9,

@@ -1,8 +1,8 @@
 /*
  * dif_verify.c - the D program verifier (dif.h). Everything an image says is checked before
  * anything uses it, reading only [image, image+len):
- *  - header: alignment, magic, size == len <= HVT_DIF_MAX_IMAGE, strsize, flags, reserved 0,
- *    options;
+ *  - header: alignment, magic, size == len <= HVT_DIF_MAX_IMAGE, strsize, flags, options;
+ *    the kernel's ORC descriptor (off_korc) inside the image and sane (kunwind_tables_check);
  *  - sections: 8-aligned offsets, inside the image (64-bit sums), after the header, no two
  *    overlapping; counts the record fields can hold; strtab ends with a NUL;
  *  - vars, aggs: kind/type/function known, keys and their types, padding zero, names inside
@@ -71,7 +71,8 @@ static uint64_t vs_merge(uint64_t a, uint64_t b)
 
 /* What an op's immediate is */
 enum { IK_ZERO, IK_ANY, IK_CONST, IK_TARGET, IK_LDG, IK_STRG, IK_BUILTIN, IK_STRTAB, IK_GVAR,
-       IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT, IK_TRACER, IK_USTACK };
+       IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT, IK_TRACER, IK_USTACK,
+       IK_STACKKEY };
 /* Which registers an op uses (rd written, ra and rb read) and its immediate */
 struct dif_opdesc { uint8_t rd, ra, rb, imm; };
 #define OP3(i)   { 1, 1, 1, i }
@@ -110,6 +111,7 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_COMMIT] = { 0, 1, 0, IK_ZERO },  [HVT_DIF_OP_DISCARD] = { 0, 1, 0, IK_ZERO },
     [HVT_DIF_OP_USTACK] = { 0, 0, 0, IK_USTACK },
     [HVT_DIF_OP_AGGW] = { 0, 1, 1, IK_AGG },
+    [HVT_DIF_OP_TKSTACK] = { 0, 0, 0, IK_STACKKEY }, [HVT_DIF_OP_TUSTACK] = { 0, 0, 0, IK_STACKKEY },
 };
 
 /* The image's sections, once the header is checked */
@@ -187,6 +189,11 @@ static const char *dif_check_imm(const struct dif_vimg *v, const struct hvt_dif_
         return imm < 1 || imm > (int32_t)HVT_PROBE_STACK_MAX ? "bad stack size" : NULL;
     case IK_USTACK:
         return imm < 1 || imm > (int32_t)HVT_DIF_USTACK_MAX ? "bad user stack depth" : NULL;
+    case IK_STACKKEY:
+        if (imm < 1 || imm > (int32_t)HVT_DIF_STACKKEY_MAX)
+            return "bad stack key depth";
+        return in->op == HVT_DIF_OP_TKSTACK && !h->off_korc ?
+               "kernel stack key without the kernel's ORC tables" : NULL;
     case IK_AGG:
         return imm < 0 || (uint32_t)imm >= h->naggs ? "aggregation index out of range" : NULL;
     case IK_EXT:
@@ -366,6 +373,16 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         s |= (uint64_t)vs_reg(s, in->ra) << (VS_TSHIFT + 4 + 2 * n);
         break;
     }
+    case HVT_DIF_OP_TKSTACK: case HVT_DIF_OP_TUSTACK: {
+        if (s & VS_TBAD)
+            break;
+        unsigned n = vs_tn(s);
+        if (n >= HVT_DIF_TUPLE_MAX)
+            return "tuple longer than HVT_DIF_TUPLE_MAX";
+        s += 1ull << VS_TSHIFT;
+        s |= (uint64_t)HVT_DIF_T_STACK << (VS_TSHIFT + 4 + 2 * n);
+        break;
+    }
     case HVT_DIF_OP_TCLR:
         s &= ~VS_TUPLE;
         break;
@@ -468,12 +485,15 @@ static int dif_check_clause(const struct dif_vimg *v, uint32_t ci, struct dif_ve
 }
 
 /* nkeys keys of known types (at most max), the unused type slots zero */
-static const char *dif_check_keys(uint8_t nkeys, const uint8_t *types, unsigned max)
+/* stacks: keys of aggregations only (a stack in an associative array's key has no use that an
+ * aggregation does not serve better, and DTrace refuses it too) */
+static const char *dif_check_keys(uint8_t nkeys, const uint8_t *types, unsigned max, bool stacks)
 {
     if (nkeys > max)
         return max ? "bad key count" : "keys on a variable that has none";
     for (unsigned i = 0; i < HVT_DIF_TUPLE_MAX; i++) {
-        if (i < nkeys && types[i] != HVT_DIF_T_INT && types[i] != HVT_DIF_T_STR)
+        if (i < nkeys && types[i] != HVT_DIF_T_INT && types[i] != HVT_DIF_T_STR &&
+            !(stacks && types[i] == HVT_DIF_T_STACK))
             return "bad key type";
         if (i >= nkeys && types[i])
             return "unused key type not zero";
@@ -496,7 +516,8 @@ static int dif_check_vars(const struct dif_vimg *v, struct dif_verr *err)
         else if (var->kind == HVT_DIF_VK_ASSOC && var->nkeys == 0)
             why = "bad key count";
         else if (!(why = dif_check_keys(var->nkeys, var->key_types,
-                                        var->kind == HVT_DIF_VK_ASSOC ? HVT_DIF_TUPLE_MAX : 0)) &&
+                                        var->kind == HVT_DIF_VK_ASSOC ? HVT_DIF_TUPLE_MAX : 0,
+                                        false)) &&
                  var->name >= h->strtab_len)
             why = "name outside strtab";
         if (why)
@@ -510,7 +531,7 @@ static int dif_check_aggs(const struct dif_vimg *v, struct dif_verr *err)
     const struct hvt_dif_hdr *h = v->h;
     for (uint32_t i = 0; i < h->naggs; i++) {
         const struct hvt_dif_agg *a = &v->aggs[i];
-        const char *why = dif_check_keys(a->nkeys, a->key_types, HVT_DIF_TUPLE_MAX);
+        const char *why = dif_check_keys(a->nkeys, a->key_types, HVT_DIF_TUPLE_MAX, true);
         for (unsigned k = 0; !why && k < sizeof(a->pad); k++)
             if (a->pad[k])
                 why = "aggregation padding not zero";
@@ -606,8 +627,6 @@ static int dif_check_layout(const void *image, size_t len, struct dif_vimg *v,
         return dif_vfail(err, -1, -1, -1, "bad strsize");
     if (h->flags & ~HVT_DIF_HF_DESTRUCTIVE)
         return dif_vfail(err, -1, -1, -1, "unknown header flags");
-    if (h->reserved)
-        return dif_vfail(err, -1, -1, -1, "reserved header field not zero");
     if (h->bufsize > DIF_OPT_MAX || h->aggsize > DIF_OPT_MAX || h->dynvarsize > DIF_OPT_MAX)
         return dif_vfail(err, -1, -1, -1, "option too large");
     /* every CPU gets nspec buffers of specsize bytes: bound the product, not just each */
@@ -626,6 +645,7 @@ static int dif_check_layout(const void *image, size_t len, struct dif_vimg *v,
         { h->off_probes, h->nprobes, sizeof(struct hvt_dif_probe) },
         { h->off_probe_clauses, h->nprobe_clauses, sizeof(uint16_t) },
         { h->off_strtab, h->strtab_len, 1 },
+        { h->off_korc, h->off_korc ? 1 : 0, sizeof(struct hvt_dif_korc) },
     };
     const unsigned nsec = sizeof(sec) / sizeof(sec[0]);
     for (unsigned i = 0; i < nsec; i++) {
@@ -655,6 +675,13 @@ static int dif_check_layout(const void *image, size_t len, struct dif_vimg *v,
     v->strtab = (const char *)base + h->off_strtab;
     if (h->strtab_len == 0 || v->strtab[h->strtab_len - 1] != 0)
         return dif_vfail(err, -1, -1, 7, "strtab empty or not NUL-terminated");
+    if (h->off_korc) {
+        struct kunwind_tables t;
+        dif_korc_tables((const void *)(base + h->off_korc), 0, &t);
+        const char *why = kunwind_tables_check(&t);
+        if (why)
+            return dif_vfail(err, -1, -1, 8, why);
+    }
     return DIF_OK;
 }
 

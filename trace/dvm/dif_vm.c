@@ -225,6 +225,40 @@ static uint32_t dif_ustack(struct dif_run *r, uint64_t *pcs, uint32_t max)
     return n;
 }
 
+/* TKSTACK, TUSTACK: a stack as the tuple's next key, in hvt_dif.h's fixed-width encoding (a
+ * header word, depth frames, zeros after the last one found). Unwinding is charged per frame
+ * asked for: a kernel frame is a few dozen guest loads (the table search), a user one one. */
+#define DIF_KFRAME_UNITS 64
+static bool dif_tstack(struct dif_run *r, const struct hvt_dif_insn *in)
+{
+    struct dif_cpu *c = r->c;
+    uint32_t depth = (uint32_t)in->imm, len = 8 + 8 * depth;
+    if (in->imm < 1 || depth > HVT_DIF_STACKKEY_MAX)
+        return dif_illop(r);
+    if (c->tuple_n >= HVT_DIF_TUPLE_MAX || c->tuple_len + len > HVT_DIF_KEY_MAX)
+        return dif_fault(r, HVT_DIF_F_TUPLE, 0);
+    if (!dif_charge(r, len + (uint64_t)depth * (in->op == HVT_DIF_OP_TKSTACK ? DIF_KFRAME_UNITS : 16)))
+        return false;
+    uint64_t *w = c->tuple + c->tuple_len / 8;     /* tuple_len stays a multiple of 8 */
+    uint32_t n = 0, exact = 0, kind = HVT_DIF_SK_USER, flags = 0;
+    memset(w + 1, 0, 8 * depth);
+    if (in->op == HVT_DIF_OP_TKSTACK) {
+        bool from_user = false;
+        kind = HVT_DIF_SK_KERNEL;
+        if (r->st->env.kstack)
+            n = r->st->env.kstack(r->f->ctx, w + 1, depth, &exact, &from_user);
+        if (n > depth)
+            n = depth;
+        flags = from_user ? HVT_DIF_SK_FROM_USER : 0;
+    } else {
+        n = dif_ustack(r, w + 1, depth);
+    }
+    w[0] = hvt_dif_sk_word(n, depth, kind, flags, exact);
+    c->tuple_types[c->tuple_n++] = HVT_DIF_T_STACK;
+    c->tuple_len += len;
+    return true;
+}
+
 /* ACT, EMIT, STACK, USTACK, EXIT: the clause's record */
 static bool dif_op_rec(struct dif_run *r, const struct hvt_dif_insn *in)
 {
@@ -487,6 +521,7 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
             ok = dif_op_var(r, in);
             break;
         case HVT_DIF_OP_TPUSH: ok = dif_tpush(r, ra); break;
+        case HVT_DIF_OP_TKSTACK: case HVT_DIF_OP_TUSTACK: ok = dif_tstack(r, in); break;
         case HVT_DIF_OP_TCLR: r->c->tuple_len = r->c->tuple_n = 0; break;
         case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_USTACK:
         case HVT_DIF_OP_EXIT:

@@ -36,7 +36,8 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
     if (sp.kind & HVT_PROBE_F_COMM)
         return PROBE_EINVAL;
     if (kind == PROBE_PROFILE || kind == PROBE_TICK)   /* lo: the period, in TSC ticks */
-        return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id, sp.kind & HVT_PROBE_F_ACTION);
+        return probe_profile_arm((enum probe_kind)kind, sp.lo, sp.id,
+                                 sp.kind & (HVT_PROBE_F_ACTION | HVT_PROBE_F_STACK));
     if (sp.kind & HVT_PROBE_F_LINKTIME) {
         if (!kaslr_known())
             return PROBE_EINVAL;

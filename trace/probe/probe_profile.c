@@ -16,7 +16,7 @@
 
 #define PROFILE_MAX  4
 
-struct profile { uint64_t period; uint32_t id; uint8_t kind, armed, action; };
+struct profile { uint64_t period; uint32_t id; uint8_t kind, armed, action, stack; };
 static struct profile profiles[PROFILE_MAX];
 static unsigned nprofiles;                 /* armed */
 static uint64_t gen;                       /* bumped at every arm/disarm */
@@ -36,7 +36,8 @@ int probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32
     for (unsigned i = 0; i < PROFILE_MAX; i++)
         if (!profiles[i].armed) {
             profiles[i] = (struct profile){ .period = period, .id = id, .kind = (uint8_t)kind, .armed = 1,
-                                            .action = !!(flags & HVT_PROBE_F_ACTION) };
+                                            .action = !!(flags & HVT_PROBE_F_ACTION),
+                                            .stack = !!(flags & HVT_PROBE_F_STACK) };
             nprofiles++;
             __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
             rc = 1;
@@ -94,7 +95,7 @@ void probe_profile_exit(struct guest_regs *g)
                 who.task = task_current(cpu);
                 act(p->id, p->kind, cpu, rip, arg, &who, g);
             }
-            else
+            if (!act || p->stack)           /* both: the host compares the two paths */
                 probe_sample(p->id, p->kind, rip, arg, g);
             pcpu[cpu].deadline[i] += p->period;
             if (pcpu[cpu].deadline[i] <= now)  /* fell behind (a long exit): no burst */

@@ -138,17 +138,31 @@ void d_cg_branch(d_cc *cc, d_node *n, int jump_if, d_plist **l)
 }
 
 /* ---- variables ---- */
+/* A stack key has no register: its slot holds -(STACK_KEY | user << 8 | frames), which
+ * d_cg_push turns into TKSTACK / TUSTACK (and d_cg_rfree ignores, being negative). */
+#define STACK_KEY 0x10000
 void d_cg_tuple(d_cc *cc, d_node *keys, int *regs, int *n)
 {
     *n = 0;
-    for (d_node *k = keys; k; k = k->next) regs[(*n)++] = d_cg_expr(cc, k);
+    for (d_node *k = keys; k; k = k->next) {
+        const d_type *t = d_ty(cc, k->ty);
+        regs[(*n)++] = t->kind == TY_STACK ? -(int)(STACK_KEY | (unsigned)t->user << 8 | t->nelem) : d_cg_expr(cc, k);
+    }
 }
 
 void d_cg_push(d_cc *cc, const int *regs, int n)
 {
-    if (d_clause_has_op(cc, HVT_DIF_OP_TPUSH))   /* a clause starts with an empty tuple */
+    if (d_clause_has_op(cc, HVT_DIF_OP_TPUSH) || d_clause_has_op(cc, HVT_DIF_OP_TKSTACK) ||
+        d_clause_has_op(cc, HVT_DIF_OP_TUSTACK))   /* a clause starts with an empty tuple */
         d_emit(cc, HVT_DIF_OP_TCLR, 0, 0, 0, 0);
-    for (int i = 0; i < n; i++) d_emit(cc, HVT_DIF_OP_TPUSH, 0, regs[i], 0, 0);
+    for (int i = 0; i < n; i++) {
+        if (regs[i] >= 0) {
+            d_emit(cc, HVT_DIF_OP_TPUSH, 0, regs[i], 0, 0);
+            continue;
+        }
+        unsigned v = (unsigned)-regs[i];
+        d_emit(cc, (v >> 8) & 1 ? HVT_DIF_OP_TUSTACK : HVT_DIF_OP_TKSTACK, 0, 0, 0, (int32_t)(v & 0xff));
+    }
 }
 
 static void var_op(d_cc *cc, const d_node *v, int store, int r)

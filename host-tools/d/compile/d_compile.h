@@ -33,7 +33,8 @@
  *  - Each action is ACT k (k = its index in dprog.clauses[c].acts, in clause order) followed by
  *    the code of its values, each recorded by one EMIT in acts[k].args order. exit(n) is
  *    ACT k; EXIT r: EXIT records r as exit's one value. stack() is ACT k; STACK 8192
- *    (HVT_PROBE_STACK_MAX). trunc(@a) without a count records 0. A clause with no statement
+ *    (HVT_PROBE_STACK_MAX). A stack(N) / ustack(N) aggregation key is TKSTACK / TUSTACK N in
+ *    the tuple's place (no register); a program with a stack(N) key carries opt->korc. trunc(@a) without a count records 0. A clause with no statement
  *    at all gets DTrace's default action: ACT k of kind D_ACT_DEFAULT, no values.
  *  - Aggregating: the value in ra (count(): ra 0, unread), the tuple built by TCLR; TPUSH...
  *    (TCLR alone for no keys) right before AGG; associative arrays likewise before
@@ -75,6 +76,8 @@ typedef struct {
     void *resolve_ctx;
     uint32_t begin_id, end_id, error_id; /* reserved probe ids (0: not available) */
     const btf_info *btf;         /* kernel types, or NULL */
+    const struct hvt_dif_korc *korc; /* where the kernel keeps its ORC tables (orc_korc), or
+                                    NULL: stack( ) keys are refused */
     const char *const *macro_args; /* $1, $2, ... as given on the command line */
     int nmacro_args;
     int64_t target_pid;          /* $target (0: not defined) */

@@ -26,7 +26,8 @@ static const char *const opnames[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_AGG] = "agg", [HVT_DIF_OP_AGGCLR] = "aggclr", [HVT_DIF_OP_EXIT] = "exit",
     [HVT_DIF_OP_TRACER] = "tracer",
     [HVT_DIF_OP_SPECNEW] = "specnew", [HVT_DIF_OP_SPECULATE] = "spec", [HVT_DIF_OP_COMMIT] = "commit",
-    [HVT_DIF_OP_DISCARD] = "discard", [HVT_DIF_OP_USTACK] = "ustack", [HVT_DIF_OP_AGGW] = "aggw"};
+    [HVT_DIF_OP_DISCARD] = "discard", [HVT_DIF_OP_USTACK] = "ustack", [HVT_DIF_OP_AGGW] = "aggw",
+    [HVT_DIF_OP_TKSTACK] = "tkstack", [HVT_DIF_OP_TUSTACK] = "tustack"};
 
 static const char *const vnames[HVT_DIF_V__COUNT] = {
     "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9", "pid", "tid", "ppid", "uid", "cpu",
@@ -138,6 +139,7 @@ static void insn(FILE *f, const view *v, const d_clause *dc, const struct hvt_di
     case HVT_DIF_OP_TPUSH: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_EXIT: fprintf(f, "r%u", in->ra); break;
     case HVT_DIF_OP_SPECULATE: case HVT_DIF_OP_COMMIT: case HVT_DIF_OP_DISCARD: fprintf(f, "r%u", in->ra); break;
     case HVT_DIF_OP_SPECNEW: fprintf(f, "r%u", in->rd); break;
+    case HVT_DIF_OP_TKSTACK: case HVT_DIF_OP_TUSTACK: fprintf(f, "%d frames", in->imm); break;
     case HVT_DIF_OP_ACT:
         fprintf(f, "#%d", in->imm);
         if (dc && in->imm >= 0 && in->imm < dc->nacts && dc->acts[in->imm].kind < sizeof actnames / sizeof actnames[0])

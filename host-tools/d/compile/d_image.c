@@ -315,7 +315,11 @@ static int pair_cmp(const void *a, const void *b, void *ctx)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-static uint8_t dif_type(d_cc *cc, int tid) { return d_ty(cc, tid)->kind == TY_STR ? HVT_DIF_T_STR : HVT_DIF_T_INT; }
+static uint8_t dif_type(d_cc *cc, int tid)
+{
+    int k = d_ty(cc, tid)->kind;
+    return k == TY_STR ? HVT_DIF_T_STR : k == TY_STACK ? HVT_DIF_T_STACK : HVT_DIF_T_INT;
+}
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -352,6 +356,7 @@ int d_image_build(d_cc *cc, dprog *out)
     h.off_probes = (uint32_t)off, off = align8(off + (size_t)nprobes * sizeof(struct hvt_dif_probe));
     h.off_probe_clauses = (uint32_t)off, off = align8(off + (size_t)npairs * sizeof(uint16_t));
     h.off_strtab = (uint32_t)off, off = align8(off + (size_t)im->slen);
+    if (cc->uses_kstack) h.off_korc = (uint32_t)off, off = align8(off + sizeof(struct hvt_dif_korc));
     if (off > HVT_DIF_MAX_IMAGE)
         d_error(cc, 0, 0, "the compiled program is %zu bytes: the hypervisor takes at most %u (%d probes: narrow the "
                 "probe descriptions)", off, HVT_DIF_MAX_IMAGE, nprobes);
@@ -385,6 +390,7 @@ int d_image_build(d_cc *cc, dprog *out)
     if (im->ncl) memcpy(img + h.off_clauses, im->cl, (size_t)im->ncl * sizeof *im->cl);
     if (im->ncode) memcpy(img + h.off_insns, im->code, (size_t)im->ncode * sizeof *im->code);
     if (im->nconsts) memcpy(img + h.off_consts, im->consts, (size_t)im->nconsts * sizeof *im->consts);
+    if (h.off_korc) memcpy(img + h.off_korc, cc->opt->korc, sizeof *cc->opt->korc);
     struct hvt_dif_var *vars = (struct hvt_dif_var *)(img + h.off_vars);
     for (int i = 0; i < cc->nvars; i++) {
         const d_var *v = &cc->vars[i];

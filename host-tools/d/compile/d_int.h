@@ -73,7 +73,8 @@ const char *d_tok_name(int kind);       /* "(", "sizeof", ... for messages */
 size_t d_unescape(const char *s, size_t n, char *out); /* C escapes; returns the length */
 
 /* ---- types (d_type.c) ---- */
-enum { TY_VOID = 1, TY_INT, TY_PTR, TY_ARRAY, TY_SOU, TY_STR, TY_FUNC, TY_FLOAT, TY_SYM };
+enum { TY_VOID = 1, TY_INT, TY_PTR, TY_ARRAY, TY_SOU, TY_STR, TY_FUNC, TY_FLOAT, TY_SYM,
+       TY_STACK /* an aggregation key only: user 0 stack( ), 1 ustack( ); nelem its frames */ };
 typedef struct {
     uint8_t kind;
     uint8_t uns;              /* INT: unsigned */
@@ -91,6 +92,7 @@ int d_ty_int(d_cc *cc, unsigned size, int uns, const char *name);
 int d_ty_ptr(d_cc *cc, int ref);
 int d_ty_user(d_cc *cc, int ptr);      /* the same pointer, into user space */
 int d_ty_array(d_cc *cc, int elem, uint32_t n);
+int d_ty_stack(d_cc *cc, int user, uint32_t frames);
 int d_ty_btf(d_cc *cc, uint32_t id);    /* the BTF type as a D type (typedef names kept) */
 const d_type *d_ty(const d_cc *cc, int tid);
 void d_ty_name(const d_cc *cc, int tid, char *buf, size_t n);
@@ -271,6 +273,7 @@ struct d_cc {
     int stackframes, ustackframes;
     uint32_t nspec, specsize;  /* speculations (0 specsize: the hypervisor's default, DTrace's) */
     int uses_spec;            /* the program uses speculations: the image asks for nspec */
+    int uses_kstack;          /* stack( ) keys: the image carries the kernel's ORC tables */
     int spec_order;           /* the clause's actions so far (d_cg_stmt.c's SO_* bits) */
     uint8_t *macro_used;      /* $N referenced */
     /* the clause being compiled */

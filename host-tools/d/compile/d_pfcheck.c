@@ -33,7 +33,7 @@ static const pfconv convs[] = {
     {"hu", CK_TYPE, "unsigned short", 2, 1}, {"hx", CK_XSIZE, "short", 2, 0}, {"hX", CK_XSIZE, "short", 2, 0},
     {"hhd", CK_TYPE, "char", 1, 0}, {"hhi", CK_TYPE, "char", 1, 0}, {"hho", CK_TYPE, "unsigned char", 1, 1},
     {"hhu", CK_TYPE, "unsigned char", 1, 1}, {"hhx", CK_XSIZE, "char", 1, 0}, {"hhX", CK_XSIZE, "char", 1, 0},
-    {"k", CK_STACK, "stack", 0, 0}, {"lc", CK_TYPE, "int", 4, 0}, {"wc", CK_TYPE, "int", 4, 0},
+    {"k", CK_STACK, "stack", 0, 0}, {"K", CK_STACK, "stack", 0, 0}, {"lc", CK_TYPE, "int", 4, 0}, {"wc", CK_TYPE, "int", 4, 0},
     {"ld", CK_TYPE, "long", 8, 0}, {"li", CK_TYPE, "long", 8, 0}, {"lo", CK_TYPE, "unsigned long", 8, 1},
     {"lu", CK_TYPE, "unsigned long", 8, 1}, {"lx", CK_XSIZE, "long", 8, 0}, {"lX", CK_XSIZE, "long", 8, 0},
     {"lld", CK_TYPE, "long long", 8, 0}, {"lli", CK_TYPE, "long long", 8, 0},
@@ -106,8 +106,6 @@ static int next_conv(d_cc *cc, const d_node *at, const char *fmt, size_t *pos, i
     if (out->conv->check == CK_FP)
         d_fail(cc, at->line, at->col, "format conversion #%d (%%%s) is not supported: hvtrace has no floating-point values", n,
                out->name);
-    if (out->conv->check == CK_STACK)
-        d_fail(cc, at->line, at->col, "format conversion #%d (%%k) is not supported: use stack( )", n);
     return 1;
 }
 
@@ -123,6 +121,7 @@ static int check(d_cc *cc, const pfconv *c, int tid)
     case CK_STR: return t->kind == TY_STR || d_ty_is_chararray(cc, tid);
     case CK_TIME: return isint && t->size == 8;
     case CK_TYPE: return isint && t->size == c->size && t->uns == c->uns;
+    case CK_STACK: return t->kind == TY_STACK;   /* printa( ) of a stack( ) / ustack( ) key */
     case CK_XSIZE: return isint && t->size == c->size;
     default: return 0;
     }

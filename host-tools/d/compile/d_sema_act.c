@@ -10,6 +10,37 @@
 #include "hvt_probe.h"
 
 /* ---- tuples: associative array and aggregation keys ---- */
+/* stack(N), ustack(N[, strsize]) as an aggregation key: the hypervisor unwinds it (N frames,
+ * default stackframes / ustackframes, at most HVT_DIF_STACKKEY_MAX) and aggregates on the
+ * return addresses. */
+static void stack_key(d_cc *cc, d_node *e)
+{
+    int user = e->str[0] == 'u', nargs = 0, max = user ? 2 : 1;
+    for (d_node *a = e->b; a; a = a->next) nargs++;
+    if (nargs > max)
+        d_fail(cc, e->line, e->col, "%s( ) prototype mismatch: %d args passed, at most %d expected", e->str, nargs, max);
+    int64_t frames = user ? cc->ustackframes : cc->stackframes;
+    if (frames > HVT_DIF_STACKKEY_MAX) frames = HVT_DIF_STACKKEY_MAX;   /* the options' default */
+    for (d_node *a = e->b; a; a = a->next) {
+        int64_t v;
+        d_sema_expr(cc, a);
+        if (!d_sema_int_const(cc, a, &v) || v <= 0)
+            d_fail(cc, a->line, a->col, "%s( ) argument #%d must be a non-zero positive integer constant", e->str,
+                   a == e->b ? 1 : 2);
+        if (a == e->b) {
+            if (v > HVT_DIF_STACKKEY_MAX)
+                d_fail(cc, a->line, a->col, "%s(%lld) as a key: the hypervisor keeps at most %d frames of a stack key",
+                       e->str, (long long)v, HVT_DIF_STACKKEY_MAX);
+            frames = v;
+        }
+    }
+    if (!user && !cc->opt->korc)
+        d_fail(cc, e->line, e->col, "stack( ) as a key needs the kernel's ORC tables (from the kernel image)");
+    cc->uses_kstack |= !user;
+    e->ty = d_ty_stack(cc, user, (uint32_t)frames);
+    e->vk = VK_VAL;
+}
+
 void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int *nkeys, int *kt, int create)
 {
     int n = 0, hid = d_self_assoc_name(name); /* the thread's key, not counted in messages */
@@ -17,16 +48,21 @@ void d_sema_keys(d_cc *cc, d_node **keys, const char *pre, const char *name, int
         d_node *e = *k;
         if (n == HVT_DIF_TUPLE_MAX)
             d_fail(cc, e->line, e->col, "%s%s[ ]: at most %d keys", pre, name, HVT_DIF_TUPLE_MAX - hid);
-        if (e->kind == N_CALL && (!strcmp(e->str, "stack") || !strcmp(e->str, "ustack")))
-            d_fail(cc, e->line, e->col, "%s( ) as a key is not supported by hvtrace (keys are integers and strings)", e->str);
-        d_sema_expr(cc, e);
-        d_node *s = d_sema_tostr(cc, e);
-        if (s) {
-            s->next = e->next;
-            *k = e = s;
-        } else
-            d_sema_rvalue(cc, e);
-        if (!d_ty_is_scalar(cc, e->ty) && d_ty(cc, e->ty)->kind != TY_STR)
+        if (e->kind == N_CALL && (!strcmp(e->str, "stack") || !strcmp(e->str, "ustack"))) {
+            if (pre[0] != '@')
+                d_fail(cc, e->line, e->col, "%s( ) as an associative array key is not supported by hvtrace (it is an "
+                       "aggregation key)", e->str);
+            stack_key(cc, e);
+        } else {
+            d_sema_expr(cc, e);
+            d_node *s = d_sema_tostr(cc, e);
+            if (s) {
+                s->next = e->next;
+                *k = e = s;
+            } else
+                d_sema_rvalue(cc, e);
+        }
+        if (!d_ty_is_scalar(cc, e->ty) && d_ty(cc, e->ty)->kind != TY_STR && d_ty(cc, e->ty)->kind != TY_STACK)
             d_fail(cc, e->line, e->col, "%s%s[ ] key #%d cannot be of type \"%s\"", pre, name, n + 1 - hid, d_ty_str(cc, e->ty));
         if (create) kt[n] = e->ty;
         else if (n < *nkeys && !d_ty_compat(cc, kt[n], e->ty))
@@ -323,6 +359,7 @@ int d_val_of(d_cc *cc, int tid, d_val *v)
     switch (t->kind) {
     case TY_INT: *v = (d_val){t->uns ? D_V_UINT : D_V_INT, (uint8_t)(t->size ? t->size : 8)}; return 0;
     case TY_SYM: *v = (d_val){D_V_KSYM, 8}; return 0;
+    case TY_STACK: *v = (d_val){t->user ? D_V_USTACK : D_V_KSTACK, (uint8_t)t->nelem}; return 0;
     case TY_PTR: *v = (d_val){D_V_PTR, 8}; return 0;
     case TY_STR: *v = (d_val){D_V_STR, 0}; return 0;
     default: return -1;

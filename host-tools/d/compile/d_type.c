@@ -117,6 +117,13 @@ int d_ty_size(const d_cc *cc, int tid)
     return t->kind == TY_STR ? (int)cc->strsize : (int)t->size;
 }
 
+/* A stack key's type: stack(N) and ustack(N) keys of different N are different types. */
+int d_ty_stack(d_cc *cc, int user, uint32_t frames)
+{
+    d_type t = {.kind = TY_STACK, .user = (uint8_t)!!user, .size = 8 + 8 * frames, .nelem = frames, .ref = -1};
+    return intern(cc, &t);
+}
+
 void d_ty_name(const d_cc *cc, int tid, char *buf, size_t n)
 {
     const d_type *t = &cc->types[tid];
@@ -138,6 +145,7 @@ void d_ty_name(const d_cc *cc, int tid, char *buf, size_t n)
     case TY_FUNC: snprintf(buf, n, "function pointer"); break;
     case TY_SOU: snprintf(buf, n, "%s <anonymous>", t->isunion ? "union" : "struct"); break;
     case TY_FLOAT: snprintf(buf, n, "float%u", t->size * 8); break;
+    case TY_STACK: snprintf(buf, n, "%s(%u)", t->user ? "ustack" : "stack", t->nelem); break;
     default: snprintf(buf, n, "?"); break;
     }
 }

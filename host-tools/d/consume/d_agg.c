@@ -322,6 +322,24 @@ static int key_check(d_aggs *a, const d_agg *ag, const uint8_t *k, uint32_t klen
                 }
             memcpy(out + at, k + at, tot);
             at += tot;
+        } else if (ag->keys[i].type == D_V_KSTACK || ag->keys[i].type == D_V_USTACK) {
+            /* the header word (frames found, depth, kind), then depth frames, 0 after the last */
+            uint32_t depth = ag->keys[i].size, tot = 8 + 8 * depth;
+            if (klen - at < tot)
+                goto short_key;
+            uint64_t w = (uint64_t)get64(k + at);
+            uint32_t nf = hvt_dif_sk_n(w);
+            uint32_t kind = ag->keys[i].type == D_V_KSTACK ? HVT_DIF_SK_KERNEL : HVT_DIF_SK_USER;
+            int bad = hvt_dif_sk_depth(w) != depth || hvt_dif_sk_kind(w) != kind || nf > depth ||
+                      (w & 0xffe00000u) || (kind == HVT_DIF_SK_USER && (w >> 20));
+            for (uint32_t j = 0; !bad && j < depth; j++)
+                bad = (j < nf) != (get64(k + at + 8 + 8 * j) != 0);
+            if (bad) {
+                snprintf(why, whylen, "key #%d: not a stack of %u frames", i + 1, depth);
+                return -1;
+            }
+            memcpy(out + at, k + at, tot);
+            at += tot;
         } else {
             if (klen - at < 8)
                 goto short_key;
@@ -342,7 +360,7 @@ short_key:
     return -1;
 }
 
-int d_agg_key_values(const d_agg *ag, const uint8_t *key, uint32_t klen, d_value *v)
+int d_agg_key_values(const d_agg *ag, const uint8_t *key, uint32_t klen, d_value *v, int stackindent)
 {
     uint32_t at = 0;
     int i;
@@ -356,6 +374,12 @@ int d_agg_key_values(const d_agg *ag, const uint8_t *key, uint32_t klen, d_value
             v[i].s = (const char *)key + at + 2;
             v[i].slen = l;
             at += (2u + l + 7u) & ~7u;
+        } else if (v[i].type == D_V_KSTACK || v[i].type == D_V_USTACK) {
+            v[i].i = get64(key + at);
+            v[i].s = (const char *)key + at + 8;
+            v[i].slen = hvt_dif_sk_n((uint64_t)v[i].i);
+            v[i].indent = stackindent;
+            at += 8 + 8u * ag->keys[i].size;
         } else {
             v[i].i = get64(key + at);
             at += 8;

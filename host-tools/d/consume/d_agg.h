@@ -78,6 +78,13 @@ int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, cons
 /* At the end: every aggregation not printed by printa(), in DTrace's order. */
 int d_aggs_print_rest(d_aggs *a, d_out *o, const d_aggopt *opt);
 
+/* Every visible entry of a count() or sum() aggregation agg (merged across CPUs, normalized),
+ * its keys decoded (d_value: stacks as d_print_stack_key takes them), in DTrace's printing
+ * order: fn(ctx, keys, nkeys, value). 0, or -1 (not a count or sum, out of memory). For
+ * folded stacks and flame graphs from @[stack()] = count(). */
+typedef void (*d_aggs_entry_fn)(void *ctx, const d_value *keys, int nkeys, int64_t value);
+int d_aggs_walk(d_aggs *a, int agg, d_aggs_entry_fn fn, void *ctx);
+
 /* The merge of one key's values: dst op= src. */
 void d_agg_merge(uint8_t fn, int64_t *dst, const int64_t *src, uint32_t nb);
 /* stddev() of [count, sum, sumsq lo, sumsq hi] under normalization `normal`, as DTrace

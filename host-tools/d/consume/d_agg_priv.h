@@ -76,7 +76,9 @@ int d_agg_since(uint8_t fn, int64_t *v, const int64_t *base, uint32_t nb, uint32
 /* The meta entry of a key (created on demand); NULL when out of memory. */
 d_aent *d_aggs_meta(d_aggs *a, const d_aent *e);
 /* Decode a canonical key into values (strings point into the key). Returns the count. */
-int d_agg_key_values(const d_agg *ag, const uint8_t *key, uint32_t klen, d_value *v);
+int d_agg_key_values(const d_agg *ag, const uint8_t *key, uint32_t klen, d_value *v, int stackindent);
+/* The stack indent of a program (its stackindent option, else DTrace's 14). */
+static inline int d_agg_stackindent(const dprog *p) { return p->stackindent_set ? p->stackindent : 14; }
 /* Buckets of a quantization (DTrace's count), 0 for the other functions. */
 uint32_t d_agg_buckets(const d_agg *ag);
 

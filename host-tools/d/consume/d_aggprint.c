@@ -228,6 +228,9 @@ static void print_key(d_aggs *a, d_out *o, const d_value *v)
         d_sym2str(&a->sy, (uint64_t)v->i, 0, s, sizeof s);
         d_out_printf(o, "  %-50s", s);
         return;
+    case D_V_KSTACK: case D_V_USTACK:      /* dt_print_stack: the frames on lines of their own */
+        d_print_stack_key(o, &a->sy, v, NULL);
+        return;
     default:
         switch (v->size) {
         case 1: d_out_printf(o, " %3d", (uint8_t)v->i); return;
@@ -242,7 +245,7 @@ static void print_entry(d_aggs *a, d_out *o, int agg, const d_aent *e)
 {
     const d_agg *ag = &a->p->aggs[agg];
     d_value k[HVT_DIF_TUPLE_MAX];
-    int nk = d_agg_key_values(ag, e->key, e->klen, k);
+    int nk = d_agg_key_values(ag, e->key, e->klen, k, d_agg_stackindent(a->p));
     for (int i = 0; i < nk; i++)
         print_key(a, o, &k[i]);
     if (!print_dist(a, o, ag, agg, e)) {
@@ -323,7 +326,7 @@ int d_aggs_printa(d_aggs *a, d_out *o, int agg, const char *fmt, const d_aggopt 
         }
         d_value k[HVT_DIF_TUPLE_MAX];
         const d_agg *ag = &a->p->aggs[agg];
-        int nk = d_agg_key_values(ag, v[i]->key, v[i]->klen, k);
+        int nk = d_agg_key_values(ag, v[i]->key, v[i]->klen, k, d_agg_stackindent(a->p));
         aggval x = {a, &agg, &v[i], 1, 0};
         if (d_printf_format(o, fmt, k, nk, &a->sy, printa_value, &x, err, errlen) < 0)
             rc = -1;
@@ -377,7 +380,7 @@ int d_aggs_printa_joined(d_aggs *a, d_out *o, int agg, const int *x, int n, cons
         /* the key of whichever aggregation has it: the zero entries have none */
         for (int i = 0; i <= n && !e->klen && a->p->aggs[agg].nkeys; i++)
             e = jv.rows[r][i];
-        int nk = d_agg_key_values(&a->p->aggs[agg], e->key, e->klen, k);
+        int nk = d_agg_key_values(&a->p->aggs[agg], e->key, e->klen, k, d_agg_stackindent(a->p));
         aggval xv = {a, all, jv.rows[r], n + 1, 0};
         if (d_printf_format(o, fmt, k, nk, &a->sy, printa_value, &xv, err, errlen) < 0)
             rc = -1;

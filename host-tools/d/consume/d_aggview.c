@@ -109,8 +109,8 @@ static uint64_t ukey(const d_value *v)
 static int keycmp(const sortctx *s, const d_aent *l, const d_aent *r)
 {
     d_value a[HVT_DIF_TUPLE_MAX], b[HVT_DIF_TUPLE_MAX];
-    int n = d_agg_key_values(s->ag, l->key, l->klen, a);
-    if (d_agg_key_values(s->ag, r->key, r->klen, b) != n)
+    int n = d_agg_key_values(s->ag, l->key, l->klen, a, 0);
+    if (d_agg_key_values(s->ag, r->key, r->klen, b, 0) != n)
         return 0;
     int pos = s->keypos < n ? s->keypos : 0;
     for (int j = 0; j < n; j++) {
@@ -122,6 +122,16 @@ static int keycmp(const sortctx *s, const d_aent *l, const d_aent *r)
                 return c < 0 ? -1 : 1;
             if (x->slen != y->slen)
                 return x->slen < y->slen ? -1 : 1;
+        } else if (x->type == D_V_KSTACK || x->type == D_V_USTACK) {
+            /* frame by frame, as unsigned (DTrace's dt_aggregate_keycmp); 0 past the last */
+            size_t m = x->slen > y->slen ? x->slen : y->slen;
+            for (size_t f = 0; f < m; f++) {
+                uint64_t u, w;
+                memcpy(&u, x->s + 8 * f, 8);
+                memcpy(&w, y->s + 8 * f, 8);
+                if (u != w)
+                    return u < w ? -1 : 1;
+            }
         } else if (ukey(x) != ukey(y)) {
             return ukey(x) < ukey(y) ? -1 : 1;
         }
@@ -396,4 +406,27 @@ void d_join_free(d_join *jv)
     free(jv->cells);
     free(jv->rows);
     memset(jv, 0, sizeof *jv);
+}
+
+int d_aggs_walk(d_aggs *a, int agg, d_aggs_entry_fn fn, void *ctx)
+{
+    const d_agg *ag = &a->p->aggs[agg];
+    if (ag->fn != HVT_DIF_AGG_COUNT && ag->fn != HVT_DIF_AGG_SUM)
+        return -1;
+    d_atab t;
+    d_aent **es;
+    d_aggopt opt = { 0 };
+    int n = d_aggs_view(a, agg, &opt, 0, &t, &es);
+    if (n < 0) {
+        d_atab_free(&t);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        d_value k[HVT_DIF_TUPLE_MAX];
+        int nk = d_agg_key_values(ag, es[i]->key, es[i]->klen, k, 0);
+        fn(ctx, k, nk, es[i]->v[0] / (int64_t)(es[i]->normal ? es[i]->normal : 1));
+    }
+    free(es);
+    d_atab_free(&t);
+    return 0;
 }

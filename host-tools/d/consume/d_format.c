@@ -429,7 +429,7 @@ static int parse(const char **pp, d_pfspec *sp, int n, char *err, size_t errlen)
         case '\0':
             return util_fail(err, errlen, "format conversion #%d name expected before end of format string", n);
         default:
-            if (!strchr("diuoxXcspaAYTSC", c))
+            if (!strchr("diuoxXcspaAYTSCkK", c))
                 return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
             if (nlen && !strchr("diuoxXc", c))
                 return util_fail(err, errlen, "format conversion #%d is undefined: %%%s%c", n, len, c);
@@ -521,6 +521,14 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
                 free(s);
             continue;
         }
+        int stk = a->type == D_V_KSTACK || a->type == D_V_USTACK;
+        if (sp.conv == 'k' || sp.conv == 'K' || stk) {
+            if (!stk || (sp.conv != 'k' && sp.conv != 'K'))
+                return util_fail(err, errlen, "conversion #%d (%%%c) is given %s", n, sp.conv,
+                                 stk ? "a stack" : "a value that is not a stack");
+            d_print_stack_key(o, sy, a, &sp);
+            continue;
+        }
         if (!is_int(a))
             return util_fail(err, errlen, "conversion #%d (%%%c) is given a string", n, sp.conv);
         if (sp.conv == 'a' || sp.conv == 'A') {
@@ -542,4 +550,25 @@ int d_printf_format(d_out *o, const char *fmt, const d_value *v, int nv, const d
     }
     d_out_puts(o, q);
     return k;
+}
+
+void d_print_stack_key(d_out *o, const d_symbolizer *sy, const d_value *v, const void *spec)
+{
+    const d_pfspec *sp = spec;
+    int user = v->type == D_V_USTACK;
+    d_out_puts(o, "\n");
+    for (size_t i = 0; i < v->slen; i++) {
+        uint64_t pc;
+        memcpy(&pc, v->s + 8 * i, 8);
+        if (!pc)
+            break;
+        char s[512];
+        d_addr2str(sy, pc, user, s, sizeof s);
+        d_out_pad(o, v->indent);
+        if (sp)
+            pf_str(o, sp, s);
+        else
+            d_out_puts(o, s);
+        d_out_puts(o, "\n");
+    }
 }

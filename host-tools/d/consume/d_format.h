@@ -79,9 +79,17 @@ typedef struct {
     uint8_t type;         /* enum d_vtype (dprog.h) */
     uint8_t size;         /* integers: 1, 2, 4 or 8 (0 counts as 8) */
     int64_t i;            /* integers and addresses */
-    const char *s;        /* strings: the bytes, not NUL-terminated */
-    size_t slen;
+    const char *s;        /* strings: the bytes, not NUL-terminated; stacks: the frames (u64) */
+    size_t slen;          /* stacks: frames in s */
+    int indent;           /* stacks: spaces before a frame (stackindent) */
 } d_value;
+
+/* A stack key (D_V_KSTACK / D_V_USTACK: i the header word of hvt_dif.h's encoding, s the
+ * frames) as DTrace's dt_print_stack prints it: a newline, then each frame up to the first 0,
+ * indented, through the symbolizer ("vmlinux`func+0x1c"; user frames 0x...), each through the
+ * conversion sp (width, flags) when given. */
+struct d_pfspec_s;
+void d_print_stack_key(d_out *o, const d_symbolizer *sy, const d_value *v, const void *sp);
 
 /* One parsed conversion. */
 #define D_PF_ALT   0x001

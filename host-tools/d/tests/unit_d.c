@@ -648,7 +648,6 @@ static void test_errors(void)
     ERR("BEGIN { uid = 1; }", 1, 9, "operator = can only be applied to a writable variable");
     ERR("BEGIN { x = 1; trace(x[1]); }", 1, 23, "operator [ ] cannot be applied to a value of type \"int\"");
     ERR("int x;\nint x[string];\nBEGIN { }", 2, 5, "identifier redeclared: x");
-    ERR("BEGIN { @[stack()] = count(); }", 1, 11, "stack( ) as a key is not supported by hvtrace");
     ERR("BEGIN { trace(self->a[1]); }", 1, 22, "self->a has not yet been declared or assigned");
     ERR("BEGIN { self->a[1] = 2; trace(self->a[1, 2]); }", 1, 39, "self->a[ ] prototype mismatch: 2 keys passed, 1 expected");
     ERR("BEGIN { self->a[1] = 2; trace(self->a[\"s\"]); }", 1, 39, "self->a[ ] key #1 is incompatible with prototype");
@@ -1071,6 +1070,189 @@ static void test_btf(void)
     globfree(&g);
 }
 
+
+/* ---- stack keys: compile, verify, run in the VM with a fake unwinder, print ---- */
+#ifdef D_WITH_VERIFIER
+#include "d_agg.h"
+/* a descriptor the verifier accepts (the VM never reads through it here: kstack is faked) */
+static const struct hvt_dif_korc fake_korc = { .ip_table = 0xffffffff82000000ull, .entries = 0xffffffff82400000ull,
+                                               .count = 100, .layout = 1, .nranges = 1,
+                                               .range = { { 0xffffffff81000000ull, 0xffffffff81e00000ull } } };
+static d_options kopts(void)
+{
+    d_options o = opts();
+    o.korc = &fake_korc;
+    return o;
+}
+static const uint64_t kpcs[] = { 0xffffffff81001010ull, 0xffffffff81002020ull, 0xffffffff81003030ull, 0xffffffff81004040ull };
+static unsigned kdepth = 4;          /* frames the fake unwinder finds this firing */
+static unsigned fake_kstack(void *ctx, uint64_t *pcs, unsigned max, uint32_t *exact, bool *from_user)
+{
+    unsigned n = 0;
+    for (; n < kdepth && n < max; n++) pcs[n] = kpcs[n];
+    *exact = 1;
+    *from_user = kdepth == 4 && max >= 4;    /* the unwind reached the user registers */
+    return n;
+}
+static size_t no_read(void *ctx, uint64_t va, void *buf, size_t len, int user) { return 0; }
+static int fake_sym(void *ctx, uint64_t addr, int user, d_sym *s)
+{
+    static const char *const names[] = { "leaf_fn", "mid_fn", "vfs_read", "ksys_read" };
+    if (user || addr < 0xffffffff81001000ull || addr >= 0xffffffff81005000ull) return 0;
+    s->module = "vmlinux";
+    s->name = names[(addr - 0xffffffff81001000ull) >> 12];
+    s->off = addr & 0xfff;
+    return 1;
+}
+
+/* Compile src (BEGIN clauses), fire BEGIN with each depth in depths[] (frames the fake unwinder
+ * finds), and print the aggregations the way the consumer does at the end. */
+static char *run_print(const char *src, const unsigned *depths, int nd)
+{
+    res r = comp_o(src, kopts());
+    CHECK(r.rc == 0, "%s: %s", src, r.err);
+    if (r.rc) {
+        res_free(&r);
+        return strdup("");
+    }
+    void *img = aligned_alloc(8, (r.p.image_len + 7) & ~(size_t)7);
+    memcpy(img, r.p.image, r.p.image_len);
+    struct dif_env env = { .read = no_read, .kstack = fake_kstack };
+    size_t sz = dif_state_size(img, 1);
+    void *mem = aligned_alloc(64, (sz + 63) & ~(size_t)63);
+    struct dif_state *st;
+    CHECK(dif_state_init(&st, mem, sz, img, 1, &env) == DIF_OK, "state");
+    for (int i = 0; i < nd; i++) {
+        kdepth = depths[i];
+        struct dif_firing f = { 0 };
+        CHECK(dif_fire(st, 0, 1, &f) >= 1, "BEGIN fires");
+    }
+    static uint8_t buf[1 << 16];
+    uint32_t cursor = 0;
+    long n = dif_agg_snapshot(st, 0, buf, sizeof buf, &cursor);
+    d_symbolizer sy = { fake_sym, NULL };
+    d_aggs *a = d_aggs_new(&r.p, 256, &sy);
+    char why[200] = "";
+    CHECK(n > 0 && d_aggs_snap_begin(a, 0, 1, why, sizeof why) == 0 && d_aggs_snap_add(a, 0, 1, buf, (size_t)n, why, sizeof why) == 0 &&
+          d_aggs_snap_end(a, 0, 1, why, sizeof why) == 0, "%s: snapshot: %ld bytes: %s", src, n, why);
+    d_out o;
+    d_out_buf(&o);
+    d_aggopt opt = { 0 };
+    int printa = 0;
+    for (int c = 0; c < r.p.nclauses; c++)          /* printa( ) in an END-less test: print it */
+        for (int k = 0; k < r.p.clauses[c].nacts; k++)
+            if (r.p.clauses[c].acts[k].kind == D_ACT_PRINTA) {
+                char err[200] = "";
+                printa = 1;
+                CHECK(d_aggs_printa(a, &o, r.p.clauses[c].acts[k].agg, r.p.clauses[c].acts[k].fmt, &opt, err, sizeof err) == 0,
+                      "printa: %s", err);
+            }
+    if (!printa)
+        d_aggs_print_rest(a, &o, &opt);
+    char *out = strdup(o.buf ? o.buf : "");
+    d_out_free(&o);
+    d_aggs_free(a);
+    free(mem);
+    free(img);
+    res_free(&r);
+    return out;
+}
+
+static void test_stack_keys(void)
+{
+    /* the code: TKSTACK/TUSTACK in the key's place, the default depths and stack(N) */
+    const I w1[] = {{OP(TKSTACK), 0, 0, 0, 20}, {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+    check_code_o(__LINE__, "BEGIN { @[stack()] = count(); }", kopts(), 0, w1, 3);
+    const I w2[] = {{OP(VAR), 0, 0, 0, V(PID)}, {OP(TKSTACK), 0, 0, 0, 5}, {OP(TPUSH), 0, 0, 0, 0}, {OP(TUSTACK), 0, 0, 0, 7},
+                    {OP(AGG), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+    check_code_o(__LINE__, "BEGIN { @[stack(5), pid, ustack(7)] = count(); }", kopts(), 0, w2, 6);
+    d_options o = kopts();
+    const char *x[] = { "stackframes=9" };
+    o.xopts = x, o.nxopts = 1;
+    const I w3[] = {{OP(TKSTACK), 0, 0, 0, 9}, {OP(AGG), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 1}, {OP(TCLR), 0, 0, 0, 0},
+                    {OP(TKSTACK), 0, 0, 0, 9}, {OP(AGG), 0, 0, 0, 1}, {OP(RET), 0, 0, 0, 0}};
+    check_code_o(__LINE__, "BEGIN { @a[stack()] = count(); @b[stack()] = sum(1); }", o, 0, w3, 7);
+    res r = comp_o("BEGIN { @[stack(), ustack(3)] = count(); }", kopts());
+    CHECK(r.rc == 0, "stack keys: %s", r.err);
+    if (r.rc == 0) {
+        const struct hvt_dif_hdr *h = hdr(&r.p);
+        const struct hvt_dif_agg *a = (const void *)(r.p.image + h->off_aggs);
+        CHECK(h->off_korc && !memcmp(r.p.image + h->off_korc, &fake_korc, sizeof fake_korc), "the image carries the ORC tables");
+        CHECK(a[0].nkeys == 2 && a[0].key_types[0] == HVT_DIF_T_STACK && a[0].key_types[1] == HVT_DIF_T_STACK &&
+              r.p.aggs[0].keys[0].type == D_V_KSTACK && r.p.aggs[0].keys[0].size == 20 &&
+              r.p.aggs[0].keys[1].type == D_V_USTACK && r.p.aggs[0].keys[1].size == 3, "stack key types");
+        /* the verifier's refusals: no tables, a bad depth, a stack key in an associative array */
+        void *img = aligned_alloc(8, (r.p.image_len + 7) & ~(size_t)7);
+        struct dif_verr e;
+        memcpy(img, r.p.image, r.p.image_len);
+        ((struct hvt_dif_hdr *)img)->off_korc = 0;
+        CHECK(dif_verify(img, r.p.image_len, &e) != 0 && !strcmp(e.reason, "kernel stack key without the kernel's ORC tables"),
+              "no ORC tables: %s", e.reason);
+        uint32_t n;
+        code(&r.p, 0, &n);
+        for (int bad = 0; bad < 3; bad++) {
+            memcpy(img, r.p.image, r.p.image_len);
+            struct hvt_dif_insn *c = (struct hvt_dif_insn *)((uint8_t *)img + h->off_insns);
+            c[0].imm = bad == 0 ? 0 : bad == 1 ? HVT_DIF_STACKKEY_MAX + 1 : -1;
+            CHECK(dif_verify(img, r.p.image_len, &e) != 0 && !strcmp(e.reason, "bad stack key depth"), "depth %d: %s", c[0].imm,
+                  e.reason);
+        }
+        memcpy(img, r.p.image, r.p.image_len);
+        ((struct hvt_dif_agg *)((uint8_t *)img + h->off_aggs))[0].key_types[1] = HVT_DIF_T_INT;
+        CHECK(dif_verify(img, r.p.image_len, &e) != 0 && !strcmp(e.reason, "tuple does not match the keys"), "key type: %s",
+              e.reason);
+        memcpy(img, r.p.image, r.p.image_len);
+        ((struct hvt_dif_korc *)((uint8_t *)img + h->off_korc))->layout = 9;
+        CHECK(dif_verify(img, r.p.image_len, &e) != 0 && !strcmp(e.reason, "unknown ORC layout"), "korc: %s", e.reason);
+        free(img);
+    }
+    res_free(&r);
+    r = comp_o("BEGIN { x[1] = 1; } BEGIN { @[stack()] = count(); printa(\"%k %@d\\n\", @); }", kopts());
+    CHECK(r.rc == 0, "printa %%k: %s", r.err);
+    res_free(&r);
+    check_err_o(__LINE__, "BEGIN { @[stack(49)] = count(); }", kopts(), 1, 17,
+                "stack(49) as a key: the hypervisor keeps at most 48 frames of a stack key");
+    check_err_o(__LINE__, "BEGIN { @[stack(0)] = count(); }", kopts(), 1, 17, "stack( ) argument #1 must be a non-zero positive");
+    check_err_o(__LINE__, "BEGIN { @[stack(arg0)] = count(); }", kopts(), 1, 17, "stack( ) argument #1 must be a non-zero positive");
+    check_err_o(__LINE__, "BEGIN { x[stack()] = 1; }", kopts(), 1, 11, "stack( ) as an associative array key is not supported");
+    ERR("BEGIN { @[stack()] = count(); }", 1, 11, "stack( ) as a key needs the kernel's ORC tables");
+    check_err_o(__LINE__, "BEGIN { @[stack()] = count(); @[stack(4)] = count(); }", kopts(), 1, 33,
+                "@[ ] key #1 is incompatible with prototype:\n\tprototype: stack(20)\n\t      key: stack(4)");
+    check_err_o(__LINE__, "BEGIN { @[stack()] = count(); printa(\"%d %@d\\n\", @); }", kopts(), 1, 38,
+                "printa( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %d");
+    check_err_o(__LINE__, "BEGIN { @[pid] = count(); printa(\"%k %@d\\n\", @); }", kopts(), 1, 34,
+                "printa( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %k");
+
+    /* run: two firings of the 4-frame stack, one of a 2-frame one: DTrace's printing (frames
+     * on their own lines, 14 spaces in, then the value), sorted by value */
+    unsigned d1[] = { 4, 2, 4 };
+    char *out = run_print("BEGIN { @[stack()] = count(); }", d1, 3);
+    const char *want1 = "\n"
+                        "              vmlinux`leaf_fn+0x10\n"
+                        "              vmlinux`mid_fn+0x20\n"
+                        "                1\n"
+                        "\n"
+                        "              vmlinux`leaf_fn+0x10\n"
+                        "              vmlinux`mid_fn+0x20\n"
+                        "              vmlinux`vfs_read+0x30\n"
+                        "              vmlinux`ksys_read+0x40\n"
+                        "                2\n";
+    CHECK(!strcmp(out, want1), "@[stack()] printed:\n%s\nwant:\n%s", out, want1);
+    free(out);
+    unsigned d2[] = { 4, 4, 3 };
+    out = run_print("BEGIN { @[stack(3)] = count(); printa(\"%k|%@d\\n\", @); }", d2, 3);
+    const char *want2 = "\n"
+                        "              vmlinux`leaf_fn+0x10\n"
+                        "              vmlinux`mid_fn+0x20\n"
+                        "              vmlinux`vfs_read+0x30\n"
+                        "|3\n";
+    CHECK(!strcmp(out, want2), "printa %%k (3 frames of 4 and of 3 are one key):\n%s\nwant:\n%s", out, want2);
+    free(out);
+}
+#else
+static void test_stack_keys(void) {}
+#endif
+
 int main(void)
 {
     test_syntax();
@@ -1083,5 +1265,6 @@ int main(void)
     test_dump();
     test_mangled();
     test_btf();
+    test_stack_keys();
     return check_summary("unit_d");
 }

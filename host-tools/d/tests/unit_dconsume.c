@@ -25,8 +25,8 @@ static const char *pf(const char *fmt, const d_value *v, int nv, int *used)
     return o.buf ? o.buf : "";
 }
 
-static d_value iv(int64_t x, int type, int size) { return (d_value){(uint8_t)type, (uint8_t)size, x, NULL, 0}; }
-static d_value sv(const char *s) { return (d_value){D_V_STR, 0, 0, s, strlen(s)}; }
+static d_value iv(int64_t x, int type, int size) { return (d_value){(uint8_t)type, (uint8_t)size, x, NULL, 0, 0}; }
+static d_value sv(const char *s) { return (d_value){D_V_STR, 0, 0, s, strlen(s), 0}; }
 
 /* Every flag set, width and precision (but 0, which DTrace drops) over each integer
  * conversion and value, against snprintf with the same C format. */
@@ -182,7 +182,15 @@ static void printf_rules(void)
     expect("too few values: why", pf("%d %d", &v, 1, NULL), "conversion #2 (%d) has no value");
     expect("string for %d", pf("%d", (d_value[]){sv("x")}, 1, NULL), "conversion #1 (%d) is given a string");
     expect("integer for %s", pf("%s", &v, 1, NULL), "conversion #1 (%s) is given an integer");
-    expect("unknown conversion", pf("%k", &v, 1, NULL), "format conversion #1 is undefined: %k");
+    expect("unknown conversion", pf("%q", &v, 1, NULL), "format conversion #1 is undefined: %q");
+    expect("%k of an integer", pf("%k", &v, 1, NULL), "conversion #1 (%k) is given a value that is not a stack");
+    {   /* %k of a stack key: a newline, then each frame up to the first 0, indented, through the
+           conversion's width; a stack under another conversion is refused */
+        uint64_t fr[3] = { 0x401000, 0x402000, 0 };
+        d_value st = { D_V_USTACK, 3, (int64_t)hvt_dif_sk_word(2, 3, HVT_DIF_SK_USER, 0, 0), (const char *)fr, 3, 4 };
+        expect("%k", pf("a%-10k|", &st, 1, NULL), "a\n    0x401000  \n    0x402000  \n|");
+        expect("%d of a stack", pf("%d", &st, 1, NULL), "conversion #1 (%d) is given a stack");
+    }
     expect("% at the end", pf("abc%", &v, 1, NULL), "format conversion #1 name expected before end of format string");
     expect("%5%", pf("%5%", &v, 1, NULL), "format conversion #1 cannot be combined with other flags: %%");
     expect("%@ outside printa", pf("%@d", &v, 1, NULL), "conversion #1: %@ outside printa()");

@@ -1432,7 +1432,8 @@ static void test_verifier(void)
     MUT(h->strsize = 1, "bad strsize", "strsize 1");
     MUT(h->strsize = HVT_DIF_STRSIZE_MAX + 1, "bad strsize", "strsize too big");
     MUT(h->flags = 2, "unknown header flags", "flags");
-    MUT(h->reserved = 1, "reserved header field not zero", "reserved");
+    MUT(h->off_korc = 8, "section overlaps the header", "korc on the header");
+    MUT(h->off_korc = (uint32_t)len - 8, "section outside the image", "korc past the end");
     MUT(h->bufsize = DIF_OPT_MAX + 1, "option too large", "bufsize");
     MUT(h->dynvarsize = 0xffffffffu, "option too large", "dynvarsize");
     MUT(h->off_insns += 4, "section not 8-byte aligned", "insns misaligned");

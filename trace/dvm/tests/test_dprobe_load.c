@@ -57,6 +57,10 @@ size_t gmem_read_gva(const struct gmem_paging *p, uint64_t gva, void *buf, size_
     memcpy((uint8_t *)buf + len / 2, (const uint8_t *)(uintptr_t)gva + len / 2, len - len / 2);
     return len;
 }
+/* Stack keys' unwinder (never reached: no probe fires here) */
+int gmem_walk(const struct gmem_paging *p, uint64_t gva, struct gmem_xlat *out) { return GMEM_ENOTPRESENT; }
+void *gmem_map_gpa(uint64_t gpa) { return NULL; }
+uint64_t kaslr_slide(void) { return 0; }
 /* The state's pages: each block followed by GUARD bytes of a pattern nothing may change. */
 #define GUARD (1u << 20)           /* the forged image's write lands 605 KB past */
 #define GUARD_BYTE 0xa5
