@@ -110,6 +110,18 @@ static void clause_sites(d_cc *cc, int *entries, int *bounds, const d_pmatch **o
     }
 }
 
+/* n becomes *(ty *)addr: guest memory read through the checked loads at the firing. */
+static void lower_to_mem(d_cc *cc, d_node *n, d_node *addr, int ty)
+{
+    d_node *cast = d_node_new(cc, N_CAST, n->line, n->col);
+    cast->ty = d_ty_ptr(cc, ty);
+    cast->a = addr;
+    d_node *deref = d_node_new(cc, N_UNARY, n->line, n->col);
+    deref->op = TK_MUL;
+    deref->a = cast;
+    lower_to(cc, n, deref);
+}
+
 /* n becomes the 8-byte stack slot [rsp + off] of type ty, read through the guest-memory path at
  * the firing: at an fbt entry the return address is at [rsp] and the C arguments past the sixth
  * at [rsp+8], [rsp+16], ... (the x86-64 SysV ABI). Costs nothing at firings that do not read it. */
@@ -130,13 +142,7 @@ static void stack_slot(d_cc *cc, d_node *n, uint32_t off, int ty)
         addr->a = sp;
         addr->b = o;
     }
-    d_node *cast = d_node_new(cc, N_CAST, n->line, n->col);
-    cast->ty = d_ty_ptr(cc, ty);
-    cast->a = addr;
-    d_node *deref = d_node_new(cc, N_UNARY, n->line, n->col);
-    deref->op = TK_MUL;
-    deref->a = cast;
-    lower_to(cc, n, deref);
+    lower_to_mem(cc, n, addr, ty);
 }
 
 /* arg6 .. arg9 (args[6..9] typed ty): on the stack at fbt entry probes, 0 at every other
@@ -585,13 +591,7 @@ static void kernel_global(d_cc *cc, d_node *n)
     d_node *a = d_node_new(cc, N_INT, n->line, n->col);
     a->ival = ks->syms[i].addr + (uint64_t)cc->opt->kslide;
     a->ty = cc->t_u64;
-    d_node *cast = d_node_new(cc, N_CAST, n->line, n->col);
-    cast->ty = d_ty_ptr(cc, ty);
-    cast->a = a;
-    d_node *deref = d_node_new(cc, N_UNARY, n->line, n->col);
-    deref->op = TK_MUL;
-    deref->a = cast;
-    lower_to(cc, n, deref);
+    lower_to_mem(cc, n, a, ty);
 }
 
 static void sema_unary(d_cc *cc, d_node *n)
