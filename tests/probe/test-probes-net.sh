@@ -15,7 +15,7 @@
 #   the read path (entry_SYSCALL_64 ... ksys_read/vfs_read); `hvt analyze --view profile|flame`
 #   on the collector's directory afterwards gives the same stacks and picture, and `hvt export
 #   --speedscope` the same stacks in speedscope's format (valid against speedscope's schema).
-# Run dstack (before profile: the collector's samples are then this run's alone): D's stack keys
+# Run dstack (after profile: the samples the collector stored before it are left out): D's stack keys
 #   on the profile workload (a quarter of its file): `profile-997 { @k[stack()] = count(); }`,
 #   each kernel stack unwound in the hypervisor with the guest's own resident ORC tables; the
 #   same firings also leave the sample path's records (hvt --samples), which `hvt analyze
@@ -52,7 +52,7 @@
 # Run dglobal: a kernel global by name (*(unsigned long *)&`jiffies) read at a command's read of
 #   /proc/uptime: the link address plus the KASLR slide, so the value is the guest's jiffies
 #   (INITIAL_JIFFIES plus uptime x HZ, within 0.1 s of what the command prints).
-# PROBE_NET_RUNS ("count dstack profile d dwork forks sdt user dcmd dread dglobal"; make test-d
+# PROBE_NET_RUNS ("count profile dstack d dwork forks sdt user dcmd dread dglobal"; make test-d
 # runs "d dwork dcmd dread dglobal"),
 # PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
 # PROBE_NET_OUT (where the runs go).
@@ -66,7 +66,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count dstack profile d dwork forks sdt user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile dstack d dwork forks sdt user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -85,7 +85,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count shstk dstack profile d dwork forks sdt user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile dstack d dwork forks sdt user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -247,85 +247,6 @@ if [[ " $RUNS " == *" shstk "* ]]; then
   common shstk
 fi
 
-# ---- dstack: stack() and ustack() as aggregation keys, against the sample path's stacks
-if [[ " $RUNS " == *" dstack "* ]]; then
-  # (getpid: the guest's polls, which tell it the host armed and, later, disarmed)
-  run dstack 'profile-997 { @k[stack()] = count(); } profile-997 /execname == "probe-ustack"/ { @u[ustack()] = count(); }
-    syscall::getpid:entry { @polls = count(); }' \
-    --samples --folded "$OUT/dstack.folded" --flame "$OUT/dstack.svg"
-  F="$OUT/dstack.folded"
-  dtot=$(awk '{ s += $NF } END { print s + 0 }' "$F" 2>/dev/null)
-  # the sample path's folding of the same firings (its records may still be on their way)
-  for _ in $(seq 60); do
-    "$HVT" analyze --vmlinuz "$VMLINUZ" --view profile -o "$OUT/dstack-samples.folded" "$OUT/coll/current" >/dev/null 2>&1
-    stot=$(awk '{ s += $NF } END { print s + 0 }' "$OUT/dstack-samples.folded" 2>/dev/null)
-    [ "${stot:-0}" -ge "${dtot:-1}" ] && break
-    sleep 1
-  done
-  echo "test-dstack: $dtot samples aggregated by D, $stot sampled; commonest stacks:"
-  sort -t' ' -k2 -nr "$F" 2>/dev/null | head -5 | cut -c1-200
-  # the sample path's lines without the process name, cut to the 20 frames stack() keeps (a
-  # stack cut there cannot say it reached user space), added up as the aggregation does
-  cmp_out=$(python3 - "$OUT/dstack-samples.folded" "$F" <<'PY' 2>&1
-import collections, sys
-def load(path, drop_comm):
-    c = collections.Counter()
-    for line in open(path):
-        stack, n = line.rstrip("\n").rsplit(" ", 1)
-        f = stack.split(";")[1 if drop_comm else 0:]
-        user = f[:1] == ["[user]"]
-        k = f[1:] if user else f
-        if drop_comm and len(k) >= 20:
-            k, user = k[-20:], False
-        c[";".join((["[user]"] if user else []) + k)] += int(n)
-    return c
-s, d = load(sys.argv[1], True), load(sys.argv[2], False)
-diff = [(k, s[k], d[k]) for k in sorted(set(s) | set(d)) if s[k] != d[k]]
-print("%d stacks, %d differ" % (len(d), len(diff)))
-for k, a, b in diff[:5]:
-    print("  sampled %d, D %d: %s" % (a, b, k[-160:]))
-PY
-)
-  echo "test-dstack: folded from D vs the sample path: $cmp_out"
-  check "dstack: D aggregated $dtot samples, the sample path recorded the same firings ($stot)" \
-    bash -c "test '${dtot:-0}' -gt 100 && test '${dtot:-0}' = '${stot:-x}'"
-  check "dstack: the folded stacks of @[stack()] equal the sample path's folding of the same samples ($cmp_out)" \
-    grep -q ' 0 differ$' <<< "$(head -1 <<< "$cmp_out")"
-  nread=$(grep -v '^\[user\] ' "$F" 2>/dev/null | sort -t' ' -k2 -nr | head -10 | grep -cE ';(ksys_read|vfs_read)(;| )')
-  check "dstack: the commonest kernel stacks name the read path ($nread of the top 10 under ksys_read/vfs_read)" \
-    test "${nread:-0}" -ge 1
-  check "dstack: the aggregation printed as dtrace does: frames indented 14, e.g. vmlinux\`ksys_read+0x..." \
-    grep -qE '^ {14}vmlinux`ksys_read\+0x[0-9a-f]+$' "$OUT/dstack.out"
-  # @u: probe-ustack's commonest user stack (printed leaf first), named with its symbols
-  ubin="$BUILD/test/guest/probe-ustack"
-  uorder=$(python3 - "$OUT/dstack.out" "$ubin" <<'PY' 2>&1
-import bisect, re, subprocess, sys
-syms = sorted((int(a, 16), n) for a, t, n in (l.split()[:3] for l in subprocess.run(
-    ["nm", sys.argv[2]], capture_output=True, text=True).stdout.splitlines() if len(l.split()) == 3)
-    if t in "tTwW")
-def name(a):
-    i = bisect.bisect_right([s[0] for s in syms], a) - 1
-    return syms[i][1] if i >= 0 else "?"
-best = None
-for m in re.finditer(r"((?: {14}0x[0-9a-f]+\n)+) +(\d+)\n", open(sys.argv[1]).read()):
-    pcs = [int(x, 16) for x in m.group(1).split()]
-    if best is None or int(m.group(2)) > best[1]:
-        best = (pcs, int(m.group(2)))
-print(";".join(name(a - (i > 0)) for i, a in enumerate(best[0])) if best else "none")
-PY
-)
-  echo "test-dstack: probe-ustack's commonest @[ustack()] key, leaf first: $uorder"
-  check "dstack: @[ustack()] names probe-ustack's functions in call order (${uorder:0:100})" \
-    grep -q '^ustack_inner;ustack_middle;ustack_outer;main;' <<< "$uorder;"
-  check "dstack: the flame graph from the aggregation is well-formed SVG showing ksys_read" \
-    python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if 'ksys_read' in d.toxml() else 1)" "$OUT/dstack.svg"
-  check "dstack: exit 0, nothing lost or dropped ($(grep -hE 'lost|drop|error' "$OUT/dstack.err" | head -2 | tr '\n' ' '))" \
-    bash -c "test \"\$(cat '$OUT/dstack.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive|error' '$OUT/dstack.err'"
-  stat=$(grep -a '^HVT-PROBESTAT' "$OUT/dstack.e9" 2>/dev/null | tail -1)
-  check "dstack: after the disarm every page is restored, the guest ended the run" \
-    bash -c "grep -q 'armed=0 ' <<< '$stat' && grep -q '^suite: dstack status 0' '$OUT/dstack.console'"
-fi
-
 # ---- profile: profile-997 over md5sum, stacks unwound on the host, a flame graph
 if [[ " $RUNS " == *" profile "* ]]; then
   run profile "profile:::profile-997,addr:kernel:ksys_read+$((5 + SHIFT)):,addr:kernel:ksys_read+$((17 + SHIFT)):" -q \
@@ -398,6 +319,89 @@ PY
     python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if 'md5sum' in d.toxml() else 1)" "$OUT/profile.svg"
   common profile
 fi
+# ---- dstack: stack() and ustack() as aggregation keys, against the sample path's stacks
+if [[ " $RUNS " == *" dstack "* ]]; then
+  # (getpid: the guest's polls, which tell it the host armed and, later, disarmed)
+  # what the collector stored before this run (the profile run's samples): left out below
+  "$HVT" analyze --vmlinuz "$VMLINUZ" --view profile -o "$OUT/dstack-before.folded" "$OUT/coll/current" >/dev/null 2>&1 ||
+    : > "$OUT/dstack-before.folded"
+  btot=$(awk '{ s += $NF } END { print s + 0 }' "$OUT/dstack-before.folded" 2>/dev/null)
+  run dstack 'profile-997 { @k[stack()] = count(); } profile-997 /execname == "probe-ustack"/ { @u[ustack()] = count(); }
+    syscall::getpid:entry { @polls = count(); }' \
+    --samples --folded "$OUT/dstack.folded" --flame "$OUT/dstack.svg"
+  F="$OUT/dstack.folded"
+  dtot=$(awk '{ s += $NF } END { print s + 0 }' "$F" 2>/dev/null)
+  # the sample path's folding of the same firings (its records may still be on their way)
+  for _ in $(seq 60); do
+    "$HVT" analyze --vmlinuz "$VMLINUZ" --view profile -o "$OUT/dstack-samples.folded" "$OUT/coll/current" >/dev/null 2>&1
+    stot=$(awk -v b="${btot:-0}" '{ s += $NF } END { print s - b }' "$OUT/dstack-samples.folded" 2>/dev/null)
+    [ "${stot:-0}" -ge "${dtot:-1}" ] && break
+    sleep 1
+  done
+  echo "test-dstack: $dtot samples aggregated by D, $stot sampled; commonest stacks:"
+  sort -t' ' -k2 -nr "$F" 2>/dev/null | head -5 | cut -c1-200
+  # the sample path's lines without the process name, cut to the 20 frames stack() keeps (a
+  # stack cut there cannot say it reached user space), added up as the aggregation does
+  cmp_out=$(python3 - "$OUT/dstack-samples.folded" "$F" "$OUT/dstack-before.folded" <<'PY' 2>&1
+import collections, sys
+def load(path, drop_comm):
+    c = collections.Counter()
+    for line in open(path):
+        stack, n = line.rstrip("\n").rsplit(" ", 1)
+        f = stack.split(";")[1 if drop_comm else 0:]
+        user = f[:1] == ["[user]"]
+        k = f[1:] if user else f
+        if drop_comm and len(k) >= 20:
+            k, user = k[-20:], False
+        c[";".join((["[user]"] if user else []) + k)] += int(n)
+    return c
+s, d = load(sys.argv[1], True) - load(sys.argv[3], True), load(sys.argv[2], False)
+diff = [(k, s[k], d[k]) for k in sorted(set(s) | set(d)) if s[k] != d[k]]
+print("%d stacks, %d differ" % (len(d), len(diff)))
+for k, a, b in diff[:5]:
+    print("  sampled %d, D %d: %s" % (a, b, k[-160:]))
+PY
+)
+  echo "test-dstack: folded from D vs the sample path: $cmp_out"
+  check "dstack: D aggregated $dtot samples, the sample path recorded the same firings ($stot)" \
+    bash -c "test '${dtot:-0}' -gt 100 && test '${dtot:-0}' = '${stot:-x}'"
+  check "dstack: the folded stacks of @[stack()] equal the sample path's folding of the same samples ($cmp_out)" \
+    grep -q ' 0 differ$' <<< "$(head -1 <<< "$cmp_out")"
+  nread=$(grep -v '^\[user\] ' "$F" 2>/dev/null | sort -t' ' -k2 -nr | head -10 | grep -cE ';(ksys_read|vfs_read)(;| )')
+  check "dstack: the commonest kernel stacks name the read path ($nread of the top 10 under ksys_read/vfs_read)" \
+    test "${nread:-0}" -ge 1
+  check "dstack: the aggregation printed as dtrace does: frames indented 14, e.g. vmlinux\`ksys_read+0x..." \
+    grep -qE '^ {14}vmlinux`ksys_read\+0x[0-9a-f]+$' "$OUT/dstack.out"
+  # @u: probe-ustack's commonest user stack (printed leaf first), named with its symbols
+  ubin="$BUILD/test/guest/probe-ustack"
+  uorder=$(python3 - "$OUT/dstack.out" "$ubin" <<'PY' 2>&1
+import bisect, re, subprocess, sys
+syms = sorted((int(a, 16), n) for a, t, n in (l.split()[:3] for l in subprocess.run(
+    ["nm", sys.argv[2]], capture_output=True, text=True).stdout.splitlines() if len(l.split()) == 3)
+    if t in "tTwW")
+def name(a):
+    i = bisect.bisect_right([s[0] for s in syms], a) - 1
+    return syms[i][1] if i >= 0 else "?"
+best = None
+for m in re.finditer(r"((?: {14}0x[0-9a-f]+\n)+) +(\d+)\n", open(sys.argv[1]).read()):
+    pcs = [int(x, 16) for x in m.group(1).split()]
+    if best is None or int(m.group(2)) > best[1]:
+        best = (pcs, int(m.group(2)))
+print(";".join(name(a - (i > 0)) for i, a in enumerate(best[0])) if best else "none")
+PY
+)
+  echo "test-dstack: probe-ustack's commonest @[ustack()] key, leaf first: $uorder"
+  check "dstack: @[ustack()] names probe-ustack's functions in call order (${uorder:0:100})" \
+    grep -q '^ustack_inner;ustack_middle;ustack_outer;main;' <<< "$uorder;"
+  check "dstack: the flame graph from the aggregation is well-formed SVG showing ksys_read" \
+    python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); sys.exit(0 if 'ksys_read' in d.toxml() else 1)" "$OUT/dstack.svg"
+  check "dstack: exit 0, nothing lost or dropped ($(grep -hE 'lost|drop|error' "$OUT/dstack.err" | head -2 | tr '\n' ' '))" \
+    bash -c "test \"\$(cat '$OUT/dstack.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive|error' '$OUT/dstack.err'"
+  stat=$(grep -a '^HVT-PROBESTAT' "$OUT/dstack.e9" 2>/dev/null | tail -1)
+  check "dstack: after the disarm every page is restored, the guest ended the run" \
+    bash -c "grep -q 'armed=0 ' <<< '$stat' && grep -q '^suite: dstack status 0' '$OUT/dstack.console'"
+fi
+
 # ---- d: a D program on the same workload: aggregations, thread-locals, printf, predicates
 if [[ " $RUNS " == *" d "* ]]; then
   tail -n +2 tests/d/programs/probe-net.d > "$OUT/d.d"    # without its /* vm: */ line
