@@ -564,9 +564,10 @@ static void sema_bin(d_cc *cc, d_node *n)
  * symbol's address in the running kernel (the image's link address plus the KASLR slide the
  * hypervisor reports), typed from the kernel's BTF VAR of that name, read through the checked
  * guest loads like any pointer. A symbol BTF does not type (pahole encodes per-CPU variables,
- * and globals only when asked) can be used through its address: &`sym is a char *. */
-static int ksym_addr_only;     /* set while the operand of unary & is resolved */
-static void kernel_global(d_cc *cc, d_node *n)
+ * and globals only when asked) can be used through its address: &`sym is a char *
+ * (addr_only: n is the operand of unary &). */
+static int is_kernel_global(const d_node *n) { return n->kind == N_IDENT && n->str && strchr(n->str, '`') != NULL; }
+static void kernel_global(d_cc *cc, d_node *n, int addr_only)
 {
     const char *q = strrchr(n->str, '`'), *sym = q + 1;
     size_t modlen = (size_t)(q - n->str);
@@ -583,7 +584,7 @@ static void kernel_global(d_cc *cc, d_node *n)
     int ty;
     if (var && btf_type_get(cc->opt->btf, var, &bt) == 0)
         ty = d_ty_btf(cc, bt.type);
-    else if (ksym_addr_only)
+    else if (addr_only)
         ty = cc->t_char;
     else
         d_fail(cc, n->line, n->col, "%s has no type in the kernel's BTF: use its address, e.g. *(unsigned long *)&%s",
@@ -606,9 +607,10 @@ static void sema_unary(d_cc *cc, d_node *n)
         return;
     }
     if (op == TK_BAND) {
-        ksym_addr_only = n->a->kind == N_IDENT && n->a->str && strchr(n->a->str, '`');
-        d_sema_expr(cc, n->a);
-        ksym_addr_only = 0;
+        if (is_kernel_global(n->a))
+            kernel_global(cc, n->a, 1);     /* analysed as it is lowered */
+        else
+            d_sema_expr(cc, n->a);
         if (n->a->vk == VK_VAR) d_fail(cc, n->line, n->col, "cannot take address of dynamic variable");
         if (n->a->vk != VK_MEM) d_fail(cc, n->line, n->col, "unacceptable operand for unary & operator");
         if (n->a->bitsz) d_fail(cc, n->line, n->col, "cannot take address of bit-field");
@@ -761,8 +763,8 @@ void d_sema_expr(d_cc *cc, d_node *n)
             set_const(cc, n, (uint64_t)ev, et);
             return;
         }
-        if (strchr(n->str, '`')) {
-            kernel_global(cc, n);
+        if (is_kernel_global(n)) {
+            kernel_global(cc, n, 0);
             return;
         }
         if (!strcmp(n->str, "args")) d_fail(cc, n->line, n->col, "args[ ] needs an index: args[0] ... args[9]");
