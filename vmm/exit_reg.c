@@ -184,7 +184,22 @@ int hv_exit_observe(hv_observer_fn pre, hv_observer_fn post)
 
 static void (*power_off_fns[NOTIFIERS])(void);
 static void (*fatal_fns[NOTIFIERS])(const char *why);
-static unsigned npower_off, nfatal;
+static void (*tsc_moved_fns[NOTIFIERS])(int64_t delta);
+static unsigned npower_off, nfatal, ntsc_moved;
+
+int hv_on_tsc_moved(void (*fn)(int64_t delta))
+{
+    if (ntsc_moved == NOTIFIERS)
+        return -1;
+    tsc_moved_fns[ntsc_moved++] = fn;
+    return 0;
+}
+
+void exit_reg_tsc_moved(int64_t delta)
+{
+    for (unsigned i = 0; i < ntsc_moved; i++)
+        tsc_moved_fns[i](delta);
+}
 
 int hv_on_power_off(void (*fn)(void))
 {

@@ -5,6 +5,8 @@
 #include "msr_policy.h"
 #include "hv_core.h"
 #include "cpu.h"
+#include "vmx.h"
+#include "exit_reg.h"
 
 int msr_safe_read(uint32_t msr, uint64_t *val);    /* vmx_stub.asm: 0, or -1 on #GP */
 int msr_safe_write(uint32_t msr, uint64_t val);
@@ -38,6 +40,22 @@ static struct {
     uint64_t val[MTRR_SLOTS];
     uint64_t have;                   /* bit per slot: val[] holds the guest's copy */
 } mtrr_shadow[HVT_MAX_CPUS];
+
+/* The guest's IA32_TSC_ADJUST per CPU (MSR_TSC_ADJUST), read from the real MSR at first use. */
+static struct { uint64_t val; bool have; } tsc_adjust[HVT_MAX_CPUS];
+
+static bool tsc_adjust_get(unsigned cpu, uint64_t *val)
+{
+    if (cpu >= HVT_MAX_CPUS)
+        return false;
+    if (!tsc_adjust[cpu].have) {
+        if (msr_safe_read(MSR_IA32_TSC_ADJUST, &tsc_adjust[cpu].val))
+            return false;                    /* a CPU without it: #GP, as it would give */
+        tsc_adjust[cpu].have = true;
+    }
+    *val = tsc_adjust[cpu].val;
+    return true;
+}
 
 /* Refusals by MSR, for the exit summary: the first MSR_REFUSED_KINDS distinct MSRs get a
  * count each (a slot is claimed with a compare-and-swap: exits run on every CPU at once). */
@@ -99,6 +117,8 @@ bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val)
         *val = mtrr_shadow[cpu].val[s];
         return true;
     }
+    case MSR_TSC_ADJUST:
+        return tsc_adjust_get(cpu, val);
     default:
         return msr_safe_read(msr, val) == 0;
     }
@@ -136,6 +156,15 @@ bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val)
     }
     case MSR_WRITE_IGNORE:
         return true;
+    case MSR_TSC_ADJUST: {
+        uint64_t old;
+        if (!tsc_adjust_get(cpu, &old))
+            return false;
+        tsc_adjust[cpu].val = val;
+        vmx_write(VMCS_TSC_OFFSET, msr_tsc_adjust_offset(vmx_read(VMCS_TSC_OFFSET), old, val));
+        exit_reg_tsc_moved((int64_t)(val - old));
+        return true;
+    }
     case MSR_HFI_PTR: {
         uint32_t r[4];
         cpu_cpuid(6, 0, r);

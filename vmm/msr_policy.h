@@ -16,6 +16,8 @@
  *    bits may change, the base may not: #GP, as for a reserved bit), MSR_GP (#GP: the VMX
  *    capabilities of a CPU that says it has no VMX), and for writes MSR_WRITE_DENY (#GP,
  *    counted) for everything not on the list.
+ *  - A write of IA32_TSC_ADJUST that the policy takes moves the guest's TSC offset and then
+ *    runs the hooks registered with hv_on_tsc_moved() (hv_exit.h) with the change.
  *  - msr_policy_class() is pure (no hardware access): unit-tested on the host.
  */
 #ifndef HVT_MSR_POLICY_H
@@ -37,7 +39,19 @@ enum msr_class {
                               hypervisor does not change, the guest is not faulted for asking) */
     MSR_HFI_PTR,           /* reads without an exit; writes exit and are checked: the address
                               the CPU writes its feedback table to (msr_hfi_ptr_ok) */
+    MSR_TSC_ADJUST,        /* reads and writes exit: the guest's own copy, per CPU, which starts
+                              as the real one; a write moves the guest's TSC by the change
+                              (the TSC offset, SDM Vol. 3B 18.17.3 "Time-Stamp Counter
+                              Adjustment"), never the real TSC the hypervisor keeps time by,
+                              as KVM emulates it */
 };
+
+/* The guest's TSC offset after it writes 'val' to its IA32_TSC_ADJUST, which held 'old':
+ * the TSC moves by the change (wrapping, as the counter does). Pure. */
+static inline uint64_t msr_tsc_adjust_offset(uint64_t offset, uint64_t old, uint64_t val)
+{
+    return offset + (val - old);
+}
 
 /* May the guest point the hardware feedback interface's table (IA32_HW_FEEDBACK_PTR: bit 0
  * valid, bits 51:12 the table's address; Intel SDM Vol. 3B 15.6 "Hardware Feedback Interface

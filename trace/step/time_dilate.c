@@ -20,8 +20,23 @@ struct dilate_stats dilate_stats[HVT_MAX_CPUS];
 
 static uint64_t (*retired_now)(unsigned cpu);
 
+static void arm_host(struct dl_cpu *d);
+
+/* The guest wrote its IA32_TSC_ADJUST: its TSC jumped by delta (the offset already holds it).
+ * SOFT's clock jumps with it; a deadline armed on the real MSR is re-armed at the new offset, so
+ * it still falls due at the guest's TSC value. */
+static void dilate_tsc_moved(int64_t delta)
+{
+    struct dl_cpu *d = &dl[hv_cpu_id()];
+    if (d->mode == DILATE_SOFT)
+        d->vt_base += (uint64_t)delta;
+    else if (d->host_deadline)
+        arm_host(d);
+}
+
 void dilate_init(uint64_t (*retired)(unsigned cpu))
 {
+    hv_on_tsc_moved(dilate_tsc_moved);
     retired_now = retired;
     for (unsigned c = 0; c < HVT_MAX_CPUS; c++)
         dilate_soft_deadline[c] = SOFT_NONE;

@@ -108,6 +108,12 @@ enum hv_cpu_stop {
     HV_CPU_FATAL = 3,            /* the CPU running the fatal path */
 };
 int hv_on_fatal(void (*fn)(const char *why));
+
+/* The guest moved its own TSC (a write of IA32_TSC_ADJUST, which vmm/ emulates: SDM Vol. 3B
+ * 18.17.3 "Time-Stamp Counter Adjustment"): the TSC offset already includes 'delta' when a
+ * hook runs, in that CPU's exit, first registered first. A policy that keeps the guest's time
+ * itself moves its own clock by as much. */
+int hv_on_tsc_moved(void (*fn)(int64_t delta));
 enum hv_cpu_stop hv_fatal_cpu_stop(unsigned cpu);
 
 /* The MTF fast path: a policy that single-steps registers a raw handler (assembly) and enables

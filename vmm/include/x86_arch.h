@@ -72,6 +72,7 @@
 #define MSR_IA32_TSC               0x010
 #define MSR_IA32_APIC_BASE         0x01b
 #define MSR_IA32_FEATURE_CONTROL   0x03a
+#define MSR_IA32_TSC_ADJUST        0x03b
 #define   FEATURE_CONTROL_LOCK            (1ull << 0)
 #define   FEATURE_CONTROL_VMX_OUTSIDE_SMX (1ull << 2)
 #define MSR_IA32_SYSENTER_CS       0x174

@@ -64,7 +64,15 @@ int main(void)
     CHECK(msr_hfi_ptr_ok((rb - 0x2000) | 1, 2, rb, rs) && msr_hfi_ptr_ok((rb + rs) | 1, 4, rb, rs),
           "HFI table right below or right above the region: allowed");
     CHECK(!msr_hfi_ptr_ok(0x1000000 | 1 | 0x10, 1, rb, rs), "HFI pointer with reserved bits: refused");
-    CHECK(msr_policy_class(0x10) == MSR_READ_ONLY && msr_policy_class(0x3b) == MSR_READ_ONLY, "TSC and TSC_ADJUST read-only");
+    CHECK(msr_policy_class(0x10) == MSR_READ_ONLY, "TSC read-only");
+    /* IA32_TSC_ADJUST: the guest's copy (reads exit too: the real one never changes), and a
+     * write moves the guest's TSC offset by the change, wrapping as the counter does */
+    CHECK(msr_policy_class(0x3b) == MSR_TSC_ADJUST && exits(bm, 0x3b, 0) && exits(bm, 0x3b, 1),
+          "TSC_ADJUST: reads and writes exit");
+    CHECK(msr_tsc_adjust_offset(1000, 0, 1ull << 20) == 1000 + (1ull << 20), "TSC_ADJUST +2^20: offset +2^20");
+    CHECK(msr_tsc_adjust_offset(1000 + (1ull << 20), 1ull << 20, 0) == 1000, "TSC_ADJUST back to 0: offset back");
+    CHECK(msr_tsc_adjust_offset((uint64_t)-5, 7, (uint64_t)-3) == (uint64_t)-15,
+          "TSC_ADJUST to a negative value: the offset moves down by 10 (two's complement)");
     CHECK(msr_policy_class(0x480) == MSR_GP && msr_policy_class(0x493) == MSR_GP && msr_policy_class(0x494) == MSR_READ_PASS,
           "VMX capability MSRs #GP");
     /* IA32_MISC_ENABLE: reads pass, writes exit and may not set XD disable (bit 34: EFER.NXE
