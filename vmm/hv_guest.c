@@ -125,7 +125,7 @@ int64_t hv_dilated_offset(void)
 {
     struct vcpu *v = vcpu_current();
     int64_t off = (int64_t)vmx_read(VMCS_TSC_OFFSET);
-    return (v->dilate & HV_DILATE_TSC) ? off - (int64_t)(hv_rdtsc() - v->exit_tsc) - VCPU_DILATE_FIXED - VCPU_DILATE_TAIL_MAX
+    return (v->dilate & HV_DILATE_TSC) ? off - (int64_t)(hv_rdtsc() - v->exit_tsc) - (int64_t)v->dilate_fixed - VCPU_DILATE_TAIL_MAX
                      : off;
 }
 

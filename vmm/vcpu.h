@@ -11,6 +11,7 @@
 #include "hv_api.h"
 #include "hv_guest.h"     /* struct guest_regs: what vmx_stub.asm saves */
 #include "ept.h"
+#include "dilate_calib.h"
 
 struct __attribute__((packed)) host_tss {
     uint32_t reserved0;
@@ -68,6 +69,17 @@ struct vcpu {
     uint64_t sleep_refused;       /* PM1 writes for a sleep state other than S5, dropped */
     uint64_t io_watch_fast;       /* port accesses done ahead of the full dispatch (io_watch.h) */
     struct { uint16_t port; uint64_t count; } io_ports[8];   /* intercepted ports seen */
+    /* Time dilation's ticks per exit the stub cannot time (dilate_calib.h): measured on this
+     * CPU by a burst of zero-length guest runs (calib_*), VCPU_DILATE_FIXED until then. */
+    uint64_t dilate_fixed;
+    uint64_t resume_tsc;          /* the stub's last TSC read before VMRESUME (dilated exits) */
+    struct dilate_calib calib;
+    unsigned calib_left;          /* preemption-timer exits left in the burst (0: none running) */
+    unsigned calib_tries;         /* bursts begun (one another exit cut short ends) */
+    bool calib_prev;              /* resume_tsc is from the previous exit of the burst */
+    bool calib_done;
+    uint8_t calib_saved_dilate;
+    uint64_t calib_saved_pin, calib_saved_timer, calib_saved_offset;
     uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
     /* The guest's IA32_PERF_GLOBAL_CTRL, one MSR-list entry (SDM Vol. 3C 25.7.2 "VM-Exit
      * Controls for MSRs", table 25-15 "Format of an MSR Entry"): stored by every exit, loaded by
@@ -82,12 +94,14 @@ _Static_assert(__builtin_offsetof(struct vcpu, exit_tsc) == HV_EXIT_TSC_GS_OFFSE
 _Static_assert(__builtin_offsetof(struct vcpu, index) == HV_CPU_ID_GS_OFFSET, "hv_cpu_id() reads %gs:20");
 _Static_assert(__builtin_offsetof(struct vcpu, fast_block) == __builtin_offsetof(struct vcpu, fast_mtf) + 1,
                "vmx_stub.asm reads fast_mtf and fast_block as one word");
-/* Ticks of an exit the exit stub cannot time (vmx_stub.asm): subtracted on top. Measured in
- * Bochs (one tick per instruction): with it the guest's TSC advances exactly one tick per
- * traced instruction. 30 measured before the fast gate existed, plus its five instructions
- * (push, load, compare, branch, pop) that now precede the first rdtsc of an exit whose CPU has
- * the fast path off (counted; the only dilated exits whose CPU has it on are in SOFT mode,
- * where the policy sets the offset from its own clock: hv_set_tsc_offset). */
+/* Ticks of an exit the exit stub cannot time (vmx_stub.asm), subtracted on top: each CPU
+ * measures its own at start (vcpu.dilate_fixed, dilate_calib.h); this is the value until then,
+ * and where the measurement fails. Measured by hand in Bochs (one tick per instruction): with
+ * it the guest's TSC advances exactly one tick per traced instruction. 30 measured before the
+ * fast gate existed, plus its five instructions (push, load, compare, branch, pop) that now
+ * precede the first rdtsc of an exit whose CPU has the fast path off (counted; the only
+ * dilated exits whose CPU has it on are in SOFT mode, where the policy sets the offset from
+ * its own clock: hv_set_tsc_offset). */
 #define VCPU_DILATE_FIXED    35
 /* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set
  * from the prediction then fires a few ticks late at worst, never early. */

@@ -901,6 +901,96 @@ static void mc_entry(struct vcpu *v)
     }
 }
 
+/* Time dilation's untimed ticks, measured on this CPU (dilate_calib.h): a burst of VM entries
+ * with the VMX-preemption timer at zero, begun at the end of an exit that leaves the guest
+ * active with nothing to deliver and nothing stepping or dilating it, so the guest executes
+ * nothing until the burst ends; the stub records when it resumed (dilation on), the next exit
+ * when it came back. Another exit in the middle (INIT, SMI) ends the burst early; a later exit
+ * begins another, at most DILATE_CALIB_TRIES. What the burst changed is put back at its end. */
+#define DILATE_CALIB_TRIES 8
+
+static void calib_restore(struct vcpu *v)
+{
+    vmx_write(VMCS_PIN_CONTROLS, v->calib_saved_pin);
+    vmx_write(VMCS_PREEMPTION_TIMER, v->calib_saved_timer);
+    vmx_write(VMCS_TSC_OFFSET, v->calib_saved_offset);   /* the guest ran nothing meanwhile */
+    v->dilate = v->calib_saved_dilate;
+    v->calib_left = 0;
+}
+
+/* The smallest of the CPUs' measures, which every CPU then uses: taking out more ticks than an
+ * exit really cost would run the guest's clock backwards across it, and one CPU's round trip
+ * can measure long at one moment (Bochs: while the other CPUs wait for SIPI) and run short at
+ * another. A CPU whose exits are slower (a hybrid part's efficient cores) lets its guest see a
+ * few of their ticks; never a clock that goes back. */
+static uint64_t calib_global = ~0ull;
+
+static void calib_finish(struct vcpu *v)
+{
+    bool ok;
+    uint64_t mine = dilate_calib_result(&v->calib, VCPU_DILATE_FIXED, &ok);
+    v->calib_done = true;
+    if (ok) {
+        uint64_t g = __atomic_load_n(&calib_global, __ATOMIC_RELAXED);
+        while (mine < g && !__atomic_compare_exchange_n(&calib_global, &g, mine, false, __ATOMIC_ACQ_REL,
+                                                        __ATOMIC_RELAXED))
+            ;
+        g = __atomic_load_n(&calib_global, __ATOMIC_ACQUIRE);
+        for (unsigned i = 0; i < hv.cpu_count; i++) {    /* one aligned word each */
+            struct vcpu *o = vcpu_get(i);
+            if (o->calib_done || o == v)
+                __atomic_store_n(&o->dilate_fixed, g, __ATOMIC_RELEASE);
+        }
+        hv_log("hvtrace: cpu %u: an exit's untimed ticks measured: %lu (smallest of %u zero-length "
+               "guest runs, largest %lu); time dilation takes %lu out (the smallest of the CPUs')\n",
+               v->index, mine, v->calib.samples, v->calib.max, g);
+    } else {
+        hv_log("hvtrace: cpu %u: time dilation not calibrated (%u runs, smallest %lu ticks): %lu ticks "
+               "per exit assumed\n", v->index, v->calib.samples, v->calib.samples ? v->calib.min : 0,
+               v->dilate_fixed);
+    }
+}
+
+static void calib_begin(struct vcpu *v)
+{
+    if (v->calib_done || v->dilate || v->policy_mtf || v->nmi_mtf || v->mc_mtf || v->nmi_pending ||
+        v->mc_pending || vmx_read(VMCS_GUEST_ACTIVITY_STATE) != VMX_ACTIVITY_ACTIVE ||
+        (vmx_read(VMCS_ENTRY_INTR_INFO) & VMX_INTR_INFO_VALID))
+        return;
+    if (v->calib_tries++ == DILATE_CALIB_TRIES) {
+        calib_finish(v);
+        return;
+    }
+    v->calib_saved_pin = vmx_read(VMCS_PIN_CONTROLS);
+    v->calib_saved_timer = vmx_read(VMCS_PREEMPTION_TIMER);
+    v->calib_saved_offset = vmx_read(VMCS_TSC_OFFSET);
+    v->calib_saved_dilate = v->dilate;
+    v->calib_left = DILATE_CALIB_EXITS;
+    v->calib_prev = false;
+    v->dilate = HV_DILATE_TSC;
+    vmx_write(VMCS_PREEMPTION_TIMER, 0);
+    vmx_write(VMCS_PIN_CONTROLS, v->calib_saved_pin | PIN_PREEMPTION_TIMER);
+}
+
+/* An exit while a burst runs: true if it was the burst's (handled). */
+static bool calib_exit(struct vcpu *v, uint32_t reason)
+{
+    if (reason != EXIT_PREEMPTION_TIMER) {
+        calib_restore(v);                   /* cut short: this exit goes on as usual */
+        return false;
+    }
+    if (v->calib_prev)
+        dilate_calib_add(&v->calib, v->exit_tsc - v->resume_tsc);
+    v->calib_prev = true;
+    if (--v->calib_left) {
+        vmx_write(VMCS_PREEMPTION_TIMER, 0);
+        return true;
+    }
+    calib_restore(v);
+    calib_finish(v);
+    return true;
+}
+
 /* A port access vmm/ watches but that cannot be what it watches for, done at once
  * (io_watch.h). false: the full dispatch takes it. */
 static bool io_watch_exit(struct guest_regs *g, struct vcpu *v)
@@ -936,6 +1026,10 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     v->exits++;
     if (basic < EXIT_REASON_COUNT)
         v->exit_counts[basic]++;
+    if (v->calib_left && calib_exit(v, reason)) {
+        spec_before_entry(v);
+        return;
+    }
     /* What blocked the fast MTF path is handled below (an NMI set it again meanwhile). */
     v->fast_block = 0;
     apply_shared_edits(v);
@@ -979,6 +1073,8 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     apply_shared_edits(v);
     mc_entry(v);                                /* first: it takes the entry's event slot */
     nmi_entry(v);
+    if (!v->calib_done)
+        calib_begin(v);
     /* Last: after this only the stub's register restore and VMRESUME run. */
     spec_before_entry(v);
 }

@@ -155,6 +155,7 @@ int vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id)
     v->self = v;
     v->index = index;
     v->apic_id = apic_id;
+    v->dilate_fixed = VCPU_DILATE_FIXED;
     v->vmxon_region = hv_alloc_pages(1);
     v->vmcs = hv_alloc_pages(1);
     v->stack = hv_alloc_pages(VCPU_STACK_PAGES);

@@ -79,7 +79,8 @@ vmx_exit_full_rax:
 .dilate:
     ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
     ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
-    ; sequence: TSC offset -= now - exit_tsc + VCPU_DILATE_FIXED (SDM 25.6.5).
+    ; sequence: TSC offset -= now - exit_tsc + dilate_fixed (SDM 25.6.5), dilate_fixed being
+    ; this CPU's measure of that sequence (dilate_calib.h), which keeps 'now' for it.
     ; Entered by a jump: Bochs's RDTSC does not count the instructions of the current
     ; trace-cache trace before it, so what precedes it in its trace must be one sequence
     ; whatever path led here (measured: a path that fell through lost its one tick).
@@ -89,8 +90,9 @@ vmx_exit_full_rax:
     rdtsc
     shl rdx, 32
     or rax, rdx
+    mov [rsi + VCPU_RESUME_TSC_OFFSET], rax
     sub rax, [rsi + VCPU_EXIT_TSC_OFFSET]
-    add rax, VCPU_DILATE_FIXED
+    add rax, [rsi + VCPU_DILATE_FIXED_OFFSET]
     mov edx, VMCS_TSC_OFFSET
     vmread rcx, rdx
     sub rcx, rax

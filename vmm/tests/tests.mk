@@ -2,7 +2,7 @@
 # policy, guest memory, speculation control, and the firmware-table parsers and IOMMU logic.
 # One row per test, NAME:SRC+SRC... (the sources it links besides vmm/tests/NAME.c).
 VMM_UNIT_TESTS := test_ept_mtrr:vmm/ept.c+vmm/mtrr.c test_msr_policy:vmm/msr_class.c test_ept_view:vmm/ept.c \
-  test_gmem:vmm/gmem.c test_spec_ctrl:vmm/spec_ctrl.c test_host_cr4:vmm/host_cr4.h test_nmi_decide:vmm/nmi_decide.h test_mc_decide:vmm/mc_decide.h test_pm1_sleep:vmm/pm1_sleep.h test_io_watch:vmm/io_watch.h test_vmx_caps:vmm/vmx_caps.c test_xcr0:vmm/xcr0.h test_pending_dbg:vmm/pending_dbg.h test_mem_budget:vmm/mem_budget.c
+  test_gmem:vmm/gmem.c test_spec_ctrl:vmm/spec_ctrl.c test_host_cr4:vmm/host_cr4.h test_nmi_decide:vmm/nmi_decide.h test_mc_decide:vmm/mc_decide.h test_pm1_sleep:vmm/pm1_sleep.h test_io_watch:vmm/io_watch.h test_vmx_caps:vmm/vmx_caps.c test_xcr0:vmm/xcr0.h test_pending_dbg:vmm/pending_dbg.h test_mem_budget:vmm/mem_budget.c test_dilate_calib:vmm/dilate_calib.h
 # Firmware tables and IOMMU/ECAM: built again under ASan+UBSan (NAME_asan), since their input is
 # hostile firmware data; run on the tables captured in vmm/tests/data.
 VMM_ASAN_TESTS := test_dmar:vmm/acpi_dmar.c test_pci_mcfg:vmm/pci_mcfg.c test_iommu_tables:vmm/iommu_tables.c \
