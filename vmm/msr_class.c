@@ -94,6 +94,7 @@ static const struct msr_rule rules[] = {
     {0x00000035, 0x00000035, MSR_READ_ONLY},   /* MSR_CORE_THREAD_COUNT */
     {0x0000003a, 0x0000003a, MSR_READ_ONLY},   /* IA32_FEATURE_CONTROL (locked by the loader) */
     {0x00000010, 0x00000010, MSR_READ_ONLY},   /* IA32_TSC: the clock the hypervisor keeps */
+    {0x000014ce, 0x000014ce, MSR_LBR_CTL},     /* IA32_LBR_CTL: switched by VMX where it can */
     {0x0000003b, 0x0000003b, MSR_TSC_ADJUST},  /* IA32_TSC_ADJUST: the guest's copy; a write
                                                   moves the guest's TSC only */
     {0x000006e0, 0x000006e0, MSR_PASS},        /* IA32_TSC_DEADLINE (a module may intercept it) */

@@ -119,6 +119,11 @@ bool msr_policy_read(unsigned cpu, uint32_t msr, uint64_t *val)
     }
     case MSR_TSC_ADJUST:
         return tsc_adjust_get(cpu, val);
+    case MSR_LBR_CTL:
+        if (!hv.lbr_ctl)
+            return msr_safe_read(msr, val) == 0;
+        *val = vmx_read(VMCS_GUEST_LBR_CTL);
+        return true;
     default:
         return msr_safe_read(msr, val) == 0;
     }
@@ -155,6 +160,11 @@ bool msr_policy_write(unsigned cpu, uint32_t msr, uint64_t val)
         return msr_safe_write(msr, val) == 0;
     }
     case MSR_WRITE_IGNORE:
+        return true;
+    case MSR_LBR_CTL:
+        if (!hv.lbr_ctl || !msr_lbr_ctl_ok(val))
+            return refuse(msr, true);
+        vmx_write(VMCS_GUEST_LBR_CTL, val);
         return true;
     case MSR_TSC_ADJUST: {
         uint64_t old;

@@ -39,12 +39,20 @@ enum msr_class {
                               hypervisor does not change, the guest is not faulted for asking) */
     MSR_HFI_PTR,           /* reads without an exit; writes exit and are checked: the address
                               the CPU writes its feedback table to (msr_hfi_ptr_ok) */
+    MSR_LBR_CTL,           /* reads and writes exit: with the VMX controls that switch it
+                              (hv.lbr_ctl), the guest's value in the VMCS, checked
+                              (msr_lbr_ctl_ok); without, read through and writes refused */
     MSR_TSC_ADJUST,        /* reads and writes exit: the guest's own copy, per CPU, which starts
                               as the real one; a write moves the guest's TSC by the change
                               (the TSC offset, SDM Vol. 3B 18.17.3 "Time-Stamp Counter
                               Adjustment"), never the real TSC the hypervisor keeps time by,
                               as KVM emulates it */
 };
+
+/* Bits a write of IA32_LBR_CTL may set (SDM Vol. 4 table 2-2: LBREn, OS, USR, CALL_STACK, and
+ * the branch-type filters in bits 22:16); others are reserved and #GP, as the CPU gives. */
+#define MSR_LBR_CTL_VALID 0x7f000full
+static inline bool msr_lbr_ctl_ok(uint64_t val) { return !(val & ~MSR_LBR_CTL_VALID); }
 
 /* The guest's TSC offset after it writes 'val' to its IA32_TSC_ADJUST, which held 'old':
  * the TSC moves by the change (wrapping, as the counter does). Pure. */

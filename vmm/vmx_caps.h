@@ -15,7 +15,9 @@
  * step-overs: refuse without it) and execute-only EPT entries (hidden probes: without them
  * probes are refused, tracing still runs); and VPIDs, with INVVPID of one context or of all
  * (without them every VM entry and exit flushes the guest's TLB: slower, not wrong; so VPIDs
- * are used only where the CPU can also invalidate them). Sources: SDM appendix A "VMX
+ * are used only where the CPU can also invalidate them); and the controls that clear
+ * IA32_LBR_CTL at exit and load the guest's at entry (with both, the guest's architectural
+ * LBRs record its branches and never the hypervisor's; without, its writes are refused). Sources: SDM appendix A "VMX
  * Capability Reporting Facility" (A.3 "VM-Execution Controls", A.4 "VM-Exit Controls", A.5
  * "VM-Entry Controls", A.6 "Miscellaneous Data", A.10 "VPID and EPT Capabilities").
  *
@@ -47,6 +49,8 @@ struct vmx_caps {
     unsigned preempt_shift;   /* the preemption timer counts at TSC >> this */
     bool vpid;                /* tag the guest's translations with a VPID */
     uint32_t invvpid_type;    /* with vpid: INVVPID type, 1 single-context, 2 all-context */
+    bool lbr_ctl;             /* IA32_LBR_CTL cleared at exit, the guest's loaded at entry: the
+                                 guest may use architectural LBRs (else its writes are refused) */
 };
 
 /* The controls the hypervisor cannot run without (it sets them; vmx_setup.c). */

@@ -128,6 +128,14 @@ int vmx_check_caps(void)
     hv.ept_cap = ept_cap;
     hv.invept_type = caps.invept_type;
     hv.preempt_shift = caps.preempt_shift;
+    /* Architectural LBRs (SDM Vol. 3B 18.1.2 "Architectural Last Branch Records"): the guest's
+     * IA32_LBR_CTL loaded at entry, cleared at exit, so the LBRs never record the hypervisor's
+     * branches (its addresses would be the guest's to read in the LBR stack). */
+    hv.lbr_ctl = caps.lbr_ctl;
+    if (caps.lbr_ctl) {
+        hv.exit_ctls |= EXIT_CLEAR_LBR_CTL;
+        hv.entry_ctls |= ENTRY_LOAD_LBR_CTL;
+    }
     /* VPIDs (SDM 29.1 "Virtual Processor Identifiers (VPIDs)"): without them every VM entry and
      * exit invalidates the guest's linear and combined mappings (29.4.3.1 "Operations that
      * Invalidate Cached Mappings"), two full TLB flushes per single-stepped instruction. */
@@ -274,6 +282,8 @@ static void write_guest_state(const struct hvt_cpu_launch *l)
     vmx_write(VMCS_GUEST_DEBUGCTL, hv_rdmsr(MSR_IA32_DEBUGCTL));
     vmx_write(VMCS_GUEST_PAT, hv_rdmsr(MSR_IA32_PAT));
     vmx_write(VMCS_GUEST_EFER, hv_rdmsr(MSR_IA32_EFER));
+    if (hv.lbr_ctl)
+        vmx_write(VMCS_GUEST_LBR_CTL, hv_rdmsr(MSR_IA32_LBR_CTL));
     vmx_write(VMCS_LINK_POINTER, ~0ull);        /* no shadow VMCS (SDM 27.3.1.5) */
     vmx_write(VMCS_GUEST_INTERRUPTIBILITY, 0);
     vmx_write(VMCS_GUEST_ACTIVITY_STATE, VMX_ACTIVITY_ACTIVE);
@@ -450,6 +460,8 @@ void vmx_guest_reset_to_init(void)
     vmx_write(VMCS_GUEST_DR7, 0x400);
     vmx_write(VMCS_GUEST_PAT, 0x0007040600070406ull);
     vmx_write(VMCS_GUEST_DEBUGCTL, 0);
+    if (hv.lbr_ctl)
+        vmx_write(VMCS_GUEST_LBR_CTL, 0);       /* its reset value */
     vmx_write(VMCS_GUEST_SYSENTER_CS, 0);
     vmx_write(VMCS_GUEST_SYSENTER_ESP, 0);
     vmx_write(VMCS_GUEST_SYSENTER_EIP, 0);

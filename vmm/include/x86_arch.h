@@ -73,6 +73,7 @@
 #define MSR_IA32_APIC_BASE         0x01b
 #define MSR_IA32_FEATURE_CONTROL   0x03a
 #define MSR_IA32_TSC_ADJUST        0x03b
+#define MSR_IA32_LBR_CTL           0x14ce
 #define   FEATURE_CONTROL_LOCK            (1ull << 0)
 #define   FEATURE_CONTROL_VMX_OUTSIDE_SMX (1ull << 2)
 #define MSR_IA32_SYSENTER_CS       0x174

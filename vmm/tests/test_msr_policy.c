@@ -52,7 +52,12 @@ int main(void)
           !exits(bm, 0x1c4, 1) && !exits(bm, 0x1c5, 1), "XFD and XFD_ERR pass");
     CHECK(msr_policy_class(0x4d0) == MSR_PASS && msr_policy_class(0x14cf) == MSR_PASS &&
           msr_policy_class(0x17d1) == MSR_PASS, "MCG_EXT_CTL, LBR_DEPTH, HW_FEEDBACK_CONFIG pass");
-    CHECK(msr_policy_class(0x14ce) == MSR_READ_PASS, "LBR_CTL: not switched by VMX here, writes refused");
+    CHECK(msr_policy_class(0x14ce) == MSR_LBR_CTL && exits(bm, 0x14ce, 0) && exits(bm, 0x14ce, 1),
+          "LBR_CTL: reads and writes exit (the VMCS holds the guest's where VMX switches it)");
+    CHECK(msr_lbr_ctl_ok(0) && msr_lbr_ctl_ok(0x7f0007) && msr_lbr_ctl_ok(1 | 2 | 4 | 8),
+          "LBR_CTL: LBREn, OS, USR, CALL_STACK and every branch filter allowed");
+    CHECK(!msr_lbr_ctl_ok(0x10) && !msr_lbr_ctl_ok(1ull << 23) && !msr_lbr_ctl_ok(1ull << 32),
+          "LBR_CTL: reserved bits 4, 23, 32 refused");
     CHECK(msr_policy_class(0x17d0) == MSR_HFI_PTR && !exits(bm, 0x17d0, 0) && exits(bm, 0x17d0, 1),
           "HW_FEEDBACK_PTR: reads pass, writes exit");
     const uint64_t rb = 0x17e00000, rs = 64ull << 20;

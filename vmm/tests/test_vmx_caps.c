@@ -105,6 +105,22 @@ int main(void)
           "PROCBASED_CTLS2 exists with the secondary controls' allowed-1 bit only");
     CHECK(vmx_caps_has_ept_vpid_cap(full.procbased2) && !vmx_caps_has_ept_vpid_cap(0),
           "EPT_VPID_CAP exists with EPT or VPID allowed only");
+    /* IA32_LBR_CTL switched only with both controls (clear at exit, load at entry): the full
+     * set has neither (Bochs, pre-Sapphire Rapids parts); either alone is not enough */
+    CHECK(!c.lbr_ctl, "no LBR_CTL controls: the guest's writes refused");
+    in = full;
+    in.exit |= (uint64_t)EXIT_CLEAR_LBR_CTL << 32;
+    in.entry |= (uint64_t)ENTRY_LOAD_LBR_CTL << 32;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && c.lbr_ctl, "both LBR_CTL controls: the guest's LBR_CTL switched");
+    in.exit &= ~((uint64_t)EXIT_CLEAR_LBR_CTL << 32);
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.lbr_ctl, "load at entry without clear at exit: not switched (the LBRs would record the hypervisor)");
+    in = full;
+    in.exit |= (uint64_t)EXIT_CLEAR_LBR_CTL << 32;
+    in.entry |= ENTRY_LOAD_LBR_CTL;          /* allowed-0 half only */
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.lbr_ctl, "load-LBR_CTL only in the allowed-0 half: not switched");
     /* A nested hypervisor's kind of set: no execute-only EPT, no preemption timer. */
     in = full;
     in.ept_vpid_cap &= ~EPT_CAP_EXEC_ONLY;
