@@ -40,6 +40,7 @@ struct hv_globals {
     unsigned preempt_shift;              /* the preemption timer counts at TSC >> this */
     uint32_t invvpid_type;               /* 0: no VPID; else the INVVPID type (vmx_caps.h) */
     bool lbr_ctl;                        /* IA32_LBR_CTL switched at exit and entry (vmx_caps.h) */
+    bool virtual_nmis;                   /* NMIs exit; injected at an NMI window (vmx_caps.h) */
     struct spec_plan spec;               /* speculation and PMU isolation (spec_ctrl.h) */
     bool spec_per_exit;                  /* spec has per-exit work: the fast MTF path is held off */
     unsigned cpu_count;

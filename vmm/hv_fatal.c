@@ -6,9 +6,10 @@
  * a stopped CPU held is taken anyway after FATAL_LOCK_TSC (spin_lock), a CPU that does not
  * stop is reported and left running.
  *
- * Stopping the others. An NMI sent to a CPU that runs the guest goes to the guest (the
- * "NMI exiting" pin-based control is 0: Intel SDM Vol. 3C 25.6.1 "Pin-Based VM-Execution
- * Controls"), so NMIs alone cannot stop a CPU in the guest. INIT can: in VMX non-root operation INIT always causes
+ * Stopping the others. An NMI sent to a CPU that runs the guest exits only where the CPU has
+ * virtual NMIs (vmx_caps.h; else the "NMI exiting" pin-based control is 0 and the NMI goes to
+ * the guest: Intel SDM Vol. 3C 25.6.1 "Pin-Based VM-Execution Controls"), so NMIs alone cannot
+ * be relied on to stop a CPU in the guest. INIT can: in VMX non-root operation INIT always causes
  * a VM exit (SDM 26.2 "Other Causes of VM Exits"), and in VMX root operation it stays pending
  * until the next VM entry, right after which it exits (SDM 24.8 "Restrictions on VMX
  * Operation": INIT is blocked in VMX root operation). So, in two rounds:

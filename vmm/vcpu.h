@@ -48,6 +48,7 @@ struct vcpu {
     bool launched;
     bool nmi_pending;             /* an NMI hit the host: re-inject into the guest */
     bool nmi_mtf;                 /* the monitor trap flag is on for the pending NMI (nmi_decide.h) */
+    bool nmi_window;              /* NMI-window exiting is on for it (hv.virtual_nmis) */
     bool mc_pending;              /* a machine check hit the host or a VM entry: to the guest */
     bool mc_mtf;                  /* the monitor trap flag is on for the pending #MC (mc_decide.h) */
     bool policy_mtf;              /* ... and for the policy (hv_set_mtf): its MTF exits are its own */
@@ -65,6 +66,7 @@ struct vcpu {
     uint64_t nmi_waits;           /* entries that held an NMI back for the guest's blocking */
     uint64_t nmi_injected;        /* NMIs the host caught, given to the guest */
     uint64_t nmi_dropped;         /* ... not given: the CPU waited for its SIPI */
+    uint64_t nmi_exits;           /* NMIs that arrived in the guest and exited (hv.virtual_nmis) */
     uint64_t mc_injected;         /* machine checks given to the guest */
     uint64_t sleep_refused;       /* PM1 writes for a sleep state other than S5, dropped */
     uint64_t io_watch_fast;       /* port accesses done ahead of the full dispatch (io_watch.h) */

@@ -53,6 +53,8 @@ void vmx_caps_decide(const struct vmx_caps_in *in, struct vmx_caps *out)
                 (in->ept_vpid_cap & EPT_CAP_INVVPID) && out->invvpid_type;
     if (!out->vpid)
         out->invvpid_type = 0;
+    out->virtual_nmis = allowed1(in->pinbased, PIN_NMI_EXITING) && allowed1(in->pinbased, PIN_VIRTUAL_NMIS) &&
+                        allowed1(in->procbased, PROC_NMI_WINDOW_EXITING);
     out->lbr_ctl = allowed1(in->exit, EXIT_CLEAR_LBR_CTL) && allowed1(in->entry, ENTRY_LOAD_LBR_CTL);
     if (out->refuse)
         return;

@@ -15,7 +15,9 @@
  * step-overs: refuse without it) and execute-only EPT entries (hidden probes: without them
  * probes are refused, tracing still runs); and VPIDs, with INVVPID of one context or of all
  * (without them every VM entry and exit flushes the guest's TLB: slower, not wrong; so VPIDs
- * are used only where the CPU can also invalidate them); and the controls that clear
+ * are used only where the CPU can also invalidate them); NMI exiting with virtual NMIs and
+ * NMI-window exiting (every NMI exits, and the hypervisor injects it when the guest can take
+ * it, where a traced CPU sees it; without all three NMIs go to the guest directly); and the controls that clear
  * IA32_LBR_CTL at exit and load the guest's at entry (with both, the guest's architectural
  * LBRs record its branches and never the hypervisor's; without, its writes are refused). Sources: SDM appendix A "VMX
  * Capability Reporting Facility" (A.3 "VM-Execution Controls", A.4 "VM-Exit Controls", A.5
@@ -49,6 +51,8 @@ struct vmx_caps {
     unsigned preempt_shift;   /* the preemption timer counts at TSC >> this */
     bool vpid;                /* tag the guest's translations with a VPID */
     uint32_t invvpid_type;    /* with vpid: INVVPID type, 1 single-context, 2 all-context */
+    bool virtual_nmis;        /* NMI exiting, virtual NMIs and NMI-window exiting: every NMI
+                                 exits and is given to the guest when it can take it */
     bool lbr_ctl;             /* IA32_LBR_CTL cleared at exit, the guest's loaded at entry: the
                                  guest may use architectural LBRs (else its writes are refused) */
 };

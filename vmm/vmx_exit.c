@@ -96,9 +96,9 @@ void vmx_print_exit_summary(const char *why)
         for (unsigned i = 0; i < 8 && v->io_ports[i].count; i++)
             hv_log("hvtrace:   cpu %u   I/O port %x: %lu\n", c, v->io_ports[i].port, v->io_ports[i].count);
         if (v->nmi_injected || v->nmi_waits)
-            hv_log("hvtrace:   cpu %u NMIs taken in VMX root and given to the guest: %lu (%lu entries held one "
-                   "back for the guest's STI/MOV SS/NMI blocking or another event)\n", c, v->nmi_injected,
-                   v->nmi_waits);
+            hv_log("hvtrace:   cpu %u NMIs given to the guest: %lu (%lu exited from it, the rest taken in VMX root; "
+                   "%lu entries held one back for the guest's STI/MOV SS/NMI blocking or another event)\n", c,
+                   v->nmi_injected, v->nmi_exits, v->nmi_waits);
         if (v->nmi_dropped)
             hv_log("hvtrace:   cpu %u NMIs dropped while the CPU waited for its SIPI: %lu\n", c, v->nmi_dropped);
         if (v->mc_injected)
@@ -828,9 +828,36 @@ static inline __attribute__((always_inline)) void spec_before_entry(struct vcpu 
     }
 }
 
-/* An NMI the host caught goes to the guest at an entry that may carry it (nmi_decide.h); until
- * then the guest runs an instruction at a time (the monitor trap flag, off again once the NMI
- * is in unless the policy steps this CPU itself), each exit through the full dispatch. */
+/* Did this exit interrupt an IRET that unblocked NMIs? Bit 12 of the exit interruption
+ * information (a hardware exception) or of the EPT-violation qualification says so (SDM 28.2.1
+ * "Basic VM-Exit Information", 28.2.3). */
+#define NMI_UNBLOCKED_BY_IRET (1u << 12)
+static bool nmi_unblocked_by_iret(uint32_t basic)
+{
+    if (basic == EXIT_EPT_VIOLATION)
+        return vmx_read(VMCS_EXIT_QUALIFICATION) & NMI_UNBLOCKED_BY_IRET;
+    if (basic != EXIT_EXCEPTION_NMI)
+        return false;
+    uint32_t info = (uint32_t)vmx_read(VMCS_EXIT_INTR_INFO);
+    return (info & VMX_INTR_INFO_VALID) && (info & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_HW_EXC &&
+           (info & NMI_UNBLOCKED_BY_IRET);
+}
+
+/* The NMI-window exiting control, for a pending NMI the guest cannot take yet. */
+static void nmi_set_window(struct vcpu *v, bool on)
+{
+    if (v->nmi_window == on)
+        return;
+    v->nmi_window = on;
+    uint32_t p = (uint32_t)vmx_read(VMCS_PROC_CONTROLS);
+    vmx_write(VMCS_PROC_CONTROLS, on ? p | PROC_NMI_WINDOW_EXITING : p & ~PROC_NMI_WINDOW_EXITING);
+}
+
+/* An NMI for the guest - one that exited (virtual NMIs) or one the host caught in VMX root -
+ * goes to it at an entry that may carry it (nmi_decide.h); until then the CPU waits for an NMI
+ * window (virtual NMIs), else the guest runs an instruction at a time (the monitor trap flag,
+ * off again once the NMI is in unless the policy steps this CPU itself), each exit through the
+ * full dispatch. */
 static void nmi_entry(struct vcpu *v)
 {
     if (!v->nmi_pending)
@@ -842,6 +869,7 @@ static void nmi_entry(struct vcpu *v)
         v->nmi_pending = false;
         v->nmi_injected++;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
+        nmi_set_window(v, false);
         if (v->nmi_mtf) {
             v->nmi_mtf = false;
             vcpu_sync_mtf(v);
@@ -849,6 +877,10 @@ static void nmi_entry(struct vcpu *v)
         break;
     case NMI_WAIT_ONE_STEP:
         v->nmi_waits++;
+        if (hv.virtual_nmis) {
+            nmi_set_window(v, true);       /* an NMI-window exit comes when it can be taken */
+            break;
+        }
         if (!v->nmi_mtf) {
             v->nmi_mtf = true;
             vcpu_sync_mtf(v);
@@ -858,6 +890,7 @@ static void nmi_entry(struct vcpu *v)
     case NMI_DROP:
         v->nmi_pending = false;
         v->nmi_dropped++;
+        nmi_set_window(v, false);
         break;
     case NMI_NOTHING:
         break;
@@ -1050,6 +1083,12 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         uint32_t type = idt_info & VMX_INTR_TYPE_MASK;
         if (type == VMX_INTR_TYPE_SW_INT || type == VMX_INTR_TYPE_PRIV_SW_EXC || type == VMX_INTR_TYPE_SW_EXC)
             vmx_write(VMCS_ENTRY_INSTR_LEN, vmx_read(VMCS_EXIT_INSTR_LEN));
+    } else if (hv.virtual_nmis && nmi_unblocked_by_iret(basic)) {
+        /* The exit came in the middle of an IRET that had ended the guest's virtual-NMI
+         * blocking (a fault or EPT violation while it read the stack): the IRET runs again,
+         * so the blocking is put back first (SDM 28.2.3 "Information About NMI Unblocking Due
+         * to IRET"), else an NMI could be injected before the handler has returned. */
+        vmx_write(VMCS_GUEST_INTERRUPTIBILITY, vmx_read(VMCS_GUEST_INTERRUPTIBILITY) | VMX_INTR_BLOCK_NMI);
     }
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.pre[i])
@@ -1057,6 +1096,14 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     exit_handler_fn own = basic < EXIT_REASON_COUNT ? exit_handlers[basic] : 0;
     if (basic == EXIT_MTF && (v->nmi_mtf || v->mc_mtf) && !v->policy_mtf) {
         /* vmm/'s own step for a pending NMI or #MC (below): not the policy's to see */
+    } else if (basic == EXIT_EXCEPTION_NMI &&
+               (vmx_read(VMCS_EXIT_INTR_INFO) & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_NMI) {
+        /* An NMI that arrived in the guest (virtual NMIs): the guest's, given to it below at
+         * an entry that may carry it. Observers see the exit (a parked CPU has woken). */
+        v->nmi_pending = true;
+        v->nmi_exits++;
+    } else if (basic == EXIT_NMI_WINDOW) {
+        nmi_set_window(v, false);          /* the window is open: nmi_entry injects below */
     } else if (own) {
         own(g, v);
     } else {

@@ -132,6 +132,15 @@ int vmx_check_caps(void)
      * IA32_LBR_CTL loaded at entry, cleared at exit, so the LBRs never record the hypervisor's
      * branches (its addresses would be the guest's to read in the LBR stack). */
     hv.lbr_ctl = caps.lbr_ctl;
+    /* NMIs (SDM Vol. 3C 26.2 "Other Causes of VM Exits", 25.6.1 "Pin-Based VM-Execution
+     * Controls", 27.6.1.2 "... Virtual-NMI Blocking"): every NMI exits; the hypervisor gives it
+     * to the guest at an entry where nothing blocks it, waiting for an NMI window (26.2) where
+     * something does, so a traced CPU sees every NMI the way it sees an interrupt, and a CPU
+     * parked in HLT by a policy learns that it woke. Without these controls NMIs go to the
+     * guest directly (NMI exiting off). */
+    hv.virtual_nmis = caps.virtual_nmis;
+    if (caps.virtual_nmis)
+        hv.pin_ctls |= PIN_NMI_EXITING | PIN_VIRTUAL_NMIS;
     if (caps.lbr_ctl) {
         hv.exit_ctls |= EXIT_CLEAR_LBR_CTL;
         hv.entry_ctls |= ENTRY_LOAD_LBR_CTL;

@@ -92,7 +92,7 @@ NMI_ROUNDS ?= 8
 .PHONY: test-trace-nmi
 test-trace-nmi: trace-prereqs
 	$(call trace_run,$(TRACE_TEST)/nmi,/bin/trace-run$(comma)/bin/nmi-storm$(comma)$(NMI_ROUNDS),,,$(TRACE_TIMEOUT))
-	bash tests/trace/check-nmi.sh $(TRACE_TEST)/nmi/run $(HVT_IMPORT) $(HVT_CHECK)
+	NMI_ROUNDS=$(NMI_ROUNDS) bash tests/trace/check-nmi.sh $(TRACE_TEST)/nmi/run $(HVT_IMPORT) $(HVT_CHECK)
 
 # Flight recorder + kernel-only filter + auto-stop at panic: a 1 MB ring while crash makes
 # getpid calls and then panics the kernel through sysrq; the ring is dumped at panic's entry.

@@ -530,8 +530,9 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
 
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
  * unobserved. Park it: skip HLT, enter the HLT activity state without MTF, and let the next
- * external interrupt exit (step_extint_exit) so stepping resumes right at its delivery. With
- * IF=0 only an NMI or INIT can wake it: stay halted, not stepped. */
+ * external interrupt exit (step_extint_exit) so stepping resumes right at its delivery; an NMI
+ * exits too where vmm/ has NMI exiting (step_post_exit unparks). With IF=0 only an NMI or INIT
+ * can wake it. */
 bool step_hlt_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
@@ -551,19 +552,25 @@ bool step_hlt_exit(struct guest_regs *g)
     return true;
 }
 
+/* A parked CPU woke (an external interrupt or an NMI exited): active again, stepped again
+ * from the event's delivery on. */
+static void unpark(struct trace_cpu *t)
+{
+    if (!t->halted)
+        return;
+    t->halted = false;
+    hv_set_activity(VMX_ACTIVITY_ACTIVE);
+    if (t->stepping) {
+        hv_set_mtf(true);
+        hv_set_mtf_fast(true, &t->f);
+        dilate_set(DILATE_SOFT);
+    }
+}
+
 bool step_extint_exit(struct guest_regs *g)
 {
-    struct trace_cpu *t = &step_cpus[hv_cpu_id()];
     hv_set_extint_exiting(false);
-    if (t->halted) {
-        t->halted = false;
-        hv_set_activity(VMX_ACTIVITY_ACTIVE);
-        if (t->stepping) {
-            hv_set_mtf(true);
-            hv_set_mtf_fast(true, &t->f);
-            dilate_set(DILATE_SOFT);
-        }
-    }
+    unpark(&step_cpus[hv_cpu_id()]);
     return true;
 }
 
@@ -741,6 +748,14 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &step_cpus[cpu];
     int want = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE);
+    /* An NMI exited a parked CPU (NMI exiting: vmm/ injects it at this entry, which wakes
+     * the CPU): stepping resumes at its delivery. Parked with interrupts off, nothing else
+     * would wake it; with them on, the NMI handler would otherwise run unseen. */
+    if (t->halted && reason == EXIT_EXCEPTION_NMI &&
+        (hv_exit_intr_info() & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_NMI) {
+        hv_set_extint_exiting(false);
+        unpark(t);
+    }
     if (t->stepping && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
         hv_guest_read(HV_GUEST_RIP) != t->f.p_ic->rip)
         step(t, cpu, g);                    /* an emulated instruction retired */

@@ -72,12 +72,14 @@ enum vmx_seg { VMX_SEG_ES, VMX_SEG_CS, VMX_SEG_SS, VMX_SEG_DS, VMX_SEG_FS, VMX_S
 /* --- Pin-based controls (SDM 25.6.1) --- */
 #define PIN_EXTINT_EXITING      (1u << 0)
 #define PIN_NMI_EXITING         (1u << 3)
+#define PIN_VIRTUAL_NMIS        (1u << 5)
 #define PIN_PREEMPTION_TIMER    (1u << 6)
 /* --- Primary processor-based controls (SDM 25.6.2) --- */
 #define PROC_USE_TSC_OFFSET     (1u << 3)
 #define PROC_HLT_EXITING        (1u << 7)
 #define PROC_INVLPG_EXITING     (1u << 9)
 #define PROC_RDTSC_EXITING      (1u << 12)
+#define PROC_NMI_WINDOW_EXITING (1u << 22)
 #define PROC_CR3_LOAD_EXITING   (1u << 15)
 #define PROC_CR3_STORE_EXITING  (1u << 16)
 #define PROC_UNCOND_IO_EXITING  (1u << 24)

@@ -105,6 +105,22 @@ int main(void)
           "PROCBASED_CTLS2 exists with the secondary controls' allowed-1 bit only");
     CHECK(vmx_caps_has_ept_vpid_cap(full.procbased2) && !vmx_caps_has_ept_vpid_cap(0),
           "EPT_VPID_CAP exists with EPT or VPID allowed only");
+    /* Virtual NMIs: NMI exiting, virtual NMIs and NMI-window exiting, all three allowed-1 */
+    CHECK(!c.virtual_nmis, "the full set without virtual NMIs / NMI-window exiting: NMIs go to the guest directly");
+    in = full;
+    in.pinbased |= (uint64_t)PIN_VIRTUAL_NMIS << 32;
+    in.procbased |= (uint64_t)PROC_NMI_WINDOW_EXITING << 32;
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.refuse && c.virtual_nmis, "all three: NMIs exit and are injected at an NMI window");
+    in.procbased &= ~((uint64_t)PROC_NMI_WINDOW_EXITING << 32);
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.virtual_nmis, "no NMI-window exiting: no virtual NMIs (nothing would say when to inject)");
+    in.procbased |= (uint64_t)PROC_NMI_WINDOW_EXITING << 32;
+    in.pinbased &= ~((uint64_t)PIN_NMI_EXITING << 32);
+    vmx_caps_decide(&in, &c);
+    CHECK(!c.virtual_nmis, "no NMI exiting: no virtual NMIs");
+    in = full;
+    vmx_caps_decide(&in, &c);
     /* IA32_LBR_CTL switched only with both controls (clear at exit, load at entry): the full
      * set has neither (Bochs, pre-Sapphire Rapids parts); either alone is not enough */
     CHECK(!c.lbr_ctl, "no LBR_CTL controls: the guest's writes refused");
