@@ -433,6 +433,9 @@ int d_run_main(int argc, char **argv)
                               probe_list_add_sdt(&l, &sdt)))
             fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
     }
+    /* DTrace's stable providers (proc, sched) on the probes just listed */
+    if (probe_list_add_stable(&l))
+        fprintf(stderr, "hvt: no stable providers: out of memory\n");
     d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
                                .img = have_kimg ? &kimage : NULL };
     /* the image's ORC tables: the host's unwinder (stack()), and where the running kernel

@@ -29,6 +29,7 @@ static void cc_free(d_cc *cc)
     free(cc->inls);
     free(cc->idents);
     free(cc->pm);
+    free(cc->stab);
     d_arena_free(cc);
     free(cc);
 }
@@ -108,6 +109,13 @@ void dprog_free(dprog *p)
         }
         free(c->acts);
         free(c->stmt_pc);
+        if (c->stable) {
+            free(c->stable->prov);
+            free(c->stable->mod);
+            free(c->stable->func);
+            free(c->stable->name);
+            free(c->stable);
+        }
     }
     free(p->clauses);
     for (int i = 0; i < p->naggs; i++) free(p->aggs[i].name);

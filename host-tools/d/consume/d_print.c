@@ -187,7 +187,12 @@ int d_do_data(d_consumer *c, const struct hvt_drec *r, const uint8_t *body, cons
         return D_CONSUME_BAD;
     }
     int rc = D_CONSUME_OK;
-    heading_and_prefix(c, r, pr, next);
+    if (cl->stable) {                     /* the stable probe the clause was compiled for */
+        struct hvt_drec sr = *r;
+        sr.probe = cl->stable->id;
+        heading_and_prefix(c, &sr, cl->stable, next);
+    } else
+        heading_and_prefix(c, r, pr, next);
     for (int i = 0; i < na; i++) {
         const dact *d = &c->acts[i];
         const d_action *a = &cl->acts[d->act];

@@ -1,0 +1,94 @@
+/* stable: the proc and sched providers' rows (stable.h). Each row says which probe of the
+ * running kernel stands for the stable probe, when it counts and what its arguments are, after
+ * dtrace-utils' libdtrace/dt_prov_proc.c and dt_prov_sched.c (their dependent probes and
+ * trampolines), except where a row says otherwise. */
+#include "stable.h"
+#include <string.h>
+
+#define TASK_ARGS(e) { "(lwpsinfo_t *)" e, "(psinfo_t *)" e }
+#define TASK_TYPES   { "lwpsinfo_t *", "psinfo_t *" }
+
+static const stable_row rows[] = {
+    /* ---- proc ---- */
+    /* a new process: dtrace-utils fires create for every task sched_process_fork makes, threads
+     * too; here, as in Solaris's proc provider, only for a new process (lwp-create has the
+     * threads) */
+    { "proc", "create", "sdt:sched::sched_process_fork", "args[1]->pid == args[1]->tgid",
+      { "(psinfo_t *)args[1]" }, { "psinfo_t *" }, 0 },
+    { "proc", "exec", "syscall::execve:entry", NULL, { "copyinstr(arg0)" }, { "string" }, 0 },
+    { "proc", "exec", "syscall::execveat:entry", NULL, { "copyinstr(arg1)" }, { "string" }, 0 },
+    /* exec-failure's args[0]: the system call's return value, as dtrace-utils gives it */
+    { "proc", "exec-failure", "syscall::execve:return", "arg1 != 0", { "(int)arg1" }, { "int" }, 0 },
+    { "proc", "exec-failure", "syscall::execveat:return", "arg1 != 0", { "(int)arg1" }, { "int" }, 0 },
+    { "proc", "exec-success", "syscall::execve:return", "arg1 == 0", { NULL }, { NULL }, 0 },
+    { "proc", "exec-success", "syscall::execveat:return", "arg1 == 0", { NULL }, { NULL }, 0 },
+    /* the process's exit: its group leader's; args[0] CLD_EXITED 1, CLD_KILLED 2, CLD_DUMPED 3
+     * from the task's exit_code, as dtrace-utils computes it */
+    { "proc", "exit", "sdt:sched::sched_process_exit", "args[0]->pid == args[0]->tgid",
+      { "(int)((args[0]->exit_code & 0x7f) == 0 ? 1 : (args[0]->exit_code & 0x80) ? 3 : 2)" }, { "int" }, 0 },
+    { "proc", "lwp-create", "sdt:sched::sched_process_fork", NULL, TASK_ARGS("args[1]"), TASK_TYPES, 0 },
+    { "proc", "lwp-exit", "sdt:sched::sched_process_exit", NULL, { NULL }, { NULL }, 0 },
+    { "proc", "lwp-start", "fbt::schedule_tail:return", NULL, { NULL }, { NULL }, 0 },
+    { "proc", "signal-clear", "syscall::rt_sigtimedwait:return", "(int)arg1 > 0", { "(int)arg1" }, { "int" }, 0 },
+    /* the signal number: where the kernel turned an unhandled signal into SIGKILL, the one it
+     * keeps in signal->group_exit_code (dtrace-utils' trampoline) */
+    { "proc", "signal-handle", "sdt:signal::signal_deliver", NULL,
+      { "(int)(args[0] == 9 && curthread->signal->group_exit_code > 0 ? curthread->signal->group_exit_code : args[0])",
+        "args[1]", "args[2]->sa.sa_handler" },
+      { "int", "struct kernel_siginfo *", "__sighandler_t" }, 0 },
+    /* a kernel whose signal_deliver site cannot be probed (6.1's: its block stores to the
+     * stack): the frame for a handler set up (signal_setup_done(failed, ksig, stepping)); a
+     * signal taken by its default action does not fire it */
+    { "proc", "signal-handle", "fbt::signal_setup_done:entry", "arg0 == 0",
+      { "args[1]->sig", "&args[1]->info", "args[1]->ka.sa.sa_handler" },
+      { "int", "struct kernel_siginfo *", "__sighandler_t" }, 1 },
+    { "proc", "signal-send", "fbt::complete_signal:entry", NULL,
+      { "(lwpsinfo_t *)args[1]", "(psinfo_t *)args[1]", "args[0]" }, { "lwpsinfo_t *", "psinfo_t *", "int" }, 0 },
+    /* a new process's first thread returning from its creation (lwp-start: every thread) */
+    { "proc", "start", "fbt::schedule_tail:return", "curthread->pid == curthread->tgid", { NULL }, { NULL }, 0 },
+
+    /* ---- sched ---- */
+    /* args[2], the cpuinfo_t, is 0 as in dtrace-utils */
+    { "sched", "dequeue", "fbt::dequeue_task_*:entry", NULL,
+      { "(lwpsinfo_t *)args[1]", "(psinfo_t *)args[1]", "(void *)0", "(int)arg2" },
+      { "lwpsinfo_t *", "psinfo_t *", "cpuinfo_t *", "int" }, 0 },
+    { "sched", "enqueue", "fbt::enqueue_task_*:entry", NULL,
+      { "(lwpsinfo_t *)args[1]", "(psinfo_t *)args[1]", "(void *)0", "(int)((arg2 & 0x10) != 0)" },
+      { "lwpsinfo_t *", "psinfo_t *", "cpuinfo_t *", "int" }, 0 },
+    /* the thread about to leave the CPU is current; args[] name the one coming on */
+    { "sched", "off-cpu", "sdt:sched::sched_switch", NULL, TASK_ARGS("args[2]"), TASK_TYPES, 0 },
+    /* dtrace-utils takes __perf_event_task_sched_in, which the kernel calls only while a perf
+     * event is open (dtrace opens one); finish_task_switch runs first thing on the new thread
+     * after every switch, a new task's first too */
+    { "sched", "on-cpu", "fbt::finish_task_switch*:entry", NULL, { NULL }, { NULL }, 0 },
+    /* sched_switch's preempt flag, and a switch away from a thread that set its state */
+    { "sched", "preempt", "sdt:sched::sched_switch", "args[0] != 0", { NULL }, { NULL }, 0 },
+    { "sched", "sleep", "sdt:sched::sched_switch", "args[0] == 0 && args[3] != 0", { NULL }, { NULL }, 0 },
+    { "sched", "surrender", "fbt::do_sched_yield:entry", NULL, TASK_ARGS("curthread"), TASK_TYPES, 0 },
+    { "sched", "tick", "fbt::scheduler_tick:entry", NULL, TASK_ARGS("curthread"), TASK_TYPES, 0 },
+    { "sched", "tick", "fbt::sched_tick:entry", NULL, TASK_ARGS("curthread"), TASK_TYPES, 1 }, /* 6.10+ */
+    { "sched", "wakeup", "sdt:sched::sched_wakeup", NULL, TASK_ARGS("args[0]"), TASK_TYPES, 0 },
+};
+
+const stable_row *stable_rows(size_t *n)
+{
+    *n = sizeof rows / sizeof rows[0];
+    return rows;
+}
+
+size_t stable_find(const char *prov, const char *name, size_t *first)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (!strcmp(rows[i].prov, prov) && !strcmp(rows[i].name, name)) {
+            if (!n)
+                *first = i;
+            n++;
+        }
+    return n;
+}
+
+int stable_is_provider(const char *prov)
+{
+    return !strcmp(prov, "proc") || !strcmp(prov, "sched");
+}
