@@ -125,10 +125,12 @@ int probe_list_add_stable(probe_list *l)
     size_t cap = l->n, n0 = l->n, nr;
     const stable_row *r = stable_rows(&nr);
     for (size_t i = 0; i < nr;) {
-        size_t j = i, used = 0;
+        size_t j = i, used = 0, primary = 0;
         for (; j < nr && !strcmp(r[j].prov, r[i].prov) && !strcmp(r[j].name, r[i].name); j++)
-            if (!(r[j].fallback && used) && any_match(l, n0, r[j].under))
+            if (!(r[j].fallback && primary) && any_match(l, n0, r[j].under)) {
                 used++;
+                primary += !r[j].fallback;
+            }
         probe_desc d = { 0, r[i].prov, "vmlinux", "", r[i].name, PL_STABLE, 0, 0, NULL, NULL, 0, 0, NULL, &r[i] };
         if (!used) {
             char why[600];

@@ -15,8 +15,14 @@ static const stable_row rows[] = {
      * threads) */
     { "proc", "create", "sdt:sched::sched_process_fork", "args[1]->pid == args[1]->tgid",
       { "(psinfo_t *)args[1]" }, { "psinfo_t *" }, 0 },
-    { "proc", "exec", "syscall::execve:entry", NULL, { "copyinstr(arg0)" }, { "string" }, 0 },
-    { "proc", "exec", "syscall::execveat:entry", NULL, { "copyinstr(arg1)" }, { "string" }, 0 },
+    /* dtrace-utils reads the file name from the caller's memory at execve's entry: a child
+     * that execs right after fork has often not touched the page its parent's string is on
+     * (fork copies no page table entries of file-backed memory), and the read faults. The
+     * kernel's own copy, once per execve and execveat (and the kernel's own execs), at the
+     * start of bprm_execve; the system calls where that function is not a probe */
+    { "proc", "exec", "fbt::bprm_execve:entry", NULL, { "stringof(args[0]->filename)" }, { "string" }, 0 },
+    { "proc", "exec", "syscall::execve:entry", NULL, { "copyinstr(arg0)" }, { "string" }, 1 },
+    { "proc", "exec", "syscall::execveat:entry", NULL, { "copyinstr(arg1)" }, { "string" }, 1 },
     /* exec-failure's args[0]: the system call's return value, as dtrace-utils gives it */
     { "proc", "exec-failure", "syscall::execve:return", "arg1 != 0", { "(int)arg1" }, { "int" }, 0 },
     { "proc", "exec-failure", "syscall::execveat:return", "arg1 != 0", { "(int)arg1" }, { "int" }, 0 },

@@ -6,7 +6,7 @@
  *
  * Contract:
  *  - stable_rows() is the table, in provider and probe order; rows of one probe are
- *    consecutive. A row with `fallback` set is used only when none of the rows before it for
+ *    consecutive. A row with `fallback` set is used only when none of the rows without it for
  *    the same probe matches a probe of the kernel (another kernel's way to the same event).
  *  - The D compiler compiles a clause on a stable probe once per row it uses, on the row's
  *    underlying probes, with the condition as a predicate ahead of the clause's own and
@@ -28,7 +28,7 @@ typedef struct stable_row_s {
     const char *pred;                  /* D over the underlying probe's arguments, or NULL */
     const char *args[STABLE_MAXARGS];  /* args[i] as D over the underlying probe's arguments */
     const char *types[STABLE_MAXARGS]; /* their types as dtrace -lv prints them */
-    int fallback;
+    int fallback;                      /* see above; consecutive fallback rows are one choice */
 } stable_row;
 
 const stable_row *stable_rows(size_t *n);

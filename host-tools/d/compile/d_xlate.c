@@ -93,6 +93,7 @@ int d_xl_stable_arg(d_cc *cc, d_node *n, int idx, int is_args)
     d_node *e = d_xl_parse(cc, t, n->line, n->col);
     if (!is_args) { /* argN: the value as int64 (a string argument: its user address) */
         if (e->kind == N_CALL && !strcmp(e->str, "copyinstr")) e = e->b;
+        else if (e->kind == N_STRINGOF) e = e->a;
         d_node *c = d_node_new(cc, N_CAST, n->line, n->col);
         c->ty = cc->t_i64;
         c->a = e;
@@ -170,17 +171,17 @@ void d_xl_clause(d_cc *cc, d_item *cl)
     const stable_row *rows = stable_rows(&nrows);
     for (int s = 0; s < nstab && cc->nerrors == errs; s++) {
         size_t first = 0, nr = stable_find(stab[s].prov, stab[s].name, &first);
-        int used = 0;
+        int primary = 0;
         for (size_t k = first; k < first + nr && cc->nerrors == errs; k++) {
             const stable_row *r = &rows[k];
-            if (r->fallback && used) continue;
+            if (r->fallback && primary) continue;
             if (!open) {
                 d_cg_begin(cc);
                 open = 1;
             }
             char err[256] = "";
             if (d_resolve_desc(cc, r->under, err, sizeof err) <= 0) continue;
-            used++;
+            primary += !r->fallback;
             d_item v = *cl;
             v.pred = d_node_copy(cc, pred0);
             v.body = d_node_copy(cc, body0);
