@@ -64,7 +64,7 @@ test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	  bash tests/probe/test-probes-net.sh
-# test-probes-kernels: the count, profile, user and sdt runs again on other kernels: the generic one the analysis tests
+# test-probes-kernels: the count, profile, user, sdt and stable runs again on other kernels: the generic one the analysis tests
 # fetch (another version and configuration: XZ image, more drivers built in) and Debian's 6.12
 # cloud kernel (backports: IBT build - functions start with endbr64 -, call padding, return
 # thunks, 6.4+ kallsyms and ORC layouts).
@@ -76,7 +76,7 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	set -e; for k in $(PROBE_KERNELS); do \
 	  v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
 	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
-	    PROBE_NET_RUNS="count profile user sdt" PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
+	    PROBE_NET_RUNS="count profile user sdt stable" PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
 
 # test-cet: CET. Bochs built with CET (HVT_BOCHS_CET=1 build-bochs.sh), its tigerlake model,
 # Debian's 6.12 cloud kernel (an IBT build, which then enforces IBT: every indirect call must
