@@ -18,9 +18,12 @@ static const stable_row rows[] = {
     /* dtrace-utils reads the file name from the caller's memory at execve's entry: a child
      * that execs right after fork has often not touched the page its parent's string is on
      * (fork copies no page table entries of file-backed memory), and the read faults. The
-     * kernel's own copy, once per execve and execveat (and the kernel's own execs), at the
-     * start of bprm_execve; the system calls where that function is not a probe */
-    { "proc", "exec", "fbt::bprm_execve:entry", NULL, { "stringof(args[0]->filename)" }, { "string" }, 0 },
+     * kernel's own copy instead, once per execve and execveat (and the kernel's own execs),
+     * when alloc_bprm(fd, filename) starts: before the file is opened, so a name that does
+     * not exist fires it too (6.8+ opens the file there, 6.1 later in bprm_execve). An exec
+     * refused before that (a bad name pointer, RLIMIT_NPROC) does not fire. The system calls
+     * where alloc_bprm is not a probe */
+    { "proc", "exec", "fbt::alloc_bprm:entry", NULL, { "stringof(args[1]->name)" }, { "string" }, 0 },
     { "proc", "exec", "syscall::execve:entry", NULL, { "copyinstr(arg0)" }, { "string" }, 1 },
     { "proc", "exec", "syscall::execveat:entry", NULL, { "copyinstr(arg1)" }, { "string" }, 1 },
     /* exec-failure's args[0]: the system call's return value, as dtrace-utils gives it */

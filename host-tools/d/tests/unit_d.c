@@ -928,7 +928,7 @@ static const struct { uint32_t id; const char *p, *m, *f, *n; } sprobes[] = {
     {304, "sdt", "sched", "", "sched_switch"}, {305, "fbt", "kernel", "finish_task_switch.isra.0", "entry"},
     {306, "sdt", "sched", "", "sched_process_fork"}, {307, "sdt", "sched", "", "sched_process_exit"},
     {308, "fbt", "kernel", "sched_tick", "entry"}, {309, "syscall", "kernel", "read", "entry"},
-    {310, "fbt", "kernel", "bprm_execve", "entry"},
+    {310, "fbt", "kernel", "alloc_bprm", "entry"},
     {400, "proc", "vmlinux", "", "exec-success"}, {401, "proc", "vmlinux", "", "exec"},
     {402, "sched", "vmlinux", "", "on-cpu"}, {403, "sched", "vmlinux", "", "off-cpu"},
     {404, "proc", "vmlinux", "", "create"}, {405, "proc", "vmlinux", "", "exit"},
@@ -1009,20 +1009,21 @@ static void test_stable(d_options o)
         CHECK(c && c[1].op == OP(VAR) && c[1].imm == V(PROBENAME), "probename at an ordinary probe");
         res_free(&r);
     }
-    /* exec: the kernel's copy of the file name at bprm_execve (args[0]->filename; arg0 the
-     * pointer); where that is not a probe, execve's arg0 and execveat's arg1 (the user address) */
+    /* exec: the kernel's copy of the file name at alloc_bprm (args[1]->name, at offset 0 of
+     * struct filename; arg0 the pointer); where that is not a probe, execve's arg0 and
+     * execveat's arg1 (the user address) */
     {
-        uint32_t fn = member_off("linux_binprm", "filename");
-        I k[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(ADDI), 0, 0, 0, (int32_t)fn}, {OP(LDG), 0, 0, 0, 8},
+        CHECK(member_off("filename", "name") == 0, "struct filename's name at offset 0");
+        I k[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(LDG), 0, 0, 0, 8},
                  {OP(STRG), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
-        check_code_o(__LINE__, "proc:::exec { trace(args[0]); }", o, 0, k, 7);
-        I a[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(ADDI), 0, 0, 0, (int32_t)fn}, {OP(LDG), 0, 0, 0, 8},
+        check_code_o(__LINE__, "proc:::exec { trace(args[0]); }", o, 0, k, 6);
+        I a[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(LDG), 0, 0, 0, 8},
                  {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
-        check_code_o(__LINE__, "proc:::exec { trace(arg0); }", o, 0, a, 6);
+        check_code_o(__LINE__, "proc:::exec { trace(arg0); }", o, 0, a, 5);
         res r = comp_o("proc:::exec { trace(arg0); }", o);
         char ps[256] = "";
         if (!r.rc) probes_str(&r.p, ps, sizeof ps);
-        CHECK(!r.rc && !strcmp(ps, "310:0"), "exec at bprm_execve alone: %s", ps);
+        CHECK(!r.rc && !strcmp(ps, "310:0"), "exec at alloc_bprm alone: %s", ps);
         res_free(&r);
     }
     shide = 310;
