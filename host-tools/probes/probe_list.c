@@ -127,7 +127,7 @@ int probe_list_add_stable(probe_list *l)
     for (size_t i = 0; i < nr;) {
         size_t j = i, used = 0, primary = 0;
         for (; j < nr && !strcmp(r[j].prov, r[i].prov) && !strcmp(r[j].name, r[i].name); j++)
-            if (!(r[j].fallback && primary) && any_match(l, n0, r[j].under)) {
+            if (!r[j].helper && !(r[j].fallback && primary) && any_match(l, n0, r[j].under)) {
                 used++;
                 primary += !r[j].fallback;
             }

@@ -5,6 +5,9 @@
 #include "stable.h"
 #include <string.h>
 
+/* the proc and sched rows leave the lockstat fields (helper, set, clear) out: zero */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #define TASK_ARGS(e) { "(lwpsinfo_t *)" e, "(psinfo_t *)" e }
 #define TASK_TYPES   { "lwpsinfo_t *", "psinfo_t *" }
 
@@ -77,6 +80,50 @@ static const stable_row rows[] = {
     { "sched", "tick", "fbt::scheduler_tick:entry", NULL, TASK_ARGS("curthread"), TASK_TYPES, 0 },
     { "sched", "tick", "fbt::sched_tick:entry", NULL, TASK_ARGS("curthread"), TASK_TYPES, 1 }, /* 6.10+ */
     { "sched", "wakeup", "sdt:sched::sched_wakeup", NULL, TASK_ARGS("args[0]"), TASK_TYPES, 0 },
+
+    /* ---- lockstat (dtrace-utils' dt_prov_lockstat.c: the lock taken at a function's entry,
+     * the probe at its return; its per-CPU slots are thread-locals here, which a thread that
+     * sleeps in mutex_lock and wakes on another CPU keeps) ---- */
+#define HELPER(p, n, u, pr, s0, s1) { "lockstat", n, u, pr, { NULL }, { NULL }, 0, 1, { s0, s1 }, { NULL } }
+#define MUTEX  { "struct mutex *" }
+#define SPIN   { "spinlock_t *" }
+    HELPER(0, "adaptive-acquire", "fbt::mutex_lock:entry", NULL, "self->__ls_lock = arg0", NULL),
+    { "lockstat", "adaptive-acquire", "fbt::mutex_lock:return", "self->__ls_lock != 0",
+      { "(struct mutex *)self->__ls_lock" }, MUTEX, 0, 0, { NULL }, { "self->__ls_lock = 0" } },
+    /* blocked: the time mutex_lock slept in schedule_preempt_disabled (args[1], ns) */
+    HELPER(0, "adaptive-block", "fbt::mutex_lock:entry", NULL, "self->__ls_lock = arg0", "self->__ls_btime = 0"),
+    HELPER(0, "adaptive-block", "fbt::schedule_preempt_disabled:entry", "self->__ls_lock != 0",
+           "self->__ls_bfrom = timestamp", NULL),
+    HELPER(0, "adaptive-block", "fbt::schedule_preempt_disabled:return", "self->__ls_bfrom != 0",
+           "self->__ls_btime = self->__ls_btime + (timestamp - self->__ls_bfrom)", "self->__ls_bfrom = 0"),
+    { "lockstat", "adaptive-block", "fbt::mutex_lock:return", "self->__ls_lock != 0 && self->__ls_btime != 0",
+      { "(struct mutex *)self->__ls_lock", "self->__ls_btime" }, { "struct mutex *", "uint64_t" }, 0, 0, { NULL },
+      { "self->__ls_lock = 0", "self->__ls_btime = 0" } },
+    /* spun: from the first spin lock mutex_lock took (its wait_lock) to its return, as dtrace-utils */
+    HELPER(0, "adaptive-spin", "fbt::mutex_lock:entry", NULL, "self->__ls_lock = arg0", "self->__ls_stime = 0"),
+    HELPER(0, "adaptive-spin", "fbt::_raw_spin_lock:entry", "self->__ls_lock != 0 && self->__ls_stime == 0",
+           "self->__ls_stime = timestamp", NULL),
+    { "lockstat", "adaptive-spin", "fbt::mutex_lock:return", "self->__ls_lock != 0 && self->__ls_stime != 0",
+      { "(struct mutex *)self->__ls_lock", "timestamp - self->__ls_stime" }, { "struct mutex *", "uint64_t" }, 0, 0,
+      { NULL }, { "self->__ls_lock = 0", "self->__ls_stime = 0" } },
+    HELPER(0, "adaptive-release", "fbt::mutex_unlock:entry", NULL, "self->__ls_rel = arg0", NULL),
+    { "lockstat", "adaptive-release", "fbt::mutex_unlock:return", "self->__ls_rel != 0",
+      { "(struct mutex *)self->__ls_rel" }, MUTEX, 0, 0, { NULL }, { "self->__ls_rel = 0" } },
+    HELPER(0, "spin-acquire", "fbt::_raw_spin_lock*:entry", NULL, "self->__ls_slock = arg0", NULL),
+    HELPER(0, "spin-acquire", "fbt::_raw_spin_trylock*:entry", NULL, "self->__ls_slock = arg0", NULL),
+    { "lockstat", "spin-acquire", "fbt::_raw_spin_lock*:return", "self->__ls_slock != 0",
+      { "(spinlock_t *)self->__ls_slock" }, SPIN, 0, 0, { NULL }, { "self->__ls_slock = 0" } },
+    { "lockstat", "spin-acquire", "fbt::_raw_spin_trylock*:return", "self->__ls_slock != 0 && arg1 == 1",
+      { "(spinlock_t *)self->__ls_slock" }, SPIN, 0, 0, { NULL }, { "self->__ls_slock = 0" } },
+    HELPER(0, "spin-release", "fbt::_raw_spin_unlock*:entry", NULL, "self->__ls_srel = arg0", NULL),
+    { "lockstat", "spin-release", "fbt::_raw_spin_unlock*:return", "self->__ls_srel != 0",
+      { "(spinlock_t *)self->__ls_srel" }, SPIN, 0, 0, { NULL }, { "self->__ls_srel = 0" } },
+    /* spun: the queued spin lock's slow path, args[1] its time (ns) */
+    HELPER(0, "spin-spin", "fbt::*queued_spin_lock_slowpath:entry", NULL, "self->__ls_sslock = arg0",
+           "self->__ls_sstime = timestamp"),
+    { "lockstat", "spin-spin", "fbt::*queued_spin_lock_slowpath:return", "self->__ls_sstime != 0",
+      { "(spinlock_t *)self->__ls_sslock", "timestamp - self->__ls_sstime" }, { "spinlock_t *", "uint64_t" }, 0, 0,
+      { NULL }, { "self->__ls_sslock = 0", "self->__ls_sstime = 0" } },
 };
 
 const stable_row *stable_rows(size_t *n)
@@ -99,5 +146,5 @@ size_t stable_find(const char *prov, const char *name, size_t *first)
 
 int stable_is_provider(const char *prov)
 {
-    return !strcmp(prov, "proc") || !strcmp(prov, "sched");
+    return !strcmp(prov, "proc") || !strcmp(prov, "sched") || !strcmp(prov, "lockstat");
 }

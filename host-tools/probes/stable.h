@@ -29,7 +29,19 @@ typedef struct stable_row_s {
     const char *args[STABLE_MAXARGS];  /* args[i] as D over the underlying probe's arguments */
     const char *types[STABLE_MAXARGS]; /* their types as dtrace -lv prints them */
     int fallback;                      /* see above; consecutive fallback rows are one choice */
+    /* State kept between two probes (lockstat: the lock at a function's entry for its
+     * return). A helper row runs its `set` assignments (D, over the underlying probe's
+     * arguments, under its pred) at its probe whenever the program uses any row of the same
+     * stable probe, with no clause of the user's; a row's `clear` assignments run at its probe
+     * after every clause of the program. The thread-local variables they use are STABLE_VARS. */
+    int helper;
+    const char *set[2], *clear[2];
 } stable_row;
+
+/* The thread-locals helper rows keep (uint64_t each, declared by the compiler when a program
+ * uses a row that needs them) */
+#define STABLE_VARS { "__ls_lock", "__ls_btime", "__ls_bfrom", "__ls_stime", "__ls_rel", "__ls_slock", \
+                      "__ls_srel", "__ls_sslock", "__ls_sstime", NULL }
 
 const stable_row *stable_rows(size_t *n);
 /* The rows of PROV:NAME: the index of the first and the count (0 if none). */

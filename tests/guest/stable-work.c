@@ -10,6 +10,9 @@
  *      it spins SLICES times, sleeping 2 ms after each spin (a switch off the CPU and back),
  *      and reads CLOCK_THREAD_CPUTIME_ID right after the first marker and right before the
  *      second;
+ *   3. between two more markers (0x57a3, 0x57a4), PIPES one-byte writes to a pipe of its own,
+ *      each read back at once: pipe_write and pipe_read each take the pipe's mutex once
+ *      (mutex_lock), 2 x PIPES acquisitions and releases of one lock, no other mutex;
  * and prints its pid, its forks, execs, failed execs and exits, each argument list as ps shows
  * it ("stable-work: psargs stable-kid alpha"), the on-CPU nanoseconds it measured and the guest
  * kernel's TSC rate as it reads it (rdtsc against CLOCK_MONOTONIC over the spins). Then "probe-net:
@@ -27,6 +30,7 @@
 
 #define SLICES 12
 #define SPIN   400000                      /* loop turns a spin: some 3 ms of guest time */
+#define PIPES  40
 
 static char *const lists[][6] = {
     { "stable-kid", NULL },
@@ -97,6 +101,15 @@ int main(int argc, char **argv)
     uint64_t t1 = __rdtsc();
     int64_t c1 = ns(CLOCK_THREAD_CPUTIME_ID), m1 = ns(CLOCK_MONOTONIC);
     syscall(SYS_getsid, 0x57a2);
+    int fds[2];                            /* the locks: a pipe's mutex, 2 x PIPES times */
+    char b = 'x';
+    ok &= pipe(fds) == 0;
+    syscall(SYS_getsid, 0x57a3);
+    for (int i = 0; i < PIPES; i++)
+        ok &= write(fds[1], &b, 1) == 1 && read(fds[0], &b, 1) == 1;
+    syscall(SYS_getsid, 0x57a4);
+    close(fds[0]);
+    close(fds[1]);
     syscall(SYS_getppid);                  /* and closes */
     for (int i = 0; i < NLISTS; i++) {
         printf("stable-work: psargs");
@@ -104,8 +117,9 @@ int main(int argc, char **argv)
             printf(" %s", lists[i][k]);
         printf("\n");
     }
-    printf("stable-work: pid=%d forks=%d execs=%d execfail=%d exits=%d cpu_ns=%lld tsc_khz=%lld\n", (int)getpid(), forks,
-           execs, fails, exits, (long long)(c1 - c0), (long long)((t1 - t0) * 1000000 / (uint64_t)(m1 - m0)));
+    printf("stable-work: pid=%d forks=%d execs=%d execfail=%d exits=%d pipe_locks=%d cpu_ns=%lld tsc_khz=%lld\n",
+           (int)getpid(), forks, execs, fails, exits, 2 * PIPES, (long long)(c1 - c0),
+           (long long)((t1 - t0) * 1000000 / (uint64_t)(m1 - m0)));
     printf("probe-net: workload done calls=%d %s\n", forks, ok ? "ok" : "FAIL");
     fflush(stdout);
     uint64_t last = fires();

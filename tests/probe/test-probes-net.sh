@@ -44,7 +44,8 @@
 #   that knows what they should see (tests/guest/stable-work.c): proc:::exec-success's
 #   curpsinfo->pr_psargs are the argument lists it exec'ed; create, start, exec, exec-failure
 #   and exit count its forks, execs, failed exec and exits; sched:::on-cpu/off-cpu time summed
-#   the self->ts way is within 5% of its own CLOCK_THREAD_CPUTIME_ID.
+#   the self->ts way is within 5% of its own CLOCK_THREAD_CPUTIME_ID; lockstat's
+#   adaptive-acquire/release see its pipe's mutex taken and given back exactly as often as it did.
 # Run dcmd: hvt -c through the guest tool's agent ($target, the run ends with the command).
 # Run dread: hvt -c of a command that reads a known number of bytes: at syscall::read:return
 #   sum(arg0) (DTrace's arg0 = the return value) is exactly those bytes, and $target's reads are
@@ -579,6 +580,10 @@ if [[ " $RUNS " == *" stable "* ]]; then
     awk -v d="$dt" -v w="$wt" 'BEGIN { exit !(w > 0 && d > 0 && (d - w < 0 ? w - d : d - w) <= 0.05 * w) }'
   check "stable: sched:::off-cpu's args[1] is the process coming on, never the one leaving ($(awk '$2 == "next_self" { printf "%s:%s ", $3, $4 }' "$O"))" \
     test -z "$(awk '$2 == "next_self" && $3 == 1' "$O")" -a -n "$(got offcpu)"
+  pl=$(said pipe_locks)
+  lacq=$(awk '$2 == "lacq" { printf "%s:%s ", $3, $4 }' "$O"); lrel=$(awk '$2 == "lrel" { printf "%s:%s ", $3, $4 }' "$O")
+  check "stable: lockstat:::adaptive-acquire and adaptive-release between its lock markers: one mutex, ${pl:-?} times each (its pipe's: acquired $lacq, released $lrel)" \
+    bash -c "test '$(awk '$2 == "lacq"' "$O" | wc -l)' = 1 && test '$lacq' = '$lrel' && test '$(awk '$2 == "lacq" { print $4 }' "$O")' = '${pl:-x}'"
   check "stable: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/stable.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/stable.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: stable status 0' '$C'"
 fi

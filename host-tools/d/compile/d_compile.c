@@ -56,6 +56,11 @@ static int compile(d_cc *cc, const d_options *opt, dprog *out)
         if (it->kind == ITEM_DECL) d_sema_decl(cc, it);
         else d_cg_clause(cc, it);
     }
+    {
+        jmp_buf jb;
+        cc->jb = &jb;
+        if (!setjmp(jb)) d_xl_finish(cc);
+    }
     cc->jb = NULL;
     /* DTrace checks the last argument only: an unused one means a mistyped command line */
     int na = opt->nmacro_args;

@@ -289,6 +289,7 @@ struct d_cc {
     int nstab, capstab;
     const struct stable_row_s *srow; /* compiling it for this row of a stable probe, or NULL */
     const d_pmatch *sprobe;   /* ... of this stable probe */
+    uint8_t *xl_need;         /* stable rows whose helper or clear clauses the program needs */
     int clause;
     d_clause *dcl;            /* its host description (actions) */
     /* output (d_image.c) */
@@ -371,6 +372,8 @@ int d_xl_curvar(d_cc *cc, d_node *n);                            /* curpsinfo, c
 void d_xl_member(d_cc *cc, d_node *n, d_node *base);             /* base->member, base a
                                                                     pointer to a TY_XL */
 void d_xl_clause(d_cc *cc, d_item *cl);                          /* d_cg_clause's variants */
+void d_xl_finish(d_cc *cc);                                      /* after the program's clauses:
+                                                                    the helper and clear clauses */
 void d_cg_clause_one(d_cc *cc, d_item *cl, d_node *rowpred);     /* d_cg_stmt.c */
 
 /* d_image.c */

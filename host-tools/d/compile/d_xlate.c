@@ -134,6 +134,75 @@ static struct d_probe_s *probe_copy(d_cc *cc, const d_pmatch *p)
     return d;
 }
 
+/* Row k of the probe rows[first..first+nr) is used: its probe's helper rows and its own clear
+ * are needed, and the thread-locals they keep declared. */
+static void need_state(d_cc *cc, const stable_row *rows, size_t nrows, size_t first, size_t nr, size_t k)
+{
+    int any = rows[k].clear[0] != NULL;
+    for (size_t j = first; j < first + nr; j++) any |= rows[j].helper;
+    if (!any) return;
+    if (!cc->xl_need) cc->xl_need = d_alloc(cc, nrows);
+    for (size_t j = first; j < first + nr; j++)
+        if (rows[j].helper) cc->xl_need[j] = 1;
+    if (rows[k].clear[0]) cc->xl_need[k] = 1;
+    static const char *const vars[] = STABLE_VARS;
+    for (int i = 0; vars[i]; i++)
+        if (!d_var_find(cc, HVT_DIF_VK_THREAD, vars[i])) d_var_add(cc, HVT_DIF_VK_THREAD, vars[i], cc->t_u64, 0, 0);
+}
+
+/* A clause of hvtrace's own on row r's probes: the assignments stmts under pred */
+static void own_clause(d_cc *cc, const stable_row *r, const char *pred, const char *const *stmts, const char *what)
+{
+    char err[256] = "";
+    d_cg_begin(cc);
+    d_resolve_desc(cc, r->under, err, sizeof err);
+    d_item it;
+    memset(&it, 0, sizeof it);
+    it.kind = ITEM_CLAUSE;
+    it.where = d_sprintf(cc, "%s:::%s (hvtrace's %s at %s)", r->prov, r->name, what, r->under);
+    it.pred = pred ? d_xl_parse(cc, pred, 0, 0) : NULL;
+    d_node **tail = &it.body;
+    for (int i = 0; i < 2 && stmts[i]; i++) {
+        d_node *st = d_node_new(cc, S_EXPR, 0, 0);
+        st->a = d_xl_parse(cc, stmts[i], 0, 0);
+        *tail = st;
+        tail = &st->next;
+    }
+    d_cg_clause_one(cc, &it, NULL);
+}
+
+static int same_texts(const char *const *a, const char *const *b)
+{
+    for (int i = 0; i < 2; i++)
+        if ((a[i] == NULL) != (b[i] == NULL) || (a[i] && strcmp(a[i], b[i]))) return 0;
+    return 1;
+}
+
+void d_xl_finish(d_cc *cc)
+{
+    if (!cc->xl_need) return;
+    size_t nrows;
+    const stable_row *rows = stable_rows(&nrows);
+    /* helpers (state at entry probes), then clears: after every clause of the program, so
+     * every clause on a probe sees the state before it is reset. The same clause twice (two
+     * probes sharing a helper) is compiled once. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < nrows; k++) {
+            const stable_row *r = &rows[k];
+            if (!cc->xl_need[k] || (pass == 0) != !!r->helper) continue;
+            const char *const *st = pass == 0 ? r->set : r->clear;
+            const char *pred = pass == 0 ? r->pred : NULL;
+            int dup = 0;
+            for (size_t j = 0; j < k && !dup; j++) {
+                const stable_row *q = &rows[j];
+                dup = cc->xl_need[j] && (pass == 0) == !!q->helper && !strcmp(q->under, r->under) &&
+                      same_texts(pass == 0 ? q->set : q->clear, st) &&
+                      (pass || (q->pred == NULL) == (pred == NULL)) && (pass || !pred || !strcmp(q->pred, pred));
+            }
+            if (!dup) own_clause(cc, r, pred, st, pass == 0 ? "state" : "reset");
+        }
+}
+
 /* One row's variant; an error in it leaves srow and sprobe unset again */
 static void variant(d_cc *cc, d_item *v, const stable_row *r, const d_pmatch *sp)
 {
@@ -174,7 +243,7 @@ void d_xl_clause(d_cc *cc, d_item *cl)
         int primary = 0;
         for (size_t k = first; k < first + nr && cc->nerrors == errs; k++) {
             const stable_row *r = &rows[k];
-            if (r->fallback && primary) continue;
+            if (r->helper || (r->fallback && primary)) continue;
             if (!open) {
                 d_cg_begin(cc);
                 open = 1;
@@ -182,6 +251,7 @@ void d_xl_clause(d_cc *cc, d_item *cl)
             char err[256] = "";
             if (d_resolve_desc(cc, r->under, err, sizeof err) <= 0) continue;
             primary += !r->fallback;
+            need_state(cc, rows, nrows, first, nr, k);
             d_item v = *cl;
             v.pred = d_node_copy(cc, pred0);
             v.body = d_node_copy(cc, body0);

@@ -928,7 +928,10 @@ static const struct { uint32_t id; const char *p, *m, *f, *n; } sprobes[] = {
     {304, "sdt", "sched", "", "sched_switch"}, {305, "fbt", "kernel", "finish_task_switch.isra.0", "entry"},
     {306, "sdt", "sched", "", "sched_process_fork"}, {307, "sdt", "sched", "", "sched_process_exit"},
     {308, "fbt", "kernel", "sched_tick", "entry"}, {309, "syscall", "kernel", "read", "entry"},
-    {310, "fbt", "kernel", "alloc_bprm", "entry"},
+    {310, "fbt", "kernel", "alloc_bprm", "entry"}, {311, "fbt", "kernel", "mutex_lock", "entry"},
+    {312, "fbt", "kernel", "mutex_lock", "return"}, {313, "fbt", "kernel", "schedule_preempt_disabled", "entry"},
+    {314, "fbt", "kernel", "schedule_preempt_disabled", "return"}, {408, "lockstat", "vmlinux", "", "adaptive-acquire"},
+    {409, "lockstat", "vmlinux", "", "adaptive-block"},
     {400, "proc", "vmlinux", "", "exec-success"}, {401, "proc", "vmlinux", "", "exec"},
     {402, "sched", "vmlinux", "", "on-cpu"}, {403, "sched", "vmlinux", "", "off-cpu"},
     {404, "proc", "vmlinux", "", "create"}, {405, "proc", "vmlinux", "", "exit"},
@@ -965,6 +968,20 @@ static void probes_str(const dprog *p, char *buf, size_t n)
     buf[0] = 0;
     for (uint32_t i = 0; i < h->nprobes && k < n; i++)
         k += (size_t)snprintf(buf + k, n - k, "%s%u:%u", i ? " " : "", pr[i].id, pc[pr[i].clauses]);
+}
+
+/* the image's probes with all their clauses: "id:c,c id:c ..." */
+static void probes_all(const dprog *p, char *buf, size_t n)
+{
+    const struct hvt_dif_hdr *h = hdr(p);
+    const struct hvt_dif_probe *pr = (const void *)(p->image + h->off_probes);
+    const uint16_t *pc = (const void *)(p->image + h->off_probe_clauses);
+    size_t k = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; i < h->nprobes && k < n; i++)
+        for (uint32_t j = 0; j < pr[i].nclauses && k < n; j++)
+            k += (size_t)snprintf(buf + k, n - k, "%s%u", j ? "," : i ? " " : "", j ? pc[pr[i].clauses + j] : pr[i].id),
+            k += j ? 0 : (size_t)snprintf(buf + k, n - k, ":%u", pc[pr[i].clauses]);
 }
 
 static void test_stable(d_options o)
@@ -1075,6 +1092,25 @@ static void test_stable(d_options o)
                        " @b[curlwpsinfo->pr_sname, curlwpsinfo->pr_name, curpsinfo->pr_psargs] = count(); }"
                        " proc:::exit { @c[args[0]] = count(); }", o);
         CHECK(!r.rc, "every translated member: %s", r.err);
+        res_free(&r);
+    }
+    /* lockstat: the lock kept from mutex_lock's entry (hvtrace's own state clauses, once each),
+     * the user's clauses at its return, then the resets after every clause of the program */
+    {
+        res r = comp_o("lockstat:::adaptive-acquire { @[args[0]] = count(); } lockstat:::adaptive-block { @b = sum(args[1]); }"
+                       " fbt::mutex_lock:return { @r = count(); }", o);
+        char ps[256] = "";
+        if (!r.rc) probes_all(&r.p, ps, sizeof ps);
+        CHECK(!r.rc && r.p.nclauses == 9 && !strcmp(ps, "311:3,4 312:0,1,2,7,8 313:5 314:6"),
+              "lockstat's state and reset clauses: %s %s", ps, r.err);
+        /* clause 3: self->__ls_lock = arg0 at mutex_lock's entry; the user's clause 0 reads it */
+        uint32_t n;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 3, &n);
+        CHECK(c && n == 3 && c[0].op == OP(VAR) && c[0].imm == V(ARG0) && c[1].op == OP(STTV) && c[2].op == OP(RET),
+              "adaptive-acquire's state clause");
+        c = r.rc ? NULL : code(&r.p, 0, &n);
+        CHECK(c && c[0].op == OP(LDTV) && c[4].op == OP(LDTV) && c[0].imm == c[4].imm, "adaptive-acquire's clause tests and reads the lock kept");
+        CHECK(!r.rc && !r.p.clauses[3].stable && !r.p.clauses[3].nacts && r.p.clauses[0].stable, "hvtrace's clauses record nothing");
         res_free(&r);
     }
     check_err_o(__LINE__, "proc:::exec-success { trace(args[0]); }", o, 1, 33,

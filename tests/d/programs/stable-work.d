@@ -16,6 +16,11 @@ syscall::getsid:entry /arg0 == 0x57a1 && pid == wpid/ { self->in = 1; self->ts =
 sched:::off-cpu /self->in/ { @cpu = sum(timestamp - self->ts); @offcpu = count(); @next[args[1]->pr_pid == pid] = count(); }
 sched:::on-cpu /self->in/ { self->ts = timestamp; @oncpu = count(); }
 syscall::getsid:entry /arg0 == 0x57a2 && self->in/ { @cpu = sum(timestamp - self->ts); self->in = 0; }
+/* lockstat: the mutexes the workload takes between its lock markers */
+syscall::getsid:entry /arg0 == 0x57a3 && pid == wpid/ { self->lk = 1; }
+syscall::getsid:entry /arg0 == 0x57a4 && pid == wpid/ { self->lk = 0; }
+lockstat:::adaptive-acquire /self->lk/ { @lacq[(uint64_t)args[0]] = count(); }
+lockstat:::adaptive-release /self->lk/ { @lrel[(uint64_t)args[0]] = count(); }
 END {
     printa("stable create %@d\n", @create);
     printa("stable create_parent %d %@d\n", @cparent);
@@ -28,4 +33,6 @@ END {
     printa("stable offcpu %@d\n", @offcpu);
     printa("stable oncpu %@d\n", @oncpu);
     printa("stable next_self %d %@d\n", @next);
+    printa("stable lacq %x %@d\n", @lacq);
+    printa("stable lrel %x %@d\n", @lrel);
 }
