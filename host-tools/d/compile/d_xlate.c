@@ -1,13 +1,17 @@
 /*
- * d_xlate: DTrace's stable providers (proc, sched) and translators (psinfo_t, lwpsinfo_t) in
+ * d_xlate: DTrace's stable providers (proc, sched, lockstat) and translators (psinfo_t, lwpsinfo_t) in
  * the compiler, both as D written over the kernel's own types and probes: compile-time
  * templates, never new code in the hypervisor (except pr_psargs' one string op, STRGR).
  *
  *  - A clause on a stable probe is compiled once per row of host-tools/probes/stable.c the
  *    kernel has (d_xl_clause): on the row's underlying probes, with the row's condition ahead
  *    of the clause's predicate, args[i] and argI the row's expressions (argI as int64: the
- *    pointer, for a string argument the user address), probeprov.. probename the stable
- *    probe's, and the probe line (DTrace's default output) naming the stable probe.
+ *    pointer, for a string argument its address), probeprov.. probename the stable probe's,
+ *    and the probe line (DTrace's default output) naming the stable probe.
+ *  - State between two probes (lockstat: the lock at mutex_lock's entry for its return) is
+ *    kept by clauses of hvtrace's own, compiled after the program's (d_xl_finish): a helper
+ *    row's assignments at its probe, then each used row's resets, so they run after every
+ *    clause of the user's on the same probe. They record nothing.
  *  - A translated struct (TY_XL) is only ever reached through a pointer, whose value is the
  *    struct task_struct * it translates; base->member becomes the member's expression over
  *    that task (dtrace-utils' procfs.d translators, read through the same checked loads as
