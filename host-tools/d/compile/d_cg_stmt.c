@@ -406,11 +406,9 @@ static void stmt(d_cc *cc, d_node *s)
     cc->jb = outer;
 }
 
-void d_cg_clause(d_cc *cc, d_item *cl) { d_xl_clause(cc, cl); }
-
-/* The clause's code for the probes resolved into cc->pm (d_cg_begin and d_resolve_clause done):
- * rowpred, a stable probe's row condition, goes ahead of the clause's own predicate. */
-void d_cg_clause_one(d_cc *cc, d_item *cl, d_node *rowpred)
+/* The clause's code for the probes resolved into cc->pm (d_cg_begin and d_resolve_clause done:
+ * d_stable.c): rowpred, a stable probe's row condition, goes ahead of the clause's own. */
+void d_cg_clause(d_cc *cc, d_item *cl, d_node *rowpred)
 {
     jmp_buf *outer = cc->jb;
     d_clause *dc = cc->dcl;

@@ -54,7 +54,7 @@ static int compile(d_cc *cc, const d_options *opt, dprog *out)
         cc->jb = &jb;
         if (setjmp(jb)) continue;
         if (it->kind == ITEM_DECL) d_sema_decl(cc, it);
-        else d_cg_clause(cc, it);
+        else d_xl_clause(cc, it);
     }
     {
         jmp_buf jb;

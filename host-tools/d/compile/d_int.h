@@ -361,9 +361,9 @@ void d_cg_rfree(d_cc *cc, int r);
 void d_cg_ldi(d_cc *cc, int r, uint64_t v);
 void d_cg_tuple(d_cc *cc, d_node *keys, int *regs, int *n); /* keys into registers */
 void d_cg_push(d_cc *cc, const int *regs, int n);           /* TCLR, TPUSH each */
-void d_cg_clause(d_cc *cc, d_item *cl);          /* d_cg_stmt.c */
+void d_cg_clause(d_cc *cc, d_item *cl, d_node *rowpred); /* d_cg_stmt.c */
 
-/* d_xlate.c: stable providers and translators */
+/* d_xlate.c (translators, stable probes' arguments) and d_stable.c (their clauses) */
 d_node *d_xl_parse(d_cc *cc, const char *text, int line, int col); /* a D expression, raw */
 int d_xl_stable_arg(d_cc *cc, d_node *n, int idx, int is_args);   /* args[idx]/argN at a stable
                                                                       probe: 1 lowered */
@@ -371,10 +371,9 @@ int d_xl_stable_name(d_cc *cc, d_node *n);                       /* probeprov..:
 int d_xl_curvar(d_cc *cc, d_node *n);                            /* curpsinfo, curlwpsinfo */
 void d_xl_member(d_cc *cc, d_node *n, d_node *base);             /* base->member, base a
                                                                     pointer to a TY_XL */
-void d_xl_clause(d_cc *cc, d_item *cl);                          /* d_cg_clause's variants */
+void d_xl_clause(d_cc *cc, d_item *cl);                          /* a clause of the program */
 void d_xl_finish(d_cc *cc);                                      /* after the program's clauses:
                                                                     the helper and clear clauses */
-void d_cg_clause_one(d_cc *cc, d_item *cl, d_node *rowpred);     /* d_cg_stmt.c */
 
 /* d_image.c */
 void d_cg_begin(d_cc *cc);                       /* a new clause's code and d_clause */
