@@ -131,7 +131,10 @@ int probe_list_add_stable(probe_list *l)
                 used++;
                 primary += !r[j].fallback;
             }
-        probe_desc d = { 0, r[i].prov, "vmlinux", "", r[i].name, PL_STABLE, 0, 0, NULL, NULL, 0, 0, NULL, &r[i] };
+        size_t m = i;                      /* its first row with arguments (not a helper) */
+        while (m + 1 < j && r[m].helper)
+            m++;
+        probe_desc d = { 0, r[i].prov, "vmlinux", "", r[i].name, PL_STABLE, 0, 0, NULL, NULL, 0, 0, NULL, &r[m] };
         if (!used) {
             char why[600];
             int w = snprintf(why, sizeof why, "no probe of this kernel for it:");

@@ -32,7 +32,8 @@ typedef struct {
     uint8_t by_comm;                              /* addr:NAME:: of the first process so named */
     const sdt_point *sdt;                         /* sdt:GROUP::EVENT: the tracepoint (kind PL_ADDR,
                                                      one spec and its recipe per site) */
-    const struct stable_row_s *stable;            /* PL_STABLE: its first row (stable.h) */
+    const struct stable_row_s *stable;            /* PL_STABLE: its first row that is no helper
+                                                     (stable.h): its argument types */
 } probe_desc;
 
 typedef struct {
