@@ -151,6 +151,11 @@ enum hvt_dif_op {
     HVT_DIF_OP_TUSTACK,          /* the same for the user stack (ustack(N) as a key): the user
                                     pc and the frame-pointer chain's return addresses, as
                                     USTACK finds them */
+    HVT_DIF_OP_STRGR,            /* rd = the guest bytes [ra, rb) as one string, each NUL
+                                    but a last one made a space, at most strsize-1 bytes
+                                    (rb <= ra: ""); imm as STRG's (HVT_DIF_LD_USER): a
+                                    process's argument list, mm->arg_start .. arg_end, as
+                                    psinfo_t's pr_psargs */
     HVT_DIF_OP__COUNT
 };
 

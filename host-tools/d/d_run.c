@@ -45,13 +45,20 @@ static int64_t wall_now(void)
 
 int d_run_wanted(int argc, char **argv)
 {
+    int stable = 0;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-s"))
             return 1;
         if (!strcmp(argv[i], "-n") && i + 1 < argc && strpbrk(argv[i + 1], "{/"))
             return 1;
+        /* the stable providers exist only for D: a bare description is a clause with DTrace's
+         * default action (hvt -l lists them as probes) */
+        if (!strcmp(argv[i], "-n") && i + 1 < argc && (!strncmp(argv[i + 1], "proc:", 5) || !strncmp(argv[i + 1], "sched:", 6)))
+            stable = 1;
+        if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-lv"))
+            return 0;
     }
-    return 0;
+    return stable;
 }
 
 #define NEED_ASK UINT32_MAX
@@ -433,6 +440,9 @@ int d_run_main(int argc, char **argv)
                               probe_list_add_sdt(&l, &sdt)))
             fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
     }
+    /* DTrace's stable providers (proc, sched) on the probes just listed */
+    if (probe_list_add_stable(&l))
+        fprintf(stderr, "hvt: no stable providers: out of memory\n");
     d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
                                .img = have_kimg ? &kimage : NULL };
     /* the image's ORC tables: the host's unwinder (stack()), and where the running kernel

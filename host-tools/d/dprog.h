@@ -67,6 +67,9 @@ typedef struct {
     uint32_t pred_end;
     int nstmts;
     uint32_t *stmt_pc;
+    /* Compiled for a stable probe (proc:vmlinux::exec-success): its id and names, which the
+     * probe line shows instead of the underlying probe's the record names (NULL: none). */
+    struct d_probe_s *stable;
 } d_clause;
 
 typedef struct {
@@ -79,7 +82,7 @@ typedef struct {
 } d_agg;
 
 /* One probe the program enables, and the clauses it runs (image's hvt_dif_probe). */
-typedef struct {
+typedef struct d_probe_s {
     uint32_t id;          /* the probe list's id (host-tools/probes/probe_list.h) */
     char *prov, *mod, *func, *name;
 } d_probe;

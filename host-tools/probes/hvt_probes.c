@@ -87,6 +87,13 @@ static func_ent *funcs_by_name(const btf_info *b, size_t *n)
 static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f, size_t nf)
 {
     printf("\n\tArgument Types\n");
+    if (d->kind & PL_STABLE) {            /* the stable probe's, the same in each of its rows */
+        int n = 0;
+        for (; n < STABLE_MAXARGS && d->stable->types[n]; n++)
+            printf("\t\targs[%d]: %s\n", n, d->stable->types[n]);
+        printf(n ? "\n" : "\t\tNone\n\n");
+        return;
+    }
     if (d->sdt) {                         /* btf_trace_EVENT without its void *__data */
         char ty[256];
         uint32_t t;
@@ -284,6 +291,10 @@ int hvt_probes_main(int argc, char **argv)
             if (ki.btf.ntypes && (sdt_build(&k, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
                                   probe_list_add_sdt(&l, &sdt)))
                 fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
+            if (probe_list_add_stable(&l)) {
+                fprintf(stderr, "hvt: out of memory\n");
+                rc = 1;
+            }
             for (int i = 0; i < nd && !rc; i++) {
                 char err[400];
                 if (probe_list_add_addr(&l, &ki.syms, &k, descs[i], err, sizeof err) < 0) {
@@ -312,6 +323,15 @@ int hvt_probes_main(int argc, char **argv)
             rc = 1;
         }
     }
+    /* a stable probe (proc, sched) is its rows' probes under D's clauses: only hvt -s/-n with
+     * clauses (the D compiler) can run it */
+    for (int i = 0; i < nd && !rc && !list; i++)
+        for (size_t k = 0; k < l.n && !rc; k++)
+            if ((l.p[k].kind & PL_STABLE) && probe_desc_match(&l.p[k], descs[i])) {
+                fprintf(stderr, "hvt: %s: %s:%s::%s is a stable probe, run by D: give it a clause ('%s { }')\n",
+                        descs[i], l.p[k].provider, l.p[k].module, l.p[k].name, descs[i]);
+                rc = 1;
+            }
     if (!rc && list) {
         printf("%5s %10s %20s %32s %s\n", "ID", "PROVIDER", "MODULE", "FUNCTION", "NAME");
         size_t nf = 0;

@@ -75,7 +75,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
             if (t->syms[t->by_addr[j]].addr > e->addr)
                 hi = t->syms[t->by_addr[j]].addr;
         const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
-        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0, 0, NULL };
+        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0, 0, NULL, NULL };
         if (push_pair(out, &cap, d))
             return -1;
     }
@@ -104,9 +104,51 @@ int probe_list_add_sdt(probe_list *l, const sdt_table *t)
             continue;                      /* neither a site nor a trace event: nothing to name */
         probe_desc d = { 0, "sdt", p->group ? p->group : "", "", p->event, PL_ADDR,
                          p->nsites ? p->sites[0].site : 0, p->nsites ? p->sites[0].site + 1 : 0,
-                         p->unsafe, NULL, 0, 0, p };
+                         p->unsafe, NULL, 0, 0, p, NULL };
         if (push(l, &cap, d))
             return -1;
+    }
+    return 0;
+}
+
+/* Does some probe of l (not a stable one) match desc? */
+static int any_match(const probe_list *l, size_t n, const char *desc)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!(l->p[k].kind & PL_STABLE) && probe_desc_match(&l->p[k], desc))
+            return 1;
+    return 0;
+}
+
+int probe_list_add_stable(probe_list *l)
+{
+    size_t cap = l->n, n0 = l->n, nr;
+    const stable_row *r = stable_rows(&nr);
+    for (size_t i = 0; i < nr;) {
+        size_t j = i, used = 0, primary = 0;
+        for (; j < nr && !strcmp(r[j].prov, r[i].prov) && !strcmp(r[j].name, r[i].name); j++)
+            if (!r[j].helper && !(r[j].fallback && primary) && any_match(l, n0, r[j].under)) {
+                used++;
+                primary += !r[j].fallback;
+            }
+        size_t m = i;                      /* its first row with arguments (not a helper) */
+        while (m + 1 < j && r[m].helper)
+            m++;
+        probe_desc d = { 0, r[i].prov, "vmlinux", "", r[i].name, PL_STABLE, 0, 0, NULL, NULL, 0, 0, NULL, &r[m] };
+        if (!used) {
+            char why[600];
+            int w = snprintf(why, sizeof why, "no probe of this kernel for it:");
+            for (size_t k = i; k < j && w > 0 && (size_t)w < sizeof why; k++)
+                w += snprintf(why + w, sizeof why - (size_t)w, " %s", r[k].under);
+            if (!(d.own = strdup(why)))
+                return -1;
+            d.unsafe = d.own;
+        }
+        if (push(l, &cap, d)) {
+            free(d.own);
+            return -1;
+        }
+        i = j;
     }
     return 0;
 }

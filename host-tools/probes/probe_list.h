@@ -15,8 +15,11 @@
 #include <stdint.h>
 #include "ksym.h"
 #include "sdt.h"
+#include "stable.h"
 
 enum { PL_ENTRY = 1, PL_RETURN = 2, PL_ADDR = 3, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
+#define PL_STABLE 0x80                            /* a stable provider's probe (stable.h): no spec of
+                                                     its own, the D compiler uses its rows' probes */
 
 typedef struct {
     uint32_t id;
@@ -29,6 +32,8 @@ typedef struct {
     uint8_t by_comm;                              /* addr:NAME:: of the first process so named */
     const sdt_point *sdt;                         /* sdt:GROUP::EVENT: the tracepoint (kind PL_ADDR,
                                                      one spec and its recipe per site) */
+    const struct stable_row_s *stable;            /* PL_STABLE: its first row that is no helper
+                                                     (stable.h): its argument types */
 } probe_desc;
 
 typedef struct {
@@ -43,6 +48,10 @@ void probe_list_free(probe_list *l);
  * its id with the reason (sdt.h). Returns 0, or -1 on no memory. bpftrace's
  * tracepoint:GROUP:EVENT names the same probe (probe_desc_match). */
 int  probe_list_add_sdt(probe_list *l, const sdt_table *t);
+/* proc:vmlinux::NAME and sched:vmlinux::NAME (stable.h), after every probe l has: each keeps
+ * its id; one for which no row's underlying probe is in l is listed with the reason and never
+ * matches. Call it after the sdt probes, before any added on demand. 0, or -1 on no memory. */
+int  probe_list_add_stable(probe_list *l);
 /* Does probe d match description 'desc' (DTrace syntax, globs)? */
 int  probe_desc_match(const probe_desc *d, const char *desc);
 /* Does 'desc' name d, probeable or not (hvt -lv lists the others with their reason)? */

@@ -26,11 +26,11 @@ $(BUILD)/host/layers/%.o: host-tools/collector/%.c $(COLL_HDRS)
 	$(HOST_CC) $(NET_HOST_CFLAGS) -c $< -o $@
 
 # host-tools/ as a whole: libhvthost's objects, the hvt command's, hvt-check's and hvt-import's.
-# d_sema.c and d_sema_act.c are one pass (expressions and the calls inside them recurse into
-# each other): one node.
+# d_sema.c, d_sema_act.c and d_xlate.c are one pass (expressions, the calls inside them and the
+# translators' expressions recurse into each other): one node.
 HOST_LAYER_MAINS := $(wildcard $(HOST_DIR)/hvt/*.c) $(HOST_DIR)/analyze/hvt_check.c $(HOST_DIR)/analyze/hvt_import.c
 HOST_LAYER_OBJS  := $(HOST_OBJS) $(patsubst $(HOST_DIR)/%.c,$(BUILD)/host/layers/%.o,$(HOST_LAYER_MAINS))
-HOST_LAYER_UNITS := --unit $(HOST_OUT)/obj/d/compile/d_sema.o+$(HOST_OUT)/obj/d/compile/d_sema_act.o
+HOST_LAYER_UNITS := --unit $(HOST_OUT)/obj/d/compile/d_sema.o+$(HOST_OUT)/obj/d/compile/d_sema_act.o+$(HOST_OUT)/obj/d/compile/d_xlate.o
 $(BUILD)/host/layers/hvt/%.o: $(HOST_DIR)/hvt/%.c $(HOST_HDRS)
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -c $< -o $@

@@ -49,13 +49,14 @@ PROBE_NET_CALLS ?= 1000
 # probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
 $(TEST_GUEST)/probe-ustack: GUEST_CFLAGS += -fno-omit-frame-pointer
 $(TEST_GUEST)/probe-ustack: tests/probe/probe.mk
-$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids $(TEST_GUEST)/sdt-work tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
+$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids $(TEST_GUEST)/sdt-work $(TEST_GUEST)/stable-work tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net:bin/probe-net \
 	  $(TEST_GUEST)/shstk-user:bin/shstk-user $(TEST_GUEST)/probe-user:bin/probe-user $(TEST_GUEST)/probe-ustack:bin/probe-ustack \
 	  $(TEST_GUEST)/d-work:bin/d-work $(TEST_GUEST)/getpid-loop:bin/getpid-loop \
 	  $(TEST_GUEST)/fork-pids:bin/fork-pids tests/guest/fork-pids-run:bin/fork-pids-run \
 	  $(TEST_GUEST)/sdt-work:bin/sdt-work $(TEST_GUEST)/sdt-work:bin/sdt-kid \
+	  $(TEST_GUEST)/stable-work:bin/stable-work $(TEST_GUEST)/stable-work:bin/stable-kid \
 	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
@@ -63,7 +64,7 @@ test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) $(TEST_BUILD)/vmlinuz
 	BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
 	  bash tests/probe/test-probes-net.sh
-# test-probes-kernels: the count, profile, user and sdt runs again on other kernels: the generic one the analysis tests
+# test-probes-kernels: the count, profile, user, sdt and stable runs again on other kernels: the generic one the analysis tests
 # fetch (another version and configuration: XZ image, more drivers built in) and Debian's 6.12
 # cloud kernel (backports: IBT build - functions start with endbr64 -, call padding, return
 # thunks, 6.4+ kallsyms and ORC layouts).
@@ -75,7 +76,7 @@ test-probes-kernels: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	set -e; for k in $(PROBE_KERNELS); do \
 	  v=$$(bash tests/probe/fetch-kernel-or-newer.sh $${k%%:*} $${k#*:}); echo "== $$v"; \
 	  BUILD=$(BUILD) TRACE_CPUS=$(TEST_CPUS) PROBE_NET_CALLS=$(PROBE_NET_CALLS) TEST_CMDLINE="$(TEST_CMDLINE)" \
-	    PROBE_NET_RUNS="count profile user sdt" PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
+	    PROBE_NET_RUNS="count profile user sdt stable" PROBE_VMLINUZ=$$v PROBE_NET_OUT=$(BUILD)/test/probe-net/$${k%%:*} bash tests/probe/test-probes-net.sh; done
 
 # test-cet: CET. Bochs built with CET (HVT_BOCHS_CET=1 build-bochs.sh), its tigerlake model,
 # Debian's 6.12 cloud kernel (an IBT build, which then enforces IBT: every indirect call must

@@ -40,6 +40,12 @@
 #   the sites under the probes: its trace buffer has them too), sched_switch with prev_state set
 #   and no preemption = its voluntary switches (getrusage), sched_wakeup of it as many,
 #   inet_sock_set_state: both ends of each of its loopback TCP connections established.
+# Run stable: DTrace's proc and sched providers (tests/d/programs/stable-work.d) over a workload
+#   that knows what they should see (tests/guest/stable-work.c): proc:::exec-success's
+#   curpsinfo->pr_psargs are the argument lists it exec'ed; create, start, exec, exec-failure
+#   and exit count its forks, execs, failed exec and exits; sched:::on-cpu/off-cpu time summed
+#   the self->ts way is within 5% of its own CLOCK_THREAD_CPUTIME_ID; lockstat's
+#   adaptive-acquire/release see its pipe's mutex taken and given back exactly as often as it did.
 # Run dcmd: hvt -c through the guest tool's agent ($target, the run ends with the command).
 # Run dread: hvt -c of a command that reads a known number of bytes: at syscall::read:return
 #   sum(arg0) (DTrace's arg0 = the return value) is exactly those bytes, and $target's reads are
@@ -52,7 +58,7 @@
 # Run dglobal: a kernel global by name (*(unsigned long *)&`jiffies) read at a command's read of
 #   /proc/uptime: the link address plus the KASLR slide, so the value is the guest's jiffies
 #   (INITIAL_JIFFIES plus uptime x HZ, within 0.1 s of what the command prints).
-# PROBE_NET_RUNS ("count profile dstack d dwork forks sdt user dcmd dread dglobal"; make test-d
+# PROBE_NET_RUNS ("count profile dstack d dwork forks sdt stable user dcmd dread dglobal"; make test-d
 # runs "d dwork dcmd dread dglobal"),
 # PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
 # PROBE_NET_OUT (where the runs go).
@@ -66,7 +72,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile dstack d dwork forks sdt user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile dstack d dwork forks sdt stable user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -85,7 +91,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count shstk profile dstack d dwork forks sdt user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile dstack d dwork forks sdt stable user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -540,6 +546,46 @@ if [[ " $RUNS " == *" sdt "* ]]; then
     test "$(( ${rd[1]:-0} - ${rd[0]:-0} ))" -gt 0
   check "sdt: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/sdt.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/sdt.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: sdt status 0' '$C'"
+fi
+# ---- stable: DTrace's proc and sched providers against the workload's own counts and clock
+if [[ " $RUNS " == *" stable "* ]]; then
+  tail -n +2 tests/d/programs/stable-work.d > "$OUT/stable.d"    # without its /* vm: */ line
+  run stable "$(cat "$OUT/stable.d")" -q
+  O="$OUT/stable.out"; C="$OUT/stable.console"
+  cat "$O"; grep -a 'stable-work:' "$C"
+  said() { tr -d '\r' < "$C" | sed -n "s/^stable-work: pid=.* $1=\([0-9]*\).*/\1/p" | head -1; }
+  got() { awk -v k="$1" '$1 == "stable" && $2 == k { print $NF }' "$O" | head -1; }
+  forks=$(said forks); execs=$(said execs); fails=$(said execfail); exits=$(said exits); wcpu=$(said cpu_ns)
+  want=$(tr -d '\r' < "$C" | sed -n 's/^stable-work: psargs //p')
+  gotps=$(sed -n 's/^stable psargs //p' "$O")
+  check "stable: proc:::exec-success's curpsinfo->pr_psargs are the argument lists the workload exec'ed, in order ($(echo "$want" | wc -l) lists: $(echo "$want" | tr '\n' '|'))" \
+    test -n "$want" -a "$gotps" = "$want"
+  check "stable: proc:::exec-success's pr_fname stable-kid for each (${execs:-?}): $(awk '$2 == "fname" { printf "%s ", $0 }' "$O")" \
+    test "$(awk '$2 == "fname" && $3 == "stable-kid" { print $4 }' "$O")" = "${execs:-x}"
+  check "stable: proc:::create $(got create) = the workload's forks (${forks:-?}), each child's pr_ppid the workload's ($(awk '$2 == "create_parent" { printf "%s:%s ", $3, $4 }' "$O"))" \
+    bash -c "test '$(got create)' = '${forks:-x}' && test '$(awk '$2 == "create_parent" && $3 == 1 { print $4 }' "$O")' = '${forks:-x}'"
+  check "stable: proc:::start $(got start) = its forks (${forks:-?})" test "$(got start)" = "${forks:-x}"
+  check "stable: proc:::exec args[0] /bin/stable-kid ${execs:-?} and /bin/no-such-program ${fails:-?} times, no error: $(awk '$2 == "exec" { printf "%s:%s ", $3, $4 }' "$O")" \
+    bash -c "test '$(awk '$2 == "exec" && $3 == "/bin/stable-kid" { print $4 }' "$O")' = '${execs:-x}' && test '$(awk '$2 == "exec" && $3 == "/bin/no-such-program" { print $4 }' "$O")' = '${fails:-x}' && ! grep -q 'error on enabled probe' '$OUT/stable.err'"
+  check "stable: proc:::exec-failure once (${fails:-?}), args[0] -2 (ENOENT: $(awk '$2 == "execfail" { printf "%s:%s ", $3, $4 }' "$O"))" \
+    test "$(awk '$2 == "execfail" && $3 == -2 { print $4 }' "$O")" = "${fails:-x}"
+  check "stable: proc:::exit $(awk '$2 == "exit" { s += $4 } END { print s + 0 }' "$O") = its children's exits (${exits:-?}), each CLD_EXITED (args[0] 1)" \
+    test "$(awk '$2 == "exit" && $3 == 1 { print $4 }' "$O")" = "${exits:-x}"
+  # timestamp is nanoseconds at the collector's tsc_khz (50000, NETCFG), the guest's clock at the
+  # TSC rate its kernel took (CPUID's 3.5 GHz on Bochs; the workload measures it): both count the
+  # same TSC, so the two are compared in TSC ticks
+  dcpu=$(got cpu); gkhz=$(said tsc_khz)
+  dt=$(awk -v d="${dcpu:-0}" 'BEGIN { printf "%.0f", d * 50000 / 1e6 }'); wt=$(awk -v w="${wcpu:-0}" -v k="${gkhz:-0}" 'BEGIN { printf "%.0f", w * k / 1e6 }')
+  check "stable: sched:::on-cpu/off-cpu time of the workload between its markers, $dt TSC ticks (${dcpu:-?} ns at 50 MHz), within 5% of its own CLOCK_THREAD_CPUTIME_ID, $wt ticks (${wcpu:-?} ns at the guest's ${gkhz:-?} kHz) ($(got oncpu) on-cpu, $(got offcpu) off-cpu)" \
+    awk -v d="$dt" -v w="$wt" 'BEGIN { exit !(w > 0 && d > 0 && (d - w < 0 ? w - d : d - w) <= 0.05 * w) }'
+  check "stable: sched:::off-cpu's args[1] is the process coming on, never the one leaving ($(awk '$2 == "next_self" { printf "%s:%s ", $3, $4 }' "$O"))" \
+    test -z "$(awk '$2 == "next_self" && $3 == 1' "$O")" -a -n "$(got offcpu)"
+  pl=$(said pipe_locks)
+  lacq=$(awk '$2 == "lacq" { printf "%s:%s ", $3, $4 }' "$O"); lrel=$(awk '$2 == "lrel" { printf "%s:%s ", $3, $4 }' "$O")
+  check "stable: lockstat:::adaptive-acquire and adaptive-release between its lock markers: one mutex, ${pl:-?} times each (its pipe's: acquired $lacq, released $lrel)" \
+    bash -c "test '$(awk '$2 == "lacq"' "$O" | wc -l)' = 1 && test '$lacq' = '$lrel' && test '$(awk '$2 == "lacq" { print $4 }' "$O")' = '${pl:-x}'"
+  check "stable: exit 0, nothing lost; the guest saw the disarm and ended the run" \
+    bash -c "test \"\$(cat '$OUT/stable.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/stable.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: stable status 0' '$C'"
 fi
 # ---- user: a probe on one process's function, on a text page it shares with its child
 if [[ " $RUNS " == *" user "* ]]; then

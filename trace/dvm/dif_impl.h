@@ -278,6 +278,8 @@ char *dif_scratch_alloc(struct dif_run *r, unsigned *slot);
 void dif_str_set(struct dif_run *r, unsigned rd, unsigned slot, uint32_t len);
 void dif_str_set_strtab(struct dif_run *r, unsigned rd, uint32_t off);
 bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user);
+/* STRGR: the bytes [va, end) (at most strsize-1), NULs but a trailing one made spaces */
+bool dif_str_guest_range(struct dif_run *r, unsigned rd, uint64_t va, uint64_t end, int user);
 void dif_str_set_exec(struct dif_run *r, unsigned rd);
 bool dif_str_join(struct dif_run *r, unsigned rd, unsigned ra, unsigned rb);
 bool dif_str_basename(struct dif_run *r, unsigned rd, unsigned ra);

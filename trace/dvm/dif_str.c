@@ -134,6 +134,43 @@ bool dif_str_guest(struct dif_run *r, unsigned rd, uint64_t va, int user)
     return true;
 }
 
+/* A process's argument list as ps shows it (psinfo_t's pr_psargs): the strings the kernel
+ * laid out between mm->arg_start and arg_end, their NULs made spaces (the last one ends the
+ * string). A range longer than a string value is cut, as pr_psargs is. */
+bool dif_str_guest_range(struct dif_run *r, unsigned rd, uint64_t va, uint64_t end, int user)
+{
+    unsigned slot;
+    char *d = dif_scratch_alloc(r, &slot);
+    uint32_t max = r->st->strsize - 1, n = 0;
+    if (!d)
+        return false;
+    uint64_t want = end > va ? end - va : 0;
+    if (want > max)
+        want = max;
+    while (n < want) {
+        uint64_t a = va + n;
+        size_t chunk = 4096 - (a & 4095), got = 0;
+        if (chunk > want - n)
+            chunk = (size_t)(want - n);
+        if (r->st->env.read)
+            got = r->st->env.read(r->f->ctx, a, d + n, chunk, user);
+        if (got > chunk)
+            got = chunk;
+        if (!dif_charge(r, chunk))
+            return false;
+        n += (uint32_t)got;
+        if (got < chunk)
+            return dif_fault(r, HVT_DIF_F_BADADDR, va + n);
+    }
+    while (n > 0 && !d[n - 1])
+        n--;
+    for (uint32_t i = 0; i < n; i++)
+        if (!d[i])
+            d[i] = ' ';
+    dif_str_set(r, rd, slot, n);
+    return true;
+}
+
 /* execname: no copy; dif_str_get reads the firing's buffer (stable for the firing). */
 void dif_str_set_exec(struct dif_run *r, unsigned rd)
 {

@@ -112,6 +112,7 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_USTACK] = { 0, 0, 0, IK_USTACK },
     [HVT_DIF_OP_AGGW] = { 0, 1, 1, IK_AGG },
     [HVT_DIF_OP_TKSTACK] = { 0, 0, 0, IK_STACKKEY }, [HVT_DIF_OP_TUSTACK] = { 0, 0, 0, IK_STACKKEY },
+    [HVT_DIF_OP_STRGR] = OP3(IK_STRG),
 };
 
 /* The image's sections, once the header is checked */
@@ -322,6 +323,11 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         break;
     case HVT_DIF_OP_STRG:
         NEED(in->ra, HVT_DIF_T_INT);
+        out = HVT_DIF_T_STR;
+        break;
+    case HVT_DIF_OP_STRGR:
+        NEED(in->ra, HVT_DIF_T_INT);
+        NEED(in->rb, HVT_DIF_T_INT);
         out = HVT_DIF_T_STR;
         break;
     case HVT_DIF_OP_VAR:

@@ -500,6 +500,7 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
             break;
         case HVT_DIF_OP_LDG: ok = dif_ldg(r, rd, a, imm); break;
         case HVT_DIF_OP_STRG: ok = dif_str_guest(r, rd, a, !!(imm & HVT_DIF_LD_USER)); break;
+        case HVT_DIF_OP_STRGR: ok = dif_str_guest_range(r, rd, a, b, !!(imm & HVT_DIF_LD_USER)); break;
         case HVT_DIF_OP_VAR: ok = dif_builtin(r, rd, imm); break;
         case HVT_DIF_OP_SCONST:
             if ((uint32_t)imm < st->hdr->strtab_len)

@@ -501,6 +501,11 @@ static int cg_call(d_cc *cc, d_node *n)
     }
     int r = d_cg_expr(cc, n->b);
     if (!strcmp(f, "copyinstr")) d_emit(cc, HVT_DIF_OP_STRG, r, r, 0, HVT_DIF_LD_USER);
+    else if (!strcmp(f, "__psargs")) { /* the bytes [arg_start, arg_end) of the process's memory */
+        int rb = d_cg_expr(cc, n->b->next);
+        d_emit(cc, HVT_DIF_OP_STRGR, r, r, rb, HVT_DIF_LD_USER);
+        d_cg_rfree(cc, rb);
+    }
     /* copyin( ): the address itself (see d_sema_call) */
     else if (!strcmp(f, "strlen")) emit2(cc, HVT_DIF_OP_STRLEN, r, r, 0);
     else if (!strcmp(f, "basename")) emit2(cc, HVT_DIF_OP_BASENAME, r, r, 0);

@@ -406,16 +406,26 @@ static void stmt(d_cc *cc, d_node *s)
     cc->jb = outer;
 }
 
-void d_cg_clause(d_cc *cc, d_item *cl)
+/* The clause's code for the probes resolved into cc->pm (d_cg_begin and d_resolve_clause done:
+ * d_stable.c): rowpred, a stable probe's row condition, goes ahead of the clause's own. */
+void d_cg_clause(d_cc *cc, d_item *cl, d_node *rowpred)
 {
     jmp_buf *outer = cc->jb;
-    d_cg_begin(cc);
     d_clause *dc = cc->dcl;
     dc->where = xstrdup(cc, cl->where);
     dc->line = cl->line;
-    d_resolve_clause(cc, cl);
     cc->spec_order = 0;
     d_plist *ret = NULL;
+    if (rowpred) {
+        if (cl->pred) {
+            d_node *both = d_node_new(cc, N_BIN, cl->pred->line, cl->pred->col);
+            both->op = TK_LAND;
+            both->a = rowpred;
+            both->b = cl->pred;
+            rowpred = both;
+        }
+        cl->pred = rowpred;
+    }
     if (cl->pred) {
         jmp_buf jb;
         cc->jb = &jb;

@@ -29,6 +29,7 @@ static void cc_free(d_cc *cc)
     free(cc->inls);
     free(cc->idents);
     free(cc->pm);
+    free(cc->stab);
     d_arena_free(cc);
     free(cc);
 }
@@ -53,7 +54,12 @@ static int compile(d_cc *cc, const d_options *opt, dprog *out)
         cc->jb = &jb;
         if (setjmp(jb)) continue;
         if (it->kind == ITEM_DECL) d_sema_decl(cc, it);
-        else d_cg_clause(cc, it);
+        else d_xl_clause(cc, it);
+    }
+    {
+        jmp_buf jb;
+        cc->jb = &jb;
+        if (!setjmp(jb)) d_xl_finish(cc);
     }
     cc->jb = NULL;
     /* DTrace checks the last argument only: an unused one means a mistyped command line */
@@ -108,6 +114,13 @@ void dprog_free(dprog *p)
         }
         free(c->acts);
         free(c->stmt_pc);
+        if (c->stable) {
+            free(c->stable->prov);
+            free(c->stable->mod);
+            free(c->stable->func);
+            free(c->stable->name);
+            free(c->stable);
+        }
     }
     free(p->clauses);
     for (int i = 0; i < p->naggs; i++) free(p->aggs[i].name);

@@ -17,7 +17,7 @@ static const char *const opnames[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_NOT] = "not", [HVT_DIF_OP_LNOT] = "lnot", [HVT_DIF_OP_SEXT] = "sext", [HVT_DIF_OP_ZEXT] = "zext",
     [HVT_DIF_OP_EQ] = "eq", [HVT_DIF_OP_NE] = "ne", [HVT_DIF_OP_LT] = "lt", [HVT_DIF_OP_LE] = "le",
     [HVT_DIF_OP_LTU] = "ltu", [HVT_DIF_OP_LEU] = "leu", [HVT_DIF_OP_SCMP] = "scmp", [HVT_DIF_OP_JMP] = "jmp",
-    [HVT_DIF_OP_BZ] = "bz", [HVT_DIF_OP_BNZ] = "bnz", [HVT_DIF_OP_LDG] = "ldg", [HVT_DIF_OP_STRG] = "strg",
+    [HVT_DIF_OP_BZ] = "bz", [HVT_DIF_OP_BNZ] = "bnz", [HVT_DIF_OP_LDG] = "ldg", [HVT_DIF_OP_STRG] = "strg", [HVT_DIF_OP_STRGR] = "strgr",
     [HVT_DIF_OP_VAR] = "var", [HVT_DIF_OP_SCONST] = "sconst", [HVT_DIF_OP_STRLEN] = "strlen",
     [HVT_DIF_OP_STRJOIN] = "strjoin", [HVT_DIF_OP_BASENAME] = "basename", [HVT_DIF_OP_LDGV] = "ldgv",
     [HVT_DIF_OP_STGV] = "stgv", [HVT_DIF_OP_LDTV] = "ldtv", [HVT_DIF_OP_STTV] = "sttv", [HVT_DIF_OP_LDLV] = "ldlv",
@@ -119,6 +119,7 @@ static void insn(FILE *f, const view *v, const d_clause *dc, const struct hvt_di
                 in->imm & HVT_DIF_LD_SIGNED ? " signed" : "", in->imm & HVT_DIF_LD_USER ? " user" : "");
         break;
     case HVT_DIF_OP_STRG: fprintf(f, "r%u, [r%u]%s", in->rd, in->ra, in->imm & HVT_DIF_LD_USER ? " user" : ""); break;
+    case HVT_DIF_OP_STRGR: fprintf(f, "r%u, [r%u, r%u)%s", in->rd, in->ra, in->rb, in->imm & HVT_DIF_LD_USER ? " user" : ""); break;
     case HVT_DIF_OP_VAR:
         fprintf(f, "r%u, %s", in->rd, in->imm >= 0 && in->imm < HVT_DIF_V__COUNT ? vnames[in->imm] : "?");
         break;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "stable.h"
 
 typedef struct {
     uint32_t id;
@@ -63,6 +64,13 @@ static void free_clause(d_clause *c)
     }
     free(c->acts);
     free(c->stmt_pc);
+    if (c->stable) {
+        free(c->stable->prov);
+        free(c->stable->mod);
+        free(c->stable->func);
+        free(c->stable->name);
+        free(c->stable);
+    }
 }
 
 void d_image_free(d_cc *cc)
@@ -167,6 +175,7 @@ void d_cg_begin(d_cc *cc)
     cc->clause = im->ndcl++;
     cc->dcl = &im->dcl[cc->clause];
     cc->npm = 0;
+    cc->nstab = 0;
 }
 
 int d_cg_end(d_cc *cc)
@@ -228,6 +237,18 @@ void d_probe_add(d_probe_sink *sink, uint32_t id, const char *prov, const char *
 {
     d_cc *cc = sink->cc;
     image *im = IMG;
+    size_t first;
+    if (prov && stable_is_provider(prov) && name && stable_find(prov, name, &first)) {
+        /* a stable probe: no probe of its own in the image, the clause is compiled again
+         * on each of its rows' probes (d_xlate.c) */
+        sink->n++;
+        for (int i = 0; i < cc->nstab; i++)
+            if (cc->stab[i].id == id) return;
+        cc->stab = d_grow(cc, cc->stab, &cc->capstab, cc->nstab + 1, sizeof *cc->stab);
+        cc->stab[cc->nstab++] = (d_pmatch){id, d_strndup(cc, prov, strlen(prov)), d_strndup(cc, mod ? mod : "", strlen(mod ? mod : "")),
+                                           d_strndup(cc, func ? func : "", strlen(func ? func : "")), d_strndup(cc, name, strlen(name))};
+        return;
+    }
     probe_ent *p = probe_get(cc, id, prov ? prov : "", mod ? mod : "", func ? func : "", name ? name : "");
     sink->n++;
     if (p->last_clause == cc->clause) return;
@@ -303,6 +324,14 @@ int d_resolve_clause(d_cc *cc, d_item *cl)
         }
     }
     return rc;
+}
+
+int d_resolve_desc(d_cc *cc, const char *desc, char *err, size_t errlen)
+{
+    d_probe_sink sink = {cc, 0};
+    if (!cc->opt->resolve) return 0;
+    if (cc->opt->resolve(cc->opt->resolve_ctx, desc, &sink, err, errlen) < 0) return -1;
+    return sink.n;
 }
 
 /* ---- the image ---- */

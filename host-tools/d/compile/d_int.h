@@ -74,7 +74,9 @@ size_t d_unescape(const char *s, size_t n, char *out); /* C escapes; returns the
 
 /* ---- types (d_type.c) ---- */
 enum { TY_VOID = 1, TY_INT, TY_PTR, TY_ARRAY, TY_SOU, TY_STR, TY_FUNC, TY_FLOAT, TY_SYM,
-       TY_STACK /* an aggregation key only: user 0 stack( ), 1 ustack( ); nelem its frames */ };
+       TY_STACK, /* an aggregation key only: user 0 stack( ), 1 ustack( ); nelem its frames */
+       TY_XL     /* a translated struct (psinfo_t, lwpsinfo_t: d_xlate.c): nelem its translator;
+                    a pointer to one holds the struct task_struct * it is translated from */ };
 typedef struct {
     uint8_t kind;
     uint8_t uns;              /* INT: unsigned */
@@ -152,6 +154,9 @@ typedef struct d_node {
     uint32_t off;             /* N_DOT/N_ARROW: member byte offset */
     uint8_t bitoff, bitsz, unit; /* bitfield: d_member's */
     uint8_t user;             /* VK_MEM: in user space */
+    uint8_t raw;              /* in a stable probe's row or a translator (d_xlate.c): args[]
+                                 and argN are the underlying probe's, __ functions allowed */
+    uint8_t done;             /* analysed already: d_sema_expr leaves it as it is */
     int need;                 /* registers it needs (Sethi-Ullman) */
 } d_node;
 
@@ -252,6 +257,7 @@ struct d_cc {
     int ntypes, captypes;
     int t_int, t_uint, t_long, t_ulong, t_char, t_uchar, t_short, t_ushort, t_i64, t_u64;
     int t_str, t_void, t_voidp, t_size, t_sym, t_pid, t_uid, t_thread;
+    int t_psinfo, t_lwpsinfo;  /* TY_XL: psinfo_t, lwpsinfo_t */
     void *btf_index;          /* d_type.c's name index */
     /* names the parser saw assigned or indexed (identifiers, not types: DTrace's rule) */
     const char **idents;
@@ -279,6 +285,11 @@ struct d_cc {
     /* the clause being compiled */
     d_pmatch *pm;
     int npm, cappm;
+    d_pmatch *stab;           /* the stable probes (proc, sched) its descriptions matched */
+    int nstab, capstab;
+    const struct stable_row_s *srow; /* compiling it for this row of a stable probe, or NULL */
+    const d_pmatch *sprobe;   /* ... of this stable probe */
+    uint8_t *xl_need;         /* stable rows whose helper or clear clauses the program needs */
     int clause;
     d_clause *dcl;            /* its host description (actions) */
     /* output (d_image.c) */
@@ -350,7 +361,19 @@ void d_cg_rfree(d_cc *cc, int r);
 void d_cg_ldi(d_cc *cc, int r, uint64_t v);
 void d_cg_tuple(d_cc *cc, d_node *keys, int *regs, int *n); /* keys into registers */
 void d_cg_push(d_cc *cc, const int *regs, int n);           /* TCLR, TPUSH each */
-void d_cg_clause(d_cc *cc, d_item *cl);          /* d_cg_stmt.c */
+void d_cg_clause(d_cc *cc, d_item *cl, d_node *rowpred); /* d_cg_stmt.c */
+
+/* d_xlate.c (translators, stable probes' arguments) and d_stable.c (their clauses) */
+d_node *d_xl_parse(d_cc *cc, const char *text, int line, int col); /* a D expression, raw */
+int d_xl_stable_arg(d_cc *cc, d_node *n, int idx, int is_args);   /* args[idx]/argN at a stable
+                                                                      probe: 1 lowered */
+int d_xl_stable_name(d_cc *cc, d_node *n);                       /* probeprov..: 1 lowered */
+int d_xl_curvar(d_cc *cc, d_node *n);                            /* curpsinfo, curlwpsinfo */
+void d_xl_member(d_cc *cc, d_node *n, d_node *base);             /* base->member, base a
+                                                                    pointer to a TY_XL */
+void d_xl_clause(d_cc *cc, d_item *cl);                          /* a clause of the program */
+void d_xl_finish(d_cc *cc);                                      /* after the program's clauses:
+                                                                    the helper and clear clauses */
 
 /* d_image.c */
 void d_cg_begin(d_cc *cc);                       /* a new clause's code and d_clause */
@@ -358,6 +381,8 @@ int d_cg_end(d_cc *cc);                          /* appends RET; returns its ind
 int d_image_init(d_cc *cc);
 void d_image_free(d_cc *cc);
 int d_resolve_clause(d_cc *cc, d_item *cl);     /* fills cc->pm; -1 on an error */
+/* One description into cc->pm (a stable probe's row): the matches, or -1 with err set. */
+int d_resolve_desc(d_cc *cc, const char *desc, char *err, size_t errlen);
 uint32_t d_strtab_add(d_cc *cc, const char *s, size_t len);
 int d_const_add(d_cc *cc, uint64_t v);
 void d_emit(d_cc *cc, int op, int rd, int ra, int rb, int32_t imm);

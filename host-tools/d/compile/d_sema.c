@@ -45,7 +45,7 @@ static const struct { const char *name; int v; int tyoff; } builtins[] = {
     {"probename", HVT_DIF_V_PROBENAME, offsetof(d_cc, t_str)}};
 
 static const char *const unsupported_vars[] = {
-    "ucaller", "uregs", "ipl", "curcpu", "curpsinfo", "curlwpsinfo", "cwd", "root",
+    "ucaller", "uregs", "ipl", "curcpu", "cwd", "root",
     "ustackdepth", "arg", "zonename", "projid", "taskid", "execargs", NULL};
 
 /* Built-ins hvtrace cannot give honestly: a compile error that says why, never a wrong value. */
@@ -195,6 +195,7 @@ static int builtin_var(d_cc *cc, d_node *n)
 {
     const char *s = n->str;
     if (s[0] == 'a' && s[1] == 'r' && s[2] == 'g' && s[3] >= '0' && s[3] <= '9' && !s[4]) {
+        if (d_xl_stable_arg(cc, n, s[3] - '0', 0)) return 1;
         n->vk = VK_BUILTIN;
         n->var = HVT_DIF_V_ARG0 + (s[3] - '0');
         n->ty = cc->t_i64;
@@ -202,6 +203,7 @@ static int builtin_var(d_cc *cc, d_node *n)
         return 1;
     }
     if (task_var(cc, n)) return 1;
+    if (d_xl_stable_name(cc, n) || d_xl_curvar(cc, n)) return 1;
     if (!strcmp(s, "caller")) {
         caller_var(cc, n);
         return 1;
@@ -654,6 +656,10 @@ static void sema_member(d_cc *cc, d_node *n)
     if (n->kind == N_ARROW) {
         if (t->kind != TY_PTR) d_fail(cc, n->line, n->col, "operator -> must be applied to a pointer");
         sou = t->ref;
+        if (d_ty(cc, sou)->kind == TY_XL) {
+            d_xl_member(cc, n, a);
+            return;
+        }
         if (d_ty(cc, sou)->kind != TY_SOU)
             d_fail(cc, n->line, n->col, "operator -> cannot be applied to pointer to type \"%s\"; must be applied to a "
                    "struct or union pointer", d_ty_str(cc, sou));
@@ -721,6 +727,7 @@ void d_sema_call(d_cc *cc, d_node *n);
 
 void d_sema_expr(d_cc *cc, d_node *n)
 {
+    if (n->done) return;
     if (n->ty >= 0 && n->kind != N_INT && n->kind != N_CAST && n->kind != N_SIZEOF && n->kind != N_OFFSETOF) return;
     switch (n->kind) {
     case N_INT:

@@ -171,6 +171,7 @@ void d_sema_index(d_cc *cc, d_node *n)
             if (idx < 0 || idx > 9)
                 d_fail(cc, n->b->line, n->b->col, "args[%lld]: the hypervisor gives the probes' arguments 0 to 9",
                        (long long)idx);
+            if (d_xl_stable_arg(cc, n, (int)idx, 1)) return;
             n->vk = VK_BUILTIN;
             n->var = HVT_DIF_V_ARG0 + (int)idx;
             n->ty = d_args_type(cc, (int)idx, base->line, base->col);
@@ -316,7 +317,11 @@ void d_sema_call(d_cc *cc, d_node *n)
     if (in_list(unsupported, f))
         d_fail(cc, n->line, n->col, "%s( ) is not supported by hvtrace", f);
     n->ty = cc->t_str;
-    if (!strcmp(f, "copyinstr")) {
+    if (!strcmp(f, "__psargs") && n->raw) { /* psinfo_t's pr_psargs (d_xlate.c) */
+        d_argc_check(cc, n, 2, 2);
+        d_int_arg(cc, n, 1, 1);
+        d_int_arg(cc, n, 2, 1);
+    } else if (!strcmp(f, "copyinstr")) {
         d_argc_check(cc, n, 1, 2);
         if (n->b->next) d_fail(cc, n->b->next->line, n->b->next->col, "copyinstr( ) with a length is not supported by hvtrace");
         d_int_arg(cc, n, 1, 1);

@@ -97,6 +97,11 @@ void d_ty_init(d_cc *cc)
     cc->t_voidp = d_ty_ptr(cc, cc->t_void);
     int ts = d_ty_lookup_tag(cc, TK_STRUCT, "task_struct");
     cc->t_thread = ts >= 0 ? d_ty_ptr(cc, ts) : cc->t_voidp;
+    /* DTrace's translated structs (d_xlate.c): sizeless, read member by member */
+    d_type ps = {.kind = TY_XL, .name = "psinfo_t", .ref = -1, .nelem = 0};
+    d_type lw = {.kind = TY_XL, .name = "lwpsinfo_t", .ref = -1, .nelem = 1};
+    cc->t_psinfo = intern(cc, &ps);
+    cc->t_lwpsinfo = intern(cc, &lw);
 }
 
 void d_ty_free(d_cc *cc)
@@ -280,6 +285,8 @@ int d_ty_lookup(d_cc *cc, const char *name)
         if (!strcmp(builtin_names[i].name, name))
             return d_ty_int(cc, builtin_names[i].size, builtin_names[i].uns, builtin_names[i].name);
     if (!strcmp(name, "caddr_t")) return named(cc, d_ty_ptr(cc, cc->t_char), "caddr_t");
+    if (!strcmp(name, "psinfo_t")) return cc->t_psinfo;
+    if (!strcmp(name, "lwpsinfo_t")) return cc->t_lwpsinfo;
     uint32_t id = index_find(cc, name, 1u << BK_TYPEDEF);
     return id ? d_ty_btf(cc, id) : -1;
 }

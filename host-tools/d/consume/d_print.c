@@ -187,7 +187,12 @@ int d_do_data(d_consumer *c, const struct hvt_drec *r, const uint8_t *body, cons
         return D_CONSUME_BAD;
     }
     int rc = D_CONSUME_OK;
-    heading_and_prefix(c, r, pr, next);
+    if (cl->stable) {                     /* the stable probe the clause was compiled for */
+        struct hvt_drec sr = *r;
+        sr.probe = cl->stable->id;
+        heading_and_prefix(c, &sr, cl->stable, next);
+    } else
+        heading_and_prefix(c, r, pr, next);
     for (int i = 0; i < na; i++) {
         const dact *d = &c->acts[i];
         const d_action *a = &cl->acts[d->act];
@@ -287,8 +292,10 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
     else if (r->fault == HVT_DIF_F_BUDGET)   /* hvtrace's own: the firing ended here */
         snprintf(details, sizeof details, " (%s; later clauses skipped)",
                  r->arg == HVT_DIF_BUDGET_TIME ? "time" : "instructions");
+    /* a clause compiled for a stable probe: that probe's name (the epid stays the pair's) */
+    const d_probe *np = cl->stable ? cl->stable : pr;
     d_say(c, "error on enabled probe ID %u (ID %u: %s:%s:%s:%s): %s%s in %s at DIF offset %u",
-        d_epid_of(c, r->probe, r->clause), d_dtrace_id_of(c, r->probe), pr->prov, pr->mod, pr->func, pr->name, fault_str(r->fault),
+        d_epid_of(c, r->probe, r->clause), d_dtrace_id_of(c, np->id), np->prov, np->mod, np->func, np->name, fault_str(r->fault),
         details, where, r->pc);
     return D_CONSUME_OK;
 }

@@ -921,6 +921,213 @@ static uint32_t member_off(const char *sou, const char *m)
     return (uint32_t)(bm.bit_offset / 8);
 }
 
+/* ---- stable providers (proc, sched) and translators, over a fake kernel's probes ---- */
+static const struct { uint32_t id; const char *p, *m, *f, *n; } sprobes[] = {
+    {300, "syscall", "kernel", "execve", "return"}, {301, "syscall", "kernel", "execveat", "return"},
+    {302, "syscall", "kernel", "execve", "entry"}, {303, "syscall", "kernel", "execveat", "entry"},
+    {304, "sdt", "sched", "", "sched_switch"}, {305, "fbt", "kernel", "finish_task_switch.isra.0", "entry"},
+    {306, "sdt", "sched", "", "sched_process_fork"}, {307, "sdt", "sched", "", "sched_process_exit"},
+    {308, "fbt", "kernel", "sched_tick", "entry"}, {309, "syscall", "kernel", "read", "entry"},
+    {310, "fbt", "kernel", "alloc_bprm", "entry"}, {311, "fbt", "kernel", "mutex_lock", "entry"},
+    {312, "fbt", "kernel", "mutex_lock", "return"}, {313, "fbt", "kernel", "schedule_preempt_disabled", "entry"},
+    {314, "fbt", "kernel", "schedule_preempt_disabled", "return"}, {408, "lockstat", "vmlinux", "", "adaptive-acquire"},
+    {409, "lockstat", "vmlinux", "", "adaptive-block"},
+    {400, "proc", "vmlinux", "", "exec-success"}, {401, "proc", "vmlinux", "", "exec"},
+    {402, "sched", "vmlinux", "", "on-cpu"}, {403, "sched", "vmlinux", "", "off-cpu"},
+    {404, "proc", "vmlinux", "", "create"}, {405, "proc", "vmlinux", "", "exit"},
+    {406, "sched", "vmlinux", "", "tick"}, {407, "sched", "vmlinux", "", "sleep"}};
+
+static uint32_t shide; /* a probe the fake kernel does not have */
+static int sresolve(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
+{
+    (void)ctx, (void)err, (void)errlen;
+    char f[4][256] = {"", "", "", ""}, g[4][256];
+    int n = 0;
+    for (const char *p = desc; n < 4; n++) {
+        const char *c = strchr(p, ':');
+        snprintf(g[n], sizeof g[n], "%.*s", (int)(c ? (size_t)(c - p) : strlen(p)), p);
+        if (!c) break;
+        p = c + 1;
+    }
+    n++;
+    for (int i = 0; i < n && i < 4; i++) strcpy(f[4 - n + i], g[i]);
+    for (size_t i = 0; i < sizeof sprobes / sizeof sprobes[0]; i++)
+        if (sprobes[i].id != shide && field(f[0], sprobes[i].p) && field(f[1], sprobes[i].m) && field(f[2], sprobes[i].f) &&
+            field(f[3], sprobes[i].n))
+            d_probe_add(sink, sprobes[i].id, sprobes[i].p, sprobes[i].m, sprobes[i].f, sprobes[i].n);
+    return 0;
+}
+
+/* the image's probes: "id:first-clause id:first-clause ..." */
+static void probes_str(const dprog *p, char *buf, size_t n)
+{
+    const struct hvt_dif_hdr *h = hdr(p);
+    const struct hvt_dif_probe *pr = (const void *)(p->image + h->off_probes);
+    const uint16_t *pc = (const void *)(p->image + h->off_probe_clauses);
+    size_t k = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; i < h->nprobes && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%u:%u", i ? " " : "", pr[i].id, pc[pr[i].clauses]);
+}
+
+/* the image's probes with all their clauses: "id:c,c id:c ..." */
+static void probes_all(const dprog *p, char *buf, size_t n)
+{
+    const struct hvt_dif_hdr *h = hdr(p);
+    const struct hvt_dif_probe *pr = (const void *)(p->image + h->off_probes);
+    const uint16_t *pc = (const void *)(p->image + h->off_probe_clauses);
+    size_t k = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; i < h->nprobes && k < n; i++)
+        for (uint32_t j = 0; j < pr[i].nclauses && k < n; j++)
+            k += (size_t)snprintf(buf + k, n - k, "%s%u", j ? "," : i ? " " : "", j ? pc[pr[i].clauses + j] : pr[i].id),
+            k += j ? 0 : (size_t)snprintf(buf + k, n - k, ":%u", pc[pr[i].clauses]);
+}
+
+static void test_stable(d_options o)
+{
+    o.resolve = sresolve;
+    uint32_t mm = member_off("task_struct", "mm"), as = member_off("mm_struct", "arg_start"),
+             ae = member_off("mm_struct", "arg_end"), pid = member_off("task_struct", "pid"),
+             tgid = member_off("task_struct", "tgid"), comm = member_off("task_struct", "comm");
+    CHECK(mm != UINT32_MAX && as != UINT32_MAX && ae != UINT32_MAX && tgid != UINT32_MAX, "BTF members for psinfo_t");
+    /* exec-success: syscall::execve:return and execveat's, when the return value is 0; pr_psargs is the
+     * process's arg_start .. arg_end, read from its own memory (STRGR, user) */
+    {
+        const char *src = "proc:::exec-success { printf(\"%s\\n\", curpsinfo->pr_psargs); }";
+        I w[] = {{OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(LDI), 1, 0, 0, 0}, {OP(EQ), 0, 0, 1, 0}, {OP(BZ), 0, 0, 0, 17},
+                 {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(CURTHREAD)}, {OP(ADDI), 0, 0, 0, (int32_t)mm},
+                 {OP(LDG), 0, 0, 0, 8}, {OP(ADDI), 0, 0, 0, (int32_t)as}, {OP(LDG), 0, 0, 0, 8},
+                 {OP(VAR), 1, 0, 0, V(CURTHREAD)}, {OP(ADDI), 1, 1, 0, (int32_t)mm}, {OP(LDG), 1, 1, 0, 8},
+                 {OP(ADDI), 1, 1, 0, (int32_t)ae}, {OP(LDG), 1, 1, 0, 8}, {OP(STRGR), 0, 0, 1, HVT_DIF_LD_USER},
+                 {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, src, o, 0, w, 18);
+        check_code_o(__LINE__, src, o, 1, w, 18);
+        res r = comp_o(src, o);
+        char ps[256] = "";
+        if (!r.rc) probes_str(&r.p, ps, sizeof ps);
+        CHECK(!r.rc && !strcmp(ps, "300:0 301:1"), "exec-success runs on execve:return (clause 0) and execveat:return (1): %s", ps);
+        CHECK(!r.rc && r.p.nclauses == 2 && r.p.clauses[0].stable && r.p.clauses[0].stable->id == 400 &&
+                  !strcmp(r.p.clauses[1].stable->name, "exec-success") && !strcmp(r.p.clauses[1].stable->prov, "proc"),
+              "the clauses name the stable probe for the probe line");
+        res_free(&r);
+    }
+    /* probename is the stable probe's; a clause on a stable and an ordinary probe runs on both */
+    {
+        res r = comp_o("proc:::exec-success, syscall::read:entry { trace(probename); }", o);
+        char ps[256] = "";
+        if (!r.rc) probes_str(&r.p, ps, sizeof ps);
+        CHECK(!r.rc && !strcmp(ps, "300:1 301:2 309:0") && r.p.nclauses == 3 && !r.p.clauses[0].stable && r.p.clauses[1].stable,
+              "stable and ordinary probes in one clause: %s %s", ps, r.err);
+        uint32_t n;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 1, &n);
+        CHECK(c && n == 8 && c[5].op == OP(SCONST) && c[5].imm == stroff(&r.p, "exec-success"), "probename at a stable probe");
+        c = r.rc ? NULL : code(&r.p, 0, &n);
+        CHECK(c && c[1].op == OP(VAR) && c[1].imm == V(PROBENAME), "probename at an ordinary probe");
+        res_free(&r);
+    }
+    /* exec: the kernel's copy of the file name at alloc_bprm (args[1]->name, at offset 0 of
+     * struct filename; arg0 the pointer); where that is not a probe, execve's arg0 and
+     * execveat's arg1 (the user address) */
+    {
+        CHECK(member_off("filename", "name") == 0, "struct filename's name at offset 0");
+        I k[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(LDG), 0, 0, 0, 8},
+                 {OP(STRG), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "proc:::exec { trace(args[0]); }", o, 0, k, 6);
+        I a[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(LDG), 0, 0, 0, 8},
+                 {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "proc:::exec { trace(arg0); }", o, 0, a, 5);
+        res r = comp_o("proc:::exec { trace(arg0); }", o);
+        char ps[256] = "";
+        if (!r.rc) probes_str(&r.p, ps, sizeof ps);
+        CHECK(!r.rc && !strcmp(ps, "310:0"), "exec at alloc_bprm alone: %s", ps);
+        res_free(&r);
+    }
+    shide = 310;
+    {
+        I w0[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        I w1[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "proc:::exec { trace(arg0); }", o, 0, w0, 4);
+        check_code_o(__LINE__, "proc:::exec { trace(arg0); }", o, 1, w1, 4);
+        I s1[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(STRG), 0, 0, 0, HVT_DIF_LD_USER},
+                  {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "proc:::exec { trace(args[0]); }", o, 1, s1, 5);
+    }
+    shide = 0;
+    /* off-cpu: the thread coming on is sched_switch's next (args[2]); create: the child (args[1]), a
+     * process (pid == tgid) */
+    {
+        I w[] = {{OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 2}, {OP(ADDI), 0, 0, 0, (int32_t)pid},
+                 {OP(LDG), 0, 0, 0, 4 | HVT_DIF_LD_SIGNED}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "sched:::off-cpu { trace(args[0]->pr_lwpid); }", o, 0, w, 6);
+        I c[] = {{OP(VAR), 0, 0, 0, V(ARG0) + 1}, {OP(ADDI), 0, 0, 0, (int32_t)pid}, {OP(LDG), 0, 0, 0, 4 | HVT_DIF_LD_SIGNED},
+                 {OP(VAR), 1, 0, 0, V(ARG0) + 1}, {OP(ADDI), 1, 1, 0, (int32_t)tgid}, {OP(LDG), 1, 1, 0, 4 | HVT_DIF_LD_SIGNED},
+                 {OP(EQ), 0, 0, 1, 0}, {OP(BZ), 0, 0, 0, 13}, {OP(ACT), 0, 0, 0, 0}, {OP(VAR), 0, 0, 0, V(ARG0) + 1},
+                 {OP(ADDI), 0, 0, 0, (int32_t)comm}, {OP(STRG), 0, 0, 0, 0}, {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0}};
+        check_code_o(__LINE__, "proc:::create { printf(\"%s\", args[0]->pr_fname); }", o, 0, c, 14);
+    }
+    /* sleep: sched_switch not preempted, prev_state set; the clause's own predicate after the row's */
+    {
+        res r = comp_o("sched:::sleep /pid == 5/ { @ = count(); }", o);
+        uint32_t n;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        CHECK(c && n == 17 && c[0].op == OP(VAR) && c[0].imm == V(ARG0) && c[5].op == OP(VAR) && c[5].imm == V(ARG0) + 3 && c[11].imm == V(PID),
+              "sleep reads sched_switch's preempt and prev_state first: %s", r.err);
+        res_free(&r);
+    }
+    /* a row for another kernel: sched_tick where scheduler_tick is not (6.10+) */
+    {
+        res r = comp_o("sched:::tick { trace(args[1]->pr_pid); }", o);
+        char ps[256] = "";
+        if (!r.rc) probes_str(&r.p, ps, sizeof ps);
+        CHECK(!r.rc && !strcmp(ps, "308:0"), "tick falls back to sched_tick: %s %s", ps, r.err);
+        res_free(&r);
+    }
+    /* every translated member compiles and passes the verifier */
+    {
+        res r = comp_o("sched:::on-cpu { @[curpsinfo->pr_pid, curpsinfo->pr_ppid, curpsinfo->pr_pgid, curpsinfo->pr_sid,"
+                       " curpsinfo->pr_uid, curpsinfo->pr_euid, curpsinfo->pr_gid, curpsinfo->pr_egid] = count();"
+                       " @a[curpsinfo->pr_fname, curpsinfo->pr_nlwp, curpsinfo->pr_addr, curpsinfo->pr_dmodel,"
+                       " curlwpsinfo->pr_lwpid, curlwpsinfo->pr_pri, curlwpsinfo->pr_onpro, curlwpsinfo->pr_state] = count();"
+                       " @b[curlwpsinfo->pr_sname, curlwpsinfo->pr_name, curpsinfo->pr_psargs] = count(); }"
+                       " proc:::exit { @c[args[0]] = count(); }", o);
+        CHECK(!r.rc, "every translated member: %s", r.err);
+        res_free(&r);
+    }
+    /* lockstat: the lock kept from mutex_lock's entry (hvtrace's own state clauses, once each),
+     * the user's clauses at its return, then the resets after every clause of the program */
+    {
+        res r = comp_o("lockstat:::adaptive-acquire { @[args[0]] = count(); } lockstat:::adaptive-block { @b = sum(args[1]); }"
+                       " fbt::mutex_lock:return { @r = count(); }", o);
+        char ps[256] = "";
+        if (!r.rc) probes_all(&r.p, ps, sizeof ps);
+        CHECK(!r.rc && r.p.nclauses == 9 && !strcmp(ps, "311:3,4 312:0,1,2,7,8 313:5 314:6"),
+              "lockstat's state and reset clauses: %s %s", ps, r.err);
+        /* clause 3: self->__ls_lock = arg0 at mutex_lock's entry; the user's clause 0 reads it */
+        uint32_t n;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 3, &n);
+        CHECK(c && n == 3 && c[0].op == OP(VAR) && c[0].imm == V(ARG0) && c[1].op == OP(STTV) && c[2].op == OP(RET),
+              "adaptive-acquire's state clause");
+        c = r.rc ? NULL : code(&r.p, 0, &n);
+        CHECK(c && c[0].op == OP(LDTV) && c[4].op == OP(LDTV) && c[0].imm == c[4].imm, "adaptive-acquire's clause tests and reads the lock kept");
+        CHECK(!r.rc && !r.p.clauses[3].stable && !r.p.clauses[3].nacts && r.p.clauses[0].stable, "hvtrace's clauses record nothing");
+        res_free(&r);
+    }
+    check_err_o(__LINE__, "proc:::exec-success { trace(args[0]); }", o, 1, 33,
+                "index 0 is out of range for proc:vmlinux::exec-success args[ ]");
+    check_err_o(__LINE__, "proc:::create { trace(args[0]->pr_psargs); }", o, 1, 30,
+                "pr_psargs is read from the memory of the process the CPU runs: hvtrace has it for curpsinfo");
+    check_err_o(__LINE__, "sched:::off-cpu { trace(args[1]->pr_nope); }", o, 1, 32,
+                "pr_nope is not a member of psinfo_t");
+    check_err_o(__LINE__, "BEGIN { trace(__psargs(1, 2)); }", o, 1, 15, "");
+    {
+        d_options nb = o;
+        nb.btf = NULL;
+        check_err_o(__LINE__, "BEGIN { trace(curpsinfo->pr_pid); }", nb, 1, 15,
+                    "curpsinfo is translated from the kernel's struct task_struct: it needs the kernel's types");
+    }
+}
+
 static void test_btf(void)
 {
     const char *path = getenv("HVT_D_KERNEL");
@@ -1065,6 +1272,7 @@ static void test_btf(void)
         CHECK(r.rc == 0 || strstr(r.err, "TASK_COMM_LEN"), "wildcard args: %s", r.err);
         res_free(&r);
     }
+    test_stable(o);
     btf_free(&b);
     kimg_free(&k);
     globfree(&g);

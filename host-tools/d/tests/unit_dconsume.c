@@ -284,6 +284,25 @@ static void records(void)
     rb_rec(&r, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&r);
     expect_int("empty clause rc", one(c, &r), D_CONSUME_OK);
     expect("empty clause", g_out.buf, HEAD L0_BEGIN "\n");
+    {
+        /* a clause compiled for a stable probe: the probe line names it, not the probe that fired */
+        d_probe st = {89586, "proc", "vmlinux", "", "exit"};
+        clauses[1].stable = &st;
+        d_consumer *cs = mk(&p);
+        rbuf rs = {0};
+        rb_rec(&rs, HVT_DREC_DATA, 0, BEGIN_ID, 1), rb_end(&rs);
+        expect_int("stable probe line rc", one(cs, &rs), D_CONSUME_OK);
+        expect("stable probe line", g_out.buf, HEAD "  0  89586                            :exit \n");
+        d_out_reset(&g_err);
+        rb_ctl(&rs, HVT_DREC_ERROR, 0, BEGIN_ID, 1, 0x10, 7, HVT_DIF_F_BADADDR);
+        expect_int("stable probe error rc", one(cs, &rs), D_CONSUME_OK);
+        expect("stable probe error", g_err.buf,
+               "hvt: error on enabled probe ID 2 (ID 89586: proc:vmlinux::exit): invalid address (0x10) in action #1 at DIF offset 7\n");
+        d_out_reset(&g_err);
+        clauses[1].stable = NULL;
+        d_consume_free(cs);
+        d_out_reset(&g_out);
+    }
     /* trace() of every size, a string, sym(), and the heading only once */
     rb_rec(&r, HVT_DREC_DATA, 1, 5, 0);
     rb_act(&r, 0), rb_i(&r, 42), rb_act(&r, 1), rb_i(&r, -1), rb_act(&r, 2), rb_i(&r, -1), rb_act(&r, 3), rb_i(&r, -2);

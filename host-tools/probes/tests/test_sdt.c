@@ -7,6 +7,7 @@
  * checks the hypervisor applies to what it is sent (include/hvt_hypercall.h).
  * Usage: test_sdt VMLINUZ */
 #include "sdt.h"
+#include "probe_list.h"
 #include "kinfo.h"
 #include "check.h"
 #include "hvt_hypercall.h"
@@ -143,6 +144,28 @@ int main(int argc, char **argv)
           "mmap_lock_released: %s", m && m->unsafe ? m->unsafe : "offered");
     const sdt_point *bare = point(&t, "pelt_cfs_tp");
     CHECK(bare && !bare->group && bare->unsafe, "pelt_cfs_tp (no trace event): no group, not offered");
+    /* the stable providers on this kernel: every one of proc's 12, sched's 9 and lockstat's 7
+     * probes has a row here; a probe's argument types are its first row's that is no helper;
+     * signal-handle takes its fallback (signal_deliver's site is refused here) */
+    probe_list l;
+    size_t nstable = 0, nok = 0, match_fallback = 0;
+    if (probe_list_build(&ki.syms, &l) == 0 && probe_list_add_sdt(&l, &t) == 0 && probe_list_add_stable(&l) == 0) {
+        for (size_t i = 0; i < l.n; i++) {
+            const probe_desc *d = &l.p[i];
+            if (!(d->kind & PL_STABLE))
+                continue;
+            nstable++;
+            nok += !d->unsafe && !d->stable->helper;
+            if (!strcmp(d->name, "adaptive-block"))
+                CHECK(d->stable->types[1] && !strcmp(d->stable->types[1], "uint64_t"), "adaptive-block's args[1] type");
+        }
+        for (size_t i = 0; i < l.n; i++)
+            match_fallback += probe_desc_match(&l.p[i], "fbt::signal_setup_done:entry");
+        probe_list_free(&l);
+    }
+    const sdt_point *sd = point(&t, "signal_deliver");
+    CHECK(nstable == 28 && nok == 28, "stable probes listed %zu, probeable %zu, want 28", nstable, nok);
+    CHECK(sd && sd->unsafe && match_fallback == 1, "signal-handle: signal_deliver refused, signal_setup_done there");
     sdt_free(&t);
     kimg_free(&k);
     kinfo_close(&ki);

@@ -321,6 +321,35 @@ static void test_guest_loads(void)
     uint16_t len = 0;
     CHECK(w && (str_at(w, 0, &len), len == 63), "STRG truncated at strsize-1: %u", len);
 
+    /* STRGR: an argument list as ps shows it (NULs but the last made spaces), user memory,
+     * across a page boundary; empty when end <= start; cut at strsize-1; a hole faults */
+    uint8_t *pg4 = gmap(0x401000);
+    memcpy(pg3 + 4096 - 6, "/bin/e", 6);
+    memcpy(pg4, "cho\0one\0two words\0", 19);
+    a_new();
+    ACT(0);
+    LDI(1, 0x400000 + 4096 - 6);
+    LDI(2, 0x401000 + 19);
+    a_i(HVT_DIF_OP_STRGR, 3, 1, 2, HVT_DIF_LD_USER); EMIT(3);
+    a_i(HVT_DIF_OP_STRGR, 3, 2, 1, HVT_DIF_LD_USER); EMIT(3);
+    memset(pg4 + 100, 'x', 900);
+    LDI(1, 0x401000 + 100);
+    LDI(2, 0x401000 + 1000);
+    a_i(HVT_DIF_OP_STRGR, 3, 1, 2, HVT_DIF_LD_USER); EMIT(3);
+    w = run1();
+    len = 0;
+    /* values are 8-byte aligned: the 25 bytes of the first take 4 words */
+    CHECK(w && str_is(w, 0, "/bin/echo one two words") && str_is(w, 4, "") && (str_at(w, 5, &len), len == 63),
+          "STRGR: the argument list with spaces, empty, cut at strsize-1 (%u)", len);
+    a_new();
+    ACT(0);
+    LDI(1, 0x401000 + 4090);
+    LDI(2, 0x401000 + 4200);
+    a_i(HVT_DIF_OP_STRGR, 3, 1, 2, HVT_DIF_LD_USER); EMIT(3);
+    w = run1();
+    CHECK(!w && nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_BADADDR &&
+          recs[0].h.arg == 0x402000, "STRGR into a hole faults at the hole");
+
     /* faults: an unmapped page, a load crossing into a hole, a string crossing into one */
     struct { uint64_t va; int op; int32_t imm; uint64_t addr; } f[] = {
         { 0xffff888000005000ull, HVT_DIF_OP_LDG, 8, 0xffff888000005000ull },

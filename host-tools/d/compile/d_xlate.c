@@ -1,0 +1,218 @@
+/*
+ * d_xlate: the expressions of DTrace's stable providers (proc, sched, lockstat) and its
+ * translators (psinfo_t, lwpsinfo_t) in the compiler, as D written over the kernel's own types
+ * and probes: compile-time templates, analysed within d_sema (one pass with it), never new code
+ * in the hypervisor (except pr_psargs' one string op, STRGR). The clauses a stable probe makes
+ * are d_stable.c's.
+ *
+ *  - In a clause compiled for a row of host-tools/probes/stable.c (cc->srow), args[i] and argI
+ *    are the row's expressions (argI as int64: the pointer, for a string argument its
+ *    address) and probeprov.. probename the stable probe's.
+ *  - A translated struct (TY_XL) is only ever reached through a pointer, whose value is the
+ *    struct task_struct * it translates; base->member becomes the member's expression over
+ *    that task (dtrace-utils' procfs.d translators, read through the same checked loads as
+ *    any kernel pointer chain). curpsinfo and curlwpsinfo are curthread translated.
+ *  - pr_psargs is the process's argument list, mm->arg_start .. arg_end in the process's own
+ *    memory with its NULs made spaces (STRGR): the memory of the process the CPU runs at the
+ *    firing, so only the current task's psinfo_t has it (a compile error otherwise).
+ *  - Template text is hvtrace's own; the nodes it parses to are marked raw (their args[] are
+ *    the underlying probe's) and carry the position of the use, for messages.
+ */
+#include "d_int.h"
+#include "stable.h"
+#include <string.h>
+
+static void mark(d_node *n, int line, int col)
+{
+    for (; n; n = n->next) {
+        n->raw = 1;
+        n->line = line;
+        n->col = col;
+        mark(n->a, line, col);
+        mark(n->b, line, col);
+        mark(n->c, line, col);
+    }
+}
+
+d_node *d_xl_parse(d_cc *cc, const char *text, int line, int col)
+{
+    d_lexer saved = cc->lx;
+    const char *ssrc = cc->src;
+    size_t slen = cc->len;
+    jmp_buf *outer = cc->jb, jb;
+    d_node *volatile e = NULL;
+    cc->jb = &jb;
+    int failed = setjmp(jb);
+    if (!failed) {
+        d_lex_init(cc, text, strlen(text));
+        d_lex_set_top(cc, 0);
+        cc->src = text;
+        cc->len = strlen(text);
+        e = d_parse_expr(cc);
+        if (d_peek(cc, 0)->kind != TK_EOF) d_syntax(cc, d_peek(cc, 0), "the end of the expression");
+    }
+    cc->lx = saved;
+    cc->src = ssrc;
+    cc->len = slen;
+    cc->jb = outer;
+    if (failed) d_fail(cc, line, col, "internal error: hvtrace's D for this probe (%s) does not compile", text);
+    mark(e, line, col);
+    return e;
+}
+
+/* n (its line, column and list link kept) becomes the analysed expression e */
+static void lower(d_cc *cc, d_node *n, d_node *e)
+{
+    d_sema_expr(cc, e);
+    d_node *next = n->next;
+    int line = n->line, col = n->col;
+    *n = *e;
+    n->next = next;
+    n->line = line;
+    n->col = col;
+}
+
+/* ---- stable probes ---- */
+int d_xl_stable_arg(d_cc *cc, d_node *n, int idx, int is_args)
+{
+    if (!cc->srow || n->raw) return 0;
+    const stable_row *r = cc->srow;
+    const d_pmatch *sp = cc->sprobe;
+    const char *t = idx >= 0 && idx < STABLE_MAXARGS ? r->args[idx] : NULL;
+    if (!t) {
+        if (is_args)
+            d_fail(cc, n->line, n->col, "index %d is out of range for %s:%s:%s:%s args[ ]", idx, sp->prov, sp->mod, sp->func,
+                   sp->name);
+        d_node *z = d_node_new(cc, N_INT, n->line, n->col);
+        z->ival = 0;
+        z->ty = cc->t_i64;
+        lower(cc, n, z);
+        return 1;
+    }
+    d_node *e = d_xl_parse(cc, t, n->line, n->col);
+    if (!is_args) { /* argN: the value as int64 (a string argument: its user address) */
+        if (e->kind == N_CALL && !strcmp(e->str, "copyinstr")) e = e->b;
+        else if (e->kind == N_STRINGOF) e = e->a;
+        d_node *c = d_node_new(cc, N_CAST, n->line, n->col);
+        c->ty = cc->t_i64;
+        c->a = e;
+        e = c;
+    }
+    lower(cc, n, e);
+    return 1;
+}
+
+int d_xl_stable_name(d_cc *cc, d_node *n)
+{
+    const d_pmatch *sp = cc->sprobe;
+    if (!sp) return 0;
+    const char *v = !strcmp(n->str, "probeprov") ? sp->prov : !strcmp(n->str, "probemod") ? sp->mod
+                  : !strcmp(n->str, "probefunc") ? sp->func : !strcmp(n->str, "probename") ? sp->name : NULL;
+    if (!v) return 0;
+    d_node *s = d_node_new(cc, N_STR, n->line, n->col);
+    s->str = v;
+    s->slen = strlen(v);
+    lower(cc, n, s);
+    return 1;
+}
+
+/* ---- translators ---- */
+/* dtrace-utils' procfs.d translators, over T (struct task_struct *). The states are
+ * DTrace's SSLEEP 1, SRUN 2, SZOMB 3, SSTOP 4, SONPROC 6 from the kernel's __state and
+ * exit_state bits (TASK_INTERRUPTIBLE 1, TASK_UNINTERRUPTIBLE 2, __TASK_STOPPED 4,
+ * __TASK_TRACED 8, EXIT_ZOMBIE 32). */
+#define STATE(s, r, z, t, o) \
+    "(T->__state & 3) ? " s " : (T->__state & 0xc) ? " t " : (T->exit_state & 0x30) ? " z " : T == curthread ? " o " : " r
+static const struct { int xl; const char *member, *text; } members[] = {
+    {0, "pr_nlwp", "(int)T->signal->nr_threads"},
+    {0, "pr_pid", "T->tgid"},
+    {0, "pr_ppid", "T->real_parent->tgid"},
+    {0, "pr_pgid", "(pid_t)T->signal->pids[2]->numbers[0].nr"},
+    {0, "pr_sid", "(pid_t)T->signal->pids[3]->numbers[0].nr"},
+    {0, "pr_uid", "T->cred->uid.val"},
+    {0, "pr_euid", "T->cred->euid.val"},
+    {0, "pr_gid", "T->cred->gid.val"},
+    {0, "pr_egid", "T->cred->egid.val"},
+    {0, "pr_addr", "(uintptr_t)T"},
+    {0, "pr_ttydev", "T->signal->tty"},
+    {0, "pr_fname", "T->comm"},
+    {0, "pr_psargs", "__psargs(T->mm->arg_start, T->mm->arg_end)"},
+    {0, "pr_dmodel", "(char)2"}, /* PR_MODEL_LP64 */
+    {0, "pr_wstat", "0"}, {0, "pr_nzomb", "0"}, {0, "pr_taskid", "0"}, {0, "pr_projid", "0"},
+    {0, "pr_poolid", "0"}, {0, "pr_zoneid", "0"}, {0, "pr_contract", "0"},
+    {1, "pr_lwpid", "T->pid"},
+    {1, "pr_addr", "(uintptr_t)T"},
+    {1, "pr_pri", "T->prio"},
+    {1, "pr_name", "T->comm"},
+    {1, "pr_onpro", "(int)T->thread_info.cpu"},
+    {1, "pr_state", "(char)(" STATE("1", "2", "3", "4", "6") ")"},
+    {1, "pr_sname", "(char)(" STATE("'S'", "'R'", "'Z'", "'T'", "'O'") ")"},
+    {1, "pr_flag", "0"}, {1, "pr_wchan", "(uintptr_t)0"}, {1, "pr_stype", "(char)0"},
+};
+
+/* T: the task the pointer holds (base analysed, shared by every use) */
+static void subst_t(d_cc *cc, d_node *n, d_node *base)
+{
+    for (; n; n = n->next) {
+        if (n->kind == N_IDENT && !strcmp(n->str, "T")) {
+            d_node *next = n->next;
+            int line = n->line, col = n->col;
+            memset(n, 0, sizeof *n);
+            n->kind = N_CAST;
+            n->ty = cc->t_thread;
+            n->a = base;
+            n->raw = 1;
+            n->line = line;
+            n->col = col;
+            n->next = next;
+            continue;
+        }
+        subst_t(cc, n->a, base);
+        subst_t(cc, n->b, base);
+        subst_t(cc, n->c, base);
+    }
+}
+
+static int is_curthread(const d_node *b)
+{
+    while (b->kind == N_CAST) b = b->a;
+    return b->vk == VK_BUILTIN && b->var == HVT_DIF_V_CURTHREAD;
+}
+
+void d_xl_member(d_cc *cc, d_node *n, d_node *base)
+{
+    const d_type *t = d_ty(cc, d_ty(cc, base->ty)->ref);
+    int xl = (int)t->nelem;
+    const char *tname = t->name;
+    if (n->kind != N_ARROW)
+        d_fail(cc, n->line, n->col, "a %s is translated member by member: use a pointer to it (->)", tname);
+    if (d_ty(cc, d_ty(cc, cc->t_thread)->ref)->kind != TY_SOU)
+        d_fail(cc, n->line, n->col, "%s is translated from the kernel's struct task_struct: it needs the kernel's types "
+               "(BTF, from --vmlinuz)", tname);
+    const char *text = NULL;
+    for (size_t i = 0; i < sizeof members / sizeof members[0] && !text; i++)
+        if (members[i].xl == xl && !strcmp(members[i].member, n->str)) text = members[i].text;
+    if (!text) d_fail(cc, n->line, n->col, "%s is not a member of %s (or not one hvtrace translates)", n->str, tname);
+    if (!strcmp(n->str, "pr_psargs") && !is_curthread(base))
+        d_fail(cc, n->line, n->col, "pr_psargs is read from the memory of the process the CPU runs: hvtrace has it for "
+               "curpsinfo (the current task) only");
+    base->done = 1;
+    d_node *e = d_xl_parse(cc, text, n->line, n->col);
+    subst_t(cc, e, base);
+    lower(cc, n, e);
+}
+
+int d_xl_curvar(d_cc *cc, d_node *n)
+{
+    int ps = !strcmp(n->str, "curpsinfo");
+    if (!ps && strcmp(n->str, "curlwpsinfo")) return 0;
+    if (d_ty(cc, d_ty(cc, cc->t_thread)->ref)->kind != TY_SOU)
+        d_fail(cc, n->line, n->col, "%s is translated from the kernel's struct task_struct: it needs the kernel's types "
+               "(BTF, from --vmlinuz)", n->str);
+    d_node *c = d_node_new(cc, N_CAST, n->line, n->col);
+    c->ty = d_ty_ptr(cc, ps ? cc->t_psinfo : cc->t_lwpsinfo);
+    c->a = d_node_new(cc, N_IDENT, n->line, n->col);
+    c->a->str = "curthread";
+    lower(cc, n, c);
+    return 1;
+}
