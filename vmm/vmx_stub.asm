@@ -85,7 +85,7 @@ vmx_exit_full_rax:
     ; whatever path led here (measured: a path that fell through lost its one tick).
     mov rsi, [rsp + 16*8]
     test byte [rsi + VCPU_DILATE_OFFSET], HV_DILATE_TSC
-    jz .resume
+    jz .stamp
     rdtsc
     shl rdx, 32
     or rax, rdx
@@ -95,6 +95,14 @@ vmx_exit_full_rax:
     vmread rcx, rdx
     sub rcx, rax
     vmwrite rdx, rcx
+    jmp .resume
+.stamp:
+    ; Not dilated: when this exit ends, for the policy's accounting of whole exits
+    ; (hv_last_entry_tsc); VCPU_EXIT_UNTIMED counts what follows.
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    mov [rsi + VCPU_ENTRY_TSC_OFFSET], rax
 .resume:
     pop rax
     pop rcx

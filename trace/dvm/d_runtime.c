@@ -405,6 +405,7 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     c->pc = pc;
     c->ntlb = c->tlb_next = 0;
     f->ctx = c;
+    f->cost = who->cost;
     f->tsc = hv_exit_guest_tsc();
     for (unsigned i = 0; i < 6; i++)
         f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
@@ -459,7 +460,7 @@ static void run_ops(unsigned cpu, struct guest_regs *g)
     }
     spin_unlock(&op_lock);
     static const uint64_t zero[6];
-    struct probe_who who;
+    struct probe_who who = { .cost = NULL };
     if (begin || end) {
         who.comm = probe_current(cpu, &who.pid, &who.tid);
         who.task = task_current(cpu);

@@ -75,6 +75,8 @@ struct probe {
     struct { char name[TRACE_COMM_MAX]; uint64_t n; } comm[COMM_SLOTS];
     uint64_t comm_other;                   /* firings of processes past COMM_SLOTS */
     uint64_t fires;
+    uint64_t cost_fires;                   /* firings timed by phase, and their ticks */
+    uint64_t cost[HVT_PH_COUNT];
 };
 
 static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
@@ -125,7 +127,15 @@ static struct {
     unsigned nfires;
     uint64_t first_tsc;                    /* host TSC when the first of them was collected */
     uint64_t flushed;                      /* flush_epoch this CPU has acted on */
+    /* The firing being timed (cost_on): its ticks by phase so far, the last time stamp; after
+     * it, the probe its exit's end (stub to VM entry) is added to at this CPU's next exit. */
+    uint64_t acc[HVT_PH_COUNT], cost_t;
+    struct probe *tail;
+    uint32_t tail_id;
+    uint64_t tail_t, tail_exit;
 } cpu_state[HVT_MAX_CPUS];
+static bool cost_on;                       /* firings are timed by phase (probe_cost_set) */
+static void cost_tail(unsigned cpu);
 
 static struct {
     uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
@@ -551,6 +561,8 @@ void probe_flush_request(void) { __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RE
 void probe_poll(void)
 {
     unsigned cpu = hv_cpu_id();
+    if (cpu_state[cpu].tail)
+        cost_tail(cpu);
     if (__atomic_load_n(&npending, __ATOMIC_RELAXED))
         arm_pending(cpu);
     uint64_t e = __atomic_load_n(&flush_epoch, __ATOMIC_ACQUIRE);
@@ -686,8 +698,86 @@ static bool comm_eq(const char *a, const char *b)
     return true;
 }
 
-/* The firing: counted per CPU and per process name; recorded if asked. */
-static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
+/* --- per-phase accounting (cost_on): time stamps at the phases' borders --- */
+
+/* The ticks since the last stamp go to phase ph. */
+static inline void cost_mark(unsigned cpu, unsigned ph)
+{
+    uint64_t now = hv_rdtsc();
+    cpu_state[cpu].acc[ph] += now - cpu_state[cpu].cost_t;
+    cpu_state[cpu].cost_t = now;
+}
+
+/* Ticks the D action's interpreter put in the phases it times itself. */
+static inline uint64_t cost_inner(unsigned cpu)
+{
+    uint64_t n = 0;
+    for (unsigned i = HVT_PH_PREDICATE; i < HVT_PH_COUNT; i++)
+        n += cpu_state[cpu].acc[i];
+    return n;
+}
+
+/* At a later exit of this CPU: the end of the last timed firing's exit (from its last stamp to
+ * the stub's VM entry stamp, and what no stamp sees) is its probe's too. A probe disarmed since
+ * (or its slot armed again) gets nothing; probes live in memory never freed. */
+static void cost_tail(unsigned cpu)
+{
+    struct probe *p = cpu_state[cpu].tail;
+    if (!p || cpu_state[cpu].tail_exit == hv_exit_tsc())
+        return;
+    cpu_state[cpu].tail = NULL;
+    uint64_t e = hv_last_entry_tsc();
+    if (e > cpu_state[cpu].tail_t && p->armed && p->id == cpu_state[cpu].tail_id)
+        __atomic_add_fetch(&p->cost[HVT_PH_EXIT], e - cpu_state[cpu].tail_t + HV_EXIT_UNTIMED,
+                           __ATOMIC_RELAXED);
+}
+
+static void cost_begin(unsigned cpu)
+{
+    uint64_t now = hv_rdtsc();
+    cost_tail(cpu);
+    cpu_state[cpu].acc[HVT_PH_EXIT] = now - hv_exit_tsc();   /* (an exit that fired nothing
+                                                                  left only this phase set) */
+    cpu_state[cpu].cost_t = now;
+}
+
+/* The firing's ticks (the last ones, resuming, the exit's) to its probe. */
+static void cost_commit(struct probe *p, unsigned cpu)
+{
+    cost_mark(cpu, HVT_PH_EXIT);
+    for (unsigned i = 0; i < HVT_PH_COUNT; i++)
+        if (cpu_state[cpu].acc[i]) {
+            __atomic_add_fetch(&p->cost[i], cpu_state[cpu].acc[i], __ATOMIC_RELAXED);
+            cpu_state[cpu].acc[i] = 0;
+        }
+    __atomic_add_fetch(&p->cost_fires, 1, __ATOMIC_RELAXED);
+    cpu_state[cpu].tail = p;
+    cpu_state[cpu].tail_id = p->id;
+    cpu_state[cpu].tail_t = cpu_state[cpu].cost_t;
+    cpu_state[cpu].tail_exit = hv_exit_tsc();
+}
+
+void probe_cost_set(bool on) { __atomic_store_n(&cost_on, on, __ATOMIC_RELAXED); }
+bool probe_cost_enabled(void) { return __atomic_load_n(&cost_on, __ATOMIC_RELAXED); }
+
+void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires)
+{
+    spin_lock(&lock);
+    *fires = 0;
+    for (unsigned k = 0; k < HVT_PH_COUNT; k++)
+        ticks[k] = 0;
+    for (unsigned i = first_live; i < nprobes; i++) {
+        const struct probe *p = PROBE(i);
+        *fires += __atomic_load_n(&p->cost_fires, __ATOMIC_RELAXED);
+        for (unsigned k = 0; k < HVT_PH_COUNT; k++)
+            ticks[k] += __atomic_load_n(&p->cost[k], __ATOMIC_RELAXED);
+    }
+    spin_unlock(&lock);
+}
+
+/* The firing: counted per CPU and per process name; recorded if asked. timed: cost_on when
+ * the exit began (the stamps then go to this CPU's acc). */
+static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool timed)
 {
     __atomic_add_fetch(&p->fires, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
@@ -708,15 +798,32 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
     spin_unlock(&p->comm_lock);
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
-        uint64_t arg[6];
-        const struct probe_who who = { comm, pid, tid, task_who(cpu)->task };
+        uint64_t arg[6], inner = 0;
+        if (timed) {
+            cost_mark(cpu, HVT_PH_LOOKUP);
+            inner = cost_inner(cpu);
+        }
+        const struct probe_who who = { comm, pid, tid, task_who(cpu)->task,
+                                       timed ? cpu_state[cpu].acc : NULL };
         firing_args(p, g, arg);
         act(p->id, p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++)
             act(p->also[i], p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
+        if (timed) {                       /* the action's time the interpreter did not split */
+            uint64_t now = hv_rdtsc();
+            cpu_state[cpu].acc[HVT_PH_CLAUSES] += now - cpu_state[cpu].cost_t -
+                                                  (cost_inner(cpu) - inner);
+            cpu_state[cpu].cost_t = now;
+        }
     } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
+        if (timed)
+            cost_mark(cpu, HVT_PH_LOOKUP);
         record(p, cpu, g);
+        if (timed)
+            cost_mark(cpu, HVT_PH_RECORD);
     }
+    if (timed)
+        cost_mark(cpu, HVT_PH_LOOKUP);
 }
 
 /* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off
@@ -882,6 +989,9 @@ static bool bp_exit(struct guest_regs *g)
         return true;
     }
     unsigned cpu = hv_cpu_id();
+    bool timed = __atomic_load_n(&cost_on, __ATOMIC_RELAXED);
+    if (timed)
+        cost_begin(cpu);
     uint64_t rip = hv_guest_read(HV_GUEST_RIP);
     __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
     struct probe *p = lookup(rip, current_root());
@@ -898,13 +1008,16 @@ static bool bp_exit(struct guest_regs *g)
     if (p && p->armed) {
         bool own = site_has_int3(p);
         cpu_state[cpu].stale = 0;
-        fire(p, cpu, g);
+        fire(p, cpu, g, timed);
         if (own)
             hv_reinject_exception();        /* the guest's INT3 is there too: it gets it */
         else
             resume(p, cpu, g);
+        if (timed)
+            cost_commit(p, cpu);
         return true;
     }
+
     /* Our INT3 on a page this process shares with the one a user probe is for (shared
      * library or program text): this address space runs the original instruction, no firing. */
     struct gmem_paging upg;

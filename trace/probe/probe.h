@@ -67,6 +67,8 @@ struct probe_who {
     const char *comm;               /* NUL-terminated, HVT_PROBE_COMM_LEN bytes readable */
     uint32_t pid, tid;              /* 0 when per-CPU data is not reachable yet */
     uint64_t task;                  /* the task_struct's address, or 0 */
+    uint64_t *cost;                 /* the firing is timed by phase: the action adds the ticks of
+                                       the phases it splits (HVT_PH_PREDICATE on) here; NULL: not */
 };
 typedef void (*probe_action_fn)(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc,
                                 const uint64_t arg[6], const struct probe_who *who,
@@ -98,6 +100,12 @@ bool probe_bp_exit(struct guest_regs *g);
  * with it unless the CPU is also being traced). */
 bool probe_mtf(void);
 void probe_report(void);
+/* Per-phase accounting of firings (include/hvt_probe.h enum hvt_probe_phase): on or off for
+ * every CPU at their next exit; probe_cost_sum adds up the probes armed now (their counts
+ * start at 0 when they are armed). */
+void probe_cost_set(bool on);
+bool probe_cost_enabled(void);
+void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires);
 void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
 /* Firings so far (profile samples included), the VM exits the engine caused (#BP, step-over
  * MTF, EPT) and the EPT ones. */

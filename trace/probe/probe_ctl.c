@@ -233,6 +233,19 @@ static int64_t hook_probe(struct guest_regs *g)
     case HVT_HC_PROBE_DISARM:
         probe_disarm_all();
         return HVT_HC_OK;
+    case HVT_HC_PROBE_COST: {
+        uint64_t what = g->r[GPR_RCX], ticks[HVT_PH_COUNT], fires;
+        if (what < 2) {
+            probe_cost_set(what == 1);
+            return HVT_HC_OK;
+        }
+        if (what - 2 >= HVT_PH_COUNT)
+            return HVT_HC_EINVAL;
+        probe_cost_sum(ticks, &fires);
+        g->r[GPR_RBX] = ticks[what - 2];
+        g->r[GPR_RCX] = fires;
+        return HVT_HC_OK;
+    }
     case HVT_HC_PROBE_LOAD_D: {             /* a D program image from guest memory */
         int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : ctl_load_d(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
         g->r[GPR_RBX] = (uint64_t)(int64_t)rc;

@@ -93,6 +93,7 @@ void probe_profile_exit(struct guest_regs *g)
                 struct probe_who who;
                 who.comm = probe_current(cpu, &who.pid, &who.tid);
                 who.task = task_current(cpu);
+                who.cost = NULL;           /* samples are not timed by phase */
                 act(p->id, p->kind, cpu, rip, arg, &who, g);
             }
             if (!act || p->stack)           /* both: the host compares the two paths */
