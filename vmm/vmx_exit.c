@@ -957,6 +957,9 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
         if (type == VMX_INTR_TYPE_SW_INT || type == VMX_INTR_TYPE_PRIV_SW_EXC || type == VMX_INTR_TYPE_SW_EXC)
             vmx_write(VMCS_ENTRY_INSTR_LEN, vmx_read(VMCS_EXIT_INSTR_LEN));
     }
+    hv_exit_fn quick = basic < EXIT_REASON_COUNT ? exit_reg.quick[basic] : 0;
+    if (quick && !(basic == EXIT_MTF && (v->nmi_mtf || v->mc_mtf)) && quick(g, basic))
+        goto entry;                             /* taken whole: no observer (hv_exit.h) */
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.pre[i])
             exit_reg.pre[i](g, basic);
@@ -976,6 +979,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.post[i])
             exit_reg.post[i](g, basic);
+entry:
     apply_shared_edits(v);
     mc_entry(v);                                /* first: it takes the entry's event slot */
     nmi_entry(v);

@@ -62,6 +62,9 @@ struct probe {
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
     uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
+    uint8_t own;                           /* the guest's own byte at the site is an INT3: kept
+                                              when armed and at every resync (every guest write
+                                              to a shadowed page faults to the engine first) */
     struct sdt_rule {                      /* sdt: the arguments' recipe (hvt_hypercall.h), */
         uint8_t op, reg, shift, sign;      /* decoded when armed (shift: 64 - its bits, 0 for */
         int32_t disp;                      /* 8 bytes) so that a firing only applies it */
@@ -351,6 +354,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .action = !!(flags & HVT_PROBE_F_ACTION) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
+    p->own = b[0] == OPC_INT3;
     if (arm_recipe) {
         for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
             struct hvt_sdt_arg a;
@@ -783,19 +787,30 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
     uint32_t pid, tid;
     const char *comm = probe_current(cpu, &pid, &tid);
-    spin_lock(&p->comm_lock);
+    /* A slot's name is written once, under the lock, before its count becomes non-zero
+     * (release): a name already counted is found and counted without the lock. */
     unsigned k = 0;
-    while (k < COMM_SLOTS && p->comm[k].n && !comm_eq(p->comm[k].name, comm))
+    while (k < COMM_SLOTS && __atomic_load_n(&p->comm[k].n, __ATOMIC_ACQUIRE) &&
+           !comm_eq(p->comm[k].name, comm))
         k++;
-    if (k == COMM_SLOTS) {
-        p->comm_other++;
+    if (k < COMM_SLOTS && p->comm[k].n) {
+        __atomic_add_fetch(&p->comm[k].n, 1, __ATOMIC_RELAXED);
     } else {
-        if (!p->comm[k].n)
+        spin_lock(&p->comm_lock);
+        k = 0;
+        while (k < COMM_SLOTS && p->comm[k].n && !comm_eq(p->comm[k].name, comm))
+            k++;
+        if (k == COMM_SLOTS) {
+            p->comm_other++;
+        } else if (p->comm[k].n) {
+            __atomic_add_fetch(&p->comm[k].n, 1, __ATOMIC_RELAXED);
+        } else {
             for (unsigned j = 0; j < TRACE_COMM_MAX - 1 && comm[j]; j++)
                 p->comm[k].name[j] = comm[j];
-        p->comm[k].n++;
+            __atomic_store_n(&p->comm[k].n, 1, __ATOMIC_RELEASE);
+        }
+        spin_unlock(&p->comm_lock);
     }
-    spin_unlock(&p->comm_lock);
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
         uint64_t arg[6], inner = 0;
@@ -943,13 +958,6 @@ static void resume(struct probe *p, unsigned cpu, const struct guest_regs *g)
         hv_panic("probe: step-over list full at a firing");   /* unreachable: a #BP starts one */
 }
 
-/* The guest's own byte at a probe's site (its page, not our shadow): an INT3? */
-static bool site_has_int3(const struct probe *p)
-{
-    const uint8_t *page = gmem_map_gpa(p->gpa & X86_PAGE_MASK);
-    return page && page[p->gpa & ~X86_PAGE_MASK] == OPC_INT3;
-}
-
 /* The same for an address with no probe: walked. */
 static bool guest_has_int3(uint64_t va)
 {
@@ -994,19 +1002,20 @@ static bool bp_exit(struct guest_regs *g)
         cost_begin(cpu);
     uint64_t rip = hv_guest_read(HV_GUEST_RIP);
     __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
-    struct probe *p = lookup(rip, current_root());
+    /* a kernel address holds kernel probes only (root 0): no CR3 read */
+    struct probe *p = lookup(rip, rip >> 63 ? 0 : current_root());
     if (p && p->armed && p->tgid && !same_process(p, cpu)) {
         /* The root was freed and taken by another process: it runs the original instruction,
          * unprobed, and nothing fires for the process the probe was armed for. */
         __atomic_add_fetch(&stats.other_process, 1, __ATOMIC_RELAXED);
-        if (site_has_int3(p))
+        if (p->own)
             hv_reinject_exception();        /* its own INT3 there: it gets it */
         else
             resume(p, cpu, g);
         return true;
     }
     if (p && p->armed) {
-        bool own = site_has_int3(p);
+        bool own = p->own;
         cpu_state[cpu].stale = 0;
         fire(p, cpu, g, timed);
         if (own)
@@ -1077,6 +1086,7 @@ static void resync(struct shadow *sh)
             p->len = (uint8_t)len;
             p->emu = (uint8_t)classify(b, len, p->va, &p->target);
         }
+        p->own = scratch[p->gpa & ~X86_PAGE_MASK] == OPC_INT3;
         scratch[p->gpa & ~X86_PAGE_MASK] = OPC_INT3;
     }
     for (unsigned i = 0; i < X86_PAGE_SIZE; i++)

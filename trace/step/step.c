@@ -685,6 +685,11 @@ void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
 bool step_active(void) { return __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE); }
 
+bool step_cpu_idle(unsigned cpu)
+{
+    return !__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) && !step_cpus[cpu].stepping;
+}
+
 /* The guest is dying (triple fault) or powering off: stop this CPU now, with the reason. */
 void step_stop_now(unsigned reason)
 {

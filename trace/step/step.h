@@ -12,6 +12,9 @@ int  step_init(unsigned ncpu);
 void step_request(bool on);                         /* reason: hypercall mark */
 void step_request_reason(bool on, unsigned reason); /* HVT_REASON_*; the first stop reason wins */
 bool step_active(void);
+/* No CPU should step, and this one does not (its exits need no stepping work: the quick #BP
+ * exit, trace_main.c). */
+bool step_cpu_idle(unsigned cpu);
 bool step_cpus_stepping(void);                     /* is any CPU still stepping? */
 void step_stop_now(unsigned reason);                /* stop this CPU at once (power-off) */
 /* The fatal path: end every stepping CPU's window whose state is whole, from this CPU. */
