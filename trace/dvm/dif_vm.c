@@ -63,7 +63,17 @@ static bool dif_tpush(struct dif_run *r, unsigned ra)
     uint32_t len, n = 8;
     if (c->tuple_n >= HVT_DIF_TUPLE_MAX)
         return dif_fault(r, HVT_DIF_F_TUPLE, 0);
-    if (type == DIF_RT_STR) {
+    const char *e = r->f->execname;
+    if (type == DIF_RT_STR && r->reg[R(ra)] == (DIF_H_TAG | DIF_H_EXEC) && e &&
+        r->f->execname_max == 16 && r->st->strsize > 16 && c->tuple_len + 24 <= HVT_DIF_KEY_MAX) {
+        /* execname, the common key: its 16 bytes read in place (dif_str_get's EXEC case
+         * without the handle's decoding) */
+        len = dif_strnlen_fast(e, 16);
+        if (!dif_charge(r, len))
+            return false;
+        n = dif_round8(2 + len);
+        dif_put_str(t + c->tuple_len, e, len);
+    } else if (type == DIF_RT_STR) {
         if (!dif_str_get(r, ra, &s, &len))
             return false;
         n = dif_round8(2 + len);
@@ -393,9 +403,9 @@ static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
         return true;
     }
     const struct hvt_dif_agg *a = &st->aggs[idx];
-    if (!dif_tuple_is(r->c, a->nkeys, a->key_types) ||
-        (in->op == HVT_DIF_OP_AGGW && a->fn < HVT_DIF_AGG_QUANTIZE))
-        return dif_illop(r);
+    /* Not checked again here: the tuple's keys are the aggregation's and a weight is on a
+     * quantization only (the verifier proves both on every path, dif_verify.c; test_dif.c has
+     * the programs it refuses). */
     if (!dif_charge(r, r->c->tuple_len)) /* the key, hashed and compared */
         return false;
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
@@ -740,7 +750,8 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     r.f = f;
     r.args = &f->v[HVT_DIF_V_ARG0];
     r.cpu = cpu;
-    dif_spec_clean_cpu(st, cpu);         /* commits other CPUs made while this one was busy */
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);     /* commits other CPUs made while this one was busy */
     uint64_t drops = c->drops;
     dif_budget_start(&r);
     dif_run_probe(&r, p, faults, &nf);
@@ -759,7 +770,8 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
         r.args = eargs;
         dif_run_probe(&r, ep, NULL, NULL);
     }
-    dif_spec_clean_cpu(st, cpu);
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);
     bool notify = st->env.notify && !c->notified &&
                   (c->drops != drops || c->buf_tail > c->buf_size / 2);
     if (notify)

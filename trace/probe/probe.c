@@ -638,7 +638,8 @@ static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t
 /* A firing's arguments: entry and address probes the C arguments (or, for a system call's
  * wrapper, the user's from the pt_regs its first argument points to), return probes those of
  * hvt_probe_return_args (a system call's: the return value twice). */
-static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+static inline __attribute__((always_inline))
+void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
     if (p->sdt) {
         sdt_args(p, g, arg);
@@ -1207,5 +1208,14 @@ void probe_report(void)
         for (unsigned k = 0; k < COMM_SLOTS && p->comm[k].n; k++)
             hv_log("HVT-PROBE-COMM id=%u site=%lx comm=%s count=%lu\n", p->id, p->va,
                    p->comm[k].name, p->comm[k].n);
+        if (p->cost_fires) {               /* timed by phase (probe_cost_set): ticks per phase */
+            static const char *const ph[] = HVT_PH_NAMES;
+            char line[320];
+            int n = hv_snprintf(line, sizeof line, "HVT-PROBECOST id=%u site=%lx fires=%lu", p->id,
+                                p->va, p->cost_fires);
+            for (unsigned k = 0; k < HVT_PH_COUNT && n > 0 && (size_t)n < sizeof line; k++)
+                n += hv_snprintf(line + n, sizeof line - (size_t)n, " %s=%lu", ph[k], p->cost[k]);
+            hv_log("%s\n", line);
+        }
     }
 }
