@@ -101,6 +101,23 @@ enum hvt_probe_phase {
 #define HVT_PH_NAMES { "exit", "lookup", "clauses", "predicate", "insns", "builtins", "subr", \
                        "agg", "record" }
 
+/* HVT_CTL_PROBE_COST's argument, and its reply: the probes armed now by id (a return probe's
+ * sites together), their firings timed and the ticks of each phase, as many as fit the reply
+ * (total: how many ids there are). Counts start at 0 when a probe is armed. */
+enum { HVT_PROBE_COST_OFF = 0, HVT_PROBE_COST_ON = 1, HVT_PROBE_COST_GET = 2 };
+struct hvt_probe_cost_head {
+    uint32_t on;                   /* the accounting is on */
+    uint32_t n, total;             /* entries that follow; ids armed */
+    uint32_t pad;
+};
+struct hvt_probe_cost {
+    uint32_t id, sites;
+    uint64_t fires;
+    uint64_t ticks[HVT_PH_COUNT];
+};
+_Static_assert(sizeof(struct hvt_probe_cost_head) == 16, "wire size");
+_Static_assert(sizeof(struct hvt_probe_cost) == 88, "wire size");
+
 /* Reply data of the HVT_CTL_PROBE_* commands. The counters run from the hypervisor's start. */
 #define HVT_CTL_PROBE_SPECS 42     /* specs in one ARM request (HVT_CTL_MAX_DATA / 24) */
 struct hvt_probe_status {

@@ -780,6 +780,33 @@ void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires)
     spin_unlock(&lock);
 }
 
+unsigned probe_cost_list(struct hvt_probe_cost *out, unsigned max, unsigned *total)
+{
+    unsigned n = 0, all = 0;
+    spin_lock(&lock);
+    for (unsigned i = first_live; i < nprobes; i++) {
+        const struct probe *p = PROBE(i);
+        if (!p->armed)
+            continue;
+        unsigned k = 0;
+        while (k < n && out[k].id != p->id)
+            k++;
+        if (k == n) {                      /* a new id: counted, listed if there is room */
+            all++;
+            if (n == max)
+                continue;
+            out[n++] = (struct hvt_probe_cost){ .id = p->id };
+        }
+        out[k].sites++;
+        out[k].fires += __atomic_load_n(&p->cost_fires, __ATOMIC_RELAXED);
+        for (unsigned h = 0; h < HVT_PH_COUNT; h++)
+            out[k].ticks[h] += __atomic_load_n(&p->cost[h], __ATOMIC_RELAXED);
+    }
+    spin_unlock(&lock);
+    *total = all;
+    return n;
+}
+
 /* The firing: counted per CPU and per process name; recorded if asked. timed: cost_on when
  * the exit began (the stamps then go to this CPU's acc). */
 static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool timed)

@@ -106,6 +106,9 @@ void probe_report(void);
 void probe_cost_set(bool on);
 bool probe_cost_enabled(void);
 void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires);
+/* The same by probe id, at most max of them into out (a return probe's sites added up): how
+ * many went in; *total how many ids are armed. */
+unsigned probe_cost_list(struct hvt_probe_cost *out, unsigned max, unsigned *total);
 void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
 /* Firings so far (profile samples included), the VM exits the engine caused (#BP, step-over
  * MTF, EPT) and the EPT ones. */

@@ -125,6 +125,20 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
         if (len)
             return HVT_CTL_EINVAL;
         break;
+    case HVT_CTL_PROBE_COST: {
+        if (len != 1 || args[0] > HVT_PROBE_COST_GET)
+            return HVT_CTL_EINVAL;
+        if (args[0] != HVT_PROBE_COST_GET)
+            probe_cost_set(args[0] == HVT_PROBE_COST_ON);
+        struct hvt_probe_cost list[(HVT_CTL_MAX_DATA - sizeof(struct hvt_probe_cost_head)) /
+                                          sizeof(struct hvt_probe_cost)];
+        struct hvt_probe_cost_head h = { .on = probe_cost_enabled() };
+        h.n = probe_cost_list(list, sizeof list / sizeof list[0], &h.total);
+        memcpy(out, &h, sizeof h);
+        memcpy(out + sizeof h, list, h.n * sizeof list[0]);
+        *out_len = (uint32_t)(sizeof h + h.n * sizeof list[0]);
+        return HVT_CTL_OK;
+    }
     default:
         return HVT_CTL_ENOSYS;
     }
