@@ -76,6 +76,15 @@ vmx_exit_full_rax:
     mov rdi, rsp                ; struct guest_regs *
     call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
     jmp .dilate
+.stamp:
+    ; Not dilated: when this exit ends, for a module's accounting of whole exits
+    ; (hv_last_entry_tsc); HV_EXIT_UNTIMED counts what follows. Out of the dilated path's
+    ; line, which must stay the sequence VCPU_DILATE_FIXED was measured on.
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    mov [rsi + VCPU_ENTRY_TSC_OFFSET], rax
+    jmp .resume
 .dilate:
     ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
     ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
@@ -95,14 +104,6 @@ vmx_exit_full_rax:
     vmread rcx, rdx
     sub rcx, rax
     vmwrite rdx, rcx
-    jmp .resume
-.stamp:
-    ; Not dilated: when this exit ends, for the policy's accounting of whole exits
-    ; (hv_last_entry_tsc); VCPU_EXIT_UNTIMED counts what follows.
-    rdtsc
-    shl rdx, 32
-    or rax, rdx
-    mov [rsi + VCPU_ENTRY_TSC_OFFSET], rax
 .resume:
     pop rax
     pop rcx
