@@ -54,14 +54,21 @@ static void hook_pre_exit(struct guest_regs *g, unsigned reason) { dilate_pre_ex
  * polls run at this CPU's next full exit, which comes at most a poll period later because a
  * quick exit past it declines (the preemption timer cannot bound that: it restarts at every
  * VM entry). Never on a CPU being stepped, or one that should start or stop (the observers are
- * its instruction trace and its clock). */
+ * its instruction trace and its clock), nor while profile-N/tick-N sample (their samples are
+ * taken by the observer at the first exit past each deadline: a deferred one would land
+ * elsewhere in the guest). A firing that asks for the tracer (D's step(), stop()) gets this
+ * layer's post-exit work at once: the trace starts at the probe. */
 static bool quick_bp(struct guest_regs *g, unsigned reason)
 {
     unsigned cpu = hv_cpu_id();
     if (!timer_armed[cpu] || hv_exit_tsc() - last_full[cpu] >= TRACE_POLL_TICKS ||
-        (hv_exit_intr_info() & VMX_INTR_VECTOR_MASK) != VEC_BP || !step_cpu_idle(cpu))
+        (hv_exit_intr_info() & VMX_INTR_VECTOR_MASK) != VEC_BP || !step_cpu_idle(cpu) ||
+        probe_profile_armed())
         return false;
-    return probe_bp_exit(g);
+    probe_bp_exit(g);
+    if (!step_cpu_idle(cpu))               /* the firing asked for the tracer (D's step()): */
+        hook_post_exit(g, reason);         /* it starts here, at the probe, as in a full exit */
+    return true;
 }
 
 static bool handle_mtf(struct guest_regs *g, unsigned reason)

@@ -11,6 +11,28 @@ bits 64
 default rel
 section .text
 
+; The guest's general registers back from the stack (struct guest_regs; RSP lives in the VMCS),
+; then VM entry. Falls through when VMRESUME fails.
+%macro RESTORE_AND_RESUME 0
+    pop rax
+    pop rcx
+    pop rdx
+    pop rbx
+    add rsp, 8
+    pop rbp
+    pop rsi
+    pop rdi
+    pop r8
+    pop r9
+    pop r10
+    pop r11
+    pop r12
+    pop r13
+    pop r14
+    pop r15
+    vmresume
+%endmacro
+
 extern vmx_exit_dispatch
 extern vmx_resume_failed
 extern host_exception
@@ -84,7 +106,8 @@ vmx_exit_full_rax:
     shl rdx, 32
     or rax, rdx
     mov [rsi + VCPU_ENTRY_TSC_OFFSET], rax
-    jmp .resume
+    RESTORE_AND_RESUME                  ; its own copy: no jump between the stamp and VM entry
+    jmp vmx_resume_fail
 .dilate:
     ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
     ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
@@ -105,23 +128,7 @@ vmx_exit_full_rax:
     sub rcx, rax
     vmwrite rdx, rcx
 .resume:
-    pop rax
-    pop rcx
-    pop rdx
-    pop rbx
-    add rsp, 8
-    pop rbp
-    pop rsi
-    pop rdi
-    pop r8
-    pop r9
-    pop r10
-    pop r11
-    pop r12
-    pop r13
-    pop r14
-    pop r15
-    vmresume
+    RESTORE_AND_RESUME
 vmx_resume_fail:
     ; VMRESUME failed (SDM 31.4: VMfailValid with an error number in the VMCS).
     mov rdi, [rsp]
