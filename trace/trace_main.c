@@ -65,9 +65,9 @@ static bool quick_bp(struct guest_regs *g, unsigned reason)
         (hv_exit_intr_info() & VMX_INTR_VECTOR_MASK) != VEC_BP || !step_cpu_idle(cpu) ||
         probe_profile_armed())
         return false;
-    probe_bp_exit(g);
-    if (!step_cpu_idle(cpu))               /* the firing asked for the tracer (D's step()): */
-        hook_post_exit(g, reason);         /* it starts here, at the probe, as in a full exit */
+    probe_bp_exit_known(g);
+    if (__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE))   /* the firing asked for the tracer */
+        hook_post_exit(g, reason);         /* (D's step()): it starts here, at the probe */
     return true;
 }
 

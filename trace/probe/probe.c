@@ -689,7 +689,7 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
 
 /* Two process names (TRACE_COMM_MAX bytes each, NUL-terminated) are equal: a word at a time,
  * as every firing compares one. */
-static bool comm_eq(const char *a, const char *b)
+static inline __attribute__((always_inline)) bool comm_eq(const char *a, const char *b)
 {
     for (unsigned i = 0; i < TRACE_COMM_MAX; i += 8) {
         uint64_t x, y;
@@ -997,7 +997,7 @@ static bool guest_has_int3(uint64_t va)
     return gmem_read_gva(&pg, va, &b, 1) == 1 && b == OPC_INT3;
 }
 
-static bool bp_exit(struct guest_regs *g);
+static bool bp_exit(struct guest_regs *g, bool known);
 
 /* Is the current process the one a user probe was armed for? (pid here is the tgid.) */
 static bool same_process(const struct probe *p, unsigned cpu)
@@ -1012,15 +1012,24 @@ bool probe_bp_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
     probe_epoch_enter(&epoch, cpu);
-    bool r = bp_exit(g);
+    bool r = bp_exit(g, false);
     probe_epoch_leave(&epoch, cpu);
     return r;
 }
 
-static bool bp_exit(struct guest_regs *g)
+bool probe_bp_exit_known(struct guest_regs *g)
 {
-    uint32_t info = hv_exit_intr_info();
-    if ((info & VMX_INTR_VECTOR_MASK) != VEC_BP) {
+    unsigned cpu = hv_cpu_id();
+    probe_epoch_enter(&epoch, cpu);
+    bool r = bp_exit(g, true);
+    probe_epoch_leave(&epoch, cpu);
+    return r;
+}
+
+/* known: the caller saw the vector was #BP. */
+static bool bp_exit(struct guest_regs *g, bool known)
+{
+    if (!known && (hv_exit_intr_info() & VMX_INTR_VECTOR_MASK) != VEC_BP) {
         hv_reinject_exception();
         return true;
     }

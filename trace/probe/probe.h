@@ -96,6 +96,8 @@ void probe_flush_all(void);                /* every CPU's, at power-off */
 void probe_disarm_all(void);
 unsigned probe_armed(void);
 bool probe_bp_exit(struct guest_regs *g);
+/* The same for an exit whose vector the caller saw was #BP already. */
+bool probe_bp_exit_known(struct guest_regs *g);
 /* An MTF exit of this CPU: true if it ended a probe's step-over (the caller does nothing else
  * with it unless the CPU is also being traced). */
 bool probe_mtf(void);
@@ -118,7 +120,11 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits);
 /* A sample every 'period' TSC ticks on every CPU (PROBE_PROFILE) or on CPU 0 (PROBE_TICK). */
 int  probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32_t flags);
 void probe_profile_disarm_all(void);
-unsigned probe_profile_armed(void);
+extern unsigned probe_nprofiles;
+static inline unsigned probe_profile_armed(void)   /* inline: every quick exit asks */
+{
+    return __atomic_load_n(&probe_nprofiles, __ATOMIC_RELAXED);
+}
 /* At every exit (the post-exit observer): a sample if a deadline passed; the timer re-set. */
 void probe_profile_exit(struct guest_regs *g);
 /* --- samples with their stack (probe_stack.c); for the engine's own files --- */

@@ -93,7 +93,7 @@ void spin_lock(struct spinlock *l)
 }
 void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
 unsigned probe_armed(void) { return 0; }
-unsigned probe_profile_armed(void) { return 0; }
+unsigned probe_nprofiles;                 /* no profile armed */
 void probe_set_action(probe_action_fn fn) {}
 void probe_kernel_paging(struct gmem_paging *pg) { memset(pg, 0, sizeof *pg); }
 struct task_cpu task_cpus[HVT_MAX_CPUS];  /* no slot: probe_current takes the slow path */
