@@ -7,7 +7,9 @@ line=$(tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-PHASE" | tr '\n' ' 
 tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-PHASE"
 tr -d '\r' < "$run/e9.log" | grep -a "^HVT-PROBE " | sort -u -t' ' -k2,3 || true
 tr -d '\r' < "$run/serial.log" | grep -a "hvtbench" || true
-python3 - "$line" <<'PY'
+costs=$(tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-COST" | tr '\n' ' ' || true)
+tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-COST" || true
+python3 - "$line" "$costs" <<'PY'
 import re, sys
 d = {}
 for m in re.finditer(r"n=(\d+) name=(\w+) tsc=(\d+) fires=(\d+) exits=(\d+)", sys.argv[1]):
@@ -34,6 +36,25 @@ if "sdt" in d and "sbase" in d and "sfbt" in d:
     out["hv_insn_per_fire_sdt_fbt"] = per(d["sfbt"] - d["sbase"], d["sfbt_fires"])
     out["sdt_vs_fbt"] = per(out["hv_insn_per_fire_sdt"], out["hv_insn_per_fire_sdt_fbt"])
     out["exits_per_fire_sdt"] = per(d["sdt_exits"], d["sdt_fires"])
+# The timed phases: each firing's hypervisor time by phase beside the guest's measure of it
+# (the same run, the stamps' own cost in both), and what the stamps cost (timed - untimed).
+cost = {}
+for m in re.finditer(r"PROBEBENCH-COST name=(\w+) fires=(\d+)((?: \w+=\d+)+)", sys.argv[2]):
+    cost[m.group(1)] = (int(m.group(2)), [(k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", m.group(3))])
+for name, base, short, untimed in (("entry_t", "base", "entry", "hv_insn_per_fire"),
+                                   ("dcount_t", "rbase", "count", "hv_insn_per_fire_count"),
+                                   ("dquant_t", "rbase", "quantize", "hv_insn_per_fire_quantize"),
+                                   ("dstack_t", "rbase", "stack_key", "hv_insn_per_fire_stack_key")):
+    if name not in cost or name not in d or base not in d:
+        continue
+    fires, phases = cost[name]
+    measured = per(d[name] - d[base], d[name + "_fires"])
+    total = per(sum(v for _, v in phases), fires)
+    print(f"phases {short:9s} per firing: " + " ".join(f"{k}={per(v, fires):.0f}" for k, v in phases) +
+          f"  sum={total:.0f} measured={measured:.0f} (timed)")
+    out[f"phase_sum_vs_measured_{short}"] = per(total, measured)
+    if untimed in out:
+        out[f"phase_stamps_cost_{short}"] = measured - out[untimed]
 print(f"per getpid: base {d['base']/n:.0f} insns; entry probe {d['entry']/n:.0f}; return {d['return']/n:.0f}; "
       f"addr {d['addr']/n:.0f}; kprobe {d.get('kprobe', 0)/n:.0f}")
 print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))

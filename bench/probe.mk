@@ -4,13 +4,13 @@
 # prints key=value:
 #   exits_per_fire_entry   VM exits per firing of an entry probe (emulated NOP: goal 1)
 #   exits_per_fire_other   the worst of the return probe and an address probe (goal <= 2)
-#   hv_insn_per_fire       hypervisor instructions per entry firing (goal <= 1500)
+#   hv_insn_per_fire       hypervisor instructions per entry firing (goal <= 400)
 #   unprobed_exits         exits while unprobed code on the probed page runs (goal 0)
 #   guest_insn_per_kprobe  the guest's own cost of a kprobe hit on the same function
 #   syscall_slowdown       getpid() with the entry probe armed / without
 #   hv_insn_per_fire_count    hypervisor instructions per firing of a D clause
-#                             fbt::vfs_read:entry { @[execname] = count(); } (goal <= 1500)
-#   hv_insn_per_fire_quantize the same for { @ = quantize(arg2); } (goal <= 1500)
+#                             fbt::vfs_read:entry { @[execname] = count(); } (goal <= 800)
+#   hv_insn_per_fire_quantize the same for { @ = quantize(arg2); } (goal <= 700)
 #   hv_insn_per_fire_stack_key the same for { @[stack(10)] = count(); }: the kernel stack
 #                             unwound in the exit with the guest's ORC tables (goal <= 3000
 #                             for 10 frames; at vfs_read's entry in read() the unwind ends at
@@ -26,6 +26,11 @@
 #                          over kill()s of an ignored signal; hv_insn_per_fire_sdt_fbt the clause
 #                          at fbt::__send_signal_locked:entry over the same kill()s, and
 #                          sdt_vs_fbt their ratio (goal <= 1.10); exits_per_fire_sdt (goal 1)
+#   phase_sum_vs_measured_X  entry, count, quantize and stack_key again with every firing timed
+#                          by phase (HVT_HC_PROBE_COST; docs/probes.md "What a firing costs"):
+#                          the phases' sum over the guest's measure of the same timed run (goal
+#                          within 5%); the phases per firing are printed above the key=values
+#   phase_stamps_cost_X    what the stamps themselves cost: the timed run less the untimed one
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
 #                          arm_all_cold_s the same with an empty cache (the vmlinuz decompressed)

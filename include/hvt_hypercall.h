@@ -85,6 +85,10 @@ enum hvt_hc_probe_op {
                                     guest virtual address RCX, verified whole (probes must be
                                     disarmed): out RBX = 0 or HVT_D_E* (include/hvt_stream.h);
                                     probes armed with HVT_PROBE_F_ACTION then run it */
+    HVT_HC_PROBE_COST       = 7, /* the per-phase accounting (include/hvt_probe.h): RCX = 0 off,
+                                    1 on; RCX = 2 + phase (enum hvt_probe_phase): out RBX = that
+                                    phase's ticks, RCX = firings timed, both summed over the
+                                    probes armed now */
 };
 
 /* HVT_HC_CMD's operations (RBX), in the order the agent makes them for one command. */

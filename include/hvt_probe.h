@@ -81,6 +81,43 @@ struct hvt_probe_sample {
 };
 _Static_assert(sizeof(struct hvt_probe_sample) == 152, "wire size");
 
+/* A firing's hypervisor time split into the phases of DTrace's performance model, counted per
+ * probe while the accounting is on (HVT_HC_PROBE_COST, HVT_CTL_PROBE_COST): TSC ticks (in
+ * Bochs, instructions). */
+enum hvt_probe_phase {
+    HVT_PH_EXIT = 0,     /* the VM exit and entry: vmm/'s stub and dispatch, the per-exit polls,
+                            the displaced instruction emulated or stepped over */
+    HVT_PH_LOOKUP,       /* the probe found by its address, the process that fired it, counts */
+    HVT_PH_CLAUSES,      /* the enabling walk: the D program's probe entry, each clause's setup
+                            and end (none for a probe without a D action) */
+    HVT_PH_PREDICATE,    /* a clause's predicate: its code up to the branch to its RET */
+    HVT_PH_INSNS,        /* the other D instructions (arithmetic, variables, loads, keys) */
+    HVT_PH_BUILTINS,     /* built-in variables (execname, pid, args, timestamp, ...) */
+    HVT_PH_SUBR,         /* subroutines: strings, copyin, stacks as keys, speculations */
+    HVT_PH_AGG,          /* aggregation updates */
+    HVT_PH_RECORD,       /* records: trace()/printf() data, the firing record, their commit */
+    HVT_PH_COUNT
+};
+#define HVT_PH_NAMES { "exit", "lookup", "clauses", "predicate", "insns", "builtins", "subr", \
+                       "agg", "record" }
+
+/* HVT_CTL_PROBE_COST's argument, and its reply: the probes armed now by id (a return probe's
+ * sites together), their firings timed and the ticks of each phase, as many as fit the reply
+ * (total: how many ids there are). Counts start at 0 when a probe is armed. */
+enum { HVT_PROBE_COST_OFF = 0, HVT_PROBE_COST_ON = 1, HVT_PROBE_COST_GET = 2 };
+struct hvt_probe_cost_head {
+    uint32_t on;                   /* the accounting is on */
+    uint32_t n, total;             /* entries that follow; ids armed */
+    uint32_t pad;
+};
+struct hvt_probe_cost {
+    uint32_t id, sites;
+    uint64_t fires;
+    uint64_t ticks[HVT_PH_COUNT];
+};
+_Static_assert(sizeof(struct hvt_probe_cost_head) == 16, "wire size");
+_Static_assert(sizeof(struct hvt_probe_cost) == 88, "wire size");
+
 /* Reply data of the HVT_CTL_PROBE_* commands. The counters run from the hypervisor's start. */
 #define HVT_CTL_PROBE_SPECS 42     /* specs in one ARM request (HVT_CTL_MAX_DATA / 24) */
 struct hvt_probe_status {

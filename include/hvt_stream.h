@@ -213,6 +213,9 @@ enum hvt_ctl_cmd {
     /* a command for the guest tool to run (hvt -c; trace/dvm/guest_cmd.c); reply data: struct
        hvt_d_cmd_status */
     HVT_CTL_D_CMD        = 24, /* args: struct hvt_d_cmd (+ SET: the command line's bytes) */
+    /* the probe engine's per-phase accounting (include/hvt_probe.h enum hvt_probe_phase) */
+    HVT_CTL_PROBE_COST   = 25, /* args: one byte, HVT_PROBE_COST_OFF, _ON or _GET; reply data:
+                                  struct hvt_probe_cost_head then its n struct hvt_probe_cost */
 };
 
 /* hvt -c: the host posts a command line; the guest tool's agent takes it (HVT_HC_CMD),

@@ -131,9 +131,9 @@ bool task_now(unsigned cpu, struct task_info *out)
 }
 
 /* The process a probe's firing sees on each CPU (probe_current keeps it). */
-static struct task_who who[HVT_MAX_CPUS];
+struct task_who task_whos[HVT_MAX_CPUS];
 
-const struct task_who *task_who(unsigned cpu) { return &who[cpu]; }
+const struct task_who *task_who(unsigned cpu) { return &task_whos[cpu]; }
 
 void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
 
@@ -143,41 +143,41 @@ void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
  * next new task's: a name or a pid cached by the task's address would stick to another
  * process. */
 static const char unknown_comm[TRACE_COMM_MAX] = "?";   /* whole: callers read it all */
-const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
+const char *probe_current_slow(unsigned cpu, uint32_t *pid, uint32_t *tid)
 {
     uint64_t task = task_current(cpu);
     *pid = *tid = 0;
     if (!task) {
-        who[cpu].task = 0;           /* what a firing hands the action */
+        task_whos[cpu].task = 0;           /* what a firing hands the action */
         return unknown_comm;
     }
-    if (task != who[cpu].task) {
+    if (task != task_whos[cpu].task) {
         struct task_info ti;
         if (!task_now(cpu, &ti)) {
-            who[cpu].task = 0;
+            task_whos[cpu].task = 0;
             return unknown_comm;
         }
-        __builtin_memcpy(who[cpu].comm, ti.comm, TRACE_COMM_MAX);
-        who[cpu].comm[TRACE_COMM_MAX - 1] = 0;
-        who[cpu].pid = (uint32_t)ti.tgid;
-        who[cpu].tid = (uint32_t)ti.pid;
-        who[cpu].task = task;
-        who[cpu].comm_ptr = task_comm_ptr(task);
-        who[cpu].pid_ptr = (const volatile int32_t *)task_field_ptr(task, lay.pid_off, 4);
-        who[cpu].tgid_ptr = (const volatile int32_t *)task_field_ptr(task, lay.tgid_off, 4);
+        __builtin_memcpy(task_whos[cpu].comm, ti.comm, TRACE_COMM_MAX);
+        task_whos[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+        task_whos[cpu].pid = (uint32_t)ti.tgid;
+        task_whos[cpu].tid = (uint32_t)ti.pid;
+        task_whos[cpu].task = task;
+        task_whos[cpu].comm_ptr = task_comm_ptr(task);
+        task_whos[cpu].pid_ptr = (const volatile int32_t *)task_field_ptr(task, lay.pid_off, 4);
+        task_whos[cpu].tgid_ptr = (const volatile int32_t *)task_field_ptr(task, lay.tgid_off, 4);
     } else {
-        if (who[cpu].comm_ptr) {     /* two loads: the kernel keeps it NUL-terminated */
+        if (task_whos[cpu].comm_ptr) {     /* two loads: the kernel keeps it NUL-terminated */
             uint64_t w[2];
-            __builtin_memcpy(w, (const char *)who[cpu].comm_ptr, sizeof w);
-            __builtin_memcpy(who[cpu].comm, w, sizeof w);
-            who[cpu].comm[TRACE_COMM_MAX - 1] = 0;
+            __builtin_memcpy(w, (const char *)task_whos[cpu].comm_ptr, sizeof w);
+            __builtin_memcpy(task_whos[cpu].comm, w, sizeof w);
+            task_whos[cpu].comm[TRACE_COMM_MAX - 1] = 0;
         }
-        if (who[cpu].pid_ptr)
-            who[cpu].tid = (uint32_t)*who[cpu].pid_ptr;
-        if (who[cpu].tgid_ptr)
-            who[cpu].pid = (uint32_t)*who[cpu].tgid_ptr;
+        if (task_whos[cpu].pid_ptr)
+            task_whos[cpu].tid = (uint32_t)*task_whos[cpu].pid_ptr;
+        if (task_whos[cpu].tgid_ptr)
+            task_whos[cpu].pid = (uint32_t)*task_whos[cpu].tgid_ptr;
     }
-    *pid = who[cpu].pid;
-    *tid = who[cpu].tid;
-    return who[cpu].comm;
+    *pid = task_whos[cpu].pid;
+    *tid = task_whos[cpu].tid;
+    return task_whos[cpu].comm;
 }

@@ -60,7 +60,6 @@ const volatile char *task_comm_ptr(uint64_t task);
  * tid. The task and where its name and ids live are looked up when the task changes; the
  * name and the ids are read at every call (an exec renames the task in place, and a new task
  * often takes the slab object, so the address, of one that just exited). */
-const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid);
 /* What probe_current last found on this CPU (a firing's record takes it from here). */
 struct task_who {
     uint64_t task;                         /* the task whose name 'comm' holds, or 0 */
@@ -69,7 +68,30 @@ struct task_who {
     char comm[TRACE_COMM_MAX];
     uint32_t pid, tid;
 };
+extern struct task_who task_whos[];
 const struct task_who *task_who(unsigned cpu);
+const char *probe_current_slow(unsigned cpu, uint32_t *pid, uint32_t *tid);
+/* Inline, as every firing asks: the same task as last time on this CPU, with its name and ids
+ * where they were found (host pointers into guest RAM, valid while the task exists), reads
+ * them again there; anything else takes probe_current_slow. */
+static inline const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid)
+{
+    const struct task_cpu *t = &task_cpus[cpu];
+    struct task_who *w = &task_whos[cpu];
+    if (__builtin_expect(t->slot != 0, 1)) {
+        uint64_t task = *(volatile uint64_t *)t->slot;
+        if (task && task == w->task && w->comm_ptr && w->pid_ptr && w->tgid_ptr) {
+            uint64_t c[2];                 /* two loads: the kernel keeps it NUL-terminated */
+            __builtin_memcpy(c, (const char *)w->comm_ptr, sizeof c);
+            __builtin_memcpy(w->comm, c, sizeof c);
+            w->comm[TRACE_COMM_MAX - 1] = 0;
+            *tid = w->tid = (uint32_t)*w->pid_ptr;
+            *pid = w->pid = (uint32_t)*w->tgid_ptr;
+            return w->comm;
+        }
+    }
+    return probe_current_slow(cpu, pid, tid);
+}
 /* task_kernel_paging under the name the probe engine's files use. */
 void probe_kernel_paging(struct gmem_paging *pg);
 #endif

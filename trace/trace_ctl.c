@@ -103,6 +103,7 @@ int trace_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
     case HVT_CTL_PROBE_ARM:
     case HVT_CTL_PROBE_DISARM:
     case HVT_CTL_PROBE_STATUS:
+    case HVT_CTL_PROBE_COST:
         return ops && ops->probe ? ops->probe(cmd, args, len, out, out_len) : HVT_CTL_ENOSYS;
     case HVT_CTL_D_LOAD:
     case HVT_CTL_D_RUN:

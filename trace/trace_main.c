@@ -25,6 +25,7 @@
 #include "hvt_bootinfo.h"
 
 static bool timer_armed[HVT_MAX_CPUS];
+static uint64_t last_full[HVT_MAX_CPUS];   /* hv_exit_tsc() of each CPU's last full exit */
 static struct trace_opts opts;
 
 /* The sink found the link failed: tracing stops, with that reason in every CPU's STOP. */
@@ -33,6 +34,7 @@ static void sink_link_failed(void) { step_request_reason(false, HVT_REASON_LINK)
 static void hook_post_exit(struct guest_regs *g, unsigned reason)
 {
     unsigned cpu = hv_cpu_id();
+    last_full[cpu] = hv_exit_tsc();
     if (!timer_armed[cpu]) {
         hv_set_preemption_timer(TRACE_POLL_TICKS);
         timer_armed[cpu] = true;
@@ -47,6 +49,27 @@ static void hook_post_exit(struct guest_regs *g, unsigned reason)
 }
 
 static void hook_pre_exit(struct guest_regs *g, unsigned reason) { dilate_pre_exit(); }
+
+/* A probe's #BP exit taken whole, without the observers above (hv_exit_register_quick): their
+ * polls run at this CPU's next full exit, which comes at most a poll period later because a
+ * quick exit past it declines (the preemption timer cannot bound that: it restarts at every
+ * VM entry). Never on a CPU being stepped, or one that should start or stop (the observers are
+ * its instruction trace and its clock), nor while profile-N/tick-N sample (their samples are
+ * taken by the observer at the first exit past each deadline: a deferred one would land
+ * elsewhere in the guest). A firing that asks for the tracer (D's step(), stop()) gets this
+ * layer's post-exit work at once: the trace starts at the probe. */
+static bool quick_bp(struct guest_regs *g, unsigned reason)
+{
+    unsigned cpu = hv_cpu_id();
+    if (!timer_armed[cpu] || hv_exit_tsc() - last_full[cpu] >= TRACE_POLL_TICKS ||
+        (hv_exit_intr_info() & VMX_INTR_VECTOR_MASK) != VEC_BP || !step_cpu_idle(cpu) ||
+        probe_profile_armed())
+        return false;
+    probe_bp_exit_known(g);
+    if (__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE))   /* the firing asked for the tracer */
+        hook_post_exit(g, reason);         /* (D's step()): it starts here, at the probe */
+    return true;
+}
 
 static bool handle_mtf(struct guest_regs *g, unsigned reason)
 {
@@ -168,6 +191,8 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
     ok = ok && one;
     ok = ok && !probe_ctl_init(&opts, priv, dprobe_load_guest) && !probe_init() && !dprobe_init() && !dcmd_init(priv);
     ok = ok && !hv_exit_observe(hook_pre_exit, hook_post_exit);
+    hv_exit_register_quick(EXIT_EXCEPTION_NMI, quick_bp, &one);
+    ok = ok && one;
     ok = ok && !hv_on_power_off(hook_power_off) && !hv_on_fatal(hook_fatal);
     if (!ok) {
         hv_log("hvtrace: the policy could not register its exit handlers\n");

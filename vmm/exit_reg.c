@@ -41,6 +41,18 @@ hv_exit_fn hv_exit_register(unsigned reason, hv_exit_fn fn, bool *ok)
     return prev;
 }
 
+hv_exit_fn hv_exit_register_quick(unsigned reason, hv_exit_fn fn, bool *ok)
+{
+    bool can = reason < EXIT_REASON_COUNT && lendable(reason);
+    if (ok)
+        *ok = can;
+    if (!can)
+        return 0;
+    hv_exit_fn prev = exit_reg.quick[reason];
+    exit_reg.quick[reason] = fn;
+    return prev;
+}
+
 /* Make port accesses to [port, port + width) exit (SDM 25.6.4 "I/O-Bitmap Addresses"). */
 void exit_reg_io_intercept(uint16_t port, unsigned width)
 {

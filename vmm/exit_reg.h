@@ -11,6 +11,7 @@
 
 struct exit_reg {
     hv_exit_fn exit[EXIT_REASON_COUNT];          /* lent reasons; NULL = nobody */
+    hv_exit_fn quick[EXIT_REASON_COUNT];         /* their quick handlers (no observers) */
     hv_hypercall_fn hypercall[HV_HYPERCALL_MAX];
     uint8_t hc_priv[HV_HYPERCALL_MAX];           /* enum hv_hc_priv */
     uint64_t hc_refused[HV_HYPERCALL_MAX];       /* callers refused (#UD), per function */

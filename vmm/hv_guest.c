@@ -117,6 +117,8 @@ void hv_set_rdtsc_exiting(bool on) { set_proc_bits(PROC_RDTSC_EXITING, on); }
 
 void hv_set_tsc_offset(int64_t off) { vmx_write(VMCS_TSC_OFFSET, (uint64_t)off); }
 
+uint64_t hv_last_entry_tsc(void) { return vcpu_current()->entry_tsc; }
+
 void hv_cpu_kick(unsigned cpu) { vcpu_get(cpu)->fast_block = 1; }
 
 /* What the offset will be when the stub is done with this exit, erring low (see

@@ -39,6 +39,8 @@ struct vcpu {
     unsigned index;
     void *fast_ctx;               /* at offset 24: the policy's, in RCX for hv_mtf_fast */
     uint32_t apic_id;
+    uint64_t entry_tsc;           /* TSC just before the last VM entry the stub timed (hv_guest.h
+                                     hv_last_entry_tsc; not taken when the exit was dilated) */
     void *vmxon_region, *vmcs;
     uint64_t vmxon_phys, vmcs_phys;
     uint8_t *stack;

@@ -9,6 +9,7 @@ void vmm_asm_constants(void);
 void vmm_asm_constants(void)
 {
     HV_ASM_OFFSET(VCPU_EXIT_TSC_OFFSET, struct vcpu, exit_tsc);
+    HV_ASM_OFFSET(VCPU_ENTRY_TSC_OFFSET, struct vcpu, entry_tsc);
     HV_ASM_OFFSET(VCPU_DILATE_OFFSET, struct vcpu, dilate);
     HV_ASM_OFFSET(VCPU_FAST_MTF_OFFSET, struct vcpu, fast_mtf);
     HV_ASM_OFFSET(VCPU_FAST_CTX_OFFSET, struct vcpu, fast_ctx);

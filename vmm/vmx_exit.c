@@ -1090,6 +1090,9 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
          * to IRET"), else an NMI could be injected before the handler has returned. */
         vmx_write(VMCS_GUEST_INTERRUPTIBILITY, vmx_read(VMCS_GUEST_INTERRUPTIBILITY) | VMX_INTR_BLOCK_NMI);
     }
+    hv_exit_fn quick = basic < EXIT_REASON_COUNT ? exit_reg.quick[basic] : 0;
+    if (quick && !(basic == EXIT_MTF && (v->nmi_mtf || v->mc_mtf)) && quick(g, basic))
+        goto entry;                             /* taken whole: no observer (hv_exit.h) */
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.pre[i])
             exit_reg.pre[i](g, basic);
@@ -1117,6 +1120,7 @@ void vmx_exit_dispatch(struct guest_regs *g, struct vcpu *v)
     for (unsigned i = 0; i < exit_reg.nobservers; i++)
         if (exit_reg.post[i])
             exit_reg.post[i](g, basic);
+entry:
     apply_shared_edits(v);
     mc_entry(v);                                /* first: it takes the entry's event slot */
     nmi_entry(v);

@@ -11,6 +11,28 @@ bits 64
 default rel
 section .text
 
+; The guest's general registers back from the stack (struct guest_regs; RSP lives in the VMCS),
+; then VM entry. Falls through when VMRESUME fails.
+%macro RESTORE_AND_RESUME 0
+    pop rax
+    pop rcx
+    pop rdx
+    pop rbx
+    add rsp, 8
+    pop rbp
+    pop rsi
+    pop rdi
+    pop r8
+    pop r9
+    pop r10
+    pop r11
+    pop r12
+    pop r13
+    pop r14
+    pop r15
+    vmresume
+%endmacro
+
 extern vmx_exit_dispatch
 extern vmx_resume_failed
 extern host_exception
@@ -76,6 +98,16 @@ vmx_exit_full_rax:
     mov rdi, rsp                ; struct guest_regs *
     call vmx_exit_dispatch      ; RSP is 16-byte aligned here (host RSP is)
     jmp .dilate
+.stamp:
+    ; Not dilated: when this exit ends, for a module's accounting of whole exits
+    ; (hv_last_entry_tsc); HV_EXIT_UNTIMED counts what follows. Out of the dilated path's
+    ; line, which must stay the sequence VCPU_DILATE_FIXED was measured on.
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    mov [rsi + VCPU_ENTRY_TSC_OFFSET], rax
+    RESTORE_AND_RESUME                  ; its own copy: no jump between the stamp and VM entry
+    jmp vmx_resume_fail
 .dilate:
     ; Time dilation (hv_set_dilation): take every tick of this exit out of the guest's TSC,
     ; measured here, at the last possible moment, so the untimed rest is a fixed instruction
@@ -86,7 +118,7 @@ vmx_exit_full_rax:
     ; whatever path led here (measured: a path that fell through lost its one tick).
     mov rsi, [rsp + 16*8]
     test byte [rsi + VCPU_DILATE_OFFSET], HV_DILATE_TSC
-    jz .resume
+    jz .stamp
     rdtsc
     shl rdx, 32
     or rax, rdx
@@ -98,23 +130,7 @@ vmx_exit_full_rax:
     sub rcx, rax
     vmwrite rdx, rcx
 .resume:
-    pop rax
-    pop rcx
-    pop rdx
-    pop rbx
-    add rsp, 8
-    pop rbp
-    pop rsi
-    pop rdi
-    pop r8
-    pop r9
-    pop r10
-    pop r11
-    pop r12
-    pop r13
-    pop r14
-    pop r15
-    vmresume
+    RESTORE_AND_RESUME
 vmx_resume_fail:
     ; VMRESUME failed (SDM 31.4: VMfailValid with an error number in the VMCS).
     mov rdi, [rsp]

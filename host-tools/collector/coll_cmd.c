@@ -367,6 +367,11 @@ void coll_cmd_request(void *ctx, int cl, char *line)
         ask_hypervisor(c, cl, HVT_CTL_PROBE_DISARM, NULL, 0);
     } else if (!strcmp(line, "probe status")) {
         ask_hypervisor(c, cl, HVT_CTL_PROBE_STATUS, NULL, 0);
+    } else if (!strcmp(line, "probe cost on") || !strcmp(line, "probe cost off") ||
+               !strcmp(line, "probe cost")) {
+        uint8_t b = !strcmp(line, "probe cost") ? HVT_PROBE_COST_GET :
+                    !strcmp(line, "probe cost on") ? HVT_PROBE_COST_ON : HVT_PROBE_COST_OFF;
+        ask_hypervisor(c, cl, HVT_CTL_PROBE_COST, &b, 1);
     } else if (!strncmp(line, "d load ", 7)) {
         dload_start(c, cl, line + 7);
     } else if (!strncmp(line, "d cmd ", 6)) {
@@ -375,7 +380,7 @@ void coll_cmd_request(void *ctx, int cl, char *line)
         d_run(c, cl, line + 2);
     } else {
         snprintf(err, sizeof err, "unknown request '%.60s' (status | trace start|stop|hvstatus | "
-                 "probe arm FILE|disarm|status | d load FILE|begin|end|snap|status|unload|cmd ...)", line);
+                 "probe arm FILE|disarm|status|cost [on|off] | d load FILE|begin|end|snap|status|unload|cmd ...)", line);
         coll_sock_end(&c->sock, cl, err);
     }
 }
@@ -450,6 +455,31 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
         }
         if (m->ctl.cmd == HVT_CTL_D_LOAD && c->dload.img && c->dload.client == i) {
             dload_reply(c, i, m);
+            continue;
+        }
+        if (m->ctl.cmd == HVT_CTL_PROBE_COST) {
+            /* probe_cost=ID SITES FIRES TICKS... (the phases in enum hvt_probe_phase order) */
+            struct hvt_probe_cost_head h;
+            bool ok = m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof h;
+            coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
+            if (ok) {
+                memcpy(&h, m->data, sizeof h);
+                if (h.n > (m->ctl.data_len - sizeof h) / sizeof(struct hvt_probe_cost))
+                    h.n = 0;               /* a short reply: none of it */
+                coll_sock_printf(&c->sock, i, "probe_cost_on=%u\nprobe_cost_ids=%u\n", h.on, h.total);
+                for (uint32_t k = 0; k < h.n; k++) {
+                    struct hvt_probe_cost e;
+                    memcpy(&e, m->data + sizeof h + k * sizeof e, sizeof e);
+                    char line[320];
+                    int n = snprintf(line, sizeof line, "probe_cost=%u %u %llu", e.id, e.sites,
+                                     (unsigned long long)e.fires);
+                    for (unsigned ph = 0; ph < HVT_PH_COUNT && n > 0 && (size_t)n < sizeof line; ph++)
+                        n += snprintf(line + n, sizeof line - (size_t)n, " %llu",
+                                      (unsigned long long)e.ticks[ph]);
+                    coll_sock_printf(&c->sock, i, "%s\n", line);
+                }
+            }
+            coll_sock_end(&c->sock, i, ok ? NULL : "the hypervisor refused the request");
             continue;
         }
         if (m->ctl.cmd == HVT_CTL_D_RUN) {

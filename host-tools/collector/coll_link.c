@@ -90,6 +90,7 @@ const char *coll_ctl_cmd_name(uint16_t cmd)
     case HVT_CTL_PROBE_ARM: return "probe-arm";
     case HVT_CTL_PROBE_DISARM: return "probe-disarm";
     case HVT_CTL_PROBE_STATUS: return "probe-status";
+    case HVT_CTL_PROBE_COST: return "probe-cost";
     case HVT_CTL_D_LOAD: return "d-load";
     case HVT_CTL_D_RUN: return "d-run";
     case HVT_CTL_D_CMD: return "d-cmd";

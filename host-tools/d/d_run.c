@@ -13,6 +13,7 @@
 #include "probe_list.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
+#include "hvt_probe.h"
 #include "util.h"
 #include <errno.h>
 #include <signal.h>
@@ -342,11 +343,43 @@ static int ask(const char *dir, const char *sock, const char *line, char *ans)
     return rc;
 }
 
+/* -x probecost: the hypervisor's time per firing of each probe, by phase of DTrace's performance
+ * model (include/hvt_probe.h), from the collector's probe_cost= lines; to stderr, after the run. */
+static void print_probecost(const char *ans)
+{
+    static const char *const names[] = HVT_PH_NAMES;
+    uint64_t all = 0, fires_all = 0;
+    fprintf(stderr, "hvt: probe effect (hypervisor TSC ticks per firing, by phase):\n%8s %10s",
+            "ID", "FIRINGS");
+    for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
+        fprintf(stderr, " %9s", names[ph]);
+    fprintf(stderr, " %9s\n", "total");
+    for (const char *l = strstr(ans, "probe_cost="); l; l = strstr(l + 1, "\nprobe_cost=")) {
+        l = strchr(l, '=') + 1;
+        unsigned long long id = 0, sites = 0, fires = 0, t[HVT_PH_COUNT] = { 0 }, sum = 0;
+        char *e;
+        id = strtoull(l, &e, 10);
+        sites = strtoull(e, &e, 10);
+        fires = strtoull(e, &e, 10);
+        for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
+            sum += t[ph] = strtoull(e, &e, 10);
+        (void)sites;
+        fprintf(stderr, "%8llu %10llu", id, fires);
+        for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
+            fprintf(stderr, " %9.0f", fires ? (double)t[ph] / (double)fires : 0.0);
+        fprintf(stderr, " %9.0f\n", fires ? (double)sum / (double)fires : 0.0);
+        all += sum;
+        fires_all += fires;
+    }
+    fprintf(stderr, "hvt: %llu firings timed, %llu ticks taken from the guest in all\n",
+            (unsigned long long)fires_all, (unsigned long long)all);
+}
+
 static int usage(void)
 {
     fprintf(stderr,
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
-            "           [-x opt[=val]]... [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
+            "           [-x opt[=val]]... [-x probecost] [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
             "           [--folded FILE] [--flame FILE.svg] [--samples]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
@@ -361,6 +394,7 @@ int d_run_main(int argc, char **argv)
     int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
+    int probecost = 0;
     double duration = 0, drain = 120;
     uint64_t tsc_khz = 0;
     int64_t target = 0;
@@ -387,6 +421,7 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "-e")) compile_only = 1;
         else if (!strcmp(a, "-S")) dump = 1;
         else if (!strcmp(a, "-o") && next) { outpath = next; i++; }
+        else if (!strcmp(a, "-x") && next && !strcmp(next, "probecost")) { probecost = 1; i++; }
         else if (!strcmp(a, "-x") && next && nx < MAX_XOPTS) { xopts[nx++] = next; i++; }
         else if (!strcmp(a, "-p") && next) { target = strtoll(next, NULL, 10); i++; }
         else if (!strcmp(a, "-c") && next) { cmdline = next; i++; }
@@ -628,6 +663,8 @@ int d_run_main(int argc, char **argv)
             goto stop;
         }
         r.slide = (int64_t)hvt_coll_uval(ans, "probe_slide");
+        if (probecost)
+            ask(dir, sock, "probe cost on", ans);
     }
 
     /* run: print records as they arrive; a program that prints aggregations while it runs
@@ -662,6 +699,10 @@ int d_run_main(int argc, char **argv)
     rc = 0;
 stop:
     /* DTrace's order: no more firings, END, the last records and aggregations */
+    if (armed && probecost && ask(dir, sock, "probe cost", ans) == 0) {
+        print_probecost(ans);
+        ask(dir, sock, "probe cost off", ans);
+    }
     if (armed)
         ask(dir, sock, "probe disarm", ans);
     if (stepping) {                        /* a step() without its unstep() ends here */

@@ -24,7 +24,10 @@
  *             tracepoint's site, its arguments computed by the recipe
  *   sfbt      /dsfbt.img (fbt::__send_signal_locked:entry, the same clause): the function the
  *             site is in, entered once per signal too
- * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X */
+ * and entry, dcount, dquant and dstack again as entry_t, dcount_t, ... with the hypervisor timing
+ * every firing by phase (HVT_HC_PROBE_COST), each then also printing the probes' phases.
+ * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X
+ * (timed phases also PROBEBENCH-COST name=P fires=F exit=TICKS lookup=TICKS ...) */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -34,8 +37,35 @@
 #include <x86intrin.h>
 #include <sys/syscall.h>
 #include "hvt_guest.h"
+#include "hvt_probe.h"
 
 static long n;
+static int timed;                          /* the phases now are timed by phase (HVT_HC_PROBE_COST) */
+
+static void cost_set(int on)
+{
+    uint64_t b = HVT_HC_PROBE_COST, c = (uint64_t)on, d = 0;
+    if (hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK)
+        fprintf(stderr, "probe-bench: HVT_HC_PROBE_COST %d failed\n", on);
+    timed = on;
+}
+
+/* The armed probes' firings by phase: PROBEBENCH-COST name=P fires=F PHASE=TICKS... */
+static void cost_print(const char *name)
+{
+    static const char *const names[] = HVT_PH_NAMES;
+    if (!timed)
+        return;
+    printf("PROBEBENCH-COST name=%s", name);
+    for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++) {
+        uint64_t b = HVT_HC_PROBE_COST, c = 2 + ph, d = 0;
+        hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+        if (ph == 0)
+            printf(" fires=%llu", (unsigned long long)c);
+        printf(" %s=%llu", names[ph], (unsigned long long)b);
+    }
+    printf("\n");
+}
 
 static void counters(uint64_t *fires, uint64_t *exits)
 {
@@ -64,6 +94,7 @@ static void phase(const char *name, uint64_t mask, long nr)
         syscall(nr);
     uint64_t t1 = __rdtsc();
     counters(&f1, &x1);
+    cost_print(name);
     if (mask)
         arm(0);
     printf("PROBEBENCH-PHASE n=%ld name=%s tsc=%llu fires=%llu exits=%llu\n", n, name,
@@ -120,6 +151,7 @@ static void read_phase(const char *name, const char *d)
             break;
     uint64_t t1 = __rdtsc();
     counters(&f1, &x1);
+    cost_print(name);
     if (d) {
         uint64_t b = HVT_HC_PROBE_DISARM, c = 0, e = 0;      /* disarm quietly: the program stays loaded */
         hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
@@ -190,6 +222,14 @@ int main(int argc, char **argv)
     signal_phase("sbase", NULL);
     signal_phase("sdt", "dsdt");
     signal_phase("sfbt", "dsfbt");
+    /* The same phases again with each firing timed by phase: the phases beside the measured
+     * total (the stamps' own cost in both), and the stamps' cost against the untimed run. */
+    cost_set(1);
+    phase("entry_t", 1, SYS_getpid);
+    read_phase("dcount_t", "dcount");
+    read_phase("dquant_t", "dquant");
+    read_phase("dstack_t", "dstack");
+    cost_set(0);
     int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
              sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
     if (rk) {

@@ -33,7 +33,8 @@
 # Run dwork: D programs over a workload that knows its own counts (tests/guest/d-work.c):
 #   quantize, copyinstr, fbt against the guest's kprobe, stack(), invalid addresses, step().
 # Run forks: 20 children forked and exited back to back on one CPU: D's pid and tid at each
-#   one's getppid() are that child's own.
+#   one's getppid() are that child's own; with -x probecost, hvt prints the hypervisor's time
+#   per firing by phase at the end.
 # Run sdt: static tracepoints (tests/d/programs/sdt-work.d) over a workload that knows its own
 #   counts (tests/guest/sdt-work.c): sched_process_fork/exec/exit per fork, exec and exit it
 #   made, half of them while the guest's own ftrace has the tracepoints on (the kernel patched
@@ -507,12 +508,17 @@ if [[ " $RUNS " == *" dwork "* ]]; then
 fi
 # ---- forks: processes forked and exited back to back: each firing's pid is its own process's
 if [[ " $RUNS " == *" forks "* ]]; then
-  run forks 'syscall::getpid:entry { @polls = count(); } syscall::getppid:entry /execname == "fork-pid"/ { printf("fp pid=%d tid=%d\n", pid, tid); }' -q
+  run forks 'syscall::getpid:entry { @polls = count(); } syscall::getppid:entry /execname == "fork-pid"/ { printf("fp pid=%d tid=%d\n", pid, tid); }' -q -x probecost
   kids=$(sed -n 's/^fork-pids: child pid=\([0-9]*\)$/\1/p' "$OUT/forks.console" | sort -n | tr '\n' ' ')
   seen=$(sed -n 's/^fp pid=\([0-9]*\) tid=[0-9]*$/\1/p' "$OUT/forks.out" | sort -n | tr '\n' ' ')
   same=$(awk '/^fp pid=/ { split($2, a, "="); split($3, b, "="); n += a[2] == b[2] } END { print n + 0 }' "$OUT/forks.out")
   check "forks: 20 children forked and exited back to back, each seen with its own pid (D: ${seen:-none}; the children: ${kids:-none}), tid = pid ($same)" \
     bash -c "test \$(wc -w <<< '$kids') = 20 && test '$seen' = '$kids' && test '$same' = 20"
+  # -x probecost: the hypervisor timed every firing by phase; hvt printed it at the end
+  pc=$(sed -n 's/^hvt: \([0-9]*\) firings timed, \([0-9]*\) ticks taken from the guest in all$/\1 \2/p' "$OUT/forks.err")
+  rows=$(awk '/^hvt: probe effect/ { on = 1; next } on && /^hvt: / { on = 0 } on && $1 ~ /^[0-9]+$/ && $2 > 0 && $NF > 0 { n++ } END { print n + 0 }' "$OUT/forks.err")
+  check "forks: -x probecost: $rows probe(s) with firings timed by phase, ${pc:-none} (firings, ticks) in all" \
+    bash -c "test '$rows' -ge 1 && test '${pc%% *}' -gt 0 2>/dev/null && test '${pc##* }' -gt 0"
   check "forks: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/forks.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/forks.err' && grep -q 'probe-net: disarmed, exiting' '$OUT/forks.console' && grep -q '^suite: forks status 0' '$OUT/forks.console'"
 fi

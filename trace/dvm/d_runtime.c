@@ -53,6 +53,7 @@ static size_t state_cap;
 static struct dif_state *st;
 static const struct hvt_dif_hdr *hdr;      /* of the loaded image (img[!spare]) */
 static uint64_t load_ns;                   /* timestamp when it was taken (walltimestamp's origin) */
+static uint64_t uses_var;                  /* bit i: some VAR instruction reads built-in i */
 static bool loaded;                        /* firings may use st (read under inflight) */
 static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
 static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
@@ -405,6 +406,7 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     c->pc = pc;
     c->ntlb = c->tlb_next = 0;
     f->ctx = c;
+    f->cost = who->cost;
     f->tsc = hv_exit_guest_tsc();
     for (unsigned i = 0; i < 6; i++)
         f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
@@ -413,12 +415,30 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->v[HVT_DIF_V_PID] = who->pid;
     f->v[HVT_DIF_V_TID] = who->tid;
     f->v[HVT_DIF_V_CURTHREAD] = who->task;
-    f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
-    f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
-    if (kind == PROBE_RETURN && arg)
-        f->v[HVT_DIF_V_ERRNO] = hvt_probe_return_errno(arg[1]);
     f->v[HVT_DIF_V_REGS_PC] = pc;
-    f->v[HVT_DIF_V_REGS_SP] = hv_guest_read(HV_GUEST_RSP);
+    /* The ones that cost a division or a VMCS read: only for a program that reads them (the
+     * interpreter reads v[id] for a VAR id alone, and uses_var has every VAR's id). */
+    uint64_t u = uses_var;
+    if (u & (1ull << HVT_DIF_V_TIMESTAMP | 1ull << HVT_DIF_V_WALLTIMESTAMP)) {
+        f->v[HVT_DIF_V_TIMESTAMP] = ns_of(f->tsc);
+        f->v[HVT_DIF_V_WALLTIMESTAMP] = hdr->walltime ? hdr->walltime + (f->v[HVT_DIF_V_TIMESTAMP] - load_ns) : 0;
+    }
+    if (kind == PROBE_RETURN && arg && (u & 1ull << HVT_DIF_V_ERRNO))
+        f->v[HVT_DIF_V_ERRNO] = hvt_probe_return_errno(arg[1]);
+    if (u & 1ull << HVT_DIF_V_REGS_SP)
+        f->v[HVT_DIF_V_REGS_SP] = hv_guest_read(HV_GUEST_RSP);
+}
+
+/* The built-ins a verified image's VAR instructions read (bit i: HVT_DIF_V_* i). */
+static uint64_t image_uses_var(const uint8_t *image)
+{
+    const struct hvt_dif_hdr *h = (const void *)image;
+    const struct hvt_dif_insn *in = (const void *)(image + h->off_insns);
+    uint64_t u = 0;
+    for (uint32_t i = 0; i < h->ninsns; i++)
+        if (in[i].op == HVT_DIF_OP_VAR && in[i].imm >= 0 && in[i].imm < 64)
+            u |= 1ull << in[i].imm;
+    return u;
 }
 
 /* The caller is inside enter(). */
@@ -459,7 +479,7 @@ static void run_ops(unsigned cpu, struct guest_regs *g)
     }
     spin_unlock(&op_lock);
     static const uint64_t zero[6];
-    struct probe_who who;
+    struct probe_who who = { .cost = NULL };
     if (begin || end) {
         who.comm = probe_current(cpu, &who.pid, &who.tid);
         who.task = task_current(cpu);
@@ -675,6 +695,7 @@ static int finish_stage(void)
     load_env.hash_key = load_hash_key();
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &load_env) != DIF_OK)
         return HVT_D_ENOMEM;
+    uses_var = image_uses_var(stage);
     hdr = (const struct hvt_dif_hdr *)stage;   /* the swap: the next load writes the other one */
     spare ^= 1;
     stage = NULL;

@@ -230,6 +230,9 @@ struct dif_firing {
     uint64_t v[HVT_DIF_V__COUNT];
     const char *execname;           /* NULL: "" */
     size_t execname_max;            /* bytes of execname to look at for its NUL (e.g. 16) */
+    /* Non-NULL: time the clauses by phase, adding TSC ticks to cost[HVT_PH_PREDICATE ..
+     * HVT_PH_RECORD] (include/hvt_probe.h; the caller keeps the rest of the firing's time). */
+    uint64_t *cost;
 };
 
 struct dif_state;

@@ -249,6 +249,11 @@ struct dif_run {
     uint64_t t0;                    /* the clock at the first look */
     bool clock_started;
     bool over;                      /* the budget ran out: the firing ends */
+    /* Timing by phase (f->cost non-NULL): the phase being timed, since when; the clause's
+     * predicate ends before insn pred_end (0: it has none). */
+    unsigned ph;
+    uint64_t ph_t;
+    uint32_t pred_end;
 };
 
 /* Work proportional to n bytes (a string, a copy, a key): paid from the budget, looked at

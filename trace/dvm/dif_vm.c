@@ -63,7 +63,17 @@ static bool dif_tpush(struct dif_run *r, unsigned ra)
     uint32_t len, n = 8;
     if (c->tuple_n >= HVT_DIF_TUPLE_MAX)
         return dif_fault(r, HVT_DIF_F_TUPLE, 0);
-    if (type == DIF_RT_STR) {
+    const char *e = r->f->execname;
+    if (type == DIF_RT_STR && r->reg[R(ra)] == (DIF_H_TAG | DIF_H_EXEC) && e &&
+        r->f->execname_max == 16 && r->st->strsize > 16 && c->tuple_len + 24 <= HVT_DIF_KEY_MAX) {
+        /* execname, the common key: its 16 bytes read in place (dif_str_get's EXEC case
+         * without the handle's decoding) */
+        len = dif_strnlen_fast(e, 16);
+        if (!dif_charge(r, len))
+            return false;
+        n = dif_round8(2 + len);
+        dif_put_str(t + c->tuple_len, e, len);
+    } else if (type == DIF_RT_STR) {
         if (!dif_str_get(r, ra, &s, &len))
             return false;
         n = dif_round8(2 + len);
@@ -393,9 +403,9 @@ static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
         return true;
     }
     const struct hvt_dif_agg *a = &st->aggs[idx];
-    if (!dif_tuple_is(r->c, a->nkeys, a->key_types) ||
-        (in->op == HVT_DIF_OP_AGGW && a->fn < HVT_DIF_AGG_QUANTIZE))
-        return dif_illop(r);
+    /* Not checked again here: the tuple's keys are the aggregation's and a weight is on a
+     * quantization only (the verifier proves both on every path, dif_verify.c; test_dif.c has
+     * the programs it refuses). */
     if (!dif_charge(r, r->c->tuple_len)) /* the key, hashed and compared */
         return false;
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
@@ -415,10 +425,49 @@ static void dif_budget_start(struct dif_run *r)
     r->clock_started = r->over = false;
 }
 
+/* --- timing by phase (struct dif_firing cost) --- */
+static inline uint64_t dif_clock(void) { return __builtin_ia32_rdtsc(); }
+
+#define DIF_PH_KEEP 0xffu                /* NOP, RET: the phase before goes on */
+/* The phase of the performance model an instruction's time belongs to. */
+static unsigned dif_op_phase(unsigned op)
+{
+    switch (op) {
+    case HVT_DIF_OP_NOP: case HVT_DIF_OP_RET:
+        return DIF_PH_KEEP;
+    case HVT_DIF_OP_VAR:
+        return HVT_PH_BUILTINS;
+    case HVT_DIF_OP_STRG: case HVT_DIF_OP_STRLEN: case HVT_DIF_OP_STRJOIN:
+    case HVT_DIF_OP_BASENAME: case HVT_DIF_OP_SCMP: case HVT_DIF_OP_TKSTACK:
+    case HVT_DIF_OP_TUSTACK: case HVT_DIF_OP_SPECNEW: case HVT_DIF_OP_SPECULATE:
+    case HVT_DIF_OP_COMMIT: case HVT_DIF_OP_DISCARD: case HVT_DIF_OP_TRACER:
+        return HVT_PH_SUBR;
+    case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: case HVT_DIF_OP_AGGCLR:
+        return HVT_PH_AGG;
+    case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_USTACK:
+    case HVT_DIF_OP_EXIT:
+        return HVT_PH_RECORD;
+    default:
+        return HVT_PH_INSNS;
+    }
+}
+
+/* The time since the last stamp to the phase being timed; ph is timed from now on. */
+static inline void dif_ph_switch(struct dif_run *r, unsigned ph)
+{
+    uint64_t now = dif_clock();
+    r->f->cost[r->ph] += now - r->ph_t;
+    r->ph_t = now;
+    r->ph = ph;
+}
+
 /* One clause's code; returns with r->fault or r->dropped set, or at RET. Its instructions are
  * charged to the budget all at once, before the first: branches go strictly forward (the
- * verifier), so a clause runs at most n of them, and the loop itself stays free of the check. */
-static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+ * verifier), so a clause runs at most n of them, and the loop itself stays free of the check.
+ * timed (a constant in each copy): a stamp where the phase changes (dif_op_phase; the
+ * predicate's instructions are the predicate's whatever they are). */
+static inline __attribute__((always_inline))
+void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n, const bool timed)
 {
     struct dif_state *st = r->st;
     r->pc = 0;
@@ -431,6 +480,11 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
         int32_t imm = in->imm;
         bool ok = true;
         r->pc = pc;
+        if (timed) {
+            unsigned ph = pc < r->pred_end ? HVT_PH_PREDICATE : dif_op_phase(in->op);
+            if (ph != r->ph && ph != DIF_PH_KEEP)
+                dif_ph_switch(r, ph);
+        }
         switch (in->op) {
         case HVT_DIF_OP_NOP: break;
         case HVT_DIF_OP_RET: return;
@@ -549,6 +603,35 @@ static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_
     dif_illop(r);                    /* ran off the end: a verified clause ends with RET */
 }
 
+static void dif_exec_plain(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+{
+    dif_exec_body(r, code, n, false);
+}
+
+/* The predicate, as the compiler lays it out: the code up to the first branch to the clause's
+ * last instruction (its RET) when it is false. */
+static void dif_exec_timed(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+{
+    r->pred_end = 0;
+    for (uint32_t pc = 0; pc < n; pc++)
+        if (code[pc].op == HVT_DIF_OP_BZ && (uint32_t)code[pc].imm == n - 1) {
+            r->pred_end = pc + 1;
+            break;
+        }
+    r->ph = r->pred_end ? HVT_PH_PREDICATE : HVT_PH_INSNS;
+    r->ph_t = dif_clock();
+    dif_exec_body(r, code, n, true);
+    dif_ph_switch(r, HVT_PH_INSNS);
+}
+
+static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+{
+    if (r->f->cost)
+        dif_exec_timed(r, code, n);
+    else
+        dif_exec_plain(r, code, n);
+}
+
 static void dif_rec_header(struct dif_run *r, uint8_t *p, uint32_t len, uint16_t type)
 {
     struct hvt_drec *d = (struct hvt_drec *)p;
@@ -585,6 +668,7 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
         dif_illop(r);
     else
         dif_exec(r, st->insns + cl->first, cl->count);
+    uint64_t t_rec = r->f->cost ? dif_clock() : 0;
     if (r->spec && (r->dropped || (!r->fault && r->rec_len))) {
         /* into its speculation, unless that ended meanwhile; a full one: a speculative drop */
         struct dif_specbuf *b = dif_spec_live(r);
@@ -615,6 +699,8 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
             __atomic_store_n(&st->exited, 1, __ATOMIC_RELEASE);
         }
     }
+    if (r->f->cost)
+        r->f->cost[HVT_PH_RECORD] += dif_clock() - t_rec;
 }
 
 struct dif_fault_info { uint32_t clause, pc, fault; uint64_t addr; };
@@ -665,7 +751,8 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     r.f = f;
     r.args = &f->v[HVT_DIF_V_ARG0];
     r.cpu = cpu;
-    dif_spec_clean_cpu(st, cpu);         /* commits other CPUs made while this one was busy */
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);     /* commits other CPUs made while this one was busy */
     uint64_t drops = c->drops;
     dif_budget_start(&r);
     dif_run_probe(&r, p, faults, &nf);
@@ -684,7 +771,8 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
         r.args = eargs;
         dif_run_probe(&r, ep, NULL, NULL);
     }
-    dif_spec_clean_cpu(st, cpu);
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);
     bool notify = st->env.notify && !c->notified &&
                   (c->drops != drops || c->buf_tail > c->buf_size / 2);
     if (notify)

@@ -62,6 +62,9 @@ struct probe {
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
     uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
+    uint8_t own;                           /* the guest's own byte at the site is an INT3: kept
+                                              when armed and at every resync (every guest write
+                                              to a shadowed page faults to the engine first) */
     struct sdt_rule {                      /* sdt: the arguments' recipe (hvt_hypercall.h), */
         uint8_t op, reg, shift, sign;      /* decoded when armed (shift: 64 - its bits, 0 for */
         int32_t disp;                      /* 8 bytes) so that a firing only applies it */
@@ -75,6 +78,8 @@ struct probe {
     struct { char name[TRACE_COMM_MAX]; uint64_t n; } comm[COMM_SLOTS];
     uint64_t comm_other;                   /* firings of processes past COMM_SLOTS */
     uint64_t fires;
+    uint64_t cost_fires;                   /* firings timed by phase, and their ticks */
+    uint64_t cost[HVT_PH_COUNT];
 };
 
 static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
@@ -125,7 +130,15 @@ static struct {
     unsigned nfires;
     uint64_t first_tsc;                    /* host TSC when the first of them was collected */
     uint64_t flushed;                      /* flush_epoch this CPU has acted on */
+    /* The firing being timed (cost_on): its ticks by phase so far, the last time stamp; after
+     * it, the probe its exit's end (stub to VM entry) is added to at this CPU's next exit. */
+    uint64_t acc[HVT_PH_COUNT], cost_t;
+    struct probe *tail;
+    uint32_t tail_id;
+    uint64_t tail_t, tail_exit;
 } cpu_state[HVT_MAX_CPUS];
+static bool cost_on;                       /* firings are timed by phase (probe_cost_set) */
+static void cost_tail(unsigned cpu);
 
 static struct {
     uint64_t fires, foreign_bp, stale_bp, step_overs, ept_reads, ept_writes, resyncs, redecodes;
@@ -341,6 +354,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .action = !!(flags & HVT_PROBE_F_ACTION) };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
+    p->own = b[0] == OPC_INT3;
     if (arm_recipe) {
         for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
             struct hvt_sdt_arg a;
@@ -551,6 +565,8 @@ void probe_flush_request(void) { __atomic_add_fetch(&flush_epoch, 1, __ATOMIC_RE
 void probe_poll(void)
 {
     unsigned cpu = hv_cpu_id();
+    if (cpu_state[cpu].tail)
+        cost_tail(cpu);
     if (__atomic_load_n(&npending, __ATOMIC_RELAXED))
         arm_pending(cpu);
     uint64_t e = __atomic_load_n(&flush_epoch, __ATOMIC_ACQUIRE);
@@ -622,7 +638,8 @@ static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t
 /* A firing's arguments: entry and address probes the C arguments (or, for a system call's
  * wrapper, the user's from the pt_regs its first argument points to), return probes those of
  * hvt_probe_return_args (a system call's: the return value twice). */
-static void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+static inline __attribute__((always_inline))
+void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
     if (p->sdt) {
         sdt_args(p, g, arg);
@@ -672,7 +689,7 @@ static void record(const struct probe *p, unsigned cpu, const struct guest_regs 
 
 /* Two process names (TRACE_COMM_MAX bytes each, NUL-terminated) are equal: a word at a time,
  * as every firing compares one. */
-static bool comm_eq(const char *a, const char *b)
+static inline __attribute__((always_inline)) bool comm_eq(const char *a, const char *b)
 {
     for (unsigned i = 0; i < TRACE_COMM_MAX; i += 8) {
         uint64_t x, y;
@@ -686,37 +703,170 @@ static bool comm_eq(const char *a, const char *b)
     return true;
 }
 
-/* The firing: counted per CPU and per process name; recorded if asked. */
-static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
+/* --- per-phase accounting (cost_on): time stamps at the phases' borders --- */
+
+/* The ticks since the last stamp go to phase ph. */
+static inline void cost_mark(unsigned cpu, unsigned ph)
+{
+    uint64_t now = hv_rdtsc();
+    cpu_state[cpu].acc[ph] += now - cpu_state[cpu].cost_t;
+    cpu_state[cpu].cost_t = now;
+}
+
+/* Ticks the D action's interpreter put in the phases it times itself. */
+static inline uint64_t cost_inner(unsigned cpu)
+{
+    uint64_t n = 0;
+    for (unsigned i = HVT_PH_PREDICATE; i < HVT_PH_COUNT; i++)
+        n += cpu_state[cpu].acc[i];
+    return n;
+}
+
+/* At a later exit of this CPU: the end of the last timed firing's exit (from its last stamp to
+ * the stub's VM entry stamp, and what no stamp sees) is its probe's too. A probe disarmed since
+ * (or its slot armed again) gets nothing; probes live in memory never freed. */
+static void cost_tail(unsigned cpu)
+{
+    struct probe *p = cpu_state[cpu].tail;
+    if (!p || cpu_state[cpu].tail_exit == hv_exit_tsc())
+        return;
+    cpu_state[cpu].tail = NULL;
+    uint64_t e = hv_last_entry_tsc();
+    if (e > cpu_state[cpu].tail_t && p->armed && p->id == cpu_state[cpu].tail_id)
+        __atomic_add_fetch(&p->cost[HVT_PH_EXIT], e - cpu_state[cpu].tail_t + HV_EXIT_UNTIMED,
+                           __ATOMIC_RELAXED);
+}
+
+static void cost_begin(unsigned cpu)
+{
+    uint64_t now = hv_rdtsc();
+    cost_tail(cpu);
+    cpu_state[cpu].acc[HVT_PH_EXIT] = now - hv_exit_tsc();   /* (an exit that fired nothing
+                                                                  left only this phase set) */
+    cpu_state[cpu].cost_t = now;
+}
+
+/* The firing's ticks (the last ones, resuming, the exit's) to its probe. */
+static void cost_commit(struct probe *p, unsigned cpu)
+{
+    cost_mark(cpu, HVT_PH_EXIT);
+    for (unsigned i = 0; i < HVT_PH_COUNT; i++)
+        if (cpu_state[cpu].acc[i]) {
+            __atomic_add_fetch(&p->cost[i], cpu_state[cpu].acc[i], __ATOMIC_RELAXED);
+            cpu_state[cpu].acc[i] = 0;
+        }
+    __atomic_add_fetch(&p->cost_fires, 1, __ATOMIC_RELAXED);
+    cpu_state[cpu].tail = p;
+    cpu_state[cpu].tail_id = p->id;
+    cpu_state[cpu].tail_t = cpu_state[cpu].cost_t;
+    cpu_state[cpu].tail_exit = hv_exit_tsc();
+}
+
+void probe_cost_set(bool on) { __atomic_store_n(&cost_on, on, __ATOMIC_RELAXED); }
+bool probe_cost_enabled(void) { return __atomic_load_n(&cost_on, __ATOMIC_RELAXED); }
+
+void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires)
+{
+    spin_lock(&lock);
+    *fires = 0;
+    for (unsigned k = 0; k < HVT_PH_COUNT; k++)
+        ticks[k] = 0;
+    for (unsigned i = first_live; i < nprobes; i++) {
+        const struct probe *p = PROBE(i);
+        *fires += __atomic_load_n(&p->cost_fires, __ATOMIC_RELAXED);
+        for (unsigned k = 0; k < HVT_PH_COUNT; k++)
+            ticks[k] += __atomic_load_n(&p->cost[k], __ATOMIC_RELAXED);
+    }
+    spin_unlock(&lock);
+}
+
+unsigned probe_cost_list(struct hvt_probe_cost *out, unsigned max, unsigned *total)
+{
+    unsigned n = 0, all = 0;
+    spin_lock(&lock);
+    for (unsigned i = first_live; i < nprobes; i++) {
+        const struct probe *p = PROBE(i);
+        if (!p->armed)
+            continue;
+        unsigned k = 0;
+        while (k < n && out[k].id != p->id)
+            k++;
+        if (k == n) {                      /* a new id: counted, listed if there is room */
+            all++;
+            if (n == max)
+                continue;
+            out[n++] = (struct hvt_probe_cost){ .id = p->id };
+        }
+        out[k].sites++;
+        out[k].fires += __atomic_load_n(&p->cost_fires, __ATOMIC_RELAXED);
+        for (unsigned h = 0; h < HVT_PH_COUNT; h++)
+            out[k].ticks[h] += __atomic_load_n(&p->cost[h], __ATOMIC_RELAXED);
+    }
+    spin_unlock(&lock);
+    *total = all;
+    return n;
+}
+
+/* The firing: counted per CPU and per process name; recorded if asked. timed: cost_on when
+ * the exit began (the stamps then go to this CPU's acc). */
+static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool timed)
 {
     __atomic_add_fetch(&p->fires, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&stats.fires, 1, __ATOMIC_RELAXED);
     uint32_t pid, tid;
     const char *comm = probe_current(cpu, &pid, &tid);
-    spin_lock(&p->comm_lock);
+    /* A slot's name is written once, under the lock, before its count becomes non-zero
+     * (release): a name already counted is found and counted without the lock. */
     unsigned k = 0;
-    while (k < COMM_SLOTS && p->comm[k].n && !comm_eq(p->comm[k].name, comm))
+    while (k < COMM_SLOTS && __atomic_load_n(&p->comm[k].n, __ATOMIC_ACQUIRE) &&
+           !comm_eq(p->comm[k].name, comm))
         k++;
-    if (k == COMM_SLOTS) {
-        p->comm_other++;
+    if (k < COMM_SLOTS && p->comm[k].n) {
+        __atomic_add_fetch(&p->comm[k].n, 1, __ATOMIC_RELAXED);
     } else {
-        if (!p->comm[k].n)
+        spin_lock(&p->comm_lock);
+        k = 0;
+        while (k < COMM_SLOTS && p->comm[k].n && !comm_eq(p->comm[k].name, comm))
+            k++;
+        if (k == COMM_SLOTS) {
+            p->comm_other++;
+        } else if (p->comm[k].n) {
+            __atomic_add_fetch(&p->comm[k].n, 1, __ATOMIC_RELAXED);
+        } else {
             for (unsigned j = 0; j < TRACE_COMM_MAX - 1 && comm[j]; j++)
                 p->comm[k].name[j] = comm[j];
-        p->comm[k].n++;
+            __atomic_store_n(&p->comm[k].n, 1, __ATOMIC_RELEASE);
+        }
+        spin_unlock(&p->comm_lock);
     }
-    spin_unlock(&p->comm_lock);
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
-        uint64_t arg[6];
-        const struct probe_who who = { comm, pid, tid, task_who(cpu)->task };
+        uint64_t arg[6], inner = 0;
+        if (timed) {
+            cost_mark(cpu, HVT_PH_LOOKUP);
+            inner = cost_inner(cpu);
+        }
+        const struct probe_who who = { comm, pid, tid, task_who(cpu)->task,
+                                       timed ? cpu_state[cpu].acc : NULL };
         firing_args(p, g, arg);
         act(p->id, p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++)
             act(p->also[i], p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
+        if (timed) {                       /* the action's time the interpreter did not split */
+            uint64_t now = hv_rdtsc();
+            cpu_state[cpu].acc[HVT_PH_CLAUSES] += now - cpu_state[cpu].cost_t -
+                                                  (cost_inner(cpu) - inner);
+            cpu_state[cpu].cost_t = now;
+        }
     } else if ((p->record || p->stack) && cpu_state[cpu].fires) {
+        if (timed)
+            cost_mark(cpu, HVT_PH_LOOKUP);
         record(p, cpu, g);
+        if (timed)
+            cost_mark(cpu, HVT_PH_RECORD);
     }
+    if (timed)
+        cost_mark(cpu, HVT_PH_LOOKUP);
 }
 
 /* Run the original of sh's page on this CPU for one instruction (MTF), interrupts held off
@@ -836,13 +986,6 @@ static void resume(struct probe *p, unsigned cpu, const struct guest_regs *g)
         hv_panic("probe: step-over list full at a firing");   /* unreachable: a #BP starts one */
 }
 
-/* The guest's own byte at a probe's site (its page, not our shadow): an INT3? */
-static bool site_has_int3(const struct probe *p)
-{
-    const uint8_t *page = gmem_map_gpa(p->gpa & X86_PAGE_MASK);
-    return page && page[p->gpa & ~X86_PAGE_MASK] == OPC_INT3;
-}
-
 /* The same for an address with no probe: walked. */
 static bool guest_has_int3(uint64_t va)
 {
@@ -854,7 +997,7 @@ static bool guest_has_int3(uint64_t va)
     return gmem_read_gva(&pg, va, &b, 1) == 1 && b == OPC_INT3;
 }
 
-static bool bp_exit(struct guest_regs *g);
+static bool bp_exit(struct guest_regs *g, bool known);
 
 /* Is the current process the one a user probe was armed for? (pid here is the tgid.) */
 static bool same_process(const struct probe *p, unsigned cpu)
@@ -869,42 +1012,58 @@ bool probe_bp_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
     probe_epoch_enter(&epoch, cpu);
-    bool r = bp_exit(g);
+    bool r = bp_exit(g, false);
     probe_epoch_leave(&epoch, cpu);
     return r;
 }
 
-static bool bp_exit(struct guest_regs *g)
+bool probe_bp_exit_known(struct guest_regs *g)
 {
-    uint32_t info = hv_exit_intr_info();
-    if ((info & VMX_INTR_VECTOR_MASK) != VEC_BP) {
+    unsigned cpu = hv_cpu_id();
+    probe_epoch_enter(&epoch, cpu);
+    bool r = bp_exit(g, true);
+    probe_epoch_leave(&epoch, cpu);
+    return r;
+}
+
+/* known: the caller saw the vector was #BP. */
+static bool bp_exit(struct guest_regs *g, bool known)
+{
+    if (!known && (hv_exit_intr_info() & VMX_INTR_VECTOR_MASK) != VEC_BP) {
         hv_reinject_exception();
         return true;
     }
     unsigned cpu = hv_cpu_id();
+    bool timed = __atomic_load_n(&cost_on, __ATOMIC_RELAXED);
+    if (timed)
+        cost_begin(cpu);
     uint64_t rip = hv_guest_read(HV_GUEST_RIP);
     __atomic_add_fetch(&stats.bp_exits, 1, __ATOMIC_RELAXED);
-    struct probe *p = lookup(rip, current_root());
+    /* a kernel address holds kernel probes only (root 0): no CR3 read */
+    struct probe *p = lookup(rip, rip >> 63 ? 0 : current_root());
     if (p && p->armed && p->tgid && !same_process(p, cpu)) {
         /* The root was freed and taken by another process: it runs the original instruction,
          * unprobed, and nothing fires for the process the probe was armed for. */
         __atomic_add_fetch(&stats.other_process, 1, __ATOMIC_RELAXED);
-        if (site_has_int3(p))
+        if (p->own)
             hv_reinject_exception();        /* its own INT3 there: it gets it */
         else
             resume(p, cpu, g);
         return true;
     }
     if (p && p->armed) {
-        bool own = site_has_int3(p);
+        bool own = p->own;
         cpu_state[cpu].stale = 0;
-        fire(p, cpu, g);
+        fire(p, cpu, g, timed);
         if (own)
             hv_reinject_exception();        /* the guest's INT3 is there too: it gets it */
         else
             resume(p, cpu, g);
+        if (timed)
+            cost_commit(p, cpu);
         return true;
     }
+
     /* Our INT3 on a page this process shares with the one a user probe is for (shared
      * library or program text): this address space runs the original instruction, no firing. */
     struct gmem_paging upg;
@@ -964,6 +1123,7 @@ static void resync(struct shadow *sh)
             p->len = (uint8_t)len;
             p->emu = (uint8_t)classify(b, len, p->va, &p->target);
         }
+        p->own = scratch[p->gpa & ~X86_PAGE_MASK] == OPC_INT3;
         scratch[p->gpa & ~X86_PAGE_MASK] = OPC_INT3;
     }
     for (unsigned i = 0; i < X86_PAGE_SIZE; i++)
@@ -1084,5 +1244,14 @@ void probe_report(void)
         for (unsigned k = 0; k < COMM_SLOTS && p->comm[k].n; k++)
             hv_log("HVT-PROBE-COMM id=%u site=%lx comm=%s count=%lu\n", p->id, p->va,
                    p->comm[k].name, p->comm[k].n);
+        if (p->cost_fires) {               /* timed by phase (probe_cost_set): ticks per phase */
+            static const char *const ph[] = HVT_PH_NAMES;
+            char line[320];
+            int n = hv_snprintf(line, sizeof line, "HVT-PROBECOST id=%u site=%lx fires=%lu", p->id,
+                                p->va, p->cost_fires);
+            for (unsigned k = 0; k < HVT_PH_COUNT && n > 0 && (size_t)n < sizeof line; k++)
+                n += hv_snprintf(line + n, sizeof line - (size_t)n, " %s=%lu", ph[k], p->cost[k]);
+            hv_log("%s\n", line);
+        }
     }
 }

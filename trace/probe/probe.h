@@ -67,6 +67,8 @@ struct probe_who {
     const char *comm;               /* NUL-terminated, HVT_PROBE_COMM_LEN bytes readable */
     uint32_t pid, tid;              /* 0 when per-CPU data is not reachable yet */
     uint64_t task;                  /* the task_struct's address, or 0 */
+    uint64_t *cost;                 /* the firing is timed by phase: the action adds the ticks of
+                                       the phases it splits (HVT_PH_PREDICATE on) here; NULL: not */
 };
 typedef void (*probe_action_fn)(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc,
                                 const uint64_t arg[6], const struct probe_who *who,
@@ -94,10 +96,21 @@ void probe_flush_all(void);                /* every CPU's, at power-off */
 void probe_disarm_all(void);
 unsigned probe_armed(void);
 bool probe_bp_exit(struct guest_regs *g);
+/* The same for an exit whose vector the caller saw was #BP already. */
+bool probe_bp_exit_known(struct guest_regs *g);
 /* An MTF exit of this CPU: true if it ended a probe's step-over (the caller does nothing else
  * with it unless the CPU is also being traced). */
 bool probe_mtf(void);
 void probe_report(void);
+/* Per-phase accounting of firings (include/hvt_probe.h enum hvt_probe_phase): on or off for
+ * every CPU at their next exit; probe_cost_sum adds up the probes armed now (their counts
+ * start at 0 when they are armed). */
+void probe_cost_set(bool on);
+bool probe_cost_enabled(void);
+void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires);
+/* The same by probe id, at most max of them into out (a return probe's sites added up): how
+ * many went in; *total how many ids are armed. */
+unsigned probe_cost_list(struct hvt_probe_cost *out, unsigned max, unsigned *total);
 void probe_report_stats(void);             /* the HVT-PROBESTAT line alone */
 /* Firings so far (profile samples included), the VM exits the engine caused (#BP, step-over
  * MTF, EPT) and the EPT ones. */
@@ -107,7 +120,11 @@ void probe_counters(uint64_t *fires, uint64_t *exits, uint64_t *ept_exits);
 /* A sample every 'period' TSC ticks on every CPU (PROBE_PROFILE) or on CPU 0 (PROBE_TICK). */
 int  probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32_t flags);
 void probe_profile_disarm_all(void);
-unsigned probe_profile_armed(void);
+extern unsigned probe_nprofiles;
+static inline unsigned probe_profile_armed(void)   /* inline: every quick exit asks */
+{
+    return __atomic_load_n(&probe_nprofiles, __ATOMIC_RELAXED);
+}
 /* At every exit (the post-exit observer): a sample if a deadline passed; the timer re-set. */
 void probe_profile_exit(struct guest_regs *g);
 /* --- samples with their stack (probe_stack.c); for the engine's own files --- */

@@ -125,6 +125,20 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
         if (len)
             return HVT_CTL_EINVAL;
         break;
+    case HVT_CTL_PROBE_COST: {
+        if (len != 1 || args[0] > HVT_PROBE_COST_GET)
+            return HVT_CTL_EINVAL;
+        if (args[0] != HVT_PROBE_COST_GET)
+            probe_cost_set(args[0] == HVT_PROBE_COST_ON);
+        struct hvt_probe_cost list[(HVT_CTL_MAX_DATA - sizeof(struct hvt_probe_cost_head)) /
+                                          sizeof(struct hvt_probe_cost)];
+        struct hvt_probe_cost_head h = { .on = probe_cost_enabled() };
+        h.n = probe_cost_list(list, sizeof list / sizeof list[0], &h.total);
+        memcpy(out, &h, sizeof h);
+        memcpy(out + sizeof h, list, h.n * sizeof list[0]);
+        *out_len = (uint32_t)(sizeof h + h.n * sizeof list[0]);
+        return HVT_CTL_OK;
+    }
     default:
         return HVT_CTL_ENOSYS;
     }
@@ -233,6 +247,19 @@ static int64_t hook_probe(struct guest_regs *g)
     case HVT_HC_PROBE_DISARM:
         probe_disarm_all();
         return HVT_HC_OK;
+    case HVT_HC_PROBE_COST: {
+        uint64_t what = g->r[GPR_RCX], ticks[HVT_PH_COUNT], fires;
+        if (what < 2) {
+            probe_cost_set(what == 1);
+            return HVT_HC_OK;
+        }
+        if (what - 2 >= HVT_PH_COUNT)
+            return HVT_HC_EINVAL;
+        probe_cost_sum(ticks, &fires);
+        g->r[GPR_RBX] = ticks[what - 2];
+        g->r[GPR_RCX] = fires;
+        return HVT_HC_OK;
+    }
     case HVT_HC_PROBE_LOAD_D: {             /* a D program image from guest memory */
         int rc = g->r[GPR_RDX] > UINT32_MAX ? -1 : ctl_load_d(g->r[GPR_RCX], (uint32_t)g->r[GPR_RDX]);
         g->r[GPR_RBX] = (uint64_t)(int64_t)rc;

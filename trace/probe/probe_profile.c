@@ -18,7 +18,7 @@
 
 struct profile { uint64_t period; uint32_t id; uint8_t kind, armed, action, stack; };
 static struct profile profiles[PROFILE_MAX];
-static unsigned nprofiles;                 /* armed */
+unsigned probe_nprofiles;                  /* armed (probe_profile_armed) */
 static uint64_t gen;                       /* bumped at every arm/disarm */
 static struct spinlock lock;
 
@@ -38,7 +38,7 @@ int probe_profile_arm(enum probe_kind kind, uint64_t period, uint32_t id, uint32
             profiles[i] = (struct profile){ .period = period, .id = id, .kind = (uint8_t)kind, .armed = 1,
                                             .action = !!(flags & HVT_PROBE_F_ACTION),
                                             .stack = !!(flags & HVT_PROBE_F_STACK) };
-            nprofiles++;
+            probe_nprofiles++;
             __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
             rc = 1;
             break;
@@ -52,18 +52,17 @@ void probe_profile_disarm_all(void)
     spin_lock(&lock);
     for (unsigned i = 0; i < PROFILE_MAX; i++)
         profiles[i].armed = 0;
-    nprofiles = 0;
+    probe_nprofiles = 0;
     __atomic_add_fetch(&gen, 1, __ATOMIC_RELEASE);
     spin_unlock(&lock);
 }
 
-unsigned probe_profile_armed(void) { return __atomic_load_n(&nprofiles, __ATOMIC_RELAXED); }
 
 void probe_profile_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
     uint64_t gnow = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
-    if (pcpu[cpu].gen == gnow && !pcpu[cpu].timer_mine && !__atomic_load_n(&nprofiles, __ATOMIC_RELAXED))
+    if (pcpu[cpu].gen == gnow && !pcpu[cpu].timer_mine && !__atomic_load_n(&probe_nprofiles, __ATOMIC_RELAXED))
         return;                            /* the common case: no profile, nothing to undo */
     uint64_t now = hv_rdtsc();
     if (pcpu[cpu].gen != gnow) {           /* profiles armed or disarmed since: start afresh */
@@ -71,7 +70,7 @@ void probe_profile_exit(struct guest_regs *g)
         for (unsigned i = 0; i < PROFILE_MAX; i++)
             pcpu[cpu].deadline[i] = now + profiles[i].period;
     }
-    if (!__atomic_load_n(&nprofiles, __ATOMIC_RELAXED)) {
+    if (!__atomic_load_n(&probe_nprofiles, __ATOMIC_RELAXED)) {
         if (pcpu[cpu].timer_mine) {        /* back to the policy's periodic poll */
             hv_set_preemption_timer(TRACE_POLL_TICKS);
             pcpu[cpu].timer_mine = false;
@@ -93,6 +92,7 @@ void probe_profile_exit(struct guest_regs *g)
                 struct probe_who who;
                 who.comm = probe_current(cpu, &who.pid, &who.tid);
                 who.task = task_current(cpu);
+                who.cost = NULL;           /* samples are not timed by phase */
                 act(p->id, p->kind, cpu, rip, arg, &who, g);
             }
             if (!act || p->stack)           /* both: the host compares the two paths */

@@ -34,6 +34,7 @@
 
 struct trace_cpu step_cpus[HVT_MAX_CPUS];
 volatile int trace_want;                   /* 1: every CPU should step */
+bool step_stepping[HVT_MAX_CPUS];           /* step_cpus[].stepping, for step_cpu_idle() */
 static volatile unsigned want_reason;      /* HVT_REASON_* of the last start/stop request */
 struct trace_stats trace_stats;
 
@@ -577,6 +578,7 @@ bool step_extint_exit(struct guest_regs *g)
 static void start_cpu(struct trace_cpu *t, unsigned cpu)
 {
     t->stepping = true;
+    step_stepping[t - step_cpus] = true;
     hv_set_hlt_exiting(true);
     dilate_set(DILATE_SOFT);
     t->have_pending = false;
@@ -643,6 +645,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     t->filtered = t->recorded = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
+    step_stepping[t - step_cpus] = false;
     t->have_pending = false;
     t->f.left = 0;
     hv_set_mtf_fast(false, 0);
@@ -692,6 +695,7 @@ void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
 bool step_active(void) { return __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE); }
 
+
 /* The guest is dying (triple fault) or powering off: stop this CPU now, with the reason. */
 void step_stop_now(unsigned reason)
 {
@@ -724,6 +728,7 @@ void step_fatal_flush(unsigned reason)
         chunk_flush(t, c);
         trace_sink_stop(c);
         t->stepping = false;
+        step_stepping[t - step_cpus] = false;
         hv_log("hvtrace: fatal: cpu %u: trace ended (%lu records sent in all)\n", c,
                t->recorded + t->f.fast_steps);
     }

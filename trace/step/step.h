@@ -12,6 +12,14 @@ int  step_init(unsigned ncpu);
 void step_request(bool on);                         /* reason: hypercall mark */
 void step_request_reason(bool on, unsigned reason); /* HVT_REASON_*; the first stop reason wins */
 bool step_active(void);
+/* No CPU should step, and this one does not (its exits need no stepping work: the quick #BP
+ * exit, trace_main.c). Inline: every quick exit asks. */
+extern volatile int trace_want;
+extern bool step_stepping[];
+static inline bool step_cpu_idle(unsigned cpu)
+{
+    return !__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) && !step_stepping[cpu];
+}
 bool step_cpus_stepping(void);                     /* is any CPU still stepping? */
 void step_stop_now(unsigned reason);                /* stop this CPU at once (power-off) */
 /* The fatal path: end every stepping CPU's window whose state is whole, from this CPU. */

@@ -35,6 +35,12 @@ typedef bool (*hv_exit_fn)(struct guest_regs *g, unsigned reason);
  * EXIT_PREEMPTION_TIMER, EXIT_INVLPG, EXIT_INVPCID, EXIT_EXCEPTION_NMI); returns the previous
  * handler, or NULL. A reason vmm/ keeps for itself is refused: *ok = false. */
 hv_exit_fn hv_exit_register(unsigned reason, hv_exit_fn fn, bool *ok);
+/* A quick handler for a lent reason: it runs before the observers (after vmm/'s own work at
+ * every exit: counters, EPT edits, an event being delivered re-injected); true: it took the
+ * exit whole and no observer runs for it (the per-exit polls wait for the next exit that is not
+ * quick: the module must bound that wait itself); false: the exit goes on as usual (it must
+ * decline before changing any state). NULL removes it. The same reasons as hv_exit_register. */
+hv_exit_fn hv_exit_register_quick(unsigned reason, hv_exit_fn fn, bool *ok);
 
 /* Guest port I/O on [port, port + width): the accesses exit from now on. The handler performs
  * or emulates the access (RAX in g) and returns true; vmm/ then advances RIP. false: the

@@ -85,6 +85,14 @@ static inline uint64_t hv_exit_tsc(void)
     __asm__ volatile("movq %%gs:%c1, %0" : "=r"(t) : "i"(HV_EXIT_TSC_GS_OFFSET));
     return t;
 }
+/* TSC when this CPU's previous exit ended (taken last thing in the exit stub before VM entry;
+ * not taken for a dilated exit, HV_DILATE_TSC: then an older value, before hv_exit_tsc()). */
+uint64_t hv_last_entry_tsc(void);
+/* Instructions of a (not dilated) exit that neither hv_exit_tsc() nor that stamp sees, counted
+ * in vmx_stub.asm: before the first, the fast gate (push, load, compare, branch, pop), sixteen
+ * pushes and the vcpu load; after the second, shift, or, store, fifteen pops, the RSP skip
+ * and VMRESUME; and the VM exit itself. */
+#define HV_EXIT_UNTIMED (5 + 16 + 1 + 3 + 15 + 1 + 1 + 1)
 static inline int64_t hv_tsc_offset(void) { return (int64_t)hv_vmread(VMCS_TSC_OFFSET); }
 /* The guest's TSC when this exit began (SDM 25.6.5: guest TSC = host TSC + offset). */
 static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_t)hv_tsc_offset(); }

@@ -11,6 +11,7 @@
 #include "hvt_stream.h"
 #include "dif_impl.h"
 #include "dif_asm.h"
+#include "hvt_probe.h"
 #include "check.h"
 
 
@@ -1626,6 +1627,17 @@ static void test_verifier(void)
     a_new(); a_agg(HVT_DIF_AGG_SUM, 1, HVT_DIF_T_STR, 0, 0, 0, 0, 0, 1);
     LDI(1, 1); TPUSH(1); a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0);
     refused("tuple does not match the keys", 0, 2, "aggregation key type");
+    /* The interpreter trusts the verifier for AGG and AGGW: their tuple is the aggregation's
+     * keys (a key missing, one too many) and a weight goes to a quantization only. */
+    a_new(); a_agg(HVT_DIF_AGG_SUM, 1, HVT_DIF_T_INT, 0, 0, 0, 0, 0, 1);
+    LDI(1, 5); a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0);
+    refused("tuple does not match the keys", 0, 1, "aggregation keys missing");
+    a_new(); a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1);
+    LDI(1, 5); TPUSH(1); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);
+    refused("tuple does not match the keys", 0, 2, "a key on an aggregation without keys");
+    a_new(); a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1);
+    LDI(1, 5); a_i(HVT_DIF_OP_AGGW, 0, 1, 1, 0);
+    refused("a weight on an aggregation that is not a quantization", 0, 1, "AGGW on count");
     a_new(); a_var(HVT_DIF_VK_ASSOC, HVT_DIF_T_INT, 1, HVT_DIF_T_INT, 0);
     LDI(1, 1); j = II(BZ, 0, 1, 0); TPUSH(1); a_patch(j, a_here()); II(LDAV, 2, 0, 0);
     refused("tuple differs between paths", 0, 3, "tuple pushed on one path");
@@ -1879,7 +1891,6 @@ static void test_defenses(void)
         { 1, { HVT_DIF_OP_SCONST, 1, 0, 0, 100000 }, HVT_DIF_F_ILLOP },
         { 1, { HVT_DIF_OP_STRLEN, 2, 1, 0, 0 }, HVT_DIF_F_BADSTR },         /* an int as a string */
         { 1, { HVT_DIF_OP_AGG, 0, 1, 0, 7 }, HVT_DIF_F_ILLOP },             /* no aggregation */
-        { 1, { HVT_DIF_OP_AGG, 0, 1, 0, 0 }, HVT_DIF_F_ILLOP },             /* keys missing */
         { 1, { HVT_DIF_OP_STACK, 0, 0, 0, 0 }, HVT_DIF_F_ILLOP },
         { 1, { HVT_DIF_OP_TPUSH, 0, 5, 0, 0 }, HVT_DIF_F_ILLOP },           /* an empty register */
         { 0, { HVT_DIF_OP_NOP, 0, 0, 0, 0 }, HVT_DIF_F_ILLOP },             /* EMIT without ACT */
@@ -2077,6 +2088,53 @@ static void test_mutations(long iters)
     free(mem);
 }
 
+/* A firing timed by phase (struct dif_firing cost): the interpreter adds each instruction's
+ * time to its phase of the performance model, the predicate's first; untimed, nothing. */
+static void test_phase_timing(void)
+{
+    a_new();
+    a_agg(HVT_DIF_AGG_COUNT, 1, HVT_DIF_T_STR, 0, 0, 0, 0, 0, 1);
+    II(VAR, 1, 0, HVT_DIF_V_ARG0);            /* /arg0/ */
+    a_i(HVT_DIF_OP_BZ, 0, 1, 0, 8);
+    I0(TCLR); II(VAR, 2, 0, HVT_DIF_V_EXECNAME); TPUSH(2);
+    a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);          /* @[execname] = count() */
+    ACT(0); EMIT(1);                          /* trace(arg0) */
+    a_end();
+    a_probe(1, 1, 0);
+    p_free(&P);
+    CHECK(p_load(&P, 1), "timed program");
+    uint64_t cost[HVT_PH_COUNT] = { 0 };
+    F.cost = cost;
+    F.v[HVT_DIF_V_ARG0] = 7;
+    for (int i = 0; i < 100; i++)
+        dif_fire(P.st, 0, 1, &F);
+    CHECK(cost[HVT_PH_PREDICATE] && cost[HVT_PH_BUILTINS] && cost[HVT_PH_INSNS] &&
+          cost[HVT_PH_AGG] && cost[HVT_PH_RECORD],
+          "every phase the clause has is timed: predicate %lu builtins %lu insns %lu agg %lu "
+          "record %lu", (unsigned long)cost[HVT_PH_PREDICATE], (unsigned long)cost[HVT_PH_BUILTINS],
+          (unsigned long)cost[HVT_PH_INSNS], (unsigned long)cost[HVT_PH_AGG],
+          (unsigned long)cost[HVT_PH_RECORD]);
+    CHECK(!cost[HVT_PH_EXIT] && !cost[HVT_PH_LOOKUP] && !cost[HVT_PH_CLAUSES] && !cost[HVT_PH_SUBR],
+          "the caller's phases and one the clause lacks stay 0");
+    uint64_t agg = cost[HVT_PH_AGG], pred = cost[HVT_PH_PREDICATE];
+    F.v[HVT_DIF_V_ARG0] = 0;                  /* the predicate fails: no aggregation */
+    for (int i = 0; i < 100; i++)
+        dif_fire(P.st, 0, 1, &F);
+    CHECK(cost[HVT_PH_AGG] == agg && cost[HVT_PH_PREDICATE] > pred,
+          "a false predicate: its time, none for the aggregation");
+    uint64_t before[HVT_PH_COUNT];
+    memcpy(before, cost, sizeof before);
+    F.cost = NULL;
+    F.v[HVT_DIF_V_ARG0] = 7;
+    dif_fire(P.st, 0, 1, &F);
+    CHECK(!memcmp(before, cost, sizeof before), "untimed firings add nothing");
+    int n = snap(&P, 0);
+    CHECK(n == 1 && buckets_are(agg_find(n, 0), 1, 0, V(101), -1),
+          "timed and untimed firings aggregate the same");
+    drain(&P, 0);
+    firing_reset();
+}
+
 int main(int argc, char **argv)
 {
     long iters = argc > 1 ? atol(argv[1]) : 100000;
@@ -2104,6 +2162,7 @@ int main(int argc, char **argv)
     test_spec_verifier();
     test_edges();
     test_defenses();
+    test_phase_timing();
     p_free(&P);
     printf("corpus for the mutation test: %d programs\n", ncorpus);
     test_mutations(iters);

@@ -93,10 +93,12 @@ void spin_lock(struct spinlock *l)
 }
 void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
 unsigned probe_armed(void) { return 0; }
-unsigned probe_profile_armed(void) { return 0; }
+unsigned probe_nprofiles;                 /* no profile armed */
 void probe_set_action(probe_action_fn fn) {}
 void probe_kernel_paging(struct gmem_paging *pg) { memset(pg, 0, sizeof *pg); }
-const char *probe_current(unsigned cpu, uint32_t *pid, uint32_t *tid) { *pid = *tid = 1; return "t"; }
+struct task_cpu task_cpus[HVT_MAX_CPUS];  /* no slot: probe_current takes the slow path */
+struct task_who task_whos[HVT_MAX_CPUS];
+const char *probe_current_slow(unsigned cpu, uint32_t *pid, uint32_t *tid) { *pid = *tid = 1; return "t"; }
 uint64_t task_current(unsigned cpu) { return 0; }
 void step_request_reason(bool on, unsigned reason) {}
 void trace_sink_debug_blob(const char *head, const void *p, size_t len) {}
