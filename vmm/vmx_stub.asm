@@ -101,7 +101,7 @@ vmx_exit_full_rax:
 .stamp:
     ; Not dilated: when this exit ends, for a module's accounting of whole exits
     ; (hv_last_entry_tsc); HV_EXIT_UNTIMED counts what follows. Out of the dilated path's
-    ; line, which must stay the sequence VCPU_DILATE_FIXED was measured on.
+    ; line, which must stay the sequence each CPU's dilate_fixed measures (dilate_calib.h).
     rdtsc
     shl rdx, 32
     or rax, rdx
