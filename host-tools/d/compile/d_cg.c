@@ -523,11 +523,11 @@ int d_cg_expr(d_cc *cc, d_node *n)
     }
     switch (n->kind) {
     case N_STR:
-        if (strnlen(n->str, n->slen) >= cc->strsize)
-            d_fail(cc, n->line, n->col, "string constant of %zu bytes does not fit strsize (%u)", strnlen(n->str, n->slen),
-                   cc->strsize);
+        /* A constant longer than strsize is cut there, as every string is (dtrace-utils copies
+         * at most strsize characters of a constant: strlen("123456789") is 5 at strsize=5). */
         r = d_cg_ralloc(cc, n);
-        d_emit(cc, HVT_DIF_OP_SCONST, r, 0, 0, (int32_t)d_strtab_add(cc, n->str, n->slen));
+        d_emit(cc, HVT_DIF_OP_SCONST, r, 0, 0, (int32_t)d_strtab_add(cc, n->str,
+               strnlen(n->str, n->slen) > cc->strsize ? cc->strsize : n->slen));
         return r;
     case N_TOSTR:
         r = d_cg_addr(cc, n->a);

@@ -163,7 +163,7 @@ void dprog_dump(FILE *f, const dprog *p)
     memcpy(&v.h, p->image, sizeof v.h);
     const struct hvt_dif_hdr *h = &v.h;
     fprintf(f, "image %u bytes: %u clauses, %u insns, %u consts, %u vars, %u aggs, %u probes; strsize %u%s\n", h->size,
-            h->nclauses, h->ninsns, h->nconsts, h->nvars, h->naggs, h->nprobes, h->strsize,
+            h->nclauses, h->ninsns, h->nconsts, h->nvars, h->naggs, h->nprobes, h->strsize - 1,
             h->flags & HVT_DIF_HF_DESTRUCTIVE ? ", destructive" : "");
     if (h->nspec)
         fprintf(f, "speculations: nspec %u, specsize %u%s\n", h->nspec, h->specsize, h->specsize ? "" : " (default)");

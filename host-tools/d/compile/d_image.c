@@ -367,7 +367,9 @@ int d_image_build(d_cc *cc, dprog *out)
     }
     h.magic = HVT_DIF_MAGIC;
     h.size = (uint32_t)off;
-    h.strsize = cc->strsize;
+    /* The option is DTrace's (dtrace-utils'): the most characters a string holds; the
+     * hypervisor's strsize counts the NUL too. */
+    h.strsize = cc->strsize + 1;
     h.nclauses = (uint32_t)im->ncl;
     h.ninsns = (uint32_t)im->ncode;
     h.nconsts = (uint32_t)im->nconsts;

@@ -223,8 +223,18 @@ static void test_syntax(void)
     /* options and pragmas reach the dprog and the header */
     res r = comp("#pragma D option quiet\n#pragma D option strsize=512\n#pragma D option bufsize=4m\n"
                  "#pragma D option switchrate=10hz\n#pragma D option aggsortkey\nBEGIN { }");
-    CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 512 && hdr(&r.p)->bufsize == 4u << 20 &&
+    CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 513 && hdr(&r.p)->bufsize == 4u << 20 &&
           r.p.switchrate_ns == 100000000 && r.p.aggsortkey, "pragmas: %s", r.err);
+    res_free(&r);
+    /* strsize is DTrace's: the characters of a string (the header's counts its NUL too), 2 to
+     * 1023; a longer string constant is cut at strsize characters (dtrace-utils' strlen/
+     * tst.capped-sizw.d: strlen("123456789") is 5 at strsize=5), not refused */
+    r = comp("#pragma D option strsize=5\nBEGIN { trace(strlen(\"123456789\")); trace(\"abc\"); }");
+    CHECK(r.rc == 0 && hdr(&r.p)->strsize == 6 && stroff(&r.p, "12345") >= 0 &&
+          stroff(&r.p, "123456789") < 0 && stroff(&r.p, "abc") >= 0, "strsize=5: constants cut at 5: %s", r.err);
+    res_free(&r);
+    r = comp("#pragma D option strsize=1023\nBEGIN { }");
+    CHECK(r.rc == 0 && hdr(&r.p)->strsize == HVT_DIF_STRSIZE_MAX, "strsize=1023: the hypervisor's most: %s", r.err);
     res_free(&r);
     /* aggsortkeypos is a key index, not a flag */
     r = comp("#pragma D option aggsortkeypos=2\n#pragma D option aggsortpos=3\nBEGIN { }");
@@ -623,6 +633,7 @@ static void test_errors(void)
     ERR("BEGIN { trace($target); }", 1, 15, "macro variable $target is not defined");
     ERR("#pragma D option foo=1\nBEGIN { }", 1, 18, "failed to set option 'foo' to '1': Invalid option name");
     ERR("#pragma D option strsize=5000\nBEGIN { }", 1, 18, "failed to set option 'strsize' to '5000': Invalid value for specified option");
+    ERR("#pragma D option strsize=1024\nBEGIN { }", 1, 18, "failed to set option 'strsize' to '1024': Invalid value for specified option (2 to 1023 bytes)");
     ERR("#pragma D frobnicate\nBEGIN { }", 1, 11, "invalid D pragma: frobnicate");
     ERR("#include <stdio.h>\nBEGIN { }", 1, 2, "invalid control directive: #include");
     ERR("BEGIN { trace(1); } }", 1, 21, "syntax error near \"}\"");
@@ -745,7 +756,7 @@ static void test_probes(void)
               v[4].nkeys == 1 && v[4].key_types[0] == HVT_DIF_T_STR && (int32_t)v[1].name == stroff(&r.p, "s"), "vars");
         const uint64_t *c = (const void *)(r.p.image + h->off_consts);
         CHECK(h->nconsts == 1 && c[0] == 0x1234567890ull, "consts");
-        CHECK(h->strsize == 256 && h->flags == 0 && r.p.image[h->off_strtab] == 0, "header");
+        CHECK(h->strsize == 257 && h->flags == 0 && r.p.image[h->off_strtab] == 0, "header");
     }
     res_free(&r);
     /* the resolver over a probe_list */
