@@ -39,17 +39,19 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     o = dif_align64(o + (size_t)ncpus * sizeof(struct dif_cpu));
     L->globals = o;
     o = dif_align64(o + globals);
-    /* dynamic variables: heads (a power of two, about one per chunk), then chunks */
+    /* dynamic variables: heads (a power of two, a quarter to a half of the chunks), then
+     * chunks. dynvarsize counts what DTrace counts, a variable's key and value
+     * (dtrace-utils: dynvarsize / (tuple + value) elements); each chunk's header and the
+     * heads come on top, so a small dynvarsize holds as many variables as DTrace's does. */
     uint32_t dynsize = h->dynvarsize ? h->dynvarsize : DIF_DEF_DYNVARSIZE;
     L->dyn_chunk = dif_dyn_chunk_size(h, vars);
     L->dyn_nhash = L->dyn_nchunks = 0;
     if (L->dyn_chunk) {
+        L->dyn_nchunks = dynsize / (L->dyn_chunk - DIF_DYN_HDR);
         uint32_t n = 1;
-        while (n * 2 <= dynsize / (L->dyn_chunk + 4))
+        while (n * 4 <= L->dyn_nchunks)
             n *= 2;
-        L->dyn_nhash = n;
-        uint64_t avail = dynsize > (uint64_t)n * 4 ? dynsize - (uint64_t)n * 4 : 0;
-        L->dyn_nchunks = (uint32_t)(avail / L->dyn_chunk);
+        L->dyn_nhash = L->dyn_nchunks ? n : 0;
     }
     L->dyn_hash = o;
     o = dif_align64(o + (size_t)L->dyn_nhash * 4);

@@ -21,7 +21,8 @@
  *    (AGGW a quantization: its weight only there), and recording (EMIT, STACK, USTACK, EXIT)
  *    follows an ACT on every path; speculations keep DTrace's
  *    order on every path (dif_check_spec_order);
- *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
+ *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU);
+ *    dynvarsize holds one dynamic variable at least (key and value) if the program has any.
  * Unreachable insns get the structural checks only (they never run).
  */
 #include "dif_impl.h"
@@ -523,6 +524,11 @@ static int dif_check_vars(const struct dif_vimg *v, struct dif_verr *err)
         if (why)
             return dif_vfail(err, -1, -1, (int)i, why);
     }
+    /* DTrace refuses a dynvarsize that holds no dynamic variable ("Enabling exceeds size of
+     * buffer"): every store would be a drop */
+    uint32_t chunk = dif_dyn_chunk_size(h, v->vars);
+    if (chunk && (h->dynvarsize ? h->dynvarsize : DIF_DEF_DYNVARSIZE) < chunk - DIF_DYN_HDR)
+        return dif_vfail(err, -1, -1, -1, "dynvarsize holds no dynamic variable");
     return DIF_OK;
 }
 

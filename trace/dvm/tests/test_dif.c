@@ -621,9 +621,38 @@ static void test_vars(void)
         i = ((struct dif_dyn_ent *)(P.st->dyn + (size_t)(i - 1) * P.st->dyn_chunk))->next;
     CHECK(nfree == 4, "deleted entries' chunks are free again: %d", nfree);
 
+    /* dynvarsize counts keys and values, as DTrace's (dtrace-utils: dynvarsize / (tuple +
+     * value) elements): 15 bytes hold no 16-byte thread-local (refused, as DTrace's "Enabling
+     * exceeds size of buffer"), 16 hold one; storing 0 into others takes no room (dtrace-utils'
+     * tvar/tst.store_zero_nop.d: no drop) */
+    a_new();
+    A.hdr.dynvarsize = 15;
+    t = a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
+    LDI(1, 1); II(STTV, 0, 1, t); LDI(1, 0); II(STTV, 0, 1, t + 1); II(STTV, 0, 1, t + 2);
+    ACT(0); II(LDTV, 1, 0, t); EMIT(1); a_end();
+    (void)a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
+    (void)a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
+    a_probe(1, 1, 0);
+    p_free(&P);
+    {
+        size_t len;
+        uint8_t *img = a_build(&len);
+        struct dif_verr e;
+        int rc = dif_verify(img, len, &e);
+        CHECK(rc == DIF_EINVAL && e.reason && !strcmp(e.reason, "dynvarsize holds no dynamic variable"),
+              "dynvarsize 15: refused (%s)", rc ? e.reason : "accepted");
+        free(img);
+    }
+    A.hdr.dynvarsize = 16;
+    CHECK(p_load(&P, 1) && P.st->dyn_nchunks == 1, "dynvarsize 16: one thread-local");
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_DATA && recs[0].w[1] == 1,
+          "self->a = 1 kept, self->b = self->c = 0 stored with no drop");
+
     /* exhaustion: 4 chunks, 10 threads storing */
     a_new();
-    A.hdr.dynvarsize = 4 * (16 + 8 + 8 + 4);
+    A.hdr.dynvarsize = 4 * (8 + 8);
     t = a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
     LDI(1, 1); II(STTV, 0, 1, t); a_end();
     LDI(1, 0); II(STTV, 0, 1, t); a_end();
