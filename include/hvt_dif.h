@@ -54,6 +54,7 @@
 #define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
 #define HVT_DIF_NSPEC_MAX  1024          /* most speculations (nspec) the hypervisor accepts */
 #define HVT_DIF_USTACK_MAX 1024          /* most frames of one ustack() */
+#define HVT_DIF_ARRAY_MAX  (1u << 20)    /* most elements of one scalar array */
 #define HVT_DIF_STACKKEY_MAX 48          /* most frames of a stack key (TKSTACK, TUSTACK) */
 
 struct hvt_dif_insn {
@@ -151,6 +152,15 @@ enum hvt_dif_op {
     HVT_DIF_OP_TUSTACK,          /* the same for the user stack (ustack(N) as a key): the user
                                     pc and the frame-pointer chain's return addresses, as
                                     USTACK finds them */
+    HVT_DIF_OP_LDSA,             /* rd = element ra of the scalar array vars[imm] (a GLOBAL or
+                                    LOCAL variable with nelem > 0: `int a[5];`, `this int
+                                    a[5];`); an index >= nelem (unsigned) faults BADINDEX, arg
+                                    the index */
+    HVT_DIF_OP_STSA,             /* element ra of the scalar array vars[imm] = rb (checked as
+                                    LDSA) */
+    HVT_DIF_OP_CHKIDX,           /* ra >= imm (unsigned; imm >= 1) faults BADINDEX, arg ra: a
+                                    non-constant index into a kernel array of imm elements, as
+                                    dtrace-utils checks it */
     HVT_DIF_OP__COUNT
 };
 
@@ -221,7 +231,13 @@ struct hvt_dif_var {
     uint8_t kind, type;          /* HVT_DIF_VK_*, HVT_DIF_T_* (the value's) */
     uint8_t nkeys;               /* ASSOC: keys in its tuple */
     uint8_t pad;
-    uint8_t key_types[HVT_DIF_TUPLE_MAX]; /* ASSOC: HVT_DIF_T_* of each key */
+    union {
+        uint8_t key_types[HVT_DIF_TUPLE_MAX]; /* ASSOC: HVT_DIF_T_* of each key */
+        uint32_t nelem;          /* GLOBAL, LOCAL: 0 a scalar; else a scalar array of nelem
+                                    elements (1 .. HVT_DIF_ARRAY_MAX) of the type, each
+                                    zero at first (LOCAL: at each firing), read and written by
+                                    LDSA/STSA only (key_types[4..7] zero) */
+    };
     uint32_t name;               /* strtab offset (for error messages) */
 };
 _Static_assert(sizeof(struct hvt_dif_var) == 16, "wire size");
@@ -361,6 +377,8 @@ _Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
                                             later clauses do not run. arg: which budget: */
 #define HVT_DIF_BUDGET_INSNS 1           /*   instructions (string and copy loops by their bytes) */
 #define HVT_DIF_BUDGET_TIME  2           /*   the hypervisor's deadline (TSC ticks) */
+#define HVT_DIF_F_BADINDEX  9            /* index out of bounds (LDSA, STSA, CHKIDX): arg the
+                                            index */
 
 /* DTrace's fault numbers (its DTRACEFLT_* constants, which D programs compare ERROR's arg4
  * with): the ones hvt's faults are. The HVT_DIF_F_* codes above stay the wire's; ERROR's arg4
@@ -387,6 +405,7 @@ static inline uint32_t hvt_dif_dtrace_fault(uint32_t f)
     case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return HVT_DTRACEFLT_ILLOP;
     case HVT_DIF_F_NOSCRATCH: return HVT_DTRACEFLT_NOSCRATCH;
     case HVT_DIF_F_TUPLE: return HVT_DTRACEFLT_TUPOFLOW;
+    case HVT_DIF_F_BADINDEX: return HVT_DTRACEFLT_BADINDEX;
     default: return HVT_DTRACEFLT_UNKNOWN;
     }
 }

@@ -144,7 +144,9 @@
 #define DIF_DEF_BUFSIZE    (256u << 10)
 #define DIF_DEF_AGGSIZE    (256u << 10)
 #define DIF_DEF_DYNVARSIZE (1u << 20)
-#define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted */
+#define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted; and
+                                            the most bytes of the scalar arrays (globals) */
+#define DIF_LOCALS_MAX     (1u << 20)    /* most bytes of this-> scalar arrays (per CPU) */
 #define DIF_DEF_SPECSIZE   (32u << 10)   /* DTrace's default specsize */
 #define DIF_ERROR_FIRES    4              /* faults of one firing that fire the ERROR probe */
 #define DIF_DEF_BUDGET     (256u << 10)   /* units of one firing (struct dif_env budget) */

@@ -21,9 +21,9 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
 {
     size_t o = dif_align64(sizeof(struct dif_state));
     size_t globals = 0, locals = 0;
-    uint32_t nlocals = 0, slot = dif_round8(h->strsize);
+    uint32_t nlocals = 0;
     for (uint32_t i = 0; i < h->nvars; i++) {
-        uint32_t size = vars[i].type == HVT_DIF_T_STR ? slot : 8;
+        size_t size = (size_t)dif_var_bytes(&vars[i], h->strsize);
         if (vars[i].kind == HVT_DIF_VK_GLOBAL)
             globals += size;
         else if (vars[i].kind == HVT_DIF_VK_LOCAL)
@@ -73,7 +73,7 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     L->agg = dif_align64(c + hash_bytes);
     c = dif_align64(c + (L->aggsize > hash_bytes ? L->aggsize : hash_bytes + 8));
     L->scratch = c;
-    c = dif_align64(c + (size_t)HVT_DIF_SCRATCH_STRS * slot);
+    c = dif_align64(c + (size_t)HVT_DIF_SCRATCH_STRS * dif_round8(h->strsize));
     L->locals = c;
     c = dif_align64(c + locals);
     L->local_gen = c;
@@ -178,9 +178,9 @@ int dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void
     memset(st->specs, 0, (size_t)L.nspec * sizeof(struct dif_spec));
     /* globals start 0 / "" */
     memset(st->globals, 0, L.dyn_hash - L.globals);
-    uint32_t goff = 0, loff = 0, lidx = 0, slot = dif_round8(h->strsize);
+    uint32_t goff = 0, loff = 0, lidx = 0;
     for (uint32_t i = 0; i < h->nvars; i++) {
-        uint32_t size = st->vars[i].type == HVT_DIF_T_STR ? slot : 8;
+        uint32_t size = (uint32_t)dif_var_bytes(&st->vars[i], h->strsize); /* the verifier bounds it */
         st->varpos[i].off = st->varpos[i].idx = 0;
         if (st->vars[i].kind == HVT_DIF_VK_GLOBAL) {
             st->varpos[i].off = goff;

@@ -256,6 +256,7 @@ static const char *fault_str(uint32_t f)
     case HVT_DIF_F_TUPLE: return "tuple stack overflow";
     case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return "illegal operation";
     case HVT_DIF_F_BUDGET: return "firing budget exceeded";
+    case HVT_DIF_F_BADINDEX: return "index out of bounds";
     default: return "unknown fault";
     }
 }
@@ -284,6 +285,8 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
     }
     if (r->fault == HVT_DIF_F_BADADDR)
         snprintf(details, sizeof details, " (0x%llx)", (unsigned long long)r->arg);
+    else if (r->fault == HVT_DIF_F_BADINDEX)   /* dtrace-utils: "index out of bounds (8)" */
+        snprintf(details, sizeof details, " (%llu)", (unsigned long long)r->arg);
     else if (r->fault == HVT_DIF_F_BUDGET)   /* hvtrace's own: the firing ended here */
         snprintf(details, sizeof details, " (%s; later clauses skipped)",
                  r->arg == HVT_DIF_BUDGET_TIME ? "time" : "instructions");

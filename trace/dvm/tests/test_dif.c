@@ -1417,6 +1417,115 @@ static void refused(const char *why, int clause, int insn, const char *what)
     free(img);
 }
 
+/* Scalar arrays (LDSA/STSA on a GLOBAL or LOCAL variable with nelem) and CHKIDX: the elements
+ * are kept, an index >= nelem (unsigned: -1 too) faults BADINDEX with the index, a this->
+ * array reads as zeros in the next firing; the verifier keeps the ops and the kinds apart. */
+static uint32_t a_array(int kind, int type, uint32_t nelem)
+{
+    uint32_t v = a_var(kind, type, 0, 0, 0);
+    A.vars[v].nelem = nelem;
+    return v;
+}
+static void test_arrays(void)
+{
+    a_new();
+    uint32_t g = a_array(HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5);
+    uint32_t gs = a_array(HVT_DIF_VK_GLOBAL, HVT_DIF_T_STR, 3);
+    uint32_t l = a_array(HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 4);
+    uint32_t sc = a_var(HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, 0, 0);
+    /* clause 0: a[4] = 44, a[0] = 10, s[2] = "two", this->l[3] = 33, the scalar after a = 7 */
+    LDI(1, 4); LDI(2, 44); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)g);
+    LDI(1, 0); LDI(2, 10); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)g);
+    LDI(1, 2); SCONST(2, "two"); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)gs);
+    LDI(1, 3); LDI(2, 33); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)l);
+    LDI(2, 7); II(STGV, 0, 2, sc);
+    a_end();
+    /* clause 1: read them back (and this->l[3] again, 0 in a later firing) */
+    ACT(0);
+    for (int i = 0; i < 5; i++) { LDI(1, i); II(LDSA, 3, 1, g); EMIT(3); }
+    LDI(1, 2); II(LDSA, 3, 1, gs); EMIT(3);
+    LDI(1, 1); II(LDSA, 3, 1, gs); EMIT(3);
+    LDI(1, 3); II(LDSA, 3, 1, l); EMIT(3);
+    II(LDGV, 3, 0, sc); EMIT(3);
+    a_end();
+    /* clause 2: an index out of bounds, from a register (5, then -1) */
+    ACT(0); LDI(1, 5); II(LDSA, 3, 1, g); EMIT(3); a_end();
+    ACT(0); LDI(1, -1); LDI(2, 1); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)g); a_end();
+    /* clause 4: CHKIDX 16 passes 15, faults at 16 */
+    ACT(0); LDI(1, 15); II(CHKIDX, 0, 1, 16); EMIT(1); LDI(1, 16); II(CHKIDX, 0, 1, 16); EMIT(1); a_end();
+    a_probe(1, 2, 0, 1);
+    a_probe(2, 1, 1);
+    a_probe(3, 1, 2);
+    a_probe(4, 1, 3);
+    a_probe(5, 1, 4);
+    p_free(&P);
+    CHECK(p_load(&P, 2), "arrays: program accepted");
+    if (!P.st)
+        return;
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    const uint64_t *w = nrecs == 1 && recs[0].h.type == HVT_DREC_DATA ? recs[0].w + 1 : NULL;
+    CHECK(w && w[0] == 10 && w[1] == 0 && w[2] == 0 && w[3] == 0 && w[4] == 44 && str_is(w, 5, "two") &&
+          str_is(w, 6, "") && w[7] == 33 && w[8] == 7, "arrays: elements stored and read, others 0, the scalar apart");
+    dif_fire(P.st, 1, 2, &F);        /* another CPU, a later firing: globals shared, this-> 0 */
+    drain(&P, 1);
+    w = nrecs == 1 && recs[0].h.type == HVT_DREC_DATA ? recs[0].w + 1 : NULL;
+    CHECK(w && w[0] == 10 && w[4] == 44 && str_is(w, 5, "two") && w[7] == 0,
+          "arrays: globals seen by every CPU, this-> array zero in the next firing");
+    const uint64_t want[] = { 5, ~0ull };
+    for (int i = 0; i < 2; i++) {
+        dif_fire(P.st, 0, 3 + (uint32_t)i, &F);
+        drain(&P, 0);
+        CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_BADINDEX &&
+              recs[0].h.arg == want[i] && hvt_dif_dtrace_fault(recs[0].h.fault) == HVT_DTRACEFLT_BADINDEX,
+              "arrays: index %lld faults BADINDEX with it (got type %u fault %u arg %llx)", (long long)want[i],
+              nrecs ? recs[0].h.type : 0, nrecs ? recs[0].h.fault : 0, nrecs ? (unsigned long long)recs[0].h.arg : 0);
+    }
+    dif_fire(P.st, 0, 5, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_BADINDEX &&
+          recs[0].h.arg == 16 && recs[0].h.pc == 5, "CHKIDX: 15 < 16 passes, 16 faults at its pc");
+
+    /* the verifier: ops and kinds apart, bounds, value types */
+    struct { int op, rd, ra, rb; int kind, type; uint32_t nelem; int32_t imm; const char *why; } bad[] = {
+        { HVT_DIF_OP_LDGV, 3, 0, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, -1, "a scalar array read or written whole" },
+        { HVT_DIF_OP_STLV, 0, 1, 0, HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 5, -1, "a scalar array read or written whole" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, -1, "element of a variable that is no scalar array" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, -1, "variable of another kind" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, 9, "variable index out of range" },
+        { HVT_DIF_OP_LDSA, 3, 2, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, -1, "integer operand expected" },
+        { HVT_DIF_OP_STSA, 0, 1, 2, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, -1, "value type does not match the variable" },
+        { HVT_DIF_OP_STSA, 0, 1, 1, HVT_DIF_VK_GLOBAL, HVT_DIF_T_STR, 5, -1, "value type does not match the variable" },
+        { HVT_DIF_OP_CHKIDX, 0, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, 0, "bad index bound" },
+        { HVT_DIF_OP_CHKIDX, 0, 2, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, 3, "integer operand expected" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, HVT_DIF_ARRAY_MAX + 1, -1,
+          "scalar array larger than HVT_DIF_ARRAY_MAX" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_STR, HVT_DIF_ARRAY_MAX, -1,
+          "globals larger than DIF_OPT_MAX" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, (DIF_LOCALS_MAX / 8) + 1, -1,
+          "clause-locals larger than DIF_LOCALS_MAX" },
+    };
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        a_new();
+        bool section = !strncmp(bad[i].why, "scalar array larger", 19) || strstr(bad[i].why, "larger than DIF_");
+        if (strstr(bad[i].why, "DIF_OPT_MAX"))
+            A.hdr.strsize = 256;     /* 2^20 strings of 256 bytes: 256 MiB */
+        uint32_t v = a_array(bad[i].kind, bad[i].type, bad[i].nelem);
+        LDI(1, 1); SCONST(2, "s");
+        a_i(bad[i].op, bad[i].rd, bad[i].ra, bad[i].rb, bad[i].imm >= 0 ? bad[i].imm : (int32_t)v);
+        refused(bad[i].why, section ? -1 : 0, section ? -1 : 2, bad[i].why);
+    }
+    a_new();
+    uint32_t v = a_array(HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5);
+    A.vars[v].key_types[5] = 1;
+    refused("keys on a variable that has none", -1, -1, "array: bytes past nelem not zero");
+    a_new();
+    v = a_array(HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 5);
+    A.vars[v].nkeys = 1;
+    refused("keys on a variable that has none", -1, -1, "array: a key count");
+    firing_reset();
+}
+
 /* A valid program with every section: vars of each kind, aggregations, two clauses. */
 static uint8_t *base_image(size_t *len)
 {
@@ -2101,6 +2210,7 @@ int main(int argc, char **argv)
     test_spec_concurrency();
     test_many_probes();
     test_verifier();
+    test_arrays();
     test_spec_verifier();
     test_edges();
     test_defenses();
