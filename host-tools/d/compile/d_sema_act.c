@@ -152,6 +152,18 @@ int d_args_type(d_cc *cc, int idx, int line, int col)
 }
 
 /* ---- indexing ---- */
+/* An index into an array of nelem elements: an integer; a constant one at or past the end is
+ * DTrace's compile-time error (checked, as dtrace-utils does, only where nelem > 1: arrays of
+ * 0 or 1 element anchor variable-length data at the end of kernel structs); any other index
+ * is checked when it runs (LDSA/STSA, CHKIDX). */
+static void array_index(d_cc *cc, d_node *n, d_node *idx, uint32_t nelem)
+{
+    int64_t c;
+    if (!d_ty_is_int(cc, idx->ty)) d_fail(cc, idx->line, idx->col, "operator [ ] requires an index of integral type");
+    if (nelem > 1 && d_sema_int_const(cc, idx, &c) && (uint64_t)c >= nelem)
+        d_fail(cc, n->line, n->col, "index outside array bounds: %llu, max is %u", (unsigned long long)c, nelem);
+}
+
 void d_sema_index(d_cc *cc, d_node *n)
 {
     d_node *base = n->a;
@@ -185,13 +197,34 @@ void d_sema_index(d_cc *cc, d_node *n)
             /* the keys may assign new variables: v does not survive them */
             int vi = (int)(v - cc->vars), nk = v->nkeys, kt[HVT_DIF_TUPLE_MAX];
             memcpy(kt, v->keys, sizeof kt);
+            int nk_now = 0;
+            for (d_node *k = n->b; k; k = k->next) nk_now++;
+            if (v->nelem && nk_now != 2) /* self int a[N]: (tid, index) */
+                d_fail(cc, n->line, n->col, "cannot access scalar %s as an associative array", base->str);
             d_sema_keys(cc, &n->b, "", base->str, &nk, kt, 0);
+            if (cc->vars[vi].nelem) array_index(cc, n, n->b->next, cc->vars[vi].nelem);
             n->vk = VK_VAR;
             n->var = vi;
             n->ty = cc->vars[vi].ty;
             n->side = 1; /* the tuple */
             return;
         }
+    }
+    /* a scalar array's element: a[i], this->a[i] */
+    d_var *sa = base->kind == N_IDENT ? d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str) :
+                base->kind == N_THIS ? d_var_find(cc, HVT_DIF_VK_LOCAL, base->str) : NULL;
+    if (sa && sa->nelem) {
+        int vi = (int)(sa - cc->vars);
+        if (nargs != 1)
+            d_fail(cc, n->line, n->col, "cannot access scalar %s as an associative array", base->str);
+        d_sema_expr(cc, n->b);
+        d_sema_rvalue(cc, n->b);
+        array_index(cc, n, n->b, cc->vars[vi].nelem);
+        n->vk = VK_VAR;
+        n->var = vi;
+        n->ty = cc->vars[vi].ty;
+        n->side = n->b->side;
+        return;
     }
     /* self->p[i], this->p[i] with p a pointer: *(p + i), as DTrace decides by the type */
     if ((base->kind == N_SELF || base->kind == N_THIS) &&
@@ -212,13 +245,12 @@ void d_sema_index(d_cc *cc, d_node *n)
     d_sema_expr(cc, n->b);
     d_sema_rvalue(cc, n->b);
     if (!d_ty_is_int(cc, n->b->ty)) d_fail(cc, n->b->line, n->b->col, "operator [ ] requires an index of integral type");
-    int64_t c;
-    if (bound && d_sema_int_const(cc, n->b, &c) && (c < 0 || (uint64_t)c >= bound))
-        d_fail(cc, n->b->line, n->b->col, "index outside array bounds: %lld, max is %u", (long long)c, bound - 1);
+    array_index(cc, n, n->b, bound);
     const d_type *et = d_ty(cc, elem);
     if (et->kind == TY_VOID || et->kind == TY_FUNC)
         d_fail(cc, n->line, n->col, "cannot index a pointer to %s", et->kind == TY_VOID ? "void" : "function");
     n->vk = VK_MEM;
+    n->off = bound;    /* d_cg checks an index that is not constant against it (CHKIDX) */
     n->user = (uint8_t)user;
     n->ty = n->user ? d_ty_user(cc, elem) : elem;
     n->side = base->side | n->b->side;
@@ -603,6 +635,21 @@ void d_sema_decl(d_cc *cc, d_item *it)
         d_fail(cc, it->line, it->col, "a variable cannot hold a value of type \"%s\"", d_ty_str(cc, it->ty));
     if (it->nkeys && kind == HVT_DIF_VK_LOCAL)
         d_fail(cc, it->line, it->col, "associative arrays may not be declared as local variables: %s", it->name);
+    /* int a[N]: a scalar array of N elements, DTrace's D_DECL_ARRSUB / ARRBIG rules (a
+     * positive integral constant below 2^32), within the hypervisor's HVT_DIF_ARRAY_MAX */
+    uint32_t nelem = 0;
+    if (it->dim) {
+        int64_t n;
+        d_sema_expr(cc, it->dim);
+        if (!d_sema_int_const(cc, it->dim, &n) || n <= 0)
+            d_fail(cc, it->dim->line, it->dim->col, "positive integral constant expression or tuple signature expected "
+                   "as array declaration subscript");
+        if ((uint64_t)n > UINT32_MAX) d_fail(cc, it->dim->line, it->dim->col, "array dimension too big");
+        if ((uint64_t)n > HVT_DIF_ARRAY_MAX)
+            d_fail(cc, it->dim->line, it->dim->col, "array dimension too big for hvtrace: at most %u elements",
+                   HVT_DIF_ARRAY_MAX);
+        nelem = (uint32_t)n;
+    }
     for (int i = 0; i < it->nkeys; i++)
         if (!d_ty_is_scalar(cc, it->keys[i]) && d_ty(cc, it->keys[i])->kind != TY_STR)
             d_fail(cc, it->line, it->col, "%s[ ] key #%d cannot be of type \"%s\"", it->name, i + 1, d_ty_str(cc, it->keys[i]));
@@ -610,6 +657,12 @@ void d_sema_decl(d_cc *cc, d_item *it)
     const char *name = it->name;
     int nkeys = it->nkeys, keys[HVT_DIF_TUPLE_MAX];
     memcpy(keys, it->keys, sizeof keys);
+    if (nelem && kind == HVT_DIF_VK_THREAD) {
+        /* self int a[N]: the associative array "self->a" keyed by (tid, index), its index
+         * checked against N: each thread's elements, 0 until stored, as DTrace's */
+        nkeys = 1;
+        keys[0] = cc->t_long;
+    }
     if (nkeys && kind == HVT_DIF_VK_THREAD) {
         if (nkeys >= HVT_DIF_TUPLE_MAX)
             d_fail(cc, it->line, it->col, "self->%s[ ]: at most %d keys", it->name, HVT_DIF_TUPLE_MAX - 1);
@@ -624,12 +677,13 @@ void d_sema_decl(d_cc *cc, d_item *it)
     }
     d_var *v = d_var_find(cc, kind, name);
     if (v) {
-        if (v->ty != it->ty || v->nkeys != nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (nkeys > 0))
+        if (v->ty != it->ty || v->nkeys != nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (nkeys > 0) || v->nelem != nelem)
             d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", name,
                    d_ty_str(cc, it->ty), d_ty_str(cc, v->ty));
         return;
     }
     int vi = d_var_add(cc, nkeys ? HVT_DIF_VK_ASSOC : kind, name, it->ty, it->line, it->col);
     cc->vars[vi].nkeys = nkeys;
+    cc->vars[vi].nelem = nelem;
     memcpy(cc->vars[vi].keys, keys, sizeof keys);
 }

@@ -495,6 +495,42 @@ static void test_vars(void)
     }
     ERR("self int a[int, int, int, int, int, int, int, int];\nBEGIN { }", 1, 10, "self->a[ ]: at most 7 keys");
     ERR("self int a[string];\nBEGIN { trace(self->a[1]); }", 2, 23, "self->a[ ] key #1 is incompatible with prototype");
+    /* scalar arrays: int a[5] global and this-> (LDSA/STSA, the index in a register), self int
+     * a[5] the associative array "self->a"[tid, index] with its index checked (CHKIDX 5) */
+    CODE("int a[5];\nBEGIN { a[arg0] = 7; trace(a[2]); }", {OP(LDI), 0, 0, 0, 7}, {OP(VAR), 1, 0, 0, V(ARG0)},
+         {OP(STSA), 0, 1, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 2}, {OP(LDSA), 0, 0, 0, 0},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("this int a[3];\nBEGIN { this->a[1]++; }", {OP(LDI), 0, 0, 0, 1}, {OP(LDSA), 1, 0, 0, 0},
+         {OP(ADDI), 1, 1, 0, 1}, {OP(SEXT), 1, 1, 0, 4}, {OP(STSA), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    {
+        res r = comp("int a[5]; this string s[4]; self int t[6];\nBEGIN { self->t[arg1] = 1; trace(self->t[5]); }");
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(c && h->nvars == 3 && v[0].kind == HVT_DIF_VK_GLOBAL && v[0].nelem == 5 && v[1].kind == HVT_DIF_VK_LOCAL &&
+              v[1].type == HVT_DIF_T_STR && v[1].nelem == 4 && v[2].kind == HVT_DIF_VK_ASSOC && v[2].nkeys == 2 &&
+              (int32_t)v[2].name == stroff(&r.p, "self->t"), "arrays: the variables' kinds and counts: %s", r.err);
+        int chk = 0;
+        for (uint32_t i = 0; c && i < n; i++) chk += c[i].op == OP(CHKIDX) && c[i].imm == 6;
+        CHECK(chk == 2, "self int t[6]: both indexes checked against 6 (%d)", chk);
+        res_free(&r);
+    }
+    /* DTrace's errors (arrays/err.D_ARR_BOUNDS.*, err.D_DECL_ARR*, err.D_ARR_BADREF.bad.d) */
+    ERR("int a[5];\nBEGIN { trace(a[5]); }", 2, 16, "index outside array bounds: 5, max is 5");
+    ERR("int a[5];\nBEGIN { a[5] = 0; }", 2, 10, "index outside array bounds: 5, max is 5");
+    ERR("int a[5];\nBEGIN { a[-1] = 0; }", 2, 10, "index outside array bounds: 18446744073709551615, max is 5");
+    ERR("this int a[2];\nBEGIN { this->a[2]++; }", 2, 16, "index outside array bounds: 2, max is 2");
+    ERR("self int a[2];\nBEGIN { self->a[7] = 1; }", 2, 16, "index outside array bounds: 7, max is 2");
+    ERR("int a[];\nBEGIN { }", 1, 7, "array declaration requires array dimension or tuple signature: a");
+    ERR("int a[-7];\nBEGIN { }", 1, 7, "positive integral constant expression or tuple signature expected as array declaration subscript");
+    ERR("int a[arg0];\nBEGIN { }", 1, 7, "positive integral constant expression or tuple signature expected as array declaration subscript");
+    ERR("int x[88294967295];\nBEGIN { }", 1, 7, "array dimension too big");
+    ERR("int x[2000000];\nBEGIN { }", 1, 7, "array dimension too big for hvtrace: at most 1048576 elements");
+    ERR("int x[5];\nBEGIN { x[1, 2] = 1; }", 2, 10, "cannot access scalar x as an associative array");
+    ERR("int a[5];\nBEGIN { trace(((int *)a)[1]); }", 2, 23, "a is a scalar array: use its elements (a[i]); the address of a D variable is not supported by hvtrace (its pointers are guest addresses)");
+    ERR("this int a[5];\nBEGIN { this->a = 1; }", 2, 9, "this->a is a scalar array: use its elements (this->a[i]); the address of a D variable is not supported by hvtrace (its pointers are guest addresses)");
+    ERR("int a[5];\nint a[6];\nBEGIN { }", 2, 5, "identifier redeclared: a");
     /* this->p[i], self->p[i]: *(p + i) */
     CODE("BEGIN { this->p = (short *)arg0; trace(this->p[3]); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(STLV), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(LDLV), 0, 0, 0, 0}, {OP(ADDI), 0, 0, 0, 6}, {OP(LDG), 0, 0, 0, 2 | HVT_DIF_LD_SIGNED},
@@ -1068,6 +1104,17 @@ static void test_btf(void)
     check_err_o(__LINE__, "BEGIN { trace(((int *)arg0)->x); }", o, 1, 28,
                 "operator -> cannot be applied to pointer to type \"int\"; must be applied to a struct or union pointer");
     check_err_o(__LINE__, "BEGIN { trace((struct nosuch *)arg0); }", o, 1, 23, "failed to resolve type struct nosuch: Unknown type name");
+    /* a kernel array indexed by a variable: checked (CHKIDX 16, comm's 16 bytes); by a constant: not */
+    {
+        res r = comp_o("BEGIN { trace(curthread->comm[arg0]); trace(curthread->comm[3]); }", o);
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        int chk = 0;
+        for (uint32_t i = 0; c && i < n; i++) chk += c[i].op == OP(CHKIDX) ? (c[i].imm == 16 ? 1 : 100) : 0;
+        CHECK(chk == 1, "curthread->comm[arg0]: one CHKIDX 16 (%d): %s", chk, r.err);
+        res_free(&r);
+    }
+    check_err_o(__LINE__, "BEGIN { trace(curthread->comm[16]); }", o, 1, 30, "index outside array bounds: 16, max is 16");
     check_err_o(__LINE__, "BEGIN { printf(\"%d\", curthread->comm); }", o, 1, 22,
                 "printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %d");
     {
