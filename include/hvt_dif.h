@@ -275,14 +275,15 @@ _Static_assert(sizeof(struct hvt_dif_agg) == 56, "wire size");
  *  lquantize(base, limit, step): levels = (limit-base)/step (rounded down, >= 1); [0] holds
  *      v < base, [1+i] holds base+i*step <= v < base+(i+1)*step, [levels+1] v >= base+
  *      levels*step. (DTrace's data has levels+3 words: the first one holds its parameters.)
- *  llquantize(factor, low, high, nsteps): DTrace's: [0] holds v < factor^low; then for each
- *      order o = low..high the range [factor^o, factor^(o+1)) is cut into n = min(nsteps,
- *      factor^(o+1)) buckets of width factor^(o+1)/n, of which the first n/factor (below
- *      factor^o) are skipped; the last bucket holds v >= factor^(high+1) (if factor^(high+2)
- *      overflows 64 bits there is no such bucket: those values count in the last bucket of
- *      order high, as DTrace does). nbuckets = the last index + 1. Parameters: 2 <= factor <= nsteps <= 65535, nsteps % factor == 0 and
- *      factor^k % nsteps == 0 for the first factor^k >= nsteps, 0 <= low < high,
- *      factor^(high+1) < 2^63.
+ *  llquantize(factor, low, high, steps): dtrace-utils' symmetric layout: per = steps -
+ *      steps/factor buckets for each order mag = low..high (its range [factor^mag,
+ *      factor^(mag+1)) cut into steps of width factor^(mag+1)/steps, less the steps/factor
+ *      below factor^mag); [0] v <= -factor^(high+1); then the negative orders, high down to
+ *      low; [under = 1 + (high-low+1) * per] |v| < factor^low; the positive orders, low up to
+ *      high; [2 * under] v >= factor^(high+1). nbuckets = 2 * (high-low+1) * per + 3.
+ *      Parameters (dtrace-utils'): 2 <= factor, 0 <= low <= high, 1 <= steps, all below
+ *      2^16; steps < factor divides factor; steps > factor is a multiple of factor that
+ *      divides factor^(low+1) (factor^2 when low is 0); factor^(high+1) < 2^64.
  */
 
 struct hvt_dif_probe {

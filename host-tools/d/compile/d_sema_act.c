@@ -423,30 +423,6 @@ static int64_t const_arg(d_cc *cc, d_node *call, int i, const char *what)
     return v;
 }
 
-/* DTrace's llquantize bucket of INT64_MAX for (factor, low, high, nsteps): the index
- * of the top bucket, so nbuckets = llq_top + 1 (include/hvt_dif.h's layout). Bucket 0 holds
- * values below factor^low; each order o from low to high adds n - n/factor buckets, n =
- * min(factor^(o+1), nsteps); one more holds v >= factor^(high+1), unless factor^(high+2)
- * overflows, when those values stay in order high's last bucket. So, without overflow:
- * nbuckets = 2 + sum over o = low..high of (n_o - n_o/factor). */
-static int64_t llq_top(int64_t factor, int64_t low, int64_t high, int64_t nsteps)
-{
-    int64_t this = 1, last, next, value = INT64_MAX, base = 1;
-    int64_t order;
-    for (order = 0; order < low; order++) this *= factor;
-    last = this;
-    if (__builtin_mul_overflow(this, factor, &this)) return base;
-    for (; order <= high; order++) {
-        int64_t nb = this > nsteps ? nsteps : this;
-        if (__builtin_mul_overflow(this, factor, &next)) value = this - 1;
-        if (value < this) return base + (value - last) / (this / nb);
-        base += nb - nb / factor;
-        last = this;
-        this = next;
-    }
-    return base;
-}
-
 /* parameters and bucket count of an aggregating function; DTrace's checks and messages */
 static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
 {
@@ -486,39 +462,53 @@ static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
         return;
     }
     case HVT_DIF_AGG_LLQUANTIZE: {
-        static const char *const what[] = {"factor", "low magnitude", "high magnitude", "linear steps per magnitude"};
+        /* dtrace-utils' checks and messages (dt_cg_agg_llquantize) and its layout
+         * (include/hvt_dif.h): 2 * (high - low + 1) * (steps - steps/factor) + 3 buckets */
         int64_t v[4];
         for (int i = 0; i < 4; i++) {
             d_node *a = nth(call->b, i + 1);
             d_sema_expr(cc, a);
-            if (!d_sema_int_const(cc, a, &v[i]))
-                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d (%s) must be an integer constant", i + 1, what[i]);
-            if (v[i] < 0 || v[i] > UINT16_MAX)
-                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d (%s) must be an unsigned 16-bit quantity", i + 1, what[i]);
+            int isc = d_sema_int_const(cc, a, &v[i]);
+            if (i == 3 && (!isc || v[i] <= 0))
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #4 must be a non-zero positive integer constant");
+            if (!isc) d_fail(cc, a->line, a->col, "llquantize( ) argument #%d must be an integer constant", i + 1);
+            if ((uint64_t)v[i] > UINT16_MAX || (i == 0 && v[i] < 2))
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d must be an unsigned 16-bit quantity%s", i + 1,
+                       i == 0 ? " greater than or equal to 2" : "");
+            if (i == 2 && v[2] < v[1])
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 "
+                       "(low magnitude)");
+            if (i == 2) {
+                uint64_t m = 1;
+                for (int64_t k = 0; k <= v[2]; k++) /* factor^(high+1) must fit */
+                    if (__builtin_mul_overflow(m, (uint64_t)v[0], &m))
+                        d_fail(cc, a->line, a->col, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits");
+            }
         }
-        int64_t factor = v[0], low = v[1], high = v[2], nsteps = v[3];
-        if (factor < 2) d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must be two or more");
-        if (low >= high)
-            d_fail(cc, call->line, call->col, "llquantize( ) high magnitude (argument #3) must be greater than low magnitude (argument #2)");
-        if (nsteps < factor)
-            d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must be less than or equal to the number of "
-                   "linear steps per magnitude (argument #4)");
-        int64_t pw = factor;
-        while (pw < nsteps) pw *= factor;
-        if (pw % nsteps || nsteps % factor)
-            d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must evenly divide the number of steps per "
-                   "magnitude (argument #4), and the number of steps per magnitude must evenly divide a power of the factor");
-        int64_t m = 1;
-        for (int64_t i = 0; i <= high; i++) /* factor^(high+1) must fit */
-            if (__builtin_mul_overflow(m, factor, &m))
-                d_fail(cc, call->line, call->col, "llquantize( ) factor (%lld) raised to power of high magnitude (%lld) "
-                       "overflows 64-bits", (long long)factor, (long long)high);
-        /* DTrace's layout without its parameter word: buckets 0 .. llq_top */
-        int64_t n = llq_top(factor, low, high, nsteps) + 1;
+        int64_t factor = v[0], low = v[1], high = v[2], steps = v[3];
+        d_node *a1 = nth(call->b, 1);
+        if (steps < factor && factor % steps)
+            d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) "
+                   "when steps<factor");
+        if (steps > factor) {
+            if (steps % factor)
+                d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) "
+                       "when steps>factor");
+            uint64_t pw = 1;
+            for (int64_t k = 0; k <= (low ? low : 1); k++) pw *= (uint64_t)factor; /* <= factor^(high+1) or factor^2 */
+            if (pw % (uint64_t)steps) {
+                if (!low)
+                    d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must evenly divide the square of "
+                           "argument #1 (factor) when steps>factor and lmag==0");
+                d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 "
+                       "(factor), lmag (argument #2) + 1) when steps>factor and lmag>0");
+            }
+        }
+        int64_t n = 2 * (high - low + 1) * (steps - steps / factor) + 3;
         if (n > HVT_DIF_LQUANT_MAX)
             d_fail(cc, call->line, call->col, "llquantize( ) has %lld buckets: hvtrace keeps at most %d", (long long)n,
                    HVT_DIF_LQUANT_MAX);
-        p[0] = factor, p[1] = low, p[2] = high, p[3] = nsteps;
+        p[0] = factor, p[1] = low, p[2] = high, p[3] = steps;
         *nb = (uint32_t)n;
         return;
     }

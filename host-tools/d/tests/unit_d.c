@@ -548,7 +548,7 @@ static void test_aggs(void)
     CHECK(r.rc == 0, "aggregations: %s", r.err);
     if (r.rc == 0) {
         const struct hvt_dif_agg *a = (const void *)(r.p.image + hdr(&r.p)->off_aggs);
-        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 12, 22, 119, 7};
+        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 12, 22, 255, 13};
         static const uint8_t fn[] = {HVT_DIF_AGG_COUNT, HVT_DIF_AGG_SUM, HVT_DIF_AGG_MIN, HVT_DIF_AGG_MAX, HVT_DIF_AGG_AVG,
                                      HVT_DIF_AGG_STDDEV, HVT_DIF_AGG_QUANTIZE, HVT_DIF_AGG_LQUANTIZE, HVT_DIF_AGG_LQUANTIZE,
                                      HVT_DIF_AGG_LLQUANTIZE, HVT_DIF_AGG_LLQUANTIZE};
@@ -564,12 +564,17 @@ static void test_aggs(void)
         CHECK(!strcmp(r.p.aggs[0].name, "c") && stroff(&r.p, "mi") == (int32_t)a[2].name, "names");
     }
     res_free(&r);
-    /* factor^(high+2) overflows: no bucket above order high */
-    r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 61, 2); }");
-    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 63, "llquantize at 64 bits: %s", r.err);
-    res_free(&r);
+    /* dtrace-utils' layout: 2 * (high - low + 1) * (steps - steps/factor) + 3 buckets, up to
+     * factor^(high+1) = 2^63 (it fits 64 bits unsigned); 2^64 is its overflow error */
     r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 62, 2); }");
-    CHECK(r.rc == -1 && strstr(r.err, "raised to power of high magnitude (62) overflows 64-bits"), "llquantize overflow: %s", r.err);
+    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 129, "llquantize at 64 bits: %s", r.err);
+    res_free(&r);
+    r = comp("BEGIN { @a = llquantize(arg0, 10, 2, 2, 5); }");
+    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 13, "llquantize low = high, steps < factor: %s", r.err);
+    res_free(&r);
+    r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 63, 2); }");
+    CHECK(r.rc == -1 && strstr(r.err, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits"),
+          "llquantize overflow: %s", r.err);
     res_free(&r);
     r = comp("BEGIN { @ = count(); }");
     CHECK(r.rc == 0 && r.p.naggs == 1 && !strcmp(r.p.aggs[0].name, "") && r.p.aggs[0].nkeys == 0, "anonymous @");
@@ -606,9 +611,15 @@ static void test_errors(void)
     ERR("BEGIN { @a = lquantize(1, arg0, 10); }", 1, 27, "lquantize( ) argument #1 must be an integer constant");
     ERR("BEGIN { @a = lquantize(1, 0, 100000, 1); }", 1, 14, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity");
     ERR("BEGIN { @a = lquantize(1, 0, 10000, 1); }", 1, 14, "lquantize( ) has 10002 buckets: hvtrace keeps at most 1024");
-    ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 14, "llquantize( ) factor (argument #1) must be two or more");
-    ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 14, "llquantize( ) high magnitude (argument #3) must be greater");
-    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 14, "llquantize( ) factor (argument #1) must be less than or equal");
+    /* dtrace-utils' llquantize errors (aggs/err.D_LLQUANT_*.d) */
+    ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 28, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2");
+    ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 35, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 0); }", 1, 38, "llquantize( ) argument #4 must be a non-zero positive integer constant");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 28, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 15); }", 1, 28, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 30); }", 1, 28, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0");
+    ERR("BEGIN { @a = llquantize(1, 10, 1, 6, 300); }", 1, 28, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 70000); }", 1, 38, "llquantize( ) argument #4 must be an unsigned 16-bit quantity");
     ERR("BEGIN { @a = quantize(1, \"x\"); }", 1, 26, "quantize( ) argument #2 is incompatible with prototype");
     ERR("BEGIN { @a = lquantize(1, 0, 10, 1, \"x\"); }", 1, 37, "lquantize( ) argument #5 is incompatible with prototype");
     ERR("BEGIN { @a = count(); @a = sum(1); }", 1, 26, "aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 1");

@@ -740,8 +740,8 @@ static void test_aggs(void)
     a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 10, 2, 0, 7);        /* levels 5 */
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, -10, 10, 5, 0, 6);      /* levels 4 */
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 3, 4, 9);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 57);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 3, 4, 19);
     a_agg(HVT_DIF_AGG_COUNT, 2, HVT_DIF_T_STR, HVT_DIF_T_INT, 0, 0, 0, 0, 1);
     a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     a_agg(HVT_DIF_AGG_STDDEV, 0, 0, 0, 0, 0, 0, 0, 4);
@@ -802,15 +802,18 @@ static void test_aggs(void)
      * -3 -> 2; 0, 1, 2 -> 3; 5 -> 4; 12, 1000 -> 5 */
     CHECK(buckets_are(agg_find(n, 8), 6, 2, V(1), 3, V(3), 4, V(1), 5, V(2), -1),
           "lquantize(-10, 10, 5)");
-    /* llquantize(10, 0, 2, 10): [0] < 1, [1..9] 1..9, [10..18] 10..90, [19..27] 100..900,
-     * [28] >= 1000: -3, 0 -> 0; 1 -> 1; 2 -> 2; 5 -> 5; 12 -> 10; 1000 -> 28 */
-    CHECK(buckets_are(agg_find(n, 9), 29, 0, V(2), 1, V(1), 2, V(1), 5, V(1), 10, V(1), 28, V(1),
-                      -1), "llquantize(10, 0, 2, 10)");
-    /* llquantize(2, 0, 3, 4): order 0 [1,2) width 1 -> 1; order 1 [2,4) width 1 -> 2, 3;
-     * order 2 [4,8) width 2 -> 4, 5; order 3 [8,16) width 4 -> 6, 7; >= 16 -> 8:
-     * -3, 0 -> 0; 1 -> 1; 2 -> 2; 5 -> 4; 12 -> 7; 1000 -> 8 */
-    CHECK(buckets_are(agg_find(n, 10), 9, 0, V(2), 1, V(1), 2, V(1), 4, V(1), 7, V(1), 8, V(1),
-                      -1), "llquantize(2, 0, 3, 4)");
+    /* llquantize(10, 0, 2, 10), dtrace-utils' symmetric layout: 9 buckets per order, [0] <=
+     * -1000, [1..27] the negative orders, [28] |v| < 1, [29..37] 1..9, [38..46] 10..90,
+     * [47..55] 100..900, [56] >= 1000: -3 -> 25; 0 -> 28; 1 -> 29; 2 -> 30; 5 -> 33; 12 -> 38;
+     * 1000 -> 56 */
+    CHECK(buckets_are(agg_find(n, 9), 57, 25, V(1), 28, V(1), 29, V(1), 30, V(1), 33, V(1), 38, V(1),
+                      56, V(1), -1), "llquantize(10, 0, 2, 10)");
+    /* llquantize(2, 0, 3, 4): 2 buckets per order (4 steps less the 2 below it), [9] |v| < 1:
+     * order 0 [1,2) -> 10 (11 never fills); order 1 [2,4) width 1 -> 12, 13; order 2 [4,8)
+     * width 2 -> 14, 15; order 3 [8,16) width 4 -> 16, 17; >= 16 -> 18; negatives mirrored:
+     * -3 -> 5; 0 -> 9; 1 -> 10; 2 -> 12; 5 -> 14; 12 -> 17; 1000 -> 18 */
+    CHECK(buckets_are(agg_find(n, 10), 19, 5, V(1), 9, V(1), 10, V(1), 12, V(1), 14, V(1), 17, V(1),
+                      18, V(1), -1), "llquantize(2, 0, 3, 4)");
     CHECK(buckets_are(agg_find(n, 12), 127, 0, V(2), 1, V(1), 60, V(2), 61, V(1), 62, V(1),
                       65, V(1), 66, V(1), 125, V(1), 126, V(2), -1), "quantize edges");
     /* sum of squares: 4 * 2^80 + 2^126 = hi 2^18 + 2^62, lo 0; sum wraps */
@@ -935,7 +938,7 @@ static void test_agg_clear_snapshot(void)
     a_new();
     a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 10, 2, 0, 7);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 57);
     I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_ARG0); II(VAR, 2, 0, HVT_DIF_V_ARG0 + 1); LDI(3, 3); LDI(4, -2);
     a_i(HVT_DIF_OP_AGGW, 0, 1, 3, 0);
     a_i(HVT_DIF_OP_AGGW, 0, 1, 4, 1);
@@ -952,10 +955,10 @@ static void test_agg_clear_snapshot(void)
     dif_fire(P.st, 0, 1, &F);
     n = snap(&P, 0);
     /* quantize: 0 -> 63, 5 and 6 -> 66 ([4, 8)); lquantize step 2: 0 -> 1, 5 -> 3, 6 -> 4;
-     * llquantize: 0 -> 0, 5 -> 5, 6 -> 6 */
+     * llquantize: 0 -> 28, 5 -> 33, 6 -> 34 */
     CHECK(buckets_are(agg_find(n, 0), 127, 63, V(3), 66, V(6), -1) &&
           buckets_are(agg_find(n, 1), 7, 1, V(-2), 3, V(-2), 4, V(-2), -1) &&
-          buckets_are(agg_find(n, 2), 29, 0, V(-1), 5, V(1000), 6, V(7), -1), "weighted buckets");
+          buckets_are(agg_find(n, 2), 57, 28, V(-1), 33, V(1000), 34, V(7), -1), "weighted buckets");
     F.v[HVT_DIF_V_ARG0 + 1] = 0;
 
     /* no room for new keys: counted, reported */
@@ -1536,7 +1539,7 @@ static uint8_t *base_image(size_t *len)
     a_var(HVT_DIF_VK_ASSOC, HVT_DIF_T_INT, 2, HVT_DIF_T_INT, HVT_DIF_T_STR);
     a_agg(HVT_DIF_AGG_COUNT, 1, HVT_DIF_T_STR, 0, 0, 0, 0, 0, 1);
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 100, 10, 0, 12);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 57);
     ACT(0);
     a_i(HVT_DIF_OP_LDC, 1, 0, 0, (int32_t)a_const(42));
     EMIT(1);
@@ -1618,10 +1621,13 @@ static void test_verifier(void)
     MUT(aggs[2].p[3] = 15, "bad llquantize parameters", "llquantize nsteps % factor");
     MUT(aggs[2].p[3] = 30, "bad llquantize parameters", "llquantize nsteps not a power's divisor");
     MUT(aggs[2].p[0] = 1, "bad llquantize parameters", "llquantize factor 1");
-    MUT(aggs[2].p[2] = 0, "bad llquantize parameters", "llquantize high <= low");
-    MUT(aggs[2].p[2] = 18, "llquantize range overflows 64 bits", "llquantize 10^19");
-    MUT((aggs[2].p[0] = 2, aggs[2].p[3] = 1024, aggs[2].p[2] = 20), "too many llquantize buckets",
-        "llquantize too many buckets");
+    MUT(aggs[2].p[1] = 3, "bad llquantize parameters", "llquantize high < low");
+    MUT(aggs[2].p[2] = 19, "llquantize range overflows 64 bits", "llquantize 10^20");
+    MUT(aggs[2].p[3] = 0, "bad llquantize parameters", "llquantize steps 0");
+    MUT(aggs[2].p[3] = 3, "bad llquantize parameters", "llquantize steps < factor not dividing it");
+    MUT((aggs[2].p[1] = 1, aggs[2].p[3] = 200), "bad llquantize parameters", "llquantize steps not dividing factor^(low+1)");
+    MUT((aggs[2].p[0] = 1000, aggs[2].p[3] = 1000), "too many llquantize buckets", "llquantize too many buckets");
+    MUT(aggs[2].nbuckets = 29, "nbuckets differs from the function's", "llquantize nbuckets of the old layout");
     /* probes */
     const struct hvt_dif_hdr *bh = (const struct hvt_dif_hdr *)base;
     struct hvt_dif_probe *pr = (struct hvt_dif_probe *)(img + bh->off_probes);
@@ -1858,31 +1864,34 @@ static void test_spec_verifier(void)
 
 static void test_edges(void)
 {
-    /* llquantize with low > 0: (10, 1, 2, 10): [0] < 10, [1..9] 10..90, [10..18] 100..900,
-     * [19] >= 1000; and (2, 0, 61, 2), whose factor^(high+2) overflows: no top bucket, values
-     * from 2^61 up count in order 61's last bucket (62), as DTrace's clamp does */
+    /* llquantize with low > 0: (10, 1, 2, 10): [0] <= -1000, [19] |v| < 10, [20..28] 10..90,
+     * [29..37] 100..900, [38] >= 1000; and (2, 0, 61, 2), one bucket per order: [63] 0, [64]
+     * 1, [64 + k] [2^(k-1), 2^k), [125] [2^61, 2^62), [126] >= 2^62; the int64 extremes in the
+     * overflow buckets, INT64_MIN's magnitude taken as unsigned */
     a_new();
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 1, 2, 10, 20);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 61, 2, 63);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 1, 2, 10, 39);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 61, 2, 127);
     I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_ARG0);
     a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0); a_i(HVT_DIF_OP_AGG, 0, 1, 0, 1); a_end();
     a_probe(1, 1, 0);
     p_free(&P);
     CHECK(p_load(&P, 1), "llquantize edge program");
     static const int64_t v[] = { 5, 10, 55, 100, 999, 5000, 0, 1, (1ll << 61) - 1, 1ll << 61,
-                                 INT64_MAX };
-    for (int i = 0; i < 11; i++) {
+                                 INT64_MAX, -1, INT64_MIN };
+    for (int i = 0; i < 13; i++) {
         F.v[HVT_DIF_V_ARG0] = (uint64_t)v[i];
         dif_fire(P.st, 0, 1, &F);
     }
     int n = snap(&P, 0);
-    /* first: 5, 0, 1 -> 0; 10 -> 1; 55 -> 5; 100 -> 10; 999 -> 18; rest -> 19 */
-    CHECK(buckets_are(agg_find(n, 0), 20, 0, V(3), 1, V(1), 5, V(1), 10, V(1), 18, V(1), 19, V(4),
-                      -1), "llquantize(10, 1, 2, 10)");
-    /* second: 0 -> 0; 1 -> 1; 5 -> [4,8) order 2 -> 3; 10 -> 4; 55 -> 6; 100 -> 7; 999 -> 10;
-     * 5000 -> 13; 2^61-1 -> 61; 2^61, INT64_MAX -> 62 */
-    CHECK(buckets_are(agg_find(n, 1), 63, 0, V(1), 1, V(1), 3, V(1), 4, V(1), 6, V(1), 7, V(1),
-                      10, V(1), 13, V(1), 61, V(1), 62, V(2), -1), "llquantize clamped at 2^62");
+    /* first: INT64_MIN -> 0; 5, 0, 1, -1 -> 19; 10 -> 20; 55 -> 24; 100 -> 29; 999 -> 37; 5000,
+     * 2^61-1, 2^61, INT64_MAX -> 38 */
+    CHECK(buckets_are(agg_find(n, 0), 39, 0, V(1), 19, V(4), 20, V(1), 24, V(1), 29, V(1), 37, V(1),
+                      38, V(4), -1), "llquantize(10, 1, 2, 10)");
+    /* second: INT64_MIN -> 0; -1 -> 62; 0 -> 63; 1 -> 64; 5 -> 66; 10 -> 67; 55 -> 69; 100 -> 70;
+     * 999 -> 73; 5000 -> 76; 2^61-1 -> 124; 2^61 -> 125; INT64_MAX -> 126 */
+    CHECK(buckets_are(agg_find(n, 1), 127, 0, V(1), 62, V(1), 63, V(1), 64, V(1), 66, V(1), 67, V(1),
+                      69, V(1), 70, V(1), 73, V(1), 76, V(1), 124, V(1), 125, V(1), 126, V(1), -1),
+          "llquantize(2, 0, 61, 2): int64 extremes");
     firing_reset();
 
     /* a tuple longer than HVT_DIF_KEY_MAX faults (TUPLE) */
