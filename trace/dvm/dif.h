@@ -59,7 +59,9 @@
  *  dif_agg_snapshot()  serializes a CPU's aggregation entries (struct hvt_dagg_rec, key, value
  *                      slots) into a caller buffer, resumable through a cursor; dif_agg_part()
  *                      the same as one message, taking the values out (deltas).
- *  dif_exiting()       whether a clause ran exit() and completed, and the status.
+ *  dif_exiting()       whether a clause ran exit() and completed, and the status. From then
+ *                      on dif_fire() runs only END's clauses (dtrace-utils' DRAINING): no
+ *                      later clause of the exiting firing, no other probe's.
  *  dif_probe_find()    a probe id's entry in a verified image (NULL: not in it).
  * Semantics worth knowing (DTrace's unless said):
  *  - Global scalars have fixed storage in the state (never dropped); integers are atomic

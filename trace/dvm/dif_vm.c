@@ -699,9 +699,16 @@ static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
         c->gen = 1;
     }
     r->probe = p;
+    /* Once exit() has taken effect, only END's clauses run, as in dtrace-utils (each clause
+     * runs only while the activity is its probe's: DRAINING is END's): no later clause of
+     * this firing, no firing of another probe until the host disarms them. ERROR runs for
+     * faults of clauses that did. */
+    bool gated = p->id != st->hdr->end_probe && p->id != st->hdr->error_probe;
     for (uint32_t i = 0; i < p->nclauses; i++) {
         uint64_t pci = (uint64_t)p->clauses + i;
         if (pci >= st->hdr->nprobe_clauses)
+            break;
+        if (gated && __atomic_load_n(&st->exited, __ATOMIC_ACQUIRE))
             break;
         dif_run_clause(r, st->probe_clauses[pci], st->epids[pci]);
         if (r->fault && faults && *nf < DIF_ERROR_FIRES)

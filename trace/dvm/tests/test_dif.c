@@ -483,6 +483,26 @@ static void test_stack_exit(void)
     I3(UDIV, 3, 1, 2);
     run1();
     CHECK(!dif_exiting(P.st, NULL) && recs[0].h.type == HVT_DREC_ERROR, "exit undone by a fault");
+    /* after exit() only END runs (dtrace-utils' DRAINING): probe 1's clause 0 exits, its clause
+     * 1 does not run, nor does probe 1 again; probe 2 (END) does */
+    a_new();
+    ACT(0); LDI(1, 5); II(EXIT, 0, 1, 0); a_end();
+    ACT(1); LDI(1, 11); EMIT(1); a_end();
+    ACT(2); LDI(1, 22); EMIT(1); a_end();
+    a_probe(1, 2, 0, 1);
+    a_probe(2, 1, 2);
+    A.hdr.end_probe = 2;
+    p_free(&P);
+    CHECK(p_load(&P, 1), "exit gate program");
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.clause == 0 && dif_exiting(P.st, NULL), "exit: the clause after it skipped (%d records)", nrecs);
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 0, "exit: a later firing runs nothing (%d records)", nrecs);
+    dif_fire(P.st, 0, 2, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.clause == 2 && recs[0].w[1] == 22, "exit: END still runs");
 }
 
 /* USTACK: the user pc, then the frame chain read as user memory, ended by depth, a fault, a
