@@ -181,7 +181,11 @@ static d_item *parse_decl(d_cc *cc)
         dclass = first.kind;
         d_next(cc);
     }
-    int base = d_parse_type_spec(cc);
+    /* `self x;`, `this x;`: a declaration with no type is an int, as in DTrace */
+    const d_tok *t0 = d_peek(cc, 0);
+    int untyped = dclass && t0->kind == TK_IDENT && !d_is_type_start(cc, t0) &&
+                  (d_peek(cc, 1)->kind == TK_SEMI || d_peek(cc, 1)->kind == TK_COMMA);
+    int base = untyped ? cc->t_int : d_parse_type_spec(cc);
     d_item *head = NULL, **tail = &head;
     for (;;) {
         int ty = d_parse_ptrs(cc, base);

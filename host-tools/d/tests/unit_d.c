@@ -516,6 +516,16 @@ static void test_vars(void)
         CHECK(chk == 2, "self int t[6]: both indexes checked against 6 (%d)", chk);
         res_free(&r);
     }
+    /* `self x;` and `this x;` with no type declare an int (dtrace-utils' scalars/tst.self.d,
+     * lvar/tst.default_int.d) */
+    {
+        res r = comp("self x;\nthis y, z;\nBEGIN { self->x = 1; this->y = 2; trace(self->x + this->y); }");
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(h && h->nvars == 3 && v[0].kind == HVT_DIF_VK_THREAD && v[0].type == HVT_DIF_T_INT &&
+              v[1].kind == HVT_DIF_VK_LOCAL && v[2].kind == HVT_DIF_VK_LOCAL, "self x; this y, z;: ints: %s", r.err);
+        res_free(&r);
+    }
     /* DTrace's errors (arrays/err.D_ARR_BOUNDS.*, err.D_DECL_ARR*, err.D_ARR_BADREF.bad.d) */
     ERR("int a[5];\nBEGIN { trace(a[5]); }", 2, 16, "index outside array bounds: 5, max is 5");
     ERR("int a[5];\nBEGIN { a[5] = 0; }", 2, 10, "index outside array bounds: 5, max is 5");
