@@ -54,6 +54,7 @@
 #define HVT_DIF_SCRATCH_STRS 8           /* string buffers a clause can hold at once */
 #define HVT_DIF_NSPEC_MAX  1024          /* most speculations (nspec) the hypervisor accepts */
 #define HVT_DIF_USTACK_MAX 1024          /* most frames of one ustack() */
+#define HVT_DIF_ARRAY_MAX  (1u << 20)    /* most elements of one scalar array */
 #define HVT_DIF_STACKKEY_MAX 48          /* most frames of a stack key (TKSTACK, TUSTACK) */
 
 struct hvt_dif_insn {
@@ -156,6 +157,15 @@ enum hvt_dif_op {
                                     (rb <= ra: ""); imm as STRG's (HVT_DIF_LD_USER): a
                                     process's argument list, mm->arg_start .. arg_end, as
                                     psinfo_t's pr_psargs */
+    HVT_DIF_OP_LDSA,             /* rd = element ra of the scalar array vars[imm] (a GLOBAL or
+                                    LOCAL variable with nelem > 0: `int a[5];`, `this int
+                                    a[5];`); an index >= nelem (unsigned) faults BADINDEX, arg
+                                    the index */
+    HVT_DIF_OP_STSA,             /* element ra of the scalar array vars[imm] = rb (checked as
+                                    LDSA) */
+    HVT_DIF_OP_CHKIDX,           /* ra >= imm (unsigned; imm >= 1) faults BADINDEX, arg ra: a
+                                    non-constant index into a kernel array of imm elements, as
+                                    dtrace-utils checks it */
     HVT_DIF_OP__COUNT
 };
 
@@ -226,7 +236,13 @@ struct hvt_dif_var {
     uint8_t kind, type;          /* HVT_DIF_VK_*, HVT_DIF_T_* (the value's) */
     uint8_t nkeys;               /* ASSOC: keys in its tuple */
     uint8_t pad;
-    uint8_t key_types[HVT_DIF_TUPLE_MAX]; /* ASSOC: HVT_DIF_T_* of each key */
+    union {
+        uint8_t key_types[HVT_DIF_TUPLE_MAX]; /* ASSOC: HVT_DIF_T_* of each key */
+        uint32_t nelem;          /* GLOBAL, LOCAL: 0 a scalar; else a scalar array of nelem
+                                    elements (1 .. HVT_DIF_ARRAY_MAX) of the type, each
+                                    zero at first (LOCAL: at each firing), read and written by
+                                    LDSA/STSA only (key_types[4..7] zero) */
+    };
     uint32_t name;               /* strtab offset (for error messages) */
 };
 _Static_assert(sizeof(struct hvt_dif_var) == 16, "wire size");
@@ -264,14 +280,15 @@ _Static_assert(sizeof(struct hvt_dif_agg) == 56, "wire size");
  *  lquantize(base, limit, step): levels = (limit-base)/step (rounded down, >= 1); [0] holds
  *      v < base, [1+i] holds base+i*step <= v < base+(i+1)*step, [levels+1] v >= base+
  *      levels*step. (DTrace's data has levels+3 words: the first one holds its parameters.)
- *  llquantize(factor, low, high, nsteps): DTrace's: [0] holds v < factor^low; then for each
- *      order o = low..high the range [factor^o, factor^(o+1)) is cut into n = min(nsteps,
- *      factor^(o+1)) buckets of width factor^(o+1)/n, of which the first n/factor (below
- *      factor^o) are skipped; the last bucket holds v >= factor^(high+1) (if factor^(high+2)
- *      overflows 64 bits there is no such bucket: those values count in the last bucket of
- *      order high, as DTrace does). nbuckets = the last index + 1. Parameters: 2 <= factor <= nsteps <= 65535, nsteps % factor == 0 and
- *      factor^k % nsteps == 0 for the first factor^k >= nsteps, 0 <= low < high,
- *      factor^(high+1) < 2^63.
+ *  llquantize(factor, low, high, steps): dtrace-utils' symmetric layout: per = steps -
+ *      steps/factor buckets for each order mag = low..high (its range [factor^mag,
+ *      factor^(mag+1)) cut into steps of width factor^(mag+1)/steps, less the steps/factor
+ *      below factor^mag); [0] v <= -factor^(high+1); then the negative orders, high down to
+ *      low; [under = 1 + (high-low+1) * per] |v| < factor^low; the positive orders, low up to
+ *      high; [2 * under] v >= factor^(high+1). nbuckets = 2 * (high-low+1) * per + 3.
+ *      Parameters (dtrace-utils'): 2 <= factor, 0 <= low <= high, 1 <= steps, all below
+ *      2^16; steps < factor divides factor; steps > factor is a multiple of factor that
+ *      divides factor^(low+1) (factor^2 when low is 0); factor^(high+1) < 2^64.
  */
 
 struct hvt_dif_probe {
@@ -366,6 +383,8 @@ _Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
                                             later clauses do not run. arg: which budget: */
 #define HVT_DIF_BUDGET_INSNS 1           /*   instructions (string and copy loops by their bytes) */
 #define HVT_DIF_BUDGET_TIME  2           /*   the hypervisor's deadline (TSC ticks) */
+#define HVT_DIF_F_BADINDEX  9            /* index out of bounds (LDSA, STSA, CHKIDX): arg the
+                                            index */
 
 /* DTrace's fault numbers (its DTRACEFLT_* constants, which D programs compare ERROR's arg4
  * with): the ones hvt's faults are. The HVT_DIF_F_* codes above stay the wire's; ERROR's arg4
@@ -392,6 +411,7 @@ static inline uint32_t hvt_dif_dtrace_fault(uint32_t f)
     case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return HVT_DTRACEFLT_ILLOP;
     case HVT_DIF_F_NOSCRATCH: return HVT_DTRACEFLT_NOSCRATCH;
     case HVT_DIF_F_TUPLE: return HVT_DTRACEFLT_TUPOFLOW;
+    case HVT_DIF_F_BADINDEX: return HVT_DTRACEFLT_BADINDEX;
     default: return HVT_DTRACEFLT_UNKNOWN;
     }
 }

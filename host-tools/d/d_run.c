@@ -423,6 +423,7 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "-o") && next) { outpath = next; i++; }
         else if (!strcmp(a, "-x") && next && !strcmp(next, "probecost")) { probecost = 1; i++; }
         else if (!strcmp(a, "-x") && next && nx < MAX_XOPTS) { xopts[nx++] = next; i++; }
+        else if (!strncmp(a, "-x", 2) && a[2] && nx < MAX_XOPTS) xopts[nx++] = a + 2; /* -xopt=val, as dtrace takes it */
         else if (!strcmp(a, "-p") && next) { target = strtoll(next, NULL, 10); i++; }
         else if (!strcmp(a, "-c") && next) { cmdline = next; i++; }
         else if (!strcmp(a, "--vmlinuz") && next) { vmlinuz = next; i++; }

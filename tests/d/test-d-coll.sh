@@ -347,6 +347,17 @@ check "stackfold: the folded file is the aggregation's stacks, root first, with 
 check "stackfold: the flame graph names the leaf (2 samples under each name) of 12 samples" \
   bash -c "grep -q '<title>vfs_read (2 samples' '$W/stackfold.svg' && grep -q 'all (12 samples' '$W/stackfold.svg'"
 
+# 21. storing 0 deletes and takes no room: dynvarsize=20 holds one element, no drop reported
+run storezero
+cat "$W/storezero.out" "$W/storezero.err"
+check "storezero: no dynamic variable drop reported" bash -c "! grep -q 'drop' '$W/storezero.err'"
+
+# 22. scalar arrays: an index out of bounds at run time is DTrace's error, with the index
+run arrays
+cat "$W/arrays.out" "$W/arrays.err"
+check "arrays: index out of bounds (8), (4), (5), (20) reported" \
+  test "$(sed -n 's/.*: index out of bounds (\([0-9]*\)) in action.*/\1/p' "$W/arrays.err" | paste -sd' ')" = "8 4 5 20"
+
 # 20. every other program, then each NAME.r: the whole output, exactly
 for f in "$P"/*.d; do
   name=$(basename "$f" .d)

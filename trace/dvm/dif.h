@@ -59,7 +59,9 @@
  *  dif_agg_snapshot()  serializes a CPU's aggregation entries (struct hvt_dagg_rec, key, value
  *                      slots) into a caller buffer, resumable through a cursor; dif_agg_part()
  *                      the same as one message, taking the values out (deltas).
- *  dif_exiting()       whether a clause ran exit() and completed, and the status.
+ *  dif_exiting()       whether a clause ran exit() and completed, and the status. From then
+ *                      on dif_fire() runs only END's clauses (dtrace-utils' DRAINING): no
+ *                      later clause of the exiting firing, no other probe's.
  *  dif_probe_find()    a probe id's entry in a verified image (NULL: not in it).
  * Semantics worth knowing (DTrace's unless said):
  *  - Global scalars have fixed storage in the state (never dropped); integers are atomic
@@ -144,7 +146,9 @@
 #define DIF_DEF_BUFSIZE    (256u << 10)
 #define DIF_DEF_AGGSIZE    (256u << 10)
 #define DIF_DEF_DYNVARSIZE (1u << 20)
-#define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted */
+#define DIF_OPT_MAX        (64u << 20)   /* largest bufsize, aggsize, dynvarsize accepted; and
+                                            the most bytes of the scalar arrays (globals) */
+#define DIF_LOCALS_MAX     (1u << 20)    /* most bytes of this-> scalar arrays (per CPU) */
 #define DIF_DEF_SPECSIZE   (32u << 10)   /* DTrace's default specsize */
 #define DIF_ERROR_FIRES    4              /* faults of one firing that fire the ERROR probe */
 #define DIF_DEF_BUDGET     (256u << 10)   /* units of one firing (struct dif_env budget) */

@@ -20,29 +20,35 @@ static bool dif_p_zero(const int64_t *p, unsigned from)
     return true;
 }
 
-/* DTrace's llquantize bucket of v (dtrace_aggregate_llquantize_bucket), for parameters
- * dif_agg_nbuckets accepted: factor^(high+1) fits, so only the last order's next power can
- * overflow, and then v is clamped into that order as DTrace does. */
-uint32_t dif_llquantize_bucket(int64_t factor, int64_t low, int64_t high, int64_t nsteps,
+/* dtrace-utils' llquantize bucket of v (its dt_cg_agg_llquantize_bin), for parameters
+ * dif_agg_nbuckets accepted. The buckets are symmetric: the negative overflow, the negative
+ * orders from high down to low, the underflow bucket (|v| < factor^low) in the middle, the
+ * positive orders, the positive overflow; each order mag's range [factor^mag,
+ * factor^(mag+1)) is cut into steps buckets of which the first steps/factor (below
+ * factor^mag) never fill and are left out. |v| is taken as unsigned (INT64_MIN too), and
+ * factor^(high+1) fits 64 bits, so nothing here overflows. */
+uint32_t dif_llquantize_bucket(int64_t factor, int64_t low, int64_t high, int64_t steps,
                                int64_t v)
 {
-    int64_t this = 1, last, next, order;
-    uint32_t base = 1;
-    for (order = 0; order < low; order++)
-        this *= factor;
-    if (v < (last = this))
-        return 0;
-    for (this *= factor; order <= high; order++) {
-        int64_t nb = this > nsteps ? nsteps : this;
-        if (__builtin_mul_overflow(this, factor, &next))
-            v = this - 1;
-        if (v < this)
-            return base + (uint32_t)((v - last) / (this / nb));
-        base += (uint32_t)(nb - nb / factor);
-        last = this;
-        this = next;
+    uint64_t f = (uint64_t)factor, sf = (uint64_t)(steps / factor), per = (uint64_t)steps - sf;
+    uint64_t under = 1 + (uint64_t)(high - low + 1) * per;
+    uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v, max = 1, ind = 0;
+    for (int64_t i = 0; i < low; i++)
+        max *= f;
+    if (a < max)
+        return (uint32_t)under;
+    int64_t mag = low;
+    for (;;) {
+        max *= f;
+        if (a < max) {
+            ind = (mag != 0 ? a / (max / (uint64_t)steps) : a * (uint64_t)steps / max) - sf;
+            break;
+        }
+        if (++mag > high)
+            break;                   /* the overflow bucket: ind 0 past the last order */
     }
-    return base;
+    uint64_t off = (uint64_t)(mag - low) * per + ind + 1;
+    return (uint32_t)(v < 0 ? under - off : under + off);
 }
 
 uint32_t dif_agg_nbuckets(const struct hvt_dif_agg *a, const char **why)
@@ -76,32 +82,36 @@ uint32_t dif_agg_nbuckets(const struct hvt_dif_agg *a, const char **why)
         return (uint32_t)levels + 2;
     }
     case HVT_DIF_AGG_LLQUANTIZE: {
-        int64_t factor = p[0], low = p[1], high = p[2], nsteps = p[3], v;
-        if (factor < 2 || factor > 0xffff || low < 0 || high <= low || high > 0xffff ||
-            nsteps < factor || nsteps > 0xffff || nsteps % factor) {
+        /* dtrace-utils' rules (dt_cg_agg_llquantize): 2 <= factor, 0 <= low <= high and 1 <=
+         * steps, all 16-bit; steps < factor divides it, steps > factor is a multiple of it
+         * that divides factor^(low+1) (factor^2 when low is 0); factor^(high+1) fits 64 bits */
+        int64_t factor = p[0], low = p[1], high = p[2], steps = p[3];
+        if (factor < 2 || factor > 0xffff || low < 0 || low > 0xffff || high < low || high > 0xffff ||
+            steps < 1 || steps > 0xffff || (steps < factor && factor % steps) ||
+            (steps > factor && steps % factor)) {
             *why = "bad llquantize parameters";
             return 0;
         }
-        for (v = factor; v < nsteps; v *= factor)
-            ;
-        if (v % nsteps) {
-            *why = "bad llquantize parameters";
-            return 0;
-        }
-        uint64_t x = 1;
+        uint64_t x = 1, pw = 1;
         for (int64_t i = 0; i <= high; i++) {
-            if (x > (uint64_t)INT64_MAX / (uint64_t)factor) {
+            if (__builtin_mul_overflow(x, (uint64_t)factor, &x)) {
                 *why = "llquantize range overflows 64 bits";
                 return 0;
             }
-            x *= (uint64_t)factor;
         }
-        uint32_t n = dif_llquantize_bucket(factor, low, high, nsteps, INT64_MAX) + 1;
+        bool pw_ok = true;           /* factor^(low+1), or factor^2 when low is 0 */
+        for (int64_t i = 0; i <= (low ? low : 1) && pw_ok; i++)
+            pw_ok = !__builtin_mul_overflow(pw, (uint64_t)factor, &pw);
+        if (steps > factor && (!pw_ok || pw % (uint64_t)steps)) {
+            *why = "bad llquantize parameters";
+            return 0;
+        }
+        uint64_t n = 2 * (uint64_t)(high - low + 1) * (uint64_t)(steps - steps / factor) + 3;
         if (n > HVT_DIF_LQUANT_MAX) {
             *why = "too many llquantize buckets";
             return 0;
         }
-        return n;
+        return (uint32_t)n;
     }
     }
     *why = "bad aggregating function";

@@ -333,5 +333,11 @@ bool dif_dyn_store(struct dif_state *st, uint8_t kind, uint16_t var, const uint6
                    uint32_t key_len, const void *val, uint32_t len);
 /* Chunk size the image's dynamic variables need (0: none) */
 uint32_t dif_dyn_chunk_size(const struct hvt_dif_hdr *h, const struct hvt_dif_var *vars);
+/* A GLOBAL or LOCAL variable's bytes of storage: one slot, or nelem of a scalar array */
+static inline uint64_t dif_var_bytes(const struct hvt_dif_var *v, uint32_t strsize)
+{
+    uint64_t slot = v->type == HVT_DIF_T_STR ? dif_round8(strsize) : 8;
+    return v->nelem ? slot * v->nelem : slot;
+}
 
 #endif

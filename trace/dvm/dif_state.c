@@ -21,9 +21,9 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
 {
     size_t o = dif_align64(sizeof(struct dif_state));
     size_t globals = 0, locals = 0;
-    uint32_t nlocals = 0, slot = dif_round8(h->strsize);
+    uint32_t nlocals = 0;
     for (uint32_t i = 0; i < h->nvars; i++) {
-        uint32_t size = vars[i].type == HVT_DIF_T_STR ? slot : 8;
+        size_t size = (size_t)dif_var_bytes(&vars[i], h->strsize);
         if (vars[i].kind == HVT_DIF_VK_GLOBAL)
             globals += size;
         else if (vars[i].kind == HVT_DIF_VK_LOCAL)
@@ -39,17 +39,19 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     o = dif_align64(o + (size_t)ncpus * sizeof(struct dif_cpu));
     L->globals = o;
     o = dif_align64(o + globals);
-    /* dynamic variables: heads (a power of two, about one per chunk), then chunks */
+    /* dynamic variables: heads (a power of two, a quarter to a half of the chunks), then
+     * chunks. dynvarsize counts what DTrace counts, a variable's key and value
+     * (dtrace-utils: dynvarsize / (tuple + value) elements); each chunk's header and the
+     * heads come on top, so a small dynvarsize holds as many variables as DTrace's does. */
     uint32_t dynsize = h->dynvarsize ? h->dynvarsize : DIF_DEF_DYNVARSIZE;
     L->dyn_chunk = dif_dyn_chunk_size(h, vars);
     L->dyn_nhash = L->dyn_nchunks = 0;
     if (L->dyn_chunk) {
+        L->dyn_nchunks = dynsize / (L->dyn_chunk - DIF_DYN_HDR);
         uint32_t n = 1;
-        while (n * 2 <= dynsize / (L->dyn_chunk + 4))
+        while (n * 4 <= L->dyn_nchunks)
             n *= 2;
-        L->dyn_nhash = n;
-        uint64_t avail = dynsize > (uint64_t)n * 4 ? dynsize - (uint64_t)n * 4 : 0;
-        L->dyn_nchunks = (uint32_t)(avail / L->dyn_chunk);
+        L->dyn_nhash = L->dyn_nchunks ? n : 0;
     }
     L->dyn_hash = o;
     o = dif_align64(o + (size_t)L->dyn_nhash * 4);
@@ -71,7 +73,7 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     L->agg = dif_align64(c + hash_bytes);
     c = dif_align64(c + (L->aggsize > hash_bytes ? L->aggsize : hash_bytes + 8));
     L->scratch = c;
-    c = dif_align64(c + (size_t)HVT_DIF_SCRATCH_STRS * slot);
+    c = dif_align64(c + (size_t)HVT_DIF_SCRATCH_STRS * dif_round8(h->strsize));
     L->locals = c;
     c = dif_align64(c + locals);
     L->local_gen = c;
@@ -176,9 +178,9 @@ int dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void
     memset(st->specs, 0, (size_t)L.nspec * sizeof(struct dif_spec));
     /* globals start 0 / "" */
     memset(st->globals, 0, L.dyn_hash - L.globals);
-    uint32_t goff = 0, loff = 0, lidx = 0, slot = dif_round8(h->strsize);
+    uint32_t goff = 0, loff = 0, lidx = 0;
     for (uint32_t i = 0; i < h->nvars; i++) {
-        uint32_t size = st->vars[i].type == HVT_DIF_T_STR ? slot : 8;
+        uint32_t size = (uint32_t)dif_var_bytes(&st->vars[i], h->strsize); /* the verifier bounds it */
         st->varpos[i].off = st->varpos[i].idx = 0;
         if (st->vars[i].kind == HVT_DIF_VK_GLOBAL) {
             st->varpos[i].off = goff;

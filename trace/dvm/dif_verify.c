@@ -6,7 +6,9 @@
  *  - sections: 8-aligned offsets, inside the image (64-bit sums), after the header, no two
  *    overlapping; counts the record fields can hold; strtab ends with a NUL;
  *  - vars, aggs: kind/type/function known, keys and their types, padding zero, names inside
- *    strtab, aggregation parameters and nbuckets recomputed;
+ *    strtab, aggregation parameters and nbuckets recomputed; a scalar array (GLOBAL or LOCAL
+ *    with nelem) of at most HVT_DIF_ARRAY_MAX elements, the arrays' bytes at most DIF_OPT_MAX
+ *    (globals) and DIF_LOCALS_MAX (this->), used by LDSA/STSA only and they only on arrays;
  *  - probes: sorted by id, unique, their clause lists inside probe_clauses[], names inside
  *    strtab; probe_clauses[] entries < nclauses;
  *  - clauses: 1..HVT_DIF_MAX_INSNS insns inside insns[], in order and disjoint (so the work
@@ -21,7 +23,8 @@
  *    (AGGW a quantization: its weight only there), and recording (EMIT, STACK, USTACK, EXIT)
  *    follows an ACT on every path; speculations keep DTrace's
  *    order on every path (dif_check_spec_order);
- *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU).
+ *  - header: nspec <= HVT_DIF_NSPEC_MAX, nspec * specsize <= DIF_OPT_MAX (memory per CPU);
+ *    dynvarsize holds one dynamic variable at least (key and value) if the program has any.
  * Unreachable insns get the structural checks only (they never run).
  */
 #include "dif_impl.h"
@@ -72,7 +75,7 @@ static uint64_t vs_merge(uint64_t a, uint64_t b)
 /* What an op's immediate is */
 enum { IK_ZERO, IK_ANY, IK_CONST, IK_TARGET, IK_LDG, IK_STRG, IK_BUILTIN, IK_STRTAB, IK_GVAR,
        IK_TVAR, IK_LVAR, IK_AVAR, IK_ACT, IK_STACK, IK_AGG, IK_EXT, IK_TRACER, IK_USTACK,
-       IK_STACKKEY };
+       IK_STACKKEY, IK_SVAR, IK_BOUND };
 /* Which registers an op uses (rd written, ra and rb read) and its immediate */
 struct dif_opdesc { uint8_t rd, ra, rb, imm; };
 #define OP3(i)   { 1, 1, 1, i }
@@ -113,6 +116,8 @@ static const struct dif_opdesc dif_ops[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_AGGW] = { 0, 1, 1, IK_AGG },
     [HVT_DIF_OP_TKSTACK] = { 0, 0, 0, IK_STACKKEY }, [HVT_DIF_OP_TUSTACK] = { 0, 0, 0, IK_STACKKEY },
     [HVT_DIF_OP_STRGR] = OP3(IK_STRG),
+    [HVT_DIF_OP_LDSA] = { 1, 1, 0, IK_SVAR },   [HVT_DIF_OP_STSA] = { 0, 1, 1, IK_SVAR },
+    [HVT_DIF_OP_CHKIDX] = { 0, 1, 0, IK_BOUND },
 };
 
 /* The image's sections, once the header is checked */
@@ -202,10 +207,21 @@ static const char *dif_check_imm(const struct dif_vimg *v, const struct hvt_dif_
     case IK_TRACER:
         return imm == HVT_DIF_TRACER_STEP || imm == HVT_DIF_TRACER_UNSTEP ||
                imm == HVT_DIF_TRACER_STOP ? NULL : "bad tracer request";
+    case IK_BOUND:
+        return imm < 1 ? "bad index bound" : NULL;
+    case IK_SVAR:
+        if (imm < 0 || (uint32_t)imm >= h->nvars)
+            return "variable index out of range";
+        if (v->vars[imm].kind != HVT_DIF_VK_GLOBAL && v->vars[imm].kind != HVT_DIF_VK_LOCAL)
+            return "variable of another kind";
+        return v->vars[imm].nelem ? NULL : "element of a variable that is no scalar array";
     }
     if (imm < 0 || (uint32_t)imm >= h->nvars)
         return "variable index out of range";
-    return v->vars[imm].kind == kind ? NULL : "variable of another kind";
+    if (v->vars[imm].kind != kind)
+        return "variable of another kind";
+    return (kind == HVT_DIF_VK_GLOBAL || kind == HVT_DIF_VK_LOCAL) && v->vars[imm].nelem ?
+           "a scalar array read or written whole" : NULL;
 }
 
 /* Op, registers, unused fields, immediate of one insn; NULL when fine. */
@@ -368,6 +384,19 @@ static const char *dif_check_types(const struct dif_vimg *v, const struct hvt_di
         if (vs_reg(s, in->ra) != v->vars[in->imm].type)
             return "value type does not match the variable";
         break;
+    case HVT_DIF_OP_LDSA:
+        NEED(in->ra, HVT_DIF_T_INT);
+        out = v->vars[in->imm].type;
+        break;
+    case HVT_DIF_OP_STSA:
+        NEED(in->ra, HVT_DIF_T_INT);
+        NEED(in->rb, 0);
+        if (vs_reg(s, in->rb) != v->vars[in->imm].type)
+            return "value type does not match the variable";
+        break;
+    case HVT_DIF_OP_CHKIDX:
+        NEED(in->ra, HVT_DIF_T_INT);
+        break;
     case HVT_DIF_OP_TPUSH: {
         NEED(in->ra, 0);
         if (s & VS_TBAD)
@@ -510,6 +539,7 @@ static const char *dif_check_keys(uint8_t nkeys, const uint8_t *types, unsigned 
 static int dif_check_vars(const struct dif_vimg *v, struct dif_verr *err)
 {
     const struct hvt_dif_hdr *h = v->h;
+    uint64_t globals = 0, locals = 0;    /* scalar arrays' bytes */
     for (uint32_t i = 0; i < h->nvars; i++) {
         const struct hvt_dif_var *var = &v->vars[i];
         const char *why = NULL;
@@ -521,7 +551,25 @@ static int dif_check_vars(const struct dif_vimg *v, struct dif_verr *err)
             why = "variable padding not zero";
         else if (var->kind == HVT_DIF_VK_ASSOC && var->nkeys == 0)
             why = "bad key count";
-        else if (!(why = dif_check_keys(var->nkeys, var->key_types,
+        else if ((var->kind == HVT_DIF_VK_GLOBAL || var->kind == HVT_DIF_VK_LOCAL) && var->nelem) {
+            /* a scalar array: its count where the keys would be, nothing else there */
+            uint32_t rest;
+            memcpy(&rest, var->key_types + 4, 4);
+            if (var->nkeys || rest)
+                why = "keys on a variable that has none";
+            else if (var->nelem > HVT_DIF_ARRAY_MAX)
+                why = "scalar array larger than HVT_DIF_ARRAY_MAX";
+            else if (var->name >= h->strtab_len)
+                why = "name outside strtab";
+            uint64_t bytes = dif_var_bytes(var, h->strsize);
+            if (var->kind == HVT_DIF_VK_GLOBAL)
+                globals += bytes;
+            else
+                locals += bytes;
+            if (!why && (globals > DIF_OPT_MAX || locals > DIF_LOCALS_MAX))
+                why = var->kind == HVT_DIF_VK_GLOBAL ? "globals larger than DIF_OPT_MAX"
+                                                     : "clause-locals larger than DIF_LOCALS_MAX";
+        } else if (!(why = dif_check_keys(var->nkeys, var->key_types,
                                         var->kind == HVT_DIF_VK_ASSOC ? HVT_DIF_TUPLE_MAX : 0,
                                         false)) &&
                  var->name >= h->strtab_len)
@@ -529,6 +577,11 @@ static int dif_check_vars(const struct dif_vimg *v, struct dif_verr *err)
         if (why)
             return dif_vfail(err, -1, -1, (int)i, why);
     }
+    /* DTrace refuses a dynvarsize that holds no dynamic variable ("Enabling exceeds size of
+     * buffer"): every store would be a drop */
+    uint32_t chunk = dif_dyn_chunk_size(h, v->vars);
+    if (chunk && (h->dynvarsize ? h->dynvarsize : DIF_DEF_DYNVARSIZE) < chunk - DIF_DYN_HDR)
+        return dif_vfail(err, -1, -1, -1, "dynvarsize holds no dynamic variable");
     return DIF_OK;
 }
 

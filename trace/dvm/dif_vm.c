@@ -120,6 +120,67 @@ static bool dif_load_str(struct dif_run *r, unsigned rd, const char *src)
     return true;
 }
 
+/* LDSA / STSA: an element of a scalar array (`int a[5];`, `this int a[5];`): nelem slots
+ * of the variable's type at its place in the globals or this CPU's locals, the index checked
+ * here whatever the compiler proved (BADINDEX, arg the index, as dtrace-utils faults). A this->
+ * array not yet stored in this firing reads as zeros; its first store zeroes it. */
+static bool dif_op_array(struct dif_run *r, const struct hvt_dif_insn *in)
+{
+    struct dif_state *st = r->st;
+    struct dif_cpu *c = r->c;
+    uint32_t idx = (uint32_t)in->imm;
+    if (idx >= st->hdr->nvars)
+        return dif_illop(r);
+    const struct hvt_dif_var *v = &st->vars[idx];
+    if ((v->kind != HVT_DIF_VK_GLOBAL && v->kind != HVT_DIF_VK_LOCAL) || !v->nelem ||
+        r->rt[R(in->ra)] != DIF_RT_INT)
+        return dif_illop(r);
+    uint64_t i = r->reg[R(in->ra)];
+    if (i >= v->nelem)
+        return dif_fault(r, HVT_DIF_F_BADINDEX, i);
+    bool store = in->op == HVT_DIF_OP_STSA, is_str = v->type == HVT_DIF_T_STR;
+    uint32_t esize = is_str ? dif_round8(st->strsize) : 8;
+    const char *s = NULL;
+    uint32_t len = 0;
+    if (store && is_str && !dif_str_get(r, in->rb, &s, &len))
+        return false;
+    if (store && !is_str && r->rt[R(in->rb)] != DIF_RT_INT)
+        return dif_illop(r);
+    uint8_t *base = (v->kind == HVT_DIF_VK_GLOBAL ? st->globals : c->locals) + st->varpos[idx].off;
+    uint8_t *slot = base + (size_t)i * esize;
+    bool unset = false;
+    if (v->kind == HVT_DIF_VK_LOCAL) {
+        uint32_t *gen = &c->local_gen[st->varpos[idx].idx];
+        unset = *gen != c->gen;
+        if (store && unset) {
+            if (!dif_charge(r, (uint64_t)v->nelem * esize))
+                return false;
+            memset(base, 0, (size_t)v->nelem * esize);
+            *gen = c->gen;
+            unset = false;
+        }
+    }
+    if (!is_str) {
+        if (store)
+            __atomic_store_n((uint64_t *)slot, r->reg[R(in->rb)], __ATOMIC_RELAXED);
+        else
+            dif_set_int(r, in->rd, unset ? 0 : __atomic_load_n((uint64_t *)slot, __ATOMIC_RELAXED));
+        return true;
+    }
+    bool shared = v->kind == HVT_DIF_VK_GLOBAL, ok = true;
+    if (shared)
+        dif_lock(&st->var_lock);
+    if (store) {
+        memcpy(slot, s, len);
+        slot[len] = 0;
+    } else {
+        ok = dif_load_str(r, in->rd, unset ? "" : (const char *)slot);
+    }
+    if (shared)
+        dif_unlock(&st->var_lock);
+    return ok;
+}
+
 /* LDxV / STxV: globals, thread-locals, this->, associative arrays */
 static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
 {
@@ -145,6 +206,8 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
         return false;
     if (store && !is_str && r->rt[R(in->ra)] != DIF_RT_INT)
         return dif_illop(r);
+    if ((v->kind == HVT_DIF_VK_GLOBAL || v->kind == HVT_DIF_VK_LOCAL) && v->nelem)
+        return dif_illop(r);             /* a scalar array: LDSA/STSA only */
     if (v->kind == HVT_DIF_VK_GLOBAL || v->kind == HVT_DIF_VK_LOCAL) {
         uint8_t *slot = (v->kind == HVT_DIF_VK_GLOBAL ? st->globals : c->locals) +
                         st->varpos[idx].off;
@@ -575,6 +638,13 @@ void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t 
         case HVT_DIF_OP_LDLV: case HVT_DIF_OP_STLV: case HVT_DIF_OP_LDAV: case HVT_DIF_OP_STAV:
             ok = dif_op_var(r, in);
             break;
+        case HVT_DIF_OP_LDSA: case HVT_DIF_OP_STSA: ok = dif_op_array(r, in); break;
+        case HVT_DIF_OP_CHKIDX:
+            if (r->rt[ra] != DIF_RT_INT || imm < 1)
+                ok = dif_illop(r);
+            else if (a >= (uint64_t)(uint32_t)imm)
+                ok = dif_fault(r, HVT_DIF_F_BADINDEX, a);
+            break;
         case HVT_DIF_OP_TPUSH: ok = dif_tpush(r, ra); break;
         case HVT_DIF_OP_TKSTACK: case HVT_DIF_OP_TUSTACK: ok = dif_tstack(r, in); break;
         case HVT_DIF_OP_TCLR: r->c->tuple_len = r->c->tuple_n = 0; break;
@@ -716,9 +786,16 @@ static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
         c->gen = 1;
     }
     r->probe = p;
+    /* Once exit() has taken effect, only END's clauses run, as in dtrace-utils (each clause
+     * runs only while the activity is its probe's: DRAINING is END's): no later clause of
+     * this firing, no firing of another probe until the host disarms them. ERROR runs for
+     * faults of clauses that did. */
+    bool gated = p->id != st->hdr->end_probe && p->id != st->hdr->error_probe;
     for (uint32_t i = 0; i < p->nclauses; i++) {
         uint64_t pci = (uint64_t)p->clauses + i;
         if (pci >= st->hdr->nprobe_clauses)
+            break;
+        if (gated && __atomic_load_n(&st->exited, __ATOMIC_ACQUIRE))
             break;
         dif_run_clause(r, st->probe_clauses[pci], st->epids[pci]);
         if (r->fault && faults && *nf < DIF_ERROR_FIRES)

@@ -165,7 +165,12 @@ void d_cg_push(d_cc *cc, const int *regs, int n)
     }
 }
 
-static void var_op(d_cc *cc, const d_node *v, int store, int r)
+static int is_assoc(d_cc *cc, const d_node *v) { return cc->vars[v->var].kind == HVT_DIF_VK_ASSOC; }
+/* a scalar array's element (`int a[5]`, `this int a[5]`): LDSA/STSA with the index register */
+static int is_array(d_cc *cc, const d_node *v) { return !is_assoc(cc, v) && cc->vars[v->var].nelem; }
+
+/* Load (store 0) or store r; keys[0] is the index register of a scalar array's element */
+static void var_op(d_cc *cc, const d_node *v, int store, int r, const int *keys)
 {
     static const int ops[5][2] = {{0, 0},
                                   {HVT_DIF_OP_LDGV, HVT_DIF_OP_STGV},
@@ -173,11 +178,32 @@ static void var_op(d_cc *cc, const d_node *v, int store, int r)
                                   {HVT_DIF_OP_LDLV, HVT_DIF_OP_STLV},
                                   {HVT_DIF_OP_LDAV, HVT_DIF_OP_STAV}};
     int k = cc->vars[v->var].kind;
+    if (is_array(cc, v)) {
+        if (store) d_emit(cc, HVT_DIF_OP_STSA, 0, keys[0], r, v->var);
+        else d_emit(cc, HVT_DIF_OP_LDSA, r, keys[0], 0, v->var);
+        return;
+    }
     if (store) d_emit(cc, ops[k][1], 0, r, 0, v->var);
     else d_emit(cc, ops[k][0], r, 0, 0, v->var);
 }
 
-static int is_assoc(d_cc *cc, const d_node *v) { return cc->vars[v->var].kind == HVT_DIF_VK_ASSOC; }
+/* What an element access needs before its loads and stores: an associative array's tuple,
+ * pushed (a thread-local scalar array, `self int a[5]`, is the associative array "self->a"
+ * keyed by (tid, index): its index checked against the bound first, as dtrace-utils checks
+ * it), or a scalar array's index in keys[0] (LDSA/STSA check it themselves). */
+static void elem_prep(d_cc *cc, d_node *v, int *keys, int *nk)
+{
+    *nk = 0;
+    if (is_assoc(cc, v)) {
+        d_cg_tuple(cc, v->b, keys, nk);
+        if (cc->vars[v->var].nelem && *nk > 0)
+            d_emit(cc, HVT_DIF_OP_CHKIDX, 0, keys[*nk - 1], 0, (int32_t)cc->vars[v->var].nelem);
+        d_cg_push(cc, keys, *nk);
+    } else if (is_array(cc, v)) {
+        keys[0] = d_cg_expr(cc, v->b);
+        *nk = 1;
+    }
+}
 
 static int binop_of(int assign_op)
 {
@@ -224,20 +250,14 @@ static int cg_assign(d_cc *cc, d_node *n)
     if (n->op == TK_ASGN) {
         int rv = d_cg_expr(cc, n->b);
         convert(cc, rv, n->b->ty, l->ty);
-        if (assoc) {
-            d_cg_tuple(cc, l->b, keys, &nk);
-            d_cg_push(cc, keys, nk);
-        }
-        var_op(cc, l, 1, rv);
+        elem_prep(cc, l, keys, &nk);
+        var_op(cc, l, 1, rv, keys);
         for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
         return rv;
     }
-    if (assoc) {
-        d_cg_tuple(cc, l->b, keys, &nk);
-        d_cg_push(cc, keys, nk);
-    }
+    elem_prep(cc, l, keys, &nk);
     int cur = d_cg_ralloc(cc, n);
-    var_op(cc, l, 0, cur);
+    var_op(cc, l, 0, cur, keys);
     int rv = d_cg_expr(cc, n->b);
     int op = binop_of(n->op);
     if (n->var < 0) { /* pointer += integer */
@@ -251,7 +271,7 @@ static int cg_assign(d_cc *cc, d_node *n)
     }
     d_cg_rfree(cc, rv);
     if (assoc && n->b->side) d_cg_push(cc, keys, nk); /* the right side built its own tuple */
-    var_op(cc, l, 1, cur);
+    var_op(cc, l, 1, cur, keys);
     for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
     return cur;
 }
@@ -260,12 +280,9 @@ static int cg_incdec(d_cc *cc, d_node *n, int post)
 {
     d_node *l = n->a;
     int keys[HVT_DIF_TUPLE_MAX] = {0}, nk = 0;
-    if (is_assoc(cc, l)) {
-        d_cg_tuple(cc, l->b, keys, &nk);
-        d_cg_push(cc, keys, nk);
-    }
+    elem_prep(cc, l, keys, &nk);
     int cur = d_cg_ralloc(cc, n), old = -1;
-    var_op(cc, l, 0, cur);
+    var_op(cc, l, 0, cur, keys);
     if (post) {
         old = d_cg_ralloc(cc, n);
         emit2(cc, HVT_DIF_OP_MOV, old, cur, 0);
@@ -273,7 +290,7 @@ static int cg_incdec(d_cc *cc, d_node *n, int post)
     int32_t d = d_ty(cc, l->ty)->kind == TY_PTR ? (int32_t)pointee_size(cc, l->ty) : 1;
     d_emit(cc, HVT_DIF_OP_ADDI, cur, cur, 0, n->op == TK_INC ? d : -d);
     ext(cc, cur, l->ty);
-    var_op(cc, l, 1, cur);
+    var_op(cc, l, 1, cur, keys);
     for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
     if (!post) return cur;
     d_cg_rfree(cc, cur);
@@ -306,6 +323,9 @@ static int addr_off(d_cc *cc, d_node *n, int64_t *off)
             *off += idx * sz;
         } else {
             int ri = d_cg_expr(cc, n->b);
+            /* an index into a kernel array of more than one element is checked as dtrace-utils
+             * checks it: index out of bounds, not a read past the array */
+            if (n->off > 1) d_emit(cc, HVT_DIF_OP_CHKIDX, 0, ri, 0, (int32_t)n->off);
             scale(cc, ri, (uint32_t)sz, n);
             emit2(cc, HVT_DIF_OP_ADD, r, r, ri);
             d_cg_rfree(cc, ri);
@@ -528,11 +548,11 @@ int d_cg_expr(d_cc *cc, d_node *n)
     }
     switch (n->kind) {
     case N_STR:
-        if (strnlen(n->str, n->slen) >= cc->strsize)
-            d_fail(cc, n->line, n->col, "string constant of %zu bytes does not fit strsize (%u)", strnlen(n->str, n->slen),
-                   cc->strsize);
+        /* A constant longer than strsize is cut there, as every string is (dtrace-utils copies
+         * at most strsize characters of a constant: strlen("123456789") is 5 at strsize=5). */
         r = d_cg_ralloc(cc, n);
-        d_emit(cc, HVT_DIF_OP_SCONST, r, 0, 0, (int32_t)d_strtab_add(cc, n->str, n->slen));
+        d_emit(cc, HVT_DIF_OP_SCONST, r, 0, 0, (int32_t)d_strtab_add(cc, n->str,
+               strnlen(n->str, n->slen) > cc->strsize ? cc->strsize : n->slen));
         return r;
     case N_TOSTR:
         r = d_cg_addr(cc, n->a);
@@ -581,16 +601,18 @@ int d_cg_expr(d_cc *cc, d_node *n)
         d_emit(cc, HVT_DIF_OP_VAR, r, 0, 0, n->var);
         if (n->var <= HVT_DIF_V_ARG0 + 9) ext(cc, r, n->ty); /* args[] of a narrow C type */
         return r;
-    case VK_VAR:
-        if (is_assoc(cc, n)) {
-            int keys[HVT_DIF_TUPLE_MAX] = {0}, nk;
-            d_cg_tuple(cc, n->b, keys, &nk);
-            d_cg_push(cc, keys, nk);
-            for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
+    case VK_VAR: {
+        int keys[HVT_DIF_TUPLE_MAX] = {0}, nk;
+        elem_prep(cc, n, keys, &nk);
+        if (is_array(cc, n)) { /* the element into the index's register */
+            var_op(cc, n, 0, keys[0], keys);
+            return keys[0];
         }
+        for (int i = 0; i < nk; i++) d_cg_rfree(cc, keys[i]);
         r = d_cg_ralloc(cc, n);
-        var_op(cc, n, 0, r);
+        var_op(cc, n, 0, r, keys);
         return r;
+    }
     case VK_MEM:
         r = d_cg_addr(cc, n);
         if (!n->decay) load(cc, n, r);

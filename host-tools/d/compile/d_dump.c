@@ -27,7 +27,8 @@ static const char *const opnames[HVT_DIF_OP__COUNT] = {
     [HVT_DIF_OP_TRACER] = "tracer",
     [HVT_DIF_OP_SPECNEW] = "specnew", [HVT_DIF_OP_SPECULATE] = "spec", [HVT_DIF_OP_COMMIT] = "commit",
     [HVT_DIF_OP_DISCARD] = "discard", [HVT_DIF_OP_USTACK] = "ustack", [HVT_DIF_OP_AGGW] = "aggw",
-    [HVT_DIF_OP_TKSTACK] = "tkstack", [HVT_DIF_OP_TUSTACK] = "tustack"};
+    [HVT_DIF_OP_TKSTACK] = "tkstack", [HVT_DIF_OP_TUSTACK] = "tustack", [HVT_DIF_OP_LDSA] = "ldsa",
+    [HVT_DIF_OP_STSA] = "stsa", [HVT_DIF_OP_CHKIDX] = "chkidx"};
 
 static const char *const vnames[HVT_DIF_V__COUNT] = {
     "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9", "pid", "tid", "ppid", "uid", "cpu",
@@ -135,6 +136,9 @@ static void insn(FILE *f, const view *v, const d_clause *dc, const struct hvt_di
         fprintf(f, "%s%s, r%u", in->op == HVT_DIF_OP_STTV ? "self->" : in->op == HVT_DIF_OP_STLV ? "this->" : "",
                 var_name(v, in->imm), in->ra);
         break;
+    case HVT_DIF_OP_LDSA: fprintf(f, "r%u, %s[r%u]", in->rd, var_name(v, in->imm), in->ra); break;
+    case HVT_DIF_OP_STSA: fprintf(f, "%s[r%u], r%u", var_name(v, in->imm), in->ra, in->rb); break;
+    case HVT_DIF_OP_CHKIDX: fprintf(f, "r%u < %d", in->ra, in->imm); break;
     case HVT_DIF_OP_LDAV: fprintf(f, "r%u, %s[tuple]", in->rd, var_name(v, in->imm)); break;
     case HVT_DIF_OP_STAV: fprintf(f, "%s[tuple], r%u", var_name(v, in->imm), in->ra); break;
     case HVT_DIF_OP_TPUSH: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_EXIT: fprintf(f, "r%u", in->ra); break;
@@ -164,7 +168,7 @@ void dprog_dump(FILE *f, const dprog *p)
     memcpy(&v.h, p->image, sizeof v.h);
     const struct hvt_dif_hdr *h = &v.h;
     fprintf(f, "image %u bytes: %u clauses, %u insns, %u consts, %u vars, %u aggs, %u probes; strsize %u%s\n", h->size,
-            h->nclauses, h->ninsns, h->nconsts, h->nvars, h->naggs, h->nprobes, h->strsize,
+            h->nclauses, h->ninsns, h->nconsts, h->nvars, h->naggs, h->nprobes, h->strsize - 1,
             h->flags & HVT_DIF_HF_DESTRUCTIVE ? ", destructive" : "");
     if (h->nspec)
         fprintf(f, "speculations: nspec %u, specsize %u%s\n", h->nspec, h->specsize, h->specsize ? "" : " (default)");

@@ -396,7 +396,9 @@ int d_image_build(d_cc *cc, dprog *out)
     }
     h.magic = HVT_DIF_MAGIC;
     h.size = (uint32_t)off;
-    h.strsize = cc->strsize;
+    /* The option is DTrace's (dtrace-utils'): the most characters a string holds; the
+     * hypervisor's strsize counts the NUL too. */
+    h.strsize = cc->strsize + 1;
     h.nclauses = (uint32_t)im->ncl;
     h.ninsns = (uint32_t)im->ncode;
     h.nconsts = (uint32_t)im->nconsts;
@@ -427,6 +429,7 @@ int d_image_build(d_cc *cc, dprog *out)
         vars[i].type = dif_type(cc, v->ty);
         vars[i].nkeys = (uint8_t)v->nkeys;
         for (int k = 0; k < v->nkeys; k++) vars[i].key_types[k] = dif_type(cc, v->keys[k]);
+        if (v->kind != HVT_DIF_VK_ASSOC) vars[i].nelem = v->nelem; /* self arrays: the bound is CHKIDX's */
         vars[i].name = vname[i];
     }
     struct hvt_dif_agg *ga = (struct hvt_dif_agg *)(img + h.off_aggs);

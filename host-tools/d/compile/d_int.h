@@ -181,6 +181,7 @@ typedef struct d_item {
     int ty;
     int nkeys;
     int keys[HVT_DIF_TUPLE_MAX];
+    d_node *dim;              /* a scalar array's dimension (int a[5]), folded by sema */
     d_node *init;             /* inline */
     struct d_item *next;
 } d_item;
@@ -196,6 +197,7 @@ _Noreturn void d_syntax(d_cc *cc, const d_tok *t, const char *expected);
 d_tok d_expect(d_cc *cc, int kind, const char *what);
 d_tok d_member_name(d_cc *cc);
 int d_is_kw(int kind);
+int d_is_type_start(d_cc *cc, const d_tok *t);   /* t begins a type name */
 int d_parse_type_spec(d_cc *cc);
 int d_parse_ptrs(d_cc *cc, int tid);
 int d_parse_type_name(d_cc *cc);
@@ -212,6 +214,8 @@ typedef struct {
     int ty;                   /* value type */
     int nkeys;
     int keys[HVT_DIF_TUPLE_MAX];
+    uint32_t nelem;           /* a scalar array's elements (GLOBAL, LOCAL; ASSOC: self int a[N],
+                                 keyed by (tid, index)); 0: none */
     int line;
 } d_var;
 
@@ -328,6 +332,7 @@ int d_sema_int_const(d_cc *cc, d_node *n, int64_t *v); /* 1 if an integer consta
 int d_args_type(d_cc *cc, int idx, int line, int col); /* args[idx] for the current clause */
 int d_sema_stack_arg(d_cc *cc, d_node *n, int idx, int ty); /* arg6..9: a stack slot or 0 */
 int d_sema_self_assoc(d_cc *cc, d_node *n);     /* self->a[k]: "self->a"[tid, k] */
+_Noreturn void d_sema_array_whole(d_cc *cc, const d_node *n); /* a scalar array without [i] */
 int d_self_assoc_name(const char *name);       /* a name d_sema_self_assoc made */
 int d_aggfn_lookup(const char *name);            /* HVT_DIF_AGG_* or 0 */
 int d_is_action(const d_node *e);                /* a call to an action */

@@ -90,7 +90,7 @@ static int is_type_name(d_cc *cc, const d_tok *t)
     return d_ty_lookup(cc, t->text) >= 0;
 }
 
-static int is_type_start(d_cc *cc, const d_tok *t)
+int d_is_type_start(d_cc *cc, const d_tok *t)
 {
     switch (t->kind) {
     case TK_CONST: case TK_VOLATILE: case TK_RESTRICT: case TK_SIGNED: case TK_UNSIGNED: case TK_CHAR:
@@ -349,7 +349,7 @@ static d_node *parse_unary1(d_cc *cc)
     case TK_SIZEOF:
         d_next(cc);
         n = d_node_new(cc, N_SIZEOF, t.line, t.col);
-        if (d_peek(cc, 0)->kind == TK_LPAR && is_type_start(cc, d_peek(cc, 1))) {
+        if (d_peek(cc, 0)->kind == TK_LPAR && d_is_type_start(cc, d_peek(cc, 1))) {
             d_next(cc);
             n->ty = d_parse_type_name(cc);
             d_expect(cc, TK_RPAR, "')'");
@@ -362,7 +362,7 @@ static d_node *parse_unary1(d_cc *cc)
         n->a = parse_unary(cc);
         return n;
     case TK_LPAR:
-        if (is_type_start(cc, d_peek(cc, 1))) {
+        if (d_is_type_start(cc, d_peek(cc, 1))) {
             d_next(cc);
             n = d_node_new(cc, N_CAST, t.line, t.col);
             n->ty = d_parse_type_name(cc);

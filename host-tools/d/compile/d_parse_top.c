@@ -181,7 +181,11 @@ static d_item *parse_decl(d_cc *cc)
         dclass = first.kind;
         d_next(cc);
     }
-    int base = d_parse_type_spec(cc);
+    /* `self x;`, `this x;`: a declaration with no type is an int, as in DTrace */
+    const d_tok *t0 = d_peek(cc, 0);
+    int untyped = dclass && t0->kind == TK_IDENT && !d_is_type_start(cc, t0) &&
+                  (d_peek(cc, 1)->kind == TK_SEMI || d_peek(cc, 1)->kind == TK_COMMA);
+    int base = untyped ? cc->t_int : d_parse_type_spec(cc);
     d_item *head = NULL, **tail = &head;
     for (;;) {
         int ty = d_parse_ptrs(cc, base);
@@ -189,9 +193,18 @@ static d_item *parse_decl(d_cc *cc)
         d_item *it = decl_item(cc, dclass, &nm);
         it->ty = ty;
         if (d_peek(cc, 0)->kind == TK_LBRAC) {
-            d_tok lb = d_next(cc);
-            if (d_peek(cc, 0)->kind == TK_INT)
-                d_fail(cc, lb.line, lb.col, "scalar arrays are not supported: declare an associative array");
+            d_next(cc);
+            const d_tok *k0 = d_peek(cc, 0);
+            if (k0->kind == TK_RBRAC)
+                d_fail(cc, k0->line, k0->col, "array declaration requires array dimension or tuple signature: %s",
+                       it->name);
+            if (!d_is_type_start(cc, k0)) {
+                /* a scalar array: its dimension a constant expression (sema folds it) */
+                it->dim = d_parse_assign(cc);
+                d_depth_check(cc, it->dim);
+                d_expect(cc, TK_RBRAC, "']'");
+                goto next;
+            }
             for (;;) {
                 const d_tok *k = d_peek(cc, 0);
                 if (it->nkeys == HVT_DIF_TUPLE_MAX)
@@ -202,6 +215,7 @@ static d_item *parse_decl(d_cc *cc)
             }
             d_expect(cc, TK_RBRAC, "']'");
         }
+    next:
         *tail = it;
         tail = &it->next;
         if (d_peek(cc, 0)->kind != TK_COMMA) break;

@@ -366,6 +366,16 @@ int d_sema_self_assoc(d_cc *cc, d_node *n)
     return 1;
 }
 
+/* A scalar array named without an index: hvt has its elements only. Its address (DTrace
+ * lets a program point into its own variables) is refused: hvt's pointers are guest addresses
+ * and every load through one reads the guest. */
+_Noreturn void d_sema_array_whole(d_cc *cc, const d_node *n)
+{
+    d_fail(cc, n->line, n->col, "%s%s is a scalar array: use its elements (%s%s[i]); the address of a D variable is not "
+           "supported by hvtrace (its pointers are guest addresses)", n->kind == N_THIS ? "this->" : "",
+           n->str, n->kind == N_THIS ? "this->" : "", n->str);
+}
+
 /* Resolve the target of an assignment or ++/--; rhs (NULL for ++/--) types a new variable. */
 static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
 {
@@ -376,6 +386,7 @@ static void lvalue(d_cc *cc, d_node *l, d_node *rhs, int op)
         d_var *v = d_var_find(cc, kind, l->str);
         if (v && v->kind == HVT_DIF_VK_ASSOC)
             d_fail(cc, l->line, l->col, "%s is an associative array: it needs a key", l->str);
+        if (v && v->nelem) d_sema_array_whole(cc, l);
         if (!v) {
             /* ++ and -- declare the variable as DTrace does: an int64_t that was 0 */
             int inc = op == TK_INC || op == TK_DEC;
@@ -751,6 +762,7 @@ void d_sema_expr(d_cc *cc, d_node *n)
         d_var *v = d_var_find(cc, HVT_DIF_VK_GLOBAL, n->str);
         if (v) {
             if (v->kind == HVT_DIF_VK_ASSOC) d_fail(cc, n->line, n->col, "%s is an associative array: it needs a key", n->str);
+            if (v->nelem) d_sema_array_whole(cc, n);
             n->vk = VK_VAR;
             n->var = (int)(v - cc->vars);
             n->ty = v->ty;
@@ -781,6 +793,7 @@ void d_sema_expr(d_cc *cc, d_node *n)
         int kind = n->kind == N_SELF ? HVT_DIF_VK_THREAD : HVT_DIF_VK_LOCAL;
         d_var *v = d_var_find(cc, kind, n->str);
         if (!v) d_fail(cc, n->line, n->col, "%s%s has not yet been declared or assigned", n->kind == N_SELF ? "self->" : "this->", n->str);
+        if (v->nelem) d_sema_array_whole(cc, n);
         n->vk = VK_VAR;
         n->var = (int)(v - cc->vars);
         n->ty = v->ty;

@@ -152,6 +152,18 @@ int d_args_type(d_cc *cc, int idx, int line, int col)
 }
 
 /* ---- indexing ---- */
+/* An index into an array of nelem elements: an integer; a constant one at or past the end is
+ * DTrace's compile-time error (checked, as dtrace-utils does, only where nelem > 1: arrays of
+ * 0 or 1 element anchor variable-length data at the end of kernel structs); any other index
+ * is checked when it runs (LDSA/STSA, CHKIDX). */
+static void array_index(d_cc *cc, d_node *n, d_node *idx, uint32_t nelem)
+{
+    int64_t c;
+    if (!d_ty_is_int(cc, idx->ty)) d_fail(cc, idx->line, idx->col, "operator [ ] requires an index of integral type");
+    if (nelem > 1 && d_sema_int_const(cc, idx, &c) && (uint64_t)c >= nelem)
+        d_fail(cc, n->line, n->col, "index outside array bounds: %llu, max is %u", (unsigned long long)c, nelem);
+}
+
 void d_sema_index(d_cc *cc, d_node *n)
 {
     d_node *base = n->a;
@@ -186,13 +198,34 @@ void d_sema_index(d_cc *cc, d_node *n)
             /* the keys may assign new variables: v does not survive them */
             int vi = (int)(v - cc->vars), nk = v->nkeys, kt[HVT_DIF_TUPLE_MAX];
             memcpy(kt, v->keys, sizeof kt);
+            int nk_now = 0;
+            for (d_node *k = n->b; k; k = k->next) nk_now++;
+            if (v->nelem && nk_now != 2) /* self int a[N]: (tid, index) */
+                d_fail(cc, n->line, n->col, "cannot access scalar %s as an associative array", base->str);
             d_sema_keys(cc, &n->b, "", base->str, &nk, kt, 0);
+            if (cc->vars[vi].nelem) array_index(cc, n, n->b->next, cc->vars[vi].nelem);
             n->vk = VK_VAR;
             n->var = vi;
             n->ty = cc->vars[vi].ty;
             n->side = 1; /* the tuple */
             return;
         }
+    }
+    /* a scalar array's element: a[i], this->a[i] */
+    d_var *sa = base->kind == N_IDENT ? d_var_find(cc, HVT_DIF_VK_GLOBAL, base->str) :
+                base->kind == N_THIS ? d_var_find(cc, HVT_DIF_VK_LOCAL, base->str) : NULL;
+    if (sa && sa->nelem) {
+        int vi = (int)(sa - cc->vars);
+        if (nargs != 1)
+            d_fail(cc, n->line, n->col, "cannot access scalar %s as an associative array", base->str);
+        d_sema_expr(cc, n->b);
+        d_sema_rvalue(cc, n->b);
+        array_index(cc, n, n->b, cc->vars[vi].nelem);
+        n->vk = VK_VAR;
+        n->var = vi;
+        n->ty = cc->vars[vi].ty;
+        n->side = n->b->side;
+        return;
     }
     /* self->p[i], this->p[i] with p a pointer: *(p + i), as DTrace decides by the type */
     if ((base->kind == N_SELF || base->kind == N_THIS) &&
@@ -213,13 +246,12 @@ void d_sema_index(d_cc *cc, d_node *n)
     d_sema_expr(cc, n->b);
     d_sema_rvalue(cc, n->b);
     if (!d_ty_is_int(cc, n->b->ty)) d_fail(cc, n->b->line, n->b->col, "operator [ ] requires an index of integral type");
-    int64_t c;
-    if (bound && d_sema_int_const(cc, n->b, &c) && (c < 0 || (uint64_t)c >= bound))
-        d_fail(cc, n->b->line, n->b->col, "index outside array bounds: %lld, max is %u", (long long)c, bound - 1);
+    array_index(cc, n, n->b, bound);
     const d_type *et = d_ty(cc, elem);
     if (et->kind == TY_VOID || et->kind == TY_FUNC)
         d_fail(cc, n->line, n->col, "cannot index a pointer to %s", et->kind == TY_VOID ? "void" : "function");
     n->vk = VK_MEM;
+    n->off = bound;    /* d_cg checks an index that is not constant against it (CHKIDX) */
     n->user = (uint8_t)user;
     n->ty = n->user ? d_ty_user(cc, elem) : elem;
     n->side = base->side | n->b->side;
@@ -396,30 +428,6 @@ static int64_t const_arg(d_cc *cc, d_node *call, int i, const char *what)
     return v;
 }
 
-/* DTrace's llquantize bucket of INT64_MAX for (factor, low, high, nsteps): the index
- * of the top bucket, so nbuckets = llq_top + 1 (include/hvt_dif.h's layout). Bucket 0 holds
- * values below factor^low; each order o from low to high adds n - n/factor buckets, n =
- * min(factor^(o+1), nsteps); one more holds v >= factor^(high+1), unless factor^(high+2)
- * overflows, when those values stay in order high's last bucket. So, without overflow:
- * nbuckets = 2 + sum over o = low..high of (n_o - n_o/factor). */
-static int64_t llq_top(int64_t factor, int64_t low, int64_t high, int64_t nsteps)
-{
-    int64_t this = 1, last, next, value = INT64_MAX, base = 1;
-    int64_t order;
-    for (order = 0; order < low; order++) this *= factor;
-    last = this;
-    if (__builtin_mul_overflow(this, factor, &this)) return base;
-    for (; order <= high; order++) {
-        int64_t nb = this > nsteps ? nsteps : this;
-        if (__builtin_mul_overflow(this, factor, &next)) value = this - 1;
-        if (value < this) return base + (value - last) / (this / nb);
-        base += nb - nb / factor;
-        last = this;
-        this = next;
-    }
-    return base;
-}
-
 /* parameters and bucket count of an aggregating function; DTrace's checks and messages */
 static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
 {
@@ -459,39 +467,53 @@ static void agg_params(d_cc *cc, d_node *call, int fn, int64_t *p, uint32_t *nb)
         return;
     }
     case HVT_DIF_AGG_LLQUANTIZE: {
-        static const char *const what[] = {"factor", "low magnitude", "high magnitude", "linear steps per magnitude"};
+        /* dtrace-utils' checks and messages (dt_cg_agg_llquantize) and its layout
+         * (include/hvt_dif.h): 2 * (high - low + 1) * (steps - steps/factor) + 3 buckets */
         int64_t v[4];
         for (int i = 0; i < 4; i++) {
             d_node *a = nth(call->b, i + 1);
             d_sema_expr(cc, a);
-            if (!d_sema_int_const(cc, a, &v[i]))
-                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d (%s) must be an integer constant", i + 1, what[i]);
-            if (v[i] < 0 || v[i] > UINT16_MAX)
-                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d (%s) must be an unsigned 16-bit quantity", i + 1, what[i]);
+            int isc = d_sema_int_const(cc, a, &v[i]);
+            if (i == 3 && (!isc || v[i] <= 0))
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #4 must be a non-zero positive integer constant");
+            if (!isc) d_fail(cc, a->line, a->col, "llquantize( ) argument #%d must be an integer constant", i + 1);
+            if ((uint64_t)v[i] > UINT16_MAX || (i == 0 && v[i] < 2))
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #%d must be an unsigned 16-bit quantity%s", i + 1,
+                       i == 0 ? " greater than or equal to 2" : "");
+            if (i == 2 && v[2] < v[1])
+                d_fail(cc, a->line, a->col, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 "
+                       "(low magnitude)");
+            if (i == 2) {
+                uint64_t m = 1;
+                for (int64_t k = 0; k <= v[2]; k++) /* factor^(high+1) must fit */
+                    if (__builtin_mul_overflow(m, (uint64_t)v[0], &m))
+                        d_fail(cc, a->line, a->col, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits");
+            }
         }
-        int64_t factor = v[0], low = v[1], high = v[2], nsteps = v[3];
-        if (factor < 2) d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must be two or more");
-        if (low >= high)
-            d_fail(cc, call->line, call->col, "llquantize( ) high magnitude (argument #3) must be greater than low magnitude (argument #2)");
-        if (nsteps < factor)
-            d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must be less than or equal to the number of "
-                   "linear steps per magnitude (argument #4)");
-        int64_t pw = factor;
-        while (pw < nsteps) pw *= factor;
-        if (pw % nsteps || nsteps % factor)
-            d_fail(cc, call->line, call->col, "llquantize( ) factor (argument #1) must evenly divide the number of steps per "
-                   "magnitude (argument #4), and the number of steps per magnitude must evenly divide a power of the factor");
-        int64_t m = 1;
-        for (int64_t i = 0; i <= high; i++) /* factor^(high+1) must fit */
-            if (__builtin_mul_overflow(m, factor, &m))
-                d_fail(cc, call->line, call->col, "llquantize( ) factor (%lld) raised to power of high magnitude (%lld) "
-                       "overflows 64-bits", (long long)factor, (long long)high);
-        /* DTrace's layout without its parameter word: buckets 0 .. llq_top */
-        int64_t n = llq_top(factor, low, high, nsteps) + 1;
+        int64_t factor = v[0], low = v[1], high = v[2], steps = v[3];
+        d_node *a1 = nth(call->b, 1);
+        if (steps < factor && factor % steps)
+            d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) "
+                   "when steps<factor");
+        if (steps > factor) {
+            if (steps % factor)
+                d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) "
+                       "when steps>factor");
+            uint64_t pw = 1;
+            for (int64_t k = 0; k <= (low ? low : 1); k++) pw *= (uint64_t)factor; /* <= factor^(high+1) or factor^2 */
+            if (pw % (uint64_t)steps) {
+                if (!low)
+                    d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must evenly divide the square of "
+                           "argument #1 (factor) when steps>factor and lmag==0");
+                d_fail(cc, a1->line, a1->col, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 "
+                       "(factor), lmag (argument #2) + 1) when steps>factor and lmag>0");
+            }
+        }
+        int64_t n = 2 * (high - low + 1) * (steps - steps / factor) + 3;
         if (n > HVT_DIF_LQUANT_MAX)
             d_fail(cc, call->line, call->col, "llquantize( ) has %lld buckets: hvtrace keeps at most %d", (long long)n,
                    HVT_DIF_LQUANT_MAX);
-        p[0] = factor, p[1] = low, p[2] = high, p[3] = nsteps;
+        p[0] = factor, p[1] = low, p[2] = high, p[3] = steps;
         *nb = (uint32_t)n;
         return;
     }
@@ -608,6 +630,21 @@ void d_sema_decl(d_cc *cc, d_item *it)
         d_fail(cc, it->line, it->col, "a variable cannot hold a value of type \"%s\"", d_ty_str(cc, it->ty));
     if (it->nkeys && kind == HVT_DIF_VK_LOCAL)
         d_fail(cc, it->line, it->col, "associative arrays may not be declared as local variables: %s", it->name);
+    /* int a[N]: a scalar array of N elements, DTrace's D_DECL_ARRSUB / ARRBIG rules (a
+     * positive integral constant below 2^32), within the hypervisor's HVT_DIF_ARRAY_MAX */
+    uint32_t nelem = 0;
+    if (it->dim) {
+        int64_t n;
+        d_sema_expr(cc, it->dim);
+        if (!d_sema_int_const(cc, it->dim, &n) || n <= 0)
+            d_fail(cc, it->dim->line, it->dim->col, "positive integral constant expression or tuple signature expected "
+                   "as array declaration subscript");
+        if ((uint64_t)n > UINT32_MAX) d_fail(cc, it->dim->line, it->dim->col, "array dimension too big");
+        if ((uint64_t)n > HVT_DIF_ARRAY_MAX)
+            d_fail(cc, it->dim->line, it->dim->col, "array dimension too big for hvtrace: at most %u elements",
+                   HVT_DIF_ARRAY_MAX);
+        nelem = (uint32_t)n;
+    }
     for (int i = 0; i < it->nkeys; i++)
         if (!d_ty_is_scalar(cc, it->keys[i]) && d_ty(cc, it->keys[i])->kind != TY_STR)
             d_fail(cc, it->line, it->col, "%s[ ] key #%d cannot be of type \"%s\"", it->name, i + 1, d_ty_str(cc, it->keys[i]));
@@ -615,6 +652,12 @@ void d_sema_decl(d_cc *cc, d_item *it)
     const char *name = it->name;
     int nkeys = it->nkeys, keys[HVT_DIF_TUPLE_MAX];
     memcpy(keys, it->keys, sizeof keys);
+    if (nelem && kind == HVT_DIF_VK_THREAD) {
+        /* self int a[N]: the associative array "self->a" keyed by (tid, index), its index
+         * checked against N: each thread's elements, 0 until stored, as DTrace's */
+        nkeys = 1;
+        keys[0] = cc->t_long;
+    }
     if (nkeys && kind == HVT_DIF_VK_THREAD) {
         if (nkeys >= HVT_DIF_TUPLE_MAX)
             d_fail(cc, it->line, it->col, "self->%s[ ]: at most %d keys", it->name, HVT_DIF_TUPLE_MAX - 1);
@@ -629,12 +672,13 @@ void d_sema_decl(d_cc *cc, d_item *it)
     }
     d_var *v = d_var_find(cc, kind, name);
     if (v) {
-        if (v->ty != it->ty || v->nkeys != nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (nkeys > 0))
+        if (v->ty != it->ty || v->nkeys != nkeys || (v->kind == HVT_DIF_VK_ASSOC) != (nkeys > 0) || v->nelem != nelem)
             d_fail(cc, it->line, it->col, "identifier redeclared: %s\n\t current: %s\n\tprevious: %s", name,
                    d_ty_str(cc, it->ty), d_ty_str(cc, v->ty));
         return;
     }
     int vi = d_var_add(cc, nkeys ? HVT_DIF_VK_ASSOC : kind, name, it->ty, it->line, it->col);
     cc->vars[vi].nkeys = nkeys;
+    cc->vars[vi].nelem = nelem;
     memcpy(cc->vars[vi].keys, keys, sizeof keys);
 }

@@ -286,7 +286,7 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
     } else if (!strcmp(name, "bufsize") || !strcmp(name, "aggsize") || !strcmp(name, "dynvarsize") ||
                !strcmp(name, "strsize")) {
         bad = parse_size(val, &v) || v > UINT32_MAX;
-        if (!bad && name[0] == 's' && (v < 2 || v > HVT_DIF_STRSIZE_MAX)) bad = 1;
+        if (!bad && name[0] == 's' && (v < 2 || v > HVT_DIF_STRSIZE_MAX - 1)) bad = 1; /* + its NUL */
         if (!bad) {
             if (name[0] == 'b') cc->bufsize = (uint32_t)v;
             else if (name[0] == 'a') cc->aggsize = (uint32_t)v;
@@ -339,7 +339,7 @@ int d_setopt(d_cc *cc, const char *name, const char *val, int line, int col)
         return -1;
     }
     if (bad) {
-        const char *hint = !strcmp(name, "strsize") ? " (2 to 1024 bytes)" : !strcmp(name, "nspec") ? " (0 to 1024)" : "";
+        const char *hint = !strcmp(name, "strsize") ? " (2 to 1023 bytes)" : !strcmp(name, "nspec") ? " (0 to 1024)" : "";
         if (val) d_error(cc, line, col, "failed to set option '%s' to '%s': Invalid value for specified option%s", name, val, hint);
         else d_error(cc, line, col, "failed to set option '%s': Invalid value for specified option%s", name, hint);
         return -1;

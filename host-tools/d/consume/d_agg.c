@@ -91,25 +91,6 @@ void d_atab_free(d_atab *t)
 
 /* --- layouts --- */
 
-/* DTrace's llquantize bucket of INT64_MAX (its last bucket): the count is that + 1. */
-static uint32_t llq_last(int64_t factor, int64_t low, int64_t high, int64_t nsteps)
-{
-    __int128 this = 1, last, next;
-    int64_t base = 1, order;
-    for (order = 0; order < low; order++)
-        this *= factor;
-    last = this;
-    for (this *= factor; order <= high; order++) {
-        __int128 nb = this > nsteps ? nsteps : this;
-        if ((next = this * factor) > INT64_MAX)
-            return (uint32_t)(base + (this - 1 - last) / (this / nb));
-        base += (int64_t)(nb - nb / factor);
-        last = this;
-        this = next;
-    }
-    return (uint32_t)base;
-}
-
 uint32_t d_agg_buckets(const d_agg *ag)
 {
     const int64_t *p = ag->p;
@@ -122,15 +103,11 @@ uint32_t d_agg_buckets(const d_agg *ag)
         return (uint32_t)((p[1] - p[0]) / p[2] + 2);
     case HVT_DIF_AGG_LLQUANTIZE:
     {
-        if (p[0] < 2 || p[1] < 0 || p[2] < p[1] || p[2] > 62 || p[3] < p[0] || p[3] % p[0] || p[3] > 65535)
+        /* dtrace-utils' layout (include/hvt_dif.h); parameters as the compiler checked them */
+        if (p[0] < 2 || p[0] > 65535 || p[1] < 0 || p[2] < p[1] || p[2] > 65535 || p[3] < 1 || p[3] > 65535)
             return 0;
-        /* factor^(high+1) must fit: the printing walks up to it in 64 bits, as DTrace does */
-        __int128 pw = 1;
-        for (int64_t i = 0; i <= p[2]; i++)
-            if ((pw *= p[0]) > INT64_MAX)
-                return 0;
-        uint32_t n = llq_last(p[0], p[1], p[2], p[3]) + 1;
-        return n <= HVT_DIF_LQUANT_MAX ? n : 0;
+        int64_t n = 2 * (p[2] - p[1] + 1) * (p[3] - p[3] / p[0]) + 3;
+        return n <= HVT_DIF_LQUANT_MAX ? (uint32_t)n : 0;
     }
     default:
         return 0;

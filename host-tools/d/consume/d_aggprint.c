@@ -146,54 +146,104 @@ static void print_lquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_
     }
 }
 
+/* dtrace-utils' dt_print_llquantize: the symmetric buckets (include/hvt_dif.h), those from the
+ * first to the last with a count and one more each side, each labelled by its lower bound
+ * (its magnitude for the negative ones); the underflow bucket is "0" when low is 0, else
+ * "< factor^low" ("abs() < factor^low" when a negative bucket shows); with low 0 and steps >
+ * factor, order 0's steps/factor-wide buckets are labelled 2 .. factor and those without a
+ * label (never filled) are skipped, the ends taking a neighbour's label as dtrace-utils'
+ * ghost-bin rule does. */
+#define LLQ_CW 24
 static void print_llquantize(d_out *o, const d_agg *ag, const int64_t *d, uint64_t normal, int zoom)
 {
-    int64_t factor = ag->p[0], low = ag->p[1], high = ag->p[2], nsteps = ag->p[3];
-    int levels = (int)d_agg_buckets(ag), first = 0, last = levels - 1, bin = 1;
-    int64_t value = 1, next, step, order;
+    int64_t factor = ag->p[0], lmag = ag->p[1], hmag = ag->p[2], steps = ag->p[3];
+    int64_t sf = steps / factor, bin0 = 1 + (hmag - lmag + 1) * (steps - sf);
+    int64_t nbins = (int64_t)d_agg_buckets(ag), first = 0, last = nbins - 1, pad = 0;
     bars b;
-    char c[48];
-    while (first < levels && !d[first])
+    while (first <= last && !d[first])
         first++;
-    if (first == levels) {
-        first = 0;
-        last = 1;
+    if (first > last) {
+        first = last = bin0 + 1;     /* at least one bucket, so the output is not empty */
     } else {
-        if (first > 0)
-            first--;
-        while (last > 0 && !d[last])
+        while (!d[last])
             last--;
-        if (last < levels - 1)
-            last++;
     }
-    range_total(d, first, last, zoom, &b);
+    range_total(d, (int)first, (int)last, zoom, &b);
     header(o);
-    for (order = 0; order < low; order++)
-        value *= factor;
-    next = value * factor;
-    step = next > nsteps ? next / nsteps : 1;
-    if (first == 0) {
-        snprintf(c, sizeof c, "< %lld", (long long)value);
-        d_out_printf(o, "%16s ", c);
-        quantline(o, d[0], normal, &b);
-    }
-    while (order <= high) {
-        if (bin >= first && bin <= last) {
-            d_out_printf(o, "%16lld ", (long long)value);
-            quantline(o, d[bin], normal, &b);
-        }
-        bin++;
-        if ((value += step) != next)
-            continue;
-        next = value * factor;
-        step = next > nsteps ? next / nsteps : 1;
-        order++;
-    }
-    if (last < bin)
+    if (first > 0)
+        first--;
+    if (last < nbins - 1)
+        last++;
+    if (lmag == 0 && steps > factor)
+        pad = sf;
+    int64_t nlab = last - first + 1 + 2 * pad;
+    char *c = calloc((size_t)nlab, LLQ_CW);
+    if (!c)
         return;
-    snprintf(c, sizeof c, ">= %lld", (long long)value);
-    d_out_printf(o, "%16s ", c);
-    quantline(o, d[bin], normal, &b);
+#define LAB(I, ...) do { int64_t i_ = (I); if (i_ >= first - pad && i_ <= last + pad) \
+        snprintf(c + LLQ_CW * (i_ - first + pad), LLQ_CW, __VA_ARGS__); } while (0)
+    uint64_t scale = 1;
+    for (int64_t k = 0; k < lmag; k++)
+        scale *= (uint64_t)factor;
+    if (scale == 1)
+        LAB(bin0, "%d", 0);
+    else if (first >= bin0)
+        LAB(bin0, "< %llu", (unsigned long long)scale);
+    else
+        LAB(bin0, "abs() < %llu", (unsigned long long)scale);
+    LAB(bin0 - 1, "-%llu", (unsigned long long)scale);
+    LAB(bin0 + 1, "%llu", (unsigned long long)scale);
+    int64_t mag = lmag, i = 1;
+    if (lmag == 0 && steps > factor) {
+        for (int64_t step = 2; step <= factor; step++) {
+            i += sf;
+            LAB(bin0 - i, "-%lld", (long long)step);
+            LAB(bin0 + i, "%lld", (long long)step);
+        }
+        mag++;
+    }
+    uint64_t sc = 1;
+    for (int64_t k = 0; k < mag + 1; k++)
+        sc *= (uint64_t)factor;
+    sc /= (uint64_t)steps;
+    for (; mag <= hmag; mag++) {
+        for (int64_t step = sf + 1; step <= steps; step++) {
+            i++;
+            LAB(bin0 - i, "-%llu", (unsigned long long)((uint64_t)step * sc));
+            LAB(bin0 + i, "%llu", (unsigned long long)((uint64_t)step * sc));
+        }
+        sc *= (uint64_t)factor;
+    }
+    scale = 1;
+    for (int64_t k = 0; k <= hmag; k++)
+        scale *= (uint64_t)factor;
+    LAB(0, "<= -%llu", (unsigned long long)scale);
+    LAB(nbins - 1, ">= %llu", (unsigned long long)scale);
+#undef LAB
+    if (pad > 0) {                   /* the ghost-bin rule: an end without a label takes the nearest one's */
+        char *f = c + LLQ_CW * pad, *l = c + LLQ_CW * (last - first + pad);
+        int64_t k;
+        if (!*f) {
+            for (k = 1; k < pad && !f[-LLQ_CW * k]; k++)
+                ;
+            if (k < pad)
+                memcpy(f, f - LLQ_CW * k, LLQ_CW);
+        }
+        if (!*l) {
+            for (k = 1; k < pad && !l[LLQ_CW * k]; k++)
+                ;
+            if (k < pad)
+                memcpy(l, l + LLQ_CW * k, LLQ_CW);
+        }
+    }
+    for (int64_t k = first; k <= last; k++) {
+        const char *lab = c + LLQ_CW * (k - first + pad);
+        if (!*lab)
+            continue;
+        d_out_printf(o, "%16s ", lab);
+        quantline(o, d[k], normal, &b);
+    }
+    free(c);
 }
 
 /* The distribution of a quantization, or 0 if fn is not one. */

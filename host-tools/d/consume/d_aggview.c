@@ -26,6 +26,9 @@ typedef struct {
 } sortctx;
 
 /* The "value" DTrace sorts quantizations by: the sum of bucket values times counts. */
+/* a - b in 64 bits as dtrace-utils computes it (wrapping), then as a long double */
+static long double ldiff(int64_t a, int64_t b) { return (long double)(int64_t)((uint64_t)a - (uint64_t)b); }
+
 static long double qsum(const sortctx *s, const int64_t *d, int64_t *zero)
 {
     const int64_t *p = s->ag->p;
@@ -51,23 +54,33 @@ static long double qsum(const sortctx *s, const int64_t *d, int64_t *zero)
         if (base + 1 == 0)
             *zero = d[levels + 1];
     } else {
-        int64_t factor = p[0], value = 1, next, step;
-        int64_t order, bin = 0;
-        for (order = 0; order < p[1]; order++)
-            value *= factor;
-        t = (long double)d[bin++] * (long double)(value - 1);
-        next = value * factor;
-        step = next > p[3] ? next / p[3] : 1;
-        while (order <= p[2]) {
-            t += (long double)d[bin++] * (long double)value;
-            if ((value += step) != next)
-                continue;
-            next = value * factor;
-            step = next > p[3] ? next / p[3] : 1;
-            order++;
+        /* dtrace-utils' dt_aggregate_llquantizedsum: each bucket's lower bound (negative
+         * ones by their magnitude) times its count; "zero" is the underflow bucket */
+        int64_t factor = p[0], lmag = p[1], hmag = p[2], steps = p[3], sf = steps / factor;
+        int64_t bin0 = 1 + (hmag - lmag + 1) * (steps - sf), i = 1, mag;
+        long double scale = 1;
+        for (int64_t k = 0; k < lmag; k++)
+            scale *= factor;
+        t = scale * ldiff(d[bin0 + 1], d[bin0 - 1]);
+        if (lmag == 0 && steps > factor) {
+            for (int64_t step = 2; step <= factor; step++) {
+                i += sf;
+                t += step * ldiff(d[bin0 + i], d[bin0 - i]);
+            }
+            lmag = 1;
         }
-        t += (long double)d[bin] * (long double)value;
-        *zero = d[0];
+        scale = 1;
+        for (int64_t k = 0; k < lmag + 1; k++)
+            scale *= factor;
+        scale /= steps;
+        for (mag = lmag; mag <= hmag; mag++) {
+            for (int64_t step = sf + 1; step <= steps; step++) {
+                i++;
+                t += step * scale * ldiff(d[bin0 + i], d[bin0 - i]);
+            }
+            scale *= factor;
+        }
+        *zero = d[bin0];
     }
     return t;
 }

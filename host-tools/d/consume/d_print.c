@@ -21,12 +21,19 @@ static void print_trace(d_consumer *c, const d_value *v)
         d_sym2str(&c->cfg.sym, (uint64_t)v->i, 0, s, sizeof s);
         d_out_printf(c->out, "  %-50s", s);
         return;
-    default:
+    case D_V_INT:         /* dtrace-utils' dt_print_trace: signed by the C type, its widths */
         switch (v->size) {
-        case 1: d_out_printf(c->out, q ? "%d" : " %3d", (uint8_t)v->i); return;
-        case 2: d_out_printf(c->out, q ? "%d" : " %5d", (uint16_t)v->i); return;
-        case 4: d_out_printf(c->out, q ? "%d" : " %8d", (int)(uint32_t)v->i); return;
-        default: d_out_printf(c->out, q ? "%lld" : " %16lld", (long long)v->i); return;
+        case 1: d_out_printf(c->out, q ? "%d" : " %3d", (int8_t)v->i); return;
+        case 2: d_out_printf(c->out, q ? "%d" : " %5d", (int16_t)v->i); return;
+        case 4: d_out_printf(c->out, q ? "%d" : " %10d", (int32_t)v->i); return;
+        default: d_out_printf(c->out, q ? "%lld" : " %19lld", (long long)v->i); return;
+        }
+    default:              /* unsigned integers and pointers */
+        switch (v->size) {
+        case 1: d_out_printf(c->out, q ? "%u" : " %3u", (uint8_t)v->i); return;
+        case 2: d_out_printf(c->out, q ? "%u" : " %5u", (uint16_t)v->i); return;
+        case 4: d_out_printf(c->out, q ? "%u" : " %10u", (uint32_t)v->i); return;
+        default: d_out_printf(c->out, q ? "%llu" : " %20llu", (unsigned long long)v->i); return;
         }
     }
 }
@@ -261,6 +268,7 @@ static const char *fault_str(uint32_t f)
     case HVT_DIF_F_TUPLE: return "tuple stack overflow";
     case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return "illegal operation";
     case HVT_DIF_F_BUDGET: return "firing budget exceeded";
+    case HVT_DIF_F_BADINDEX: return "index out of bounds";
     default: return "unknown fault";
     }
 }
@@ -289,6 +297,8 @@ int d_do_error(d_consumer *c, const struct hvt_drec *r)
     }
     if (r->fault == HVT_DIF_F_BADADDR)
         snprintf(details, sizeof details, " (0x%llx)", (unsigned long long)r->arg);
+    else if (r->fault == HVT_DIF_F_BADINDEX)   /* dtrace-utils: "index out of bounds (8)" */
+        snprintf(details, sizeof details, " (%llu)", (unsigned long long)r->arg);
     else if (r->fault == HVT_DIF_F_BUDGET)   /* hvtrace's own: the firing ended here */
         snprintf(details, sizeof details, " (%s; later clauses skipped)",
                  r->arg == HVT_DIF_BUDGET_TIME ? "time" : "instructions");

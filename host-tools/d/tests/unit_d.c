@@ -223,8 +223,18 @@ static void test_syntax(void)
     /* options and pragmas reach the dprog and the header */
     res r = comp("#pragma D option quiet\n#pragma D option strsize=512\n#pragma D option bufsize=4m\n"
                  "#pragma D option switchrate=10hz\n#pragma D option aggsortkey\nBEGIN { }");
-    CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 512 && hdr(&r.p)->bufsize == 4u << 20 &&
+    CHECK(r.rc == 0 && r.p.quiet && hdr(&r.p)->strsize == 513 && hdr(&r.p)->bufsize == 4u << 20 &&
           r.p.switchrate_ns == 100000000 && r.p.aggsortkey, "pragmas: %s", r.err);
+    res_free(&r);
+    /* strsize is DTrace's: the characters of a string (the header's counts its NUL too), 2 to
+     * 1023; a longer string constant is cut at strsize characters (dtrace-utils' strlen/
+     * tst.capped-sizw.d: strlen("123456789") is 5 at strsize=5), not refused */
+    r = comp("#pragma D option strsize=5\nBEGIN { trace(strlen(\"123456789\")); trace(\"abc\"); }");
+    CHECK(r.rc == 0 && hdr(&r.p)->strsize == 6 && stroff(&r.p, "12345") >= 0 &&
+          stroff(&r.p, "123456789") < 0 && stroff(&r.p, "abc") >= 0, "strsize=5: constants cut at 5: %s", r.err);
+    res_free(&r);
+    r = comp("#pragma D option strsize=1023\nBEGIN { }");
+    CHECK(r.rc == 0 && hdr(&r.p)->strsize == HVT_DIF_STRSIZE_MAX, "strsize=1023: the hypervisor's most: %s", r.err);
     res_free(&r);
     /* aggsortkeypos is a key index, not a flag */
     r = comp("#pragma D option aggsortkeypos=2\n#pragma D option aggsortpos=3\nBEGIN { }");
@@ -485,6 +495,52 @@ static void test_vars(void)
     }
     ERR("self int a[int, int, int, int, int, int, int, int];\nBEGIN { }", 1, 10, "self->a[ ]: at most 7 keys");
     ERR("self int a[string];\nBEGIN { trace(self->a[1]); }", 2, 23, "self->a[ ] key #1 is incompatible with prototype");
+    /* scalar arrays: int a[5] global and this-> (LDSA/STSA, the index in a register), self int
+     * a[5] the associative array "self->a"[tid, index] with its index checked (CHKIDX 5) */
+    CODE("int a[5];\nBEGIN { a[arg0] = 7; trace(a[2]); }", {OP(LDI), 0, 0, 0, 7}, {OP(VAR), 1, 0, 0, V(ARG0)},
+         {OP(STSA), 0, 1, 0, 0}, {OP(ACT), 0, 0, 0, 0}, {OP(LDI), 0, 0, 0, 2}, {OP(LDSA), 0, 0, 0, 0},
+         {OP(EMIT), 0, 0, 0, 0}, {OP(RET), 0, 0, 0, 0});
+    CODE("this int a[3];\nBEGIN { this->a[1]++; }", {OP(LDI), 0, 0, 0, 1}, {OP(LDSA), 1, 0, 0, 0},
+         {OP(ADDI), 1, 1, 0, 1}, {OP(SEXT), 1, 1, 0, 4}, {OP(STSA), 0, 0, 1, 0}, {OP(RET), 0, 0, 0, 0});
+    {
+        res r = comp("int a[5]; this string s[4]; self int t[6];\nBEGIN { self->t[arg1] = 1; trace(self->t[5]); }");
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(c && h->nvars == 3 && v[0].kind == HVT_DIF_VK_GLOBAL && v[0].nelem == 5 && v[1].kind == HVT_DIF_VK_LOCAL &&
+              v[1].type == HVT_DIF_T_STR && v[1].nelem == 4 && v[2].kind == HVT_DIF_VK_ASSOC && v[2].nkeys == 2 &&
+              (int32_t)v[2].name == stroff(&r.p, "self->t"), "arrays: the variables' kinds and counts: %s", r.err);
+        int chk = 0;
+        for (uint32_t i = 0; c && i < n; i++) chk += c[i].op == OP(CHKIDX) && c[i].imm == 6;
+        CHECK(chk == 2, "self int t[6]: both indexes checked against 6 (%d)", chk);
+        res_free(&r);
+    }
+    /* `self x;` and `this x;` with no type declare an int (dtrace-utils' scalars/tst.self.d,
+     * lvar/tst.default_int.d) */
+    {
+        res r = comp("self x;\nthis y, z;\nBEGIN { self->x = 1; this->y = 2; trace(self->x + this->y); }");
+        const struct hvt_dif_hdr *h = r.rc ? NULL : hdr(&r.p);
+        const struct hvt_dif_var *v = h ? (const void *)(r.p.image + h->off_vars) : NULL;
+        CHECK(h && h->nvars == 3 && v[0].kind == HVT_DIF_VK_THREAD && v[0].type == HVT_DIF_T_INT &&
+              v[1].kind == HVT_DIF_VK_LOCAL && v[2].kind == HVT_DIF_VK_LOCAL, "self x; this y, z;: ints: %s", r.err);
+        res_free(&r);
+    }
+    /* DTrace's errors (arrays/err.D_ARR_BOUNDS.*, err.D_DECL_ARR*, err.D_ARR_BADREF.bad.d) */
+    ERR("int a[5];\nBEGIN { trace(a[5]); }", 2, 16, "index outside array bounds: 5, max is 5");
+    ERR("int a[5];\nBEGIN { a[5] = 0; }", 2, 10, "index outside array bounds: 5, max is 5");
+    ERR("int a[5];\nBEGIN { a[-1] = 0; }", 2, 10, "index outside array bounds: 18446744073709551615, max is 5");
+    ERR("this int a[2];\nBEGIN { this->a[2]++; }", 2, 16, "index outside array bounds: 2, max is 2");
+    ERR("self int a[2];\nBEGIN { self->a[7] = 1; }", 2, 16, "index outside array bounds: 7, max is 2");
+    ERR("int a[];\nBEGIN { }", 1, 7, "array declaration requires array dimension or tuple signature: a");
+    ERR("int a[-7];\nBEGIN { }", 1, 7, "positive integral constant expression or tuple signature expected as array declaration subscript");
+    ERR("int a[arg0];\nBEGIN { }", 1, 7, "positive integral constant expression or tuple signature expected as array declaration subscript");
+    ERR("int x[88294967295];\nBEGIN { }", 1, 7, "array dimension too big");
+    ERR("int x[2000000];\nBEGIN { }", 1, 7, "array dimension too big for hvtrace: at most 1048576 elements");
+    ERR("int x[5];\nBEGIN { x[1, 2] = 1; }", 2, 10, "cannot access scalar x as an associative array");
+    ERR("int a[5];\nBEGIN { trace(((int *)a)[1]); }", 2, 23, "a is a scalar array: use its elements (a[i]); the address of a D variable is not supported by hvtrace (its pointers are guest addresses)");
+    ERR("this int a[5];\nBEGIN { this->a = 1; }", 2, 9, "this->a is a scalar array: use its elements (this->a[i]); the address of a D variable is not supported by hvtrace (its pointers are guest addresses)");
+    ERR("int a[5];\nint a[6];\nBEGIN { }", 2, 5, "identifier redeclared: a");
     /* this->p[i], self->p[i]: *(p + i) */
     CODE("BEGIN { this->p = (short *)arg0; trace(this->p[3]); }", {OP(VAR), 0, 0, 0, V(ARG0)}, {OP(STLV), 0, 0, 0, 0},
          {OP(ACT), 0, 0, 0, 0}, {OP(LDLV), 0, 0, 0, 0}, {OP(ADDI), 0, 0, 0, 6}, {OP(LDG), 0, 0, 0, 2 | HVT_DIF_LD_SIGNED},
@@ -502,7 +558,7 @@ static void test_aggs(void)
     CHECK(r.rc == 0, "aggregations: %s", r.err);
     if (r.rc == 0) {
         const struct hvt_dif_agg *a = (const void *)(r.p.image + hdr(&r.p)->off_aggs);
-        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 12, 22, 119, 7};
+        static const uint32_t nb[] = {1, 1, 1, 1, 2, 4, HVT_DIF_QUANT_BUCKETS, 12, 22, 255, 13};
         static const uint8_t fn[] = {HVT_DIF_AGG_COUNT, HVT_DIF_AGG_SUM, HVT_DIF_AGG_MIN, HVT_DIF_AGG_MAX, HVT_DIF_AGG_AVG,
                                      HVT_DIF_AGG_STDDEV, HVT_DIF_AGG_QUANTIZE, HVT_DIF_AGG_LQUANTIZE, HVT_DIF_AGG_LQUANTIZE,
                                      HVT_DIF_AGG_LLQUANTIZE, HVT_DIF_AGG_LLQUANTIZE};
@@ -518,12 +574,17 @@ static void test_aggs(void)
         CHECK(!strcmp(r.p.aggs[0].name, "c") && stroff(&r.p, "mi") == (int32_t)a[2].name, "names");
     }
     res_free(&r);
-    /* factor^(high+2) overflows: no bucket above order high */
-    r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 61, 2); }");
-    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 63, "llquantize at 64 bits: %s", r.err);
-    res_free(&r);
+    /* dtrace-utils' layout: 2 * (high - low + 1) * (steps - steps/factor) + 3 buckets, up to
+     * factor^(high+1) = 2^63 (it fits 64 bits unsigned); 2^64 is its overflow error */
     r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 62, 2); }");
-    CHECK(r.rc == -1 && strstr(r.err, "raised to power of high magnitude (62) overflows 64-bits"), "llquantize overflow: %s", r.err);
+    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 129, "llquantize at 64 bits: %s", r.err);
+    res_free(&r);
+    r = comp("BEGIN { @a = llquantize(arg0, 10, 2, 2, 5); }");
+    CHECK(r.rc == 0 && r.p.aggs[0].nbuckets == 13, "llquantize low = high, steps < factor: %s", r.err);
+    res_free(&r);
+    r = comp("BEGIN { @a = llquantize(arg0, 2, 0, 63, 2); }");
+    CHECK(r.rc == -1 && strstr(r.err, "llquantize( ) argument #3 (high magnitude) will cause overflow of 64 bits"),
+          "llquantize overflow: %s", r.err);
     res_free(&r);
     r = comp("BEGIN { @ = count(); }");
     CHECK(r.rc == 0 && r.p.naggs == 1 && !strcmp(r.p.aggs[0].name, "") && r.p.aggs[0].nkeys == 0, "anonymous @");
@@ -560,9 +621,15 @@ static void test_errors(void)
     ERR("BEGIN { @a = lquantize(1, arg0, 10); }", 1, 27, "lquantize( ) argument #1 must be an integer constant");
     ERR("BEGIN { @a = lquantize(1, 0, 100000, 1); }", 1, 14, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity");
     ERR("BEGIN { @a = lquantize(1, 0, 10000, 1); }", 1, 14, "lquantize( ) has 10002 buckets: hvtrace keeps at most 1024");
-    ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 14, "llquantize( ) factor (argument #1) must be two or more");
-    ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 14, "llquantize( ) high magnitude (argument #3) must be greater");
-    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 14, "llquantize( ) factor (argument #1) must be less than or equal");
+    /* dtrace-utils' llquantize errors (aggs/err.D_LLQUANT_*.d) */
+    ERR("BEGIN { @a = llquantize(1, 1, 0, 6, 20); }", 1, 28, "llquantize( ) argument #1 must be an unsigned 16-bit quantity greater than or equal to 2");
+    ERR("BEGIN { @a = llquantize(1, 10, 3, 2, 20); }", 1, 35, "llquantize( ) argument #3 (high magnitude) must be at least argument #2 (low magnitude)");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 0); }", 1, 38, "llquantize( ) argument #4 must be a non-zero positive integer constant");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 7); }", 1, 28, "llquantize() argument #4 (steps) must evenly divide argument #1 (factor) when steps<factor");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 15); }", 1, 28, "llquantize() argument #4 (steps) must be a multiple of argument #1 (factor) when steps>factor");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 30); }", 1, 28, "llquantize() argument #4 (steps) must evenly divide the square of argument #1 (factor) when steps>factor and lmag==0");
+    ERR("BEGIN { @a = llquantize(1, 10, 1, 6, 300); }", 1, 28, "llquantize() argument #4 (steps) must evenly divide pow(argument #1 (factor), lmag (argument #2) + 1) when steps>factor and lmag>0");
+    ERR("BEGIN { @a = llquantize(1, 10, 0, 6, 70000); }", 1, 38, "llquantize( ) argument #4 must be an unsigned 16-bit quantity");
     ERR("BEGIN { @a = quantize(1, \"x\"); }", 1, 26, "quantize( ) argument #2 is incompatible with prototype");
     ERR("BEGIN { @a = lquantize(1, 0, 10, 1, \"x\"); }", 1, 37, "lquantize( ) argument #5 is incompatible with prototype");
     ERR("BEGIN { @a = count(); @a = sum(1); }", 1, 26, "aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 1");
@@ -623,6 +690,7 @@ static void test_errors(void)
     ERR("BEGIN { trace($target); }", 1, 15, "macro variable $target is not defined");
     ERR("#pragma D option foo=1\nBEGIN { }", 1, 18, "failed to set option 'foo' to '1': Invalid option name");
     ERR("#pragma D option strsize=5000\nBEGIN { }", 1, 18, "failed to set option 'strsize' to '5000': Invalid value for specified option");
+    ERR("#pragma D option strsize=1024\nBEGIN { }", 1, 18, "failed to set option 'strsize' to '1024': Invalid value for specified option (2 to 1023 bytes)");
     ERR("#pragma D frobnicate\nBEGIN { }", 1, 11, "invalid D pragma: frobnicate");
     ERR("#include <stdio.h>\nBEGIN { }", 1, 2, "invalid control directive: #include");
     ERR("BEGIN { trace(1); } }", 1, 21, "syntax error near \"}\"");
@@ -745,7 +813,7 @@ static void test_probes(void)
               v[4].nkeys == 1 && v[4].key_types[0] == HVT_DIF_T_STR && (int32_t)v[1].name == stroff(&r.p, "s"), "vars");
         const uint64_t *c = (const void *)(r.p.image + h->off_consts);
         CHECK(h->nconsts == 1 && c[0] == 0x1234567890ull, "consts");
-        CHECK(h->strsize == 256 && h->flags == 0 && r.p.image[h->off_strtab] == 0, "header");
+        CHECK(h->strsize == 257 && h->flags == 0 && r.p.image[h->off_strtab] == 0, "header");
     }
     res_free(&r);
     /* the resolver over a probe_list */
@@ -1264,6 +1332,17 @@ static void test_btf(void)
     check_err_o(__LINE__, "BEGIN { trace(((int *)arg0)->x); }", o, 1, 28,
                 "operator -> cannot be applied to pointer to type \"int\"; must be applied to a struct or union pointer");
     check_err_o(__LINE__, "BEGIN { trace((struct nosuch *)arg0); }", o, 1, 23, "failed to resolve type struct nosuch: Unknown type name");
+    /* a kernel array indexed by a variable: checked (CHKIDX 16, comm's 16 bytes); by a constant: not */
+    {
+        res r = comp_o("BEGIN { trace(curthread->comm[arg0]); trace(curthread->comm[3]); }", o);
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        int chk = 0;
+        for (uint32_t i = 0; c && i < n; i++) chk += c[i].op == OP(CHKIDX) ? (c[i].imm == 16 ? 1 : 100) : 0;
+        CHECK(chk == 1, "curthread->comm[arg0]: one CHKIDX 16 (%d): %s", chk, r.err);
+        res_free(&r);
+    }
+    check_err_o(__LINE__, "BEGIN { trace(curthread->comm[16]); }", o, 1, 30, "index outside array bounds: 16, max is 16");
     check_err_o(__LINE__, "BEGIN { printf(\"%d\", curthread->comm); }", o, 1, 22,
                 "printf( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %d");
     {

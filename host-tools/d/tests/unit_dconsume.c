@@ -303,7 +303,8 @@ static void records(void)
         d_consume_free(cs);
         d_out_reset(&g_out);
     }
-    /* trace() of every size, a string, sym(), and the heading only once */
+    /* trace() of every size as dtrace-utils prints it (signed by the C type: " %19ld", " %10d",
+     * " %5hd", " %3hhd"; unsigned " %20lu"...), a string, sym(), and the heading only once */
     rb_rec(&r, HVT_DREC_DATA, 1, 5, 0);
     rb_act(&r, 0), rb_i(&r, 42), rb_act(&r, 1), rb_i(&r, -1), rb_act(&r, 2), rb_i(&r, -1), rb_act(&r, 3), rb_i(&r, -2);
     rb_act(&r, 4), rb_s(&r, "bash"), rb_act(&r, 8), rb_i(&r, -1), rb_act(&r, 7), rb_i(&r, (int64_t)0xffffffff81001014ull);
@@ -311,8 +312,8 @@ static void records(void)
     d_out_reset(&g_out);
     one(c, &r);
     expect("trace values", g_out.buf,
-           L1_OPEN "               42       -1 65535 254  bash                             "
-                   "               -1  vmlinux`do_sys_open                               \n");
+           L1_OPEN "                  42         -1    -1  -2  bash                              18446744073709551615"
+                   "  vmlinux`do_sys_open                               \n");
     /* printf() after the probe: DTrace's blank line follows */
     rb_rec(&r, HVT_DREC_DATA, 1, 5, 0), rb_act(&r, 5), rb_i(&r, 7), rb_s(&r, "abc"), rb_end(&r);
     d_out_reset(&g_out);
@@ -348,7 +349,7 @@ static void records(void)
     rb_act(&r, 0), rb_i(&r, 42), rb_act(&r, 1), rb_i(&r, -1), rb_act(&r, 2), rb_i(&r, -1), rb_act(&r, 4), rb_s(&r, "bash");
     rb_act(&r, 5), rb_i(&r, -7), rb_s(&r, "x"), rb_end(&r);
     one(c, &r);
-    expect("quiet", g_out.buf, "42-165535bashx=-7 s=x\n");
+    expect("quiet", g_out.buf, "42-1-1bashx=-7 s=x\n");   /* a short -1: %hd, as dtrace-utils */
     d_consume_free(c);
 
     /* stack(): frames from the unwinder, symbolized, indented 14 */

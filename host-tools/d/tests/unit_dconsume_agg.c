@@ -15,7 +15,7 @@ static d_agg aggs[NAGG] = {
     [A_SD] = {"sd", HVT_DIF_AGG_STDDEV, 0, {{0}}, {0}, 4},
     [A_Q] = {"q", HVT_DIF_AGG_QUANTIZE, 0, {{0}}, {0}, 127},
     [A_LQ] = {"lq", HVT_DIF_AGG_LQUANTIZE, 0, {{0}}, {0, 10, 2}, 8},          /* 1 header slot */
-    [A_LLQ] = {"llq", HVT_DIF_AGG_LLQUANTIZE, 0, {{0}}, {10, 0, 2, 10}, 30},  /* 1 header slot */
+    [A_LLQ] = {"llq", HVT_DIF_AGG_LLQUANTIZE, 0, {{0}}, {10, 0, 2, 10}, 58},  /* 1 header slot */
     [A_E] = {"e", HVT_DIF_AGG_COUNT, 0, {{0}}, {0}, 1},
     [A_K8] = {"k8", HVT_DIF_AGG_SUM, 1, {{D_V_INT, 1}}, {0}, 1},
     [A_K16] = {"k16", HVT_DIF_AGG_SUM, 1, {{D_V_INT, 2}}, {0}, 1},
@@ -97,7 +97,7 @@ static void load_two_cpus(d_consumer *c)
     rb_agg(&S, A_SD, 0, k0(), (int64_t[]){4, 14, 52, 0}, 4);  /* 2 4 4 4 */
     vrec(A_Q, 0, 127, 3, (int[]){63, 64, 65}, (int64_t[]){1, 1, 1});                    /* 0 1 2 */
     vrec(A_LQ, 0, 8, 3, (int[]){0, 1, 3}, (int64_t[]){12345, 1, 1});                    /* header, -1, 3 */
-    vrec(A_LLQ, 0, 30, 3, (int[]){0, 1 + 5, 1 + 14}, (int64_t[]){777, 1, 1});           /* header, 5, 50 */
+    vrec(A_LLQ, 0, 58, 3, (int[]){0, 1 + 33, 1 + 42}, (int64_t[]){777, 1, 1});          /* header, 5, 50 */
     add1(A_SYM, 0, ki((int64_t)0xffffffff81001014ull), 2);
     expect_int("snapshot cpu 0", snap(c, 0, 1), 0);
     /* CPU 1 */
@@ -108,7 +108,7 @@ static void load_two_cpus(d_consumer *c)
     rb_agg(&S, A_SD, 1, k0(), (int64_t[]){4, 26, 180, 0}, 4); /* 5 5 7 9 */
     vrec(A_Q, 1, 127, 3, (int[]){65, 66, 73}, (int64_t[]){1, 1, 1});                    /* 3 4 1000 */
     vrec(A_LQ, 1, 8, 3, (int[]){0, 3, 7}, (int64_t[]){12345, 1, 1});                    /* header, 3, 50 */
-    vrec(A_LLQ, 1, 30, 3, (int[]){0, 1 + 28, 1 + 5}, (int64_t[]){777, 1, 1});           /* header, 5000, 5 */
+    vrec(A_LLQ, 1, 58, 3, (int[]){0, 1 + 56, 1 + 33}, (int64_t[]){777, 1, 1});          /* header, 5000, 5 */
     add1(A_SYM, 1, ki((int64_t)0xffffffff81001020ull), 3), add1(A_SYM, 1, ki((int64_t)0xffffffff81002005ull), 1);
     expect_int("snapshot cpu 1", snap(c, 1, 1), 0);
 }

@@ -1,3 +1,3 @@
 CPU     ID                    FUNCTION:NAME
-  0  88163                     getpid:entry                16
+  0  88163                     getpid:entry                   16
 

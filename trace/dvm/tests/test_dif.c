@@ -513,6 +513,26 @@ static void test_stack_exit(void)
     I3(UDIV, 3, 1, 2);
     run1();
     CHECK(!dif_exiting(P.st, NULL) && recs[0].h.type == HVT_DREC_ERROR, "exit undone by a fault");
+    /* after exit() only END runs (dtrace-utils' DRAINING): probe 1's clause 0 exits, its clause
+     * 1 does not run, nor does probe 1 again; probe 2 (END) does */
+    a_new();
+    ACT(0); LDI(1, 5); II(EXIT, 0, 1, 0); a_end();
+    ACT(1); LDI(1, 11); EMIT(1); a_end();
+    ACT(2); LDI(1, 22); EMIT(1); a_end();
+    a_probe(1, 2, 0, 1);
+    a_probe(2, 1, 2);
+    A.hdr.end_probe = 2;
+    p_free(&P);
+    CHECK(p_load(&P, 1), "exit gate program");
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.clause == 0 && dif_exiting(P.st, NULL), "exit: the clause after it skipped (%d records)", nrecs);
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 0, "exit: a later firing runs nothing (%d records)", nrecs);
+    dif_fire(P.st, 0, 2, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.clause == 2 && recs[0].w[1] == 22, "exit: END still runs");
 }
 
 /* USTACK: the user pc, then the frame chain read as user memory, ended by depth, a fault, a
@@ -651,9 +671,38 @@ static void test_vars(void)
         i = ((struct dif_dyn_ent *)(P.st->dyn + (size_t)(i - 1) * P.st->dyn_chunk))->next;
     CHECK(nfree == 4, "deleted entries' chunks are free again: %d", nfree);
 
+    /* dynvarsize counts keys and values, as DTrace's (dtrace-utils: dynvarsize / (tuple +
+     * value) elements): 15 bytes hold no 16-byte thread-local (refused, as DTrace's "Enabling
+     * exceeds size of buffer"), 16 hold one; storing 0 into others takes no room (dtrace-utils'
+     * tvar/tst.store_zero_nop.d: no drop) */
+    a_new();
+    A.hdr.dynvarsize = 15;
+    t = a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
+    LDI(1, 1); II(STTV, 0, 1, t); LDI(1, 0); II(STTV, 0, 1, t + 1); II(STTV, 0, 1, t + 2);
+    ACT(0); II(LDTV, 1, 0, t); EMIT(1); a_end();
+    (void)a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
+    (void)a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
+    a_probe(1, 1, 0);
+    p_free(&P);
+    {
+        size_t len;
+        uint8_t *img = a_build(&len);
+        struct dif_verr e;
+        int rc = dif_verify(img, len, &e);
+        CHECK(rc == DIF_EINVAL && e.reason && !strcmp(e.reason, "dynvarsize holds no dynamic variable"),
+              "dynvarsize 15: refused (%s)", rc ? e.reason : "accepted");
+        free(img);
+    }
+    A.hdr.dynvarsize = 16;
+    CHECK(p_load(&P, 1) && P.st->dyn_nchunks == 1, "dynvarsize 16: one thread-local");
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_DATA && recs[0].w[1] == 1,
+          "self->a = 1 kept, self->b = self->c = 0 stored with no drop");
+
     /* exhaustion: 4 chunks, 10 threads storing */
     a_new();
-    A.hdr.dynvarsize = 4 * (16 + 8 + 8 + 4);
+    A.hdr.dynvarsize = 4 * (8 + 8);
     t = a_var(HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, 0, 0);
     LDI(1, 1); II(STTV, 0, 1, t); a_end();
     LDI(1, 0); II(STTV, 0, 1, t); a_end();
@@ -741,8 +790,8 @@ static void test_aggs(void)
     a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 10, 2, 0, 7);        /* levels 5 */
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, -10, 10, 5, 0, 6);      /* levels 4 */
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 3, 4, 9);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 57);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 3, 4, 19);
     a_agg(HVT_DIF_AGG_COUNT, 2, HVT_DIF_T_STR, HVT_DIF_T_INT, 0, 0, 0, 0, 1);
     a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     a_agg(HVT_DIF_AGG_STDDEV, 0, 0, 0, 0, 0, 0, 0, 4);
@@ -803,15 +852,18 @@ static void test_aggs(void)
      * -3 -> 2; 0, 1, 2 -> 3; 5 -> 4; 12, 1000 -> 5 */
     CHECK(buckets_are(agg_find(n, 8), 6, 2, V(1), 3, V(3), 4, V(1), 5, V(2), -1),
           "lquantize(-10, 10, 5)");
-    /* llquantize(10, 0, 2, 10): [0] < 1, [1..9] 1..9, [10..18] 10..90, [19..27] 100..900,
-     * [28] >= 1000: -3, 0 -> 0; 1 -> 1; 2 -> 2; 5 -> 5; 12 -> 10; 1000 -> 28 */
-    CHECK(buckets_are(agg_find(n, 9), 29, 0, V(2), 1, V(1), 2, V(1), 5, V(1), 10, V(1), 28, V(1),
-                      -1), "llquantize(10, 0, 2, 10)");
-    /* llquantize(2, 0, 3, 4): order 0 [1,2) width 1 -> 1; order 1 [2,4) width 1 -> 2, 3;
-     * order 2 [4,8) width 2 -> 4, 5; order 3 [8,16) width 4 -> 6, 7; >= 16 -> 8:
-     * -3, 0 -> 0; 1 -> 1; 2 -> 2; 5 -> 4; 12 -> 7; 1000 -> 8 */
-    CHECK(buckets_are(agg_find(n, 10), 9, 0, V(2), 1, V(1), 2, V(1), 4, V(1), 7, V(1), 8, V(1),
-                      -1), "llquantize(2, 0, 3, 4)");
+    /* llquantize(10, 0, 2, 10), dtrace-utils' symmetric layout: 9 buckets per order, [0] <=
+     * -1000, [1..27] the negative orders, [28] |v| < 1, [29..37] 1..9, [38..46] 10..90,
+     * [47..55] 100..900, [56] >= 1000: -3 -> 25; 0 -> 28; 1 -> 29; 2 -> 30; 5 -> 33; 12 -> 38;
+     * 1000 -> 56 */
+    CHECK(buckets_are(agg_find(n, 9), 57, 25, V(1), 28, V(1), 29, V(1), 30, V(1), 33, V(1), 38, V(1),
+                      56, V(1), -1), "llquantize(10, 0, 2, 10)");
+    /* llquantize(2, 0, 3, 4): 2 buckets per order (4 steps less the 2 below it), [9] |v| < 1:
+     * order 0 [1,2) -> 10 (11 never fills); order 1 [2,4) width 1 -> 12, 13; order 2 [4,8)
+     * width 2 -> 14, 15; order 3 [8,16) width 4 -> 16, 17; >= 16 -> 18; negatives mirrored:
+     * -3 -> 5; 0 -> 9; 1 -> 10; 2 -> 12; 5 -> 14; 12 -> 17; 1000 -> 18 */
+    CHECK(buckets_are(agg_find(n, 10), 19, 5, V(1), 9, V(1), 10, V(1), 12, V(1), 14, V(1), 17, V(1),
+                      18, V(1), -1), "llquantize(2, 0, 3, 4)");
     CHECK(buckets_are(agg_find(n, 12), 127, 0, V(2), 1, V(1), 60, V(2), 61, V(1), 62, V(1),
                       65, V(1), 66, V(1), 125, V(1), 126, V(2), -1), "quantize edges");
     /* sum of squares: 4 * 2^80 + 2^126 = hi 2^18 + 2^62, lo 0; sum wraps */
@@ -936,7 +988,7 @@ static void test_agg_clear_snapshot(void)
     a_new();
     a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 10, 2, 0, 7);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 57);
     I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_ARG0); II(VAR, 2, 0, HVT_DIF_V_ARG0 + 1); LDI(3, 3); LDI(4, -2);
     a_i(HVT_DIF_OP_AGGW, 0, 1, 3, 0);
     a_i(HVT_DIF_OP_AGGW, 0, 1, 4, 1);
@@ -953,10 +1005,10 @@ static void test_agg_clear_snapshot(void)
     dif_fire(P.st, 0, 1, &F);
     n = snap(&P, 0);
     /* quantize: 0 -> 63, 5 and 6 -> 66 ([4, 8)); lquantize step 2: 0 -> 1, 5 -> 3, 6 -> 4;
-     * llquantize: 0 -> 0, 5 -> 5, 6 -> 6 */
+     * llquantize: 0 -> 28, 5 -> 33, 6 -> 34 */
     CHECK(buckets_are(agg_find(n, 0), 127, 63, V(3), 66, V(6), -1) &&
           buckets_are(agg_find(n, 1), 7, 1, V(-2), 3, V(-2), 4, V(-2), -1) &&
-          buckets_are(agg_find(n, 2), 29, 0, V(-1), 5, V(1000), 6, V(7), -1), "weighted buckets");
+          buckets_are(agg_find(n, 2), 57, 28, V(-1), 33, V(1000), 34, V(7), -1), "weighted buckets");
     F.v[HVT_DIF_V_ARG0 + 1] = 0;
 
     /* no room for new keys: counted, reported */
@@ -1418,6 +1470,115 @@ static void refused(const char *why, int clause, int insn, const char *what)
     free(img);
 }
 
+/* Scalar arrays (LDSA/STSA on a GLOBAL or LOCAL variable with nelem) and CHKIDX: the elements
+ * are kept, an index >= nelem (unsigned: -1 too) faults BADINDEX with the index, a this->
+ * array reads as zeros in the next firing; the verifier keeps the ops and the kinds apart. */
+static uint32_t a_array(int kind, int type, uint32_t nelem)
+{
+    uint32_t v = a_var(kind, type, 0, 0, 0);
+    A.vars[v].nelem = nelem;
+    return v;
+}
+static void test_arrays(void)
+{
+    a_new();
+    uint32_t g = a_array(HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5);
+    uint32_t gs = a_array(HVT_DIF_VK_GLOBAL, HVT_DIF_T_STR, 3);
+    uint32_t l = a_array(HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 4);
+    uint32_t sc = a_var(HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, 0, 0);
+    /* clause 0: a[4] = 44, a[0] = 10, s[2] = "two", this->l[3] = 33, the scalar after a = 7 */
+    LDI(1, 4); LDI(2, 44); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)g);
+    LDI(1, 0); LDI(2, 10); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)g);
+    LDI(1, 2); SCONST(2, "two"); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)gs);
+    LDI(1, 3); LDI(2, 33); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)l);
+    LDI(2, 7); II(STGV, 0, 2, sc);
+    a_end();
+    /* clause 1: read them back (and this->l[3] again, 0 in a later firing) */
+    ACT(0);
+    for (int i = 0; i < 5; i++) { LDI(1, i); II(LDSA, 3, 1, g); EMIT(3); }
+    LDI(1, 2); II(LDSA, 3, 1, gs); EMIT(3);
+    LDI(1, 1); II(LDSA, 3, 1, gs); EMIT(3);
+    LDI(1, 3); II(LDSA, 3, 1, l); EMIT(3);
+    II(LDGV, 3, 0, sc); EMIT(3);
+    a_end();
+    /* clause 2: an index out of bounds, from a register (5, then -1) */
+    ACT(0); LDI(1, 5); II(LDSA, 3, 1, g); EMIT(3); a_end();
+    ACT(0); LDI(1, -1); LDI(2, 1); a_i(HVT_DIF_OP_STSA, 0, 1, 2, (int32_t)g); a_end();
+    /* clause 4: CHKIDX 16 passes 15, faults at 16 */
+    ACT(0); LDI(1, 15); II(CHKIDX, 0, 1, 16); EMIT(1); LDI(1, 16); II(CHKIDX, 0, 1, 16); EMIT(1); a_end();
+    a_probe(1, 2, 0, 1);
+    a_probe(2, 1, 1);
+    a_probe(3, 1, 2);
+    a_probe(4, 1, 3);
+    a_probe(5, 1, 4);
+    p_free(&P);
+    CHECK(p_load(&P, 2), "arrays: program accepted");
+    if (!P.st)
+        return;
+    dif_fire(P.st, 0, 1, &F);
+    drain(&P, 0);
+    const uint64_t *w = nrecs == 1 && recs[0].h.type == HVT_DREC_DATA ? recs[0].w + 1 : NULL;
+    CHECK(w && w[0] == 10 && w[1] == 0 && w[2] == 0 && w[3] == 0 && w[4] == 44 && str_is(w, 5, "two") &&
+          str_is(w, 6, "") && w[7] == 33 && w[8] == 7, "arrays: elements stored and read, others 0, the scalar apart");
+    dif_fire(P.st, 1, 2, &F);        /* another CPU, a later firing: globals shared, this-> 0 */
+    drain(&P, 1);
+    w = nrecs == 1 && recs[0].h.type == HVT_DREC_DATA ? recs[0].w + 1 : NULL;
+    CHECK(w && w[0] == 10 && w[4] == 44 && str_is(w, 5, "two") && w[7] == 0,
+          "arrays: globals seen by every CPU, this-> array zero in the next firing");
+    const uint64_t want[] = { 5, ~0ull };
+    for (int i = 0; i < 2; i++) {
+        dif_fire(P.st, 0, 3 + (uint32_t)i, &F);
+        drain(&P, 0);
+        CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_BADINDEX &&
+              recs[0].h.arg == want[i] && hvt_dif_dtrace_fault(recs[0].h.fault) == HVT_DTRACEFLT_BADINDEX,
+              "arrays: index %lld faults BADINDEX with it (got type %u fault %u arg %llx)", (long long)want[i],
+              nrecs ? recs[0].h.type : 0, nrecs ? recs[0].h.fault : 0, nrecs ? (unsigned long long)recs[0].h.arg : 0);
+    }
+    dif_fire(P.st, 0, 5, &F);
+    drain(&P, 0);
+    CHECK(nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR && recs[0].h.fault == HVT_DIF_F_BADINDEX &&
+          recs[0].h.arg == 16 && recs[0].h.pc == 5, "CHKIDX: 15 < 16 passes, 16 faults at its pc");
+
+    /* the verifier: ops and kinds apart, bounds, value types */
+    struct { int op, rd, ra, rb; int kind, type; uint32_t nelem; int32_t imm; const char *why; } bad[] = {
+        { HVT_DIF_OP_LDGV, 3, 0, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, -1, "a scalar array read or written whole" },
+        { HVT_DIF_OP_STLV, 0, 1, 0, HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 5, -1, "a scalar array read or written whole" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, -1, "element of a variable that is no scalar array" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_THREAD, HVT_DIF_T_INT, 0, -1, "variable of another kind" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, 9, "variable index out of range" },
+        { HVT_DIF_OP_LDSA, 3, 2, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, -1, "integer operand expected" },
+        { HVT_DIF_OP_STSA, 0, 1, 2, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5, -1, "value type does not match the variable" },
+        { HVT_DIF_OP_STSA, 0, 1, 1, HVT_DIF_VK_GLOBAL, HVT_DIF_T_STR, 5, -1, "value type does not match the variable" },
+        { HVT_DIF_OP_CHKIDX, 0, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, 0, "bad index bound" },
+        { HVT_DIF_OP_CHKIDX, 0, 2, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 0, 3, "integer operand expected" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, HVT_DIF_ARRAY_MAX + 1, -1,
+          "scalar array larger than HVT_DIF_ARRAY_MAX" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_GLOBAL, HVT_DIF_T_STR, HVT_DIF_ARRAY_MAX, -1,
+          "globals larger than DIF_OPT_MAX" },
+        { HVT_DIF_OP_LDSA, 3, 1, 0, HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, (DIF_LOCALS_MAX / 8) + 1, -1,
+          "clause-locals larger than DIF_LOCALS_MAX" },
+    };
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        a_new();
+        bool section = !strncmp(bad[i].why, "scalar array larger", 19) || strstr(bad[i].why, "larger than DIF_");
+        if (strstr(bad[i].why, "DIF_OPT_MAX"))
+            A.hdr.strsize = 256;     /* 2^20 strings of 256 bytes: 256 MiB */
+        uint32_t v = a_array(bad[i].kind, bad[i].type, bad[i].nelem);
+        LDI(1, 1); SCONST(2, "s");
+        a_i(bad[i].op, bad[i].rd, bad[i].ra, bad[i].rb, bad[i].imm >= 0 ? bad[i].imm : (int32_t)v);
+        refused(bad[i].why, section ? -1 : 0, section ? -1 : 2, bad[i].why);
+    }
+    a_new();
+    uint32_t v = a_array(HVT_DIF_VK_GLOBAL, HVT_DIF_T_INT, 5);
+    A.vars[v].key_types[5] = 1;
+    refused("keys on a variable that has none", -1, -1, "array: bytes past nelem not zero");
+    a_new();
+    v = a_array(HVT_DIF_VK_LOCAL, HVT_DIF_T_INT, 5);
+    A.vars[v].nkeys = 1;
+    refused("keys on a variable that has none", -1, -1, "array: a key count");
+    firing_reset();
+}
+
 /* A valid program with every section: vars of each kind, aggregations, two clauses. */
 static uint8_t *base_image(size_t *len)
 {
@@ -1428,7 +1589,7 @@ static uint8_t *base_image(size_t *len)
     a_var(HVT_DIF_VK_ASSOC, HVT_DIF_T_INT, 2, HVT_DIF_T_INT, HVT_DIF_T_STR);
     a_agg(HVT_DIF_AGG_COUNT, 1, HVT_DIF_T_STR, 0, 0, 0, 0, 0, 1);
     a_agg(HVT_DIF_AGG_LQUANTIZE, 0, 0, 0, 0, 100, 10, 0, 12);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 29);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 0, 2, 10, 57);
     ACT(0);
     a_i(HVT_DIF_OP_LDC, 1, 0, 0, (int32_t)a_const(42));
     EMIT(1);
@@ -1510,10 +1671,13 @@ static void test_verifier(void)
     MUT(aggs[2].p[3] = 15, "bad llquantize parameters", "llquantize nsteps % factor");
     MUT(aggs[2].p[3] = 30, "bad llquantize parameters", "llquantize nsteps not a power's divisor");
     MUT(aggs[2].p[0] = 1, "bad llquantize parameters", "llquantize factor 1");
-    MUT(aggs[2].p[2] = 0, "bad llquantize parameters", "llquantize high <= low");
-    MUT(aggs[2].p[2] = 18, "llquantize range overflows 64 bits", "llquantize 10^19");
-    MUT((aggs[2].p[0] = 2, aggs[2].p[3] = 1024, aggs[2].p[2] = 20), "too many llquantize buckets",
-        "llquantize too many buckets");
+    MUT(aggs[2].p[1] = 3, "bad llquantize parameters", "llquantize high < low");
+    MUT(aggs[2].p[2] = 19, "llquantize range overflows 64 bits", "llquantize 10^20");
+    MUT(aggs[2].p[3] = 0, "bad llquantize parameters", "llquantize steps 0");
+    MUT(aggs[2].p[3] = 3, "bad llquantize parameters", "llquantize steps < factor not dividing it");
+    MUT((aggs[2].p[1] = 1, aggs[2].p[3] = 200), "bad llquantize parameters", "llquantize steps not dividing factor^(low+1)");
+    MUT((aggs[2].p[0] = 1000, aggs[2].p[3] = 1000), "too many llquantize buckets", "llquantize too many buckets");
+    MUT(aggs[2].nbuckets = 29, "nbuckets differs from the function's", "llquantize nbuckets of the old layout");
     /* probes */
     const struct hvt_dif_hdr *bh = (const struct hvt_dif_hdr *)base;
     struct hvt_dif_probe *pr = (struct hvt_dif_probe *)(img + bh->off_probes);
@@ -1761,31 +1925,34 @@ static void test_spec_verifier(void)
 
 static void test_edges(void)
 {
-    /* llquantize with low > 0: (10, 1, 2, 10): [0] < 10, [1..9] 10..90, [10..18] 100..900,
-     * [19] >= 1000; and (2, 0, 61, 2), whose factor^(high+2) overflows: no top bucket, values
-     * from 2^61 up count in order 61's last bucket (62), as DTrace's clamp does */
+    /* llquantize with low > 0: (10, 1, 2, 10): [0] <= -1000, [19] |v| < 10, [20..28] 10..90,
+     * [29..37] 100..900, [38] >= 1000; and (2, 0, 61, 2), one bucket per order: [63] 0, [64]
+     * 1, [64 + k] [2^(k-1), 2^k), [125] [2^61, 2^62), [126] >= 2^62; the int64 extremes in the
+     * overflow buckets, INT64_MIN's magnitude taken as unsigned */
     a_new();
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 1, 2, 10, 20);
-    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 61, 2, 63);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 10, 1, 2, 10, 39);
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 0, 0, 0, 2, 0, 61, 2, 127);
     I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_ARG0);
     a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0); a_i(HVT_DIF_OP_AGG, 0, 1, 0, 1); a_end();
     a_probe(1, 1, 0);
     p_free(&P);
     CHECK(p_load(&P, 1), "llquantize edge program");
     static const int64_t v[] = { 5, 10, 55, 100, 999, 5000, 0, 1, (1ll << 61) - 1, 1ll << 61,
-                                 INT64_MAX };
-    for (int i = 0; i < 11; i++) {
+                                 INT64_MAX, -1, INT64_MIN };
+    for (int i = 0; i < 13; i++) {
         F.v[HVT_DIF_V_ARG0] = (uint64_t)v[i];
         dif_fire(P.st, 0, 1, &F);
     }
     int n = snap(&P, 0);
-    /* first: 5, 0, 1 -> 0; 10 -> 1; 55 -> 5; 100 -> 10; 999 -> 18; rest -> 19 */
-    CHECK(buckets_are(agg_find(n, 0), 20, 0, V(3), 1, V(1), 5, V(1), 10, V(1), 18, V(1), 19, V(4),
-                      -1), "llquantize(10, 1, 2, 10)");
-    /* second: 0 -> 0; 1 -> 1; 5 -> [4,8) order 2 -> 3; 10 -> 4; 55 -> 6; 100 -> 7; 999 -> 10;
-     * 5000 -> 13; 2^61-1 -> 61; 2^61, INT64_MAX -> 62 */
-    CHECK(buckets_are(agg_find(n, 1), 63, 0, V(1), 1, V(1), 3, V(1), 4, V(1), 6, V(1), 7, V(1),
-                      10, V(1), 13, V(1), 61, V(1), 62, V(2), -1), "llquantize clamped at 2^62");
+    /* first: INT64_MIN -> 0; 5, 0, 1, -1 -> 19; 10 -> 20; 55 -> 24; 100 -> 29; 999 -> 37; 5000,
+     * 2^61-1, 2^61, INT64_MAX -> 38 */
+    CHECK(buckets_are(agg_find(n, 0), 39, 0, V(1), 19, V(4), 20, V(1), 24, V(1), 29, V(1), 37, V(1),
+                      38, V(4), -1), "llquantize(10, 1, 2, 10)");
+    /* second: INT64_MIN -> 0; -1 -> 62; 0 -> 63; 1 -> 64; 5 -> 66; 10 -> 67; 55 -> 69; 100 -> 70;
+     * 999 -> 73; 5000 -> 76; 2^61-1 -> 124; 2^61 -> 125; INT64_MAX -> 126 */
+    CHECK(buckets_are(agg_find(n, 1), 127, 0, V(1), 62, V(1), 63, V(1), 64, V(1), 66, V(1), 67, V(1),
+                      69, V(1), 70, V(1), 73, V(1), 76, V(1), 124, V(1), 125, V(1), 126, V(1), -1),
+          "llquantize(2, 0, 61, 2): int64 extremes");
     firing_reset();
 
     /* a tuple longer than HVT_DIF_KEY_MAX faults (TUPLE) */
@@ -2159,6 +2326,7 @@ int main(int argc, char **argv)
     test_spec_concurrency();
     test_many_probes();
     test_verifier();
+    test_arrays();
     test_spec_verifier();
     test_edges();
     test_defenses();

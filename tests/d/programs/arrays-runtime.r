@@ -1,0 +1,1 @@
+expected run-time error
