@@ -11,6 +11,7 @@
 #include "kinfo.h"
 #include "orc.h"
 #include "probe_list.h"
+#include "kmod.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
 #include "util.h"
@@ -341,7 +342,7 @@ static int usage(void)
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
             "           [-x opt[=val]]... [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
-            "           [--folded FILE] [--flame FILE.svg] [--samples]\n"
+            "           [--folded FILE] [--flame FILE.svg] [--samples] [--modules DIR]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -350,7 +351,7 @@ int d_run_main(int argc, char **argv)
 {
     const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *image_out = NULL, *specs_out = NULL;
-    const char *cmdline = NULL, *folded = NULL, *flame_svg = NULL;
+    const char *cmdline = NULL, *folded = NULL, *flame_svg = NULL, *moddir = getenv("HVT_MODULES");
     int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
@@ -384,6 +385,7 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "-p") && next) { target = strtoll(next, NULL, 10); i++; }
         else if (!strcmp(a, "-c") && next) { cmdline = next; i++; }
         else if (!strcmp(a, "--vmlinuz") && next) { vmlinuz = next; i++; }
+        else if (!strcmp(a, "--modules") && next) { moddir = next; i++; }
         else if (!strcmp(a, "-d") && next) { dir = next; i++; }
         else if (!strcmp(a, "--socket") && next) { sock = next; i++; }
         else if (!strcmp(a, "--duration") && next) { duration = atof(next); i++; }
@@ -432,6 +434,19 @@ int d_run_main(int argc, char **argv)
         if (ki.btf.ntypes && (sdt_build(&kimage, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
                               probe_list_add_sdt(&l, &sdt)))
             fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
+    }
+    /* fbt:MODULE:F:entry in the kernel package's modules (armed when the guest loads them) */
+    if (moddir && *moddir) {
+        char merr[400];
+        if (probe_list_add_kmods(&l, &ki.btf, &ki.syms, moddir, merr, sizeof merr) < 0) {
+            fprintf(stderr, "hvt: no module probes: %s\n", merr);
+            probe_list_free(&l);
+            if (have_kimg) kimg_free(&kimage);
+            sdt_free(&sdt);
+            kinfo_close(&ki);
+            free(src);
+            return 1;
+        }
     }
     d_kernel_resolver kres = { .list = &l, .syms = have_kimg ? &ki.syms : NULL,
                                .img = have_kimg ? &kimage : NULL };

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "ksym.h"
 #include "sdt.h"
+#include "hvt_hypercall.h"
 
 enum { PL_ENTRY = 1, PL_RETURN = 2, PL_ADDR = 3, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
 
@@ -29,11 +30,15 @@ typedef struct {
     uint8_t by_comm;                              /* addr:NAME:: of the first process so named */
     const sdt_point *sdt;                         /* sdt:GROUP::EVENT: the tracepoint (kind PL_ADDR,
                                                      one spec and its recipe per site) */
+    uint8_t modprobe;                             /* fbt:MODULE:F:entry in a loadable module
+                                                     (kmod.h): found by name in the guest */
+    const struct hvt_probe_spec *modpre;          /* ... after these 3 specs (kmod_layout) */
 } probe_desc;
 
 typedef struct {
     probe_desc *p;
     size_t n;
+    struct hvt_probe_spec *modpre;                /* kmod_layout's specs, when modules are listed */
 } probe_list;
 
 int  probe_list_build(const ksym_table *syms, probe_list *out);

@@ -62,6 +62,8 @@ struct probe {
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
     uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
+    uint8_t modhook;                       /* the hypervisor's own probe on the module load
+                                              (1) or unload (2) path (probe_module.h) */
     struct sdt_rule {                      /* sdt: the arguments' recipe (hvt_hypercall.h), */
         uint8_t op, reg, shift, sign;      /* decoded when armed (shift: 64 - its bits, 0 for */
         int32_t disp;                      /* 8 bytes) so that a firing only applies it */
@@ -146,7 +148,9 @@ static struct probe *lookup(uint64_t va, uint64_t root)
         if (!i)
             return 0;
         struct probe *p = PROBE(i - 1);
-        if (p->va == va && (!p->root || p->root == root))
+        /* a probe disarmed alone (its module unloaded, its bytes rewritten) keeps its slot:
+         * a new one at the same address is another probe */
+        if (p->va == va && p->armed && (!p->root || p->root == root))
             return p;
     }
     return 0;
@@ -338,7 +342,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK),
                          .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
-                         .action = !!(flags & HVT_PROBE_F_ACTION) };
+                         .action = !!(flags & HVT_PROBE_F_ACTION),
+                         .modhook = flags & PROBE_F_MODHOOK_LOAD ? 1 : flags & PROBE_F_MODHOOK_FREE ? 2 : 0 };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     if (arm_recipe) {
@@ -425,8 +430,34 @@ int probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recip
     return rc;
 }
 
+void probe_disarm_range(uint64_t lo, uint64_t hi)
+{
+    spin_lock(&lock);
+    for (unsigned i = first_live; i < nprobes; i++) {
+        struct probe *p = PROBE(i);
+        if (!p->armed || p->root || p->va < lo || p->va >= hi)
+            continue;
+        struct shadow *sh = &shadows[p->shadow];
+        p->armed = 0;                      /* lookup() passes it over from now on */
+        narmed--;
+        bool last_here = true;             /* another probe's INT3 on the same byte stays */
+        for (uint32_t j = sh->first; j != NO_PROBE; j = PROBE(j)->next)
+            if (PROBE(j)->armed && PROBE(j)->gpa == p->gpa)
+                last_here = false;
+        if (last_here)
+            sh->page[p->gpa & ~X86_PAGE_MASK] = p->orig[0];
+        if (--sh->nsites == 0)
+            for (unsigned c = 0; c < hv_cpu_count(); c++)
+                hv_ept_view_unmap(c, sh->gpa);
+    }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+}
+
 void probe_disarm_all(void)
 {
+    probe_modules_forget();
     probe_profile_disarm_all();
     spin_lock(&lock);
     for (unsigned i = 0; i < nshadows; i++) {
@@ -706,6 +737,10 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
         p->comm[k].n++;
     }
     spin_unlock(&p->comm_lock);
+    if (p->modhook) {                      /* the kernel loads or frees a module: its RDI */
+        probe_module_event(p->modhook == 1, g->r[GPR_RDI]);
+        return;
+    }
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
         uint64_t arg[6];

@@ -92,7 +92,18 @@ void probe_flush(void);
 void probe_poll(void);
 void probe_flush_all(void);                /* every CPU's, at power-off */
 void probe_disarm_all(void);
+/* Every kernel probe whose site is in [lo, hi) disarmed, its byte restored in the shadow and
+ * the shadow unmapped once it holds none (a module's text about to be freed). */
+void probe_disarm_range(uint64_t lo, uint64_t hi);
 unsigned probe_armed(void);
+/* Probes in loadable modules (probe_ctl.c over probe_module.c): the engine's own probes on
+ * the module load and unload paths report here (mod: the struct module the kernel passes), and
+ * a disarm of everything forgets the wanted module probes. Internal arming flags, never a
+ * spec's: */
+#define PROBE_F_MODHOOK_LOAD (1u << 30)
+#define PROBE_F_MODHOOK_FREE (1u << 31)
+void probe_module_event(bool load, uint64_t mod);
+void probe_modules_forget(void);
 bool probe_bp_exit(struct guest_regs *g);
 /* An MTF exit of this CPU: true if it ended a probe's step-over (the caller does nothing else
  * with it unless the CPU is also being traced). */
