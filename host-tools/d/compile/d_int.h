@@ -300,6 +300,12 @@ const char *d_opt_refused(const char *name);
 int d_ident_seen(d_cc *cc, const char *name);
 void d_ident_add(d_cc *cc, const char *name);
 d_inline *d_inline_find(d_cc *cc, const char *name);
+/* d_xlate.c: the io provider's translated arguments (bufinfo_t, devinfo_t, fileinfo_t from the
+ * bio in arg0): args[i]->m as the translator's expression (unanalysed; NULL when n is no such
+ * read), whether the clause's probes are io probes, and their implicit predicate. */
+d_node *d_xlate_member(d_cc *cc, const d_node *n);
+int d_xlate_is_io(const d_cc *cc);
+d_node *d_xlate_pred(d_cc *cc, d_node *pred, int line, int col);
 
 /* d_sema.c, d_sema_act.c */
 d_var *d_var_find(d_cc *cc, int kind, const char *name);

@@ -5,7 +5,7 @@
 #   make test-d-unit          build/host/unit_d, run
 #   make test-dconsume-unit   build/host/unit_dconsume, run
 D_COMPILER_SRC  := $(addprefix host-tools/d/compile/,d_compile.c util.c d_lex.c d_parse.c d_parse_top.c d_type.c d_sema.c d_sema_act.c \
-                     d_pfcheck.c d_cg.c d_cg_stmt.c d_image.c d_dump.c d_resolve.c)
+                     d_pfcheck.c d_cg.c d_cg_stmt.c d_image.c d_dump.c d_resolve.c d_xlate.c)
 D_COMPILER_HDRS := $(addprefix host-tools/d/compile/,d_compile.h d_int.h) host-tools/d/dprog.h include/hvt_dif.h include/hvt_probe.h
 
 # unit_d: the exact code of small programs, error messages with line:col and caret, the image
