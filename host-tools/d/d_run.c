@@ -12,6 +12,7 @@
 #include "orc.h"
 #include "probe_list.h"
 #include "kmod.h"
+#include "io_prov.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
 #include "util.h"
@@ -426,13 +427,15 @@ int d_run_main(int argc, char **argv)
     kimg kimage;
     bool have_kimg = kimg_load(&kimage, vmlinuz) == 0;
     sdt_table sdt = { 0 };
+    io_table io = { 0 };                   /* the io provider, on sdt and fbt */
     if (have_kimg) {
         char *all[] = { "syscall:::return" };
         char serr[300] = "out of memory";
         probe_list_follow_tail(&l, &ki.syms, &kimage, all, 1);
         /* the static tracepoints (sdt:GROUP::EVENT) and their recipes, read from the image */
         if (ki.btf.ntypes && (sdt_build(&kimage, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
-                              probe_list_add_sdt(&l, &sdt)))
+                              probe_list_add_sdt(&l, &sdt) ||
+                              probe_list_add_io(&l, &sdt, &ki.btf, &io, serr, sizeof serr)))
             fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
     }
     /* fbt:MODULE:F:entry in the kernel package's modules (armed when the guest loads them) */
@@ -442,6 +445,7 @@ int d_run_main(int argc, char **argv)
             fprintf(stderr, "hvt: no module probes: %s\n", merr);
             probe_list_free(&l);
             if (have_kimg) kimg_free(&kimage);
+            io_free(&io);
             sdt_free(&sdt);
             kinfo_close(&ki);
             free(src);
@@ -483,8 +487,9 @@ int d_run_main(int argc, char **argv)
         opt.target_pid = dc.pid;
     }
     /* Kernel globals by name (`sym) are at their link address plus the running kernel's KASLR
-     * slide: the hypervisor knows it (from IA32_LSTAR), the collector reports it. */
-    if (!compile_only && !image_out && !specs_out && memchr(src, '`', srclen)) {
+     * slide: the hypervisor knows it (from IA32_LSTAR), the collector reports it. (The io
+     * provider's devinfo_t dev_name reads `major_names.) */
+    if (!compile_only && !image_out && !specs_out && (memchr(src, '`', srclen) || memmem(src, srclen, "dev_name", 8))) {
         if (hvt_coll_ask(dir, sock, "probe status", ans, ANSWER_MAX) != 0) {
             fprintf(stderr, "hvt: cannot learn the running kernel's KASLR slide from the collector: %s\n", ans);
             goto done;
@@ -747,6 +752,7 @@ done:
     free(ans);
     free(src);
     probe_list_free(&l);
+    io_free(&io);
     sdt_free(&sdt);
     if (have_kimg)
         kimg_free(&kimage);

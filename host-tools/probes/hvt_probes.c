@@ -18,6 +18,7 @@
 #include "hvt_probes.h"
 #include "probe_list.h"
 #include "kmod.h"
+#include "io_prov.h"
 #include "probe_live.h"
 #include "kinfo.h"
 #include "util.h"
@@ -90,6 +91,10 @@ static func_ent *funcs_by_name(const btf_info *b, size_t *n)
 static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f, size_t nf)
 {
     printf("\n\tArgument Types\n");
+    if (!strcmp(d->provider, "io")) {      /* translated from the bio (io_prov.h) */
+        printf("\t\targs[0]: bufinfo_t *\n\t\targs[1]: devinfo_t *\n\t\targs[2]: fileinfo_t *\n\n");
+        return;
+    }
     if (d->sdt) {                         /* btf_trace_EVENT without its void *__data */
         char ty[256];
         uint32_t t;
@@ -290,13 +295,15 @@ int hvt_probes_main(int argc, char **argv)
     /* addr and return probes and the static tracepoints (sdt): decoded in the image */
     kimg k;
     sdt_table sdt = { 0 };
+    io_table io = { 0 };
     if (!rc) {
         if (kimg_load(&k, vmlinuz) != 0) {
             rc = 1;
         } else {
             char serr[300] = "out of memory";
             if (ki.btf.ntypes && (sdt_build(&k, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
-                                  probe_list_add_sdt(&l, &sdt)))
+                                  probe_list_add_sdt(&l, &sdt) ||
+                                  probe_list_add_io(&l, &sdt, &ki.btf, &io, serr, sizeof serr)))
                 fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
             for (int i = 0; i < nd && !rc; i++) {
                 char err[400];
@@ -360,6 +367,7 @@ int hvt_probes_main(int argc, char **argv)
         rc = probe_live_run(&l, descs, nd, &live);
     }
     probe_list_free(&l);
+    io_free(&io);
     sdt_free(&sdt);
     kinfo_close(&ki);
     return rc;

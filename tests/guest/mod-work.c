@@ -7,8 +7,11 @@
  *   1. insmod /lib/brd.ko rd_nr=1 rd_size=1024 (the kernel package's RAM disk driver: 1 MiB);
  *   2. /dev/ram0 opened with O_DIRECT and written with W writes (4 KiB and 64 KiB ones: each
  *      one bio, one call of brd_submit_bio);
- *   3. closed, rmmod brd (the probes in it go with it: the guest must stay healthy).
- * It prints the writes and bytes it made ("mod-work: writes=N bytes=B"), then "probe-net:
+ *   3. closed, rmmod brd (the probes in it go with it: the guest must stay healthy);
+ * then once, for the block layer's request (blk-mq) path: insmod /lib/loop.ko, /dev/loop0 on
+ * a 1 MiB file in the initramfs's tmpfs, the same writes with O_DIRECT, detached, rmmod loop.
+ * It prints the writes and bytes it made to each ("mod-work: writes=N bytes=B ...
+ * loop_writes=N loop_bytes=B"), then "probe-net:
  * workload done" and waits for the disarm ("probe-net: disarmed"). */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -32,21 +35,14 @@ static uint64_t fires(void)
     return b;
 }
 
-/* one round: load, write, unload; the writes and bytes made, -1 on a failure */
-static int round_trip(long *bytes)
+/* the writes to an O_DIRECT block device: their count, -1 on a failure */
+static int writes_to(const char *dev, long *bytes)
 {
     static char buf[65536] __attribute__((aligned(4096)));
     memset(buf, 0x5a, sizeof buf);
-    if (system("insmod /lib/brd.ko rd_nr=1 rd_size=1024")) {
-        printf("mod-work: insmod failed\n");
-        return -1;
-    }
-    /* devtmpfs makes the node; without it, brd's major 1, minor 0 */
-    if (access("/dev/ram0", F_OK))
-        mknod("/dev/ram0", S_IFBLK | 0600, makedev(1, 0));
-    int fd = open("/dev/ram0", O_WRONLY | O_DIRECT), n = 0;
+    int fd = open(dev, O_WRONLY | O_DIRECT), n = 0;
     if (fd < 0) {
-        perror("mod-work: /dev/ram0");
+        perror(dev);
         return -1;
     }
     off_t at = 0;
@@ -62,8 +58,43 @@ static int round_trip(long *bytes)
         n++;
     }
     close(fd);
+    return n;
+}
+
+/* one round: load, write, unload; the writes made, -1 on a failure */
+static int round_trip(long *bytes)
+{
+    if (system("insmod /lib/brd.ko rd_nr=1 rd_size=1024")) {
+        printf("mod-work: insmod failed\n");
+        return -1;
+    }
+    /* devtmpfs makes the node; without it, brd's major 1, minor 0 */
+    if (access("/dev/ram0", F_OK))
+        mknod("/dev/ram0", S_IFBLK | 0600, makedev(1, 0));
+    int n = writes_to("/dev/ram0", bytes);
     if (system("rmmod brd")) {
         printf("mod-work: rmmod failed\n");
+        return -1;
+    }
+    return n;
+}
+
+/* the loop device over a file: requests (blk-mq), not bare bios */
+static int loop_trip(long *bytes)
+{
+    if (system("insmod /lib/loop.ko && dd if=/dev/zero of=/tmp/loop.img bs=65536 count=16 2>/dev/null")) {
+        printf("mod-work: loop set-up failed\n");
+        return -1;
+    }
+    if (access("/dev/loop0", F_OK))
+        mknod("/dev/loop0", S_IFBLK | 0600, makedev(7, 0));
+    if (system("losetup /dev/loop0 /tmp/loop.img")) {
+        printf("mod-work: losetup failed\n");
+        return -1;
+    }
+    int n = writes_to("/dev/loop0", bytes);
+    if (system("losetup -d /dev/loop0 && rmmod loop && rm /tmp/loop.img")) {
+        printf("mod-work: loop tear-down failed\n");
         return -1;
     }
     return n;
@@ -81,18 +112,23 @@ int main(void)
         if (polls == 3000)
             return 1;
     }
-    long bytes = 0;
-    int writes = 0, ok = 1;
+    long bytes = 0, lbytes = 0;
+    int writes = 0, lwrites = 0, ok = 1;
     syscall(SYS_getppid);                  /* the window opens */
     for (int r = 0; r < ROUNDS && ok; r++) {
         int n = round_trip(&bytes);
         ok = n > 0;
         writes += n > 0 ? n : 0;
     }
+    if (ok) {
+        lwrites = loop_trip(&lbytes);
+        ok = lwrites > 0;
+    }
     syscall(SYS_getppid);                  /* and closes */
     /* the guest goes on after the unloads: a module's probes did not outlive its code */
     int alive = !system("echo 3 > /proc/sys/vm/drop_caches && cat /proc/modules | grep -c brd; true");
-    printf("mod-work: writes=%d bytes=%ld rounds=%d pid=%d\n", writes, bytes, ROUNDS, (int)getpid());
+    printf("mod-work: writes=%d bytes=%ld rounds=%d loop_writes=%d loop_bytes=%ld pid=%d\n", writes, bytes, ROUNDS,
+           lwrites, lbytes, (int)getpid());
     printf("probe-net: workload done calls=%d %s\n", writes, ok && alive ? "ok" : "FAIL");
     fflush(stdout);
     uint64_t last = fires();

@@ -554,18 +554,25 @@ if [[ " $RUNS " == *" modio "* ]]; then
   run modio "$(cat "$OUT/modio.d")" -q --modules "$MODDIR"
   O="$OUT/modio.out"; C="$OUT/modio.console"
   cat "$O"; grep -a 'mod-work:' "$C"
-  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) .*/\1 \2/p' | head -1)
-  nw=${said% *}; nb=${said#* }
+  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) .*/\1 \2 \3 \4/p' | head -1)
+  read -r nw nb lw lb <<< "$said"
   got() { awk -v k="$1" '$1 == "mod" && $2 == k { print $3 }' "$O"; }
+  dev() { awk -v k="$1" -v d="$2" '$1 == "mod" && $2 == k && $3 == d { print $4 }' "$O"; }
   loads=$(grep -ac 'module at .* loaded: 1 probe site' "$OUT/modio.e9")
-  check "modio: brd loaded twice after arming, written and unloaded each time, the guest went on (workload ok; the hypervisor armed brd_submit_bio at $loads loads, want 2)" \
+  check "modio: brd loaded twice after arming, written and unloaded each time, loop once, the guest went on (workload ok; the hypervisor armed brd_submit_bio at $loads loads, want 2)" \
     bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test '$loads' = 2"
   check "modio: fbt:brd:brd_submit_bio:entry fired for $(got sub1) writes = the workload's (${nw:-?}: one bio each, both loads), and $(got sub0) reads (the kernel's partition scan at each load: 2)" \
     test "$(got sub1) $(got sub0)" = "${nw:-x} 2"
-  check "modio: sdt block_bio_queue of its writes: $(got qn) bios, $(got qb) bytes = ${nw:-?} writes, ${nb:-?} bytes" \
+  check "modio: sdt block_bio_queue of its brd writes: $(got qn) bios, $(got qb) bytes = ${nw:-?} writes, ${nb:-?} bytes" \
     test "$(got qn) $(got qb)" = "${nw:-x} ${nb:-x}"
-  check "modio: sdt block_bio_complete of its writes: $(got cn) bios, $(got cb) bytes = ${nw:-?} writes, ${nb:-?} bytes" \
+  check "modio: sdt block_bio_complete of its brd writes: $(got cn) bios, $(got cb) bytes = ${nw:-?} writes, ${nb:-?} bytes" \
     test "$(got cn) $(got cb)" = "${nw:-x} ${nb:-x}"
+  check "modio: sdt block_rq_issue/complete of loop0's writes: $(dev rqn loop0)/$(dev rcn loop0) requests, $(dev rqb loop0)/$(dev rcb loop0) bytes = ${lw:-?} writes, ${lb:-?} bytes (none on ram0: brd is bio-based: $(dev rqn ram0))" \
+    test "$(dev rqn loop0) $(dev rcn loop0) $(dev rqb loop0) $(dev rcb loop0) $(dev rqn ram0)" = "${lw:-x} ${lw:-x} ${lb:-x} ${lb:-x} "
+  check "modio: io:::start B_WRITE by dev_statname: ram0 $(dev isn ram0) bufs $(dev isb ram0) bytes, loop0 $(dev isn loop0) bufs $(dev isb loop0) bytes = the workload's (${nw:-?} ${nb:-?}, ${lw:-?} ${lb:-?})" \
+    test "$(dev isn ram0) $(dev isb ram0) $(dev isn loop0) $(dev isb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
+  check "modio: io:::done B_WRITE by dev_statname: ram0 $(dev idn ram0) bufs $(dev idb ram0) bytes (block_bio_complete), loop0 $(dev idn loop0) bufs $(dev idb loop0) bytes (block_rq_complete's bio) = the workload's" \
+    test "$(dev idn ram0) $(dev idb ram0) $(dev idn loop0) $(dev idb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
   check "modio: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/modio.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/modio.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: modio status 0' '$C'"
 fi

@@ -12,10 +12,32 @@ sdt:block::block_bio_queue /on && pid == wpid && (args[0]->bi_opf & 0xff) == 1/ 
 sdt:block::block_bio_complete /on && pid == wpid && (args[1]->bi_opf & 0xff) == 1/ {
     @cn = count(); @cb = sum(args[1]->bi_iter.bi_size);
 }
+/* the loop device's requests (blk-mq): issued and completed, bytes by disk */
+sdt:block::block_rq_issue /on && (args[0]->cmd_flags & 0xff) == 1/ {
+    @rqn[args[0]->q->disk->disk_name] = count(); @rqb[args[0]->q->disk->disk_name] = sum(args[0]->__data_len);
+}
+sdt:block::block_rq_complete /on && (args[0]->cmd_flags & 0xff) == 1/ {
+    @rcn[args[0]->q->disk->disk_name] = count(); @rcb[args[0]->q->disk->disk_name] = sum(args[2]);
+}
+/* DTrace's io provider over both: bufinfo_t and devinfo_t translated from the bio */
+io:::start /on && args[0]->b_flags & B_WRITE/ {
+    @isn[args[1]->dev_statname] = count(); @isb[args[1]->dev_statname] = sum(args[0]->b_bcount);
+}
+io:::done /on && args[0]->b_flags & B_WRITE/ {
+    @idn[args[1]->dev_statname] = count(); @idb[args[1]->dev_statname] = sum(args[0]->b_bcount);
+}
 END {
     printa("mod sub%d %@d\n", @sub);
     printa("mod qn %@d\n", @qn);
     printa("mod qb %@d\n", @qb);
     printa("mod cn %@d\n", @cn);
     printa("mod cb %@d\n", @cb);
+    printa("mod rqn %s %@d\n", @rqn);
+    printa("mod rqb %s %@d\n", @rqb);
+    printa("mod rcn %s %@d\n", @rcn);
+    printa("mod rcb %s %@d\n", @rcb);
+    printa("mod isn %s %@d\n", @isn);
+    printa("mod isb %s %@d\n", @isb);
+    printa("mod idn %s %@d\n", @idn);
+    printa("mod idb %s %@d\n", @idb);
 }
