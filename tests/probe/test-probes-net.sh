@@ -563,10 +563,10 @@ if [[ " $RUNS " == *" modio "* ]]; then
     bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test '$loads' = 2"
   check "modio: fbt:brd:brd_submit_bio:entry fired for $(got sub1) writes = the workload's (${nw:-?}: one bio each, both loads), and $(got sub0) reads (the kernel's partition scan at each load: 2)" \
     test "$(got sub1) $(got sub0)" = "${nw:-x} 2"
-  check "modio: sdt block_bio_queue of its brd writes: $(got qn) bios, $(got qb) bytes = ${nw:-?} writes, ${nb:-?} bytes" \
-    test "$(got qn) $(got qb)" = "${nw:-x} ${nb:-x}"
-  check "modio: sdt block_bio_complete of its brd writes: $(got cn) bios, $(got cb) bytes = ${nw:-?} writes, ${nb:-?} bytes" \
-    test "$(got cn) $(got cb)" = "${nw:-x} ${nb:-x}"
+  check "modio: sdt block_bio_queue of its writes: ram0 $(dev qn ram0) bios $(dev qb ram0) bytes, loop0 $(dev qn loop0) bios $(dev qb loop0) bytes = the workload's (${nw:-?} ${nb:-?}, ${lw:-?} ${lb:-?})" \
+    test "$(dev qn ram0) $(dev qb ram0) $(dev qn loop0) $(dev qb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
+  check "modio: sdt block_bio_complete of its writes: ram0 $(dev cn ram0) bios $(dev cb ram0) bytes = ${nw:-?} ${nb:-?}; none on loop0 (blk-mq completes requests: $(dev cn loop0))" \
+    test "$(dev cn ram0) $(dev cb ram0) $(dev cn loop0)" = "${nw:-x} ${nb:-x} "
   check "modio: sdt block_rq_issue/complete of loop0's writes: $(dev rqn loop0)/$(dev rcn loop0) requests, $(dev rqb loop0)/$(dev rcb loop0) bytes = ${lw:-?} writes, ${lb:-?} bytes (none on ram0: brd is bio-based: $(dev rqn ram0))" \
     test "$(dev rqn loop0) $(dev rcn loop0) $(dev rqb loop0) $(dev rcb loop0) $(dev rqn ram0)" = "${lw:-x} ${lw:-x} ${lb:-x} ${lb:-x} "
   check "modio: io:::start B_WRITE by dev_statname: ram0 $(dev isn ram0) bufs $(dev isb ram0) bytes, loop0 $(dev isn loop0) bufs $(dev isb loop0) bytes = the workload's (${nw:-?} ${nb:-?}, ${lw:-?} ${lb:-?})" \

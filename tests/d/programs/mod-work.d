@@ -5,12 +5,13 @@ syscall::getppid:entry /execname == "mod-work"/ { on = !on; wpid = pid; }
 /* brd is loaded after this program is armed, twice, and unloaded after each round; its
  * bios: the workload's writes, and the kernel's read of the partition table at each load */
 fbt:brd:brd_submit_bio:entry /on/ { @sub[((struct bio *)arg0)->bi_opf & 0xff] = count(); }
-/* its writes: bio-based, so block_bio_queue and block_bio_complete (REQ_OP_WRITE = 1) */
+/* its writes' bios (REQ_OP_WRITE = 1) by disk: queued on both; completed as bios on brd only
+ * (blk-mq completes requests: block_rq_complete) */
 sdt:block::block_bio_queue /on && pid == wpid && (args[0]->bi_opf & 0xff) == 1/ {
-    @qn = count(); @qb = sum(args[0]->bi_iter.bi_size);
+    @qn[args[0]->bi_bdev->bd_disk->disk_name] = count(); @qb[args[0]->bi_bdev->bd_disk->disk_name] = sum(args[0]->bi_iter.bi_size);
 }
 sdt:block::block_bio_complete /on && pid == wpid && (args[1]->bi_opf & 0xff) == 1/ {
-    @cn = count(); @cb = sum(args[1]->bi_iter.bi_size);
+    @cn[args[1]->bi_bdev->bd_disk->disk_name] = count(); @cb[args[1]->bi_bdev->bd_disk->disk_name] = sum(args[1]->bi_iter.bi_size);
 }
 /* the loop device's requests (blk-mq): issued and completed, bytes by disk */
 sdt:block::block_rq_issue /on && (args[0]->cmd_flags & 0xff) == 1/ {
@@ -28,10 +29,10 @@ io:::done /on && args[0]->b_flags & B_WRITE/ {
 }
 END {
     printa("mod sub%d %@d\n", @sub);
-    printa("mod qn %@d\n", @qn);
-    printa("mod qb %@d\n", @qb);
-    printa("mod cn %@d\n", @cn);
-    printa("mod cb %@d\n", @cb);
+    printa("mod qn %s %@d\n", @qn);
+    printa("mod qb %s %@d\n", @qb);
+    printa("mod cn %s %@d\n", @cn);
+    printa("mod cb %s %@d\n", @cb);
     printa("mod rqn %s %@d\n", @rqn);
     printa("mod rqb %s %@d\n", @rqb);
     printa("mod rcn %s %@d\n", @rcn);
