@@ -11,6 +11,28 @@ static struct {
 
 static struct want { uint64_t mod, fn; uint32_t id, flags; } wants[PROBE_MODULE_WANT_MAX];
 static unsigned nwants;
+/* The wanted probes of the module being armed, by function key (index + 1; 0 empty, open
+ * addressing): each symbol is looked up once, whatever the number of wanted probes. Built per
+ * module under the caller's lock. */
+#define WANT_SLOTS (2 * PROBE_MODULE_WANT_MAX)
+static uint16_t want_slot[WANT_SLOTS];
+_Static_assert(PROBE_MODULE_WANT_MAX < 65535 && (WANT_SLOTS & (WANT_SLOTS - 1)) == 0, "slots");
+
+static unsigned slot_of(uint64_t key) { return (unsigned)(key ^ key >> 29) & (WANT_SLOTS - 1); }
+
+static void index_module(uint64_t mkey, const struct want *only)
+{
+    __builtin_memset(want_slot, 0, sizeof want_slot);
+    for (unsigned w = 0; w < (only ? 1 : nwants); w++) {
+        const struct want *x = only ? only : &wants[w];
+        if (x->mod != mkey)
+            continue;
+        unsigned s = slot_of(x->fn);
+        while (want_slot[s])
+            s = (s + 1) & (WANT_SLOTS - 1);
+        want_slot[s] = (uint16_t)((only ? PROBE_MODULE_WANT_MAX : w) + 1);
+    }
+}
 
 unsigned probe_module_wanted(void) { return nwants; }
 
@@ -84,6 +106,7 @@ static int arm_in(const struct probe_module_io *io, uint64_t mod, uint64_t mkey,
     if (nsyms > PROBE_MODULE_SYMS_MAX)
         nsyms = PROBE_MODULE_SYMS_MAX;
     int armed = 0;
+    index_module(mkey, only);
     for (uint32_t i = 0; i < nsyms; i++) {
         uint8_t s[PROBE_MODULE_SYM_SIZE];
         if (io->read(symtab + (uint64_t)i * PROBE_MODULE_SYM_SIZE, s, sizeof s) != sizeof s)
@@ -99,9 +122,10 @@ static int arm_in(const struct probe_module_io *io, uint64_t mod, uint64_t mkey,
         uint64_t fkey = name_key(io, strtab + st_name, PROBE_MODULE_NAME_MAX);
         if (!fkey)
             continue;
-        for (unsigned w = 0; w < (only ? 1 : nwants); w++) {
-            const struct want *x = only ? only : &wants[w];
-            if (x->mod == mkey && x->fn == fkey) {
+        for (unsigned sl = slot_of(fkey); want_slot[sl]; sl = (sl + 1) & (WANT_SLOTS - 1)) {
+            unsigned w = want_slot[sl] - 1u;
+            const struct want *x = w == PROBE_MODULE_WANT_MAX ? only : &wants[w];
+            if (x->fn == fkey) {           /* (the module's key was matched when indexing) */
                 int rc = io->arm(value, value + (ssize ? ssize : 1), x->id, x->flags);
                 if (rc < 0)
                     return rc;

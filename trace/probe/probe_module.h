@@ -31,7 +31,8 @@
 
 #define PROBE_MODULE_WANT_MAX  2048u       /* wanted module probes at once */
 #define PROBE_MODULE_LIST_MAX  4096u       /* modules walked at most (a looping list ends) */
-#define PROBE_MODULE_SYMS_MAX  (1u << 18)  /* symbols of one module read at most */
+#define PROBE_MODULE_SYMS_MAX  (1u << 16)  /* symbols of one module read at most (the largest
+                                              modules have some 40,000) */
 #define PROBE_MODULE_NAME_MAX  128u        /* a function name's bytes compared at most */
 #define PROBE_MODULE_MODNAME   56u         /* MODULE_NAME_LEN (64 - sizeof(unsigned long)) */
 /* struct mod_kallsyms { Elf_Sym *symtab; unsigned int num_symtab; char *strtab; ... }

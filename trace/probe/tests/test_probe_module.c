@@ -7,7 +7,8 @@
  * in the module of that name; a module not loaded is armed when its load is reported; init
  * text, data and undefined symbols are never armed; an unload disarms the core text; a list
  * that loops, a symbol table that cannot be read and a layout whose fields overlap end
- * cleanly; the same memory read with a layout off by 8 bytes arms nothing. */
+ * cleanly; 1500 wanted functions the module lacks beside one it has arm that one; the same
+ * memory read with a layout off by 8 bytes arms nothing. */
 #include <stdio.h>
 #include <string.h>
 #include "probe_module.h"
@@ -145,6 +146,20 @@ int main(void)
     CHECK(probe_module_loaded(&io, brd) == 1 && narms == 1 && arms[0].id == 7, "brd loaded again: armed again");
     narms = 0;
 
+    /* many wanted probes in one module (looked up by key, not one by one): only the ones there */
+    unsigned before = probe_module_wanted();
+    char fn[32];
+    for (unsigned i = 0; i < 1500; i++) {
+        snprintf(fn, sizeof fn, "brd_missing_%u", i);
+        probe_module_want(&io, 100 + i, 0, hvt_name_hash("brd", 64), key(fn));
+    }
+    narms = 0;
+    probe_module_want(&io, 99, 0, hvt_name_hash("brd", 64), key("brd_do_bvec"));
+    CHECK(probe_module_wanted() == before + 1501 && narms == 1 && arms[0].va == brd_text + 0x200,
+          "1500 wanted functions brd lacks and brd_do_bvec: one site armed");
+    narms = 0;
+    CHECK(probe_module_loaded(&io, brd) == 2 && narms == 2, "a load arms brd_submit_bio and brd_do_bvec, nothing else");
+    narms = 0;
     /* a list that loops without coming back to the head ends */
     put64(null + 0x8, null + 0x8);
     CHECK(probe_module_want(&io, 12, 0, hvt_name_hash("nope", 64), key("x")) == 0, "a looping list ends");
