@@ -80,16 +80,16 @@ int probe_list_add_io(probe_list *l, const sdt_table *t, const btf_info *btf, io
              take(io, &io->pt[1], sdt_find(t, "block_rq_complete"), 0, 1, bio_off, &io->why[1])))
             goto nomem;
     }
-    /* wait-start: submit_bio_wait's entry, whose first argument is the bio */
-    const probe_desc *wait = NULL;
-    for (size_t i = 0; i < l->n && !wait; i++)
-        if (!strcmp(l->p[i].provider, "fbt") && !strcmp(l->p[i].module, "kernel") && l->p[i].kind == PL_ENTRY &&
-            !strcmp(l->p[i].function, "submit_bio_wait"))
-            wait = &l->p[i];
-    if ((!wait || wait->unsafe) && asprintf(&io->why[2], "no fbt probe on submit_bio_wait") < 0)
-        goto nomem;
-    if (asprintf(&io->why[3], "not yet: the bio of submit_bio_wait's entry is not kept for its return") < 0)
-        goto nomem;
+    /* wait-start and wait-done: submit_bio_wait's entry, whose first argument is the bio, and
+     * its returns (the D compiler keeps the bio from the entry in a thread-local) */
+    const probe_desc *wait[2] = { NULL, NULL };
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->p[i].provider, "fbt") && !strcmp(l->p[i].module, "kernel") &&
+            !strcmp(l->p[i].function, "submit_bio_wait") && (l->p[i].kind == PL_ENTRY || l->p[i].kind == PL_RETURN))
+            wait[l->p[i].kind == PL_RETURN] = &l->p[i];
+    for (int k = 0; k < 2; k++)
+        if ((!wait[k] || wait[k]->unsafe) && asprintf(&io->why[2 + k], "no fbt probe on submit_bio_wait") < 0)
+            goto nomem;
     probe_desc *np = realloc(l->p, (l->n + 4) * sizeof *np);
     if (!np)
         goto nomem;
@@ -102,12 +102,10 @@ int probe_list_add_io(probe_list *l, const sdt_table *t, const btf_info *btf, io
             d.sdt = &io->pt[k];
             d.lo = io->pt[k].nsites ? io->pt[k].sites[0].site : 0;
             d.hi = d.lo + 1;
-        } else if (k == 2 && wait) {
-            d.kind = PL_ENTRY;
-            d.lo = wait->lo;
-            d.hi = wait->hi;
         } else {
-            d.kind = PL_RETURN;
+            d.kind = k == 2 ? PL_ENTRY : PL_RETURN;
+            d.lo = wait[k - 2] ? wait[k - 2]->lo : 0;
+            d.hi = wait[k - 2] ? wait[k - 2]->hi : 0;
         }
         l->p[l->n++] = d;
     }

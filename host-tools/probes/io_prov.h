@@ -5,8 +5,9 @@
  *                           block_rq_complete (blk-mq requests: the request's bio; a request
  *                           without one - a flush - is skipped by the clause's predicate)
  *   io:vmlinux::wait-start  fbt::submit_bio_wait:entry (its bio)
- *   io:vmlinux::wait-done   listed, refused: the bio of the entry is not kept for the return
- * Every io probe's arguments are arg0 = arg1 = the struct bio *, arg2 = 0 (dtrace-utils' struct
+ *   io:vmlinux::wait-done   its returns (D keeps the entry's bio in a thread-local for them:
+ *                           host-tools/d/compile/d_xlate.c)
+ * Every io probe but wait-done has arguments arg0 = arg1 = the struct bio *, arg2 = 0 (dtrace-utils' struct
  * file *, always 0 on Linux): the sdt recipes are rewritten per site (block_bio_complete's
  * second argument; block_rq_complete's request read at struct request's bio, from BTF) so
  * that the hypervisor computes the bio at every site. D reads args[0..2] as bufinfo_t,

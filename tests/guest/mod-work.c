@@ -7,7 +7,8 @@
  *   1. insmod /lib/brd.ko rd_nr=1 rd_size=1024 (the kernel package's RAM disk driver: 1 MiB);
  *   2. /dev/ram0 opened with O_DIRECT and written with W writes (4 KiB and 64 KiB ones: each
  *      one bio, one call of brd_submit_bio);
- *   3. closed, rmmod brd (the probes in it go with it: the guest must stay healthy);
+ *   3. SYNCS fsync()s (brd has no write cache: each a flush bio ended at once, waited for in
+ *      submit_bio_wait), closed, rmmod brd (the probes in it go with it: the guest must stay healthy);
  * then once, for the block layer's request (blk-mq) path: insmod /lib/loop.ko, /dev/loop0 on
  * a 1 MiB file in the initramfs's tmpfs, the same writes with O_DIRECT, detached, rmmod loop.
  * It prints the writes and bytes it made to each ("mod-work: writes=N bytes=B ...
@@ -27,6 +28,7 @@
 #define SMALL 24                           /* 4 KiB writes per round */
 #define LARGE 6                            /* 64 KiB writes per round */
 #define ROUNDS 2
+#define SYNCS 3                            /* fsync()s of /dev/ram0 per round */
 
 static uint64_t fires(void)
 {
@@ -35,8 +37,9 @@ static uint64_t fires(void)
     return b;
 }
 
-/* the writes to an O_DIRECT block device: their count, -1 on a failure */
-static int writes_to(const char *dev, long *bytes)
+/* the writes to an O_DIRECT block device, then nsync fsync()s (each a flush waited for in
+ * submit_bio_wait: io:::wait-start): the writes' count, -1 on a failure */
+static int writes_to(const char *dev, long *bytes, int nsync)
 {
     static char buf[65536] __attribute__((aligned(4096)));
     memset(buf, 0x5a, sizeof buf);
@@ -57,6 +60,11 @@ static int writes_to(const char *dev, long *bytes)
         *bytes += (long)len;
         n++;
     }
+    for (int i = 0; i < nsync; i++)
+        if (fsync(fd)) {
+            perror("mod-work: fsync");
+            n = -1;
+        }
     close(fd);
     return n;
 }
@@ -71,7 +79,7 @@ static int round_trip(long *bytes)
     /* devtmpfs makes the node; without it, brd's major 1, minor 0 */
     if (access("/dev/ram0", F_OK))
         mknod("/dev/ram0", S_IFBLK | 0600, makedev(1, 0));
-    int n = writes_to("/dev/ram0", bytes);
+    int n = writes_to("/dev/ram0", bytes, SYNCS);
     if (system("rmmod brd")) {
         printf("mod-work: rmmod failed\n");
         return -1;
@@ -92,7 +100,7 @@ static int loop_trip(long *bytes)
         printf("mod-work: losetup failed\n");
         return -1;
     }
-    int n = writes_to("/dev/loop0", bytes);
+    int n = writes_to("/dev/loop0", bytes, 0);
     if (system("losetup -d /dev/loop0 && rmmod loop && rm /tmp/loop.img")) {
         printf("mod-work: loop tear-down failed\n");
         return -1;
@@ -127,8 +135,8 @@ int main(void)
     syscall(SYS_getppid);                  /* and closes */
     /* the guest goes on after the unloads: a module's probes did not outlive its code */
     int alive = !system("echo 3 > /proc/sys/vm/drop_caches && cat /proc/modules | grep -c brd; true");
-    printf("mod-work: writes=%d bytes=%ld rounds=%d loop_writes=%d loop_bytes=%ld pid=%d\n", writes, bytes, ROUNDS,
-           lwrites, lbytes, (int)getpid());
+    printf("mod-work: writes=%d bytes=%ld rounds=%d loop_writes=%d loop_bytes=%ld syncs=%d pid=%d\n", writes, bytes,
+           ROUNDS, lwrites, lbytes, ROUNDS * SYNCS, (int)getpid());
     printf("probe-net: workload done calls=%d %s\n", writes, ok && alive ? "ok" : "FAIL");
     fflush(stdout);
     uint64_t last = fires();

@@ -554,8 +554,8 @@ if [[ " $RUNS " == *" modio "* ]]; then
   run modio "$(cat "$OUT/modio.d")" -q --modules "$MODDIR"
   O="$OUT/modio.out"; C="$OUT/modio.console"
   cat "$O"; grep -a 'mod-work:' "$C"
-  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) .*/\1 \2 \3 \4/p' | head -1)
-  read -r nw nb lw lb <<< "$said"
+  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) syncs=\([0-9]*\) .*/\1 \2 \3 \4 \5/p' | head -1)
+  read -r nw nb lw lb ns <<< "$said"
   got() { awk -v k="$1" '$1 == "mod" && $2 == k { print $3 }' "$O"; }
   dev() { awk -v k="$1" -v d="$2" '$1 == "mod" && $2 == k && $3 == d { print $4 }' "$O"; }
   loads=$(grep -ac 'module at .* loaded: 1 probe site' "$OUT/modio.e9")
@@ -573,6 +573,12 @@ if [[ " $RUNS " == *" modio "* ]]; then
     test "$(dev isn ram0) $(dev isb ram0) $(dev isn loop0) $(dev isb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
   check "modio: io:::done B_WRITE by dev_statname: ram0 $(dev idn ram0) bufs $(dev idb ram0) bytes (block_bio_complete), loop0 $(dev idn loop0) bufs $(dev idb loop0) bytes (block_rq_complete's bio) = the workload's" \
     test "$(dev idn ram0) $(dev idb ram0) $(dev idn loop0) $(dev idb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
+  check "modio: io:::wait-start (submit_bio_wait: its synchronous O_DIRECT writes and its fsync()s' flushes): ram0 $(dev wsn ram0) bufs $(dev wsb ram0) bytes, loop0 $(dev wsn loop0) bufs $(dev wsb loop0) bytes (want $(( ${nw:-0} + ${ns:-0} )) ${nb:-?}, ${lw:-?} ${lb:-?})" \
+    test "$(dev wsn ram0) $(dev wsb ram0) $(dev wsn loop0) $(dev wsb loop0)" = "$(( ${nw:-0} + ${ns:-0} )) ${nb:-x} ${lw:-x} ${lb:-x}"
+  # at the return the bio is as its driver left it: brd copies the iterator (b_bcount intact),
+  # blk-mq advances it as the request completes (b_bcount 0)
+  check "modio: io:::wait-done, args[] from the bio its wait-start saw: ram0 $(dev wdn ram0) bufs $(dev wdb ram0) bytes, loop0 $(dev wdn loop0) bufs $(dev wdb loop0) bytes (want $(( ${nw:-0} + ${ns:-0} )) ${nb:-?}, ${lw:-?} 0: blk-mq advanced those bios to their end)" \
+    test "$(dev wdn ram0) $(dev wdb ram0) $(dev wdn loop0) $(dev wdb loop0)" = "$(( ${nw:-0} + ${ns:-0} )) ${nb:-x} ${lw:-x} 0"
   check "modio: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/modio.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/modio.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: modio status 0' '$C'"
 fi

@@ -414,7 +414,7 @@ void d_cg_clause(d_cc *cc, d_item *cl)
     dc->where = xstrdup(cc, cl->where);
     dc->line = cl->line;
     d_resolve_clause(cc, cl);
-    if (d_xlate_is_io(cc))
+    if (d_xlate_is_io(cc) && !cl->implicit)
         cl->pred = d_xlate_pred(cc, cl->pred, cl->line, cl->col);
     cc->spec_order = 0;
     d_plist *ret = NULL;

@@ -4,7 +4,8 @@
  * fileinfo_t). Every io probe's arg0 is the bio (host-tools/probes/io_prov.c arranges it);
  * args[0] is a bufinfo_t *, args[1] a devinfo_t *, args[2] a fileinfo_t * (always NULL on
  * Linux, so its members are the translator's constants). A member read args[i]->m is the
- * translator's expression for m with B = (struct bio *)arg0, parsed here and analysed in its
+ * translator's expression for m with B = (struct bio *)arg0 (at wait-done: the thread-local
+ * an implicit clause at wait-start kept it in, as dtrace-utils does), parsed here and analysed in its
  * place (a compile-time template: no translated struct exists at run time, so args[i] itself
  * is not a value and xlate is not offered).
  * Differences from dtrace-utils, where hvtrace's D lacks the means: dev_statname is the disk's
@@ -14,7 +15,7 @@
 #include "d_int.h"
 #include <string.h>
 
-#define B "((struct bio *)arg0)"
+#define B "((struct bio *)@)"
 static const struct { int arg; const char *member, *expr; } io_members[] = {
     { 0, "b_flags", "((int)" B "->bi_opf & 1 ? 0x100 : 0x40) | ((int)" B "->bi_opf & 0x800 ? 0 : 0x400) | "
                     "((int)" B "->bi_flags & (1 << 6) ? 0x10 : 0x20)" },
@@ -44,6 +45,9 @@ static const struct { int arg; const char *member, *expr; } io_members[] = {
 };
 #undef B
 static const char *const io_types[] = { "bufinfo_t", "devinfo_t", "fileinfo_t" };
+/* Where the bio is: arg0, or at wait-done (submit_bio_wait's return, where the argument is
+ * gone) the thread-local the implicit wait-start clause keeps it in (d_xlate_implicit). */
+#define WAIT_BIO "__io_wait_bio"
 
 static void relocate(d_node *n, int line, int col, int depth)
 {
@@ -56,9 +60,24 @@ static void relocate(d_node *n, int line, int col, int depth)
     }
 }
 
-/* An expression of this file's own text, parsed as if written at line:col. */
-static d_node *snippet(d_cc *cc, const char *text, int line, int col)
+/* An expression of this file's own text, parsed as if written at line:col; each @ in it is
+ * the bio. */
+static d_node *snippet(d_cc *cc, const char *tmpl, int line, int col)
 {
+    const char *bio = cc->io_wait_clause ? "self->" WAIT_BIO : "arg0";
+    size_t n = strlen(tmpl) + 1;
+    for (const char *p = tmpl; *p; p++)
+        n += *p == '@' ? strlen(bio) : 0;
+    char *text = d_alloc(cc, n), *o = text;
+    for (const char *p = tmpl; *p; p++) {
+        if (*p == '@') {
+            memcpy(o, bio, strlen(bio));
+            o += strlen(bio);
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = 0;
     d_lexer saved = cc->lx;
     d_lex_init(cc, text, strlen(text));
     d_lex_set_top(cc, 0);
@@ -70,12 +89,30 @@ static d_node *snippet(d_cc *cc, const char *text, int line, int col)
     return e;
 }
 
-int d_xlate_is_io(const d_cc *cc)
+/* The clause's probes: all io ones, and wait-done among them? A clause of wait-done reads
+ * the bio from the thread-local; with other io probes it could not (refused where it reads
+ * an argument). Sets cc->io_wait_clause, and cc->io_wait_used (the implicit clauses). */
+int d_xlate_is_io(d_cc *cc)
 {
-    for (int i = 0; i < cc->npm; i++)
-        if (strcmp(cc->pm[i].prov, "io"))
-            return 0;
-    return cc->npm > 0;
+    int io = 0, wait = 0;
+    for (int i = 0; i < cc->npm; i++) {
+        io += !strcmp(cc->pm[i].prov, "io");
+        wait += !strcmp(cc->pm[i].prov, "io") && !strcmp(cc->pm[i].name, "wait-done");
+    }
+    cc->io_wait_clause = wait && wait == cc->npm;
+    if (cc->io_wait_clause && !d_var_find(cc, HVT_DIF_VK_THREAD, WAIT_BIO))
+        d_var_add(cc, HVT_DIF_VK_THREAD, WAIT_BIO, cc->t_u64, 0, 0);
+    cc->io_wait_used |= cc->io_wait_clause;
+    cc->io_wait_mixed = wait && wait != cc->npm;
+    return io && io == cc->npm;
+}
+
+const char *d_xlate_implicit(const d_cc *cc)
+{
+    /* the bio at submit_bio_wait's entry, for its return; cleared after the program's own
+     * wait-done clauses (clauses of one probe run in program order) */
+    return cc->io_wait_used ? "io:::wait-start { self->" WAIT_BIO " = arg0; }\n"
+                              "io:::wait-done { self->" WAIT_BIO " = 0; }\n" : NULL;
 }
 
 d_node *d_xlate_member(d_cc *cc, const d_node *n)
@@ -92,6 +129,9 @@ d_node *d_xlate_member(d_cc *cc, const d_node *n)
     if (provs != cc->npm)
         d_fail(cc, n->line, n->col, "args[%d] of io probes is a translated type: a clause cannot match io probes "
                "and others", (int)a->b->ival);
+    if (cc->io_wait_mixed)
+        d_fail(cc, n->line, n->col, "args[%d] of io:::wait-done comes from its wait-start: a clause reading it cannot "
+               "match other io probes (give wait-done a clause of its own)", (int)a->b->ival);
     if (a->b->ival > 2)
         d_fail(cc, a->b->line, a->b->col, "index %d is out of range for io probes' args[ ] (3 arguments)",
                (int)a->b->ival);
@@ -105,7 +145,7 @@ d_node *d_xlate_pred(d_cc *cc, d_node *pred, int line, int col)
 {
     /* dtrace-utils skips a done firing whose request has no bio (a flush): so do the
      * clauses of io probes, ahead of the program's own predicate */
-    d_node *nz = snippet(cc, "arg0 != 0", line, col);
+    d_node *nz = snippet(cc, cc->io_wait_mixed ? "1" : "@ != 0", line, col);
     if (!pred)
         return nz;
     d_node *and = d_node_new(cc, N_BIN, line, col);

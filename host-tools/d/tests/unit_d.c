@@ -26,7 +26,8 @@ static const struct { uint32_t id; const char *p, *m, *f, *n; } probes[] = {
     {100, "syscall", "kernel", "read", "entry"}, {101, "syscall", "kernel", "read", "return"},
     {102, "syscall", "kernel", "write", "entry"}, {103, "syscall", "kernel", "openat", "entry"},
     {201, "profile", "", "", "tick-1s"},
-    {300, "io", "vmlinux", "", "start"}, {301, "io", "vmlinux", "", "done"}};
+    {300, "io", "vmlinux", "", "start"}, {301, "io", "vmlinux", "", "done"},
+    {302, "io", "vmlinux", "", "wait-start"}, {303, "io", "vmlinux", "", "wait-done"}};
 
 static int field(const char *pat, const char *s) { return !pat[0] || util_glob(pat, s); }
 
@@ -1043,6 +1044,18 @@ static void test_btf(void)
                     "index 3 is out of range for io probes' args[ ] (3 arguments)");
         check_err_o(__LINE__, "io:::start, fbt::vfs_read:entry { trace(args[0]->b_flags); }", o, 1, 48,
                     "args[0] of io probes is a translated type: a clause cannot match io probes and others");
+        /* wait-done: the bio its wait-start kept in a thread-local, by two implicit clauses */
+        r = comp_o("io:::wait-done { @ = sum(args[0]->b_bcount); }", o);
+        CHECK(r.rc == 0 && r.p.nclauses == 3 && r.p.clauses[1].where && !strcmp(r.p.clauses[1].where, "io:::wait-start") &&
+              !strcmp(r.p.clauses[2].where, "io:::wait-done"),
+              "io:::wait-done: its clause, then the implicit wait-start and wait-done ones (%d clauses): %s", r.p.nclauses,
+              r.err ? r.err : "");
+        res_free(&r);
+        r = comp_o("io:::start { @[probename] = count(); }", o);
+        CHECK(r.rc == 0 && r.p.nclauses == 1, "no wait-done: no implicit clause: %s", r.err ? r.err : "");
+        res_free(&r);
+        check_err_o(__LINE__, "io:::wait-start, io:::wait-done { trace(args[0]->b_bcount); }", o, 1, 48,
+                    "args[0] of io:::wait-done comes from its wait-start: a clause reading it cannot match other io probes");
     }
     {
         res r = comp_o("BEGIN { trace(sizeof (struct file)); trace(offsetof(struct file, f_pos)); }", o);

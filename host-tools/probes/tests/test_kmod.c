@@ -12,7 +12,8 @@
  *  - io:::start on block_bio_queue's sites (the recipe as is), io:::done on
  *    block_bio_complete's (its second argument first) and block_rq_complete's (a load of the
  *    request's bio at struct request's bio offset, from the request's register), every
- *    rewritten recipe checked as the hypervisor checks it; wait-start at submit_bio_wait.
+ *    rewritten recipe checked as the hypervisor checks it; wait-start and wait-done at
+ *    submit_bio_wait's entry and returns.
  * Usage: test_kmod VMLINUZ MODULES_DIR */
 #include "kmod.h"
 #include "io_prov.h"
@@ -151,9 +152,10 @@ int main(int argc, char **argv)
         if (!strcmp(l.p[i].provider, "io"))
             names += (!strcmp(l.p[i].name, "wait-start") && !l.p[i].unsafe && l.p[i].kind == PL_ENTRY &&
                       l.p[i].lo == ki.syms.syms[ksym_find(&ki.syms, "submit_bio_wait")].addr) ||
-                     (!strcmp(l.p[i].name, "wait-done") && l.p[i].unsafe) ||
+                     (!strcmp(l.p[i].name, "wait-done") && !l.p[i].unsafe && l.p[i].kind == PL_RETURN &&
+                      l.p[i].lo == ki.syms.syms[ksym_find(&ki.syms, "submit_bio_wait")].addr) ||
                      ((!strcmp(l.p[i].name, "start") || !strcmp(l.p[i].name, "done")) && !l.p[i].unsafe);
-    CHECK(names == 4, "io:::start, done, wait-start (submit_bio_wait's entry) offered; wait-done listed, refused");
+    CHECK(names == 4, "io:::start, done, wait-start and wait-done (submit_bio_wait's entry and returns) offered");
     probe_list_free(&l);
     io_free(&io);
     sdt_free(&t);

@@ -27,6 +27,11 @@ io:::start /on && args[0]->b_flags & B_WRITE/ {
 io:::done /on && args[0]->b_flags & B_WRITE/ {
     @idn[args[1]->dev_statname] = count(); @idb[args[1]->dev_statname] = sum(args[0]->b_bcount);
 }
+/* waited for in submit_bio_wait: every O_DIRECT write (6.1's synchronous direct I/O) and each
+ * fsync's flush (no data; brd ends it at once, without a queued bio); wait-done reads the bio
+ * its wait-start saw */
+io:::wait-start /on/ { @wsn[args[1]->dev_statname] = count(); @wsb[args[1]->dev_statname] = sum(args[0]->b_bcount); }
+io:::wait-done /on/ { @wdn[args[1]->dev_statname] = count(); @wdb[args[1]->dev_statname] = sum(args[0]->b_bcount); }
 END {
     printa("mod sub%d %@d\n", @sub);
     printa("mod qn %s %@d\n", @qn);
@@ -41,4 +46,8 @@ END {
     printa("mod isb %s %@d\n", @isb);
     printa("mod idn %s %@d\n", @idn);
     printa("mod idb %s %@d\n", @idb);
+    printa("mod wsn %s %@d\n", @wsn);
+    printa("mod wsb %s %@d\n", @wsb);
+    printa("mod wdn %s %@d\n", @wdn);
+    printa("mod wdb %s %@d\n", @wdb);
 }
