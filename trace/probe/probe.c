@@ -125,6 +125,7 @@ static unsigned npending;
  * (slots_reclaim): a CPU in a firing may still read an entry until then. */
 static struct { struct sdt_rule rule[HVT_SDT_ARGS]; } sdt_also[SDT_ALSO_MAX];
 static unsigned nsdt_also;
+static probe_module_fn module_hook;        /* probe_set_module_hook */
 
 /* This CPU's step-over: the shadows whose originals it runs for one instruction. */
 static struct {
@@ -484,9 +485,13 @@ void probe_disarm_range(uint64_t lo, uint64_t hi)
     spin_unlock(&lock);
 }
 
+void probe_set_module_hook(probe_module_fn fn) { __atomic_store_n(&module_hook, fn, __ATOMIC_RELEASE); }
+
 void probe_disarm_all(void)
 {
-    probe_modules_forget();
+    probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook(PROBE_MODEV_FORGET, 0);
     probe_profile_disarm_all();
     spin_lock(&lock);
     for (unsigned i = 0; i < nshadows; i++) {
@@ -768,7 +773,9 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g)
     }
     spin_unlock(&p->comm_lock);
     if (p->modhook) {                      /* the kernel loads or frees a module: its RDI */
-        probe_module_event(p->modhook == 1, g->r[GPR_RDI]);
+        probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
+        if (hook)
+            hook(p->modhook == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
         return;
     }
     probe_action_fn act = p->action ? probe_action() : NULL;

@@ -37,25 +37,21 @@ static int mod_arm(uint64_t va, uint64_t end, uint32_t id, uint32_t flags)
 
 static const struct probe_module_io mod_io = { mod_read, mod_arm, probe_disarm_range };
 
-void probe_module_event(bool load, uint64_t mod)
+/* The engine's module hook (probe_set_module_hook): a load, an unload, a disarm of all. */
+static void module_event(enum probe_modev ev, uint64_t mod)
 {
-    if (!trace_opts_is_kernel(mod))
+    if (ev != PROBE_MODEV_FORGET && !trace_opts_is_kernel(mod))
         return;
     spin_lock(&mod_lock);
-    if (load) {
+    if (ev == PROBE_MODEV_LOAD) {
         int rc = probe_module_loaded(&mod_io, mod);
         if (rc)
             hv_log("hvtrace: cpu %u: module at %lx loaded: %d probe site(s)\n", hv_cpu_id(), mod, rc);
-    } else {
+    } else if (ev == PROBE_MODEV_FREE) {
         probe_module_freed(&mod_io, mod);
+    } else {
+        probe_module_reset();
     }
-    spin_unlock(&mod_lock);
-}
-
-void probe_modules_forget(void)
-{
-    spin_lock(&mod_lock);
-    probe_module_reset();
     spin_unlock(&mod_lock);
 }
 
@@ -338,6 +334,7 @@ int probe_ctl_init(const struct trace_opts *opts, enum hv_hc_priv priv,
     bool one;
     ctl_opts = opts;
     ctl_load_d = load_d;
+    probe_set_module_hook(module_event);
     hv_hypercall_register(HVT_HC_PROBE, hook_probe, priv, &one);
     return one ? 0 : -1;
 }

@@ -414,7 +414,10 @@ void d_cg_clause(d_cc *cc, d_item *cl)
     dc->where = xstrdup(cc, cl->where);
     dc->line = cl->line;
     d_resolve_clause(cc, cl);
-    if (d_xlate_is_io(cc) && !cl->implicit)
+    int io = d_xlate_is_io(cc);
+    if (cc->io_wait_clause && !d_var_find(cc, HVT_DIF_VK_THREAD, D_XLATE_WAIT_BIO))
+        d_var_add(cc, HVT_DIF_VK_THREAD, D_XLATE_WAIT_BIO, cc->t_u64, cl->line, cl->col);
+    if (io && !cl->implicit)
         cl->pred = d_xlate_pred(cc, cl->pred, cl->line, cl->col);
     cc->spec_order = 0;
     d_plist *ret = NULL;

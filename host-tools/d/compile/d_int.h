@@ -308,7 +308,9 @@ d_inline *d_inline_find(d_cc *cc, const char *name);
 d_node *d_xlate_member(d_cc *cc, const d_node *n);
 int d_xlate_is_io(d_cc *cc);
 d_node *d_xlate_pred(d_cc *cc, d_node *pred, int line, int col);
-/* The clauses the program needs after its own (io:::wait-done's bio kept at wait-start), or NULL. */
+/* The clauses the program needs after its own (io:::wait-done's bio kept at wait-start in the
+ * thread-local D_XLATE_WAIT_BIO), or NULL. */
+#define D_XLATE_WAIT_BIO "__io_wait_bio"
 const char *d_xlate_implicit(const d_cc *cc);
 
 /* d_sema.c, d_sema_act.c */

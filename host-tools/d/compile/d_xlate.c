@@ -47,7 +47,7 @@ static const struct { int arg; const char *member, *expr; } io_members[] = {
 static const char *const io_types[] = { "bufinfo_t", "devinfo_t", "fileinfo_t" };
 /* Where the bio is: arg0, or at wait-done (submit_bio_wait's return, where the argument is
  * gone) the thread-local the implicit wait-start clause keeps it in (d_xlate_implicit). */
-#define WAIT_BIO "__io_wait_bio"
+#define WAIT_BIO D_XLATE_WAIT_BIO
 
 static void relocate(d_node *n, int line, int col, int depth)
 {
@@ -91,7 +91,8 @@ static d_node *snippet(d_cc *cc, const char *tmpl, int line, int col)
 
 /* The clause's probes: all io ones, and wait-done among them? A clause of wait-done reads
  * the bio from the thread-local; with other io probes it could not (refused where it reads
- * an argument). Sets cc->io_wait_clause, and cc->io_wait_used (the implicit clauses). */
+ * an argument). Sets cc->io_wait_clause, and cc->io_wait_used (the implicit clauses); the
+ * caller declares self->D_XLATE_WAIT_BIO for such a clause. */
 int d_xlate_is_io(d_cc *cc)
 {
     int io = 0, wait = 0;
@@ -99,9 +100,7 @@ int d_xlate_is_io(d_cc *cc)
         io += !strcmp(cc->pm[i].prov, "io");
         wait += !strcmp(cc->pm[i].prov, "io") && !strcmp(cc->pm[i].name, "wait-done");
     }
-    cc->io_wait_clause = wait && wait == cc->npm;
-    if (cc->io_wait_clause && !d_var_find(cc, HVT_DIF_VK_THREAD, WAIT_BIO))
-        d_var_add(cc, HVT_DIF_VK_THREAD, WAIT_BIO, cc->t_u64, 0, 0);
+    cc->io_wait_clause = wait && wait == cc->npm;   /* (the caller declares the variable) */
     cc->io_wait_used |= cc->io_wait_clause;
     cc->io_wait_mixed = wait && wait != cc->npm;
     return io && io == cc->npm;
