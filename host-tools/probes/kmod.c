@@ -1,5 +1,6 @@
 /* kmod.c - fbt probes in loadable modules (see kmod.h). */
 #include "kmod.h"
+#include "decompress.h"
 #include <dirent.h>
 #include <elf.h>
 #include <stdio.h>
@@ -106,6 +107,8 @@ static unsigned char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+#define KMOD_MAX (256u << 20)               /* a module file, decompressed, at most */
+
 int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen)
 {
     size_t len = 0;
@@ -115,6 +118,22 @@ int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *
     if (!b) {
         snprintf(err, errlen, "%s: cannot read", path);
         return -1;
+    }
+    /* Debian 6.12's modules are .ko.xz (kmod's .ko.gz and .ko.zst the same way) */
+    if (len >= 4 && memcmp(b, ELFMAG, SELFMAG) && decompress_format(b, len)) {
+        util_buf out = { 0 };
+        int was = util_err_quiet;
+        util_err_quiet = 1;
+        int rc = decompress_payload(path, 0, b, len, 0, KMOD_MAX, &out);
+        util_err_quiet = was;
+        free(b);
+        if (rc) {
+            free(out.data);
+            snprintf(err, errlen, "%s: cannot decompress", path);
+            return -1;
+        }
+        b = out.data;
+        len = out.len;
     }
     const Elf64_Ehdr *eh = (const void *)b;
     int rc = -1;
@@ -223,8 +242,9 @@ static int ko_paths(const char *dir, char ***paths, size_t *n, size_t *cap, int 
                 ko_paths(p, paths, n, cap, depth + 1);
             continue;
         }
-        size_t l = strlen(e->d_name);
-        if (!S_ISREG(st.st_mode) || l < 4 || strcmp(e->d_name + l - 3, ".ko"))
+        const char *ko = strstr(e->d_name, ".ko");
+        if (!S_ISREG(st.st_mode) || !ko || (ko[3] && strcmp(ko, ".ko.xz") && strcmp(ko, ".ko.gz") &&
+                                            strcmp(ko, ".ko.zst")))
             continue;
         if (*n == *cap) {
             *cap = *cap ? *cap * 2 : 256;
@@ -284,7 +304,9 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
                                            .function = at, .name = "entry", .kind = PL_ENTRY,
                                            .own = k == 0 ? blk : NULL, .modprobe = 1,
                                            .modpre = l->modpre,
-                                           .unsafe = strstr(at, ".cold") ? "the cold part of a function: no entry of its own" : NULL };
+                                           .unsafe = strstr(at, ".cold") ? "the cold part of a function: no entry of its own"
+                                                   : !strncmp(at, "__pfx_", 6) || !strncmp(at, "__cfi_", 6)
+                                                   ? "padding before a function, not code" : NULL };
                 l->n++;
                 at += fl;
             }

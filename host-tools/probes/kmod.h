@@ -10,7 +10,8 @@
  *    file's name with '-' as '_', as the kernel names it) and its core functions: STT_FUNC
  *    symbols of executable sections other than .init.text and .exit.text (those are freed or
  *    never loaded), sorted by name, without duplicates. The caller frees *fns (one block).
- *  - probe_list_add_modules(l, dir, pre, err): every *.ko under dir (a kernel package's
+ *    A compressed module (.ko.xz, .ko.gz, .ko.zst) is read decompressed.
+ *  - probe_list_add_modules(l, dir, pre, err): every *.ko (and compressed one) under dir (a kernel package's
  *    lib/modules/RELEASE), in path order: fbt:MODULE:F:entry for each function (kind PL_ENTRY,
  *    lo = hi = 0, modprobe set, modpre = pre kept by the list: every spec list
  *    with a module probe starts with them). The guest need not have them loaded: the hypervisor arms each
