@@ -113,7 +113,29 @@ enum hvt_probe_kind {
     HVT_PROBE_KIND_TICK    = 5, /* the same on one CPU (CPU 0) */
     HVT_PROBE_KIND_ARGS    = 6, /* not a probe: the argument recipe of the HVT_PROBE_F_SDT spec
                                    just before it (same id), words 0 and 1 in lo and hi */
+    HVT_PROBE_KIND_MODINFO = 7, /* not a probe: where the kernel keeps its loaded modules (the
+                                   `modules` list head in lo, link-time with
+                                   HVT_PROBE_F_LINKTIME) and struct module's layout in hi
+                                   (HVT_MODINFO_*); before any HVT_PROBE_F_MODULE spec */
+    HVT_PROBE_KIND_MODHOOK = 8, /* not a probe for the host: the hypervisor's own entry probe on
+                                   the kernel's module load path (hi = HVT_MODHOOK_LOAD: lo =
+                                   do_init_module(struct module *)) or unload path (hi =
+                                   HVT_MODHOOK_FREE: lo = free_module(struct module *)) */
 };
+enum { HVT_MODHOOK_LOAD = 0, HVT_MODHOOK_FREE = 1 };
+/* HVT_PROBE_KIND_MODINFO's hi: byte offsets in struct module, 12 bits each (a field at 4096
+ * or beyond cannot be described, and the host refuses such a kernel), and the state field's
+ * offset / 4 in the top 4 bits: list (struct list_head), name (char[]), kallsyms (struct
+ * mod_kallsyms *), the core text's base (void *) and size (unsigned int). */
+#define HVT_MODINFO_LIST(h)     ((unsigned)((h) >> 0) & 0xfffu)
+#define HVT_MODINFO_NAME(h)     ((unsigned)((h) >> 12) & 0xfffu)
+#define HVT_MODINFO_KALLSYMS(h) ((unsigned)((h) >> 24) & 0xfffu)
+#define HVT_MODINFO_BASE(h)     ((unsigned)((h) >> 36) & 0xfffu)
+#define HVT_MODINFO_SIZE(h)     ((unsigned)((h) >> 48) & 0xfffu)
+#define HVT_MODINFO_STATE(h)    (((unsigned)((h) >> 60) & 0xfu) * 4u)
+#define HVT_MODINFO_PACK(list, name, kallsyms, base, size, state) \
+    ((uint64_t)(list) | (uint64_t)(name) << 12 | (uint64_t)(kallsyms) << 24 | \
+     (uint64_t)(base) << 36 | (uint64_t)(size) << 48 | (uint64_t)((state) / 4) << 60)
 
 /* One probe for HVT_HC_PROBE_ARM_SPECS (and the host's HVT_CTL_PROBE_ARM): kind = enum
  * hvt_probe_kind | flags below. lo and hi are runtime addresses, or link-time ones (the
@@ -147,6 +169,11 @@ struct hvt_probe_spec {
                                              a recipe (below); hi is recipe word 2, and the next
                                              spec of the same request must be its
                                              HVT_PROBE_KIND_ARGS record */
+#define HVT_PROBE_F_MODULE    (1u << 16)  /* kind 1 (entry) in a loadable module: lo =
+                                             hvt_name_hash() of the module's name, hi = of the
+                                             function's; armed in the module as loaded now and
+                                             whenever it is loaded again, disarmed when it is
+                                             unloaded (needs HVT_PROBE_KIND_MODINFO first) */
 #define HVT_PROBE_PERIOD_MIN  10000u      /* profile/tick: fewer TSC ticks between samples are refused */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)
@@ -232,6 +259,16 @@ static inline uint64_t hvt_comm_hash(const char *name, unsigned max)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned i = 0; i < max && i < 16 && name[i]; i++)
+        h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+/* A module's or a function's name (up to its NUL, at most max bytes) as a 64-bit key: FNV-1a,
+ * never 0. The hypervisor hashes the names it reads in guest memory the same way. */
+static inline uint64_t hvt_name_hash(const char *name, unsigned max)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned i = 0; i < max && name[i]; i++)
         h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
     return h ? h : 1;
 }

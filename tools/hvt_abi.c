@@ -39,6 +39,12 @@ void hvt_abi_constants(void)
     C(HVT_PROBE_KIND_TICK);
     C(HVT_PROBE_KIND_ARGS);
     C(HVT_PROBE_F_SDT);
+    C(HVT_PROBE_KIND_MODINFO);
+    C(HVT_PROBE_KIND_MODHOOK);
+    C(HVT_PROBE_F_MODULE);
+    C(HVT_PROBE_F_RECORD);
+    C(HVT_MODHOOK_LOAD);
+    C(HVT_MODHOOK_FREE);
     C(HVT_PROBE_F_LINKTIME);
     ABI_CONST("HVT_PROBE_SPEC_SIZE", sizeof(struct hvt_probe_spec));
 

@@ -11,6 +11,8 @@
 #include "kinfo.h"
 #include "orc.h"
 #include "probe_list.h"
+#include "kmod.h"
+#include "io_prov.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
 #include "hvt_probe.h"
@@ -381,7 +383,7 @@ static int usage(void)
             "usage: hvt [-s FILE | -n 'PROGRAM'] [ARG...] [-q] [-F] [-w] [-Z] [-e] [-S] [-o FILE]\n"
             "           [-x opt[=val]]... [-x probecost] [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
-            "           [--folded FILE] [--flame FILE.svg] [--samples]\n"
+            "           [--folded FILE] [--flame FILE.svg] [--samples] [--modules DIR]\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -390,7 +392,7 @@ int d_run_main(int argc, char **argv)
 {
     const char *script = NULL, *text = NULL, *outpath = NULL, *dir = "trace-out", *sock = NULL;
     const char *vmlinuz = getenv("HVT_VMLINUZ"), *image_out = NULL, *specs_out = NULL;
-    const char *cmdline = NULL, *folded = NULL, *flame_svg = NULL;
+    const char *cmdline = NULL, *folded = NULL, *flame_svg = NULL, *moddir = getenv("HVT_MODULES");
     int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
@@ -427,6 +429,7 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "-p") && next) { target = strtoll(next, NULL, 10); i++; }
         else if (!strcmp(a, "-c") && next) { cmdline = next; i++; }
         else if (!strcmp(a, "--vmlinuz") && next) { vmlinuz = next; i++; }
+        else if (!strcmp(a, "--modules") && next) { moddir = next; i++; }
         else if (!strcmp(a, "-d") && next) { dir = next; i++; }
         else if (!strcmp(a, "--socket") && next) { sock = next; i++; }
         else if (!strcmp(a, "--duration") && next) { duration = atof(next); i++; }
@@ -467,14 +470,30 @@ int d_run_main(int argc, char **argv)
     kimg kimage;
     bool have_kimg = kimg_load(&kimage, vmlinuz) == 0;
     sdt_table sdt = { 0 };
+    io_table io = { 0 };                   /* the io provider, on sdt and fbt */
     if (have_kimg) {
         char *all[] = { "syscall:::return" };
         char serr[300] = "out of memory";
         probe_list_follow_tail(&l, &ki.syms, &kimage, all, 1);
         /* the static tracepoints (sdt:GROUP::EVENT) and their recipes, read from the image */
         if (ki.btf.ntypes && (sdt_build(&kimage, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
-                              probe_list_add_sdt(&l, &sdt)))
+                              probe_list_add_sdt(&l, &sdt) ||
+                              probe_list_add_io(&l, &sdt, &ki.btf, &io, serr, sizeof serr)))
             fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
+    }
+    /* fbt:MODULE:F:entry in the kernel package's modules (armed when the guest loads them) */
+    if (moddir && *moddir) {
+        char merr[400];
+        if (probe_list_add_kmods(&l, &ki.btf, &ki.syms, moddir, merr, sizeof merr) < 0) {
+            fprintf(stderr, "hvt: no module probes: %s\n", merr);
+            probe_list_free(&l);
+            if (have_kimg) kimg_free(&kimage);
+            io_free(&io);
+            sdt_free(&sdt);
+            kinfo_close(&ki);
+            free(src);
+            return 1;
+        }
     }
     /* DTrace's stable providers (proc, sched) on the probes just listed */
     if (probe_list_add_stable(&l))
@@ -514,8 +533,9 @@ int d_run_main(int argc, char **argv)
         opt.target_pid = dc.pid;
     }
     /* Kernel globals by name (`sym) are at their link address plus the running kernel's KASLR
-     * slide: the hypervisor knows it (from IA32_LSTAR), the collector reports it. */
-    if (!compile_only && !image_out && !specs_out && memchr(src, '`', srclen)) {
+     * slide: the hypervisor knows it (from IA32_LSTAR), the collector reports it. (The io
+     * provider's devinfo_t dev_name reads `major_names.) */
+    if (!compile_only && !image_out && !specs_out && (memchr(src, '`', srclen) || memmem(src, srclen, "dev_name", 8))) {
         if (hvt_coll_ask(dir, sock, "probe status", ans, ANSWER_MAX) != 0) {
             fprintf(stderr, "hvt: cannot learn the running kernel's KASLR slide from the collector: %s\n", ans);
             goto done;
@@ -784,6 +804,7 @@ done:
     free(ans);
     free(src);
     probe_list_free(&l);
+    io_free(&io);
     sdt_free(&sdt);
     if (have_kimg)
         kimg_free(&kimage);

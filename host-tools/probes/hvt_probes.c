@@ -17,6 +17,8 @@
  */
 #include "hvt_probes.h"
 #include "probe_list.h"
+#include "kmod.h"
+#include "io_prov.h"
 #include "probe_live.h"
 #include "kinfo.h"
 #include "util.h"
@@ -31,7 +33,7 @@
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: hvt -l [-v] [-n DESC ... | -P PROVIDER] [--vmlinuz VMLINUZ]   (-lv -n: argument types, from BTF)\n"
+            "usage: hvt -l [-v] [-n DESC ... | -P PROVIDER | -m MODULE] [--vmlinuz VMLINUZ]   (-lv -n: argument types, from BTF)\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [--count] [--tsc-khz N] --specs FILE\n"
             "       hvt -n DESC [-n DESC ...] [--vmlinuz VMLINUZ] [-q] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--args] [--stack] [--ustack] [--folded FILE] [--flame FILE.svg]\n"
@@ -42,6 +44,8 @@ static int usage(void)
             "        'syscall::getpid:entry', 'profile:::profile-997', 'tick-1s',\n"
             "        'addr:kernel:vfs_read+5:', 'addr:pid123:0x401a50:', 'addr:bash:0x4e1f0:'\n"
             "  --ustack: profile samples in user mode unwound by frame pointers (addresses)\n"
+            "  --modules DIR: the kernel's lib/modules/RELEASE: fbt:MODULE:F:entry in its modules,\n"
+            "        armed whenever the guest has the module loaded (default $HVT_MODULES)\n"
             "        (VMLINUZ defaults to $HVT_VMLINUZ)\n");
     return 2;
 }
@@ -92,6 +96,10 @@ static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f,
         for (; n < STABLE_MAXARGS && d->stable->types[n]; n++)
             printf("\t\targs[%d]: %s\n", n, d->stable->types[n]);
         printf(n ? "\n" : "\t\tNone\n\n");
+        return;
+    }
+    if (!strcmp(d->provider, "io")) {      /* translated from the bio (io_prov.h) */
+        printf("\t\targs[0]: bufinfo_t *\n\t\targs[1]: devinfo_t *\n\t\targs[2]: fileinfo_t *\n\n");
         return;
     }
     if (d->sdt) {                         /* btf_trace_EVENT without its void *__data */
@@ -223,7 +231,7 @@ int hvt_probes_main(int argc, char **argv)
 {
     char *descs[MAX_DESCS];
     int nd = 0, list = 0, verbose = 0, quiet = 0, count_only = 0;
-    const char *vmlinuz = getenv("HVT_VMLINUZ"), *specs = NULL, *e9 = NULL;
+    const char *vmlinuz = getenv("HVT_VMLINUZ"), *specs = NULL, *e9 = NULL, *moddir = getenv("HVT_MODULES");
     struct probe_live_opts live = { .dir = "trace-out", .drain_s = 120 };
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -246,6 +254,17 @@ int hvt_probes_main(int argc, char **argv)
             }
             i++;
         }
+        else if (!strcmp(a, "-m") && i + 1 < argc) {
+            /* dtrace -m MODULE: every probe of the module */
+            static char mdesc[MAX_DESCS][72];
+            if (nd < MAX_DESCS && strlen(argv[i + 1]) < 64) {
+                snprintf(mdesc[nd], sizeof mdesc[nd], "%s::", argv[i + 1]);
+                descs[nd] = mdesc[nd];
+                nd++;
+            }
+            i++;
+        }
+        else if (!strcmp(a, "--modules") && i + 1 < argc) moddir = argv[++i];
         else if (!strcmp(a, "--vmlinuz") && i + 1 < argc) vmlinuz = argv[++i];
         else if (!strcmp(a, "--specs") && i + 1 < argc) specs = argv[++i];
         else if (!strcmp(a, "--e9") && i + 1 < argc) e9 = argv[++i];
@@ -283,13 +302,15 @@ int hvt_probes_main(int argc, char **argv)
     /* addr and return probes and the static tracepoints (sdt): decoded in the image */
     kimg k;
     sdt_table sdt = { 0 };
+    io_table io = { 0 };
     if (!rc) {
         if (kimg_load(&k, vmlinuz) != 0) {
             rc = 1;
         } else {
             char serr[300] = "out of memory";
             if (ki.btf.ntypes && (sdt_build(&k, &ki.syms, &ki.btf, &sdt, serr, sizeof serr) ||
-                                  probe_list_add_sdt(&l, &sdt)))
+                                  probe_list_add_sdt(&l, &sdt) ||
+                                  probe_list_add_io(&l, &sdt, &ki.btf, &io, serr, sizeof serr)))
                 fprintf(stderr, "hvt: no sdt probes: %s\n", serr);
             if (probe_list_add_stable(&l)) {
                 fprintf(stderr, "hvt: out of memory\n");
@@ -304,6 +325,13 @@ int hvt_probes_main(int argc, char **argv)
             }
             probe_list_follow_tail(&l, &ki.syms, &k, descs, nd);
             kimg_free(&k);
+        }
+    }
+    if (!rc && moddir && *moddir) {
+        char merr[400];
+        if (probe_list_add_kmods(&l, &ki.btf, &ki.syms, moddir, merr, sizeof merr) < 0) {
+            fprintf(stderr, "hvt: no module probes: %s\n", merr);
+            rc = 1;
         }
     }
     for (int i = 0; i < nd && !rc; i++)
@@ -359,6 +387,7 @@ int hvt_probes_main(int argc, char **argv)
         rc = probe_live_run(&l, descs, nd, &live);
     }
     probe_list_free(&l);
+    io_free(&io);
     sdt_free(&sdt);
     kinfo_close(&ki);
     return rc;

@@ -59,6 +59,7 @@ int probe_list_build(const ksym_table *t, probe_list *out)
     size_t cap = 0;
     out->p = NULL;
     out->n = 0;
+    out->modpre = NULL;
     uint64_t init_lo = sym_addr(t, "_sinittext"), init_hi = sym_addr(t, "_einittext");
     uint64_t text_lo = sym_addr(t, "_stext"), text_hi = sym_addr(t, "_etext");
     /* fbt: every text function, in address order; aliases (names sharing an address, e.g.
@@ -75,7 +76,8 @@ int probe_list_build(const ksym_table *t, probe_list *out)
             if (t->syms[t->by_addr[j]].addr > e->addr)
                 hi = t->syms[t->by_addr[j]].addr;
         const char *why = unsafe_reason(name, e->addr, hi, init_lo, init_hi);
-        probe_desc d = { 0, "fbt", "kernel", name, "entry", PL_ENTRY, e->addr, hi, why, NULL, 0, 0, NULL, NULL };
+        probe_desc d = { .provider = "fbt", .module = "kernel", .function = name, .name = "entry",
+                          .kind = PL_ENTRY, .lo = e->addr, .hi = hi, .unsafe = why };
         if (push_pair(out, &cap, d))
             return -1;
     }
@@ -102,9 +104,9 @@ int probe_list_add_sdt(probe_list *l, const sdt_table *t)
         const sdt_point *p = &t->p[i];
         if (!p->nsites && !p->group)
             continue;                      /* neither a site nor a trace event: nothing to name */
-        probe_desc d = { 0, "sdt", p->group ? p->group : "", "", p->event, PL_ADDR,
-                         p->nsites ? p->sites[0].site : 0, p->nsites ? p->sites[0].site + 1 : 0,
-                         p->unsafe, NULL, 0, 0, p, NULL };
+        probe_desc d = { .provider = "sdt", .module = p->group ? p->group : "", .function = "",
+                         .name = p->event, .kind = PL_ADDR, .lo = p->nsites ? p->sites[0].site : 0,
+                         .hi = p->nsites ? p->sites[0].site + 1 : 0, .unsafe = p->unsafe, .sdt = p };
         if (push(l, &cap, d))
             return -1;
     }
@@ -134,7 +136,8 @@ int probe_list_add_stable(probe_list *l)
         size_t m = i;                      /* its first row with arguments (not a helper) */
         while (m + 1 < j && r[m].helper)
             m++;
-        probe_desc d = { 0, r[i].prov, "vmlinux", "", r[i].name, PL_STABLE, 0, 0, NULL, NULL, 0, 0, NULL, &r[m] };
+        probe_desc d = { .provider = r[i].prov, .module = "vmlinux", .function = "", .name = r[i].name,
+                          .kind = PL_STABLE, .stable = &r[m] };
         if (!used) {
             char why[600];
             int w = snprintf(why, sizeof why, "no probe of this kernel for it:");
@@ -158,7 +161,9 @@ void probe_list_free(probe_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->p[i].own);
     free(l->p);
+    free(l->modpre);
     l->p = NULL;
+    l->modpre = NULL;
     l->n = 0;
 }
 

@@ -16,6 +16,7 @@
 #include "ksym.h"
 #include "sdt.h"
 #include "stable.h"
+#include "hvt_hypercall.h"
 
 enum { PL_ENTRY = 1, PL_RETURN = 2, PL_ADDR = 3, PL_PROFILE = 4, PL_TICK = 5 };  /* struct hvt_probe_spec kinds */
 #define PL_STABLE 0x80                            /* a stable provider's probe (stable.h): no spec of
@@ -34,11 +35,15 @@ typedef struct {
                                                      one spec and its recipe per site) */
     const struct stable_row_s *stable;            /* PL_STABLE: its first row that is no helper
                                                      (stable.h): its argument types */
+    uint8_t modprobe;                             /* fbt:MODULE:F:entry in a loadable module
+                                                     (kmod.h): found by name in the guest */
+    const struct hvt_probe_spec *modpre;          /* ... after these 3 specs (kmod_layout) */
 } probe_desc;
 
 typedef struct {
     probe_desc *p;
     size_t n;
+    struct hvt_probe_spec *modpre;                /* kmod_layout's specs, when modules are listed */
 } probe_list;
 
 int  probe_list_build(const ksym_table *syms, probe_list *out);

@@ -1,5 +1,6 @@
 /* probe_live.c - see probe_live.h. */
 #include "probe_live.h"
+#include "kmod.h"
 #include <inttypes.h>
 #include "client.h"
 #include "hvt_stream.h"
@@ -59,7 +60,7 @@ struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int s
 int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action,
                     struct hvt_probe_spec **s, size_t *n, size_t *cap)
 {
-    size_t need = d->sdt ? 2 * (size_t)d->sdt->nsites : 1;
+    size_t need = d->sdt ? 2 * (size_t)d->sdt->nsites : d->modprobe ? 4 : 1;
     if (*n + need > *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
         while (nc < *n + need)
@@ -69,6 +70,19 @@ int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action
             return -1;
         *s = ns;
         *cap = nc;
+    }
+    if (d->modprobe) {                     /* the module layout and hooks once, first */
+        bool have = false;
+        for (size_t i = 0; i < *n && !have; i++)
+            have = ((*s)[i].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODINFO;
+        if (!have) {
+            memmove(*s + 3, *s, *n * sizeof **s);
+            memcpy(*s, d->modpre, 3 * sizeof **s);
+            *n += 3;
+        }
+        (*s)[(*n)++] = kmod_spec(d, action ? HVT_PROBE_F_ACTION
+                                           : HVT_PROBE_F_RECORD | (stack ? HVT_PROBE_F_STACK : 0));
+        return 0;
     }
     struct hvt_probe_spec one = probe_spec_of(d, tsc_khz, stack);
     if (action)

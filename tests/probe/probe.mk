@@ -49,14 +49,17 @@ PROBE_NET_CALLS ?= 1000
 # probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
 $(TEST_GUEST)/probe-ustack: GUEST_CFLAGS += -fno-omit-frame-pointer
 $(TEST_GUEST)/probe-ustack: tests/probe/probe.mk
-$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids $(TEST_GUEST)/sdt-work $(TEST_GUEST)/stable-work tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
+$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids $(TEST_GUEST)/sdt-work $(TEST_GUEST)/stable-work $(TEST_GUEST)/mod-work tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
+	k=$$(bash tests/platform/fetch-kernel.sh) && brd=$$(find "$$(dirname "$$k")/../lib/modules" -name brd.ko | head -1) && \
+	  loop=$$(find "$$(dirname "$$k")/../lib/modules" -name loop.ko | head -1) && \
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net:bin/probe-net \
 	  $(TEST_GUEST)/shstk-user:bin/shstk-user $(TEST_GUEST)/probe-user:bin/probe-user $(TEST_GUEST)/probe-ustack:bin/probe-ustack \
 	  $(TEST_GUEST)/d-work:bin/d-work $(TEST_GUEST)/getpid-loop:bin/getpid-loop \
 	  $(TEST_GUEST)/fork-pids:bin/fork-pids tests/guest/fork-pids-run:bin/fork-pids-run \
 	  $(TEST_GUEST)/sdt-work:bin/sdt-work $(TEST_GUEST)/sdt-work:bin/sdt-kid \
 	  $(TEST_GUEST)/stable-work:bin/stable-work $(TEST_GUEST)/stable-work:bin/stable-kid \
+	  $(TEST_GUEST)/mod-work:bin/mod-work "$$brd:lib/brd.ko" "$$loop:lib/loop.ko" \
 	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img

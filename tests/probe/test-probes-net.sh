@@ -59,7 +59,12 @@
 # Run dglobal: a kernel global by name (*(unsigned long *)&`jiffies) read at a command's read of
 #   /proc/uptime: the link address plus the KASLR slide, so the value is the guest's jiffies
 #   (INITIAL_JIFFIES plus uptime x HZ, within 0.1 s of what the command prints).
-# PROBE_NET_RUNS ("count profile dstack d dwork forks sdt stable user dcmd dread dglobal"; make test-d
+# Run modio: fbt:brd:brd_submit_bio:entry armed before the guest loads brd (the kernel package's
+#   RAM disk module, in the initramfs), which it loads, writes with O_DIRECT and unloads twice
+#   (tests/guest/mod-work.c, tests/d/programs/mod-work.d): firings = its writes, in both loads;
+#   sdt block_bio_queue/block_bio_complete of its writes: count and bytes = its own; the guest
+#   goes on after each rmmod (the later runs).
+# PROBE_NET_RUNS ("count profile dstack d dwork forks sdt stable modio user dcmd dread dglobal"; make test-d
 # runs "d dwork dcmd dread dglobal"),
 # PROBE_PROFILE_MB (8), PROBE_VMLINUZ (another kernel), PROBE_NET_EFI (another loader),
 # PROBE_NET_OUT (where the runs go).
@@ -73,7 +78,7 @@ COLL="$H/hvtrace-collector"; HVT="$H/hvt"
 VMLINUZ="${PROBE_VMLINUZ:-$BUILD/test/vmlinuz}"; INITRD="$BUILD/test/probe-net/initrd.img"; EFI="${PROBE_NET_EFI:-$BUILD/hvtrace.efi}"
 mkdir -p "$OUT"
 CPUS="${TRACE_CPUS:-2}"; TIMEOUT="${PROBE_NET_TIMEOUT:-900}"; N="${PROBE_NET_CALLS:-1000}"
-RUNS="${PROBE_NET_RUNS:-count profile dstack d dwork forks sdt stable user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
+RUNS="${PROBE_NET_RUNS:-count profile dstack d dwork forks sdt stable modio user dcmd dread dglobal}"; PROFILE_MB="${PROBE_PROFILE_MB:-8}"
 CMDLINE="${TEST_CMDLINE:-console=ttyS0 quiet cryptomgr.notests initcall_blacklist=trace_eval_init hvt_cpus=$CPUS}"
 PORT="${NET_PORT:-$(( 20000 + RANDOM % 20000 ))}"
 KEY="${NET_KEY:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
@@ -92,7 +97,7 @@ NETCFG="nic=auto ip=10.0.2.15 netmask=255.255.255.0 gw=10.0.2.2 collector=10.0.2
 # hypervisor's log is cut out into $OUT/NAME.console and $OUT/NAME.e9 for its checks.
 D="$OUT/coll/current"; R="$OUT/vm/run"
 # the runs in this file's order (the guest runs them in the order it is given)
-SUITE=""; for r in ibt count shstk profile dstack d dwork forks sdt stable user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
+SUITE=""; for r in ibt count shstk profile dstack d dwork forks sdt stable modio user dcmd dread dglobal; do [[ " $RUNS " == *" $r "* ]] && SUITE+="${SUITE:+,}$r"; done
 rm -rf "$OUT/coll" "$OUT/vm"
 start_coll "$OUT/coll" "$OUT/collector.log" --exit-on-bye || { echo "test-probes-net: the collector did not start"; exit 1; }
 BUILD="$BUILD" TEST_CMDLINE="$CMDLINE" bash tests/platform/vm-run.sh -c "$CPUS" -t "$TIMEOUT" --kernel "$VMLINUZ" \
@@ -592,6 +597,42 @@ if [[ " $RUNS " == *" stable "* ]]; then
     bash -c "test '$(awk '$2 == "lacq"' "$O" | wc -l)' = 1 && test '$lacq' = '$lrel' && test '$(awk '$2 == "lacq" { print $4 }' "$O")' = '${pl:-x}'"
   check "stable: exit 0, nothing lost; the guest saw the disarm and ended the run" \
     bash -c "test \"\$(cat '$OUT/stable.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/stable.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: stable status 0' '$C'"
+fi
+# ---- modio: probes in a module loaded after arming, unloaded twice; bio byte totals
+if [[ " $RUNS " == *" modio "* ]]; then
+  MODDIR="${PROBE_MODULES:-$(dirname "$(bash tests/platform/fetch-kernel.sh)")/../lib/modules}"
+  MODDIR=$(ls -d "$MODDIR"/*/ 2>/dev/null | head -1)
+  tail -n +2 tests/d/programs/mod-work.d > "$OUT/modio.d"    # without its /* vm: */ line
+  run modio "$(cat "$OUT/modio.d")" -q --modules "$MODDIR"
+  O="$OUT/modio.out"; C="$OUT/modio.console"
+  cat "$O"; grep -a 'mod-work:' "$C"
+  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) syncs=\([0-9]*\) .*/\1 \2 \3 \4 \5/p' | head -1)
+  read -r nw nb lw lb ns <<< "$said"
+  got() { awk -v k="$1" '$1 == "mod" && $2 == k { print $3 }' "$O"; }
+  dev() { awk -v k="$1" -v d="$2" '$1 == "mod" && $2 == k && $3 == d { print $4 }' "$O"; }
+  loads=$(grep -ac 'module at .* loaded: 1 probe site' "$OUT/modio.e9")
+  check "modio: brd loaded twice after arming, written and unloaded each time, loop once, the guest went on (workload ok; the hypervisor armed brd_submit_bio at $loads loads, want 2)" \
+    bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test '$loads' = 2"
+  check "modio: fbt:brd:brd_submit_bio:entry fired for $(got sub1) writes = the workload's (${nw:-?}: one bio each, both loads), and $(got sub0) reads (the kernel's partition scan at each load: 2)" \
+    test "$(got sub1) $(got sub0)" = "${nw:-x} 2"
+  check "modio: sdt block_bio_queue of its writes: ram0 $(dev qn ram0) bios $(dev qb ram0) bytes, loop0 $(dev qn loop0) bios $(dev qb loop0) bytes = the workload's (${nw:-?} ${nb:-?}, ${lw:-?} ${lb:-?})" \
+    test "$(dev qn ram0) $(dev qb ram0) $(dev qn loop0) $(dev qb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
+  check "modio: sdt block_bio_complete of its writes: ram0 $(dev cn ram0) bios $(dev cb ram0) bytes = ${nw:-?} ${nb:-?}; none on loop0 (blk-mq completes requests: $(dev cn loop0))" \
+    test "$(dev cn ram0) $(dev cb ram0) $(dev cn loop0)" = "${nw:-x} ${nb:-x} "
+  check "modio: sdt block_rq_issue/complete of loop0's writes: $(dev rqn loop0)/$(dev rcn loop0) requests, $(dev rqb loop0)/$(dev rcb loop0) bytes = ${lw:-?} writes, ${lb:-?} bytes (none on ram0: brd is bio-based: $(dev rqn ram0))" \
+    test "$(dev rqn loop0) $(dev rcn loop0) $(dev rqb loop0) $(dev rcb loop0) $(dev rqn ram0)" = "${lw:-x} ${lw:-x} ${lb:-x} ${lb:-x} "
+  check "modio: io:::start B_WRITE by dev_statname: ram0 $(dev isn ram0) bufs $(dev isb ram0) bytes, loop0 $(dev isn loop0) bufs $(dev isb loop0) bytes = the workload's (${nw:-?} ${nb:-?}, ${lw:-?} ${lb:-?})" \
+    test "$(dev isn ram0) $(dev isb ram0) $(dev isn loop0) $(dev isb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
+  check "modio: io:::done B_WRITE by dev_statname: ram0 $(dev idn ram0) bufs $(dev idb ram0) bytes (block_bio_complete), loop0 $(dev idn loop0) bufs $(dev idb loop0) bytes (block_rq_complete's bio) = the workload's" \
+    test "$(dev idn ram0) $(dev idb ram0) $(dev idn loop0) $(dev idb loop0)" = "${nw:-x} ${nb:-x} ${lw:-x} ${lb:-x}"
+  check "modio: io:::wait-start (submit_bio_wait: its synchronous O_DIRECT writes and its fsync()s' flushes): ram0 $(dev wsn ram0) bufs $(dev wsb ram0) bytes, loop0 $(dev wsn loop0) bufs $(dev wsb loop0) bytes (want $(( ${nw:-0} + ${ns:-0} )) ${nb:-?}, ${lw:-?} ${lb:-?})" \
+    test "$(dev wsn ram0) $(dev wsb ram0) $(dev wsn loop0) $(dev wsb loop0)" = "$(( ${nw:-0} + ${ns:-0} )) ${nb:-x} ${lw:-x} ${lb:-x}"
+  # at the return the bio is as its driver left it: brd copies the iterator (b_bcount intact),
+  # blk-mq advances it as the request completes (b_bcount 0)
+  check "modio: io:::wait-done, args[] from the bio its wait-start saw: ram0 $(dev wdn ram0) bufs $(dev wdb ram0) bytes, loop0 $(dev wdn loop0) bufs $(dev wdb loop0) bytes (want $(( ${nw:-0} + ${ns:-0} )) ${nb:-?}, ${lw:-?} 0: blk-mq advanced those bios to their end)" \
+    test "$(dev wdn ram0) $(dev wdb ram0) $(dev wdn loop0) $(dev wdb loop0)" = "$(( ${nw:-0} + ${ns:-0} )) ${nb:-x} ${lw:-x} 0"
+  check "modio: exit 0, nothing lost; the guest saw the disarm and ended the run" \
+    bash -c "test \"\$(cat '$OUT/modio.rc')\" = 0 && ! grep -qE 'lost|drops|did not arrive' '$OUT/modio.err' && grep -q 'probe-net: disarmed, exiting' '$C' && grep -q '^suite: modio status 0' '$C'"
 fi
 # ---- user: a probe on one process's function, on a text page it shares with its child
 if [[ " $RUNS " == *" user "* ]]; then

@@ -31,6 +31,7 @@ _Static_assert(GPR_RAX == 0 && GPR_RCX == 1 && GPR_RDX == 2 && GPR_RBX == 3 && G
 #define HASH_SLOTS   131072                /* power of two, > 2 x PROBE_MAX */
 #define COMM_SLOTS   4                     /* per probe: the first process names seen */
 #define PROBE_ALSO   3                     /* further action probes on one instruction */
+#define SDT_ALSO_MAX 64                    /* of them, sdt probes with recipes of their own */
 #define NO_PROBE     0xffffffffu
 #define PENDING_MAX  64                    /* user probes waiting for their process to run */
 #define RET_SITES    64                    /* return sites of one function at most */
@@ -50,6 +51,11 @@ struct shadow {
     uint32_t first;                        /* its probes, newest first (probe.next), or NO_PROBE */
 };
 
+struct sdt_rule {                          /* sdt: the arguments' recipe (hvt_hypercall.h), */
+    uint8_t op, reg, shift, sign;          /* decoded when armed (shift: 64 - its bits, 0 for */
+    int32_t disp;                          /* 8 bytes) so that a firing only applies it */
+};
+
 struct probe {
     uint64_t va, gpa, target;              /* target: where an emulated JMP goes */
     uint64_t func;                         /* the function a return site belongs to */
@@ -61,14 +67,15 @@ struct probe {
     uint32_t also[PROBE_ALSO];             /* action probes' further ids at this site (fbt and
                                               syscall entry share a function's first byte) */
     uint8_t nalso;
+    uint8_t also_sdt[PROBE_ALSO];          /* sdt action probes sharing the site with recipes
+                                              of their own: index + 1 in sdt_also, else 0 */
     uint8_t kind, len, emu, armed, record, stack, sysargs, action, sdt;
     uint8_t own;                           /* the guest's own byte at the site is an INT3: kept
                                               when armed and at every resync (every guest write
                                               to a shadowed page faults to the engine first) */
-    struct sdt_rule {                      /* sdt: the arguments' recipe (hvt_hypercall.h), */
-        uint8_t op, reg, shift, sign;      /* decoded when armed (shift: 64 - its bits, 0 for */
-        int32_t disp;                      /* 8 bytes) so that a firing only applies it */
-    } sdt_rule[HVT_SDT_ARGS];
+    uint8_t modhook;                       /* the hypervisor's own probe on the module load
+                                              (1) or unload (2) path (probe_module.h) */
+    struct sdt_rule sdt_rule[HVT_SDT_ARGS];
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
     uint8_t orig[X86_MAX_INSN_LEN];        /* the displaced instruction, as decoded */
@@ -118,6 +125,12 @@ static struct spinlock lock;
  * address (the hypervisor cannot find another process's tables by pid). */
 static struct { uint64_t va, comm; uint32_t pid, id, flags; } pending[PENDING_MAX]; /* comm: a name's hvt_comm_hash, or 0 */
 static unsigned npending;
+/* Further sdt probes on a site armed already with another recipe (the io provider's io:::done
+ * and sdt:block::block_rq_complete on one site: each its own arguments). Reset with the slots
+ * (slots_reclaim): a CPU in a firing may still read an entry until then. */
+static struct { struct sdt_rule rule[HVT_SDT_ARGS]; } sdt_also[SDT_ALSO_MAX];
+static unsigned nsdt_also;
+static probe_module_fn module_hook;        /* probe_set_module_hook */
 
 /* This CPU's step-over: the shadows whose originals it runs for one instruction. */
 static struct {
@@ -159,7 +172,9 @@ static struct probe *lookup(uint64_t va, uint64_t root)
         if (!i)
             return 0;
         struct probe *p = PROBE(i - 1);
-        if (p->va == va && (!p->root || p->root == root))
+        /* a probe disarmed alone (its module unloaded, its bytes rewritten) keeps its slot:
+         * a new one at the same address is another probe */
+        if (p->va == va && p->armed && (!p->root || p->root == root))
             return p;
     }
     return 0;
@@ -266,8 +281,10 @@ static int shadow_show(struct shadow *sh, uint64_t perms)
 static void slots_reclaim(void)
 {
     if (first_live && first_live == nprobes &&
-        probe_epoch_quiet(&epoch, retired_at, hv_cpu_count()))
+        probe_epoch_quiet(&epoch, retired_at, hv_cpu_count())) {
         first_live = nprobes = 0;
+        nsdt_also = 0;
+    }
 }
 
 /* One probe at va. Called with the lock held. 1 armed, 0 already there, < 0 error. */
@@ -286,6 +303,16 @@ static unsigned endbr_skip(const struct gmem_paging *pg, uint64_t va)
     return b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && (b[3] == 0xfa || b[3] == 0xfb) ? 4 : 0;
 }
 
+static void decode_recipe(const uint64_t *recipe, struct sdt_rule *rule)
+{
+    for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
+        struct hvt_sdt_arg a;
+        hvt_sdt_arg_get(recipe, i, &a);    /* checked by probe_arm_sdt */
+        rule[i] = (struct sdt_rule){ .op = a.op, .reg = a.reg, .sign = a.sign, .disp = a.disp,
+                                     .shift = (uint8_t)(64 - (8u << a.size)) };
+    }
+}
+
 static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t va, uint32_t id,
                     uint64_t func, uint32_t flags, uint64_t root, uint32_t tgid)
 {
@@ -299,12 +326,24 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
             known |= old->also[i] == id;
         if (known)
             return 0;
-        if (arm_recipe || old->sdt)
-            return PROBE_EINVAL;           /* one site, one way to take its arguments */
+        if (!arm_recipe != !old->sdt)
+            return PROBE_EINVAL;           /* an sdt site takes its arguments by a recipe */
         if (!(flags & HVT_PROBE_F_ACTION) || !old->action)
-            return 0;
+            return arm_recipe ? PROBE_EINVAL : 0;
         if (old->nalso == PROBE_ALSO)
             return PROBE_ENOMEM;
+        uint8_t own = 0;
+        if (arm_recipe) {                  /* D clauses of two sdt probes (or io and sdt) */
+            struct sdt_rule r[HVT_SDT_ARGS];
+            decode_recipe(arm_recipe, r);
+            if (__builtin_memcmp(r, old->sdt_rule, sizeof r)) {
+                if (nsdt_also == SDT_ALSO_MAX)
+                    return PROBE_ENOMEM;
+                __builtin_memcpy(sdt_also[nsdt_also].rule, r, sizeof r);
+                own = (uint8_t)++nsdt_also;
+            }
+        }
+        old->also_sdt[old->nalso] = own;
         old->also[old->nalso++] = id;
         return 1;
     }
@@ -351,17 +390,13 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .record = !!(flags & HVT_PROBE_F_RECORD),
                          .stack = !!(flags & HVT_PROBE_F_STACK),
                          .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
-                         .action = !!(flags & HVT_PROBE_F_ACTION) };
+                         .action = !!(flags & HVT_PROBE_F_ACTION),
+                         .modhook = flags & PROBE_F_MODHOOK_LOAD ? 1 : flags & PROBE_F_MODHOOK_FREE ? 2 : 0 };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     p->own = b[0] == OPC_INT3;
     if (arm_recipe) {
-        for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
-            struct hvt_sdt_arg a;
-            hvt_sdt_arg_get(arm_recipe, i, &a);   /* checked by probe_arm_sdt */
-            p->sdt_rule[i] = (struct sdt_rule){ .op = a.op, .reg = a.reg, .sign = a.sign, .disp = a.disp,
-                                                .shift = (uint8_t)(64 - (8u << a.size)) };
-        }
+        decode_recipe(arm_recipe, p->sdt_rule);
         p->sdt = 1;
     }
     if (sh->nsites == 0 && shadow_show(sh, EPT_EXEC))
@@ -439,8 +474,38 @@ int probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recip
     return rc;
 }
 
+void probe_disarm_range(uint64_t lo, uint64_t hi)
+{
+    spin_lock(&lock);
+    for (unsigned i = first_live; i < nprobes; i++) {
+        struct probe *p = PROBE(i);
+        if (!p->armed || p->root || p->va < lo || p->va >= hi)
+            continue;
+        struct shadow *sh = &shadows[p->shadow];
+        p->armed = 0;                      /* lookup() passes it over from now on */
+        narmed--;
+        bool last_here = true;             /* another probe's INT3 on the same byte stays */
+        for (uint32_t j = sh->first; j != NO_PROBE; j = PROBE(j)->next)
+            if (PROBE(j)->armed && PROBE(j)->gpa == p->gpa)
+                last_here = false;
+        if (last_here)
+            sh->page[p->gpa & ~X86_PAGE_MASK] = p->orig[0];
+        if (--sh->nsites == 0)
+            for (unsigned c = 0; c < hv_cpu_count(); c++)
+                hv_ept_view_unmap(c, sh->gpa);
+    }
+    if (narmed == 0)
+        hv_exception_intercept(VEC_BP, false);
+    spin_unlock(&lock);
+}
+
+void probe_set_module_hook(probe_module_fn fn) { __atomic_store_n(&module_hook, fn, __ATOMIC_RELEASE); }
+
 void probe_disarm_all(void)
 {
+    probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook(PROBE_MODEV_FORGET, 0);
     probe_profile_disarm_all();
     spin_lock(&lock);
     for (unsigned i = 0; i < nshadows; i++) {
@@ -595,13 +660,14 @@ static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
  * registers at the site: each rule's value cut to its size and extended (NZ, Z: whether the
  * register's cut differs from the rule's constant). A load the kernel's
  * page tables do not map gives 0, as a record's unreadable argument does elsewhere. */
-static void sdt_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
+static void sdt_args(const struct probe *p, const struct sdt_rule *rule, const struct guest_regs *g,
+                     uint64_t arg[6])
 {
     struct gmem_paging pg;
     bool paging = false;
     arg[5] = 0;
     for (unsigned i = 0; i < HVT_SDT_ARGS; i++) {
-        const struct sdt_rule a = p->sdt_rule[i];
+        const struct sdt_rule a = rule[i];
         uint64_t base = a.reg == GPR_RSP ? hv_guest_read(HV_GUEST_RSP) : g->r[a.reg], v = base;
         switch (a.op) {
         case HVT_SDT_NONE: v = 0; break;
@@ -642,7 +708,7 @@ static inline __attribute__((always_inline))
 void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg[6])
 {
     if (p->sdt) {
-        sdt_args(p, g, arg);
+        sdt_args(p, p->sdt_rule, g, arg);
         return;
     }
     if (p->kind == PROBE_RETURN) {
@@ -839,6 +905,12 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
         }
         spin_unlock(&p->comm_lock);
     }
+    if (p->modhook) {                      /* the kernel loads or frees a module: its RDI */
+        probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
+        if (hook)
+            hook(p->modhook == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
+        return;
+    }
     probe_action_fn act = p->action ? probe_action() : NULL;
     if (act) {
         uint64_t arg[6], inner = 0;
@@ -850,8 +922,13 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
                                        timed ? cpu_state[cpu].acc : NULL };
         firing_args(p, g, arg);
         act(p->id, p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
-        for (unsigned i = 0; i < p->nalso; i++)
-            act(p->also[i], p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
+        for (unsigned i = 0; i < p->nalso; i++) {
+            uint64_t mine[6];
+            if (p->also_sdt[i])            /* its own recipe at this site */
+                sdt_args(p, sdt_also[p->also_sdt[i] - 1].rule, g, mine);
+            act(p->also[i], p->kind, cpu, p->va - p->skip, p->also_sdt[i] ? mine : arg, &who,
+                (struct guest_regs *)g);
+        }
         if (timed) {                       /* the action's time the interpreter did not split */
             uint64_t now = hv_rdtsc();
             cpu_state[cpu].acc[HVT_PH_CLAUSES] += now - cpu_state[cpu].cost_t -

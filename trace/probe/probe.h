@@ -94,7 +94,20 @@ void probe_flush(void);
 void probe_poll(void);
 void probe_flush_all(void);                /* every CPU's, at power-off */
 void probe_disarm_all(void);
+/* Every kernel probe whose site is in [lo, hi) disarmed, its byte restored in the shadow and
+ * the shadow unmapped once it holds none (a module's text about to be freed). */
+void probe_disarm_range(uint64_t lo, uint64_t hi);
 unsigned probe_armed(void);
+/* Probes in loadable modules (probe_ctl.c over probe_module.c registers the hook): the
+ * engine's own probes on the module load and unload paths (armed with these internal flags,
+ * never a spec's) report to it with the struct module the kernel passes, and a disarm of
+ * everything tells it to forget the wanted module probes (mod 0). Called without the engine's
+ * lock (the hook arms and disarms). */
+#define PROBE_F_MODHOOK_LOAD (1u << 30)
+#define PROBE_F_MODHOOK_FREE (1u << 31)
+enum probe_modev { PROBE_MODEV_LOAD = 1, PROBE_MODEV_FREE, PROBE_MODEV_FORGET };
+typedef void (*probe_module_fn)(enum probe_modev ev, uint64_t mod);
+void probe_set_module_hook(probe_module_fn fn);
 bool probe_bp_exit(struct guest_regs *g);
 /* The same for an exit whose vector the caller saw was #BP already. */
 bool probe_bp_exit_known(struct guest_regs *g);

@@ -6,6 +6,8 @@
 uint64_t probe_spec_cost(const struct hvt_probe_spec *sp)
 {
     unsigned kind = sp->kind & HVT_PROBE_KIND_MASK;
+    if (sp->kind & HVT_PROBE_F_MODULE)
+        return PROBE_MODULE_SPEC_COST;     /* a walk of the module list and one symbol table */
     if (kind != 2 || (sp->kind & HVT_PROBE_F_USER) || sp->hi <= sp->lo)
         return INSN_COST;
     uint64_t span = sp->hi - sp->lo;

@@ -7,8 +7,8 @@
  *
  * Contract (pure: no state, no hypervisor call):
  *  - probe_spec_cost(sp): bytes the engine may decode to arm sp: a return probe's span
- *    (capped at PROBE_RETURN_SPAN_MAX: longer ones are refused without decoding), else one
- *    instruction.
+ *    (capped at PROBE_RETURN_SPAN_MAX: longer ones are refused without decoding), a module
+ *    probe's PROBE_MODULE_SPEC_COST, else one instruction.
  *  - probe_budget_take(&left, sp, first): whether sp may still be armed in this request; if so
  *    its cost is taken from left. The request's first spec is always taken (a request always
  *    makes progress: one spec costs at most PROBE_RETURN_SPAN_MAX <= PROBE_DECODE_MAX); a later
@@ -24,6 +24,9 @@
 
 #define PROBE_RETURN_SPAN_MAX (1u << 20)   /* a function's extent, at most (return probes) */
 #define PROBE_DECODE_MAX      (1u << 20)   /* bytes decoded per request, at most */
+/* A module probe reads the module list and the module's symbols (24 bytes and a name each)
+ * instead of decoding: counted as 64 KiB, so one request looks up at most 16. */
+#define PROBE_MODULE_SPEC_COST (1u << 16)
 
 uint64_t probe_spec_cost(const struct hvt_probe_spec *sp);
 bool     probe_budget_take(uint64_t *left, const struct hvt_probe_spec *sp, bool first);

@@ -3,7 +3,9 @@
  * host's HVT_CTL_PROBE_* commands. See probe.h. */
 #include "probe.h"
 #include "probe_budget.h"
+#include "probe_module.h"
 #include "kaslr.h"
+#include "task.h"
 #include "trace.h"
 #include "trace_opts.h"
 #include "hv_api.h"
@@ -18,10 +20,84 @@ _Static_assert((int)PROBE_ENTRY == HVT_PROBE_KIND_ENTRY && (int)PROBE_RETURN == 
                (int)PROBE_ADDR == HVT_PROBE_KIND_ADDR && (int)PROBE_PROFILE == HVT_PROBE_KIND_PROFILE &&
                (int)PROBE_TICK == HVT_PROBE_KIND_TICK, "a spec's kind is the engine's enum probe_kind");
 
+/* ---- probes in loadable modules: probe_module.c walks, the engine arms ---- */
+static struct spinlock mod_lock;           /* before the engine's lock, never after it */
+
+static size_t mod_read(uint64_t va, void *buf, size_t len)
+{
+    struct gmem_paging pg;
+    probe_kernel_paging(&pg);
+    return trace_opts_is_kernel(va) ? gmem_read_gva(&pg, va, buf, len) : 0;
+}
+
+static int mod_arm(uint64_t va, uint64_t end, uint32_t id, uint32_t flags)
+{
+    return trace_opts_is_kernel(va) ? probe_arm(PROBE_ENTRY, va, end, id, flags) : PROBE_EINVAL;
+}
+
+static const struct probe_module_io mod_io = { mod_read, mod_arm, probe_disarm_range };
+
+/* The engine's module hook (probe_set_module_hook): a load, an unload, a disarm of all. */
+static void module_event(enum probe_modev ev, uint64_t mod)
+{
+    if (ev != PROBE_MODEV_FORGET && !trace_opts_is_kernel(mod))
+        return;
+    spin_lock(&mod_lock);
+    if (ev == PROBE_MODEV_LOAD) {
+        int rc = probe_module_loaded(&mod_io, mod);
+        if (rc)
+            hv_log("hvtrace: cpu %u: module at %lx loaded: %d probe site(s)\n", hv_cpu_id(), mod, rc);
+    } else if (ev == PROBE_MODEV_FREE) {
+        probe_module_freed(&mod_io, mod);
+    } else {
+        probe_module_reset();
+    }
+    spin_unlock(&mod_lock);
+}
+
+/* HVT_PROBE_KIND_MODINFO, HVT_PROBE_KIND_MODHOOK and HVT_PROBE_F_MODULE specs. */
+static int module_spec(struct hvt_probe_spec sp)
+{
+    unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
+    int rc;
+    if (kind == HVT_PROBE_KIND_MODINFO || kind == HVT_PROBE_KIND_MODHOOK) {
+        if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME))
+            return PROBE_EINVAL;
+        if (sp.kind & HVT_PROBE_F_LINKTIME) {
+            if (!kaslr_known())
+                return PROBE_EINVAL;
+            sp.lo += kaslr_slide();
+        }
+        if (!trace_opts_is_kernel(sp.lo))
+            return PROBE_EINVAL;
+        if (kind == HVT_PROBE_KIND_MODHOOK) {
+            if (sp.hi != HVT_MODHOOK_LOAD && sp.hi != HVT_MODHOOK_FREE)
+                return PROBE_EINVAL;
+            rc = probe_arm(PROBE_ENTRY, sp.lo, sp.lo + 1, 0,
+                           sp.hi == HVT_MODHOOK_LOAD ? PROBE_F_MODHOOK_LOAD : PROBE_F_MODHOOK_FREE);
+            return rc < 0 ? rc : 0;        /* not a site the host asked for */
+        }
+        spin_lock(&mod_lock);
+        rc = probe_module_layout(&mod_io, sp.lo, sp.hi);
+        spin_unlock(&mod_lock);
+        return rc;
+    }
+    if (kind != PROBE_ENTRY || (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD |
+                                            HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION)))
+        return PROBE_EINVAL;
+    spin_lock(&mod_lock);
+    rc = probe_module_want(&mod_io, sp.id, sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION),
+                           sp.lo, sp.hi);
+    spin_unlock(&mod_lock);
+    return rc;
+}
+
 int probe_arm_spec(const struct hvt_probe_spec *s)
 {
     struct hvt_probe_spec sp = *s;
     unsigned kind = sp.kind & HVT_PROBE_KIND_MASK;
+    if ((sp.kind & HVT_PROBE_F_MODULE) || kind == HVT_PROBE_KIND_MODINFO || kind == HVT_PROBE_KIND_MODHOOK)
+        return module_spec(sp);
     if (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
                     HVT_PROBE_F_STACK | HVT_PROBE_F_USER | HVT_PROBE_F_SYSARGS | HVT_PROBE_F_COMM | HVT_PROBE_F_ACTION))
         return PROBE_EINVAL;
@@ -285,6 +361,7 @@ int probe_ctl_init(const struct trace_opts *opts, enum hv_hc_priv priv,
     bool one;
     ctl_opts = opts;
     ctl_load_d = load_d;
+    probe_set_module_hook(module_event);
     hv_hypercall_register(HVT_HC_PROBE, hook_probe, priv, &one);
     return one ? 0 : -1;
 }

@@ -71,7 +71,7 @@ $(HV_UNIT_BUILD)/test_dprobe_load: $(DPROBE_LOAD_DEPS) $(HV_UNIT_BUILD)/inc/hv_g
 
 
 # Every test; a test given arguments runs with them (test_probe_epoch: rounds of the race).
-TRACE_UNIT_TESTS := test_trace_opts test_task_base test_hvstatus test_probe_budget test_probe_epoch test_x86_len test_x86_wregs \
+TRACE_UNIT_TESTS := test_trace_opts test_task_base test_hvstatus test_probe_budget test_probe_epoch test_probe_module test_x86_len test_x86_wregs \
   test_dif test_dif_asan test_dif_bounds test_dif_hash_key test_dif_budget test_dprobe_load test_rec_enc test_step_fast
 test_x86_len_ARGS    := $(X86_LEN_CORPUS)
 test_x86_wregs_ARGS  := $(X86_LEN_CORPUS)

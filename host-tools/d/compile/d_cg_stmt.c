@@ -414,6 +414,11 @@ void d_cg_clause(d_cc *cc, d_item *cl, d_node *rowpred)
     d_clause *dc = cc->dcl;
     dc->where = xstrdup(cc, cl->where);
     dc->line = cl->line;
+    int io = d_xlate_is_io(cc);
+    if (cc->io_wait_clause && !d_var_find(cc, HVT_DIF_VK_THREAD, D_XLATE_WAIT_BIO))
+        d_var_add(cc, HVT_DIF_VK_THREAD, D_XLATE_WAIT_BIO, cc->t_u64, cl->line, cl->col);
+    if (io && !cl->implicit)
+        cl->pred = d_xlate_pred(cc, cl->pred, cl->line, cl->col);
     cc->spec_order = 0;
     d_plist *ret = NULL;
     if (rowpred) {

@@ -61,6 +61,19 @@ static int compile(d_cc *cc, const d_options *opt, dprog *out)
         cc->jb = &jb;
         if (!setjmp(jb)) d_xl_finish(cc);
     }
+    /* clauses the program's own need after them (the io provider's wait-done) */
+    const char *more = cc->nerrors ? NULL : d_xlate_implicit(cc);
+    if (more) {
+        d_lex_init(cc, more, strlen(more));
+        d_item *extra = d_parse(cc);
+        for (d_item *volatile it = extra; it; it = it->next) {
+            jmp_buf jb;
+            cc->jb = &jb;
+            it->implicit = 1;
+            if (setjmp(jb)) continue;
+            d_cg_clause(cc, it);
+        }
+    }
     cc->jb = NULL;
     /* DTrace checks the last argument only: an unused one means a mistyped command line */
     int na = opt->nmacro_args;

@@ -175,6 +175,7 @@ typedef struct d_item {
     d_node *pred;
     d_node *body;             /* statement list */
     char *where;              /* descriptions joined by "," */
+    int implicit;             /* the compiler's own clause (d_xlate_implicit) */
     /* declaration */
     int dclass;               /* 0 global, TK_SELF, TK_THIS, TK_INLINE */
     const char *name;
@@ -284,6 +285,7 @@ struct d_cc {
     uint32_t nspec, specsize;  /* speculations (0 specsize: the hypervisor's default, DTrace's) */
     int uses_spec;            /* the program uses speculations: the image asks for nspec */
     int uses_kstack;          /* stack( ) keys: the image carries the kernel's ORC tables */
+    int io_wait_clause, io_wait_mixed, io_wait_used; /* d_xlate.c: the clause's io:::wait-done */
     int spec_order;           /* the clause's actions so far (d_cg_stmt.c's SO_* bits) */
     uint8_t *macro_used;      /* $N referenced */
     /* the clause being compiled */
@@ -315,6 +317,16 @@ const char *d_opt_refused(const char *name);
 int d_ident_seen(d_cc *cc, const char *name);
 void d_ident_add(d_cc *cc, const char *name);
 d_inline *d_inline_find(d_cc *cc, const char *name);
+/* d_xlate.c: the io provider's translated arguments (bufinfo_t, devinfo_t, fileinfo_t from the
+ * bio in arg0): args[i]->m as the translator's expression (unanalysed; NULL when n is no such
+ * read), whether the clause's probes are io probes, and their implicit predicate. */
+d_node *d_xlate_member(d_cc *cc, const d_node *n);
+int d_xlate_is_io(d_cc *cc);
+d_node *d_xlate_pred(d_cc *cc, d_node *pred, int line, int col);
+/* The clauses the program needs after its own (io:::wait-done's bio kept at wait-start in the
+ * thread-local D_XLATE_WAIT_BIO), or NULL. */
+#define D_XLATE_WAIT_BIO "__io_wait_bio"
+const char *d_xlate_implicit(const d_cc *cc);
 
 /* d_sema.c, d_sema_act.c */
 d_var *d_var_find(d_cc *cc, int kind, const char *name);

@@ -269,7 +269,10 @@ static int dtrace_const(const char *name, int64_t *v)
         {"DTRACEFLT_BADALIGN", HVT_DTRACEFLT_BADALIGN}, {"DTRACEFLT_ILLOP", HVT_DTRACEFLT_ILLOP},
         {"DTRACEFLT_DIVZERO", HVT_DTRACEFLT_DIVZERO}, {"DTRACEFLT_NOSCRATCH", HVT_DTRACEFLT_NOSCRATCH},
         {"DTRACEFLT_KPRIV", HVT_DTRACEFLT_KPRIV}, {"DTRACEFLT_UPRIV", HVT_DTRACEFLT_UPRIV},
-        {"DTRACEFLT_TUPOFLOW", HVT_DTRACEFLT_TUPOFLOW}, {"DTRACEFLT_BADSTACK", HVT_DTRACEFLT_BADSTACK}};
+        {"DTRACEFLT_TUPOFLOW", HVT_DTRACEFLT_TUPOFLOW}, {"DTRACEFLT_BADSTACK", HVT_DTRACEFLT_BADSTACK},
+        /* dtrace-utils' io.d: bufinfo_t's b_flags */
+        {"B_BUSY", 0x1}, {"B_DONE", 0x2}, {"B_ERROR", 0x4}, {"B_PAGEIO", 0x10}, {"B_PHYS", 0x20},
+        {"B_READ", 0x40}, {"B_WRITE", 0x100}, {"B_ASYNC", 0x400}};
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (!strcmp(k[i].name, name)) {
             *v = k[i].v;
@@ -660,6 +663,11 @@ static void sema_unary(d_cc *cc, d_node *n)
 
 static void sema_member(d_cc *cc, d_node *n)
 {
+    d_node *x = d_xlate_member(cc, n);    /* io: args[i]->m, a translator's member */
+    if (x) {
+        lower_to(cc, n, x);
+        return;
+    }
     d_node *a = n->kind == N_ARROW ? operand(cc, n->a) : (d_sema_expr(cc, n->a), n->a);
     n->side = a->side;
     const d_type *t = d_ty(cc, a->ty); /* (d_type pointers do not survive new types) */

@@ -25,7 +25,9 @@ static const struct { uint32_t id; const char *p, *m, *f, *n; } probes[] = {
     {14, "fbt", "kernel", "do_sys_open", "entry"}, {15, "fbt", "kernel", "do_sys_open", "return"},
     {100, "syscall", "kernel", "read", "entry"}, {101, "syscall", "kernel", "read", "return"},
     {102, "syscall", "kernel", "write", "entry"}, {103, "syscall", "kernel", "openat", "entry"},
-    {201, "profile", "", "", "tick-1s"}};
+    {201, "profile", "", "", "tick-1s"},
+    {300, "io", "vmlinux", "", "start"}, {301, "io", "vmlinux", "", "done"},
+    {302, "io", "vmlinux", "", "wait-start"}, {303, "io", "vmlinux", "", "wait-done"}};
 
 static int field(const char *pat, const char *s) { return !pat[0] || util_glob(pat, s); }
 
@@ -1291,6 +1293,44 @@ static void test_btf(void)
             CHECK(c && n >= 3 && c[1].op == OP(VAR) && c[2].op == OP(SEXT) && c[2].imm == 4, "int args[0]: %s", r.err);
             res_free(&r);
         }
+    }
+    {
+        /* the io provider: args[i]->m through dtrace-utils' io.d translators from the bio in arg0,
+         * behind an implicit arg0 != 0 */
+        uint32_t it = member_off("bio", "bi_iter"), sz = member_off("bvec_iter", "bi_size");
+        res r = comp_o("io:::start { trace(args[0]->b_bcount); }", o);
+        uint32_t n = 0;
+        const struct hvt_dif_insn *c = r.rc ? NULL : code(&r.p, 0, &n);
+        int addi = 0, bz = 0;
+        for (uint32_t i = 0; c && i < n; i++) {
+            addi |= c[i].op == OP(ADDI) && c[i].imm == (int32_t)(it + sz) && i + 1 < n && c[i + 1].op == OP(LDG) &&
+                    (c[i + 1].imm & 0xf) == 4;
+            bz |= c[i].op == OP(BZ) && !addi;
+        }
+        CHECK(c && addi && bz, "io:::start args[0]->b_bcount: a 4-byte load at bio + %u after a branch on arg0: %s",
+              it + sz, r.err ? r.err : "");
+        res_free(&r);
+        r = comp_o("io:::done /args[0]->b_flags & B_WRITE/ { @[args[1]->dev_statname, args[1]->dev_major] = "
+                   "sum(args[0]->b_bcount); trace(args[2]->fi_name); trace(args[0]->b_edev); }", o);
+        CHECK(r.rc == 0, "bufinfo_t, devinfo_t, fileinfo_t members and B_WRITE: %s", r.err ? r.err : "");
+        res_free(&r);
+        check_err_o(__LINE__, "io:::start { trace(args[0]->b_nope); }", o, 1, 27, "b_nope is not a member of bufinfo_t");
+        check_err_o(__LINE__, "io:::start { trace(args[3]->b_flags); }", o, 1, 25,
+                    "index 3 is out of range for io probes' args[ ] (3 arguments)");
+        check_err_o(__LINE__, "io:::start, fbt::vfs_read:entry { trace(args[0]->b_flags); }", o, 1, 48,
+                    "args[0] of io probes is a translated type: a clause cannot match io probes and others");
+        /* wait-done: the bio its wait-start kept in a thread-local, by two implicit clauses */
+        r = comp_o("io:::wait-done { @ = sum(args[0]->b_bcount); }", o);
+        CHECK(r.rc == 0 && r.p.nclauses == 3 && r.p.clauses[1].where && !strcmp(r.p.clauses[1].where, "io:::wait-start") &&
+              !strcmp(r.p.clauses[2].where, "io:::wait-done"),
+              "io:::wait-done: its clause, then the implicit wait-start and wait-done ones (%d clauses): %s", r.p.nclauses,
+              r.err ? r.err : "");
+        res_free(&r);
+        r = comp_o("io:::start { @[probename] = count(); }", o);
+        CHECK(r.rc == 0 && r.p.nclauses == 1, "no wait-done: no implicit clause: %s", r.err ? r.err : "");
+        res_free(&r);
+        check_err_o(__LINE__, "io:::wait-start, io:::wait-done { trace(args[0]->b_bcount); }", o, 1, 48,
+                    "args[0] of io:::wait-done comes from its wait-start: a clause reading it cannot match other io probes");
     }
     {
         res r = comp_o("BEGIN { trace(sizeof (struct file)); trace(offsetof(struct file, f_pos)); }", o);

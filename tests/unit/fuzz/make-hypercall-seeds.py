@@ -64,6 +64,16 @@ sdt_specs = spec(7, SDT, TEXT_VA + 0x500, bits >> 128) + spec(7, ARGS, bits & M6
             spec(8, SDT, TEXT_VA + 0x520, 0) + spec(8, ARGS, 1 << 10, 0) + \
             spec(9, SDT, TEXT_VA + 0x540, 0) + spec(10, ARGS, 0, 0) + spec(11, SDT, TEXT_VA + 0x560, 0)
 
+# module probes (include/hvt_hypercall.h): a module spec before any layout (refused), the layout
+# (the pinned 6.1's offsets) with the list head in the text (the walk reads whatever is there,
+# bounded), the load and unload hooks, a module spec, a layout whose fields overlap
+MODINFO, MODHOOK, MODULE = abi.HVT_PROBE_KIND_MODINFO, abi.HVT_PROBE_KIND_MODHOOK, abi.HVT_PROBE_F_MODULE
+layout = 0x8 | 0x18 << 12 | 0x220 << 24 | 0x140 << 36 | 0x14c << 48
+mod_specs = spec(20, ENTRY | MODULE, 0x793019136f2343, 0xc4f56a1184734fcd) + spec(0, MODINFO, TEXT_VA + 0x800, layout) + \
+            spec(0, MODHOOK, TEXT_VA + 0x100, abi.HVT_MODHOOK_LOAD) + spec(0, MODHOOK, TEXT_VA + 0x140, abi.HVT_MODHOOK_FREE) + \
+            spec(21, ENTRY | MODULE | abi.HVT_PROBE_F_RECORD, 0x793019136f2343, 0xc4f56a1184734fcd) + \
+            spec(0, MODINFO, TEXT_VA + 0x800, 0x8 | 0x8 << 12)
+
 seeds = {
     "version-user": (1, hc(VERSION, USER)),
     "version-kernel": (0, hc(VERSION, KERNEL) + hc(VERSION, KERNEL, cpu1=True)),
@@ -85,6 +95,10 @@ seeds = {
                         hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 96), rdx=2) +
                         hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 144), rdx=1) +
                         hc(PROBE, KERNEL, rbx=DISARM_LOG)),
+    "probe-specs-module": (0, poke(0, mod_specs) + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=1) +
+                           hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 24), rdx=4) + TIMER +
+                           hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 120), rdx=1) +
+                           hc(PROBE, KERNEL, rbx=STATS) + hc(PROBE, KERNEL, rbx=DISARM_LOG)),
     "probe-specs-toomany": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=abi.HVT_PROBE_SPECS_MAX + 1)),
     "probe-specs-paging-off": (0, poke(0, specs) + PAGING + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x800000, rdx=5) + PAGING),
     "probe-specs-unmapped": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x7fff0000, rdx=3)),

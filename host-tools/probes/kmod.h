@@ -1,0 +1,41 @@
+/* kmod: fbt probes in loadable kernel modules, named fbt:MODULE:FUNCTION:entry.
+ * Contract:
+ *  - kmod_layout(btf, syms, out, err): the three specs the hypervisor needs before any module
+ *    probe (include/hvt_hypercall.h): HVT_PROBE_KIND_MODINFO (the `modules` list head and
+ *    struct module's layout, from the kernel's BTF: 6.1's core_layout or 6.4's mem[MOD_TEXT])
+ *    and the two HVT_PROBE_KIND_MODHOOK probes (do_init_module, free_module); 0, or -1 with
+ *    the reason (no BTF, a field missing or past 4 KiB, mod_kallsyms laid out otherwise than
+ *    the hypervisor reads it).
+ *  - kmod_read(path, name, fns, err): a module file's name (its .modinfo name=, else the
+ *    file's name with '-' as '_', as the kernel names it) and its core functions: STT_FUNC
+ *    symbols of executable sections other than .init.text and .exit.text (those are freed or
+ *    never loaded), sorted by name, without duplicates. The caller frees *fns (one block).
+ *    A compressed module (.ko.xz, .ko.gz, .ko.zst) is read decompressed.
+ *  - probe_list_add_modules(l, dir, pre, err): every *.ko (and compressed one) under dir (a kernel package's
+ *    lib/modules/RELEASE), in path order: fbt:MODULE:F:entry for each function (kind PL_ENTRY,
+ *    lo = hi = 0, modprobe set, modpre = pre kept by the list: every spec list
+ *    with a module probe starts with them). The guest need not have them loaded: the hypervisor arms each
+ *    one when (and whenever) the module is in the kernel's module list. Returns the number of
+ *    modules read, -1 on no memory or an unreadable dir.
+ * The names the host uses are only keys (hvt_name_hash): the module's code and symbols are
+ * found by the hypervisor in guest memory. */
+#ifndef HVT_KMOD_H
+#define HVT_KMOD_H
+#include <stddef.h>
+#include "btf.h"
+#include "ksym.h"
+#include "probe_list.h"
+#include "hvt_hypercall.h"
+
+int kmod_layout(const btf_info *btf, const ksym_table *syms, struct hvt_probe_spec out[3],
+                char *err, size_t errlen);
+int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen);
+int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                           char *err, size_t errlen);
+/* Both: the layout from the kernel's BTF and symbols, then the modules under dir. */
+int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
+                         char *err, size_t errlen);
+/* The spec of a module probe: entry, with hvt_name_hash keys for module and function. */
+struct hvt_probe_spec kmod_spec(const probe_desc *d, uint32_t flags);
+
+#endif

@@ -1,0 +1,165 @@
+/* test_kmod - the host side of module probes and of the io provider on the pinned 6.1 kernel
+ * (host-tools/probes/kmod.h, io_prov.h):
+ *  - struct module's layout as kmod_layout takes it from the kernel's BTF (the offsets pahole
+ *    shows for 6.1: list 8, name 24, kallsyms 0x220, core_layout 0x140 with base +0 and
+ *    text_size +0xc, state 0; trace/probe/tests/test_probe_module.c walks a memory laid out
+ *    so), the `modules` head and the two hooks at their kallsyms addresses;
+ *  - the kernel package's brd.ko named as the kernel names it (its .modinfo name=brd) with its
+ *    core functions (brd_submit_bio, brd_do_bvec...) and not its init or exit text (brd_init,
+ *    brd_exit); a file that is no ELF refused; fbt:brd::entry in the probe list from the
+ *    package's modules, each with a module spec (the name keys the hypervisor hashes), the
+ *    layout specs first and once;
+ *  - io:::start on block_bio_queue's sites (the recipe as is), io:::done on
+ *    block_bio_complete's (its second argument first) and block_rq_complete's (a load of the
+ *    request's bio at struct request's bio offset, from the request's register), every
+ *    rewritten recipe checked as the hypervisor checks it; wait-start and wait-done at
+ *    submit_bio_wait's entry and returns.
+ * Usage: test_kmod VMLINUZ MODULES_DIR */
+#include "kmod.h"
+#include "io_prov.h"
+#include "probe_live.h"
+#include "sdt.h"
+#include "kinfo.h"
+#include "check.h"
+#include "hvt_hypercall.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int has(char **v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i], s))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_kmod VMLINUZ MODULES_DIR\n");
+        return 2;
+    }
+    kinfo ki;
+    if (kinfo_open(&ki, argv[1], 1) != 0)
+        return 1;
+    char err[400] = "";
+    struct hvt_probe_spec pre[3];
+    CHECK(kmod_layout(&ki.btf, &ki.syms, pre, err, sizeof err) == 0, "kmod_layout: %s", err);
+    uint64_t h = pre[0].hi;
+    CHECK(HVT_MODINFO_LIST(h) == 0x8 && HVT_MODINFO_NAME(h) == 0x18 && HVT_MODINFO_KALLSYMS(h) == 0x220 &&
+          HVT_MODINFO_BASE(h) == 0x140 && HVT_MODINFO_SIZE(h) == 0x14c && HVT_MODINFO_STATE(h) == 0,
+          "struct module: list %#x name %#x kallsyms %#x base %#x size %#x state %#x", HVT_MODINFO_LIST(h),
+          HVT_MODINFO_NAME(h), HVT_MODINFO_KALLSYMS(h), HVT_MODINFO_BASE(h), HVT_MODINFO_SIZE(h), HVT_MODINFO_STATE(h));
+    CHECK(pre[0].kind == (HVT_PROBE_KIND_MODINFO | HVT_PROBE_F_LINKTIME) &&
+          pre[0].lo == ki.syms.syms[ksym_find(&ki.syms, "modules")].addr, "the layout spec: the modules head, link time");
+    CHECK(pre[1].kind == (HVT_PROBE_KIND_MODHOOK | HVT_PROBE_F_LINKTIME) && pre[1].hi == HVT_MODHOOK_LOAD &&
+          pre[1].lo == ki.syms.syms[ksym_find(&ki.syms, "do_init_module")].addr &&
+          pre[2].hi == HVT_MODHOOK_FREE && pre[2].lo == ki.syms.syms[ksym_find(&ki.syms, "free_module")].addr,
+          "the hooks: do_init_module (load), free_module (unload)");
+
+    char path[4096], name[64], **fns;
+    size_t nf;
+    snprintf(path, sizeof path, "%s/kernel/drivers/block/brd.ko", argv[2]);
+    CHECK(kmod_read(path, name, &fns, &nf, err, sizeof err) == 0, "brd.ko: %s", err);
+    printf("brd.ko: %s, %zu functions:", name, nf);
+    for (size_t i = 0; i < nf; i++)
+        printf(" %s", fns[i]);
+    printf("\n");
+    CHECK(!strcmp(name, "brd"), "its name: %s", name);
+    CHECK(has(fns, nf, "brd_submit_bio") && has(fns, nf, "brd_do_bvec") && has(fns, nf, "brd_probe"),
+          "its core functions are named");
+    CHECK(!has(fns, nf, "brd_init") && !has(fns, nf, "brd_exit") && !has(fns, nf, "init_module"),
+          "its init and exit text is not");
+    for (size_t i = 0; i < nf; i++)
+        free(fns[i]);
+    free(fns);
+    CHECK(kmod_read(argv[1], name, &fns, &nf, err, sizeof err) < 0 && strstr(err, "not a 64-bit ELF"),
+          "a file that is no ELF module is refused: %s", err);
+
+    probe_list l;
+    CHECK(probe_list_build(&ki.syms, &l) == 0, "probe list");
+    size_t before = l.n;
+    int mods = probe_list_add_kmods(&l, &ki.btf, &ki.syms, argv[2], err, sizeof err);
+    printf("modules: %d, %zu probes\n", mods, l.n - before);
+    CHECK(mods > 100, "the package's modules read: %d", mods);
+    const probe_desc *sb = NULL;
+    size_t nbrd = 0;
+    for (size_t i = before; i < l.n; i++)
+        if (probe_desc_match(&l.p[i], "fbt:brd::entry")) {
+            nbrd++;
+            if (!strcmp(l.p[i].function, "brd_submit_bio"))
+                sb = &l.p[i];
+        }
+    CHECK(sb && nbrd >= 5, "fbt:brd::entry matches %zu probes, brd_submit_bio among them", nbrd);
+    char *descs[] = { "fbt:brd::entry" };
+    size_t ns = 0;
+    struct hvt_probe_spec *s = probe_specs_for(&l, descs, 1, 0, 0, &ns);
+    int layout_first = ns == nbrd + 3 && (s[0].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODINFO &&
+                       (s[1].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODHOOK &&
+                       (s[2].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODHOOK;
+    int keyed = 1;
+    for (size_t i = 3; i < ns; i++)
+        keyed &= s[i].kind == (HVT_PROBE_KIND_ENTRY | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD) &&
+                 s[i].lo == hvt_name_hash("brd", 64);
+    CHECK(layout_first && keyed, "the specs: the layout and hooks once, first, then %zu module entries keyed by "
+          "the module's name (%zu specs)", nbrd, ns);
+    free(s);
+
+    /* the io provider */
+    kimg k;
+    sdt_table t = { 0 };
+    io_table io;
+    CHECK(kimg_load(&k, argv[1]) == 0 && sdt_build(&k, &ki.syms, &ki.btf, &t, err, sizeof err) == 0 &&
+          probe_list_add_sdt(&l, &t) == 0 && probe_list_add_io(&l, &t, &ki.btf, &io, err, sizeof err) == 0,
+          "sdt and io probes: %s", err);
+    const sdt_point *q = sdt_find(&t, "block_bio_queue"), *bc = sdt_find(&t, "block_bio_complete"),
+                    *rc = sdt_find(&t, "block_rq_complete");
+    struct hvt_sdt_arg s0, q0;
+    hvt_sdt_arg_get(io.pt[0].sites[0].recipe, 0, &s0);
+    hvt_sdt_arg_get(q->sites[0].recipe, 0, &q0);
+    CHECK(io.pt[0].nsites == q->nsites && !memcmp(&s0, &q0, sizeof s0) && io.pt[1].nsites == bc->nsites + rc->nsites, "start: %u sites (block_bio_queue %u), done: %u (%u + %u)",
+          io.pt[0].nsites, q->nsites, io.pt[1].nsites, bc->nsites, rc->nsites);
+    btf_member m;
+    btf_member_find(&ki.btf, btf_find_struct(&ki.btf, "request"), "bio", &m);
+    int ok = 1;
+    for (uint32_t i = 0; i < io.pt[1].nsites; i++) {
+        struct hvt_sdt_arg a0, a1, a2, src;
+        const uint64_t *r = io.pt[1].sites[i].recipe;
+        char str[256];
+        sdt_recipe_str(r, 3, str, sizeof str);
+        printf("  io:::done site %#llx: %s\n", (unsigned long long)io.pt[1].sites[i].site, str);
+        ok &= hvt_sdt_recipe_check(r) == 0 && !hvt_sdt_arg_get(r, 0, &a0) && !hvt_sdt_arg_get(r, 1, &a1) &&
+              !hvt_sdt_arg_get(r, 2, &a2) && !memcmp(&a0, &a1, sizeof a0) && a2.op == HVT_SDT_IMM && a2.disp == 0;
+        if (i < bc->nsites) {
+            hvt_sdt_arg_get(bc->sites[i].recipe, 1, &src);
+            ok &= !memcmp(&a0, &src, sizeof a0);
+        } else {
+            hvt_sdt_arg_get(rc->sites[i - bc->nsites].recipe, 0, &src);
+            ok &= a0.op == HVT_SDT_LOAD && a0.size == 3 && a0.reg == src.reg &&
+                  a0.disp == (src.op == HVT_SDT_LEA ? src.disp : 0) + (int32_t)(m.bit_offset / 8);
+        }
+    }
+    CHECK(ok, "done's recipes: arg0 = arg1 = the bio (block_bio_complete's 2nd argument; [request + %llu] at "
+          "block_rq_complete), arg2 = 0", (unsigned long long)(m.bit_offset / 8));
+    uint64_t out[3];
+    uint64_t in[3] = { 0 };
+    struct hvt_sdt_arg cut = { .op = HVT_SDT_REG, .reg = 3, .size = 2 };
+    hvt_sdt_arg_put(in, 0, &cut);
+    CHECK(io_recipe(in, 0, 1, 8, out) < 0, "a request cut to 4 bytes is no register to load its bio from");
+    int names = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if (!strcmp(l.p[i].provider, "io"))
+            names += (!strcmp(l.p[i].name, "wait-start") && !l.p[i].unsafe && l.p[i].kind == PL_ENTRY &&
+                      l.p[i].lo == ki.syms.syms[ksym_find(&ki.syms, "submit_bio_wait")].addr) ||
+                     (!strcmp(l.p[i].name, "wait-done") && !l.p[i].unsafe && l.p[i].kind == PL_RETURN &&
+                      l.p[i].lo == ki.syms.syms[ksym_find(&ki.syms, "submit_bio_wait")].addr) ||
+                     ((!strcmp(l.p[i].name, "start") || !strcmp(l.p[i].name, "done")) && !l.p[i].unsafe);
+    CHECK(names == 4, "io:::start, done, wait-start and wait-done (submit_bio_wait's entry and returns) offered");
+    probe_list_free(&l);
+    io_free(&io);
+    sdt_free(&t);
+    kimg_free(&k);
+    kinfo_close(&ki);
+    return check_summary("test_kmod");
+}

@@ -1,0 +1,152 @@
+/* mod-work - the guest side of the modio run of test-probes-net (tests/probe/test-probes-net.sh,
+ * its D program tests/d/programs/mod-work.d): a module loaded after the host armed probes in
+ * it, a block device written with O_DIRECT by a known number of bytes, the module unloaded,
+ * and all of it again. It says "probe-net: waiting" and makes a getpid() call every 0.2 s until
+ * the engine's firing counter moves (the host's program is armed), then, between two getppid()
+ * calls (the program's window), twice:
+ *   1. insmod /lib/brd.ko rd_nr=1 rd_size=1024 (the kernel package's RAM disk driver: 1 MiB);
+ *   2. /dev/ram0 opened with O_DIRECT and written with W writes (4 KiB and 64 KiB ones: each
+ *      one bio, one call of brd_submit_bio);
+ *   3. SYNCS fsync()s (brd has no write cache: each a flush bio ended at once, waited for in
+ *      submit_bio_wait), closed, rmmod brd (the probes in it go with it: the guest must stay healthy);
+ * then once, for the block layer's request (blk-mq) path: insmod /lib/loop.ko, /dev/loop0 on
+ * a 1 MiB file in the initramfs's tmpfs, the same writes with O_DIRECT, detached, rmmod loop.
+ * It prints the writes and bytes it made to each ("mod-work: writes=N bytes=B ...
+ * loop_writes=N loop_bytes=B"), then "probe-net:
+ * workload done" and waits for the disarm ("probe-net: disarmed"). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include "hvt_guest.h"
+
+#define SMALL 24                           /* 4 KiB writes per round */
+#define LARGE 6                            /* 64 KiB writes per round */
+#define ROUNDS 2
+#define SYNCS 3                            /* fsync()s of /dev/ram0 per round */
+
+static uint64_t fires(void)
+{
+    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
+    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+    return b;
+}
+
+/* the writes to an O_DIRECT block device, then nsync fsync()s (each a flush waited for in
+ * submit_bio_wait: io:::wait-start): the writes' count, -1 on a failure */
+static int writes_to(const char *dev, long *bytes, int nsync)
+{
+    static char buf[65536] __attribute__((aligned(4096)));
+    memset(buf, 0x5a, sizeof buf);
+    int fd = open(dev, O_WRONLY | O_DIRECT), n = 0;
+    if (fd < 0) {
+        perror(dev);
+        return -1;
+    }
+    off_t at = 0;
+    for (int i = 0; i < SMALL + LARGE; i++) {
+        size_t len = i < SMALL ? 4096 : 65536;
+        if (pwrite(fd, buf, len, at) != (ssize_t)len) {
+            perror("mod-work: write");
+            close(fd);
+            return -1;
+        }
+        at += (off_t)len;
+        *bytes += (long)len;
+        n++;
+    }
+    for (int i = 0; i < nsync; i++)
+        if (fsync(fd)) {
+            perror("mod-work: fsync");
+            n = -1;
+        }
+    close(fd);
+    return n;
+}
+
+/* one round: load, write, unload; the writes made, -1 on a failure */
+static int round_trip(long *bytes)
+{
+    if (system("insmod /lib/brd.ko rd_nr=1 rd_size=1024")) {
+        printf("mod-work: insmod failed\n");
+        return -1;
+    }
+    /* devtmpfs makes the node; without it, brd's major 1, minor 0 */
+    if (access("/dev/ram0", F_OK))
+        mknod("/dev/ram0", S_IFBLK | 0600, makedev(1, 0));
+    int n = writes_to("/dev/ram0", bytes, SYNCS);
+    if (system("rmmod brd")) {
+        printf("mod-work: rmmod failed\n");
+        return -1;
+    }
+    return n;
+}
+
+/* the loop device over a file: requests (blk-mq), not bare bios */
+static int loop_trip(long *bytes)
+{
+    if (system("insmod /lib/loop.ko && dd if=/dev/zero of=/tmp/loop.img bs=65536 count=16 2>/dev/null")) {
+        printf("mod-work: loop set-up failed\n");
+        return -1;
+    }
+    if (access("/dev/loop0", F_OK))
+        mknod("/dev/loop0", S_IFBLK | 0600, makedev(7, 0));
+    if (system("losetup /dev/loop0 /tmp/loop.img")) {
+        printf("mod-work: losetup failed\n");
+        return -1;
+    }
+    int n = writes_to("/dev/loop0", bytes, 0);
+    if (system("losetup -d /dev/loop0 && rmmod loop && rm /tmp/loop.img")) {
+        printf("mod-work: loop tear-down failed\n");
+        return -1;
+    }
+    return n;
+}
+
+int main(void)
+{
+    if (!hvt_present())
+        return 2;
+    printf("probe-net: waiting for the host to arm\n");
+    fflush(stdout);
+    uint64_t f0 = fires();
+    for (int polls = 0; getpid(), fires() == f0; polls++) {
+        usleep(200000);
+        if (polls == 3000)
+            return 1;
+    }
+    long bytes = 0, lbytes = 0;
+    int writes = 0, lwrites = 0, ok = 1;
+    syscall(SYS_getppid);                  /* the window opens */
+    for (int r = 0; r < ROUNDS && ok; r++) {
+        int n = round_trip(&bytes);
+        ok = n > 0;
+        writes += n > 0 ? n : 0;
+    }
+    if (ok) {
+        lwrites = loop_trip(&lbytes);
+        ok = lwrites > 0;
+    }
+    syscall(SYS_getppid);                  /* and closes */
+    /* the guest goes on after the unloads: a module's probes did not outlive its code */
+    int alive = !system("echo 3 > /proc/sys/vm/drop_caches && cat /proc/modules | grep -c brd; true");
+    printf("mod-work: writes=%d bytes=%ld rounds=%d loop_writes=%d loop_bytes=%ld syncs=%d pid=%d\n", writes, bytes,
+           ROUNDS, lwrites, lbytes, ROUNDS * SYNCS, (int)getpid());
+    printf("probe-net: workload done calls=%d %s\n", writes, ok && alive ? "ok" : "FAIL");
+    fflush(stdout);
+    uint64_t last = fires();
+    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
+        usleep(200000);
+        uint64_t f = fires();
+        still = f == last ? still + 1 : 0;
+        last = f;
+        getpid();
+    }
+    printf("probe-net: disarmed, exiting\n");
+    return 0;
+}
