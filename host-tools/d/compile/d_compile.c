@@ -71,7 +71,7 @@ static int compile(d_cc *cc, const d_options *opt, dprog *out)
             cc->jb = &jb;
             it->implicit = 1;
             if (setjmp(jb)) continue;
-            d_cg_clause(cc, it);
+            d_xl_clause(cc, it);
         }
     }
     cc->jb = NULL;
