@@ -124,6 +124,27 @@ static bool dif_load_str(struct dif_run *r, unsigned rd, const char *src)
  * of the variable's type at its place in the globals or this CPU's locals, the index checked
  * here whatever the compiler proved (BADINDEX, arg the index, as dtrace-utils faults). A this->
  * array not yet stored in this firing reads as zeros; its first store zeroes it. */
+
+/* A string variable's slot (a scalar, or one element of a scalar array): stored from s/len,
+ * or loaded into register rd ("" where unset); a global's under the variables' lock, since
+ * every CPU's firings share it. */
+static bool str_slot(struct dif_run *r, const struct hvt_dif_var *v, uint8_t *slot, bool store,
+                     const char *s, uint32_t len, bool unset, uint8_t rd)
+{
+    bool shared = v->kind == HVT_DIF_VK_GLOBAL, ok = true;
+    if (shared)
+        dif_lock(&r->st->var_lock);
+    if (store) {
+        memcpy(slot, s, len);
+        slot[len] = 0;
+    } else {
+        ok = dif_load_str(r, rd, unset ? "" : (const char *)slot);
+    }
+    if (shared)
+        dif_unlock(&r->st->var_lock);
+    return ok;
+}
+
 static bool dif_op_array(struct dif_run *r, const struct hvt_dif_insn *in)
 {
     struct dif_state *st = r->st;
@@ -167,18 +188,7 @@ static bool dif_op_array(struct dif_run *r, const struct hvt_dif_insn *in)
             dif_set_int(r, in->rd, unset ? 0 : __atomic_load_n((uint64_t *)slot, __ATOMIC_RELAXED));
         return true;
     }
-    bool shared = v->kind == HVT_DIF_VK_GLOBAL, ok = true;
-    if (shared)
-        dif_lock(&st->var_lock);
-    if (store) {
-        memcpy(slot, s, len);
-        slot[len] = 0;
-    } else {
-        ok = dif_load_str(r, in->rd, unset ? "" : (const char *)slot);
-    }
-    if (shared)
-        dif_unlock(&st->var_lock);
-    return ok;
+    return str_slot(r, v, slot, store, s, len, unset, in->rd);
 }
 
 /* LDxV / STxV: globals, thread-locals, this->, associative arrays */
@@ -224,19 +234,7 @@ static bool dif_op_var(struct dif_run *r, const struct hvt_dif_insn *in)
                                                                     __ATOMIC_RELAXED));
             return true;
         }
-        bool shared = v->kind == HVT_DIF_VK_GLOBAL;
-        bool ok = true;
-        if (shared)
-            dif_lock(&st->var_lock);
-        if (store) {
-            memcpy(slot, s, len);
-            slot[len] = 0;
-        } else {
-            ok = dif_load_str(r, in->rd, unset ? "" : (const char *)slot);
-        }
-        if (shared)
-            dif_unlock(&st->var_lock);
-        return ok;
+        return str_slot(r, v, slot, store, s, len, unset, in->rd);
     }
     /* dynamic: keyed by the tid or by the tuple */
     uint64_t tid = r->f->v[HVT_DIF_V_TID];

@@ -499,6 +499,11 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     uint64_t rflags = hv_guest_read(HV_GUEST_RFLAGS);
     bool ran_first = false;
     int v = event_at(t, rip, &ran_first);
+    /* RIP = handler + the length of its first instruction is a delivery whose MTF exit came
+     * after that instruction - unless this CPU's last exit was at the handler itself (the
+     * delivery seen there), and that instruction has just retired. */
+    if (v >= 0 && ran_first && t->have_pending && t->f.p_ic->rip == t->idt_handler[v])
+        v = -1;
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
     bool sw_int = t->have_pending && (t->f.p_ic->flags & P_SWINT);
