@@ -551,10 +551,9 @@ bool step_hlt_exit(struct guest_regs *g)
     hv_set_mtf(false);
     hv_set_mtf_fast(false, &t->f);          /* the stub's shortest way to the exit's rdtsc */
     dilate_set(DILATE_HARD);                /* no steps to check the deadline at */
-    if (hv_guest_read(HV_GUEST_RFLAGS) & RFLAGS_IF) {
+    if (hv_guest_read(HV_GUEST_RFLAGS) & RFLAGS_IF)
         hv_set_extint_exiting(true);
-        t->halted = true;
-    }
+    t->halted = true;                       /* with IF=0 too: an NMI's exit unparks it */
     return true;
 }
 

@@ -121,7 +121,8 @@ struct trace_cpu {
     uint8_t idt_first_len[IDT_VECTORS];     /* length of each handler's first instruction */
     uint8_t *chunk;
     uint64_t records_bytes;
-    bool halted;                            /* parked in HLT until an interrupt arrives */
+    bool halted;                            /* parked in HLT until an interrupt (IF=1) or an
+                                               NMI arrives */
     uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
     uint64_t t_step, t_sink;                /* ticks inside full steps and inside the sink */
     bool rec_on;                            /* recording (not suspended by a filter) */
