@@ -228,7 +228,13 @@ s.sendall(open(sys.argv[2], "rb").read())
 time.sleep(0.5)
 PY
 "$FAKE" --port "$PORT" --key "$OTHER" --trace-bytes 1000 --timeout 1 >"$W/s1x.out" 2>&1
-"$HVT" trace status -d "$W/s1" > "$W/s1-status.txt" 2>&1
+# the replayed HELLO's refusal may still be on its way when the stranger's is in: ask until
+# both are counted (the genuine stream runs for seconds more)
+for i in $(seq 50); do
+  "$HVT" trace status -d "$W/s1" > "$W/s1-status.txt" 2>&1
+  grep -Eq "([2-9]|[1-9][0-9]+) connection\(s\) refused" "$W/s1-status.txt" && break
+  sleep 0.1
+done
 wait "$FPID"; frc=$?
 wait "$CPID"
 D="$W/s1/current"
