@@ -61,14 +61,14 @@ void hv_guest_paging(struct gmem_paging *p)
     p->efer = vmx_read(VMCS_GUEST_EFER);
 }
 
-static void set_proc_bits(uint32_t bits, bool on)
+void vcpu_set_proc_bits(uint32_t bits, bool on)
 {
     uint32_t v = (uint32_t)vmx_read(VMCS_PROC_CONTROLS);
     vmx_write(VMCS_PROC_CONTROLS, on ? (v | bits) : (v & ~bits));
 }
 
 /* The monitor trap flag is on while the policy or a pending NMI (nmi_decide.h) wants it. */
-void vcpu_sync_mtf(struct vcpu *v) { set_proc_bits(PROC_MTF, v->policy_mtf || v->nmi_mtf || v->mc_mtf); }
+void vcpu_sync_mtf(struct vcpu *v) { vcpu_set_proc_bits(PROC_MTF, v->policy_mtf || v->nmi_mtf || v->mc_mtf); }
 
 void hv_set_mtf(bool on)
 {
@@ -77,7 +77,7 @@ void hv_set_mtf(bool on)
     vcpu_sync_mtf(v);
 }
 
-void hv_set_hlt_exiting(bool on) { set_proc_bits(PROC_HLT_EXITING, on); }
+void hv_set_hlt_exiting(bool on) { vcpu_set_proc_bits(PROC_HLT_EXITING, on); }
 
 void hv_set_extint_exiting(bool on)
 {
@@ -113,7 +113,7 @@ void hv_set_mtf_fast(bool on, void *ctx)
     v->fast_mtf = on && hv_mtf_fast && !hv.spec_per_exit;
 }
 
-void hv_set_rdtsc_exiting(bool on) { set_proc_bits(PROC_RDTSC_EXITING, on); }
+void hv_set_rdtsc_exiting(bool on) { vcpu_set_proc_bits(PROC_RDTSC_EXITING, on); }
 
 void hv_set_tsc_offset(int64_t off) { vmx_write(VMCS_TSC_OFFSET, (uint64_t)off); }
 

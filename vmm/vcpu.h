@@ -82,7 +82,6 @@ struct vcpu {
     unsigned calib_tries;         /* bursts begun (one another exit cut short ends) */
     bool calib_prev;              /* resume_tsc is from the previous exit of the burst */
     bool calib_done;
-    uint8_t calib_saved_dilate;
     uint64_t calib_saved_pin, calib_saved_timer, calib_saved_offset;
     uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
     /* The guest's IA32_PERF_GLOBAL_CTRL, one MSR-list entry (SDM Vol. 3C 25.7.2 "VM-Exit
@@ -113,6 +112,8 @@ _Static_assert(__builtin_offsetof(struct vcpu, fast_block) == __builtin_offsetof
 struct vcpu *vcpu_get(unsigned index);
 /* PROC_MTF in this CPU's VMCS from policy_mtf and nmi_mtf (hv_guest.c). */
 void vcpu_sync_mtf(struct vcpu *v);
+/* Set or clear primary processor-based controls in this CPU's VMCS (hv_guest.c). */
+void vcpu_set_proc_bits(uint32_t bits, bool on);
 static inline struct vcpu *vcpu_current(void)
 {
     struct vcpu *v;

@@ -849,8 +849,7 @@ static void nmi_set_window(struct vcpu *v, bool on)
     if (v->nmi_window == on)
         return;
     v->nmi_window = on;
-    uint32_t p = (uint32_t)vmx_read(VMCS_PROC_CONTROLS);
-    vmx_write(VMCS_PROC_CONTROLS, on ? p | PROC_NMI_WINDOW_EXITING : p & ~PROC_NMI_WINDOW_EXITING);
+    vcpu_set_proc_bits(PROC_NMI_WINDOW_EXITING, on);
 }
 
 /* An NMI for the guest - one that exited (virtual NMIs) or one the host caught in VMX root -
@@ -947,7 +946,7 @@ static void calib_restore(struct vcpu *v)
     vmx_write(VMCS_PIN_CONTROLS, v->calib_saved_pin);
     vmx_write(VMCS_PREEMPTION_TIMER, v->calib_saved_timer);
     vmx_write(VMCS_TSC_OFFSET, v->calib_saved_offset);   /* the guest ran nothing meanwhile */
-    v->dilate = v->calib_saved_dilate;
+    v->dilate = 0;                          /* calib_begin ran only where nothing dilated */
     v->calib_left = 0;
 }
 
@@ -971,7 +970,7 @@ static void calib_finish(struct vcpu *v)
         g = __atomic_load_n(&calib_global, __ATOMIC_ACQUIRE);
         for (unsigned i = 0; i < hv.cpu_count; i++) {    /* one aligned word each */
             struct vcpu *o = vcpu_get(i);
-            if (o->calib_done || o == v)
+            if (o->calib_done)                 /* this CPU's own included */
                 __atomic_store_n(&o->dilate_fixed, g, __ATOMIC_RELEASE);
         }
         hv_log("hvtrace: cpu %u: an exit's untimed ticks measured: %lu (smallest of %u zero-length "
@@ -997,7 +996,6 @@ static void calib_begin(struct vcpu *v)
     v->calib_saved_pin = vmx_read(VMCS_PIN_CONTROLS);
     v->calib_saved_timer = vmx_read(VMCS_PREEMPTION_TIMER);
     v->calib_saved_offset = vmx_read(VMCS_TSC_OFFSET);
-    v->calib_saved_dilate = v->dilate;
     v->calib_left = DILATE_CALIB_EXITS;
     v->calib_prev = false;
     v->dilate = HV_DILATE_TSC;
