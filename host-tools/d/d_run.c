@@ -1,6 +1,7 @@
 /* d_run.c - hvt as dtrace: a D program compiled, loaded, run and ended through the collector.
  * See d_run.h. */
 #include "d_run.h"
+#include "d_predict.h"
 #include "d_compile.h"
 #include "d_consume.h"
 #include "d_cmd.h"
@@ -377,6 +378,49 @@ static void print_probecost(const char *ans)
             (unsigned long long)fires_all, (unsigned long long)all);
 }
 
+/* hvt -e's prediction: the probe effect of the program from the calibration table, at a rate
+ * given in firings per second (the TSC's rate from --tsc-khz or the table) or taken from a
+ * counting run (FIRES plain firings in TICKS: their own cost, the table's exit and lookup,
+ * taken out of the time). */
+static int predict_effect(const dprog *p, const char *calpath, double rate_s, const char *count_run,
+                          uint64_t tsc_khz, int model)
+{
+    struct d_cal cal;
+    char used[4096], err[4400];
+    if (model && !calpath && !count_run && rate_s < 0)    /* the counts alone */
+        return d_predict_report(stdout, stderr, p->image, p->image_len, NULL, NULL, -1, 1) ? 1 : 0;
+    if (d_cal_load(calpath, &cal, used, sizeof used, err, sizeof err)) {
+        fprintf(stderr, "hvt: %s\n", err);
+        return 1;
+    }
+    double rate = -1;
+    if (count_run) {
+        char *end;
+        double fires = strtod(count_run, &end), ticks = *end == ':' ? strtod(end + 1, &end) : -1;
+        if (*end || fires < 0 || ticks <= 0) {
+            fprintf(stderr, "hvt: --count-run FIRES:TICKS: %s\n", count_run);
+            return 2;
+        }
+        double plain = cal.v[D_CAL_EXIT] + cal.v[D_CAL_LOOKUP];
+        if (!(cal.have & 1u << D_CAL_EXIT) || !(cal.have & 1u << D_CAL_LOOKUP) ||
+            (rate = d_predict_rate(fires, ticks, plain)) < 0) {
+            fprintf(stderr, "hvt: the counting run's %g firings in %g ticks leave no time to the "
+                    "workload at %g ticks a firing (%s)\n", fires, ticks, plain, used);
+            return 1;
+        }
+        printf("counting run: %g firings in %g ticks, %g of them the workload's own: %.6g firings a tick\n",
+               fires, ticks, ticks - fires * plain, rate);
+    } else if (rate_s >= 0) {
+        double khz = tsc_khz ? (double)tsc_khz : cal.tsc_khz;
+        if (khz <= 0) {
+            fprintf(stderr, "hvt: --rate is per second: give the TSC's rate (--tsc-khz N)\n");
+            return 2;
+        }
+        rate = rate_s / (khz * 1000);
+    }
+    return d_predict_report(stdout, stderr, p->image, p->image_len, &cal, used, rate, model) ? 1 : 0;
+}
+
 static int usage(void)
 {
     fprintf(stderr,
@@ -384,6 +428,7 @@ static int usage(void)
             "           [-x opt[=val]]... [-x probecost] [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
             "           [--folded FILE] [--flame FILE.svg] [--samples] [--modules DIR]\n"
+            "           -e [--rate N | --count-run FIRES:TICKS] [--cal FILE] [--model]   (the probe effect predicted)\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -396,7 +441,9 @@ int d_run_main(int argc, char **argv)
     int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
-    int probecost = 0;
+    int probecost = 0, model = 0;
+    const char *calpath = NULL, *count_run = NULL;
+    double rate_s = -1;
     double duration = 0, drain = 120;
     uint64_t tsc_khz = 0;
     int64_t target = 0;
@@ -440,11 +487,20 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "--folded") && next) { folded = next; i++; }
         else if (!strcmp(a, "--flame") && next) { flame_svg = next; i++; }
         else if (!strcmp(a, "--samples")) samples = 1;
+        else if (!strcmp(a, "--cal") && next) { calpath = next; i++; }
+        else if (!strcmp(a, "--rate") && next) { rate_s = atof(next); i++; }
+        else if (!strcmp(a, "--count-run") && next) { count_run = next; i++; }
+        else if (!strcmp(a, "--model")) model = 1;
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
     if (!nsrc || !vmlinuz || (cmdline && (target || compile_only || image_out || specs_out)))
         return usage();
+    bool predict = calpath || count_run || rate_s >= 0 || model;
+    if (predict && (!compile_only || (count_run && rate_s >= 0))) {
+        fprintf(stderr, "hvt: --rate, --count-run, --cal and --model go with -e (one rate: --rate or --count-run)\n");
+        return 2;
+    }
     if (quiet) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "quiet";
     if (flow) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "flowindent";
 
@@ -581,7 +637,7 @@ int d_run_main(int argc, char **argv)
         compile_only = 1;
     }
     if (compile_only) {
-        rc = 0;
+        rc = predict ? predict_effect(&p, calpath, rate_s, count_run, tsc_khz, model) : 0;
         goto done;
     }
     if (outpath && !(out = fopen(outpath, "w"))) {
