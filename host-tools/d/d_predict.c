@@ -17,6 +17,8 @@ static const struct {
     [D_CAL_LOOKUP]         = { "lookup",         HVT_PH_LOOKUP,   D_CAL_LOOKUP },
     [D_CAL_DFIRE]          = { "dfire",          HVT_PH_CLAUSES,  D_CAL_DFIRE },
     [D_CAL_CLAUSE]         = { "clause",         HVT_PH_CLAUSES,  D_CAL_CLAUSE },
+    /* the engine reads them before the action and times them with the walk */
+    [D_CAL_SYSARGS]        = { "sysargs",        HVT_PH_CLAUSES,  D_CAL_SYSARGS },
     [D_CAL_OP_INSN]        = { "op_insn",        HVT_PH_INSNS,    D_CAL_OP_INSN },
     [D_CAL_OP_VAR]         = { "op_var",         HVT_PH_INSNS,    D_CAL_OP_INSN },
     [D_CAL_OP_TVAR]        = { "op_tvar",        HVT_PH_INSNS,    D_CAL_OP_ASSOC },
@@ -197,6 +199,15 @@ static bool in_image(size_t len, uint32_t off, uint64_t n, size_t size)
     return off <= len && n * size <= len - off;
 }
 
+static const char *strtab_at(const uint8_t *image, size_t len, uint32_t off)
+{
+    const struct hvt_dif_hdr *h = (const struct hvt_dif_hdr *)image;
+    if (!in_image(len, h->off_strtab, h->strtab_len, 1) || off >= h->strtab_len)
+        return "?";
+    const char *s = (const char *)image + h->off_strtab + off;
+    return memchr(s, 0, h->strtab_len - off) ? s : "?";
+}
+
 int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
@@ -226,6 +237,10 @@ int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model 
     m->n[D_CAL_EXIT] = m->n[D_CAL_LOOKUP] = 1;
     if (p->nclauses)
         m->n[D_CAL_DFIRE] = 1;
+    /* a system call's entry: the action gets the user's arguments (HVT_PROBE_F_SYSARGS) */
+    if (p->nclauses && !strcmp(strtab_at(image, len, p->prov), "syscall") &&
+        !strcmp(strtab_at(image, len, p->name), "entry"))
+        m->n[D_CAL_SYSARGS] = 1;
     m->nclauses = p->nclauses;
     for (uint32_t i = 0; i < p->nclauses; i++) {
         uint16_t ci = pc[p->clauses + i];
@@ -284,15 +299,6 @@ double d_predict_rate(double fires, double ticks, double plain)
 }
 
 double d_predict_slowdown(double rate, double cost) { return 1 + rate * cost; }
-
-static const char *strtab_at(const uint8_t *image, size_t len, uint32_t off)
-{
-    const struct hvt_dif_hdr *h = (const struct hvt_dif_hdr *)image;
-    if (!in_image(len, h->off_strtab, h->strtab_len, 1) || off >= h->strtab_len)
-        return "?";
-    const char *s = (const char *)image + h->off_strtab + off;
-    return memchr(s, 0, h->strtab_len - off) ? s : "?";
-}
 
 int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, const struct d_cal *cal,
                      const char *calname, double rate, int models)

@@ -17,7 +17,8 @@
  *    given. d_cal_load() reads a file (NULL: $HVT_PROBECOST_CAL, else
  *    ${XDG_CONFIG_HOME:-$HOME/.config}/hvtrace/probecost.cal).
  *  - d_model_probe(): the counts of one firing of the image's probes[pi]: the units of each
- *    class it pays (a probe with no clause: the exit and the lookup alone). Every instruction
+ *    class it pays (a probe with no clause: the exit and the lookup alone; a system call's
+ *    entry probe with clauses also its arguments' reads, sysargs). Every instruction
  *    of every clause is counted, so a clause whose predicate is false or that branches past
  *    code costs less than this says (an upper bound); a predicate's instructions (the code up
  *    to its branch to the clause's RET, as the interpreter times it) are counted apart. The
@@ -26,7 +27,7 @@
  *    table. A class the table lacks is priced as the class it falls back to (d_cal_fallback:
  *    an aggregating function as count() or quantize(), a variable as a plain instruction)
  *    and its bit set in *estimated; -1 when the table lacks even the last fallback (exit,
- *    lookup, dfire, clause or op_insn), with the key named.
+ *    lookup, dfire, clause, sysargs or op_insn), with the key named.
  *  - d_predict_rate(): firings per tick of the workload alone from a counting run that saw
  *    fires firings in ticks ticks of elapsed time, each firing costing plain ticks (its own
  *    probe effect taken out): fires / (ticks - fires * plain); -1 when that leaves no time.
@@ -45,6 +46,8 @@ enum d_cal_key {
     D_CAL_LOOKUP,          /* per firing: the probe and the process found */
     D_CAL_DFIRE,           /* per firing of a probe with D clauses: the walk's fixed part */
     D_CAL_CLAUSE,          /* per clause run: its setup and end */
+    D_CAL_SYSARGS,         /* per firing of a system call's entry probe with D clauses: the
+                              user's arguments read from the pt_regs in guest memory */
     D_CAL_OP_INSN,         /* per plain instruction: arithmetic, constants, branches, tuple */
     D_CAL_OP_VAR,          /* per global, clause-local or scalar-array load or store */
     D_CAL_OP_TVAR,         /* per thread-local (self->) load or store */
