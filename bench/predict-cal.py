@@ -113,6 +113,8 @@ for m in re.finditer(r"PROBEBENCH-PREDICT name=(\w+) t0=(\d+) tc=(\d+) fc=(\d+) 
           f"{fc} firings in {tc} ({(tc - base) / fc if fc else 0:.0f} ticks a plain firing); traced {f1} firings in {t1}")
     print(f"predict {w:6s} predicted {pred:.4f}x ({pcost:.0f} ticks a firing)  measured {meas:.4f}x "
           f"({mcost:.0f} ticks a firing)  overhead predicted/measured {ratio:.2f}")
+    out[f"plain_fire_ticks_{w}"] = f"{(tc - base) / fc if fc else 0:.0f}"
+    out[f"untraced_spread_{w}"] = f"{abs(t0 - t0b) / base:.4f}"
     out[f"predicted_slowdown_{w}"] = f"{pred:.4f}"
     out[f"measured_slowdown_{w}"] = f"{meas:.4f}"
     out[f"predict_overhead_ratio_{w}"] = f"{ratio:.2f}"
