@@ -125,9 +125,15 @@ int d_cal_load(const char *path, struct d_cal *cal, char *used, size_t usedlen, 
     }
     snprintf(used, usedlen, "%s", path);
     util_buf b = { 0 };
+    FILE *f = fopen(path, "r");            /* said once, here, with what to do */
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read the calibration table: %s (make bench-probe writes one: "
+                 "bench/results/probecost.cal)", path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
     if (util_read_file(path, &b) != 0) {
-        snprintf(err, errlen, "%s: cannot read the calibration table (make bench-probe writes one: "
-                 "bench/results/probecost.cal)", path);
+        snprintf(err, errlen, "%s: cannot read the calibration table", path);
         return -1;
     }
     char *text = malloc(b.len + 1);
