@@ -403,3 +403,47 @@ int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, con
     }
     return 0;
 }
+
+int d_predict_main(FILE *out, FILE *err, const uint8_t *image, size_t len, const char *calpath, double rate_s,
+                   const char *count_run, double tsc_khz, int models)
+{
+    struct d_cal cal;
+    char used[4096], why[4400];
+    if (models && !calpath && !count_run && rate_s < 0)     /* the counts alone */
+        return d_predict_report(out, err, image, len, NULL, NULL, -1, 1) ? 1 : 0;
+    if (d_cal_load(calpath, &cal, used, sizeof used, why, sizeof why)) {
+        fprintf(err, "hvt: %s\n", why);
+        return 1;
+    }
+    double rate = -1;
+    if (count_run) {
+        char *end;
+        errno = 0;
+        double fires = strtod(count_run, &end), ticks = *end == ':' ? strtod(end + 1, &end) : -1;
+        if (*end || errno || !isfinite(fires) || !isfinite(ticks) || fires < 0 || ticks <= 0) {
+            fprintf(err, "hvt: --count-run FIRES:TICKS: %s\n", count_run);
+            return 2;
+        }
+        /* the counting run's own firings: plain, an exit and a lookup each */
+        double plain = cal.v[D_CAL_EXIT] + cal.v[D_CAL_LOOKUP];
+        if (!(cal.have & 1u << D_CAL_EXIT) || !(cal.have & 1u << D_CAL_LOOKUP)) {
+            fprintf(err, "hvt: %s has no exit or no lookup: the counting run's own cost is unknown\n", used);
+            return 1;
+        }
+        if ((rate = d_predict_rate(fires, ticks, plain)) < 0) {
+            fprintf(err, "hvt: the counting run's %g firings in %g ticks leave no time to the "
+                    "workload at %g ticks a firing (%s)\n", fires, ticks, plain, used);
+            return 1;
+        }
+        fprintf(out, "counting run: %g firings in %g ticks, %g of them the workload's own: %.6g firings a tick\n",
+                fires, ticks, ticks - fires * plain, rate);
+    } else if (rate_s >= 0) {
+        double khz = tsc_khz > 0 ? tsc_khz : cal.tsc_khz;
+        if (khz <= 0) {
+            fprintf(err, "hvt: --rate is per second: give the TSC's rate (--tsc-khz N)\n");
+            return 2;
+        }
+        rate = rate_s / (khz * 1000);
+    }
+    return d_predict_report(out, err, image, len, &cal, used, rate, models) ? 1 : 0;
+}

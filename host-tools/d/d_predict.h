@@ -101,4 +101,12 @@ double d_predict_slowdown(double rate, double cost);
 int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, const struct d_cal *cal,
                      const char *calname, double rate, int models);
 
+/* hvt -e's prediction (its options): the counts alone (models, no table, no rate), else the
+ * table from calpath (d_cal_load) and the report at rate_s firings a second (>= 0; the TSC's
+ * rate tsc_khz, 0: the table's) or at a counting run's rate (count_run "FIRES:TICKS", its own
+ * plain firings at the table's exit + lookup taken out). 0; 1 the table or the run does not
+ * allow it; 2 a bad argument (said on err). */
+int d_predict_main(FILE *out, FILE *err, const uint8_t *image, size_t len, const char *calpath, double rate_s,
+                   const char *count_run, double tsc_khz, int models);
+
 #endif

@@ -459,49 +459,6 @@ out:
     return rc;
 }
 
-/* hvt -e's prediction: the probe effect of the program from the calibration table, at a rate
- * given in firings per second (the TSC's rate from --tsc-khz or the table) or taken from a
- * counting run (FIRES plain firings in TICKS: their own cost, the table's exit and lookup,
- * taken out of the time). */
-static int predict_effect(const dprog *p, const char *calpath, double rate_s, const char *count_run,
-                          uint64_t tsc_khz, int model)
-{
-    struct d_cal cal;
-    char used[4096], err[4400];
-    if (model && !calpath && !count_run && rate_s < 0)    /* the counts alone */
-        return d_predict_report(stdout, stderr, p->image, p->image_len, NULL, NULL, -1, 1) ? 1 : 0;
-    if (d_cal_load(calpath, &cal, used, sizeof used, err, sizeof err)) {
-        fprintf(stderr, "hvt: %s\n", err);
-        return 1;
-    }
-    double rate = -1;
-    if (count_run) {
-        char *end;
-        double fires = strtod(count_run, &end), ticks = *end == ':' ? strtod(end + 1, &end) : -1;
-        if (*end || fires < 0 || ticks <= 0) {
-            fprintf(stderr, "hvt: --count-run FIRES:TICKS: %s\n", count_run);
-            return 2;
-        }
-        double plain = cal.v[D_CAL_EXIT] + cal.v[D_CAL_LOOKUP];
-        if (!(cal.have & 1u << D_CAL_EXIT) || !(cal.have & 1u << D_CAL_LOOKUP) ||
-            (rate = d_predict_rate(fires, ticks, plain)) < 0) {
-            fprintf(stderr, "hvt: the counting run's %g firings in %g ticks leave no time to the "
-                    "workload at %g ticks a firing (%s)\n", fires, ticks, plain, used);
-            return 1;
-        }
-        printf("counting run: %g firings in %g ticks, %g of them the workload's own: %.6g firings a tick\n",
-               fires, ticks, ticks - fires * plain, rate);
-    } else if (rate_s >= 0) {
-        double khz = tsc_khz ? (double)tsc_khz : cal.tsc_khz;
-        if (khz <= 0) {
-            fprintf(stderr, "hvt: --rate is per second: give the TSC's rate (--tsc-khz N)\n");
-            return 2;
-        }
-        rate = rate_s / (khz * 1000);
-    }
-    return d_predict_report(stdout, stderr, p->image, p->image_len, &cal, used, rate, model) ? 1 : 0;
-}
-
 static int usage(void)
 {
     fprintf(stderr,
@@ -728,7 +685,8 @@ int d_run_main(int argc, char **argv)
                 goto done;
             count_run = counted;
         }
-        rc = predict ? predict_effect(&p, calpath, rate_s, count_run, tsc_khz, model) : 0;
+        rc = predict ? d_predict_main(stdout, stderr, p.image, p.image_len, calpath, rate_s, count_run,
+                                      (double)tsc_khz, model) : 0;
         goto done;
     }
     if (outpath && !(out = fopen(outpath, "w"))) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "check.h"
 #include "d_compile.h"
 #include "d_predict.h"
@@ -296,6 +297,69 @@ static void test_report(void)
     dprog_free(&p);
 }
 
+/* hvt -e's options: the rate from --rate and --count-run, their errors. */
+static void test_main(void)
+{
+    char path[] = "/tmp/unit_predict.XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        CHECK(0, "a temporary table");
+        return;
+    }
+    fputs(table, f);
+    fclose(f);
+    dprog p;
+    if (compile("fbt::vfs_read:entry { @[execname] = count(); }", &p)) {
+        unlink(path);
+        return;
+    }
+    static const struct { const char *run; double rate_s, khz; int rc; const char *said; } cases[] = {
+        /* 1000 firings in 1,350,000 ticks, 350 each: 1,000,000 the workload's: 0.001 a tick */
+        {"1000:1350000", -1, 0, 0, "cost_per_firing=1000.0 rate_per_tick=0.001 predicted_slowdown=2.0000"},
+        /* 5000 a second at the table's 1 GHz: 5e-6 a tick */
+        {NULL, 5000, 0, 0, "cost_per_firing=1000.0 rate_per_tick=5e-06 predicted_slowdown=1.0050"},
+        /* --tsc-khz over the table's: 2 GHz */
+        {NULL, 5000, 2000000, 0, "rate_per_tick=2.5e-06 predicted_slowdown=1.0025"},
+        {NULL, -1, 0, 0, "cost_per_firing=1000.0\n"},
+        {"1000:350000", -1, 0, 1, "leave no time to the workload at 350 ticks a firing"},
+        {"1000", -1, 0, 2, "--count-run FIRES:TICKS: 1000"},
+        {"1000:", -1, 0, 2, "--count-run FIRES:TICKS: 1000:"},
+        {"1000:0", -1, 0, 2, "--count-run FIRES:TICKS: 1000:0"},
+        {"-1:500", -1, 0, 2, "--count-run FIRES:TICKS: -1:500"},
+        {"1:2x", -1, 0, 2, "--count-run FIRES:TICKS: 1:2x"},
+        {"nan:5", -1, 0, 2, "--count-run FIRES:TICKS: nan:5"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *buf = NULL, *ebuf = NULL;
+        size_t len = 0, elen = 0;
+        FILE *o = open_memstream(&buf, &len), *e = open_memstream(&ebuf, &elen);
+        int rc = d_predict_main(o, e, p.image, p.image_len, path, cases[i].rate_s, cases[i].run, cases[i].khz, 0);
+        fclose(o);
+        fclose(e);
+        CHECK(rc == cases[i].rc && (strstr(buf, cases[i].said) || strstr(ebuf, cases[i].said)),
+              "%s / %g a second: status %d (want %d), '%s' said: %s%s", cases[i].run ? cases[i].run : "-",
+              cases[i].rate_s, rc, cases[i].rc, cases[i].said, buf, ebuf);
+        free(buf);
+        free(ebuf);
+    }
+    /* a table without the TSC's rate: --rate needs --tsc-khz */
+    f = fopen(path, "w");
+    fputs("exit=1\nlookup=1\ndfire=1\nclause=1\nop_insn=1\n", f);
+    fclose(f);
+    char *buf = NULL, *ebuf = NULL;
+    size_t len = 0, elen = 0;
+    FILE *o = open_memstream(&buf, &len), *e = open_memstream(&ebuf, &elen);
+    int rc = d_predict_main(o, e, p.image, p.image_len, path, 100, NULL, 0, 0);
+    fclose(o);
+    fclose(e);
+    CHECK(rc == 2 && strstr(ebuf, "give the TSC's rate"), "--rate without a TSC rate: %d %s", rc, ebuf);
+    free(buf);
+    free(ebuf);
+    unlink(path);
+    dprog_free(&p);
+}
+
 int main(void)
 {
     test_cal();
@@ -303,5 +367,6 @@ int main(void)
     test_cost();
     test_rate();
     test_report();
+    test_main();
     return check_summary("unit_predict");
 }
