@@ -3,7 +3,8 @@
 # probe engine (HVT_CTL_PROBE_* answered, HVT_MSG_PROBE firing records sent from 2 CPUs),
 # hvtrace-collector holds the link, `hvt -n` arms through the collector's command socket,
 # prints each firing as it is stored and, at the end (--duration), disarms, waits for the last
-# records and prints the counts; losses are reported, never hidden.
+# records and prints the counts; losses are reported, never hidden. `hvt -e --count-for` makes
+# its counting run the same way (armed counted only) and predicts from it.
 # Usage: test-probe-coll.sh BUILD_HOST_DIR VMLINUZ. Closing line: "test-probe-coll: N passed, N failed".
 set -uo pipefail
 B="${1:-build/host}"; VMLINUZ="${2:-build/test/vmlinuz}"
