@@ -408,8 +408,8 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->ctx = c;
     f->cost = who->cost;
     f->tsc = hv_exit_guest_tsc();
-    for (unsigned i = 0; i < 6; i++)
-        f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
+    static const uint64_t no_args[6];
+    f->args = arg ? arg : no_args;         /* read where the engine keeps them: no copy */
     f->execname = who->comm;
     f->execname_max = HVT_PROBE_COMM_LEN;
     f->v[HVT_DIF_V_PID] = who->pid;

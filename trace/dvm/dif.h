@@ -232,6 +232,7 @@ struct dif_firing {
     void *ctx;                      /* handed to env->read and env->stack */
     uint64_t tsc;                   /* the records' tsc */
     uint64_t v[HVT_DIF_V__COUNT];
+    const uint64_t *args;           /* ARG0..5 (6 values) if non-NULL, else v[ARG0..5] */
     const char *execname;           /* NULL: "" */
     size_t execname_max;            /* bytes of execname to look at for its NUL (e.g. 16) */
     /* Non-NULL: time the clauses by phase, adding TSC ticks to cost[HVT_PH_PREDICATE ..

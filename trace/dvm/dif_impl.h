@@ -41,6 +41,7 @@ static inline bool dif_trylock(struct dif_lock *l)
 #define DIF_RT_INT  HVT_DIF_T_INT
 #define DIF_RT_STR  HVT_DIF_T_STR
 
+#define DIF_AGG_LAST 8              /* dif_cpu.agg_last's slots (a power of two) */
 struct dif_cpu {
     struct dif_lock buf_lock;       /* principal buffer, scratch, this->, tuple */
     struct dif_lock agg_lock;       /* this CPU's aggregations */
@@ -54,6 +55,10 @@ struct dif_cpu {
     uint32_t agg_nhash;             /* power of two */
     uint8_t *agg;
     uint32_t agg_size, agg_used;
+    /* the entry each aggregation (by index modulo DIF_AGG_LAST) last updated here, offset + 1
+     * (0: none): a probe's firings mostly repeat their key, so the next update compares it
+     * there before hashing it (entries never move or go during a load) */
+    uint32_t agg_last[DIF_AGG_LAST];
     /* scratch strings: DIF_SCRATCH_STRS buffers of strsize bytes */
     char *scratch;
     uint16_t scratch_len[HVT_DIF_SCRATCH_STRS];
@@ -163,6 +168,39 @@ _Static_assert(sizeof(struct dif_agg_ent) == DIF_AGG_HDR, "agg header");
 
 static inline uint32_t dif_round8(uint32_t n) { return (n + 7) & ~7u; }
 
+#define DIF_QUANT_ZERO 63               /* quantize's bucket of 0 */
+static inline uint32_t dif_quantize_bucket(int64_t v)
+{
+    if (v == 0)
+        return DIF_QUANT_ZERO;
+    if (v > 0) {
+        unsigned k = 63 - (unsigned)__builtin_clzll((uint64_t)v);    /* floor(log2 v) */
+        return k >= 62 ? HVT_DIF_QUANT_BUCKETS - 1 : DIF_QUANT_ZERO + 1 + k;
+    }
+    unsigned k = 63 - (unsigned)__builtin_clzll(-(uint64_t)v);        /* of |v|, 2^63 too */
+    return k >= 62 ? 0 : DIF_QUANT_ZERO - 1 - k;
+}
+
+/* The values of the entry aggregation agg last updated on this CPU if its key is key (len
+ * bytes, a multiple of 8), else NULL: compared before any hashing (dif_agg_apply does the
+ * rest). Only the firing CPU itself calls it: agg_last changes only in its firings, and an
+ * entry's header and key never change once made (clear and snapshots reset values only). */
+static inline int64_t *dif_agg_last_vals(const struct dif_cpu *c, uint32_t agg,
+                                         const uint64_t *key, uint32_t len)
+{
+    uint32_t off = c->agg_last[agg & (DIF_AGG_LAST - 1)];
+    if (!off)
+        return NULL;
+    const struct dif_agg_ent *e = (const struct dif_agg_ent *)(c->agg + off - 1);
+    if (e->agg != agg || e->key_len != len)
+        return NULL;
+    const uint64_t *k = (const uint64_t *)(e + 1);
+    for (uint32_t i = 0; i < len / 8; i++)
+        if (k[i] != key[i])
+            return NULL;
+    return (int64_t *)(k + len / 8);
+}
+
 /* Hash of a key of 8-byte words (keys are encoded 8-aligned). */
 static inline uint32_t dif_hash(uint64_t seed, const uint64_t *key, uint32_t len)
 {
@@ -249,6 +287,8 @@ struct dif_run {
     uint64_t t0;                    /* the clock at the first look */
     bool clock_started;
     bool over;                      /* the budget ran out: the firing ends */
+    bool exec16;                    /* execname has 16 bytes to read and fits a string value:
+                                       a key made of it takes dif_vm.c's word path */
     /* Timing by phase (f->cost non-NULL): the phase being timed, since when; the clause's
      * predicate ends before insn pred_end (0: it has none). */
     unsigned ph;
