@@ -267,10 +267,15 @@ struct dif_run {
     uint32_t clause, epid, pc;
     uint32_t rec_len;               /* bytes of this clause's record so far (0: no ACT yet) */
     uint32_t fault;                 /* HVT_DIF_F_* or 0 */
-    bool dropped;                   /* the record did not fit the buffer */
-    bool exit_pending;              /* exit() ran: takes effect if the clause completes */
-    bool spec_void;                 /* speculate() on no active speculation: the record is
+    union {                         /* (cleared and tested as one word) */
+        struct {
+            bool dropped;           /* the record did not fit the buffer */
+            bool exit_pending;      /* exit() ran: takes effect if the clause completes */
+            bool spec_void;         /* speculate() on no active speculation: the record is
                                        dropped silently at the end (DTrace's) */
+        };
+        uint32_t unusual;
+    };
     uint32_t spec, spec_gen;        /* speculate()'s id (0: none) and its activation */
     int64_t exit_status;
     uint64_t fault_addr;

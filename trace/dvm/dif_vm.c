@@ -731,7 +731,8 @@ void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t 
     dif_illop(r);                    /* ran off the end: a verified clause ends with RET */
 }
 
-static void dif_exec_plain(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+static inline __attribute__((always_inline))
+void dif_exec_plain(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
 {
     dif_exec_body(r, code, n, false);
 }
@@ -752,7 +753,8 @@ static void dif_exec_timed(struct dif_run *r, const struct hvt_dif_insn *code, u
     dif_ph_switch(r, HVT_PH_INSNS);
 }
 
-static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+static inline __attribute__((always_inline))
+void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
 {
     if (r->f->cost)
         dif_exec_timed(r, code, n);
@@ -822,7 +824,7 @@ void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     r->clause = ci;
     r->epid = epid;
     r->rec_len = r->fault = 0;
-    r->dropped = r->exit_pending = r->spec_void = false;
+    r->unusual = 0;                  /* dropped, exit_pending, spec_void */
     r->spec = r->spec_gen = 0;
     /* every register starts empty: no type, so no value of the last clause is used (and
      * its scratch strings are free again); the values themselves are not read untyped */
@@ -832,7 +834,7 @@ void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
     const struct hvt_dif_clause *cl = &st->clauses[ci];
     dif_exec(r, st->insns + cl->first, cl->count);
     uint64_t t_rec = r->f->cost ? dif_clock() : 0;
-    if (__builtin_expect(r->spec | r->fault | r->dropped | r->exit_pending | r->spec_void, 0)) {
+    if (__builtin_expect(r->spec | r->fault | r->unusual, 0)) {
         dif_clause_end(r);
     } else if (r->rec_len) {         /* the record built in place: its header, then committed */
         dif_rec_header(r, c->buf + c->buf_tail, r->rec_len, HVT_DREC_DATA);
@@ -847,8 +849,9 @@ struct dif_fault_info { uint32_t clause, pc, fault; uint64_t addr; };
 /* Every clause of probe p, this-> fresh; faults noted (up to DIF_ERROR_FIRES) if asked.
  * p's clause list is inside probe_clauses[] (the verifier proved it). Returns the faults
  * noted. */
-static unsigned dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
-                              struct dif_fault_info *faults)
+static inline __attribute__((always_inline))
+unsigned dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
+                       struct dif_fault_info *faults)
 {
     struct dif_state *st = r->st;
     struct dif_cpu *c = r->c;
