@@ -389,7 +389,8 @@ static uint64_t ns_of(uint64_t tsc)
     return tsc / khz * 1000000ull + tsc % khz * 1000000ull / khz;
 }
 
-static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
+static inline __attribute__((always_inline))
+void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
                         uint64_t pc, const uint64_t arg[6], const struct probe_who *who,
                         const struct guest_regs *g)
 {

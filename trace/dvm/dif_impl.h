@@ -142,6 +142,7 @@ struct dif_state {
     uint64_t specbusy, specunavail; /* failed speculation()s (atomic) */
     uint32_t exited;
     int64_t exit_status;
+    const uint8_t *lean;            /* per probe: its clauses take dif_lean.c's path */
 };
 
 /* A dynamic variable chunk's header; key (8-byte multiple) then value follow. */
@@ -185,7 +186,8 @@ static inline uint32_t dif_quantize_bucket(int64_t v)
  * bytes, a multiple of 8), else NULL: compared before any hashing (dif_agg_apply does the
  * rest). Only the firing CPU itself calls it: agg_last changes only in its firings, and an
  * entry's header and key never change once made (clear and snapshots reset values only). */
-static inline int64_t *dif_agg_last_vals(const struct dif_cpu *c, uint32_t agg,
+static inline __attribute__((always_inline))
+int64_t *dif_agg_last_vals(const struct dif_cpu *c, uint32_t agg,
                                          const uint64_t *key, uint32_t len)
 {
     uint32_t off = c->agg_last[agg & (DIF_AGG_LAST - 1)];
@@ -384,5 +386,59 @@ static inline uint64_t dif_var_bytes(const struct hvt_dif_var *v, uint32_t strsi
     uint64_t slot = v->type == HVT_DIF_T_STR ? dif_round8(strsize) : 8;
     return v->nelem ? slot * v->nelem : slot;
 }
+
+/* An execname key at k (k[0..2] written) from the 16 bytes at e: the length, the bytes before
+ * the first NUL, zeros (the string key encoding: u16 length, bytes, zeros to a multiple of 8);
+ * returns the length. Two word loads, no copy: the lowest flagged byte of z is the first zero,
+ * and the mask keeps the bytes below it. */
+static inline uint32_t dif_exec_key(const char *e, uint64_t *k)
+{
+    uint64_t w0, w1;
+    __builtin_memcpy(&w0, e, 8);
+    __builtin_memcpy(&w1, e + 8, 8);
+    uint64_t z0 = (w0 - 0x0101010101010101ull) & ~w0 & 0x8080808080808080ull;
+    uint64_t z1 = (w1 - 0x0101010101010101ull) & ~w1 & 0x8080808080808080ull;
+    uint32_t len = 16;
+    if (z0) {
+        len = (uint32_t)__builtin_ctzll(z0) / 8;
+        w0 &= ((z0 & -z0) >> 7) - 1;
+        w1 = 0;
+    } else if (z1) {
+        len = 8 + (uint32_t)__builtin_ctzll(z1) / 8;
+        w1 &= ((z1 & -z1) >> 7) - 1;
+    }
+    k[0] = len | w0 << 16;
+    k[1] = w0 >> 48 | w1 << 16;
+    k[2] = w1 >> 48;
+    return len;
+}
+
+/* AGG / AGGW of aggregation idx (a) with the CPU's tuple as its key: count() and quantize()
+ * with the key this CPU last updated in place, the rest by dif_agg_apply. */
+static inline __attribute__((always_inline))
+void dif_agg_update_fast(struct dif_state *st, struct dif_cpu *c, uint32_t idx,
+                                       const struct hvt_dif_agg *a, int64_t v, int64_t w)
+{
+    int64_t *b;
+    if ((a->fn == HVT_DIF_AGG_COUNT || a->fn == HVT_DIF_AGG_QUANTIZE) &&
+        (b = dif_agg_last_vals(c, idx, c->tuple, c->tuple_len))) {
+        bool count = a->fn == HVT_DIF_AGG_COUNT;
+        uint32_t i = count ? 0 : dif_quantize_bucket(v);
+        if (i < a->nbuckets) {
+            dif_lock(&c->agg_lock);  /* a snapshot on another CPU takes values out */
+            b[i] = (int64_t)((uint64_t)b[i] + (count ? 1 : (uint64_t)w));
+            dif_unlock(&c->agg_lock);
+        }
+        return;
+    }
+    dif_agg_apply(st, c, idx, c->tuple, c->tuple_len, v, w);
+}
+
+/* dif_lean.c: the lean path of a firing (see there). classify: once per load, lean[i] for
+ * probes[i] (nprobes bytes of state); run: every clause of a lean probe, under the CPU's
+ * buffer lock, f->execname 16 bytes readable. */
+void dif_lean_classify(struct dif_state *st, uint8_t *lean);
+void dif_lean_run(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
+                  const struct hvt_dif_probe *p, const struct dif_firing *f);
 
 #endif

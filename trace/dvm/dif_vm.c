@@ -55,35 +55,19 @@ static void dif_put_str(uint8_t *p, const char *s, uint32_t len)
 }
 
 /* TPUSH of execname, the common key (r->exec16): its 16 bytes read in place as two words
- * (dif_str_get's EXEC case without the handle's decoding) and the key's words made from them:
- * the length, the bytes before the first NUL, zeros (dif_put_str's encoding). */
+ * (dif_str_get's EXEC case without the handle's decoding), the key made from them
+ * (dif_exec_key: dif_put_str's encoding). */
 static bool dif_tpush(struct dif_run *r, unsigned ra);
 static inline __attribute__((always_inline)) bool dif_tpush_exec(struct dif_run *r, unsigned ra)
 {
     struct dif_cpu *c = r->c;
     if (c->tuple_n >= HVT_DIF_TUPLE_MAX || c->tuple_len + 24 > HVT_DIF_KEY_MAX)
         return dif_tpush(r, ra);                /* (its faults, or a shorter name that fits) */
-    const char *e = r->f->execname;
-    uint64_t w0, w1, *k = c->tuple + c->tuple_len / 8;     /* tuple_len: a multiple of 8 */
-    __builtin_memcpy(&w0, e, 8);
-    __builtin_memcpy(&w1, e + 8, 8);
-    /* the lowest flagged byte of z is the first zero; the mask keeps the bytes below it */
-    uint64_t z0 = (w0 - 0x0101010101010101ull) & ~w0 & 0x8080808080808080ull;
-    uint64_t z1 = (w1 - 0x0101010101010101ull) & ~w1 & 0x8080808080808080ull;
-    uint32_t len = 16;
-    if (z0) {
-        len = (uint32_t)__builtin_ctzll(z0) / 8;
-        w0 &= ((z0 & -z0) >> 7) - 1;
-        w1 = 0;
-    } else if (z1) {
-        len = 8 + (uint32_t)__builtin_ctzll(z1) / 8;
-        w1 &= ((z1 & -z1) >> 7) - 1;
-    }
+    uint64_t k[3];
+    uint32_t len = dif_exec_key(r->f->execname, k);
     if (!dif_charge(r, len))
         return false;
-    k[0] = len | w0 << 16;
-    k[1] = w0 >> 48 | w1 << 16;
-    k[2] = w1 >> 48;
+    __builtin_memcpy(c->tuple + c->tuple_len / 8, k, sizeof k);    /* tuple_len: 8-multiple */
     c->tuple_types[c->tuple_n++] = DIF_RT_STR;
     c->tuple_len += dif_round8(2 + len);
     return true;
@@ -502,20 +486,7 @@ bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
         return false;
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
     int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)r->reg[R(in->rb)] : 1;
-    /* count() and quantize() with the key this CPU last updated: the update in place */
-    int64_t *b;
-    if ((a->fn == HVT_DIF_AGG_COUNT || a->fn == HVT_DIF_AGG_QUANTIZE) &&
-        (b = dif_agg_last_vals(c, idx, c->tuple, c->tuple_len))) {
-        bool count = a->fn == HVT_DIF_AGG_COUNT;
-        uint32_t i = count ? 0 : dif_quantize_bucket(v);
-        if (i < a->nbuckets) {
-            dif_lock(&c->agg_lock);  /* a snapshot on another CPU takes values out */
-            b[i] = (int64_t)((uint64_t)b[i] + (count ? 1 : (uint64_t)w));
-            dif_unlock(&c->agg_lock);
-        }
-        return true;
-    }
-    dif_agg_apply(st, c, idx, c->tuple, c->tuple_len, v, w);
+    dif_agg_update_fast(st, c, idx, a, v, w);
     return true;
 }
 
@@ -918,6 +889,14 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
             return DIF_ENOPROBE;
         }
         c->last_probe = p;
+    }
+    if (st->lean[p - st->probes] && f->execname && f->execname_max == 16) {
+        /* only aggregations (dif_lean.c): no record, no fault, no speculation made here */
+        if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+            dif_spec_clean_cpu(st, cpu);
+        dif_lean_run(st, c, cpu, p, f);
+        dif_unlock(&c->buf_lock);
+        return (int)p->nclauses;
     }
     struct dif_fault_info faults[DIF_ERROR_FIRES];
     struct dif_run r;

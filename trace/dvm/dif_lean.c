@@ -1,0 +1,235 @@
+/*
+ * dif_lean.c - the lean path of a firing (dif.h, dif_impl.h): a probe whose every clause only
+ * aggregates - built-in integers, execname and kernel stacks as keys and values, count(),
+ * sum(), quantize() and the others, no predicate, no record, no variable, no string but
+ * execname - runs here, without the interpreter's per-clause state (register types, scratch
+ * strings, the record being built, the budget, faults): such a clause cannot make a record or
+ * fault, and its work is bounded by its length. Which clauses qualify is decided once per load
+ * (dif_lean_classify), instruction by instruction, so that every register a clause reads was
+ * set before in the same clause (the verifier proved the types; this pass proves them again
+ * for the few instructions it accepts) and the firing's charges stay within the first grant of
+ * the budget (the interpreter would never look at the budget or the clock for it: same
+ * result). Everything else takes the interpreter (dif_vm.c).
+ */
+#include "dif_impl.h"
+#include "hvt_probe.h"
+
+/* The integer built-ins a lean clause may read: the firing's v[] (or args) as d_runtime fills
+ * them, and the CPU. */
+static bool dif_lean_int_var(int32_t id)
+{
+    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 6)
+        return true;
+    switch (id) {
+    case HVT_DIF_V_PID: case HVT_DIF_V_TID: case HVT_DIF_V_CURTHREAD: case HVT_DIF_V_TIMESTAMP:
+    case HVT_DIF_V_WALLTIMESTAMP: case HVT_DIF_V_ERRNO: case HVT_DIF_V_REGS_PC:
+    case HVT_DIF_V_REGS_SP: case HVT_DIF_V_CPU:
+        return true;
+    }
+    return false;
+}
+
+#define LEAN_INT  1u
+#define LEAN_EXEC 2u
+#define DIF_KFRAME_UNITS 64          /* dif_vm.c's charge per kernel frame of a stack key */
+
+/* The budget units the interpreter would charge clause cl (its length, keys, stack frames),
+ * or 0 when the clause is not lean. */
+static uint64_t dif_lean_clause(const struct dif_state *st, const struct hvt_dif_clause *cl)
+{
+    const struct hvt_dif_insn *code = st->insns + cl->first;
+    uint8_t kind[HVT_DIF_NREGS] = { 0 };
+    uint64_t units = cl->count;
+    uint32_t tn = 0, tlen = 0;
+    for (uint32_t pc = 0; pc < cl->count; pc++) {
+        const struct hvt_dif_insn *in = &code[pc];
+        unsigned rd = in->rd & (HVT_DIF_NREGS - 1), ra = in->ra & (HVT_DIF_NREGS - 1);
+        unsigned rb = in->rb & (HVT_DIF_NREGS - 1);
+        switch (in->op) {
+        case HVT_DIF_OP_NOP:
+            break;
+        case HVT_DIF_OP_LDI:
+            kind[rd] = LEAN_INT;
+            break;
+        case HVT_DIF_OP_VAR:
+            if (in->imm == HVT_DIF_V_EXECNAME && st->strsize > 16)
+                kind[rd] = LEAN_EXEC;    /* (a 16-byte name fits a string value) */
+            else if (dif_lean_int_var(in->imm))
+                kind[rd] = LEAN_INT;
+            else
+                return 0;
+            break;
+        case HVT_DIF_OP_TCLR:
+            tn = tlen = 0;
+            break;
+        case HVT_DIF_OP_TPUSH:
+            if (!kind[ra])
+                return 0;
+            tn++;
+            tlen += kind[ra] == LEAN_EXEC ? 24 : 8;     /* an execname key: 8 to 24 bytes */
+            units += kind[ra] == LEAN_EXEC ? 16 : 0;    /* its bytes */
+            break;
+        case HVT_DIF_OP_TKSTACK:
+            if (in->imm < 1 || in->imm > HVT_DIF_STACKKEY_MAX)
+                return 0;
+            tn++;
+            tlen += 8 + 8 * (uint32_t)in->imm;
+            units += 8 + 8 * (uint64_t)in->imm + (uint64_t)in->imm * DIF_KFRAME_UNITS;
+            break;
+        case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: {
+            if (in->imm < 0 || (uint32_t)in->imm >= st->hdr->naggs)
+                return 0;
+            bool count = st->aggs[in->imm].fn == HVT_DIF_AGG_COUNT;
+            if ((!count && kind[ra] != LEAN_INT) ||
+                (in->op == HVT_DIF_OP_AGGW && kind[rb] != LEAN_INT))
+                return 0;
+            units += tlen;
+            break;
+        }
+        case HVT_DIF_OP_RET:
+            return pc == cl->count - 1 && tn <= HVT_DIF_TUPLE_MAX && tlen <= HVT_DIF_KEY_MAX ?
+                   units : 0;
+        default:
+            return 0;
+        }
+        if (tn > HVT_DIF_TUPLE_MAX || tlen > HVT_DIF_KEY_MAX)
+            return 0;
+    }
+    return 0;                        /* no RET: the interpreter's illegal-op fault */
+}
+
+void dif_lean_classify(struct dif_state *st, uint8_t *lean)
+{
+    const struct hvt_dif_hdr *h = st->hdr;
+    uint64_t grant = st->env.budget ? st->env.budget : DIF_DEF_BUDGET;
+    if (grant > DIF_BUDGET_CHUNK)
+        grant = DIF_BUDGET_CHUNK;
+    for (uint32_t i = 0; i < h->nprobes; i++) {
+        const struct hvt_dif_probe *p = &st->probes[i];
+        uint64_t units = 0;
+        bool ok = p->nclauses > 0;
+        for (uint32_t j = 0; ok && j < p->nclauses; j++) {
+            uint64_t u = dif_lean_clause(st, &st->clauses[st->probe_clauses[p->clauses + j]]);
+            ok = u != 0;
+            units += u;
+        }
+        lean[i] = ok && units <= grant;
+    }
+    st->lean = lean;
+}
+
+/* The timed phase of a lean instruction (dif_vm.c's dif_op_phase for these). */
+static unsigned dif_lean_phase(unsigned op)
+{
+    switch (op) {
+    case HVT_DIF_OP_VAR: return HVT_PH_BUILTINS;
+    case HVT_DIF_OP_TKSTACK: return HVT_PH_SUBR;
+    case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: return HVT_PH_AGG;
+    default: return HVT_PH_INSNS;
+    }
+}
+
+/* A kernel stack key (dif_vm.c's dif_tstack for TKSTACK) at w: the header word, depth frames. */
+static void dif_lean_kstack(struct dif_state *st, const struct dif_firing *f, uint64_t *w,
+                            uint32_t depth)
+{
+    uint32_t n = 0, exact = 0;
+    bool from_user = false;
+    memset(w + 1, 0, 8 * depth);
+    if (st->env.kstack)
+        n = st->env.kstack(f->ctx, w + 1, depth, &exact, &from_user);
+    if (n > depth)
+        n = depth;
+    w[0] = hvt_dif_sk_word(n, depth, HVT_DIF_SK_KERNEL, from_user ? HVT_DIF_SK_FROM_USER : 0,
+                           exact);
+}
+
+/* The clauses of p; timed: a constant in each of the two copies (the plain one has no
+ * stamp at all), as in dif_vm.c's loop. */
+static inline __attribute__((always_inline))
+void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
+                      const struct hvt_dif_probe *p, const struct dif_firing *f, const bool timed)
+{
+    const uint64_t *args = f->args ? f->args : &f->v[HVT_DIF_V_ARG0];
+    uint64_t *cost = f->cost, t = timed ? __builtin_ia32_rdtsc() : 0;
+    unsigned ph = HVT_PH_INSNS;
+    const uint16_t *cls = st->probe_clauses + p->clauses;
+    for (uint32_t i = 0; i < p->nclauses; i++) {
+        if (__atomic_load_n(&st->exited, __ATOMIC_ACQUIRE) &&
+            p->id != st->hdr->end_probe && p->id != st->hdr->error_probe)
+            break;                   /* exit() took effect: END's clauses only (dif_vm.c) */
+        const struct hvt_dif_insn *in = st->insns + st->clauses[cls[i]].first;
+        uint64_t reg[HVT_DIF_NREGS];
+        uint32_t exec = 0;           /* registers holding execname (bit per register) */
+        c->tuple_len = c->tuple_n = 0;
+        for (;; in++) {
+#define LEAN_R(x) ((x) & (HVT_DIF_NREGS - 1))
+            if (timed && dif_lean_phase(in->op) != ph) {
+                uint64_t now = __builtin_ia32_rdtsc();
+                cost[ph] += now - t;
+                t = now;
+                ph = dif_lean_phase(in->op);
+            }
+            switch (in->op) {
+            case HVT_DIF_OP_LDI:
+                reg[LEAN_R(in->rd)] = (uint64_t)(int64_t)in->imm;
+                exec &= ~(1u << LEAN_R(in->rd));
+                continue;
+            case HVT_DIF_OP_VAR: {
+                int32_t id = in->imm;
+                unsigned rd = LEAN_R(in->rd);
+                reg[rd] = id < HVT_DIF_V_ARG0 + 6 ? args[id - HVT_DIF_V_ARG0] :
+                          id == HVT_DIF_V_CPU ? cpu : id == HVT_DIF_V_EXECNAME ? 0 : f->v[id];
+                exec = id == HVT_DIF_V_EXECNAME ? exec | 1u << rd : exec & ~(1u << rd);
+                continue;
+            }
+            case HVT_DIF_OP_TCLR:
+                c->tuple_len = c->tuple_n = 0;
+                continue;
+            case HVT_DIF_OP_TPUSH: {
+                uint64_t *k = c->tuple + c->tuple_len / 8;    /* a multiple of 8 */
+                if (exec & 1u << LEAN_R(in->ra)) {
+                    c->tuple_len += dif_round8(2 + dif_exec_key(f->execname, k));
+                } else {
+                    k[0] = reg[LEAN_R(in->ra)];
+                    c->tuple_len += 8;
+                }
+                c->tuple_n++;
+                continue;
+            }
+            case HVT_DIF_OP_TKSTACK:
+                dif_lean_kstack(st, f, c->tuple + c->tuple_len / 8, (uint32_t)in->imm);
+                c->tuple_len += 8 + 8 * (uint32_t)in->imm;
+                c->tuple_n++;
+                continue;
+            case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: {
+                uint32_t idx = (uint32_t)in->imm;
+                const struct hvt_dif_agg *a = &st->aggs[idx];
+                int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)reg[LEAN_R(in->ra)];
+                int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)reg[LEAN_R(in->rb)] : 1;
+                dif_agg_update_fast(st, c, idx, a, v, w);
+                continue;
+            }
+            case HVT_DIF_OP_NOP:
+                continue;
+            }
+            break;                   /* RET, the last (dif_lean_clause) */
+#undef LEAN_R
+        }
+    }
+    if (timed)
+        cost[ph] += __builtin_ia32_rdtsc() - t;
+}
+
+void dif_lean_run(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
+                  const struct hvt_dif_probe *p, const struct dif_firing *f)
+{
+    if (__builtin_expect(++c->gen == 0, 0)) {  /* as dif_vm.c: this-> values of no firing */
+        memset(c->local_gen, 0, (size_t)st->nlocals * 4);
+        c->gen = 1;
+    }
+    if (f->cost)
+        dif_lean_clauses(st, c, cpu, p, f, true);
+    else
+        dif_lean_clauses(st, c, cpu, p, f, false);
+}
