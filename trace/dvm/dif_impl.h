@@ -71,6 +71,7 @@ struct dif_cpu {
     uint8_t tuple_types[HVT_DIF_TUPLE_MAX];
     uint64_t tuple[HVT_DIF_KEY_MAX / 8];
     const struct hvt_dif_probe *last_probe; /* the last one fired here (a probe fires in runs) */
+    bool last_lean;                 /* st->lean of last_probe */
     /* this CPU's part of each speculation (nspec of them, under buf_lock) and the speculative
        drops of committed speculations not reported yet (under buf_lock) */
     struct dif_specbuf *spec;

@@ -875,29 +875,11 @@ void dif_fire_errors(struct dif_run *r, uint32_t probe_id, const struct dif_faul
     }
 }
 
-int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct dif_firing *f)
+/* The interpreter's firing (dif_fire, buffer lock held: released here). */
+static __attribute__((noinline))
+int dif_fire_interp(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
+                    const struct hvt_dif_probe *p, const struct dif_firing *f)
 {
-    if (!st || !f || cpu >= st->ncpus)
-        return DIF_EINVAL;
-    struct dif_cpu *c = &st->cpus[cpu];
-    dif_lock(&c->buf_lock);
-    const struct hvt_dif_probe *p = c->last_probe;
-    if (!p || p->id != probe_id) {
-        p = dif_probe_lookup(st->probes, st->hdr->nprobes, probe_id);
-        if (!p) {
-            dif_unlock(&c->buf_lock);
-            return DIF_ENOPROBE;
-        }
-        c->last_probe = p;
-    }
-    if (st->lean[p - st->probes] && f->execname && f->execname_max == 16) {
-        /* only aggregations (dif_lean.c): no record, no fault, no speculation made here */
-        if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
-            dif_spec_clean_cpu(st, cpu);
-        dif_lean_run(st, c, cpu, p, f);
-        dif_unlock(&c->buf_lock);
-        return (int)p->nclauses;
-    }
     struct dif_fault_info faults[DIF_ERROR_FIRES];
     struct dif_run r;
     r.st = st;
@@ -913,7 +895,7 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     dif_budget_start(&r);
     unsigned nf = dif_run_probe(&r, p, faults);
     if (__builtin_expect(nf != 0, 0))
-        dif_fire_errors(&r, probe_id, faults, nf);
+        dif_fire_errors(&r, p->id, faults, nf);
     if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
         dif_spec_clean_cpu(st, cpu);
     bool notify = (c->drops != drops || c->buf_tail > c->buf_size / 2) && !c->notified &&
@@ -923,5 +905,31 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     dif_unlock(&c->buf_lock);
     if (notify)
         st->env.notify(st->env.env_ctx, cpu);
+    return (int)p->nclauses;
+}
+
+int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct dif_firing *f)
+{
+    if (!st || !f || cpu >= st->ncpus)
+        return DIF_EINVAL;
+    struct dif_cpu *c = &st->cpus[cpu];
+    dif_lock(&c->buf_lock);
+    const struct hvt_dif_probe *p = c->last_probe;
+    if (!p || p->id != probe_id) {
+        p = dif_probe_lookup(st->probes, st->hdr->nprobes, probe_id);
+        if (!p) {
+            dif_unlock(&c->buf_lock);
+            return DIF_ENOPROBE;
+        }
+        c->last_probe = p;
+        c->last_lean = st->lean[p - st->probes];
+    }
+    if (!c->last_lean || !f->execname || f->execname_max != 16)
+        return dif_fire_interp(st, c, cpu, p, f);
+    /* only aggregations (dif_lean.c): no record, no fault, no speculation made here */
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);
+    dif_lean_run(st, c, cpu, p, f);
+    dif_unlock(&c->buf_lock);
     return (int)p->nclauses;
 }
