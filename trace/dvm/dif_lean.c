@@ -144,6 +144,16 @@ static void dif_lean_kstack(struct dif_state *st, const struct dif_firing *f, ui
                            exact);
 }
 
+/* The lean instructions by opcode, dense (one jump table, no range test but the table's):
+ * RET and every other opcode stop the clause (the classification let only these through, RET
+ * last). */
+enum { LEAN_STOP, LEAN_NOP, LEAN_LDI, LEAN_VAR, LEAN_TCLR, LEAN_TPUSH, LEAN_TKSTACK, LEAN_AGG };
+static const uint8_t lean_op[256] = {
+    [HVT_DIF_OP_NOP] = LEAN_NOP, [HVT_DIF_OP_LDI] = LEAN_LDI, [HVT_DIF_OP_VAR] = LEAN_VAR,
+    [HVT_DIF_OP_TCLR] = LEAN_TCLR, [HVT_DIF_OP_TPUSH] = LEAN_TPUSH,
+    [HVT_DIF_OP_TKSTACK] = LEAN_TKSTACK, [HVT_DIF_OP_AGG] = LEAN_AGG, [HVT_DIF_OP_AGGW] = LEAN_AGG,
+};
+
 /* The clauses of p; timed: a constant in each of the two copies (the plain one has no
  * stamp at all), as in dif_vm.c's loop. */
 static inline __attribute__((always_inline))
@@ -170,12 +180,12 @@ void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                 t = now;
                 ph = dif_lean_phase(in->op);
             }
-            switch (in->op) {
-            case HVT_DIF_OP_LDI:
+            switch (lean_op[in->op]) {
+            case LEAN_LDI:
                 reg[LEAN_R(in->rd)] = (uint64_t)(int64_t)in->imm;
                 exec &= ~(1u << LEAN_R(in->rd));
                 continue;
-            case HVT_DIF_OP_VAR: {
+            case LEAN_VAR: {
                 int32_t id = in->imm;
                 unsigned rd = LEAN_R(in->rd);
                 reg[rd] = id < HVT_DIF_V_ARG0 + 6 ? args[id - HVT_DIF_V_ARG0] :
@@ -183,10 +193,10 @@ void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                 exec = id == HVT_DIF_V_EXECNAME ? exec | 1u << rd : exec & ~(1u << rd);
                 continue;
             }
-            case HVT_DIF_OP_TCLR:
+            case LEAN_TCLR:
                 c->tuple_len = c->tuple_n = 0;
                 continue;
-            case HVT_DIF_OP_TPUSH: {
+            case LEAN_TPUSH: {
                 uint64_t *k = c->tuple + c->tuple_len / 8;    /* a multiple of 8 */
                 if (exec & 1u << LEAN_R(in->ra)) {
                     c->tuple_len += dif_round8(2 + dif_exec_key(f->execname, k));
@@ -197,12 +207,12 @@ void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                 c->tuple_n++;
                 continue;
             }
-            case HVT_DIF_OP_TKSTACK:
+            case LEAN_TKSTACK:
                 dif_lean_kstack(st, f, c->tuple + c->tuple_len / 8, (uint32_t)in->imm);
                 c->tuple_len += 8 + 8 * (uint32_t)in->imm;
                 c->tuple_n++;
                 continue;
-            case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: {
+            case LEAN_AGG: {
                 uint32_t idx = (uint32_t)in->imm;
                 const struct hvt_dif_agg *a = &st->aggs[idx];
                 int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)reg[LEAN_R(in->ra)];
@@ -210,7 +220,7 @@ void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                 dif_agg_update_fast(st, c, idx, a, v, w);
                 continue;
             }
-            case HVT_DIF_OP_NOP:
+            case LEAN_NOP:
                 continue;
             }
             break;                   /* RET, the last (dif_lean_clause) */
