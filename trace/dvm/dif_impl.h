@@ -435,11 +435,10 @@ void dif_agg_update_fast(struct dif_state *st, struct dif_cpu *c, uint32_t idx,
     dif_agg_apply(st, c, idx, c->tuple, c->tuple_len, v, w);
 }
 
-/* dif_lean.c: the lean path of a firing (see there). classify: once per load, lean[i] for
- * probes[i] (nprobes bytes of state); run: every clause of a lean probe, under the CPU's
- * buffer lock, f->execname 16 bytes readable. */
+/* dif_lean.c: the lean path of a firing (see there): once per load, lean[i] for probes[i]
+ * (nprobes bytes of state); dif_lean.h runs it. */
 void dif_lean_classify(struct dif_state *st, uint8_t *lean);
-void dif_lean_run(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
-                  const struct hvt_dif_probe *p, const struct dif_firing *f);
+/* Budget units of a stack key's kernel frame (a few dozen guest loads: the table search) */
+#define DIF_KFRAME_UNITS 64
 
 #endif

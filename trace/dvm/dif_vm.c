@@ -7,6 +7,7 @@
  * a full buffer abandons it.
  */
 #include "dif_impl.h"
+#include "dif_lean.h"
 #include "hvt_probe.h"
 
 #define R(x) ((x) & (HVT_DIF_NREGS - 1))
@@ -308,7 +309,6 @@ static uint32_t dif_ustack(struct dif_run *r, uint64_t *pcs, uint32_t max)
 /* TKSTACK, TUSTACK: a stack as the tuple's next key, in hvt_dif.h's fixed-width encoding (a
  * header word, depth frames, zeros after the last one found). Unwinding is charged per frame
  * asked for: a kernel frame is a few dozen guest loads (the table search), a user one one. */
-#define DIF_KFRAME_UNITS 64
 static bool dif_tstack(struct dif_run *r, const struct hvt_dif_insn *in)
 {
     struct dif_cpu *c = r->c;
