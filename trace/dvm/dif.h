@@ -45,7 +45,8 @@
  *                      variable and aggregation updates so far stay) and counts a drop, as
  *                      does an error record that does not fit. BEGIN, END and ERROR are
  *                      probe ids like any other (the header names them): the caller fires
- *                      BEGIN and END itself.
+ *                      BEGIN and END itself. A probe whose clauses only aggregate takes a
+ *                      lean path (dif_lean.c) with the same results.
  *                      A firing that uses up its budget (env budget units: an instruction is
  *                      one, a string op, a guest copy, a tuple key or a stack one per byte; or
  *                      env deadline clock ticks) ends there: its clause leaves one

@@ -50,15 +50,14 @@ static inline __attribute__((always_inline))
 void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                       const struct hvt_dif_probe *p, const struct dif_firing *f, const bool timed)
 {
-    const uint64_t *args = f->args ? f->args : &f->v[HVT_DIF_V_ARG0];
     uint64_t *cost = f->cost, t = timed ? __builtin_ia32_rdtsc() : 0;
     unsigned ph = HVT_PH_INSNS;
-    const uint16_t *cls = st->probe_clauses + p->clauses;
-    for (uint32_t i = 0; i < p->nclauses; i++) {
+    for (const uint16_t *cl = st->probe_clauses + p->clauses, *end = cl + p->nclauses; cl < end;
+         cl++) {
         if (__atomic_load_n(&st->exited, __ATOMIC_ACQUIRE) &&
             p->id != st->hdr->end_probe && p->id != st->hdr->error_probe)
             break;                   /* exit() took effect: END's clauses only (dif_vm.c) */
-        const struct hvt_dif_insn *in = st->insns + st->clauses[cls[i]].first;
+        const struct hvt_dif_insn *in = st->insns + st->clauses[*cl].first;
         uint64_t reg[HVT_DIF_NREGS];
         uint32_t exec = 0;           /* registers holding execname (bit per register) */
         c->tuple_len = c->tuple_n = 0;
@@ -78,7 +77,8 @@ void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
             case LEAN_VAR: {
                 int32_t id = in->imm;
                 unsigned rd = LEAN_R(in->rd);
-                reg[rd] = id < HVT_DIF_V_ARG0 + 6 ? args[id - HVT_DIF_V_ARG0] :
+                reg[rd] = id < HVT_DIF_V_ARG0 + 6 ?
+                          (f->args ? f->args : &f->v[HVT_DIF_V_ARG0])[id - HVT_DIF_V_ARG0] :
                           id == HVT_DIF_V_CPU ? cpu : id == HVT_DIF_V_EXECNAME ? 0 : f->v[id];
                 exec = id == HVT_DIF_V_EXECNAME ? exec | 1u << rd : exec & ~(1u << rd);
                 continue;

@@ -926,10 +926,13 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     }
     if (!c->last_lean || !f->execname || f->execname_max != 16)
         return dif_fire_interp(st, c, cpu, p, f);
-    /* only aggregations (dif_lean.c): no record, no fault, no speculation made here */
+    /* only aggregations (dif_lean.c): no record, no fault, no speculation made here; other
+     * CPUs' commits and discards cleaned here before and after, as by the interpreter */
     if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
         dif_spec_clean_cpu(st, cpu);
     dif_lean_run(st, c, cpu, p, f);
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);
     dif_unlock(&c->buf_lock);
     return (int)p->nclauses;
 }
