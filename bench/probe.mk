@@ -31,6 +31,8 @@
 #                          the phases' sum over the guest's measure of the same timed run (goal
 #                          within 5%); the phases per firing are printed above the key=values
 #   phase_stamps_cost_X    what the stamps themselves cost: the timed run less the untimed one
+#   (bench/dfire/prof.sh IMAGE: the D firing's instructions by function, on the host under
+#   callgrind, for finding where they go: the action, dif_fire, the lean path)
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
 #                          arm_all_cold_s the same with an empty cache (the vmlinuz decompressed)
