@@ -39,6 +39,8 @@
 #                          getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop) hvt -e's
 #                          prediction from a counting run beside the traced over the untraced
 #                          time, and the ratio of their overheads (goal 0.8 .. 1.2)
+#   (bench/dfire/prof.sh IMAGE: the D firing's instructions by function, on the host under
+#   callgrind, for finding where they go: the action, dif_fire, the lean path)
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
 #                          arm_all_cold_s the same with an empty cache (the vmlinuz decompressed)

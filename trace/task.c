@@ -133,7 +133,6 @@ bool task_now(unsigned cpu, struct task_info *out)
 /* The process a probe's firing sees on each CPU (probe_current keeps it). */
 struct task_who task_whos[HVT_MAX_CPUS];
 
-const struct task_who *task_who(unsigned cpu) { return &task_whos[cpu]; }
 
 void probe_kernel_paging(struct gmem_paging *pg) { task_kernel_paging(pg); }
 

@@ -69,7 +69,7 @@ struct task_who {
     uint32_t pid, tid;
 };
 extern struct task_who task_whos[];
-const struct task_who *task_who(unsigned cpu);
+static inline const struct task_who *task_who(unsigned cpu) { return &task_whos[cpu]; }
 const char *probe_current_slow(unsigned cpu, uint32_t *pid, uint32_t *tid);
 /* Inline, as every firing asks: the same task as last time on this CPU, with its name and ids
  * where they were found (host pointers into guest RAM, valid while the task exists), reads

@@ -389,7 +389,8 @@ static uint64_t ns_of(uint64_t tsc)
     return tsc / khz * 1000000ull + tsc % khz * 1000000ull / khz;
 }
 
-static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
+static inline __attribute__((always_inline))
+void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
                         uint64_t pc, const uint64_t arg[6], const struct probe_who *who,
                         const struct guest_regs *g)
 {
@@ -408,8 +409,8 @@ static void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, 
     f->ctx = c;
     f->cost = who->cost;
     f->tsc = hv_exit_guest_tsc();
-    for (unsigned i = 0; i < 6; i++)
-        f->v[HVT_DIF_V_ARG0 + i] = arg ? arg[i] : 0;
+    static const uint64_t no_args[6];
+    f->args = arg ? arg : no_args;         /* read where the engine keeps them: no copy */
     f->execname = who->comm;
     f->execname_max = HVT_PROBE_COMM_LEN;
     f->v[HVT_DIF_V_PID] = who->pid;
@@ -442,7 +443,7 @@ static uint64_t image_uses_var(const uint8_t *image)
 }
 
 /* The caller is inside enter(). */
-static void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
+static inline __attribute__((always_inline)) void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
                       const struct probe_who *who, struct guest_regs *g)
 {
     struct dif_firing f;
@@ -696,6 +697,10 @@ static int finish_stage(void)
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &load_env) != DIF_OK)
         return HVT_D_ENOMEM;
     uses_var = image_uses_var(stage);
+    /* the engine computes a firing's arguments only for a program that reads them (args[],
+     * argN, or errno from a return value) */
+    probe_set_action_args(uses_var & (((1ull << (HVT_DIF_V_ARG0 + 10)) - (1ull << HVT_DIF_V_ARG0)) |
+                                      1ull << HVT_DIF_V_ERRNO));
     hdr = (const struct hvt_dif_hdr *)stage;   /* the swap: the next load writes the other one */
     spare ^= 1;
     stage = NULL;

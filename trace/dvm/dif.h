@@ -45,7 +45,8 @@
  *                      variable and aggregation updates so far stay) and counts a drop, as
  *                      does an error record that does not fit. BEGIN, END and ERROR are
  *                      probe ids like any other (the header names them): the caller fires
- *                      BEGIN and END itself.
+ *                      BEGIN and END itself. A probe whose clauses only aggregate takes a
+ *                      lean path (dif_lean.c) with the same results.
  *                      A firing that uses up its budget (env budget units: an instruction is
  *                      one, a string op, a guest copy, a tuple key or a stack one per byte; or
  *                      env deadline clock ticks) ends there: its clause leaves one
@@ -232,6 +233,7 @@ struct dif_firing {
     void *ctx;                      /* handed to env->read and env->stack */
     uint64_t tsc;                   /* the records' tsc */
     uint64_t v[HVT_DIF_V__COUNT];
+    const uint64_t *args;           /* ARG0..5 (6 values) if non-NULL, else v[ARG0..5] */
     const char *execname;           /* NULL: "" */
     size_t execname_max;            /* bytes of execname to look at for its NUL (e.g. 16) */
     /* Non-NULL: time the clauses by phase, adding TSC ticks to cost[HVT_PH_PREDICATE ..

@@ -10,7 +10,6 @@
 #include "dif_impl.h"
 #include "hvt_stream.h"
 
-#define DIF_QUANT_ZERO 63            /* quantize's bucket of 0 */
 
 static bool dif_p_zero(const int64_t *p, unsigned from)
 {
@@ -118,18 +117,6 @@ uint32_t dif_agg_nbuckets(const struct hvt_dif_agg *a, const char **why)
     return 0;
 }
 
-static uint32_t dif_quantize_bucket(int64_t v)
-{
-    if (v == 0)
-        return DIF_QUANT_ZERO;
-    if (v > 0) {
-        unsigned k = 63 - (unsigned)__builtin_clzll((uint64_t)v);    /* floor(log2 v) */
-        return k >= 62 ? HVT_DIF_QUANT_BUCKETS - 1 : DIF_QUANT_ZERO + 1 + k;
-    }
-    unsigned k = 63 - (unsigned)__builtin_clzll(-(uint64_t)v);        /* of |v|, 2^63 too */
-    return k >= 62 ? 0 : DIF_QUANT_ZERO - 1 - k;
-}
-
 /* Values of a new or cleared entry */
 static void dif_agg_reset(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb)
 {
@@ -144,7 +131,7 @@ static void dif_agg_reset(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb)
 static int64_t dif_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
 /* w: the quantizations' bucket increment (1 unless the program gave one) */
-static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v,
+static __attribute__((noinline)) void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb, int64_t v,
                            int64_t w)
 {
     switch (a->fn) {
@@ -190,42 +177,62 @@ static void dif_agg_update(const struct hvt_dif_agg *a, int64_t *b, uint32_t nb,
 
 static int64_t *dif_agg_vals(struct dif_agg_ent *e) { return (int64_t *)((uint8_t *)(e + 1) + e->key_len); }
 
-void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
-                   uint32_t key_len, int64_t v, int64_t w)
+/* The entry of (agg, key) in this CPU's table, made if it is new; NULL when the table is full.
+ * Under the CPU's aggregation lock. Out of line: a firing that repeats its key never comes
+ * here (dif_agg_apply), and the one that does pays the hash anyway. */
+static __attribute__((noinline))
+struct dif_agg_ent *dif_agg_find(struct dif_state *st, struct dif_cpu *c, uint32_t agg,
+                                 const uint64_t *key, uint32_t key_len)
 {
     const struct hvt_dif_agg *a = &st->aggs[agg];
     uint32_t nb = a->nbuckets;
     uint32_t h = dif_key_hash(st, agg, key, key_len);
     uint32_t *head = &c->agg_hash[h & (c->agg_nhash - 1)];
-    struct dif_agg_ent *e = NULL;
-    dif_lock(&c->agg_lock);
     for (uint32_t off = *head; off; ) {
         struct dif_agg_ent *x = (struct dif_agg_ent *)(c->agg + off - 1);
-        if (x->hash == h && x->agg == agg && x->key_len == key_len && dif_key_eq(x + 1, key, key_len)) {
-            e = x;
-            break;
-        }
+        if (x->hash == h && x->agg == agg && x->key_len == key_len && dif_key_eq(x + 1, key, key_len))
+            return x;
         off = x->next;
     }
-    if (!e) {
-        uint64_t size = DIF_AGG_HDR + (uint64_t)key_len + 8ull * nb;
-        if (c->agg_used + size > c->agg_size) {
+    uint64_t size = DIF_AGG_HDR + (uint64_t)key_len + 8ull * nb;
+    if (c->agg_used + size > c->agg_size)
+        return NULL;
+    struct dif_agg_ent *e = (struct dif_agg_ent *)(c->agg + c->agg_used);
+    e->next = *head;
+    e->hash = h;
+    e->agg = (uint16_t)agg;
+    e->key_len = (uint16_t)key_len;
+    e->nbuckets = nb;
+    memcpy(e + 1, key, key_len);
+    dif_agg_reset(a, dif_agg_vals(e), nb);
+    *head = c->agg_used + 1;
+    c->agg_used += (uint32_t)size;
+    return e;
+}
+
+void dif_agg_apply(struct dif_state *st, struct dif_cpu *c, uint32_t agg, const uint64_t *key,
+                   uint32_t key_len, int64_t v, int64_t w)
+{
+    const struct hvt_dif_agg *a = &st->aggs[agg];
+    /* the key this aggregation was last updated with on this CPU, compared before hashing */
+    uint32_t *last = &c->agg_last[agg & (DIF_AGG_LAST - 1)];
+    dif_lock(&c->agg_lock);
+    struct dif_agg_ent *e = *last ? (struct dif_agg_ent *)(c->agg + *last - 1) : NULL;
+    if (!e || e->agg != agg || e->key_len != key_len || !dif_key_eq(e + 1, key, key_len)) {
+        if (!(e = dif_agg_find(st, c, agg, key, key_len))) {
             __atomic_fetch_add(&c->aggdrops, 1, __ATOMIC_RELAXED);
             dif_unlock(&c->agg_lock);
             return;
         }
-        e = (struct dif_agg_ent *)(c->agg + c->agg_used);
-        e->next = *head;
-        e->hash = h;
-        e->agg = (uint16_t)agg;
-        e->key_len = (uint16_t)key_len;
-        e->nbuckets = nb;
-        memcpy(e + 1, key, key_len);
-        dif_agg_reset(a, dif_agg_vals(e), nb);
-        *head = c->agg_used + 1;
-        c->agg_used += (uint32_t)size;
+        *last = (uint32_t)((uint8_t *)e - c->agg) + 1;
     }
-    dif_agg_update(a, dif_agg_vals(e), nb, v, w);
+    int64_t *b = dif_agg_vals(e);
+    if (a->fn == HVT_DIF_AGG_COUNT)  /* the common ones here, the rest in dif_agg_update */
+        b[0] = dif_add(b[0], 1);
+    else if (a->fn == HVT_DIF_AGG_QUANTIZE && dif_quantize_bucket(v) < a->nbuckets)
+        b[dif_quantize_bucket(v)] = dif_add(b[dif_quantize_bucket(v)], w);
+    else
+        dif_agg_update(a, b, a->nbuckets, v, w);
     dif_unlock(&c->agg_lock);
 }
 

@@ -41,6 +41,7 @@ static inline bool dif_trylock(struct dif_lock *l)
 #define DIF_RT_INT  HVT_DIF_T_INT
 #define DIF_RT_STR  HVT_DIF_T_STR
 
+#define DIF_AGG_LAST 8              /* dif_cpu.agg_last's slots (a power of two) */
 struct dif_cpu {
     struct dif_lock buf_lock;       /* principal buffer, scratch, this->, tuple */
     struct dif_lock agg_lock;       /* this CPU's aggregations */
@@ -54,6 +55,10 @@ struct dif_cpu {
     uint32_t agg_nhash;             /* power of two */
     uint8_t *agg;
     uint32_t agg_size, agg_used;
+    /* the entry each aggregation (by index modulo DIF_AGG_LAST) last updated here, offset + 1
+     * (0: none): a probe's firings mostly repeat their key, so the next update compares it
+     * there before hashing it (entries never move or go during a load) */
+    uint32_t agg_last[DIF_AGG_LAST];
     /* scratch strings: DIF_SCRATCH_STRS buffers of strsize bytes */
     char *scratch;
     uint16_t scratch_len[HVT_DIF_SCRATCH_STRS];
@@ -66,6 +71,7 @@ struct dif_cpu {
     uint8_t tuple_types[HVT_DIF_TUPLE_MAX];
     uint64_t tuple[HVT_DIF_KEY_MAX / 8];
     const struct hvt_dif_probe *last_probe; /* the last one fired here (a probe fires in runs) */
+    bool last_lean;                 /* st->lean of last_probe */
     /* this CPU's part of each speculation (nspec of them, under buf_lock) and the speculative
        drops of committed speculations not reported yet (under buf_lock) */
     struct dif_specbuf *spec;
@@ -137,6 +143,7 @@ struct dif_state {
     uint64_t specbusy, specunavail; /* failed speculation()s (atomic) */
     uint32_t exited;
     int64_t exit_status;
+    const uint8_t *lean;            /* per probe: its clauses take dif_lean.c's path */
 };
 
 /* A dynamic variable chunk's header; key (8-byte multiple) then value follow. */
@@ -162,6 +169,40 @@ struct dif_agg_ent {
 _Static_assert(sizeof(struct dif_agg_ent) == DIF_AGG_HDR, "agg header");
 
 static inline uint32_t dif_round8(uint32_t n) { return (n + 7) & ~7u; }
+
+#define DIF_QUANT_ZERO 63               /* quantize's bucket of 0 */
+static inline uint32_t dif_quantize_bucket(int64_t v)
+{
+    if (v == 0)
+        return DIF_QUANT_ZERO;
+    if (v > 0) {
+        unsigned k = 63 - (unsigned)__builtin_clzll((uint64_t)v);    /* floor(log2 v) */
+        return k >= 62 ? HVT_DIF_QUANT_BUCKETS - 1 : DIF_QUANT_ZERO + 1 + k;
+    }
+    unsigned k = 63 - (unsigned)__builtin_clzll(-(uint64_t)v);        /* of |v|, 2^63 too */
+    return k >= 62 ? 0 : DIF_QUANT_ZERO - 1 - k;
+}
+
+/* The values of the entry aggregation agg last updated on this CPU if its key is key (len
+ * bytes, a multiple of 8), else NULL: compared before any hashing (dif_agg_apply does the
+ * rest). Only the firing CPU itself calls it: agg_last changes only in its firings, and an
+ * entry's header and key never change once made (clear and snapshots reset values only). */
+static inline __attribute__((always_inline))
+int64_t *dif_agg_last_vals(const struct dif_cpu *c, uint32_t agg,
+                                         const uint64_t *key, uint32_t len)
+{
+    uint32_t off = c->agg_last[agg & (DIF_AGG_LAST - 1)];
+    if (!off)
+        return NULL;
+    const struct dif_agg_ent *e = (const struct dif_agg_ent *)(c->agg + off - 1);
+    if (e->agg != agg || e->key_len != len)
+        return NULL;
+    const uint64_t *k = (const uint64_t *)(e + 1);
+    for (uint32_t i = 0; i < len / 8; i++)
+        if (k[i] != key[i])
+            return NULL;
+    return (int64_t *)(k + len / 8);
+}
 
 /* Hash of a key of 8-byte words (keys are encoded 8-aligned). */
 static inline uint32_t dif_hash(uint64_t seed, const uint64_t *key, uint32_t len)
@@ -229,10 +270,15 @@ struct dif_run {
     uint32_t clause, epid, pc;
     uint32_t rec_len;               /* bytes of this clause's record so far (0: no ACT yet) */
     uint32_t fault;                 /* HVT_DIF_F_* or 0 */
-    bool dropped;                   /* the record did not fit the buffer */
-    bool exit_pending;              /* exit() ran: takes effect if the clause completes */
-    bool spec_void;                 /* speculate() on no active speculation: the record is
+    union {                         /* (cleared and tested as one word) */
+        struct {
+            bool dropped;           /* the record did not fit the buffer */
+            bool exit_pending;      /* exit() ran: takes effect if the clause completes */
+            bool spec_void;         /* speculate() on no active speculation: the record is
                                        dropped silently at the end (DTrace's) */
+        };
+        uint32_t unusual;
+    };
     uint32_t spec, spec_gen;        /* speculate()'s id (0: none) and its activation */
     int64_t exit_status;
     uint64_t fault_addr;
@@ -249,6 +295,8 @@ struct dif_run {
     uint64_t t0;                    /* the clock at the first look */
     bool clock_started;
     bool over;                      /* the budget ran out: the firing ends */
+    bool exec16;                    /* execname has 16 bytes to read and fits a string value:
+                                       a key made of it takes dif_vm.c's word path */
     /* Timing by phase (f->cost non-NULL): the phase being timed, since when; the clause's
      * predicate ends before insn pred_end (0: it has none). */
     unsigned ph;
@@ -339,5 +387,58 @@ static inline uint64_t dif_var_bytes(const struct hvt_dif_var *v, uint32_t strsi
     uint64_t slot = v->type == HVT_DIF_T_STR ? dif_round8(strsize) : 8;
     return v->nelem ? slot * v->nelem : slot;
 }
+
+/* An execname key at k (k[0..2] written) from the 16 bytes at e: the length, the bytes before
+ * the first NUL, zeros (the string key encoding: u16 length, bytes, zeros to a multiple of 8);
+ * returns the length. Two word loads, no copy: the lowest flagged byte of z is the first zero,
+ * and the mask keeps the bytes below it. */
+static inline uint32_t dif_exec_key(const char *e, uint64_t *k)
+{
+    uint64_t w0, w1;
+    __builtin_memcpy(&w0, e, 8);
+    __builtin_memcpy(&w1, e + 8, 8);
+    uint64_t z0 = (w0 - 0x0101010101010101ull) & ~w0 & 0x8080808080808080ull;
+    uint64_t z1 = (w1 - 0x0101010101010101ull) & ~w1 & 0x8080808080808080ull;
+    uint32_t len = 16;
+    if (z0) {
+        len = (uint32_t)__builtin_ctzll(z0) / 8;
+        w0 &= ((z0 & -z0) >> 7) - 1;
+        w1 = 0;
+    } else if (z1) {
+        len = 8 + (uint32_t)__builtin_ctzll(z1) / 8;
+        w1 &= ((z1 & -z1) >> 7) - 1;
+    }
+    k[0] = len | w0 << 16;
+    k[1] = w0 >> 48 | w1 << 16;
+    k[2] = w1 >> 48;
+    return len;
+}
+
+/* AGG / AGGW of aggregation idx (a) with the CPU's tuple as its key: count() and quantize()
+ * with the key this CPU last updated in place, the rest by dif_agg_apply. */
+static inline __attribute__((always_inline))
+void dif_agg_update_fast(struct dif_state *st, struct dif_cpu *c, uint32_t idx,
+                                       const struct hvt_dif_agg *a, int64_t v, int64_t w)
+{
+    int64_t *b;
+    if ((a->fn == HVT_DIF_AGG_COUNT || a->fn == HVT_DIF_AGG_QUANTIZE) &&
+        (b = dif_agg_last_vals(c, idx, c->tuple, c->tuple_len))) {
+        bool count = a->fn == HVT_DIF_AGG_COUNT;
+        uint32_t i = count ? 0 : dif_quantize_bucket(v);
+        if (i < a->nbuckets) {
+            dif_lock(&c->agg_lock);  /* a snapshot on another CPU takes values out */
+            b[i] = (int64_t)((uint64_t)b[i] + (count ? 1 : (uint64_t)w));
+            dif_unlock(&c->agg_lock);
+        }
+        return;
+    }
+    dif_agg_apply(st, c, idx, c->tuple, c->tuple_len, v, w);
+}
+
+/* dif_lean.c: the lean path of a firing (see there): once per load, lean[i] for probes[i]
+ * (nprobes bytes of state); dif_lean.h runs it. */
+void dif_lean_classify(struct dif_state *st, uint8_t *lean);
+/* Budget units of a stack key's kernel frame (a few dozen guest loads: the table search) */
+#define DIF_KFRAME_UNITS 64
 
 #endif

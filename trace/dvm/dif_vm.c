@@ -7,6 +7,7 @@
  * a full buffer abandons it.
  */
 #include "dif_impl.h"
+#include "dif_lean.h"
 #include "hvt_probe.h"
 
 #define R(x) ((x) & (HVT_DIF_NREGS - 1))
@@ -54,6 +55,25 @@ static void dif_put_str(uint8_t *p, const char *s, uint32_t len)
     memcpy(p + 2, s, len);
 }
 
+/* TPUSH of execname, the common key (r->exec16): its 16 bytes read in place as two words
+ * (dif_str_get's EXEC case without the handle's decoding), the key made from them
+ * (dif_exec_key: dif_put_str's encoding). */
+static bool dif_tpush(struct dif_run *r, unsigned ra);
+static inline __attribute__((always_inline)) bool dif_tpush_exec(struct dif_run *r, unsigned ra)
+{
+    struct dif_cpu *c = r->c;
+    if (c->tuple_n >= HVT_DIF_TUPLE_MAX || c->tuple_len + 24 > HVT_DIF_KEY_MAX)
+        return dif_tpush(r, ra);                /* (its faults, or a shorter name that fits) */
+    uint64_t k[3];
+    uint32_t len = dif_exec_key(r->f->execname, k);
+    if (!dif_charge(r, len))
+        return false;
+    __builtin_memcpy(c->tuple + c->tuple_len / 8, k, sizeof k);    /* tuple_len: 8-multiple */
+    c->tuple_types[c->tuple_n++] = DIF_RT_STR;
+    c->tuple_len += dif_round8(2 + len);
+    return true;
+}
+
 static bool dif_tpush(struct dif_run *r, unsigned ra)
 {
     struct dif_cpu *c = r->c;
@@ -63,17 +83,7 @@ static bool dif_tpush(struct dif_run *r, unsigned ra)
     uint32_t len, n = 8;
     if (c->tuple_n >= HVT_DIF_TUPLE_MAX)
         return dif_fault(r, HVT_DIF_F_TUPLE, 0);
-    const char *e = r->f->execname;
-    if (type == DIF_RT_STR && r->reg[R(ra)] == (DIF_H_TAG | DIF_H_EXEC) && e &&
-        r->f->execname_max == 16 && r->st->strsize > 16 && c->tuple_len + 24 <= HVT_DIF_KEY_MAX) {
-        /* execname, the common key: its 16 bytes read in place (dif_str_get's EXEC case
-         * without the handle's decoding) */
-        len = dif_strnlen_fast(e, 16);
-        if (!dif_charge(r, len))
-            return false;
-        n = dif_round8(2 + len);
-        dif_put_str(t + c->tuple_len, e, len);
-    } else if (type == DIF_RT_STR) {
+    if (type == DIF_RT_STR) {
         if (!dif_str_get(r, ra, &s, &len))
             return false;
         n = dif_round8(2 + len);
@@ -299,7 +309,6 @@ static uint32_t dif_ustack(struct dif_run *r, uint64_t *pcs, uint32_t max)
 /* TKSTACK, TUSTACK: a stack as the tuple's next key, in hvt_dif.h's fixed-width encoding (a
  * header word, depth frames, zeros after the last one found). Unwinding is charged per frame
  * asked for: a kernel frame is a few dozen guest loads (the table search), a user one one. */
-#define DIF_KFRAME_UNITS 64
 static bool dif_tstack(struct dif_run *r, const struct hvt_dif_insn *in)
 {
     struct dif_cpu *c = r->c;
@@ -410,12 +419,14 @@ static uint32_t dif_dtrace_id(const struct dif_state *st, uint32_t id)
     return id;
 }
 
-static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
+static inline __attribute__((always_inline))
+bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
 {
     const struct hvt_dif_probe *p = r->probe;
     switch (id) {
-    case HVT_DIF_V_EXECNAME:
-        dif_str_set_exec(r, rd);
+    case HVT_DIF_V_EXECNAME:                 /* dif_str_set_exec, inline: the common key */
+        r->reg[R(rd)] = DIF_H_TAG | DIF_H_EXEC;
+        r->rt[R(rd)] = DIF_RT_STR;
         return true;
     case HVT_DIF_V_PROBEPROV: dif_str_set_strtab(r, rd, p->prov); return true;
     case HVT_DIF_V_PROBEMOD:  dif_str_set_strtab(r, rd, p->mod); return true;
@@ -425,8 +436,10 @@ static bool dif_builtin(struct dif_run *r, unsigned rd, int32_t id)
     case HVT_DIF_V_EPID: dif_set_int(r, rd, r->epid); return true;
     case HVT_DIF_V_ID:   dif_set_int(r, rd, dif_dtrace_id(r->st, p->id)); return true;
     }
-    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 10)
+    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 6)
         dif_set_int(r, rd, r->args[id - HVT_DIF_V_ARG0]);
+    else if (id >= HVT_DIF_V_ARG0 + 6 && id < HVT_DIF_V_ARG0 + 10)
+        dif_set_int(r, rd, 0);               /* refused by the verifier: no value here */
     else if (id > 0 && id < HVT_DIF_V__COUNT)
         dif_set_int(r, rd, r->f->v[id]);
     else
@@ -453,9 +466,11 @@ static bool dif_ldg(struct dif_run *r, unsigned rd, uint64_t va, int32_t imm)
     return true;
 }
 
-static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
+static inline __attribute__((always_inline))
+bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
 {
     struct dif_state *st = r->st;
+    struct dif_cpu *c = r->c;
     uint32_t idx = (uint32_t)in->imm;
     if (idx >= st->hdr->naggs)
         return dif_illop(r);
@@ -467,11 +482,11 @@ static bool dif_op_agg(struct dif_run *r, const struct hvt_dif_insn *in)
     /* Not checked again here: the tuple's keys are the aggregation's and a weight is on a
      * quantization only (the verifier proves both on every path, dif_verify.c; test_dif.c has
      * the programs it refuses). */
-    if (!dif_charge(r, r->c->tuple_len)) /* the key, hashed and compared */
+    if (!dif_charge(r, c->tuple_len))    /* the key, hashed and compared */
         return false;
     int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)r->reg[R(in->ra)];
     int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)r->reg[R(in->rb)] : 1;
-    dif_agg_apply(st, r->c, idx, r->c->tuple, r->c->tuple_len, v, w);
+    dif_agg_update_fast(st, c, idx, a, v, w);
     return true;
 }
 
@@ -531,16 +546,20 @@ static inline __attribute__((always_inline))
 void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n, const bool timed)
 {
     struct dif_state *st = r->st;
-    r->pc = 0;
-    if (!dif_charge(r, n))
+    if (!dif_charge(r, n)) {
+        r->pc = 0;                   /* as the clause starts */
         return;
+    }
     for (uint32_t pc = 0; pc < n; pc++) {
         const struct hvt_dif_insn *in = &code[pc];
-        unsigned rd = R(in->rd), ra = R(in->ra), rb = R(in->rb);
-        uint64_t a = r->reg[ra], b = r->reg[rb];
-        int32_t imm = in->imm;
+        /* the operands read where a case uses them (most use one or two) */
+#define OP_RD  R(in->rd)
+#define OP_RA  R(in->ra)
+#define OP_RB  R(in->rb)
+#define OP_A   r->reg[R(in->ra)]
+#define OP_B   r->reg[R(in->rb)]
+#define OP_IMM in->imm
         bool ok = true;
-        r->pc = pc;
         if (timed) {
             unsigned ph = pc < r->pred_end ? HVT_PH_PREDICATE : dif_op_phase(in->op);
             if (ph != r->ph && ph != DIF_PH_KEEP)
@@ -549,101 +568,104 @@ void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t 
         switch (in->op) {
         case HVT_DIF_OP_NOP: break;
         case HVT_DIF_OP_RET: return;
-        case HVT_DIF_OP_LDI: dif_set_int(r, rd, (uint64_t)(int64_t)imm); break;
+        case HVT_DIF_OP_LDI: dif_set_int(r, OP_RD, (uint64_t)(int64_t)OP_IMM); break;
         case HVT_DIF_OP_LDC:
-            if ((uint32_t)imm < st->hdr->nconsts)
-                dif_set_int(r, rd, st->consts[imm]);
+            if ((uint32_t)OP_IMM < st->hdr->nconsts)
+                dif_set_int(r, OP_RD, st->consts[OP_IMM]);
             else
                 ok = dif_illop(r);
             break;
-        case HVT_DIF_OP_MOV: r->reg[rd] = a; r->rt[rd] = r->rt[ra]; break;
-        case HVT_DIF_OP_ADD: dif_set_int(r, rd, a + b); break;
-        case HVT_DIF_OP_SUB: dif_set_int(r, rd, a - b); break;
-        case HVT_DIF_OP_MUL: dif_set_int(r, rd, a * b); break;
+        case HVT_DIF_OP_MOV: r->reg[OP_RD] = OP_A; r->rt[OP_RD] = r->rt[OP_RA]; break;
+        case HVT_DIF_OP_ADD: dif_set_int(r, OP_RD, OP_A + OP_B); break;
+        case HVT_DIF_OP_SUB: dif_set_int(r, OP_RD, OP_A - OP_B); break;
+        case HVT_DIF_OP_MUL: dif_set_int(r, OP_RD, OP_A * OP_B); break;
         case HVT_DIF_OP_UDIV: case HVT_DIF_OP_UREM: case HVT_DIF_OP_SDIV: case HVT_DIF_OP_SREM:
-            if (!b) {
+            if (!OP_B) {
                 ok = dif_fault(r, HVT_DIF_F_DIVZERO, 0);
                 break;
             }
             if (in->op == HVT_DIF_OP_UDIV)
-                dif_set_int(r, rd, a / b);
+                dif_set_int(r, OP_RD, OP_A / OP_B);
             else if (in->op == HVT_DIF_OP_UREM)
-                dif_set_int(r, rd, a % b);
-            else if ((int64_t)b == -1)   /* INT64_MIN / -1 would trap (#DE): wrap instead */
-                dif_set_int(r, rd, in->op == HVT_DIF_OP_SDIV ? 0 - a : 0);
+                dif_set_int(r, OP_RD, OP_A % OP_B);
+            else if ((int64_t)OP_B == -1)   /* INT64_MIN / -1 would trap (#DE): wrap instead */
+                dif_set_int(r, OP_RD, in->op == HVT_DIF_OP_SDIV ? 0 - OP_A : 0);
             else if (in->op == HVT_DIF_OP_SDIV)
-                dif_set_int(r, rd, (uint64_t)((int64_t)a / (int64_t)b));
+                dif_set_int(r, OP_RD, (uint64_t)((int64_t)OP_A / (int64_t)OP_B));
             else
-                dif_set_int(r, rd, (uint64_t)((int64_t)a % (int64_t)b));
+                dif_set_int(r, OP_RD, (uint64_t)((int64_t)OP_A % (int64_t)OP_B));
             break;
-        case HVT_DIF_OP_AND: dif_set_int(r, rd, a & b); break;
-        case HVT_DIF_OP_OR:  dif_set_int(r, rd, a | b); break;
-        case HVT_DIF_OP_XOR: dif_set_int(r, rd, a ^ b); break;
-        case HVT_DIF_OP_SHL: dif_set_int(r, rd, a << (b & 63)); break;
-        case HVT_DIF_OP_SHR: dif_set_int(r, rd, a >> (b & 63)); break;
-        case HVT_DIF_OP_SAR: dif_set_int(r, rd, (uint64_t)((int64_t)a >> (b & 63))); break;
-        case HVT_DIF_OP_ADDI: dif_set_int(r, rd, a + (uint64_t)(int64_t)imm); break;
-        case HVT_DIF_OP_NEG: dif_set_int(r, rd, 0 - a); break;
-        case HVT_DIF_OP_NOT: dif_set_int(r, rd, ~a); break;
-        case HVT_DIF_OP_LNOT: dif_set_int(r, rd, a == 0); break;
+        case HVT_DIF_OP_AND: dif_set_int(r, OP_RD, OP_A & OP_B); break;
+        case HVT_DIF_OP_OR:  dif_set_int(r, OP_RD, OP_A | OP_B); break;
+        case HVT_DIF_OP_XOR: dif_set_int(r, OP_RD, OP_A ^ OP_B); break;
+        case HVT_DIF_OP_SHL: dif_set_int(r, OP_RD, OP_A << (OP_B & 63)); break;
+        case HVT_DIF_OP_SHR: dif_set_int(r, OP_RD, OP_A >> (OP_B & 63)); break;
+        case HVT_DIF_OP_SAR: dif_set_int(r, OP_RD, (uint64_t)((int64_t)OP_A >> (OP_B & 63))); break;
+        case HVT_DIF_OP_ADDI: dif_set_int(r, OP_RD, OP_A + (uint64_t)(int64_t)OP_IMM); break;
+        case HVT_DIF_OP_NEG: dif_set_int(r, OP_RD, 0 - OP_A); break;
+        case HVT_DIF_OP_NOT: dif_set_int(r, OP_RD, ~OP_A); break;
+        case HVT_DIF_OP_LNOT: dif_set_int(r, OP_RD, OP_A == 0); break;
         case HVT_DIF_OP_SEXT:
-            if (imm == 1) dif_set_int(r, rd, (uint64_t)(int64_t)(int8_t)a);
-            else if (imm == 2) dif_set_int(r, rd, (uint64_t)(int64_t)(int16_t)a);
-            else if (imm == 4) dif_set_int(r, rd, (uint64_t)(int64_t)(int32_t)a);
+            if (OP_IMM == 1) dif_set_int(r, OP_RD, (uint64_t)(int64_t)(int8_t)OP_A);
+            else if (OP_IMM == 2) dif_set_int(r, OP_RD, (uint64_t)(int64_t)(int16_t)OP_A);
+            else if (OP_IMM == 4) dif_set_int(r, OP_RD, (uint64_t)(int64_t)(int32_t)OP_A);
             else ok = dif_illop(r);
             break;
         case HVT_DIF_OP_ZEXT:
-            if (imm == 1) dif_set_int(r, rd, (uint8_t)a);
-            else if (imm == 2) dif_set_int(r, rd, (uint16_t)a);
-            else if (imm == 4) dif_set_int(r, rd, (uint32_t)a);
+            if (OP_IMM == 1) dif_set_int(r, OP_RD, (uint8_t)OP_A);
+            else if (OP_IMM == 2) dif_set_int(r, OP_RD, (uint16_t)OP_A);
+            else if (OP_IMM == 4) dif_set_int(r, OP_RD, (uint32_t)OP_A);
             else ok = dif_illop(r);
             break;
-        case HVT_DIF_OP_EQ:  dif_set_int(r, rd, a == b); break;
-        case HVT_DIF_OP_NE:  dif_set_int(r, rd, a != b); break;
-        case HVT_DIF_OP_LT:  dif_set_int(r, rd, (int64_t)a < (int64_t)b); break;
-        case HVT_DIF_OP_LE:  dif_set_int(r, rd, (int64_t)a <= (int64_t)b); break;
-        case HVT_DIF_OP_LTU: dif_set_int(r, rd, a < b); break;
-        case HVT_DIF_OP_LEU: dif_set_int(r, rd, a <= b); break;
-        case HVT_DIF_OP_SCMP: ok = dif_str_cmp(r, rd, ra, rb); break;
+        case HVT_DIF_OP_EQ:  dif_set_int(r, OP_RD, OP_A == OP_B); break;
+        case HVT_DIF_OP_NE:  dif_set_int(r, OP_RD, OP_A != OP_B); break;
+        case HVT_DIF_OP_LT:  dif_set_int(r, OP_RD, (int64_t)OP_A < (int64_t)OP_B); break;
+        case HVT_DIF_OP_LE:  dif_set_int(r, OP_RD, (int64_t)OP_A <= (int64_t)OP_B); break;
+        case HVT_DIF_OP_LTU: dif_set_int(r, OP_RD, OP_A < OP_B); break;
+        case HVT_DIF_OP_LEU: dif_set_int(r, OP_RD, OP_A <= OP_B); break;
+        case HVT_DIF_OP_SCMP: ok = dif_str_cmp(r, OP_RD, OP_RA, OP_RB); break;
         case HVT_DIF_OP_JMP: case HVT_DIF_OP_BZ: case HVT_DIF_OP_BNZ:
-            if (imm <= (int32_t)pc || (uint32_t)imm >= n) {
+            if (OP_IMM <= (int32_t)pc || (uint32_t)OP_IMM >= n) {
                 ok = dif_illop(r);
                 break;
             }
-            if (in->op == HVT_DIF_OP_JMP || (in->op == HVT_DIF_OP_BZ) == (a == 0))
-                pc = (uint32_t)imm - 1;          /* the loop's pc++ lands on imm */
+            if (in->op == HVT_DIF_OP_JMP || (in->op == HVT_DIF_OP_BZ) == (OP_A == 0))
+                pc = (uint32_t)OP_IMM - 1;          /* the loop's pc++ lands on imm */
             break;
-        case HVT_DIF_OP_LDG: ok = dif_ldg(r, rd, a, imm); break;
-        case HVT_DIF_OP_STRG: ok = dif_str_guest(r, rd, a, !!(imm & HVT_DIF_LD_USER)); break;
-        case HVT_DIF_OP_STRGR: ok = dif_str_guest_range(r, rd, a, b, !!(imm & HVT_DIF_LD_USER)); break;
-        case HVT_DIF_OP_VAR: ok = dif_builtin(r, rd, imm); break;
+        case HVT_DIF_OP_LDG: ok = dif_ldg(r, OP_RD, OP_A, OP_IMM); break;
+        case HVT_DIF_OP_STRG: ok = dif_str_guest(r, OP_RD, OP_A, !!(OP_IMM & HVT_DIF_LD_USER)); break;
+        case HVT_DIF_OP_STRGR: ok = dif_str_guest_range(r, OP_RD, OP_A, OP_B, !!(OP_IMM & HVT_DIF_LD_USER)); break;
+        case HVT_DIF_OP_VAR: ok = dif_builtin(r, OP_RD, OP_IMM); break;
         case HVT_DIF_OP_SCONST:
-            if ((uint32_t)imm < st->hdr->strtab_len)
-                dif_str_set_strtab(r, rd, (uint32_t)imm);
+            if ((uint32_t)OP_IMM < st->hdr->strtab_len)
+                dif_str_set_strtab(r, OP_RD, (uint32_t)OP_IMM);
             else
                 ok = dif_illop(r);
             break;
         case HVT_DIF_OP_STRLEN: {
             const char *s;
             uint32_t len;
-            if ((ok = dif_str_get(r, ra, &s, &len)))
-                dif_set_int(r, rd, len);
+            if ((ok = dif_str_get(r, OP_RA, &s, &len)))
+                dif_set_int(r, OP_RD, len);
             break;
         }
-        case HVT_DIF_OP_STRJOIN: ok = dif_str_join(r, rd, ra, rb); break;
-        case HVT_DIF_OP_BASENAME: ok = dif_str_basename(r, rd, ra); break;
+        case HVT_DIF_OP_STRJOIN: ok = dif_str_join(r, OP_RD, OP_RA, OP_RB); break;
+        case HVT_DIF_OP_BASENAME: ok = dif_str_basename(r, OP_RD, OP_RA); break;
         case HVT_DIF_OP_LDGV: case HVT_DIF_OP_STGV: case HVT_DIF_OP_LDTV: case HVT_DIF_OP_STTV:
         case HVT_DIF_OP_LDLV: case HVT_DIF_OP_STLV: case HVT_DIF_OP_LDAV: case HVT_DIF_OP_STAV:
             ok = dif_op_var(r, in);
             break;
         case HVT_DIF_OP_LDSA: case HVT_DIF_OP_STSA: ok = dif_op_array(r, in); break;
         case HVT_DIF_OP_CHKIDX:
-            if (r->rt[ra] != DIF_RT_INT || imm < 1)
+            if (r->rt[OP_RA] != DIF_RT_INT || OP_IMM < 1)
                 ok = dif_illop(r);
-            else if (a >= (uint64_t)(uint32_t)imm)
-                ok = dif_fault(r, HVT_DIF_F_BADINDEX, a);
+            else if (OP_A >= (uint64_t)(uint32_t)OP_IMM)
+                ok = dif_fault(r, HVT_DIF_F_BADINDEX, OP_A);
             break;
-        case HVT_DIF_OP_TPUSH: ok = dif_tpush(r, ra); break;
+        case HVT_DIF_OP_TPUSH:
+            ok = r->exec16 && OP_A == (DIF_H_TAG | DIF_H_EXEC) && r->rt[OP_RA] == DIF_RT_STR ?
+                 dif_tpush_exec(r, OP_RA) : dif_tpush(r, OP_RA);
+            break;
         case HVT_DIF_OP_TKSTACK: case HVT_DIF_OP_TUSTACK: ok = dif_tstack(r, in); break;
         case HVT_DIF_OP_TCLR: r->c->tuple_len = r->c->tuple_n = 0; break;
         case HVT_DIF_OP_ACT: case HVT_DIF_OP_EMIT: case HVT_DIF_OP_STACK: case HVT_DIF_OP_USTACK:
@@ -651,12 +673,12 @@ void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t 
             ok = dif_op_rec(r, in);
             break;
         case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGCLR: case HVT_DIF_OP_AGGW: ok = dif_op_agg(r, in); break;
-        case HVT_DIF_OP_SPECNEW: dif_spec_new(r, rd); break;
+        case HVT_DIF_OP_SPECNEW: dif_spec_new(r, OP_RD); break;
         case HVT_DIF_OP_SPECULATE:
-            ok = r->rt[ra] == DIF_RT_INT ? dif_spec_speculate(r, a) : dif_illop(r);
+            ok = r->rt[OP_RA] == DIF_RT_INT ? dif_spec_speculate(r, OP_A) : dif_illop(r);
             break;
         case HVT_DIF_OP_COMMIT: case HVT_DIF_OP_DISCARD:
-            ok = r->rt[ra] == DIF_RT_INT ? dif_spec_end(r, a, in->op == HVT_DIF_OP_COMMIT)
+            ok = r->rt[OP_RA] == DIF_RT_INT ? dif_spec_end(r, OP_A, in->op == HVT_DIF_OP_COMMIT)
                                          : dif_illop(r);
             break;
         case HVT_DIF_OP_TRACER:            /* at once: the tracer starts at each CPU's next exit */
@@ -665,13 +687,23 @@ void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t 
             break;
         default: ok = dif_illop(r); break;
         }
-        if (!ok)
+#undef OP_RD
+#undef OP_RA
+#undef OP_RB
+#undef OP_A
+#undef OP_B
+#undef OP_IMM
+        if (__builtin_expect(!ok, 0)) {
+            r->pc = pc;              /* where it stopped: the error record's offset */
             return;
+        }
     }
+    r->pc = n - 1;
     dif_illop(r);                    /* ran off the end: a verified clause ends with RET */
 }
 
-static void dif_exec_plain(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+static inline __attribute__((always_inline))
+void dif_exec_plain(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
 {
     dif_exec_body(r, code, n, false);
 }
@@ -692,7 +724,8 @@ static void dif_exec_timed(struct dif_run *r, const struct hvt_dif_insn *code, u
     dif_ph_switch(r, HVT_PH_INSNS);
 }
 
-static void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
+static inline __attribute__((always_inline))
+void dif_exec(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t n)
 {
     if (r->f->cost)
         dif_exec_timed(r, code, n);
@@ -715,28 +748,12 @@ static void dif_rec_header(struct dif_run *r, uint8_t *p, uint32_t len, uint16_t
     d->fault = type == HVT_DREC_ERROR ? r->fault : 0;
 }
 
-static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
+/* The end of a clause that did not simply run to RET with its record: a speculation's, a drop,
+ * a fault, exit(). Out of line: most clauses end plainly (dif_run_clause). */
+static __attribute__((noinline)) void dif_clause_end(struct dif_run *r)
 {
     struct dif_state *st = r->st;
     struct dif_cpu *c = r->c;
-    r->clause = ci;
-    r->epid = epid;
-    r->pc = r->rec_len = r->fault = 0;
-    r->dropped = r->exit_pending = r->spec_void = false;
-    r->spec = r->spec_gen = 0;
-    r->fault_addr = 0;
-    /* every register starts empty: no type, so no value of the last clause is used (and
-     * its scratch strings are free again); the values themselves are not read untyped */
-    __builtin_memset(r->rt, 0, sizeof(r->rt));
-    r->given = 0;
-    c->tuple_len = c->tuple_n = 0;
-    const struct hvt_dif_clause *cl = ci < st->hdr->nclauses ? &st->clauses[ci] : NULL;
-    if (!cl || !cl->count || cl->count > HVT_DIF_MAX_INSNS ||
-        (uint64_t)cl->first + cl->count > st->hdr->ninsns)
-        dif_illop(r);
-    else
-        dif_exec(r, st->insns + cl->first, cl->count);
-    uint64_t t_rec = r->f->cost ? dif_clock() : 0;
     if (r->spec && (r->dropped || (!r->fault && r->rec_len))) {
         /* into its speculation, unless that ended meanwhile; a full one: a speculative drop */
         struct dif_specbuf *b = dif_spec_live(r);
@@ -767,41 +784,128 @@ static void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
             __atomic_store_n(&st->exited, 1, __ATOMIC_RELEASE);
         }
     }
+}
+
+/* Clause ci (an index the verifier proved inside clauses[], its code inside insns[]). */
+static inline __attribute__((always_inline))
+void dif_run_clause(struct dif_run *r, uint32_t ci, uint32_t epid)
+{
+    struct dif_state *st = r->st;
+    struct dif_cpu *c = r->c;
+    r->clause = ci;
+    r->epid = epid;
+    r->rec_len = r->fault = 0;
+    r->unusual = 0;                  /* dropped, exit_pending, spec_void */
+    r->spec = r->spec_gen = 0;
+    /* every register starts empty: no type, so no value of the last clause is used (and
+     * its scratch strings are free again); the values themselves are not read untyped */
+    __builtin_memset(r->rt, 0, sizeof(r->rt));
+    r->given = 0;
+    c->tuple_len = c->tuple_n = 0;
+    const struct hvt_dif_clause *cl = &st->clauses[ci];
+    dif_exec(r, st->insns + cl->first, cl->count);
+    uint64_t t_rec = r->f->cost ? dif_clock() : 0;
+    if (__builtin_expect(r->spec | r->fault | r->unusual, 0)) {
+        dif_clause_end(r);
+    } else if (r->rec_len) {         /* the record built in place: its header, then committed */
+        dif_rec_header(r, c->buf + c->buf_tail, r->rec_len, HVT_DREC_DATA);
+        c->buf_tail += r->rec_len;
+    }
     if (r->f->cost)
         r->f->cost[HVT_PH_RECORD] += dif_clock() - t_rec;
 }
 
 struct dif_fault_info { uint32_t clause, pc, fault; uint64_t addr; };
 
-/* Every clause of probe p, this-> fresh; faults noted (up to DIF_ERROR_FIRES) if asked. */
-static void dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
-                          struct dif_fault_info *faults, unsigned *nf)
+/* Every clause of probe p, this-> fresh; faults noted (up to DIF_ERROR_FIRES) if asked.
+ * p's clause list is inside probe_clauses[] (the verifier proved it). Returns the faults
+ * noted. */
+static inline __attribute__((always_inline))
+unsigned dif_run_probe(struct dif_run *r, const struct hvt_dif_probe *p,
+                       struct dif_fault_info *faults)
 {
     struct dif_state *st = r->st;
     struct dif_cpu *c = r->c;
-    if (++c->gen == 0) {             /* generations wrapped: forget every this-> value */
+    unsigned nf = 0;
+    if (__builtin_expect(++c->gen == 0, 0)) {  /* generations wrapped: forget every this-> value */
         memset(c->local_gen, 0, (size_t)st->nlocals * 4);
         c->gen = 1;
     }
     r->probe = p;
-    /* Once exit() has taken effect, only END's clauses run, as in dtrace-utils (each clause
-     * runs only while the activity is its probe's: DRAINING is END's): no later clause of
-     * this firing, no firing of another probe until the host disarms them. ERROR runs for
-     * faults of clauses that did. */
-    bool gated = p->id != st->hdr->end_probe && p->id != st->hdr->error_probe;
+    const uint16_t *cls = st->probe_clauses + p->clauses;
+    const uint32_t *epids = st->epids + p->clauses;
     for (uint32_t i = 0; i < p->nclauses; i++) {
-        uint64_t pci = (uint64_t)p->clauses + i;
-        if (pci >= st->hdr->nprobe_clauses)
+        /* Once exit() has taken effect, only END's clauses run, as in dtrace-utils (each
+         * clause runs only while the activity is its probe's: DRAINING is END's): no later
+         * clause of this firing, no firing of another probe until the host disarms them.
+         * ERROR runs for faults of clauses that did. */
+        if (__atomic_load_n(&st->exited, __ATOMIC_ACQUIRE) &&
+            p->id != st->hdr->end_probe && p->id != st->hdr->error_probe)
             break;
-        if (gated && __atomic_load_n(&st->exited, __ATOMIC_ACQUIRE))
-            break;
-        dif_run_clause(r, st->probe_clauses[pci], st->epids[pci]);
-        if (r->fault && faults && *nf < DIF_ERROR_FIRES)
-            faults[(*nf)++] = (struct dif_fault_info){ r->clause, r->pc, r->fault,
-                                                       r->fault_addr };
+        dif_run_clause(r, cls[i], epids[i]);
+        if (__builtin_expect(r->fault != 0, 0) && faults && nf < DIF_ERROR_FIRES)
+            faults[nf++] = (struct dif_fault_info){ r->clause, r->pc, r->fault, r->fault_addr };
         if (r->over)
             break;                   /* out of budget: the firing ends here */
     }
+    return nf;
+}
+
+/* DTrace's ERROR probe, after the firing's clauses (never for its own faults), with one more
+ * budget for all its runs. Its arguments as dtrace-utils numbers them: arg0 0, arg1 the
+ * faulting probe's id (its `id`), arg2 the faulting clause's index in the program (DTrace's
+ * statement id), arg3 the offset in the clause, arg4 DTrace's fault number (DTRACEFLT_*),
+ * arg5 the address or 0. */
+static __attribute__((noinline))
+void dif_fire_errors(struct dif_run *r, uint32_t probe_id, const struct dif_fault_info *faults,
+                     unsigned nf)
+{
+    struct dif_state *st = r->st;
+    uint32_t eid = st->hdr->error_probe;
+    const struct hvt_dif_probe *ep = eid && eid != probe_id ?
+        dif_probe_lookup(st->probes, st->hdr->nprobes, eid) : NULL;
+    if (!ep)
+        return;
+    dif_budget_start(r);
+    for (unsigned i = 0; i < nf && !r->over; i++) {
+        uint64_t eargs[6] = { 0, dif_dtrace_id(st, probe_id), faults[i].clause, faults[i].pc,
+                              hvt_dif_dtrace_fault(faults[i].fault), faults[i].addr };
+        r->args = eargs;
+        dif_run_probe(r, ep, NULL);
+    }
+}
+
+/* The interpreter's firing (dif_fire, buffer lock held: released here). */
+static __attribute__((noinline))
+int dif_fire_interp(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
+                    const struct hvt_dif_probe *p, const struct dif_firing *f)
+{
+    struct dif_fault_info faults[DIF_ERROR_FIRES];
+    struct dif_run r;
+    r.st = st;
+    r.c = c;
+    r.f = f;
+    /* ARG0..5: the caller's array, or v[] */
+    r.args = f->args ? f->args : &f->v[HVT_DIF_V_ARG0];
+    r.cpu = cpu;
+    r.exec16 = f->execname && f->execname_max == 16 && st->strsize > 16;
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);     /* commits other CPUs made while this one was busy */
+    uint64_t drops = c->drops;
+    dif_budget_start(&r);
+    unsigned nf = dif_run_probe(&r, p, faults);
+    if (__builtin_expect(nf != 0, 0))
+        dif_fire_errors(&r, p->id, faults, nf);
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);
+    bool notify = (c->drops != drops || c->buf_tail > c->buf_size / 2) && !c->notified &&
+                  st->env.notify;
+    if (notify)
+        c->notified = 1;
+    dif_unlock(&c->buf_lock);
+    if (notify)
+        st->env.notify(st->env.env_ctx, cpu);
+    return (int)p->nclauses;
 }
 
 int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct dif_firing *f)
@@ -811,49 +915,24 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
     struct dif_cpu *c = &st->cpus[cpu];
     dif_lock(&c->buf_lock);
     const struct hvt_dif_probe *p = c->last_probe;
-    if (!p || p->id != probe_id)
+    if (!p || p->id != probe_id) {
         p = dif_probe_lookup(st->probes, st->hdr->nprobes, probe_id);
-    if (!p) {
-        dif_unlock(&c->buf_lock);
-        return DIF_ENOPROBE;
+        if (!p) {
+            dif_unlock(&c->buf_lock);
+            return DIF_ENOPROBE;
+        }
+        c->last_probe = p;
+        c->last_lean = st->lean[p - st->probes];
     }
-    c->last_probe = p;
-    struct dif_fault_info faults[DIF_ERROR_FIRES];
-    unsigned nf = 0;
-    struct dif_run r;
-    r.st = st;
-    r.c = c;
-    r.f = f;
-    r.args = &f->v[HVT_DIF_V_ARG0];
-    r.cpu = cpu;
-    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
-        dif_spec_clean_cpu(st, cpu);     /* commits other CPUs made while this one was busy */
-    uint64_t drops = c->drops;
-    dif_budget_start(&r);
-    dif_run_probe(&r, p, faults, &nf);
-    /* DTrace's ERROR probe, after the firing's clauses (never for its own faults) */
-    uint32_t eid = st->hdr->error_probe;
-    const struct hvt_dif_probe *ep = nf && eid && eid != probe_id ?
-        dif_probe_lookup(st->probes, st->hdr->nprobes, eid) : NULL;
-    if (ep)
-        dif_budget_start(&r);        /* one more budget for every ERROR run of this firing */
-    /* Its arguments as dtrace-utils numbers them: arg0 0, arg1 the faulting probe's id (its
-     * `id`), arg2 the faulting clause's index in the program (DTrace's statement id), arg3 the
-     * offset in the clause, arg4 DTrace's fault number (DTRACEFLT_*), arg5 the address or 0. */
-    for (unsigned i = 0; ep && i < nf && !r.over; i++) {
-        uint64_t eargs[10] = { 0, dif_dtrace_id(st, probe_id), faults[i].clause, faults[i].pc,
-                               hvt_dif_dtrace_fault(faults[i].fault), faults[i].addr };
-        r.args = eargs;
-        dif_run_probe(&r, ep, NULL, NULL);
-    }
+    if (!c->last_lean || !f->execname || f->execname_max != 16)
+        return dif_fire_interp(st, c, cpu, p, f);
+    /* only aggregations (dif_lean.c): no record, no fault, no speculation made here; other
+     * CPUs' commits and discards cleaned here before and after, as by the interpreter */
     if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
         dif_spec_clean_cpu(st, cpu);
-    bool notify = st->env.notify && !c->notified &&
-                  (c->drops != drops || c->buf_tail > c->buf_size / 2);
-    if (notify)
-        c->notified = 1;
+    dif_lean_run(st, c, cpu, p, f);
+    if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))
+        dif_spec_clean_cpu(st, cpu);
     dif_unlock(&c->buf_lock);
-    if (notify)
-        st->env.notify(st->env.env_ctx, cpu);
     return (int)p->nclauses;
 }

@@ -920,14 +920,16 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
         }
         const struct probe_who who = { comm, pid, tid, task_who(cpu)->task,
                                        timed ? cpu_state[cpu].acc : NULL };
-        firing_args(p, g, arg);
-        act(p->id, p->kind, cpu, p->va - p->skip, arg, &who, (struct guest_regs *)g);
+        bool args = probe_action_args();   /* else none computed: the action reads none */
+        if (args)
+            firing_args(p, g, arg);
+        act(p->id, p->kind, cpu, p->va - p->skip, args ? arg : NULL, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++) {
             uint64_t mine[6];
-            if (p->also_sdt[i])            /* its own recipe at this site */
+            if (p->also_sdt[i] && args)    /* its own recipe at this site */
                 sdt_args(p, sdt_also[p->also_sdt[i] - 1].rule, g, mine);
-            act(p->also[i], p->kind, cpu, p->va - p->skip, p->also_sdt[i] ? mine : arg, &who,
-                (struct guest_regs *)g);
+            act(p->also[i], p->kind, cpu, p->va - p->skip,
+                !args ? NULL : p->also_sdt[i] ? mine : arg, &who, (struct guest_regs *)g);
         }
         if (timed) {                       /* the action's time the interpreter did not split */
             uint64_t now = hv_rdtsc();

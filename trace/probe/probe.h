@@ -74,7 +74,21 @@ typedef void (*probe_action_fn)(uint32_t id, unsigned kind, unsigned cpu, uint64
                                 const uint64_t arg[6], const struct probe_who *who,
                                 struct guest_regs *g);
 void probe_set_action(probe_action_fn fn);
-probe_action_fn probe_action(void);
+/* Whether the action reads a firing's arguments (default true). False: it is handed arg NULL
+ * and no argument is computed (an sdt recipe's guest loads, a system call's user registers):
+ * the D runner says so for a program that reads neither args nor errno. */
+void probe_set_action_args(bool need);
+/* Both read inline at every firing (probe_stack.c keeps them). */
+extern probe_action_fn probe_action_cur;
+extern bool probe_action_need_args;
+static inline probe_action_fn probe_action(void)
+{
+    return __atomic_load_n(&probe_action_cur, __ATOMIC_ACQUIRE);
+}
+static inline bool probe_action_args(void)
+{
+    return __atomic_load_n(&probe_action_need_args, __ATOMIC_ACQUIRE);
+}
 /* The engine's counters, and the sites armed now (the ARM fields are left alone). */
 void probe_status(struct hvt_probe_status *st);
 /* Every CPU hands its records on at its next exit (for callers that must not send). */

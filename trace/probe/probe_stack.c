@@ -26,9 +26,13 @@ static struct {
 
 static uint64_t samples, samples_lost;
 
-static probe_action_fn action_fn;
-void probe_set_action(probe_action_fn fn) { __atomic_store_n(&action_fn, fn, __ATOMIC_RELEASE); }
-probe_action_fn probe_action(void) { return __atomic_load_n(&action_fn, __ATOMIC_ACQUIRE); }
+probe_action_fn probe_action_cur;
+void probe_set_action(probe_action_fn fn) { __atomic_store_n(&probe_action_cur, fn, __ATOMIC_RELEASE); }
+bool probe_action_need_args = true;
+void probe_set_action_args(bool need)
+{
+    __atomic_store_n(&probe_action_need_args, need, __ATOMIC_RELEASE);
+}
 
 int probe_stack_init(void)
 {

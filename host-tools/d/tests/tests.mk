@@ -13,7 +13,7 @@ D_COMPILER_HDRS := $(addprefix host-tools/d/compile/,d_compile.h d_int.h) host-t
 # layout, aggregations, probe resolution, and BTF member access against the pinned 6.1 cloud
 # kernel when it is in the cache (SKIP otherwise). Every image it compiles also goes through the
 # hypervisor's verifier (host build), so the compiler cannot emit what the hypervisor refuses.
-D_VERIFIER_SRC  := trace/unwind/kunwind.c $(addprefix trace/dvm/,dif_verify.c dif_vm.c dif_str.c dif_state.c dif_agg.c dif_dyn.c dif_spec.c dif_budget.c)
+D_VERIFIER_SRC  := trace/unwind/kunwind.c $(addprefix trace/dvm/,dif_verify.c dif_vm.c dif_lean.c dif_str.c dif_state.c dif_agg.c dif_dyn.c dif_spec.c dif_budget.c)
 
 $(HOST_OUT)/unit_d: host-tools/d/tests/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dvm/dif.h trace/dvm/dif_impl.h trace/unwind/kunwind.h \
                     $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h

@@ -2257,6 +2257,103 @@ static void test_mutations(long iters)
 
 /* A firing timed by phase (struct dif_firing cost): the interpreter adds each instruction's
  * time to its phase of the performance model, the predicate's first; untimed, nothing. */
+/* The lean path (dif_lean.c): which probes take it, and that it aggregates exactly what the
+ * interpreter does. The reference run takes the interpreter's general string path (a
+ * 17-byte execname, dif_str_get and dif_put_str) with the lean flags cleared; the lean run the
+ * same firings with 16-byte names. Names: empty, short, 7/8/15 bytes, 16 without a NUL, and
+ * other bytes after the NUL. */
+static void lean_prog(void)
+{
+    a_new();
+    a_agg(HVT_DIF_AGG_COUNT, 1, HVT_DIF_T_STR, 0, 0, 0, 0, 0, 1);
+    a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
+    a_agg(HVT_DIF_AGG_SUM, 2, HVT_DIF_T_INT, HVT_DIF_T_STR, 0, 0, 0, 0, 1);
+    a_agg(HVT_DIF_AGG_LQUANTIZE, 1, HVT_DIF_T_STR, 0, 0, 100, 10, 0, 12);
+    a_agg(HVT_DIF_AGG_AVG, 1, HVT_DIF_T_INT, 0, 0, 0, 0, 0, 2);
+    a_agg(HVT_DIF_AGG_MIN, 0, 0, 0, 0, 0, 0, 0, 1);
+    /* clause 0: @a[execname] = count(); @b = quantize(arg2); */
+    I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_EXECNAME); TPUSH(1); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);
+    I0(TCLR); II(VAR, 2, 0, HVT_DIF_V_ARG0 + 2); a_i(HVT_DIF_OP_AGG, 0, 2, 0, 1);
+    a_end();
+    /* clause 1: @c[pid, execname] = sum(arg0); @d[execname] = lquantize(arg1, 0, 100, 10, w 3);
+     * @e[cpu] = avg(arg3); @f = min(arg0) */
+    I0(TCLR); II(VAR, 3, 0, HVT_DIF_V_PID); TPUSH(3); II(VAR, 4, 0, HVT_DIF_V_EXECNAME); TPUSH(4);
+    II(VAR, 5, 0, HVT_DIF_V_ARG0); a_i(HVT_DIF_OP_AGG, 0, 5, 0, 2);
+    I0(TCLR); TPUSH(4); II(VAR, 6, 0, HVT_DIF_V_ARG0 + 1); II(LDI, 7, 0, 3);
+    a_i(HVT_DIF_OP_AGGW, 0, 6, 7, 3);
+    I0(TCLR); II(VAR, 8, 0, HVT_DIF_V_CPU); TPUSH(8); II(VAR, 9, 0, HVT_DIF_V_ARG0 + 3);
+    a_i(HVT_DIF_OP_AGG, 0, 9, 0, 4);
+    I0(TCLR); a_i(HVT_DIF_OP_AGG, 0, 5, 0, 5);
+    a_end();
+    /* clause 2: a predicate and a record: the interpreter's */
+    II(VAR, 1, 0, HVT_DIF_V_ARG0);
+    a_i(HVT_DIF_OP_BZ, 0, 1, 0, 4);
+    ACT(0); EMIT(1);
+    a_end();
+    a_probe(1, 2, 0, 1);                      /* aggregations only: lean */
+    a_probe(2, 2, 0, 2);                      /* with clause 2: not lean */
+}
+
+static long lean_snapshot(struct prog *p, uint8_t *out, size_t len)
+{
+    long total = 0;
+    for (unsigned cpu = 0; cpu < 2; cpu++) {
+        uint32_t cur = 0;
+        long n;
+        while ((n = dif_agg_snapshot(p->st, cpu, out + total, len - (size_t)total, &cur)) > 0)
+            total += n;
+    }
+    return total;
+}
+
+static void test_lean(void)
+{
+    static const char *names[] = { "", "sh", "1234567", "12345678", "123456789012345",
+                                   "1234567890123456", "probe-bench", "a", "kworker/0:1" };
+    struct prog ref, lean;
+    lean_prog();
+    CHECK(p_load(&ref, 2), "lean program (reference)");
+    lean_prog();
+    CHECK(p_load(&lean, 2), "lean program");
+    CHECK(lean.st->lean[0] == 1 && lean.st->lean[1] == 0,
+          "aggregation-only probe lean (%u), one with a predicate and a record not (%u)",
+          lean.st->lean[0], lean.st->lean[1]);
+    memset((uint8_t *)ref.st->lean, 0, 2);    /* the reference: the interpreter throughout */
+    uint64_t seed = 12345;
+    for (int i = 0; i < 3000; i++) {
+        char n16[16], n17[17] = { 0 };
+        const char *nm = names[i % 9];
+        size_t l = strlen(nm) < 16 ? strlen(nm) : 16;
+        memset(n16, 'Z', sizeof n16);         /* bytes past the NUL are no part of the name */
+        memcpy(n16, nm, l);
+        if (l < 16)
+            n16[l] = 0;
+        memcpy(n17, n16, 16);
+        for (int k = 0; k < 4; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            F.v[HVT_DIF_V_ARG0 + k] = (seed >> 20) % 300 - (k == 0 ? 150 : 0);
+        }
+        F.v[HVT_DIF_V_PID] = 100 + (uint64_t)(i % 5);
+        unsigned cpu = (unsigned)(i / 7) % 2, probe = i % 10 == 0 ? 2 : 1;
+        F.execname = n17;
+        F.execname_max = 17;
+        dif_fire(ref.st, cpu, probe, &F);
+        F.execname = n16;
+        F.execname_max = 16;
+        dif_fire(lean.st, cpu, probe, &F);
+    }
+    static uint8_t a[1 << 18], b[1 << 18];
+    long na = lean_snapshot(&ref, a, sizeof a), nb = lean_snapshot(&lean, b, sizeof b);
+    CHECK(na > 0 && na == nb && !memcmp(a, b, (size_t)na),
+          "lean and interpreted firings: the same aggregations (%ld, %ld bytes)", na, nb);
+    int nrec_ref = drain(&ref, 0), nrec_lean = drain(&lean, 0);
+    CHECK(nrec_ref == nrec_lean, "the non-lean probe's records alike (%d, %d)", nrec_ref,
+          nrec_lean);
+    p_free(&ref);
+    p_free(&lean);
+    firing_reset();
+}
+
 static void test_phase_timing(void)
 {
     a_new();
@@ -2331,6 +2428,7 @@ int main(int argc, char **argv)
     test_edges();
     test_defenses();
     test_phase_timing();
+    test_lean();
     p_free(&P);
     printf("corpus for the mutation test: %d programs\n", ncorpus);
     test_mutations(iters);

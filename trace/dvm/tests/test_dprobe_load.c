@@ -95,6 +95,7 @@ void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEA
 unsigned probe_armed(void) { return 0; }
 unsigned probe_nprofiles;                 /* no profile armed */
 void probe_set_action(probe_action_fn fn) {}
+void probe_set_action_args(bool need) {}
 void probe_kernel_paging(struct gmem_paging *pg) { memset(pg, 0, sizeof *pg); }
 struct task_cpu task_cpus[HVT_MAX_CPUS];  /* no slot: probe_current takes the slow path */
 struct task_who task_whos[HVT_MAX_CPUS];
