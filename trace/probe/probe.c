@@ -655,6 +655,10 @@ void probe_flush_all(void)
 /* struct pt_regs (arch/x86/include/asm/ptrace.h, x86-64): where a system call's arguments
  * are - the user's RDI, RSI, RDX, R10, R8, R9 - when the __x64_sys_ wrapper gets the frame. */
 static const uint16_t sys_arg_off[6] = { 112, 104, 96, 56, 72, 64 };
+/* They lie in one span (R10 at 56 to RDI at 112), read with one page walk, not six. */
+#define SYS_ARGS_LO   56
+#define SYS_ARGS_SPAN 64
+_Static_assert(SYS_ARGS_LO + SYS_ARGS_SPAN == 112 + 8, "the span ends with RDI");
 
 /* A static tracepoint's arguments, by its recipe (checked when it was armed) from the
  * registers at the site: each rule's value cut to its size and extended (NZ, Z: whether the
@@ -719,11 +723,13 @@ void firing_args(const struct probe *p, const struct guest_regs *g, uint64_t arg
     arg[3] = g->r[GPR_RCX]; arg[4] = g->r[GPR_R8]; arg[5] = g->r[GPR_R9];
     if (p->sysargs) {
         struct gmem_paging pg;
-        uint64_t regs = arg[0];
+        uint64_t span[SYS_ARGS_SPAN / 8];
         probe_kernel_paging(&pg);
-        for (unsigned i = 0; i < 6; i++)
-            if (gmem_read_gva(&pg, regs + sys_arg_off[i], &arg[i], sizeof arg[i]) != sizeof arg[i])
-                arg[i] = 0;                /* not readable: the record says 0 */
+        size_t got = gmem_read_gva(&pg, arg[0] + SYS_ARGS_LO, span, sizeof span);
+        for (unsigned i = 0; i < 6; i++) {
+            unsigned k = (sys_arg_off[i] - SYS_ARGS_LO) / 8;
+            arg[i] = (k + 1) * 8 <= got ? span[k] : 0;   /* not readable: the record says 0 */
+        }
     }
 }
 
