@@ -64,7 +64,7 @@ BENCH_D_cc4cl   := fbt::vfs_read:entry { @a = count(); } fbt::vfs_read:entry { @
 BENCH_D_cc4ag   := fbt::vfs_read:entry { @a = count(); @b = count(); @c = count(); @d = count(); }
 BENCH_D_ckey    := fbt::vfs_read:entry { @[arg2] = count(); }
 BENCH_D_calu    := fbt::vfs_read:entry { @[(((((((((((((((((arg2 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7) & 1023] = count(); }
-BENCH_D_csys    := syscall::read:entry { @ = count(); }
+BENCH_D_csys    := syscall::read:entry { @[arg2] = count(); }
 BENCH_D_cvar    := fbt::vfs_read:entry { @[(arg0 + arg1 + arg2 + arg3 + arg4 + arg5 + pid + tid) & 7] = count(); }
 # The model's check: three workloads and their programs.
 BENCH_D_wsys    := syscall::getpid:entry { @[pid] = count(); }

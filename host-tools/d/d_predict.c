@@ -214,6 +214,17 @@ static const char *strtab_at(const uint8_t *image, size_t len, uint32_t off)
     return memchr(s, 0, h->strtab_len - off) ? s : "?";
 }
 
+/* Does any instruction read a firing's arguments (the variables arg0..arg9, which args[] reads
+ * too, or errno)? The hypervisor has the engine compute them only then. */
+static bool image_reads_args(const struct hvt_dif_insn *in, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (in[i].op == HVT_DIF_OP_VAR &&
+            ((in[i].imm >= HVT_DIF_V_ARG0 && in[i].imm < HVT_DIF_V_ARG0 + 10) || in[i].imm == HVT_DIF_V_ERRNO))
+            return true;
+    return false;
+}
+
 int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
@@ -243,9 +254,11 @@ int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model 
     m->n[D_CAL_EXIT] = m->n[D_CAL_LOOKUP] = 1;
     if (p->nclauses)
         m->n[D_CAL_DFIRE] = 1;
-    /* a system call's entry: the action gets the user's arguments (HVT_PROBE_F_SYSARGS) */
+    /* a system call's entry: the engine reads the user's arguments (HVT_PROBE_F_SYSARGS) - for
+     * a program that reads arguments at all (args[], argN or errno anywhere in the image: the
+     * hypervisor decides per image when it loads it) */
     if (p->nclauses && !strcmp(strtab_at(image, len, p->prov), "syscall") &&
-        !strcmp(strtab_at(image, len, p->name), "entry"))
+        !strcmp(strtab_at(image, len, p->name), "entry") && image_reads_args(insns, h->ninsns))
         m->n[D_CAL_SYSARGS] = 1;
     m->nclauses = p->nclauses;
     for (uint32_t i = 0; i < p->nclauses; i++) {

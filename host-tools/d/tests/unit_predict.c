@@ -270,7 +270,8 @@ static void test_report(void)
     size_t len = 0, elen = 0;
     d_cal_parse(table, &c, err, sizeof err);
     dprog p;
-    if (compile("syscall::*:entry { @[probefunc] = count(); } BEGIN { @x = quantize(1); }", &p))
+    /* BEGIN's arg0 makes the image read arguments: the system calls' entries then pay sysargs */
+    if (compile("syscall::*:entry { @[probefunc] = count(); } BEGIN { @x = quantize(arg0); }", &p))
         return;
     FILE *o = open_memstream(&buf, &len), *e = open_memstream(&ebuf, &elen);
     int rc = d_predict_report(o, e, p.image, p.image_len, &c, "t.cal", 1e-4, 0);
@@ -292,6 +293,20 @@ static void test_report(void)
     fclose(e);
     CHECK(rc == 0 && strstr(buf, "model probe=syscall:kernel:read:entry exit=1 lookup=1 dfire=1 clause=1 sysargs=1 op_insn=1 "
                                  "op_tpush=1 op_builtin_str=1 agg_count=1\n"), "the counts alone:\n%s", buf);
+    free(buf);
+    free(ebuf);
+    dprog_free(&p);
+    /* an image that reads no argument: the engine computes none, so no sysargs */
+    buf = ebuf = NULL;
+    if (compile("syscall::read:entry { @[probefunc] = count(); }", &p))
+        return;
+    o = open_memstream(&buf, &len);
+    e = open_memstream(&ebuf, &elen);
+    rc = d_predict_report(o, e, p.image, p.image_len, NULL, NULL, -1, 1);
+    fclose(o);
+    fclose(e);
+    CHECK(rc == 0 && strstr(buf, "model probe=syscall:kernel:read:entry exit=1 lookup=1 dfire=1 clause=1 op_insn=1 "
+                                 "op_tpush=1 op_builtin_str=1 agg_count=1\n"), "no argument read, no sysargs:\n%s", buf);
     free(buf);
     free(ebuf);
     dprog_free(&p);
