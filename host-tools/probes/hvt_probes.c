@@ -18,6 +18,7 @@
 #include "hvt_probes.h"
 #include "probe_list.h"
 #include "kmod.h"
+#include "kmod_sdt.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "kinfo.h"
@@ -106,6 +107,8 @@ static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f,
         char ty[256];
         uint32_t t;
         const char *pn;
+        if (d->modsdt)                     /* a module's: its proto is in its own BTF */
+            b = &d->modsdt->btf;
         for (unsigned i = 1; d->sdt->proto && btf_param(b, d->sdt->proto, i, &t, &pn) == 0; i++) {
             btf_type_str(b, t, ty, sizeof ty);
             printf("\t\targs[%u]: %s\n", i - 1, ty);

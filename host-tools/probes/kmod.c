@@ -1,5 +1,6 @@
 /* kmod.c - fbt probes in loadable modules (see kmod.h). */
 #include "kmod.h"
+#include "kmod_sdt.h"
 #include "decompress.h"
 #include <dirent.h>
 #include <elf.h>
@@ -82,7 +83,7 @@ int kmod_layout(const btf_info *btf, const ksym_table *syms, struct hvt_probe_sp
 
 struct hvt_probe_spec kmod_spec(const probe_desc *d, uint32_t flags)
 {
-    return (struct hvt_probe_spec){ .id = d->id, .kind = HVT_PROBE_KIND_ENTRY | HVT_PROBE_F_MODULE | flags,
+    return (struct hvt_probe_spec){ .id = d->id, .kind = d->kind | HVT_PROBE_F_MODULE | flags,
                                     .lo = hvt_name_hash(d->module, 64), .hi = hvt_name_hash(d->function, 128) };
 }
 
@@ -109,15 +110,13 @@ static unsigned char *slurp(const char *path, size_t *len)
 
 #define KMOD_MAX (256u << 20)               /* a module file, decompressed, at most */
 
-int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen)
+unsigned char *kmod_file_load(const char *path, size_t *lenp, char *err, size_t errlen)
 {
     size_t len = 0;
     unsigned char *b = slurp(path, &len);
-    *fns = NULL;
-    *nfns = 0;
     if (!b) {
         snprintf(err, errlen, "%s: cannot read", path);
-        return -1;
+        return NULL;
     }
     /* Debian 6.12's modules are .ko.xz (kmod's .ko.gz and .ko.zst the same way) */
     if (len >= 4 && memcmp(b, ELFMAG, SELFMAG) && decompress_format(b, len)) {
@@ -130,25 +129,41 @@ int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *
         if (rc) {
             free(out.data);
             snprintf(err, errlen, "%s: cannot decompress", path);
-            return -1;
+            return NULL;
         }
         b = out.data;
         len = out.len;
     }
     const Elf64_Ehdr *eh = (const void *)b;
-    int rc = -1;
     if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > len ||
         (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len - eh->e_shoff || eh->e_shstrndx >= eh->e_shnum) {
         snprintf(err, errlen, "%s: not a 64-bit ELF module", path);
-        goto out;
+        free(b);
+        return NULL;
     }
     const Elf64_Shdr *sh = (const void *)(b + eh->e_shoff);
     for (unsigned i = 0; i < eh->e_shnum; i++)
         if (sh[i].sh_type != SHT_NOBITS && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset)) {
             snprintf(err, errlen, "%s: section %u lies past the file", path, i);
-            goto out;
+            free(b);
+            return NULL;
         }
+    *lenp = len;
+    return b;
+}
+
+int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen)
+{
+    size_t len = 0;
+    unsigned char *b = kmod_file_load(path, &len, err, errlen);
+    *fns = NULL;
+    *nfns = 0;
+    if (!b)
+        return -1;
+    int rc = -1;
+    const Elf64_Ehdr *eh = (const void *)b;
+    const Elf64_Shdr *sh = (const void *)(b + eh->e_shoff);
     const Elf64_Shdr *shs = &sh[eh->e_shstrndx];
     const char *shstr = (const char *)b + shs->sh_offset;
     /* the name: .modinfo's name=, else the file's */
@@ -260,8 +275,52 @@ static int ko_paths(const char *dir, char ***paths, size_t *n, size_t *cap, int 
     return 0;
 }
 
+/* sdt:GROUP::EVENT for the module's own tracepoints (kmod_sdt.h), kept by the list: 0, or -1
+ * on no memory (a module whose tracepoints cannot be read just has none). */
+static int add_module_sdt(probe_list *l, const char *path, const btf_info *kbtf)
+{
+    kmod_sdt *m = malloc(sizeof *m);
+    kmod_sdt **nm = realloc(l->modsdt, (l->nmodsdt + 1) * sizeof *nm);
+    char e[300];
+    if (nm)
+        l->modsdt = nm;
+    if (!m || !nm) {
+        free(m);
+        return -1;
+    }
+    if (kmod_sdt_read(path, kbtf, m, e, sizeof e) || !m->t.n) {
+        kmod_sdt_free(m);
+        free(m);
+        return 0;
+    }
+    probe_desc *nd = realloc(l->p, (l->n + m->t.n) * sizeof *nd);
+    if (!nd) {
+        kmod_sdt_free(m);
+        free(m);
+        return -1;
+    }
+    l->p = nd;
+    l->modsdt[l->nmodsdt++] = m;
+    l->modsdt_free = kmod_sdt_free;
+    for (size_t i = 0; i < m->t.n; i++) {
+        const sdt_point *p = &m->t.p[i];
+        l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "sdt", .module = p->group ? p->group : "",
+                                   .function = "", .name = p->event, .kind = PL_ADDR, .sdt = p,
+                                   .modprobe = 1, .modpre = l->modpre, .modsdt = m,
+                                   .unsafe = p->unsafe ? p->unsafe : p->nargs < 0 ? "no BTF prototype in the module" : NULL };
+        l->n++;
+    }
+    return 0;
+}
+
 int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                            char *err, size_t errlen)
+{
+    return probe_list_add_modules_btf(l, dir, pre, NULL, err, errlen);
+}
+
+int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                               const btf_info *kbtf, char *err, size_t errlen)
 {
     if (!l->modpre && !(l->modpre = malloc(3 * sizeof *l->modpre))) {
         snprintf(err, errlen, "out of memory");
@@ -288,7 +347,7 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
         for (size_t k = 0; k < nf; k++)
             total += strlen(fns[k]) + 1;
         char *blk = malloc(total);
-        probe_desc *nd = blk ? realloc(l->p, (l->n + nf) * sizeof *nd) : NULL;
+        probe_desc *nd = blk ? realloc(l->p, (l->n + 2 * nf) * sizeof *nd) : NULL;
         if (!nd) {
             free(blk);
             snprintf(err, errlen, "out of memory");
@@ -300,19 +359,32 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
             for (size_t k = 0; k < nf; k++) {
                 size_t fl = strlen(fns[k]) + 1;
                 memcpy(at, fns[k], fl);
+                const char *pad = !strncmp(at, "__pfx_", 6) || !strncmp(at, "__cfi_", 6)
+                                  ? "padding before a function, not code" : NULL;
                 l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "fbt", .module = blk,
                                            .function = at, .name = "entry", .kind = PL_ENTRY,
                                            .own = k == 0 ? blk : NULL, .modprobe = 1,
                                            .modpre = l->modpre,
                                            .unsafe = strstr(at, ".cold") ? "the cold part of a function: no entry of its own"
-                                                   : !strncmp(at, "__pfx_", 6) || !strncmp(at, "__cfi_", 6)
-                                                   ? "padding before a function, not code" : NULL };
+                                                   : pad };
+                l->n++;
+                /* its return sites: found by the hypervisor in the function's extent as loaded */
+                l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "fbt", .module = blk,
+                                           .function = at, .name = "return", .kind = PL_RETURN,
+                                           .modprobe = 1, .modpre = l->modpre,
+                                           .unsafe = strstr(at, ".cold") ? "the cold part of a function: its returns "
+                                                                           "are its function's"
+                                                   : pad };
                 l->n++;
                 at += fl;
             }
             if (!nf)
                 free(blk);
             mods++;
+            if (kbtf && add_module_sdt(l, paths[i], kbtf)) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            }
         }
         for (size_t k = 0; k < nf; k++)
             free(fns[k]);
@@ -329,5 +401,5 @@ int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *s
     struct hvt_probe_spec pre[3];
     if (kmod_layout(btf, syms, pre, err, errlen))
         return -1;
-    return probe_list_add_modules(l, dir, pre, err, errlen);
+    return probe_list_add_modules_btf(l, dir, pre, btf, err, errlen);
 }

@@ -60,6 +60,9 @@ int probe_list_build(const ksym_table *t, probe_list *out)
     out->p = NULL;
     out->n = 0;
     out->modpre = NULL;
+    out->modsdt = NULL;
+    out->nmodsdt = 0;
+    out->modsdt_free = NULL;
     uint64_t init_lo = sym_addr(t, "_sinittext"), init_hi = sym_addr(t, "_einittext");
     uint64_t text_lo = sym_addr(t, "_stext"), text_hi = sym_addr(t, "_etext");
     /* fbt: every text function, in address order; aliases (names sharing an address, e.g.
@@ -162,8 +165,15 @@ void probe_list_free(probe_list *l)
         free(l->p[i].own);
     free(l->p);
     free(l->modpre);
+    for (size_t i = 0; i < l->nmodsdt; i++) {
+        l->modsdt_free(l->modsdt[i]);
+        free(l->modsdt[i]);
+    }
+    free(l->modsdt);
     l->p = NULL;
     l->modpre = NULL;
+    l->modsdt = NULL;
+    l->nmodsdt = 0;
     l->n = 0;
 }
 

@@ -38,12 +38,18 @@ typedef struct {
     uint8_t modprobe;                             /* fbt:MODULE:F:entry in a loadable module
                                                      (kmod.h): found by name in the guest */
     const struct hvt_probe_spec *modpre;          /* ... after these 3 specs (kmod_layout) */
+    const struct kmod_sdt_s *modsdt;              /* with sdt: a module's own tracepoint
+                                                     (kmod_sdt.h): its sites by function and
+                                                     offset, its types in modsdt->btf */
 } probe_desc;
 
 typedef struct {
     probe_desc *p;
     size_t n;
     struct hvt_probe_spec *modpre;                /* kmod_layout's specs, when modules are listed */
+    struct kmod_sdt_s **modsdt;                   /* the modules' own tracepoints (kmod_sdt.h) */
+    size_t nmodsdt;
+    void (*modsdt_free)(struct kmod_sdt_s *);     /* (kmod_sdt_free, set by who adds them) */
 } probe_list;
 
 int  probe_list_build(const ksym_table *syms, probe_list *out);

@@ -1,6 +1,7 @@
 /* probe_live.c - see probe_live.h. */
 #include "probe_live.h"
 #include "kmod.h"
+#include "kmod_sdt.h"
 #include <inttypes.h>
 #include "client.h"
 #include "hvt_stream.h"
@@ -60,7 +61,8 @@ struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int s
 int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action,
                     struct hvt_probe_spec **s, size_t *n, size_t *cap)
 {
-    size_t need = d->sdt ? 2 * (size_t)d->sdt->nsites : d->modprobe ? 4 : 1;
+    size_t need = d->modsdt ? 3 + 3 * (size_t)d->sdt->nsites : d->sdt ? 2 * (size_t)d->sdt->nsites
+                : d->modprobe ? 4 : 1;
     if (*n + need > *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
         while (nc < *n + need)
@@ -80,8 +82,26 @@ int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action
             memcpy(*s, d->modpre, 3 * sizeof **s);
             *n += 3;
         }
-        (*s)[(*n)++] = kmod_spec(d, action ? HVT_PROBE_F_ACTION
-                                           : HVT_PROBE_F_RECORD | (stack ? HVT_PROBE_F_STACK : 0));
+        uint32_t flags = action ? HVT_PROBE_F_ACTION : HVT_PROBE_F_RECORD | (stack ? HVT_PROBE_F_STACK : 0);
+        if (!d->modsdt) {
+            (*s)[(*n)++] = kmod_spec(d, flags);
+            return 0;
+        }
+        /* a module's tracepoint: each site by its function and offset, with its recipe */
+        for (uint32_t i = 0; i < d->sdt->nsites; i++) {
+            uint32_t off;
+            const char *fn = kmod_sdt_site_fn(d->modsdt, d->sdt, i, &off);
+            const uint64_t *r = d->sdt->sites[i].recipe;
+            if (!fn)
+                continue;                  /* (a refused site makes the probe unsafe: not here) */
+            (*s)[(*n)++] = (struct hvt_probe_spec){ .id = d->id,
+                                                    .kind = HVT_PROBE_KIND_ADDR | HVT_PROBE_F_SDT | HVT_PROBE_F_MODULE | flags,
+                                                    .lo = hvt_name_hash(d->modsdt->name, 64),
+                                                    .hi = hvt_name_hash(fn, 128) };
+            (*s)[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .kind = HVT_PROBE_KIND_ARGS, .lo = r[0], .hi = r[1] };
+            (*s)[(*n)++] = (struct hvt_probe_spec){ .id = d->id, .kind = HVT_PROBE_KIND_ARGS | HVT_PROBE_F_MODULE,
+                                                    .lo = r[2], .hi = off };
+        }
         return 0;
     }
     struct hvt_probe_spec one = probe_spec_of(d, tsc_khz, stack);

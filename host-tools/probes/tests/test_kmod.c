@@ -16,6 +16,7 @@
  *    submit_bio_wait's entry and returns.
  * Usage: test_kmod VMLINUZ MODULES_DIR */
 #include "kmod.h"
+#include "kmod_sdt.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "sdt.h"
@@ -105,6 +106,24 @@ int main(int argc, char **argv)
     CHECK(layout_first && keyed, "the specs: the layout and hooks once, first, then %zu module entries keyed by "
           "the module's name (%zu specs)", nbrd, ns);
     free(s);
+
+    /* a module's own tracepoints: null_blk's nullb_zone_op and nullb_report_zones */
+    kmod_sdt ms;
+    snprintf(path, sizeof path, "%s/kernel/drivers/block/null_blk/null_blk.ko", argv[2]);
+    CHECK(kmod_sdt_read(path, &ki.btf, &ms, err, sizeof err) == 0, "null_blk.ko's tracepoints: %s", err);
+    for (size_t i = 0; i < ms.t.n; i++) {
+        const sdt_point *p = &ms.t.p[i];
+        printf("  sdt:%s::%s nargs %d sites %u%s%s\n", p->group ? p->group : "?", p->event, p->nargs, p->nsites,
+               p->unsafe ? ": " : "", p->unsafe ? p->unsafe : "");
+        for (uint32_t j = 0; j < p->nsites; j++) {
+            uint32_t off = 0;
+            const char *fn = kmod_sdt_site_fn(&ms, p, j, &off);
+            char str[256] = "";
+            sdt_recipe_str(p->sites[j].recipe, p->nargs, str, sizeof str);
+            printf("    %s+%#x: %s%s\n", fn ? fn : "-", off, p->sites[j].refused ? p->sites[j].refused : "", str);
+        }
+    }
+    kmod_sdt_free(&ms);
 
     /* the io provider */
     kimg k;
