@@ -275,6 +275,32 @@ static int ko_paths(const char *dir, char ***paths, size_t *n, size_t *cap, int 
     return 0;
 }
 
+int kmod_find(const char *dir, const char *name, char *path, size_t n)
+{
+    char **paths = NULL;
+    size_t np = 0, cap = 0;
+    int found = -1;
+    if (ko_paths(dir, &paths, &np, &cap, 0))
+        return -1;
+    qsort(paths, np, sizeof *paths, cmp_str);
+    for (size_t i = 0; i < np; i++) {
+        const char *b = strrchr(paths[i], '/');
+        char base[256];
+        snprintf(base, sizeof base, "%s", b ? b + 1 : paths[i]);
+        char *dot = strstr(base, ".ko");
+        if (dot)
+            *dot = 0;
+        for (char *c = base; *c; c++)
+            if (*c == '-')
+                *c = '_';
+        if (found < 0 && !strcmp(base, name) && (size_t)snprintf(path, n, "%s", paths[i]) < n)
+            found = 0;
+        free(paths[i]);
+    }
+    free(paths);
+    return found;
+}
+
 /* sdt:GROUP::EVENT for the module's own tracepoints (kmod_sdt.h), kept by the list: 0, or -1
  * on no memory (a module whose tracepoints cannot be read just has none). */
 static int add_module_sdt(probe_list *l, const char *path, const btf_info *kbtf)

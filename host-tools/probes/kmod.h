@@ -41,6 +41,9 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
  * after its functions. */
 int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                                const btf_info *kbtf, char *err, size_t errlen);
+/* The file under dir (as probe_list_add_modules walks it) of the module named name (its file
+ * name with '-' as '_', without .ko and a compression suffix): 0 with its path, or -1. */
+int kmod_find(const char *dir, const char *name, char *path, size_t n);
 /* Both: the layout from the kernel's BTF and symbols, then the modules under dir (with their
  * tracepoints). */
 int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,

@@ -1,6 +1,7 @@
 /* kmod_sdt.c - a module's own tracepoints (see kmod_sdt.h). */
 #include "kmod_sdt.h"
 #include "kmod.h"
+#include "util.h"
 #include <elf.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -184,7 +185,8 @@ static int build_syms(const ko *o, kmod_sdt *m, char *err, size_t errlen)
 
 /* The kernel's BTF and the module's split BTF as one blob (the split one's type ids start
  * after the kernel's last, its string offsets after the kernel's strings). */
-static int merge_btf(const ko *o, const btf_info *kbtf, kmod_sdt *m, char *err, size_t errlen)
+static int merge_btf_into(const ko *o, const btf_info *kbtf, const char *name, uint8_t **blob, btf_info *out,
+                          char *err, size_t errlen)
 {
     int s = sec_find(o, ".BTF");
     if (s < 0 || !kbtf || !kbtf->ntypes)
@@ -218,12 +220,67 @@ static int merge_btf(const ko *o, const btf_info *kbtf, kmod_sdt *m, char *err, 
     memcpy(b + 24 + kbtf->types_len, sb + hl + to, tl);
     memcpy(b + 24 + types, kbtf->strs, kbtf->strs_len);
     memcpy(b + 24 + types + kbtf->strs_len, sb + hl + so, stl);
-    m->btf_blob = b;
-    if (btf_parse(&m->btf, m->name, b, len)) {
+    *blob = b;
+    int was = util_err_quiet;
+    util_err_quiet = 1;
+    int rc = btf_parse(out, name, b, len);
+    util_err_quiet = was;
+    if (rc) {
         say(err, errlen, "its split BTF does not parse over the kernel's");
         return -1;
     }
     return 0;
+}
+
+static int merge_btf(const ko *o, const btf_info *kbtf, kmod_sdt *m, char *err, size_t errlen)
+{
+    return merge_btf_into(o, kbtf, m->name, &m->btf_blob, &m->btf, err, errlen);
+}
+
+/* The file's section headers and symbol table found (o->b, o->len set). */
+static void ko_open(ko *o)
+{
+    o->eh = (const void *)o->b;
+    o->sh = (const void *)(o->b + o->eh->e_shoff);
+    o->shstr = (const char *)o->b + o->sh[o->eh->e_shstrndx].sh_offset;
+    o->shstr_len = o->sh[o->eh->e_shstrndx].sh_size;
+    for (unsigned i = 0; i < o->eh->e_shnum; i++)
+        if (o->sh[i].sh_type == SHT_SYMTAB && o->sh[i].sh_link < o->eh->e_shnum &&
+            o->sh[i].sh_entsize == sizeof(Elf64_Sym)) {
+            o->sym = (const void *)(o->b + o->sh[i].sh_offset);
+            o->nsym = o->sh[i].sh_size / sizeof(Elf64_Sym);
+            o->str = (const char *)o->b + o->sh[o->sh[i].sh_link].sh_offset;
+            o->str_len = o->sh[o->sh[i].sh_link].sh_size;
+        }
+}
+
+int kmod_btf_read(const char *path, const btf_info *kbtf, kmod_btf *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    ko o = { 0 };
+    o.b = kmod_file_load(path, &o.len, err, errlen);
+    if (!o.b)
+        return -1;
+    ko_open(&o);
+    char e2[300] = "";
+    int rc = merge_btf_into(&o, kbtf, path, &out->blob, &out->btf, e2, sizeof e2);
+    if (rc)
+        say(err, errlen, "%s: %s", path, e2);
+    else if (!out->btf.ntypes)
+        say(err, errlen, "%s: no BTF", path), rc = -1;
+    else
+        out->split = kbtf->ntypes;
+    free((void *)o.b);
+    if (rc)
+        kmod_btf_free(out);
+    return rc;
+}
+
+void kmod_btf_free(kmod_btf *m)
+{
+    btf_free(&m->btf);
+    free(m->blob);
+    memset(m, 0, sizeof *m);
 }
 
 /* Is name the name of exactly one function of the module? */
@@ -298,18 +355,7 @@ int kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *m, char *err
     if (!o.b)
         return -1;
     int rc = -1;
-    o.eh = (const void *)o.b;
-    o.sh = (const void *)(o.b + o.eh->e_shoff);
-    o.shstr = (const char *)o.b + o.sh[o.eh->e_shstrndx].sh_offset;
-    o.shstr_len = o.sh[o.eh->e_shstrndx].sh_size;
-    for (unsigned i = 0; i < o.eh->e_shnum; i++)
-        if (o.sh[i].sh_type == SHT_SYMTAB && o.sh[i].sh_link < o.eh->e_shnum &&
-            o.sh[i].sh_entsize == sizeof(Elf64_Sym)) {
-            o.sym = (const void *)(o.b + o.sh[i].sh_offset);
-            o.nsym = o.sh[i].sh_size / sizeof(Elf64_Sym);
-            o.str = (const char *)o.b + o.sh[o.sh[i].sh_link].sh_offset;
-            o.str_len = o.sh[o.sh[i].sh_link].sh_size;
-        }
+    ko_open(&o);
     o.addr = calloc(o.eh->e_shnum ? o.eh->e_shnum : 1, sizeof *o.addr);
     if (!o.addr || !o.sym) {
         say(err, errlen, "%s: %s", path, o.addr ? "no symbol table" : "out of memory");

@@ -25,6 +25,7 @@
  *  - kmod_sdt_read(path, kbtf, out, err): 0 with out filled (out->n may be 0: no tracepoint of
  *    its own), or -1 with the reason. out owns everything; kmod_sdt_free() frees it.
  *  - kmod_sdt_site_fn(m, point, site): the site's function name and offset (NULL if refused).
+ *  - kmod_btf_read(path, kbtf, out, err): the module's types alone (fbt args[] in modules).
  */
 #ifndef HVT_KMOD_SDT_H
 #define HVT_KMOD_SDT_H
@@ -52,4 +53,14 @@ int  kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *out, char *
 void kmod_sdt_free(kmod_sdt *m);
 /* Site j of point p of m: its function's name and *off, or NULL when the site is refused. */
 const char *kmod_sdt_site_fn(const kmod_sdt *m, const sdt_point *p, uint32_t j, uint32_t *off);
+
+/* A module's own types: its split BTF over the kernel's as one (blob, btf); ids from split on
+ * are the module's. kmod_btf_read: 0, or -1 with the reason (no .BTF, malformed). */
+typedef struct {
+    uint8_t *blob;
+    btf_info btf;
+    uint32_t split;             /* the module's first type id (the kernel's ntypes) */
+} kmod_btf;
+int  kmod_btf_read(const char *path, const btf_info *kbtf, kmod_btf *out, char *err, size_t errlen);
+void kmod_btf_free(kmod_btf *m);
 #endif

@@ -5,6 +5,12 @@ syscall::getppid:entry /execname == "mod-work"/ { on = !on; wpid = pid; }
 /* brd is loaded after this program is armed, twice, and unloaded after each round; its
  * bios: the workload's writes, and the kernel's read of the partition table at each load */
 fbt:brd:brd_submit_bio:entry /on/ { @sub[((struct bio *)arg0)->bi_opf & 0xff] = count(); }
+/* and its returns (the hypervisor finds them in the function as loaded, at each load) */
+fbt:brd:brd_submit_bio:return /on/ { @subr = count(); }
+/* null_blk's own tracepoints (sdt in a module loaded after arming): each zoned write and zone
+ * reset by zone number (arg1), each zone report by the zones it reports (arg1) */
+sdt:nullb::nullb_zone_op /on/ { @zop[arg1] = count(); }
+sdt:nullb::nullb_report_zones /on/ { @rz[arg1] = count(); }
 /* its writes' bios (REQ_OP_WRITE = 1) by disk: queued on both; completed as bios on brd only
  * (blk-mq completes requests: block_rq_complete) */
 sdt:block::block_bio_queue /on && pid == wpid && (args[0]->bi_opf & 0xff) == 1/ {
@@ -34,6 +40,9 @@ io:::wait-start /on/ { @wsn[args[1]->dev_statname] = count(); @wsb[args[1]->dev_
 io:::wait-done /on/ { @wdn[args[1]->dev_statname] = count(); @wdb[args[1]->dev_statname] = sum(args[0]->b_bcount); }
 END {
     printa("mod sub%d %@d\n", @sub);
+    printa("mod subr %@d\n", @subr);
+    printa("mod zop %d %@d\n", @zop);
+    printa("mod rz %d %@d\n", @rz);
     printa("mod qn %s %@d\n", @qn);
     printa("mod qb %s %@d\n", @qb);
     printa("mod cn %s %@d\n", @cn);
