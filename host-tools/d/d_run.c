@@ -12,6 +12,7 @@
 #include "orc.h"
 #include "probe_list.h"
 #include "kmod.h"
+#include "kmod_sdt.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
@@ -25,6 +26,31 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The modules whose probes a program's descriptions match (a first, silent compile notes
+ * them): a program on one module's probes is compiled with that module's own types. */
+typedef struct {
+    d_kernel_resolver *kr;
+    char mod[64];
+    int mixed;                             /* probes of two modules or more */
+} mod_note;
+
+static int resolve_note(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
+{
+    mod_note *mn = ctx;
+    const probe_list *l = mn->kr->list;
+    for (size_t i = 0; i < l->n; i++) {
+        const probe_desc *d = &l->p[i];
+        if (!d->modprobe || !probe_desc_match(d, desc))
+            continue;
+        const char *m = d->modsdt ? d->modsdt->name : d->module;
+        if (!mn->mod[0])
+            snprintf(mn->mod, sizeof mn->mod, "%s", m);
+        else if (strcmp(mn->mod, m))
+            mn->mixed = 1;
+    }
+    return d_resolve_kernel(mn->kr, desc, sink, err, errlen);
+}
 
 #define ANSWER_MAX  (64u << 10)
 #define MAX_XOPTS   64
@@ -542,7 +568,34 @@ int d_run_main(int argc, char **argv)
         }
         opt.kslide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     }
-    if (d_compile(script ? script : "<-n>", src, srclen, &opt, &p) != 0)
+    /* fbt args[] of a module's functions and its tracepoints' are typed from the module's own
+     * BTF (split over the kernel's) when the program's module probes are all of one module */
+    static kmod_btf mb;                    /* (the program's types may point into it: kept) */
+    if (moddir && *moddir && opt.btf) {
+        mod_note mn = { .kr = &kres };
+        d_options o1 = opt;
+        dprog p1;
+        FILE *devnull = fopen("/dev/null", "w");
+        memset(&p1, 0, sizeof p1);
+        o1.resolve = resolve_note;
+        o1.resolve_ctx = &mn;
+        o1.err = devnull;
+        if (devnull) {
+            d_compile(script ? script : "<-n>", src, srclen, &o1, &p1);
+            dprog_free(&p1);
+            fclose(devnull);
+        }
+        char mpath[4096], merr[300];
+        if (mn.mod[0] && !mn.mixed && kmod_find(moddir, mn.mod, mpath, sizeof mpath) == 0 &&
+            kmod_btf_read(mpath, opt.btf, &mb, merr, sizeof merr) == 0) {
+            opt.btf = &mb.btf;
+            opt.btf_split = mb.split;
+            opt.btf_module = mn.mod[0] ? strdup(mn.mod) : NULL;
+        }
+    }
+    int crc = d_compile(script ? script : "<-n>", src, srclen, &opt, &p);
+    free((char *)opt.btf_module);
+    if (crc != 0)
         goto done;
     if (dump)
         dprog_dump(stdout, &p);

@@ -76,6 +76,9 @@ typedef struct {
     void *resolve_ctx;
     uint32_t begin_id, end_id, error_id; /* reserved probe ids (0: not available) */
     const btf_info *btf;         /* kernel types, or NULL */
+    uint32_t btf_split;          /* with btf_module: btf is the kernel's and that module's own
+                                    (split BTF, from this id on): its fbt args[] typed from them */
+    const char *btf_module;
     const struct hvt_dif_korc *korc; /* where the kernel keeps its ORC tables (orc_korc), or
                                     NULL: stack( ) keys are refused */
     const char *const *macro_args; /* $1, $2, ... as given on the command line */

@@ -109,6 +109,7 @@ int d_ty_lookup_tag(d_cc *cc, int kind, const char *name);
 /* BTF lookups through the lazily built name index: FUNC by name (its id, 0 if none), an
  * enumerator's value (0 found, -1 not). */
 uint32_t d_btf_func(d_cc *cc, const char *name);
+uint32_t d_btf_func_in(d_cc *cc, const char *name, uint32_t lo, uint32_t hi);   /* a FUNC with id in [lo, hi) */
 uint32_t d_btf_var(d_cc *cc, const char *name);   /* a VAR (a typed kernel variable), 0 if none */
 int d_btf_enumval(d_cc *cc, const char *name, int64_t *val, int *tid);
 /* A struct/union member: its type and byte offset; a bitfield is read as `unit` bytes at off,

@@ -265,6 +265,21 @@ static uint32_t index_find(d_cc *cc, const char *name, unsigned mask)
 }
 
 uint32_t d_btf_func(d_cc *cc, const char *name) { return index_find(cc, name, 1u << BK_FUNC); }
+
+uint32_t d_btf_func_in(d_cc *cc, const char *name, uint32_t lo, uint32_t hi)
+{
+    btf_index *x = index_get(cc);
+    if (!x || !x->nnames) return 0;
+    size_t a = 0, b = x->nnames;
+    while (a < b) {
+        size_t mid = (a + b) / 2;
+        if (strcmp(x->names[mid].name, name) < 0) a = mid + 1;
+        else b = mid;
+    }
+    for (size_t i = a; i < x->nnames && !strcmp(x->names[i].name, name); i++)
+        if (x->names[i].kind == BK_FUNC && x->names[i].id >= lo && x->names[i].id < hi) return x->names[i].id;
+    return 0;
+}
 uint32_t d_btf_var(d_cc *cc, const char *name) { return index_find(cc, name, 1u << BK_VAR); }
 
 int d_btf_enumval(d_cc *cc, const char *name, int64_t *val, int *tid)

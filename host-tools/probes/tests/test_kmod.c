@@ -106,6 +106,24 @@ int main(int argc, char **argv)
     CHECK(layout_first && keyed, "the specs: the layout and hooks once, first, then %zu module entries keyed by "
           "the module's name (%zu specs)", nbrd, ns);
     free(s);
+    char *rdesc[] = { "fbt:brd:brd_submit_bio:return" }, *zdesc[] = { "sdt:nullb::nullb_zone_op" };
+    s = probe_specs_for(&l, rdesc, 1, 0, 0, &ns);
+    CHECK(s && ns == 4 && s[3].kind == (HVT_PROBE_KIND_RETURN | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD) &&
+          s[3].lo == hvt_name_hash("brd", 64) && s[3].hi == hvt_name_hash("brd_submit_bio", 128),
+          "fbt:brd:brd_submit_bio:return: one module return spec after the layout (%zu specs)", ns);
+    free(s);
+    s = probe_specs_for(&l, zdesc, 1, 0, 0, &ns);
+    int zok = s && ns == 3 + 3 * 3;
+    for (size_t i = 3; zok && i < ns; i += 3)
+        zok = s[i].kind == (HVT_PROBE_KIND_ADDR | HVT_PROBE_F_SDT | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD) &&
+              s[i].lo == hvt_name_hash("null_blk", 64) && s[i + 1].kind == HVT_PROBE_KIND_ARGS &&
+              s[i + 2].kind == (HVT_PROBE_KIND_ARGS | HVT_PROBE_F_MODULE) && hvt_probe_spec_records(&s[i]) == 2;
+    CHECK(zok && s[3].hi == hvt_name_hash("null_zone_write", 128) && s[5].hi == 0x4a,
+          "sdt:nullb::nullb_zone_op: 3 sites, each keyed by null_blk and its function, two recipe records "
+          "(the offset in the second) (%zu specs)", ns);
+    CHECK(s && hvt_probe_spec_batch(s, ns, 5) == 3 && hvt_probe_spec_batch(s, ns, 7) == 6 &&
+          hvt_probe_spec_batch(s, ns, 100) == ns, "a batch never ends inside a site's records");
+    free(s);
 
     /* a module's own tracepoints: null_blk's nullb_zone_op and nullb_report_zones */
     kmod_sdt ms;
@@ -123,6 +141,26 @@ int main(int argc, char **argv)
             printf("    %s+%#x: %s%s\n", fn ? fn : "-", off, p->sites[j].refused ? p->sites[j].refused : "", str);
         }
     }
+    const sdt_point *zop = NULL, *rz = NULL;
+    for (size_t i = 0; i < ms.t.n; i++) {
+        if (!strcmp(ms.t.p[i].event, "nullb_zone_op")) zop = &ms.t.p[i];
+        if (!strcmp(ms.t.p[i].event, "nullb_report_zones")) rz = &ms.t.p[i];
+    }
+    uint32_t off0 = 0;
+    const char *fn0 = zop ? kmod_sdt_site_fn(&ms, zop, 0, &off0) : NULL;
+    CHECK(!strcmp(ms.name, "null_blk") && zop && rz && zop->group && !strcmp(zop->group, "nullb") &&
+          zop->nargs == 3 && rz->nargs == 2 && !zop->unsafe && !rz->unsafe && zop->nsites == 3 && rz->nsites == 1,
+          "null_blk: sdt:nullb::nullb_zone_op (3 args, 3 sites) and nullb_report_zones (2 args, 1 site), all decoded");
+    /* objdump -dr null_blk.ko: the jump table's first entry is .text+0x4a1a, in null_zone_write
+     * (.text+0x49d0) */
+    CHECK(fn0 && !strcmp(fn0, "null_zone_write") && off0 == 0x4a, "its first site: %s+%#x (want null_zone_write+0x4a)",
+          fn0 ? fn0 : "-", off0);
+    struct hvt_sdt_arg a0;
+    hvt_sdt_arg_get(zop->sites[0].recipe, 0, &a0);
+    CHECK(a0.op == HVT_SDT_REG && a0.reg == 12, "... its cmd argument: the site's r12");
+    kmod_sdt_free(&ms);
+    snprintf(path, sizeof path, "%s/kernel/drivers/block/brd.ko", argv[2]);
+    CHECK(kmod_sdt_read(path, &ki.btf, &ms, err, sizeof err) == 0 && ms.t.n == 0, "brd.ko: no tracepoint of its own");
     kmod_sdt_free(&ms);
 
     /* the io provider */
