@@ -1,6 +1,5 @@
 /* kmod.c - fbt probes in loadable modules (see kmod.h). */
 #include "kmod.h"
-#include "kmod_sdt.h"
 #include "decompress.h"
 #include <dirent.h>
 #include <elf.h>
@@ -301,52 +300,15 @@ int kmod_find(const char *dir, const char *name, char *path, size_t n)
     return found;
 }
 
-/* sdt:GROUP::EVENT for the module's own tracepoints (kmod_sdt.h), kept by the list: 0, or -1
- * on no memory (a module whose tracepoints cannot be read just has none). */
-static int add_module_sdt(probe_list *l, const char *path, const btf_info *kbtf)
-{
-    kmod_sdt *m = malloc(sizeof *m);
-    kmod_sdt **nm = realloc(l->modsdt, (l->nmodsdt + 1) * sizeof *nm);
-    char e[300];
-    if (nm)
-        l->modsdt = nm;
-    if (!m || !nm) {
-        free(m);
-        return -1;
-    }
-    if (kmod_sdt_read(path, kbtf, m, e, sizeof e) || !m->t.n) {
-        kmod_sdt_free(m);
-        free(m);
-        return 0;
-    }
-    probe_desc *nd = realloc(l->p, (l->n + m->t.n) * sizeof *nd);
-    if (!nd) {
-        kmod_sdt_free(m);
-        free(m);
-        return -1;
-    }
-    l->p = nd;
-    l->modsdt[l->nmodsdt++] = m;
-    l->modsdt_free = kmod_sdt_free;
-    for (size_t i = 0; i < m->t.n; i++) {
-        const sdt_point *p = &m->t.p[i];
-        l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "sdt", .module = p->group ? p->group : "",
-                                   .function = "", .name = p->event, .kind = PL_ADDR, .sdt = p,
-                                   .modprobe = 1, .modpre = l->modpre, .modsdt = m,
-                                   .unsafe = p->unsafe ? p->unsafe : p->nargs < 0 ? "no BTF prototype in the module" : NULL };
-        l->n++;
-    }
-    return 0;
-}
-
 int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                            char *err, size_t errlen)
 {
-    return probe_list_add_modules_btf(l, dir, pre, NULL, err, errlen);
+    return probe_list_add_modules_each(l, dir, pre, NULL, NULL, err, errlen);
 }
 
-int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
-                               const btf_info *kbtf, char *err, size_t errlen)
+int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                                int (*each)(probe_list *l, const char *path, void *ctx), void *ctx,
+                                char *err, size_t errlen)
 {
     if (!l->modpre && !(l->modpre = malloc(3 * sizeof *l->modpre))) {
         snprintf(err, errlen, "out of memory");
@@ -407,7 +369,7 @@ int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_
             if (!nf)
                 free(blk);
             mods++;
-            if (kbtf && add_module_sdt(l, paths[i], kbtf)) {
+            if (each && each(l, paths[i], ctx)) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;
             }
@@ -419,13 +381,4 @@ int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_
     }
     free(paths);
     return rc ? -1 : mods;
-}
-
-int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
-                         char *err, size_t errlen)
-{
-    struct hvt_probe_spec pre[3];
-    if (kmod_layout(btf, syms, pre, err, errlen))
-        return -1;
-    return probe_list_add_modules_btf(l, dir, pre, btf, err, errlen);
 }

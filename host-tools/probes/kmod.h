@@ -36,18 +36,14 @@ unsigned char *kmod_file_load(const char *path, size_t *len, char *err, size_t e
 int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen);
 int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                            char *err, size_t errlen);
-/* The same, and with the kernel's BTF (kbtf), the modules' own static tracepoints as
- * sdt:GROUP::EVENT (kmod_sdt.h: kind PL_ADDR, sdt and modsdt set, modprobe set), each module's
- * after its functions. */
-int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
-                               const btf_info *kbtf, char *err, size_t errlen);
+/* The same, calling each(l, path, ctx) after each module's functions are added (non-zero:
+ * stop with an out-of-memory error). */
+int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                                int (*each)(probe_list *l, const char *path, void *ctx), void *ctx,
+                                char *err, size_t errlen);
 /* The file under dir (as probe_list_add_modules walks it) of the module named name (its file
  * name with '-' as '_', without .ko and a compression suffix): 0 with its path, or -1. */
 int kmod_find(const char *dir, const char *name, char *path, size_t n);
-/* Both: the layout from the kernel's BTF and symbols, then the modules under dir (with their
- * tracepoints). */
-int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
-                         char *err, size_t errlen);
 /* The spec of a module probe: entry or return (d's kind), with hvt_name_hash keys for module
  * and function. */
 struct hvt_probe_spec kmod_spec(const probe_desc *d, uint32_t flags);

@@ -443,3 +443,57 @@ const char *kmod_sdt_site_fn(const kmod_sdt *m, const sdt_point *p, uint32_t j, 
     *off = m->site_off[k + j];
     return m->site_fn[k + j];
 }
+
+/* sdt:GROUP::EVENT for the module's own tracepoints (kmod_sdt.h), kept by the list: 0, or -1
+ * on no memory (a module whose tracepoints cannot be read just has none). */
+static int add_module_sdt(probe_list *l, const char *path, void *ctx)
+{
+    const btf_info *kbtf = ctx;
+    kmod_sdt *m = malloc(sizeof *m);
+    kmod_sdt **nm = realloc(l->modsdt, (l->nmodsdt + 1) * sizeof *nm);
+    char e[300];
+    if (nm)
+        l->modsdt = nm;
+    if (!m || !nm) {
+        free(m);
+        return -1;
+    }
+    if (kmod_sdt_read(path, kbtf, m, e, sizeof e) || !m->t.n) {
+        kmod_sdt_free(m);
+        free(m);
+        return 0;
+    }
+    probe_desc *nd = realloc(l->p, (l->n + m->t.n) * sizeof *nd);
+    if (!nd) {
+        kmod_sdt_free(m);
+        free(m);
+        return -1;
+    }
+    l->p = nd;
+    l->modsdt[l->nmodsdt++] = m;
+    l->modsdt_free = kmod_sdt_free;
+    for (size_t i = 0; i < m->t.n; i++) {
+        const sdt_point *p = &m->t.p[i];
+        l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "sdt", .module = p->group ? p->group : "",
+                                   .function = "", .name = p->event, .kind = PL_ADDR, .sdt = p,
+                                   .modprobe = 1, .modpre = l->modpre, .modsdt = m,
+                                   .unsafe = p->unsafe ? p->unsafe : p->nargs < 0 ? "no BTF prototype in the module" : NULL };
+        l->n++;
+    }
+    return 0;
+}
+
+int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                               const btf_info *kbtf, char *err, size_t errlen)
+{
+    return probe_list_add_modules_each(l, dir, pre, kbtf ? add_module_sdt : NULL, (void *)kbtf, err, errlen);
+}
+
+int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
+                         char *err, size_t errlen)
+{
+    struct hvt_probe_spec pre[3];
+    if (kmod_layout(btf, syms, pre, err, errlen))
+        return -1;
+    return probe_list_add_modules_btf(l, dir, pre, btf, err, errlen);
+}

@@ -35,6 +35,8 @@
 #include "kimg.h"
 #include "ksym.h"
 #include "sdt.h"
+#include "probe_list.h"
+#include "hvt_hypercall.h"
 
 #define KMOD_LINK_BASE 0xffffffffc0000000ull   /* where kmod_link lays a module out */
 
@@ -63,4 +65,13 @@ typedef struct {
 } kmod_btf;
 int  kmod_btf_read(const char *path, const btf_info *kbtf, kmod_btf *out, char *err, size_t errlen);
 void kmod_btf_free(kmod_btf *m);
+/* probe_list_add_modules (kmod.h), and with the kernel's BTF (kbtf) the modules' own static tracepoints as
+ * sdt:GROUP::EVENT (kmod_sdt.h: kind PL_ADDR, sdt and modsdt set, modprobe set), each module's
+ * after its functions. */
+int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                               const btf_info *kbtf, char *err, size_t errlen);
+/* Both: the layout from the kernel's BTF and symbols, then the modules under dir (with their
+ * tracepoints). */
+int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
+                         char *err, size_t errlen);
 #endif
