@@ -13,6 +13,7 @@
 #include "probe_list.h"
 #include "kmod.h"
 #include "kmod_sdt.h"
+#include "kbuiltin.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
@@ -26,6 +27,26 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The kernel resolver, and a description matching nothing that names a module built into
+ * the kernel refused with the reason (kbuiltin_hint) */
+typedef struct {
+    d_kernel_resolver *kr;
+    const char *moddir;
+} hint_resolver;
+
+static int resolve_hint(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
+{
+    hint_resolver *h = ctx;
+    int rc = d_resolve_kernel(h->kr, desc, sink, err, errlen);
+    const probe_list *l = h->kr->list;
+    if (rc || !h->moddir)
+        return rc;
+    for (size_t i = 0; i < l->n; i++)
+        if (probe_desc_match(&l->p[i], desc))
+            return 0;
+    return kbuiltin_hint(h->moddir, desc, err, errlen) ? -1 : 0;
+}
 
 /* The modules whose probes a program's descriptions match (a first, silent compile notes
  * them): a program on one module's probes is compiled with that module's own types. */
@@ -593,6 +614,9 @@ int d_run_main(int argc, char **argv)
             opt.btf_module = mn.mod[0] ? strdup(mn.mod) : NULL;
         }
     }
+    hint_resolver hr = { .kr = &kres, .moddir = moddir && *moddir ? moddir : NULL };
+    opt.resolve = resolve_hint;
+    opt.resolve_ctx = &hr;
     int crc = d_compile(script ? script : "<-n>", src, srclen, &opt, &p);
     free((char *)opt.btf_module);
     if (crc != 0)

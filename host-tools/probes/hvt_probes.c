@@ -19,6 +19,7 @@
 #include "probe_list.h"
 #include "kmod.h"
 #include "kmod_sdt.h"
+#include "kbuiltin.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "kinfo.h"
@@ -368,7 +369,11 @@ int hvt_probes_main(int argc, char **argv)
         size_t m = 0;
         for (size_t k = 0; k < l.n && !m; k++)
             m = list && verbose ? probe_desc_names(&l.p[k], descs[i]) : probe_desc_match(&l.p[k], descs[i]);
-        if (!m) {
+        char hint[400];
+        if (!m && moddir && *moddir && kbuiltin_hint(moddir, descs[i], hint, sizeof hint)) {
+            fprintf(stderr, "hvt: invalid probe specifier %s: %s\n", descs[i], hint);
+            rc = 1;
+        } else if (!m) {
             fprintf(stderr, "hvt: invalid probe specifier %s: probe description %s does not match any probes\n",
                     descs[i], descs[i]);
             rc = 1;

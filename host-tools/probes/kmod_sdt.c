@@ -1,6 +1,7 @@
 /* kmod_sdt.c - a module's own tracepoints (see kmod_sdt.h). */
 #include "kmod_sdt.h"
 #include "kmod.h"
+#include "kbuiltin.h"
 #include "util.h"
 #include <elf.h>
 #include <stdbool.h>
@@ -495,5 +496,11 @@ int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *s
     struct hvt_probe_spec pre[3];
     if (kmod_layout(btf, syms, pre, err, errlen))
         return -1;
-    return probe_list_add_modules_btf(l, dir, pre, btf, err, errlen);
+    int mods = probe_list_add_modules_btf(l, dir, pre, btf, err, errlen);
+    char e2[300];
+    if (mods >= 0 && probe_list_name_builtin(l, syms, dir, e2, sizeof e2) < 0) {
+        snprintf(err, errlen, "%s", e2);
+        return -1;
+    }
+    return mods;
 }

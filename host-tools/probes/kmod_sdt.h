@@ -70,8 +70,9 @@ void kmod_btf_free(kmod_btf *m);
  * after its functions. */
 int probe_list_add_modules_btf(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                                const btf_info *kbtf, char *err, size_t errlen);
-/* Both: the layout from the kernel's BTF and symbols, then the modules under dir (with their
- * tracepoints). */
+/* All: the layout from the kernel's BTF and symbols, then the modules under dir (with their
+ * tracepoints), then the kernel's built-in code named by its objects where dir records them
+ * (kbuiltin.h). */
 int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
                          char *err, size_t errlen);
 #endif

@@ -41,6 +41,9 @@ typedef struct {
     const struct kmod_sdt_s *modsdt;              /* with sdt: a module's own tracepoint
                                                      (kmod_sdt.h): its sites by function and
                                                      offset, its types in modsdt->btf */
+    const char *builtin;                          /* fbt:kernel:F built from these modules'
+                                                     objects (kbuiltin.h), space-separated: the
+                                                     module field matches them too */
 } probe_desc;
 
 typedef struct {
@@ -50,6 +53,7 @@ typedef struct {
     struct kmod_sdt_s **modsdt;                   /* the modules' own tracepoints (kmod_sdt.h) */
     size_t nmodsdt;
     void (*modsdt_free)(struct kmod_sdt_s *);     /* (kmod_sdt_free, set by who adds them) */
+    char *builtin_pool;                           /* the builtin names' strings (kbuiltin.h) */
 } probe_list;
 
 int  probe_list_build(const ksym_table *syms, probe_list *out);

@@ -2,7 +2,7 @@
 # kmod-d.sh HVT VMLINUZ MODULES_DIR - D programs on module probes compiled as a user compiles
 # them (hvt -e, nothing runs): a module function's args[] and a module's own tracepoint's
 # typed from the module's own BTF (split over the kernel's), its return probe, and a kernel
-# function still typed from the kernel's. Each check fails on a build without them (the old
+# function still typed from the kernel's; a built-in module's name refused with the reason. Each check fails on a build without them (the old
 # hvt: "operator -> must be applied to a pointer", "does not match any probes").
 # Closing line: "kmod-d: N passed, N failed".
 set -u
@@ -29,5 +29,7 @@ bad "sdt:nullb::nullb_zone_op has 3 arguments" 'sdt:nullb::nullb_zone_op { trace
 ok "fbt:kernel:vfs_read:entry: still the kernel's prototype" 'fbt:kernel:vfs_read:entry { trace(args[0]->f_pos); }'
 bad "probes of two modules in one program: their args[] are not typed" \
    'fbt:brd:brd_do_bvec:entry,fbt:loop:lo_release:entry { trace(args[0]->brd_number); }' 'must be applied to a pointer'
+bad "fbt:ext4:: where ext4 is built in and the kernel records no ranges: the reason, not just no match" \
+   'fbt:ext4::entry { }' 'ext4 is built into this kernel'
 echo "kmod-d: $pass passed, $fail failed"
 [ "$fail" = 0 ]

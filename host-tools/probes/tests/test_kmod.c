@@ -17,6 +17,8 @@
  * Usage: test_kmod VMLINUZ MODULES_DIR */
 #include "kmod.h"
 #include "kmod_sdt.h"
+#include "kbuiltin.h"
+#include <unistd.h>
 #include "io_prov.h"
 #include "probe_live.h"
 #include "sdt.h"
@@ -124,6 +126,54 @@ int main(int argc, char **argv)
     CHECK(s && hvt_probe_spec_batch(s, ns, 5) == 3 && hvt_probe_spec_batch(s, ns, 7) == 6 &&
           hvt_probe_spec_batch(s, ns, 100) == ns, "a batch never ends inside a site's records");
     free(s);
+
+    /* built-in code by its object: the pinned kernel has modules.builtin (ext4 in it) but no
+     * modules.builtin.ranges; a ranges file in the kernel's format (Linux 6.12's
+     * generate_builtin_ranges.awk) written here names ext4_file_open's extent ext4's, and
+     * vfs_read's two modules' (a shared range) */
+    char hint[400] = "";
+    CHECK(kbuiltin_hint(argv[2], "fbt:ext4::entry", hint, sizeof hint) == 1 && strstr(hint, "built into this kernel") &&
+          kbuiltin_hint(argv[2], "fbt:brd::entry", hint, sizeof hint) == 0 &&
+          kbuiltin_hint(argv[2], "fbt:ext*::entry", hint, sizeof hint) == 0,
+          "fbt:ext4:: on the pinned kernel: the reason it matches nothing (ext4 built in, no ranges); not for brd "
+          "(a module), nor for a glob");
+    CHECK(probe_list_name_builtin(&l, &ki.syms, argv[2], err, sizeof err) == 0 && strstr(err, "CONFIG_BUILTIN_MODULE_RANGES"),
+          "the pinned kernel's package has no ranges file: nothing named (%s)", err);
+    char tmpl[] = "/tmp/test_kmod.XXXXXX", rpath[600];
+    CHECK(mkdtemp(tmpl) != NULL, "a temporary directory");
+    snprintf(rpath, sizeof rpath, "%s/modules.builtin.ranges", tmpl);
+    int64_t t0 = ksym_find(&ki.syms, "_text"), eo = ksym_find(&ki.syms, "ext4_file_open"), vr = ksym_find(&ki.syms, "vfs_read");
+    uint64_t tb = ki.syms.syms[t0].addr;
+    FILE *rf = fopen(rpath, "w");
+    fprintf(rf, ".text 00000000-00000000 = _text\n.text %08llx-%08llx ext4\n.text %08llx-%08llx fake_a fake_b\n"
+                ".data 00000000-00000000 = _sdata\n.data 00001000-00002000 ext4\n",
+            (unsigned long long)(ki.syms.syms[eo].addr - tb), (unsigned long long)(ki.syms.syms[eo].addr - tb + 1),
+            (unsigned long long)(ki.syms.syms[vr].addr - tb), (unsigned long long)(ki.syms.syms[vr].addr - tb + 1));
+    fclose(rf);
+    int named = probe_list_name_builtin(&l, &ki.syms, tmpl, err, sizeof err);
+    size_t ext4 = 0, eok = 0, fakeb = 0, kern = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        ext4 += probe_desc_match(&l.p[i], "fbt:ext4::entry");
+        eok += probe_desc_match(&l.p[i], "fbt:ext4:ext4_file_open:entry");
+        fakeb += probe_desc_match(&l.p[i], "fbt:fake_b:vfs_read:");
+        kern += probe_desc_match(&l.p[i], "fbt:kernel:ext4_file_open:entry");
+    }
+    CHECK(named == 4 && ext4 == 1 && eok == 1 && fakeb == 2 && kern == 1,
+          "ranges: %d probes named; fbt:ext4::entry matches %zu (ext4_file_open), fbt:fake_b:vfs_read: %zu (entry, "
+          "return: a shared range), and fbt:kernel:ext4_file_open:entry still %zu (%s)", named, ext4, fakeb, kern, err);
+    CHECK(kbuiltin_hint(tmpl, "fbt:nope::entry", hint, sizeof hint) == 0, "with ranges, no hint");
+    rf = fopen(rpath, "w");
+    fprintf(rf, ".text 00000000-00000000 = _text\n.text 10-zz ext4\n");
+    fclose(rf);
+    CHECK(probe_list_name_builtin(&l, &ki.syms, tmpl, err, sizeof err) < 0 && strstr(err, ":2:"),
+          "a malformed line is refused with its number: %s", err);
+    rf = fopen(rpath, "w");
+    fprintf(rf, ".text 00000010-00000020 ext4\n");
+    fclose(rf);
+    CHECK(probe_list_name_builtin(&l, &ki.syms, tmpl, err, sizeof err) < 0 && strstr(err, "anchor"),
+          "a range before its section's anchor is refused: %s", err);
+    unlink(rpath);
+    rmdir(tmpl);
 
     /* a module's own tracepoints: null_blk's nullb_zone_op and nullb_report_zones */
     kmod_sdt ms;
