@@ -618,6 +618,8 @@ if [[ " $RUNS " == *" modio "* ]]; then
   read -r l1 l2 l3 l4 <<< "$loads"
   check "modio: brd loaded twice after arming, written and unloaded each time, loop once, null_blk once, the guest went on (workload ok; sites armed at the loads: ${loads:-none}: want brd's entry and its returns twice, null_blk's 4 tracepoint sites)" \
     bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test -n '$l1' && test '$l1' = '${l2:-x}' && test '$l1' -gt 1 && test '${l3:-x}' = 4 && test -z '$l4'"
+  check "modio: a translator of the program's own (wbio_t < struct bio *B >) read by xlate at brd_submit_bio: $(got tb) bytes written = the workload's ${nb:-?}" \
+    test "$(got tb)" = "${nb:-x}"
   check "modio: fbt:brd:brd_submit_bio:return fired $(got subr) times = its entries ($(( ${nw:-0} + 2 )): the return sites the hypervisor found at each load)" \
     test "$(got subr)" = "$(( ${nw:-0} + 2 ))"
   zops=$(awk '$1 == "mod" && $2 == "zop" { printf "%s:%s ", $3, $4 }' "$O")

@@ -1,10 +1,15 @@
 /* vm: tests/probe/test-probes-net.sh (run modio: the mod-work workload, tests/guest/mod-work.c; its checks are there) */
+/* a translator of the program's own (DTrace's syntax), read through xlate at brd's entry */
+translator wbio_t < struct bio *B > { op = B->bi_opf & 0xff; bytes = B->bi_iter.bi_size; };
 BEGIN { on = 0; wpid = 0; }
 syscall::getpid:entry { @polls = count(); }
 syscall::getppid:entry /execname == "mod-work"/ { on = !on; wpid = pid; }
 /* brd is loaded after this program is armed, twice, and unloaded after each round; its
  * bios: the workload's writes, and the kernel's read of the partition table at each load */
 fbt:brd:brd_submit_bio:entry /on/ { @sub[((struct bio *)arg0)->bi_opf & 0xff] = count(); }
+fbt:brd:brd_submit_bio:entry /on && xlate<wbio_t *>((struct bio *)arg0)->op == 1/ {
+    @tb = sum(xlate<wbio_t>((struct bio *)arg0).bytes);
+}
 /* and its returns (the hypervisor finds them in the function as loaded, at each load) */
 fbt:brd:brd_submit_bio:return /on/ { @subr = count(); }
 /* null_blk's own tracepoints (sdt in a module loaded after arming): each zoned write and zone
@@ -41,6 +46,7 @@ io:::wait-done /on/ { @wdn[args[1]->dev_statname] = count(); @wdb[args[1]->dev_s
 END {
     printa("mod sub%d %@d\n", @sub);
     printa("mod subr %@d\n", @subr);
+    printa("mod tb %@d\n", @tb);
     printa("mod zop %d %@d\n", @zop);
     printa("mod rz %d %@d\n", @rz);
     printa("mod qn %s %@d\n", @qn);
