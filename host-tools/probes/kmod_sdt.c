@@ -362,9 +362,9 @@ int kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *m, char *err
         say(err, errlen, "%s: %s", path, o.addr ? "no symbol table" : "out of memory");
         goto out;
     }
-    bool own_tp = false;                   /* does it define a tracepoint at all? */
+    bool own_tp = false;                   /* does it define or call a tracepoint at all? */
     for (size_t i = 1; i < o.nsym && !own_tp; i++)
-        own_tp = o.sym[i].st_shndx != SHN_UNDEF && is_tp(sym_name(&o, i));
+        own_tp = is_tp(sym_name(&o, i));
     if (!own_tp || sec_find(&o, "__jump_table") < 0) {
         rc = 0;                            /* nothing of its own to offer */
         goto out;
@@ -389,25 +389,44 @@ int kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *m, char *err
         say(err, errlen, "%s: %s", path, e2);
         goto out;
     }
-    /* the kernel's tracepoints a module calls are not this module's probes */
+    /* the kernel's tracepoints the module calls (undefined here): kept as foreign, their sites
+     * the module's (their group and the kernel's verdict are the kernel's own probe's); one
+     * the module never calls through a jump label is dropped */
     size_t keep = 0;
+    m->foreign = calloc(m->t.n ? m->t.n : 1, 1);
+    if (!m->foreign) {
+        say(err, errlen, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < m->t.n; i++) {
-        if (m->t.p[i].tp >= o.undef_base) {
-            free(m->t.p[i].event);
-            free(m->t.p[i].group);
-            free(m->t.p[i].unsafe);
-            for (uint32_t j = 0; j < m->t.p[i].nsites; j++)
-                free(m->t.p[i].sites[j].refused);
-            free(m->t.p[i].sites);
+        sdt_point *p = &m->t.p[i];
+        int foreign = p->tp >= o.undef_base;
+        if (foreign && !p->nsites) {
+            free(p->event);
+            free(p->group);
+            free(p->unsafe);
+            free(p->sites);
             continue;
         }
-        m->t.p[keep++] = m->t.p[i];
+        if (foreign) {
+            free(p->unsafe);               /* (sdt_build's "a bare tracepoint": its group is the kernel's) */
+            p->unsafe = NULL;
+        }
+        m->foreign[keep] = (uint8_t)foreign;
+        m->t.p[keep++] = *p;
     }
     m->t.n = keep;
     if (place_sites(&o, m)) {
         say(err, errlen, "out of memory");
         goto out;
     }
+    for (size_t i = 0; i < m->t.n; i++)
+        if (m->foreign[i] && m->t.p[i].unsafe) {
+            char b[600];
+            snprintf(b, sizeof b, "its sites in module %s: %s", m->name, m->t.p[i].unsafe);
+            free(m->t.p[i].unsafe);
+            m->t.p[i].unsafe = strdup(b);
+        }
     rc = 0;
 out:
     free(o.addr);
@@ -426,6 +445,7 @@ void kmod_sdt_free(kmod_sdt *m)
         free(m->site_fn[k]);
     free(m->site_fn);
     free(m->site_off);
+    free(m->foreign);
     sdt_free(&m->t);
     btf_free(&m->btf);
     free(m->btf_blob);
@@ -475,6 +495,27 @@ static int add_module_sdt(probe_list *l, const char *path, void *ctx)
     l->modsdt_free = kmod_sdt_free;
     for (size_t i = 0; i < m->t.n; i++) {
         const sdt_point *p = &m->t.p[i];
+        if (m->foreign[i]) {               /* the kernel's tracepoint: its probe gets these sites */
+            for (size_t k = 0; k < l->n; k++) {
+                probe_desc *d = &l->p[k];
+                if (!d->sdt || d->modsdt || strcmp(d->provider, "sdt") || strcmp(d->name, p->event))
+                    continue;
+                if (p->unsafe) {           /* a probe on some of its sites would miss firings */
+                    d->unsafe = p->unsafe;
+                    break;
+                }
+                /* a tracepoint only modules call: probeable through their sites */
+                if (d->unsafe && d->unsafe == d->sdt->unsafe && !d->sdt->nsites && d->sdt->group)
+                    d->unsafe = NULL;
+                struct probe_modsite *x = malloc(sizeof *x);
+                if (!x)
+                    return -1;
+                *x = (struct probe_modsite){ .m = m, .p = p, .modpre = l->modpre, .next = d->msites };
+                d->msites = x;
+                break;
+            }
+            continue;
+        }
         l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "sdt", .module = p->group ? p->group : "",
                                    .function = "", .name = p->event, .kind = PL_ADDR, .sdt = p,
                                    .modprobe = 1, .modpre = l->modpre, .modsdt = m,

@@ -19,7 +19,9 @@
  *  - its recipe uses an address inside the module (HVT_SDT_SITE: sections are laid out by the
  *    kernel, not as here).
  * Tracepoints of the kernel's own that a module's code calls (an undefined __tracepoint_X)
- * are not offered here (their probes are the kernel's sdt:GROUP::X, not yet armed in modules).
+ * are kept as foreign points: their sites are added to the kernel's sdt:GROUP::X
+ * (probe_desc.msites: armed in the module whenever it is loaded), and a site of them that does
+ * not decode makes that probe not probeable, with the module named (it would miss firings).
  *
  * Contract:
  *  - kmod_sdt_read(path, kbtf, out, err): 0 with out filled (out->n may be 0: no tracepoint of
@@ -49,6 +51,7 @@ typedef struct kmod_sdt_s {
     sdt_table t;                /* its own tracepoints (sdt.h), with link addresses */
     char **site_fn;             /* per site of t (in order), its function's name, or NULL */
     uint32_t *site_off;         /* and the site's offset in it */
+    uint8_t *foreign;           /* per point of t: the kernel's tracepoint (the module calls it) */
 } kmod_sdt;
 
 int  kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *out, char *err, size_t errlen);

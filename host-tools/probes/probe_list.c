@@ -162,8 +162,13 @@ int probe_list_add_stable(probe_list *l)
 
 void probe_list_free(probe_list *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free(l->p[i].own);
+        for (struct probe_modsite *x = l->p[i].msites, *nx; x; x = nx) {
+            nx = x->next;
+            free(x);
+        }
+    }
     free(l->p);
     free(l->modpre);
     for (size_t i = 0; i < l->nmodsdt; i++) {

@@ -263,6 +263,41 @@ int main(int argc, char **argv)
                       l.p[i].lo == ki.syms.syms[ksym_find(&ki.syms, "submit_bio_wait")].addr) ||
                      ((!strcmp(l.p[i].name, "start") || !strcmp(l.p[i].name, "done")) && !l.p[i].unsafe);
     CHECK(names == 4, "io:::start, done, wait-start and wait-done (submit_bio_wait's entry and returns) offered");
+    /* the kernel's own tracepoints in modules' code: block_split in dm-mod (dm_split_and_process_bio)
+     * is armed there too; fdb_delete, which only the bridge module calls, is a probe now */
+    {
+        probe_list l2;                     /* as hvt lists them: the kernel's sdt, then the modules */
+        CHECK(probe_list_build(&ki.syms, &l2) == 0 && probe_list_add_sdt(&l2, &t) == 0 &&
+              probe_list_add_kmods(&l2, &ki.btf, &ki.syms, argv[2], err, sizeof err) > 100, "the list: %s", err);
+        const probe_desc *bs = NULL, *fd = NULL;
+        size_t nms = 0, withms = 0;
+        for (size_t i = 0; i < l2.n; i++) {
+            if (!strcmp(l2.p[i].provider, "sdt") && !l2.p[i].modsdt && !strcmp(l2.p[i].name, "block_split")) bs = &l2.p[i];
+            if (!strcmp(l2.p[i].provider, "sdt") && !l2.p[i].modsdt && !strcmp(l2.p[i].name, "fdb_delete")) fd = &l2.p[i];
+            withms += l2.p[i].msites != NULL;
+            for (const struct probe_modsite *x = l2.p[i].msites; x; x = x->next)
+                nms += x->p->nsites;
+        }
+        printf("kernel tracepoints with sites in modules: %zu, %zu sites\n", withms, nms);
+        int dm = 0;
+        for (const struct probe_modsite *x = bs ? bs->msites : NULL; x; x = x->next)
+            dm |= !strcmp(x->m->name, "dm_mod");
+        CHECK(bs && !bs->unsafe && bs->sdt->nsites && dm, "sdt:block::block_split: the kernel's sites and dm_mod's");
+        char *bdesc[] = { "sdt:block::block_split" };
+        s = probe_specs_for(&l2, bdesc, 1, 0, 0, &ns);
+        size_t kern = 0, mod = 0;
+        for (size_t i = 0; s && i < ns; i += 1 + hvt_probe_spec_records(&s[i])) {
+            kern += (s[i].kind & HVT_PROBE_F_SDT) && !(s[i].kind & HVT_PROBE_F_MODULE);
+            mod += (s[i].kind & HVT_PROBE_F_SDT) && (s[i].kind & HVT_PROBE_F_MODULE) && s[i].lo == hvt_name_hash("dm_mod", 64);
+        }
+        CHECK(s && (s[0].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODINFO && kern == bs->sdt->nsites && mod >= 1,
+              "its specs: the module layout first, the kernel's %zu sites, dm_mod's %zu", kern, mod);
+        free(s);
+        CHECK(fd && !fd->unsafe && !fd->sdt->nsites && fd->msites && !strcmp(fd->msites->m->name, "bridge"),
+              "sdt:bridge::fdb_delete (no site in the kernel's own code): probeable through the bridge module's");
+        probe_list_free(&l2);
+    }
+
     probe_list_free(&l);
     io_free(&io);
     sdt_free(&t);
