@@ -152,7 +152,17 @@ unsigned char *kmod_file_load(const char *path, size_t *lenp, char *err, size_t 
     return b;
 }
 
+static int read_kept(const char *path, char name[64], char ***fns, size_t *nfns, unsigned char **keep,
+                     size_t *keep_len, char *err, size_t errlen);
+
 int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen)
+{
+    return read_kept(path, name, fns, nfns, NULL, NULL, err, errlen);
+}
+
+/* kmod_read, the file's bytes handed to *keep (the caller frees them) when keep is not NULL */
+static int read_kept(const char *path, char name[64], char ***fns, size_t *nfns, unsigned char **keep,
+                     size_t *keep_len, char *err, size_t errlen)
 {
     size_t len = 0;
     unsigned char *b = kmod_file_load(path, &len, err, errlen);
@@ -234,7 +244,12 @@ nomem:
     *nfns = 0;
     snprintf(err, errlen, "out of memory");
 out:
-    free(b);
+    if (keep && !rc) {
+        *keep = b;
+        *keep_len = len;
+    } else {
+        free(b);
+    }
     return rc;
 }
 
@@ -307,7 +322,8 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
 }
 
 int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
-                                int (*each)(probe_list *l, const char *path, void *ctx), void *ctx,
+                                int (*each)(probe_list *l, const char *path, const unsigned char *b,
+                                            size_t len, void *ctx), void *ctx,
                                 char *err, size_t errlen)
 {
     if (!l->modpre && !(l->modpre = malloc(3 * sizeof *l->modpre))) {
@@ -326,7 +342,9 @@ int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt
     for (size_t i = 0; i < np; i++) {
         char name[64], **fns, e2[300];
         size_t nf;
-        if (rc || kmod_read(paths[i], name, &fns, &nf, e2, sizeof e2)) {
+        unsigned char *file = NULL;
+        size_t flen = 0;
+        if (rc || read_kept(paths[i], name, &fns, &nf, each ? &file : NULL, &flen, e2, sizeof e2)) {
             free(paths[i]);
             continue;                      /* a file that is no module: not this kernel's */
         }
@@ -369,7 +387,7 @@ int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt
             if (!nf)
                 free(blk);
             mods++;
-            if (each && each(l, paths[i], ctx)) {
+            if (each && each(l, paths[i], file, flen, ctx)) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;
             }
@@ -377,6 +395,7 @@ int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt
         for (size_t k = 0; k < nf; k++)
             free(fns[k]);
         free(fns);
+        free(file);
         free(paths[i]);
     }
     free(paths);

@@ -36,10 +36,11 @@ unsigned char *kmod_file_load(const char *path, size_t *len, char *err, size_t e
 int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen);
 int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                            char *err, size_t errlen);
-/* The same, calling each(l, path, ctx) after each module's functions are added (non-zero:
- * stop with an out-of-memory error). */
+/* The same, calling each(l, path, bytes, len, ctx) after each module's functions are added,
+ * with the file's bytes as read (decompressed; non-zero: stop with an out-of-memory error). */
 int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
-                                int (*each)(probe_list *l, const char *path, void *ctx), void *ctx,
+                                int (*each)(probe_list *l, const char *path, const unsigned char *b,
+                                            size_t len, void *ctx), void *ctx,
                                 char *err, size_t errlen);
 /* The file under dir (as probe_list_add_modules walks it) of the module named name (its file
  * name with '-' as '_', without .ko and a compression suffix): 0 with its path, or -1. */

@@ -348,11 +348,23 @@ static int place_sites(const ko *o, kmod_sdt *m)
     return 0;
 }
 
+static int sdt_read(const char *path, const unsigned char *bytes, size_t blen, const btf_info *kbtf, kmod_sdt *m,
+                    char *err, size_t errlen);
+
 int kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *m, char *err, size_t errlen)
+{
+    return sdt_read(path, NULL, 0, kbtf, m, err, errlen);
+}
+
+/* bytes: the file as read already (checked by kmod_file_load), or NULL to read it */
+static int sdt_read(const char *path, const unsigned char *bytes, size_t blen, const btf_info *kbtf, kmod_sdt *m,
+                    char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     ko o = { 0 };
-    o.b = kmod_file_load(path, &o.len, err, errlen);
+    o.b = bytes ? bytes : kmod_file_load(path, &o.len, err, errlen);
+    if (bytes)
+        o.len = blen;
     if (!o.b)
         return -1;
     int rc = -1;
@@ -430,7 +442,8 @@ int kmod_sdt_read(const char *path, const btf_info *kbtf, kmod_sdt *m, char *err
     rc = 0;
 out:
     free(o.addr);
-    free((void *)o.b);
+    if (!bytes)
+        free((void *)o.b);
     if (rc)
         kmod_sdt_free(m);
     return rc;
@@ -467,7 +480,7 @@ const char *kmod_sdt_site_fn(const kmod_sdt *m, const sdt_point *p, uint32_t j, 
 
 /* sdt:GROUP::EVENT for the module's own tracepoints (kmod_sdt.h), kept by the list: 0, or -1
  * on no memory (a module whose tracepoints cannot be read just has none). */
-static int add_module_sdt(probe_list *l, const char *path, void *ctx)
+static int add_module_sdt(probe_list *l, const char *path, const unsigned char *b, size_t len, void *ctx)
 {
     const btf_info *kbtf = ctx;
     kmod_sdt *m = malloc(sizeof *m);
@@ -479,7 +492,7 @@ static int add_module_sdt(probe_list *l, const char *path, void *ctx)
         free(m);
         return -1;
     }
-    if (kmod_sdt_read(path, kbtf, m, e, sizeof e) || !m->t.n) {
+    if (sdt_read(path, b, len, kbtf, m, e, sizeof e) || !m->t.n) {
         kmod_sdt_free(m);
         free(m);
         return 0;
