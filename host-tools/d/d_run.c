@@ -13,6 +13,7 @@
 #include "probe_list.h"
 #include "kmod.h"
 #include "kmod_sdt.h"
+#include "kmod_btf.h"
 #include "kbuiltin.h"
 #include "io_prov.h"
 #include "probe_live.h"
@@ -50,10 +51,11 @@ static int resolve_hint(void *ctx, const char *desc, d_probe_sink *sink, char *e
 
 /* The modules whose probes a program's descriptions match (a first, silent compile notes
  * them): a program on one module's probes is compiled with that module's own types. */
+#define MOD_NOTE_MAX 16                    /* modules whose types a program gets */
 typedef struct {
     d_kernel_resolver *kr;
-    char mod[64];
-    int mixed;                             /* probes of two modules or more */
+    char mod[MOD_NOTE_MAX][64];
+    int n, more;                           /* more: past MOD_NOTE_MAX */
 } mod_note;
 
 static int resolve_note(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
@@ -65,10 +67,13 @@ static int resolve_note(void *ctx, const char *desc, d_probe_sink *sink, char *e
         if (!d->modprobe || !probe_desc_match(d, desc))
             continue;
         const char *m = d->modsdt ? d->modsdt->name : d->module;
-        if (!mn->mod[0])
-            snprintf(mn->mod, sizeof mn->mod, "%s", m);
-        else if (strcmp(mn->mod, m))
-            mn->mixed = 1;
+        int k = 0;
+        while (k < mn->n && strcmp(mn->mod[k], m))
+            k++;
+        if (k == mn->n && mn->n < MOD_NOTE_MAX)
+            snprintf(mn->mod[mn->n++], sizeof mn->mod[0], "%s", m);
+        else if (k == mn->n)
+            mn->more = 1;
     }
     return d_resolve_kernel(mn->kr, desc, sink, err, errlen);
 }
@@ -590,10 +595,12 @@ int d_run_main(int argc, char **argv)
         opt.kslide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     }
     /* fbt args[] of a module's functions and its tracepoints' are typed from the module's own
-     * BTF (split over the kernel's) when the program's module probes are all of one module */
-    static kmod_btf mb;                    /* (the program's types may point into it: kept) */
+     * BTF (split over the kernel's): the modules the program's descriptions match, joined */
+    static kmod_btfs mb;                   /* (the program's types may point into it: kept) */
+    static d_btf_module dm[MOD_NOTE_MAX];
     if (moddir && *moddir && opt.btf) {
-        mod_note mn = { .kr = &kres };
+        static mod_note mn;
+        mn = (mod_note){ .kr = &kres };
         d_options o1 = opt;
         dprog p1;
         FILE *devnull = fopen("/dev/null", "w");
@@ -606,19 +613,29 @@ int d_run_main(int argc, char **argv)
             dprog_free(&p1);
             fclose(devnull);
         }
-        char mpath[4096], merr[300];
-        if (mn.mod[0] && !mn.mixed && kmod_find(moddir, mn.mod, mpath, sizeof mpath) == 0 &&
-            kmod_btf_read(mpath, opt.btf, &mb, merr, sizeof merr) == 0) {
+        static char mpath[MOD_NOTE_MAX][4096];
+        const char *paths[MOD_NOTE_MAX], *names[MOD_NOTE_MAX];
+        int nm = 0;
+        char merr[300];
+        for (int k = 0; k < mn.n; k++)     /* (a module without a file here stays untyped) */
+            if (kmod_find(moddir, mn.mod[k], mpath[nm], sizeof mpath[nm]) == 0) {
+                paths[nm] = mpath[nm];
+                names[nm++] = mn.mod[k];
+            }
+        if (nm && kmod_btfs_read(paths, names, nm, opt.btf, &mb, merr, sizeof merr) == 0) {
+            for (int k = 0; k < mb.n; k++)
+                dm[k] = (d_btf_module){ mb.r[k].name, mb.r[k].lo, mb.r[k].hi };
             opt.btf = &mb.btf;
-            opt.btf_split = mb.split;
-            opt.btf_module = mn.mod[0] ? strdup(mn.mod) : NULL;
+            opt.btf_modules = dm;
+            opt.nbtf_modules = mb.n;
+        } else if (nm) {
+            fprintf(stderr, "hvt: the modules' types are not used: %s\n", merr);
         }
     }
     hint_resolver hr = { .kr = &kres, .moddir = moddir && *moddir ? moddir : NULL };
     opt.resolve = resolve_hint;
     opt.resolve_ctx = &hr;
     int crc = d_compile(script ? script : "<-n>", src, srclen, &opt, &p);
-    free((char *)opt.btf_module);
     if (crc != 0)
         goto done;
     if (dump)

@@ -17,7 +17,7 @@
  * same tracepoint each) and one BLKREPORTZONE of REPORT_ZONES zones (nullb_report_zones with that
  * count), rmmod null_blk.
  * It prints the writes and bytes it made to each ("mod-work: writes=N bytes=B ...
- * loop_writes=N loop_bytes=B ... null_writes=N null_resets=N null_report=N"), then "probe-net:
+ * loop_writes=N loop_bytes=B ... null_writes=N null_resets=N null_report=N null_bytes=B"), then "probe-net:
  * workload done" and waits for the disarm ("probe-net: disarmed"). */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -191,8 +191,8 @@ int main(void)
     /* the guest goes on after the unloads: a module's probes did not outlive its code */
     int alive = !system("echo 3 > /proc/sys/vm/drop_caches && cat /proc/modules | grep -c brd; true");
     printf("mod-work: writes=%d bytes=%ld rounds=%d loop_writes=%d loop_bytes=%ld syncs=%d pid=%d null_writes=%d "
-           "null_resets=%d null_report=%d\n", writes, bytes, ROUNDS, lwrites, lbytes, ROUNDS * SYNCS, (int)getpid(),
-           nwrites, ZRESETS, nreport);
+           "null_resets=%d null_report=%d null_bytes=%ld\n", writes, bytes, ROUNDS, lwrites, lbytes, ROUNDS * SYNCS,
+           (int)getpid(), nwrites, ZRESETS, nreport, nbytes);
     printf("probe-net: workload done calls=%d %s\n", writes, ok && alive ? "ok" : "FAIL");
     fflush(stdout);
     uint64_t last = fires();

@@ -608,8 +608,8 @@ if [[ " $RUNS " == *" modio "* ]]; then
   run modio "$(cat "$OUT/modio.d")" -q --modules "$MODDIR"
   O="$OUT/modio.out"; C="$OUT/modio.console"
   cat "$O"; grep -a 'mod-work:' "$C"
-  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) syncs=\([0-9]*\) .*null_writes=\([0-9]*\) null_resets=\([0-9]*\) null_report=\([0-9]*\).*/\1 \2 \3 \4 \5 \6 \7 \8/p' | head -1)
-  read -r nw nb lw lb ns zw zr zn <<< "$said"
+  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) syncs=\([0-9]*\) .*null_writes=\([0-9]*\) null_resets=\([0-9]*\) null_report=\([0-9]*\) null_bytes=\([0-9]*\).*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' | head -1)
+  read -r nw nb lw lb ns zw zr zn zb <<< "$said"
   got() { awk -v k="$1" '$1 == "mod" && $2 == k { print $3 }' "$O"; }
   dev() { awk -v k="$1" -v d="$2" '$1 == "mod" && $2 == k && $3 == d { print $4 }' "$O"; }
   # at each load of a wanted module the hypervisor logs the sites it armed: brd's entry and
@@ -618,8 +618,10 @@ if [[ " $RUNS " == *" modio "* ]]; then
   read -r l1 l2 l3 l4 <<< "$loads"
   check "modio: brd loaded twice after arming, written and unloaded each time, loop once, null_blk once, the guest went on (workload ok; sites armed at the loads: ${loads:-none}: want brd's entry and its returns twice, null_blk's 4 tracepoint sites)" \
     bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test -n '$l1' && test '$l1' = '${l2:-x}' && test '$l1' -gt 1 && test '${l3:-x}' = 4 && test -z '$l4'"
-  check "modio: a translator of the program's own (wbio_t < struct bio *B >) read by xlate at brd_submit_bio: $(got tb) bytes written = the workload's ${nb:-?}" \
+  check "modio: a translator of the program's own (wbio_t < struct bio *B >) read by xlate at brd_submit_bio, from its args[0] typed by brd's own BTF: $(got tb) bytes written = the workload's ${nb:-?}" \
     test "$(got tb)" = "${nb:-x}"
+  check "modio: sdt:nullb::nullb_zone_op's args[0]->rq->__data_len (struct nullb_cmd, null_blk's own type) summed: $(got zb) bytes = its zoned writes' ${zb:-?} (the resets move none)" \
+    test "$(got zb)" = "${zb:-x}"
   check "modio: fbt:brd:brd_submit_bio:return fired $(got subr) times = its entries ($(( ${nw:-0} + 2 )): the return sites the hypervisor found at each load)" \
     test "$(got subr)" = "$(( ${nw:-0} + 2 ))"
   zops=$(awk '$1 == "mod" && $2 == "zop" { printf "%s:%s ", $3, $4 }' "$O")

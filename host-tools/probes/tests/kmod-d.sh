@@ -27,8 +27,10 @@ ok "sdt:nullb::nullb_zone_op (null_blk's own tracepoint): args[0] is a struct nu
    'sdt:nullb::nullb_zone_op { trace(args[0]->rq->__data_len); trace(args[1]); }'
 bad "sdt:nullb::nullb_zone_op has 3 arguments" 'sdt:nullb::nullb_zone_op { trace(args[3]); }' 'out of range'
 ok "fbt:kernel:vfs_read:entry: still the kernel's prototype" 'fbt:kernel:vfs_read:entry { trace(args[0]->f_pos); }'
-bad "probes of two modules in one program: their args[] are not typed" \
-   'fbt:brd:brd_do_bvec:entry,fbt:loop:lo_release:entry { trace(args[0]->brd_number); }' 'must be applied to a pointer'
+ok "probes of three modules in one program: each clause's args[] from its module's types (joined)" \
+   'fbt:brd:brd_do_bvec:entry { trace(args[0]->brd_number); } fbt:loop:loop_queue_rq:entry { trace(args[1]->rq->__data_len); } sdt:nullb::nullb_zone_op { trace(args[0]->rq->__data_len); }'
+bad "one clause on two modules' functions whose args[0] differ: DTrace's error" \
+   'fbt:brd:brd_do_bvec:entry,fbt:loop:lo_release:entry { trace(args[0]->brd_number); }' 'args\[0\] has different types'
 bad "fbt:ext4:: where ext4 is built in and the kernel records no ranges: the reason, not just no match" \
    'fbt:ext4::entry { }' 'ext4 is built into this kernel'
 echo "kmod-d: $pass passed, $fail failed"

@@ -17,6 +17,7 @@
  * Usage: test_kmod VMLINUZ MODULES_DIR */
 #include "kmod.h"
 #include "kmod_sdt.h"
+#include "kmod_btf.h"
 #include "kbuiltin.h"
 #include <unistd.h>
 #include "io_prov.h"
@@ -126,6 +127,39 @@ int main(int argc, char **argv)
     CHECK(s && hvt_probe_spec_batch(s, ns, 5) == 3 && hvt_probe_spec_batch(s, ns, 7) == 6 &&
           hvt_probe_spec_batch(s, ns, 100) == ns, "a batch never ends inside a site's records");
     free(s);
+
+    /* three modules' types joined over the kernel's: each module's ids after the previous one's,
+     * its records' type ids and names moved with them */
+    {
+        char p1[4096], p2[4096], p3[4096];
+        snprintf(p1, sizeof p1, "%s/kernel/drivers/block/brd.ko", argv[2]);
+        snprintf(p2, sizeof p2, "%s/kernel/drivers/block/loop.ko", argv[2]);
+        snprintf(p3, sizeof p3, "%s/kernel/drivers/block/null_blk/null_blk.ko", argv[2]);
+        const char *ps[] = { p1, p2, p3 }, *nms[] = { "brd", "loop", "null_blk" };
+        kmod_btfs mb;
+        int ok = kmod_btfs_read(ps, nms, 3, &ki.btf, &mb, err, sizeof err) == 0;
+        CHECK(ok && mb.r[0].lo == ki.btf.ntypes && mb.r[1].lo == mb.r[0].hi && mb.r[2].lo == mb.r[1].hi &&
+              mb.r[2].hi == mb.btf.ntypes, "brd, loop, null_blk joined: ids %u..%u, %u..%u, %u..%u (%s)", ok ? mb.r[0].lo : 0,
+              ok ? mb.r[0].hi : 0, ok ? mb.r[1].lo : 0, ok ? mb.r[1].hi : 0, ok ? mb.r[2].lo : 0, ok ? mb.r[2].hi : 0, err);
+        /* each module's struct, found in its own range, its members named and typed as its own file has them */
+        uint32_t bd = ok ? btf_find_struct(&mb.btf, "brd_device") : 0, nc = ok ? btf_find_struct(&mb.btf, "nullb_cmd") : 0;
+        uint32_t ld = ok ? btf_find_struct(&mb.btf, "loop_device") : 0;
+        btf_member bm, nm2, lm;
+        char t1[128] = "", t2[128] = "", t3[128] = "";
+        if (bd && !btf_member_find(&mb.btf, bd, "brd_number", &bm)) btf_type_str(&mb.btf, bm.type_id, t1, sizeof t1);
+        if (nc && !btf_member_find(&mb.btf, nc, "nq", &nm2)) btf_type_str(&mb.btf, nm2.type_id, t2, sizeof t2);
+        if (ld && !btf_member_find(&mb.btf, ld, "lo_backing_file", &lm)) btf_type_str(&mb.btf, lm.type_id, t3, sizeof t3);
+        CHECK(bd >= mb.r[0].lo && bd < mb.r[0].hi && ld >= mb.r[1].lo && ld < mb.r[1].hi && nc >= mb.r[2].lo &&
+              nc < mb.r[2].hi && !strcmp(t1, "int") && !strcmp(t2, "struct nullb_queue*") && !strcmp(t3, "struct file*"),
+              "struct brd_device (brd's) .brd_number %s, struct loop_device (loop's) .lo_backing_file %s, struct nullb_cmd "
+              "(null_blk's) .nq %s", t1, t3, t2);
+        uint32_t nq = ok ? btf_find_struct(&mb.btf, "nullb_queue") : 0;
+        CHECK(nq >= mb.r[2].lo && nq < mb.r[2].hi, "... the type null_blk's member names is null_blk's own (moved with it)");
+        if (ok)
+            kmod_btfs_free(&mb);
+        const char *bad[] = { argv[1] };
+        CHECK(kmod_btfs_read(bad, nms, 1, &ki.btf, &mb, err, sizeof err) < 0, "a file that is no module: %s", err);
+    }
 
     /* built-in code by its object: the pinned kernel has modules.builtin (ext4 in it) but no
      * modules.builtin.ranges; a ranges file in the kernel's format (Linux 6.12's

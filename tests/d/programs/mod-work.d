@@ -7,14 +7,14 @@ syscall::getppid:entry /execname == "mod-work"/ { on = !on; wpid = pid; }
 /* brd is loaded after this program is armed, twice, and unloaded after each round; its
  * bios: the workload's writes, and the kernel's read of the partition table at each load */
 fbt:brd:brd_submit_bio:entry /on/ { @sub[((struct bio *)arg0)->bi_opf & 0xff] = count(); }
-fbt:brd:brd_submit_bio:entry /on && xlate<wbio_t *>((struct bio *)arg0)->op == 1/ {
-    @tb = sum(xlate<wbio_t>((struct bio *)arg0).bytes);
-}
+/* (args[0] typed from brd's own BTF: a struct bio *) */
+fbt:brd:brd_submit_bio:entry /on && xlate<wbio_t *>(args[0])->op == 1/ { @tb = sum(xlate<wbio_t>(args[0]).bytes); }
 /* and its returns (the hypervisor finds them in the function as loaded, at each load) */
 fbt:brd:brd_submit_bio:return /on/ { @subr = count(); }
 /* null_blk's own tracepoints (sdt in a module loaded after arming): each zoned write and zone
- * reset by zone number (arg1), each zone report by the zones it reports (arg1) */
-sdt:nullb::nullb_zone_op /on/ { @zop[arg1] = count(); }
+ * reset by zone number (arg1), and their bytes (args[0] a struct nullb_cmd *, from null_blk's
+ * BTF: a reset moves none), each zone report by the zones it reports (arg1) */
+sdt:nullb::nullb_zone_op /on/ { @zop[arg1] = count(); @zb = sum(args[0]->rq->__data_len); }
 sdt:nullb::nullb_report_zones /on/ { @rz[arg1] = count(); }
 /* its writes' bios (REQ_OP_WRITE = 1) by disk: queued on both; completed as bios on brd only
  * (blk-mq completes requests: block_rq_complete) */
@@ -47,6 +47,7 @@ END {
     printa("mod sub%d %@d\n", @sub);
     printa("mod subr %@d\n", @subr);
     printa("mod tb %@d\n", @tb);
+    printa("mod zb %@d\n", @zb);
     printa("mod zop %d %@d\n", @zop);
     printa("mod rz %d %@d\n", @rz);
     printa("mod qn %s %@d\n", @qn);
