@@ -309,6 +309,9 @@ int main(int argc, char **argv)
             if (!strcmp(l2.p[i].provider, "sdt") && !l2.p[i].modsdt && !strcmp(l2.p[i].name, "block_split")) bs = &l2.p[i];
             if (!strcmp(l2.p[i].provider, "sdt") && !l2.p[i].modsdt && !strcmp(l2.p[i].name, "fdb_delete")) fd = &l2.p[i];
             withms += l2.p[i].msites != NULL;
+            if (l2.p[i].msites)
+                printf("  sdt:%s::%s: sites in module %s%s\n", l2.p[i].module, l2.p[i].name, l2.p[i].msites->m->name,
+                       l2.p[i].msites->next ? " and others" : "");
             for (const struct probe_modsite *x = l2.p[i].msites; x; x = x->next)
                 nms += x->p->nsites;
         }
