@@ -1232,6 +1232,13 @@ static void test_translators(d_options o)
               "translator ids_t < struct task_struct *T > { uid = T->cred->uid.val; };\n"
               "syscall::read:entry /xlate<ids_t *>(curthread)->uid == 0/ { @[xlate<ids_t>(curthread).uid] = count(); }",
               "syscall::read:entry /curthread->cred->uid.val == 0/ { @[curthread->cred->uid.val] = count(); }", o, 0);
+    /* DTrace's way of naming a translated current thread: an inline; translators of translators */
+    same_code(__LINE__,
+              "translator foo_t < struct task_struct *T > { a = T->pid; };\n"
+              "inline foo_t *curfoo = xlate<foo_t *>(curthread);\n"
+              "translator bar_t < struct task_struct *T > { f = xlate<foo_t *>(T)->a + 1; };\n"
+              "BEGIN { trace(curfoo->a); trace(xlate<bar_t *>(curthread)->f); }",
+              "BEGIN { trace(curthread->pid); trace(curthread->pid + 1); }", o, 0);
     /* hvtrace's own psinfo_t and lwpsinfo_t through xlate too */
     same_code(__LINE__, "BEGIN { trace(xlate<psinfo_t *>(curthread)->pr_ppid); }", "BEGIN { trace(curpsinfo->pr_ppid); }", o, 0);
     /* errors, at the use or in the declaration, with line and column */
