@@ -10,7 +10,9 @@
  *   3. SYNCS fsync()s (brd has no write cache: each a flush bio ended at once, waited for in
  *      submit_bio_wait), closed, rmmod brd (the probes in it go with it: the guest must stay healthy);
  * then once, for the block layer's request (blk-mq) path: insmod /lib/loop.ko, /dev/loop0 on
- * a 1 MiB file in the initramfs's tmpfs, the same writes with O_DIRECT, detached, rmmod loop.
+ * a 1 MiB file in the initramfs's tmpfs, scheduled by kyber (insmod /lib/kyber-iosched.ko: its
+ * code inserts each request, the kernel's block_rq_insert tracepoint in a module), the same
+ * writes with O_DIRECT, the scheduler set back to none, rmmod kyber_iosched, detached, rmmod loop.
  * Then once, for a module's own tracepoints: insmod /lib/configfs.ko and /lib/null_blk.ko as a
  * zoned device (4 MiB zones), /dev/nullb0 written with O_DIRECT from sector 0 (null_zone_write:
  * sdt:nullb::nullb_zone_op each), ZRESETS resets of zone 0 (BLKRESETZONE: zone management, the
@@ -105,12 +107,16 @@ static int loop_trip(long *bytes)
     }
     if (access("/dev/loop0", F_OK))
         mknod("/dev/loop0", S_IFBLK | 0600, makedev(7, 0));
-    if (system("losetup /dev/loop0 /tmp/loop.img")) {
-        printf("mod-work: losetup failed\n");
+    /* the kyber I/O scheduler (a module): its insert path fires the kernel's block_rq_insert
+     * from the module's own code (loop has no scheduler by default) */
+    if (system("losetup /dev/loop0 /tmp/loop.img && insmod /lib/kyber-iosched.ko && "
+               "echo kyber > /sys/block/loop0/queue/scheduler")) {
+        printf("mod-work: losetup or kyber failed\n");
         return -1;
     }
     int n = writes_to("/dev/loop0", bytes, 0);
-    if (system("losetup -d /dev/loop0 && rmmod loop && rm /tmp/loop.img")) {
+    if (system("echo none > /sys/block/loop0/queue/scheduler && rmmod kyber_iosched && "
+               "losetup -d /dev/loop0 && rmmod loop && rm /tmp/loop.img")) {
         printf("mod-work: loop tear-down failed\n");
         return -1;
     }

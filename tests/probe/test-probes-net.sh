@@ -613,11 +613,14 @@ if [[ " $RUNS " == *" modio "* ]]; then
   got() { awk -v k="$1" '$1 == "mod" && $2 == k { print $3 }' "$O"; }
   dev() { awk -v k="$1" -v d="$2" '$1 == "mod" && $2 == k && $3 == d { print $4 }' "$O"; }
   # at each load of a wanted module the hypervisor logs the sites it armed: brd's entry and
-  # returns (twice), null_blk's tracepoint sites (3 nullb_zone_op, 1 nullb_report_zones)
+  # returns (twice), kyber's block_rq_insert site, null_blk's tracepoint sites (3
+  # nullb_zone_op, 1 nullb_report_zones)
   loads=$(grep -ao 'module at .* loaded: [0-9]* probe site' "$OUT/modio.e9" | awk '{ print $(NF-2) }' | tr '\n' ' ')
-  read -r l1 l2 l3 l4 <<< "$loads"
-  check "modio: brd loaded twice after arming, written and unloaded each time, loop once, null_blk once, the guest went on (workload ok; sites armed at the loads: ${loads:-none}: want brd's entry and its returns twice, null_blk's 4 tracepoint sites)" \
-    bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test -n '$l1' && test '$l1' = '${l2:-x}' && test '$l1' -gt 1 && test '${l3:-x}' = 4 && test -z '$l4'"
+  read -r l1 l2 l3 l4 l5 <<< "$loads"
+  check "modio: brd loaded twice after arming, written and unloaded each time, loop and kyber once, null_blk once, the guest went on (workload ok; sites armed at the loads: ${loads:-none}: want brd's entry and its returns twice, kyber's block_rq_insert site, null_blk's 4 tracepoint sites)" \
+    bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test -n '$l1' && test '$l1' = '${l2:-x}' && test '$l1' -gt 1 && test '${l3:-x}' = 1 && test '${l4:-x}' = 4 && test -z '$l5'"
+  check "modio: sdt:block::block_rq_insert (the kernel's tracepoint) at its site in kyber's code (a module loaded after arming): loop0 $(dev rin loop0) requests $(dev rib loop0) bytes = its ${lw:-?} writes ${lb:-?} bytes" \
+    test "$(dev rin loop0) $(dev rib loop0)" = "${lw:-x} ${lb:-x}"
   check "modio: a translator of the program's own (wbio_t < struct bio *B >) read by xlate at brd_submit_bio, from its args[0] typed by brd's own BTF: $(got tb) bytes written = the workload's ${nb:-?}" \
     test "$(got tb)" = "${nb:-x}"
   check "modio: sdt:nullb::nullb_zone_op's args[0]->rq->__data_len (struct nullb_cmd, null_blk's own type) summed: $(got zb) bytes = its zoned writes' ${zb:-?} (the resets move none)" \

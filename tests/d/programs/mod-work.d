@@ -24,6 +24,11 @@ sdt:block::block_bio_queue /on && pid == wpid && (args[0]->bi_opf & 0xff) == 1/ 
 sdt:block::block_bio_complete /on && pid == wpid && (args[1]->bi_opf & 0xff) == 1/ {
     @cn[args[1]->bi_bdev->bd_disk->disk_name] = count(); @cb[args[1]->bi_bdev->bd_disk->disk_name] = sum(args[1]->bi_iter.bi_size);
 }
+/* the kernel's tracepoint block_rq_insert, at its sites in the kernel and in modules: loop0's
+ * requests are inserted by the kyber scheduler's module code (loaded after arming) */
+sdt:block::block_rq_insert /on && (args[0]->cmd_flags & 0xff) == 1/ {
+    @rin[args[0]->q->disk->disk_name] = count(); @rib[args[0]->q->disk->disk_name] = sum(args[0]->__data_len);
+}
 /* the loop device's requests (blk-mq): issued and completed, bytes by disk */
 sdt:block::block_rq_issue /on && (args[0]->cmd_flags & 0xff) == 1/ {
     @rqn[args[0]->q->disk->disk_name] = count(); @rqb[args[0]->q->disk->disk_name] = sum(args[0]->__data_len);
@@ -54,6 +59,8 @@ END {
     printa("mod qb %s %@d\n", @qb);
     printa("mod cn %s %@d\n", @cn);
     printa("mod cb %s %@d\n", @cb);
+    printa("mod rin %s %@d\n", @rin);
+    printa("mod rib %s %@d\n", @rib);
     printa("mod rqn %s %@d\n", @rqn);
     printa("mod rqb %s %@d\n", @rqb);
     printa("mod rcn %s %@d\n", @rcn);
