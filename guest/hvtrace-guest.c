@@ -321,10 +321,12 @@ static int cmd_probe_arm(const char *path)
         if (n == 0)
             break;
         uint64_t k = (uint64_t)n / sizeof spec[0], done = 0, got;
-        /* a static tracepoint's spec travels with its recipe, the spec after it: a block that
-         * ends with one leaves it to the next */
-        if (k > 1 && (spec[k - 1].kind & HVT_PROBE_F_SDT) && lseek(fd, -(off_t)sizeof spec[0], SEEK_CUR) >= 0)
-            k--;
+        /* a static tracepoint's spec travels with its recipe, the spec(s) after it: a block
+         * that ends inside one leaves it to the next */
+        uint64_t fit = (uint64_t)n / sizeof spec[0] == sizeof spec / sizeof spec[0]
+                       ? hvt_probe_spec_batch(spec, k, k) : k;   /* (the file's end: all of it) */
+        if (fit < k && lseek(fd, -(off_t)((k - fit) * sizeof spec[0]), SEEK_CUR) >= 0)
+            k = fit;
         char more;
         int last = pread(fd, &more, 1, lseek(fd, 0, SEEK_CUR)) != 1;
         /* EBUSY: the hypervisor bounds the code one call decodes; the rest goes again */

@@ -24,7 +24,7 @@ HOST_LIB_SRC := util.c \
                 analyze/disasm.c analyze/nest.c analyze/view.c \
                 analyze/export_json.c analyze/export_ctf.c analyze/export_speedscope.c \
                 collector/client.c collector/follow.c \
-                probes/probe_list.c probes/kmod.c probes/io_prov.c probes/hvt_probes.c probes/probe_live.c probes/sdt.c probes/stable.c \
+                probes/probe_list.c probes/kmod.c probes/kmod_sdt.c probes/kmod_btf.c probes/kbuiltin.c probes/io_prov.c probes/hvt_probes.c probes/probe_live.c probes/sdt.c probes/stable.c \
                 $(patsubst $(HOST_DIR)/%,%,$(wildcard $(HOST_DIR)/d/*.c $(HOST_DIR)/d/compile/*.c $(HOST_DIR)/d/consume/*.c)) \
                 ../trace/x86/x86_len.c ../trace/step/rec_enc.c stacks/orc.c stacks/flame.c
 HOST_HDRS    := $(wildcard $(HOST_DIR)/*.h $(HOST_SUBDIRS:%=$(HOST_DIR)/%/*.h)) include/hvt_trace_format.h include/hvt_stream.h include/hvt_dif.h \

@@ -169,14 +169,39 @@ struct hvt_probe_spec {
                                              a recipe (below); hi is recipe word 2, and the next
                                              spec of the same request must be its
                                              HVT_PROBE_KIND_ARGS record */
-#define HVT_PROBE_F_MODULE    (1u << 16)  /* kind 1 (entry) in a loadable module: lo =
-                                             hvt_name_hash() of the module's name, hi = of the
-                                             function's; armed in the module as loaded now and
-                                             whenever it is loaded again, disarmed when it is
-                                             unloaded (needs HVT_PROBE_KIND_MODINFO first) */
+#define HVT_PROBE_F_MODULE    (1u << 16)  /* kind 1 (entry) or 2 (return: the function's
+                                             extent is its symbol's size) in a loadable module:
+                                             lo = hvt_name_hash() of the module's name, hi = of
+                                             the function's; armed in the module as loaded now
+                                             and whenever it is loaded again, disarmed when it
+                                             is unloaded (needs HVT_PROBE_KIND_MODINFO first).
+                                             Kind 3 with HVT_PROBE_F_SDT: a tracepoint's site in
+                                             that function, followed by two ARGS records: recipe
+                                             words 0 and 1, then (kind ARGS | F_MODULE) word 2
+                                             in lo and the site's byte offset in the function
+                                             in hi */
 #define HVT_PROBE_PERIOD_MIN  10000u      /* profile/tick: fewer TSC ticks between samples are refused */
 #define HVT_PROBE_SPECS_MAX 1024
 #define HVT_PROBE_NOWAIT    (1ull << 63)
+/* How many HVT_PROBE_KIND_ARGS records follow spec s in its request: 1 after a tracepoint's
+ * site, 2 after one in a module, else 0. A request (or a batch of one) never splits them. */
+static inline unsigned hvt_probe_spec_records(const struct hvt_probe_spec *s)
+{
+    return !(s->kind & HVT_PROBE_F_SDT) ? 0 : (s->kind & HVT_PROBE_F_MODULE) ? 2 : 1;
+}
+/* The largest n <= max such that the first n specs of s[0..total) do not end inside a
+ * tracepoint's records (at least 1 when max >= 1: a lone head is refused where it is armed). */
+static inline uint64_t hvt_probe_spec_batch(const struct hvt_probe_spec *s, uint64_t total, uint64_t max)
+{
+    uint64_t n = max < total ? max : total;
+    for (uint64_t i = 0; i < n;) {
+        uint64_t step = 1 + hvt_probe_spec_records(&s[i]);
+        if (i + step > n)
+            return i ? i : n;
+        i += step;
+    }
+    return n;
+}
 
 /*
  * A static tracepoint's argument recipe. At the tracepoint's site the arguments are not in the

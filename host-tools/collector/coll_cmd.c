@@ -156,10 +156,8 @@ static void arm_free(struct coll *c)
 static void arm_send_next(struct coll *c, int cl)
 {
     struct coll_probe_arm *a = &c->arm;
-    a->batch = a->n - a->sent < HVT_CTL_PROBE_SPECS ? a->n - a->sent : HVT_CTL_PROBE_SPECS;
-    /* a static tracepoint's spec travels with its recipe, the spec after it */
-    if (a->batch > 1 && a->sent + a->batch < a->n && (a->specs[a->sent + a->batch - 1].kind & HVT_PROBE_F_SDT))
-        a->batch--;
+    /* a static tracepoint's spec travels with its recipe, the spec(s) after it */
+    a->batch = (uint32_t)hvt_probe_spec_batch(a->specs + a->sent, a->n - a->sent, HVT_CTL_PROBE_SPECS);
     ask_hypervisor(c, cl, HVT_CTL_PROBE_ARM, a->specs + a->sent,
                    a->batch * (uint32_t)sizeof(struct hvt_probe_spec));
     if (!c->sock.cl[cl].wait_cmd || c->sock.cl[cl].fd < 0)

@@ -13,6 +13,9 @@
 #include "orc.h"
 #include "probe_list.h"
 #include "kmod.h"
+#include "kmod_sdt.h"
+#include "kmod_btf.h"
+#include "kbuiltin.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "hvt_bootinfo.h"
@@ -26,6 +29,55 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The kernel resolver, and a description matching nothing that names a module built into
+ * the kernel refused with the reason (kbuiltin_hint) */
+typedef struct {
+    d_kernel_resolver *kr;
+    const char *moddir;
+} hint_resolver;
+
+static int resolve_hint(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
+{
+    hint_resolver *h = ctx;
+    int rc = d_resolve_kernel(h->kr, desc, sink, err, errlen);
+    const probe_list *l = h->kr->list;
+    if (rc || !h->moddir)
+        return rc;
+    for (size_t i = 0; i < l->n; i++)
+        if (probe_desc_match(&l->p[i], desc))
+            return 0;
+    return kbuiltin_hint(h->moddir, desc, err, errlen) ? -1 : 0;
+}
+
+/* The modules whose probes a program's descriptions match (a first, silent compile notes
+ * them): a program on one module's probes is compiled with that module's own types. */
+#define MOD_NOTE_MAX 16                    /* modules whose types a program gets */
+typedef struct {
+    d_kernel_resolver *kr;
+    char mod[MOD_NOTE_MAX][64];
+    int n, more;                           /* more: past MOD_NOTE_MAX */
+} mod_note;
+
+static int resolve_note(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
+{
+    mod_note *mn = ctx;
+    const probe_list *l = mn->kr->list;
+    for (size_t i = 0; i < l->n; i++) {
+        const probe_desc *d = &l->p[i];
+        if (!d->modprobe || !probe_desc_match(d, desc))
+            continue;
+        const char *m = d->modsdt ? d->modsdt->name : d->module;
+        int k = 0;
+        while (k < mn->n && strcmp(mn->mod[k], m))
+            k++;
+        if (k == mn->n && mn->n < MOD_NOTE_MAX)
+            snprintf(mn->mod[mn->n++], sizeof mn->mod[0], "%s", m);
+        else if (k == mn->n)
+            mn->more = 1;
+    }
+    return d_resolve_kernel(mn->kr, desc, sink, err, errlen);
+}
 
 #define ANSWER_MAX  (64u << 10)
 #define MAX_XOPTS   64
@@ -640,7 +692,49 @@ int d_run_main(int argc, char **argv)
         }
         opt.kslide = (int64_t)hvt_coll_uval(ans, "probe_slide");
     }
-    if (d_compile(script ? script : "<-n>", src, srclen, &opt, &p) != 0)
+    /* fbt args[] of a module's functions and its tracepoints' are typed from the module's own
+     * BTF (split over the kernel's): the modules the program's descriptions match, joined */
+    static kmod_btfs mb;                   /* (the program's types may point into it: kept) */
+    static d_btf_module dm[MOD_NOTE_MAX];
+    if (moddir && *moddir && opt.btf) {
+        static mod_note mn;
+        mn = (mod_note){ .kr = &kres };
+        d_options o1 = opt;
+        dprog p1;
+        FILE *devnull = fopen("/dev/null", "w");
+        memset(&p1, 0, sizeof p1);
+        o1.resolve = resolve_note;
+        o1.resolve_ctx = &mn;
+        o1.err = devnull;
+        if (devnull) {
+            d_compile(script ? script : "<-n>", src, srclen, &o1, &p1);
+            dprog_free(&p1);
+            fclose(devnull);
+        }
+        static char mpath[MOD_NOTE_MAX][4096];
+        const char *paths[MOD_NOTE_MAX], *names[MOD_NOTE_MAX];
+        int nm = 0;
+        char merr[300];
+        for (int k = 0; k < mn.n; k++)     /* (a module without a file here stays untyped) */
+            if (kmod_find(moddir, mn.mod[k], mpath[nm], sizeof mpath[nm]) == 0) {
+                paths[nm] = mpath[nm];
+                names[nm++] = mn.mod[k];
+            }
+        if (nm && kmod_btfs_read(paths, names, nm, opt.btf, &mb, merr, sizeof merr) == 0) {
+            for (int k = 0; k < mb.n; k++)
+                dm[k] = (d_btf_module){ mb.r[k].name, mb.r[k].lo, mb.r[k].hi };
+            opt.btf = &mb.btf;
+            opt.btf_modules = dm;
+            opt.nbtf_modules = mb.n;
+        } else if (nm) {
+            fprintf(stderr, "hvt: the modules' types are not used: %s\n", merr);
+        }
+    }
+    hint_resolver hr = { .kr = &kres, .moddir = moddir && *moddir ? moddir : NULL };
+    opt.resolve = resolve_hint;
+    opt.resolve_ctx = &hr;
+    int crc = d_compile(script ? script : "<-n>", src, srclen, &opt, &p);
+    if (crc != 0)
         goto done;
     if (dump)
         dprog_dump(stdout, &p);

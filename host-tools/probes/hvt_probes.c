@@ -18,6 +18,8 @@
 #include "hvt_probes.h"
 #include "probe_list.h"
 #include "kmod.h"
+#include "kmod_sdt.h"
+#include "kbuiltin.h"
 #include "io_prov.h"
 #include "probe_live.h"
 #include "kinfo.h"
@@ -87,8 +89,9 @@ static func_ent *funcs_by_name(const btf_info *b, size_t *n)
 }
 
 /* dtrace -lv's "Argument Types": fbt entry args[] by the function's prototype, return
- * args[0] the offset and args[1] the return type (the kernel's own BTF). */
-static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f, size_t nf)
+ * args[0] the offset and args[1] the return type (the kernel's own BTF; a module's function's
+ * from the module's own, split over the kernel's, read from its file under moddir). */
+static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f, size_t nf, const char *moddir)
 {
     printf("\n\tArgument Types\n");
     if (d->kind & PL_STABLE) {            /* the stable probe's, the same in each of its rows */
@@ -106,6 +109,8 @@ static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f,
         char ty[256];
         uint32_t t;
         const char *pn;
+        if (d->modsdt)                     /* a module's: its proto is in its own BTF */
+            b = &d->modsdt->btf;
         for (unsigned i = 1; d->sdt->proto && btf_param(b, d->sdt->proto, i, &t, &pn) == 0; i++) {
             btf_type_str(b, t, ty, sizeof ty);
             printf("\t\targs[%u]: %s\n", i - 1, ty);
@@ -114,11 +119,30 @@ static void list_args(const probe_desc *d, const btf_info *b, const func_ent *f,
         return;
     }
     func_ent key = { d->function, 0 }, *e = NULL;
-    if (f && !strcmp(d->provider, "fbt"))
-        e = bsearch(&key, f, nf, sizeof *f, func_cmp);
+    uint32_t fid = 0;
+    if (d->modprobe) {                     /* a module's function: its own BTF (split) */
+        static kmod_btf mb;
+        static char mname[64];
+        static int have;
+        if (strcmp(mname, d->module)) {
+            char path[4096], err[300];
+            kmod_btf_free(&mb);
+            snprintf(mname, sizeof mname, "%s", d->module);
+            have = moddir && kmod_find(moddir, d->module, path, sizeof path) == 0 &&
+                   kmod_btf_read(path, b, &mb, err, sizeof err) == 0;
+        }
+        for (uint32_t id = have ? mb.split : 0; have && id < mb.btf.ntypes && !fid; id++) {
+            btf_type t;
+            if (btf_type_get(&mb.btf, id, &t) == 0 && t.kind == 12 /* FUNC */ && !strcmp(t.name, d->function))
+                fid = id;
+        }
+        b = &mb.btf;
+    } else if (f && !strcmp(d->provider, "fbt") && (e = bsearch(&key, f, nf, sizeof *f, func_cmp))) {
+        fid = e->id;
+    }
     btf_type fn, proto;
     char ty[256];
-    if (!e || btf_type_get(b, e->id, &fn) || btf_type_get(b, fn.type, &proto)) {
+    if (!fid || btf_type_get(b, fid, &fn) || btf_type_get(b, fn.type, &proto)) {
         printf("\t\tNone\n\n");
         return;
     }
@@ -345,7 +369,11 @@ int hvt_probes_main(int argc, char **argv)
         size_t m = 0;
         for (size_t k = 0; k < l.n && !m; k++)
             m = list && verbose ? probe_desc_names(&l.p[k], descs[i]) : probe_desc_match(&l.p[k], descs[i]);
-        if (!m) {
+        char hint[400];
+        if (!m && moddir && *moddir && kbuiltin_hint(moddir, descs[i], hint, sizeof hint)) {
+            fprintf(stderr, "hvt: invalid probe specifier %s: %s\n", descs[i], hint);
+            rc = 1;
+        } else if (!m) {
             fprintf(stderr, "hvt: invalid probe specifier %s: probe description %s does not match any probes\n",
                     descs[i], descs[i]);
             rc = 1;
@@ -369,7 +397,7 @@ int hvt_probes_main(int argc, char **argv)
                    : (!l.p[i].unsafe || verbose)) {
                 list_line(&l.p[i]);
                 if (verbose && nd)
-                    list_args(&l.p[i], &ki.btf, f, nf);
+                    list_args(&l.p[i], &ki.btf, f, nf, moddir);
             }
         free(f);
     } else if (!rc && specs) {

@@ -82,7 +82,7 @@ int kmod_layout(const btf_info *btf, const ksym_table *syms, struct hvt_probe_sp
 
 struct hvt_probe_spec kmod_spec(const probe_desc *d, uint32_t flags)
 {
-    return (struct hvt_probe_spec){ .id = d->id, .kind = HVT_PROBE_KIND_ENTRY | HVT_PROBE_F_MODULE | flags,
+    return (struct hvt_probe_spec){ .id = d->id, .kind = d->kind | HVT_PROBE_F_MODULE | flags,
                                     .lo = hvt_name_hash(d->module, 64), .hi = hvt_name_hash(d->function, 128) };
 }
 
@@ -109,15 +109,13 @@ static unsigned char *slurp(const char *path, size_t *len)
 
 #define KMOD_MAX (256u << 20)               /* a module file, decompressed, at most */
 
-int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen)
+unsigned char *kmod_file_load(const char *path, size_t *lenp, char *err, size_t errlen)
 {
     size_t len = 0;
     unsigned char *b = slurp(path, &len);
-    *fns = NULL;
-    *nfns = 0;
     if (!b) {
         snprintf(err, errlen, "%s: cannot read", path);
-        return -1;
+        return NULL;
     }
     /* Debian 6.12's modules are .ko.xz (kmod's .ko.gz and .ko.zst the same way) */
     if (len >= 4 && memcmp(b, ELFMAG, SELFMAG) && decompress_format(b, len)) {
@@ -130,25 +128,51 @@ int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *
         if (rc) {
             free(out.data);
             snprintf(err, errlen, "%s: cannot decompress", path);
-            return -1;
+            return NULL;
         }
         b = out.data;
         len = out.len;
     }
     const Elf64_Ehdr *eh = (const void *)b;
-    int rc = -1;
     if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > len ||
         (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len - eh->e_shoff || eh->e_shstrndx >= eh->e_shnum) {
         snprintf(err, errlen, "%s: not a 64-bit ELF module", path);
-        goto out;
+        free(b);
+        return NULL;
     }
     const Elf64_Shdr *sh = (const void *)(b + eh->e_shoff);
     for (unsigned i = 0; i < eh->e_shnum; i++)
         if (sh[i].sh_type != SHT_NOBITS && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset)) {
             snprintf(err, errlen, "%s: section %u lies past the file", path, i);
-            goto out;
+            free(b);
+            return NULL;
         }
+    *lenp = len;
+    return b;
+}
+
+static int read_kept(const char *path, char name[64], char ***fns, size_t *nfns, unsigned char **keep,
+                     size_t *keep_len, char *err, size_t errlen);
+
+int kmod_read(const char *path, char name[64], char ***fns, size_t *nfns, char *err, size_t errlen)
+{
+    return read_kept(path, name, fns, nfns, NULL, NULL, err, errlen);
+}
+
+/* kmod_read, the file's bytes handed to *keep (the caller frees them) when keep is not NULL */
+static int read_kept(const char *path, char name[64], char ***fns, size_t *nfns, unsigned char **keep,
+                     size_t *keep_len, char *err, size_t errlen)
+{
+    size_t len = 0;
+    unsigned char *b = kmod_file_load(path, &len, err, errlen);
+    *fns = NULL;
+    *nfns = 0;
+    if (!b)
+        return -1;
+    int rc = -1;
+    const Elf64_Ehdr *eh = (const void *)b;
+    const Elf64_Shdr *sh = (const void *)(b + eh->e_shoff);
     const Elf64_Shdr *shs = &sh[eh->e_shstrndx];
     const char *shstr = (const char *)b + shs->sh_offset;
     /* the name: .modinfo's name=, else the file's */
@@ -220,7 +244,12 @@ nomem:
     *nfns = 0;
     snprintf(err, errlen, "out of memory");
 out:
-    free(b);
+    if (keep && !rc) {
+        *keep = b;
+        *keep_len = len;
+    } else {
+        free(b);
+    }
     return rc;
 }
 
@@ -260,8 +289,42 @@ static int ko_paths(const char *dir, char ***paths, size_t *n, size_t *cap, int 
     return 0;
 }
 
+int kmod_find(const char *dir, const char *name, char *path, size_t n)
+{
+    char **paths = NULL;
+    size_t np = 0, cap = 0;
+    int found = -1;
+    if (ko_paths(dir, &paths, &np, &cap, 0))
+        return -1;
+    qsort(paths, np, sizeof *paths, cmp_str);
+    for (size_t i = 0; i < np; i++) {
+        const char *b = strrchr(paths[i], '/');
+        char base[256];
+        snprintf(base, sizeof base, "%s", b ? b + 1 : paths[i]);
+        char *dot = strstr(base, ".ko");
+        if (dot)
+            *dot = 0;
+        for (char *c = base; *c; c++)
+            if (*c == '-')
+                *c = '_';
+        if (found < 0 && !strcmp(base, name) && (size_t)snprintf(path, n, "%s", paths[i]) < n)
+            found = 0;
+        free(paths[i]);
+    }
+    free(paths);
+    return found;
+}
+
 int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
                            char *err, size_t errlen)
+{
+    return probe_list_add_modules_each(l, dir, pre, NULL, NULL, err, errlen);
+}
+
+int probe_list_add_modules_each(probe_list *l, const char *dir, const struct hvt_probe_spec pre[3],
+                                int (*each)(probe_list *l, const char *path, const unsigned char *b,
+                                            size_t len, void *ctx), void *ctx,
+                                char *err, size_t errlen)
 {
     if (!l->modpre && !(l->modpre = malloc(3 * sizeof *l->modpre))) {
         snprintf(err, errlen, "out of memory");
@@ -279,7 +342,9 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
     for (size_t i = 0; i < np; i++) {
         char name[64], **fns, e2[300];
         size_t nf;
-        if (rc || kmod_read(paths[i], name, &fns, &nf, e2, sizeof e2)) {
+        unsigned char *file = NULL;
+        size_t flen = 0;
+        if (rc || read_kept(paths[i], name, &fns, &nf, each ? &file : NULL, &flen, e2, sizeof e2)) {
             free(paths[i]);
             continue;                      /* a file that is no module: not this kernel's */
         }
@@ -288,7 +353,7 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
         for (size_t k = 0; k < nf; k++)
             total += strlen(fns[k]) + 1;
         char *blk = malloc(total);
-        probe_desc *nd = blk ? realloc(l->p, (l->n + nf) * sizeof *nd) : NULL;
+        probe_desc *nd = blk ? realloc(l->p, (l->n + 2 * nf) * sizeof *nd) : NULL;
         if (!nd) {
             free(blk);
             snprintf(err, errlen, "out of memory");
@@ -300,34 +365,39 @@ int probe_list_add_modules(probe_list *l, const char *dir, const struct hvt_prob
             for (size_t k = 0; k < nf; k++) {
                 size_t fl = strlen(fns[k]) + 1;
                 memcpy(at, fns[k], fl);
+                const char *pad = !strncmp(at, "__pfx_", 6) || !strncmp(at, "__cfi_", 6)
+                                  ? "padding before a function, not code" : NULL;
                 l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "fbt", .module = blk,
                                            .function = at, .name = "entry", .kind = PL_ENTRY,
                                            .own = k == 0 ? blk : NULL, .modprobe = 1,
                                            .modpre = l->modpre,
                                            .unsafe = strstr(at, ".cold") ? "the cold part of a function: no entry of its own"
-                                                   : !strncmp(at, "__pfx_", 6) || !strncmp(at, "__cfi_", 6)
-                                                   ? "padding before a function, not code" : NULL };
+                                                   : pad };
+                l->n++;
+                /* its return sites: found by the hypervisor in the function's extent as loaded */
+                l->p[l->n] = (probe_desc){ .id = (uint32_t)l->n + 1, .provider = "fbt", .module = blk,
+                                           .function = at, .name = "return", .kind = PL_RETURN,
+                                           .modprobe = 1, .modpre = l->modpre,
+                                           .unsafe = strstr(at, ".cold") ? "the cold part of a function: its returns "
+                                                                           "are its function's"
+                                                   : pad };
                 l->n++;
                 at += fl;
             }
             if (!nf)
                 free(blk);
             mods++;
+            if (each && each(l, paths[i], file, flen, ctx)) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            }
         }
         for (size_t k = 0; k < nf; k++)
             free(fns[k]);
         free(fns);
+        free(file);
         free(paths[i]);
     }
     free(paths);
     return rc ? -1 : mods;
-}
-
-int probe_list_add_kmods(probe_list *l, const btf_info *btf, const ksym_table *syms, const char *dir,
-                         char *err, size_t errlen)
-{
-    struct hvt_probe_spec pre[3];
-    if (kmod_layout(btf, syms, pre, err, errlen))
-        return -1;
-    return probe_list_add_modules(l, dir, pre, err, errlen);
 }

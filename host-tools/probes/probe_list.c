@@ -60,6 +60,10 @@ int probe_list_build(const ksym_table *t, probe_list *out)
     out->p = NULL;
     out->n = 0;
     out->modpre = NULL;
+    out->modsdt = NULL;
+    out->nmodsdt = 0;
+    out->modsdt_free = NULL;
+    out->builtin_pool = NULL;
     uint64_t init_lo = sym_addr(t, "_sinittext"), init_hi = sym_addr(t, "_einittext");
     uint64_t text_lo = sym_addr(t, "_stext"), text_hi = sym_addr(t, "_etext");
     /* fbt: every text function, in address order; aliases (names sharing an address, e.g.
@@ -158,12 +162,26 @@ int probe_list_add_stable(probe_list *l)
 
 void probe_list_free(probe_list *l)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         free(l->p[i].own);
+        for (struct probe_modsite *x = l->p[i].msites, *nx; x; x = nx) {
+            nx = x->next;
+            free(x);
+        }
+    }
     free(l->p);
     free(l->modpre);
+    for (size_t i = 0; i < l->nmodsdt; i++) {
+        l->modsdt_free(l->modsdt[i]);
+        free(l->modsdt[i]);
+    }
+    free(l->modsdt);
+    free(l->builtin_pool);
+    l->builtin_pool = NULL;
     l->p = NULL;
     l->modpre = NULL;
+    l->modsdt = NULL;
+    l->nmodsdt = 0;
     l->n = 0;
 }
 
@@ -222,12 +240,32 @@ int probe_desc_match(const probe_desc *d, const char *desc)
     return !d->unsafe && probe_desc_names(d, desc);
 }
 
+/* A module field against a built-in function's objects (any one of them). */
+static int builtin_match(const char *pat, const char *names)
+{
+    if (!names || !pat[0])
+        return 0;
+    for (const char *p = names; *p;) {
+        size_t n = strcspn(p, " ");
+        char w[128];
+        if (n < sizeof w) {
+            memcpy(w, p, n);
+            w[n] = 0;
+            if (util_glob(pat, w))
+                return 1;
+        }
+        p += n;
+        p += *p == ' ';
+    }
+    return 0;
+}
+
 int probe_desc_names(const probe_desc *d, const char *desc)
 {
     char f[4][256];
     if (split(desc, f))
         return 0;
-    return field_match(f[0], d->provider) && field_match(f[1], d->module) &&
+    return field_match(f[0], d->provider) && (field_match(f[1], d->module) || builtin_match(f[1], d->builtin)) &&
            field_match(f[2], d->function) && field_match(f[3], d->name);
 }
 

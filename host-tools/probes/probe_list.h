@@ -22,6 +22,15 @@ enum { PL_ENTRY = 1, PL_RETURN = 2, PL_ADDR = 3, PL_PROFILE = 4, PL_TICK = 5 }; 
 #define PL_STABLE 0x80                            /* a stable provider's probe (stable.h): no spec of
                                                      its own, the D compiler uses its rows' probes */
 
+/* Sites of one of the kernel's tracepoints in one module's code (kmod_sdt.h): armed with the
+ * kernel's sites whenever the module is loaded. */
+struct probe_modsite {
+    const struct kmod_sdt_s *m;
+    const struct sdt_point_s *p;                  /* the module's view of the tracepoint */
+    const struct hvt_probe_spec *modpre;          /* kmod_layout's specs */
+    struct probe_modsite *next;
+};
+
 typedef struct {
     uint32_t id;
     const char *provider, *module, *function, *name;
@@ -38,12 +47,24 @@ typedef struct {
     uint8_t modprobe;                             /* fbt:MODULE:F:entry in a loadable module
                                                      (kmod.h): found by name in the guest */
     const struct hvt_probe_spec *modpre;          /* ... after these 3 specs (kmod_layout) */
+    const struct kmod_sdt_s *modsdt;              /* with sdt: a module's own tracepoint
+                                                     (kmod_sdt.h): its sites by function and
+                                                     offset, its types in modsdt->btf */
+    struct probe_modsite *msites;                 /* sdt: the kernel's tracepoint's sites in
+                                                     modules (owned by the list) */
+    const char *builtin;                          /* fbt:kernel:F built from these modules'
+                                                     objects (kbuiltin.h), space-separated: the
+                                                     module field matches them too */
 } probe_desc;
 
 typedef struct {
     probe_desc *p;
     size_t n;
     struct hvt_probe_spec *modpre;                /* kmod_layout's specs, when modules are listed */
+    struct kmod_sdt_s **modsdt;                   /* the modules' own tracepoints (kmod_sdt.h) */
+    size_t nmodsdt;
+    void (*modsdt_free)(struct kmod_sdt_s *);     /* (kmod_sdt_free, set by who adds them) */
+    char *builtin_pool;                           /* the builtin names' strings (kbuiltin.h) */
 } probe_list;
 
 int  probe_list_build(const ksym_table *syms, probe_list *out);

@@ -1,6 +1,7 @@
 /* probe_live.c - see probe_live.h. */
 #include "probe_live.h"
 #include "kmod.h"
+#include "kmod_sdt.h"
 #include <inttypes.h>
 #include "client.h"
 #include "hvt_stream.h"
@@ -57,10 +58,43 @@ struct hvt_probe_spec probe_spec_of(const probe_desc *d, uint64_t tsc_khz, int s
                                     .lo = d->lo, .hi = d->kind == PL_RETURN ? d->hi : d->lo + 1 };
 }
 
+/* The module layout and hooks (kmod_layout's 3 specs) at the front of s, once. */
+static void modpre_first(const struct hvt_probe_spec *pre, struct hvt_probe_spec *s, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((s[i].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODINFO)
+            return;
+    memmove(s + 3, s, *n * sizeof *s);
+    memcpy(s, pre, 3 * sizeof *s);
+    *n += 3;
+}
+
+/* A tracepoint's sites in module m: each by its function and offset, with its recipe. */
+static void module_sites(uint32_t id, const kmod_sdt *m, const sdt_point *p, uint32_t flags,
+                         struct hvt_probe_spec *s, size_t *n)
+{
+    for (uint32_t i = 0; i < p->nsites; i++) {
+        uint32_t off;
+        const char *fn = kmod_sdt_site_fn(m, p, i, &off);
+        const uint64_t *r = p->sites[i].recipe;
+        if (!fn)
+            continue;                      /* (a refused site makes the probe unsafe: not here) */
+        s[(*n)++] = (struct hvt_probe_spec){ .id = id,
+                                             .kind = HVT_PROBE_KIND_ADDR | HVT_PROBE_F_SDT | HVT_PROBE_F_MODULE | flags,
+                                             .lo = hvt_name_hash(m->name, 64), .hi = hvt_name_hash(fn, 128) };
+        s[(*n)++] = (struct hvt_probe_spec){ .id = id, .kind = HVT_PROBE_KIND_ARGS, .lo = r[0], .hi = r[1] };
+        s[(*n)++] = (struct hvt_probe_spec){ .id = id, .kind = HVT_PROBE_KIND_ARGS | HVT_PROBE_F_MODULE,
+                                             .lo = r[2], .hi = off };
+    }
+}
+
 int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action,
                     struct hvt_probe_spec **s, size_t *n, size_t *cap)
 {
-    size_t need = d->sdt ? 2 * (size_t)d->sdt->nsites : d->modprobe ? 4 : 1;
+    size_t need = d->modsdt ? 3 + 3 * (size_t)d->sdt->nsites : d->sdt ? 2 * (size_t)d->sdt->nsites
+                : d->modprobe ? 4 : 1;
+    for (const struct probe_modsite *x = d->msites; x; x = x->next)
+        need += 3 + 3 * (size_t)x->p->nsites;
     if (*n + need > *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
         while (nc < *n + need)
@@ -71,18 +105,19 @@ int probe_specs_add(const probe_desc *d, uint64_t tsc_khz, int stack, int action
         *s = ns;
         *cap = nc;
     }
+    uint32_t mflags = action ? HVT_PROBE_F_ACTION : HVT_PROBE_F_RECORD | (stack ? HVT_PROBE_F_STACK : 0);
     if (d->modprobe) {                     /* the module layout and hooks once, first */
-        bool have = false;
-        for (size_t i = 0; i < *n && !have; i++)
-            have = ((*s)[i].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODINFO;
-        if (!have) {
-            memmove(*s + 3, *s, *n * sizeof **s);
-            memcpy(*s, d->modpre, 3 * sizeof **s);
-            *n += 3;
+        modpre_first(d->modpre, *s, n);
+        if (!d->modsdt) {
+            (*s)[(*n)++] = kmod_spec(d, mflags);
+            return 0;
         }
-        (*s)[(*n)++] = kmod_spec(d, action ? HVT_PROBE_F_ACTION
-                                           : HVT_PROBE_F_RECORD | (stack ? HVT_PROBE_F_STACK : 0));
+        module_sites(d->id, d->modsdt, d->sdt, mflags, *s, n);
         return 0;
+    }
+    for (const struct probe_modsite *x = d->msites; x; x = x->next) {
+        modpre_first(x->modpre, *s, n);    /* the kernel's tracepoint's sites in modules */
+        module_sites(d->id, x->m, x->p, mflags, *s, n);
     }
     struct hvt_probe_spec one = probe_spec_of(d, tsc_khz, stack);
     if (action)

@@ -36,7 +36,7 @@ typedef struct {
     char *refused;              /* why it does not decode (owned), or NULL */
 } sdt_site;
 
-typedef struct {
+typedef struct sdt_point_s {
     char *event;                /* EVENT, from __tracepoint_EVENT */
     char *group;                /* the trace event's system, or NULL (a bare tracepoint) */
     uint64_t tp;                /* &__tracepoint_EVENT */

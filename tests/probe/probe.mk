@@ -54,6 +54,9 @@ $(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/pro
 	@mkdir -p $(dir $@)
 	k=$$(bash tests/platform/fetch-kernel.sh) && brd=$$(find "$$(dirname "$$k")/../lib/modules" -name brd.ko | head -1) && \
 	  loop=$$(find "$$(dirname "$$k")/../lib/modules" -name loop.ko | head -1) && \
+	  nullb=$$(find "$$(dirname "$$k")/../lib/modules" -name null_blk.ko | head -1) && \
+	  cfs=$$(find "$$(dirname "$$k")/../lib/modules" -name configfs.ko | head -1) && \
+	  kyber=$$(find "$$(dirname "$$k")/../lib/modules" -name kyber-iosched.ko | head -1) && \
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net:bin/probe-net \
 	  $(TEST_GUEST)/shstk-user:bin/shstk-user $(TEST_GUEST)/probe-user:bin/probe-user $(TEST_GUEST)/probe-ustack:bin/probe-ustack \
 	  $(TEST_GUEST)/d-work:bin/d-work $(TEST_GUEST)/getpid-loop:bin/getpid-loop \
@@ -61,6 +64,7 @@ $(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/pro
 	  $(TEST_GUEST)/sdt-work:bin/sdt-work $(TEST_GUEST)/sdt-work:bin/sdt-kid \
 	  $(TEST_GUEST)/stable-work:bin/stable-work $(TEST_GUEST)/stable-work:bin/stable-kid \
 	  $(TEST_GUEST)/mod-work:bin/mod-work "$$brd:lib/brd.ko" "$$loop:lib/loop.ko" \
+	  "$$nullb:lib/null_blk.ko" "$$cfs:lib/configfs.ko" "$$kyber:lib/kyber-iosched.ko" \
 	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img

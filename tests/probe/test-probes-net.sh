@@ -59,9 +59,11 @@
 # Run dglobal: a kernel global by name (*(unsigned long *)&`jiffies) read at a command's read of
 #   /proc/uptime: the link address plus the KASLR slide, so the value is the guest's jiffies
 #   (INITIAL_JIFFIES plus uptime x HZ, within 0.1 s of what the command prints).
-# Run modio: fbt:brd:brd_submit_bio:entry armed before the guest loads brd (the kernel package's
-#   RAM disk module, in the initramfs), which it loads, writes with O_DIRECT and unloads twice
-#   (tests/guest/mod-work.c, tests/d/programs/mod-work.d): firings = its writes, in both loads;
+# Run modio: fbt:brd:brd_submit_bio:entry and :return armed before the guest loads brd (the kernel
+#   package's RAM disk module, in the initramfs), which it loads, writes with O_DIRECT and unloads
+#   twice (tests/guest/mod-work.c, tests/d/programs/mod-work.d): firings = its writes, in both
+#   loads; null_blk's own tracepoints (sdt:nullb::nullb_zone_op, nullb_report_zones) = its zoned
+#   writes, zone resets and zone report;
 #   sdt block_bio_queue/block_bio_complete of its writes: count and bytes = its own; the guest
 #   goes on after each rmmod (the later runs).
 # PROBE_NET_RUNS ("count profile dstack d dwork forks sdt stable modio user dcmd dread dglobal"; make test-d
@@ -606,13 +608,31 @@ if [[ " $RUNS " == *" modio "* ]]; then
   run modio "$(cat "$OUT/modio.d")" -q --modules "$MODDIR"
   O="$OUT/modio.out"; C="$OUT/modio.console"
   cat "$O"; grep -a 'mod-work:' "$C"
-  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) syncs=\([0-9]*\) .*/\1 \2 \3 \4 \5/p' | head -1)
-  read -r nw nb lw lb ns <<< "$said"
+  said=$(tr -d '\r' < "$C" | sed -n 's/^mod-work: writes=\([0-9]*\) bytes=\([0-9]*\) rounds=[0-9]* loop_writes=\([0-9]*\) loop_bytes=\([0-9]*\) syncs=\([0-9]*\) .*null_writes=\([0-9]*\) null_resets=\([0-9]*\) null_report=\([0-9]*\) null_bytes=\([0-9]*\).*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' | head -1)
+  read -r nw nb lw lb ns zw zr zn zb <<< "$said"
   got() { awk -v k="$1" '$1 == "mod" && $2 == k { print $3 }' "$O"; }
   dev() { awk -v k="$1" -v d="$2" '$1 == "mod" && $2 == k && $3 == d { print $4 }' "$O"; }
-  loads=$(grep -ac 'module at .* loaded: 1 probe site' "$OUT/modio.e9")
-  check "modio: brd loaded twice after arming, written and unloaded each time, loop once, the guest went on (workload ok; the hypervisor armed brd_submit_bio at $loads loads, want 2)" \
-    bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test '$loads' = 2"
+  # at each load of a wanted module the hypervisor logs the sites it armed: brd's entry and
+  # returns (twice), kyber's block_rq_insert site, null_blk's tracepoint sites (3
+  # nullb_zone_op, 1 nullb_report_zones)
+  loads=$(grep -ao 'module at .* loaded: [0-9]* probe site' "$OUT/modio.e9" | awk '{ print $(NF-2) }' | tr '\n' ' ')
+  read -r l1 l2 l3 l4 l5 <<< "$loads"
+  check "modio: brd loaded twice after arming, written and unloaded each time, loop and kyber once, null_blk once, the guest went on (workload ok; sites armed at the loads: ${loads:-none}: want brd's entry and its returns twice, kyber's block_rq_insert site, null_blk's 4 tracepoint sites)" \
+    bash -c "grep -aq 'probe-net: workload done calls=${nw:-x} ok' '$C' && test -n '$l1' && test '$l1' = '${l2:-x}' && test '$l1' -gt 1 && test '${l3:-x}' = 1 && test '${l4:-x}' = 4 && test -z '$l5'"
+  check "modio: sdt:block::block_rq_insert (the kernel's tracepoint) at its site in kyber's code (a module loaded after arming): loop0 $(dev rin loop0) requests $(dev rib loop0) bytes = its ${lw:-?} writes ${lb:-?} bytes" \
+    test "$(dev rin loop0) $(dev rib loop0)" = "${lw:-x} ${lb:-x}"
+  check "modio: a translator of the program's own (wbio_t < struct bio *B >) read by xlate at brd_submit_bio, from its args[0] typed by brd's own BTF: $(got tb) bytes written = the workload's ${nb:-?}" \
+    test "$(got tb)" = "${nb:-x}"
+  check "modio: sdt:nullb::nullb_zone_op's args[0]->rq->__data_len (struct nullb_cmd, null_blk's own type) summed: $(got zb) bytes = its zoned writes' ${zb:-?} (the resets move none)" \
+    test "$(got zb)" = "${zb:-x}"
+  check "modio: fbt:brd:brd_submit_bio:return fired $(got subr) times = its entries ($(( ${nw:-0} + 2 )): the return sites the hypervisor found at each load)" \
+    test "$(got subr)" = "$(( ${nw:-0} + 2 ))"
+  zops=$(awk '$1 == "mod" && $2 == "zop" { printf "%s:%s ", $3, $4 }' "$O")
+  rzs=$(awk '$1 == "mod" && $2 == "rz" { printf "%s:%s ", $3, $4 }' "$O")
+  check "modio: sdt:nullb::nullb_zone_op (null_blk's own tracepoint, loaded after arming) by zone: ${zops:-none}= its ${zw:-?} zoned writes + ${zr:-?} resets, all in zone 0" \
+    test "$zops" = "0:$(( ${zw:-0} + ${zr:-0} )) "
+  check "modio: sdt:nullb::nullb_report_zones by zones reported: ${rzs:-none}; its one BLKREPORTZONE of ${zn:-?} zones among them" \
+    bash -c "grep -qw '${zn:-x}:1' <<< '$rzs'"
   check "modio: fbt:brd:brd_submit_bio:entry fired for $(got sub1) writes = the workload's (${nw:-?}: one bio each, both loads), and $(got sub0) reads (the kernel's partition scan at each load: 2)" \
     test "$(got sub1) $(got sub0)" = "${nw:-x} 2"
   check "modio: sdt block_bio_queue of its writes: ram0 $(dev qn ram0) bios $(dev qb ram0) bytes, loop0 $(dev qn loop0) bios $(dev qb loop0) bytes = the workload's (${nw:-?} ${nb:-?}, ${lw:-?} ${lb:-?})" \

@@ -49,8 +49,9 @@ int  probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t reci
 /* One spec as the guest tool or the host hands it over (untrusted: checked here; link-time
  * addresses slid). Sites armed (0: a return probe with no return site), or PROBE_E*. */
 int  probe_arm_spec(const struct hvt_probe_spec *sp);
-/* The same for an HVT_PROBE_F_SDT spec and the HVT_PROBE_KIND_ARGS record after it (args NULL:
- * the request ended after the head: PROBE_EINVAL). */
+/* The same for an HVT_PROBE_F_SDT spec and the HVT_PROBE_KIND_ARGS records after it (args NULL:
+ * the request ended early: PROBE_EINVAL): hvt_probe_spec_records(sp) of them, 2 for a site in
+ * a module (HVT_PROBE_F_MODULE). */
 int  probe_arm_spec_sdt(const struct hvt_probe_spec *sp, const struct hvt_probe_spec *args);
 /* A probe on the user-space instruction at va of process pid (its tgid) only - or, with pid 0,
  * of the first process whose name has hvt_comm_hash() comm: taken now, armed at the first exit

@@ -35,7 +35,19 @@ static int mod_arm(uint64_t va, uint64_t end, uint32_t id, uint32_t flags)
     return trace_opts_is_kernel(va) ? probe_arm(PROBE_ENTRY, va, end, id, flags) : PROBE_EINVAL;
 }
 
-static const struct probe_module_io mod_io = { mod_read, mod_arm, probe_disarm_range };
+static int mod_arm_return(uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags)
+{
+    return trace_opts_is_kernel(lo) && hi > lo && hi - lo <= PROBE_RETURN_SPAN_MAX
+           ? probe_arm(PROBE_RETURN, lo, hi, id, flags) : PROBE_EINVAL;
+}
+
+static int mod_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recipe[3])
+{
+    return trace_opts_is_kernel(va) ? probe_arm_sdt(va, id, flags, recipe) : PROBE_EINVAL;
+}
+
+static const struct probe_module_io mod_io = { mod_read, mod_arm, mod_arm_return, mod_arm_sdt,
+                                               probe_disarm_range };
 
 /* The engine's module hook (probe_set_module_hook): a load, an unload, a disarm of all. */
 static void module_event(enum probe_modev ev, uint64_t mod)
@@ -82,12 +94,14 @@ static int module_spec(struct hvt_probe_spec sp)
         spin_unlock(&mod_lock);
         return rc;
     }
-    if (kind != PROBE_ENTRY || (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD |
-                                            HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION)))
+    if ((kind != PROBE_ENTRY && kind != PROBE_RETURN) ||
+        (sp.kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD |
+                     HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION)))
         return PROBE_EINVAL;
+    uint32_t flags = sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION);
     spin_lock(&mod_lock);
-    rc = probe_module_want(&mod_io, sp.id, sp.kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION),
-                           sp.lo, sp.hi);
+    rc = kind == PROBE_ENTRY ? probe_module_want(&mod_io, sp.id, flags, sp.lo, sp.hi)
+                             : probe_module_want_return(&mod_io, sp.id, flags, sp.lo, sp.hi);
     spin_unlock(&mod_lock);
     return rc;
 }
@@ -128,9 +142,29 @@ int probe_arm_spec(const struct hvt_probe_spec *s)
                                 HVT_PROBE_F_ACTION));
 }
 
+/* A tracepoint's site in a module: s (lo, hi: the module's and the function's keys), args[0]
+ * (recipe words 0 and 1) and args[1] (word 2, the site's offset in the function). */
+static int module_sdt_spec(const struct hvt_probe_spec *s, const struct hvt_probe_spec *args)
+{
+    if (args[0].id != s->id || args[0].kind != HVT_PROBE_KIND_ARGS || args[1].id != s->id ||
+        args[1].kind != (HVT_PROBE_KIND_ARGS | HVT_PROBE_F_MODULE) ||
+        (s->kind & HVT_PROBE_KIND_MASK) != PROBE_ADDR || args[1].hi > UINT32_MAX ||
+        (s->kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION |
+                     HVT_PROBE_F_SDT | HVT_PROBE_F_MODULE)))
+        return PROBE_EINVAL;
+    uint64_t recipe[3] = { args[0].lo, args[0].hi, args[1].lo };
+    spin_lock(&mod_lock);
+    int rc = probe_module_want_sdt(&mod_io, s->id, s->kind & (HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION),
+                                   s->lo, s->hi, (uint32_t)args[1].hi, recipe);
+    spin_unlock(&mod_lock);
+    return rc;
+}
+
 int probe_arm_spec_sdt(const struct hvt_probe_spec *s, const struct hvt_probe_spec *args)
 {
     unsigned kind = s->kind & HVT_PROBE_KIND_MASK;
+    if (args && (s->kind & HVT_PROBE_F_MODULE))
+        return module_sdt_spec(s, args);
     if (!args || args->id != s->id || args->kind != HVT_PROBE_KIND_ARGS || kind != PROBE_ADDR ||
         (s->kind & ~(HVT_PROBE_KIND_MASK | HVT_PROBE_F_LINKTIME | HVT_PROBE_F_RECORD |
                      HVT_PROBE_F_STACK | HVT_PROBE_F_ACTION | HVT_PROBE_F_SDT)))
@@ -168,15 +202,16 @@ int probe_ctl_handle(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *o
             if (!probe_budget_take(&decode_left, &sp, i == 0))
                 break;                     /* the rest in the host's next request */
             int rc;
-            if (sp.kind & HVT_PROBE_F_SDT) {   /* with its recipe, the next spec */
-                struct hvt_probe_spec ra;
-                bool have = i + 1 < len / sizeof(struct hvt_probe_spec);
+            unsigned nr = hvt_probe_spec_records(&sp);
+            if (nr) {                      /* with its recipe, the next spec (two in a module) */
+                struct hvt_probe_spec ra[2];
+                bool have = i + nr < len / sizeof(struct hvt_probe_spec);
                 if (have)
-                    memcpy(&ra, args + (i + 1) * sizeof ra, sizeof ra);
-                rc = probe_arm_spec_sdt(&sp, have ? &ra : NULL);
+                    memcpy(ra, args + (i + 1) * sizeof ra[0], nr * sizeof ra[0]);
+                rc = probe_arm_spec_sdt(&sp, have ? ra : NULL);
                 if (rc >= 0 || rc == PROBE_ENOSITE) {
-                    i++;
-                    st.specs_taken++;
+                    i += nr;
+                    st.specs_taken += nr;
                 }
             } else {
                 rc = probe_arm_spec(&sp);
@@ -256,13 +291,15 @@ static int64_t probe_arm_specs(struct guest_regs *g)
             break;
         }
         int rc;
-        if (sp.kind & HVT_PROBE_F_SDT) {   /* with its recipe, the next spec */
-            struct hvt_probe_spec ra;
-            bool have = taken + 1 < n &&
-                        gmem_read_gva(&pg, va + (taken + 1) * sizeof ra, &ra, sizeof ra) == sizeof ra;
-            rc = probe_arm_spec_sdt(&sp, have ? &ra : NULL);
+        unsigned nr = hvt_probe_spec_records(&sp);
+        if (nr) {                          /* with its recipe, the next spec (two in a module) */
+            struct hvt_probe_spec ra[2];
+            bool have = taken + nr < n &&
+                        gmem_read_gva(&pg, va + (taken + 1) * sizeof ra[0], ra, nr * sizeof ra[0]) ==
+                            nr * sizeof ra[0];
+            rc = probe_arm_spec_sdt(&sp, have ? ra : NULL);
             if (rc >= 0)
-                taken++;
+                taken += nr;
         } else {
             rc = probe_arm_spec(&sp);
         }

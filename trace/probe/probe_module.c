@@ -9,8 +9,17 @@ static struct {
     unsigned list, name, kallsyms, base, size, state;
 } lay;
 
-static struct want { uint64_t mod, fn; uint32_t id, flags; } wants[PROBE_MODULE_WANT_MAX];
+/* A wanted probe: its kind (HVT_PROBE_KIND_ENTRY, _RETURN, or _ADDR for a tracepoint's site
+ * at off bytes into the function, its recipe sdt_recipes[sdt - 1]). */
+static struct want {
+    uint64_t mod, fn;
+    uint32_t id, flags, off;
+    uint8_t kind;
+    uint16_t sdt;
+} wants[PROBE_MODULE_WANT_MAX];
 static unsigned nwants;
+static uint64_t sdt_recipes[PROBE_MODULE_SDT_MAX][3];
+static unsigned nsdt;
 /* The wanted probes of the module being armed, by function key (index + 1; 0 empty, open
  * addressing): each symbol is looked up once, whatever the number of wanted probes. Built per
  * module under the caller's lock. */
@@ -39,6 +48,7 @@ unsigned probe_module_wanted(void) { return nwants; }
 void probe_module_reset(void)
 {
     nwants = 0;
+    nsdt = 0;
     lay.modules = 0;
 }
 
@@ -125,12 +135,22 @@ static int arm_in(const struct probe_module_io *io, uint64_t mod, uint64_t mkey,
         for (unsigned sl = slot_of(fkey); want_slot[sl]; sl = (sl + 1) & (WANT_SLOTS - 1)) {
             unsigned w = want_slot[sl] - 1u;
             const struct want *x = w == PROBE_MODULE_WANT_MAX ? only : &wants[w];
-            if (x->fn == fkey) {           /* (the module's key was matched when indexing) */
-                int rc = io->arm(value, value + (ssize ? ssize : 1), x->id, x->flags);
-                if (rc < 0)
-                    return rc;
-                armed += rc;
-            }
+            if (x->fn != fkey)             /* (the module's key was matched when indexing) */
+                continue;
+            int rc;
+            if (x->kind == HVT_PROBE_KIND_ENTRY)
+                rc = io->arm(value, value + (ssize ? ssize : 1), x->id, x->flags);
+            else if (!ssize || (x->kind == HVT_PROBE_KIND_ADDR && x->off >= ssize))
+                rc = 0;                    /* no extent to find returns in, or a site past it */
+            else if (x->kind == HVT_PROBE_KIND_RETURN)
+                rc = io->arm_return(value, value + ssize, x->id, x->flags);
+            else
+                rc = io->arm_sdt(value + x->off, x->id, x->flags, sdt_recipes[x->sdt - 1]);
+            if (rc == HVT_PROBE_ENOSITE)
+                rc = 0;                    /* a function without a return: nothing to arm */
+            if (rc < 0)
+                return rc;
+            armed += rc;
         }
     }
     return armed;
@@ -172,21 +192,50 @@ static int arm_loaded(const struct probe_module_io *io, const struct want *only)
     return armed;
 }
 
-int probe_module_want(const struct probe_module_io *io, uint32_t id, uint32_t flags,
-                      uint64_t mod_key, uint64_t fn_key)
+static int want_add(const struct probe_module_io *io, struct want x, const uint64_t recipe[3])
 {
-    if (!lay.modules || !mod_key || !fn_key)
+    if (!lay.modules || !x.mod || !x.fn)
         return HVT_PROBE_EINVAL;
     for (unsigned w = 0; w < nwants; w++)
-        if (wants[w].mod == mod_key && wants[w].fn == fn_key && wants[w].id == id)
+        if (wants[w].mod == x.mod && wants[w].fn == x.fn && wants[w].id == x.id &&
+            wants[w].kind == x.kind && wants[w].off == x.off)
             return 0;                      /* the same probe again */
-    if (nwants == PROBE_MODULE_WANT_MAX)
+    if (nwants == PROBE_MODULE_WANT_MAX || (recipe && nsdt == PROBE_MODULE_SDT_MAX))
         return HVT_PROBE_ENOMEM;
-    wants[nwants] = (struct want){ mod_key, fn_key, id, flags };
+    if (recipe) {
+        __builtin_memcpy(sdt_recipes[nsdt], recipe, sizeof sdt_recipes[nsdt]);
+        x.sdt = (uint16_t)++nsdt;
+    }
+    wants[nwants] = x;
     int rc = arm_loaded(io, &wants[nwants]);
+    if (recipe && rc < 0 && rc != HVT_PROBE_EFAULT)
+        nsdt--;                            /* not kept: its recipe slot is free again */
     if (rc >= 0 || rc == HVT_PROBE_EFAULT)
         nwants++;                          /* kept: a later load arms it */
     return rc == HVT_PROBE_EFAULT ? 0 : rc;
+}
+
+int probe_module_want(const struct probe_module_io *io, uint32_t id, uint32_t flags,
+                      uint64_t mod_key, uint64_t fn_key)
+{
+    return want_add(io, (struct want){ .mod = mod_key, .fn = fn_key, .id = id, .flags = flags,
+                                       .kind = HVT_PROBE_KIND_ENTRY }, NULL);
+}
+
+int probe_module_want_return(const struct probe_module_io *io, uint32_t id, uint32_t flags,
+                             uint64_t mod_key, uint64_t fn_key)
+{
+    return want_add(io, (struct want){ .mod = mod_key, .fn = fn_key, .id = id, .flags = flags,
+                                       .kind = HVT_PROBE_KIND_RETURN }, NULL);
+}
+
+int probe_module_want_sdt(const struct probe_module_io *io, uint32_t id, uint32_t flags,
+                          uint64_t mod_key, uint64_t fn_key, uint32_t off, const uint64_t recipe[3])
+{
+    if (hvt_sdt_recipe_check(recipe) || off >= PROBE_MODULE_SDT_OFF_MAX)
+        return HVT_PROBE_EINVAL;
+    return want_add(io, (struct want){ .mod = mod_key, .fn = fn_key, .id = id, .flags = flags,
+                                       .kind = HVT_PROBE_KIND_ADDR, .off = off }, recipe);
 }
 
 int probe_module_loaded(const struct probe_module_io *io, uint64_t mod)

@@ -1,5 +1,6 @@
 /*
- * probe_module.h - fbt entry probes in loadable kernel modules, found in guest memory.
+ * probe_module.h - probes in loadable kernel modules, found in guest memory: fbt entry and
+ * return probes, and the sites of static tracepoints (sdt) in a module's code.
  *
  * The host names a module's function by two name keys (hvt_name_hash of the module's name and
  * of the function's: include/hvt_hypercall.h, HVT_PROBE_F_MODULE). The hypervisor finds the
@@ -14,6 +15,12 @@
  *  - probe_module_want(io, id, flags, mod_key, fn_key): the probe is kept (up to
  *    PROBE_MODULE_WANT_MAX) and armed now in the module of that name if it is loaded (LIVE or
  *    COMING): the sites armed (0: not loaded now), or PROBE_E*.
+ *  - probe_module_want_return(...): the same for the function's return sites (the engine
+ *    decodes the function's extent, its symbol's st_size, for them: a symbol without a size
+ *    has no return probe).
+ *  - probe_module_want_sdt(..., off, recipe): a tracepoint's site off bytes into the function
+ *    (inside its extent), its arguments computed by recipe (include/hvt_hypercall.h; checked:
+ *    PROBE_EINVAL if malformed). At most PROBE_MODULE_SDT_MAX such sites are kept.
  *  - probe_module_loaded(io, mod): the kernel is about to run mod's init (do_init_module's
  *    entry, the hypervisor's own probe): every wanted probe in it is armed before its first
  *    instruction runs. Returns the sites armed.
@@ -33,6 +40,8 @@
 #define PROBE_MODULE_LIST_MAX  4096u       /* modules walked at most (a looping list ends) */
 #define PROBE_MODULE_SYMS_MAX  (1u << 16)  /* symbols of one module read at most (the largest
                                               modules have some 40,000) */
+#define PROBE_MODULE_SDT_MAX   512u        /* wanted tracepoint sites in modules at once */
+#define PROBE_MODULE_SDT_OFF_MAX (1u << 20) /* a site's offset in its function, below this */
 #define PROBE_MODULE_NAME_MAX  128u        /* a function name's bytes compared at most */
 #define PROBE_MODULE_MODNAME   56u         /* MODULE_NAME_LEN (64 - sizeof(unsigned long)) */
 /* struct mod_kallsyms { Elf_Sym *symtab; unsigned int num_symtab; char *strtab; ... }
@@ -53,12 +62,18 @@
 struct probe_module_io {
     size_t (*read)(uint64_t va, void *buf, size_t len);
     int  (*arm)(uint64_t va, uint64_t end, uint32_t id, uint32_t flags);   /* sites, or < 0 */
+    int  (*arm_return)(uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags);  /* its returns */
+    int  (*arm_sdt)(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recipe[3]);
     void (*disarm)(uint64_t lo, uint64_t hi);                             /* every probe in [lo, hi) */
 };
 
 int  probe_module_layout(const struct probe_module_io *io, uint64_t modules, uint64_t packed);
 int  probe_module_want(const struct probe_module_io *io, uint32_t id, uint32_t flags,
                        uint64_t mod_key, uint64_t fn_key);
+int  probe_module_want_return(const struct probe_module_io *io, uint32_t id, uint32_t flags,
+                              uint64_t mod_key, uint64_t fn_key);
+int  probe_module_want_sdt(const struct probe_module_io *io, uint32_t id, uint32_t flags,
+                           uint64_t mod_key, uint64_t fn_key, uint32_t off, const uint64_t recipe[3]);
 int  probe_module_loaded(const struct probe_module_io *io, uint64_t mod);
 void probe_module_freed(const struct probe_module_io *io, uint64_t mod);
 void probe_module_reset(void);

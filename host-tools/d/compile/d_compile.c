@@ -30,6 +30,7 @@ static void cc_free(d_cc *cc)
     free(cc->idents);
     free(cc->pm);
     free(cc->stab);
+    free(cc->xlators);
     d_arena_free(cc);
     free(cc);
 }

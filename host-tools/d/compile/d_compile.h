@@ -71,11 +71,18 @@ void d_probe_add(d_probe_sink *sink, uint32_t id, const char *prov, const char *
  * invalid into err (e.g. a profile rate of 0). */
 typedef int (*d_resolve_fn)(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen);
 
+/* A loadable module's own types in the BTF given (split BTF joined to the kernel's). */
+typedef struct { const char *name; uint32_t lo, hi; } d_btf_module;
+
 typedef struct {
     d_resolve_fn resolve;        /* required unless the program only uses BEGIN/END/ERROR */
     void *resolve_ctx;
     uint32_t begin_id, end_id, error_id; /* reserved probe ids (0: not available) */
     const btf_info *btf;         /* kernel types, or NULL */
+    const d_btf_module *btf_modules; /* btf holds these modules' own types too (each its id
+                                    range; the kernel's are below the first): their fbt args[]
+                                    are typed from them */
+    int nbtf_modules;
     const struct hvt_dif_korc *korc; /* where the kernel keeps its ORC tables (orc_korc), or
                                     NULL: stack( ) keys are refused */
     const char *const *macro_args; /* $1, $2, ... as given on the command line */

@@ -104,11 +104,13 @@ int d_ty_is_scalar(const d_cc *cc, int tid);   /* INT, SYM or PTR */
 int d_ty_is_chararray(const d_cc *cc, int tid);
 /* A type name: builtin D typedef or BTF typedef/base type; -1 if none. */
 int d_ty_lookup(d_cc *cc, const char *name);
+int d_ty_xl(d_cc *cc, const char *display, uint32_t nelem);   /* a new translated struct type */
 /* struct/union/enum NAME from BTF (kind: TK_STRUCT, TK_UNION, TK_ENUM); -1 if none. */
 int d_ty_lookup_tag(d_cc *cc, int kind, const char *name);
 /* BTF lookups through the lazily built name index: FUNC by name (its id, 0 if none), an
  * enumerator's value (0 found, -1 not). */
 uint32_t d_btf_func(d_cc *cc, const char *name);
+uint32_t d_btf_func_in(d_cc *cc, const char *name, uint32_t lo, uint32_t hi);   /* a FUNC with id in [lo, hi) */
 uint32_t d_btf_var(d_cc *cc, const char *name);   /* a VAR (a typed kernel variable), 0 if none */
 int d_btf_enumval(d_cc *cc, const char *name, int64_t *val, int *tid);
 /* A struct/union member: its type and byte offset; a bitfield is read as `unit` bytes at off,
@@ -129,6 +131,7 @@ enum {
     N_INT = 1, N_STR, N_IDENT, N_SELF, N_THIS, N_AGG, N_UNARY, N_POST, N_BIN, N_ASSIGN, N_COND,
     N_INDEX, N_CALL, N_DOT, N_ARROW, N_CAST, N_SIZEOF, N_STRINGOF, N_OFFSETOF,
     N_TOSTR,                  /* sema: a char array read as a string */
+    N_XLATE,                  /* xlate <ty> (a): a translator's output (d_xlate.c) */
     S_EXPR, S_IF, S_BLOCK
 };
 /* value kinds (sema) */
@@ -157,6 +160,8 @@ typedef struct d_node {
     uint8_t raw;              /* in a stable probe's row or a translator (d_xlate.c): args[]
                                  and argN are the underlying probe's, __ functions allowed */
     uint8_t done;             /* analysed already: d_sema_expr leaves it as it is */
+    uint8_t xlval;            /* xlate<T>(e) (a translated struct, not a pointer): read by . */
+    int xl;                   /* xlate: the program's translator it chose (index + 1) */
     int need;                 /* registers it needs (Sethi-Ullman) */
 } d_node;
 
@@ -242,6 +247,22 @@ typedef struct {
     const char *prov, *mod, *func, *name;
 } d_pmatch;
 
+/* A translator the program declares (translator out < in_t P > { m = e; ... };): its output
+ * type a TY_XL of its own (nelem D_XL_USER + the index of the first translator to it), each
+ * member's expression kept as the lexer's state where it starts (parsed again at each use,
+ * so its messages point into the declaration). */
+#define D_XL_USER 0x100u
+typedef struct { const char *name; d_lexer at; int line, col; } d_xlmem;
+typedef struct {
+    int out, tag;             /* the output type; TK_STRUCT/TK_UNION when named so, else 0 */
+    const char *outname;      /* its name (without struct/union) */
+    int in_ty;                /* the input's type */
+    const char *param;        /* the input's name */
+    d_xlmem *mem;
+    int nmem;
+    int line, col;
+} d_xlator;
+
 /* ---- the compilation ---- */
 struct d_cc {
     const char *file;
@@ -257,6 +278,9 @@ struct d_cc {
     size_t *lines;            /* offset of each line's start (lines[0] = line 1) */
     int nlines;
     d_lexer lx;
+    d_xlator *xlators;        /* the program's translator declarations */
+    int nxlators, capxlators;
+    int xl_body;              /* parsing a translator: -1 its head, 1 its body (error recovery) */
     /* types */
     d_type *types;
     int ntypes, captypes;
@@ -388,6 +412,8 @@ int d_xl_stable_name(d_cc *cc, d_node *n);                       /* probeprov..:
 int d_xl_curvar(d_cc *cc, d_node *n);                            /* curpsinfo, curlwpsinfo */
 void d_xl_member(d_cc *cc, d_node *n, d_node *base);             /* base->member, base a
                                                                     pointer to a TY_XL */
+void d_xl_xlate(d_cc *cc, d_node *n);                            /* xlate <T> (e): analysed */
+int  d_xl_user_type(d_cc *cc, int tag, const char *name);       /* a translator's output type, or -1 */
 void d_xl_clause(d_cc *cc, d_item *cl);                          /* a clause of the program */
 void d_xl_finish(d_cc *cc);                                      /* after the program's clauses:
                                                                     the helper and clear clauses */

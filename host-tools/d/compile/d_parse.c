@@ -257,6 +257,18 @@ static d_node *parse_primary(d_cc *cc)
         n = d_parse_expr(cc);
         d_expect(cc, TK_RPAR, "')'");
         return n;
+    case TK_RESERVED:
+        if (t.text && !strcmp(t.text, "xlate")) {   /* xlate < type > ( expr ) */
+            d_expect(cc, TK_LT, "'<' and the type to translate to");
+            n = d_node_new(cc, N_XLATE, t.line, t.col);
+            n->ty = d_parse_type_name(cc);
+            d_expect(cc, TK_GT, "'>'");
+            d_expect(cc, TK_LPAR, "'('");
+            n->a = d_parse_expr(cc);
+            d_expect(cc, TK_RPAR, "')'");
+            return n;
+        }
+        d_syntax(cc, &t, NULL);
     case TK_OFFSETOF: {
         d_expect(cc, TK_LPAR, "'('");
         n = d_node_new(cc, N_OFFSETOF, t.line, t.col);

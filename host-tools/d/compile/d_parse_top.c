@@ -159,9 +159,84 @@ static d_item *decl_item(d_cc *cc, int dclass, const d_tok *t)
     return it;
 }
 
+/* translator OUT < IN_TYPE NAME > { MEMBER = EXPR; ... }; (DTrace's syntax). OUT is struct or
+ * union NAME, or a name: a type of its own that the translators to it define (hvtrace has no
+ * struct definitions), never a type that exists already. Each member's expression is parsed
+ * now (syntax errors here) and kept as the lexer's state where it begins: it is parsed again
+ * and analysed at each use, with NAME standing for the input. Adds no item. */
+static d_item *parse_translator(d_cc *cc)
+{
+    d_next(cc);                            /* translator */
+    cc->xl_body = -1;                      /* (a failure skips its braces and its ';') */
+    const d_tok *t = d_peek(cc, 0);
+    int tag = 0;
+    d_tok nm;
+    if (t->kind == TK_STRUCT || t->kind == TK_UNION) {
+        tag = t->kind;
+        d_next(cc);
+        nm = d_member_name(cc);
+    } else if (t->kind == TK_IDENT) {
+        nm = d_next(cc);
+    } else {
+        d_syntax(cc, t, "the translator's output type (struct NAME or a name)");
+    }
+    int out = tag ? d_ty_lookup_tag(cc, tag, nm.text) : d_ty_lookup(cc, nm.text);
+    int own = -1;
+    for (int i = 0; i < cc->nxlators && own < 0; i++)
+        if (cc->xlators[i].out == out) own = i;
+    if (out >= 0 && own < 0)
+        d_fail(cc, nm.line, nm.col, "%s%s%s is already a type: a translator's output type is its own, defined by its "
+               "translators (hvtrace has no struct definitions)", tag ? d_tok_name(tag) : "", tag ? " " : "", nm.text);
+    d_expect(cc, TK_LT, "'<' and the translator's input type");
+    int in = d_parse_type_name(cc);
+    d_tok pn = d_expect(cc, TK_IDENT, "the translator's input name");
+    d_expect(cc, TK_GT, "'>'");
+    for (int i = 0; i < cc->nxlators; i++)
+        if (cc->xlators[i].out == out && out >= 0 && cc->xlators[i].in_ty == in)
+            d_fail(cc, nm.line, nm.col, "a translator to %s from %s is declared already (line %d)", nm.text,
+                   d_ty_str(cc, in), cc->xlators[i].line);
+    d_expect(cc, TK_LBRACE, "'{'");
+    cc->xl_body = 1;
+    d_xlator x = {.out = out, .tag = tag, .outname = nm.text, .in_ty = in, .param = pn.text,
+                  .line = nm.line, .col = nm.col};
+    int cap = 0;
+    while (d_peek(cc, 0)->kind != TK_RBRACE) {
+        d_tok m = d_member_name(cc);
+        for (int i = 0; i < x.nmem; i++)
+            if (!strcmp(x.mem[i].name, m.text))
+                d_fail(cc, m.line, m.col, "translator member %s is defined twice (line %d)", m.text, x.mem[i].line);
+        d_expect(cc, TK_ASGN, "'='");
+        d_lexer at = cc->lx;               /* the expression's first token is next */
+        d_node *e = d_parse_assign(cc);
+        d_depth_check(cc, e);
+        d_expect(cc, TK_SEMI, "';'");
+        if (x.nmem == cap) {               /* (the arena's: a failure frees it with the rest) */
+            cap = cap ? cap * 2 : 8;
+            d_xlmem *nm2 = d_alloc(cc, (size_t)cap * sizeof *nm2);
+            if (x.nmem) memcpy(nm2, x.mem, (size_t)x.nmem * sizeof *nm2);
+            x.mem = nm2;
+        }
+        x.mem[x.nmem++] = (d_xlmem){m.text, at, m.line, m.col};
+    }
+    d_next(cc);
+    cc->xl_body = 0;
+    d_expect(cc, TK_SEMI, "';' after the translator");
+    if (out < 0) {                         /* the first translator to this type makes it */
+        size_t n = strlen(nm.text) + 8;
+        char *disp = d_alloc(cc, n);
+        snprintf(disp, n, "%s%s%s", tag == TK_STRUCT ? "struct " : tag == TK_UNION ? "union " : "", "", nm.text);
+        x.out = d_ty_xl(cc, disp, D_XL_USER + (uint32_t)cc->nxlators);
+    }
+    cc->xlators = d_grow(cc, cc->xlators, &cc->capxlators, cc->nxlators + 1, sizeof *cc->xlators);
+    cc->xlators[cc->nxlators++] = x;
+    return NULL;
+}
+
 static d_item *parse_decl(d_cc *cc)
 {
     d_tok first = *d_peek(cc, 0);
+    if (first.kind == TK_RESERVED && !strcmp(first.text, "translator"))
+        return parse_translator(cc);
     if (first.kind == TK_TYPEDEF || first.kind == TK_RESERVED)
         d_fail(cc, first.line, first.col, "%s declarations are not supported", first.text);
     if (first.kind == TK_INLINE) {
@@ -225,16 +300,22 @@ static d_item *parse_decl(d_cc *cc)
     return head;
 }
 
-static void skip_item(d_cc *cc)
+/* After an error: past the item's end. depth: the braces open where it failed; in a
+ * translator (its head: -1, its body: 1) the ';' after its closing brace is skipped too. */
+static void skip_item(d_cc *cc, int depth)
 {
     d_lex_set_top(cc, 0);
-    int depth = 0;
+    int tr = depth != 0;
+    if (depth < 0) depth = 0;
     for (;;) {
         int k = d_peek(cc, 0)->kind;
         if (k == TK_EOF) return;
         d_next(cc);
         if (k == TK_LBRACE) depth++;
-        if (k == TK_RBRACE && --depth <= 0) return;
+        if (k == TK_RBRACE && --depth <= 0) {
+            if (tr && d_peek(cc, 0)->kind == TK_SEMI) d_next(cc);
+            return;
+        }
         if (k == TK_SEMI && depth == 0) return;
     }
 }
@@ -250,7 +331,8 @@ d_item *d_parse(d_cc *cc)
         cc->jb = &jb;
         if (setjmp(jb)) {
             cc->lx.depth = 0;
-            skip_item(cc);
+            skip_item(cc, cc->xl_body);
+            cc->xl_body = 0;
             continue;
         }
         d_item *it;

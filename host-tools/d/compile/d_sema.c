@@ -682,6 +682,9 @@ static void sema_member(d_cc *cc, d_node *n)
         if (d_ty(cc, sou)->kind != TY_SOU)
             d_fail(cc, n->line, n->col, "operator -> cannot be applied to pointer to type \"%s\"; must be applied to a "
                    "struct or union pointer", d_ty_str(cc, sou));
+    } else if (a->xlval && t->kind == TY_PTR && d_ty(cc, t->ref)->kind == TY_XL) {
+        d_xl_member(cc, n, a);             /* xlate<T>(e).m */
+        return;
     } else if (t->kind != TY_SOU || a->vk != VK_MEM)
         d_fail(cc, n->line, n->col, "operator . cannot be applied to type \"%s\"; must be applied to a struct or union",
                d_ty_str(cc, a->ty));
@@ -747,7 +750,8 @@ void d_sema_call(d_cc *cc, d_node *n);
 void d_sema_expr(d_cc *cc, d_node *n)
 {
     if (n->done) return;
-    if (n->ty >= 0 && n->kind != N_INT && n->kind != N_CAST && n->kind != N_SIZEOF && n->kind != N_OFFSETOF) return;
+    if (n->ty >= 0 && n->kind != N_INT && n->kind != N_CAST && n->kind != N_SIZEOF && n->kind != N_OFFSETOF &&
+        n->kind != N_XLATE) return;
     switch (n->kind) {
     case N_INT:
         n->vk = VK_CONST;
@@ -844,6 +848,7 @@ void d_sema_expr(d_cc *cc, d_node *n)
     case N_COND: sema_cond(cc, n); return;
     case N_DOT: case N_ARROW: sema_member(cc, n); return;
     case N_CAST: sema_cast(cc, n); return;
+    case N_XLATE: d_xl_xlate(cc, n); return;
     case N_SIZEOF: {
         int t = n->ty;
         if (n->a) {

@@ -113,7 +113,22 @@ static int probe_arg(d_cc *cc, const d_pmatch *p, int idx, int line, int col)
         return d_ty_btf(cc, pt);
     }
     if (!cc->btf || strcmp(p->prov, "fbt")) return cc->t_i64;
-    uint32_t fn = d_btf_func(cc, p->func);
+    /* a module's function: typed from that module's own BTF only (the kernel may have a
+     * function of the same name with another prototype); the kernel's from the kernel's */
+    uint32_t klim = UINT32_MAX, lo = 1, hi = UINT32_MAX;
+    for (int i = 0; i < cc->opt->nbtf_modules; i++)
+        if (cc->opt->btf_modules[i].lo < klim) klim = cc->opt->btf_modules[i].lo;
+    if (strcmp(p->mod, "kernel") && strcmp(p->mod, "vmlinux")) {
+        const d_btf_module *m = NULL;
+        for (int i = 0; i < cc->opt->nbtf_modules && !m; i++)
+            if (!strcmp(cc->opt->btf_modules[i].name, p->mod)) m = &cc->opt->btf_modules[i];
+        if (!m) return cc->t_i64;
+        lo = m->lo;
+        hi = m->hi;
+    } else {
+        hi = klim;
+    }
+    uint32_t fn = d_btf_func_in(cc, p->func, lo, hi);
     btf_type ft;
     if (!fn || btf_type_get(cc->btf, fn, &ft) < 0) return cc->t_i64;
     uint32_t proto = ft.type, pt;

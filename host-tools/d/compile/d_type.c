@@ -265,6 +265,21 @@ static uint32_t index_find(d_cc *cc, const char *name, unsigned mask)
 }
 
 uint32_t d_btf_func(d_cc *cc, const char *name) { return index_find(cc, name, 1u << BK_FUNC); }
+
+uint32_t d_btf_func_in(d_cc *cc, const char *name, uint32_t lo, uint32_t hi)
+{
+    btf_index *x = index_get(cc);
+    if (!x || !x->nnames) return 0;
+    size_t a = 0, b = x->nnames;
+    while (a < b) {
+        size_t mid = (a + b) / 2;
+        if (strcmp(x->names[mid].name, name) < 0) a = mid + 1;
+        else b = mid;
+    }
+    for (size_t i = a; i < x->nnames && !strcmp(x->names[i].name, name); i++)
+        if (x->names[i].kind == BK_FUNC && x->names[i].id >= lo && x->names[i].id < hi) return x->names[i].id;
+    return 0;
+}
 uint32_t d_btf_var(d_cc *cc, const char *name) { return index_find(cc, name, 1u << BK_VAR); }
 
 int d_btf_enumval(d_cc *cc, const char *name, int64_t *val, int *tid)
@@ -279,8 +294,24 @@ int d_btf_enumval(d_cc *cc, const char *name, int64_t *val, int *tid)
     return 0;
 }
 
+/* A translator's output type by name (the program's translators: d_int.h d_xlator), or -1. */
+static int xl_user(d_cc *cc, int tag, const char *name)
+{
+    for (int i = 0; i < cc->nxlators; i++)
+        if (cc->xlators[i].tag == tag && !strcmp(cc->xlators[i].outname, name)) return cc->xlators[i].out;
+    return -1;
+}
+
+int d_ty_xl(d_cc *cc, const char *display, uint32_t nelem)
+{
+    d_type t = {.kind = TY_XL, .name = display, .ref = -1, .nelem = nelem};
+    return intern(cc, &t);
+}
+
 int d_ty_lookup(d_cc *cc, const char *name)
 {
+    int u = xl_user(cc, 0, name);
+    if (u >= 0) return u;
     for (size_t i = 0; i < sizeof builtin_names / sizeof builtin_names[0]; i++)
         if (!strcmp(builtin_names[i].name, name))
             return d_ty_int(cc, builtin_names[i].size, builtin_names[i].uns, builtin_names[i].name);
@@ -293,6 +324,8 @@ int d_ty_lookup(d_cc *cc, const char *name)
 
 int d_ty_lookup_tag(d_cc *cc, int kind, const char *name)
 {
+    int u = kind != TK_ENUM ? xl_user(cc, kind, name) : -1;
+    if (u >= 0) return u;
     unsigned mask = kind == TK_STRUCT ? 1u << BK_STRUCT : kind == TK_UNION ? 1u << BK_UNION
                                                                           : (1u << BK_ENUM) | (1u << BK_ENUM64);
     uint32_t id = index_find(cc, name, mask);

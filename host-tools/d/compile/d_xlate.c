@@ -192,9 +192,113 @@ static int is_curthread(const d_node *b)
     return b->vk == VK_BUILTIN && b->var == HVT_DIF_V_CURTHREAD;
 }
 
+/* ---- the program's own translators (d_int.h d_xlator) ---- */
+static int same_type(d_cc *cc, int a, int b)
+{
+    return a == b || !strcmp(d_ty_str(cc, a), d_ty_str(cc, b));
+}
+
+int d_xl_user_type(d_cc *cc, int tag, const char *name)
+{
+    for (int i = 0; i < cc->nxlators; i++)
+        if (cc->xlators[i].tag == tag && !strcmp(cc->xlators[i].outname, name)) return cc->xlators[i].out;
+    return -1;
+}
+
+/* xlate <T *> (e) or xlate <T> (e), T a translator's output type: the translator from e's
+ * type is chosen and n becomes e cast to a T * (a translated struct's pointer holds its
+ * input, as curpsinfo's holds curthread); the struct form is read with '.' only. */
+void d_xl_xlate(d_cc *cc, d_node *n)
+{
+    int target = n->ty, val = d_ty(cc, target)->kind != TY_PTR;
+    int xt = val ? target : d_ty(cc, target)->ref;
+    const d_type *x = d_ty(cc, xt);
+    if (x->kind != TY_XL)
+        d_fail(cc, n->line, n->col, "xlate needs a translator's output type or a pointer to one: \"%s\" is neither",
+               d_ty_str(cc, target));
+    d_sema_expr(cc, n->a);
+    d_node *a = d_sema_rvalue(cc, n->a);
+    if (x->nelem < D_XL_USER) {            /* psinfo_t, lwpsinfo_t: from a struct task_struct * */
+        if (val || !same_type(cc, a->ty, cc->t_thread))
+            d_fail(cc, n->line, n->col, "translator does not exist: %s%s from \"%s\" (hvtrace's is to %s * from "
+                   "\"%s\")", x->name, val ? "" : " *", d_ty_str(cc, a->ty), x->name, d_ty_str(cc, cc->t_thread));
+        n->a = a;
+        n->kind = N_CAST;
+        n->ty = target;
+        d_sema_expr(cc, n);
+        return;
+    }
+    int pick = -1;
+    for (int i = 0; i < cc->nxlators && pick < 0; i++)
+        if (cc->xlators[i].out == xt && same_type(cc, cc->xlators[i].in_ty, a->ty)) pick = i;
+    if (pick < 0)
+        d_fail(cc, n->line, n->col, "translator does not exist: %s from \"%s\"", x->name, d_ty_str(cc, a->ty));
+    n->a = a;
+    n->kind = N_CAST;
+    n->ty = d_ty_ptr(cc, xt);
+    n->xl = pick + 1;
+    n->xlval = (uint8_t)val;
+    d_sema_expr(cc, n);
+}
+
+/* the input's name in a member's expression: the input, base cast back to its type */
+static void subst_param(d_cc *cc, d_node *n, const char *param, d_node *base, int in_ty)
+{
+    for (; n; n = n->next) {
+        if (n->kind == N_IDENT && !strcmp(n->str, param)) {
+            n->kind = N_CAST;
+            n->ty = in_ty;
+            n->a = base;
+            n->str = NULL;
+            continue;
+        }
+        subst_param(cc, n->a, param, base, in_ty);
+        subst_param(cc, n->b, param, base, in_ty);
+        subst_param(cc, n->c, param, base, in_ty);
+    }
+}
+
+/* base->m (or base.m, base from xlate<T>(e)): the member's expression, parsed again where the
+ * translator declares it, over the input */
+static void user_member(d_cc *cc, d_node *n, d_node *base)
+{
+    int out = d_ty(cc, base->ty)->ref, xi = base->xl - 1;
+    const char *tname = d_ty(cc, out)->name;
+    if (n->kind == N_ARROW && base->xlval)
+        d_fail(cc, n->line, n->col, "operator -> must be applied to a pointer: xlate<%s> is a %s (use '.', or xlate<%s *>)",
+               tname, tname, tname);
+    if (xi < 0) {                          /* a pointer kept in a variable: its one translator */
+        for (int i = 0; i < cc->nxlators; i++)
+            if (cc->xlators[i].out == out) {
+                if (xi >= 0)
+                    d_fail(cc, n->line, n->col, "%s has translators from several types: read %s through "
+                           "xlate<%s *>(input)->%s", tname, n->str, tname, n->str);
+                xi = i;
+            }
+    }
+    const d_xlator *x = &cc->xlators[xi];
+    const d_xlmem *m = NULL;
+    for (int i = 0; i < x->nmem && !m; i++)
+        if (!strcmp(x->mem[i].name, n->str)) m = &x->mem[i];
+    if (!m)
+        d_fail(cc, n->line, n->col, "%s is not a member of %s (its translator from \"%s\" at line %d)", n->str, tname,
+               d_ty_str(cc, x->in_ty), x->line);
+    d_lexer saved = cc->lx;
+    cc->lx = m->at;                        /* parsed before: it parses again */
+    d_node *e = d_parse_assign(cc);
+    cc->lx = saved;
+    base->done = 1;
+    subst_param(cc, e, x->param, base, x->in_ty);
+    lower(cc, n, e);
+}
+
 void d_xl_member(d_cc *cc, d_node *n, d_node *base)
 {
     const d_type *t = d_ty(cc, d_ty(cc, base->ty)->ref);
+    if (t->nelem >= D_XL_USER) {
+        user_member(cc, n, base);
+        return;
+    }
     int xl = (int)t->nelem;
     const char *tname = t->name;
     if (n->kind != N_ARROW)

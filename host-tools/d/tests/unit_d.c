@@ -1198,6 +1198,84 @@ static void test_stable(d_options o)
     }
 }
 
+/* a and b compile to the same code (clause c of each) */
+static void same_code(int tl, const char *a, const char *b, d_options o, int c)
+{
+    res x = comp_o(a, o), y = comp_o(b, o);
+    uint32_t nx = 0, ny = 0;
+    const struct hvt_dif_insn *cx = x.rc ? NULL : code(&x.p, c, &nx), *cy = y.rc ? NULL : code(&y.p, c, &ny);
+    CHECK(cx && cy && nx == ny && !memcmp(cx, cy, nx * sizeof *cx), "line %d: the same code (%u, %u insns): %s %s", tl,
+          nx, ny, x.err ? x.err : "", y.err ? y.err : "");
+    res_free(&x);
+    res_free(&y);
+}
+
+/* translator declarations (DTrace's syntax) and xlate: each member is its expression over the
+ * input, so a translated read compiles to the very code of the expression written out */
+static void test_translators(d_options o)
+{
+    const char *tr = "translator struct mytask < struct task_struct *T > {\n"
+                     "    pid = T->tgid;\n"
+                     "    ppid = T->real_parent->tgid;\n"
+                     "    name = T->comm;\n"
+                     "};\n"
+                     "translator struct mytask < struct file *F > { pid = F->f_owner.pid_type; ppid = 0; name = \"file\"; };\n";
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%sBEGIN { trace(xlate<struct mytask *>(curthread)->pid); trace(xlate<struct mytask>(curthread).ppid);"
+             " trace(xlate<struct mytask *>(curthread)->name); }", tr);
+    same_code(__LINE__, a, "BEGIN { trace(curthread->tgid); trace(curthread->real_parent->tgid); trace(curthread->comm); }", o, 0);
+    /* chosen by the input's type */
+    snprintf(a, sizeof a, "%sfbt::vfs_read:entry { trace(xlate<struct mytask *>(args[0])->pid); }", tr);
+    same_code(__LINE__, a, "fbt::vfs_read:entry { trace(args[0]->f_owner.pid_type); }", o, 0);
+    /* a name as the output type; a predicate and an aggregation key */
+    same_code(__LINE__,
+              "translator ids_t < struct task_struct *T > { uid = T->cred->uid.val; };\n"
+              "syscall::read:entry /xlate<ids_t *>(curthread)->uid == 0/ { @[xlate<ids_t>(curthread).uid] = count(); }",
+              "syscall::read:entry /curthread->cred->uid.val == 0/ { @[curthread->cred->uid.val] = count(); }", o, 0);
+    /* DTrace's way of naming a translated current thread: an inline; translators of translators */
+    same_code(__LINE__,
+              "translator foo_t < struct task_struct *T > { a = T->pid; };\n"
+              "inline foo_t *curfoo = xlate<foo_t *>(curthread);\n"
+              "translator bar_t < struct task_struct *T > { f = xlate<foo_t *>(T)->a + 1; };\n"
+              "BEGIN { trace(curfoo->a); trace(xlate<bar_t *>(curthread)->f); }",
+              "BEGIN { trace(curthread->pid); trace(curthread->pid + 1); }", o, 0);
+    /* hvtrace's own psinfo_t and lwpsinfo_t through xlate too */
+    same_code(__LINE__, "BEGIN { trace(xlate<psinfo_t *>(curthread)->pr_ppid); }", "BEGIN { trace(curpsinfo->pr_ppid); }", o, 0);
+    /* errors, at the use or in the declaration, with line and column */
+    snprintf(a, sizeof a, "%sBEGIN { trace(xlate<struct mytask *>(curthread)->nope); }", tr);
+    check_err_o(__LINE__, a, o, 7, 48, "nope is not a member of struct mytask (its translator from \"struct task_struct *\" at line 1)");
+    snprintf(a, sizeof a, "%sBEGIN { trace(xlate<struct mytask *>(1)->pid); }", tr);
+    check_err_o(__LINE__, a, o, 7, 15, "translator does not exist: struct mytask from \"int\"");
+    check_err_o(__LINE__, "translator x_t < struct task_struct *T > {\n  a = T->nosuch;\n};\nBEGIN { trace(xlate<x_t *>(curthread)->a); }",
+                o, 2, 8, "nosuch is not a member of struct task_struct");
+    check_err_o(__LINE__, "translator x_t < struct task_struct *T > { a = 1; a = 2; };", o, 1, 51, "translator member a is defined twice");
+    check_err_o(__LINE__, "translator x_t < struct task_struct *T > { a = 1; };\ntranslator x_t < struct task_struct *U > { a = 2; };", o,
+                2, 12, "a translator to x_t from struct task_struct * is declared already (line 1)");
+    check_err_o(__LINE__, "translator psinfo_t < struct task_struct *T > { a = 1; };", o, 1, 12, "psinfo_t is already a type");
+    check_err_o(__LINE__, "translator struct file < struct task_struct *T > { a = 1; };", o, 1, 19, "struct file is already a type");
+    check_err_o(__LINE__, "translator x_t < struct task_struct *T > { a = T->pid + ; };\nBEGIN { exit(0); }", o, 1, 57,
+                "syntax error near \";\"");
+    check_err_o(__LINE__, "translator x_t < struct task_struct *T > { a = T->pid; };\nBEGIN { trace(xlate<x_t>(curthread)->a); }", o,
+                2, 36, "operator -> must be applied to a pointer: xlate<x_t> is a x_t");
+    check_err_o(__LINE__, "BEGIN { trace(xlate<struct file *>(curthread)->f_pos); }", o, 1, 15,
+                "xlate needs a translator's output type or a pointer to one: \"struct file *\" is neither");
+    snprintf(a, sizeof a, "%sBEGIN { this->m = xlate<struct mytask *>(curthread); trace(this->m->pid); }", tr);
+    check_err_o(__LINE__, a, o, 7, 67, "struct mytask has translators from several types");
+    /* one error in a translator does not hide the next item's */
+    {
+        res r = comp_o("translator x_t < struct task_struct *T > { a = T->pid + ; };\nBEGIN { trace(nosuchvar); }", o);
+        CHECK(r.rc && r.err && strstr(r.err, "test.d:2:") && !strstr(r.err, "expected a probe description"),
+              "after a translator's error, the next clause is compiled (no error at its ';'): %s", r.err);
+        res_free(&r);
+    }
+    /* a pointer kept in a variable: its one translator */
+    snprintf(b, sizeof b, "translator y_t < struct task_struct *T > { p = T->tgid; };\n"
+                          "BEGIN { this->m = xlate<y_t *>(curthread); trace(this->m->p); }");
+    res r = comp_o(b, o);
+    CHECK(!r.rc, "a translated pointer in a clause variable: %s", r.err);
+    res_free(&r);
+}
+
 static void test_btf(void)
 {
     const char *path = getenv("HVT_D_KERNEL");
@@ -1392,6 +1470,7 @@ static void test_btf(void)
         res_free(&r);
     }
     test_stable(o);
+    test_translators(o);
     btf_free(&b);
     kimg_free(&k);
     globfree(&g);

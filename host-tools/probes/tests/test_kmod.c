@@ -16,6 +16,10 @@
  *    submit_bio_wait's entry and returns.
  * Usage: test_kmod VMLINUZ MODULES_DIR */
 #include "kmod.h"
+#include "kmod_sdt.h"
+#include "kmod_btf.h"
+#include "kbuiltin.h"
+#include <unistd.h>
 #include "io_prov.h"
 #include "probe_live.h"
 #include "sdt.h"
@@ -105,6 +109,143 @@ int main(int argc, char **argv)
     CHECK(layout_first && keyed, "the specs: the layout and hooks once, first, then %zu module entries keyed by "
           "the module's name (%zu specs)", nbrd, ns);
     free(s);
+    char *rdesc[] = { "fbt:brd:brd_submit_bio:return" }, *zdesc[] = { "sdt:nullb::nullb_zone_op" };
+    s = probe_specs_for(&l, rdesc, 1, 0, 0, &ns);
+    CHECK(s && ns == 4 && s[3].kind == (HVT_PROBE_KIND_RETURN | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD) &&
+          s[3].lo == hvt_name_hash("brd", 64) && s[3].hi == hvt_name_hash("brd_submit_bio", 128),
+          "fbt:brd:brd_submit_bio:return: one module return spec after the layout (%zu specs)", ns);
+    free(s);
+    s = probe_specs_for(&l, zdesc, 1, 0, 0, &ns);
+    int zok = s && ns == 3 + 3 * 3;
+    for (size_t i = 3; zok && i < ns; i += 3)
+        zok = s[i].kind == (HVT_PROBE_KIND_ADDR | HVT_PROBE_F_SDT | HVT_PROBE_F_MODULE | HVT_PROBE_F_RECORD) &&
+              s[i].lo == hvt_name_hash("null_blk", 64) && s[i + 1].kind == HVT_PROBE_KIND_ARGS &&
+              s[i + 2].kind == (HVT_PROBE_KIND_ARGS | HVT_PROBE_F_MODULE) && hvt_probe_spec_records(&s[i]) == 2;
+    CHECK(zok && s[3].hi == hvt_name_hash("null_zone_write", 128) && s[5].hi == 0x4a,
+          "sdt:nullb::nullb_zone_op: 3 sites, each keyed by null_blk and its function, two recipe records "
+          "(the offset in the second) (%zu specs)", ns);
+    CHECK(s && hvt_probe_spec_batch(s, ns, 5) == 3 && hvt_probe_spec_batch(s, ns, 7) == 6 &&
+          hvt_probe_spec_batch(s, ns, 100) == ns, "a batch never ends inside a site's records");
+    free(s);
+
+    /* three modules' types joined over the kernel's: each module's ids after the previous one's,
+     * its records' type ids and names moved with them */
+    {
+        char p1[4096], p2[4096], p3[4096];
+        snprintf(p1, sizeof p1, "%s/kernel/drivers/block/brd.ko", argv[2]);
+        snprintf(p2, sizeof p2, "%s/kernel/drivers/block/loop.ko", argv[2]);
+        snprintf(p3, sizeof p3, "%s/kernel/drivers/block/null_blk/null_blk.ko", argv[2]);
+        const char *ps[] = { p1, p2, p3 }, *nms[] = { "brd", "loop", "null_blk" };
+        kmod_btfs mb;
+        int ok = kmod_btfs_read(ps, nms, 3, &ki.btf, &mb, err, sizeof err) == 0;
+        CHECK(ok && mb.r[0].lo == ki.btf.ntypes && mb.r[1].lo == mb.r[0].hi && mb.r[2].lo == mb.r[1].hi &&
+              mb.r[2].hi == mb.btf.ntypes, "brd, loop, null_blk joined: ids %u..%u, %u..%u, %u..%u (%s)", ok ? mb.r[0].lo : 0,
+              ok ? mb.r[0].hi : 0, ok ? mb.r[1].lo : 0, ok ? mb.r[1].hi : 0, ok ? mb.r[2].lo : 0, ok ? mb.r[2].hi : 0, err);
+        /* each module's struct, found in its own range, its members named and typed as its own file has them */
+        uint32_t bd = ok ? btf_find_struct(&mb.btf, "brd_device") : 0, nc = ok ? btf_find_struct(&mb.btf, "nullb_cmd") : 0;
+        uint32_t ld = ok ? btf_find_struct(&mb.btf, "loop_device") : 0;
+        btf_member bm, nm2, lm;
+        char t1[128] = "", t2[128] = "", t3[128] = "";
+        if (bd && !btf_member_find(&mb.btf, bd, "brd_number", &bm)) btf_type_str(&mb.btf, bm.type_id, t1, sizeof t1);
+        if (nc && !btf_member_find(&mb.btf, nc, "nq", &nm2)) btf_type_str(&mb.btf, nm2.type_id, t2, sizeof t2);
+        if (ld && !btf_member_find(&mb.btf, ld, "lo_backing_file", &lm)) btf_type_str(&mb.btf, lm.type_id, t3, sizeof t3);
+        CHECK(bd >= mb.r[0].lo && bd < mb.r[0].hi && ld >= mb.r[1].lo && ld < mb.r[1].hi && nc >= mb.r[2].lo &&
+              nc < mb.r[2].hi && !strcmp(t1, "int") && !strcmp(t2, "struct nullb_queue*") && !strcmp(t3, "struct file*"),
+              "struct brd_device (brd's) .brd_number %s, struct loop_device (loop's) .lo_backing_file %s, struct nullb_cmd "
+              "(null_blk's) .nq %s", t1, t3, t2);
+        uint32_t nq = ok ? btf_find_struct(&mb.btf, "nullb_queue") : 0;
+        CHECK(nq >= mb.r[2].lo && nq < mb.r[2].hi, "... the type null_blk's member names is null_blk's own (moved with it)");
+        if (ok)
+            kmod_btfs_free(&mb);
+        const char *bad[] = { argv[1] };
+        CHECK(kmod_btfs_read(bad, nms, 1, &ki.btf, &mb, err, sizeof err) < 0, "a file that is no module: %s", err);
+    }
+
+    /* built-in code by its object: the pinned kernel has modules.builtin (ext4 in it) but no
+     * modules.builtin.ranges; a ranges file in the kernel's format (Linux 6.12's
+     * generate_builtin_ranges.awk) written here names ext4_file_open's extent ext4's, and
+     * vfs_read's two modules' (a shared range) */
+    char hint[400] = "";
+    CHECK(kbuiltin_hint(argv[2], "fbt:ext4::entry", hint, sizeof hint) == 1 && strstr(hint, "built into this kernel") &&
+          kbuiltin_hint(argv[2], "fbt:brd::entry", hint, sizeof hint) == 0 &&
+          kbuiltin_hint(argv[2], "fbt:ext*::entry", hint, sizeof hint) == 0,
+          "fbt:ext4:: on the pinned kernel: the reason it matches nothing (ext4 built in, no ranges); not for brd "
+          "(a module), nor for a glob");
+    CHECK(probe_list_name_builtin(&l, &ki.syms, argv[2], err, sizeof err) == 0 && strstr(err, "CONFIG_BUILTIN_MODULE_RANGES"),
+          "the pinned kernel's package has no ranges file: nothing named (%s)", err);
+    char tmpl[] = "/tmp/test_kmod.XXXXXX", rpath[600];
+    CHECK(mkdtemp(tmpl) != NULL, "a temporary directory");
+    snprintf(rpath, sizeof rpath, "%s/modules.builtin.ranges", tmpl);
+    int64_t t0 = ksym_find(&ki.syms, "_text"), eo = ksym_find(&ki.syms, "ext4_file_open"), vr = ksym_find(&ki.syms, "vfs_read");
+    uint64_t tb = ki.syms.syms[t0].addr;
+    FILE *rf = fopen(rpath, "w");
+    fprintf(rf, ".text 00000000-00000000 = _text\n.text %08llx-%08llx ext4\n.text %08llx-%08llx fake_a fake_b\n"
+                ".data 00000000-00000000 = _sdata\n.data 00001000-00002000 ext4\n",
+            (unsigned long long)(ki.syms.syms[eo].addr - tb), (unsigned long long)(ki.syms.syms[eo].addr - tb + 1),
+            (unsigned long long)(ki.syms.syms[vr].addr - tb), (unsigned long long)(ki.syms.syms[vr].addr - tb + 1));
+    fclose(rf);
+    int named = probe_list_name_builtin(&l, &ki.syms, tmpl, err, sizeof err);
+    size_t ext4 = 0, eok = 0, fakeb = 0, kern = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        ext4 += probe_desc_match(&l.p[i], "fbt:ext4::entry");
+        eok += probe_desc_match(&l.p[i], "fbt:ext4:ext4_file_open:entry");
+        fakeb += probe_desc_match(&l.p[i], "fbt:fake_b:vfs_read:");
+        kern += probe_desc_match(&l.p[i], "fbt:kernel:ext4_file_open:entry");
+    }
+    CHECK(named == 4 && ext4 == 1 && eok == 1 && fakeb == 2 && kern == 1,
+          "ranges: %d probes named; fbt:ext4::entry matches %zu (ext4_file_open), fbt:fake_b:vfs_read: %zu (entry, "
+          "return: a shared range), and fbt:kernel:ext4_file_open:entry still %zu (%s)", named, ext4, fakeb, kern, err);
+    CHECK(kbuiltin_hint(tmpl, "fbt:nope::entry", hint, sizeof hint) == 0, "with ranges, no hint");
+    rf = fopen(rpath, "w");
+    fprintf(rf, ".text 00000000-00000000 = _text\n.text 10-zz ext4\n");
+    fclose(rf);
+    CHECK(probe_list_name_builtin(&l, &ki.syms, tmpl, err, sizeof err) < 0 && strstr(err, ":2:"),
+          "a malformed line is refused with its number: %s", err);
+    rf = fopen(rpath, "w");
+    fprintf(rf, ".text 00000010-00000020 ext4\n");
+    fclose(rf);
+    CHECK(probe_list_name_builtin(&l, &ki.syms, tmpl, err, sizeof err) < 0 && strstr(err, "anchor"),
+          "a range before its section's anchor is refused: %s", err);
+    unlink(rpath);
+    rmdir(tmpl);
+
+    /* a module's own tracepoints: null_blk's nullb_zone_op and nullb_report_zones */
+    kmod_sdt ms;
+    snprintf(path, sizeof path, "%s/kernel/drivers/block/null_blk/null_blk.ko", argv[2]);
+    CHECK(kmod_sdt_read(path, &ki.btf, &ms, err, sizeof err) == 0, "null_blk.ko's tracepoints: %s", err);
+    for (size_t i = 0; i < ms.t.n; i++) {
+        const sdt_point *p = &ms.t.p[i];
+        printf("  sdt:%s::%s nargs %d sites %u%s%s\n", p->group ? p->group : "?", p->event, p->nargs, p->nsites,
+               p->unsafe ? ": " : "", p->unsafe ? p->unsafe : "");
+        for (uint32_t j = 0; j < p->nsites; j++) {
+            uint32_t off = 0;
+            const char *fn = kmod_sdt_site_fn(&ms, p, j, &off);
+            char str[256] = "";
+            sdt_recipe_str(p->sites[j].recipe, p->nargs, str, sizeof str);
+            printf("    %s+%#x: %s%s\n", fn ? fn : "-", off, p->sites[j].refused ? p->sites[j].refused : "", str);
+        }
+    }
+    const sdt_point *zop = NULL, *rz = NULL;
+    for (size_t i = 0; i < ms.t.n; i++) {
+        if (!strcmp(ms.t.p[i].event, "nullb_zone_op")) zop = &ms.t.p[i];
+        if (!strcmp(ms.t.p[i].event, "nullb_report_zones")) rz = &ms.t.p[i];
+    }
+    uint32_t off0 = 0;
+    const char *fn0 = zop ? kmod_sdt_site_fn(&ms, zop, 0, &off0) : NULL;
+    CHECK(!strcmp(ms.name, "null_blk") && zop && rz && zop->group && !strcmp(zop->group, "nullb") &&
+          zop->nargs == 3 && rz->nargs == 2 && !zop->unsafe && !rz->unsafe && zop->nsites == 3 && rz->nsites == 1,
+          "null_blk: sdt:nullb::nullb_zone_op (3 args, 3 sites) and nullb_report_zones (2 args, 1 site), all decoded");
+    /* objdump -dr null_blk.ko: the jump table's first entry is .text+0x4a1a, in null_zone_write
+     * (.text+0x49d0) */
+    CHECK(fn0 && !strcmp(fn0, "null_zone_write") && off0 == 0x4a, "its first site: %s+%#x (want null_zone_write+0x4a)",
+          fn0 ? fn0 : "-", off0);
+    struct hvt_sdt_arg a0;
+    hvt_sdt_arg_get(zop->sites[0].recipe, 0, &a0);
+    CHECK(a0.op == HVT_SDT_REG && a0.reg == 12, "... its cmd argument: the site's r12");
+    kmod_sdt_free(&ms);
+    snprintf(path, sizeof path, "%s/kernel/drivers/block/brd.ko", argv[2]);
+    CHECK(kmod_sdt_read(path, &ki.btf, &ms, err, sizeof err) == 0 && ms.t.n == 0, "brd.ko: no tracepoint of its own");
+    kmod_sdt_free(&ms);
 
     /* the io provider */
     kimg k;
@@ -156,6 +297,44 @@ int main(int argc, char **argv)
                       l.p[i].lo == ki.syms.syms[ksym_find(&ki.syms, "submit_bio_wait")].addr) ||
                      ((!strcmp(l.p[i].name, "start") || !strcmp(l.p[i].name, "done")) && !l.p[i].unsafe);
     CHECK(names == 4, "io:::start, done, wait-start and wait-done (submit_bio_wait's entry and returns) offered");
+    /* the kernel's own tracepoints in modules' code: block_split in dm-mod (dm_split_and_process_bio)
+     * is armed there too; fdb_delete, which only the bridge module calls, is a probe now */
+    {
+        probe_list l2;                     /* as hvt lists them: the kernel's sdt, then the modules */
+        CHECK(probe_list_build(&ki.syms, &l2) == 0 && probe_list_add_sdt(&l2, &t) == 0 &&
+              probe_list_add_kmods(&l2, &ki.btf, &ki.syms, argv[2], err, sizeof err) > 100, "the list: %s", err);
+        const probe_desc *bs = NULL, *fd = NULL;
+        size_t nms = 0, withms = 0;
+        for (size_t i = 0; i < l2.n; i++) {
+            if (!strcmp(l2.p[i].provider, "sdt") && !l2.p[i].modsdt && !strcmp(l2.p[i].name, "block_split")) bs = &l2.p[i];
+            if (!strcmp(l2.p[i].provider, "sdt") && !l2.p[i].modsdt && !strcmp(l2.p[i].name, "fdb_delete")) fd = &l2.p[i];
+            withms += l2.p[i].msites != NULL;
+            if (l2.p[i].msites)
+                printf("  sdt:%s::%s: sites in module %s%s\n", l2.p[i].module, l2.p[i].name, l2.p[i].msites->m->name,
+                       l2.p[i].msites->next ? " and others" : "");
+            for (const struct probe_modsite *x = l2.p[i].msites; x; x = x->next)
+                nms += x->p->nsites;
+        }
+        printf("kernel tracepoints with sites in modules: %zu, %zu sites\n", withms, nms);
+        int dm = 0;
+        for (const struct probe_modsite *x = bs ? bs->msites : NULL; x; x = x->next)
+            dm |= !strcmp(x->m->name, "dm_mod");
+        CHECK(bs && !bs->unsafe && bs->sdt->nsites && dm, "sdt:block::block_split: the kernel's sites and dm_mod's");
+        char *bdesc[] = { "sdt:block::block_split" };
+        s = probe_specs_for(&l2, bdesc, 1, 0, 0, &ns);
+        size_t kern = 0, mod = 0;
+        for (size_t i = 0; s && i < ns; i += 1 + hvt_probe_spec_records(&s[i])) {
+            kern += (s[i].kind & HVT_PROBE_F_SDT) && !(s[i].kind & HVT_PROBE_F_MODULE);
+            mod += (s[i].kind & HVT_PROBE_F_SDT) && (s[i].kind & HVT_PROBE_F_MODULE) && s[i].lo == hvt_name_hash("dm_mod", 64);
+        }
+        CHECK(s && (s[0].kind & HVT_PROBE_KIND_MASK) == HVT_PROBE_KIND_MODINFO && kern == bs->sdt->nsites && mod >= 1,
+              "its specs: the module layout first, the kernel's %zu sites, dm_mod's %zu", kern, mod);
+        free(s);
+        CHECK(fd && !fd->unsafe && !fd->sdt->nsites && fd->msites && !strcmp(fd->msites->m->name, "bridge"),
+              "sdt:bridge::fdb_delete (no site in the kernel's own code): probeable through the bridge module's");
+        probe_list_free(&l2);
+    }
+
     probe_list_free(&l);
     io_free(&io);
     sdt_free(&t);

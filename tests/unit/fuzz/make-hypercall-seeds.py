@@ -74,6 +74,18 @@ mod_specs = spec(20, ENTRY | MODULE, 0x793019136f2343, 0xc4f56a1184734fcd) + spe
             spec(21, ENTRY | MODULE | abi.HVT_PROBE_F_RECORD, 0x793019136f2343, 0xc4f56a1184734fcd) + \
             spec(0, MODINFO, TEXT_VA + 0x800, 0x8 | 0x8 << 12)
 
+# module return and tracepoint-site specs: the layout again, a return spec, a tracepoint site
+# (head, words 0-1, word 2 and the offset 0x31), a site whose second record lacks F_MODULE, a
+# site whose offset is past 2^32, and a head the request ends with after one record
+mod_kinds = spec(0, MODINFO, TEXT_VA + 0x800, layout) + \
+            spec(22, RETURN | MODULE | abi.HVT_PROBE_F_RECORD, 0x793019136f2343, 0xc4f56a1184734fcd) + \
+            spec(23, SDT | MODULE, 0x793019136f2343, 0xc4f56a1184734fcd) + spec(23, ARGS, bits & M64, (bits >> 64) & M64) + \
+            spec(23, ARGS | MODULE, bits >> 128, 0x31) + \
+            spec(24, SDT | MODULE, 0x793019136f2343, 0xc4f56a1184734fcd) + spec(24, ARGS, 0, 0) + spec(24, ARGS, 0, 0x31) + \
+            spec(25, SDT | MODULE, 0x793019136f2343, 0xc4f56a1184734fcd) + spec(25, ARGS, 0, 0) + \
+            spec(25, ARGS | MODULE, 0, 1 << 33) + \
+            spec(26, SDT | MODULE, 0x793019136f2343, 0xc4f56a1184734fcd) + spec(26, ARGS, 0, 0)
+
 seeds = {
     "version-user": (1, hc(VERSION, USER)),
     "version-kernel": (0, hc(VERSION, KERNEL) + hc(VERSION, KERNEL, cpu1=True)),
@@ -99,6 +111,11 @@ seeds = {
                            hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 24), rdx=4) + TIMER +
                            hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 120), rdx=1) +
                            hc(PROBE, KERNEL, rbx=STATS) + hc(PROBE, KERNEL, rbx=DISARM_LOG)),
+    "probe-specs-module-kinds": (0, poke(0, mod_kinds) + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=5) +
+                                 hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 120), rdx=3) +
+                                 hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 192), rdx=3) +
+                                 hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 264), rdx=2) + TIMER +
+                                 hc(PROBE, KERNEL, rbx=STATS) + hc(PROBE, KERNEL, rbx=DISARM_LOG)),
     "probe-specs-toomany": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=("addr", USER_DATA, 0), rdx=abi.HVT_PROBE_SPECS_MAX + 1)),
     "probe-specs-paging-off": (0, poke(0, specs) + PAGING + hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x800000, rdx=5) + PAGING),
     "probe-specs-unmapped": (0, hc(PROBE, KERNEL, rbx=ARM_SPECS, rcx=0x7fff0000, rdx=3)),

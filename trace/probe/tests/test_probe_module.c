@@ -44,17 +44,31 @@ static size_t fake_read(uint64_t va, void *buf, size_t len)
     }
     return n;
 }
-static struct { uint64_t va, end; uint32_t id, flags; } arms[64];
+static struct { uint64_t va, end; uint32_t id, flags, kind; uint64_t recipe[3]; } arms[64];
 static unsigned narms;
 static uint64_t disarm_lo, disarm_hi;
 static int fake_arm(uint64_t va, uint64_t end, uint32_t id, uint32_t flags)
 {
     arms[narms].va = va; arms[narms].end = end; arms[narms].id = id; arms[narms].flags = flags;
+    arms[narms].kind = HVT_PROBE_KIND_ENTRY;
     narms++;
     return 1;
 }
+static int fake_arm_return(uint64_t lo, uint64_t hi, uint32_t id, uint32_t flags)
+{
+    fake_arm(lo, hi, id, flags);
+    arms[narms - 1].kind = HVT_PROBE_KIND_RETURN;
+    return 2;                              /* two return sites, say */
+}
+static int fake_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recipe[3])
+{
+    fake_arm(va, va + 1, id, flags);
+    arms[narms - 1].kind = HVT_PROBE_KIND_ADDR;
+    memcpy(arms[narms - 1].recipe, recipe, sizeof arms[0].recipe);
+    return 1;
+}
 static void fake_disarm(uint64_t lo, uint64_t hi) { disarm_lo = lo; disarm_hi = hi; }
-static const struct probe_module_io io = { fake_read, fake_arm, fake_disarm };
+static const struct probe_module_io io = { fake_read, fake_arm, fake_arm_return, fake_arm_sdt, fake_disarm };
 
 /* one module at m: name, state, core text [text, text + tsize), symbols (name, type, value,
  * size) in a kallsyms block at ks */
@@ -146,6 +160,37 @@ int main(void)
     CHECK(probe_module_loaded(&io, brd) == 1 && narms == 1 && arms[0].id == 7, "brd loaded again: armed again");
     narms = 0;
 
+    /* return probes and tracepoint sites: by the same keys, armed by kind */
+    uint64_t rec[3] = { 0 };
+    hvt_sdt_arg_put(rec, 0, &(struct hvt_sdt_arg){ .op = HVT_SDT_REG, .reg = 12, .size = 3 });
+    hvt_sdt_arg_put(rec, 1, &(struct hvt_sdt_arg){ .op = HVT_SDT_LOAD, .reg = 5, .size = 2, .disp = -0x48 });
+    CHECK(probe_module_want_return(&io, 20, HVT_PROBE_F_ACTION, hvt_name_hash("brd", 64), key("brd_submit_bio")) == 2 &&
+          narms == 1 && arms[0].kind == HVT_PROBE_KIND_RETURN && arms[0].va == brd_text + 0x40 &&
+          arms[0].end == brd_text + 0x160 && arms[0].id == 20 && arms[0].flags == HVT_PROBE_F_ACTION,
+          "a return probe: the function's extent handed to the engine to find its returns in");
+    narms = 0;
+    CHECK(probe_module_want_sdt(&io, 21, HVT_PROBE_F_ACTION, hvt_name_hash("brd", 64), key("brd_do_bvec"), 0x31, rec) == 1 &&
+          narms == 1 && arms[0].kind == HVT_PROBE_KIND_ADDR && arms[0].va == brd_text + 0x231 &&
+          !memcmp(arms[0].recipe, rec, sizeof rec), "a tracepoint's site: the function + its offset, with its recipe");
+    narms = 0;
+    CHECK(probe_module_want_sdt(&io, 22, 0, hvt_name_hash("brd", 64), key("brd_do_bvec"), 0x90, rec) == 0 && narms == 0,
+          "a site past the function's extent is not armed");
+    uint64_t bad[3] = { 15, 0, 0 };
+    CHECK(probe_module_want_sdt(&io, 23, 0, hvt_name_hash("brd", 64), key("brd_do_bvec"), 0x10, bad) == HVT_PROBE_EINVAL &&
+          narms == 0, "a malformed recipe is refused");
+    CHECK(probe_module_want_sdt(&io, 21, HVT_PROBE_F_ACTION, hvt_name_hash("brd", 64), key("brd_do_bvec"), 0x31, rec) == 0 &&
+          narms == 0, "the same site again: nothing more");
+    probe_module_freed(&io, brd);
+    CHECK(disarm_lo == brd_text && disarm_hi == brd_text + 0x800, "the unload disarms returns and sites with the text");
+    CHECK(probe_module_loaded(&io, brd) == 1 + 2 + 1 && narms == 3,
+          "loaded again: entry (1), returns (2) and the tracepoint's site (1) armed again (%u)", narms);
+    unsigned kinds = 0;
+    for (unsigned i = 0; i < narms; i++)
+        kinds |= 1u << arms[i].kind;
+    CHECK(kinds == (1u << HVT_PROBE_KIND_ENTRY | 1u << HVT_PROBE_KIND_RETURN | 1u << HVT_PROBE_KIND_ADDR),
+          "... each by its own kind");
+    narms = 0;
+
     /* many wanted probes in one module (looked up by key, not one by one): only the ones there */
     unsigned before = probe_module_wanted();
     char fn[32];
@@ -158,7 +203,8 @@ int main(void)
     CHECK(probe_module_wanted() == before + 1501 && narms == 1 && arms[0].va == brd_text + 0x200,
           "1500 wanted functions brd lacks and brd_do_bvec: one site armed");
     narms = 0;
-    CHECK(probe_module_loaded(&io, brd) == 2 && narms == 2, "a load arms brd_submit_bio and brd_do_bvec, nothing else");
+    CHECK(probe_module_loaded(&io, brd) == 5 && narms == 4,
+          "a load arms brd_submit_bio (entry, returns), brd_do_bvec (entry, a site), nothing else");
     narms = 0;
     /* a list that loops without coming back to the head ends */
     put64(null + 0x8, null + 0x8);
