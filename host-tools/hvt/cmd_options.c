@@ -25,6 +25,7 @@ static int usage(void)
                     "  items: start=mark|boot|host|passes|entry at=SYM|ADDR passes=N pid=N comm=NAME\n"
                     "         budget=N only=kernel|user cr3=ADDR range=SYM|SYM1-SYM2|LO-HI\n"
                     "         stop_at=SYM[:SYM...] flight=MB checkregs=on|off\n"
+                    "         scope=pid:N|tid:N|comm:NAME irq=in|out (switch_at= added)\n"
                     "         probe=entry:SYM|return:SYM|addr:SYM+OFF (armed by the HVT_HC_PROBE hypercall)\n"
                     "  prints the 'trace =' value for hvtrace.cfg (task= and lstar= included)\n");
     return 2;
@@ -151,8 +152,14 @@ int cmd_options(int argc, char **argv)
              (unsigned long long)l.percpu_current, l.task_pid, l.task_tgid, l.task_comm,
              l.task_cred, l.cred_euid, ki.syms.syms[lstar].addr);
     int rc = 0;
-    for (int i = 1; i < argc && !rc; i++)
+    for (int i = 1; i < argc && !rc; i++) {
         if (put_item(&ki, argv[i], line, sizeof line)) rc = 1;
+        /* A scope watches the scheduler's switch point: where the task a CPU runs changes. */
+        if (!rc && !strncmp(argv[i], "scope=", 6)) {
+            snprintf(line + strlen(line), sizeof line - strlen(line), ",switch_at=");
+            if (put_addr(&ki, "__switch_to", 11, 0, line, sizeof line)) rc = 1;
+        }
+    }
     kinfo_close(&ki);
     if (rc) return 1;
     struct trace_opts o;
