@@ -276,8 +276,7 @@ int trace_opts_parse(const char *text, struct trace_opts *o, char *err, size_t e
         why = "pid= and comm= belong to start=entry";
     else if (o->scope != TRACE_SCOPE_ALL && (!o->switch_at || !o->task_set))
         why = "scope= needs switch_at= and task= (hvt options adds both)";
-    else if (o->irq_out && o->scope == TRACE_SCOPE_ALL)
-        why = "irq= belongs to scope=";
+
     if (why) {
         err_put(&e, "trace options: ", 15);
         err_put(&e, why, slen(why));

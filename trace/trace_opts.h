@@ -35,8 +35,8 @@
  *   scope=pid:N|tid:N|comm:NAME  single-step only this context (step.c, "Scope"): a process by
  *                  pid (its threads too), one thread by its id, or every task of that name; a
  *                  CPU running anything else runs at full speed, unstepped and undilated
- *   irq=in|out     with scope=: hardware interrupts (and NMIs) taken while the wanted context
- *                  runs are recorded (in, the default) or left out (out)
+ *   irq=in|out     with scope= and in D step() windows: hardware interrupts (and NMIs) taken
+ *                  while the wanted context runs are recorded (in, the default) or left out
  *   switch_at=ADDR the scheduler's switch point (link-time __switch_to, slid): scope= watches
  *                  it to see which task a CPU switches to (hvt options adds it)
  *   checkregs=on|off  every fast step also compares all registers and counts what the

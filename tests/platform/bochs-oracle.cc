@@ -42,6 +42,12 @@ static bx_phy_address hvt_slot[HVT_ORACLE_CPUS]; // the per-CPU current_task slo
 static Bit64u hvt_task[HVT_ORACLE_CPUS];        // the task seen last, and whether it is wanted
 static bool hvt_task_in[HVT_ORACLE_CPUS];
 static bool hvt_in_before[HVT_ORACLE_CPUS];     // in scope when the instruction began
+// An INT3 that exited (a hidden probe of the hypervisor's, or the guest's own): its
+// instruction retired if the guest's next instruction begins elsewhere - the hypervisor
+// emulated the displaced one, or delivered the guest's own #BP - and did not if it begins at
+// the same place (the original runs there, stepped over, and counts itself).
+static bool hvt_bp_pending[HVT_ORACLE_CPUS], hvt_bp_in[HVT_ORACLE_CPUS];
+static Bit64u hvt_bp_rip[HVT_ORACLE_CPUS], hvt_rip[HVT_ORACLE_CPUS];
 static const Bit64u hvt_kernel_half = BX_CONST64(0xffff800000000000);
 // Rates: between two HVT_HC_VERSION hypercalls with RBX = "ORCL" 1 / 0 (a reference window the
 // workload opens untraced) and in the scope window, every instruction each CPU executes (the
@@ -165,6 +171,14 @@ void bx_instr_before_execution(unsigned cpu, bxInstruction_c *i)
     return;
   hvt_guest_before[cpu] = BX_CPU(cpu)->in_vmx_guest;
   if (hvt_scope_on()) {
+    if (hvt_guest_before[cpu]) {
+      hvt_rip[cpu] = BX_CPU(cpu)->get_instruction_pointer();
+      if (hvt_bp_pending[cpu]) {
+        hvt_bp_pending[cpu] = false;
+        if (hvt_bp_in[cpu] && hvt_scope_open && hvt_rip[cpu] != hvt_bp_rip[cpu])
+          hvt_count[cpu]++;
+      }
+    }
     hvt_in_before[cpu] = hvt_scope_open && hvt_guest_before[cpu] && hvt_in_scope(cpu);
     if (hvt_rate_open) {
       hvt_rate_all[cpu]++;                      // every instruction this CPU runs, root or not
@@ -218,6 +232,13 @@ static void hvt_scope_mark(unsigned cpu, Bit64u rbx)
 void bx_instr_vmexit(unsigned cpu, Bit32u reason, Bit64u qualification)
 {
   if (cpu >= HVT_ORACLE_CPUS) return;
+  if ((reason & 0xffff) == 0 && hvt_scope == 1 &&
+      (BX_CPU(cpu)->VMread32(VMCS_32BIT_VMEXIT_INTERRUPTION_INFO) & 0x7ff) == (3 | 6 << 8)) {
+    hvt_bp_pending[cpu] = true;                 // INT3 (type 6: software exception, vector 3)
+    hvt_bp_in[cpu] = hvt_in_before[cpu];
+    hvt_bp_rip[cpu] = hvt_rip[cpu];
+    return;
+  }
   switch (reason & 0xffff) {
   case 10: case 12: case 13: case 14: case 16: case 28: case 30: case 31: case 32: case 51:
   case 55: case 58:

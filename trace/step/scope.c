@@ -1,6 +1,5 @@
 /* scope.c - what a scoped trace steps (see scope.h). */
 #include "scope.h"
-#include "probe.h"
 #include "kaslr.h"
 #include "hv_api.h"
 #include "hv_guest.h"
@@ -9,9 +8,11 @@
 
 #define KERNEL_HALF 0xffff800000000000ull
 
+enum trace_scope scope_kind;
+uint64_t scope_end_rip, scope_end_rsp;
 static struct {
-    enum trace_scope kind;
-    uint64_t id;
+    enum trace_scope kind, boot_kind;      /* this window's, and the configuration's */
+    uint64_t id, boot_id;
     char comm[TRACE_COMM_MAX];
     bool irq_out;
     uint64_t switch_at;                    /* link-time */
@@ -20,12 +21,13 @@ static struct spinlock lock;               /* the windows open and the probe's a
 static unsigned open_windows;
 static uint64_t armed_at;                  /* runtime address armed, 0: none */
 static uint8_t next_seen[HVT_MAX_CPUS];
+static struct scope_probe_ops pops;
 static uint64_t fires[HVT_MAX_CPUS];
 
 /* The switch probe fired on this CPU: __switch_to(prev, next) is about to run. */
-static void switch_hook(unsigned cpu, const struct guest_regs *g)
+void scope_switch_hook(unsigned cpu, const struct guest_regs *g)
 {
-    if (cpu >= HVT_MAX_CPUS || sc.kind == TRACE_SCOPE_ALL)
+    if (cpu >= HVT_MAX_CPUS || !scope_on())
         return;
     fires[cpu]++;
     next_seen[cpu] = scope_task_wants(g->r[GPR_RSI]) ? SCOPE_NEXT_WANTED : SCOPE_NEXT_OTHER;
@@ -33,15 +35,15 @@ static void switch_hook(unsigned cpu, const struct guest_regs *g)
 
 void scope_configure(const struct trace_opts *o)
 {
-    sc.kind = o->scope;
-    sc.id = o->scope_id;
+    sc.kind = sc.boot_kind = scope_kind = o->scope;
+    sc.id = sc.boot_id = o->scope_id;
     __builtin_memcpy(sc.comm, o->scope_comm, TRACE_COMM_MAX);
     sc.irq_out = o->irq_out;
     sc.switch_at = o->switch_at;
-    probe_set_switch_hook(switch_hook);
 }
 
-bool scope_on(void) { return sc.kind != TRACE_SCOPE_ALL; }
+void scope_set_probe_ops(const struct scope_probe_ops *ops) { pops = *ops; }
+
 bool scope_irq_out(void) { return sc.irq_out; }
 
 bool scope_wants(const struct task_info *ti)
@@ -78,7 +80,7 @@ void scope_window_open(void)
     spin_lock(&lock);
     if (open_windows++ == 0 && !armed_at) {
         uint64_t va = sc.switch_at + kaslr_slide();
-        int rc = probe_arm(PROBE_ENTRY, va, va + 1, SCOPE_PROBE_ID, PROBE_F_SWITCH_HOOK);
+        int rc = pops.arm ? pops.arm(va, SCOPE_PROBE_ID) : -1;
         if (rc > 0)
             armed_at = va;
         else
@@ -93,11 +95,29 @@ void scope_window_close(void)
     if (!scope_on())
         return;
     spin_lock(&lock);
-    if (open_windows && --open_windows == 0 && armed_at) {
-        probe_disarm_range(armed_at, armed_at + 1);
+    if (open_windows && --open_windows == 0) {
+        if (armed_at && pops.disarm)
+            pops.disarm(armed_at);
         armed_at = 0;
+        sc.kind = scope_kind = sc.boot_kind;   /* a step() window's thread scope ends */
+        sc.id = sc.boot_id;
+        scope_end_rip = scope_end_rsp = 0;
     }
     spin_unlock(&lock);
+}
+
+bool scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp)
+{
+    spin_lock(&lock);
+    bool ok = open_windows == 0;
+    if (ok) {
+        sc.kind = scope_kind = TRACE_SCOPE_TID;
+        sc.id = tid;
+        scope_end_rip = end_rip;
+        scope_end_rsp = end_rsp;
+    }
+    spin_unlock(&lock);
+    return ok;
 }
 
 unsigned scope_next_take(unsigned cpu)

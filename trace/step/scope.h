@@ -17,7 +17,11 @@
  *    switch probe, the last disarms it;
  *  - scope_next_take(cpu): what the switch probe saw on this CPU since the last call
  *    (SCOPE_NEXT_*), cleared;
- *  - scope_irq_frame(): where an interrupted context resumes (for irq=out).
+ *  - scope_irq_frame(): where an interrupted context resumes (for irq=out);
+ *  - scope_begin_thread(): D's step() (d_runtime.c) scopes the next window to the firing's
+ *    thread, from the firing up to the instruction its function returns to (scope_end_rip,
+ *    with RSP = scope_end_rsp: that call's return, not a recursive one's); the boot
+ *    configuration's scope comes back when the window's last CPU closes it.
  */
 #ifndef HVT_SCOPE_H
 #define HVT_SCOPE_H
@@ -31,7 +35,23 @@ enum { SCOPE_NEXT_NONE, SCOPE_NEXT_WANTED, SCOPE_NEXT_OTHER };
 #define SCOPE_PROBE_ID 0xfffffff0u
 
 void scope_configure(const struct trace_opts *o);
-bool scope_on(void);
+/* How the switch probe is armed and disarmed (the probe engine's calls: probe_arm with
+ * PROBE_F_SWITCH_HOOK, probe_disarm_range), and the hook its firings call (for the engine's
+ * probe_set_switch_hook): wired by the layer's start (trace_main.c), so that this module and
+ * the probe engine, which calls into the stepper, do not depend on each other. */
+struct scope_probe_ops { int (*arm)(uint64_t va, uint32_t id); void (*disarm)(uint64_t va); };
+void scope_set_probe_ops(const struct scope_probe_ops *ops);
+struct guest_regs;
+void scope_switch_hook(unsigned cpu, const struct guest_regs *g);
+extern enum trace_scope scope_kind;         /* this window's (TRACE_SCOPE_ALL: none) */
+static inline bool scope_on(void) { return scope_kind != TRACE_SCOPE_ALL; }
+extern uint64_t scope_end_rip, scope_end_rsp;   /* 0: no end */
+static inline bool scope_is_end(uint64_t rip, uint64_t rsp)
+{
+    return scope_end_rip && rip == scope_end_rip && rsp == scope_end_rsp;
+}
+/* end_rip 0: the window has no end of its own (unstep(), stop()). False: a window is open. */
+bool scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp);
 bool scope_irq_out(void);
 bool scope_wants(const struct task_info *ti);
 bool scope_task_wants(uint64_t task);

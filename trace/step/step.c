@@ -47,7 +47,7 @@ static struct {
     unsigned nrange;
     uint64_t stop_at[TRACE_MAX_STOP_AT];
     unsigned nstop_at;
-    bool filtering, budget_on, scoped;
+    bool filtering, budget_on;
     volatile int64_t budget_left;
 } sopt;
 static const struct trace_opts *opts;
@@ -85,7 +85,6 @@ void step_configure(const struct trace_opts *o)
     sopt.filtering = o->only != TRACE_ONLY_ALL || o->cr3 || o->nrange;
     sopt.budget_on = o->budget != 0;
     sopt.budget_left = (int64_t)o->budget;
-    sopt.scoped = o->scope != TRACE_SCOPE_ALL;
     scope_configure(o);
 }
 
@@ -233,6 +232,8 @@ static void evmap_build(struct trace_cpu *t)
     /* Auto-stop addresses: no event (vec -1), but the fast path leaves them to step(). */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
         evmap_add(t, sopt.stop_at[i], -1, false);
+    if (scope_end_rip)                      /* a step() window's end: the same */
+        evmap_add(t, scope_end_rip, -1, false);
     /* The decoded-instruction cache marks evmap addresses (P_SPECIAL) when it fills: start
      * it again so every mark reflects this map. */
     icache_reset(t);
@@ -368,6 +369,9 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
      * an instruction that starts with RF or TF set changes RFLAGS whatever its write set says
      * (RF clears when it completes; TF raises #DB): the full step writes those records. */
     ok = ok && !f->enc->cand_all && !(rflags & (RFLAGS_RF | RFLAGS_TF));
+    /* After a stretch the filters or the scope left out, the first record is the full step's:
+     * it writes START(filter) and compares every register (they moved in the gap). */
+    ok = ok && t->rec_on;
     f->cr3 = cr3;
     f->idt_base = t->idt_base;
     f->len_limit = f->enc->cap - REC_MAX_BYTES;
@@ -431,7 +435,7 @@ static void record_switch(struct trace_cpu *t, unsigned cpu, uint64_t cr3)
         t->task = ti;
         t->task_cr3 = cr3;
         t->task_known = true;
-        if (sopt.scoped) {
+        if (scope_on()) {
             t->scope_in = scope_wants(&ti);
             t->arriving = t->arriving && !t->scope_in;
             t->irq_skip = false;
@@ -542,24 +546,32 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             step_request_reason(false, HVT_REASON_STOP_AT);
         }
     record_switch(t, cpu, cr3);
-    if (sopt.scoped && t->irq_skip && rip == t->irq_rip && gpr[GPR_RSP] == t->irq_rsp)
+    if (t->scope_in && scope_is_end(rip, gpr[GPR_RSP])) {
+        /* A step() window's function returned on its thread: the window ends before the
+         * caller's next instruction (this CPU stops at this exit's end, step_post_exit). */
+        t->have_pending = false;
+        t->f.left = 0;
+        step_request_reason(false, HVT_REASON_PROBE);
+        return;
+    }
+    if (scope_on() && t->irq_skip && rip == t->irq_rip && gpr[GPR_RSP] == t->irq_rsp)
         t->irq_skip = false;                /* back where the interrupt came in */
     /* irq=out: a hardware interrupt or NMI taken by the wanted context is left out up to its
      * return (the pending instruction did not retire: it is where the frame returns to). */
-    if (sopt.scoped && v >= 0 && !sw_int && (v >= 32 || v == VEC_NMI) && scope_irq_out() &&
+    if (scope_on() && v >= 0 && !sw_int && (v >= 32 || v == VEC_NMI) && scope_irq_out() &&
         t->scope_in && !t->irq_skip && t->have_pending &&
         scope_irq_frame(gpr[GPR_RSP], t->f.p_ic->rip, &t->irq_rsp)) {
         t->irq_skip = true;
         t->irq_rip = t->f.p_ic->rip;
     }
     bool keep = (!sopt.filtering || filter_pass(rip, cr3)) &&
-                (!sopt.scoped || (t->scope_in && !t->irq_skip));
+                (!scope_on() || (t->scope_in && !t->irq_skip));
     if (v >= 0)
         record_event(t, cpu, v, sw_int, ran_first, keep, cr3, gpr, rflags);
     t->steps++;
     if (t->arriving && t->steps > t->arrive_until)
         t->arriving = false;                /* the switch did not come (a bound, never seen) */
-    if (sopt.scoped && !t->scope_in && !t->arriving) {
+    if (scope_on() && !t->scope_in && !t->arriving) {
         scope_pause(t, cpu);                /* another task runs here now */
         return;
     }
@@ -714,7 +726,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
            "gen=%lu bytes=%lu room=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
            d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM]);
-    if (sopt.scoped)
+    if (scope_on())
         hv_log("HVT-SCOPESTAT cpu=%u exits=%lu full_exits=%lu fast_steps=%lu recorded=%lu "
                "resumes=%lu pauses=%lu switch_fires=%lu\n", cpu, t->exits + t->f.fast_steps, t->exits,
                t->f.fast_steps, t->recorded + t->f.fast_steps, t->resumes, t->pauses, scope_fires(cpu));
@@ -773,6 +785,14 @@ uint64_t step_retired_now(unsigned cpu) { return step_retired(&step_cpus[cpu]); 
 void step_no_fast(void) { step_cpus[hv_cpu_id()].f.left = 0; }
 
 void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
+
+void step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason)
+{
+    /* A window already open (or closing) goes on as it is: one scope per window. */
+    if (!__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) && !step_cpus_stepping())
+        scope_begin_thread(tid, end_rip, end_rsp);
+    step_request_reason(true, reason);
+}
 
 bool step_active(void) { return __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE); }
 
@@ -834,7 +854,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &step_cpus[cpu];
     int want = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE);
-    unsigned next = sopt.scoped ? scope_next_take(cpu) : SCOPE_NEXT_NONE;
+    unsigned next = scope_on() ? scope_next_take(cpu) : SCOPE_NEXT_NONE;
     if (t->stepping)
         t->exits++;                         /* (the fast path's exits: f.fast_steps) */
     /* An NMI exited a parked CPU (NMI exiting: vmm/ injects it at this entry, which wakes

@@ -65,7 +65,7 @@ int main(void)
     CHECK(parse(line, &o, err) == -1 && strstr(err, "comm:NAME"));
     CHECK(parse("task=1:2:3:4,scope=pid:1", &o, err) == -1 && strstr(err, "switch_at="));
     CHECK(parse("switch_at=0xffffffff81002000,scope=pid:1", &o, err) == -1 && strstr(err, "task="));
-    CHECK(parse("irq=out", &o, err) == -1 && strstr(err, "belongs to scope="));
+    CHECK(parse("irq=out", &o, err) == 0 && o.irq_out && o.scope == TRACE_SCOPE_ALL);  /* step() */
     CHECK(parse("irq=maybe", &o, err) == -1 && strstr(err, "in or out"));
     CHECK(parse("switch_at=0x1000", &o, err) == -1 && strstr(err, "__switch_to"));
     char small[8];
