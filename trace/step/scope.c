@@ -72,21 +72,42 @@ bool scope_task_wants(uint64_t task)
     return task >= KERNEL_HALF && task_read(task, &ti) && scope_wants(&ti);
 }
 
-/* The first window arms the switch probe (at __switch_to, slid), the last one disarms it. */
+/* The switch probe at __switch_to (slid): armed once the kernel's slide is known (a window
+ * may open before that: start=boot), by the first window or, later, scope_poll. Under lock. */
+static bool arm_failed;
+static void arm_locked(void)
+{
+    if (armed_at || arm_failed || !pops.arm || !kaslr_known())
+        return;
+    uint64_t va = sc.switch_at + kaslr_slide();
+    int rc = pops.arm(va, SCOPE_PROBE_ID);
+    if (rc > 0) {
+        armed_at = va;
+        return;
+    }
+    arm_failed = true;                     /* said once: the next window tries again */
+    hv_log("hvtrace: scope: the switch probe at %lx could not be armed (%d): a CPU starts "
+           "stepping the wanted task only at its next other exit\n", va, rc);
+}
+
 void scope_window_open(void)
 {
     if (!scope_on())
         return;
     spin_lock(&lock);
-    if (open_windows++ == 0 && !armed_at) {
-        uint64_t va = sc.switch_at + kaslr_slide();
-        int rc = pops.arm ? pops.arm(va, SCOPE_PROBE_ID) : -1;
-        if (rc > 0)
-            armed_at = va;
-        else
-            hv_log("hvtrace: scope: the switch probe at %lx could not be armed (%d): only CPUs "
-                   "running the wanted task at the start are stepped\n", va, rc);
-    }
+    if (open_windows++ == 0)
+        arm_failed = false;
+    arm_locked();
+    spin_unlock(&lock);
+}
+
+void scope_poll(void)
+{
+    if (__atomic_load_n(&armed_at, __ATOMIC_RELAXED) || arm_failed || !kaslr_known())
+        return;
+    spin_lock(&lock);
+    if (open_windows)
+        arm_locked();
     spin_unlock(&lock);
 }
 

@@ -14,7 +14,8 @@
  *  - scope_configure() with the window's options (not while any CPU steps);
  *  - scope_wants() / scope_task_wants(): is this task in scope (guest memory read through gmem);
  *  - scope_window_open()/scope_window_close() around each CPU's window: the first arms the
- *    switch probe, the last disarms it;
+ *    switch probe (once the kernel's slide is known: scope_poll() retries), the last
+ *    disarms it;
  *  - scope_next_take(cpu): what the switch probe saw on this CPU since the last call
  *    (SCOPE_NEXT_*), cleared;
  *  - scope_irq_frame(): where an interrupted context resumes (for irq=out);
@@ -57,6 +58,8 @@ bool scope_wants(const struct task_info *ti);
 bool scope_task_wants(uint64_t task);
 void scope_window_open(void);
 void scope_window_close(void);
+/* At a paused CPU's exits: arms the switch probe if a window opened before the slide was known. */
+void scope_poll(void);
 unsigned scope_next_take(unsigned cpu);
 /* Switch probe firings so far on this CPU. */
 uint64_t scope_fires(unsigned cpu);

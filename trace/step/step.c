@@ -877,6 +877,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     /* Scope: a paused CPU resumes stepping when the switch probe saw the wanted task come, or
      * when the task it runs became wanted (a name changed by exec, a window's start). */
     if (t->stepping && t->paused) {
+        scope_poll();
         if (next == SCOPE_NEXT_WANTED)
             scope_resume(t, cpu, g, true);
         else if (next == SCOPE_NEXT_NONE && scope_task_wants(task_current(cpu)))
