@@ -77,8 +77,9 @@ bool scope_task_wants(uint64_t task)
 static bool arm_failed;
 static void arm_locked(void)
 {
-    if (armed_at || arm_failed || !pops.arm || !kaslr_known())
-        return;
+    if (armed_at || arm_failed || !pops.arm || !kaslr_known() || !sc.switch_at)
+        return;                             /* (no switch_at=: a window runs on the CPUs that
+                                               run the wanted task when they exit) */
     uint64_t va = sc.switch_at + kaslr_slide();
     int rc = pops.arm(va, SCOPE_PROBE_ID);
     if (rc > 0) {
