@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# probe-report.sh RUN_DIR - bench-probe's numbers from one run (see bench/probe.mk).
+# probe-report.sh RUN_DIR [HVT VMLINUZ] - bench-probe's numbers from one run (see bench/probe.mk);
+# with hvt and the kernel, the performance model calibrated and checked too (bench/predict-cal.py).
 set -euo pipefail
 run=$1
 line=$(tr -d '\r' < "$run/serial.log" | grep -a "^PROBEBENCH-PHASE" | tr '\n' ' ')
@@ -59,3 +60,8 @@ print(f"per getpid: base {d['base']/n:.0f} insns; entry probe {d['entry']/n:.0f}
       f"addr {d['addr']/n:.0f}; kprobe {d.get('kprobe', 0)/n:.0f}")
 print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
 PY
+if [ $# -ge 3 ]; then
+  # the model's failure is said, and the figures above are still recorded
+  python3 "$(dirname "$0")/predict-cal.py" "$run" "$(dirname "$run")" "$2" "$3" ||
+    echo "bench-probe: the performance model was not calibrated or checked (above)" >&2
+fi

@@ -31,6 +31,14 @@
 #                          the phases' sum over the guest's measure of the same timed run (goal
 #                          within 5%); the phases per firing are printed above the key=values
 #   phase_stamps_cost_X    what the stamps themselves cost: the timed run less the untimed one
+#   predicted_slowdown_W, measured_slowdown_W, predict_overhead_ratio_W, predict_within_20pct
+#                          the performance model
+#                          checked (bench/predict-cal.py; docs/probes.md "The probe effect
+#                          predicted"): the calibration table fitted to this run's D firings
+#                          (bench/results/probecost.cal), then for each workload W (wsys n
+#                          getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop) hvt -e's
+#                          prediction from a counting run beside the traced over the untraced
+#                          time, and the ratio of their overheads (goal 0.8 .. 1.2)
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
 #                          description and writing the specs, kernel symbols cached (goal < 1);
 #                          arm_all_cold_s the same with an empty cache (the vmlinuz decompressed)
@@ -38,56 +46,48 @@ BENCH_PROBE   := $(BUILD)/bench/probe
 PROBE_BENCH_N ?= 10000
 PROBE_BENCH_ITEMS ?= probe=entry:__x64_sys_getpid probe=return:__x64_sys_getpid probe=addr:__x64_sys_getpid+5
 
-# The D programs the guest loads itself (HVT_HC_PROBE_LOAD_D), compiled for the test kernel.
-BENCH_D_COUNT := fbt::vfs_read:entry { @[execname] = count(); }
-BENCH_D_QUANT := fbt::vfs_read:entry { @ = quantize(arg2); }
-BENCH_D_STACK := fbt::vfs_read:entry { @[stack(10)] = count(); }
-BENCH_D_STACK1 := fbt::vfs_read:entry { @[stack(1)] = count(); }
-$(BENCH_PROBE)/dcount.img: $(HVT) bench/probe.mk
+# The D programs the guest loads itself (HVT_HC_PROBE_LOAD_D), compiled for the test kernel,
+# each with its model's counts (hvt -e --model: what bench/predict-cal.py fits the calibration to).
+BENCH_D_dcount  := fbt::vfs_read:entry { @[execname] = count(); }
+BENCH_D_dquant  := fbt::vfs_read:entry { @ = quantize(arg2); }
+BENCH_D_dstack  := fbt::vfs_read:entry { @[stack(10)] = count(); }
+BENCH_D_dstack1 := fbt::vfs_read:entry { @[stack(1)] = count(); }
+BENCH_D_dsdt    := sdt:signal::signal_generate { @[execname] = count(); }
+BENCH_D_dsfbt   := fbt::__send_signal_locked:entry { @[execname] = count(); }
+# The performance model's calibration (docs/probes.md, "The probe effect predicted"): each
+# program differs from another in one class of the model.
+BENCH_D_cc1     := fbt::vfs_read:entry { @ = count(); }
+BENCH_D_cc4cl   := fbt::vfs_read:entry { @a = count(); } fbt::vfs_read:entry { @b = count(); } \
+                   fbt::vfs_read:entry { @c = count(); } fbt::vfs_read:entry { @d = count(); }
+BENCH_D_cc4ag   := fbt::vfs_read:entry { @a = count(); @b = count(); @c = count(); @d = count(); }
+BENCH_D_ckey    := fbt::vfs_read:entry { @[arg2] = count(); }
+BENCH_D_calu    := fbt::vfs_read:entry { @[(((((((((((((((((arg2 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7) & 1023] = count(); }
+BENCH_D_csys    := syscall::read:entry { @ = count(); }
+BENCH_D_cvar    := fbt::vfs_read:entry { @[(arg0 + arg1 + arg2 + arg3 + arg4 + arg5 + pid + tid) & 7] = count(); }
+# The model's check: three workloads and their programs.
+BENCH_D_wsys    := syscall::getpid:entry { @[pid] = count(); }
+BENCH_D_wmd5    := fbt::vfs_read:entry { @ = count(); }
+BENCH_D_wfork   := syscall:::entry { @[probefunc] = count(); }
+BENCH_D_PROGS   := dcount dquant dsdt dsfbt dstack dstack1 cc1 cc4cl cc4ag ckey calu cvar csys wsys wmd5 wfork
+$(BENCH_PROBE)/%.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(HVT) -n '$(BENCH_D_COUNT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
-$(BENCH_PROBE)/dquant.img: $(HVT) bench/probe.mk
-	@mkdir -p $(dir $@)
-	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(HVT) -n '$(BENCH_D_QUANT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
-BENCH_D_SDT   := sdt:signal::signal_generate { @[execname] = count(); }
-BENCH_D_SFBT  := fbt::__send_signal_locked:entry { @[execname] = count(); }
-$(BENCH_PROBE)/dsdt.img: $(HVT) bench/probe.mk
-	@mkdir -p $(dir $@)
-	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(HVT) -n '$(BENCH_D_SDT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
-$(BENCH_PROBE)/dsfbt.img: $(HVT) bench/probe.mk
-	@mkdir -p $(dir $@)
-	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(HVT) -n '$(BENCH_D_SFBT)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
-$(BENCH_PROBE)/dstack.img: $(HVT) bench/probe.mk
-	@mkdir -p $(dir $@)
-	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(HVT) -n '$(BENCH_D_STACK)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
-$(BENCH_PROBE)/dstack1.img: $(HVT) bench/probe.mk
-	@mkdir -p $(dir $@)
-	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(HVT) -n '$(BENCH_D_STACK1)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+	$(HVT) -n '$(BENCH_D_$*)' --vmlinuz $(TEST_BUILD)/vmlinuz --image-out $@ --specs-out $(@:.img=.specs)
+	$(HVT) -e --model -n '$(BENCH_D_$*)' --vmlinuz $(TEST_BUILD)/vmlinuz > $(@:.img=.model)
+	printf '%s\n' '$(BENCH_D_$*)' > $(@:.img=.d)
 $(BENCH_PROBE)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench tests/guest/init tests/guest/mkinitramfs.sh \
-                           $(BENCH_PROBE)/dcount.img $(BENCH_PROBE)/dquant.img $(BENCH_PROBE)/dsdt.img $(BENCH_PROBE)/dsfbt.img \
-                           $(BENCH_PROBE)/dstack.img $(BENCH_PROBE)/dstack1.img
+                           $(BENCH_D_PROGS:%=$(BENCH_PROBE)/%.img)
 	@mkdir -p $(dir $@)
 	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-bench:bin/probe-bench \
-	  $(BENCH_PROBE)/dcount.img:dcount.img $(BENCH_PROBE)/dcount.specs:dcount.specs \
-	  $(BENCH_PROBE)/dquant.img:dquant.img $(BENCH_PROBE)/dquant.specs:dquant.specs \
-	  $(BENCH_PROBE)/dsdt.img:dsdt.img $(BENCH_PROBE)/dsdt.specs:dsdt.specs \
-	  $(BENCH_PROBE)/dsfbt.img:dsfbt.img $(BENCH_PROBE)/dsfbt.specs:dsfbt.specs \
-	  $(BENCH_PROBE)/dstack.img:dstack.img $(BENCH_PROBE)/dstack.specs:dstack.specs \
-	  $(BENCH_PROBE)/dstack1.img:dstack1.img $(BENCH_PROBE)/dstack1.specs:dstack1.specs
+	  $(foreach d,$(BENCH_D_PROGS),$(BENCH_PROBE)/$(d).img:$(d).img $(BENCH_PROBE)/$(d).specs:$(d).specs)
 
 .PHONY: bench-probe
 bench-probe: $(HVT) $(BENCH_PROBE)/initrd.img
 	$(MAKE) efi
 	$(MAKE) $(TEST_BUILD)/vmlinuz
-	$(VM_RUN) -c 1 -t 600 --initrd $(BENCH_PROBE)/initrd.img --append hvt_cpus=1 --trace '$(PROBE_BENCH_ITEMS)' \
+	$(VM_RUN) -c 1 -t 900 --initrd $(BENCH_PROBE)/initrd.img --append hvt_cpus=1 --trace '$(PROBE_BENCH_ITEMS)' \
 	  --cmd /bin/probe-bench,$(PROBE_BENCH_N) $(BENCH_PROBE) || true
-	bash bench/record.sh probe bash bench/probe-report.sh $(BENCH_PROBE)/run
+	bash bench/record.sh probe bash bench/probe-report.sh $(BENCH_PROBE)/run $(HVT) $(TEST_BUILD)/vmlinuz
 	@cold=$$(mktemp -d); t0=$$(date +%s.%N); \
 	HVT_KINFO_CACHE=$$cold $(HVT) -n 'fbt:::entry' --vmlinuz $(TEST_BUILD)/vmlinuz --specs $(BENCH_PROBE)/all.specs 2>/dev/null; \
 	t1=$$(date +%s.%N); \

@@ -197,7 +197,22 @@ int hv_exit_observe(hv_observer_fn pre, hv_observer_fn post)
 static void (*power_off_fns[NOTIFIERS])(void);
 static void (*fatal_fns[NOTIFIERS])(const char *why);
 static void (*tsc_moved_fns[NOTIFIERS])(int64_t delta);
-static unsigned npower_off, nfatal, ntsc_moved;
+static void (*wake_fns[NOTIFIERS])(void);
+static unsigned npower_off, nfatal, ntsc_moved, nwake;
+
+int hv_on_wake(void (*fn)(void))
+{
+    if (nwake == NOTIFIERS)
+        return -1;
+    wake_fns[nwake++] = fn;
+    return 0;
+}
+
+void exit_reg_wake(void)
+{
+    for (unsigned i = 0; i < nwake; i++)
+        wake_fns[i]();
+}
 
 int hv_on_tsc_moved(void (*fn)(int64_t delta))
 {

@@ -28,6 +28,7 @@ bool            exit_reg_ept(uint64_t gpa, uint64_t qualification);
 void            exit_reg_power_off(void);         /* last registered first */
 void            exit_reg_fatal(const char *why);
 void            exit_reg_tsc_moved(int64_t delta); /* first registered first */
+void            exit_reg_wake(void);              /* first registered first */
 /* vmm/'s own port intercepts (no handler: the power-off port is vmm/'s). */
 void            exit_reg_io_intercept(uint16_t port, unsigned width);
 /* The fast MTF handler the exit stub jumps to (vmx_stub.asm), or NULL. */

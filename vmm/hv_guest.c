@@ -16,6 +16,7 @@ const uint16_t hv_guest_fields[HV_GUEST_REG_COUNT] = {
     [HV_GUEST_FS_BASE] = VMCS_GUEST_FS_BASE, [HV_GUEST_IDTR_BASE] = VMCS_GUEST_IDTR_BASE,
     [HV_GUEST_IDTR_LIMIT] = VMCS_GUEST_IDTR_LIMIT, [HV_GUEST_CS_SEL] = VMCS_GUEST_CS_SEL,
     [HV_GUEST_CS_AR] = VMCS_GUEST_CS_AR, [HV_GUEST_CR4_ACTIVE] = VMCS_GUEST_CR4,
+    [HV_GUEST_ACTIVITY] = VMCS_GUEST_ACTIVITY_STATE,
 };
 
 
@@ -118,6 +119,8 @@ void hv_set_rdtsc_exiting(bool on) { vcpu_set_proc_bits(PROC_RDTSC_EXITING, on);
 void hv_set_tsc_offset(int64_t off) { vmx_write(VMCS_TSC_OFFSET, (uint64_t)off); }
 
 uint64_t hv_last_entry_tsc(void) { return vcpu_current()->entry_tsc; }
+
+uint64_t hv_exit_untimed(void) { return __atomic_load_n(&vcpu_current()->exit_untimed, __ATOMIC_RELAXED); }
 
 void hv_cpu_kick(unsigned cpu) { vcpu_get(cpu)->fast_block = 1; }
 

@@ -16,7 +16,7 @@
  * Entry", exit reason 41) is the same event: the guest state was not taken up, the entry is
  * made again with #MC. An #MC waits while the entry already carries another event (the one
  * whose delivery the exit interrupted): the guest runs one instruction under the monitor trap
- * flag, which exits right after that event's delivery (SDM 27.7.2 "Monitor Trap Flag"). A CPU in
+ * flag, which exits right after that event's delivery (SDM 27.7.8 "Pending MTF VM Exits"). A CPU in
  * the wait-for-SIPI activity state may be given no event (27.3.1.5 "Checks on Guest Non-Register
  * State"): the #MC is dropped there (the banks keep the error for the guest's other CPUs).
  *

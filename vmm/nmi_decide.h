@@ -8,7 +8,7 @@
  * handler, "virtual NMIs" off) it fails, with blocking by STI a processor may fail it (Bochs
  * does); and while another event is being injected at this entry there is no room. In those cases the NMI waits and the guest
  * runs one instruction under the monitor trap flag (an MTF exit also comes right after an
- * injected event's delivery, SDM 27.7.2 "Monitor Trap Flag"), after which the decision is
+ * injected event's delivery, SDM 27.7.8 "Pending MTF VM Exits"), after which the decision is
  * taken again: a shadow lasts one instruction, an NMI handler until its IRET. A CPU in the
  * wait-for-SIPI activity state may be given no event at all (27.3.1.5, the activity-state
  * checks; its processor would not take an NMI before its SIPI either): the NMI is dropped.

@@ -76,11 +76,15 @@ struct vcpu {
     /* Time dilation's ticks per exit the stub cannot time (dilate_calib.h): measured on this
      * CPU by a burst of zero-length guest runs (calib_*), VCPU_DILATE_FIXED until then. */
     uint64_t dilate_fixed;
+    /* The same for an exit that ends undilated, from the stub's stamp (entry_tsc) to the next
+     * exit's first read (hv_exit_untimed): the second half of the burst; VCPU_EXIT_UNTIMED
+     * until then. */
+    uint64_t exit_untimed;
     uint64_t resume_tsc;          /* the stub's last TSC read before VMRESUME (dilated exits) */
-    struct dilate_calib calib;
+    struct dilate_calib calib, calib_stamp;
     unsigned calib_left;          /* preemption-timer exits left in the burst (0: none running) */
     unsigned calib_tries;         /* bursts begun (one another exit cut short ends) */
-    bool calib_prev;              /* resume_tsc is from the previous exit of the burst */
+    bool calib_prev;              /* the previous exit was the burst's: a sample's start */
     bool calib_done;
     uint64_t calib_saved_pin, calib_saved_timer, calib_saved_offset;
     uint64_t guest_spec_ctrl;     /* the guest's IA32_SPEC_CTRL while in VMX root (spec_ctrl.h) */
@@ -106,6 +110,11 @@ _Static_assert(__builtin_offsetof(struct vcpu, fast_block) == __builtin_offsetof
  * dilated exits whose CPU has it on are in SOFT mode, where the policy sets the offset from
  * its own clock: hv_set_tsc_offset). */
 #define VCPU_DILATE_FIXED    35
+/* What an undilated exit's stamps do not see, until measured: instructions counted in
+ * vmx_stub.asm (Bochs's TSC counts instructions): before the first read, the fast gate (push,
+ * load, compare, branch, pop), sixteen pushes and the vcpu load; after the stamp, shift, or,
+ * store, fifteen pops, the RSP skip and VMRESUME; and the VM exit itself. */
+#define VCPU_EXIT_UNTIMED    (5 + 16 + 1 + 3 + 15 + 1 + 1 + 1)
 /* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set
  * from the prediction then fires a few ticks late at worst, never early. */
 #define VCPU_DILATE_TAIL_MAX 64

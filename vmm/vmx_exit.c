@@ -843,6 +843,15 @@ static bool nmi_unblocked_by_iret(uint32_t basic)
            (info & NMI_UNBLOCKED_BY_IRET);
 }
 
+/* An event vmm/ injects for its own reasons into a halted guest wakes it at this entry (SDM
+ * Vol. 3C 27.7.2 "Activity State"): the policy hears of it (hv_on_wake), as it hears of a
+ * wake-up that exits. */
+static void entry_wakes(void)
+{
+    if (vmx_read(VMCS_GUEST_ACTIVITY_STATE) == VMX_ACTIVITY_HLT)
+        exit_reg_wake();
+}
+
 /* The NMI-window exiting control, for a pending NMI the guest cannot take yet. */
 static void nmi_set_window(struct vcpu *v, bool on)
 {
@@ -869,6 +878,7 @@ static void nmi_entry(struct vcpu *v)
         v->nmi_injected++;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_NMI | VEC_NMI);
         nmi_set_window(v, false);
+        entry_wakes();
         if (v->nmi_mtf) {
             v->nmi_mtf = false;
             vcpu_sync_mtf(v);
@@ -908,6 +918,7 @@ static void mc_entry(struct vcpu *v)
         v->mc_pending = false;
         v->mc_injected++;
         vmx_write(VMCS_ENTRY_INTR_INFO, VMX_INTR_INFO_VALID | VMX_INTR_TYPE_HW_EXC | VEC_MC);
+        entry_wakes();
         if (v->mc_mtf) {
             v->mc_mtf = false;
             vcpu_sync_mtf(v);
@@ -933,12 +944,14 @@ static void mc_entry(struct vcpu *v)
     }
 }
 
-/* Time dilation's untimed ticks, measured on this CPU (dilate_calib.h): a burst of VM entries
- * with the VMX-preemption timer at zero, begun at the end of an exit that leaves the guest
- * active with nothing to deliver and nothing stepping or dilating it, so the guest executes
- * nothing until the burst ends; the stub records when it resumed (dilation on), the next exit
- * when it came back. Another exit in the middle (INIT, SMI) ends the burst early; a later exit
- * begins another, at most DILATE_CALIB_TRIES. What the burst changed is put back at its end. */
+/* An exit's untimed ticks, measured on this CPU (dilate_calib.h): a burst of VM entries with
+ * the VMX-preemption timer at zero, begun at the end of an exit that leaves the guest active
+ * with nothing to deliver and nothing stepping or dilating it, so the guest executes nothing
+ * until the burst ends. Its first half ends each exit dilated (the stub records when it
+ * resumed: time dilation's remainder, dilate_fixed), its second half undilated (the stub's
+ * stamp: hv_exit_untimed's, for the accounting of whole exits); the next exit says when it
+ * came back. Another exit in the middle (INIT, SMI) ends the burst early; a later exit begins
+ * another, at most DILATE_CALIB_TRIES. What the burst changed is put back at its end. */
 #define DILATE_CALIB_TRIES 8
 
 static void calib_restore(struct vcpu *v)
@@ -959,8 +972,10 @@ static uint64_t calib_global = ~0ull;
 
 static void calib_finish(struct vcpu *v)
 {
-    bool ok;
+    bool ok, ok_stamp;
     uint64_t mine = dilate_calib_result(&v->calib, VCPU_DILATE_FIXED, &ok);
+    __atomic_store_n(&v->exit_untimed, dilate_calib_result(&v->calib_stamp, VCPU_EXIT_UNTIMED, &ok_stamp),
+                     __ATOMIC_RELAXED);
     v->calib_done = true;
     if (ok) {
         uint64_t g = __atomic_load_n(&calib_global, __ATOMIC_RELAXED);
@@ -974,8 +989,9 @@ static void calib_finish(struct vcpu *v)
                 __atomic_store_n(&o->dilate_fixed, g, __ATOMIC_RELEASE);
         }
         hv_log("hvtrace: cpu %u: an exit's untimed ticks measured: %lu (smallest of %u zero-length "
-               "guest runs, largest %lu); time dilation takes %lu out (the smallest of the CPUs')\n",
-               v->index, mine, v->calib.samples, v->calib.max, g);
+               "guest runs, largest %lu); time dilation takes %lu out (the smallest of the CPUs'); "
+               "undilated %lu (%s)\n", v->index, mine, v->calib.samples, v->calib.max, g, v->exit_untimed,
+               ok_stamp ? "measured" : "not measured: the stub's instruction count");
     } else {
         hv_log("hvtrace: cpu %u: time dilation not calibrated (%u runs, smallest %lu ticks): %lu ticks "
                "per exit assumed\n", v->index, v->calib.samples, v->calib.samples ? v->calib.min : 0,
@@ -996,7 +1012,7 @@ static void calib_begin(struct vcpu *v)
     v->calib_saved_pin = vmx_read(VMCS_PIN_CONTROLS);
     v->calib_saved_timer = vmx_read(VMCS_PREEMPTION_TIMER);
     v->calib_saved_offset = vmx_read(VMCS_TSC_OFFSET);
-    v->calib_left = DILATE_CALIB_EXITS;
+    v->calib_left = 2 * DILATE_CALIB_EXITS;
     v->calib_prev = false;
     v->dilate = HV_DILATE_TSC;
     vmx_write(VMCS_PREEMPTION_TIMER, 0);
@@ -1010,10 +1026,16 @@ static bool calib_exit(struct vcpu *v, uint32_t reason)
         calib_restore(v);                   /* cut short: this exit goes on as usual */
         return false;
     }
-    if (v->calib_prev)
-        dilate_calib_add(&v->calib, v->exit_tsc - v->resume_tsc);
+    if (v->calib_prev) {                    /* how the previous exit ended says which */
+        if (v->dilate & HV_DILATE_TSC)
+            dilate_calib_add(&v->calib, v->exit_tsc - v->resume_tsc);
+        else
+            dilate_calib_add(&v->calib_stamp, v->exit_tsc - v->entry_tsc);
+    }
     v->calib_prev = true;
     if (--v->calib_left) {
+        if (v->calib_left == DILATE_CALIB_EXITS)
+            v->dilate = 0;                  /* the second half: this exit ends stamped */
         vmx_write(VMCS_PREEMPTION_TIMER, 0);
         return true;
     }

@@ -173,6 +173,7 @@ int vmx_alloc_cpu(struct vcpu *v, unsigned index, uint32_t apic_id)
     v->index = index;
     v->apic_id = apic_id;
     v->dilate_fixed = VCPU_DILATE_FIXED;
+    v->exit_untimed = VCPU_EXIT_UNTIMED;
     v->vmxon_region = hv_alloc_pages(1);
     v->vmcs = hv_alloc_pages(1);
     v->stack = hv_alloc_pages(VCPU_STACK_PAGES);

@@ -100,7 +100,7 @@ vmx_exit_full_rax:
     jmp .dilate
 .stamp:
     ; Not dilated: when this exit ends, for a module's accounting of whole exits
-    ; (hv_last_entry_tsc); HV_EXIT_UNTIMED counts what follows. Out of the dilated path's
+    ; (hv_last_entry_tsc); hv_exit_untimed() measures what follows. Out of the dilated path's
     ; line, which must stay the sequence each CPU's dilate_fixed measures (dilate_calib.h).
     rdtsc
     shl rdx, 32

@@ -1,6 +1,7 @@
 /* d_run.c - hvt as dtrace: a D program compiled, loaded, run and ended through the collector.
  * See d_run.h. */
 #include "d_run.h"
+#include "d_predict.h"
 #include "d_compile.h"
 #include "d_consume.h"
 #include "d_cmd.h"
@@ -377,6 +378,87 @@ static void print_probecost(const char *ans)
             (unsigned long long)fires_all, (unsigned long long)all);
 }
 
+/* hvt -e --count-for S: a short counting run on the live hypervisor: the program's probes
+ * armed plain (neither its action nor a record: each firing only counted), S seconds, the
+ * firings the hypervisor counted meanwhile, the guest's ticks at the TSC's rate (the guest's
+ * clock runs with the host's while it is not stepped). "FIRES:TICKS" in out, as --count-run
+ * takes it; 0, or -1 said why. */
+static int count_live(const dprog *p, const probe_list *l, const char *dir, const char *sock, double secs,
+                      uint64_t tsc_khz, char *out, size_t outlen)
+{
+    char *ans = malloc(ANSWER_MAX), path[64], cmd[128];
+    struct hvt_probe_spec *specs = NULL;
+    size_t ns = 0, cap = 0;
+    int rc = -1;
+    bool armed = false;
+    if (!ans)
+        return -1;
+    if (ask(dir, sock, "status", ans) != 0)
+        goto out;
+    if (!hvt_coll_uval(ans, "connected")) {
+        fprintf(stderr, "hvt: no hypervisor is connected to the collector at %s\n", dir);
+        goto out;
+    }
+    uint64_t khz = tsc_khz ? tsc_khz : hvt_coll_uval(ans, "tsc_khz");
+    if (!khz) {
+        fprintf(stderr, "hvt: the hypervisor's TSC rate is unknown: give --tsc-khz\n");
+        goto out;
+    }
+    for (int i = 0; i < p->nprobes; i++) {
+        uint32_t id = p->probes[i].id;
+        if (id >= ID_BEGIN)
+            continue;
+        if (!id || id > l->n || l->p[id - 1].id != id) {
+            fprintf(stderr, "hvt: internal error: probe id %u is not in the list\n", id);
+            goto out;
+        }
+        size_t before = ns;
+        if (probe_specs_add(&l->p[id - 1], khz, 0, 1, &specs, &ns, &cap)) {
+            fprintf(stderr, "hvt: out of memory\n");
+            goto out;
+        }
+        for (size_t k = before; k < ns; k++)     /* counted only */
+            specs[k].kind &= ~(HVT_PROBE_F_ACTION | HVT_PROBE_F_RECORD | HVT_PROBE_F_STACK);
+    }
+    if (!ns) {
+        fprintf(stderr, "hvt: the program enables no probe to count\n");
+        goto out;
+    }
+    if (ask(dir, sock, "probe status", ans) != 0)
+        goto out;
+    uint64_t f0 = hvt_coll_uval(ans, "probe_fires");
+    if (temp_file(path, specs, ns * sizeof *specs) < 0)
+        goto out;
+    snprintf(cmd, sizeof cmd, "probe arm %s", path);
+    int arc = hvt_coll_ask(dir, sock, cmd, ans, ANSWER_MAX);
+    unlink(path);
+    armed = true;
+    if (arc != 0 || hvt_coll_uval(ans, "probe_specs_taken") != ns) {
+        fprintf(stderr, "hvt: arming failed: %llu of %zu probes armed (%s)\n",
+                (unsigned long long)hvt_coll_uval(ans, "probe_specs_taken"), ns,
+                arc != 0 ? ans : "the hypervisor refused one");
+        goto out;
+    }
+    uint64_t t0 = now_ns();
+    while (!g_stop && now_ns() - t0 < (uint64_t)(secs * 1e9))
+        usleep(20000);
+    uint64_t t1 = now_ns();
+    if (ask(dir, sock, "probe status", ans) != 0)
+        goto out;
+    uint64_t f1 = hvt_coll_uval(ans, "probe_fires");
+    double ticks = (double)(t1 - t0) * (double)khz / 1e6;
+    fprintf(stderr, "hvt: counting run: %llu firings in %.2f s (%.0f ticks at %llu kHz)\n",
+            (unsigned long long)(f1 - f0), (double)(t1 - t0) / 1e9, ticks, (unsigned long long)khz);
+    snprintf(out, outlen, "%llu:%.0f", (unsigned long long)(f1 - f0), ticks);
+    rc = 0;
+out:
+    if (armed && ask(dir, sock, "probe disarm", ans) != 0)
+        rc = -1;
+    free(specs);
+    free(ans);
+    return rc;
+}
+
 static int usage(void)
 {
     fprintf(stderr,
@@ -384,6 +466,8 @@ static int usage(void)
             "           [-x opt[=val]]... [-x probecost] [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
             "           [--folded FILE] [--flame FILE.svg] [--samples] [--modules DIR]\n"
+            "           -e [--rate N | --count-run FIRES:TICKS | --count-for S] [--cal FILE] [--model]\n"
+            "              (the probe effect predicted; --count-for: a counting run through the collector)\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;
 }
@@ -396,7 +480,10 @@ int d_run_main(int argc, char **argv)
     int samples = 0;
     const char *xopts[MAX_XOPTS], *macros[MAX_MACROS];
     int nx = 0, nm = 0, quiet = 0, flow = 0, destructive = 0, zero = 0, compile_only = 0, dump = 0;
-    int probecost = 0;
+    int probecost = 0, model = 0;
+    const char *calpath = NULL, *count_run = NULL;
+    double rate_s = -1, count_for = 0;
+    char counted[64];
     double duration = 0, drain = 120;
     uint64_t tsc_khz = 0;
     int64_t target = 0;
@@ -440,11 +527,22 @@ int d_run_main(int argc, char **argv)
         else if (!strcmp(a, "--folded") && next) { folded = next; i++; }
         else if (!strcmp(a, "--flame") && next) { flame_svg = next; i++; }
         else if (!strcmp(a, "--samples")) samples = 1;
+        else if (!strcmp(a, "--cal") && next) { calpath = next; i++; }
+        else if (!strcmp(a, "--rate") && next) { rate_s = atof(next); i++; }
+        else if (!strcmp(a, "--count-run") && next) { count_run = next; i++; }
+        else if (!strcmp(a, "--count-for") && next) { count_for = atof(next); i++; }
+        else if (!strcmp(a, "--model")) model = 1;
         else if (a[0] != '-' && nm < MAX_MACROS) macros[nm++] = a;
         else return usage();
     }
     if (!nsrc || !vmlinuz || (cmdline && (target || compile_only || image_out || specs_out)))
         return usage();
+    bool predict = calpath || count_run || rate_s >= 0 || model || count_for > 0;
+    if (predict && (!compile_only || (!!count_run + (rate_s >= 0) + (count_for > 0)) > 1)) {
+        fprintf(stderr, "hvt: --rate, --count-run, --count-for, --cal and --model go with -e "
+                "(one rate: --rate, --count-run or --count-for)\n");
+        return 2;
+    }
     if (quiet) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "quiet";
     if (flow) xopts[nx < MAX_XOPTS ? nx++ : nx - 1] = "flowindent";
 
@@ -581,7 +679,14 @@ int d_run_main(int argc, char **argv)
         compile_only = 1;
     }
     if (compile_only) {
-        rc = 0;
+        if (count_for > 0) {               /* the rate from a counting run, now */
+            signal(SIGINT, on_signal);
+            if (count_live(&p, &l, dir, sock, count_for, tsc_khz, counted, sizeof counted))
+                goto done;
+            count_run = counted;
+        }
+        rc = predict ? d_predict_main(stdout, stderr, p.image, p.image_len, calpath, rate_s, count_run,
+                                      (double)tsc_khz, model) : 0;
         goto done;
     }
     if (outpath && !(out = fopen(outpath, "w"))) {

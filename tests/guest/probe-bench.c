@@ -25,7 +25,12 @@
  *   sfbt      /dsfbt.img (fbt::__send_signal_locked:entry, the same clause): the function the
  *             site is in, entered once per signal too
  * and entry, dcount, dquant and dstack again as entry_t, dcount_t, ... with the hypervisor timing
- * every firing by phase (HVT_HC_PROBE_COST), each then also printing the probes' phases.
+ * every firing by phase (HVT_HC_PROBE_COST), each then also printing the probes' phases;
+ * then the performance model's calibration (cc1, cc4cl, cc4ag, ckey, calu, cvar: D programs on
+ * vfs_read over the same reads; csys on read()'s system call entry: bench/probe.mk) and its
+ * check: three workloads (wsys n getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop),
+ * each untraced, with its program's probes armed plain (a counting run), traced, untraced
+ * again: PROBEBENCH-PREDICT name=P t0=T tc=T fc=F t1=T f1=F t0b=T ok=1.
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X
  * (timed phases also PROBEBENCH-COST name=P fires=F exit=TICKS lookup=TICKS ...) */
 #define _GNU_SOURCE
@@ -36,6 +41,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "hvt_guest.h"
 #include "hvt_probe.h"
 
@@ -114,26 +120,39 @@ static void *slurp(const char *path, uint64_t *len)
     return b;
 }
 
-/* Load a D program and arm its probes (0), or say why not. */
-static int load_d(const char *name)
+/* Arm the probes of D program name's specs: with its action, or (action 0) plain, each
+ * firing only counted (a counting run). 0, or -1 said why. */
+static int arm_specs(const char *name, int action)
 {
     char path[64];
-    uint64_t ilen, slen;
-    snprintf(path, sizeof path, "/%s.img", name);
-    void *img = slurp(path, &ilen);
+    uint64_t slen;
     snprintf(path, sizeof path, "/%s.specs", name);
-    void *specs = slurp(path, &slen);
-    uint64_t b = HVT_HC_PROBE_LOAD_D, c = (uint64_t)(uintptr_t)img, d = ilen;
-    if (!ilen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK) {
-        fprintf(stderr, "probe-bench: loading %s failed (%lld)\n", name, (long long)b);
-        return -1;
-    }
-    b = HVT_HC_PROBE_ARM_SPECS, c = (uint64_t)(uintptr_t)specs, d = slen / sizeof(struct hvt_probe_spec);
+    struct hvt_probe_spec *specs = slurp(path, &slen);
+    uint64_t ns = slen / sizeof(struct hvt_probe_spec);
+    if (!action)
+        for (uint64_t i = 0; i < ns; i++)
+            specs[i].kind &= ~HVT_PROBE_F_ACTION;
+    uint64_t b = HVT_HC_PROBE_ARM_SPECS, c = (uint64_t)(uintptr_t)specs, d = ns;
     if (!slen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK || !b) {
         fprintf(stderr, "probe-bench: arming %s failed\n", name);
         return -1;
     }
     return 0;
+}
+
+/* Load a D program and arm its probes (0), or say why not. */
+static int load_d(const char *name)
+{
+    char path[64];
+    uint64_t ilen;
+    snprintf(path, sizeof path, "/%s.img", name);
+    void *img = slurp(path, &ilen);
+    uint64_t b = HVT_HC_PROBE_LOAD_D, c = (uint64_t)(uintptr_t)img, d = ilen;
+    if (!ilen || hvt_hypercall(HVT_HC_PROBE, &b, &c, &d) != HVT_HC_OK) {
+        fprintf(stderr, "probe-bench: loading %s failed (%lld)\n", name, (long long)b);
+        return -1;
+    }
+    return arm_specs(name, 1);
 }
 
 /* The same as phase() over n one-byte reads of /dev/zero, with the D program 'd' (or none). */
@@ -186,6 +205,68 @@ static void signal_phase(const char *name, const char *d)
     fflush(stdout);
 }
 
+/* --- the model checked: three workloads, untraced, counted and traced, in guest TSC --- */
+
+/* Run argv to its end (its output to /dev/null); 0 when it exited 0. */
+static int run_wait(char *const argv[])
+{
+    pid_t p = fork();
+    if (p == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    return p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* One workload pass: w 0 the system-call loop (n getpid()s), 1 md5sum of busybox (twice),
+ * 2 the fork/exec loop (20 children that exec busybox true). */
+static int workload(int w)
+{
+    static char *md5[] = { "/bin/busybox", "md5sum", "/bin/busybox", NULL };
+    static char *tru[] = { "/bin/busybox", "true", NULL };
+    int bad = 0;
+    if (w == 0)
+        for (long i = 0; i < n; i++)
+            syscall(SYS_getpid);
+    for (int i = 0; w == 1 && i < 2; i++)
+        bad |= run_wait(md5);
+    for (int i = 0; w == 2 && i < 20; i++)
+        bad |= run_wait(tru);
+    return bad;
+}
+
+/* The workload untraced, its probes armed plain (the counting run), with the D program d
+ * (traced), untraced again: PROBEBENCH-PREDICT name=P t0=T tc=T fc=F t1=T f1=F t0b=T. */
+static void predict_phase(const char *name, int w, const char *d)
+{
+    uint64_t t[4], f[4] = { 0 }, x, f0;
+    int bad = 0;
+    if (load_d(d))
+        return;
+    for (int k = 0; k < 4; k++) {
+        uint64_t b = HVT_HC_PROBE_DISARM, c = 0, e = 0;      /* the program stays loaded */
+        hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
+        if ((k == 1 || k == 2) && arm_specs(d, k == 2))
+            return;
+        counters(&f0, &x);
+        uint64_t t0 = __rdtsc();
+        bad |= workload(w);
+        t[k] = __rdtsc() - t0;
+        counters(&f[k], &x);
+        f[k] -= f0;
+    }
+    printf("PROBEBENCH-PREDICT name=%s t0=%llu tc=%llu fc=%llu t1=%llu f1=%llu t0b=%llu ok=%d\n", name,
+           (unsigned long long)t[0], (unsigned long long)t[1], (unsigned long long)f[1],
+           (unsigned long long)t[2], (unsigned long long)f[2], (unsigned long long)t[3], !bad);
+    fflush(stdout);
+}
+
 static int sh(const char *cmd)
 {
     int rc = system(cmd);
@@ -230,6 +311,18 @@ int main(int argc, char **argv)
     read_phase("dquant_t", "dquant");
     read_phase("dstack_t", "dstack");
     cost_set(0);
+    /* The calibration: each a D program whose firings differ from another's in one class of
+     * the model (bench/predict-cal.py fits the table to them, dcount and dquant included). */
+    read_phase("cc1", "cc1");
+    read_phase("cc4cl", "cc4cl");
+    read_phase("cc4ag", "cc4ag");
+    read_phase("ckey", "ckey");
+    read_phase("calu", "calu");
+    read_phase("cvar", "cvar");
+    read_phase("csys", "csys");
+    predict_phase("wsys", 0, "wsys");
+    predict_phase("wmd5", 1, "wmd5");
+    predict_phase("wfork", 2, "wfork");
     int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
              sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
     if (rk) {

@@ -32,7 +32,8 @@ test-probes: $(HVT) $(PROBE_TEST)/initrd.img
 	bash tests/probe/check-probes.sh $(PROBE_TEST)/run $(PROBE_CALLS) $(TEST_CPUS) $(PROBE_CYCLES)
 
 # test-probe-coll: live probes through the collector against fake_hv (host only, ~15 s): arming
-# in batches, one line per firing, counts, losses reported (tests/probe/test-probe-coll.sh).
+# in batches, one line per firing, counts, losses reported, hvt -e --count-for's counting run
+# and the prediction from it (tests/probe/test-probe-coll.sh).
 .PHONY: test-probe-coll
 test-probe-coll: $(HVT) $(HOST_BUILD)/hvtrace-collector $(HOST_BUILD)/fake_hv
 	$(MAKE) $(TEST_BUILD)/vmlinuz

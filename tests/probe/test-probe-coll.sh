@@ -3,7 +3,8 @@
 # probe engine (HVT_CTL_PROBE_* answered, HVT_MSG_PROBE firing records sent from 2 CPUs),
 # hvtrace-collector holds the link, `hvt -n` arms through the collector's command socket,
 # prints each firing as it is stored and, at the end (--duration), disarms, waits for the last
-# records and prints the counts; losses are reported, never hidden.
+# records and prints the counts; losses are reported, never hidden. `hvt -e --count-for` makes
+# its counting run the same way (armed counted only) and predicts from it.
 # Usage: test-probe-coll.sh BUILD_HOST_DIR VMLINUZ. Closing line: "test-probe-coll: N passed, N failed".
 set -uo pipefail
 B="${1:-build/host}"; VMLINUZ="${2:-build/test/vmlinuz}"
@@ -73,6 +74,23 @@ check "args: getpid:return 'rv=K' or 'rv=-11 errno=11' ($sys of 200), vfs_read:r
 want=$(python3 -c "print(sum(-11 if k % 100 == 99 else k for k in range(400)))")
 got=$(sed -n 's/.* rv=\([0-9-]*\).*/\1/p' "$W/args.out" | paste -sd+ | bc)
 check "args: the return values are the records' (sum ${got:-none}, want $want)" test "${got:-x}" = "$want"
+
+# 6. hvt -e --count-for: the rate from a counting run through the collector (the program's
+# probes armed plain: the fake refuses an action's spec without a D program), then the probe
+# effect predicted from a calibration table at that rate
+printf 'exit=300\nlookup=100\ndfire=200\nclause=100\nsysargs=5000\nop_insn=20\nop_tpush=80\nop_builtin_str=120\nagg_count=180\n' > "$W/t.cal"
+run count 3000 0 'syscall::getpid:entry,fbt::vfs_read:entry { @[probefunc] = count(); }' \
+  -e --count-for 1 --tsc-khz 1000000 --cal "$W/t.cal"
+cat "$W/count.out"
+said=$(sed -n 's/^hvt: counting run: \([0-9]*\) firings in [0-9.]* s (\([0-9]*\) ticks at 1000000 kHz)$/\1 \2/p' "$W/count.err")
+f=${said% *}; t=${said#* }
+check "count: the counting run saw the fake's 3000 firings in about a second (${said:-none}), armed without an action, disarmed" \
+  bash -c "test '${f:-0}' = 3000 && test '${t:-0}' -ge 1000000000 && test '${t:-0}' -lt 3000000000 && grep -q 'disarmed=1' '$W/count-fake.out' && test \$(cat '$W/count.rc') = 0"
+# the table: fbt 300+100+200+100 + RET 20 + tpush 80 + probefunc 120 + count 180 = 1100; the
+# system call's entry 5000 more (its arguments); the mean 3600; the rate 3000 / (T - 3000 * 400)
+want=$(awk -v f="${f:-0}" -v t="${t:-1}" 'BEGIN { r = f / (t - f * 400); printf "cost_per_firing=3600.0 rate_per_tick=%.6g predicted_slowdown=%.4f", r, 1 + r * 3600 }')
+check "count: the prediction from it: $(grep -o 'cost_per_firing=.*' "$W/count.out") (want $want)" \
+  grep -qx "$want" "$W/count.out"
 
 # 5. no collector: a clear error, status 1
 "$HVT" -n "$DESC" --vmlinuz "$VMLINUZ" -d "$W/none" --duration 1 >"$W/none.out" 2>"$W/none.err"

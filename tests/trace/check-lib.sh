@@ -4,7 +4,8 @@
 #   need_poweroff       the run must have ended by a clean ACPI power-off
 #   need_regs_checked   the run traced with checkregs=on and no decoded write set missed a
 #                       register change (every HVT-STEPSTAT line: checkregs=1 wregs_misses=0)
-#   verdict NAME [TAG]  print "NAME: PASS [TAG]" or "NAME: FAIL: reasons" (exit 1)
+#   verdict NAME [TAG]  print "NAME: PASS [TAG]" or "NAME: FAIL: reasons" (exit 1); a CPU
+#                       the tracer parked in HLT and found running is a reason of its own
 # Reasons accumulate in the array 'why'.
 why=()
 run_start() {
@@ -24,6 +25,9 @@ need_regs_checked() {
   [ "$miss" = 0 ] || why+=("decoded write sets missed $miss register changes")
 }
 verdict() {
+  # A CPU parked in HLT found running: its instructions since went unrecorded (step.c).
+  local silent; silent=$(grep -a -c "woke from a parked HLT unheard of" "$run/e9.log" 2>/dev/null)
+  [ "${silent:-0}" = 0 ] || why+=("$silent wake-ups from a parked HLT went unheard: instructions unrecorded")
   if [ ${#why[@]} -gt 0 ]; then
     echo "--- serial tail:"; tail -n 12 <<< "$serial"
     printf '%s: FAIL: %s\n' "$1" "$(IFS=';'; echo "${why[*]}")"

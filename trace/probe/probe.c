@@ -803,7 +803,7 @@ static void cost_tail(unsigned cpu)
     cpu_state[cpu].tail = NULL;
     uint64_t e = hv_last_entry_tsc();
     if (e > cpu_state[cpu].tail_t && p->armed && p->id == cpu_state[cpu].tail_id)
-        __atomic_add_fetch(&p->cost[HVT_PH_EXIT], e - cpu_state[cpu].tail_t + HV_EXIT_UNTIMED,
+        __atomic_add_fetch(&p->cost[HVT_PH_EXIT], e - cpu_state[cpu].tail_t + hv_exit_untimed(),
                            __ATOMIC_RELAXED);
 }
 

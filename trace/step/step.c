@@ -62,6 +62,8 @@ static void icache_reset(struct trace_cpu *t)
     }
 }
 
+static void step_woken(void);
+
 int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
@@ -72,6 +74,8 @@ int step_init(unsigned ncpu)
             return -1;
         icache_reset(&step_cpus[i]);
     }
+    if (hv_on_wake(step_woken))
+        return -1;
     return codedict_init();
 }
 
@@ -636,19 +640,27 @@ bool step_hlt_exit(struct guest_regs *g)
     return true;
 }
 
-/* A parked CPU woke (an external interrupt or an NMI exited): active again, stepped again
- * from the event's delivery on. */
+/* A parked CPU woke (an external interrupt or an NMI exited, or vmm/ gave it an NMI it held):
+ * active again, stepped again from the event's delivery on. */
 static void unpark(struct trace_cpu *t)
 {
     if (!t->halted)
         return;
     t->halted = false;
+    hv_set_extint_exiting(false);
     hv_set_activity(VMX_ACTIVITY_ACTIVE);
     if (t->stepping) {
         hv_set_mtf(true);
         hv_set_mtf_fast(true, &t->f);
         dilate_set(DILATE_SOFT);
     }
+}
+
+/* vmm/ woke a parked CPU with an event of its own (an NMI it caught in VMX root, held for the
+ * guest): it runs again from that delivery, stepped, as after a wake-up that exits. */
+static void step_woken(void)
+{
+    unpark(&step_cpus[hv_cpu_id()]);
 }
 
 bool step_extint_exit(struct guest_regs *g)
@@ -718,11 +730,11 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     const uint64_t *d = t->f.declines;
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
            "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
-           "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u\n",
+           "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u silent_wakes=%lu\n",
            cpu, step_retired(t), hv_rdtsc() - t->win_host_tsc, hv_exit_guest_tsc() - t->win_guest_tsc,
            t->records_bytes, t->t_step, t->t_sink, t->recorded + t->f.fast_steps, t->filtered, reason,
            dilate_stats[cpu].fired_in_exit, t->f.fast_steps, dilate_stats[cpu].soft_fired,
-           t->f.wregs_misses, t->f.checkregs);
+           t->f.wregs_misses, t->f.checkregs, t->silent_wakes);
     hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
            "gen=%lu bytes=%lu room=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
            d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM]);
@@ -733,7 +745,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     if (t->f.wregs_misses)
         hv_log("hvtrace: cpu %u: write set missed registers %lx at rip %lx first (%lu misses)\n",
                cpu, t->f.miss_mask, t->f.miss_rip, t->f.wregs_misses);
-    t->filtered = t->recorded = 0;
+    t->filtered = t->recorded = t->silent_wakes = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
     step_stepping[t - step_cpus] = false;
@@ -857,14 +869,21 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     unsigned next = scope_on() ? scope_next_take(cpu) : SCOPE_NEXT_NONE;
     if (t->stepping)
         t->exits++;                         /* (the fast path's exits: f.fast_steps) */
+    /* A parked CPU is halted until one of the wake-ups above unparks it: one found running
+     * means a wake-up this layer did not hear of, and its instructions since went unrecorded.
+     * Said (the trace has a hole the continuity check will show) and mended: stepped again. */
+    if (t->halted && hv_guest_read(HV_GUEST_ACTIVITY) != VMX_ACTIVITY_HLT) {
+        t->silent_wakes++;
+        hv_log("hvtrace: cpu %u: woke from a parked HLT unheard of (exit %u, rip %lx): stepping "
+               "it again\n", cpu, reason, hv_guest_read(HV_GUEST_RIP));
+        unpark(t);
+    }
     /* An NMI exited a parked CPU (NMI exiting: vmm/ injects it at this entry, which wakes
      * the CPU): stepping resumes at its delivery. Parked with interrupts off, nothing else
      * would wake it; with them on, the NMI handler would otherwise run unseen. */
     if (t->halted && reason == EXIT_EXCEPTION_NMI &&
-        (hv_exit_intr_info() & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_NMI) {
-        hv_set_extint_exiting(false);
+        (hv_exit_intr_info() & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_NMI)
         unpark(t);
-    }
     if (t->stepping && !t->paused && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
         hv_guest_read(HV_GUEST_RIP) != t->f.p_ic->rip)
         step(t, cpu, g);                    /* an emulated instruction retired */

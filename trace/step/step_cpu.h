@@ -123,6 +123,7 @@ struct trace_cpu {
     uint64_t records_bytes;
     bool halted;                            /* parked in HLT until an interrupt (IF=1) or an
                                                NMI arrives */
+    uint64_t silent_wakes;                  /* parked, found running: wake-ups not heard of */
     uint64_t win_host_tsc, win_guest_tsc;   /* at trace start: for the per-window report */
     uint64_t t_step, t_sink;                /* ticks inside full steps and inside the sink */
     bool rec_on;                            /* recording (not suspended by a filter) */

@@ -120,6 +120,14 @@ int hv_on_fatal(void (*fn)(const char *why));
  * hook runs, in that CPU's exit, first registered first. A policy that keeps the guest's time
  * itself moves its own clock by as much. */
 int hv_on_tsc_moved(void (*fn)(int64_t delta));
+
+/* vmm/ gives the guest an event of its own (an NMI or a machine check it held for it) at an
+ * entry that finds the guest halted: the delivery takes it out of the HLT state (SDM Vol. 3C
+ * 27.7.2 "Activity State"), without the exit a wake-up by an interrupt or an NMI arriving in
+ * the guest would give. The hooks run on that CPU before the entry, first registered first,
+ * with the event already in the VMCS: a policy that treats a halted guest differently (one
+ * that stops stepping it until it wakes) takes it up again here. */
+int hv_on_wake(void (*fn)(void));
 enum hv_cpu_stop hv_fatal_cpu_stop(unsigned cpu);
 
 /* The MTF fast path: a policy that single-steps registers a raw handler (assembly) and enables

@@ -37,6 +37,7 @@ enum hv_guest_reg {
     HV_GUEST_CR4_ACTIVE,      /* the CR4 the CPU runs the guest with (HV_GUEST_CR4: the guest's
                                  view, from the read shadow, which only the bits the hypervisor
                                  owns keep up to date) */
+    HV_GUEST_ACTIVITY,        /* the activity state (VMX_ACTIVITY_*, SDM 25.4.2) */
     HV_GUEST_REG_COUNT
 };
 
@@ -88,11 +89,11 @@ static inline uint64_t hv_exit_tsc(void)
 /* TSC when this CPU's previous exit ended (taken last thing in the exit stub before VM entry;
  * not taken for a dilated exit, HV_DILATE_TSC: then an older value, before hv_exit_tsc()). */
 uint64_t hv_last_entry_tsc(void);
-/* Instructions of a (not dilated) exit that neither hv_exit_tsc() nor that stamp sees, counted
- * in vmx_stub.asm: before the first, the fast gate (push, load, compare, branch, pop), sixteen
- * pushes and the vcpu load; after the second, shift, or, store, fifteen pops, the RSP skip
- * and VMRESUME; and the VM exit itself. */
-#define HV_EXIT_UNTIMED (5 + 16 + 1 + 3 + 15 + 1 + 1 + 1)
+/* Ticks of a (not dilated) exit that neither hv_exit_tsc() nor that stamp sees - the stub's
+ * last instructions, VMRESUME, the VM entry, the next exit's transition and the stub's first
+ * instructions - as this CPU measured them at start (vmx_exit.c's calibration burst,
+ * dilate_calib.h): a VM exit and entry cost a real processor hundreds of cycles or more. */
+uint64_t hv_exit_untimed(void);
 static inline int64_t hv_tsc_offset(void) { return (int64_t)hv_vmread(VMCS_TSC_OFFSET); }
 /* The guest's TSC when this exit began (SDM 25.6.5: guest TSC = host TSC + offset). */
 static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_t)hv_tsc_offset(); }

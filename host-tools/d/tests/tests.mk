@@ -4,6 +4,7 @@
 # also what tests/d/d_tests.mk's and tests/fuzz/fuzz.mk's D fuzzers link.
 #   make test-d-unit          build/host/unit_d, run
 #   make test-dconsume-unit   build/host/unit_dconsume, run
+#   make test-predict-unit    build/host/unit_predict, run
 D_COMPILER_SRC  := $(addprefix host-tools/d/compile/,d_compile.c util.c d_lex.c d_parse.c d_parse_top.c d_type.c d_sema.c d_sema_act.c \
                      d_pfcheck.c d_cg.c d_cg_stmt.c d_image.c d_dump.c d_resolve.c d_xlate.c d_stable.c)
 D_COMPILER_HDRS := $(addprefix host-tools/d/compile/,d_compile.h d_int.h) host-tools/d/dprog.h include/hvt_dif.h include/hvt_probe.h
@@ -33,9 +34,19 @@ $(HOST_OUT)/unit_dconsume: $(DCONSUME_TESTS) host-tools/d/tests/unit_dconsume.h 
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $(DCONSUME_TESTS) $(DCONSUME_SRC) -o $@
 
-.PHONY: test-d-unit test-dconsume-unit
+# unit_predict: the probe effect's model (host-tools/d/d_predict.c, hvt -e's prediction): the
+# calibration table, a firing's counts of compiled programs, prices by phase, the counting
+# run's rate and the slowdown.
+$(HOST_OUT)/unit_predict: host-tools/d/tests/unit_predict.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) host-tools/d/d_predict.h \
+                          $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
+	@mkdir -p $(dir $@)
+	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(D_COMPILER_SRC) $(HOST_LIB) $(HOST_LIBS) -lm -o $@
+
+.PHONY: test-d-unit test-dconsume-unit test-predict-unit
 test-d-unit: $(HOST_OUT)/unit_d
 	$(HOST_OUT)/unit_d
 test-dconsume-unit: $(HOST_OUT)/unit_dconsume
 	$(HOST_OUT)/unit_dconsume
-unit-test: test-d-unit test-dconsume-unit
+test-predict-unit: $(HOST_OUT)/unit_predict
+	$(HOST_OUT)/unit_predict
+unit-test: test-d-unit test-dconsume-unit test-predict-unit
