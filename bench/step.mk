@@ -5,6 +5,9 @@
 #                     window minus the guest's instructions, per step)
 #   bytes_per_insn    on disk (zstd chunks, as stored); wire = raw records + code dictionary
 #   tick_ratio        timer interrupts per traced instruction / per untraced instruction
+#   exits_per_traced_insn, other_rate_ratio (and context_switches, extra_exits_per_switch):
+#                     the scoped trace (scope=comm:getpid-loop, 2 CPUs) of make test-trace-scope's
+#                     run, bench/step-scope-report.sh (bench/results/step-scope.txt)
 #   bochs_insn_per_step  Bochs's own cost of one step (VM exit + entry, its full TLB flush
 #                     each way) in emulated-instruction equivalents: wall time per step over
 #                     wall time per untraced instruction, minus the hypervisor's and the
@@ -26,3 +29,10 @@ bench-step: $(HVT_IMPORT) $(HVT) $(BENCH_STEP)/initrd.img
 	  $(VM_RUN) -c 1 -t 900 --initrd $(BENCH_STEP)/initrd.img --append hvt_cpus=1 --trace '' \
 	  --cmd /bin/tickbench,$(BENCH_UNTRACED),$(BENCH_TRACED) $(BENCH_STEP) || true
 	bash bench/record.sh step bash bench/step-report.sh $(BENCH_STEP)/run $(HVT_IMPORT)
+	$(MAKE) bench-step-scope
+
+# The scoped figures alone (2 CPUs): make test-trace-scope's run, reported.
+.PHONY: bench-step-scope
+bench-step-scope:
+	$(MAKE) test-trace-scope || true
+	bash bench/record.sh step-scope bash bench/step-scope-report.sh $(TRACE_SCOPE)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz

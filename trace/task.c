@@ -121,6 +121,14 @@ bool task_euid(unsigned cpu, uint32_t *euid)
            cred >= KERNEL_HALF && gmem_read_gva(&pg, cred + lay.euid_off, euid, sizeof *euid) == sizeof *euid;
 }
 
+bool task_read(uint64_t task, struct task_info *out)
+{
+    if (!task_on || task < KERNEL_HALF)
+        return false;
+    read_task(task, out);
+    return true;
+}
+
 bool task_now(unsigned cpu, struct task_info *out)
 {
     uint64_t task = current_task(cpu);

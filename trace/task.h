@@ -46,6 +46,8 @@ bool task_euid(unsigned cpu, uint32_t *euid);
 void task_reset(unsigned cpu);
 bool task_check(unsigned cpu, struct task_info *out);
 bool task_now(unsigned cpu, struct task_info *out);
+/* Any task's ids and name, read from guest memory (false: no layout, or not a kernel address). */
+bool task_read(uint64_t task, struct task_info *out);
 /* The guest's current task pointer on this CPU (0: not known yet): cheap, a read of the
  * per-CPU slot task_now() would walk to first. */
 uint64_t task_current(unsigned cpu);

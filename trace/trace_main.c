@@ -23,6 +23,7 @@
 #include "hv_ept.h"
 #include "hvt_hypercall.h"
 #include "hvt_bootinfo.h"
+#include "scope.h"
 
 static bool timer_armed[HVT_MAX_CPUS];
 static uint64_t last_full[HVT_MAX_CPUS];   /* hv_exit_tsc() of each CPU's last full exit */
@@ -147,6 +148,14 @@ static const struct { unsigned reason; hv_exit_fn fn; } exits[] = {
     { EXIT_HLT, handle_hlt }, { EXIT_EXTERNAL_INTR, handle_extint },
 };
 
+/* The scope's switch probe (trace/step/scope.h) is one of the probe engine's. */
+static int scope_probe_arm(uint64_t va, uint32_t id)
+{
+    return probe_arm(PROBE_ENTRY, va, va + 1, id, PROBE_F_SWITCH_HOOK);
+}
+static void scope_probe_disarm(uint64_t va) { probe_disarm_range(va, va + 1); }
+static const struct scope_probe_ops scope_ops = { scope_probe_arm, scope_probe_disarm };
+
 /* User-mode callers of the control hypercalls: effective uid 0 of the current task. */
 static bool admin_check(unsigned cpu)
 {
@@ -169,6 +178,8 @@ int trace_layer_init(struct hvt_boot_info *bi, const struct hv_transport *t)
     if (step_init(bi->cpu_count))
         return -10;
     step_configure(&opts);
+    scope_set_probe_ops(&scope_ops);
+    probe_set_switch_hook(scope_switch_hook);
     step_flight(opts.flight_mb);
     kaslr_init(opts.lstar);
     trigger_init(&opts);

@@ -175,6 +175,28 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
             o->checkregs = false;
         else
             return "wants on or off";
+    } else if (item_is(key, kn, "scope")) {
+        if (vn > 4 && item_is(val, 4, "pid:") && whole_u64(val + 4, vn - 4, &o->scope_id))
+            o->scope = TRACE_SCOPE_PID;
+        else if (vn > 4 && item_is(val, 4, "tid:") && whole_u64(val + 4, vn - 4, &o->scope_id))
+            o->scope = TRACE_SCOPE_TID;
+        else if (vn > 5 && vn - 5 < TRACE_COMM_MAX && item_is(val, 5, "comm:")) {
+            for (size_t i = 5; i < vn; i++)
+                o->scope_comm[i - 5] = val[i];
+            o->scope_comm[vn - 5] = 0;
+            o->scope = TRACE_SCOPE_COMM;
+        } else
+            return "wants pid:N, tid:N or comm:NAME (1 to 15 characters)";
+    } else if (item_is(key, kn, "irq")) {
+        if (item_is(val, vn, "in"))
+            o->irq_out = false;
+        else if (item_is(val, vn, "out"))
+            o->irq_out = true;
+        else
+            return "wants in or out";
+    } else if (item_is(key, kn, "switch_at")) {
+        if (!whole_u64(val, vn, &o->switch_at) || !trace_opts_is_kernel(o->switch_at))
+            return "wants the link-time kernel address of __switch_to";
     } else if (item_is(key, kn, "probe")) {
         /* KIND:ADDR, return:LO-HI (the function's extent) */
         static const char *const kinds[] = { "entry:", "return:", "addr:" };
@@ -252,6 +274,9 @@ int trace_opts_parse(const char *text, struct trace_opts *o, char *err, size_t e
         why = "at= must be a kernel address (an EPT trap on a user page would follow one process's mapping)";
     else if ((o->pid_set || o->comm[0]) && o->start != TRACE_START_ENTRY)
         why = "pid= and comm= belong to start=entry";
+    else if (o->scope != TRACE_SCOPE_ALL && (!o->switch_at || !o->task_set))
+        why = "scope= needs switch_at= and task= (hvt options adds both)";
+
     if (why) {
         err_put(&e, "trace options: ", 15);
         err_put(&e, why, slen(why));

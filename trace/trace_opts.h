@@ -32,6 +32,13 @@
  *                  (a function's first instruction), addr:ADDR, return:LO-HI (every return
  *                  site of the function [LO, HI)); link-time kernel addresses, slid; up to
  *                  TRACE_MAX_PROBES; the probe's id is its position (1, 2, ...)
+ *   scope=pid:N|tid:N|comm:NAME  single-step only this context (step.c, "Scope"): a process by
+ *                  pid (its threads too), one thread by its id, or every task of that name; a
+ *                  CPU running anything else runs at full speed, unstepped and undilated
+ *   irq=in|out     with scope= and in D step() windows: hardware interrupts (and NMIs) taken
+ *                  while the wanted context runs are recorded (in, the default) or left out
+ *   switch_at=ADDR the scheduler's switch point (link-time __switch_to, slid): scope= watches
+ *                  it to see which task a CPU switches to (hvt options adds it)
  *   checkregs=on|off  every fast step also compares all registers and counts what the
  *                  instruction's decoded write set missed (HVT-STEPSTAT wregs_misses); the
  *                  trace stays exact either way (a test option: it costs the full compare)
@@ -52,6 +59,7 @@ enum trace_start { TRACE_START_MARK, TRACE_START_BOOT, TRACE_START_HOST, TRACE_S
                    TRACE_START_ENTRY };
 enum trace_only { TRACE_ONLY_ALL, TRACE_ONLY_KERNEL, TRACE_ONLY_USER };
 enum trace_hc_user { TRACE_HC_ROOT, TRACE_HC_NONE, TRACE_HC_ALL };
+enum trace_scope { TRACE_SCOPE_ALL, TRACE_SCOPE_PID, TRACE_SCOPE_TID, TRACE_SCOPE_COMM };
 
 struct trace_range { uint64_t lo, hi; };
 struct trace_probe { uint8_t kind; uint64_t lo, hi; };   /* kind: enum probe_kind */
@@ -77,6 +85,11 @@ struct trace_opts {
     uint64_t lstar;                        /* 0 = no slide known: kernel addresses as given */
     bool ranges_runtime;                   /* range= addresses are runtime ones (host control) */
     bool checkregs;
+    enum trace_scope scope;                /* TRACE_SCOPE_ALL: every CPU steps */
+    uint64_t scope_id;                     /* pid or tid */
+    char scope_comm[TRACE_COMM_MAX];
+    bool irq_out;
+    uint64_t switch_at;                    /* link-time __switch_to */
     struct trace_probe probe[TRACE_MAX_PROBES];
     unsigned nprobe;
 };

@@ -1,8 +1,9 @@
 /*
  * hvt options - build the hypervisor's "trace =" line (trace/trace_opts.h) for one kernel:
  *   hvt options VMLINUZ [ITEM ...]
- * Always adds task= (the task_struct layout from the kernel's BTF) and lstar= (link-time
- * entry_SYSCALL_64, from which the hypervisor learns the KASLR slide). Items are the
+ * Always adds task= (the task_struct layout from the kernel's BTF), switch_at= (link-time
+ * __switch_to: where scope= and D's step() watch which task a CPU switches to) and lstar=
+ * (link-time entry_SYSCALL_64, from which the hypervisor learns the KASLR slide). Items are the
  * hypervisor's key=value options; where an address is wanted a symbol may stand instead:
  *   at=__x64_sys_getpid   stop_at=panic:oops_begin   range=do_sys_openat2  (the function's
  *   extent, up to the next symbol)   range=SYM1-SYM2
@@ -25,8 +26,9 @@ static int usage(void)
                     "  items: start=mark|boot|host|passes|entry at=SYM|ADDR passes=N pid=N comm=NAME\n"
                     "         budget=N only=kernel|user cr3=ADDR range=SYM|SYM1-SYM2|LO-HI\n"
                     "         stop_at=SYM[:SYM...] flight=MB checkregs=on|off\n"
+                    "         scope=pid:N|tid:N|comm:NAME irq=in|out\n"
                     "         probe=entry:SYM|return:SYM|addr:SYM+OFF (armed by the HVT_HC_PROBE hypercall)\n"
-                    "  prints the 'trace =' value for hvtrace.cfg (task= and lstar= included)\n");
+                    "  prints the 'trace =' value for hvtrace.cfg (task=, switch_at= and lstar= included)\n");
     return 2;
 }
 
@@ -147,9 +149,15 @@ int cmd_options(int argc, char **argv)
         return 1;
     }
     static char line[LINE_MAX_LEN];
-    snprintf(line, sizeof line, "task=0x%llx:%u:%u:%u:%u:%u,lstar=0x%" PRIx64,
+    snprintf(line, sizeof line, "task=0x%llx:%u:%u:%u:%u:%u",
              (unsigned long long)l.percpu_current, l.task_pid, l.task_tgid, l.task_comm,
-             l.task_cred, l.cred_euid, ki.syms.syms[lstar].addr);
+             l.task_cred, l.cred_euid);
+    int64_t sw = ksym_find(&ki.syms, "__switch_to");
+    if (sw >= 0)
+        snprintf(line + strlen(line), sizeof line - strlen(line), ",switch_at=0x%" PRIx64,
+                 ki.syms.syms[sw].addr);
+    snprintf(line + strlen(line), sizeof line - strlen(line), ",lstar=0x%" PRIx64,
+             ki.syms.syms[lstar].addr);
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++)
         if (put_item(&ki, argv[i], line, sizeof line)) rc = 1;

@@ -1,4 +1,4 @@
-/* getpid-loop N [nomark | again=M] [read=B] - the trace test's workload: N getpid() system calls
+/* getpid-loop N [nomark | again=M | sleep=K] [read=B] - the trace test's workload: N getpid() system calls
  * between two hvtrace marks (start before the first, stop after the last), so the trace window
  * holds exactly this program's loop, the kernel's syscall path, and whatever interrupts
  * arrive. It pins itself to the CPU it starts on. With "nomark" it sets no marks and says
@@ -7,7 +7,10 @@
  * after a 3 s pause, as soon as the hypervisor takes its start mark (test-trace-net run C: a
  * window after the link came back). With "read=B" it then reads B bytes of /dev/zero, 4096 at
  * most a call, and says "getpid-loop: read B bytes in R reads": the only reads it makes (it is
- * linked statically: no loader reads a library), for D sums of read's return values. */
+ * linked statically: no loader reads a library), for D sums of read's return values. With
+ * "sleep=K" it sleeps 200 us after every K calls, inside the window: the scoped trace's test
+ * (scope-spin) has a spinner on the same CPU, so the window holds context switches out of and
+ * back into this process (sched_yield would not switch: the spinner's vruntime is far ahead). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
@@ -19,6 +22,8 @@
 #include <sys/syscall.h>
 #include "hvt_guest.h"
 
+static long sleep_every;
+
 static long window(long n, long pid, int mark)
 {
     long bad = 0;
@@ -27,8 +32,13 @@ static long window(long n, long pid, int mark)
         struct timespec wait = { 0, 100000000 };
         nanosleep(&wait, 0);
     }
-    for (long i = 0; i < n; i++)
+    for (long i = 0; i < n; i++) {
         bad += syscall(SYS_getpid) != pid;       /* the raw syscall: no libc caching */
+        if (sleep_every && i % sleep_every == sleep_every - 1) {
+            struct timespec nap = { 0, 200000 };
+            nanosleep(&nap, 0);
+        }
+    }
     if (mark)
         hvt_mark(0);
     return bad;
@@ -45,6 +55,7 @@ int main(int argc, char **argv)
     long pid = getpid(), bad = 0;
     int mark = !(argc > 2 && !strcmp(argv[2], "nomark"));
     long again = argc > 2 && !strncmp(argv[2], "again=", 6) ? atol(argv[2] + 6) : 0;
+    sleep_every = argc > 2 && !strncmp(argv[2], "sleep=", 6) ? atol(argv[2] + 6) : 0;
     if (!mark) {
         printf("getpid-loop: start pid=%ld calls=%ld\n", pid, n);
         fflush(stdout);

@@ -16,7 +16,7 @@ PREFIX="$CACHE/bochs-3.0"
 [ "$CET" = 1 ] && PREFIX="$CACHE/bochs-3.0-cet"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 STAMP="$PREFIX/.built-v5"
-[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v8"
+[ "$ORACLE" = 1 ] && STAMP="$PREFIX/.built-oracle-v9"
 [ "$CET" = 1 ] && STAMP="$PREFIX/.built-cet-v1"
 if [ -x "$PREFIX/bin/bochs" ] && [ -f "$STAMP" ]; then echo "$PREFIX"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -152,3 +152,12 @@ test-dtrace:
 	$(MAKE) dtrace SCRIPT=tests/probe/dtrace-getpid.d WORKLOAD='getpid-loop 100 nomark' HVT_ARGS=-q \
 	  > $(BUILD)/dtrace.out 2>&1 || { tail -20 $(BUILD)/dtrace.out; exit 1; }
 	bash tests/probe/check-dtrace.sh $(BUILD)/dtrace.out $(HVT) $(TEST_BUILD)/vmlinuz
+
+# test-step-scope: D's step() at syscall::openat:entry of one process (cat) steps that thread
+# alone from the firing to the call's return (trace/step/scope.h); the collector's trace is
+# judged by check-step-scope.sh (one thread, continuity, first and last instruction, the tree).
+.PHONY: test-step-scope
+test-step-scope:
+	$(MAKE) dtrace SCRIPT=tests/probe/step-openat.d WORKLOAD='cat /proc/version' HVT_ARGS=-q \
+	  DTRACE_OUT=$(BUILD)/step-scope > $(BUILD)/step-scope.out 2>&1 || { tail -20 $(BUILD)/step-scope.out; exit 1; }
+	bash tests/probe/check-step-scope.sh $(BUILD)/step-scope $(HVT) $(HVT_CHECK) $(TEST_BUILD)/vmlinuz

@@ -130,3 +130,23 @@ test-fatal: trace-prereqs
 test-trace-net: trace-prereqs
 	$(MAKE) collector
 	BUILD=$(BUILD) TRACE_CPUS=$(TRACE_CPUS) TEST_CMDLINE="$(TEST_CMDLINE)" bash tests/net/test-trace-net.sh
+
+# Scope (trace/step/scope.h): only getpid-loop is single-stepped (scope=comm:getpid-loop) while
+# one spinner shares its CPU and another spins on the other CPU (tests/guest/scope-spin.c);
+# the oracle Bochs counts getpid-loop's process's instructions on every CPU from the guest's
+# own current task (HVT_ORACLE_SCOPE: the per-CPU current_task and task_struct.tgid offsets).
+# check-scope.sh: oracle count equal, no other process, violations=0, the exit bound and the
+# other CPU's rate ratio.
+# SCOPE_ITEMS='checkregs=on' runs the same without a scope (every CPU stepped: the red run).
+TRACE_SCOPE := $(TRACE_TEST)/scope
+SCOPE_ITEMS ?= scope=comm:getpid-loop checkregs=on
+$(TRACE_SCOPE)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/scope-spin tests/guest/init tests/guest/mkinitramfs.sh
+	@mkdir -p $(dir $@)
+	bash tests/guest/mkinitramfs.sh $@ $(GUEST_OUT)/hvtrace-guest \
+	  $(TEST_GUEST)/getpid-loop:bin/getpid-loop $(TEST_GUEST)/scope-spin:bin/scope-spin
+.PHONY: test-trace-scope
+test-trace-scope: trace-prereqs $(TRACE_SCOPE)/initrd.img
+	HVT_ORACLE_SCOPE=$$($(HVT) options $(TEST_BUILD)/vmlinuz | sed -n 's/^task=\([^:]*\):[^:]*:\([^:]*\):.*/\1:\2/p') \
+	  $(VM_RUN) -c $(TRACE_CPUS) -t $(TRACE_TIMEOUT) --initrd $(TRACE_SCOPE)/initrd.img \
+	  --cmd /bin/scope-spin,1000 --trace '$(SCOPE_ITEMS)' --oracle $(TRACE_SCOPE) || true
+	bash tests/trace/check-scope.sh $(TRACE_SCOPE)/run $(HVT_IMPORT) $(HVT_CHECK) $(HVT) $(TEST_BUILD)/vmlinuz

@@ -103,6 +103,8 @@ struct fire_ctx {
     const struct guest_regs *g;
     bool paging, kpaging;                  /* both read / the kernel's read */
     uint64_t pc;
+    unsigned kind;                         /* the probe's (PROBE_*) */
+    uint32_t tid;
     unsigned ntlb, tlb_next;
     uint64_t tlb_va[FIRE_TLB];
     const uint8_t *tlb_page[FIRE_TLB];
@@ -275,8 +277,11 @@ static void env_notify(void *env_ctx, unsigned cpu)
         __atomic_store_n(&pcpu[cpu].hurry, true, __ATOMIC_RELAXED);
 }
 
-/* step() / unstep(): the instruction tracer's window opens (closes) at every CPU's next exit,
- * like a mark from the guest; its START/STOP markers say PROBE. */
+/* step() / unstep(): the instruction tracer's window opens (closes), its START/STOP markers
+ * saying PROBE. step() steps the firing's thread alone (step.h step_request_thread), and at a
+ * function's entry (fbt, syscall entry: the probe is on its first instruction, the return
+ * address at RSP) up to that call's return: the instruction it returns to, with the stack
+ * pointer above the return address. */
 static bool tracer_stopped;                /* stop() ran: this program steps no more */
 static void env_tracer(void *ctx, int what)
 {
@@ -284,8 +289,21 @@ static void env_tracer(void *ctx, int what)
         __atomic_store_n(&tracer_stopped, true, __ATOMIC_RELEASE);
     if (what == HVT_DIF_TRACER_STEP && __atomic_load_n(&tracer_stopped, __ATOMIC_ACQUIRE))
         return;
-    step_request_reason(what == HVT_DIF_TRACER_STEP,
-                        what == HVT_DIF_TRACER_STOP ? HVT_REASON_PROBE_STOP : HVT_REASON_PROBE);
+    if (what != HVT_DIF_TRACER_STEP) {
+        step_request_reason(false, what == HVT_DIF_TRACER_STOP ? HVT_REASON_PROBE_STOP : HVT_REASON_PROBE);
+        return;
+    }
+    struct fire_ctx *c = ctx;
+    uint64_t rsp = hv_guest_read(HV_GUEST_RSP), ret = 0;
+    if (c->kind == PROBE_ENTRY && c->tid) {
+        need_paging(c);
+        if (gmem_read_gva(&c->kernel, rsp, &ret, sizeof ret) != sizeof ret || !(ret >> 63))
+            ret = 0;                        /* no return address: until unstep() */
+    }
+    if (c->tid)
+        step_request_thread(c->tid, ret, ret ? rsp + 8 : 0, HVT_REASON_PROBE);
+    else
+        step_request_reason(true, HVT_REASON_PROBE);
 }
 
 /* One firing runs in its CPU's VM exit with that CPU's buffer lock held (drains and power-off
@@ -405,6 +423,8 @@ void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigne
     c->paging = c->kpaging = false;
     c->g = g;
     c->pc = pc;
+    c->kind = kind;
+    c->tid = who->tid;
     c->ntlb = c->tlb_next = 0;
     f->ctx = c;
     f->cost = who->cost;

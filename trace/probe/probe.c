@@ -74,7 +74,8 @@ struct probe {
                                               when armed and at every resync (every guest write
                                               to a shadowed page faults to the engine first) */
     uint8_t modhook;                       /* the hypervisor's own probe on the module load
-                                              (1) or unload (2) path (probe_module.h) */
+                                              (1) or unload (2) path (probe_module.h), or on
+                                              the scheduler's switch point (3: switch_hook) */
     struct sdt_rule sdt_rule[HVT_SDT_ARGS];
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
@@ -131,6 +132,7 @@ static unsigned npending;
 static struct { struct sdt_rule rule[HVT_SDT_ARGS]; } sdt_also[SDT_ALSO_MAX];
 static unsigned nsdt_also;
 static probe_module_fn module_hook;        /* probe_set_module_hook */
+static probe_switch_fn switch_hook;        /* probe_set_switch_hook */
 
 /* This CPU's step-over: the shadows whose originals it runs for one instruction. */
 static struct {
@@ -391,7 +393,8 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .stack = !!(flags & HVT_PROBE_F_STACK),
                          .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
                          .action = !!(flags & HVT_PROBE_F_ACTION),
-                         .modhook = flags & PROBE_F_MODHOOK_LOAD ? 1 : flags & PROBE_F_MODHOOK_FREE ? 2 : 0 };
+                         .modhook = flags & PROBE_F_MODHOOK_LOAD ? 1 : flags & PROBE_F_MODHOOK_FREE ? 2 :
+                                    flags & PROBE_F_SWITCH_HOOK ? 3 : 0 };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     p->own = b[0] == OPC_INT3;
@@ -500,6 +503,7 @@ void probe_disarm_range(uint64_t lo, uint64_t hi)
 }
 
 void probe_set_module_hook(probe_module_fn fn) { __atomic_store_n(&module_hook, fn, __ATOMIC_RELEASE); }
+void probe_set_switch_hook(probe_switch_fn fn) { __atomic_store_n(&switch_hook, fn, __ATOMIC_RELEASE); }
 
 void probe_disarm_all(void)
 {
@@ -910,6 +914,12 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
             __atomic_store_n(&p->comm[k].n, 1, __ATOMIC_RELEASE);
         }
         spin_unlock(&p->comm_lock);
+    }
+    if (p->modhook == 3) {                 /* the scheduler switches tasks */
+        probe_switch_fn hook = __atomic_load_n(&switch_hook, __ATOMIC_ACQUIRE);
+        if (hook)
+            hook(cpu, g);
+        return;
     }
     if (p->modhook) {                      /* the kernel loads or frees a module: its RDI */
         probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);

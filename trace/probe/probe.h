@@ -123,6 +123,12 @@ unsigned probe_armed(void);
 enum probe_modev { PROBE_MODEV_LOAD = 1, PROBE_MODEV_FREE, PROBE_MODEV_FORGET };
 typedef void (*probe_module_fn)(enum probe_modev ev, uint64_t mod);
 void probe_set_module_hook(probe_module_fn fn);
+/* The tracer's own probe on the scheduler's switch point (step.c, "Scope"): armed with this
+ * internal flag (never a spec's), a firing is counted and then calls the hook registered here
+ * with this CPU's registers (the task switched to is an argument there), and nothing else. */
+#define PROBE_F_SWITCH_HOOK (1u << 29)
+typedef void (*probe_switch_fn)(unsigned cpu, const struct guest_regs *g);
+void probe_set_switch_hook(probe_switch_fn fn);
 bool probe_bp_exit(struct guest_regs *g);
 /* The same for an exit whose vector the caller saw was #BP already. */
 bool probe_bp_exit_known(struct guest_regs *g);

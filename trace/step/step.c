@@ -26,6 +26,7 @@
 #include "kaslr.h"
 #include "trace_opts.h"
 #include "step_cpu.h"
+#include "scope.h"
 
 #define CHUNK_BYTES   (256u * 1024)
 #define IDT_GATE_SIZE 16
@@ -88,6 +89,7 @@ void step_configure(const struct trace_opts *o)
     sopt.filtering = o->only != TRACE_ONLY_ALL || o->cr3 || o->nrange;
     sopt.budget_on = o->budget != 0;
     sopt.budget_left = (int64_t)o->budget;
+    scope_configure(o);
 }
 
 void step_flight(uint64_t mb)
@@ -234,6 +236,8 @@ static void evmap_build(struct trace_cpu *t)
     /* Auto-stop addresses: no event (vec -1), but the fast path leaves them to step(). */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
         evmap_add(t, sopt.stop_at[i], -1, false);
+    if (scope_end_rip)                      /* a step() window's end: the same */
+        evmap_add(t, scope_end_rip, -1, false);
     /* The decoded-instruction cache marks evmap addresses (P_SPECIAL) when it fills: start
      * it again so every mark reflects this map. */
     icache_reset(t);
@@ -369,6 +373,9 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
      * an instruction that starts with RF or TF set changes RFLAGS whatever its write set says
      * (RF clears when it completes; TF raises #DB): the full step writes those records. */
     ok = ok && !f->enc->cand_all && !(rflags & (RFLAGS_RF | RFLAGS_TF));
+    /* After a stretch the filters or the scope left out, the first record is the full step's:
+     * it writes START(filter) and compares every register (they moved in the gap). */
+    ok = ok && t->rec_on;
     f->cr3 = cr3;
     f->idt_base = t->idt_base;
     f->len_limit = f->enc->cap - REC_MAX_BYTES;
@@ -422,7 +429,8 @@ static void record_event(struct trace_cpu *t, unsigned cpu, int v, bool sw_int, 
     }
 }
 
-/* A context switch since the last step: the SWITCH marker (pid, tgid, comm). */
+/* A context switch since the last step: the SWITCH marker (pid, tgid, comm); with a scope,
+ * whether the task now running is the wanted one. */
 static void record_switch(struct trace_cpu *t, unsigned cpu, uint64_t cr3)
 {
     struct task_info ti;
@@ -431,7 +439,29 @@ static void record_switch(struct trace_cpu *t, unsigned cpu, uint64_t cr3)
         t->task = ti;
         t->task_cr3 = cr3;
         t->task_known = true;
+        if (scope_on()) {
+            t->scope_in = scope_wants(&ti);
+            t->arriving = t->arriving && !t->scope_in;
+            t->irq_skip = false;
+        }
     }
+}
+
+/* Scope: this CPU switched to a task that is not wanted (the pending instruction is its):
+ * stepping ends here until the switch probe sees a wanted task come (step_post_exit). The
+ * guest's clock runs real time again, from where its dilated clock left it. */
+static void scope_pause(struct trace_cpu *t, unsigned cpu)
+{
+    recording(t, cpu, false);
+    t->paused = true;
+    t->pauses++;
+    t->have_pending = false;
+    t->irq_skip = false;
+    t->f.left = 0;
+    hv_set_mtf_fast(false, 0);
+    hv_set_mtf(false);
+    hv_set_hlt_exiting(false);
+    dilate_set(DILATE_OFF);
 }
 
 /* The decoded-cache entry of the instruction at RIP: found with the same bytes, or decoded
@@ -519,11 +549,36 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             hv_log("hvtrace: cpu %u: stop_at address %lx reached\n", cpu, rip);
             step_request_reason(false, HVT_REASON_STOP_AT);
         }
-    bool keep = !sopt.filtering || filter_pass(rip, cr3);
+    record_switch(t, cpu, cr3);
+    if (t->scope_in && scope_is_end(rip, gpr[GPR_RSP])) {
+        /* A step() window's function returned on its thread: the window ends before the
+         * caller's next instruction (this CPU stops at this exit's end, step_post_exit). */
+        t->have_pending = false;
+        t->f.left = 0;
+        step_request_reason(false, HVT_REASON_PROBE);
+        return;
+    }
+    if (scope_on() && t->irq_skip && rip == t->irq_rip && gpr[GPR_RSP] == t->irq_rsp)
+        t->irq_skip = false;                /* back where the interrupt came in */
+    /* irq=out: a hardware interrupt or NMI taken by the wanted context is left out up to its
+     * return (the pending instruction did not retire: it is where the frame returns to). */
+    if (scope_on() && v >= 0 && !sw_int && (v >= 32 || v == VEC_NMI) && scope_irq_out() &&
+        t->scope_in && !t->irq_skip && t->have_pending &&
+        scope_irq_frame(gpr[GPR_RSP], t->f.p_ic->rip, &t->irq_rsp)) {
+        t->irq_skip = true;
+        t->irq_rip = t->f.p_ic->rip;
+    }
+    bool keep = (!sopt.filtering || filter_pass(rip, cr3)) &&
+                (!scope_on() || (t->scope_in && !t->irq_skip));
     if (v >= 0)
         record_event(t, cpu, v, sw_int, ran_first, keep, cr3, gpr, rflags);
-    record_switch(t, cpu, cr3);
     t->steps++;
+    if (t->arriving && t->steps > t->arrive_until)
+        t->arriving = false;                /* the switch did not come (a bound, never seen) */
+    if (scope_on() && !t->scope_in && !t->arriving) {
+        scope_pause(t, cpu);                /* another task runs here now */
+        return;
+    }
     struct icache_entry *ic = decode(t, rip);
     if (!ic) {
         t->f.left = 0;
@@ -538,6 +593,26 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     fast_prepare(t, cpu, cr3, rflags, keep && !(ic->flags & P_PENDING));
 }
 
+/* Scope: the wanted context is about to run on this CPU (the switch probe saw it come:
+ * 'arriving', the task changes inside __switch_to; or the task running here became wanted):
+ * stepping resumes at RIP, the guest's clock dilated again. */
+#define SCOPE_ARRIVE_STEPS 100000
+static void scope_resume(struct trace_cpu *t, unsigned cpu, struct guest_regs *g, bool arriving)
+{
+    t->paused = false;
+    t->resumes++;
+    t->arriving = arriving;
+    t->arrive_until = t->steps + SCOPE_ARRIVE_STEPS;
+    t->scope_in = !arriving;
+    hv_set_hlt_exiting(true);
+    dilate_set(DILATE_SOFT);
+    hv_set_mtf_fast(true, &t->f);
+    hv_set_mtf(true);
+    t->have_pending = false;
+    step(t, cpu, g);
+    t->f.left = 0;                          /* a probe's step-over may own the next MTF exit */
+}
+
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
  * unobserved. Park it: skip HLT, enter the HLT activity state without MTF, and let the next
  * external interrupt exit (step_extint_exit) so stepping resumes right at its delivery; an NMI
@@ -548,9 +623,13 @@ bool step_hlt_exit(struct guest_regs *g)
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &step_cpus[cpu];
     hv_skip_insn();
-    if (!t->stepping)
+    if (!t->stepping || t->paused)
         return true;
     step(t, cpu, g);                        /* HLT retired; the next instruction is pending */
+    if (t->paused) {                        /* it switched away first: halt unstepped */
+        hv_set_activity(VMX_ACTIVITY_HLT);
+        return true;
+    }
     hv_set_activity(VMX_ACTIVITY_HLT);
     hv_set_mtf(false);
     hv_set_mtf_fast(false, &t->f);          /* the stub's shortest way to the exit's rdtsc */
@@ -614,7 +693,11 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->win_host_tsc = hv_rdtsc();
     t->win_guest_tsc = hv_exit_guest_tsc();
     t->rec_on = true;
+    t->paused = t->arriving = t->irq_skip = false;
+    t->scope_in = true;                     /* until the first step reads the task */
+    t->exits = t->resumes = t->pauses = 0;
     slide_options();
+    scope_window_open();
     EMIT(t, cpu, rec_startstop(t->f.enc, 1, want_reason));
     hv_set_mtf(true);
 }
@@ -655,6 +738,10 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
            "gen=%lu bytes=%lu room=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
            d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM]);
+    if (scope_on())
+        hv_log("HVT-SCOPESTAT cpu=%u exits=%lu full_exits=%lu fast_steps=%lu recorded=%lu "
+               "resumes=%lu pauses=%lu switch_fires=%lu\n", cpu, t->exits + t->f.fast_steps, t->exits,
+               t->f.fast_steps, t->recorded + t->f.fast_steps, t->resumes, t->pauses, scope_fires(cpu));
     if (t->f.wregs_misses)
         hv_log("hvtrace: cpu %u: write set missed registers %lx at rip %lx first (%lu misses)\n",
                cpu, t->f.miss_mask, t->f.miss_rip, t->f.wregs_misses);
@@ -663,6 +750,8 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     t->stepping = false;
     step_stepping[t - step_cpus] = false;
     t->have_pending = false;
+    t->paused = false;
+    scope_window_close();
     t->f.left = 0;
     hv_set_mtf_fast(false, 0);
     hv_set_mtf(false);
@@ -709,6 +798,14 @@ void step_no_fast(void) { step_cpus[hv_cpu_id()].f.left = 0; }
 
 void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
+void step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason)
+{
+    /* A window already open (or closing) goes on as it is: one scope per window. */
+    if (!__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) && !step_cpus_stepping())
+        scope_begin_thread(tid, end_rip, end_rsp);
+    step_request_reason(true, reason);
+}
+
 bool step_active(void) { return __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE); }
 
 
@@ -754,7 +851,7 @@ bool step_mtf_exit(struct guest_regs *g)
 {
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &step_cpus[cpu];
-    if (!t->stepping) {
+    if (!t->stepping || t->paused) {
         hv_set_mtf(false);
         return true;
     }
@@ -769,6 +866,9 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     unsigned cpu = hv_cpu_id();
     struct trace_cpu *t = &step_cpus[cpu];
     int want = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE);
+    unsigned next = scope_on() ? scope_next_take(cpu) : SCOPE_NEXT_NONE;
+    if (t->stepping)
+        t->exits++;                         /* (the fast path's exits: f.fast_steps) */
     /* A parked CPU is halted until one of the wake-ups above unparks it: one found running
      * means a wake-up this layer did not hear of, and its instructions since went unrecorded.
      * Said (the trace has a hole the continuity check will show) and mended: stepped again. */
@@ -784,7 +884,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     if (t->halted && reason == EXIT_EXCEPTION_NMI &&
         (hv_exit_intr_info() & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_NMI)
         unpark(t);
-    if (t->stepping && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
+    if (t->stepping && !t->paused && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
         hv_guest_read(HV_GUEST_RIP) != t->f.p_ic->rip)
         step(t, cpu, g);                    /* an emulated instruction retired */
     if (want && !t->stepping) {
@@ -793,6 +893,15 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
     } else if (!want && t->stepping) {
         stop_cpu(t, cpu, want_reason);
     }
-    if (t->stepping)
+    /* Scope: a paused CPU resumes stepping when the switch probe saw the wanted task come, or
+     * when the task it runs became wanted (a name changed by exec, a window's start). */
+    if (t->stepping && t->paused) {
+        scope_poll();
+        if (next == SCOPE_NEXT_WANTED)
+            scope_resume(t, cpu, g, true);
+        else if (next == SCOPE_NEXT_NONE && scope_task_wants(task_current(cpu)))
+            scope_resume(t, cpu, g, false);
+    }
+    if (t->stepping && !t->paused)
         dilate_exit();
 }

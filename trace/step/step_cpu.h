@@ -131,6 +131,15 @@ struct trace_cpu {
     bool task_known;                        /* 'task' holds the last SWITCH's task */
     struct task_info task;
     uint64_t task_cr3;
+    /* Scope (scope.h): the window is open on this CPU but what runs here is not wanted, so it
+     * is not stepped ('paused'); the current task is the wanted one ('scope_in'); stepping
+     * resumed at the switch probe, before the task changes to the wanted one ('arriving');
+     * irq=out: a hardware interrupt of the wanted context is running, recorded from where it
+     * returns to (RIP and RSP) on. Counters for HVT-SCOPESTAT. */
+    bool paused, scope_in, arriving, irq_skip;
+    uint64_t irq_rip, irq_rsp;
+    uint64_t arrive_until;                  /* steps: 'arriving' gives up here */
+    uint64_t exits, resumes, pauses;
     /* The pending instruction's decoded entry, kept across an IDT reload (which empties the
      * decoded-instruction cache: evmap_build) until it retires. */
     struct icache_entry p_saved;

@@ -49,6 +49,25 @@ int main(void)
     CHECK(parse("stop_at=1:2:3:4:5:6:7:8:9", &o, err) == -1);
     CHECK(parse("task=1:2:3", &o, err) == -1 && strstr(err, "CURRENT:PID"));
     CHECK(parse("lstar=0x1000", &o, err) == -1);
+    /* scope: what is single-stepped */
+    const char *tk = "task=1:2:3:4,switch_at=0xffffffff81002000,";
+    char line[200];
+    snprintf(line, sizeof line, "%sscope=comm:getpid-loop,irq=out", tk);
+    CHECK(parse(line, &o, err) == 0 && o.scope == TRACE_SCOPE_COMM &&
+          !strcmp(o.scope_comm, "getpid-loop") && o.irq_out && o.switch_at == 0xffffffff81002000ull);
+    snprintf(line, sizeof line, "%sscope=pid:42", tk);
+    CHECK(parse(line, &o, err) == 0 && o.scope == TRACE_SCOPE_PID && o.scope_id == 42 && !o.irq_out);
+    snprintf(line, sizeof line, "%sscope=tid:0x10,irq=in", tk);
+    CHECK(parse(line, &o, err) == 0 && o.scope == TRACE_SCOPE_TID && o.scope_id == 16);
+    snprintf(line, sizeof line, "%sscope=pid:x", tk);
+    CHECK(parse(line, &o, err) == -1 && strstr(err, "column 43") && strstr(err, "pid:N"));
+    snprintf(line, sizeof line, "%sscope=comm:0123456789abcdef", tk);
+    CHECK(parse(line, &o, err) == -1 && strstr(err, "comm:NAME"));
+    CHECK(parse("task=1:2:3:4,scope=pid:1", &o, err) == -1 && strstr(err, "switch_at="));
+    CHECK(parse("switch_at=0xffffffff81002000,scope=pid:1", &o, err) == -1 && strstr(err, "task="));
+    CHECK(parse("irq=out", &o, err) == 0 && o.irq_out && o.scope == TRACE_SCOPE_ALL);  /* step() */
+    CHECK(parse("irq=maybe", &o, err) == -1 && strstr(err, "in or out"));
+    CHECK(parse("switch_at=0x1000", &o, err) == -1 && strstr(err, "__switch_to"));
     char small[8];
     CHECK(trace_opts_parse("zzz=1", &o, small, sizeof small) == -1 && strlen(small) == 7);
     return check_summary("test_trace_opts");

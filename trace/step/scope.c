@@ -1,0 +1,170 @@
+/* scope.c - what a scoped trace steps (see scope.h). */
+#include "scope.h"
+#include "kaslr.h"
+#include "hv_api.h"
+#include "hv_guest.h"
+#include "hvt_bootinfo.h"
+#include "gmem.h"
+
+#define KERNEL_HALF 0xffff800000000000ull
+
+enum trace_scope scope_kind;
+uint64_t scope_end_rip, scope_end_rsp;
+static struct {
+    enum trace_scope kind, boot_kind;      /* this window's, and the configuration's */
+    uint64_t id, boot_id;
+    char comm[TRACE_COMM_MAX];
+    bool irq_out;
+    uint64_t switch_at;                    /* link-time */
+} sc;
+static struct spinlock lock;               /* the windows open and the probe's arming */
+static unsigned open_windows;
+static uint64_t armed_at;                  /* runtime address armed, 0: none */
+static uint8_t next_seen[HVT_MAX_CPUS];
+static struct scope_probe_ops pops;
+static uint64_t fires[HVT_MAX_CPUS];
+
+/* The switch probe fired on this CPU: __switch_to(prev, next) is about to run. */
+void scope_switch_hook(unsigned cpu, const struct guest_regs *g)
+{
+    if (cpu >= HVT_MAX_CPUS || !scope_on())
+        return;
+    fires[cpu]++;
+    next_seen[cpu] = scope_task_wants(g->r[GPR_RSI]) ? SCOPE_NEXT_WANTED : SCOPE_NEXT_OTHER;
+}
+
+void scope_configure(const struct trace_opts *o)
+{
+    sc.kind = sc.boot_kind = scope_kind = o->scope;
+    sc.id = sc.boot_id = o->scope_id;
+    __builtin_memcpy(sc.comm, o->scope_comm, TRACE_COMM_MAX);
+    sc.irq_out = o->irq_out;
+    sc.switch_at = o->switch_at;
+}
+
+void scope_set_probe_ops(const struct scope_probe_ops *ops) { pops = *ops; }
+
+bool scope_irq_out(void) { return sc.irq_out; }
+
+bool scope_wants(const struct task_info *ti)
+{
+    switch (sc.kind) {
+    case TRACE_SCOPE_PID:
+        return ti->tgid == sc.id;
+    case TRACE_SCOPE_TID:
+        return ti->pid == sc.id;
+    case TRACE_SCOPE_COMM:
+        for (unsigned i = 0; i < TRACE_COMM_MAX - 1; i++) {
+            if (ti->comm[i] != sc.comm[i])
+                return false;
+            if (!sc.comm[i])
+                return true;
+        }
+        return true;
+    default:
+        return true;
+    }
+}
+
+bool scope_task_wants(uint64_t task)
+{
+    struct task_info ti;
+    return task >= KERNEL_HALF && task_read(task, &ti) && scope_wants(&ti);
+}
+
+/* The switch probe at __switch_to (slid): armed once the kernel's slide is known (a window
+ * may open before that: start=boot), by the first window or, later, scope_poll. Under lock. */
+static bool arm_failed;
+static void arm_locked(void)
+{
+    if (armed_at || arm_failed || !pops.arm || !kaslr_known() || !sc.switch_at)
+        return;                             /* (no switch_at=: a window runs on the CPUs that
+                                               run the wanted task when they exit) */
+    uint64_t va = sc.switch_at + kaslr_slide();
+    int rc = pops.arm(va, SCOPE_PROBE_ID);
+    if (rc > 0) {
+        armed_at = va;
+        return;
+    }
+    arm_failed = true;                     /* said once: the next window tries again */
+    hv_log("hvtrace: scope: the switch probe at %lx could not be armed (%d): a CPU starts "
+           "stepping the wanted task only at its next other exit\n", va, rc);
+}
+
+void scope_window_open(void)
+{
+    if (!scope_on())
+        return;
+    spin_lock(&lock);
+    if (open_windows++ == 0)
+        arm_failed = false;
+    arm_locked();
+    spin_unlock(&lock);
+}
+
+void scope_poll(void)
+{
+    if (__atomic_load_n(&armed_at, __ATOMIC_RELAXED) || arm_failed || !kaslr_known())
+        return;
+    spin_lock(&lock);
+    if (open_windows)
+        arm_locked();
+    spin_unlock(&lock);
+}
+
+void scope_window_close(void)
+{
+    if (!scope_on())
+        return;
+    spin_lock(&lock);
+    if (open_windows && --open_windows == 0) {
+        if (armed_at && pops.disarm)
+            pops.disarm(armed_at);
+        armed_at = 0;
+        sc.kind = scope_kind = sc.boot_kind;   /* a step() window's thread scope ends */
+        sc.id = sc.boot_id;
+        scope_end_rip = scope_end_rsp = 0;
+    }
+    spin_unlock(&lock);
+}
+
+bool scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp)
+{
+    spin_lock(&lock);
+    bool ok = open_windows == 0;
+    if (ok) {
+        sc.kind = scope_kind = TRACE_SCOPE_TID;
+        sc.id = tid;
+        scope_end_rip = end_rip;
+        scope_end_rsp = end_rsp;
+    }
+    spin_unlock(&lock);
+    return ok;
+}
+
+unsigned scope_next_take(unsigned cpu)
+{
+    unsigned v = next_seen[cpu];
+    next_seen[cpu] = SCOPE_NEXT_NONE;
+    return v;
+}
+
+uint64_t scope_fires(unsigned cpu) { return fires[cpu]; }
+
+/* The 64-bit interrupt frame (SDM Vol. 3A 6.14.2 "64-Bit Mode Stack Frame"): RIP, CS, RFLAGS,
+ * RSP, SS at the new RSP - or one slot up where the handler's first instruction already ran
+ * and pushed (Bochs takes the MTF exit after it; Linux's IRQ stubs begin with a push). */
+bool scope_irq_frame(uint64_t rsp, uint64_t ret_rip, uint64_t *ret_rsp)
+{
+    struct gmem_paging pg;
+    uint64_t f[6];
+    hv_guest_paging(&pg);
+    if (gmem_read_gva(&pg, rsp, f, sizeof f) != sizeof f)
+        return false;
+    for (unsigned o = 0; o < 2; o++)
+        if (f[o] == ret_rip && f[o + 1] < 0x10000) {    /* RIP, then a selector */
+            *ret_rsp = f[o + 3];
+            return true;
+        }
+    return false;
+}
