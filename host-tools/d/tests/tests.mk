@@ -15,7 +15,7 @@ D_COMPILER_HDRS := $(addprefix host-tools/d/compile/,d_compile.h d_int.h) host-t
 # hypervisor's verifier (host build), so the compiler cannot emit what the hypervisor refuses.
 D_VERIFIER_SRC  := trace/unwind/kunwind.c $(addprefix trace/dvm/,dif_verify.c dif_vm.c dif_lean.c dif_str.c dif_state.c dif_agg.c dif_dyn.c dif_spec.c dif_budget.c)
 
-$(HOST_OUT)/unit_d: host-tools/d/tests/unit_d.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dvm/dif.h trace/dvm/dif_impl.h trace/unwind/kunwind.h \
+$(HOST_OUT)/unit_d: host-tools/d/tests/unit_d.c host-tools/d/tests/desc_fields.h $(D_COMPILER_SRC) $(D_COMPILER_HDRS) $(D_VERIFIER_SRC) trace/dvm/dif.h trace/dvm/dif_impl.h trace/unwind/kunwind.h \
                     $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(HOST_CFLAGS) -Wno-unused-parameter $(HOST_INC) -Itests/lib -Ivmm -Ivmm/include -DD_WITH_VERIFIER $< \
@@ -37,7 +37,7 @@ $(HOST_OUT)/unit_dconsume: $(DCONSUME_TESTS) host-tools/d/tests/unit_dconsume.h 
 # unit_predict: the probe effect's model (host-tools/d/d_predict.c, hvt -e's prediction): the
 # calibration table, a firing's counts of compiled programs, prices by phase, the counting
 # run's rate and the slowdown.
-$(HOST_OUT)/unit_predict: host-tools/d/tests/unit_predict.c $(D_COMPILER_SRC) $(D_COMPILER_HDRS) host-tools/d/d_predict.h \
+$(HOST_OUT)/unit_predict: host-tools/d/tests/unit_predict.c host-tools/d/tests/desc_fields.h $(D_COMPILER_SRC) $(D_COMPILER_HDRS) host-tools/d/d_predict.h \
                           $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
 	@mkdir -p $(dir $@)
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(D_COMPILER_SRC) $(HOST_LIB) $(HOST_LIBS) -lm -o $@

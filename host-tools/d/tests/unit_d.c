@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "d_compile.h"
+#include "desc_fields.h"
 #include "kimg.h"
 #include "ksym.h"
 #include "probe_list.h"
@@ -34,20 +35,9 @@ static int field(const char *pat, const char *s) { return !pat[0] || util_glob(p
 static int resolve(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
 {
     (*(int *)ctx)++;
-    char f[4][256] = {"", "", "", ""}, g[4][256];
-    int n = 0;
-    for (const char *p = desc;; n++) {
-        const char *c = strchr(p, ':');
-        if (n == 4) {
-            snprintf(err, errlen, "too many fields");
-            return -1;
-        }
-        snprintf(g[n], sizeof g[n], "%.*s", (int)(c ? (size_t)(c - p) : strlen(p)), p);
-        if (!c) break;
-        p = c + 1;
-    }
-    n++;
-    for (int i = 0; i < n; i++) strcpy(f[4 - n + i], g[i]);
+    char f[4][DESC_FIELD_MAX];
+    if (desc_fields(desc, f, err, errlen))
+        return -1;
     if (!strcmp(f[3], "tick-0")) {
         snprintf(err, errlen, "invalid rate");
         return -1;

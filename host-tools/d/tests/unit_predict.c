@@ -13,6 +13,7 @@
 #include "check.h"
 #include "d_compile.h"
 #include "d_predict.h"
+#include "desc_fields.h"
 #include "util.h"
 
 static const struct { uint32_t id; const char *p, *m, *f, *n; } probes[] = {
@@ -25,22 +26,9 @@ static int field(const char *pat, const char *s) { return !pat[0] || util_glob(p
 static int resolve(void *ctx, const char *desc, d_probe_sink *sink, char *err, size_t errlen)
 {
     (void)ctx;
-    char f[4][128] = {"", "", "", ""}, g[4][128];
-    int n = 0;
-    for (const char *p = desc;; n++) {
-        const char *c = strchr(p, ':');
-        if (n == 4) {
-            snprintf(err, errlen, "too many fields");
-            return -1;
-        }
-        snprintf(g[n], sizeof g[n], "%.*s", (int)(c ? (size_t)(c - p) : strlen(p)), p);
-        if (!c)
-            break;
-        p = c + 1;
-    }
-    n++;
-    for (int i = 0; i < n; i++)
-        strcpy(f[4 - n + i], g[i]);
+    char f[4][DESC_FIELD_MAX];
+    if (desc_fields(desc, f, err, errlen))
+        return -1;
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
         if (field(f[0], probes[i].p) && field(f[1], probes[i].m) && field(f[2], probes[i].f) &&
             field(f[3], probes[i].n))
@@ -263,52 +251,49 @@ static void test_rate(void)
     CHECK(d_predict_rate(0, 100, plain) == 0 && d_predict_slowdown(0, c) == 1, "no firing, no slowdown");
 }
 
+/* d_predict_report's output for p (table c or none), in *out; its return code. */
+static int report(const dprog *p, const struct d_cal *c, double rate, int models, char **out)
+{
+    char *ebuf = NULL;
+    size_t len = 0, elen = 0;
+    *out = NULL;
+    FILE *o = open_memstream(out, &len), *e = open_memstream(&ebuf, &elen);
+    int rc = d_predict_report(o, e, p->image, p->image_len, c, c ? "t.cal" : NULL, rate, models);
+    fclose(o);
+    fclose(e);
+    CHECK(rc == 0, "the report: %s", ebuf);
+    free(ebuf);
+    return rc;
+}
+
 static void test_report(void)
 {
     struct d_cal c;
-    char err[200] = "", *buf = NULL, *ebuf = NULL;
-    size_t len = 0, elen = 0;
+    char err[200] = "", *buf;
     d_cal_parse(table, &c, err, sizeof err);
     dprog p;
     /* BEGIN's arg0 makes the image read arguments: the system calls' entries then pay sysargs */
     if (compile("syscall::*:entry { @[probefunc] = count(); } BEGIN { @x = quantize(arg0); }", &p))
         return;
-    FILE *o = open_memstream(&buf, &len), *e = open_memstream(&ebuf, &elen);
-    int rc = d_predict_report(o, e, p.image, p.image_len, &c, "t.cal", 1e-4, 0);
-    fclose(o);
-    fclose(e);
-    CHECK(rc == 0, "the report: %s", ebuf);
+    report(&p, &c, 1e-4, 0, &buf);
     CHECK(strstr(buf, "syscall:kernel:read:entry") && strstr(buf, "syscall:kernel:write:entry") &&
           !strstr(buf, ":BEGIN"), "both probes listed, BEGIN not:\n%s", buf);
     /* exit 200 lookup 150 dfire 100 clause 50 sysargs 500 str 100 tpush 80 count 300 RET 20 */
     CHECK(strstr(buf, "cost_per_firing=1500.0 rate_per_tick=0.0001 predicted_slowdown=1.1500\n") != NULL,
           "the key=value line:\n%s", buf);
     free(buf);
-    free(ebuf);
-    buf = ebuf = NULL;
-    o = open_memstream(&buf, &len);
-    e = open_memstream(&ebuf, &elen);
-    rc = d_predict_report(o, e, p.image, p.image_len, NULL, NULL, -1, 1);
-    fclose(o);
-    fclose(e);
+    int rc = report(&p, NULL, -1, 1, &buf);
     CHECK(rc == 0 && strstr(buf, "model probe=syscall:kernel:read:entry exit=1 lookup=1 dfire=1 clause=1 sysargs=1 op_insn=1 "
                                  "op_tpush=1 op_builtin_str=1 agg_count=1\n"), "the counts alone:\n%s", buf);
     free(buf);
-    free(ebuf);
     dprog_free(&p);
     /* an image that reads no argument: the engine computes none, so no sysargs */
-    buf = ebuf = NULL;
     if (compile("syscall::read:entry { @[probefunc] = count(); }", &p))
         return;
-    o = open_memstream(&buf, &len);
-    e = open_memstream(&ebuf, &elen);
-    rc = d_predict_report(o, e, p.image, p.image_len, NULL, NULL, -1, 1);
-    fclose(o);
-    fclose(e);
+    rc = report(&p, NULL, -1, 1, &buf);
     CHECK(rc == 0 && strstr(buf, "model probe=syscall:kernel:read:entry exit=1 lookup=1 dfire=1 clause=1 op_insn=1 "
                                  "op_tpush=1 op_builtin_str=1 agg_count=1\n"), "no argument read, no sysargs:\n%s", buf);
     free(buf);
-    free(ebuf);
     dprog_free(&p);
 }
 
