@@ -915,16 +915,16 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
         }
         spin_unlock(&p->comm_lock);
     }
-    if (p->modhook == 3) {                 /* the scheduler switches tasks */
-        probe_switch_fn hook = __atomic_load_n(&switch_hook, __ATOMIC_ACQUIRE);
-        if (hook)
-            hook(cpu, g);
-        return;
-    }
-    if (p->modhook) {                      /* the kernel loads or frees a module: its RDI */
-        probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
-        if (hook)
-            hook(p->modhook == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
+    if (__builtin_expect(p->modhook, 0)) { /* the hypervisor's own probes: one test for both */
+        if (p->modhook == 3) {             /* the scheduler switches tasks */
+            probe_switch_fn hook = __atomic_load_n(&switch_hook, __ATOMIC_ACQUIRE);
+            if (hook)
+                hook(cpu, g);
+        } else {                           /* the kernel loads or frees a module: its RDI */
+            probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
+            if (hook)
+                hook(p->modhook == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
+        }
         return;
     }
     probe_action_fn act = p->action ? probe_action() : NULL;
