@@ -4,6 +4,8 @@
 #   need_poweroff       the run must have ended by a clean ACPI power-off
 #   need_regs_checked   the run traced with checkregs=on and no decoded write set missed a
 #                       register change (every HVT-STEPSTAT line: checkregs=1 wregs_misses=0)
+#   need_getpid_nest HVT VMLINUZ TRACE PID   the nesting view holds PID's getpid-loop making
+#                       at least 1000 getpid calls (nest-check.py, the syscall's names by address)
 #   verdict NAME [TAG]  print "NAME: PASS [TAG]" or "NAME: FAIL: reasons" (exit 1); a CPU
 #                       the tracer parked in HLT and found running is a reason of its own
 # Reasons accumulate in the array 'why'.
@@ -23,6 +25,16 @@ need_regs_checked() {
   local miss; miss=$(sed -n 's/.* wregs_misses=\([0-9]*\).*/\1/p' <<< "$st" | awk '{n += $1} END {print n + 0}')
   echo "wregs_misses=$miss"
   [ "$miss" = 0 ] || why+=("decoded write sets missed $miss register changes")
+}
+need_getpid_nest() {
+  local hvt=$1 vmlinuz=$2 trace=$3 pid=$4 addr aliases nest n
+  addr=$("$hvt" syms "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
+  aliases=$("$hvt" syms "$vmlinuz" | awk -v a="$addr" '$1 == a {print $3}' | paste -sd, -)
+  nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$trace" |
+         python3 "$(dirname "${BASH_SOURCE[0]}")/nest-check.py" "${pid:-?}" getpid-loop "${aliases:-__x64_sys_getpid}")
+  echo "$nest (names: $aliases)"
+  n=$(sed -n 's/nest_getpid_calls=\([0-9]*\).*/\1/p' <<< "$nest")
+  [ "${n:-0}" -ge 1000 ] || why+=("nesting view shows ${n:-0} getpid calls for ${pid:-?}/getpid-loop, want >= 1000")
 }
 verdict() {
   # A CPU parked in HLT found running: its instructions since went unrecorded (step.c).

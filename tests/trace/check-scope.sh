@@ -41,13 +41,7 @@ if "$import" "$run/e9.log" "$trace"; then
   others=$("$hvt" analyze --vmlinuz "$vmlinuz" --view summary "$trace" |
            awk -v p="${pid:-x}" '$1 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+$/ && $4 > 0 && $2 != p {print}')
   [ -z "$others" ] || why+=("instructions of other processes in the trace: $(head -3 <<< "$others" | tr '\n' ';')")
-  addr=$("$hvt" syms "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
-  aliases=$("$hvt" syms "$vmlinuz" | awk -v a="$addr" '$1 == a {print $3}' | paste -sd, -)
-  nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$trace" |
-         python3 "$(dirname "$0")/nest-check.py" "${pid:-?}" getpid-loop "${aliases:-__x64_sys_getpid}")
-  echo "$nest"
-  n=$(sed -n 's/nest_getpid_calls=\([0-9]*\).*/\1/p' <<< "$nest")
-  [ "${n:-0}" -ge 1000 ] || why+=("nesting view shows ${n:-0} getpid calls, want >= 1000")
+  need_getpid_nest "$hvt" "$vmlinuz" "$trace" "$pid"
 else
   why+=("trace import failed")
   total=0

@@ -33,13 +33,7 @@ if [ -n "${TRACE_FILE:-}" ] || "$import" "$run/e9.log" "$trace"; then
     echo "oracle: cpu $ocpu retired $on guest instructions in the window; trace has ${tn:-0} records for it"
     [ "${tn:-x}" = "$on" ] || why+=("record count ${tn:-0} != oracle count $on on cpu $ocpu")
   fi
-  addr=$("$hvt" syms "$vmlinuz" --name __x64_sys_getpid | awk '{print $1}')
-  aliases=$("$hvt" syms "$vmlinuz" | awk -v a="$addr" '$1 == a {print $3}' | paste -sd, -)
-  nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$trace" |
-         python3 "$(dirname "$0")/nest-check.py" "${pid:-?}" getpid-loop "${aliases:-__x64_sys_getpid}")
-  echo "$nest (names: $aliases)"
-  n=$(sed -n 's/nest_getpid_calls=\([0-9]*\).*/\1/p' <<< "$nest")
-  [ "${n:-0}" -ge 1000 ] || why+=("nesting view shows ${n:-0} getpid calls for ${pid:-?}/getpid-loop, want >= 1000")
+  need_getpid_nest "$hvt" "$vmlinuz" "$trace" "$pid"
 else
   why+=("trace import failed")
 fi
