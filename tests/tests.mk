@@ -29,7 +29,7 @@ TEST_CMDLINE       ?= console=ttyS0 quiet cryptomgr.notests initcall_blacklist=t
 # Test programs for the guest: one rule, the product's flags (the guest tools themselves are
 # built once, in $(GUEST_OUT): install.mk).
 TEST_GUEST := $(TEST_BUILD)/guest
-$(TEST_GUEST)/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h
+$(TEST_GUEST)/%: tests/guest/%.c guest/hvt_guest.h include/hvt_hypercall.h tests/guest/probe_wait.h
 	@mkdir -p $(dir $@)
 	$(GUEST_CC) $(GUEST_CFLAGS) -o $@ $<
 

@@ -20,13 +20,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "hvt_guest.h"
-
-static uint64_t fires(void)
-{
-    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
-    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
-    return b;
-}
+#include "probe_wait.h"
 
 /* Read in a child named dw-reader: d-work's own reads are only the ones it counts. */
 static unsigned long long kprobe_hits(const char *name)
@@ -75,12 +69,8 @@ int main(void)
         return 2;
     printf("probe-net: waiting for the host to arm\n");
     fflush(stdout);
-    uint64_t f0 = fires();
-    for (int polls = 0; getpid(), fires() == f0; polls++) {
-        usleep(200000);
-        if (polls == 3000)
-            return 1;
-    }
+    if (probe_wait_armed(probe_poke_getpid))
+        return 1;
     int ok = 1;
     /* 1. per-process counts, and the guest's own kprobe count of the same function */
     int kp = !system("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; "
@@ -119,14 +109,6 @@ int main(void)
     ok &= canary == 0x5eed;
     printf("probe-net: workload done calls=800 %s\n", ok ? "ok" : "FAIL");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-        getpid();
-    }
-    printf("probe-net: disarmed, exiting\n");
+    probe_wait_disarmed(probe_poke_getpid);
     return 0;
 }

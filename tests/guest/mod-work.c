@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include "hvt_guest.h"
+#include "probe_wait.h"
 
 #define SMALL 24                           /* 4 KiB writes per round */
 #define LARGE 6                            /* 64 KiB writes per round */
@@ -40,13 +41,6 @@
 #define SYNCS 3                            /* fsync()s of /dev/ram0 per round */
 #define ZRESETS 2                          /* resets of nullb0's zone 0 */
 #define REPORT_ZONES 5                     /* zones asked for by its BLKREPORTZONE */
-
-static uint64_t fires(void)
-{
-    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
-    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
-    return b;
-}
 
 /* the writes to an O_DIRECT block device, then nsync fsync()s (each a flush waited for in
  * submit_bio_wait: io:::wait-start): the writes' count, -1 on a failure */
@@ -169,12 +163,8 @@ int main(void)
         return 2;
     printf("probe-net: waiting for the host to arm\n");
     fflush(stdout);
-    uint64_t f0 = fires();
-    for (int polls = 0; getpid(), fires() == f0; polls++) {
-        usleep(200000);
-        if (polls == 3000)
-            return 1;
-    }
+    if (probe_wait_armed(probe_poke_getpid))
+        return 1;
     long bytes = 0, lbytes = 0;
     int writes = 0, lwrites = 0, ok = 1;
     syscall(SYS_getppid);                  /* the window opens */
@@ -201,14 +191,6 @@ int main(void)
            (int)getpid(), nwrites, ZRESETS, nreport, nbytes);
     printf("probe-net: workload done calls=%d %s\n", writes, ok && alive ? "ok" : "FAIL");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-        getpid();
-    }
-    printf("probe-net: disarmed, exiting\n");
+    probe_wait_disarmed(probe_poke_getpid);
     return 0;
 }

@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include "hvt_guest.h"
+#include "probe_wait.h"
 
 __attribute__((noinline)) long user_target(long x)
 {
@@ -27,12 +28,8 @@ __attribute__((noinline)) long user_target(long x)
     return x * 3 + 1;
 }
 
-static uint64_t fires(void)
-{
-    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
-    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
-    return b;
-}
+/* The probed function as the waits' poke. */
+static void poke_target(int i) { user_target(i); }
 
 static long calls(long n)
 {
@@ -43,16 +40,7 @@ static long calls(long n)
 }
 
 /* Call the function every 0.2 s until a firing shows the probe armed (that call fired). */
-static int wait_armed(void)
-{
-    uint64_t f0 = fires();
-    for (int polls = 0; user_target(polls), fires() == f0; polls++) {
-        usleep(200000);
-        if (polls == 3000)
-            return -1;
-    }
-    return 0;
-}
+static int wait_armed(void) { return probe_wait_armed(poke_target); }
 
 /* A child that shares the text page and, on the parent's word, makes n calls: renamed
  * 'name' first if given (then it waits for its own probe to be armed), it reports how many
@@ -127,14 +115,6 @@ int main(int argc, char **argv)
     int all_ok = !bad && child_ok && same && f2 - f1 == (name ? (uint64_t)n + 1 : 0);
     printf("probe-net: workload done calls=%ld %s\n", n, all_ok ? "ok" : "FAIL");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-        user_target(i);
-    }
-    printf("probe-net: disarmed, exiting\n");
+    probe_wait_disarmed(poke_target);
     return 0;
 }

@@ -30,18 +30,12 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "hvt_guest.h"
+#include "probe_wait.h"
 
 #define KIDS   10                          /* per phase */
 #define PINGS  50
 #define CONNS  5
 #define SDT_PORT 7777                      /* tests/d/programs/sdt-work.d knows it */
-
-static uint64_t fires(void)
-{
-    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
-    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
-    return b;
-}
 
 static int kids(int n)
 {
@@ -156,12 +150,8 @@ int main(int argc, char **argv)
                      "echo 1 > /sys/kernel/tracing/tracing_on");
     printf("probe-net: waiting for the host to arm\n");
     fflush(stdout);
-    uint64_t f0 = fires();
-    for (int polls = 0; getpid(), fires() == f0; polls++) {
-        usleep(200000);
-        if (polls == 3000)
-            return 1;
-    }
+    if (probe_wait_armed(probe_poke_getpid))
+        return 1;
     struct rusage r0, r1;
     syscall(SYS_getppid);                  /* the window opens */
     getrusage(RUSAGE_SELF, &r0);
@@ -178,14 +168,6 @@ int main(int argc, char **argv)
            CONNS, fx, (int)getpid());
     printf("probe-net: workload done calls=%d %s\n", 2 * KIDS, ok && fx == KIDS ? "ok" : "FAIL");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-        getpid();
-    }
-    printf("probe-net: disarmed, exiting\n");
+    probe_wait_disarmed(probe_poke_getpid);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "hvt_guest.h"
+#include "probe_wait.h"
 
 /* arch/x86/include/uapi/asm/prctl.h (Linux 6.6) */
 #define ARCH_SHSTK_ENABLE 0x5001
@@ -38,18 +39,14 @@ __attribute__((noinline)) long caller(long x)
     return v + 1;
 }
 
+/* The waits' poke: the probed path. */
+static void poke_caller(int i) { caller(i); }
+
 static long raw_syscall2(long nr, long a, long b)
 {
     long r;
     __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b) : "rcx", "r11", "memory");
     return r;
-}
-
-static uint64_t fires(void)
-{
-    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
-    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
-    return b;
 }
 
 __attribute__((noreturn)) static void leave(int status)
@@ -86,26 +83,15 @@ int main(int argc, char **argv)
     printf("probe-user: pid=%d fn=%#lx (ret_target+%u: its RET)\n", (int)getpid(), (unsigned long)(p + off), off);
     printf("probe-net: waiting for the host to arm\n");
     fflush(stdout);
-    uint64_t f0 = fires();
-    for (int polls = 0; caller(polls), fires() == f0; polls++) {
-        usleep(200000);
-        if (polls == 3000) {
-            printf("probe-net: never armed\n");
-            leave(1);
-        }
+    if (probe_wait_armed(poke_caller)) {
+        printf("probe-net: never armed\n");
+        leave(1);
     }
     long bad = 0;
     for (long i = 0; i < n; i++)
         bad += caller(i) != i * 3 + 2;
     printf("probe-net: workload done calls=%ld %s\n", n, bad ? "FAIL" : "ok");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-    }
-    printf("probe-net: disarmed, exiting\n");
+    probe_wait_disarmed(NULL);
     leave(bad ? 1 : 0);
 }

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <x86intrin.h>
 #include "hvt_guest.h"
+#include "probe_wait.h"
 
 #define SLICES 12
 #define SPIN   400000                      /* loop turns a spin: some 3 ms of guest time */
@@ -40,13 +41,6 @@ static char *const lists[][6] = {
     { "stable-kid", "a", "b", "c", "d", NULL },
 };
 #define NLISTS (int)(sizeof lists / sizeof lists[0])
-
-static uint64_t fires(void)
-{
-    uint64_t b = HVT_HC_PROBE_STATS, c = 0, d = 0;
-    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
-    return b;
-}
 
 static int64_t ns(clockid_t c)
 {
@@ -66,12 +60,8 @@ int main(int argc, char **argv)
         return 2;
     printf("probe-net: waiting for the host to arm\n");
     fflush(stdout);
-    uint64_t f0 = fires();
-    for (int polls = 0; getpid(), fires() == f0; polls++) {
-        usleep(200000);
-        if (polls == 3000)
-            return 1;
-    }
+    if (probe_wait_armed(probe_poke_getpid))
+        return 1;
     int ok = 1, forks = 0, execs = 0, fails = 0, exits = 0;
     syscall(SYS_getppid);                  /* the window opens */
     for (int i = 0; i <= NLISTS; i++) {
@@ -122,14 +112,6 @@ int main(int argc, char **argv)
            (long long)((t1 - t0) * 1000000 / (uint64_t)(m1 - m0)));
     printf("probe-net: workload done calls=%d %s\n", forks, ok ? "ok" : "FAIL");
     fflush(stdout);
-    uint64_t last = fires();
-    for (int still = 0, i = 0; still < 3 && i < 600; i++) {
-        usleep(200000);
-        uint64_t f = fires();
-        still = f == last ? still + 1 : 0;
-        last = f;
-        getpid();
-    }
-    printf("probe-net: disarmed, exiting\n");
+    probe_wait_disarmed(probe_poke_getpid);
     return 0;
 }
