@@ -626,11 +626,9 @@ bool step_hlt_exit(struct guest_regs *g)
     if (!t->stepping || t->paused)
         return true;
     step(t, cpu, g);                        /* HLT retired; the next instruction is pending */
-    if (t->paused) {                        /* it switched away first: halt unstepped */
-        hv_set_activity(VMX_ACTIVITY_HLT);
-        return true;
-    }
     hv_set_activity(VMX_ACTIVITY_HLT);
+    if (t->paused)                          /* it switched away first: halt unstepped */
+        return true;
     hv_set_mtf(false);
     hv_set_mtf_fast(false, &t->f);          /* the stub's shortest way to the exit's rdtsc */
     dilate_set(DILATE_HARD);                /* no steps to check the deadline at */
@@ -876,6 +874,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
         t->silent_wakes++;
         hv_log("hvtrace: cpu %u: woke from a parked HLT unheard of (exit %u, rip %lx): stepping "
                "it again\n", cpu, reason, hv_guest_read(HV_GUEST_RIP));
+        t->have_pending = false;            /* the one after HLT ran long ago: no record of it */
         unpark(t);
     }
     /* An NMI exited a parked CPU (NMI exiting: vmm/ injects it at this entry, which wakes
