@@ -1,5 +1,5 @@
 /*
- * hvt_trace_format.h - the hvtrace trace file format (version 2), shared by the collector
+ * hvt_trace_format.h - the hvtrace trace file format (version 3), shared by the collector
  * (writer) and the analyzer (reader). All integers are little-endian; structs are packed.
  * docs/trace-format.md explains the design; this comment is the contract.
  *
@@ -15,7 +15,7 @@
  *   RECORDS one CPU's records (chunk.cpu). Decoding state resets at the start of every
  *           RECORDS chunk (that is what makes chunks independently seekable):
  *             expected_rip = 0, regs[] = 0, cr3 = 0, tsc = first_tsc, tick = 1,
- *             code predictor all empty.
+ *             code predictor all empty, mode FULL.
  *   INDEX   array of hvt_trace_index_entry, one per CODE/RECORDS chunk, in file order.
  * Record: a tag byte; bit 7 clear = instruction, set = marker (tag & 0x7f = HVT_MARK_*).
  *   Instruction: optional fields follow the tag in this order when their bit is set:
@@ -44,6 +44,24 @@
  *     CONTEXT same fields as SWITCH, but not a switch: the writer restates the CPU's current
  *             task (its last SWITCH) as the first record of each later RECORDS chunk, so a
  *             reader that starts at any chunk knows whose instructions follow
+ *     MODE    (version 3) varint mode (hvt_rec_mode), varint register mask (HVT_REG_* bits):
+ *             the record mode from here on (a GAP keeps it; a chunk starts in FULL, so a
+ *             writer restates a mode other than FULL at the start of each chunk).
+ *               FULL  every register the instruction changed (mask: all, REC as above)
+ *               FLOW  control flow only: instruction records carry no REGS or RFLAGS field,
+ *                     and RUN markers stand for straight-line instructions (mask: 0)
+ *               REGS  REGS/RFLAGS carry only the mask's registers (a field outside it: corrupt)
+ *             A reader reports the mask with every instruction: the registers whose values it
+ *             knows; the others hold whatever they last held, stale.
+ *     RUN     (version 3) u16 n (1..65535, fixed width so a writer extends its last RUN in
+ *             place): n instructions, each exactly an instruction record with tag 0 (rip =
+ *             expected_rip, the code id the predictor holds for it - corrupt if none - and no
+ *             field): n times tsc += tick, expected_rip = rip + length. They count as n
+ *             instruction records (chunk ninsns) and one record (nrecords).
+ *     REPEAT  (version 3) u16 n (1..65535, fixed width): the last instruction (its rip and code
+ *             id) ran n more times, as a REP-prefixed string instruction's iterations each
+ *             end in a step of their own: n times tsc += tick; expected_rip unchanged. n
+ *             instruction records, one record; corrupt before any instruction of the chunk.
  * Varints are unsigned LEB128 (at most 10 bytes); zigzag maps int64 v to (v << 1) ^ (v >> 63).
  */
 #ifndef HVT_TRACE_FORMAT_H
@@ -52,7 +70,8 @@
 
 #define HVT_TRACE_MAGIC        "HVTRACE"   /* 8 bytes with the NUL */
 #define HVT_TRACE_FOOTER_MAGIC "HVTFOOT"   /* 8 bytes with the NUL */
-#define HVT_TRACE_VERSION      2           /* 2: HVT_INSN_RFLAGS; readers also take 1 */
+#define HVT_TRACE_VERSION      3           /* 2: HVT_INSN_RFLAGS; 3: MODE, RUN, REPEAT; readers
+                                              also take 1 and 2 */
 #define HVT_TRACE_VERSION_MIN  1
 #define HVT_CHUNK_MAGIC        0x43545648u /* "HVTC" */
 #define HVT_BUILD_ID_MAX       20
@@ -83,9 +102,13 @@ enum hvt_insn_flag {
 enum hvt_marker {
     HVT_MARK_EVENT = 1, HVT_MARK_SYSCALL = 2, HVT_MARK_VMEXIT = 3, HVT_MARK_SWITCH = 4,
     HVT_MARK_START = 5, HVT_MARK_STOP = 6, HVT_MARK_GAP = 7, HVT_MARK_TIME = 8,
-    HVT_MARK_CONTEXT = 9,
-    HVT_MARK_MAX = 9,
+    HVT_MARK_CONTEXT = 9, HVT_MARK_MODE = 10, HVT_MARK_RUN = 11, HVT_MARK_REPEAT = 12,
+    HVT_MARK_MAX = 12,
 };
+
+/* HVT_MARK_MODE's modes. */
+enum hvt_rec_mode { HVT_MODE_FULL = 0, HVT_MODE_FLOW = 1, HVT_MODE_REGS = 2, HVT_MODE_COUNT };
+#define HVT_RUN_MAX 0xffffu        /* RUN and REPEAT counts: a u16 */
 
 /* VMX interruption types (SDM Vol. 3, 24.8.3), as carried by HVT_MARK_EVENT. */
 enum hvt_event_type {

@@ -76,4 +76,4 @@ hv-bare:
 hv-nettest:
 	$(MAKE) BUILD=$(BUILD)/nettest HV_IMAGE=nettest efi
 
--include $(HV_OBJS:.o=.d) $(wildcard $(HV_GEN)/*/*.d)
+-include $(HV_OBJS:.o=.d) $(wildcard $(HV_GEN)/*/*.d $(HV_GEN)/*/*/*.d)

@@ -2,6 +2,7 @@
 #include "rec_enc.h"
 
 size_t rec_put_varint(uint8_t *p, uint64_t v) { return rec_varint(p, v); }
+static int rec_mode_marker(struct rec_enc *e);
 
 void rec_reset(struct rec_enc *e)
 {
@@ -11,6 +12,8 @@ void rec_reset(struct rec_enc *e)
     for (int i = 0; i < HVT_NREGS; i++)
         e->regs[i] = 0;
     e->cand_all = REC_REGS_ALL;
+    e->last_ok = 0;
+    e->run_at = e->rep_at = ~0ull - REC_RUN_BYTES;   /* no marker to extend */
     for (int i = 0; i < HVT_PRED_SLOTS; i++)
         e->pred[i].valid = 0;
     if (!++e->pstamp)
@@ -25,6 +28,10 @@ void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
     e->tsc = e->first_tsc = tsc;
     e->nrecords = e->ninsns = 0;
     rec_reset(e);
+    if (!e->regmask && e->mode == HVT_MODE_FULL)
+        e->regmask = REC_REGS_ALL;           /* a zeroed encoder: FULL */
+    if (e->mode != HVT_MODE_FULL)           /* a chunk starts in FULL */
+        (void)rec_mode_marker(e);
 }
 
 static int room(struct rec_enc *e) { return rec_room(e) ? 0 : -1; }
@@ -36,6 +43,34 @@ static int marker(struct rec_enc *e, uint8_t kind)
         return -1;
     e->buf[e->len++] = HVT_TAG_MARKER | kind;
     e->nrecords++;
+    return 0;
+}
+
+static int rec_mode_marker(struct rec_enc *e)
+{
+    if (marker(e, HVT_MARK_MODE))
+        return -1;
+    PUT(e->mode);
+    PUT(e->regmask);
+    return 0;
+}
+
+int rec_set_mode(struct rec_enc *e, unsigned mode, uint32_t regmask)
+{
+    uint32_t m = mode == HVT_MODE_FULL ? REC_REGS_ALL : mode == HVT_MODE_FLOW ? 0 : regmask & REC_REGS_ALL;
+    if (mode == e->mode && m == e->regmask)
+        return 0;
+    uint32_t old_mode = e->mode, old_mask = e->regmask;
+    e->mode = mode;
+    e->regmask = m;
+    if (e->buf && rec_mode_marker(e)) {
+        e->mode = old_mode;
+        e->regmask = old_mask;
+        return -1;
+    }
+    /* Registers the set did not carry are stale in the decoder: compare all at the next
+     * record (within the new set). */
+    e->cand_all = REC_REGS_ALL;
     return 0;
 }
 

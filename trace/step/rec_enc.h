@@ -6,7 +6,11 @@
  *
  * Contract: rec_begin() starts a chunk (state reset as the format requires); each rec_* call
  * appends one record and returns 0, or -1 when fewer than REC_MAX_BYTES remain (the caller then
- * sends the chunk and begins another, and retries). Freestanding and host-testable: the
+ * sends the chunk and begins another, and retries). The record mode (rec_set_mode: FULL, FLOW,
+ * REGS with a register mask) is the writer's setting, kept across chunks: rec_begin restates a
+ * mode other than FULL with a MODE marker, as the format asks. In FLOW, an instruction the
+ * decoder predicts whole joins the last RUN marker (or a REPEAT, for the same instruction
+ * again) instead of taking a record of its own. Freestanding and host-testable: the
  * hypervisor and the host's trace writer (host-tools/tracefile/trace_writer.c) share it, so there is
  * one encoder of the format.
  */
@@ -26,6 +30,12 @@ struct rec_enc {
     uint64_t regs[HVT_NREGS];
     uint32_t cand_all;            /* REC_REGS_ALL until a record compared every register */
     uint32_t nrecords, ninsns;
+    uint32_t mode, regmask;       /* hvt_rec_mode; the registers it records (HVT_REG_* bits) */
+    /* FLOW: the offset of the last RUN / REPEAT marker's tag; it grows in place while it is
+     * the last thing written (at + REC_RUN_BYTES == len) and below HVT_RUN_MAX. */
+    uint64_t run_at, rep_at;
+    uint64_t last_rip;            /* FLOW: the last instruction's RIP (REPEAT's), while last_ok */
+    uint32_t last_ok, pad0;
     /* Changes (never 0) whenever the predictor is reset: a user that mirrors predictor slots
      * (step_cpu.h icache_entry.pstamp) stamps them with it. */
     uint32_t pstamp;
@@ -33,6 +43,10 @@ struct rec_enc {
 };
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
+/* The record mode from the next record on (a MODE marker now if a chunk is open and the mode
+ * changes; regmask is REGS's set, ignored otherwise). -1: no room (nothing changed). */
+int  rec_set_mode(struct rec_enc *e, unsigned mode, uint32_t regmask);
+#define REC_RUN_BYTES 3           /* a RUN or REPEAT marker: tag, u16 count */
 /* The decoder's state back to a chunk's start (expected RIP, CR3, tick, registers,
  * predictor), keeping the buffer: what a GAP marker means to the reader. */
 void rec_reset(struct rec_enc *e);
@@ -64,6 +78,29 @@ static inline uint64_t rec_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint
 /* Is there room for one more record of any kind? */
 static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES; }
 
+/* FLOW: one more instruction on the RUN / REPEAT marker at *at, or a new marker (room for
+ * it: the caller checked rec_room). */
+static inline void rec_count(struct rec_enc *e, uint64_t *at, unsigned kind)
+{
+    uint8_t *m = e->buf + *at;
+    if (*at + REC_RUN_BYTES == e->len && (m[0] & 0x7f) == kind) {
+        unsigned n = m[1] | (unsigned)m[2] << 8;
+        if (n < HVT_RUN_MAX) {
+            n++;
+            m[1] = (uint8_t)n;
+            m[2] = (uint8_t)(n >> 8);
+            return;
+        }
+    }
+    *at = e->len;
+    m = e->buf + e->len;
+    m[0] = HVT_TAG_MARKER | kind;
+    m[1] = 1;
+    m[2] = 0;
+    e->len += REC_RUN_BYTES;
+    e->nrecords++;
+}
+
 /* One instruction record: the hot path of every step, so inline. gpr: the 16 general registers
  * in HVT_REG_* order (RSP included), values after the instruction; cand: see REC_REGS_ALL
  * (the first record of a chunk compares all: the decoder starts from zeros). Returns -1
@@ -74,14 +111,29 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
 {
     if (__builtin_expect(!rec_room(e), 0))
         return -1;
+    uint32_t slot = HVT_PRED_SLOT(rip);
+    bool predicted = e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id;
+    if (e->mode == HVT_MODE_FLOW && predicted && cr3 == e->cr3 && tick == e->tick) {
+        /* Straight on (RUN), or the last instruction again (REPEAT): a count, no record. */
+        if (rip == e->expected_rip)
+            rec_count(e, &e->run_at, HVT_MARK_RUN);
+        else if (e->last_ok && rip == e->last_rip)
+            rec_count(e, &e->rep_at, HVT_MARK_REPEAT);
+        else
+            goto record;
+        e->tsc += tick;
+        e->expected_rip = rip + code_len;
+        e->ninsns++;
+        return 0;
+    }
+record:;
     uint8_t *p = e->buf + e->len, *tagp = p++;
     unsigned tag = 0;
     if (rip != e->expected_rip) {
         tag |= HVT_INSN_RIP;
         p += rec_varint(p, rec_zigzag((int64_t)(rip - e->expected_rip)));
     }
-    uint32_t slot = HVT_PRED_SLOT(rip);
-    if (__builtin_expect(!(e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id), 0)) {
+    if (__builtin_expect(!predicted, 0)) {
         tag |= HVT_INSN_CODE;
         p += rec_varint(p, code_id);
         e->pred[slot].rip = rip;
@@ -102,22 +154,22 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
      * of them, compare-and-branch unrolled; then only the set bits are visited. */
     uint32_t mask = 0;
     cand |= e->cand_all;
-    if (__builtin_expect(cand == REC_REGS_ALL, 0)) {
-        e->cand_all = 0;
+    e->cand_all = 0;
+    if (__builtin_expect(cand == REC_REGS_ALL && e->regmask == REC_REGS_ALL, 0)) {
 #pragma GCC unroll 16
         for (int i = 0; i < HVT_REG_RFLAGS; i++)
             if (__builtin_expect(gpr[i] != e->regs[i], 0))
                 mask |= 1u << i;
     } else {
-        if (gpr[HVT_REG_RSP] != e->regs[HVT_REG_RSP])
-            mask |= 1u << HVT_REG_RSP;
-        for (uint32_t m = cand & ((1u << HVT_REG_RFLAGS) - 1) & ~(1u << HVT_REG_RSP); m; m &= m - 1) {
+        /* RSP and RFLAGS whatever cand says (see REC_REGS_ALL), within the mode's set. */
+        cand = (cand | 1u << HVT_REG_RSP | 1u << HVT_REG_RFLAGS) & e->regmask;
+        for (uint32_t m = cand & ((1u << HVT_REG_RFLAGS) - 1); m; m &= m - 1) {
             int i = __builtin_ctz(m);
-            if (__builtin_expect(gpr[i] != e->regs[i], 1))
+            if (gpr[i] != e->regs[i])
                 mask |= 1u << i;
         }
     }
-    if (rflags != e->regs[HVT_REG_RFLAGS])
+    if (e->regmask >> HVT_REG_RFLAGS & 1 && rflags != e->regs[HVT_REG_RFLAGS])
         mask |= 1u << HVT_REG_RFLAGS;
     /* The general registers under HVT_INSN_REGS (a one-byte mask for RAX..RDI), RFLAGS on its
      * own (HVT_INSN_RFLAGS). */
@@ -140,6 +192,8 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
     e->len = (size_t)(p - e->buf);
     e->tsc += e->tick;
     e->expected_rip = rip + code_len;
+    e->last_rip = rip;
+    e->last_ok = 1;
     e->nrecords++;
     e->ninsns++;
     return 0;
