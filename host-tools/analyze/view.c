@@ -36,9 +36,7 @@ enum {
     PROGRESS_EVERY = 1 << 22,
 };
 
-static const char *const reg_names[HVT_NREGS] = {
-    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9",
-    "r10", "r11", "r12", "r13", "r14", "r15", "rflags"};
+static const char *const reg_names[HVT_NREGS] = HVT_REG_NAMES;
 
 typedef struct {
     int64_t pid, tgid;
