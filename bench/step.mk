@@ -5,7 +5,7 @@
 #                     window minus the guest's instructions, per step)
 #   bytes_per_insn    on disk (zstd chunks, as stored); wire = raw records + code dictionary
 #   tick_ratio        timer interrupts per traced instruction / per untraced instruction
-#   *_md5             busybox md5sum of a 128 KiB file (fork to wait), traced in two more boots:
+#   *_md5             busybox md5sum of a 1 MiB file (fork to wait), traced in two more boots:
 #                     record=full and record=flow. hv_insn_per_step_md5 (full) and
 #                     hv_insn_per_step_flow_md5, full_bytes_per_insn_md5 and
 #                     flow_bytes_per_insn_md5 (wire: records + the boot's code dictionary),
@@ -20,7 +20,7 @@
 BENCH_STEP     := $(BUILD)/bench/step
 BENCH_UNTRACED ?= 500000000
 BENCH_TRACED   ?= 1000000
-BENCH_MD5      ?= 131072
+BENCH_MD5      ?= 1048576
 
 $(BENCH_STEP)/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/tickbench tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)

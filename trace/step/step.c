@@ -476,13 +476,17 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     struct icache_entry *ic = icache_find(t->f.icache, rip);
     uint8_t *page = page_of(t, rip);
     unsigned off = (unsigned)(rip & (PAGE - 1));
-    bool whole = page && off <= PAGE - 16;       /* its 16 bytes on one page */
-    if (whole) {
+    /* Its 16-byte window on its page: at RIP, or the page's last 16 bytes for an instruction
+     * that ends near the page's end (step_cpu.h shift), so that one runs on the fast path too
+     * (a loop's instruction there would take the full step at every pass). */
+    unsigned shift = icache_window_shift(off, PAGE);
+    const uint8_t *win = page ? page + off - shift : 0;
+    if (page && ic && off + ic->len <= PAGE) {
         uint64_t lo, hi;                         /* RIP is any byte: unaligned 8-byte loads */
-        __builtin_memcpy(&lo, page + off, 8);
-        __builtin_memcpy(&hi, page + off + 8, 8);
-        if (ic && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
-            icache_hptr(t, ic, page + off);
+        __builtin_memcpy(&lo, win, 8);
+        __builtin_memcpy(&hi, win + 8, 8);
+        if (!((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
+            icache_hptr(t, ic, win);
             return ic;
         }
     }
@@ -494,6 +498,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     if (!ic)                                /* (else: new bytes at a known address) */
         ic = icache_insert(t->f.icache, rip);
     icache_set_code(ic, rip, bytes, len, id);
+    icache_set_shift(ic, shift);
     unsigned cls = x86_insn_class(bytes, len);
     ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
                 (cls & X86_CLASS_IRET ? P_IRET : 0) | (evmap_find(t, rip) ? P_SPECIAL : 0);
@@ -507,8 +512,8 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     if (opts->record == HVT_MODE_REGS)      /* the fast path compares only what is recorded */
         ic->cand &= opts->regmask;
     ic->handler = step_fast_handler(ic->cand);
-    if (whole)
-        icache_hptr(t, ic, page + off);
+    if (page && off + len <= PAGE)
+        icache_hptr(t, ic, win);
     return ic;
 }
 
