@@ -163,7 +163,12 @@ extern hv_fast_resume, hv_fast_decline
     cmp rax, [rcx + F_TASK_LAST]
     jne .d_task
     ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
+    ; Found through the pending instruction's link (what ran after it last time) or hashed.
     GUEST_READ rbx, RIP
+    mov r8, [rcx + F_P_IC]
+    mov rdx, [r8 + IC_LINK]
+    cmp rbx, [rdx + IC_RIP]
+    je .found
     mov rdx, rbx
     shr rdx, PRED_HASH_SHIFT
     xor edx, ebx
@@ -172,6 +177,8 @@ extern hv_fast_resume, hv_fast_decline
     add rdx, [rcx + F_ICACHE]
     cmp rbx, [rdx + IC_RIP]
     jne .way1
+.hashed:
+    mov [r8 + IC_LINK], rdx
 .found:
     mov eax, [rdx + IC_FGEN]
     cmp eax, [rcx + F_FGEN_USER]
@@ -198,7 +205,6 @@ extern hv_fast_resume, hv_fast_decline
     ; --- Taken: from here on the step is ours. ---
     ; r8: the pending instruction, recorded now; RIP's becomes pending. One that needs the
     ; full step when it retires (SYSCALL's marker, INT n's event) lets only that one through.
-    mov r8, [rcx + F_P_IC]
     mov [rcx + F_P_IC], rdx
     test byte [rdx + IC_FLAGS], P_PENDING
     jnz .pending_special
@@ -393,7 +399,7 @@ extern hv_fast_resume, hv_fast_decline
 .way1:
     add rdx, 1 << ICACHE_SHIFT
     cmp rbx, [rdx + IC_RIP]
-    je .found
+    je .hashed
     jmp .d_miss
 .f_rip:
     or byte [rdi], HVT_INSN_RIP
