@@ -66,11 +66,15 @@ BENCH_D_ckey    := fbt::vfs_read:entry { @[arg2] = count(); }
 BENCH_D_calu    := fbt::vfs_read:entry { @[(((((((((((((((((arg2 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7) & 1023] = count(); }
 BENCH_D_csys    := syscall::read:entry { @[arg2] = count(); }
 BENCH_D_cvar    := fbt::vfs_read:entry { @[(arg0 + arg1 + arg2 + arg3 + arg4 + arg5 + pid + tid) & 7] = count(); }
+# ... and the interpreter's (a clause the lean path does not take: probefunc is a string other
+# than execname): the same key as ckey's run by the interpreter, and calu's arithmetic there
+BENCH_D_ci1     := fbt::vfs_read:entry { @[probefunc] = count(); }
+BENCH_D_ci2     := fbt::vfs_read:entry { @[probefunc, (((((((((((((((((arg2 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7) & 1023] = count(); }
 # The model's check: three workloads and their programs.
 BENCH_D_wsys    := syscall::getpid:entry { @[pid] = count(); }
 BENCH_D_wmd5    := fbt::vfs_read:entry { @ = count(); }
 BENCH_D_wfork   := syscall:::entry { @[probefunc] = count(); }
-BENCH_D_PROGS   := dcount dquant dsdt dsfbt dstack dstack1 cc1 cc4cl cc4ag ckey calu cvar csys wsys wmd5 wfork
+BENCH_D_PROGS   := dcount dquant dsdt dsfbt dstack dstack1 cc1 cc4cl cc4ag ckey calu cvar csys ci1 ci2 wsys wmd5 wfork
 $(BENCH_PROBE)/%.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz
