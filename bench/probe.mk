@@ -38,7 +38,16 @@
 #                          (bench/results/probecost.cal), then for each workload W (wsys n
 #                          getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop) hvt -e's
 #                          prediction from a counting run beside the traced over the untraced
-#                          time, and the ratio of their overheads (goal 0.8 .. 1.2)
+#                          time, and the ratio of their overheads (goal 0.8 .. 1.2); the
+#                          workloads run in rounds (counting run timed, traced, untraced), each
+#                          run set against the untraced time at its place between the untraced
+#                          runs around it (untraced_spread_W: how far they moved)
+#   newtask_frac_W, switched_frac_W  of the counting run's firings, those in a new task and those
+#                          of another probe than the CPU's last (the hypervisor's tally): the
+#                          mix the model prices newtask and keynew by
+#   count_run_own_vs_measured_W  the counting run's own ticks as the hypervisor timed them over
+#                          the guest's measure of them (the rate takes the former out)
+#   predicted_ticks_per_fire_W, measured_ticks_per_fire_W  the same, per traced firing
 #   (bench/dfire/prof.sh IMAGE: the D firing's instructions by function, on the host under
 #   callgrind, for finding where they go: the action, dif_fire, the lean path)
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the

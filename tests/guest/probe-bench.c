@@ -26,11 +26,15 @@
  *             site is in, entered once per signal too
  * and entry, dcount, dquant and dstack again as entry_t, dcount_t, ... with the hypervisor timing
  * every firing by phase (HVT_HC_PROBE_COST), each then also printing the probes' phases;
- * then the performance model's calibration (cc1, cc4cl, cc4ag, ckey, calu, cvar: D programs on
- * vfs_read over the same reads; csys on read()'s system call entry: bench/probe.mk) and its
- * check: three workloads (wsys n getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop),
- * each untraced, with its program's probes armed plain (a counting run), traced, untraced
- * again: PROBEBENCH-PREDICT name=P t0=T tc=T fc=F t1=T f1=F t0b=T ok=1.
+ * then the performance model's calibration (cc1, cc4cl, cc4ag, ckey, calu, cvar, ci1, ci2: D
+ * programs on vfs_read over the same reads; csys on read()'s system call entry: bench/probe.mk;
+ * rbase2 and ckeyalt: no probe and ckey over reads of one and two bytes in turn, so its key
+ * changes at every firing; pbase and pswitch: a ping-pong between two processes over pipes,
+ * untraced and with vfs_read's entry armed plain and timed, every firing in a new task:
+ * PROBEBENCH-TALLY name=P newtask=N switched=S) and its check: three workloads (wsys n
+ * getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop), each untraced, then in rounds
+ * with its program's probes armed plain and timed (a counting run), traced, untraced again:
+ * PROBEBENCH-PREDICT name=P round=R u0=T tc=T fc=F own=T newtask=N switched=S t1=T f1=F u1=T ok=1.
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X
  * (timed phases also PROBEBENCH-COST name=P fires=F exit=TICKS lookup=TICKS ...) */
 #define _GNU_SOURCE
