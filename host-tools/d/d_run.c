@@ -399,7 +399,9 @@ static int ask(const char *dir, const char *sock, const char *line, char *ans)
 }
 
 /* -x probecost: the hypervisor's time per firing of each probe, by phase of DTrace's performance
- * model (include/hvt_probe.h), from the collector's probe_cost= lines; to stderr, after the run. */
+ * model (include/hvt_probe.h), and of its firings the fractions in a new task and of another
+ * probe than the last (the tally), from the collector's probe_cost= lines; to stderr, after
+ * the run. */
 static void print_probecost(const char *ans)
 {
     static const char *const names[] = HVT_PH_NAMES;
@@ -408,21 +410,24 @@ static void print_probecost(const char *ans)
             "ID", "FIRINGS");
     for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
         fprintf(stderr, " %9s", names[ph]);
-    fprintf(stderr, " %9s\n", "total");
+    fprintf(stderr, " %8s %8s %9s\n", "newtask", "switched", "total");
     for (const char *l = strstr(ans, "probe_cost="); l; l = strstr(l + 1, "\nprobe_cost=")) {
         l = strchr(l, '=') + 1;
-        unsigned long long id = 0, sites = 0, fires = 0, t[HVT_PH_COUNT] = { 0 }, sum = 0;
+        unsigned long long id = 0, sites = 0, fires = 0, t[HVT_PH_COUNT] = { 0 }, sum = 0, nt, sw;
         char *e;
         id = strtoull(l, &e, 10);
         sites = strtoull(e, &e, 10);
         fires = strtoull(e, &e, 10);
         for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
             sum += t[ph] = strtoull(e, &e, 10);
+        nt = strtoull(e, &e, 10);          /* the tally: fractions of the firings */
+        sw = strtoull(e, &e, 10);
         (void)sites;
         fprintf(stderr, "%8llu %10llu", id, fires);
         for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
             fprintf(stderr, " %9.0f", fires ? (double)t[ph] / (double)fires : 0.0);
-        fprintf(stderr, " %9.0f\n", fires ? (double)sum / (double)fires : 0.0);
+        fprintf(stderr, " %8.3f %8.3f %9.0f\n", fires ? (double)nt / (double)fires : 0.0,
+                fires ? (double)sw / (double)fires : 0.0, fires ? (double)sum / (double)fires : 0.0);
         all += sum;
         fires_all += fires;
     }
