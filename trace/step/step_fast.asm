@@ -209,7 +209,6 @@ extern hv_fast_resume, hv_fast_decline
     test byte [rdx + IC_FLAGS], P_PENDING
     jnz .pending_special
 .pending_set:
-    mov byte [rdi], 0
 %if %1 == 2
     ; FLOW: predicted whole (its code id in the decoder's predictor, CR3 and tick unchanged)
     ; and straight on from the last instruction: one more on the last RUN marker.
@@ -241,6 +240,7 @@ extern hv_fast_resume, hv_fast_decline
     RESTORE
     jmp hv_fast_resume
 %else
+    mov byte [rdi], 0
     ; Pass 1 over the registers the pending instruction may have written: the decoded
     ; entry's own routine for its write set (one register, one and RFLAGS, none) or the
     ; generic loop; checkregs=on compares all of them.
@@ -382,6 +382,7 @@ extern hv_fast_resume, hv_fast_decline
     inc dword [rsi + E_NRECORDS]
     jmp .flow_counted
 .flow_record:
+    mov byte [rdi], 0
     xor edx, edx
     jmp .checked
 %endif
