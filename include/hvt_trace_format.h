@@ -29,6 +29,12 @@
  *     HVT_INSN_RFLAGS  (version 2) zigzag varint (new - old) of RFLAGS alone; the mask then
  *                    has no RFLAGS bit (both: corrupt). Writers use it for RFLAGS: most
  *                    instructions change flags, and bit 16 made the mask a 3-byte varint.
+ *   Short instruction (version 3, tag bit 6 HVT_INSN_SHORT; bits 5:0 then mean otherwise):
+ *     the straight-line instruction that changed one general register - rip = expected_rip,
+ *     the predicted code id, CR3 and tick unchanged - tag bits 3:0 that register (HVT_REG_*),
+ *     bit 4 HVT_SHORT_RFLAGS; then its zigzag delta, then RFLAGS's if bit 4; bit 5 is zero.
+ *     An instruction changes one register far more often than any other way, and this spares
+ *     it the mask (two bytes for R8..R15).
  *   then: tsc += tick; expected_rip = rip + code length; predictor slot := (rip, id).
  *   Register values are those after the instruction retired; rip is the instruction's own.
  *   Markers (no time of their own: they happen at the current tsc, before the next record):
@@ -96,6 +102,9 @@ enum hvt_insn_flag {
     HVT_INSN_REGS = 1 << 4,
     HVT_INSN_RFLAGS = 1 << 5,
     HVT_INSN_FLAGS_ALL = 0x3f,
+    HVT_INSN_SHORT = 1 << 6,
+    HVT_SHORT_REG = 0x0f,
+    HVT_SHORT_RFLAGS = 1 << 4,
     HVT_TAG_MARKER = 0x80,
 };
 

@@ -173,8 +173,16 @@ record:;
     if (e->regmask >> HVT_REG_RFLAGS & 1 && rflags != e->regs[HVT_REG_RFLAGS])
         mask |= 1u << HVT_REG_RFLAGS;
     /* The general registers under HVT_INSN_REGS (a one-byte mask for RAX..RDI), RFLAGS on its
-     * own (HVT_INSN_RFLAGS). */
+     * own (HVT_INSN_RFLAGS); a straight-line instruction that changed one general register is
+     * a short record (HVT_INSN_SHORT): no mask. */
     uint32_t gmask = mask & ((1u << HVT_REG_RFLAGS) - 1);
+    if (!tag && gmask && !(gmask & (gmask - 1))) {
+        int i = __builtin_ctz(gmask);
+        tag = HVT_INSN_SHORT | (unsigned)i | (mask >> HVT_REG_RFLAGS ? HVT_SHORT_RFLAGS : 0);
+        p += rec_varint(p, rec_zigzag((int64_t)(gpr[i] - e->regs[i])));
+        e->regs[i] = gpr[i];
+        gmask = 0;
+    }
     if (gmask) {
         tag |= HVT_INSN_REGS;
         p += rec_varint(p, gmask);
@@ -185,7 +193,8 @@ record:;
         }
     }
     if (mask >> HVT_REG_RFLAGS) {
-        tag |= HVT_INSN_RFLAGS;
+        if (!(tag & HVT_INSN_SHORT))
+            tag |= HVT_INSN_RFLAGS;
         p += rec_varint(p, rec_zigzag((int64_t)(rflags - e->regs[HVT_REG_RFLAGS])));
         e->regs[HVT_REG_RFLAGS] = rflags;
     }

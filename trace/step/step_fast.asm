@@ -10,7 +10,8 @@
 ; and the full step (step.c) handles the same exit.
 ;
 ; The record it writes is rec_insn()'s (rec_enc.h) for the same state, field for field:
-; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS delta]. In the FLOW
+; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS delta], or the short
+; record of a straight-line instruction that changed one register (HVT_INSN_SHORT). In the FLOW
 ; record mode (its own entry, step_fast_entry_flow) no register is compared: an instruction
 ; the decoder predicts whole is one more count on the last RUN (or REPEAT) marker, the rest
 ; are records without register fields - rec_insn()'s FLOW choices, the same way. The registers
@@ -303,6 +304,34 @@ extern hv_fast_resume, hv_fast_decline
     cmp rax, [rsi + E_CR3]
     jne .f_cr3
 .cr3_done:
+    ; Straight on (no field so far) with one general register changed: the short record,
+    ; the register in the tag, no mask.
+    movzx eax, dx
+    cmp byte [rdi], 0
+    jne .long
+    test eax, eax
+    jz .long
+    lea ebx, [rax - 1]
+    test ebx, eax
+    jnz .long
+    bsf r8d, eax
+    mov eax, r8d
+    or eax, HVT_INSN_SHORT
+    test edx, 1 << REG_RFLAGS
+    jz .short_tag
+    or eax, HVT_SHORT_RFLAGS
+.short_tag:
+    mov [rdi], al
+    mov rax, [rcx + F_DELTA + r8 * 8]
+    ZIGZAG
+    VARINT
+    test edx, 1 << REG_RFLAGS
+    jz .fields_done
+    mov rax, [rcx + F_DELTA + REG_RFLAGS * 8]
+    ZIGZAG
+    VARINT
+    jmp .fields_done
+.long:
     test edx, 1 << REG_RFLAGS
     jz .rf_tagged
     or byte [rdi], HVT_INSN_RFLAGS
