@@ -336,6 +336,55 @@ const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len)
     return p + 1;
 }
 
+const char *tr_reg_name(unsigned reg)
+{
+    static const char *const names[HVT_NREGS] = {
+        "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9",
+        "r10", "r11", "r12", "r13", "r14", "r15", "rflags"};
+    return reg < HVT_NREGS ? names[reg] : NULL;
+}
+
+const char *tr_mode_name(char *buf, size_t n, unsigned mode, uint32_t mask)
+{
+    if (mode == HVT_MODE_FULL) snprintf(buf, n, "full");
+    else if (mode == HVT_MODE_FLOW) snprintf(buf, n, "flow");
+    else if (mode == HVT_MODE_REGS) {
+        size_t at = (size_t)snprintf(buf, n, "regs=");
+        for (unsigned i = 0; i < HVT_NREGS && at < n; i++)
+            if (mask >> i & 1) at += (size_t)snprintf(buf + at, n - at, "%s%s", at > 5 ? "," : "", tr_reg_name(i));
+    } else snprintf(buf, n, "mode%u", mode);
+    return buf;
+}
+
+int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size_t errlen)
+{
+    *mask = 0;
+    if (!strcmp(s, "full")) { *mode = HVT_MODE_FULL; *mask = (1u << HVT_NREGS) - 1; return 0; }
+    if (!strcmp(s, "flow")) { *mode = HVT_MODE_FLOW; return 0; }
+    if (strncmp(s, "regs=", 5) != 0) {
+        snprintf(err, errlen, "record mode '%s': full, flow or regs=REG,REG...", s);
+        return -1;
+    }
+    *mode = HVT_MODE_REGS;
+    for (const char *p = s + 5; *p;) {
+        size_t l = strcspn(p, ",");
+        unsigned i;
+        for (i = 0; i < HVT_NREGS; i++)
+            if (strlen(tr_reg_name(i)) == l && !strncmp(p, tr_reg_name(i), l)) break;
+        if (i == HVT_NREGS) {
+            snprintf(err, errlen, "record mode '%s': no register '%.*s' (rax..r15, rflags)", s, (int)l, p);
+            return -1;
+        }
+        *mask |= 1u << i;
+        p += l + (p[l] == ',');
+    }
+    if (!*mask) {
+        snprintf(err, errlen, "record mode '%s': regs= names at least one register", s);
+        return -1;
+    }
+    return 0;
+}
+
 uint64_t tr_total_insns(const tr_reader *r)
 {
     uint64_t n = 0;

@@ -67,6 +67,12 @@ uint64_t tr_total_insns(const tr_reader *r);
 int tr_recovered(const tr_reader *r);
 /* Was any damage (truncation, bad chunk, bad record) found and reported so far? */
 int tr_damaged(const tr_reader *r);
+/* The format's names: a register (HVT_REG_*: "rax" .. "r15", "rflags"; NULL beyond), and a
+ * record mode as users write it: "full", "flow", "regs=rax,rsp" (tr_mode_name writes it into
+ * buf and returns buf; tr_mode_parse reads it: 0, or -1 naming what is wrong in err). */
+const char *tr_reg_name(unsigned reg);
+const char *tr_mode_name(char *buf, size_t n, unsigned mode, uint32_t mask);
+int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size_t errlen);
 /* Code dictionary access (for the decoder). */
 uint32_t tr_code_count(const tr_reader *r);
 const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len);
