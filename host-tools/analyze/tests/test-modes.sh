@@ -6,6 +6,8 @@
 #   - the listing (file order) is the FULL one's without registers (FLOW) or with only the
 #     set's registers (REGS), plus the "record mode" marker line; nesting identical;
 #   - a broken walk (one call falling through) is a violation in every mode, at the same place;
+#   - hvt export's CTF (read back by babeltrace2: one insn event per instruction), Perfetto
+#     JSON and speedscope files are the FULL trace's in every mode;
 #   - FLOW is smaller than FULL.
 # Usage: test-modes.sh BUILD_HOST_DIR. Closing line: "test-modes: N passed, N failed".
 set -uo pipefail
@@ -60,6 +62,19 @@ check "broken walk: flow finds the same violation (the instruction inside a RUN)
   bash -c "test '$(cat "$W/flow-broken.rc")' = 1 && test '$(grep '^violation:' "$W/flow-broken.check")' = '$v'"
 check "broken walk: regs finds the same violation" \
   bash -c "test '$(cat "$W/regs-broken.rc")' = 1 && test '$(grep '^violation:' "$W/regs-broken.check")' = '$v'"
+# The exports (hvt export) from every mode: babeltrace2 reads the CTF back with one insn event
+# per instruction, and every format's output is the FULL trace's (they show no registers).
+for m in full flow regs; do
+  "$HVT" export --ctf -o "$W/$m.ctf" "$W/$m.hvt" 2>>"$W/export.err"
+  "$HVT" export --perfetto -o "$W/$m.json" "$W/$m.hvt" 2>>"$W/export.err"
+  "$HVT" export --speedscope -o - "$W/$m.hvt" 2>>"$W/export.err" | sed "s/$m\.hvt/TRACE/g" > "$W/$m.ss"
+  babeltrace2 "$W/$m.ctf" > "$W/$m.bt" 2>>"$W/export.err"
+done
+check "ctf: babeltrace2 reads $n insn events from the full, flow and regs exports" \
+  test "$(grep -c ' insn: ' "$W/full.bt") $(grep -c ' insn: ' "$W/flow.bt") $(grep -c ' insn: ' "$W/regs.bt")" = "$n $n $n"
+check "ctf, perfetto, speedscope: flow's and regs' exports equal full's" \
+  bash -c "for m in flow regs; do cmp '$W/full.bt' '$W/'\$m.bt && cmp '$W/full.json' '$W/'\$m.json && cmp '$W/full.ss' '$W/'\$m.ss || exit 1; done"
+check "exports: no errors" test ! -s "$W/export.err"
 fs=$(stat -c %s "$W/full.hvt"); ws=$(stat -c %s "$W/flow.hvt")
 check "flow file smaller than full ($ws < $fs bytes)" test "$ws" -lt "$fs"
 echo "test-modes: $pass passed, $fail failed"
