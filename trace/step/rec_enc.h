@@ -115,10 +115,9 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
     bool predicted = e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id;
     if (e->mode == HVT_MODE_FLOW && predicted && cr3 == e->cr3 && tick == e->tick) {
         /* Straight on (RUN), or the last instruction again (REPEAT): a count, no record. */
-        if (rip == e->expected_rip) {
+        if (rip == e->expected_rip)
             rec_count(e, &e->run_at, HVT_MARK_RUN);
-            e->last_rip = rip;    /* a REPEAT after this RUN repeats its last instruction */
-        } else if (e->last_ok && rip == e->last_rip)
+        else if (e->last_ok && rip == e->last_rip)
             rec_count(e, &e->rep_at, HVT_MARK_REPEAT);
         else
             goto record;

@@ -51,7 +51,7 @@ static hvt_trace_file_hdr fh;
 static int put_records(tcw *w, const struct rec_enc *e, long *scan_bad)
 {
     ts_summary s;
-    char err[128];
+    char err[128] = "counts differ";
     if (ts_scan_records(e->buf, e->len, &s, err, sizeof err) != 0 || s.records != e->nrecords ||
         s.insns != e->ninsns) {
         if ((*scan_bad)++ < 3)
