@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# step-report.sh RUN_DIR HVT_IMPORT - bench-step's numbers from one run (see bench/step.mk).
+# step-report.sh RUN_DIR HVT_IMPORT [MD5_FULL_RUN MD5_FLOW_RUN HVT_CHECK] - bench-step's numbers
+# (see bench/step.mk): the busy loop's run, then md5sum's two runs side by side.
 set -euo pipefail
 run=$1; import=$2
+md5full=${3:-}; md5flow=${4:-}; check=${5:-}
 tb=$(tr -d '\r' < "$run/serial.log" | grep -a "^TICKBENCH" | tail -1) || { echo "bench-step: tickbench did not report" >&2; tail -5 "$run/serial.log" >&2; exit 1; }
 st=$(grep -a "^HVT-STEPSTAT" "$run/e9.log" | tail -1) || { echo "bench-step: no STEPSTAT" >&2; exit 1; }
 "$import" "$run/e9.log" "$run/trace.hvt" 2> "$run/import.txt"
@@ -51,4 +53,41 @@ if len(when) == 4 and when["u1"] > when["u0"] and when["t1"] > when["t0"]:
     print(f"wall: untraced {when['u1'] - when['u0']:.1f} s = {us_insn * 1000:.1f} ns/insn; traced {when['t1'] - when['t0']:.1f} s = {us_step:.1f} us/step")
 print(f"bochs_insn_per_step={bochs}")
 print(f"hv_insn_per_step={hv:.0f} bytes_per_insn={dsk:.3f} wire_bytes_per_insn={wire:.2f} tick_ratio={ratio:.2f}")
+PY
+[ -n "$md5full" ] || exit 0
+
+# One md5sum run: "steps host_ticks record_bytes code_bytes disk_bytes violations insns".
+md5_run() {
+  local r=$1 st code disk chk
+  tr -d '\r' < "$r/serial.log" | grep -a "^TICKBENCH-MD5" | tail -1 | grep -q "status=0" ||
+    { echo "bench-step: md5sum did not run to the end in $r" >&2; tail -5 "$r/serial.log" >&2; return 1; }
+  st=$(grep -a "^HVT-STEPSTAT" "$r/e9.log" | tail -1) || { echo "bench-step: no STEPSTAT in $r" >&2; return 1; }
+  "$import" "$r/e9.log" "$r/trace.hvt" 2> "$r/import.txt"
+  code=$(sed -n 's/.*, \([0-9]*\) code bytes,.*/\1/p' "$r/import.txt")
+  disk=$(stat -c %s "$r/trace.hvt")
+  chk=$("$check" "$r/trace.hvt" 2>&1 | grep -a "^violations=" | tail -1) || true
+  python3 - "$st" "$code" "$disk" "$chk" <<'PY'
+import re, sys
+st = dict(re.findall(r"(\w+)=(\d+)", sys.argv[1]))
+ck = dict(re.findall(r"(\w+)=(\d+)", sys.argv[4]))
+print(st["steps"], st["host_ticks"], st["record_bytes"], sys.argv[2] or 0, sys.argv[3],
+      ck.get("violations", -1), ck.get("insns", -1))
+PY
+}
+full=$(md5_run "$md5full") && flow=$(md5_run "$md5flow") || exit 1
+python3 - "$full" "$flow" <<'PY'
+import sys
+f = [int(x) for x in sys.argv[1].split()]
+w = [int(x) for x in sys.argv[2].split()]
+names = ("full", "flow")
+for n, (steps, host, rec, code, disk, viol, insns) in zip(names, (f, w)):
+    print(f"md5sum {n}: {steps} steps, host insns per step {(host - steps) / steps:.1f}, "
+          f"wire {rec} record bytes + {code} code bytes = {(rec + code) / steps:.3f} B/insn, "
+          f"disk {disk} bytes = {disk / steps:.3f} B/insn; hvt-check violations={viol} insns={insns}")
+ok = all(x[5] == 0 and x[6] == x[0] for x in (f, w))
+print(f"md5_check={'pass' if ok else 'FAIL'}")
+print(f"hv_insn_per_step_md5={(f[1] - f[0]) / f[0]:.0f} hv_insn_per_step_flow_md5={(w[1] - w[0]) / w[0]:.0f} "
+      f"full_bytes_per_insn_md5={(f[2] + f[3]) / f[0]:.3f} flow_bytes_per_insn_md5={(w[2] + w[3]) / w[0]:.3f} "
+      f"flow_disk_bytes_per_insn_md5={w[4] / w[0]:.3f} md5_steps_full={f[0]} md5_steps_flow={w[0]}")
+sys.exit(0 if ok else 1)
 PY

@@ -329,11 +329,15 @@ enum hvt_trace_filter {
     HVT_TRACE_F_CR3         = 1u << 2, /* only while CR3 (bits 51:12) equals cr3 */
     HVT_TRACE_F_ADDR_RANGE  = 1u << 3, /* only RIP in [addr_lo, addr_hi) */
     HVT_TRACE_F_BUDGET      = 1u << 4, /* stop the window after insn_budget instructions (all CPUs) */
-    HVT_TRACE_F_ALL         = 0x1fu,
+    HVT_TRACE_F_RECORD      = 1u << 5, /* the record mode in 'record' */
+    HVT_TRACE_F_ALL         = 0x3fu,
 };
+/* 'record': hvt_rec_mode (hvt_trace_format.h) in bits 7:0; for HVT_MODE_REGS its register set
+ * (HVT_REG_* bits, not empty) from bit 8 on, else 0 there. */
+#define HVT_TRACE_RECORD(mode, regmask) ((uint32_t)(mode) | (uint32_t)(regmask) << 8)
 struct hvt_trace_args {
     uint32_t flags;           /* enum hvt_trace_filter */
-    uint32_t reserved0;       /* 0 */
+    uint32_t record;          /* HVT_TRACE_F_RECORD: HVT_TRACE_RECORD(mode, regmask); else 0 */
     uint64_t cr3;
     uint64_t addr_lo, addr_hi;
     uint64_t insn_budget;

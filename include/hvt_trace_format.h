@@ -145,6 +145,9 @@ enum hvt_reg {
     HVT_REG_RDI, HVT_REG_R8, HVT_REG_R9, HVT_REG_R10, HVT_REG_R11, HVT_REG_R12, HVT_REG_R13,
     HVT_REG_R14, HVT_REG_R15, HVT_REG_RFLAGS, HVT_NREGS
 };
+/* Their names, in that order (listings, the regs= option). */
+#define HVT_REG_NAMES { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", \
+                        "r10", "r11", "r12", "r13", "r14", "r15", "rflags" }
 
 #pragma pack(push, 1)
 typedef struct {

@@ -1,5 +1,6 @@
 /* trace_ctl.c - host-driven start/stop; see trace_ctl.h. */
 #include "trace_ctl.h"
+#include "hvt_trace_format.h"
 #ifdef HVT_HOST
 #include <string.h>
 #else
@@ -7,7 +8,6 @@
 #include "hv_transport.h"
 #include "step.h"
 #include "trace.h"
-#include "hvt_trace_format.h"
 #include "trace_opts.h"
 #include "probe.h"
 #include "d_runtime.h"
@@ -33,8 +33,13 @@ int trace_ctl_parse_args(const uint8_t *args, uint32_t len, struct hvt_trace_arg
     if (len != sizeof *a)
         return HVT_CTL_EINVAL;
     memcpy(a, args, sizeof *a);
-    if (a->flags & ~HVT_TRACE_F_ALL || a->reserved0)
+    if (a->flags & ~HVT_TRACE_F_ALL || (!(a->flags & HVT_TRACE_F_RECORD) && a->record))
         return HVT_CTL_EINVAL;
+    if (a->flags & HVT_TRACE_F_RECORD) {
+        uint32_t mode = a->record & 0xff, mask = a->record >> 8;
+        if (mode >= HVT_MODE_COUNT || mask >> HVT_NREGS || (mode == HVT_MODE_REGS) != (mask != 0))
+            return HVT_CTL_EINVAL;
+    }
     for (unsigned i = 0; i < sizeof a->reserved / sizeof a->reserved[0]; i++)
         if (a->reserved[i])
             return HVT_CTL_EINVAL;
@@ -139,6 +144,11 @@ static int hv_configure(const struct hvt_trace_args *a)
         }
         o.ranges_runtime = true;
         o.budget = a->flags & HVT_TRACE_F_BUDGET ? a->insn_budget : 0;
+        if (a->flags & HVT_TRACE_F_RECORD) {
+            o.record = a->record & 0xff;
+            o.regmask = a->record >> 8;
+            o.checkregs = o.checkregs && o.record == HVT_MODE_FULL;
+        }
     }
     step_configure(&o);
     return HVT_CTL_OK;

@@ -168,6 +168,31 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
         if (!whole_u64(val, vn, &v) || !v || v > 4096)
             return "wants a size in MB (1 to 4096)";
         o->flight_mb = v;
+    } else if (item_is(key, kn, "record")) {
+        if (o->record == HVT_MODE_REGS)
+            return "conflicts with regs= (a record mode of its own)";
+        if (item_is(val, vn, "full"))
+            o->record = HVT_MODE_FULL;
+        else if (item_is(val, vn, "flow"))
+            o->record = HVT_MODE_FLOW;
+        else
+            return "wants full or flow";
+    } else if (item_is(key, kn, "regs")) {
+        static const char *const names[HVT_NREGS] = HVT_REG_NAMES;
+        if (o->record != HVT_MODE_FULL)
+            return "conflicts with record= (regs= is a record mode of its own)";
+        o->regmask = 0;
+        for (size_t i = 0, j; i < vn; i = j + 1) {
+            for (j = i; j < vn && val[j] != ':'; j++)
+                ;
+            int r = 0;
+            while (r < HVT_NREGS && !item_is(val + i, j - i, names[r]))
+                r++;
+            if (r == HVT_NREGS)
+                return "wants register names (rax..r15, rflags) separated by ':'";
+            o->regmask |= 1u << r;
+        }
+        o->record = HVT_MODE_REGS;
     } else if (item_is(key, kn, "checkregs")) {
         if (item_is(val, vn, "on"))
             o->checkregs = true;
@@ -276,6 +301,8 @@ int trace_opts_parse(const char *text, struct trace_opts *o, char *err, size_t e
         why = "pid= and comm= belong to start=entry";
     else if (o->scope != TRACE_SCOPE_ALL && (!o->switch_at || !o->task_set))
         why = "scope= needs switch_at= and task= (hvt options adds both)";
+    else if (o->checkregs && o->record != HVT_MODE_FULL)
+        why = "checkregs=on checks the full record's registers: not with record=flow or regs=";
 
     if (why) {
         err_put(&e, "trace options: ", 15);

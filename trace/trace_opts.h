@@ -39,6 +39,10 @@
  *                  while the wanted context runs are recorded (in, the default) or left out
  *   switch_at=ADDR the scheduler's switch point (link-time __switch_to, slid): scope= watches
  *                  it to see which task a CPU switches to (hvt options adds it)
+ *   record=full|flow  what each instruction's record carries (hvt_trace_format.h MODE): full,
+ *                  every register it changed (default); flow, control flow alone (the analyzer
+ *                  rebuilds each instruction from the code bytes)
+ *   regs=R:R:..    record these registers only (rax..r15, rflags; RIP always): REGS mode
  *   checkregs=on|off  every fast step also compares all registers and counts what the
  *                  instruction's decoded write set missed (HVT-STEPSTAT wregs_misses); the
  *                  trace stays exact either way (a test option: it costs the full compare)
@@ -49,6 +53,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "hvt_trace_format.h"
 
 #define TRACE_MAX_RANGES  4
 #define TRACE_MAX_STOP_AT 8
@@ -85,6 +90,8 @@ struct trace_opts {
     uint64_t lstar;                        /* 0 = no slide known: kernel addresses as given */
     bool ranges_runtime;                   /* range= addresses are runtime ones (host control) */
     bool checkregs;
+    unsigned record;                       /* hvt_rec_mode (HVT_MODE_FULL by default) */
+    uint32_t regmask;                      /* HVT_MODE_REGS: the registers (HVT_REG_* bits) */
     enum trace_scope scope;                /* TRACE_SCOPE_ALL: every CPU steps */
     uint64_t scope_id;                     /* pid or tid */
     char scope_comm[TRACE_COMM_MAX];

@@ -9,7 +9,7 @@
  * START/STOP reasons, records/instructions lost in GAPs, first and last instruction address,
  * instructions per record mode)
  * and "violations=N insns=N events=N syscalls=N gaps=N modes=MODE:N,..." (instructions per
- * record mode, then "regs=REG,..." if any were recorded in REGS mode: the registers it
+ * record mode, then "regs=REG:..." if any were recorded in REGS mode: the registers it
  * carried); exit 1 on violations, gaps (records
  * lost, HVT_MARK_GAP; --allow-gaps: reported only, e.g. a flight recorder's overwritten past)
  * or a damaged file. A START or GAP marker resyncs continuity (a filter's STOP/START pair too).

@@ -8,7 +8,7 @@
  *   VIEW_NEST     call-nesting diagram, DTrace flowindent style ("->"/"<-", two spaces per
  *                 level), levels as nest.h defines
  *   VIEW_SUMMARY  per process: instruction counts (kernel/user), CR3 values, user code pages;
- *                 then "record modes: full N insns flow N insns regs=rax,... N insns"
+ *                 then "record modes: full N insns flow N insns regs=rax:... N insns"
  *   VIEW_FUNCS    instructions and entries per function
  *   VIEW_FOLDED   folded stacks "a;b;c count" for flame graphs
  * Contract: view_run() returns 0 on success, 1 if the trace is malformed (after printing what

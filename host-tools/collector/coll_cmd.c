@@ -118,6 +118,7 @@ static int parse_args(char *words, struct hvt_trace_args *a, uint32_t *len, char
         else if (!strcmp(w, "addr_lo")) a->addr_lo = v;
         else if (!strcmp(w, "addr_hi")) a->addr_hi = v;
         else if (!strcmp(w, "budget")) a->insn_budget = v;
+        else if (!strcmp(w, "record")) a->record = (uint32_t)v;
         else {
             snprintf(err, n, "unknown argument '%s'", w);
             return -1;

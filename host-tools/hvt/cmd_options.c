@@ -26,6 +26,7 @@ static int usage(void)
                     "  items: start=mark|boot|host|passes|entry at=SYM|ADDR passes=N pid=N comm=NAME\n"
                     "         budget=N only=kernel|user cr3=ADDR range=SYM|SYM1-SYM2|LO-HI\n"
                     "         stop_at=SYM[:SYM...] flight=MB checkregs=on|off\n"
+                    "         record=full|flow regs=REG[:REG...] (rax..r15, rflags)\n"
                     "         scope=pid:N|tid:N|comm:NAME irq=in|out\n"
                     "         probe=entry:SYM|return:SYM|addr:SYM+OFF (armed by the HVT_HC_PROBE hypercall)\n"
                     "  prints the 'trace =' value for hvtrace.cfg (task=, switch_at= and lstar= included)\n");

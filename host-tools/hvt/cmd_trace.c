@@ -5,6 +5,7 @@
 #include "client.h"
 #include "coll_sock.h"
 #include "hvt_stream.h"
+#include "hvt_trace_format.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,11 +28,30 @@ struct t_opts {
     struct hvt_trace_args args;
 };
 
+/* "rax:rdi:rflags" -> HVT_REG_* bits; 0 for a bad list. */
+static uint32_t hvt_reg_mask(const char *v)
+{
+    static const char *const names[HVT_NREGS] = HVT_REG_NAMES;
+    uint32_t m = 0;
+    for (const char *p = v;; p++) {
+        size_t n = strcspn(p, ":");
+        int r = 0;
+        while (r < HVT_NREGS && !(strlen(names[r]) == n && !strncmp(p, names[r], n)))
+            r++;
+        if (r == HVT_NREGS)
+            return 0;
+        m |= 1u << r;
+        p += n;
+        if (!*p)
+            return m;
+    }
+}
+
 static int usage(void)
 {
     fprintf(stderr,
             "usage: hvt trace start  [-d DIR | -s SOCKET] [--kernel-only | --user-only] [--cr3 X]\n"
-            "                        [--range LO:HI] [--budget N]\n"
+            "                        [--range LO:HI] [--budget N] [--record full|flow | --regs R:R..]\n"
             "       hvt trace stop   [-d DIR | -s SOCKET] [-o FILE] [--timeout S] [--no-wait]\n"
             "       hvt trace status [-d DIR | -s SOCKET] [--hv] [--watch] [--raw]\n"
             "status: per-CPU records/instructions/bytes received (--watch: one line a second until\n"
@@ -39,7 +59,9 @@ static int usage(void)
             "DIR is the running hvtrace-collector's --out directory (default %s); its command\n"
             "socket is DIR/%s. start/stop reach every CPU at its next VM exit; stop waits until\n"
             "every window has closed and the collector has finished DIR/<boot>/trace.hvt (-o copies\n"
-            "it). Filters are accepted here and refused by the hypervisor until it implements them.\n",
+            "it). Filters are accepted here and refused by the hypervisor until it implements them.\n"
+            "--record: what each instruction's record holds (full: every register it changed;\n"
+            "flow: control flow alone); --regs: only these registers (rax..r15, rflags).\n",
             T_DEFAULT_DIR, COLL_SOCK_NAME);
     return T_USAGE;
 }
@@ -159,8 +181,8 @@ static int do_start(const struct t_opts *o, char *ans, size_t cap)
     int n = snprintf(line, sizeof line, "trace start");
     if (a->flags)
         snprintf(line + n, sizeof line - (size_t)n, " flags=0x%x cr3=0x%" PRIx64 " addr_lo=0x%" PRIx64
-                 " addr_hi=0x%" PRIx64 " budget=%" PRIu64, a->flags, a->cr3, a->addr_lo, a->addr_hi,
-                 a->insn_budget);
+                 " addr_hi=0x%" PRIx64 " budget=%" PRIu64 " record=0x%x", a->flags, a->cr3, a->addr_lo,
+                 a->addr_hi, a->insn_budget, a->record);
     int rc = ask(o, line, ans, cap);
     if (rc != 0) {
         fprintf(stderr, "hvt trace start: %s\n", ans);
@@ -284,6 +306,21 @@ int cmd_trace(int argc, char **argv)
         else if (!strcmp(a, "--user-only")) o.args.flags |= HVT_TRACE_F_USER_ONLY;
         else if (!strcmp(a, "--cr3") && v && !hvt_parse_u64(v, &x)) { o.args.cr3 = x; o.args.flags |= HVT_TRACE_F_CR3; i++; }
         else if (!strcmp(a, "--budget") && v && !hvt_parse_u64(v, &x)) { o.args.insn_budget = x; o.args.flags |= HVT_TRACE_F_BUDGET; i++; }
+        else if (!strcmp(a, "--record") && v && (!strcmp(v, "full") || !strcmp(v, "flow")) &&
+                 !(o.args.flags & HVT_TRACE_F_RECORD)) {
+            o.args.record = HVT_TRACE_RECORD(!strcmp(v, "flow") ? HVT_MODE_FLOW : HVT_MODE_FULL, 0);
+            o.args.flags |= HVT_TRACE_F_RECORD;
+            i++;
+        } else if (!strcmp(a, "--regs") && v && !(o.args.flags & HVT_TRACE_F_RECORD)) {
+            uint32_t m = hvt_reg_mask(v);
+            if (!m) {
+                fprintf(stderr, "hvt trace %s: --regs wants register names (rax..r15, rflags) separated by ':', not '%s'\n", sub, v);
+                return usage();
+            }
+            o.args.record = HVT_TRACE_RECORD(HVT_MODE_REGS, m);
+            o.args.flags |= HVT_TRACE_F_RECORD;
+            i++;
+        }
         else if (!strcmp(a, "--range") && v && strchr(v, ':')) {
             char lo[64];
             uint64_t l, h;

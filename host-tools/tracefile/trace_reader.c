@@ -338,9 +338,7 @@ const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len)
 
 const char *tr_reg_name(unsigned reg)
 {
-    static const char *const names[HVT_NREGS] = {
-        "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9",
-        "r10", "r11", "r12", "r13", "r14", "r15", "rflags"};
+    static const char *const names[HVT_NREGS] = HVT_REG_NAMES;
     return reg < HVT_NREGS ? names[reg] : NULL;
 }
 
@@ -351,7 +349,7 @@ const char *tr_mode_name(char *buf, size_t n, unsigned mode, uint32_t mask)
     else if (mode == HVT_MODE_REGS) {
         size_t at = (size_t)snprintf(buf, n, "regs=");
         for (unsigned i = 0; i < HVT_NREGS && at < n; i++)
-            if (mask >> i & 1) at += (size_t)snprintf(buf + at, n - at, "%s%s", at > 5 ? "," : "", tr_reg_name(i));
+            if (mask >> i & 1) at += (size_t)snprintf(buf + at, n - at, "%s%s", at > 5 ? ":" : "", tr_reg_name(i));
     } else snprintf(buf, n, "mode%u", mode);
     return buf;
 }
@@ -362,12 +360,12 @@ int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size
     if (!strcmp(s, "full")) { *mode = HVT_MODE_FULL; *mask = (1u << HVT_NREGS) - 1; return 0; }
     if (!strcmp(s, "flow")) { *mode = HVT_MODE_FLOW; return 0; }
     if (strncmp(s, "regs=", 5) != 0) {
-        snprintf(err, errlen, "record mode '%s': full, flow or regs=REG,REG...", s);
+        snprintf(err, errlen, "record mode '%s': full, flow or regs=REG:REG...", s);
         return -1;
     }
     *mode = HVT_MODE_REGS;
     for (const char *p = s + 5; *p;) {
-        size_t l = strcspn(p, ",");
+        size_t l = strcspn(p, ":");
         unsigned i;
         for (i = 0; i < HVT_NREGS; i++)
             if (strlen(tr_reg_name(i)) == l && !strncmp(p, tr_reg_name(i), l)) break;
@@ -376,7 +374,7 @@ int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size
             return -1;
         }
         *mask |= 1u << i;
-        p += l + (p[l] == ',');
+        p += l + (p[l] == ':');
     }
     if (!*mask) {
         snprintf(err, errlen, "record mode '%s': regs= names at least one register", s);

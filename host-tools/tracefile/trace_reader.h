@@ -68,7 +68,8 @@ int tr_recovered(const tr_reader *r);
 /* Was any damage (truncation, bad chunk, bad record) found and reported so far? */
 int tr_damaged(const tr_reader *r);
 /* The format's names: a register (HVT_REG_*: "rax" .. "r15", "rflags"; NULL beyond), and a
- * record mode as users write it: "full", "flow", "regs=rax,rsp" (tr_mode_name writes it into
+ * record mode as users write it: "full", "flow", "regs=rax:rsp" (the
+ * hypervisor's trace option's syntax) (tr_mode_name writes it into
  * buf and returns buf; tr_mode_parse reads it: 0, or -1 naming what is wrong in err). */
 const char *tr_reg_name(unsigned reg);
 const char *tr_mode_name(char *buf, size_t n, unsigned mode, uint32_t mask);

@@ -123,6 +123,7 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
             goto record;
         e->tsc += tick;
         e->expected_rip = rip + code_len;
+        e->last_rip = rip;
         e->ninsns++;
         return 0;
     }

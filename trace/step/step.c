@@ -344,6 +344,10 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
         if (!left)
             step_request_reason(false, HVT_REASON_BUDGET);   /* this one is the last */
     }
+    /* A chunk counts its instructions in 32 bits, and FLOW's RUN markers count up to 65535
+     * each: end it long before that (the fast path adds at most STEP_FAST_RUN more). */
+    if (t->f.enc->ninsns > UINT32_MAX / 2)
+        chunk_flush(t, cpu);
     EMIT(t, cpu, rec_insn(t->f.enc, rip, id, len, cr3, gpr, rflags, REC_REGS_ALL));
     t->recorded++;
     /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
@@ -472,13 +476,17 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     struct icache_entry *ic = icache_find(t->f.icache, rip);
     uint8_t *page = page_of(t, rip);
     unsigned off = (unsigned)(rip & (PAGE - 1));
-    bool whole = page && off <= PAGE - 16;       /* its 16 bytes on one page */
-    if (whole) {
+    /* Its 16-byte window on its page: at RIP, or the page's last 16 bytes for an instruction
+     * that ends near the page's end (step_cpu.h shift), so that one runs on the fast path too
+     * (a loop's instruction there would take the full step at every pass). */
+    unsigned shift = icache_window_shift(off, PAGE);
+    const uint8_t *win = page ? page + off - shift : 0;
+    if (page && ic && off + ic->len <= PAGE) {
         uint64_t lo, hi;                         /* RIP is any byte: unaligned 8-byte loads */
-        __builtin_memcpy(&lo, page + off, 8);
-        __builtin_memcpy(&hi, page + off + 8, 8);
-        if (ic && !((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
-            icache_hptr(t, ic, page + off);
+        __builtin_memcpy(&lo, win, 8);
+        __builtin_memcpy(&hi, win + 8, 8);
+        if (!((lo ^ ic->lo) & ic->mlo) && !((hi ^ ic->hi) & ic->mhi)) {
+            icache_hptr(t, ic, win);
             return ic;
         }
     }
@@ -490,6 +498,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     if (!ic)                                /* (else: new bytes at a known address) */
         ic = icache_insert(t->f.icache, rip);
     icache_set_code(ic, rip, bytes, len, id);
+    icache_set_shift(ic, shift);
     unsigned cls = x86_insn_class(bytes, len);
     ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
                 (cls & X86_CLASS_IRET ? P_IRET : 0) | (evmap_find(t, rip) ? P_SPECIAL : 0);
@@ -500,9 +509,11 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
                : CAND_ALL;
     if (ic->cand == X86_WREGS_ALL)
         ic->cand = CAND_ALL;
+    if (opts->record == HVT_MODE_REGS)      /* the fast path compares only what is recorded */
+        ic->cand &= opts->regmask;
     ic->handler = step_fast_handler(ic->cand);
-    if (whole)
-        icache_hptr(t, ic, page + off);
+    if (page && off + len <= PAGE)
+        icache_hptr(t, ic, win);
     return ic;
 }
 
@@ -679,14 +690,17 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->f.fast_steps = 0;
     t->f.wregs_misses = 0;
     t->f.checkregs = opts->checkregs;
-    /* One entry for all CPUs: every CPU starts a window with the same options. */
-    hv_mtf_fast_register(opts->checkregs ? step_fast_entry_check : step_fast_entry);
+    /* One entry for all CPUs: every CPU starts a window with the same options (checkregs
+     * only with full records: the option parser refuses it with another mode). */
+    hv_mtf_fast_register(opts->record == HVT_MODE_FLOW ? step_fast_entry_flow
+                         : opts->checkregs ? step_fast_entry_check : step_fast_entry);
     memset(t->f.declines, 0, sizeof t->f.declines);
     hv_set_mtf_fast(true, &t->f);
     t->task_known = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
     chunk_begin(t);
+    (void)rec_set_mode(t->f.enc, opts->record, opts->regmask);   /* an empty chunk: room */
     task_reset(cpu);
     t->win_host_tsc = hv_rdtsc();
     t->win_guest_tsc = hv_exit_guest_tsc();

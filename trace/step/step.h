@@ -39,6 +39,7 @@ bool step_extint_exit(struct guest_regs *g);
 /* The MTF fast path (step_fast.asm), registered as hv_mtf_fast. */
 void step_fast_entry(void);
 void step_fast_entry_check(void);                   /* the same with checkregs=on */
+void step_fast_entry_flow(void);                    /* the same for the FLOW record mode */
 /* Instructions this CPU retired under stepping so far (the SOFT clock of time_dilate.h). */
 uint64_t step_retired_now(unsigned cpu);
 /* The next MTF exit of this CPU must take the full path (a trigger's step-over owns it). */

@@ -51,10 +51,13 @@ struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
  * no length decoding and no dictionary lookup (the common case by far). 128 bytes: the fast
  * path (step_fast.asm) finds set s's way w at icache + (s * ICACHE_WAYS + w) << ICACHE_SHIFT.
- *   hptr, fgen  where its bytes are in host memory, valid while fgen is FGEN_KERNEL (kernel
- *               addresses: mapped alike in every process) or the CPU's fgen_user (user
+ *   hptr, fgen  where its 16-byte window is in host memory, valid while fgen is FGEN_KERNEL
+ *               (kernel addresses: mapped alike in every process) or the CPU's fgen_user (user
  *               addresses: until the process changes). 0: not for the fast path (P_SPECIAL,
- *               or its 16 bytes cross a page).
+ *               or the instruction itself crosses a page).
+ *   shift       where the instruction starts in that window: 0, or for one that ends in the
+ *               last 16 bytes of its page, the window is the page's last 16 bytes (the next
+ *               page is another mapping) and lo/hi/mlo/mhi hold its bytes at 'shift'.
  *   pstamp      the encoder's predictor slot (set % HVT_PRED_SLOTS) holds (rip, id) while
  *               this equals the encoder's pstamp (rec_enc.h): the record needs no code id.
  *               Whoever sets that slot stamps the entry it came from and unstamps the other
@@ -70,7 +73,7 @@ struct icache_entry {
     uint32_t fgen, pstamp;
     uint16_t slot;                          /* its index */
     uint8_t len, flags;
-    uint32_t pad0;
+    uint8_t shift, pad0[3];
     const void *handler;                    /* the fast path's compare for cand (step_fast_handler) */
     uint8_t pad[40];
 };
@@ -201,6 +204,28 @@ static inline void icache_set_code(struct icache_entry *ic, uint64_t rip, const 
     __builtin_memcpy(&ic->hi, bytes + 8, 8);
     ic->mlo = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
     ic->mhi = len <= 8 ? 0 : (1ull << (8 * (len - 8))) - 1;
+    ic->shift = 0;
+}
+/* Where an instruction at page offset 'off' starts in its 16-byte window (see shift). */
+static inline unsigned icache_window_shift(unsigned off, unsigned page)
+{
+    return off <= page - 16 ? 0 : off - (page - 16);
+}
+/* The entry's bytes and masks moved to 'shift' in its window (after icache_set_code). */
+static inline void icache_set_shift(struct icache_entry *ic, unsigned shift)
+{
+    uint8_t b[16] = { 0 }, m[16] = { 0 }, src[16];
+    __builtin_memcpy(src, &ic->lo, 8);
+    __builtin_memcpy(src + 8, &ic->hi, 8);
+    for (unsigned i = 0; i < ic->len && shift + i < 16; i++) {
+        b[shift + i] = src[i];
+        m[shift + i] = 0xff;
+    }
+    __builtin_memcpy(&ic->lo, b, 8);
+    __builtin_memcpy(&ic->hi, b + 8, 8);
+    __builtin_memcpy(&ic->mlo, m, 8);
+    __builtin_memcpy(&ic->mhi, m + 8, 8);
+    ic->shift = (uint8_t)shift;
 }
 /* The encoder's predictor slot of rip now holds (rip, id): the entry holding them gets the
  * stamp, the other entries sharing the slot lose theirs (see pstamp). */

@@ -10,7 +10,10 @@
 ; and the full step (step.c) handles the same exit.
 ;
 ; The record it writes is rec_insn()'s (rec_enc.h) for the same state, field for field:
-; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS delta]. The registers
+; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS delta]. In the FLOW
+; record mode (its own entry, step_fast_entry_flow) no register is compared: an instruction
+; the decoder predicts whole is one more count on the last RUN (or REPEAT) marker, the rest
+; are records without register fields - rec_insn()'s FLOW choices, the same way. The registers
 ; compared are the pending instruction's write set (x86_wregs.h; RFLAGS as register 16), or
 ; all of them on the first record of a chunk and with checkregs=on. The decoder's code-id
 ; predictor is mirrored by a stamp in the decoded-cache entry of the same slot (step_cpu.h).
@@ -136,7 +139,7 @@ extern hv_fast_resume, hv_fast_decline
     jmp .decline
 %endmacro
 
-; The whole path; %1: checkregs variant, %2: its register table.
+; The whole path; %1: 0 plain, 1 checkregs, 2 FLOW; %2: its register table.
 %macro FAST_PATH 2
     push rdx
     push rbx
@@ -201,11 +204,42 @@ extern hv_fast_resume, hv_fast_decline
     jnz .pending_special
 .pending_set:
     mov byte [rdi], 0
+%if %1 == 2
+    ; FLOW: predicted whole (its code id in the decoder's predictor, CR3 and tick unchanged)
+    ; and straight on from the last instruction: one more on the last RUN marker.
+    mov rax, [r8 + IC_RIP]
+    mov ebx, [rsi + E_PSTAMP]
+    cmp ebx, [r8 + IC_PSTAMP]
+    jne .flow_record
+    mov rbx, [rcx + F_CR3]
+    cmp rbx, [rsi + E_CR3]
+    jne .flow_record
+    cmp rax, [rsi + E_EXPECTED]
+    jne .flow_repeat
+    mov rbx, [rsi + E_RUN_AT]
+    lea rdx, [rbx + REC_RUN_BYTES]
+    cmp rdx, [rsi + E_LEN]
+    jne .run_new
+    add rbx, [rsi + E_BUF]
+    cmp word [rbx + 1], HVT_RUN_MAX
+    je .run_new
+    inc word [rbx + 1]
+.flow_counted:
+    mov [rsi + E_LAST_RIP], rax
+    mov rax, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rax
+    mov rax, [rsi + E_TICK]
+    add [rsi + E_TSC], rax
+    inc dword [rsi + E_NINSNS]
+    inc qword [rcx + F_FAST_STEPS]
+    RESTORE
+    jmp hv_fast_resume
+%else
     ; Pass 1 over the registers the pending instruction may have written: the decoded
     ; entry's own routine for its write set (one register, one and RFLAGS, none) or the
     ; generic loop; checkregs=on compares all of them.
     xor edx, edx
-%if %1
+%if %1 == 1
     mov r9d, CAND_ALL
     jmp .reg_next
 %else
@@ -238,7 +272,8 @@ extern hv_fast_resume, hv_fast_decline
 %assign i i+1
 %endrep
 .regs_done:
-%if %1
+%endif
+%if %1 == 1
     ; checkregs=on compared every register: count a change outside the write set.
     mov eax, [r8 + IC_CAND]
     not eax
@@ -289,6 +324,11 @@ extern hv_fast_resume, hv_fast_decline
 .fields_done:
     sub r9, [rsi + E_BUF]
     mov [rsi + E_LEN], r9
+%if %1 == 2
+    mov rax, [r8 + IC_RIP]
+    mov [rsi + E_LAST_RIP], rax
+    mov dword [rsi + E_LAST_OK], 1
+%endif
     mov rax, [rsi + E_TICK]
     add [rsi + E_TSC], rax
     mov rax, 0x100000001                ; nrecords++, ninsns++
@@ -302,7 +342,44 @@ extern hv_fast_resume, hv_fast_decline
 .pending_special:
     mov dword [rcx + F_LEFT], 1
     jmp .pending_set
-%if %1
+%if %1 == 2
+; FLOW, not straight on: the same instruction again (a REP string iteration, a jump to
+; itself) is one more on the last REPEAT marker; anything else a record without registers.
+.flow_repeat:
+    cmp dword [rsi + E_LAST_OK], 0
+    je .flow_record
+    cmp rax, [rsi + E_LAST_RIP]
+    jne .flow_record
+    mov rbx, [rsi + E_REP_AT]
+    lea rdx, [rbx + REC_RUN_BYTES]
+    cmp rdx, [rsi + E_LEN]
+    jne .rep_new
+    add rbx, [rsi + E_BUF]
+    cmp word [rbx + 1], HVT_RUN_MAX
+    je .rep_new
+    inc word [rbx + 1]
+    jmp .flow_counted
+.rep_new:
+    mov byte [rdi], TAG_REPEAT
+    lea rbx, [rsi + E_REP_AT]
+    jmp .count_new
+.run_new:
+    mov byte [rdi], TAG_RUN
+    lea rbx, [rsi + E_RUN_AT]
+; A new marker at rdi (the chunk had room for a whole record): count 1, its offset in [rbx].
+.count_new:
+    mov word [rdi + 1], 1
+    sub rdi, [rsi + E_BUF]
+    mov [rbx], rdi
+    add rdi, REC_RUN_BYTES
+    mov [rsi + E_LEN], rdi
+    inc dword [rsi + E_NRECORDS]
+    jmp .flow_counted
+.flow_record:
+    xor edx, edx
+    jmp .checked
+%endif
+%if %1 == 1
 .missed:
     cmp qword [rcx + F_MISSES], 0
     jne .counted
@@ -375,12 +452,14 @@ __SECT__
 %endmacro
 
 section .text
-global step_fast_entry, step_fast_entry_check, step_fast_handlers
+global step_fast_entry, step_fast_entry_check, step_fast_entry_flow, step_fast_handlers
 ; hv_mtf_fast: the plain path, and the checkregs=on one (trace_main.c chooses).
 step_fast_entry:
     FAST_PATH 0, reg_table
 step_fast_entry_check:
     FAST_PATH 1, reg_table_check
+step_fast_entry_flow:
+    FAST_PATH 2, reg_table
 
 ; rax as a varint at r9, r9 advanced; clobbers rax.
 varint_any:

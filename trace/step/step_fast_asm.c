@@ -46,7 +46,12 @@ void step_fast_asm_constants(void)
 
     E(E_BUF, buf); E(E_LEN, len); E(E_EXPECTED, expected_rip); E(E_CR3, cr3); E(E_TICK, tick);
     E(E_TSC, tsc); E(E_REGS, regs); E(E_NRECORDS, nrecords);
-    E(E_PSTAMP, pstamp); E(E_PRED, pred);
+    E(E_PSTAMP, pstamp); E(E_PRED, pred); E(E_NINSNS, ninsns);
+    E(E_RUN_AT, run_at); E(E_REP_AT, rep_at); E(E_LAST_RIP, last_rip); E(E_LAST_OK, last_ok);
+    HV_ASM_CONST(REC_RUN_BYTES, REC_RUN_BYTES);
+    HV_ASM_CONST(HVT_RUN_MAX, HVT_RUN_MAX);
+    HV_ASM_CONST(TAG_RUN, HVT_TAG_MARKER | HVT_MARK_RUN);
+    HV_ASM_CONST(TAG_REPEAT, HVT_TAG_MARKER | HVT_MARK_REPEAT);
     HV_ASM_CONST(E_PRED_SHIFT, __builtin_ctz(sizeof(((struct rec_enc *)0)->pred[0])));
     PRED(PRED_RIP, rip); PRED(PRED_ID, id); PRED(PRED_VALID, valid);
 

@@ -68,6 +68,20 @@ int main(void)
     CHECK(parse("irq=out", &o, err) == 0 && o.irq_out && o.scope == TRACE_SCOPE_ALL);  /* step() */
     CHECK(parse("irq=maybe", &o, err) == -1 && strstr(err, "in or out"));
     CHECK(parse("switch_at=0x1000", &o, err) == -1 && strstr(err, "__switch_to"));
+    /* record modes */
+    CHECK(parse("budget=1", &o, err) == 0 && o.record == HVT_MODE_FULL);
+    CHECK(parse("record=flow", &o, err) == 0 && o.record == HVT_MODE_FLOW);
+    CHECK(parse("record=full", &o, err) == 0 && o.record == HVT_MODE_FULL);
+    CHECK(parse("record=fast", &o, err) == -1 && strstr(err, "full or flow"));
+    CHECK(parse("regs=rax:rdi:rsp:rflags", &o, err) == 0 && o.record == HVT_MODE_REGS &&
+          o.regmask == (1u << HVT_REG_RAX | 1u << HVT_REG_RDI | 1u << HVT_REG_RSP | 1u << HVT_REG_RFLAGS));
+    CHECK(parse("regs=r15", &o, err) == 0 && o.regmask == 1u << HVT_REG_R15);
+    CHECK(parse("regs=rax:rip", &o, err) == -1 && strstr(err, "register names"));
+    CHECK(parse("regs=rax::rbx", &o, err) == -1 && strstr(err, "register names"));
+    CHECK(parse("record=flow,regs=rax", &o, err) == -1 && strstr(err, "column 13") && strstr(err, "record="));
+    CHECK(parse("regs=rax,record=full", &o, err) == -1 && strstr(err, "regs="));
+    CHECK(parse("record=flow,checkregs=on", &o, err) == -1 && strstr(err, "checkregs=on"));
+    CHECK(parse("checkregs=on,regs=rsp", &o, err) == -1 && strstr(err, "checkregs=on"));
     char small[8];
     CHECK(trace_opts_parse("zzz=1", &o, small, sizeof small) == -1 && strlen(small) == 7);
     return check_summary("test_trace_opts");

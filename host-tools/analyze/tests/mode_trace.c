@@ -1,7 +1,7 @@
 /* mode_trace: a small trace of real x86-64 code, written by the host trace writer in a chosen
  * record mode, for test-modes.sh (hvt-check and `hvt analyze` on every mode: same instructions,
  * same continuity, registers only where the mode carries them).
- *   mode_trace [--mode full|flow|regs=REG,...] [--loops N] [--break] OUT
+ *   mode_trace [--mode full|flow|regs=REG:...] [--loops N] [--break] OUT
  * The program (user space at 0x401000) is walked by a tiny interpreter that knows its eleven
  * instructions: a REP STOSB of RCX iterations (each a step of its own: REPEAT in FLOW), a
  * counted loop (a Jcc taken 49 times), a call to a function with a frame (push/mov/pop/ret)
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
         else out = NULL, i = argc;
     }
     if (!out) {
-        fprintf(stderr, "usage: mode_trace [--mode full|flow|regs=REG,...] [--loops N] [--break] OUT\n");
+        fprintf(stderr, "usage: mode_trace [--mode full|flow|regs=REG:...] [--loops N] [--break] OUT\n");
         return 2;
     }
     hvt_trace_file_hdr h;

@@ -21,7 +21,7 @@ bad()  { fail=$((fail+1)); echo "FAIL $*"; }
 check() { local what="$1"; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 field() { tail -1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-for m in full flow regs=rax,rcx; do
+for m in full flow regs=rax:rcx; do
   f="$W/${m%%=*}"
   "$GEN" --mode "$m" "$f.hvt" >/dev/null || bad "mode_trace --mode $m"
   "$GEN" --mode "$m" --break "$f-broken.hvt" >/dev/null || bad "mode_trace --mode $m --break"
@@ -37,8 +37,8 @@ check "full: hvt-check passes (violations=0 over ${n:-?} instructions), modes=fu
 check "flow: hvt-check passes, the same ${n:-?} instructions, modes=flow:$n" \
   test "$(cat "$W/flow.rc" | tr '\n' ' ')" = "0 0 " -a "$(field "$W/flow.check" insns)" = "$n" -a \
        "$(field "$W/flow.check" modes)" = "flow:$n"
-check "regs: hvt-check passes, the same instructions, says the set (modes=regs:$n regs=rax,rcx)" \
-  bash -c "test '$(tr '\n' ' ' < "$W/regs.rc")' = '0 0 ' && tail -1 '$W/regs.check' | grep -q ' insns=$n .*modes=regs:$n regs=rax,rcx'"
+check "regs: hvt-check passes, the same instructions, says the set (modes=regs:$n regs=rax:rcx)" \
+  bash -c "test '$(tr '\n' ' ' < "$W/regs.rc")' = '0 0 ' && tail -1 '$W/regs.check' | grep -q ' insns=$n .*modes=regs:$n regs=rax:rcx'"
 check "the walk has REP iterations, a loop, calls and interrupts (full listing: stos, jne, call, ret, iretq)" \
   bash -c "for w in stos jne call ret iretq; do grep -q \" \$w\" '$W/full.list' || exit 1; done"
 # The FULL listing with its register annotations cut is every mode's instruction listing (the
@@ -51,7 +51,7 @@ check "regs: listing = full's, instructions the same" cmp <(strip "$W/full.list"
 check "regs: only rax and rcx shown, as full shows them" \
   bash -c "cmp <(grep -v '^#' '$W/full.list' | sed -n 's/.*  ;//p' | tr ' ' '\n' | grep -E '^(rax|rcx)=' ) \
                <(grep -v '^#' '$W/regs.list' | sed -n 's/.*  ;//p' | tr ' ' '\n' | grep . )"
-check "regs: the mode line names the set" grep -q '^# .* record mode regs=rax,rcx$' "$W/regs.list"
+check "regs: the mode line names the set" grep -q '^# .* record mode regs=rax:rcx$' "$W/regs.list"
 check "nesting identical in every mode" bash -c "cmp '$W/full.nest' '$W/flow.nest' && cmp '$W/full.nest' '$W/regs.nest'"
 check "summary says the mode (record modes: flow $n insns)" grep -q "^record modes: flow $n insns\$" "$W/flow.summary"
 check "no errors from hvt analyze" bash -c "! test -s '$W/full.err' && ! test -s '$W/flow.err' && ! test -s '$W/regs.err'"

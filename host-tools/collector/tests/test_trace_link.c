@@ -55,9 +55,21 @@ static void test_ctl(void)
     a.reserved[2] = 1;                                   /* reserved must be zero */
     CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
     a.reserved[2] = 0;
-    a.reserved0 = 1;
+    a.record = HVT_TRACE_RECORD(HVT_MODE_FLOW, 0);        /* a record mode without its flag */
     CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
-    a.reserved0 = 0;
+    a.flags = HVT_TRACE_F_RECORD;
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_OK && parsed.record == a.record);
+    a.record = HVT_TRACE_RECORD(HVT_MODE_FLOW, 1);        /* FLOW has no register set */
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
+    a.record = HVT_TRACE_RECORD(HVT_MODE_REGS, 0);        /* REGS needs one */
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
+    a.record = HVT_TRACE_RECORD(HVT_MODE_REGS, 1u << HVT_NREGS);   /* no such register */
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
+    a.record = HVT_TRACE_RECORD(HVT_MODE_COUNT, 0);       /* no such mode */
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
+    a.record = HVT_TRACE_RECORD(HVT_MODE_REGS, 1u << HVT_REG_RAX | 1u << HVT_REG_RFLAGS);
+    CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_OK);
+    a.record = 0;
     a.flags = HVT_TRACE_F_KERNEL_ONLY | HVT_TRACE_F_USER_ONLY;
     CHECK(trace_ctl_parse_args((uint8_t *)&a, sizeof a, &parsed) == HVT_CTL_EINVAL);
     a.flags = HVT_TRACE_F_ADDR_RANGE;
