@@ -53,8 +53,8 @@ typedef struct {
     int proc; /* index into procs */
     int64_t pid, tgid;
     char comm[HVT_COMM_MAX + 1];
-    /* The record mode the listing last said for this CPU (a MODE marker restating it at a
-     * chunk start is not news); mode_said 0: nothing said yet (a trace starts in FULL). */
+    /* The record mode the listing last said for this CPU (list_mode); mode_said 0: nothing
+     * said yet (a trace starts in FULL). */
     int mode_said;
     uint8_t mode;
     uint32_t mode_mask;
@@ -246,19 +246,26 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
                  (unsigned long long)r->b);
         break;
     case HVT_MARK_TIME: snprintf(why, sizeof why, "time %llu", (unsigned long long)r->a); break;
-    case HVT_MARK_MODE: {
-        char m[160];
-        int news = !c->mode_said ? r->a != HVT_MODE_FULL : (c->mode != r->a || c->mode_mask != r->b);
-        c->mode_said = 1;
-        c->mode = (uint8_t)r->a;
-        c->mode_mask = (uint32_t)r->b;
-        if (!news) return;
-        snprintf(why, sizeof why, "record mode %s", tr_mode_name(m, sizeof m, (unsigned)r->a, (uint32_t)r->b));
-        break;
-    }
+    case HVT_MARK_MODE: return; /* said at the instruction where the mode changes (list_mode) */
     default: snprintf(why, sizeof why, "marker %u", r->kind); break;
     }
     if (list) fprintf(out, "# %llu %u %s\n", (unsigned long long)r->tsc, r->cpu, why);
+}
+
+/* "# tsc cpu record mode M" before the first instruction of a CPU in a mode other than the one
+ * said last (a trace starts in full, said or not): from the instructions, not from MODE
+ * markers, which a writer also repeats at every chunk start (and a chunk starting in full needs
+ * none). */
+static void list_mode(view_state *v, view_cpu *c, const tr_rec *r)
+{
+    if (c->mode_said ? c->mode == r->mode && c->mode_mask == r->regs_known : r->mode == HVT_MODE_FULL)
+        return;
+    char m[160];
+    c->mode_said = 1;
+    c->mode = r->mode;
+    c->mode_mask = r->regs_known;
+    fprintf(v->o->out, "# %llu %u record mode %s\n", (unsigned long long)r->tsc, r->cpu,
+            tr_mode_name(m, sizeof m, r->mode, r->regs_known));
 }
 
 static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, disasm_cache *d, const disasm_entry *e)
@@ -409,7 +416,10 @@ int view_run(const char *path, const view_opts *o)
         }
         const disasm_entry *e = disasm_next(d, &c->disasm_hint, rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
-        if (o->views & VIEW_LIST) list_insn(&v, c, &rec, d, e);
+        if (o->views & VIEW_LIST) {
+            list_mode(&v, c, &rec);
+            list_insn(&v, c, &rec, d, e);
+        }
         if (o->hooks && o->hooks->insn) {
             view_task t = task_of(c);
             o->hooks->insn(o->hooks->ctx, &rec, &t, e);

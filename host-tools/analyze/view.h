@@ -3,8 +3,9 @@
  *                 "tsc cpu pid/comm address sym+off bytes  text[  ; reg=value...]"
  *                 (blanks in comm become '_'; text is capstone's; registers are those whose
  *                 value changed, in hex, among those the record mode carries: none in FLOW,
- *                 the set in REGS), markers as "# tsc cpu description" lines (a MODE marker
- *                 as "# tsc cpu record mode flow" when it changes the CPU's mode)
+ *                 the set in REGS), markers as "# tsc cpu description" lines; before the
+ *                 first instruction of a CPU in another record mode than its last (a trace
+ *                 starts in full), "# tsc cpu record mode flow" (MODE markers: no line)
  *   VIEW_NEST     call-nesting diagram, DTrace flowindent style ("->"/"<-", two spaces per
  *                 level), levels as nest.h defines
  *   VIEW_SUMMARY  per process: instruction counts (kernel/user), CR3 values, user code pages;

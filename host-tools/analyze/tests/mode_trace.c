@@ -1,13 +1,14 @@
 /* mode_trace: a small trace of real x86-64 code, written by the host trace writer in a chosen
  * record mode, for test-modes.sh (hvt-check and `hvt analyze` on every mode: same instructions,
  * same continuity, registers only where the mode carries them).
- *   mode_trace [--mode full|flow|regs=REG:...] [--loops N] [--break] OUT
+ *   mode_trace [--mode full|flow|regs=REG:...] [--then MODE] [--loops N] [--break] OUT
  * The program (user space at 0x401000) is walked by a tiny interpreter that knows its eleven
  * instructions: a REP STOSB of RCX iterations (each a step of its own: REPEAT in FLOW), a
  * counted loop (a Jcc taken 49 times), a call to a function with a frame (push/mov/pop/ret)
  * and a jump back to the start; a timer interrupt (EVENT, a kernel handler ending in IRETQ)
  * every 97 instructions and a SWITCH marker at the start. --break makes one call fall through
- * instead of entering the function: a continuity violation hvt-check must find in every mode. */
+ * instead of entering the function: a continuity violation hvt-check must find in every mode.
+ * --then switches to another mode halfway (mid-chunk). */
 #include "trace_reader.h"
 #include "trace_writer.h"
 #include <stdio.h>
@@ -69,21 +70,23 @@ static int step(int i, int brk)
 
 int main(int argc, char **argv)
 {
-    unsigned mode = HVT_MODE_FULL;
-    uint32_t mask = 0;
+    unsigned mode = HVT_MODE_FULL, then = HVT_MODE_COUNT;
+    uint32_t mask = 0, then_mask = 0;
     int loops = 20, brk = 0;
     const char *out = NULL;
     char err[160];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
             if (tr_mode_parse(argv[++i], &mode, &mask, err, sizeof err)) { fprintf(stderr, "mode_trace: %s\n", err); return 2; }
+        } else if (!strcmp(argv[i], "--then") && i + 1 < argc) {
+            if (tr_mode_parse(argv[++i], &then, &then_mask, err, sizeof err)) { fprintf(stderr, "mode_trace: %s\n", err); return 2; }
         } else if (!strcmp(argv[i], "--loops") && i + 1 < argc) loops = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--break")) brk = 1;
         else if (argv[i][0] != '-' && !out) out = argv[i];
         else out = NULL, i = argc;
     }
     if (!out) {
-        fprintf(stderr, "usage: mode_trace [--mode full|flow|regs=REG:...] [--loops N] [--break] OUT\n");
+        fprintf(stderr, "usage: mode_trace [--mode full|flow|regs=REG:...] [--then MODE] [--loops N] [--break] OUT\n");
         return 2;
     }
     hvt_trace_file_hdr h;
@@ -106,7 +109,7 @@ int main(int argc, char **argv)
             rc |= put(MT_HANDLER + 1, handler[1], 2, MT_USER_CR3);
             regs[HVT_REG_RSP] = sp;
         }
-        if (next == 0) loop++;
+        if (next == 0 && ++loop == loops / 2 && then < HVT_MODE_COUNT) rc |= tw_set_mode(w, then, then_mask);
         i = next;
     }
     rc |= tw_startstop(w, 0, 0, HVT_REASON_USER);

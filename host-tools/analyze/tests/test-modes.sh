@@ -43,11 +43,11 @@ check "the walk has REP iterations, a loop, calls and interrupts (full listing: 
   bash -c "for w in stos jne call ret iretq; do grep -q \" \$w\" '$W/full.list' || exit 1; done"
 # The FULL listing with its register annotations cut is every mode's instruction listing (the
 # CONTEXT restatements differ: each mode's chunks end elsewhere).
-strip() { grep -v -e '^# .* record mode ' -e '^# [0-9]* [0-9]* context ' "$1" | sed 's/  ;.*//'; }
-check "flow: listing = full's without registers" cmp <(strip "$W/full.list") <(strip "$W/flow.list")
+insns_of() { grep -v -e '^# .* record mode ' -e '^# [0-9]* [0-9]* context ' "$1" | sed 's/  ;.*//'; }
+check "flow: listing = full's without registers" cmp <(insns_of "$W/full.list") <(insns_of "$W/flow.list")
 check "flow: no register shown (all stale), one mode line" \
   bash -c "! grep -q '  ;' '$W/flow.list' && test \$(grep -c '^# .* record mode flow\$' '$W/flow.list') = 1"
-check "regs: listing = full's, instructions the same" cmp <(strip "$W/full.list") <(strip "$W/regs.list")
+check "regs: listing = full's, instructions the same" cmp <(insns_of "$W/full.list") <(insns_of "$W/regs.list")
 check "regs: only rax and rcx shown, as full shows them" \
   bash -c "cmp <(grep -v '^#' '$W/full.list' | sed -n 's/.*  ;//p' | tr ' ' '\n' | grep -E '^(rax|rcx)=' ) \
                <(grep -v '^#' '$W/regs.list' | sed -n 's/.*  ;//p' | tr ' ' '\n' | grep . )"
@@ -62,6 +62,28 @@ check "broken walk: flow finds the same violation (the instruction inside a RUN)
   bash -c "test '$(cat "$W/flow-broken.rc")' = 1 && test '$(grep '^violation:' "$W/flow-broken.check")' = '$v'"
 check "broken walk: regs finds the same violation" \
   bash -c "test '$(cat "$W/regs-broken.rc")' = 1 && test '$(grep '^violation:' "$W/regs-broken.check")' = '$v'"
+# The mode changed halfway, mid-chunk: full then flow, flow then full.
+"$GEN" --mode full --then flow "$W/full-flow.hvt" >/dev/null
+"$GEN" --mode flow --then full "$W/flow-full.hvt" >/dev/null
+for m in full-flow flow-full; do
+  "$CHECK" "$W/$m.hvt" > "$W/$m.check"; echo $? > "$W/$m.rc"
+  "$HVT" analyze --view list --file-order "$W/$m.hvt" > "$W/$m.list" 2>>"$W/$m.err"
+done
+a=$(field "$W/full-flow.check" modes)
+check "full then flow: hvt-check passes, modes=$a add up to $n" \
+  bash -c "test '$(cat "$W/full-flow.rc")' = 0 && echo '$a' | grep -qE '^full:[0-9]+,flow:[0-9]+\$' && \
+           test \$(( $(echo "$a" | sed 's/full:\([0-9]*\),flow:\([0-9]*\)/\1 + \2/') )) = $n"
+# half_regs LIST MODE_LINE: the instructions before the mode line with registers, after it
+half_regs() { sed -n "1,/$2/p" "$1" | grep -c '  ;'; sed -n "/$2/,\$p" "$1" | grep -c '  ;'; }
+check "full then flow: listing = full's, one mode line, registers before the switch only" \
+  test "$(cmp <(insns_of "$W/full.list") <(insns_of "$W/full-flow.list")) $(grep -c 'record mode' "$W/full-flow.list") \
+$(half_regs "$W/full-flow.list" 'record mode flow' | sed 's/^[1-9][0-9]*$/some/' | tr '\n' ' ')" = " 1 some 0 "
+check "flow then full: hvt-check passes; listing says flow, then full; registers after the switch only" \
+  test "$(cat "$W/flow-full.rc") $(cmp <(insns_of "$W/full.list") <(insns_of "$W/flow-full.list"))\
+$(grep -o 'record mode .*' "$W/flow-full.list" | tr '\n' ' ')\
+$(half_regs "$W/flow-full.list" 'record mode full' | sed 's/^[1-9][0-9]*$/some/' | tr '\n' ' ')" = \
+       "0 record mode flow record mode full 0 some "
+
 # The exports (hvt export) from every mode: babeltrace2 reads the CTF back with one insn event
 # per instruction, and every format's output is the FULL trace's (they show no registers).
 for m in full flow regs; do
