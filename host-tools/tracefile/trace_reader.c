@@ -403,6 +403,7 @@ int tr_seek_chunk(tr_reader *r, size_t i)
     r->merge = 0;
     r->file_cur.next_chunk = i;
     r->file_cur.raw_len = r->file_cur.raw_pos = 0;
+    r->file_cur.run_left = 0;   /* a RUN or REPEAT being expanded belongs to the old place */
     forget_carry(r);
     return 0;
 }
