@@ -38,7 +38,16 @@
 #                          (bench/results/probecost.cal), then for each workload W (wsys n
 #                          getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop) hvt -e's
 #                          prediction from a counting run beside the traced over the untraced
-#                          time, and the ratio of their overheads (goal 0.8 .. 1.2)
+#                          time, and the ratio of their overheads (goal 0.8 .. 1.2); the
+#                          workloads run in rounds (counting run timed, traced, untraced), each
+#                          run set against the untraced time at its place between the untraced
+#                          runs around it (untraced_spread_W: how far they moved)
+#   newtask_frac_W, switched_frac_W  of the counting run's firings, those in a new task and those
+#                          of another probe than the CPU's last (the hypervisor's tally): the
+#                          mix the model prices newtask and keynew by
+#   count_run_own_vs_measured_W  the counting run's own ticks as the hypervisor timed them over
+#                          the guest's measure of them (the rate takes the former out)
+#   predicted_ticks_per_fire_W, measured_ticks_per_fire_W  the same, per traced firing
 #   (bench/dfire/prof.sh IMAGE: the D firing's instructions by function, on the host under
 #   callgrind, for finding where they go: the action, dif_fire, the lean path)
 #   arm_all_s              the host side of arming fbt:::entry (every function): resolving the
@@ -66,11 +75,15 @@ BENCH_D_ckey    := fbt::vfs_read:entry { @[arg2] = count(); }
 BENCH_D_calu    := fbt::vfs_read:entry { @[(((((((((((((((((arg2 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7) & 1023] = count(); }
 BENCH_D_csys    := syscall::read:entry { @[arg2] = count(); }
 BENCH_D_cvar    := fbt::vfs_read:entry { @[(arg0 + arg1 + arg2 + arg3 + arg4 + arg5 + pid + tid) & 7] = count(); }
+# ... and the interpreter's (a clause the lean path does not take: probefunc is a string other
+# than execname): the same key as ckey's run by the interpreter, and calu's arithmetic there
+BENCH_D_ci1     := fbt::vfs_read:entry { @[probefunc] = count(); }
+BENCH_D_ci2     := fbt::vfs_read:entry { @[probefunc, (((((((((((((((((arg2 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7 * 3 + 1) ^ 5) - 7) & 1023] = count(); }
 # The model's check: three workloads and their programs.
 BENCH_D_wsys    := syscall::getpid:entry { @[pid] = count(); }
 BENCH_D_wmd5    := fbt::vfs_read:entry { @ = count(); }
 BENCH_D_wfork   := syscall:::entry { @[probefunc] = count(); }
-BENCH_D_PROGS   := dcount dquant dsdt dsfbt dstack dstack1 cc1 cc4cl cc4ag ckey calu cvar csys wsys wmd5 wfork
+BENCH_D_PROGS   := dcount dquant dsdt dsfbt dstack dstack1 cc1 cc4cl cc4ag ckey calu cvar csys ci1 ci2 wsys wmd5 wfork
 $(BENCH_PROBE)/%.img: $(HVT) bench/probe.mk
 	@mkdir -p $(dir $@)
 	$(MAKE) $(TEST_BUILD)/vmlinuz

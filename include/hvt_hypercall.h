@@ -88,7 +88,10 @@ enum hvt_hc_probe_op {
     HVT_HC_PROBE_COST       = 7, /* the per-phase accounting (include/hvt_probe.h): RCX = 0 off,
                                     1 on; RCX = 2 + phase (enum hvt_probe_phase): out RBX = that
                                     phase's ticks, RCX = firings timed, both summed over the
-                                    probes armed now */
+                                    probes armed now; RCX = 2 + HVT_PH_COUNT: out RBX, RCX = of
+                                    the firings timed, those in another task than their CPU's
+                                    last one and those of another probe id (struct
+                                    hvt_probe_cost newtask, switched) */
 };
 
 /* HVT_HC_CMD's operations (RBX), in the order the agent makes them for one command. */

@@ -114,9 +114,13 @@ struct hvt_probe_cost {
     uint32_t id, sites;
     uint64_t fires;
     uint64_t ticks[HVT_PH_COUNT];
+    /* of the firings: in another task than their CPU's last timed firing (the task's name and
+     * ids found anew); of another probe id than it (a key made of the probe's name changes).
+     * What the performance model (hvt -e) takes from a counting run besides its rate. */
+    uint64_t newtask, switched;
 };
 _Static_assert(sizeof(struct hvt_probe_cost_head) == 16, "wire size");
-_Static_assert(sizeof(struct hvt_probe_cost) == 88, "wire size");
+_Static_assert(sizeof(struct hvt_probe_cost) == 104, "wire size");
 
 /* Reply data of the HVT_CTL_PROBE_* commands. The counters run from the hypervisor's start. */
 #define HVT_CTL_PROBE_SPECS 42     /* specs in one ARM request (HVT_CTL_MAX_DATA / 24) */

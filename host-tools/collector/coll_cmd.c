@@ -457,7 +457,8 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
             continue;
         }
         if (m->ctl.cmd == HVT_CTL_PROBE_COST) {
-            /* probe_cost=ID SITES FIRES TICKS... (the phases in enum hvt_probe_phase order) */
+            /* probe_cost=ID SITES FIRES TICKS... NEWTASK SWITCHED (the phases in enum
+             * hvt_probe_phase order, then struct hvt_probe_cost's firing counts) */
             struct hvt_probe_cost_head h;
             bool ok = m->ctl.status == HVT_CTL_OK && m->ctl.data_len >= sizeof h;
             coll_sock_printf(&c->sock, i, "hv_status=%s\n", coll_ctl_status_name(m->ctl.status));
@@ -475,6 +476,9 @@ void coll_cmd_ctl_reply(struct coll *c, const struct ctl_msg *m, bool tag_ok, ui
                     for (unsigned ph = 0; ph < HVT_PH_COUNT && n > 0 && (size_t)n < sizeof line; ph++)
                         n += snprintf(line + n, sizeof line - (size_t)n, " %llu",
                                       (unsigned long long)e.ticks[ph]);
+                    if (n > 0 && (size_t)n < sizeof line)
+                        snprintf(line + n, sizeof line - (size_t)n, " %llu %llu",
+                                 (unsigned long long)e.newtask, (unsigned long long)e.switched);
                     coll_sock_printf(&c->sock, i, "%s\n", line);
                 }
             }

@@ -12,6 +12,7 @@ static const struct {
     const char *name;
     unsigned phase;               /* enum hvt_probe_phase the class's time is in */
     enum d_cal_key fallback;      /* priced as this one when the table lacks it */
+    bool optional;                /* the table lacks it: priced 0 (said) */
 } cal_keys[D_CAL_KEYS] = {
     [D_CAL_EXIT]           = { "exit",           HVT_PH_EXIT,     D_CAL_EXIT },
     [D_CAL_LOOKUP]         = { "lookup",         HVT_PH_LOOKUP,   D_CAL_LOOKUP },
@@ -41,6 +42,10 @@ static const struct {
     [D_CAL_ACT]            = { "act",            HVT_PH_RECORD,   D_CAL_OP_INSN },
     [D_CAL_EMIT]           = { "emit",           HVT_PH_RECORD,   D_CAL_OP_INSN },
     [D_CAL_REC_STACK]      = { "rec_stack",      HVT_PH_RECORD,   D_CAL_EMIT },
+    /* the task found anew is the lookup's; a key looked up, the aggregation's */
+    [D_CAL_NEWTASK]        = { "newtask",        HVT_PH_LOOKUP,   D_CAL_NEWTASK,   true },
+    [D_CAL_KEYNEW]         = { "keynew",         HVT_PH_AGG,      D_CAL_KEYNEW,    true },
+    [D_CAL_INTERP]         = { "interp",         HVT_PH_CLAUSES,  D_CAL_INTERP,    true },
 };
 
 const char *d_cal_name(enum d_cal_key k) { return k < D_CAL_KEYS ? cal_keys[k].name : "?"; }
@@ -225,6 +230,162 @@ static bool image_reads_args(const struct hvt_dif_insn *in, uint32_t n)
     return false;
 }
 
+/* The integer built-ins the lean path reads (dif_lean.c dif_lean_int_var). */
+static bool lean_int_var(int32_t id)
+{
+    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 6)
+        return true;
+    switch (id) {
+    case HVT_DIF_V_PID: case HVT_DIF_V_TID: case HVT_DIF_V_CURTHREAD: case HVT_DIF_V_TIMESTAMP:
+    case HVT_DIF_V_WALLTIMESTAMP: case HVT_DIF_V_ERRNO: case HVT_DIF_V_REGS_PC:
+    case HVT_DIF_V_REGS_SP: case HVT_DIF_V_CPU:
+        return true;
+    }
+    return false;
+}
+
+/* Does the hypervisor's lean path take this clause? Its rule (dif_lean.c dif_lean_clause),
+ * instruction by instruction: no-ops, constants, integer built-ins and execname, tuples of
+ * them and of kernel stacks, aggregations of integers, RET last; within the tuple's limits.
+ * (The hypervisor also sends a clause past the budget's first grant, 4096 units, to the
+ * interpreter: no clause that short of the budget is that long.) */
+static bool clause_lean(const struct hvt_dif_hdr *h, const struct hvt_dif_insn *code, uint32_t n,
+                        const struct hvt_dif_agg *aggs)
+{
+    enum { K_NONE, K_INT, K_EXEC };
+    uint8_t kind[HVT_DIF_NREGS] = { 0 };
+    uint32_t tn = 0, tlen = 0;
+    for (uint32_t pc = 0; pc < n; pc++) {
+        const struct hvt_dif_insn *in = &code[pc];
+        unsigned rd = in->rd & (HVT_DIF_NREGS - 1), ra = in->ra & (HVT_DIF_NREGS - 1);
+        unsigned rb = in->rb & (HVT_DIF_NREGS - 1);
+        switch (in->op) {
+        case HVT_DIF_OP_NOP:
+            break;
+        case HVT_DIF_OP_LDI:
+            kind[rd] = K_INT;
+            break;
+        case HVT_DIF_OP_VAR:
+            if (in->imm == HVT_DIF_V_EXECNAME && h->strsize > 16)
+                kind[rd] = K_EXEC;
+            else if (lean_int_var(in->imm))
+                kind[rd] = K_INT;
+            else
+                return false;
+            break;
+        case HVT_DIF_OP_TCLR:
+            tn = tlen = 0;
+            break;
+        case HVT_DIF_OP_TPUSH:
+            if (!kind[ra])
+                return false;
+            tn++;
+            tlen += kind[ra] == K_EXEC ? 24 : 8;
+            break;
+        case HVT_DIF_OP_TKSTACK:
+            if (in->imm < 1 || in->imm > HVT_DIF_STACKKEY_MAX)
+                return false;
+            tn++;
+            tlen += 8 + 8 * (uint32_t)in->imm;
+            break;
+        case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: {
+            if (in->imm < 0 || (uint32_t)in->imm >= h->naggs)
+                return false;
+            bool count = aggs[in->imm].fn == HVT_DIF_AGG_COUNT;
+            if ((!count && kind[ra] != K_INT) || (in->op == HVT_DIF_OP_AGGW && kind[rb] != K_INT))
+                return false;
+            break;
+        }
+        case HVT_DIF_OP_RET:
+            return pc == n - 1 && tn <= HVT_DIF_TUPLE_MAX && tlen <= HVT_DIF_KEY_MAX;
+        default:
+            return false;
+        }
+        if (tn > HVT_DIF_TUPLE_MAX || tlen > HVT_DIF_KEY_MAX)
+            return false;
+    }
+    return false;
+}
+
+/* What a value is made of: bits of the probe's names, the task's ids, the firing's data. */
+enum { DEP_PROBE = 1, DEP_TASK = 2, DEP_DATA = 4 };
+
+static unsigned var_dep(int32_t id)
+{
+    switch (id) {
+    case HVT_DIF_V_PROBEPROV: case HVT_DIF_V_PROBEMOD: case HVT_DIF_V_PROBEFUNC:
+    case HVT_DIF_V_PROBENAME: case HVT_DIF_V_EPID: case HVT_DIF_V_ID:
+        return DEP_PROBE;
+    case HVT_DIF_V_PID: case HVT_DIF_V_TID: case HVT_DIF_V_PPID: case HVT_DIF_V_UID:
+    case HVT_DIF_V_CURTHREAD: case HVT_DIF_V_EXECNAME:
+        return DEP_TASK;
+    case HVT_DIF_V_CPU:              /* aggregations are per CPU: the same on each */
+        return 0;
+    default:
+        return DEP_DATA;
+    }
+}
+
+/* Each aggregation update of a clause into keys[] by what its key is made of: the values
+ * followed from built-ins and constants through the registers (a write after a branch adds
+ * to what the register held: either path's value may reach the key, and which path is taken
+ * was decided by what the branch tested). */
+static void clause_keys(const struct hvt_dif_insn *code, uint32_t n, double keys[D_KEY_KINDS])
+{
+    unsigned dep[HVT_DIF_NREGS] = { 0 }, tuple = 0;
+    bool branched = false;
+    for (uint32_t pc = 0; pc < n; pc++) {
+        const struct hvt_dif_insn *in = &code[pc];
+        unsigned rd = in->rd & (HVT_DIF_NREGS - 1), ra = in->ra & (HVT_DIF_NREGS - 1);
+        unsigned rb = in->rb & (HVT_DIF_NREGS - 1), v;
+        switch (in->op) {
+        case HVT_DIF_OP_LDI: case HVT_DIF_OP_LDC: case HVT_DIF_OP_SCONST:
+            v = 0;
+            break;
+        case HVT_DIF_OP_VAR:
+            v = var_dep(in->imm);
+            break;
+        case HVT_DIF_OP_MOV: case HVT_DIF_OP_ADDI: case HVT_DIF_OP_NEG: case HVT_DIF_OP_NOT:
+        case HVT_DIF_OP_LNOT: case HVT_DIF_OP_SEXT: case HVT_DIF_OP_ZEXT: case HVT_DIF_OP_STRLEN:
+        case HVT_DIF_OP_BASENAME:
+            v = dep[ra];
+            break;
+        case HVT_DIF_OP_ADD: case HVT_DIF_OP_SUB: case HVT_DIF_OP_MUL: case HVT_DIF_OP_UDIV:
+        case HVT_DIF_OP_SDIV: case HVT_DIF_OP_UREM: case HVT_DIF_OP_SREM: case HVT_DIF_OP_AND:
+        case HVT_DIF_OP_OR: case HVT_DIF_OP_XOR: case HVT_DIF_OP_SHL: case HVT_DIF_OP_SHR:
+        case HVT_DIF_OP_SAR: case HVT_DIF_OP_EQ: case HVT_DIF_OP_NE: case HVT_DIF_OP_LT:
+        case HVT_DIF_OP_LE: case HVT_DIF_OP_LTU: case HVT_DIF_OP_LEU: case HVT_DIF_OP_SCMP:
+        case HVT_DIF_OP_STRJOIN:
+            v = dep[ra] | dep[rb];
+            break;
+        case HVT_DIF_OP_LDG: case HVT_DIF_OP_STRG: case HVT_DIF_OP_STRGR: case HVT_DIF_OP_LDGV:
+        case HVT_DIF_OP_LDTV: case HVT_DIF_OP_LDLV: case HVT_DIF_OP_LDAV: case HVT_DIF_OP_LDSA:
+        case HVT_DIF_OP_SPECNEW:
+            v = DEP_DATA;
+            break;
+        case HVT_DIF_OP_JMP: case HVT_DIF_OP_BZ: case HVT_DIF_OP_BNZ:
+            branched |= (uint32_t)in->imm != n - 1;      /* (to the RET: nothing joins there) */
+            continue;
+        case HVT_DIF_OP_TCLR:
+            tuple = 0;
+            continue;
+        case HVT_DIF_OP_TPUSH:
+            tuple |= dep[ra];
+            continue;
+        case HVT_DIF_OP_TKSTACK: case HVT_DIF_OP_TUSTACK:
+            tuple |= DEP_DATA;
+            continue;
+        case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW:
+            keys[tuple & DEP_DATA ? D_KEY_DATA : tuple == (DEP_PROBE | DEP_TASK) ? D_KEY_BOTH :
+                 tuple == DEP_PROBE ? D_KEY_PROBE : tuple == DEP_TASK ? D_KEY_TASK : D_KEY_CONST]++;
+            continue;
+        default:                     /* writes no register */
+            continue;
+        }
+        dep[rd] = branched ? dep[rd] | v : v;
+    }
+}
+
 int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
@@ -276,14 +437,28 @@ int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model 
                 pred_end = k + 1;
                 break;
             }
+        bool lean = clause_lean(h, code, n, aggs);
         for (uint32_t k = 0; k < n; k++) {
             enum d_cal_key c = op_class(&code[k], aggs, h->naggs);
             m->n[c]++;
             if (k < pred_end)
                 m->pred[c]++;
         }
+        if (lean)
+            m->lean++;
+        else
+            m->n[D_CAL_INTERP]++;
+        clause_keys(code, n, m->keys);
     }
     return 0;
+}
+
+void d_model_mix(struct d_model *m, const struct d_mix *mix)
+{
+    double nt = mix && mix->known ? mix->newtask : 0, sw = mix && mix->known ? mix->switched : 0;
+    double both = nt + sw < 1 ? nt + sw : 1;
+    m->n[D_CAL_NEWTASK] = nt;
+    m->n[D_CAL_KEYNEW] = m->keys[D_KEY_PROBE] * sw + m->keys[D_KEY_TASK] * nt + m->keys[D_KEY_BOTH] * both;
 }
 
 int d_model_cost(const struct d_cal *cal, const struct d_model *m, double phase[HVT_PH_COUNT],
@@ -298,6 +473,10 @@ int d_model_cost(const struct d_cal *cal, const struct d_model *m, double phase[
         enum d_cal_key c = (enum d_cal_key)k;
         while (!(cal->have & 1u << c) && cal_keys[c].fallback != c)
             c = cal_keys[c].fallback;
+        if (!(cal->have & 1u << c) && cal_keys[c].optional) {
+            *estimated |= 1u << k;           /* not priced: said */
+            continue;
+        }
         if (!(cal->have & 1u << c)) {
             snprintf(err, errlen, "the calibration table has no %s", cal_keys[c].name);
             return -1;
@@ -320,12 +499,12 @@ double d_predict_rate(double fires, double ticks, double plain)
 double d_predict_slowdown(double rate, double cost) { return 1 + rate * cost; }
 
 int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, const struct d_cal *cal,
-                     const char *calname, double rate, int models)
+                     const char *calname, double rate, const struct d_mix *mix, int models)
 {
     static const char *const ph_names[] = HVT_PH_NAMES;
     const struct hvt_dif_hdr *h = (const struct hvt_dif_hdr *)image;
     char why[200];
-    double sum = 0, lo = 0, hi = 0;
+    double sum = 0, lo = 0, hi = 0, keys[D_KEY_KINDS] = { 0 };
     uint32_t estimated = 0, counted = 0;
     if (len < sizeof *h || h->magic != HVT_DIF_MAGIC) {
         fprintf(err, "hvt: not a D image\n");
@@ -352,6 +531,8 @@ int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, con
             fprintf(err, "hvt: %s\n", why);
             return -1;
         }
+        for (unsigned k = 0; k < D_KEY_KINDS; k++)
+            keys[k] += m.keys[k];
         if (!cal) {                        /* the counts alone: what a calibration fits */
             fprintf(out, "model probe=%s", name);
             for (unsigned k = 0; k < D_CAL_KEYS; k++)
@@ -361,6 +542,7 @@ int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, con
             counted++;
             continue;
         }
+        d_model_mix(&m, mix);
         if (d_model_cost(cal, &m, ph, &est, why, sizeof why)) {
             fprintf(err, "hvt: %s\n", why);
             return -1;
@@ -398,10 +580,23 @@ int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, con
     for (unsigned k = 0; k < D_CAL_KEYS; k++)
         if (estimated & 1u << k) {
             enum d_cal_key c = (enum d_cal_key)k;
-            while (!(cal->have & 1u << c))
+            while (!(cal->have & 1u << c) && cal_keys[c].fallback != c)
                 c = cal_keys[c].fallback;
-            fprintf(out, "note: the table has no %s: priced as %s\n", cal_keys[k].name, cal_keys[c].name);
+            if (!(cal->have & 1u << c))
+                fprintf(out, "note: the table has no %s: not priced (make bench-probe measures it)\n",
+                        cal_keys[k].name);
+            else
+                fprintf(out, "note: the table has no %s: priced as %s\n", cal_keys[k].name, cal_keys[c].name);
         }
+    if (mix && mix->known)
+        fprintf(out, "mix: %.4g of the firings in a new task, %.4g of another probe than the last\n",
+                mix->newtask, mix->switched);
+    else if (keys[D_KEY_PROBE] + keys[D_KEY_TASK] + keys[D_KEY_BOTH] > 0)
+        fprintf(out, "note: no counting run said how often the task or the probe changes (a timed one "
+                "does: --count-for, or --count-run F:T:OWN:NEWTASK:SWITCHED): priced as if neither did\n");
+    if (keys[D_KEY_DATA] > 0)
+        fprintf(out, "note: an aggregation's key is made of the firing's data: priced as if it repeated "
+                "(each change costs keynew more)\n");
     double mean = sum / counted;
     if (lo != hi)
         fprintf(out, "note: the probes cost %.1f to %.1f ticks a firing: the mean is taken (each probe "
@@ -423,23 +618,38 @@ int d_predict_main(FILE *out, FILE *err, const uint8_t *image, size_t len, const
     struct d_cal cal;
     char used[4096], why[4400];
     if (models && !calpath && !count_run && rate_s < 0)     /* the counts alone */
-        return d_predict_report(out, err, image, len, NULL, NULL, -1, 1) ? 1 : 0;
+        return d_predict_report(out, err, image, len, NULL, NULL, -1, NULL, 1) ? 1 : 0;
     if (d_cal_load(calpath, &cal, used, sizeof used, why, sizeof why)) {
         fprintf(err, "hvt: %s\n", why);
         return 1;
     }
     double rate = -1;
+    struct d_mix mix = { 0 };
     if (count_run) {
         char *end;
+        double v[5];
+        unsigned nv = 0;
+        const char *q = count_run;
         errno = 0;
-        double fires = strtod(count_run, &end), ticks = *end == ':' ? strtod(end + 1, &end) : -1;
-        if (*end || errno || !isfinite(fires) || !isfinite(ticks) || fires < 0 || ticks <= 0) {
-            fprintf(err, "hvt: --count-run FIRES:TICKS: %s\n", count_run);
+        for (;;) {
+            v[nv++] = strtod(q, &end);
+            if (end == q || !isfinite(v[nv - 1]) || v[nv - 1] < 0 || *end != ':' || nv == 5)
+                break;
+            q = end + 1;
+        }
+        if (*end || errno || (nv != 2 && nv != 5) || v[1] <= 0 ||
+            (nv == 5 && (v[2] >= v[1] || v[3] > v[0] || v[4] > v[0]))) {
+            fprintf(err, "hvt: --count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: %s\n", count_run);
             return 2;
         }
-        /* the counting run's own firings: plain, an exit and a lookup each */
+        double fires = v[0], ticks = v[1];
+        /* the counting run's own firings: as the hypervisor timed them, or plain, an exit and
+         * a lookup each */
         double plain = cal.v[D_CAL_EXIT] + cal.v[D_CAL_LOOKUP];
-        if (!(cal.have & 1u << D_CAL_EXIT) || !(cal.have & 1u << D_CAL_LOOKUP)) {
+        if (nv == 5) {
+            plain = fires ? v[2] / fires : 0;
+            mix = (struct d_mix){ 1, fires ? v[3] / fires : 0, fires ? v[4] / fires : 0 };
+        } else if (!(cal.have & 1u << D_CAL_EXIT) || !(cal.have & 1u << D_CAL_LOOKUP)) {
             fprintf(err, "hvt: %s has no exit or no lookup: the counting run's own cost is unknown\n", used);
             return 1;
         }
@@ -458,5 +668,5 @@ int d_predict_main(FILE *out, FILE *err, const uint8_t *image, size_t len, const
         }
         rate = rate_s / (khz * 1000);
     }
-    return d_predict_report(out, err, image, len, &cal, used, rate, models) ? 1 : 0;
+    return d_predict_report(out, err, image, len, &cal, used, rate, &mix, models) ? 1 : 0;
 }

@@ -23,11 +23,21 @@
  *    code costs less than this says (an upper bound); a predicate's instructions (the code up
  *    to its branch to the clause's RET, as the interpreter times it) are counted apart. The
  *    image must have passed the compiler (its sections in bounds: checked again here).
+ *    The lean path (the hypervisor's dif_lean.c: a clause of built-in integers, execname and
+ *    kernel stacks as keys, aggregations and nothing else) is told from the interpreter by the
+ *    same rule, instruction by instruction; an interpreted clause also pays interp. Each
+ *    aggregation update's key is classified by what it is made of (keys[]).
+ *  - d_model_mix(): the counts that depend on the workload, from a counting run's mix: newtask
+ *    (the fraction of firings in a new task) and keynew (per update, the fraction of firings
+ *    whose key changes: a key of the probe's names changes with the probe, one of the task's
+ *    ids with the task, one of both with either; constants never; one of the firing's data
+ *    is unknown and counted as repeating, as the calibration's do).
  *  - d_model_cost(): ticks per firing by phase (enum hvt_probe_phase) from the counts and the
  *    table. A class the table lacks is priced as the class it falls back to (d_cal_fallback:
  *    an aggregating function as count() or quantize(), a variable as a plain instruction)
  *    and its bit set in *estimated; -1 when the table lacks even the last fallback (exit,
- *    lookup, dfire, clause, sysargs or op_insn), with the key named.
+ *    lookup, dfire, clause, sysargs or op_insn), with the key named. newtask, keynew and
+ *    interp a table lacks are priced 0, their bit set in *estimated.
  *  - d_predict_rate(): firings per tick of the workload alone from a counting run that saw
  *    fires firings in ticks ticks of elapsed time, each firing costing plain ticks (its own
  *    probe effect taken out): fires / (ticks - fires * plain); -1 when that leaves no time.
@@ -64,7 +74,26 @@ enum d_cal_key {
     D_CAL_ACT,             /* per recording action begun */
     D_CAL_EMIT,            /* per value recorded */
     D_CAL_REC_STACK,       /* per stack recorded (stack(), ustack()) */
+    /* What a firing's counts alone do not show; absent from a table (one from before them),
+     * they are priced 0 and said to be missing: */
+    D_CAL_NEWTASK,         /* per firing in another task than the CPU's last firing: the
+                              task's name and ids found anew in guest memory (struct d_mix) */
+    D_CAL_KEYNEW,          /* per aggregation update whose key is not the one the CPU last
+                              updated that aggregation with: the key hashed and looked up
+                              (or inserted) instead of compared in place (struct d_mix) */
+    D_CAL_INTERP,          /* per clause the interpreter runs (one the lean path does not
+                              take): its per-clause state, over the lean path's (a lean
+                              clause has no arithmetic: op_insn is the interpreter's) */
     D_CAL_KEYS
+};
+_Static_assert(D_CAL_KEYS <= 32, "the table's keys are bits of a uint32_t");
+
+/* What a counting run saw of its firings besides their number (the hypervisor's tally of a
+ * timed run, struct hvt_probe_cost): the fraction in another task than the CPU's last firing
+ * (newtask) and of another probe than it (switched). known 0: not measured (none assumed). */
+struct d_mix {
+    int known;
+    double newtask, switched;
 };
 
 struct d_cal {
@@ -73,11 +102,16 @@ struct d_cal {
     double tsc_khz;         /* 0: unknown */
 };
 
-/* One firing's units of each class; pred[k]: of them, in predicates. */
+/* One firing's units of each class; pred[k]: of them, in predicates. keys[]: the
+ * aggregation updates by what their key is made of (D_KEY_*: constants only, the probe's
+ * names, the task's ids, both, or the firing's data), what d_model_mix prices keynew by. */
+enum { D_KEY_CONST, D_KEY_PROBE, D_KEY_TASK, D_KEY_BOTH, D_KEY_DATA, D_KEY_KINDS };
 struct d_model {
     double n[D_CAL_KEYS];
     double pred[D_CAL_KEYS];
     uint32_t nclauses;
+    uint32_t lean;                 /* clauses the lean path runs (the rest: the interpreter) */
+    double keys[D_KEY_KINDS];
 };
 
 const char *d_cal_name(enum d_cal_key k);
@@ -86,6 +120,7 @@ int d_cal_parse(const char *text, struct d_cal *cal, char *err, size_t errlen);
 int d_cal_load(const char *path, struct d_cal *cal, char *used, size_t usedlen, char *err, size_t errlen);
 
 int d_model_probe(const uint8_t *image, size_t len, uint32_t pi, struct d_model *m, char *err, size_t errlen);
+void d_model_mix(struct d_model *m, const struct d_mix *mix);
 int d_model_cost(const struct d_cal *cal, const struct d_model *m, double phase[HVT_PH_COUNT],
                  uint32_t *estimated, char *err, size_t errlen);
 
@@ -99,13 +134,16 @@ double d_predict_slowdown(double rate, double cost);
  * `model probe=P:M:F:N KEY=N...` (what bench/predict-cal.py fits the table to). 0, or -1 with
  * the message on err. */
 int d_predict_report(FILE *out, FILE *err, const uint8_t *image, size_t len, const struct d_cal *cal,
-                     const char *calname, double rate, int models);
+                     const char *calname, double rate, const struct d_mix *mix, int models);
 
 /* hvt -e's prediction (its options): the counts alone (models, no table, no rate), else the
  * table from calpath (d_cal_load) and the report at rate_s firings a second (>= 0; the TSC's
- * rate tsc_khz, 0: the table's) or at a counting run's rate (count_run "FIRES:TICKS", its own
- * plain firings at the table's exit + lookup taken out). 0; 1 the table or the run does not
- * allow it; 2 a bad argument (said on err). */
+ * rate tsc_khz, 0: the table's) or at a counting run's rate: count_run "FIRES:TICKS" (its own
+ * plain firings at the table's exit + lookup taken out) or, from a timed counting run,
+ * "FIRES:TICKS:OWN:NEWTASK:SWITCHED" (OWN its firings' own ticks as the hypervisor timed
+ * them, taken out; of the firings NEWTASK in a new task and SWITCHED of another probe than
+ * the CPU's last: the mix). 0; 1 the table or the run does not allow it; 2 a bad argument
+ * (said on err). */
 int d_predict_main(FILE *out, FILE *err, const uint8_t *image, size_t len, const char *calpath, double rate_s,
                    const char *count_run, double tsc_khz, int models);
 

@@ -399,7 +399,9 @@ static int ask(const char *dir, const char *sock, const char *line, char *ans)
 }
 
 /* -x probecost: the hypervisor's time per firing of each probe, by phase of DTrace's performance
- * model (include/hvt_probe.h), from the collector's probe_cost= lines; to stderr, after the run. */
+ * model (include/hvt_probe.h), and of its firings the fractions in a new task and of another
+ * probe than the last (the tally), from the collector's probe_cost= lines; to stderr, after
+ * the run. */
 static void print_probecost(const char *ans)
 {
     static const char *const names[] = HVT_PH_NAMES;
@@ -408,21 +410,24 @@ static void print_probecost(const char *ans)
             "ID", "FIRINGS");
     for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
         fprintf(stderr, " %9s", names[ph]);
-    fprintf(stderr, " %9s\n", "total");
+    fprintf(stderr, " %8s %8s %9s\n", "newtask", "switched", "total");
     for (const char *l = strstr(ans, "probe_cost="); l; l = strstr(l + 1, "\nprobe_cost=")) {
         l = strchr(l, '=') + 1;
-        unsigned long long id = 0, sites = 0, fires = 0, t[HVT_PH_COUNT] = { 0 }, sum = 0;
+        unsigned long long id = 0, sites = 0, fires = 0, t[HVT_PH_COUNT] = { 0 }, sum = 0, nt, sw;
         char *e;
         id = strtoull(l, &e, 10);
         sites = strtoull(e, &e, 10);
         fires = strtoull(e, &e, 10);
         for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
             sum += t[ph] = strtoull(e, &e, 10);
+        nt = strtoull(e, &e, 10);          /* the tally: fractions of the firings */
+        sw = strtoull(e, &e, 10);
         (void)sites;
         fprintf(stderr, "%8llu %10llu", id, fires);
         for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
             fprintf(stderr, " %9.0f", fires ? (double)t[ph] / (double)fires : 0.0);
-        fprintf(stderr, " %9.0f\n", fires ? (double)sum / (double)fires : 0.0);
+        fprintf(stderr, " %8.3f %8.3f %9.0f\n", fires ? (double)nt / (double)fires : 0.0,
+                fires ? (double)sw / (double)fires : 0.0, fires ? (double)sum / (double)fires : 0.0);
         all += sum;
         fires_all += fires;
     }
@@ -431,10 +436,11 @@ static void print_probecost(const char *ans)
 }
 
 /* hvt -e --count-for S: a short counting run on the live hypervisor: the program's probes
- * armed plain (neither its action nor a record: each firing only counted), S seconds, the
- * firings the hypervisor counted meanwhile, the guest's ticks at the TSC's rate (the guest's
- * clock runs with the host's while it is not stepped). "FIRES:TICKS" in out, as --count-run
- * takes it; 0, or -1 said why. */
+ * armed plain (neither its action nor a record: each firing only counted) and timed, S
+ * seconds, the firings the hypervisor counted meanwhile, the guest's ticks at the TSC's rate
+ * (the guest's clock runs with the host's while it is not stepped). "FIRES:TICKS:OWN:NEWTASK:
+ * SWITCHED" in out (the timed firings, their own ticks and the mix), or "FIRES:TICKS" when
+ * the hypervisor does not time them, as --count-run takes it; 0, or -1 said why. */
 static int count_live(const dprog *p, const probe_list *l, const char *dir, const char *sock, double secs,
                       uint64_t tsc_khz, char *out, size_t outlen)
 {
@@ -491,6 +497,13 @@ static int count_live(const dprog *p, const probe_list *l, const char *dir, cons
                 arc != 0 ? ans : "the hypervisor refused one");
         goto out;
     }
+    /* each firing timed: its own ticks, and the hypervisor's tally of the firings in a new
+     * task and of another probe than the last (the mix the model prices them by); without
+     * the accounting, the rate alone */
+    bool timed = hvt_coll_ask(dir, sock, "probe cost on", ans, ANSWER_MAX) == 0;
+    if (!timed)
+        fprintf(stderr, "hvt: the hypervisor does not time the firings (%s): how often the task and the "
+                "probe change is not known\n", ans);
     uint64_t t0 = now_ns();
     while (!g_stop && now_ns() - t0 < (uint64_t)(secs * 1e9))
         usleep(20000);
@@ -502,6 +515,28 @@ static int count_live(const dprog *p, const probe_list *l, const char *dir, cons
     fprintf(stderr, "hvt: counting run: %llu firings in %.2f s (%.0f ticks at %llu kHz)\n",
             (unsigned long long)(f1 - f0), (double)(t1 - t0) / 1e9, ticks, (unsigned long long)khz);
     snprintf(out, outlen, "%llu:%.0f", (unsigned long long)(f1 - f0), ticks);
+    if (timed && ask(dir, sock, "probe cost", ans) == 0) {
+        /* probe_cost=ID SITES FIRES TICKS... NEWTASK SWITCHED */
+        unsigned long long cf = 0, own = 0, nt = 0, sw = 0;
+        for (const char *l = strstr(ans, "probe_cost="); l; l = strstr(l + 1, "\nprobe_cost=")) {
+            char *e;
+            l = strchr(l, '=') + 1;
+            strtoull(l, &e, 10);
+            strtoull(e, &e, 10);
+            cf += strtoull(e, &e, 10);
+            for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++)
+                own += strtoull(e, &e, 10);
+            nt += strtoull(e, &e, 10);
+            sw += strtoull(e, &e, 10);
+        }
+        if (cf && own < ticks) {
+            fprintf(stderr, "hvt: of them %llu timed, %llu ticks their own; %llu in a new task, %llu of another "
+                    "probe than the last\n", cf, own, nt, sw);
+            snprintf(out, outlen, "%llu:%.0f:%llu:%llu:%llu", cf, ticks, own, nt, sw);
+        }
+    }
+    if (timed)
+        hvt_coll_ask(dir, sock, "probe cost off", ans, ANSWER_MAX);
     rc = 0;
 out:
     if (armed && ask(dir, sock, "probe disarm", ans) != 0)
@@ -518,7 +553,7 @@ static int usage(void)
             "           [-x opt[=val]]... [-x probecost] [-p PID | -c CMD] [--vmlinuz VMLINUZ] [-d DIR | --socket SOCK]\n"
             "           [--duration S] [--drain S] [--tsc-khz N] [--image-out FILE --specs-out FILE]\n"
             "           [--folded FILE] [--flame FILE.svg] [--samples] [--modules DIR]\n"
-            "           -e [--rate N | --count-run FIRES:TICKS | --count-for S] [--cal FILE] [--model]\n"
+            "           -e [--rate N | --count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED] | --count-for S] [--cal FILE] [--model]\n"
             "              (the probe effect predicted; --count-for: a counting run through the collector)\n"
             "  PROGRAM: D clauses, e.g. 'syscall::read:entry /execname == \"cat\"/ { @[pid] = count(); }'\n");
     return 2;

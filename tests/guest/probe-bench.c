@@ -26,11 +26,15 @@
  *             site is in, entered once per signal too
  * and entry, dcount, dquant and dstack again as entry_t, dcount_t, ... with the hypervisor timing
  * every firing by phase (HVT_HC_PROBE_COST), each then also printing the probes' phases;
- * then the performance model's calibration (cc1, cc4cl, cc4ag, ckey, calu, cvar: D programs on
- * vfs_read over the same reads; csys on read()'s system call entry: bench/probe.mk) and its
- * check: three workloads (wsys n getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop),
- * each untraced, with its program's probes armed plain (a counting run), traced, untraced
- * again: PROBEBENCH-PREDICT name=P t0=T tc=T fc=F t1=T f1=F t0b=T ok=1.
+ * then the performance model's calibration (cc1, cc4cl, cc4ag, ckey, calu, cvar, ci1, ci2: D
+ * programs on vfs_read over the same reads; csys on read()'s system call entry: bench/probe.mk;
+ * rbase2 and ckeyalt: no probe and ckey over reads of one and two bytes in turn, so its key
+ * changes at every firing; pbase and pswitch: a ping-pong between two processes over pipes,
+ * untraced and with vfs_read's entry armed plain and timed, every firing in a new task:
+ * PROBEBENCH-TALLY name=P newtask=N switched=S) and its check: three workloads (wsys n
+ * getpid()s, wmd5 md5sum of busybox, wfork a fork/exec loop), each untraced, then in rounds
+ * with its program's probes armed plain and timed (a counting run), traced, untraced again:
+ * PROBEBENCH-PREDICT name=P round=R u0=T tc=T fc=F own=T newtask=N switched=S t1=T f1=F u1=T ok=1.
  * One line a phase: PROBEBENCH-PHASE n=N name=P tsc=T fires=F exits=X
  * (timed phases also PROBEBENCH-COST name=P fires=F exit=TICKS lookup=TICKS ...) */
 #define _GNU_SOURCE
@@ -71,6 +75,22 @@ static void cost_print(const char *name)
         printf(" %s=%llu", names[ph], (unsigned long long)b);
     }
     printf("\n");
+    uint64_t b = HVT_HC_PROBE_COST, c = 2 + HVT_PH_COUNT, d = 0;
+    hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+    printf("PROBEBENCH-TALLY name=%s newtask=%llu switched=%llu\n", name, (unsigned long long)b,
+           (unsigned long long)c);
+}
+
+/* The sum of the armed probes' ticks over the phases (what the timed firings took). */
+static uint64_t cost_total(void)
+{
+    uint64_t sum = 0;
+    for (unsigned ph = 0; ph < HVT_PH_COUNT; ph++) {
+        uint64_t b = HVT_HC_PROBE_COST, c = 2 + ph, d = 0;
+        hvt_hypercall(HVT_HC_PROBE, &b, &c, &d);
+        sum += b;
+    }
+    return sum;
 }
 
 static void counters(uint64_t *fires, uint64_t *exits)
@@ -155,19 +175,22 @@ static int load_d(const char *name)
     return arm_specs(name, 1);
 }
 
-/* The same as phase() over n one-byte reads of /dev/zero, with the D program 'd' (or none). */
-static void read_phase(const char *name, const char *d)
+/* The same as phase() over n one-byte reads of /dev/zero, with the D program 'd' (or none);
+ * alt: reads of one and two bytes in turn (a key made of the size changes at every firing). */
+static void read_phase_alt(const char *name, const char *d, int alt)
 {
-    static char buf[1];
+    static char buf[2];
     int fd = open("/dev/zero", O_RDONLY);
     uint64_t f0, x0, f1, x1;
     if (d && load_d(d))
         return;
     counters(&f0, &x0);
     uint64_t t0 = __rdtsc();
-    for (long i = 0; i < n; i++)
-        if (read(fd, buf, 1) != 1)
+    for (long i = 0; i < n; i++) {
+        size_t len = alt ? 1 + (size_t)(i & 1) : 1;
+        if (read(fd, buf, len) != (ssize_t)len)
             break;
+    }
     uint64_t t1 = __rdtsc();
     counters(&f1, &x1);
     cost_print(name);
@@ -177,6 +200,51 @@ static void read_phase(const char *name, const char *d)
     }
     close(fd);
     printf("PROBEBENCH-PHASE n=%ld name=%s tsc=%llu fires=%llu exits=%llu\n", n, name,
+           (unsigned long long)(t1 - t0), (unsigned long long)(f1 - f0), (unsigned long long)(x1 - x0));
+    fflush(stdout);
+}
+
+static void read_phase(const char *name, const char *d) { read_phase_alt(name, d, 0); }
+
+/* n/10 round trips of one byte between this process and a child over two pipes, so that each
+ * read() (vfs_read) runs in the other task than the last one: untraced (d NULL), or with the D
+ * program d's probes armed plain and each firing timed (the tally says how many firings were
+ * in a new task): the cost of a firing in a task other than the CPU's last one's. */
+static void switch_phase(const char *name, const char *d)
+{
+    int p1[2], p2[2];
+    char b = 0;
+    long rounds = n / 10;
+    uint64_t f0, x0, f1, x1;
+    if (pipe(p1) || pipe(p2))
+        return;
+    pid_t child = fork();
+    if (child == 0) {
+        for (long i = 0; i < rounds; i++)
+            if (read(p1[0], &b, 1) != 1 || write(p2[1], &b, 1) != 1)
+                break;
+        _exit(0);
+    }
+    if (d && arm_specs(d, 0))
+        return;
+    if (d)
+        cost_set(1);
+    counters(&f0, &x0);
+    uint64_t t0 = __rdtsc();
+    for (long i = 0; i < rounds; i++)
+        if (write(p1[1], &b, 1) != 1 || read(p2[0], &b, 1) != 1)
+            break;
+    uint64_t t1 = __rdtsc();
+    counters(&f1, &x1);
+    cost_print(name);
+    if (d) {
+        cost_set(0);
+        uint64_t hb = HVT_HC_PROBE_DISARM, hc = 0, he = 0;
+        hvt_hypercall(HVT_HC_PROBE, &hb, &hc, &he);
+    }
+    waitpid(child, NULL, 0);
+    close(p1[0]); close(p1[1]); close(p2[0]); close(p2[1]);
+    printf("PROBEBENCH-PHASE n=%ld name=%s tsc=%llu fires=%llu exits=%llu\n", rounds, name,
            (unsigned long long)(t1 - t0), (unsigned long long)(f1 - f0), (unsigned long long)(x1 - x0));
     fflush(stdout);
 }
@@ -241,30 +309,56 @@ static int workload(int w)
     return bad;
 }
 
-/* The workload untraced, its probes armed plain (the counting run), with the D program d
- * (traced), untraced again: PROBEBENCH-PREDICT name=P t0=T tc=T fc=F t1=T f1=F t0b=T. */
-static void predict_phase(const char *name, int w, const char *d)
+/* The workload untraced, then rounds times: its probes armed plain with each firing timed
+ * (the counting run: its own cost is the hypervisor's timed ticks, and its tally says how many
+ * firings were in a new task or of another probe than the last), with the D program d
+ * (traced), untraced again. Each round's line: PROBEBENCH-PREDICT name=P round=R u0=T tc=T
+ * fc=F own=T newtask=N switched=S t1=T f1=F u1=T ok=1 (u0, u1 the untraced runs around it:
+ * the host takes the untraced time at each run's place between them, as the untraced time
+ * drifts from one run to the next). */
+static void predict_phase(const char *name, int w, const char *d, int rounds)
 {
-    uint64_t t[4], f[4] = { 0 }, x, f0;
+    uint64_t x, f0, b, c, e;
     int bad = 0;
     if (load_d(d))
         return;
-    for (int k = 0; k < 4; k++) {
-        uint64_t b = HVT_HC_PROBE_DISARM, c = 0, e = 0;      /* the program stays loaded */
-        hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
-        if ((k == 1 || k == 2) && arm_specs(d, k == 2))
-            return;
-        counters(&f0, &x);
-        uint64_t t0 = __rdtsc();
-        bad |= workload(w);
-        t[k] = __rdtsc() - t0;
-        counters(&f[k], &x);
-        f[k] -= f0;
+    b = HVT_HC_PROBE_DISARM, c = 0, e = 0;                  /* the program stays loaded */
+    hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
+    uint64_t t0 = __rdtsc();
+    bad |= workload(w);
+    uint64_t u0 = __rdtsc() - t0;
+    for (int r = 0; r < rounds; r++) {
+        uint64_t t[3], f[3] = { 0 }, own = 0, nt = 0, sw = 0;
+        for (int k = 0; k < 3; k++) {
+            b = HVT_HC_PROBE_DISARM, c = 0, e = 0;
+            hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
+            if (k < 2 && arm_specs(d, k == 1))
+                return;
+            if (k == 0)
+                cost_set(1);
+            counters(&f0, &x);
+            t0 = __rdtsc();
+            bad |= workload(w);
+            t[k] = __rdtsc() - t0;
+            counters(&f[k], &x);
+            f[k] -= f0;
+            if (k == 0) {
+                own = cost_total();
+                b = HVT_HC_PROBE_COST, c = 2 + HVT_PH_COUNT, e = 0;
+                hvt_hypercall(HVT_HC_PROBE, &b, &c, &e);
+                nt = b;
+                sw = c;
+                cost_set(0);
+            }
+        }
+        printf("PROBEBENCH-PREDICT name=%s round=%d u0=%llu tc=%llu fc=%llu own=%llu newtask=%llu "
+               "switched=%llu t1=%llu f1=%llu u1=%llu ok=%d\n", name, r, (unsigned long long)u0,
+               (unsigned long long)t[0], (unsigned long long)f[0], (unsigned long long)own,
+               (unsigned long long)nt, (unsigned long long)sw, (unsigned long long)t[1],
+               (unsigned long long)f[1], (unsigned long long)t[2], !bad);
+        fflush(stdout);
+        u0 = t[2];
     }
-    printf("PROBEBENCH-PREDICT name=%s t0=%llu tc=%llu fc=%llu t1=%llu f1=%llu t0b=%llu ok=%d\n", name,
-           (unsigned long long)t[0], (unsigned long long)t[1], (unsigned long long)f[1],
-           (unsigned long long)t[2], (unsigned long long)f[2], (unsigned long long)t[3], !bad);
-    fflush(stdout);
 }
 
 static int sh(const char *cmd)
@@ -320,9 +414,15 @@ int main(int argc, char **argv)
     read_phase("calu", "calu");
     read_phase("cvar", "cvar");
     read_phase("csys", "csys");
-    predict_phase("wsys", 0, "wsys");
-    predict_phase("wmd5", 1, "wmd5");
-    predict_phase("wfork", 2, "wfork");
+    read_phase("ci1", "ci1");
+    read_phase("ci2", "ci2");
+    read_phase_alt("rbase2", NULL, 1);
+    read_phase_alt("ckeyalt", "ckey", 1);
+    switch_phase("pbase", NULL);
+    switch_phase("pswitch", "cc1");
+    predict_phase("wsys", 0, "wsys", 2);
+    predict_phase("wmd5", 1, "wmd5", 2);
+    predict_phase("wfork", 2, "wfork", 4);
     int rk = kp && sh("echo 'p:hvtread vfs_read' >> /sys/kernel/tracing/kprobe_events") == 0 &&
              sh("echo 1 > /sys/kernel/tracing/events/kprobes/hvtread/enable") == 0;
     if (rk) {

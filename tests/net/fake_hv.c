@@ -33,6 +33,7 @@
  * ids round-robin), reports every one in its counters, and sends BYE only after a DISARM;
  * record k of a return probe returns RAX = k, but -EAGAIN (-11) when k % 100 == 99, with
  * arg0..arg5 as the engine fills them (hvt_probe_return_args; the site's offset 0x2a);
+ * HVT_CTL_PROBE_COST answered with numbers (fake_probe says which);
  *   --probe-lose K  of the N, K are not sent but counted lost (a failed link)
  * --d N plays the D engine (fake_hv_d.c: the hypervisor's own VM): HVT_CTL_D_* answered,
  * probes armed with HVT_PROBE_F_ACTION fired N times in all, their records and aggregation
@@ -236,6 +237,7 @@ struct producer {
     uint32_t probe_ids[4096], probe_kinds[4096];   /* armed: the ids and their specs' kinds */
     unsigned nprobe_ids;
     uint64_t probe_left, probe_lose, probe_made, probe_lost;
+    bool cost_on;                        /* HVT_CTL_PROBE_COST */
 };
 static struct producer *g_prod;         /* for the trace control ops */
 
@@ -411,6 +413,32 @@ static int fake_probe(uint16_t cmd, const uint8_t *args, uint32_t len, uint8_t *
         st.armed = p->nprobe_ids;
         memcpy(out, &st, sizeof st);
         *out_len = sizeof st;
+        return HVT_CTL_OK;
+    }
+    if (cmd == HVT_CTL_PROBE_COST) {
+        /* the engine's accounting made of numbers: every firing timed (the fake's firings may
+         * all be sent before the request arrives), 300 ticks of exit and 100 of lookup each,
+         * record k in a new task when k % 4 == 0, and of another probe than the last whenever
+         * two or more ids take turns */
+        if (len != 1 || args[0] > HVT_PROBE_COST_GET)
+            return HVT_CTL_EINVAL;
+        if (args[0] != HVT_PROBE_COST_GET)
+            p->cost_on = args[0] == HVT_PROBE_COST_ON;
+        struct hvt_probe_cost_head h = { .on = p->cost_on, .total = p->nprobe_ids };
+        for (unsigned i = 0; i < p->nprobe_ids && (h.n + 1) * sizeof(struct hvt_probe_cost) + sizeof h <= HVT_CTL_MAX_DATA;
+             i++, h.n++) {
+            struct hvt_probe_cost e = { .id = p->probe_ids[i], .sites = 1 };
+            for (uint64_t k = i; k < p->probe_made; k += p->nprobe_ids) {
+                e.fires++;
+                e.newtask += k % 4 == 0;
+                e.switched += p->nprobe_ids > 1;
+            }
+            e.ticks[HVT_PH_EXIT] = 300 * e.fires;
+            e.ticks[HVT_PH_LOOKUP] = 100 * e.fires;
+            memcpy(out + sizeof h + h.n * sizeof e, &e, sizeof e);
+        }
+        memcpy(out, &h, sizeof h);
+        *out_len = (uint32_t)(sizeof h + h.n * sizeof(struct hvt_probe_cost));
         return HVT_CTL_OK;
     }
     if (cmd == HVT_CTL_PROBE_DISARM) {

@@ -78,7 +78,7 @@ check "args: the return values are the records' (sum ${got:-none}, want $want)" 
 # 6. hvt -e --count-for: the rate from a counting run through the collector (the program's
 # probes armed plain: the fake refuses an action's spec without a D program), then the probe
 # effect predicted from a calibration table at that rate
-printf 'exit=300\nlookup=100\ndfire=200\nclause=100\nsysargs=5000\nop_insn=20\nop_tpush=80\nop_builtin_str=120\nagg_count=180\n' > "$W/t.cal"
+printf 'exit=300\nlookup=100\ndfire=200\nclause=100\nsysargs=5000\nop_insn=20\nop_tpush=80\nop_builtin_str=120\nagg_count=180\nnewtask=400\nkeynew=60\n' > "$W/t.cal"
 run count 3000 0 'syscall::getpid:entry,fbt::vfs_read:entry { @[probefunc] = count(); }' \
   -e --count-for 1 --tsc-khz 1000000 --cal "$W/t.cal"
 cat "$W/count.out"
@@ -86,10 +86,16 @@ said=$(sed -n 's/^hvt: counting run: \([0-9]*\) firings in [0-9.]* s (\([0-9]*\)
 f=${said% *}; t=${said#* }
 check "count: the counting run saw the fake's 3000 firings in about a second (${said:-none}), armed without an action, disarmed" \
   bash -c "test '${f:-0}' = 3000 && test '${t:-0}' -ge 1000000000 && test '${t:-0}' -lt 3000000000 && grep -q 'disarmed=1' '$W/count-fake.out' && test \$(cat '$W/count.rc') = 0"
+# the counting run timed: the fake's 3000 firings 400 ticks each, one in four in a new task,
+# each of another probe than the last (the two ids take turns)
+check "count: the counting run timed, its mix said ($(grep 'timed' "$W/count.err"))" \
+  grep -q '^hvt: of them 3000 timed, 1200000 ticks their own; 750 in a new task, 3000 of another probe than the last$' "$W/count.err"
 # the table: 300+100+200+100 + RET 20 + tpush 80 + probefunc 120 + count 180 = 1100 for each
 # probe (the program reads no argument, so the system call's entry pays no sysargs: the engine
-# reads none; unit_predict checks the other case); the rate 3000 / (T - 3000 * 400)
-want=$(awk -v f="${f:-0}" -v t="${t:-1}" 'BEGIN { r = f / (t - f * 400); printf "cost_per_firing=1100.0 rate_per_tick=%.6g predicted_slowdown=%.4f", r, 1 + r * 1100 }')
+# reads none; unit_predict checks the other case), and the mix: a quarter of newtask's 400, and
+# keynew's 60 at every firing (the key is the probe's name); the interpreter is not in the
+# table (said, priced 0); the rate 3000 / (T - 1200000)
+want=$(awk -v f="${f:-0}" -v t="${t:-1}" 'BEGIN { r = f / (t - 1200000); printf "cost_per_firing=1260.0 rate_per_tick=%.6g predicted_slowdown=%.4f", r, 1 + r * 1260 }')
 check "count: the prediction from it: $(grep -o 'cost_per_firing=.*' "$W/count.out") (want $want)" \
   grep -qx "$want" "$W/count.out"
 

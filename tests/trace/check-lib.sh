@@ -4,6 +4,8 @@
 #   need_poweroff       the run must have ended by a clean ACPI power-off
 #   need_regs_checked   the run traced with checkregs=on and no decoded write set missed a
 #                       register change (every HVT-STEPSTAT line: checkregs=1 wregs_misses=0)
+#   need_record N       every window recorded in mode N (hvt_rec_mode: 0 full, 1 flow, 2 regs;
+#                       every HVT-STEPSTAT line: record=N)
 #   need_getpid_nest HVT VMLINUZ TRACE PID   the nesting view holds PID's getpid-loop making
 #                       at least 1000 getpid calls (nest-check.py, the syscall's names by address)
 #   verdict NAME [TAG]  print "NAME: PASS [TAG]" or "NAME: FAIL: reasons" (exit 1); a CPU
@@ -25,6 +27,11 @@ need_regs_checked() {
   local miss; miss=$(sed -n 's/.* wregs_misses=\([0-9]*\).*/\1/p' <<< "$st" | awk '{n += $1} END {print n + 0}')
   echo "wregs_misses=$miss"
   [ "$miss" = 0 ] || why+=("decoded write sets missed $miss register changes")
+}
+need_record() {
+  local st; st=$(grep -a "^HVT-STEPSTAT" "$run/e9.log")
+  [ -n "$st" ] || { why+=("no HVT-STEPSTAT line"); return; }
+  grep -qv " record=$1\b" <<< "$st" && why+=("a CPU's window was not recorded in mode $1")
 }
 need_getpid_nest() {
   local hvt=$1 vmlinuz=$2 trace=$3 pid=$4 addr aliases nest n

@@ -88,6 +88,8 @@ struct probe {
     uint64_t fires;
     uint64_t cost_fires;                   /* firings timed by phase, and their ticks */
     uint64_t cost[HVT_PH_COUNT];
+    uint64_t cost_newtask, cost_switch;    /* of them, in another task than the CPU's last timed
+                                              firing; of another probe id than it */
 };
 
 static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
@@ -151,6 +153,8 @@ static struct {
     struct probe *tail;
     uint32_t tail_id;
     uint64_t tail_t, tail_exit;
+    uint64_t seen_task;                    /* the last timed firing's task and probe id */
+    uint32_t seen_id;
 } cpu_state[HVT_MAX_CPUS];
 static bool cost_on;                       /* firings are timed by phase (probe_cost_set) */
 static void cost_tail(unsigned cpu);
@@ -832,6 +836,18 @@ static void cost_commit(struct probe *p, unsigned cpu)
             cpu_state[cpu].acc[i] = 0;
         }
     __atomic_add_fetch(&p->cost_fires, 1, __ATOMIC_RELAXED);
+    /* what the performance model cannot see in a firing's counts: a firing in a task other
+     * than the last one's finds the task's name and ids anew (probe_current_slow), and one of
+     * another probe than the last changes a key made from the probe's name */
+    uint64_t task = task_who(cpu)->task;
+    if (task != cpu_state[cpu].seen_task) {
+        cpu_state[cpu].seen_task = task;
+        __atomic_add_fetch(&p->cost_newtask, 1, __ATOMIC_RELAXED);
+    }
+    if (p->id != cpu_state[cpu].seen_id) {
+        cpu_state[cpu].seen_id = p->id;
+        __atomic_add_fetch(&p->cost_switch, 1, __ATOMIC_RELAXED);
+    }
     cpu_state[cpu].tail = p;
     cpu_state[cpu].tail_id = p->id;
     cpu_state[cpu].tail_t = cpu_state[cpu].cost_t;
@@ -841,15 +857,17 @@ static void cost_commit(struct probe *p, unsigned cpu)
 void probe_cost_set(bool on) { __atomic_store_n(&cost_on, on, __ATOMIC_RELAXED); }
 bool probe_cost_enabled(void) { return __atomic_load_n(&cost_on, __ATOMIC_RELAXED); }
 
-void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires)
+void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires, uint64_t *newtask, uint64_t *switched)
 {
     spin_lock(&lock);
-    *fires = 0;
+    *fires = *newtask = *switched = 0;
     for (unsigned k = 0; k < HVT_PH_COUNT; k++)
         ticks[k] = 0;
     for (unsigned i = first_live; i < nprobes; i++) {
         const struct probe *p = PROBE(i);
         *fires += __atomic_load_n(&p->cost_fires, __ATOMIC_RELAXED);
+        *newtask += __atomic_load_n(&p->cost_newtask, __ATOMIC_RELAXED);
+        *switched += __atomic_load_n(&p->cost_switch, __ATOMIC_RELAXED);
         for (unsigned k = 0; k < HVT_PH_COUNT; k++)
             ticks[k] += __atomic_load_n(&p->cost[k], __ATOMIC_RELAXED);
     }
@@ -875,6 +893,8 @@ unsigned probe_cost_list(struct hvt_probe_cost *out, unsigned max, unsigned *tot
         }
         out[k].sites++;
         out[k].fires += __atomic_load_n(&p->cost_fires, __ATOMIC_RELAXED);
+        out[k].newtask += __atomic_load_n(&p->cost_newtask, __ATOMIC_RELAXED);
+        out[k].switched += __atomic_load_n(&p->cost_switch, __ATOMIC_RELAXED);
         for (unsigned h = 0; h < HVT_PH_COUNT; h++)
             out[k].ticks[h] += __atomic_load_n(&p->cost[h], __ATOMIC_RELAXED);
     }

@@ -141,7 +141,9 @@ void probe_report(void);
  * start at 0 when they are armed). */
 void probe_cost_set(bool on);
 bool probe_cost_enabled(void);
-void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires);
+/* newtask, switched: of the firings, those in another task than their CPU's last timed one
+ * (its name and ids found anew), those of another probe id than it (struct hvt_probe_cost). */
+void probe_cost_sum(uint64_t ticks[HVT_PH_COUNT], uint64_t *fires, uint64_t *newtask, uint64_t *switched);
 /* The same by probe id, at most max of them into out (a return probe's sites added up): how
  * many went in; *total how many ids are armed. */
 unsigned probe_cost_list(struct hvt_probe_cost *out, unsigned max, unsigned *total);

@@ -361,14 +361,19 @@ static int64_t hook_probe(struct guest_regs *g)
         probe_disarm_all();
         return HVT_HC_OK;
     case HVT_HC_PROBE_COST: {
-        uint64_t what = g->r[GPR_RCX], ticks[HVT_PH_COUNT], fires;
+        uint64_t what = g->r[GPR_RCX], ticks[HVT_PH_COUNT], fires, newtask, switched;
         if (what < 2) {
             probe_cost_set(what == 1);
             return HVT_HC_OK;
         }
-        if (what - 2 >= HVT_PH_COUNT)
+        if (what - 2 > HVT_PH_COUNT)
             return HVT_HC_EINVAL;
-        probe_cost_sum(ticks, &fires);
+        probe_cost_sum(ticks, &fires, &newtask, &switched);
+        if (what - 2 == HVT_PH_COUNT) {    /* the firings in a new task, of another probe */
+            g->r[GPR_RBX] = newtask;
+            g->r[GPR_RCX] = switched;
+            return HVT_HC_OK;
+        }
         g->r[GPR_RBX] = ticks[what - 2];
         g->r[GPR_RCX] = fires;
         return HVT_HC_OK;

@@ -742,11 +742,11 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     const uint64_t *d = t->f.declines;
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
            "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
-           "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u silent_wakes=%lu\n",
+           "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u silent_wakes=%lu record=%u\n",
            cpu, step_retired(t), hv_rdtsc() - t->win_host_tsc, hv_exit_guest_tsc() - t->win_guest_tsc,
            t->records_bytes, t->t_step, t->t_sink, t->recorded + t->f.fast_steps, t->filtered, reason,
            dilate_stats[cpu].fired_in_exit, t->f.fast_steps, dilate_stats[cpu].soft_fired,
-           t->f.wregs_misses, t->f.checkregs, t->silent_wakes);
+           t->f.wregs_misses, t->f.checkregs, t->silent_wakes, t->f.enc->mode);
     hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
            "gen=%lu bytes=%lu room=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
            d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM]);

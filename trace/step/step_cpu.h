@@ -75,7 +75,10 @@ struct icache_entry {
     uint8_t len, flags;
     uint8_t shift, pad0[3];
     const void *handler;                    /* the fast path's compare for cand (step_fast_handler) */
-    uint8_t pad[40];
+    /* The entry that ran after this one last time (a hint: the fast path checks its rip, and
+     * hashes on a miss); never NULL - itself until then - so it can always be read. */
+    struct icache_entry *link;
+    uint8_t pad[32];
 };
 _Static_assert(sizeof(struct icache_entry) == 1u << ICACHE_SHIFT, "icache entry size");
 /* Guest RIPs where something happens: interrupt/exception handler entries (and the address
@@ -196,6 +199,7 @@ static inline void icache_set_code(struct icache_entry *ic, uint64_t rip, const 
 {
     ic->rip = rip;
     ic->next = rip + len;
+    ic->link = ic;
     ic->pstamp = 0;
     ic->fgen = 0;
     ic->id = id;

@@ -163,7 +163,12 @@ extern hv_fast_resume, hv_fast_decline
     cmp rax, [rcx + F_TASK_LAST]
     jne .d_task
     ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
+    ; Found through the pending instruction's link (what ran after it last time) or hashed.
     GUEST_READ rbx, RIP
+    mov r8, [rcx + F_P_IC]
+    mov rdx, [r8 + IC_LINK]
+    cmp rbx, [rdx + IC_RIP]
+    je .found
     mov rdx, rbx
     shr rdx, PRED_HASH_SHIFT
     xor edx, ebx
@@ -172,6 +177,8 @@ extern hv_fast_resume, hv_fast_decline
     add rdx, [rcx + F_ICACHE]
     cmp rbx, [rdx + IC_RIP]
     jne .way1
+.hashed:
+    mov [r8 + IC_LINK], rdx
 .found:
     mov eax, [rdx + IC_FGEN]
     cmp eax, [rcx + F_FGEN_USER]
@@ -198,12 +205,10 @@ extern hv_fast_resume, hv_fast_decline
     ; --- Taken: from here on the step is ours. ---
     ; r8: the pending instruction, recorded now; RIP's becomes pending. One that needs the
     ; full step when it retires (SYSCALL's marker, INT n's event) lets only that one through.
-    mov r8, [rcx + F_P_IC]
     mov [rcx + F_P_IC], rdx
     test byte [rdx + IC_FLAGS], P_PENDING
     jnz .pending_special
 .pending_set:
-    mov byte [rdi], 0
 %if %1 == 2
     ; FLOW: predicted whole (its code id in the decoder's predictor, CR3 and tick unchanged)
     ; and straight on from the last instruction: one more on the last RUN marker.
@@ -235,6 +240,7 @@ extern hv_fast_resume, hv_fast_decline
     RESTORE
     jmp hv_fast_resume
 %else
+    mov byte [rdi], 0
     ; Pass 1 over the registers the pending instruction may have written: the decoded
     ; entry's own routine for its write set (one register, one and RFLAGS, none) or the
     ; generic loop; checkregs=on compares all of them.
@@ -376,6 +382,7 @@ extern hv_fast_resume, hv_fast_decline
     inc dword [rsi + E_NRECORDS]
     jmp .flow_counted
 .flow_record:
+    mov byte [rdi], 0
     xor edx, edx
     jmp .checked
 %endif
@@ -393,7 +400,7 @@ extern hv_fast_resume, hv_fast_decline
 .way1:
     add rdx, 1 << ICACHE_SHIFT
     cmp rbx, [rdx + IC_RIP]
-    je .found
+    je .hashed
     jmp .d_miss
 .f_rip:
     or byte [rdi], HVT_INSN_RIP

@@ -35,12 +35,14 @@ $(HOST_OUT)/unit_dconsume: $(DCONSUME_TESTS) host-tools/d/tests/unit_dconsume.h 
 	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $(DCONSUME_TESTS) $(DCONSUME_SRC) -o $@
 
 # unit_predict: the probe effect's model (host-tools/d/d_predict.c, hvt -e's prediction): the
-# calibration table, a firing's counts of compiled programs, prices by phase, the counting
-# run's rate and the slowdown.
+# calibration table, a firing's counts of compiled programs, prices by phase, the lean path
+# told apart as the hypervisor tells it (its loader, host build, beside the model), the keys'
+# kinds and the counting run's mix, the counting run's rate and the slowdown.
 $(HOST_OUT)/unit_predict: host-tools/d/tests/unit_predict.c host-tools/d/tests/desc_fields.h $(D_COMPILER_SRC) $(D_COMPILER_HDRS) host-tools/d/d_predict.h \
-                          $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
+                          $(D_VERIFIER_SRC) trace/dvm/dif.h trace/dvm/dif_impl.h $(HOST_LIB) $(HOST_HDRS) tests/lib/check.h
 	@mkdir -p $(dir $@)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_INC) -Itests/lib $< $(D_COMPILER_SRC) $(HOST_LIB) $(HOST_LIBS) -lm -o $@
+	$(HOST_CC) $(HOST_CFLAGS) -Wno-unused-parameter $(HOST_INC) -Itests/lib -Ivmm -Ivmm/include $< $(D_COMPILER_SRC) \
+	  $(D_VERIFIER_SRC) $(HOST_LIB) $(HOST_LIBS) -lpthread -lm -o $@
 
 .PHONY: test-d-unit test-dconsume-unit test-predict-unit
 test-d-unit: $(HOST_OUT)/unit_d

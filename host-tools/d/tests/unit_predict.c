@@ -6,6 +6,7 @@
  * a workload made of numbers, and hvt -e's report. Last line: "N passed, N failed".
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "d_predict.h"
 #include "desc_fields.h"
 #include "util.h"
+#include "dif.h"
+#include "dif_impl.h"
 
 static const struct { uint32_t id; const char *p, *m, *f, *n; } probes[] = {
     {10, "fbt", "kernel", "vfs_read", "entry"}, {100, "syscall", "kernel", "read", "entry"},
@@ -219,8 +222,10 @@ static void test_cost(void)
         /* without quantize's cost: priced as count, and said */
         struct d_cal c2 = c;
         c2.have &= ~(1u << D_CAL_AGG_QUANTIZE);
+        /* (a predicate: the interpreter's, which this table does not price: said too) */
         CHECK(d_model_cost(&c2, &m, ph, &est, err, sizeof err) == 0 && ph[HVT_PH_AGG] == 300 &&
-              est == 1u << D_CAL_AGG_QUANTIZE, "quantize priced as count (agg %g, estimated %x)", ph[HVT_PH_AGG], est);
+              est == (1u << D_CAL_AGG_QUANTIZE | 1u << D_CAL_INTERP),
+              "quantize priced as count (agg %g, estimated %x)", ph[HVT_PH_AGG], est);
         c2.have &= ~(1u << D_CAL_AGG_COUNT);
         CHECK(d_model_cost(&c2, &m, ph, &est, err, sizeof err) == 0 && ph[HVT_PH_AGG] == 20,
               "then as a plain instruction (agg %g)", ph[HVT_PH_AGG]);
@@ -258,7 +263,7 @@ static int report(const dprog *p, const struct d_cal *c, double rate, int models
     size_t len = 0, elen = 0;
     *out = NULL;
     FILE *o = open_memstream(out, &len), *e = open_memstream(&ebuf, &elen);
-    int rc = d_predict_report(o, e, p->image, p->image_len, c, c ? "t.cal" : NULL, rate, models);
+    int rc = d_predict_report(o, e, p->image, p->image_len, c, c ? "t.cal" : NULL, rate, NULL, models);
     fclose(o);
     fclose(e);
     CHECK(rc == 0, "the report: %s", ebuf);
@@ -284,7 +289,7 @@ static void test_report(void)
     free(buf);
     int rc = report(&p, NULL, -1, 1, &buf);
     CHECK(rc == 0 && strstr(buf, "model probe=syscall:kernel:read:entry exit=1 lookup=1 dfire=1 clause=1 sysargs=1 op_insn=1 "
-                                 "op_tpush=1 op_builtin_str=1 agg_count=1\n"), "the counts alone:\n%s", buf);
+                                 "op_tpush=1 op_builtin_str=1 agg_count=1 interp=1\n"), "the counts alone:\n%s", buf);
     free(buf);
     dprog_free(&p);
     /* an image that reads no argument: the engine computes none, so no sysargs */
@@ -292,7 +297,7 @@ static void test_report(void)
         return;
     rc = report(&p, NULL, -1, 1, &buf);
     CHECK(rc == 0 && strstr(buf, "model probe=syscall:kernel:read:entry exit=1 lookup=1 dfire=1 clause=1 op_insn=1 "
-                                 "op_tpush=1 op_builtin_str=1 agg_count=1\n"), "no argument read, no sysargs:\n%s", buf);
+                                 "op_tpush=1 op_builtin_str=1 agg_count=1 interp=1\n"), "no argument read, no sysargs:\n%s", buf);
     free(buf);
     dprog_free(&p);
 }
@@ -323,12 +328,19 @@ static void test_main(void)
         {NULL, 5000, 2000000, 0, "rate_per_tick=2.5e-06 predicted_slowdown=1.0025"},
         {NULL, -1, 0, 0, "cost_per_firing=1000.0\n"},
         {"1000:350000", -1, 0, 1, "leave no time to the workload at 350 ticks a firing"},
-        {"1000", -1, 0, 2, "--count-run FIRES:TICKS: 1000"},
-        {"1000:", -1, 0, 2, "--count-run FIRES:TICKS: 1000:"},
-        {"1000:0", -1, 0, 2, "--count-run FIRES:TICKS: 1000:0"},
-        {"-1:500", -1, 0, 2, "--count-run FIRES:TICKS: -1:500"},
-        {"1:2x", -1, 0, 2, "--count-run FIRES:TICKS: 1:2x"},
-        {"nan:5", -1, 0, 2, "--count-run FIRES:TICKS: nan:5"},
+        {"1000", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000"},
+        {"1000:", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000:"},
+        {"1000:0", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000:0"},
+        {"-1:500", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: -1:500"},
+        {"1:2x", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1:2x"},
+        {"nan:5", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: nan:5"},
+        /* a timed counting run: its own ticks as timed (350,000), the mix (no key here to change) */
+        {"1000:1350000:350000:250:1000", -1, 0, 0, "cost_per_firing=1000.0 rate_per_tick=0.001 predicted_slowdown=2.0000"},
+        {"1000:1350000:350000:250:1000", -1, 0, 0, "mix: 0.25 of the firings in a new task, 1 of another probe"},
+        {"1000:1350000:350000:250", -1, 0, 2, "--count-run FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000:1350000:350000:250"},
+        {"1000:1350000:1350000:0:0", -1, 0, 2, "FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000:1350000:1350000:0:0"},
+        {"1000:1350000:350000:1001:0", -1, 0, 2, "FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000:1350000:350000:1001:0"},
+        {"1000:1350000:350000:0:0:1", -1, 0, 2, "FIRES:TICKS[:OWN:NEWTASK:SWITCHED]: 1000:1350000:350000:0:0:1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *buf = NULL, *ebuf = NULL;
@@ -360,10 +372,144 @@ static void test_main(void)
     dprog_free(&p);
 }
 
+/* The lean path told from the interpreter as the hypervisor tells them (dif_lean.c), and each
+ * aggregation update's key by what it is made of. */
+static void test_lean_keys(void)
+{
+    static const struct { const char *src; uint32_t lean; double keys[D_KEY_KINDS]; } cases[] = {
+        {"fbt::vfs_read:entry { @[execname] = count(); }", 1, {0, 0, 1, 0, 0}},
+        {"fbt::vfs_read:entry { @ = quantize(arg2); }", 1, {1, 0, 0, 0, 0}},
+        {"fbt::vfs_read:entry { @[pid, cpu] = sum(arg2); }", 1, {0, 0, 1, 0, 0}},
+        {"fbt::vfs_read:entry { @[probefunc] = count(); }", 0, {0, 1, 0, 0, 0}},
+        {"fbt::vfs_read:entry { @[execname, probefunc] = count(); @n[arg2] = count(); }", 0, {0, 0, 0, 1, 1}},
+        {"fbt::vfs_read:entry /pid == 5/ { @ = count(); }", 0, {1, 0, 0, 0, 0}},
+        /* which name is the key depends on arg2: the firing's data */
+        {"fbt::vfs_read:entry { @[arg2 > 0 ? probefunc : probename] = count(); }", 0, {0, 0, 0, 0, 1}},
+        {"fbt::vfs_read:entry { @[probefunc == probename ? probefunc : probename] = count(); }", 0, {0, 1, 0, 0, 0}},
+        {"fbt::vfs_read:entry { @[arg2 > 0 ? pid : 0] = count(); }", 0, {0, 0, 0, 0, 1}},
+        {"fbt::vfs_read:entry { @[timestamp] = count(); }", 1, {0, 0, 0, 0, 1}},
+        {"fbt::vfs_read:entry { @[execname] = count(); } fbt::vfs_read:entry { @x[probefunc] = count(); }", 1,
+         {0, 1, 1, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dprog p;
+        struct d_model m;
+        if (compile(cases[i].src, &p))
+            continue;
+        if (model_of(&p, 10, &m) == 0) {
+            bool same = true;
+            for (unsigned k = 0; k < D_KEY_KINDS; k++)
+                same &= m.keys[k] == cases[i].keys[k];
+            CHECK(m.lean == cases[i].lean && m.n[D_CAL_INTERP] == m.nclauses - m.lean,
+                  "%s: %u lean clause(s) (want %u), %g interpreted", cases[i].src, m.lean, cases[i].lean,
+                  m.n[D_CAL_INTERP]);
+            CHECK(same, "%s: keys const %g probe %g task %g both %g data %g", cases[i].src, m.keys[0], m.keys[1],
+                  m.keys[2], m.keys[3], m.keys[4]);
+        }
+        dprog_free(&p);
+    }
+    /* an interpreted clause: interp once, its instructions by class as ever */
+    dprog p;
+    struct d_model m;
+    if (compile("fbt::vfs_read:entry /pid == 5/ { @[probefunc] = count(); }", &p) == 0 && model_of(&p, 10, &m) == 0) {
+        CHECK(m.n[D_CAL_INTERP] == 1 && m.pred[D_CAL_INTERP] == 0 && m.n[D_CAL_OP_BUILTIN_STR] == 1 &&
+              m.pred[D_CAL_OP_BUILTIN] == 1, "interp %g (pred %g), probefunc %g, pid in the predicate %g",
+              m.n[D_CAL_INTERP], m.pred[D_CAL_INTERP], m.n[D_CAL_OP_BUILTIN_STR], m.pred[D_CAL_OP_BUILTIN]);
+        /* the mix: keynew from what the key is made of */
+        struct d_mix mix = { 1, 0.25, 0.5 };
+        d_model_mix(&m, &mix);
+        CHECK(m.n[D_CAL_NEWTASK] == 0.25 && m.n[D_CAL_KEYNEW] == 0.5, "a probe's key changes with the probe: "
+              "newtask %g keynew %g", m.n[D_CAL_NEWTASK], m.n[D_CAL_KEYNEW]);
+        d_model_mix(&m, NULL);
+        CHECK(m.n[D_CAL_NEWTASK] == 0 && m.n[D_CAL_KEYNEW] == 0, "no mix, none");
+        m.keys[D_KEY_PROBE] = 0;
+        m.keys[D_KEY_TASK] = 2;
+        m.keys[D_KEY_BOTH] = 1;
+        mix = (struct d_mix){ 1, 0.25, 0.875 };
+        d_model_mix(&m, &mix);
+        CHECK(m.n[D_CAL_KEYNEW] == 2 * 0.25 + 1, "two task keys and one of both (at most every firing): %g",
+              m.n[D_CAL_KEYNEW]);
+        /* priced: newtask in the lookup, keynew in the aggregation, interp in the walk */
+        struct d_cal c;
+        char err[200] = "";
+        double ph[HVT_PH_COUNT];
+        uint32_t est;
+        d_cal_parse("exit=200\nlookup=150\ndfire=100\nclause=50\nop_insn=20\nop_builtin=30\nop_builtin_str=100\n"
+                    "op_tpush=80\nagg_count=300\nnewtask=1000\nkeynew=400\ninterp=500\n", &c, err, sizeof err);
+        mix = (struct d_mix){ 1, 0.25, 0.5 };
+        d_model_probe(p.image, p.image_len, 0, &m, err, sizeof err);
+        d_model_mix(&m, &mix);
+        CHECK(d_model_cost(&c, &m, ph, &est, err, sizeof err) == 0 && !est && ph[HVT_PH_LOOKUP] == 150 + 250 &&
+              ph[HVT_PH_AGG] == 300 + 200 && ph[HVT_PH_CLAUSES] == 100 + 50 + 500,
+              "priced by phase: lookup %g agg %g clauses %g (estimated %x)", ph[HVT_PH_LOOKUP], ph[HVT_PH_AGG],
+              ph[HVT_PH_CLAUSES], est);
+    }
+    dprog_free(&p);
+}
+
+/* The model's lean rule is the hypervisor's: each program's probes loaded as the hypervisor
+ * loads them (trace/dvm, host build: dif_lean_classify), its verdict beside the model's. A
+ * change to the lean path (dif_lean.c) that the model does not follow fails here. */
+static size_t no_read(void *ctx, uint64_t va, void *buf, size_t len, int user)
+{
+    (void)ctx, (void)va, (void)buf, (void)len, (void)user;
+    return 0;
+}
+
+static void test_lean_hv(void)
+{
+    static const char *const srcs[] = {
+        "fbt::vfs_read:entry { @[execname] = count(); }",
+        "fbt::vfs_read:entry { @ = quantize(arg2); }",
+        "fbt::vfs_read:entry { @[pid, tid, cpu] = sum(arg2); @m = max(timestamp); }",
+        "fbt::vfs_read:entry { @ = lquantize(arg2, 0, 100, 10, 3); }",
+        "fbt::vfs_read:entry { @[probefunc] = count(); }",
+        "fbt::vfs_read:entry { @[arg2 + 1] = count(); }",
+        "fbt::vfs_read:entry { @[(arg0 + arg1 + arg2 + arg3 + arg4 + arg5 + pid + tid) & 7] = count(); }",
+        "fbt::vfs_read:entry /pid == 5/ { @ = count(); }",
+        "fbt::vfs_read:entry { @ = count(); trace(pid); }",
+        "fbt::vfs_read:entry { x = 1; @ = count(); }",
+        "fbt::vfs_read:entry { @[errno, walltimestamp, curthread] = count(); }",
+        "fbt::vfs_read:entry { @[execname] = count(); } fbt::vfs_read:entry { @x[probefunc] = count(); }",
+        "syscall::read:entry { @[arg2] = count(); }",
+        "syscall::*:entry { @[probefunc] = count(); }",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        dprog p;
+        if (compile(srcs[i], &p))
+            continue;
+        void *img = aligned_alloc(8, (p.image_len + 7) & ~(size_t)7);
+        memcpy(img, p.image, p.image_len);
+        struct dif_env env = { .read = no_read };
+        size_t sz = dif_state_size(img, 1);
+        void *mem = aligned_alloc(64, (sz + 63) & ~(size_t)63);
+        struct dif_state *st;
+        int rc = dif_state_init(&st, mem, sz, img, 1, &env);
+        CHECK(rc == DIF_OK, "%s: loaded (%d)", srcs[i], rc);
+        if (rc == DIF_OK) {
+            const struct hvt_dif_hdr *h = (const struct hvt_dif_hdr *)p.image;
+            for (uint32_t pi = 0; pi < h->nprobes; pi++) {
+                struct d_model m;
+                char err[200] = "";
+                if (d_model_probe(p.image, p.image_len, pi, &m, err, sizeof err) || !m.nclauses)
+                    continue;
+                bool model_lean = m.lean == m.nclauses;
+                CHECK(model_lean == !!st->lean[pi], "%s: probe %u: the model says %s, the hypervisor %s", srcs[i],
+                      pi, model_lean ? "lean" : "interpreted", st->lean[pi] ? "lean" : "interpreted");
+            }
+        }
+        free(mem);
+        free(img);
+        dprog_free(&p);
+    }
+}
+
 int main(void)
 {
     test_cal();
     test_model();
+    test_lean_keys();
+    test_lean_hv();
     test_cost();
     test_rate();
     test_report();

@@ -11,7 +11,8 @@
  *   - a declined step changes nothing in the encoder or the fast path's state but its count;
  *   - the chunks, read by the host reader, hold exactly the instructions stepped: RIP, code
  *     id and length, CR3, time stamp and all 17 registers;
- *   - the checkregs variant counts a change outside the write set, and still records it.
+ *   - the checkregs variant counts a change outside the write set, and still records it;
+ *   - an entry compared in its page's last 16 bytes (icache_set_shift) sees its bytes alone.
  * With 'flow' (the FLOW record mode, step_fast_entry_flow; the stream also repeats
  * instructions, as REP string iterations do), the fast path's bytes are also compared after
  * every step with what rec_insn writes for the same instructions into an encoder of its own:
@@ -121,6 +122,37 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
     return ic;
 }
 
+/* An instruction that ends near its page's end is compared in the page's last 16 bytes
+ * (icache_set_shift): the masked compare sees exactly its bytes, wherever they sit. */
+static void check_shift(void)
+{
+    for (unsigned shift = 0; shift < 16; shift++)
+        for (unsigned len = 1; len <= HVT_CODE_MAX && shift + len <= 16; len++) {
+            uint8_t b[16], win[16];
+            for (int i = 0; i < 16; i++) { b[i] = (uint8_t)rnd(); win[i] = (uint8_t)rnd(); }
+            memcpy(win + shift, b, len);
+            struct icache_entry ic;
+            memset(&ic, 0, sizeof ic);
+            icache_set_code(&ic, 0x1000, b, len, 1);
+            icache_set_shift(&ic, shift);
+            uint64_t lo, hi;
+            memcpy(&lo, win, 8);
+            memcpy(&hi, win + 8, 8);
+            check(!((lo ^ ic.lo) & ic.mlo) && !((hi ^ ic.hi) & ic.mhi) && ic.shift == shift,
+                  "shifted entry does not match its own bytes", shift * 16 + len);
+            for (unsigned i = 0; i < 16; i++) {
+                win[i] ^= 0x5a;
+                memcpy(&lo, win, 8);
+                memcpy(&hi, win + 8, 8);
+                bool differs = ((lo ^ ic.lo) & ic.mlo) || ((hi ^ ic.hi) & ic.mhi);
+                check(differs == (i >= shift && i < shift + len), "shifted masks cover other bytes", i);
+                win[i] ^= 0x5a;
+            }
+        }
+    check(icache_window_shift(0, 4096) == 0 && icache_window_shift(4080, 4096) == 0 &&
+          icache_window_shift(4081, 4096) == 1 && icache_window_shift(4095, 4096) == 15, "window shift", 0);
+}
+
 /* The full step's record of the pending instruction (step.c put_insn). */
 static void full_record(const struct icache_entry *p, const uint64_t *regs)
 {
@@ -136,6 +168,7 @@ int main(int argc, char **argv)
     if (argc > 1) rng = strtoull(argv[1], 0, 0) | 1;
     size_t n = argc > 2 ? strtoull(argv[2], 0, 0) : 300000;
     flow = argc > 3 && !strcmp(argv[3], "flow");
+    check_shift();
     char path[] = "/tmp/test_step_fast.XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) { perror("mkstemp"); return 2; }
