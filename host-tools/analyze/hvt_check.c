@@ -6,8 +6,11 @@
  * (the entry of an interrupt or exception, or a new window).
  *   usage: hvt-check [--max-report N] [--allow-gaps] TRACE
  * Prints per-CPU counts (instructions, kernel/user split, events, syscalls, violations, the
- * START/STOP reasons, records/instructions lost in GAPs, first and last instruction address)
- * and "violations=N insns=N events=N syscalls=N gaps=N"; exit 1 on violations, gaps (records
+ * START/STOP reasons, records/instructions lost in GAPs, first and last instruction address,
+ * instructions per record mode)
+ * and "violations=N insns=N events=N syscalls=N gaps=N modes=MODE:N,..." (instructions per
+ * record mode, then "regs=REG:..." if any were recorded in REGS mode: the registers it
+ * carried); exit 1 on violations, gaps (records
  * lost, HVT_MARK_GAP; --allow-gaps: reported only, e.g. a flight recorder's overwritten past)
  * or a damaged file. A START or GAP marker resyncs continuity (a filter's STOP/START pair too).
  */
@@ -30,7 +33,24 @@ struct cpu_state {
     uint64_t start_reason, stop_reason;
     int starts, stops;
     uint64_t stop_seen;                  /* bit r: a STOP with reason r (r < 64) */
+    uint64_t mode_insns[HVT_MODE_COUNT]; /* instructions per record mode */
+    uint32_t regs_sets;                  /* the registers REGS mode carried (all its sets) */
 };
+
+/* "full:N,flow:N,regs:N" (the modes with instructions) and the REGS sets' registers. */
+static void put_modes(char *buf, size_t n, const uint64_t *insns, uint32_t regs)
+{
+    static const char *const names[HVT_MODE_COUNT] = {"full", "flow", "regs"};
+    size_t at = 0;
+    buf[0] = 0;
+    for (int k = 0; k < HVT_MODE_COUNT && at < n; k++)
+        if (insns[k]) at += (size_t)snprintf(buf + at, n - at, "%s%s:%" PRIu64, at ? "," : "", names[k], insns[k]);
+    if (!at) snprintf(buf, n, "-");
+    else if (insns[HVT_MODE_REGS] && at < n) {
+        char m[160];
+        snprintf(buf + at, n - at, " %s", tr_mode_name(m, sizeof m, HVT_MODE_REGS, regs));
+    }
+}
 
 static void put_reason(char *buf, size_t n, int count, uint64_t last)
 {
@@ -105,6 +125,9 @@ int main(int argc, char **argv)
     tr_rec rec;
     int rc;
     uint64_t total_v = 0, total_i = 0, total_e = 0, total_s = 0, total_g = 0;
+    uint64_t total_m[HVT_MODE_COUNT] = {0};
+    uint32_t total_regs = 0;
+    char modes[256];
     while ((rc = tr_next(r, &rec)) == 1) {
         struct cpu_state *c = &cpus[rec.cpu % MAX_CPUS];
         if (rec.kind != TR_INSN) {
@@ -126,6 +149,8 @@ int main(int argc, char **argv)
             continue;
         }
         c->insns++;
+        if (rec.mode < HVT_MODE_COUNT) c->mode_insns[rec.mode]++;
+        if (rec.mode == HVT_MODE_REGS) c->regs_sets |= rec.regs_known;
         if (disasm_is_kernel(rec.rip))
             c->kinsns++;
         if (c->insns == 1)
@@ -159,19 +184,23 @@ int main(int argc, char **argv)
         put_reason(sr, sizeof sr, c->starts, c->start_reason);
         put_reason(pr, sizeof pr, c->stops, c->stop_reason);
         char seen[200] = "-";
+        put_modes(modes, sizeof modes, c->mode_insns, c->regs_sets);
         for (unsigned b = 0, at = 0; b < 64; b++)
             if (c->stop_seen >> b & 1)
                 at += (unsigned)snprintf(seen + at, sizeof seen - at, "%s%u", at ? "," : "", b);
         printf("cpu %d: insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 " violations=%" PRIu64
                " kernel=%" PRIu64 " user=%" PRIu64 " start=%s stop=%s lost_records=%" PRIu64
-               " lost_insns=%" PRIu64 " first=%#" PRIx64 " last=%#" PRIx64 " stop_reasons=%s\n",
+               " lost_insns=%" PRIu64 " first=%#" PRIx64 " last=%#" PRIx64 " modes=%s stop_reasons=%s\n",
                i, c->insns, c->events, c->syscalls, c->violations, c->kinsns, c->insns - c->kinsns,
-               sr, pr, c->lost_records, c->lost_insns, c->first_rip, c->last_rip, seen);
+               sr, pr, c->lost_records, c->lost_insns, c->first_rip, c->last_rip, modes, seen);
         total_i += c->insns; total_e += c->events; total_s += c->syscalls; total_g += c->gaps;
+        for (int k = 0; k < HVT_MODE_COUNT; k++) total_m[k] += c->mode_insns[k];
+        total_regs |= c->regs_sets;
     }
     int damaged = rc < 0 || tr_damaged(r);
-    printf("violations=%" PRIu64 " insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 " gaps=%" PRIu64 "%s\n",
-           total_v, total_i, total_e, total_s, total_g, damaged ? " damaged=1" : "");
+    put_modes(modes, sizeof modes, total_m, total_regs);
+    printf("violations=%" PRIu64 " insns=%" PRIu64 " events=%" PRIu64 " syscalls=%" PRIu64 " gaps=%" PRIu64 " modes=%s%s\n",
+           total_v, total_i, total_e, total_s, total_g, modes, damaged ? " damaged=1" : "");
     cs_free(ci, 1);
     cs_close(&cs);
     tr_close(r);

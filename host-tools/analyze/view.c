@@ -36,8 +36,6 @@ enum {
     PROGRESS_EVERY = 1 << 22,
 };
 
-static const char *const reg_names[HVT_NREGS] = HVT_REG_NAMES;
-
 typedef struct {
     int64_t pid, tgid;
     char comm[HVT_COMM_MAX + 1];
@@ -55,6 +53,11 @@ typedef struct {
     int proc; /* index into procs */
     int64_t pid, tgid;
     char comm[HVT_COMM_MAX + 1];
+    /* The record mode the listing last said for this CPU (list_mode); mode_said 0: nothing
+     * said yet (a trace starts in FULL). */
+    int mode_said;
+    uint8_t mode;
+    uint32_t mode_mask;
 } view_cpu;
 
 typedef struct {
@@ -67,6 +70,8 @@ typedef struct {
     uint8_t *hidden;               /* indexed by fid + 2 */
     char namebuf[64];
     nest_tasks *tasks;             /* switched-out tasks' stacks (nest view) */
+    uint64_t mode_insns[HVT_MODE_COUNT]; /* summary: instructions per record mode */
+    uint32_t regs_sets;            /* summary: the registers REGS mode carried, all sets */
     uint64_t now;                  /* time of the instruction being nested (hooks) */
 } view_state;
 
@@ -241,9 +246,26 @@ static void marker(view_state *v, view_cpu *c, const tr_rec *r)
                  (unsigned long long)r->b);
         break;
     case HVT_MARK_TIME: snprintf(why, sizeof why, "time %llu", (unsigned long long)r->a); break;
+    case HVT_MARK_MODE: return; /* said at the instruction where the mode changes (list_mode) */
     default: snprintf(why, sizeof why, "marker %u", r->kind); break;
     }
     if (list) fprintf(out, "# %llu %u %s\n", (unsigned long long)r->tsc, r->cpu, why);
+}
+
+/* "# tsc cpu record mode M" before the first instruction of a CPU in a mode other than the one
+ * said last (a trace starts in full, said or not): from the instructions, not from MODE
+ * markers, which a writer also repeats at every chunk start (and a chunk starting in full needs
+ * none). */
+static void list_mode(view_state *v, view_cpu *c, const tr_rec *r)
+{
+    if (c->mode_said ? c->mode == r->mode && c->mode_mask == r->regs_known : r->mode == HVT_MODE_FULL)
+        return;
+    char m[160];
+    c->mode_said = 1;
+    c->mode = r->mode;
+    c->mode_mask = r->regs_known;
+    fprintf(v->o->out, "# %llu %u record mode %s\n", (unsigned long long)r->tsc, r->cpu,
+            tr_mode_name(m, sizeof m, r->mode, r->regs_known));
 }
 
 static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, disasm_cache *d, const disasm_entry *e)
@@ -259,10 +281,13 @@ static void list_insn(view_state *v, view_cpu *c, const tr_rec *r, disasm_cache 
     FILE *out = v->o->out;
     fprintf(out, "%llu %u %s %016llx %s %s  %s", (unsigned long long)r->tsc, r->cpu, who, (unsigned long long)r->rip,
             sym, hex, disasm_text(d, e));
-    if (r->changed) {
+    /* Only registers the record mode carries: in FLOW (or outside a REGS set) regs[] holds
+     * stale values, which are no instruction's. */
+    uint32_t shown = r->changed & r->regs_known;
+    if (shown) {
         fputs("  ;", out);
-        for (int i = 0; i < HVT_NREGS; i++)
-            if (r->changed & (1u << i)) fprintf(out, " %s=%llx", reg_names[i], (unsigned long long)r->regs[i]);
+        for (unsigned i = 0; i < HVT_NREGS; i++)
+            if (shown & (1u << i)) fprintf(out, " %s=%llx", tr_reg_name(i), (unsigned long long)r->regs[i]);
     }
     fputc('\n', out);
 }
@@ -301,6 +326,15 @@ static void print_summary(view_state *v)
         }
         free(pg);
     }
+    /* How the instructions were recorded: a FLOW or REGS trace's registers are not all known. */
+    char m[160];
+    fprintf(out, "record modes:");
+    for (unsigned k = 0; k < HVT_MODE_COUNT; k++)
+        if (v->mode_insns[k])
+            fprintf(out, " %s %llu insns", k == HVT_MODE_REGS ? tr_mode_name(m, sizeof m, k, v->regs_sets)
+                                                               : tr_mode_name(m, sizeof m, k, 0),
+                    (unsigned long long)v->mode_insns[k]);
+    fputc('\n', out);
 }
 
 typedef struct { int32_t fid; uint64_t insns, calls; } fn_row;
@@ -382,12 +416,17 @@ int view_run(const char *path, const view_opts *o)
         }
         const disasm_entry *e = disasm_next(d, &c->disasm_hint, rec.rip, rec.code, rec.code_len);
         if (!e) { rc = -1; break; }
-        if (o->views & VIEW_LIST) list_insn(&v, c, &rec, d, e);
+        if (o->views & VIEW_LIST) {
+            list_mode(&v, c, &rec);
+            list_insn(&v, c, &rec, d, e);
+        }
         if (o->hooks && o->hooks->insn) {
             view_task t = task_of(c);
             o->hooks->insn(o->hooks->ctx, &rec, &t, e);
         }
         v.now = rec.tsc;
+        if (rec.mode < HVT_MODE_COUNT) v.mode_insns[rec.mode]++;
+        if (rec.mode == HVT_MODE_REGS) v.regs_sets |= rec.regs_known;
         if (want_nest) nest_insn(&c->nest, &sink, rec.rip, e);
         if (v.fn_insns) v.fn_insns[nest_fid(e) + 2]++;
         if (v.procs) {

@@ -2,10 +2,14 @@
  *   VIEW_LIST     per-instruction listing, one line each:
  *                 "tsc cpu pid/comm address sym+off bytes  text[  ; reg=value...]"
  *                 (blanks in comm become '_'; text is capstone's; registers are those whose
- *                 value changed, in hex), markers as "# tsc cpu description" lines
+ *                 value changed, in hex, among those the record mode carries: none in FLOW,
+ *                 the set in REGS), markers as "# tsc cpu description" lines; before the
+ *                 first instruction of a CPU in another record mode than its last (a trace
+ *                 starts in full), "# tsc cpu record mode flow" (MODE markers: no line)
  *   VIEW_NEST     call-nesting diagram, DTrace flowindent style ("->"/"<-", two spaces per
  *                 level), levels as nest.h defines
- *   VIEW_SUMMARY  per process: instruction counts (kernel/user), CR3 values, user code pages
+ *   VIEW_SUMMARY  per process: instruction counts (kernel/user), CR3 values, user code pages;
+ *                 then "record modes: full N insns flow N insns regs=rax:... N insns"
  *   VIEW_FUNCS    instructions and entries per function
  *   VIEW_FOLDED   folded stacks "a;b;c count" for flame graphs
  * Contract: view_run() returns 0 on success, 1 if the trace is malformed (after printing what

@@ -2,6 +2,7 @@
 #include "tracegen.h"
 #include "kimg.h"
 #include "ksym.h"
+#include "trace_reader.h"
 #include "trace_writer.h"
 #include <capstone/capstone.h>
 #include <errno.h>
@@ -337,10 +338,11 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: hvt gen [--slide N] [--seed N] [--insns N] [--cpus N] [--truth FILE] [--entry SYM[:syscall=NR|:irq=V|:exc=V]]...\n"
-            "               VMLINUZ OUT.hvt\n"
+            "               [--record full|flow | --regs R:R..] VMLINUZ OUT.hvt\n"
             "Default entries: entry_SYSCALL_64 (syscall 39), __x64_sys_getppid (110), __x64_sys_getpid (39),\n"
             "asm_sysvec_apic_timer_interrupt (irq 236), asm_exc_page_fault (exc 14). --insns repeats the\n"
-            "walks (new branch choices each time) until that many instructions are written.\n");
+            "walks (new branch choices each time) until that many instructions are written.\n"
+            "--record/--regs: the record mode of the trace (as hvt trace start's; default full).\n");
     return 2;
 }
 
@@ -368,6 +370,9 @@ int tracegen_main(int argc, char **argv)
     int nentries = 0;
     const char *truth = NULL, *in = NULL, *out = NULL;
     uint64_t seed = 1;
+    char mode_s[160] = "full", err[200];
+    unsigned mode;
+    uint32_t regmask;
     memset(&g, 0, sizeof g);
     g.slide = GEN_DEFAULT_SLIDE;
     g.ncpus = GEN_NCPUS_DEFAULT;
@@ -378,6 +383,8 @@ int tracegen_main(int argc, char **argv)
         else if (next && !strcmp(a, "--insns")) { g.target_insns = strtoull(next, NULL, 0); i++; }
         else if (next && !strcmp(a, "--cpus")) { g.ncpus = (unsigned)strtoul(next, NULL, 0); i++; }
         else if (next && !strcmp(a, "--truth")) { truth = next; i++; }
+        else if (next && !strcmp(a, "--record")) { snprintf(mode_s, sizeof mode_s, "%s", next); i++; }
+        else if (next && !strcmp(a, "--regs")) { snprintf(mode_s, sizeof mode_s, "regs=%s", next); i++; }
         else if (next && !strcmp(a, "--entry")) {
             if (nentries == GEN_MAX_ENTRIES || parse_entry(next, &entries[nentries++])) return usage();
             i++;
@@ -387,6 +394,10 @@ int tracegen_main(int argc, char **argv)
         else return usage();
     }
     if (!in || !out || g.ncpus == 0 || g.ncpus > 256 || g.slide % (2u << 20)) return usage();
+    if (tr_mode_parse(mode_s, &mode, &regmask, err, sizeof err) != 0) {
+        fprintf(stderr, "hvt gen: %s\n", err);
+        return usage();
+    }
     if (!nentries) {
         static const char *const defaults[] = {"entry_SYSCALL_64:syscall=39", "__x64_sys_getppid:syscall=110",
                                                "__x64_sys_getpid:syscall=39",
@@ -417,7 +428,7 @@ int tracegen_main(int argc, char **argv)
     h.build_id_len = (uint8_t)(g.k.build_id_len < HVT_BUILD_ID_MAX ? g.k.build_id_len : HVT_BUILD_ID_MAX);
     memcpy(h.build_id, g.k.build_id, h.build_id_len);
     g.w = tw_open(out, &h, 1);
-    if (!g.w || !g.cache) return 1;
+    if (!g.w || !g.cache || tw_set_mode(g.w, mode, regmask) != 0) return 1;
     if (truth && !(g.truth = fopen(truth, "w"))) {
         perror(truth);
         return 1;

@@ -32,7 +32,22 @@ typedef struct {
     uint64_t chunk_off;
     uint16_t cpu;
     uint64_t tsc, tick, expected_rip, cr3;
-    int fresh; /* state was reset: registers restart from zero, compare all against the carry */
+    /* The writer's register state (what deltas apply to): zero at every reset. The values a
+     * consumer sees are the CPU's carry (tr_carry), updated from it for the known registers. */
+    uint64_t base[HVT_NREGS];
+    int resync;     /* reset or new mode: compare every known register with the carry next */
+    uint8_t mode;   /* hvt_rec_mode (FULL at every chunk start; a GAP keeps it) */
+    uint32_t known; /* the registers the mode carries (HVT_REG_* bits) */
+    /* A RUN or REPEAT marker being expanded: run_left instructions still to yield, the
+     * marker's byte offset (for errors). REPEAT repeats the last instruction (have_last). */
+    uint32_t run_left;
+    uint8_t run_kind;
+    size_t run_pos;
+    int have_last;
+    uint64_t last_rip;
+    uint32_t last_id;
+    /* The chunk header's counts, and what the payload held so far. */
+    uint32_t hdr_records, hdr_insns, n_records, n_insns;
     struct { uint64_t rip; uint32_t id; } pred[HVT_PRED_SLOTS]; /* id + 1; 0 = empty. One line per slot */
 } tr_cursor;
 
@@ -321,6 +336,53 @@ const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len)
     return p + 1;
 }
 
+const char *tr_reg_name(unsigned reg)
+{
+    static const char *const names[HVT_NREGS] = HVT_REG_NAMES;
+    return reg < HVT_NREGS ? names[reg] : NULL;
+}
+
+const char *tr_mode_name(char *buf, size_t n, unsigned mode, uint32_t mask)
+{
+    if (mode == HVT_MODE_FULL) snprintf(buf, n, "full");
+    else if (mode == HVT_MODE_FLOW) snprintf(buf, n, "flow");
+    else if (mode == HVT_MODE_REGS) {
+        size_t at = (size_t)snprintf(buf, n, "regs=");
+        for (unsigned i = 0; i < HVT_NREGS && at < n; i++)
+            if (mask >> i & 1) at += (size_t)snprintf(buf + at, n - at, "%s%s", at > 5 ? ":" : "", tr_reg_name(i));
+    } else snprintf(buf, n, "mode%u", mode);
+    return buf;
+}
+
+int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size_t errlen)
+{
+    *mask = 0;
+    if (!strcmp(s, "full")) { *mode = HVT_MODE_FULL; *mask = (1u << HVT_NREGS) - 1; return 0; }
+    if (!strcmp(s, "flow")) { *mode = HVT_MODE_FLOW; return 0; }
+    if (strncmp(s, "regs=", 5) != 0) {
+        snprintf(err, errlen, "record mode '%s': full, flow or regs=REG:REG...", s);
+        return -1;
+    }
+    *mode = HVT_MODE_REGS;
+    for (const char *p = s + 5; *p;) {
+        size_t l = strcspn(p, ":");
+        unsigned i;
+        for (i = 0; i < HVT_NREGS; i++)
+            if (strlen(tr_reg_name(i)) == l && !strncmp(p, tr_reg_name(i), l)) break;
+        if (i == HVT_NREGS) {
+            snprintf(err, errlen, "record mode '%s': no register '%.*s' (rax..r15, rflags)", s, (int)l, p);
+            return -1;
+        }
+        *mask |= 1u << i;
+        p += l + (p[l] == ':');
+    }
+    if (!*mask) {
+        snprintf(err, errlen, "record mode '%s': regs= names at least one register", s);
+        return -1;
+    }
+    return 0;
+}
+
 uint64_t tr_total_insns(const tr_reader *r)
 {
     uint64_t n = 0;
@@ -341,17 +403,48 @@ int tr_seek_chunk(tr_reader *r, size_t i)
     r->merge = 0;
     r->file_cur.next_chunk = i;
     r->file_cur.raw_len = r->file_cur.raw_pos = 0;
+    r->file_cur.run_left = 0;   /* a RUN or REPEAT being expanded belongs to the old place */
     forget_carry(r);
     return 0;
 }
 
+/* What a chunk start and a GAP reset (the mode survives a GAP: the caller sets it). */
 static void reset_state(tr_cursor *k)
 {
     k->expected_rip = 0;
     k->cr3 = 0;
     k->tick = 1;
+    memset(k->base, 0, sizeof k->base);
     memset(k->pred, 0, sizeof k->pred);
-    k->fresh = 1;
+    k->resync = 1;
+    k->have_last = 0;
+}
+
+static void set_mode(tr_cursor *k, uint8_t mode, uint32_t known)
+{
+    k->mode = mode;
+    k->known = known;
+    k->resync = 1;
+}
+
+static int corrupt_at(tr_reader *r, tr_cursor *k, size_t pos, const char *what)
+{
+    r->damaged = 1;
+    util_err(r->name, k->chunk_off, "corrupt record at record byte %zu of this chunk: %s", pos, what);
+    return -1;
+}
+
+static int corrupt(tr_reader *r, tr_cursor *k, const char *what) { return corrupt_at(r, k, k->raw_pos, what); }
+
+/* The end of a chunk's payload: its header's counts must be what it held (a RUN or REPEAT
+ * counts as its n instructions and one record). */
+static int chunk_end(tr_reader *r, tr_cursor *k)
+{
+    if (k->n_records == k->hdr_records && k->n_insns == k->hdr_insns) return 0;
+    char what[128];
+    snprintf(what, sizeof what, "the chunk header says %u records, %u instructions; the payload holds %u, %u",
+             k->hdr_records, k->hdr_insns, k->n_records, k->n_insns);
+    return corrupt(r, k, what);
 }
 
 static int open_next_chunk(tr_reader *r, tr_cursor *k)
@@ -370,7 +463,12 @@ static int open_next_chunk(tr_reader *r, tr_cursor *k)
         k->raw_pos = 0;
         k->cpu = h.cpu;
         k->tsc = h.first_tsc;
+        k->run_left = 0;
+        k->hdr_records = h.nrecords;
+        k->hdr_insns = h.ninsns;
+        k->n_records = k->n_insns = 0;
         reset_state(k);
+        set_mode(k, HVT_MODE_FULL, (1u << HVT_NREGS) - 1);
         if (h.cpu >= r->ncarry) {
             size_t n = (size_t)h.cpu + 1;
             tr_carry **c = realloc(r->carry, n * sizeof *c);
@@ -381,28 +479,90 @@ static int open_next_chunk(tr_reader *r, tr_cursor *k)
         }
         if (!r->carry[h.cpu] && !(r->carry[h.cpu] = calloc(1, sizeof(tr_carry)))) return -1;
         if (k->raw_len) return 1;
+        if (chunk_end(r, k) != 0) return -1;
     }
     return 0;
 }
 
-static int corrupt(tr_reader *r, tr_cursor *k, const char *what)
+/* An instruction whose fields are read (deltas already in k->base for the registers in
+ * 'sent'): the reported record, and the state every instruction advances. */
+static void put_insn(tr_reader *r, tr_cursor *k, tr_rec *o, uint64_t rip, uint32_t id, uint32_t sent)
 {
-    r->damaged = 1;
-    util_err(r->name, k->chunk_off, "corrupt record at record byte %zu of this chunk: %s", k->raw_pos, what);
-    return -1;
+    tr_carry *c = r->carry[k->cpu];
+    /* The registers the writer sent changed (it sends only those); after a reset or a mode
+     * change every known register is compared with what the CPU last showed. */
+    uint32_t look = k->resync ? k->known : sent, changed = 0;
+    for (uint32_t m = look; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        if (k->base[i] != c->regs[i]) {
+            changed |= 1u << i;
+            c->regs[i] = k->base[i];
+        }
+    }
+    k->resync = 0;
+    const uint8_t *code = r->code_tab + (size_t)id * TR_CODE_STRIDE;
+    uint32_t slot = HVT_PRED_SLOT(rip);
+    o->kind = TR_INSN;
+    o->rip = rip;
+    o->code_id = id;
+    o->code_len = code[0];
+    o->code = code + 1;
+    o->cr3 = k->cr3;
+    k->tsc += k->tick;
+    o->tsc = k->tsc;
+    o->changed = c->seen ? changed : changed | k->known;
+    c->seen = 1;
+    o->regs = c->regs;
+    k->expected_rip = rip + code[0];
+    k->pred[slot].rip = rip;
+    k->pred[slot].id = id + 1;
+    k->have_last = 1;
+    k->last_rip = rip;
+    k->last_id = id;
+    k->n_insns++;
+}
+
+/* The next instruction of the RUN or REPEAT being expanded: exactly a tag-0 record (RUN) or
+ * the last instruction again (REPEAT), no register field. */
+static int run_next(tr_reader *r, tr_cursor *k, tr_rec *o)
+{
+    uint64_t rip;
+    uint32_t id;
+    if (k->run_kind == HVT_MARK_RUN) {
+        rip = k->expected_rip;
+        uint32_t slot = HVT_PRED_SLOT(rip);
+        if (!k->pred[slot].id || k->pred[slot].rip != rip)
+            return corrupt_at(r, k, k->run_pos, "RUN instruction with no predicted code id");
+        id = k->pred[slot].id - 1;
+    } else {
+        rip = k->last_rip;
+        id = k->last_id;
+    }
+    k->run_left--;
+    put_insn(r, k, o, rip, id, 0);
+    return 1;
 }
 
 #define GETV(v) do { if (!(p = tv_get(p, end, &(v)))) return corrupt(r, k, "truncated varint"); } while (0)
 
 static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
 {
+    o->cpu = k->cpu;
+    if (k->run_left) {
+        o->mode = k->mode;
+        o->regs_known = k->known;
+        return run_next(r, k, o);
+    }
     if (k->raw_pos >= k->raw_len) {
+        if (k->raw_len && chunk_end(r, k) != 0) return -1;
+        k->raw_len = 0;
         int rc = open_next_chunk(r, k);
         if (rc <= 0) return rc;
     }
     const uint8_t *p = k->raw + k->raw_pos, *end = k->raw + k->raw_len;
     uint8_t tag = *p++;
     o->cpu = k->cpu;
+    k->n_records++;
     if (!(tag & HVT_TAG_MARKER)) {
         uint64_t v;
         if (tag & ~HVT_INSN_FLAGS_ALL) return corrupt(r, k, "reserved instruction flag set");
@@ -419,11 +579,6 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         }
         if (tag & HVT_INSN_CR3) GETV(k->cr3);
         if (tag & HVT_INSN_TICK) GETV(k->tick);
-        /* Deltas apply to this CPU's carried registers (the previous record's values); right
-         * after a reset the writer's base is all zeros instead, so rebuild from zero and
-         * compare everything. */
-        tr_carry *c = r->carry[k->cpu];
-        uint32_t changed = 0;
         uint64_t mask = 0;
         if (tag & HVT_INSN_REGS) {
             GETV(mask);
@@ -434,42 +589,17 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
             if (mask >> HVT_REG_RFLAGS) return corrupt(r, k, "RFLAGS both in the mask and alone");
             mask |= 1ull << HVT_REG_RFLAGS;
         }
-        if (!k->fresh) {
-            for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
-                int i = __builtin_ctz(m);
-                GETV(v);
-                c->regs[i] += (uint64_t)tv_unzig(v);
-            }
-            changed = (uint32_t)mask; /* a writer sends only registers that changed */
-        } else {
-            uint64_t fresh_regs[HVT_NREGS] = {0};
-            for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
-                int i = __builtin_ctz(m);
-                GETV(v);
-                fresh_regs[i] = (uint64_t)tv_unzig(v);
-            }
-            for (int i = 0; i < HVT_NREGS; i++)
-                if (fresh_regs[i] != c->regs[i]) {
-                    changed |= 1u << i;
-                    c->regs[i] = fresh_regs[i];
-                }
-            k->fresh = 0;
+        if (mask & ~(uint64_t)k->known)
+            return corrupt(r, k, k->mode == HVT_MODE_FLOW ? "register field in FLOW mode"
+                                                          : "register outside the REGS mode's set");
+        for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            GETV(v);
+            k->base[i] += (uint64_t)tv_unzig(v);
         }
-        const uint8_t *code = r->code_tab + (size_t)id * TR_CODE_STRIDE;
-        o->kind = TR_INSN;
-        o->rip = rip;
-        o->code_id = id;
-        o->code_len = code[0];
-        o->code = code + 1;
-        o->cr3 = k->cr3;
-        k->tsc += k->tick;
-        o->tsc = k->tsc;
-        o->changed = c->seen ? changed : changed | ((1u << HVT_NREGS) - 1);
-        c->seen = 1;
-        o->regs = c->regs;
-        k->expected_rip = rip + code[0];
-        k->pred[slot].rip = rip;
-        k->pred[slot].id = id + 1;
+        o->mode = k->mode;
+        o->regs_known = k->known;
+        put_insn(r, k, o, rip, id, (uint32_t)mask);
         k->raw_pos = (size_t)(p - k->raw);
         return 1;
     }
@@ -478,6 +608,8 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
     o->kind = type;
     o->tsc = k->tsc;
     o->rip = k->expected_rip;
+    if (type >= HVT_MARK_MODE && r->hdr.version < 3)
+        return corrupt(r, k, "a version 3 marker in an older file");
     switch (type) {
     case HVT_MARK_EVENT:
         if (end - p < 2) return corrupt(r, k, "truncated event");
@@ -511,9 +643,39 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         GETV(o->switch_cr3);
         break;
     }
+    case HVT_MARK_MODE: {
+        uint64_t mode, mask;
+        GETV(mode);
+        GETV(mask);
+        const uint32_t all = (1u << HVT_NREGS) - 1;
+        if (mode >= HVT_MODE_COUNT) return corrupt(r, k, "unknown record mode");
+        if (mask & ~(uint64_t)all) return corrupt(r, k, "mode register mask has unknown bits");
+        if ((mode == HVT_MODE_FULL && mask != all) || (mode == HVT_MODE_FLOW && mask))
+            return corrupt(r, k, "mode register mask does not fit the mode (FULL: all, FLOW: none)");
+        set_mode(k, (uint8_t)mode, (uint32_t)mask);
+        o->a = mode;
+        o->b = mask;
+        break;
+    }
+    case HVT_MARK_RUN: case HVT_MARK_REPEAT: {
+        if (end - p < 2) return corrupt(r, k, "truncated RUN/REPEAT count");
+        uint32_t n = p[0] | (uint32_t)p[1] << 8;
+        if (!n) return corrupt(r, k, "RUN/REPEAT of 0 instructions");
+        if (type == HVT_MARK_REPEAT && !k->have_last)
+            return corrupt(r, k, "REPEAT with no instruction before it (chunk start or GAP)");
+        k->run_kind = type;
+        k->run_left = n;
+        k->run_pos = k->raw_pos;
+        k->raw_pos = (size_t)(p + 2 - k->raw);
+        o->mode = k->mode;
+        o->regs_known = k->known;
+        return run_next(r, k, o);
+    }
     default:
         return corrupt(r, k, "unknown marker type");
     }
+    o->mode = k->mode;
+    o->regs_known = k->known;
     k->raw_pos = (size_t)(p - k->raw);
     return 1;
 }

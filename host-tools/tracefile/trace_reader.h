@@ -6,7 +6,13 @@
  * "FILE: offset N: ..." (N is the chunk's file offset plus, for records, "record byte M" of the
  * decompressed payload) and makes tr_next() return -1. Never reads out of bounds.
  * tr_seek_chunk() starts iteration at any RECORDS chunk (chunks decode independently);
- * tr_set_merge() iterates all CPUs merged by time instead of in file order. */
+ * tr_set_merge() iterates all CPUs merged by time instead of in file order.
+ * Record modes (version 3): a RUN or REPEAT marker is yielded as its n instructions (TR_INSN
+ * each, changed 0), never as a marker; a MODE marker is yielded (a = mode, b = mask). Every
+ * record carries the mode in force and regs_known, the registers whose values regs[] holds
+ * (all in FULL, none in FLOW, the set in REGS): the others are stale, never to be shown as the
+ * instruction's. A chunk whose header counts (nrecords, ninsns) differ from what its payload
+ * holds is reported as damaged when its end is reached. */
 #ifndef HVT_TRACE_READER_H
 #define HVT_TRACE_READER_H
 #include "hvt_trace_format.h"
@@ -21,14 +27,18 @@ typedef struct {
     uint32_t code_id;
     const uint8_t *code;     /* instruction bytes (code_len; 16 bytes are always readable) */
     uint8_t code_len;
-    uint32_t changed;        /* HVT_REG_* bits whose value differs from this CPU's previous record */
-    const uint64_t *regs;    /* full register state after the instruction (HVT_NREGS) */
+    uint32_t changed;        /* HVT_REG_* bits whose value differs from this CPU's previous record
+                                (known registers only: a subset of regs_known) */
+    const uint64_t *regs;    /* register state after the instruction (HVT_NREGS); only the
+                                regs_known bits are this instruction's, the rest are stale */
+    uint32_t regs_known;     /* HVT_REG_* bits regs[] knows here (FULL: all, FLOW: 0, REGS: its set) */
+    uint8_t mode;            /* the record mode in force (hvt_rec_mode; FULL before version 3) */
     /* marker fields */
     uint8_t vector, ev_type;
     int64_t errcode;         /* -1 = none */
     uint64_t a, b;           /* SYSCALL: a = nr; VMEXIT: reason, qual; GAP: records, insns;
                                 START/STOP: a = reason; SWITCH, CONTEXT: a = pid, b = tgid;
-                                TIME: a */
+                                TIME: a; MODE: a = mode, b = register mask */
     char comm[HVT_COMM_MAX + 1];
     uint64_t switch_cr3;
 } tr_rec;
@@ -57,6 +67,13 @@ uint64_t tr_total_insns(const tr_reader *r);
 int tr_recovered(const tr_reader *r);
 /* Was any damage (truncation, bad chunk, bad record) found and reported so far? */
 int tr_damaged(const tr_reader *r);
+/* The format's names: a register (HVT_REG_*: "rax" .. "r15", "rflags"; NULL beyond), and a
+ * record mode as users write it: "full", "flow", "regs=rax:rsp" (the
+ * hypervisor's trace option's syntax) (tr_mode_name writes it into
+ * buf and returns buf; tr_mode_parse reads it: 0, or -1 naming what is wrong in err). */
+const char *tr_reg_name(unsigned reg);
+const char *tr_mode_name(char *buf, size_t n, unsigned mode, uint32_t mask);
+int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size_t errlen);
 /* Code dictionary access (for the decoder). */
 uint32_t tr_code_count(const tr_reader *r);
 const uint8_t *tr_code(const tr_reader *r, uint32_t id, uint8_t *len);

@@ -11,10 +11,16 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
 {
     memset(s, 0, sizeof *s);
     const uint8_t *q = p, *end = p + n;
+    /* The mode's register set (a chunk starts in FULL) and whether REPEAT has an instruction to
+     * repeat (none at the chunk start nor after a GAP): syntax a batch must keep. */
+    const uint32_t all = (1u << HVT_NREGS) - 1;
+    uint32_t known = all;
+    int have_insn = 0;
     while (q < end) {
         const uint8_t *rec = q;
         uint8_t tag = *q++;
         uint64_t v, mask = 0;
+        uint32_t fields = 0;
         s->records++;
         if (!(tag & HVT_TAG_MARKER)) {
             if (tag & ~HVT_INSN_FLAGS_ALL) BAD("reserved instruction flag set");
@@ -28,11 +34,16 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
             if (tag & HVT_INSN_REGS) {
                 SKIPV(mask);
                 if (mask >> HVT_NREGS) BAD("register mask has unknown bits");
+                fields = (uint32_t)mask;
                 if ((tag & HVT_INSN_RFLAGS) && (mask >> HVT_REG_RFLAGS)) BAD("RFLAGS both in the mask and alone");
                 for (; mask; mask &= mask - 1) SKIPV(v);
             }
             if (tag & HVT_INSN_RFLAGS) SKIPV(v);
+            if (((tag & HVT_INSN_REGS) && (fields & ~known)) || ((tag & HVT_INSN_RFLAGS) && !(known >> HVT_REG_RFLAGS)))
+                BAD("register field outside the record mode's set");
+            if (s->insns == UINT32_MAX) BAD("instruction count overflows");
             s->insns++;
+            have_insn = 1;
             continue;
         }
         switch (tag & 0x7f) {
@@ -44,7 +55,7 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
         case HVT_MARK_START: SKIPV(v); s->starts++; s->last_window = 1; break;
         case HVT_MARK_STOP: SKIPV(v); s->stops++; s->last_window = -1; break;
         case HVT_MARK_SYSCALL: case HVT_MARK_TIME: SKIPV(v); break;
-        case HVT_MARK_GAP: SKIPV(v); SKIPV(v); s->gaps++; break;
+        case HVT_MARK_GAP: SKIPV(v); SKIPV(v); s->gaps++; have_insn = 0; break;
         case HVT_MARK_VMEXIT: SKIPV(v); SKIPV(v); break;
         case HVT_MARK_SWITCH: case HVT_MARK_CONTEXT:
             SKIPV(v);
@@ -53,6 +64,27 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
             q += 1 + *q;
             SKIPV(v);
             break;
+        case HVT_MARK_MODE:
+            SKIPV(v);
+            SKIPV(mask);
+            if (v >= HVT_MODE_COUNT) BAD("unknown record mode");
+            if (mask & ~(uint64_t)all) BAD("mode register mask has unknown bits");
+            if ((v == HVT_MODE_FULL && mask != all) || (v == HVT_MODE_FLOW && mask))
+                BAD("mode register mask does not fit the mode (FULL: all, FLOW: none)");
+            known = (uint32_t)mask;
+            s->modes |= 1u << v;
+            break;
+        case HVT_MARK_RUN: case HVT_MARK_REPEAT: {
+            if (end - q < 2) BAD("truncated RUN/REPEAT count");
+            uint32_t k = q[0] | (uint32_t)q[1] << 8;
+            q += 2;
+            if (!k) BAD("RUN/REPEAT of 0 instructions");
+            if ((tag & 0x7f) == HVT_MARK_REPEAT && !have_insn) BAD("REPEAT with no instruction before it");
+            if (s->insns > UINT32_MAX - k) BAD("instruction count overflows");
+            s->insns += k;
+            have_insn = 1;
+            break;
+        }
         default:
             BAD("unknown marker type");
         }

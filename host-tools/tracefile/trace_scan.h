@@ -4,14 +4,19 @@
  * to follow tracing windows (START/STOP markers) per CPU.
  * Contract: never reads outside [p, p + n); returns 0 with the summary filled, or -1 with
  * "record byte N: what" in err for the first malformed record. Semantics the syntax cannot
- * show (a predicted code id with no prediction, ids beyond the dictionary) are the reader's. */
+ * show (a predicted code id with no prediction, ids beyond the dictionary, a RUN's instruction
+ * with no prediction) are the reader's; the record modes' syntax is checked here (a MODE
+ * marker's mode and mask, register fields outside the mode's set, RUN/REPEAT counts of 0, a
+ * REPEAT before any instruction of the chunk or after a GAP). */
 #ifndef HVT_TRACE_SCAN_H
 #define HVT_TRACE_SCAN_H
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
-    uint32_t records, insns;     /* all records; instruction records */
+    uint32_t records, insns;     /* all records; instructions (a RUN or REPEAT marker is one
+                                    record and its n instructions) */
+    uint32_t modes;              /* bit m: a MODE marker set mode m (hvt_rec_mode) */
     uint32_t starts, stops, gaps;
     int last_window;             /* the last START (+1) or STOP (-1) marker; 0: neither */
     uint64_t code_ids_end;       /* 1 + the largest explicit code id (0: none) */

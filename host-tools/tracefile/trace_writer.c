@@ -16,6 +16,7 @@ enum {
 typedef struct {
     uint8_t *buf;
     struct rec_enc e;   /* the chunk being built: buffer, decoder state, counts, times */
+    size_t begun_len;   /* e.len right after rec_begin (a restated MODE): nothing to send yet */
     int active;
     /* the last SWITCH, restated as CONTEXT at the start of the next chunk */
     int have_task, need_context;
@@ -39,6 +40,8 @@ struct tw_writer {
     size_t code_len;
     uint32_t code_first, code_count;
     size_t chunk_target; /* cut chunks at this many raw bytes */
+    unsigned mode;       /* record mode and its register set (tw_set_mode) */
+    uint32_t regmask;
 };
 
 static void emit_chunk(tw_writer *w, hvt_trace_chunk_hdr *h, const uint8_t *raw, size_t raw_len)
@@ -66,7 +69,7 @@ static void flush_code(tw_writer *w)
 static void flush_cpu(tw_writer *w, unsigned cpu)
 {
     tw_cpu *c = w->cpus[cpu];
-    if (!c || !c->e.len) return;
+    if (!c || c->e.len == c->begun_len) return;
     flush_code(w); /* ids used by this chunk must be on disk first */
     hvt_trace_chunk_hdr h = {0};
     h.kind = HVT_CHUNK_RECORDS;
@@ -77,6 +80,7 @@ static void flush_cpu(tw_writer *w, unsigned cpu)
     h.last_tsc = c->e.tsc;
     emit_chunk(w, &h, c->buf, c->e.len);
     rec_begin(&c->e, c->buf, TW_BUF_BYTES, c->e.tsc);
+    c->begun_len = c->e.len;
     c->need_context = c->have_task;
 }
 
@@ -119,7 +123,9 @@ static tw_cpu *get_cpu(tw_writer *w, unsigned cpu)
             w->err = 1;
             return NULL;
         }
+        rec_set_mode(&c->e, w->mode, w->regmask);   /* no chunk open: no marker yet */
         rec_begin(&c->e, c->buf, TW_BUF_BYTES, 0);
+        c->begun_len = c->e.len;
         w->cpus[cpu] = c;
     }
     return c;
@@ -267,6 +273,20 @@ int tw_time(tw_writer *w, unsigned cpu, uint64_t tsc)
     if (!c) return -1;
     if (!c->active) { c->active = 1; c->e.first_tsc = tsc; }
     return after_record(w, cpu, c, rec_time(&c->e, tsc));
+}
+
+int tw_set_mode(tw_writer *w, unsigned mode, uint32_t regmask)
+{
+    if (mode >= HVT_MODE_COUNT) return -1;
+    w->mode = mode;
+    w->regmask = regmask & REC_REGS_ALL;
+    for (unsigned i = 0; i < TW_MAX_CPUS; i++) {
+        tw_cpu *c = w->cpus[i];
+        if (!c) continue;
+        restate(c);   /* the task first, as at any chunk start */
+        if (after_record(w, i, c, rec_set_mode(&c->e, mode, w->regmask)) != 0) return -1;
+    }
+    return w->err ? -1 : 0;
 }
 
 void tw_set_chunk_bytes(tw_writer *w, size_t bytes)

@@ -30,6 +30,11 @@ int tw_switch(tw_writer *w, unsigned cpu, uint64_t pid, uint64_t tgid, const cha
 int tw_startstop(tw_writer *w, unsigned cpu, int start, uint64_t reason);
 int tw_gap(tw_writer *w, unsigned cpu, uint64_t lost_records, uint64_t lost_insns);
 int tw_time(tw_writer *w, unsigned cpu, uint64_t tsc);
+/* The record mode (format version 3) from the next record on, on every CPU (and CPUs seen
+ * later): HVT_MODE_FULL (the default), HVT_MODE_FLOW, or HVT_MODE_REGS recording only the
+ * registers in regmask (HVT_REG_* bits). A CPU's open chunk gets a MODE marker; the encoder
+ * restates the mode at each later chunk start. 0, or -1 for an unknown mode. */
+int tw_set_mode(tw_writer *w, unsigned mode, uint32_t regmask);
 /* Cut chunks at `bytes` raw bytes instead (at most the default; tests that need many chunks,
  * or chunks that fit one HVT_MSG_TRACE batch). */
 void tw_set_chunk_bytes(tw_writer *w, size_t bytes);

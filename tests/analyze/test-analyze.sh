@@ -86,6 +86,23 @@ while read -r pkg ver; do
     pyrun views "$T/list" "$T/summary" "$T/funcs" "$T/folded"
   done
   pyrun known-path "$T/nest.1" "$T/nest.2" "$T/nest.3"
+  # the same walk recorded in FLOW and in REGS: same nesting, same continuity, the listing's
+  # instructions the same (registers: none in FLOW, the set's in REGS)
+  "$HVT" gen --seed 3 --slide "$SLIDE" "$V" "$T/full.hvt" 2> /dev/null
+  "$HVT" gen --seed 3 --slide "$SLIDE" --record flow "$V" "$T/flow.hvt" 2> /dev/null
+  "$HVT" gen --seed 3 --slide "$SLIDE" --regs rsp:rflags "$V" "$T/regs.hvt" 2> /dev/null
+  for m in full flow regs; do
+    "$HVT" analyze --vmlinuz "$V" --view nest "$T/$m.hvt" > "$T/nest-$m"
+    "$HVT" analyze --vmlinuz "$V" --view list --file-order "$T/$m.hvt" | grep -v -e ' record mode ' -e '^# [0-9]* [0-9]* context ' > "$T/list-$m"
+  done
+  check "$rel: flow and regs traces nest like the full one ($(wc -l < "$T/nest-full") lines)" \
+    bash -c "cmp -s '$T/nest-full' '$T/nest-flow' && cmp -s '$T/nest-full' '$T/nest-regs'"
+  check "$rel: flow listing = full's without registers" cmp -s <(sed 's/  ;.*//' "$T/list-full") "$T/list-flow"
+  check "$rel: regs listing shows rsp and rflags only, as full does" \
+    cmp -s <(sed -n 's/.*  ;//p' "$T/list-full" | tr ' ' '\n' | grep -E '^(rsp|rflags)=') \
+           <(sed -n 's/.*  ;//p' "$T/list-regs" | tr ' ' '\n' | grep .)
+  check "$rel: flow trace smaller than full ($(stat -c %s "$T/flow.hvt") < $(stat -c %s "$T/full.hvt") bytes)" \
+    test "$(stat -c %s "$T/flow.hvt")" -lt "$(stat -c %s "$T/full.hvt")"
 
   # 4. bad kernel images: a clean error naming the file and an offset, never a crash
   size=$(stat -c %s "$V")

@@ -4,7 +4,8 @@
  * hvt-import (file) and through fake_hv to hvtrace-collector (network), and the two trace files
  * must be equal byte for byte.
  *
- *   gen_e9 [--cpus N] [--insns N] [--windows N] [--chunk-kb N] [--open-end] [--seed N] OUT
+ *   gen_e9 [--cpus N] [--insns N] [--windows N] [--chunk-kb N] [--open-end] [--seed N]
+ *          [--mode full|flow|regs --regs MASK] OUT
  *
  * Records are encoded by the host trace writer (trace_writer.c) into a scratch trace file with
  * small chunks (each fits one HVT_MSG_TRACE batch); its chunk payloads, decompressed, become the
@@ -12,6 +13,8 @@
  * non-branching instructions in order, and only an EVENT marker (an "interrupt") moves it
  * elsewhere; windows are framed by START/STOP markers (--open-end: the last window stays open,
  * as when tracing is stopped from the host), with SWITCH, SYSCALL and TIME markers in between.
+ * --mode records in that record mode (format version 3; regs: the HVT_REG_* bits of MASK), so
+ * the collector's batch check sees RUN markers and MODE restatements.
  */
 #define _GNU_SOURCE
 #include "trace_writer.h"
@@ -133,6 +136,8 @@ int main(int argc, char **argv)
     unsigned cpus = 2, windows = 2, chunk_kb = 64;
     uint64_t insns = 200000;
     int open_end = 0;
+    unsigned mode = HVT_MODE_FULL;
+    uint32_t regmask = 0;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -142,12 +147,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--chunk-kb") && v) { chunk_kb = (unsigned)atoi(v); i++; }
         else if (!strcmp(a, "--seed") && v) { rng ^= strtoull(v, NULL, 0) * 0x9e3779b97f4a7c15ull; i++; }
         else if (!strcmp(a, "--open-end")) open_end = 1;
+        else if (!strcmp(a, "--mode") && v) {
+            mode = !strcmp(v, "full") ? HVT_MODE_FULL : !strcmp(v, "flow") ? HVT_MODE_FLOW
+                 : !strcmp(v, "regs") ? HVT_MODE_REGS : HVT_MODE_COUNT;
+            i++;
+        } else if (!strcmp(a, "--regs") && v) { regmask = (uint32_t)strtoul(v, NULL, 0); i++; }
         else if (a[0] != '-' && !out) out = a;
         else out = NULL, i = argc;
     }
-    if (!out || !cpus || cpus > 64 || !windows || !chunk_kb || chunk_kb > 1000) {
+    if (!out || !cpus || cpus > 64 || !windows || !chunk_kb || chunk_kb > 1000 || mode >= HVT_MODE_COUNT) {
         fprintf(stderr, "usage: gen_e9 [--cpus N<=64] [--insns N] [--windows N] [--chunk-kb N<=1000] "
-                        "[--open-end] [--seed N] OUT\n");
+                        "[--open-end] [--seed N] [--mode full|flow|regs --regs MASK] OUT\n");
         return 2;
     }
     static struct region r;
@@ -174,6 +184,7 @@ int main(int argc, char **argv)
     tw_writer *w = tw_open(scratch, &fh, 1);
     if (!w) return 1;
     tw_set_chunk_bytes(w, (size_t)chunk_kb * 1024);
+    tw_set_mode(w, mode, regmask);
     static struct gen_cpu g[64];
     int rc = 0;
     uint64_t per = insns / cpus / windows;

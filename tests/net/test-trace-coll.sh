@@ -5,7 +5,8 @@
 # collector's trace.hvt must be identical byte for byte. Scenarios: a real recorded log
 # (tests/net/fixtures: getpid-loop 1000 in Bochs, 2 CPUs) and synthetic ones (gen_e9); the
 # collector killed and restarted mid-stream; dropped batches (LOSS) and a refused batch (GAP
-# records, hvt-check fails on them); a collector joining late; host start/stop with hvt trace.
+# records, hvt-check fails on them); a collector joining late; host start/stop with hvt trace;
+# FLOW and REGS record modes.
 # Usage: test-trace-coll.sh BUILD_HOST_DIR. Closing line: "test-trace-coll: N passed, N failed".
 set -uo pipefail
 B="${1:-build/host}"
@@ -142,6 +143,31 @@ check "cli: all $sent instructions sent before the stop are in the file" \
 check "cli: the stop came before the log ran out (a partial trace)" test "${sent:-0}" -lt 400000
 kill -INT "$CPID"; wait "$CPID"
 check "cli: the collector removed its socket on exit" test ! -e "$W/o7/control.sock"
+
+# 8. record modes: the same synthetic walk recorded in FLOW (RUN markers, the mode restated at
+# every chunk) and in REGS: the collector's batch check counts a RUN as its instructions, the
+# file equals hvt-import's, continuity and the instruction count are the FULL log's
+"$GEN" --cpus 2 --insns 300000 --windows 2 --chunk-kb 16 "$W/full8.e9"
+"$IMPORT" "$W/full8.e9" "$W/full8.hvt" 2>/dev/null
+for m in flow regs; do
+  "$GEN" --cpus 2 --insns 300000 --windows 2 --chunk-kb 16 --mode $m --regs 0x11 "$W/$m.e9"
+  "$IMPORT" "$W/$m.e9" "$W/$m-import.hvt" 2>/dev/null
+  start_coll "$W/o8$m" "$W/c8$m.log" --exit-on-bye
+  "$FAKE" --port "$PORT" --key "$KEY" --cpus 2 --e9 "$W/$m.e9" --timeout 60 >"$W/f8$m.out" 2>&1
+  wait "$CPID"
+  D="$W/o8$m/current"
+  check "$m: every batch accepted (trace_bad_batches=$(hdr "$D" trace_bad_batches), gaps $(hdr "$D" trace_gaps))" \
+    test "$(hdr "$D" trace_bad_batches)" = 0 -a "$(hdr "$D" trace_gaps)" = 0
+  check "$m: trace.hvt == hvt-import's, byte for byte" cmp "$W/$m-import.hvt" "$D/trace.hvt"
+  check "$m: hvt-check violations=0 gaps=0 over the full log's $(chk "$W/full8.hvt" insns) instructions" \
+    bash -c "'$CHECK' '$D/trace.hvt' >/dev/null && test '$(chk "$D/trace.hvt" insns)' = '$(chk "$W/full8.hvt" insns)'"
+  check "$m: the collector counted them (trace_insns=$(hdr "$D" trace_insns))" \
+    test "$(hdr "$D" trace_insns)" = "$(chk "$W/full8.hvt" insns)"
+done
+check "flow: hvt-check names the mode (modes=$(chk "$W/o8flow/current/trace.hvt" modes))" \
+  test "$(chk "$W/o8flow/current/trace.hvt" modes)" = "flow:$(chk "$W/full8.hvt" insns)"
+fsz=$(stat -c %s "$W/full8.hvt"); wsz=$(stat -c %s "$W/o8flow/current/trace.hvt")
+check "flow: smaller than full ($wsz < $fsz bytes)" test "$wsz" -lt "$fsz"
 
 echo "test-trace-coll: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -30,9 +30,9 @@ $(HV_UNIT_BUILD)/test_dif_asan: trace/dvm/tests/test_dif.c $(DIF_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) $(HV_ASAN) -o $@ $< $(DIF_SRCS) -lpthread
 
-$(HV_UNIT_BUILD)/test_rec_enc: trace/step/tests/test_rec_enc.c trace/step/tests/rand_regs.h trace/step/rec_enc.c trace/step/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h tests/lib/check.h
+$(HV_UNIT_BUILD)/test_rec_enc: trace/step/tests/test_rec_enc.c trace/step/tests/rand_regs.h trace/step/rec_enc.c trace/step/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_reader.h host-tools/tracefile/trace_scan.c host-tools/tracefile/trace_scan.h host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h tests/lib/check.h
 	@mkdir -p $(dir $@)
-	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -Ihost-tools/tracefile -o $@ $< trace/step/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
+	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -Ihost-tools/tracefile -o $@ $< trace/step/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_scan.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
 # The MTF fast path (assembly) run on the host: its HOST_TEST build reads a VMCS in memory
 # (TV_* generated from trace/step/tests/step_fast_test.h like the hypervisor's own constants).
 $(HV_UNIT_BUILD)/gen/step_fast_test_asm.s: trace/step/tests/step_fast_test_asm.c trace/step/tests/step_fast_test.h vmm/include/hv_asm.h

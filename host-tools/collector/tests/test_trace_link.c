@@ -129,6 +129,26 @@ static void test_scan(void)
     CHECK(ts_scan_code(code, sizeof code - 1, &e, err, sizeof err) < 0);
     uint8_t zero[] = { 0 };
     CHECK(ts_scan_code(zero, 1, &e, err, sizeof err) < 0);
+    /* record modes (version 3): a RUN or REPEAT is one record and its n instructions, the
+     * batch header must count them so; the modes' syntax is refused at its record */
+    const uint8_t M = HVT_TAG_MARKER;
+    uint8_t flow[] = { M | HVT_MARK_MODE, HVT_MODE_FLOW, 0, HVT_INSN_CODE, 3, M | HVT_MARK_RUN, 0x2c, 0x01,
+                       M | HVT_MARK_REPEAT, 2, 0, HVT_INSN_RIP, 5, M | HVT_MARK_RUN, 0xff, 0xff };
+    CHECK(ts_scan_records(flow, sizeof flow, &s, err, sizeof err) == 0 && s.records == 6 &&
+          s.insns == 1 + 300 + 2 + 1 + 65535 && s.modes == 1u << HVT_MODE_FLOW && s.code_ids_end == 4);
+    uint8_t rep0[] = { M | HVT_MARK_REPEAT, 1, 0 };                 /* nothing to repeat */
+    CHECK(ts_scan_records(rep0, sizeof rep0, &s, err, sizeof err) < 0 && strstr(err, "record byte 0"));
+    uint8_t repgap[] = { HVT_INSN_CODE, 0, M | HVT_MARK_GAP, 0, 0, M | HVT_MARK_REPEAT, 1, 0 };
+    CHECK(ts_scan_records(repgap, sizeof repgap, &s, err, sizeof err) < 0 && strstr(err, "record byte 5"));
+    uint8_t run0[] = { HVT_INSN_CODE, 0, M | HVT_MARK_RUN, 0, 0 };
+    CHECK(ts_scan_records(run0, sizeof run0, &s, err, sizeof err) < 0 && strstr(err, "0 instructions"));
+    uint8_t regs_out[] = { M | HVT_MARK_MODE, HVT_MODE_REGS, 1, HVT_INSN_CODE | HVT_INSN_REGS, 0, 2, 4 };
+    CHECK(ts_scan_records(regs_out, sizeof regs_out, &s, err, sizeof err) < 0 && strstr(err, "record byte 3"));
+    regs_out[5] = 1;                                                 /* RAX: in the set */
+    CHECK(ts_scan_records(regs_out, sizeof regs_out, &s, err, sizeof err) == 0 && s.insns == 1 &&
+          s.modes == 1u << HVT_MODE_REGS);
+    uint8_t badmode[] = { M | HVT_MARK_MODE, HVT_MODE_COUNT, 0 };
+    CHECK(ts_scan_records(badmode, sizeof badmode, &s, err, sizeof err) < 0 && strstr(err, "unknown record mode"));
     /* garbage of every length: classified, never read out of bounds (ASan watches) */
     srand(1);
     int classified = 0;

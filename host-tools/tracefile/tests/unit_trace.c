@@ -1,7 +1,10 @@
 /* unit_trace: round trips through the trace writer and reader (no kernel needed).
  * Random instruction records and every marker kind on several CPUs, enough to span many
  * chunks; then reading back field by field, seeking to every chunk, a truncated copy (no
- * footer: recovered by scanning), and damaged copies (must fail cleanly, never crash). */
+ * footer: recovered by scanning), and damaged copies (must fail cleanly, never crash).
+ * Record modes: the same records written again with the mode changed on every CPU mid-stream
+ * (FULL, FLOW, REGS, FULL: tw_set_mode), read in file order, merged and from every chunk: the
+ * same records, each instruction with its mode and only its mode's registers known. */
 #include "trace_reader.h"
 #include "trace_writer.h"
 #include "util.h"
@@ -202,6 +205,96 @@ static long read_compare(tr_reader *r, int from_seek, uint64_t *prev_regs_ok)
     return rc < 0 ? -1 - n : n;
 }
 
+/* The mode in force at record i of the replay (tw_set_mode at these quarters of the records). */
+#define MODE_REGS_SET (1u << HVT_REG_RAX | 1u << HVT_REG_RSP | 1u << HVT_REG_RFLAGS)
+static unsigned mode_at(size_t i, uint32_t *known)
+{
+    static const unsigned plan[4] = {HVT_MODE_FULL, HVT_MODE_FLOW, HVT_MODE_REGS, HVT_MODE_FULL};
+    unsigned m = plan[i * 4 / nrecs];
+    *known = m == HVT_MODE_FULL ? (1u << HVT_NREGS) - 1 : m == HVT_MODE_FLOW ? 0 : MODE_REGS_SET;
+    return m;
+}
+
+static void replay_modes(const char *path)
+{
+    hvt_trace_file_hdr h;
+    memset(&h, 0, sizeof h);
+    h.ncpus = NCPUS;
+    tw_writer *w = tw_open(path, &h, 1);
+    int err = !w;
+    if (w) tw_set_chunk_bytes(w, 256 << 10);   /* many chunks, each to be read from its start */
+    uint32_t known;
+    for (size_t i = 0; i < nrecs && w; i++) {
+        const exp_rec *e = &recs[i];
+        unsigned c = e->cpu;
+        if (i && mode_at(i, &known) != mode_at(i - 1, &known))
+            err |= tw_set_mode(w, mode_at(i, &known), MODE_REGS_SET) != 0;
+        switch (e->kind) {
+        case TR_INSN: {
+            tw_insn in = {e->rip, e->tsc, e->cr3, {0}, e->code, e->code_len};
+            memcpy(in.regs, e->regs, sizeof in.regs);
+            err |= tw_insn_add(w, c, &in) != 0;
+            break;
+        }
+        case HVT_MARK_EVENT: tw_event(w, c, e->vector, e->ev_type, e->errcode); break;
+        case HVT_MARK_SYSCALL: tw_syscall(w, c, e->a); break;
+        case HVT_MARK_VMEXIT: tw_vmexit(w, c, e->a, e->b); break;
+        case HVT_MARK_SWITCH: tw_switch(w, c, e->a, e->b, e->comm, e->rip); break;
+        case HVT_MARK_START: case HVT_MARK_STOP: tw_startstop(w, c, e->kind == HVT_MARK_START, e->a); break;
+        case HVT_MARK_GAP: tw_gap(w, c, e->a, e->b); break;
+        case HVT_MARK_TIME: tw_time(w, c, e->a); break;
+        }
+    }
+    check(!err && tw_close(w) == 0, "modes: the records written again with the mode changed mid-stream");
+}
+
+/* Like same(), registers only where the mode knows them; the mode as planned. */
+static int same_in_mode(size_t i, const tr_rec *r)
+{
+    const exp_rec *e = &recs[i];
+    if (e->kind != TR_INSN) return same(e, r);
+    uint32_t known;
+    unsigned m = mode_at(i, &known);
+    if (e->kind != r->kind || e->cpu != r->cpu || e->rip != r->rip || e->tsc != r->tsc || e->cr3 != r->cr3 ||
+        e->code_len != r->code_len || memcmp(e->code, r->code, e->code_len) || r->mode != m ||
+        r->regs_known != known || (r->changed & ~known))
+        return 0;
+    for (int k = 0; k < HVT_NREGS; k++)
+        if (known >> k & 1 && r->regs[k] != e->regs[k]) return 0;
+    return 1;
+}
+
+/* read_compare for the replay: MODE and CONTEXT markers skipped; records found by position
+ * (from_seek: the first record of each CPU locates it). -1 on a mismatch. */
+static long mode_compare(tr_reader *r, int from_seek, long *modes_seen)
+{
+    size_t pos[NCPUS] = {0};
+    int started[NCPUS] = {0};
+    tr_rec rec;
+    long n = 0;
+    int rc;
+    while ((rc = tr_next(r, &rec)) > 0) {
+        unsigned c = rec.cpu;
+        if (c >= NCPUS) return -1;
+        if (rec.kind == HVT_MARK_MODE) { (*modes_seen)++; continue; }
+        if (rec.kind == HVT_MARK_CONTEXT) continue;
+        if (!started[c]) {
+            started[c] = 1;
+            if (from_seek)
+                for (pos[c] = 0; pos[c] < cpu_n[c] && recs[cpu_idx[c][pos[c]]].tsc < rec.tsc; pos[c]++) {}
+            while (from_seek && pos[c] < cpu_n[c] && !same_in_mode(cpu_idx[c][pos[c]], &rec)) pos[c]++;
+        }
+        if (pos[c] >= cpu_n[c] || !same_in_mode(cpu_idx[c][pos[c]], &rec)) {
+            fprintf(stderr, "modes: mismatch at cpu %u expected record %zu (kind %u vs %u, mode %u known %#x)\n", c,
+                    pos[c], recs[cpu_idx[c][pos[c] < cpu_n[c] ? pos[c] : 0]].kind, rec.kind, rec.mode, rec.regs_known);
+            return -1;
+        }
+        pos[c]++;
+        n++;
+    }
+    return rc < 0 ? -1 : n;
+}
+
 int main(void)
 {
     char path[64];
@@ -288,6 +381,32 @@ int main(void)
     }
     check(clean == 200, "damaged files never crash the reader");
     free(dmg);
+    util_buf_free(&b);
+    remove(path);
+
+    /* 6. the same records with the record mode changed mid-stream on every CPU */
+    replay_modes(path);
+    r = tr_open(path);
+    check(r != NULL, "modes: tr_open");
+    if (!r) return 1;
+    long modes_seen = 0;
+    n = mode_compare(r, 0, &modes_seen);
+    check(n == (long)nrecs, "modes: every record reads back in file order (instructions in their mode, known registers equal)");
+    check(modes_seen >= 3 * NCPUS, "modes: MODE markers yielded (changes and restatements)");
+    check(tr_total_insns(r) == insns, "modes: the index counts every instruction");
+    seek_ok = 1;
+    nrec_chunks = 0;
+    for (size_t i = 0; i < tr_chunk_count(r); i++) {
+        if (tr_chunk(r, i)->kind != HVT_CHUNK_RECORDS) continue;
+        nrec_chunks++;
+        tr_seek_chunk(r, i);
+        if (mode_compare(r, 1, &modes_seen) < 0) { if (seek_ok) fprintf(stderr, "modes: seek to chunk %zu fails\n", i); seek_ok = 0; }
+    }
+    check(seek_ok && nrec_chunks > 6, "modes: reading from any chunk knows its mode (restated at chunk starts)");
+    check(tr_set_merge(r) == 0 && mode_compare(r, 0, &modes_seen) == (long)nrecs, "modes: merged iteration reads back every record");
+    tr_close(r);
+    util_read_file(path, &b);
+    fprintf(stderr, "unit_trace: modes replay: %zu bytes\n", b.len);
     util_buf_free(&b);
     remove(path);
     return check_summary("unit_trace");

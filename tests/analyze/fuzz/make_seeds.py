@@ -19,6 +19,22 @@ def varint(v):
 
 def zig(v): return (v << 1) ^ (v >> 63) if v >= 0 else ((-v) << 1) - 1
 
+def modes_records():
+    """Version 3 records: MODE flow, instructions folded into RUN and REPEAT markers, a GAP, a
+    MODE regs {rax, rflags} with register fields, and back to full."""
+    r = bytearray()
+    r += bytes([0x80 | 10]) + varint(1) + varint(0)                      # MODE flow
+    r += bytes([2]) + varint(0) + bytes([2]) + varint(1)                 # rip 0 (code 0), 1 (code 1)
+    r += bytes([1]) + varint(zig(-3))                                    # back to rip 0 (predicted)
+    r += bytes([0x80 | 11, 1, 0])                                        # RUN 1: rip 1
+    r += bytes([0x80 | 12, 0x2c, 0x01])                                  # REPEAT 300
+    r += bytes([0x80 | 7]) + varint(0) + varint(0)                       # GAP (mode kept)
+    r += bytes([0x80 | 10]) + varint(2) + varint(0x10001)                # MODE regs rax:rflags
+    r += bytes([2 | 16 | 32]) + varint(2) + varint(1) + varint(zig(7)) + varint(zig(0x246))
+    r += bytes([0x80 | 10]) + varint(0) + varint(0x1ffff)                # MODE full
+    r += bytes([2 | 16]) + varint(3) + varint(0b1000) + varint(zig(9))   # code 3, rbx
+    return bytes(r)
+
 # --- trace: a real small trace (whole-file mode) and hand-made records (record mode)
 with tempfile.TemporaryDirectory() as t:
     subprocess.run([hvt, "gen", "--seed", "3", vmlinuz, t + "/s.hvt"], check=True, stderr=subprocess.DEVNULL)
@@ -36,6 +52,7 @@ rec += bytes([1 | 2]) + varint(zig(0x1234)) + varint(3)
 rec += bytes([0]) * 2                                                 # predicted continuation (invalid: no slot)
 rec += bytes([0x80 | 8]) + varint(123456) + bytes([0x80 | 3]) + varint(48) + varint(0x59c) + bytes([0x80 | 6]) + varint(4)
 put("trace", "records.bin", b"\x01" + bytes(rec))
+put("trace", "modes.bin", b"\x01" + modes_records())
 
 # --- kallsyms: a synthetic 6.1-layout table (with and without seqs_of_names)
 def align8(b):

@@ -184,7 +184,7 @@ void hv_machine_reset(void) { abort(); }
 void hv_ept_mmio_usage(unsigned *pages, unsigned *tables, unsigned *refused) { *pages = *tables = *refused = 0; }
 /* the MTF fast path (trace/step/step_fast.asm): never entered here; its table of pass-1 routines
  * (step_cpu.h: none, generic, one per register, one per register pair) only read */
-char step_fast_entry[1], step_fast_entry_check[1];
+char step_fast_entry[1], step_fast_entry_check[1], step_fast_entry_flow[1];
 const void *const step_fast_handlers[2 + 2 * 32];
 
 /* ---- the transport: accepts (or has failed), checks what it is given ---------------------- */
