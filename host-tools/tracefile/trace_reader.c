@@ -564,7 +564,15 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
     o->cpu = k->cpu;
     k->n_records++;
     if (!(tag & HVT_TAG_MARKER)) {
-        uint64_t v;
+        uint64_t v, mask = 0;
+        if (tag & HVT_INSN_SHORT) {
+            /* Version 3's short record: straight on, one register (and RFLAGS) changed. */
+            if (r->hdr.version < 3) return corrupt(r, k, "a short record in a file older than version 3");
+            if (tag & ~(HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_SHORT_REG))
+                return corrupt(r, k, "reserved bit set in a short record");
+            mask = 1ull << (tag & HVT_SHORT_REG) | (tag & HVT_SHORT_RFLAGS ? 1ull << HVT_REG_RFLAGS : 0);
+            tag = 0;
+        }
         if (tag & ~HVT_INSN_FLAGS_ALL) return corrupt(r, k, "reserved instruction flag set");
         uint64_t rip = k->expected_rip;
         if (tag & HVT_INSN_RIP) { GETV(v); rip += (uint64_t)tv_unzig(v); }
@@ -579,7 +587,6 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
         }
         if (tag & HVT_INSN_CR3) GETV(k->cr3);
         if (tag & HVT_INSN_TICK) GETV(k->tick);
-        uint64_t mask = 0;
         if (tag & HVT_INSN_REGS) {
             GETV(mask);
             if (mask >> HVT_NREGS) return corrupt(r, k, "register mask has unknown bits");

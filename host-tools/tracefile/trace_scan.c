@@ -23,6 +23,16 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
         uint32_t fields = 0;
         s->records++;
         if (!(tag & HVT_TAG_MARKER)) {
+            if (tag & HVT_INSN_SHORT) {          /* one register (and RFLAGS), nothing else */
+                if (tag & ~(HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_SHORT_REG)) BAD("reserved bit set in a short record");
+                fields = 1u << (tag & HVT_SHORT_REG) | (tag & HVT_SHORT_RFLAGS ? 1u << HVT_REG_RFLAGS : 0);
+                for (uint32_t m = fields; m; m &= m - 1) SKIPV(v);
+                if (fields & ~known) BAD("register field outside the record mode's set");
+                if (s->insns == UINT32_MAX) BAD("instruction count overflows");
+                s->insns++;
+                have_insn = 1;
+                continue;
+            }
             if (tag & ~HVT_INSN_FLAGS_ALL) BAD("reserved instruction flag set");
             if (tag & HVT_INSN_RIP) SKIPV(v);
             if (tag & HVT_INSN_CODE) {

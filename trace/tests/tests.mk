@@ -80,4 +80,6 @@ test_dprobe_load_ARGS := 5000
 .PHONY: unit-test-trace
 unit-test-trace: $(TRACE_UNIT_TESTS:%=$(HV_UNIT_BUILD)/%)
 	@set -e; $(foreach t,$(TRACE_UNIT_TESTS),echo '$(HV_UNIT_BUILD)/$(t) $($(t)_ARGS)'; $(HV_UNIT_BUILD)/$(t) $($(t)_ARGS);)
+	@# the fast path's FLOW entry, its bytes against rec_insn's at every step
+	$(HV_UNIT_BUILD)/test_step_fast 7 300000 flow
 unit-test-hv: unit-test-trace
