@@ -10,7 +10,7 @@
 #   in the nesting view. Also: no HVT-CHUNK line on port 0xE9, the file is finished (footer), no
 #   stream gap, no refused batch, the directory verifies (trace.hvt == what its messages make).
 # Run B (host-driven): getpid-loop N nomark runs; when its start line reaches the collector's
-#   console.log, `hvt trace start`; when the collector has received TRACE_NET_HOST_INSNS
+#   console.log, `hvt trace start --kernel-only --regs B_REGS` (a register set: REGS mode); when the collector has received TRACE_NET_HOST_INSNS
 #   instructions, `hvt trace stop -o host.hvt` (waits for every window to close). Checks: stop
 #   finished in time, the copy passes hvt-check (violations=0, no gap), holds >= 100 getpid calls
 #   of the workload (nesting view), START/STOP on every CPU that started, the workload ran on
@@ -38,6 +38,7 @@
 # Closing line: "test-trace-net: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+B_REGS=rax:rcx:rsp:rdi:rflags                 # run B's record mode (hvt-check prints it so)
 BUILD="${BUILD:-build}"
 OUT="$BUILD/test/trace-net"
 H="$BUILD/host"
@@ -106,7 +107,7 @@ if [[ " $RUNS " == *" B "* ]]; then
   for _ in $(seq $(( TIMEOUT * 5 ))); do
     if grep -aq "getpid-loop: start pid=" "$D/console.log" 2>/dev/null; then
       t_seen=$(now); seen=1
-      "$HVT" trace start --kernel-only -d "$OUT/coll-b" && started=1
+      "$HVT" trace start --kernel-only --regs "$B_REGS" -d "$OUT/coll-b" && started=1
       t_req=$(now)
       "$HVT" trace status --hv -d "$OUT/coll-b" > "$OUT/hvstatus-b.txt" 2>&1
       break
@@ -150,6 +151,10 @@ if [[ " $RUNS " == *" B "* ]]; then
   nuser=$(grep -o " user=[0-9]*" <<< "$out" | awk -F= '{s += $2} END {print s + 0}')
   nkern=$(grep -o " kernel=[0-9]*" <<< "$out" | awk -F= '{s += $2} END {print s + 0}')
   check "B: --kernel-only: $nkern kernel instructions, $nuser user ones" test "$nuser" = 0 -a "$nkern" -gt 0
+  # --regs: every instruction recorded in REGS mode with that set (hvt-check's modes=)
+  modes=$(grep -o "^violations=.* modes=[^ ]*" <<< "$out" | sed 's/.* modes=//')
+  check "B: --regs $B_REGS: every instruction in that record mode ($modes)" \
+    bash -c "[[ '$modes' =~ ^regs=$B_REGS:[0-9]+\$ ]]"
   lst=$("$HVT" analyze --view list --file-order "$OUT/host.hvt" | grep '^# ')
   # (a filter's suspend/resume pairs are not window ends)
   n_start=$(grep ' start (' <<< "$lst" | grep -vc '(filter)'); n_stop=$(grep ' stop (' <<< "$lst" | grep -vc '(filter)')
