@@ -751,8 +751,8 @@ static int finish_stage(void)
         return HVT_D_ENOMEM;
     uses_var = image_uses_var(stage);
     /* the engine's call into D: the thinner one when the program's probes take it */
-    thin_loaded = dif_thin(st);
-    probe_set_action(thin_loaded ? on_fire_thin : on_fire);
+    __atomic_store_n(&thin_loaded, dif_thin(st), __ATOMIC_RELAXED);   /* read under enter() */
+    probe_set_action(dif_thin(st) ? on_fire_thin : on_fire);
     /* the engine computes a firing's arguments only for a program that reads them (args[],
      * argN, or errno from a return value) */
     probe_set_action_args(uses_var & (((1ull << (HVT_DIF_V_ARG0 + 10)) - (1ull << HVT_DIF_V_ARG0)) |
