@@ -4,8 +4,8 @@
  * times with fbt-like arguments and a 16-byte process name. The hypervisor's flags (no SSE,
  * no builtins: the freestanding memcpy/memset below, whose rep iterations Bochs counts one by
  * one) keep the instruction counts close to bench-probe's (within a few percent per layer; the
- * probe engine's part and the exit are not here). bench/dfire/prof.sh prints instructions per
- * firing by function. A tool for finding where a firing's instructions go, not a test.
+ * probe engine's part and the exit are not here; the action is the one the runtime gives the
+ * engine for the image). bench/dfire/prof.sh prints instructions per firing by function. A tool for finding where a firing's instructions go, not a test.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +64,8 @@ void spin_lock(struct spinlock *l) { while (__atomic_exchange_n(&l->v, 1, __ATOM
 void spin_unlock(struct spinlock *l) { __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE); }
 unsigned probe_armed(void) { return 0; }
 unsigned probe_nprofiles;
-void probe_set_action(probe_action_fn fn) {}
+static probe_action_fn action;          /* the one the runtime chose at the load */
+void probe_set_action(probe_action_fn fn) { action = fn; }
 void probe_set_action_args(bool need) {}
 void probe_kernel_paging(struct gmem_paging *pg) { memset(pg, 0, sizeof *pg); }
 struct task_cpu task_cpus[HVT_MAX_CPUS];
@@ -72,12 +73,13 @@ struct task_who task_whos[HVT_MAX_CPUS];
 const char *probe_current_slow(unsigned cpu, uint32_t *pid, uint32_t *tid) { *pid = *tid = 1; return "t"; }
 uint64_t task_current(unsigned cpu) { return 0; }
 void step_request_reason(bool on, unsigned reason) {}
+void step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason) {}
 void trace_sink_debug_blob(const char *head, const void *p, size_t len) {}
 enum trace_sink_sent trace_sink_message(unsigned cpu, uint16_t type, const void *p, size_t len) { return TRACE_SINK_SENT; }
 
 __attribute__((noinline)) void fire_once(uint32_t id, const uint64_t *arg, const struct probe_who *who, struct guest_regs *g)
 {
-    on_fire(id, 0, 0, 0xffffffff81000000ull, arg, who, g);
+    action(id, 0, 0, 0xffffffff81000000ull, arg, who, g);
 }
 
 int main(int argc, char **argv)

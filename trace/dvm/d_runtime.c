@@ -54,6 +54,7 @@ static struct dif_state *st;
 static const struct hvt_dif_hdr *hdr;      /* of the loaded image (img[!spare]) */
 static uint64_t load_ns;                   /* timestamp when it was taken (walltimestamp's origin) */
 static uint64_t uses_var;                  /* bit i: some VAR instruction reads built-in i */
+static bool thin_loaded;                   /* dif_thin() of the program (read under enter()) */
 static bool loaded;                        /* firings may use st (read under inflight) */
 static uint32_t inflight;                  /* CPUs using st now (a firing, a drain, an op) */
 static struct spinlock op_lock;            /* BEGIN/END/snapshot: one CPU runs them */
@@ -407,6 +408,8 @@ static uint64_t ns_of(uint64_t tsc)
     return tsc / khz * 1000000ull + tsc % khz * 1000000ull / khz;
 }
 
+static const uint64_t no_args[6];
+
 static inline __attribute__((always_inline))
 void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigned kind,
                         uint64_t pc, const uint64_t arg[6], const struct probe_who *who,
@@ -428,8 +431,8 @@ void fill_firing(struct dif_firing *f, struct fire_ctx *c, unsigned cpu, unsigne
     c->ntlb = c->tlb_next = 0;
     f->ctx = c;
     f->cost = who->cost;
+    f->thin = false;
     f->tsc = hv_exit_guest_tsc();
-    static const uint64_t no_args[6];
     f->args = arg ? arg : no_args;         /* read where the engine keeps them: no copy */
     f->execname = who->comm;
     f->execname_max = HVT_PROBE_COMM_LEN;
@@ -462,14 +465,9 @@ static uint64_t image_uses_var(const uint8_t *image)
     return u;
 }
 
-/* The caller is inside enter(). */
-static inline __attribute__((always_inline)) void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
-                      const struct probe_who *who, struct guest_regs *g)
+/* After dif_fire's n: counted, and the records' wait begun or ended. */
+static inline __attribute__((always_inline)) void fired(unsigned cpu, int n)
 {
-    struct dif_firing f;
-    struct fire_ctx c;
-    fill_firing(&f, &c, cpu, kind, pc, arg, who, g);
-    int n = dif_fire(st, cpu, id, &f);
     if (n > 0)
         __atomic_add_fetch(&status.fires, (uint64_t)n, __ATOMIC_RELAXED);
     if (!pcpu[cpu].first_tsc)
@@ -478,12 +476,47 @@ static inline __attribute__((always_inline)) void run_probe(uint32_t id, unsigne
         drain_cpu(cpu, cpu);
 }
 
+/* The caller is inside enter(). */
+static inline __attribute__((always_inline)) void run_probe(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
+                      const struct probe_who *who, struct guest_regs *g)
+{
+    struct dif_firing f;
+    struct fire_ctx c;
+    fill_firing(&f, &c, cpu, kind, pc, arg, who, g);
+    fired(cpu, dif_fire(st, cpu, id, &f));
+}
+
 static void on_fire(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc, const uint64_t arg[6],
                     const struct probe_who *who, struct guest_regs *g)
 {
     if (!enter())
         return;                            /* armed with no program: counted by the engine only */
     run_probe(id, kind, cpu, pc, arg, who, g);
+    leave();
+}
+
+/* The engine's action while a program whose probes read only arguments, the CPU and
+ * execname is loaded (thin_loaded, dif_thin): thin firings, four fields, none of the
+ * built-ins, the records' clock or the guest context the rest would cost. A program loaded
+ * since this CPU read the action may read more: then on_fire's firing. (dif_fire still checks
+ * the probe: only BEGIN, END and ERROR, which no site is armed with, would run nothing.) */
+static void on_fire_thin(uint32_t id, unsigned kind, unsigned cpu, uint64_t pc,
+                         const uint64_t arg[6], const struct probe_who *who, struct guest_regs *g)
+{
+    if (!enter())
+        return;
+    if (!__atomic_load_n(&thin_loaded, __ATOMIC_RELAXED) || !who->comm) {
+        leave();
+        on_fire(id, kind, cpu, pc, arg, who, g);
+        return;
+    }
+    struct dif_firing f;
+    f.thin = true;
+    f.args = arg ? arg : no_args;
+    f.execname = who->comm;
+    f.execname_max = HVT_PROBE_COMM_LEN;
+    f.cost = who->cost;
+    fired(cpu, dif_fire(st, cpu, id, &f));
     leave();
 }
 
@@ -717,6 +750,9 @@ static int finish_stage(void)
     if (dif_state_init(&st, state_mem, state_cap, stage, hv_cpu_count(), &load_env) != DIF_OK)
         return HVT_D_ENOMEM;
     uses_var = image_uses_var(stage);
+    /* the engine's call into D: the thinner one when the program's probes take it */
+    __atomic_store_n(&thin_loaded, dif_thin(st), __ATOMIC_RELAXED);   /* read under enter() */
+    probe_set_action(dif_thin(st) ? on_fire_thin : on_fire);
     /* the engine computes a firing's arguments only for a program that reads them (args[],
      * argN, or errno from a return value) */
     probe_set_action_args(uses_var & (((1ull << (HVT_DIF_V_ARG0 + 10)) - (1ull << HVT_DIF_V_ARG0)) |

@@ -46,7 +46,9 @@
  *                      does an error record that does not fit. BEGIN, END and ERROR are
  *                      probe ids like any other (the header names them): the caller fires
  *                      BEGIN and END itself. A probe whose clauses only aggregate takes a
- *                      lean path (dif_lean.c) with the same results.
+ *                      lean path (dif_lean.c) with the same results; one whose clauses read
+ *                      only arguments, the CPU and execname takes thin firings too (the
+ *                      caller fills four fields of struct dif_firing, not all of it).
  *                      A firing that uses up its budget (env budget units: an instruction is
  *                      one, a string op, a guest copy, a tuple key or a stack one per byte; or
  *                      env deadline clock ticks) ends there: its clause leaves one
@@ -143,6 +145,7 @@
 #define DIF_ENOMEM  (-2)        /* the memory given is smaller than dif_state_size() */
 #define DIF_ENOPROBE (-3)       /* dif_fire: the probe id is not in the program */
 #define DIF_ESMALL  (-4)        /* the caller's buffer cannot hold the next record */
+#define DIF_ETHIN   (-5)        /* dif_fire: a thin firing of a probe that reads more */
 
 #define DIF_DEF_BUFSIZE    (256u << 10)
 #define DIF_DEF_AGGSIZE    (256u << 10)
@@ -239,6 +242,11 @@ struct dif_firing {
     /* Non-NULL: time the clauses by phase, adding TSC ticks to cost[HVT_PH_PREDICATE ..
      * HVT_PH_RECORD] (include/hvt_probe.h; the caller keeps the rest of the firing's time). */
     uint64_t *cost;
+    /* A thin firing: only args (non-NULL), execname, execname_max and cost are set. dif_fire
+     * runs it only for a probe whose clauses read nothing else (a lean probe reading
+     * arguments, the CPU, execname and constants: dif_thin() says whether every probe of the
+     * program is one), else runs nothing and returns DIF_ETHIN: fill in the rest, fire again. */
+    bool thin;
 };
 
 struct dif_state;
@@ -247,8 +255,11 @@ int   dif_verify(const void *image, size_t len, struct dif_verr *err);
 size_t dif_state_size(const void *image, unsigned ncpus);
 int   dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void *image,
                      unsigned ncpus, const struct dif_env *env);
-/* Clauses run (>= 0), DIF_ENOPROBE, or DIF_EINVAL (cpu out of range). */
+/* Clauses run (>= 0), DIF_ENOPROBE, DIF_ETHIN (f->thin: nothing run), or DIF_EINVAL (cpu out
+ * of range). */
 int   dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct dif_firing *f);
+/* Every probe of the program but BEGIN, END and ERROR takes thin firings (struct dif_firing). */
+bool  dif_thin(const struct dif_state *st);
 /* Bytes written to out (0: nothing pending), or DIF_EINVAL. Records that do not fit stay for
  * the next call. */
 long  dif_drain(struct dif_state *st, unsigned cpu, void *out, size_t len);

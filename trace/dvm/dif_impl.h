@@ -71,7 +71,7 @@ struct dif_cpu {
     uint8_t tuple_types[HVT_DIF_TUPLE_MAX];
     uint64_t tuple[HVT_DIF_KEY_MAX / 8];
     const struct hvt_dif_probe *last_probe; /* the last one fired here (a probe fires in runs) */
-    bool last_lean;                 /* st->lean of last_probe */
+    uint8_t last_lean;              /* st->lean of last_probe */
     /* this CPU's part of each speculation (nspec of them, under buf_lock) and the speculative
        drops of committed speculations not reported yet (under buf_lock) */
     struct dif_specbuf *spec;
@@ -110,6 +110,31 @@ struct dif_specbuf {
     uint64_t drops;                 /* records of this activation that did not fit */
 };
 
+/* A lean clause's instruction decoded for its run (dif_lean.c; dif_lean.h runs them): what
+ * the instruction leaves to do at a firing, the rest decided at load. */
+enum dif_lean_kind {
+    DIF_LK_END,                     /* RET */
+    DIF_LK_LDI,                     /* reg[rd] = x */
+    DIF_LK_ARG,                     /* reg[rd] = argument x (0..5) */
+    DIF_LK_VAR,                     /* reg[rd] = the firing's v[x] */
+    DIF_LK_CPU,                     /* reg[rd] = the firing CPU */
+    DIF_LK_TCLR,                    /* the key tuple emptied */
+    DIF_LK_TPUSH,                   /* reg[ra] appended to it */
+    DIF_LK_TPUSH_EXEC,              /* execname appended */
+    DIF_LK_TKSTACK,                 /* a kernel stack of x frames appended */
+    DIF_LK_COUNT,                   /* count() of aggregation x with the tuple as its key */
+    DIF_LK_QUANT,                   /* quantize(reg[ra]) */
+    DIF_LK_QUANTW,                  /* quantize(reg[ra], reg[rb]) */
+    DIF_LK_AGG,                     /* the other functions (dif_agg_apply): value reg[ra] */
+    DIF_LK_AGGW,                    /* the same, weight reg[rb] */
+    DIF_LK__COUNT
+};
+struct dif_lean_op {
+    uint8_t k;                      /* enum dif_lean_kind */
+    uint8_t rd, ra, rb;             /* registers, < HVT_DIF_NREGS */
+    int32_t x;
+};
+
 struct dif_state {
     const struct hvt_dif_hdr *hdr;
     const struct hvt_dif_clause *clauses;
@@ -144,6 +169,8 @@ struct dif_state {
     uint32_t exited;
     int64_t exit_status;
     const uint8_t *lean;            /* per probe: its clauses take dif_lean.c's path */
+    const struct dif_lean_op *lean_ops; /* a lean clause's ops at its first instruction's index */
+    bool thin;                      /* dif_thin() */
 };
 
 /* A dynamic variable chunk's header; key (8-byte multiple) then value follow. */
@@ -436,8 +463,12 @@ void dif_agg_update_fast(struct dif_state *st, struct dif_cpu *c, uint32_t idx,
 }
 
 /* dif_lean.c: the lean path of a firing (see there): once per load, lean[i] for probes[i]
- * (nprobes bytes of state); dif_lean.h runs it. */
-void dif_lean_classify(struct dif_state *st, uint8_t *lean);
+ * (nprobes bytes of state) and each lean clause's ops (ops: one per instruction of the image,
+ * a clause's at the index of its first); dif_lean.h runs them. */
+void dif_lean_classify(struct dif_state *st, uint8_t *lean, struct dif_lean_op *ops);
+#define DIF_LEAN      1             /* lean[i]: the probe's clauses are lean */
+#define DIF_LEAN_EXEC 2             /* ... and read execname (the firing's 16-byte name) */
+#define DIF_LEAN_THIN 4             /* ... and read no v[] and no stack: a thin firing will do */
 /* Budget units of a stack key's kernel frame (a few dozen guest loads: the table search) */
 #define DIF_KFRAME_UNITS 64
 

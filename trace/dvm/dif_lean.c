@@ -10,6 +10,13 @@
  * for the few instructions it accepts) and the firing's charges stay within the first grant of
  * the budget (the interpreter would never look at the budget or the clock for it: same
  * result). Everything else takes the interpreter (dif_vm.c).
+ *
+ * The same pass decodes each lean clause once into the ops dif_lean.h runs (struct
+ * dif_lean_op): a lean clause has no branch, so what each register holds (an integer or the
+ * execname) is known here for every instruction, and each op does only what is left at run
+ * time - which built-in an argument is, whether a key is the name or an integer, which
+ * aggregating function - so a firing tests none of it again. NOP and execname's VAR (the key
+ * is made from the name where TPUSH takes it) leave no op; RET ends the clause (DIF_LK_END).
  */
 #include "dif_impl.h"
 #include "hvt_probe.h"
@@ -33,33 +40,53 @@ static bool dif_lean_int_var(int32_t id)
 #define LEAN_EXEC 2u
 
 /* The budget units the interpreter would charge clause cl (its length, keys, stack frames),
- * or 0 when the clause is not lean. */
-static uint64_t dif_lean_clause(const struct dif_state *st, const struct hvt_dif_clause *cl)
+ * or 0 when the clause is not lean; *reads gets DIF_LEAN_EXEC if it reads execname, loses
+ * DIF_LEAN_THIN if it reads a v[] or the stack. ops: where its ops go (at most cl->count), or
+ * NULL for the units alone (a clause found not lean may leave some there: no probe runs
+ * them). */
+static uint64_t dif_lean_clause(const struct dif_state *st, const struct hvt_dif_clause *cl,
+                                struct dif_lean_op *ops, uint8_t *reads)
 {
     const struct hvt_dif_insn *code = st->insns + cl->first;
     uint8_t kind[HVT_DIF_NREGS] = { 0 };
     uint64_t units = cl->count;
-    uint32_t tn = 0, tlen = 0;
+    uint32_t tn = 0, tlen = 0, n = 0;
     for (uint32_t pc = 0; pc < cl->count; pc++) {
         const struct hvt_dif_insn *in = &code[pc];
         unsigned rd = in->rd & (HVT_DIF_NREGS - 1), ra = in->ra & (HVT_DIF_NREGS - 1);
         unsigned rb = in->rb & (HVT_DIF_NREGS - 1);
+        struct dif_lean_op op = { DIF_LK_END, (uint8_t)rd, (uint8_t)ra, (uint8_t)rb, in->imm };
+        bool emit = true;
         switch (in->op) {
         case HVT_DIF_OP_NOP:
+            emit = false;
             break;
         case HVT_DIF_OP_LDI:
             kind[rd] = LEAN_INT;
+            op.k = DIF_LK_LDI;
             break;
         case HVT_DIF_OP_VAR:
-            if (in->imm == HVT_DIF_V_EXECNAME && st->strsize > 16)
+            if (in->imm == HVT_DIF_V_EXECNAME && st->strsize > 16) {
                 kind[rd] = LEAN_EXEC;    /* (a 16-byte name fits a string value) */
-            else if (dif_lean_int_var(in->imm))
+                *reads |= DIF_LEAN_EXEC;
+                emit = false;            /* read where a TPUSH takes it */
+            } else if (dif_lean_int_var(in->imm)) {
                 kind[rd] = LEAN_INT;
-            else
+                if (in->imm >= HVT_DIF_V_ARG0 && in->imm < HVT_DIF_V_ARG0 + 6) {
+                    op.k = DIF_LK_ARG;
+                    op.x = in->imm - HVT_DIF_V_ARG0;
+                } else {
+                    op.k = in->imm == HVT_DIF_V_CPU ? DIF_LK_CPU : DIF_LK_VAR;
+                    if (op.k == DIF_LK_VAR)
+                        *reads &= (uint8_t)~DIF_LEAN_THIN;
+                }
+            } else {
                 return 0;
+            }
             break;
         case HVT_DIF_OP_TCLR:
             tn = tlen = 0;
+            op.k = DIF_LK_TCLR;
             break;
         case HVT_DIF_OP_TPUSH:
             if (!kind[ra])
@@ -67,6 +94,7 @@ static uint64_t dif_lean_clause(const struct dif_state *st, const struct hvt_dif
             tn++;
             tlen += kind[ra] == LEAN_EXEC ? 24 : 8;     /* an execname key: 8 to 24 bytes */
             units += kind[ra] == LEAN_EXEC ? 16 : 0;    /* its bytes */
+            op.k = kind[ra] == LEAN_EXEC ? DIF_LK_TPUSH_EXEC : DIF_LK_TPUSH;
             break;
         case HVT_DIF_OP_TKSTACK:
             if (in->imm < 1 || in->imm > HVT_DIF_STACKKEY_MAX)
@@ -74,45 +102,71 @@ static uint64_t dif_lean_clause(const struct dif_state *st, const struct hvt_dif
             tn++;
             tlen += 8 + 8 * (uint32_t)in->imm;
             units += 8 + 8 * (uint64_t)in->imm + (uint64_t)in->imm * DIF_KFRAME_UNITS;
+            op.k = DIF_LK_TKSTACK;
+            *reads &= (uint8_t)~DIF_LEAN_THIN;
             break;
         case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: {
             if (in->imm < 0 || (uint32_t)in->imm >= st->hdr->naggs)
                 return 0;
-            bool count = st->aggs[in->imm].fn == HVT_DIF_AGG_COUNT;
-            if ((!count && kind[ra] != LEAN_INT) ||
-                (in->op == HVT_DIF_OP_AGGW && kind[rb] != LEAN_INT))
+            uint8_t fn = st->aggs[in->imm].fn;
+            bool count = fn == HVT_DIF_AGG_COUNT, w = in->op == HVT_DIF_OP_AGGW;
+            if ((!count && kind[ra] != LEAN_INT) || (w && kind[rb] != LEAN_INT))
                 return 0;
             units += tlen;
+            /* count() adds 1 whatever the weight (dif_agg_apply too) */
+            op.k = count ? DIF_LK_COUNT : fn == HVT_DIF_AGG_QUANTIZE ?
+                   (w ? DIF_LK_QUANTW : DIF_LK_QUANT) : w ? DIF_LK_AGGW : DIF_LK_AGG;
             break;
         }
         case HVT_DIF_OP_RET:
-            return pc == cl->count - 1 && tn <= HVT_DIF_TUPLE_MAX && tlen <= HVT_DIF_KEY_MAX ?
-                   units : 0;
+            if (pc != cl->count - 1 || tn > HVT_DIF_TUPLE_MAX || tlen > HVT_DIF_KEY_MAX)
+                return 0;
+            if (ops)
+                ops[n] = op;             /* DIF_LK_END */
+            return units;
         default:
             return 0;
         }
         if (tn > HVT_DIF_TUPLE_MAX || tlen > HVT_DIF_KEY_MAX)
             return 0;
+        if (emit && ops)
+            ops[n++] = op;
     }
     return 0;                        /* no RET: the interpreter's illegal-op fault */
 }
 
-void dif_lean_classify(struct dif_state *st, uint8_t *lean)
+void dif_lean_classify(struct dif_state *st, uint8_t *lean, struct dif_lean_op *ops)
 {
     const struct hvt_dif_hdr *h = st->hdr;
     uint64_t grant = st->env.budget ? st->env.budget : DIF_DEF_BUDGET;
     if (grant > DIF_BUDGET_CHUNK)
         grant = DIF_BUDGET_CHUNK;
+    uint8_t reads = 0;
+    /* each lean clause's ops where its instructions are (clauses are disjoint: the verifier) */
+    for (uint32_t i = 0; i < h->nclauses; i++)
+        dif_lean_clause(st, &st->clauses[i], ops + st->clauses[i].first, &reads);
+    /* BEGIN, END and ERROR are fired by the caller itself (their firings are never thin) or by
+     * the interpreter: every other probe must take thin firings for the program to */
+    bool thin = true;
     for (uint32_t i = 0; i < h->nprobes; i++) {
         const struct hvt_dif_probe *p = &st->probes[i];
         uint64_t units = 0;
         bool ok = p->nclauses > 0;
+        reads = DIF_LEAN_THIN;
         for (uint32_t j = 0; ok && j < p->nclauses; j++) {
-            uint64_t u = dif_lean_clause(st, &st->clauses[st->probe_clauses[p->clauses + j]]);
+            uint64_t u = dif_lean_clause(st, &st->clauses[st->probe_clauses[p->clauses + j]], NULL,
+                                         &reads);
             ok = u != 0;
             units += u;
         }
-        lean[i] = ok && units <= grant;
+        lean[i] = !ok || units > grant ? 0 : DIF_LEAN | reads;
+        if (!(lean[i] & DIF_LEAN_THIN) && p->id != h->begin_probe && p->id != h->end_probe &&
+            p->id != h->error_probe)
+            thin = false;
     }
     st->lean = lean;
+    st->lean_ops = ops;
+    st->thin = thin;
 }
+
+bool dif_thin(const struct dif_state *st) { return st && st->thin; }

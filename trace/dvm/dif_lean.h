@@ -8,16 +8,15 @@
 #include "dif_impl.h"
 #include "hvt_probe.h"
 
-/* The timed phase of a lean instruction (dif_vm.c's dif_op_phase for these). */
-static inline unsigned dif_lean_phase(unsigned op)
-{
-    switch (op) {
-    case HVT_DIF_OP_VAR: return HVT_PH_BUILTINS;
-    case HVT_DIF_OP_TKSTACK: return HVT_PH_SUBR;
-    case HVT_DIF_OP_AGG: case HVT_DIF_OP_AGGW: return HVT_PH_AGG;
-    default: return HVT_PH_INSNS;
-    }
-}
+/* The timed phase of each op (dif_vm.c's dif_op_phase for the instructions they come from). */
+static const uint8_t dif_lean_phase[DIF_LK__COUNT] = {
+    [DIF_LK_END] = HVT_PH_INSNS, [DIF_LK_LDI] = HVT_PH_INSNS,
+    [DIF_LK_ARG] = HVT_PH_BUILTINS, [DIF_LK_VAR] = HVT_PH_BUILTINS, [DIF_LK_CPU] = HVT_PH_BUILTINS,
+    [DIF_LK_TCLR] = HVT_PH_INSNS, [DIF_LK_TPUSH] = HVT_PH_INSNS, [DIF_LK_TPUSH_EXEC] = HVT_PH_INSNS,
+    [DIF_LK_TKSTACK] = HVT_PH_SUBR,
+    [DIF_LK_COUNT] = HVT_PH_AGG, [DIF_LK_QUANT] = HVT_PH_AGG, [DIF_LK_QUANTW] = HVT_PH_AGG,
+    [DIF_LK_AGG] = HVT_PH_AGG, [DIF_LK_AGGW] = HVT_PH_AGG,
+};
 
 /* A kernel stack key (dif_vm.c's dif_tstack for TKSTACK) at w: the header word, depth frames. */
 static __attribute__((noinline)) void dif_lean_kstack(struct dif_state *st, const struct dif_firing *f, uint64_t *w,
@@ -34,101 +33,110 @@ static __attribute__((noinline)) void dif_lean_kstack(struct dif_state *st, cons
                            exact);
 }
 
-/* The lean instructions by opcode, dense (one jump table, no range test but the table's):
- * RET and every other opcode stop the clause (the classification let only these through, RET
- * last). */
-enum { LEAN_STOP, LEAN_NOP, LEAN_LDI, LEAN_VAR, LEAN_TCLR, LEAN_TPUSH, LEAN_TKSTACK, LEAN_AGG };
-static const uint8_t lean_op[256] = {
-    [HVT_DIF_OP_NOP] = LEAN_NOP, [HVT_DIF_OP_LDI] = LEAN_LDI, [HVT_DIF_OP_VAR] = LEAN_VAR,
-    [HVT_DIF_OP_TCLR] = LEAN_TCLR, [HVT_DIF_OP_TPUSH] = LEAN_TPUSH,
-    [HVT_DIF_OP_TKSTACK] = LEAN_TKSTACK, [HVT_DIF_OP_AGG] = LEAN_AGG, [HVT_DIF_OP_AGGW] = LEAN_AGG,
-};
+/* count() and quantize() with the tuple as the key: the entry this CPU last updated in place
+ * when the key is its key (dif_agg_last_vals), else dif_agg_apply (hashed, found or made).
+ * quantize's bucket is always one of its HVT_DIF_QUANT_BUCKETS (the verifier proved nbuckets). */
+static inline __attribute__((always_inline))
+void dif_lean_bump(struct dif_state *st, struct dif_cpu *c, uint32_t idx, uint32_t tlen,
+                   int64_t v, int64_t w, bool count)
+{
+    int64_t *b = dif_agg_last_vals(c, idx, c->tuple, tlen);
+    if (__builtin_expect(!b, 0)) {
+        dif_agg_apply(st, c, idx, c->tuple, tlen, v, w);
+        return;
+    }
+    uint32_t i = count ? 0 : dif_quantize_bucket(v);
+    dif_lock(&c->agg_lock);          /* a snapshot on another CPU takes values out */
+    b[i] = (int64_t)((uint64_t)b[i] + (count ? 1 : (uint64_t)w));
+    dif_unlock(&c->agg_lock);
+}
 
-/* The clauses of p; timed: a constant in each of the two copies (the plain one has no
- * stamp at all), as in dif_vm.c's loop. */
+/* The clauses of p, their ops as dif_lean.c decoded them; timed: a constant in each of the
+ * two copies (the plain one has no stamp at all), as in dif_vm.c's loop. The key tuple is
+ * built in c->tuple, its length kept here (the interpreter sets its own at each clause). */
 static inline __attribute__((always_inline))
 void dif_lean_clauses(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                       const struct hvt_dif_probe *p, const struct dif_firing *f, const bool timed)
 {
     uint64_t *cost = f->cost, t = timed ? __builtin_ia32_rdtsc() : 0;
     unsigned ph = HVT_PH_INSNS;
+    const uint64_t *args = f->args ? f->args : &f->v[HVT_DIF_V_ARG0];
     for (const uint16_t *cl = st->probe_clauses + p->clauses, *end = cl + p->nclauses; cl < end;
          cl++) {
         if (__atomic_load_n(&st->exited, __ATOMIC_ACQUIRE) &&
             p->id != st->hdr->end_probe && p->id != st->hdr->error_probe)
             break;                   /* exit() took effect: END's clauses only (dif_vm.c) */
-        const struct hvt_dif_insn *in = st->insns + st->clauses[*cl].first;
         uint64_t reg[HVT_DIF_NREGS];
-        uint32_t exec = 0;           /* registers holding execname (bit per register) */
-        c->tuple_len = c->tuple_n = 0;
-        for (;; in++) {
-#define LEAN_R(x) ((x) & (HVT_DIF_NREGS - 1))
-            if (timed && dif_lean_phase(in->op) != ph) {
+        uint32_t tlen = 0;
+        for (const struct dif_lean_op *op = st->lean_ops + st->clauses[*cl].first;; op++) {
+            if (timed && dif_lean_phase[op->k] != ph) {
                 uint64_t now = __builtin_ia32_rdtsc();
                 cost[ph] += now - t;
                 t = now;
-                ph = dif_lean_phase(in->op);
+                ph = dif_lean_phase[op->k];
             }
-            switch (lean_op[in->op]) {
-            case LEAN_LDI:
-                reg[LEAN_R(in->rd)] = (uint64_t)(int64_t)in->imm;
-                exec &= ~(1u << LEAN_R(in->rd));
+            switch (op->k) {
+            case DIF_LK_LDI:
+                reg[op->rd] = (uint64_t)(int64_t)op->x;
                 continue;
-            case LEAN_VAR: {
-                int32_t id = in->imm;
-                unsigned rd = LEAN_R(in->rd);
-                reg[rd] = id < HVT_DIF_V_ARG0 + 6 ?
-                          (f->args ? f->args : &f->v[HVT_DIF_V_ARG0])[id - HVT_DIF_V_ARG0] :
-                          id == HVT_DIF_V_CPU ? cpu : id == HVT_DIF_V_EXECNAME ? 0 : f->v[id];
-                exec = id == HVT_DIF_V_EXECNAME ? exec | 1u << rd : exec & ~(1u << rd);
+            case DIF_LK_ARG:
+                reg[op->rd] = args[op->x];
                 continue;
+            case DIF_LK_VAR:
+                reg[op->rd] = f->v[op->x];
+                continue;
+            case DIF_LK_CPU:
+                reg[op->rd] = cpu;
+                continue;
+            case DIF_LK_TCLR:
+                tlen = 0;
+                continue;
+            case DIF_LK_TPUSH:
+                c->tuple[tlen / 8] = reg[op->ra];    /* tlen: a multiple of 8 */
+                tlen += 8;
+                continue;
+            case DIF_LK_TPUSH_EXEC:
+                tlen += dif_round8(2 + dif_exec_key(f->execname, c->tuple + tlen / 8));
+                continue;
+            case DIF_LK_TKSTACK:
+                dif_lean_kstack(st, f, c->tuple + tlen / 8, (uint32_t)op->x);
+                tlen += 8 + 8 * (uint32_t)op->x;
+                continue;
+            case DIF_LK_COUNT:
+                dif_lean_bump(st, c, (uint32_t)op->x, tlen, 0, 1, true);
+                continue;
+            case DIF_LK_QUANT:
+                dif_lean_bump(st, c, (uint32_t)op->x, tlen, (int64_t)reg[op->ra], 1, false);
+                continue;
+            case DIF_LK_QUANTW:
+                dif_lean_bump(st, c, (uint32_t)op->x, tlen, (int64_t)reg[op->ra],
+                              (int64_t)reg[op->rb], false);
+                continue;
+            case DIF_LK_AGG:
+                dif_agg_apply(st, c, (uint32_t)op->x, c->tuple, tlen, (int64_t)reg[op->ra], 1);
+                continue;
+            case DIF_LK_AGGW:
+                dif_agg_apply(st, c, (uint32_t)op->x, c->tuple, tlen, (int64_t)reg[op->ra],
+                              (int64_t)reg[op->rb]);
+                continue;
+            case DIF_LK_END:
+                break;
+            default:
+                __builtin_unreachable();     /* dif_lean.c makes no other op */
             }
-            case LEAN_TCLR:
-                c->tuple_len = c->tuple_n = 0;
-                continue;
-            case LEAN_TPUSH: {
-                uint64_t *k = c->tuple + c->tuple_len / 8;    /* a multiple of 8 */
-                if (exec & 1u << LEAN_R(in->ra)) {
-                    c->tuple_len += dif_round8(2 + dif_exec_key(f->execname, k));
-                } else {
-                    k[0] = reg[LEAN_R(in->ra)];
-                    c->tuple_len += 8;
-                }
-                c->tuple_n++;
-                continue;
-            }
-            case LEAN_TKSTACK:
-                dif_lean_kstack(st, f, c->tuple + c->tuple_len / 8, (uint32_t)in->imm);
-                c->tuple_len += 8 + 8 * (uint32_t)in->imm;
-                c->tuple_n++;
-                continue;
-            case LEAN_AGG: {
-                uint32_t idx = (uint32_t)in->imm;
-                const struct hvt_dif_agg *a = &st->aggs[idx];
-                int64_t v = a->fn == HVT_DIF_AGG_COUNT ? 0 : (int64_t)reg[LEAN_R(in->ra)];
-                int64_t w = in->op == HVT_DIF_OP_AGGW ? (int64_t)reg[LEAN_R(in->rb)] : 1;
-                dif_agg_update_fast(st, c, idx, a, v, w);
-                continue;
-            }
-            case LEAN_NOP:
-                continue;
-            }
-            break;                   /* RET, the last (dif_lean_clause) */
-#undef LEAN_R
+            break;                   /* DIF_LK_END, the last */
         }
     }
     if (timed)
         cost[ph] += __builtin_ia32_rdtsc() - t;
 }
 
+/* No this-> generation here (the interpreter's firings move it: a lean clause has no this->
+ * variable, and two interpreted firings still see different generations). */
 static inline __attribute__((always_inline))
 void dif_lean_run(struct dif_state *st, struct dif_cpu *c, unsigned cpu,
                   const struct hvt_dif_probe *p, const struct dif_firing *f)
 {
-    if (__builtin_expect(++c->gen == 0, 0)) {  /* as dif_vm.c: this-> values of no firing */
-        memset(c->local_gen, 0, (size_t)st->nlocals * 4);
-        c->gen = 1;
-    }
     if (f->cost)
         dif_lean_clauses(st, c, cpu, p, f, true);
     else

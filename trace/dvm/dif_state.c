@@ -10,7 +10,7 @@ static size_t dif_align64(size_t n) { return (n + 63) & ~(size_t)63; }
 /* Where everything goes, for dif_state_size (mem NULL) and dif_state_init alike, so the two
  * can never disagree. Offsets from the start of the caller's memory. */
 struct dif_layout {
-    size_t varpos, epids, lean, cpus, globals, dyn_hash, dyn, specs, cpu0, cpu_stride, total;
+    size_t varpos, epids, lean, lean_ops, cpus, globals, dyn_hash, dyn, specs, cpu0, cpu_stride, total;
     size_t buf, agg_hash, agg, scratch, locals, local_gen, specbufs, specdata; /* a CPU's */
     uint32_t bufsize, aggsize, agg_nhash, dyn_chunk, dyn_nhash, dyn_nchunks, nlocals;
     uint32_t nspec, specsize;
@@ -37,6 +37,8 @@ static void dif_layout(const struct hvt_dif_hdr *h, const struct hvt_dif_var *va
     o = dif_align64(o + ((size_t)h->nprobe_clauses + h->nclauses) * 4);
     L->lean = o;                           /* a byte per probe: dif_lean.c's */
     o = dif_align64(o + h->nprobes);
+    L->lean_ops = o;                       /* and an op per instruction */
+    o = dif_align64(o + (size_t)h->ninsns * sizeof(struct dif_lean_op));
     L->cpus = o;
     o = dif_align64(o + (size_t)ncpus * sizeof(struct dif_cpu));
     L->globals = o;
@@ -212,7 +214,7 @@ int dif_state_init(struct dif_state **out, void *mem, size_t mem_len, const void
         for (uint32_t i = 0; i < L.nspec; i++)
             c->spec[i] = (struct dif_specbuf){ .buf = base + L.specdata + (size_t)i * L.specsize };
     }
-    dif_lean_classify(st, m + L.lean);
+    dif_lean_classify(st, m + L.lean, (void *)(m + L.lean_ops));
     *out = st;
     return DIF_OK;
 }

@@ -924,8 +924,18 @@ int dif_fire(struct dif_state *st, unsigned cpu, uint32_t probe_id, const struct
         c->last_probe = p;
         c->last_lean = st->lean[p - st->probes];
     }
-    if (!c->last_lean || !f->execname || f->execname_max != 16)
+    /* lean, with the 16-byte process name its keys read if they read it (dif_lean.c); a thin
+     * firing only for a probe that reads no more than it has */
+    uint8_t lean = c->last_lean;
+    if (__builtin_expect(lean != (DIF_LEAN | DIF_LEAN_THIN), 0) &&
+        (!(lean & DIF_LEAN) || ((lean & DIF_LEAN_EXEC) && (!f->execname || f->execname_max != 16)) ||
+         (f->thin && !(lean & DIF_LEAN_THIN)))) {
+        if (f->thin) {
+            dif_unlock(&c->buf_lock);
+            return DIF_ETHIN;
+        }
         return dif_fire_interp(st, c, cpu, p, f);
+    }
     /* only aggregations (dif_lean.c): no record, no fault, no speculation made here; other
      * CPUs' commits and discards cleaned here before and after, as by the interpreter */
     if (__atomic_load_n(&st->spec_pending, __ATOMIC_ACQUIRE))

@@ -19,7 +19,7 @@ X86_LEN_CORPUS := /usr/bin/bash /usr/lib/x86_64-linux-gnu/libc.so.6 /usr/bin/qem
 # The D verifier and interpreter (trace/dvm/tests/test_dif*.c); test_dif again under ASan+UBSan
 # (the mutation test's mutants run there).
 DIF_SRCS := trace/unwind/kunwind.c trace/dvm/dif_verify.c trace/dvm/dif_vm.c trace/dvm/dif_str.c trace/dvm/dif_state.c trace/dvm/dif_agg.c trace/dvm/dif_dyn.c trace/dvm/dif_spec.c trace/dvm/dif_budget.c trace/dvm/dif_lean.c
-DIF_DEPS := trace/dvm/tests/dif_asm.h $(DIF_SRCS) trace/unwind/kunwind.h trace/dvm/dif.h trace/dvm/dif_impl.h include/hvt_dif.h tests/lib/check.h
+DIF_DEPS := trace/dvm/tests/dif_asm.h $(DIF_SRCS) trace/unwind/kunwind.h trace/dvm/dif.h trace/dvm/dif_impl.h trace/dvm/dif_lean.h include/hvt_dif.h tests/lib/check.h
 $(HV_UNIT_BUILD)/test_dif_%: trace/dvm/tests/test_dif_%.c $(DIF_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -o $@ $< $(DIF_SRCS) -lpthread

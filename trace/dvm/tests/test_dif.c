@@ -2271,6 +2271,11 @@ static void lean_prog(void)
     a_agg(HVT_DIF_AGG_LQUANTIZE, 1, HVT_DIF_T_STR, 0, 0, 100, 10, 0, 12);
     a_agg(HVT_DIF_AGG_AVG, 1, HVT_DIF_T_INT, 0, 0, 0, 0, 0, 2);
     a_agg(HVT_DIF_AGG_MIN, 0, 0, 0, 0, 0, 0, 0, 1);
+    a_agg(HVT_DIF_AGG_QUANTIZE, 2, HVT_DIF_T_INT, HVT_DIF_T_INT, 0, 0, 0, 0, 127);
+    a_agg(HVT_DIF_AGG_COUNT, 0, 0, 0, 0, 0, 0, 0, 1);
+    a_agg(HVT_DIF_AGG_MAX, 1, HVT_DIF_T_INT, 0, 0, 0, 0, 0, 1);   /* @i: index 8, agg_last's slot of @a */
+    a_agg(HVT_DIF_AGG_LLQUANTIZE, 1, HVT_DIF_T_STR, 0, 10, 0, 3, 10, 75);
+    a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
     /* clause 0: @a[execname] = count(); @b = quantize(arg2); */
     I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_EXECNAME); TPUSH(1); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);
     I0(TCLR); II(VAR, 2, 0, HVT_DIF_V_ARG0 + 2); a_i(HVT_DIF_OP_AGG, 0, 2, 0, 1);
@@ -2290,8 +2295,29 @@ static void lean_prog(void)
     a_i(HVT_DIF_OP_BZ, 0, 1, 0, 4);
     ACT(0); EMIT(1);
     a_end();
-    a_probe(1, 2, 0, 1);                      /* aggregations only: lean */
+    /* clause 3 (after clause 2 in the image, lean): a NOP; @g[tid, cpu] = quantize(arg2, 5);
+     * @h = count(); @i[arg3] = max(arg2); @k[execname] = llquantize(arg1, 10, 0, 3, 10);
+     * @l = quantize(-3) (an LDI value); @a[execname] = count() again, after @i took its
+     * agg_last slot */
+    I0(NOP);
+    I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_TID); TPUSH(1); II(VAR, 2, 0, HVT_DIF_V_CPU); TPUSH(2);
+    II(VAR, 3, 0, HVT_DIF_V_ARG0 + 2); II(LDI, 4, 0, 5); a_i(HVT_DIF_OP_AGGW, 0, 3, 4, 6);
+    I0(TCLR); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 7);
+    I0(TCLR); II(VAR, 5, 0, HVT_DIF_V_ARG0 + 3); TPUSH(5); a_i(HVT_DIF_OP_AGG, 0, 3, 0, 8);
+    I0(TCLR); II(VAR, 6, 0, HVT_DIF_V_EXECNAME); TPUSH(6); II(VAR, 7, 0, HVT_DIF_V_ARG0 + 1);
+    a_i(HVT_DIF_OP_AGG, 0, 7, 0, 9);
+    I0(TCLR); II(LDI, 8, 0, -3); a_i(HVT_DIF_OP_AGG, 0, 8, 0, 10);
+    I0(TCLR); TPUSH(6); a_i(HVT_DIF_OP_AGG, 0, 0, 0, 0);
+    a_end();
+    /* clause 4: @c[arg0, execname] = sum(arg1); @e[cpu] = avg(7): arguments, the CPU,
+     * execname and constants only */
+    I0(TCLR); II(VAR, 1, 0, HVT_DIF_V_ARG0); TPUSH(1); II(VAR, 2, 0, HVT_DIF_V_EXECNAME); TPUSH(2);
+    II(VAR, 3, 0, HVT_DIF_V_ARG0 + 1); a_i(HVT_DIF_OP_AGG, 0, 3, 0, 2);
+    I0(TCLR); II(VAR, 4, 0, HVT_DIF_V_CPU); TPUSH(4); II(LDI, 5, 0, 7); a_i(HVT_DIF_OP_AGG, 0, 5, 0, 4);
+    a_end();
+    a_probe(1, 3, 0, 1, 3);                   /* aggregations only: lean */
     a_probe(2, 2, 0, 2);                      /* with clause 2: not lean */
+    a_probe(3, 2, 0, 4);                      /* lean, and thin: arguments, cpu, execname */
 }
 
 static long lean_snapshot(struct prog *p, uint8_t *out, size_t len)
@@ -2315,11 +2341,14 @@ static void test_lean(void)
     CHECK(p_load(&ref, 2), "lean program (reference)");
     lean_prog();
     CHECK(p_load(&lean, 2), "lean program");
-    CHECK(lean.st->lean[0] == 1 && lean.st->lean[1] == 0,
-          "aggregation-only probe lean (%u), one with a predicate and a record not (%u)",
-          lean.st->lean[0], lean.st->lean[1]);
-    memset((uint8_t *)ref.st->lean, 0, 2);    /* the reference: the interpreter throughout */
-    uint64_t seed = 12345;
+    CHECK(lean.st->lean[0] == (DIF_LEAN | DIF_LEAN_EXEC) && lean.st->lean[1] == 0 &&
+          lean.st->lean[2] == (DIF_LEAN | DIF_LEAN_EXEC | DIF_LEAN_THIN) && !dif_thin(lean.st),
+          "aggregation-only probe lean (%u), one with a predicate and a record not (%u), one "
+          "reading arguments, cpu and execname thin (%u); the program not (%d)",
+          lean.st->lean[0], lean.st->lean[1], lean.st->lean[2], dif_thin(lean.st));
+    memset((uint8_t *)ref.st->lean, 0, 3);    /* the reference: the interpreter throughout */
+    int thin_runs = 0, thin_refused = 0;
+    uint64_t seed = 12345, args[6];
     for (int i = 0; i < 3000; i++) {
         char n16[16], n17[17] = { 0 };
         const char *nm = names[i % 9];
@@ -2333,7 +2362,13 @@ static void test_lean(void)
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             F.v[HVT_DIF_V_ARG0 + k] = (seed >> 20) % 300 - (k == 0 ? 150 : 0);
         }
+        if (i % 3 == 0)                       /* arg2 of every sign and magnitude, INT64_MIN too */
+            F.v[HVT_DIF_V_ARG0 + 2] = i % 99 == 0 ? (uint64_t)INT64_MIN :
+                                      (uint64_t)((int64_t)(seed ^ seed << 17) >> (seed >> 58));
         F.v[HVT_DIF_V_PID] = 100 + (uint64_t)(i % 5);
+        F.v[HVT_DIF_V_TID] = 200 + (uint64_t)(i % 3);
+        F.args = i % 2 ? args : NULL;         /* the engine's array, or v[] */
+        memcpy(args, &F.v[HVT_DIF_V_ARG0], sizeof args);
         unsigned cpu = (unsigned)(i / 7) % 2, probe = i % 10 == 0 ? 2 : 1;
         F.execname = n17;
         F.execname_max = 17;
@@ -2341,7 +2376,25 @@ static void test_lean(void)
         F.execname = n16;
         F.execname_max = 16;
         dif_fire(lean.st, cpu, probe, &F);
+        /* probe 3: a thin firing (its four fields, everything else garbage) against the
+         * interpreter's full one; and a thin firing of probe 1 or 2, which read more: refused,
+         * nothing run */
+        F.execname = n17;
+        F.execname_max = 17;
+        dif_fire(ref.st, cpu, 3, &F);
+        struct dif_firing t;
+        memset(&t, 0xdb, sizeof t);
+        t.thin = true;
+        t.args = F.args ? F.args : &F.v[HVT_DIF_V_ARG0];
+        t.execname = n16;
+        t.execname_max = 16;
+        t.cost = NULL;
+        thin_runs += dif_fire(lean.st, cpu, 3, &t) == 2;
+        thin_refused += dif_fire(lean.st, cpu, probe, &t) == DIF_ETHIN;
     }
+    CHECK(thin_runs == 3000 && thin_refused == 3000,
+          "thin firings: 3000 of the thin probe run (%d), 3000 of the others refused (%d)",
+          thin_runs, thin_refused);
     static uint8_t a[1 << 18], b[1 << 18];
     long na = lean_snapshot(&ref, a, sizeof a), nb = lean_snapshot(&lean, b, sizeof b);
     CHECK(na > 0 && na == nb && !memcmp(a, b, (size_t)na),
@@ -2351,6 +2404,23 @@ static void test_lean(void)
           nrec_lean);
     p_free(&ref);
     p_free(&lean);
+    /* dif_thin: every probe but BEGIN, END and ERROR (the caller fires those in full) */
+    for (int begin = 1; begin >= 0; begin--) {
+        struct prog t;
+        a_new();
+        a_agg(HVT_DIF_AGG_QUANTIZE, 0, 0, 0, 0, 0, 0, 0, 127);
+        II(VAR, 1, 0, HVT_DIF_V_ARG0 + 2); a_i(HVT_DIF_OP_AGG, 0, 1, 0, 0);
+        a_end();
+        LDI(1, 5); ACT(0); EMIT(1);
+        a_end();
+        a_probe(5, 1, 0);
+        a_probe(9, 1, 1);
+        A.hdr.begin_probe = begin ? 9 : 0;
+        CHECK(p_load(&t, 1), "thin program %d", begin);
+        CHECK(dif_thin(t.st) == begin, "a probe with a record: the program thin only when it is "
+              "BEGIN's (%d, BEGIN %d)", dif_thin(t.st), begin);
+        p_free(&t);
+    }
     firing_reset();
 }
 
