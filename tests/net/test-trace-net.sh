@@ -152,9 +152,9 @@ if [[ " $RUNS " == *" B "* ]]; then
   nkern=$(grep -o " kernel=[0-9]*" <<< "$out" | awk -F= '{s += $2} END {print s + 0}')
   check "B: --kernel-only: $nkern kernel instructions, $nuser user ones" test "$nuser" = 0 -a "$nkern" -gt 0
   # --regs: every instruction recorded in REGS mode with that set (hvt-check's modes=)
-  modes=$(grep -o "^violations=.* modes=[^ ]*" <<< "$out" | sed 's/.* modes=//')
+  modes=$(grep "^violations=" <<< "$out" | grep -o " modes=.*" | sed 's/ damaged=1//')
   check "B: --regs $B_REGS: every instruction in that record mode ($modes)" \
-    bash -c "[[ '$modes' =~ ^regs=$B_REGS:[0-9]+\$ ]]"
+    bash -c "[[ '$modes' =~ ^\ modes=regs:[0-9]+\ regs=$B_REGS\$ ]]"
   lst=$("$HVT" analyze --view list --file-order "$OUT/host.hvt" | grep '^# ')
   # (a filter's suspend/resume pairs are not window ends)
   n_start=$(grep ' start (' <<< "$lst" | grep -vc '(filter)'); n_stop=$(grep ' stop (' <<< "$lst" | grep -vc '(filter)')
