@@ -161,6 +161,7 @@ test-dtrace:
 # alone, continuity, each one's first and last instruction, the trees).
 .PHONY: test-step-scope
 test-step-scope:
+	@mkdir -p $(BUILD)
 	$(MAKE) dtrace SCRIPT=tests/probe/step-openat.d WORKLOAD='step-two-run' HVT_ARGS=-q \
 	  DTRACE_OUT=$(BUILD)/step-scope > $(BUILD)/step-scope.out 2>&1 || { tail -20 $(BUILD)/step-scope.out; exit 1; }
 	bash tests/probe/check-step-scope.sh $(BUILD)/step-scope $(HVT) $(HVT_CHECK) $(TEST_BUILD)/vmlinuz
