@@ -160,7 +160,7 @@ test-dtrace:
 # (trace/step/scope.h); the collector's trace is judged by check-step-scope.sh (the two threads
 # alone, continuity, each one's first and last instruction, the trees).
 .PHONY: test-step-scope
-test-step-scope:
+test-step-scope: $(HVT_CHECK)
 	@mkdir -p $(BUILD)
 	$(MAKE) dtrace SCRIPT=tests/probe/step-openat.d WORKLOAD='step-two-run' HVT_ARGS=-q \
 	  DTRACE_OUT=$(BUILD)/step-scope > $(BUILD)/step-scope.out 2>&1 || { tail -20 $(BUILD)/step-scope.out; exit 1; }
