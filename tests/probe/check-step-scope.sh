@@ -54,7 +54,7 @@ k=$(grep -c -- "-> do_sys_openat2" <<< "$nest")
 [ "$k" -ge 2 ]
 ok "the call trees" $? "do_sys_openat2 entered $k times below __x64_sys_openat ($(grep -c -- '-> ' <<< "$nest") calls in all)"
 log=$(dirname "$out")/$(basename "$out").out
-e=$(grep -E "^dtrace: (error|[0-9]+ (drop|error))" "$log" 2>/dev/null)
+e=$(grep -E "^(hvt|dtrace): (error|[0-9]+ [a-z ]*(drop|failed))" "$log" 2>/dev/null)
 [ -z "$e" ]; ok "no D errors or drops" $? "${e:-none in $log}"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
