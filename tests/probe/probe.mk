@@ -157,8 +157,10 @@ test-dtrace:
 # test-step-scope: D's step() at syscall::openat:entry of two processes at once (cat and tee
 # meeting at a FIFO, tests/guest/step-two-run: the first to open waits in openat for the other)
 # steps those two threads alone, each from its firing to its own call's return
-# (trace/step/scope.h); the collector's trace is judged by check-step-scope.sh (the two threads
-# alone, continuity, each one's first and last instruction, the trees).
+# (trace/step/scope.h); then nine heads at once, one more than the tracer steps at once: eight
+# stepped, the ninth step() refused (the firing's error). The collector's trace is judged by
+# check-step-scope.sh (those threads alone, continuity, each one's first and last instruction,
+# the trees, the one refusal).
 .PHONY: test-step-scope
 test-step-scope: $(HVT_CHECK)
 	@mkdir -p $(BUILD)

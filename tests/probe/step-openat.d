@@ -1,6 +1,7 @@
-/* step-openat.d - make test-step-scope: D's step() at the openat entry of two processes that
- * are in openat at the same time (tests/guest/step-two-run) steps those two threads alone, each
- * up to its own call's return (tests/probe/check-step-scope.sh judges the trace). */
+/* step-openat.d - make test-step-scope: D's step() at the openat entry of processes that are
+ * in openat at the same time (tests/guest/step-two-run: two, then nine) steps those threads
+ * alone, each up to its own call's return, eight at most (tests/probe/check-step-scope.sh
+ * judges the trace and the errors). */
 BEGIN
 {
     cat_done = 0;
@@ -18,5 +19,13 @@ syscall::openat:entry
 /execname == "tee" && !tee_done/
 {
     tee_done = 1;
+    step();
+}
+
+/* Every head's openat (step-two-run's second part: nine at once, one more than the tracer
+ * steps at once): eight are stepped, the ninth step() is refused - the firing's error. */
+syscall::openat:entry
+/execname == "head"/
+{
     step();
 }
