@@ -7,9 +7,10 @@
 #  - holds those threads alone (hvt analyze's per-process summary): cat's, tee's and eight
 #    heads';
 #  - for each of them: starts in __x64_sys_openat (the firing's function) and ends with its
-#    return: its last record is a RET that pops its firing's return address (RSP after it = RSP
-#    at the firing + 8: the function's own RET, or the return thunk's it jumps to under
-#    retbleed/ITS mitigations), so the instruction it returns to is not in the window;
+#    return, once: the record before the STOP(D step()) of its CPU is a RET that pops its
+#    firing's return address (RSP after it = RSP at the firing + 8: the function's own RET, or
+#    the return thunk's it jumps to under retbleed/ITS mitigations), so the instruction it
+#    returns to is not in the window;
 #  - holds the call trees below them (do_sys_openat2 entered ten times in the nesting view);
 #  - the ninth head's step() was refused: one error saying so, and no other error or drop.
 set -uo pipefail
@@ -28,29 +29,55 @@ procs=$(awk '$1 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+$/ && $4 > 0' <<< "$sum")
 comms=$(awk '{print $3}' <<< "$procs" | sort | uniq -c | awk '{printf "%s*%s ", $2, $1}')
 [ "$(wc -l <<< "$procs")" = 10 ] && [ "$comms" = "cat*1 head*8 tee*1 " ]
 ok "those threads alone" $? "$comms(want cat*1 head*8 tee*1)"
-list=$("$hvt" analyze --vmlinuz "$vmlinuz" --view list "$t" 2>/dev/null | grep -E '^ *[0-9a-f]+ ' )
-while read -r pid comm; do
-  mine=$(awk -v w="$pid/$comm" '$3 == w' <<< "$list")
-  first=$(head -1 <<< "$mine"); last=$(tail -1 <<< "$mine")
-  echo "$pid/$comm first: $(cut -c1-140 <<< "$first")"; echo "$pid/$comm last:  $(cut -c1-140 <<< "$last")"
-  grep -q "__x64_sys_openat" <<< "$first"; ok "$pid/$comm starts at its firing" $? "$(cut -c1-110 <<< "$first")"
-  # The firing's RSP: the first record shows every register after the first instruction (the
-  # window starts after the probe's own), which is "sub rsp, N" or "push": undo it.
-  rsp0=$(python3 - "$first" <<'PY'
+# Each thread judged in its CPUs' own order (--file-order): records of one CPU are in the order
+# they ran, but time stamps of two CPUs do not compare (each stepped CPU's clock is dilated on
+# its own), so a merged listing may put a thread's earlier stretch on one CPU after its later
+# one on another.
+"$hvt" analyze --vmlinuz "$vmlinuz" --view list --file-order "$t" 2>/dev/null > "$out/list.txt"
+nthreads=0
+while read -r res name why; do
+  [ "$res" = starts ] && nthreads=$((nthreads + 1))
+  ok "$name $res" "$([ "$why" = ok ] && echo 0 || echo 1)" "$why"
+done < <(python3 - "$out/list.txt" <<'PY'
 import re, sys
-l = sys.argv[1]
-m = re.search(r"rsp=([0-9a-f]+)", l)
-if m:
+# The firing's RSP: its first record shows every register after the function's first
+# instruction (the window starts after the probe's own), "sub rsp, N" or "push": undo it.
+first, end, ends, last = {}, {}, {}, {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if line.startswith("#"):
+        if len(f) > 3 and f[3] == "stop" and "(D step()" in line:
+            c = f[2]
+            if last.get(c):
+                who, l = last[c]
+                ends[who] = ends.get(who, 0) + 1
+                end[who] = l
+            last[c] = None
+        continue
+    if len(f) < 6 or "/" not in f[2]:
+        continue
+    who = f[2]
+    last[f[1]] = (who, line)
+    if who not in first and "__x64_sys_openat+" in line:
+        first[who] = line
+for who in sorted(set(first) | set(end)):
+    fl, el = first.get(who, ""), end.get(who, "")
+    m = re.search(r"rsp=([0-9a-f]+)", fl)
+    if not fl or not m:
+        print("starts", who, "no record at __x64_sys_openat with its registers")
+        continue
+    print("starts", who, "ok")
     rsp = int(m.group(1), 16)
-    m = re.search(r"sub rsp, (0x[0-9a-f]+|\d+)", l)
-    rsp += int(m.group(1), 0) if m else 8 if re.search(r"\bpush\b", l) else 0
-    print(f"{rsp:x}")
+    m = re.search(r"sub rsp, (0x[0-9a-f]+|\d+)", fl)
+    rsp += int(m.group(1), 0) if m else 8 if re.search(r"\bpush\b", fl) else 0
+    want = rsp + 8
+    m = re.search(r"rsp=([0-9a-f]+)", el)
+    good = ends.get(who) == 1 and " ret " in el and m and int(m.group(1), 16) == want
+    print("ends_at_its_own_return", who, "ok" if good else
+          f"{ends.get(who, 0)} ends (want 1), the record before the last: {el[:110].strip()}; want a ret leaving rsp={want:x}")
 PY
 )
-  want=$(printf '%x' $((0x${rsp0:-0} + 8)))
-  [ -n "$rsp0" ] && grep -qE ' ret ' <<< "$last" && grep -q "rsp=0*$want\b" <<< "$last"
-  ok "$pid/$comm ends with its own return" $? "last: $(cut -c1-110 <<< "$last"); want a ret leaving rsp=$want (its firing's ${rsp0:-?} + 8)"
-done < <(awk '{print $1, $3}' <<< "$procs")
+[ "$nthreads" = 10 ]; ok "threads judged" $? "$nthreads (want 10)"
 nest=$("$hvt" analyze --vmlinuz "$vmlinuz" --view nest "$t" 2>/dev/null)
 k=$(grep -c -- "-> do_sys_openat2" <<< "$nest")
 [ "$k" -ge 10 ]

@@ -642,6 +642,10 @@ static void scope_resume(struct trace_cpu *t, unsigned cpu, struct guest_regs *g
     t->arriving = arriving;
     t->arrive_until = t->steps + SCOPE_ARRIVE_STEPS;
     t->scope_in = !arriving;
+    /* Became wanted without a switch (an exec renamed it, a step() on it): the SWITCH this CPU
+     * wrote when it came may name it as it was then; the first step writes it anew. */
+    if (!arriving)
+        task_forget(cpu);
     hv_set_hlt_exiting(true);
     dilate_set(DILATE_SOFT);
     hv_set_mtf_fast(true, &t->f);
