@@ -385,6 +385,8 @@ _Static_assert(sizeof(struct hvt_drec) == 40, "wire size");
 #define HVT_DIF_BUDGET_TIME  2           /*   the hypervisor's deadline (TSC ticks) */
 #define HVT_DIF_F_BADINDEX  9            /* index out of bounds (LDSA, STSA, CHKIDX): arg the
                                             index */
+#define HVT_DIF_F_STEPREFUSED 10         /* step() refused: as many threads as the tracer steps at
+                                            once are stepped already (hvtrace's own) */
 
 /* DTrace's fault numbers (its DTRACEFLT_* constants, which D programs compare ERROR's arg4
  * with): the ones hvt's faults are. The HVT_DIF_F_* codes above stay the wire's; ERROR's arg4

@@ -31,6 +31,7 @@ void task_kernel_paging(struct gmem_paging *pg)
 }
 
 void task_reset(unsigned cpu) { task_cpus[cpu].slot = 0; task_cpus[cpu].last = 0; }
+void task_forget(unsigned cpu) { task_cpus[cpu].last = 0; }
 
 /* This CPU's current task pointer, or 0 (per-CPU data not reachable yet). The per-CPU base
  * comes from task_base_pick() (task_base.h: never a GS base user code can set); a slot is

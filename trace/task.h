@@ -44,6 +44,9 @@ void task_set_layout(const uint64_t off[6]);   /* off[4], off[5]: cred, euid (0:
  * or its memory unreadable). */
 bool task_euid(unsigned cpu, uint32_t *euid);
 void task_reset(unsigned cpu);
+/* The next task_check() reports the current task again, read afresh (its name may have changed
+ * since it was reported: an exec). */
+void task_forget(unsigned cpu);
 bool task_check(unsigned cpu, struct task_info *out);
 bool task_now(unsigned cpu, struct task_info *out);
 /* Any task's ids and name, read from guest memory (false: no layout, or not a kernel address). */

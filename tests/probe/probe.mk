@@ -50,7 +50,7 @@ PROBE_NET_CALLS ?= 1000
 # probe-ustack keeps frame pointers: the profile run unwinds its user stacks by them.
 $(TEST_GUEST)/probe-ustack: GUEST_CFLAGS += -fno-omit-frame-pointer
 $(TEST_GUEST)/probe-ustack: tests/probe/probe.mk
-$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids $(TEST_GUEST)/sdt-work $(TEST_GUEST)/stable-work $(TEST_GUEST)/mod-work tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
+$(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/probe-net $(TEST_GUEST)/shstk-user $(TEST_GUEST)/probe-user $(TEST_GUEST)/probe-ustack $(TEST_GUEST)/d-work $(TEST_GUEST)/getpid-loop $(TEST_GUEST)/fork-pids $(TEST_GUEST)/sdt-work $(TEST_GUEST)/stable-work $(TEST_GUEST)/mod-work tests/guest/probe-profile-run tests/guest/fork-pids-run tests/guest/step-two-run tests/guest/probe-suite tests/guest/init tests/guest/mkinitramfs.sh
 	@mkdir -p $(dir $@)
 	k=$$(bash tests/platform/fetch-kernel.sh) && brd=$$(find "$$(dirname "$$k")/../lib/modules" -name brd.ko | head -1) && \
 	  loop=$$(find "$$(dirname "$$k")/../lib/modules" -name loop.ko | head -1) && \
@@ -65,7 +65,8 @@ $(BUILD)/test/probe-net/initrd.img: $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/pro
 	  $(TEST_GUEST)/stable-work:bin/stable-work $(TEST_GUEST)/stable-work:bin/stable-kid \
 	  $(TEST_GUEST)/mod-work:bin/mod-work "$$brd:lib/brd.ko" "$$loop:lib/loop.ko" \
 	  "$$nullb:lib/null_blk.ko" "$$cfs:lib/configfs.ko" "$$kyber:lib/kyber-iosched.ko" \
-	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite
+	  tests/guest/probe-profile-run:bin/probe-profile-run tests/guest/probe-suite:bin/probe-suite \
+	  tests/guest/step-two-run:bin/step-two-run
 .PHONY: test-probes-net
 test-probes-net: $(HVT) $(BUILD)/test/probe-net/initrd.img
 	$(MAKE) efi collector
@@ -153,11 +154,16 @@ test-dtrace:
 	  > $(BUILD)/dtrace.out 2>&1 || { tail -20 $(BUILD)/dtrace.out; exit 1; }
 	bash tests/probe/check-dtrace.sh $(BUILD)/dtrace.out $(HVT) $(TEST_BUILD)/vmlinuz
 
-# test-step-scope: D's step() at syscall::openat:entry of one process (cat) steps that thread
-# alone from the firing to the call's return (trace/step/scope.h); the collector's trace is
-# judged by check-step-scope.sh (one thread, continuity, first and last instruction, the tree).
+# test-step-scope: D's step() at syscall::openat:entry of two processes at once (cat and tee
+# meeting at a FIFO, tests/guest/step-two-run: the first to open waits in openat for the other)
+# steps those two threads alone, each from its firing to its own call's return
+# (trace/step/scope.h); then nine heads at once, one more than the tracer steps at once: eight
+# stepped, the ninth step() refused (the firing's error). The collector's trace is judged by
+# check-step-scope.sh (those threads alone, continuity, each one's first and last instruction,
+# the trees, the one refusal).
 .PHONY: test-step-scope
-test-step-scope:
-	$(MAKE) dtrace SCRIPT=tests/probe/step-openat.d WORKLOAD='cat /proc/version' HVT_ARGS=-q \
+test-step-scope: $(HVT_CHECK)
+	@mkdir -p $(BUILD)
+	$(MAKE) dtrace SCRIPT=tests/probe/step-openat.d WORKLOAD='step-two-run' HVT_ARGS=-q \
 	  DTRACE_OUT=$(BUILD)/step-scope > $(BUILD)/step-scope.out 2>&1 || { tail -20 $(BUILD)/step-scope.out; exit 1; }
 	bash tests/probe/check-step-scope.sh $(BUILD)/step-scope $(HVT) $(HVT_CHECK) $(TEST_BUILD)/vmlinuz

@@ -1,13 +1,31 @@
-/* step-openat.d - make test-step-scope: D's step() at one process's openat entry steps that
- * thread alone, up to the call's return (tests/probe/check-step-scope.sh judges the trace). */
+/* step-openat.d - make test-step-scope: D's step() at the openat entry of processes that are
+ * in openat at the same time (tests/guest/step-two-run: two, then nine) steps those threads
+ * alone, each up to its own call's return, eight at most (tests/probe/check-step-scope.sh
+ * judges the trace and the errors). */
 BEGIN
 {
-    done = 0;
+    cat_done = 0;
+    tee_done = 0;
 }
 
 syscall::openat:entry
-/execname == "cat" && !done/
+/execname == "cat" && !cat_done/
 {
-    done = 1;
+    cat_done = 1;
+    step();
+}
+
+syscall::openat:entry
+/execname == "tee" && !tee_done/
+{
+    tee_done = 1;
+    step();
+}
+
+/* Every head's openat (step-two-run's second part: nine at once, one more than the tracer
+ * steps at once): eight are stepped, the ninth step() is refused - the firing's error. */
+syscall::openat:entry
+/execname == "head"/
+{
     step();
 }

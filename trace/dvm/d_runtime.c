@@ -279,20 +279,21 @@ static void env_notify(void *env_ctx, unsigned cpu)
 }
 
 /* step() / unstep(): the instruction tracer's window opens (closes), its START/STOP markers
- * saying PROBE. step() steps the firing's thread alone (step.h step_request_thread), and at a
+ * saying PROBE. step() steps the firing's thread (step.h step_request_thread), and at a
  * function's entry (fbt, syscall entry: the probe is on its first instruction, the return
  * address at RSP) up to that call's return: the instruction it returns to, with the stack
- * pointer above the return address. */
+ * pointer above the return address. Several threads may be stepped at once, each to its own
+ * return; a step() the tracer has no room for is refused: the firing's error. */
 static bool tracer_stopped;                /* stop() ran: this program steps no more */
-static void env_tracer(void *ctx, int what)
+static bool env_tracer(void *ctx, int what)
 {
     if (what == HVT_DIF_TRACER_STOP)
         __atomic_store_n(&tracer_stopped, true, __ATOMIC_RELEASE);
     if (what == HVT_DIF_TRACER_STEP && __atomic_load_n(&tracer_stopped, __ATOMIC_ACQUIRE))
-        return;
+        return true;
     if (what != HVT_DIF_TRACER_STEP) {
         step_request_reason(false, what == HVT_DIF_TRACER_STOP ? HVT_REASON_PROBE_STOP : HVT_REASON_PROBE);
-        return;
+        return true;
     }
     struct fire_ctx *c = ctx;
     uint64_t rsp = hv_guest_read(HV_GUEST_RSP), ret = 0;
@@ -302,9 +303,9 @@ static void env_tracer(void *ctx, int what)
             ret = 0;                        /* no return address: until unstep() */
     }
     if (c->tid)
-        step_request_thread(c->tid, ret, ret ? rsp + 8 : 0, HVT_REASON_PROBE);
-    else
-        step_request_reason(true, HVT_REASON_PROBE);
+        return step_request_thread(c->tid, ret, ret ? rsp + 8 : 0, HVT_REASON_PROBE);
+    step_request_reason(true, HVT_REASON_PROBE);
+    return true;
 }
 
 /* One firing runs in its CPU's VM exit with that CPU's buffer lock held (drains and power-off

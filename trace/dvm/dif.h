@@ -178,8 +178,10 @@ struct dif_env {
      * drain): a hint to drain soon. Called with no lock held. */
     void (*notify)(void *env_ctx, unsigned cpu);
     /* Optional: step() / unstep() (HVT_DIF_TRACER_*), ctx the firing's; called with this
-     * CPU's buffer lock held: it may only post a request. NULL: they do nothing. */
-    void (*tracer)(void *ctx, int what);
+     * CPU's buffer lock held: it may only post a request. False: the request is refused (a
+     * step() with every thread slot of the tracer taken): the firing gets an error record,
+     * fault HVT_DIF_F_STEPREFUSED. NULL: they do nothing. */
+    bool (*tracer)(void *ctx, int what);
     /* Optional: the firing thread's user registers, where a user stack walk starts: *pc its
      * user RIP, *fp its user RBP (the CPU's own when the probe fired in user mode, those the
      * kernel saved at its entry otherwise); false when there are none (a kernel thread, an

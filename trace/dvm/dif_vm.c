@@ -682,8 +682,8 @@ void dif_exec_body(struct dif_run *r, const struct hvt_dif_insn *code, uint32_t 
                                          : dif_illop(r);
             break;
         case HVT_DIF_OP_TRACER:            /* at once: the tracer starts at each CPU's next exit */
-            if (r->st->env.tracer)
-                r->st->env.tracer(r->f->ctx, in->imm);
+            if (r->st->env.tracer && !r->st->env.tracer(r->f->ctx, in->imm))
+                ok = dif_fault(r, HVT_DIF_F_STEPREFUSED, 0);
             break;
         default: ok = dif_illop(r); break;
         }

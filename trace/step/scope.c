@@ -9,7 +9,6 @@
 #define KERNEL_HALF 0xffff800000000000ull
 
 enum trace_scope scope_kind;
-uint64_t scope_end_rip, scope_end_rsp;
 static struct {
     enum trace_scope kind, boot_kind;      /* this window's, and the configuration's */
     uint64_t id, boot_id;
@@ -17,7 +16,9 @@ static struct {
     bool irq_out;
     uint64_t switch_at;                    /* link-time */
 } sc;
-static struct spinlock lock;               /* the windows open and the probe's arming */
+static struct spinlock lock;               /* the windows open, the probe's arming, the threads */
+static struct scope_threads thr;           /* step()'s threads (thr_on: this window's scope) */
+static bool thr_on;
 static unsigned open_windows;
 static uint64_t armed_at;                  /* runtime address armed, 0: none */
 static uint8_t next_seen[HVT_MAX_CPUS];
@@ -35,8 +36,14 @@ void scope_switch_hook(unsigned cpu, const struct guest_regs *g)
 
 void scope_configure(const struct trace_opts *o)
 {
-    sc.kind = sc.boot_kind = scope_kind = o->scope;
-    sc.id = sc.boot_id = o->scope_id;
+    spin_lock(&lock);
+    sc.boot_kind = o->scope;
+    sc.boot_id = o->scope_id;
+    if (!thr_on) {                          /* (a step() asked for a window that has not begun) */
+        sc.kind = scope_kind = o->scope;
+        sc.id = o->scope_id;
+    }
+    spin_unlock(&lock);
     __builtin_memcpy(sc.comm, o->scope_comm, TRACE_COMM_MAX);
     sc.irq_out = o->irq_out;
     sc.switch_at = o->switch_at;
@@ -52,7 +59,7 @@ bool scope_wants(const struct task_info *ti)
     case TRACE_SCOPE_PID:
         return ti->tgid == sc.id;
     case TRACE_SCOPE_TID:
-        return ti->pid == sc.id;
+        return thr_on ? scope_threads_live(&thr, ti->pid) : ti->pid == sc.id;
     case TRACE_SCOPE_COMM:
         for (unsigned i = 0; i < TRACE_COMM_MAX - 1; i++) {
             if (ti->comm[i] != sc.comm[i])
@@ -121,25 +128,72 @@ void scope_window_close(void)
         if (armed_at && pops.disarm)
             pops.disarm(armed_at);
         armed_at = 0;
-        sc.kind = scope_kind = sc.boot_kind;   /* a step() window's thread scope ends */
-        sc.id = sc.boot_id;
-        scope_end_rip = scope_end_rsp = 0;
+        /* A step() window's threads end - but one that joined while the window closed is the
+         * next window's (asked for already): it keeps the thread scope. */
+        if (!thr_on || !scope_threads_sweep(&thr)) {
+            thr_on = false;
+            sc.kind = scope_kind = sc.boot_kind;
+            sc.id = sc.boot_id;
+        }
     }
     spin_unlock(&lock);
 }
 
-bool scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp)
+int scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, bool window_wanted)
 {
     spin_lock(&lock);
-    bool ok = open_windows == 0;
-    if (ok) {
+    int r = SCOPE_BEGIN_OTHER;
+    if (!thr_on && !open_windows && !window_wanted) {
+        thr_on = true;                      /* no window: this one is step()'s */
         sc.kind = scope_kind = TRACE_SCOPE_TID;
-        sc.id = tid;
-        scope_end_rip = end_rip;
-        scope_end_rsp = end_rsp;
     }
+    if (thr_on)
+        switch (scope_threads_add(&thr, tid, end_rip, end_rsp)) {
+        case SCOPE_ADD_NEW: r = SCOPE_BEGIN_ADDED; break;
+        case SCOPE_ADD_LIVE: r = SCOPE_BEGIN_LIVE; break;
+        default: r = SCOPE_BEGIN_FULL; break;
+        }
     spin_unlock(&lock);
-    return ok;
+    return r;
+}
+
+int scope_thread_end(uint32_t tid, uint64_t rip, uint64_t rsp)
+{
+    if (!__atomic_load_n(&thr_on, __ATOMIC_ACQUIRE) || !scope_threads_is_end_rip(&thr, rip))
+        return SCOPE_END_NO;                /* (every full step asks: the common answer is quick) */
+    spin_lock(&lock);
+    int r = thr_on ? scope_threads_end(&thr, tid, rip, rsp) : SCOPE_END_NO;
+    spin_unlock(&lock);
+    return r;
+}
+
+unsigned scope_threads_left(void)
+{
+    spin_lock(&lock);
+    unsigned n = thr_on ? scope_threads_nlive(&thr) : 0;
+    spin_unlock(&lock);
+    return n;
+}
+
+void scope_end_threads(void)
+{
+    spin_lock(&lock);
+    if (thr_on)
+        scope_threads_end_all(&thr);
+    spin_unlock(&lock);
+}
+
+uint32_t scope_ends_gen(void) { return __atomic_load_n(&thr.gen, __ATOMIC_ACQUIRE); }
+
+unsigned scope_ends(uint64_t *rips, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < SCOPE_MAX_THREADS && n < max; i++) {
+        uint64_t r = __atomic_load_n(&thr.t[i].end_rip, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&thr.t[i].state, __ATOMIC_ACQUIRE) == SCOPE_THR_LIVE && r)
+            rips[n++] = r;
+    }
+    return n;
 }
 
 unsigned scope_next_take(unsigned cpu)

@@ -19,10 +19,17 @@
  *  - scope_next_take(cpu): what the switch probe saw on this CPU since the last call
  *    (SCOPE_NEXT_*), cleared;
  *  - scope_irq_frame(): where an interrupted context resumes (for irq=out);
- *  - scope_begin_thread(): D's step() (d_runtime.c) scopes the next window to the firing's
- *    thread, from the firing up to the instruction its function returns to (scope_end_rip,
- *    with RSP = scope_end_rsp: that call's return, not a recursive one's); the boot
- *    configuration's scope comes back when the window's last CPU closes it.
+ *  - scope_begin_thread(): D's step() (d_runtime.c) scopes the window to the firing's thread
+ *    from the firing up to the instruction its function returns to (end_rip, with RSP =
+ *    end_rsp: that call's return, not a recursive one's); several threads may be stepped at
+ *    once, each up to its own end (scope_threads.h: a small table, a full one refuses);
+ *  - scope_thread_end(): a stepped CPU's thread reached (rip, rsp): is that its end, and was
+ *    it the last thread's; scope_threads_left() says whether any is still stepped, and
+ *    scope_end_threads() ends them all (the window is ended for all: unstep(), stop());
+ *  - scope_ends(), scope_ends_gen(): where the live threads' ends are (a CPU keeps them as
+ *    addresses its fast path leaves to the full step) and a count of their changes;
+ *  - the boot configuration's scope comes back when the window's last CPU closes it, with
+ *    no thread left that joined while it closed.
  */
 #ifndef HVT_SCOPE_H
 #define HVT_SCOPE_H
@@ -30,6 +37,7 @@
 #include <stdint.h>
 #include "task.h"
 #include "trace_opts.h"
+#include "scope_threads.h"
 
 enum { SCOPE_NEXT_NONE, SCOPE_NEXT_WANTED, SCOPE_NEXT_OTHER };
 /* The switch probe's id in the probe engine's reports (HVT-PROBE lines). */
@@ -46,13 +54,18 @@ struct guest_regs;
 void scope_switch_hook(unsigned cpu, const struct guest_regs *g);
 extern enum trace_scope scope_kind;         /* this window's (TRACE_SCOPE_ALL: none) */
 static inline bool scope_on(void) { return scope_kind != TRACE_SCOPE_ALL; }
-extern uint64_t scope_end_rip, scope_end_rsp;   /* 0: no end */
-static inline bool scope_is_end(uint64_t rip, uint64_t rsp)
-{
-    return scope_end_rip && rip == scope_end_rip && rsp == scope_end_rsp;
-}
-/* end_rip 0: the window has no end of its own (unstep(), stop()). False: a window is open. */
-bool scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp);
+/* scope_begin_thread's answers. OTHER: a window of another kind is open (or asked for), which
+ * goes on as it is. */
+enum { SCOPE_BEGIN_ADDED, SCOPE_BEGIN_LIVE, SCOPE_BEGIN_FULL, SCOPE_BEGIN_OTHER };
+/* end_rip 0: the thread has no end of its own (until unstep(), stop()). window_wanted: a window
+ * is asked for or still stepping (the caller's view, under its own lock). */
+int scope_begin_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, bool window_wanted);
+/* SCOPE_END_NO, _MORE (that thread is done, others go on), _LAST (no thread is left). */
+int scope_thread_end(uint32_t tid, uint64_t rip, uint64_t rsp);
+unsigned scope_threads_left(void);
+void scope_end_threads(void);
+unsigned scope_ends(uint64_t *rips, unsigned max);
+uint32_t scope_ends_gen(void);
 bool scope_irq_out(void);
 bool scope_wants(const struct task_info *ti);
 bool scope_task_wants(uint64_t task);

@@ -182,6 +182,7 @@ static unsigned fetch(struct trace_cpu *t, uint64_t rip, uint8_t *out)
 /* --- the guest's IDT: handler address -> vector --- */
 
 static void evmap_build(struct trace_cpu *t);
+static uint32_t ends_seen[HVT_MAX_CPUS];    /* scope_ends_gen() when each CPU's evmap was built */
 
 static void idt_load(struct trace_cpu *t)
 {
@@ -236,8 +237,11 @@ static void evmap_build(struct trace_cpu *t)
     /* Auto-stop addresses: no event (vec -1), but the fast path leaves them to step(). */
     for (unsigned i = 0; i < sopt.nstop_at; i++)
         evmap_add(t, sopt.stop_at[i], -1, false);
-    if (scope_end_rip)                      /* a step() window's end: the same */
-        evmap_add(t, scope_end_rip, -1, false);
+    /* The ends of step()'s threads: the same (scope_ends_gen says when they change). */
+    uint64_t ends[SCOPE_MAX_THREADS];
+    ends_seen[t - step_cpus] = scope_ends_gen();
+    for (unsigned i = 0, n = scope_ends(ends, SCOPE_MAX_THREADS); i < n; i++)
+        evmap_add(t, ends[i], -1, false);
     /* The decoded-instruction cache marks evmap addresses (P_SPECIAL) when it fills: start
      * it again so every mark reflects this map. */
     icache_reset(t);
@@ -468,6 +472,25 @@ static void scope_pause(struct trace_cpu *t, unsigned cpu)
     dilate_set(DILATE_OFF);
 }
 
+static bool step_threads_ended(void);
+
+/* A step() window's function returned on its thread (the one this CPU runs): that thread's
+ * window ends before the caller's next instruction. The last thread's ends the whole window
+ * (this CPU stops at this exit's end, step_post_exit); otherwise this CPU stops stepping it,
+ * with a STOP(probe) where its trace ends, and pauses until a thread still stepped comes. */
+static void scope_thread_done(struct trace_cpu *t, unsigned cpu, int end)
+{
+    t->have_pending = false;
+    t->f.left = 0;
+    if (end == SCOPE_END_LAST && step_threads_ended())
+        return;
+    if (t->rec_on)
+        EMIT(t, cpu, rec_startstop(t->f.enc, 0, HVT_REASON_PROBE));
+    t->rec_on = false;
+    t->scope_in = false;
+    scope_pause(t, cpu);
+}
+
 /* The decoded-cache entry of the instruction at RIP: found with the same bytes, or decoded
  * (length, code id, class, write set) and cached. NULL: its bytes cannot be read now. */
 static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
@@ -530,15 +553,20 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
         stlb_flush(t);
         t->stlb_cr3 = cr3 & CR3_PROC_MASK;
     }
-    if (hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base) {
-        /* The reload empties the decoded-instruction cache; the pending instruction (often
-         * the LIDT that moved the IDT) still retires below, from a copy of its entry: read
-         * from the emptied slot its record would carry the empty marker as RIP (~0). */
+    bool idt_moved = hv_guest_read(HV_GUEST_IDTR_BASE) != t->idt_base;
+    if (idt_moved || scope_ends_gen() != ends_seen[cpu]) {
+        /* The reload (or new step() ends: the event map again) empties the decoded-instruction
+         * cache; the pending instruction (often the LIDT that moved the IDT) still retires
+         * below, from a copy of its entry: read from the emptied slot its record would carry
+         * the empty marker as RIP (~0). */
         if (t->have_pending) {
             t->p_saved = *t->f.p_ic;
             t->f.p_ic = &t->p_saved;
         }
-        idt_load(t);
+        if (idt_moved)
+            idt_load(t);
+        else
+            evmap_build(t);
     }
     const uint64_t *gpr = gprs(g);
     uint64_t rflags = hv_guest_read(HV_GUEST_RFLAGS);
@@ -561,13 +589,12 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
             step_request_reason(false, HVT_REASON_STOP_AT);
         }
     record_switch(t, cpu, cr3);
-    if (t->scope_in && scope_is_end(rip, gpr[GPR_RSP])) {
-        /* A step() window's function returned on its thread: the window ends before the
-         * caller's next instruction (this CPU stops at this exit's end, step_post_exit). */
-        t->have_pending = false;
-        t->f.left = 0;
-        step_request_reason(false, HVT_REASON_PROBE);
-        return;
+    if (t->scope_in && t->task_known && scope_on()) {
+        int end = scope_thread_end(t->task.pid, rip, gpr[GPR_RSP]);
+        if (end != SCOPE_END_NO) {
+            scope_thread_done(t, cpu, end);
+            return;
+        }
     }
     if (scope_on() && t->irq_skip && rip == t->irq_rip && gpr[GPR_RSP] == t->irq_rsp)
         t->irq_skip = false;                /* back where the interrupt came in */
@@ -615,6 +642,10 @@ static void scope_resume(struct trace_cpu *t, unsigned cpu, struct guest_regs *g
     t->arriving = arriving;
     t->arrive_until = t->steps + SCOPE_ARRIVE_STEPS;
     t->scope_in = !arriving;
+    /* Became wanted without a switch (an exec renamed it, a step() on it): the SWITCH this CPU
+     * wrote when it came may name it as it was then; the first step writes it anew. */
+    if (!arriving)
+        task_forget(cpu);
     hv_set_hlt_exiting(true);
     dilate_set(DILATE_SOFT);
     hv_set_mtf_fast(true, &t->f);
@@ -777,11 +808,13 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     t->f.fast_steps = 0;
 }
 
-void step_request_reason(bool on, unsigned reason)
+/* Window transitions (trace_want), step()'s threads joining and the window ending for all are
+ * one order: a thread joins a window that then ends (it ends too), or one that ended (it asks
+ * for the next). */
+static struct spinlock want_lock;
+
+static void want_set_locked(bool on, unsigned reason)
 {
-    /* The first stop reason wins (a budget stop must not be renamed by the next CPU's). */
-    if (__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) == (on ? 1 : 0))
-        return;
     want_reason = reason;
     if (on)   /* the guest's syscall entry: the host's KASLR slide (hvt-import reads this) */
         hv_log("HVT-META lstar=%lx cpus=%u\n", hv_rdmsr(MSR_IA32_LSTAR), hv_cpu_count());
@@ -789,11 +822,43 @@ void step_request_reason(bool on, unsigned reason)
         codedict_forget();
         hv_log("hvtrace: code batches were lost with the link: every code gets a new id\n");
     }
-    __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE);
-    /* Every CPU's next exit takes the full path, which stops it (the fast path never checks). */
     if (!on)
-        for (unsigned i = 0; i < hv_cpu_count(); i++)
-            hv_cpu_kick(i);
+        scope_end_threads();
+    __atomic_store_n(&trace_want, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+/* Every CPU's next exit takes the full path, which stops it (the fast path never checks). */
+static void kick_all(void)
+{
+    for (unsigned i = 0; i < hv_cpu_count(); i++)
+        hv_cpu_kick(i);
+}
+
+void step_request_reason(bool on, unsigned reason)
+{
+    /* The first stop reason wins (a budget stop must not be renamed by the next CPU's). */
+    if (__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) == (on ? 1 : 0))
+        return;
+    spin_lock(&want_lock);
+    bool change = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) != (on ? 1 : 0);
+    if (change)
+        want_set_locked(on, reason);
+    spin_unlock(&want_lock);
+    if (change && !on)
+        kick_all();
+}
+
+/* The last of step()'s threads returned: the window ends - unless a thread joined meanwhile. */
+static bool step_threads_ended(void)
+{
+    spin_lock(&want_lock);
+    bool stop = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) && !scope_threads_left();
+    if (stop)
+        want_set_locked(false, HVT_REASON_PROBE);
+    spin_unlock(&want_lock);
+    if (stop)
+        kick_all();
+    return stop;
 }
 
 bool step_cpus_stepping(void)
@@ -810,12 +875,17 @@ void step_no_fast(void) { step_cpus[hv_cpu_id()].f.left = 0; }
 
 void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
-void step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason)
+bool step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason)
 {
-    /* A window already open (or closing) goes on as it is: one scope per window. */
-    if (!__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) && !step_cpus_stepping())
-        scope_begin_thread(tid, end_rip, end_rsp);
-    step_request_reason(true, reason);
+    spin_lock(&want_lock);
+    bool wanted = __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE) || step_cpus_stepping();
+    int r = scope_begin_thread(tid, end_rip, end_rsp, wanted);
+    /* A new thread (or one of another kind of window, which goes on as it is) wants the
+     * window on: asked for again if it was ending, so the thread is not lost with it. */
+    if (r != SCOPE_BEGIN_FULL && !__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE))
+        want_set_locked(true, reason);
+    spin_unlock(&want_lock);
+    return r != SCOPE_BEGIN_FULL;
 }
 
 bool step_active(void) { return __atomic_load_n(&trace_want, __ATOMIC_ACQUIRE); }

@@ -12,10 +12,12 @@ int  step_init(unsigned ncpu);
 void step_request(bool on);                         /* reason: hypercall mark */
 void step_request_reason(bool on, unsigned reason); /* HVT_REASON_*; the first stop reason wins */
 bool step_active(void);
-/* D's step(): a window of one thread (its tid), from now up to the instruction at end_rip with
- * RSP = end_rsp on that thread (the firing function's return; end_rip 0: until unstep() or
- * stop()). A window already open goes on with its own scope. */
-void step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason);
+/* D's step(): the window steps this thread (its tid) from now up to the instruction at end_rip
+ * with RSP = end_rsp on it (the firing function's return; end_rip 0: until unstep() or stop());
+ * several threads may be stepped at once, each up to its own end, and the window ends with the
+ * last. False: refused, the table of threads stepped at once is full (scope_threads.h). A
+ * window of another kind already open goes on with its own scope. */
+bool step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason);
 /* No CPU should step, and this one does not (its exits need no stepping work: the quick #BP
  * exit, trace_main.c). Inline: every quick exit asks. */
 extern volatile int trace_want;

@@ -269,6 +269,7 @@ static const char *fault_str(uint32_t f)
     case HVT_DIF_F_BADSTR: case HVT_DIF_F_ILLOP: return "illegal operation";
     case HVT_DIF_F_BUDGET: return "firing budget exceeded";
     case HVT_DIF_F_BADINDEX: return "index out of bounds";
+    case HVT_DIF_F_STEPREFUSED: return "step() refused (as many threads as can be stepped at once are)";
     default: return "unknown fault";
     }
 }

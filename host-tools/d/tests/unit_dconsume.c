@@ -460,6 +460,7 @@ static void errors_and_drops(void)
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 0, 0, 5, HVT_DIF_F_TUPLE);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 1, HVT_DIF_BUDGET_INSNS, 3, HVT_DIF_F_BUDGET);
     rb_ctl(&r, HVT_DREC_ERROR, 0, 5, 0, HVT_DIF_BUDGET_TIME, 2, HVT_DIF_F_BUDGET);
+    rb_ctl(&r, HVT_DREC_ERROR, 1, 5, 0, 0, 12, HVT_DIF_F_STEPREFUSED);
     rb_ctl(&r, HVT_DREC_DROPS, 0, 0, 0, 1, 0, 0);
     rb_ctl(&r, HVT_DREC_DROPS, 3, 0, 0, 17, 0, 0);
     rb_ctl(&r, HVT_DREC_DYNDROPS, 0, 0, 0, 2, 0, 0);
@@ -479,6 +480,7 @@ static void errors_and_drops(void)
            "hvt: error on enabled probe ID 1 (ID 5: fbt:kernel:do_sys_open:entry): tuple stack overflow in action #1 at DIF offset 5\n"
            "hvt: error on enabled probe ID 3 (ID 5: fbt:kernel:do_sys_open:entry): firing budget exceeded (instructions; later clauses skipped) in action #1 at DIF offset 3\n"
            "hvt: error on enabled probe ID 1 (ID 5: fbt:kernel:do_sys_open:entry): firing budget exceeded (time; later clauses skipped) in predicate at DIF offset 2\n"
+           "hvt: error on enabled probe ID 1 (ID 5: fbt:kernel:do_sys_open:entry): step() refused (as many threads as can be stepped at once are) in action #2 at DIF offset 12\n"
            "hvt: 1 drop on CPU 0\n"
            "hvt: 17 drops on CPU 3\n"
            "hvt: 2 dynamic variable drops\n"

@@ -64,7 +64,16 @@ static bool fake_uregs(void *ctx, uint64_t *pc, uint64_t *fp)
     *fp = uregs_fp;
     return uregs_ok;
 }
-static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, NULL, fake_uregs, NULL };
+/* step() / unstep(): tracer_ok false refuses (a step() with the tracer's threads all taken) */
+static bool tracer_ok = true;
+static int tracer_calls, tracer_what;
+static bool fake_tracer(void *ctx, int what)
+{
+    tracer_calls++;
+    tracer_what = what;
+    return tracer_ok;
+}
+static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, fake_tracer, fake_uregs, NULL };
 static struct dif_firing F;
 static void firing_reset(void)
 {
@@ -263,6 +272,31 @@ static void test_branches(void)
     const uint64_t *w = run1();
     CHECK(w && recs[0].nw == 6 && w[0] == 1 && w[1] == 2 && w[2] == 3 && w[3] == 4 && w[4] == 5,
           "branches: taken and not taken");
+}
+
+/* step() taken: the clause goes on; refused: the firing's error (fault STEPREFUSED at the
+ * TRACER's pc), its later actions not run - DTrace's way with a fault, and counted as an error. */
+static void test_tracer(void)
+{
+    for (int refuse = 0; refuse < 2; refuse++) {
+        tracer_ok = !refuse;
+        tracer_calls = 0;
+        a_new();
+        ACT(0);
+        LDI(1, 1); EMIT(1);
+        a_i(HVT_DIF_OP_TRACER, 0, 0, 0, HVT_DIF_TRACER_STEP);
+        LDI(2, 2); EMIT(2);
+        const uint64_t *w = run1();
+        if (!refuse)
+            CHECK(w && tracer_calls == 1 && tracer_what == HVT_DIF_TRACER_STEP && w[0] == 1 && w[1] == 2,
+                  "step() taken: the clause goes on");
+        else
+            CHECK(!w && tracer_calls == 1 && nrecs == 1 && recs[0].h.type == HVT_DREC_ERROR &&
+                  recs[0].h.fault == HVT_DIF_F_STEPREFUSED && recs[0].h.pc == 3,
+                  "step() refused: an error record at its pc (got %d records, type %u fault %u pc %u)", nrecs,
+                  nrecs ? recs[0].h.type : 0, nrecs ? recs[0].h.fault : 0, nrecs ? recs[0].h.pc : 0);
+    }
+    tracer_ok = true;
 }
 
 static void test_guest_loads(void)
@@ -2474,6 +2508,7 @@ int main(int argc, char **argv)
     long iters = argc > 1 ? atol(argv[1]) : 100000;
     setvbuf(stdout, NULL, _IOLBF, 0);
     firing_reset();
+    test_tracer();
     test_arith();
     test_branches();
     test_guest_loads();

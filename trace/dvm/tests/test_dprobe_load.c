@@ -102,7 +102,7 @@ struct task_who task_whos[HVT_MAX_CPUS];
 const char *probe_current_slow(unsigned cpu, uint32_t *pid, uint32_t *tid) { *pid = *tid = 1; return "t"; }
 uint64_t task_current(unsigned cpu) { return 0; }
 void step_request_reason(bool on, unsigned reason) {}
-void step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason) {}
+bool step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsigned reason) { return true; }
 void trace_sink_debug_blob(const char *head, const void *p, size_t len) {}
 enum trace_sink_sent trace_sink_message(unsigned cpu, uint16_t type, const void *p, size_t len)
 {
