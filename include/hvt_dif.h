@@ -196,6 +196,21 @@ enum hvt_dif_var_builtin {
     HVT_DIF_V_PROBENAME, HVT_DIF_V_REGS_PC, HVT_DIF_V_REGS_SP, HVT_DIF_V_STACKDEPTH,
     HVT_DIF_V__COUNT
 };
+/* The integer built-ins the hypervisor's lean path reads (trace/dvm/dif_lean.c), which the
+ * host's probe-effect model (host-tools/d/d_predict.c) must tell apart the same way: the
+ * firing's arguments and what the runtime fills for every firing, and the CPU. */
+static inline int hvt_dif_lean_int_var(int32_t id)
+{
+    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 6)
+        return 1;
+    switch (id) {
+    case HVT_DIF_V_PID: case HVT_DIF_V_TID: case HVT_DIF_V_CURTHREAD: case HVT_DIF_V_TIMESTAMP:
+    case HVT_DIF_V_WALLTIMESTAMP: case HVT_DIF_V_ERRNO: case HVT_DIF_V_REGS_PC:
+    case HVT_DIF_V_REGS_SP: case HVT_DIF_V_CPU:
+        return 1;
+    }
+    return 0;
+}
 
 struct hvt_dif_clause {
     uint32_t first, count;       /* its insns: insns[first .. first+count); clauses' ranges

@@ -230,20 +230,6 @@ static bool image_reads_args(const struct hvt_dif_insn *in, uint32_t n)
     return false;
 }
 
-/* The integer built-ins the lean path reads (dif_lean.c dif_lean_int_var). */
-static bool lean_int_var(int32_t id)
-{
-    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 6)
-        return true;
-    switch (id) {
-    case HVT_DIF_V_PID: case HVT_DIF_V_TID: case HVT_DIF_V_CURTHREAD: case HVT_DIF_V_TIMESTAMP:
-    case HVT_DIF_V_WALLTIMESTAMP: case HVT_DIF_V_ERRNO: case HVT_DIF_V_REGS_PC:
-    case HVT_DIF_V_REGS_SP: case HVT_DIF_V_CPU:
-        return true;
-    }
-    return false;
-}
-
 /* Does the hypervisor's lean path take this clause? Its rule (dif_lean.c dif_lean_clause),
  * instruction by instruction: no-ops, constants, integer built-ins and execname, tuples of
  * them and of kernel stacks, aggregations of integers, RET last; within the tuple's limits.
@@ -268,7 +254,7 @@ static bool clause_lean(const struct hvt_dif_hdr *h, const struct hvt_dif_insn *
         case HVT_DIF_OP_VAR:
             if (in->imm == HVT_DIF_V_EXECNAME && h->strsize > 16)
                 kind[rd] = K_EXEC;
-            else if (lean_int_var(in->imm))
+            else if (hvt_dif_lean_int_var(in->imm))
                 kind[rd] = K_INT;
             else
                 return false;

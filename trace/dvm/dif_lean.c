@@ -21,21 +21,6 @@
 #include "dif_impl.h"
 #include "hvt_probe.h"
 
-/* The integer built-ins a lean clause may read: the firing's v[] (or args) as d_runtime fills
- * them, and the CPU. */
-static bool dif_lean_int_var(int32_t id)
-{
-    if (id >= HVT_DIF_V_ARG0 && id < HVT_DIF_V_ARG0 + 6)
-        return true;
-    switch (id) {
-    case HVT_DIF_V_PID: case HVT_DIF_V_TID: case HVT_DIF_V_CURTHREAD: case HVT_DIF_V_TIMESTAMP:
-    case HVT_DIF_V_WALLTIMESTAMP: case HVT_DIF_V_ERRNO: case HVT_DIF_V_REGS_PC:
-    case HVT_DIF_V_REGS_SP: case HVT_DIF_V_CPU:
-        return true;
-    }
-    return false;
-}
-
 #define LEAN_INT  1u
 #define LEAN_EXEC 2u
 
@@ -70,7 +55,7 @@ static uint64_t dif_lean_clause(const struct dif_state *st, const struct hvt_dif
                 kind[rd] = LEAN_EXEC;    /* (a 16-byte name fits a string value) */
                 *reads |= DIF_LEAN_EXEC;
                 emit = false;            /* read where a TPUSH takes it */
-            } else if (dif_lean_int_var(in->imm)) {
+            } else if (hvt_dif_lean_int_var(in->imm)) {
                 kind[rd] = LEAN_INT;
                 if (in->imm >= HVT_DIF_V_ARG0 && in->imm < HVT_DIF_V_ARG0 + 6) {
                     op.k = DIF_LK_ARG;

@@ -122,6 +122,20 @@ __SECT__
 %endif
 %endmacro
 
+; FLOW: one more on the RUN or REPEAT marker whose offset is at [rsi + %1] if it is the
+; last thing written and below its maximum count, else on to %2 (a new marker). Clobbers
+; rbx, rdx.
+%macro COUNT_ONE 2
+    mov rbx, [rsi + %1]
+    lea rdx, [rbx + REC_RUN_BYTES]
+    cmp rdx, [rsi + E_LEN]
+    jne %2
+    add rbx, [rsi + E_BUF]
+    cmp word [rbx + 1], HVT_RUN_MAX
+    je %2
+    inc word [rbx + 1]
+%endmacro
+
 extern hv_fast_resume, hv_fast_decline
 
 ; The registers the path saves on entry, restored.
@@ -222,14 +236,7 @@ extern hv_fast_resume, hv_fast_decline
     jne .flow_record
     cmp rax, [rsi + E_EXPECTED]
     jne .flow_repeat
-    mov rbx, [rsi + E_RUN_AT]
-    lea rdx, [rbx + REC_RUN_BYTES]
-    cmp rdx, [rsi + E_LEN]
-    jne .run_new
-    add rbx, [rsi + E_BUF]
-    cmp word [rbx + 1], HVT_RUN_MAX
-    je .run_new
-    inc word [rbx + 1]
+    COUNT_ONE E_RUN_AT, .run_new
 .flow_counted:
     mov [rsi + E_LAST_RIP], rax
     mov rax, [r8 + IC_NEXT]
@@ -385,14 +392,7 @@ extern hv_fast_resume, hv_fast_decline
     je .flow_record
     cmp rax, [rsi + E_LAST_RIP]
     jne .flow_record
-    mov rbx, [rsi + E_REP_AT]
-    lea rdx, [rbx + REC_RUN_BYTES]
-    cmp rdx, [rsi + E_LEN]
-    jne .rep_new
-    add rbx, [rsi + E_BUF]
-    cmp word [rbx + 1], HVT_RUN_MAX
-    je .rep_new
-    inc word [rbx + 1]
+    COUNT_ONE E_REP_AT, .rep_new
     jmp .flow_counted
 .rep_new:
     mov byte [rdi], TAG_REPEAT

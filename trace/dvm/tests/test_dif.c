@@ -73,7 +73,7 @@ static bool fake_tracer(void *ctx, int what)
     tracer_what = what;
     return tracer_ok;
 }
-static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, fake_tracer, fake_uregs, NULL };
+static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, fake_tracer, fake_uregs, NULL, 0 };
 static struct dif_firing F;
 static void firing_reset(void)
 {
