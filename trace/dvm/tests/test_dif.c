@@ -73,7 +73,8 @@ static bool fake_tracer(void *ctx, int what)
     tracer_what = what;
     return tracer_ok;
 }
-static const struct dif_env ENV = { fake_read, fake_stack, fake_notify, fake_tracer, fake_uregs, NULL, 0 };
+static const struct dif_env ENV = { .read = fake_read, .stack = fake_stack, .notify = fake_notify,
+                                    .tracer = fake_tracer, .uregs = fake_uregs };
 static struct dif_firing F;
 static void firing_reset(void)
 {
