@@ -12,7 +12,9 @@
 #    the return thunk's it jumps to under retbleed/ITS mitigations), so the instruction it
 #    returns to is not in the window;
 #  - holds the call trees below them (do_sys_openat2 entered ten times in the nesting view);
-#  - the ninth head's step() was refused: one error saying so, and no other error or drop.
+#  - the ninth head's step() was refused: one error saying so, and no other error or drop;
+#  - the program's own probe at __switch_to (where every window's switch probe sits) still
+#    fires after the last window closed (switches_after_windows > 0).
 set -uo pipefail
 out=$1 hvt=$2 check=$3 vmlinuz=$4
 pass=0 fail=0
@@ -87,5 +89,8 @@ refused=$(grep -cE "^hvt: error on enabled probe .*step\(\) refused" "$log" 2>/d
 [ "$refused" = 1 ]; ok "the ninth step() refused" $? "$refused 'step() refused' errors (want 1: eight threads stepped at once)"
 e=$(grep -E "^(hvt|dtrace): (error|[0-9]+ [a-z ]*(drop|failed))" "$log" 2>/dev/null | grep -v "step() refused")
 [ -z "$e" ]; ok "no other D errors or drops" $? "${e:-none in $log}"
+sw=$(sed -n 's/^switches_after_windows \([0-9]*\).*/\1/p' "$log" 2>/dev/null | tail -1)
+[ "${sw:-0}" -gt 0 ]
+ok "the program's own __switch_to probe outlived the windows" $? "${sw:-no} switches counted after the last window (want > 0)"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

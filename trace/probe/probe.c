@@ -76,6 +76,9 @@ struct probe {
     uint8_t modhook;                       /* the hypervisor's own probe on the module load
                                               (1) or unload (2) path (probe_module.h), or on
                                               the scheduler's switch point (3: switch_hook) */
+    uint8_t xhook;                         /* such a hook (same codes) riding on this probe of
+                                              another id, armed after it at its site; */
+    uint32_t xhook_id;                     /* its id */
     struct sdt_rule sdt_rule[HVT_SDT_ARGS];
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
@@ -325,8 +328,25 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
     unsigned skip = kind == PROBE_RETURN ? 0 : endbr_skip(pg, va);
     va += skip;
     struct probe *old = lookup(va, root);
+    uint8_t hook = flags & PROBE_F_MODHOOK_LOAD ? 1 : flags & PROBE_F_MODHOOK_FREE ? 2 :
+                   flags & PROBE_F_SWITCH_HOOK ? 3 : 0;
+    if (old && old->root == root && hook) {
+        /* The hypervisor's own hook where a probe already is: it runs at that probe's
+         * firings, before its actions. Its own probe kept for others' actions (disarm_where)
+         * gets its hook back; two hooks never share a site. */
+        if (old->id == id && !old->action && !old->modhook) {
+            __atomic_store_n(&old->modhook, hook, __ATOMIC_RELEASE);
+            return 1;
+        }
+        if (old->modhook || old->xhook)
+            return old->modhook == hook && old->id == id ? 1 : PROBE_EINVAL;
+        old->xhook_id = id;
+        __atomic_store_n(&old->xhook, hook, __ATOMIC_RELEASE);
+        return 1;
+    }
     if (old && old->root == root) {
-        /* another probe on the same instruction: its action runs at the same firing */
+        /* another probe on the same instruction: its action runs at the same firing (also
+         * when the first one is the hypervisor's own hook: it has no action of its own) */
         bool known = old->id == id;
         for (unsigned i = 0; i < old->nalso; i++)
             known |= old->also[i] == id;
@@ -334,7 +354,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
             return 0;
         if (!arm_recipe != !old->sdt)
             return PROBE_EINVAL;           /* an sdt site takes its arguments by a recipe */
-        if (!(flags & HVT_PROBE_F_ACTION) || !old->action)
+        if (!(flags & HVT_PROBE_F_ACTION) || (!old->action && !old->modhook))
             return arm_recipe ? PROBE_EINVAL : 0;
         if (old->nalso == PROBE_ALSO)
             return PROBE_ENOMEM;
@@ -397,8 +417,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .stack = !!(flags & HVT_PROBE_F_STACK),
                          .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
                          .action = !!(flags & HVT_PROBE_F_ACTION),
-                         .modhook = flags & PROBE_F_MODHOOK_LOAD ? 1 : flags & PROBE_F_MODHOOK_FREE ? 2 :
-                                    flags & PROBE_F_SWITCH_HOOK ? 3 : 0 };
+                         .modhook = hook };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     p->own = b[0] == OPC_INT3;
@@ -481,13 +500,26 @@ int probe_arm_sdt(uint64_t va, uint32_t id, uint32_t flags, const uint64_t recip
     return rc;
 }
 
-void probe_disarm_range(uint64_t lo, uint64_t hi)
+#define ANY_ID ((uint64_t)1 << 32)
+static void disarm_where(uint64_t lo, uint64_t hi, uint64_t id)
 {
     spin_lock(&lock);
     for (unsigned i = first_live; i < nprobes; i++) {
         struct probe *p = PROBE(i);
         if (!p->armed || p->root || p->va < lo || p->va >= hi)
             continue;
+        if (id != ANY_ID && p->xhook && p->xhook_id == id) {
+            __atomic_store_n(&p->xhook, 0, __ATOMIC_RELEASE);   /* a hook riding here: it alone */
+            continue;
+        }
+        if (id != ANY_ID && p->id != id)
+            continue;
+        if (id != ANY_ID && p->nalso) {
+            /* others' actions ride on this one: they stay armed, its own hook and action go */
+            __atomic_store_n(&p->modhook, 0, __ATOMIC_RELEASE);
+            p->action = 0;
+            continue;
+        }
         struct shadow *sh = &shadows[p->shadow];
         p->armed = 0;                      /* lookup() passes it over from now on */
         narmed--;
@@ -505,6 +537,9 @@ void probe_disarm_range(uint64_t lo, uint64_t hi)
         hv_exception_intercept(VEC_BP, false);
     spin_unlock(&lock);
 }
+
+void probe_disarm_range(uint64_t lo, uint64_t hi) { disarm_where(lo, hi, ANY_ID); }
+void probe_disarm_id(uint64_t lo, uint64_t hi, uint32_t id) { disarm_where(lo, hi, id); }
 
 void probe_set_module_hook(probe_module_fn fn) { __atomic_store_n(&module_hook, fn, __ATOMIC_RELEASE); }
 void probe_set_switch_hook(probe_switch_fn fn) { __atomic_store_n(&switch_hook, fn, __ATOMIC_RELEASE); }
@@ -935,19 +970,24 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
         }
         spin_unlock(&p->comm_lock);
     }
-    if (__builtin_expect(p->modhook, 0)) { /* the hypervisor's own probes: one test for both */
-        if (p->modhook == 3) {             /* the scheduler switches tasks */
+    uint8_t own = __atomic_load_n(&p->modhook, __ATOMIC_ACQUIRE);
+    uint8_t hk = own ? own : __atomic_load_n(&p->xhook, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(hk, 0)) {         /* the hypervisor's own probes: one test for both */
+        if (hk == 3) {                     /* the scheduler switches tasks */
             probe_switch_fn hook = __atomic_load_n(&switch_hook, __ATOMIC_ACQUIRE);
             if (hook)
                 hook(cpu, g);
         } else {                           /* the kernel loads or frees a module: its RDI */
             probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
             if (hook)
-                hook(p->modhook == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
+                hook(hk == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
         }
-        return;
+        if (own && !p->nalso)
+            return;                        /* nothing else here */
     }
-    probe_action_fn act = p->action ? probe_action() : NULL;
+    /* The probe's own action, and those of the ids sharing its site (which ride on a hook
+     * probe of the hypervisor's too: it has none of its own). */
+    probe_action_fn act = p->action || p->nalso ? probe_action() : NULL;
     if (act) {
         uint64_t arg[6], inner = 0;
         if (timed) {
@@ -959,7 +999,8 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
         bool args = probe_action_args();   /* else none computed: the action reads none */
         if (args)
             firing_args(p, g, arg);
-        act(p->id, p->kind, cpu, p->va - p->skip, args ? arg : NULL, &who, (struct guest_regs *)g);
+        if (p->action)
+            act(p->id, p->kind, cpu, p->va - p->skip, args ? arg : NULL, &who, (struct guest_regs *)g);
         for (unsigned i = 0; i < p->nalso; i++) {
             uint64_t mine[6];
             if (p->also_sdt[i] && args)    /* its own recipe at this site */

@@ -112,6 +112,9 @@ void probe_disarm_all(void);
 /* Every kernel probe whose site is in [lo, hi) disarmed, its byte restored in the shadow and
  * the shadow unmapped once it holds none (a module's text about to be freed). */
 void probe_disarm_range(uint64_t lo, uint64_t hi);
+/* The same for the probes of one id alone (the engine's own, e.g. the scope's switch probe,
+ * sharing a site with a D program's: that one stays armed). */
+void probe_disarm_id(uint64_t lo, uint64_t hi, uint32_t id);
 unsigned probe_armed(void);
 /* Probes in loadable modules (probe_ctl.c over probe_module.c registers the hook): the
  * engine's own probes on the module load and unload paths (armed with these internal flags,
