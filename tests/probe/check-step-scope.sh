@@ -60,10 +60,14 @@ for line in open(sys.argv[1]):
         continue
     who = f[2]
     last[f[1]] = (who, line)
-    if who not in first and "__x64_sys_openat+" in line:
-        first[who] = line
+    # Its first record is the firing function's first after the probe: the lowest offset in
+    # __x64_sys_openat (file order is each CPU's own: a thread that moved to another CPU may
+    # show its return through __x64_sys_openat before its start).
+    m = re.search(r"__x64_sys_openat\+(0x[0-9a-f]+)", line)
+    if m and (who not in first or int(m.group(1), 16) < first[who][0]):
+        first[who] = (int(m.group(1), 16), line)
 for who in sorted(set(first) | set(end)):
-    fl, el = first.get(who, ""), end.get(who, "")
+    fl, el = first.get(who, (0, ""))[1], end.get(who, "")
     m = re.search(r"rsp=([0-9a-f]+)", fl)
     if not fl or not m:
         print("starts", who, "no record at __x64_sys_openat with its registers")

@@ -73,12 +73,14 @@ struct probe {
     uint8_t own;                           /* the guest's own byte at the site is an INT3: kept
                                               when armed and at every resync (every guest write
                                               to a shadowed page faults to the engine first) */
-    uint8_t modhook;                       /* the hypervisor's own probe on the module load
-                                              (1) or unload (2) path (probe_module.h), or on
-                                              the scheduler's switch point (3: switch_hook) */
-    uint8_t xhook;                         /* such a hook (same codes) riding on this probe of
-                                              another id, armed after it at its site; */
-    uint32_t xhook_id;                     /* its id */
+    uint8_t hooks;                         /* HOOK_OWN: this is the hypervisor's own probe on
+                                              the module load (1) or unload (2) path
+                                              (probe_module.h), or on the scheduler's switch
+                                              point (3: switch_hook); HOOK_RIDE: such a hook of
+                                              another id (xhook_id) armed after this probe at
+                                              its site, riding on it. One byte: a firing tests
+                                              both with one load. */
+    uint32_t xhook_id;
     struct sdt_rule sdt_rule[HVT_SDT_ARGS];
     uint8_t skip;                          /* va is this far past the address asked for (an
                                               ENDBR64 left in place there): firings report it */
@@ -95,6 +97,8 @@ struct probe {
                                               firing; of another probe id than it */
 };
 
+#define HOOK_OWN(h)   ((h) & 3u)
+#define HOOK_RIDE(h)  ((h) >> 2 & 3u)
 static struct probe *probe_chunks[PROBE_MAX / PROBE_CHUNK];
 #define PROBE(i) (&probe_chunks[(i) / PROBE_CHUNK][(i) % PROBE_CHUNK])
 static unsigned nprobes, narmed;
@@ -334,14 +338,14 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
         /* The hypervisor's own hook where a probe already is: it runs at that probe's
          * firings, before its actions. Its own probe kept for others' actions (disarm_where)
          * gets its hook back; two hooks never share a site. */
-        if (old->id == id && !old->action && !old->modhook) {
-            __atomic_store_n(&old->modhook, hook, __ATOMIC_RELEASE);
+        if (old->id == id && !old->action && !old->hooks) {
+            __atomic_store_n(&old->hooks, hook, __ATOMIC_RELEASE);
             return 1;
         }
-        if (old->modhook || old->xhook)
-            return old->modhook == hook && old->id == id ? 1 : PROBE_EINVAL;
+        if (old->hooks)
+            return HOOK_OWN(old->hooks) == hook && old->id == id ? 1 : PROBE_EINVAL;
         old->xhook_id = id;
-        __atomic_store_n(&old->xhook, hook, __ATOMIC_RELEASE);
+        __atomic_store_n(&old->hooks, (uint8_t)(hook << 2), __ATOMIC_RELEASE);
         return 1;
     }
     if (old && old->root == root) {
@@ -354,7 +358,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
             return 0;
         if (!arm_recipe != !old->sdt)
             return PROBE_EINVAL;           /* an sdt site takes its arguments by a recipe */
-        if (!(flags & HVT_PROBE_F_ACTION) || (!old->action && !old->modhook))
+        if (!(flags & HVT_PROBE_F_ACTION) || (!old->action && !HOOK_OWN(old->hooks)))
             return arm_recipe ? PROBE_EINVAL : 0;
         if (old->nalso == PROBE_ALSO)
             return PROBE_ENOMEM;
@@ -417,7 +421,7 @@ static int arm_site(const struct gmem_paging *pg, enum probe_kind kind, uint64_t
                          .stack = !!(flags & HVT_PROBE_F_STACK),
                          .sysargs = !!(flags & HVT_PROBE_F_SYSARGS),
                          .action = !!(flags & HVT_PROBE_F_ACTION),
-                         .modhook = hook };
+                         .hooks = hook };
     __builtin_memcpy(p->orig, b, sizeof b);
     p->emu = (uint8_t)classify(b, len, va, &p->target);
     p->own = b[0] == OPC_INT3;
@@ -508,15 +512,15 @@ static void disarm_where(uint64_t lo, uint64_t hi, uint64_t id)
         struct probe *p = PROBE(i);
         if (!p->armed || p->root || p->va < lo || p->va >= hi)
             continue;
-        if (id != ANY_ID && p->xhook && p->xhook_id == id) {
-            __atomic_store_n(&p->xhook, 0, __ATOMIC_RELEASE);   /* a hook riding here: it alone */
+        if (id != ANY_ID && HOOK_RIDE(p->hooks) && p->xhook_id == id) {
+            __atomic_store_n(&p->hooks, 0, __ATOMIC_RELEASE);   /* a hook riding here: it alone */
             continue;
         }
         if (id != ANY_ID && p->id != id)
             continue;
         if (id != ANY_ID && p->nalso) {
             /* others' actions ride on this one: they stay armed, its own hook and action go */
-            __atomic_store_n(&p->modhook, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&p->hooks, 0, __ATOMIC_RELEASE);
             p->action = 0;
             continue;
         }
@@ -970,9 +974,9 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
         }
         spin_unlock(&p->comm_lock);
     }
-    uint8_t own = __atomic_load_n(&p->modhook, __ATOMIC_ACQUIRE);
-    uint8_t hk = own ? own : __atomic_load_n(&p->xhook, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(hk, 0)) {         /* the hypervisor's own probes: one test for both */
+    uint8_t hooks = __atomic_load_n(&p->hooks, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(hooks, 0)) {      /* the hypervisor's own probes: one test for all */
+        unsigned hk = HOOK_OWN(hooks) | HOOK_RIDE(hooks);   /* one of them is 0 */
         if (hk == 3) {                     /* the scheduler switches tasks */
             probe_switch_fn hook = __atomic_load_n(&switch_hook, __ATOMIC_ACQUIRE);
             if (hook)
@@ -982,7 +986,7 @@ static void fire(struct probe *p, unsigned cpu, const struct guest_regs *g, bool
             if (hook)
                 hook(hk == 1 ? PROBE_MODEV_LOAD : PROBE_MODEV_FREE, g->r[GPR_RDI]);
         }
-        if (own && !p->nalso)
+        if (HOOK_OWN(hooks) && !p->nalso)
             return;                        /* nothing else here */
     }
     /* The probe's own action, and those of the ids sharing its site (which ride on a hook
