@@ -335,6 +335,8 @@ enum hvt_trace_filter {
 /* 'record': hvt_rec_mode (hvt_trace_format.h) in bits 7:0; for HVT_MODE_REGS its register set
  * (HVT_REG_* bits, not empty) from bit 8 on, else 0 there. */
 #define HVT_TRACE_RECORD(mode, regmask) ((uint32_t)(mode) | (uint32_t)(regmask) << 8)
+#define HVT_TRACE_RECORD_MODE(record)   ((record) & 0xffu)
+#define HVT_TRACE_RECORD_REGS(record)   ((record) >> 8)
 struct hvt_trace_args {
     uint32_t flags;           /* enum hvt_trace_filter */
     uint32_t record;          /* HVT_TRACE_F_RECORD: HVT_TRACE_RECORD(mode, regmask); else 0 */

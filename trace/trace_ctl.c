@@ -36,7 +36,7 @@ int trace_ctl_parse_args(const uint8_t *args, uint32_t len, struct hvt_trace_arg
     if (a->flags & ~HVT_TRACE_F_ALL || (!(a->flags & HVT_TRACE_F_RECORD) && a->record))
         return HVT_CTL_EINVAL;
     if (a->flags & HVT_TRACE_F_RECORD) {
-        uint32_t mode = a->record & 0xff, mask = a->record >> 8;
+        uint32_t mode = HVT_TRACE_RECORD_MODE(a->record), mask = HVT_TRACE_RECORD_REGS(a->record);
         if (mode >= HVT_MODE_COUNT || mask >> HVT_NREGS || (mode == HVT_MODE_REGS) != (mask != 0))
             return HVT_CTL_EINVAL;
     }
@@ -145,8 +145,8 @@ static int hv_configure(const struct hvt_trace_args *a)
         o.ranges_runtime = true;
         o.budget = a->flags & HVT_TRACE_F_BUDGET ? a->insn_budget : 0;
         if (a->flags & HVT_TRACE_F_RECORD) {
-            o.record = a->record & 0xff;
-            o.regmask = a->record >> 8;
+            o.record = HVT_TRACE_RECORD_MODE(a->record);
+            o.regmask = HVT_TRACE_RECORD_REGS(a->record);
             o.checkregs = o.checkregs && o.record == HVT_MODE_FULL;
         }
     }
