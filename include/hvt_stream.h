@@ -48,7 +48,8 @@
 #include <stdint.h>
 
 #define HVT_STREAM_MAGIC        0x53545648u   /* "HVTS" as it appears on the wire */
-#define HVT_STREAM_VERSION      2u   /* 2: tags after messages (HVT_HELLO_AUTH) */
+#define HVT_STREAM_VERSION      3u   /* 2: tags after messages (HVT_HELLO_AUTH); 3: trace
+                                        format 4's records (hvt_trace_format.h) */
 #define HVT_STREAM_MAX_PAYLOAD  (1u << 20)    /* bigger messages are malformed */
 #define HVT_CPU_NONE            0xffffu       /* hdr.cpu of unsequenced messages */
 #define HVT_BOOT_ID_LEN         16u

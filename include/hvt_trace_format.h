@@ -26,15 +26,23 @@
  *     HVT_INSN_TICK  varint, the new tick (tsc increment per instruction, persists)
  *     HVT_INSN_REGS  varint mask over HVT_REG_* then, in ascending bit order, one zigzag
  *                    varint (new - old, modulo 2^64) per set bit
- *     HVT_INSN_RFLAGS  (version 2) zigzag varint (new - old) of RFLAGS alone; the mask then
+ *     HVT_INSN_RFLAGS  (version 2) RFLAGS alone, as an RFLAGS field (below); the mask then
  *                    has no RFLAGS bit (both: corrupt). Writers use it for RFLAGS: most
  *                    instructions change flags, and bit 16 made the mask a 3-byte varint.
  *   Short instruction (version 3, tag bit 6 HVT_INSN_SHORT; bits 5:0 then mean otherwise):
  *     the straight-line instruction that changed one general register - rip = expected_rip,
  *     the predicted code id, CR3 and tick unchanged - tag bits 3:0 that register (HVT_REG_*),
- *     bit 4 HVT_SHORT_RFLAGS; then its zigzag delta, then RFLAGS's if bit 4; bit 5 is zero.
+ *     bit 4 HVT_SHORT_RFLAGS, bit 5 HVT_SHORT_U32 (version 4; zero before). Then the
+ *     register: with U32, its new value as 4 bytes little-endian, zero-extended (what a
+ *     32-bit operation leaves); else its zigzag delta. Then, if bit 4, an RFLAGS field.
  *     An instruction changes one register far more often than any other way, and this spares
- *     it the mask (two bytes for R8..R15).
+ *     it the mask (two bytes for R8..R15); U32 spares a hash's or a checksum's 32-bit values
+ *     the fifth byte their varint delta takes.
+ *   RFLAGS field: before version 4 a zigzag varint (new - old). From version 4 one byte b:
+ *     b < 0x40: RFLAGS ^= the six arithmetic flags b packs, bit 0..5 = CF, PF, AF, ZF, SF, OF
+ *     (RFLAGS bits 0, 2, 4, 6, 7, 11; b = 0 is corrupt: no change); b = 0x40
+ *     (HVT_RFLAGS_WIDE): a zigzag varint (new - old) follows; any other b is corrupt. An
+ *     arithmetic instruction changes only those six, so its flags take one byte, not two.
  *   then: tsc += tick; expected_rip = rip + code length; predictor slot := (rip, id).
  *   Register values are those after the instruction retired; rip is the instruction's own.
  *   Markers (no time of their own: they happen at the current tsc, before the next record):
@@ -67,7 +75,12 @@
  *     REPEAT  (version 3) u16 n (1..65535, fixed width): the last instruction (its rip and code
  *             id) ran n more times, as a REP-prefixed string instruction's iterations each
  *             end in a step of their own: n times tsc += tick; expected_rip unchanged. n
- *             instruction records, one record; corrupt before any instruction of the chunk.
+ *             instruction records, one record; corrupt before any instruction of the chunk
+ *             (or since its last GAP). Registers: in FLOW none are known. From version 4, in
+ *             FULL and REGS, each of the n changes every register by the same delta (new -
+ *             old, modulo 2^64, RFLAGS included) as the last instruction record did (a
+ *             register it left alone stays): REP MOVS's count and pointers step alike each
+ *             iteration. Before version 4 a writer emitted REPEAT in FLOW only.
  * Varints are unsigned LEB128 (at most 10 bytes); zigzag maps int64 v to (v << 1) ^ (v >> 63).
  */
 #ifndef HVT_TRACE_FORMAT_H
@@ -76,8 +89,9 @@
 
 #define HVT_TRACE_MAGIC        "HVTRACE"   /* 8 bytes with the NUL */
 #define HVT_TRACE_FOOTER_MAGIC "HVTFOOT"   /* 8 bytes with the NUL */
-#define HVT_TRACE_VERSION      3           /* 2: HVT_INSN_RFLAGS; 3: MODE, RUN, REPEAT; readers
-                                              also take 1 and 2 */
+#define HVT_TRACE_VERSION      4           /* 2: HVT_INSN_RFLAGS; 3: MODE, RUN, REPEAT; 4: the
+                                              one-byte RFLAGS field, HVT_SHORT_U32, REPEAT's
+                                              deltas in FULL and REGS; readers also take 1-3 */
 #define HVT_TRACE_VERSION_MIN  1
 #define HVT_CHUNK_MAGIC        0x43545648u /* "HVTC" */
 #define HVT_BUILD_ID_MAX       20
@@ -105,6 +119,7 @@ enum hvt_insn_flag {
     HVT_INSN_SHORT = 1 << 6,
     HVT_SHORT_REG = 0x0f,
     HVT_SHORT_RFLAGS = 1 << 4,
+    HVT_SHORT_U32 = 1 << 5,
     HVT_TAG_MARKER = 0x80,
 };
 
@@ -118,6 +133,18 @@ enum hvt_marker {
 /* HVT_MARK_MODE's modes. */
 enum hvt_rec_mode { HVT_MODE_FULL = 0, HVT_MODE_FLOW = 1, HVT_MODE_REGS = 2, HVT_MODE_COUNT };
 #define HVT_RUN_MAX 0xffffu        /* RUN and REPEAT counts: a u16 */
+/* The version 4 RFLAGS field: the six arithmetic flags (CF PF AF ZF SF OF) packed into bits
+ * 0..5 of one byte, or HVT_RFLAGS_WIDE and a zigzag varint. */
+#define HVT_RFLAGS_ARITH 0x8d5ull
+#define HVT_RFLAGS_WIDE  0x40u
+static inline unsigned hvt_rflags_pack(uint64_t x)
+{
+    return (unsigned)((x & 1) | (x >> 1 & 2) | (x >> 2 & 4) | (x >> 3 & 0x18) | (x >> 6 & 0x20));
+}
+static inline uint64_t hvt_rflags_unpack(unsigned b)
+{
+    return (uint64_t)((b & 1) | (b & 2) << 1 | (b & 4) << 2 | (b & 0x18) << 3 | (uint64_t)(b & 0x20) << 6);
+}
 
 /* VMX interruption types (SDM Vol. 3, 24.8.3), as carried by HVT_MARK_EVENT. */
 enum hvt_event_type {
