@@ -14,6 +14,7 @@ void rec_reset(struct rec_enc *e)
     e->cand_all = REC_REGS_ALL;
     e->last_ok = 0;
     e->run_at = e->rep_at = ~0ull - REC_RUN_BYTES;   /* no marker to extend */
+    e->rep_nrec = ~0u;                              /* no REP string record to repeat */
     for (int i = 0; i < HVT_PRED_SLOTS; i++)
         e->pred[i].valid = 0;
     if (!++e->pstamp)

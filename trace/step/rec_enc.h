@@ -10,7 +10,9 @@
  * REGS with a register mask) is the writer's setting, kept across chunks: rec_begin restates a
  * mode other than FULL with a MODE marker, as the format asks. In FLOW, an instruction the
  * decoder predicts whole joins the last RUN marker (or a REPEAT, for the same instruction
- * again) instead of taking a record of its own. Freestanding and host-testable: the
+ * again) instead of taking a record of its own. In FULL and REGS, a REP string instruction's
+ * iteration that changed the registers exactly as its last one did (REC_CAND_REP) is one more on
+ * a REPEAT marker. Freestanding and host-testable: the
  * hypervisor and the host's trace writer (host-tools/tracefile/trace_writer.c) share it, so there is
  * one encoder of the format.
  */
@@ -21,7 +23,7 @@
 #include <stdbool.h>
 #include "hvt_trace_format.h"
 
-#define REC_MAX_BYTES (1 + 5 * HVT_VARINT_MAX + HVT_NREGS * HVT_VARINT_MAX + 32)
+#define REC_MAX_BYTES (1 + 5 * HVT_VARINT_MAX + HVT_NREGS * HVT_VARINT_MAX + 1 + 32)
 
 struct rec_enc {
     uint8_t *buf;
@@ -36,6 +38,12 @@ struct rec_enc {
     uint64_t run_at, rep_at;
     uint64_t last_rip;            /* FLOW: the last instruction's RIP (REPEAT's), while last_ok */
     uint32_t last_ok, pad0;
+    /* FULL / REGS: a REPEAT may follow the record of a REP string instruction (REC_CAND_REP) at
+     * rep_rip while nrecords is still rep_nrec (nothing written since it or its REPEAT), if
+     * the registers change as lmask / ldelta say its last record changed them. */
+    uint64_t rep_rip;
+    uint32_t rep_nrec, lmask;
+    uint64_t ldelta[HVT_NREGS];
     /* Changes (never 0) whenever the predictor is reset: a user that mirrors predictor slots
      * (step_cpu.h icache_entry.pstamp) stamps them with it. */
     uint32_t pstamp;
@@ -53,6 +61,9 @@ void rec_reset(struct rec_enc *e);
 /* rec_insn's 'cand': the registers (HVT_REG_* bits) that may have changed since the last
  * record. RSP and RFLAGS are compared whatever it says; REC_REGS_ALL compares everything. */
 #define REC_REGS_ALL    ((1u << HVT_NREGS) - 1)
+/* In 'cand' too: the instruction is a REP string instruction, whose iterations may become
+ * REPEAT counts (FULL, REGS). */
+#define REC_CAND_REP    (1u << 31)
 int  rec_event(struct rec_enc *e, uint8_t vector, uint8_t type, uint64_t errcode_plus1);
 int  rec_syscall(struct rec_enc *e, uint64_t nr);
 int  rec_startstop(struct rec_enc *e, int start, uint64_t reason);
@@ -75,6 +86,35 @@ static inline size_t rec_varint(uint8_t *p, uint64_t v)
     return n;
 }
 static inline uint64_t rec_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+/* The RFLAGS field (version 4): the six arithmetic flags' change in one byte, or
+ * HVT_RFLAGS_WIDE and the zigzag delta. */
+static inline size_t rec_rflags(uint8_t *p, uint64_t old, uint64_t now)
+{
+    uint64_t x = old ^ now;
+    if (!(x & ~HVT_RFLAGS_ARITH)) {
+        p[0] = (uint8_t)hvt_rflags_pack(x);
+        return 1;
+    }
+    p[0] = HVT_RFLAGS_WIDE;
+    return 1 + rec_varint(p + 1, rec_zigzag((int64_t)(now - old)));
+}
+/* A short record's value: the zigzag delta, or (HVT_SHORT_U32) the new value's 4 bytes when
+ * the delta would take 5 or more and the value is a 32-bit one. Returns the tag bit. */
+static inline unsigned rec_short_value(uint8_t **pp, uint64_t old, uint64_t now)
+{
+    uint64_t z = rec_zigzag((int64_t)(now - old));
+    if (z >= 1u << 28 && !(now >> 32)) {
+        uint8_t *p = *pp;
+        p[0] = (uint8_t)now;
+        p[1] = (uint8_t)(now >> 8);
+        p[2] = (uint8_t)(now >> 16);
+        p[3] = (uint8_t)(now >> 24);
+        *pp = p + 4;
+        return HVT_SHORT_U32;
+    }
+    *pp += rec_varint(*pp, z);
+    return 0;
+}
 /* Is there room for one more record of any kind? */
 static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES; }
 
@@ -128,6 +168,58 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
         return 0;
     }
 record:;
+    /* Which registers changed: the candidates only (an instruction writes one or two), or all
+     * of them, compare-and-branch unrolled; then only the set bits are visited. */
+    uint32_t mask = 0;
+    bool rep = cand & REC_CAND_REP;
+    cand = (cand & ~REC_CAND_REP) | e->cand_all;
+    if (__builtin_expect(cand == REC_REGS_ALL && e->regmask == REC_REGS_ALL, 0)) {
+#pragma GCC unroll 16
+        for (int i = 0; i < HVT_REG_RFLAGS; i++)
+            if (__builtin_expect(gpr[i] != e->regs[i], 0))
+                mask |= 1u << i;
+    } else {
+        /* RSP and RFLAGS whatever cand says (see REC_REGS_ALL), within the mode's set. */
+        cand = (cand | 1u << HVT_REG_RSP | 1u << HVT_REG_RFLAGS) & e->regmask;
+        for (uint32_t m = cand & ((1u << HVT_REG_RFLAGS) - 1); m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            if (gpr[i] != e->regs[i])
+                mask |= 1u << i;
+        }
+    }
+    if (e->regmask >> HVT_REG_RFLAGS & 1 && rflags != e->regs[HVT_REG_RFLAGS])
+        mask |= 1u << HVT_REG_RFLAGS;
+    if (rep && e->mode != HVT_MODE_FLOW) {
+        /* A REP string iteration: a REPEAT count if it is the same instruction as the last
+         * record (nothing since), predicted, and changed the registers as that one did. */
+        bool same = e->rep_nrec == e->nrecords && rip == e->rep_rip && predicted && mask == e->lmask &&
+                    cr3 == e->cr3 && tick == e->tick && !e->cand_all;
+        for (uint32_t m = mask; same && m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            same = (i == HVT_REG_RFLAGS ? rflags : gpr[i]) - e->regs[i] == e->ldelta[i];
+        }
+        if (same) {
+            for (uint32_t m = mask; m; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                e->regs[i] += e->ldelta[i];
+            }
+            rec_count(e, &e->rep_at, HVT_MARK_REPEAT);
+            e->rep_nrec = e->nrecords;
+            e->tsc += tick;
+            e->expected_rip = rip + code_len;
+            e->last_rip = rip;
+            e->ninsns++;
+            return 0;
+        }
+        e->rep_rip = rip;
+        e->rep_nrec = e->nrecords + 1;
+        e->lmask = mask;
+        for (uint32_t m = mask; m; m &= m - 1) {
+            int i = __builtin_ctz(m);
+            e->ldelta[i] = (i == HVT_REG_RFLAGS ? rflags : gpr[i]) - e->regs[i];
+        }
+    }
+    e->cand_all = 0;
     uint8_t *p = e->buf + e->len, *tagp = p++;
     unsigned tag = 0;
     if (rip != e->expected_rip) {
@@ -151,27 +243,6 @@ record:;
         p += rec_varint(p, tick);
         e->tick = tick;
     }
-    /* Which registers changed: the candidates only (an instruction writes one or two), or all
-     * of them, compare-and-branch unrolled; then only the set bits are visited. */
-    uint32_t mask = 0;
-    cand |= e->cand_all;
-    e->cand_all = 0;
-    if (__builtin_expect(cand == REC_REGS_ALL && e->regmask == REC_REGS_ALL, 0)) {
-#pragma GCC unroll 16
-        for (int i = 0; i < HVT_REG_RFLAGS; i++)
-            if (__builtin_expect(gpr[i] != e->regs[i], 0))
-                mask |= 1u << i;
-    } else {
-        /* RSP and RFLAGS whatever cand says (see REC_REGS_ALL), within the mode's set. */
-        cand = (cand | 1u << HVT_REG_RSP | 1u << HVT_REG_RFLAGS) & e->regmask;
-        for (uint32_t m = cand & ((1u << HVT_REG_RFLAGS) - 1); m; m &= m - 1) {
-            int i = __builtin_ctz(m);
-            if (gpr[i] != e->regs[i])
-                mask |= 1u << i;
-        }
-    }
-    if (e->regmask >> HVT_REG_RFLAGS & 1 && rflags != e->regs[HVT_REG_RFLAGS])
-        mask |= 1u << HVT_REG_RFLAGS;
     /* The general registers under HVT_INSN_REGS (a one-byte mask for RAX..RDI), RFLAGS on its
      * own (HVT_INSN_RFLAGS); a straight-line instruction that changed one general register is
      * a short record (HVT_INSN_SHORT): no mask. */
@@ -179,7 +250,7 @@ record:;
     if (!tag && gmask && !(gmask & (gmask - 1))) {
         int i = __builtin_ctz(gmask);
         tag = HVT_INSN_SHORT | (unsigned)i | (mask >> HVT_REG_RFLAGS ? HVT_SHORT_RFLAGS : 0);
-        p += rec_varint(p, rec_zigzag((int64_t)(gpr[i] - e->regs[i])));
+        tag |= rec_short_value(&p, e->regs[i], gpr[i]);
         e->regs[i] = gpr[i];
         gmask = 0;
     }
@@ -195,7 +266,7 @@ record:;
     if (mask >> HVT_REG_RFLAGS) {
         if (!(tag & HVT_INSN_SHORT))
             tag |= HVT_INSN_RFLAGS;
-        p += rec_varint(p, rec_zigzag((int64_t)(rflags - e->regs[HVT_REG_RFLAGS])));
+        p += rec_rflags(p, e->regs[HVT_REG_RFLAGS], rflags);
         e->regs[HVT_REG_RFLAGS] = rflags;
     }
     *tagp = (uint8_t)tag;

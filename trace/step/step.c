@@ -331,7 +331,7 @@ static void recording(struct trace_cpu *t, unsigned cpu, bool on)
 /* Write one instruction record if the filters keep it and the budget allows it; true if
  * written. The budget is one counter for all CPUs, so the trace holds exactly that many. */
 static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip, uint32_t id,
-                     unsigned len, uint64_t cr3, const uint64_t *gpr, uint64_t rflags)
+                     unsigned len, uint64_t cr3, const uint64_t *gpr, uint64_t rflags, uint32_t cand)
 {
     if (!keep) {
         recording(t, cpu, false);
@@ -352,7 +352,7 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
      * each: end it long before that (the fast path adds at most STEP_FAST_RUN more). */
     if (t->f.enc->ninsns > UINT32_MAX / 2)
         chunk_flush(t, cpu);
-    EMIT(t, cpu, rec_insn(t->f.enc, rip, id, len, cr3, gpr, rflags, REC_REGS_ALL));
+    EMIT(t, cpu, rec_insn(t->f.enc, rip, id, len, cr3, gpr, rflags, cand));
     t->recorded++;
     /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
      * it if it is this instruction, and must not claim it otherwise (step_cpu.h pstamp). */
@@ -407,7 +407,8 @@ static void retire_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs 
                            const uint64_t *gpr, uint64_t rflags)
 {
     const struct icache_entry *p = t->f.p_ic;
-    if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags) &&
+    if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags,
+                 REC_REGS_ALL | (p->flags & P_REP ? REC_CAND_REP : 0)) &&
         (p->flags & P_SYSCALL))
         EMIT(t, cpu, rec_syscall(t->f.enc, g->r[GPR_RAX]));
 }
@@ -433,7 +434,8 @@ static void record_event(struct trace_cpu *t, unsigned cpu, int v, bool sw_int, 
         unsigned hn = fetch(t, h, hb);
         if (hn && x86_insn_len(hb, hn) == t->idt_first_len[v])
             put_insn(t, cpu, !sopt.filtering || filter_pass(h, cr3), h,
-                     codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, gpr, rflags);
+                     codedict_id(h, hb, t->idt_first_len[v]), t->idt_first_len[v], cr3, gpr, rflags,
+                     REC_REGS_ALL);
     }
 }
 
@@ -524,7 +526,8 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     icache_set_shift(ic, shift);
     unsigned cls = x86_insn_class(bytes, len);
     ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
-                (cls & X86_CLASS_IRET ? P_IRET : 0) | (evmap_find(t, rip) ? P_SPECIAL : 0);
+                (cls & X86_CLASS_IRET ? P_IRET : 0) | (cls & X86_CLASS_REPSTR ? P_REP : 0) |
+                (evmap_find(t, rip) ? P_SPECIAL : 0);
     /* The registers it may write, for the fast path's compare: decoded for 64-bit code
      * only (x86_wregs.h); other modes compare all. */
     ic->cand = hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L
@@ -534,7 +537,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
         ic->cand = CAND_ALL;
     if (opts->record == HVT_MODE_REGS)      /* the fast path compares only what is recorded */
         ic->cand &= opts->regmask;
-    ic->handler = step_fast_handler(ic->cand);
+    ic->handler = step_fast_handler(ic->cand | (ic->flags & P_REP ? REC_CAND_REP : 0));
     if (page && off + len <= PAGE)
         icache_hptr(t, ic, win);
     return ic;

@@ -44,8 +44,9 @@
  * retires (its marker; it retires by an event; it may load RFLAGS.RF, which the next
  * instruction clears - outside any write set). P_SPECIAL: its address is in the evmap (an
  * event was delivered if RIP is here, or it is an auto-stop address): the full step must see
- * it. */
-enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_PENDING = P_SYSCALL | P_SWINT | P_IRET };
+ * it. P_REP: a REP string instruction, whose iterations may be REPEAT counts (REC_CAND_REP). */
+enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_REP = 16,
+       P_PENDING = P_SYSCALL | P_SWINT | P_IRET };
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs
@@ -154,11 +155,16 @@ struct trace_cpu {
 extern struct trace_cpu step_cpus[HVT_MAX_CPUS];
 
 /* step_fast.asm's pass-1 routines by write set: none, any set (a loop), one register i
- * (RFLAGS = 16), one general register i and RFLAGS. */
+ * (RFLAGS = 16), one general register i and RFLAGS; and a REP string instruction's (the loop,
+ * then a REPEAT count if its iteration changed the registers as its last one did). */
 extern const void *const step_fast_handlers[];
-enum { FAST_H_NONE, FAST_H_GENERIC, FAST_H_ONE, FAST_H_PAIR = FAST_H_ONE + HVT_NREGS };
+enum { FAST_H_NONE, FAST_H_GENERIC, FAST_H_ONE, FAST_H_PAIR = FAST_H_ONE + HVT_NREGS,
+       FAST_H_REP = FAST_H_PAIR + HVT_REG_RFLAGS };
+/* cand: the write set, with REC_CAND_REP for a REP string instruction. */
 static inline const void *step_fast_handler(uint32_t cand)
 {
+    if (cand & REC_CAND_REP)
+        return step_fast_handlers[FAST_H_REP];
     uint32_t gpr = cand & ~(1u << HVT_REG_RFLAGS);
     if (!cand)
         return step_fast_handlers[FAST_H_NONE];

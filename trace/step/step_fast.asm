@@ -10,8 +10,11 @@
 ; and the full step (step.c) handles the same exit.
 ;
 ; The record it writes is rec_insn()'s (rec_enc.h) for the same state, field for field:
-; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS delta], or the short
-; record of a straight-line instruction that changed one register (HVT_INSN_SHORT). In the FLOW
+; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS field], or the short
+; record of a straight-line instruction that changed one register (HVT_INSN_SHORT; a 32-bit value
+; whose delta would take five bytes as its four, HVT_SHORT_U32). A REP string instruction's
+; iteration that changed the registers as its last record did is one more on a REPEAT marker
+; (rec_insn()'s REC_CAND_REP choice, the same way). In the FLOW
 ; record mode (its own entry, step_fast_entry_flow) no register is compared: an instruction
 ; the decoder predicts whole is one more count on the last RUN (or REPEAT) marker, the rest
 ; are records without register fields - rec_insn()'s FLOW choices, the same way. The registers
@@ -120,6 +123,56 @@ __SECT__
 %else
     REG %1, SRC_%1, %2
 %endif
+%endmacro
+
+; A REP string instruction's compare: as REG_CMP, and a delta other than its last record's
+; (E_LDELTA, then updated) sets bit 31 of edx.
+%macro REG_CMP_REP 2
+    sub rax, [rsi + E_REGS + %1 * 8]
+    jz %2
+    add [rsi + E_REGS + %1 * 8], rax
+    mov [rcx + F_DELTA + %1 * 8], rax
+    bts edx, %1
+    cmp rax, [rsi + E_LDELTA + %1 * 8]
+    je %2
+    mov [rsi + E_LDELTA + %1 * 8], rax
+    bts edx, 31
+    jmp %2
+%endmacro
+%macro REG_ANY_REP 2
+%if %1 == 4
+    GUEST_READ rax, RSP
+%elif %1 == 16
+    GUEST_READ rax, RFLAGS
+%else
+    mov rax, SRC_%1
+%endif
+    REG_CMP_REP %1, %2
+%endmacro
+
+; The RFLAGS field at r9 (the encoder holds the new value, F_DELTA the change): one byte of the
+; six arithmetic flags that changed, packed by a table, or HVT_RFLAGS_WIDE and the zigzag delta.
+; Clobbers rax, rbx.
+%macro RFLAGS_FIELD 0
+    mov rax, [rsi + E_REGS + REG_RFLAGS * 8]
+    mov rbx, rax
+    sub rbx, [rcx + F_DELTA + REG_RFLAGS * 8]
+    xor rax, rbx
+    test rax, ~HVT_RFLAGS_ARITH
+    jnz %%wide
+    movzx eax, byte [abs rflags_pack + rax]
+    mov [r9], al
+    inc r9
+%%back:
+[section .text.cold]
+%%wide:
+    mov byte [r9], HVT_RFLAGS_WIDE
+    inc r9
+    mov rax, [rcx + F_DELTA + REG_RFLAGS * 8]
+    ZIGZAG
+    call varint_any
+    jmp %%back
+__SECT__
 %endmacro
 
 ; FLOW: one more on the RUN or REPEAT marker whose offset is at [rsi + %1] if it is the
@@ -273,6 +326,73 @@ extern hv_fast_resume, hv_fast_decline
     REG_ANY i, .one_16
 %assign i i+1
 %endrep
+    ; A REP string instruction: its write set compared (and its deltas against its last
+    ; record's), then a REPEAT count or a record.
+.h_rep:
+    mov r9d, [r8 + IC_CAND]
+.rrep_next:
+    bsf ebx, r9d
+    jz .rep_done
+    btr r9d, ebx
+    jmp [abs rep_table + rbx * 8]
+%assign i 0
+%rep 17
+.rrep_ %+ i:
+    REG_ANY_REP i, .rrep_next
+%assign i i+1
+%endrep
+.rep_done:
+    ; One more on the REPEAT marker if this instruction's record (or its REPEAT) is the last
+    ; thing written, the code id is predicted, CR3 is the same, and every register changed as
+    ; in that record.
+    btr edx, 31
+    jc .rep_record
+    mov eax, [rsi + E_NRECORDS]
+    cmp eax, [rsi + E_REP_NREC]
+    jne .rep_record
+    mov rax, [r8 + IC_RIP]
+    cmp rax, [rsi + E_REP_RIP]
+    jne .rep_record
+    cmp edx, [rsi + E_LMASK]
+    jne .rep_record
+    mov eax, [rsi + E_PSTAMP]
+    cmp eax, [r8 + IC_PSTAMP]
+    jne .rep_record
+    mov rax, [rcx + F_CR3]
+    cmp rax, [rsi + E_CR3]
+    jne .rep_record
+    COUNT_ONE E_REP_AT, .rep_new
+.rep_counted:
+    mov eax, [rsi + E_NRECORDS]
+    mov [rsi + E_REP_NREC], eax
+    mov rax, [r8 + IC_RIP]
+    mov [rsi + E_LAST_RIP], rax
+    mov rax, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rax
+    mov rax, [rsi + E_TICK]
+    add [rsi + E_TSC], rax
+    inc dword [rsi + E_NINSNS]
+    inc qword [rcx + F_FAST_STEPS]
+    RESTORE
+    jmp hv_fast_resume
+.rep_new:
+    mov byte [rdi], TAG_REPEAT
+    mov word [rdi + 1], 1
+    sub rdi, [rsi + E_BUF]
+    mov [rsi + E_REP_AT], rdi
+    add rdi, REC_RUN_BYTES
+    mov [rsi + E_LEN], rdi
+    inc dword [rsi + E_NRECORDS]
+    jmp .rep_counted
+.rep_record:
+    ; A record: what a REPEAT of it would repeat.
+    mov [rsi + E_LMASK], edx
+    mov rax, [r8 + IC_RIP]
+    mov [rsi + E_REP_RIP], rax
+    mov eax, [rsi + E_NRECORDS]
+    inc eax
+    mov [rsi + E_REP_NREC], eax
+    jmp .regs_done
 %endif
 .reg_next:
     bsf ebx, r9d
@@ -331,13 +451,27 @@ extern hv_fast_resume, hv_fast_decline
     mov [rdi], al
     mov rax, [rcx + F_DELTA + r8 * 8]
     ZIGZAG
+    cmp rax, 1 << 28
+    jae .short_big
     VARINT
+.short_value:
     test edx, 1 << REG_RFLAGS
     jz .fields_done
-    mov rax, [rcx + F_DELTA + REG_RFLAGS * 8]
-    ZIGZAG
-    VARINT
+    RFLAGS_FIELD
     jmp .fields_done
+.short_big:
+    ; A delta of five bytes or more: a 32-bit value as its four (HVT_SHORT_U32).
+    mov rbx, [rsi + E_REGS + r8 * 8]
+    shr rbx, 32
+    jnz .short_wide
+    mov ebx, [rsi + E_REGS + r8 * 8]
+    mov [r9], ebx
+    add r9, 4
+    or byte [rdi], HVT_SHORT_U32
+    jmp .short_value
+.short_wide:
+    VARINT_COLD
+    jmp .short_value
 .long:
     test edx, 1 << REG_RFLAGS
     jz .rf_tagged
@@ -360,9 +494,7 @@ extern hv_fast_resume, hv_fast_decline
 .regs_written:
     test byte [rdi], HVT_INSN_RFLAGS
     jz .fields_done
-    mov rax, [rcx + F_DELTA + REG_RFLAGS * 8]
-    ZIGZAG
-    VARINT
+    RFLAGS_FIELD
 .fields_done:
     sub r9, [rsi + E_BUF]
     mov [rsi + E_LEN], r9
@@ -542,6 +674,21 @@ step_fast_handlers:
 %assign i 0
 %rep 16
     dq step_fast_entry.pair_ %+ i
+%assign i i+1
+%endrep
+    dq step_fast_entry.h_rep
+rep_table:
+%assign i 0
+%rep 17
+    dq step_fast_entry.rrep_ %+ i
+%assign i i+1
+%endrep
+; The RFLAGS field's packing of the six arithmetic flags' change (hvt_rflags_pack), indexed by
+; the change itself (only those six bits set).
+rflags_pack:
+%assign i 0
+%rep HVT_RFLAGS_ARITH + 1
+    db (i & 1) | ((i >> 1) & 2) | ((i >> 2) & 4) | ((i >> 3) & 0x18) | ((i >> 6) & 0x20)
 %assign i i+1
 %endrep
 

@@ -49,6 +49,7 @@ void step_fast_asm_constants(void)
     E(E_TSC, tsc); E(E_REGS, regs); E(E_NRECORDS, nrecords);
     E(E_PSTAMP, pstamp); E(E_PRED, pred); E(E_NINSNS, ninsns);
     E(E_RUN_AT, run_at); E(E_REP_AT, rep_at); E(E_LAST_RIP, last_rip); E(E_LAST_OK, last_ok);
+    E(E_REP_RIP, rep_rip); E(E_REP_NREC, rep_nrec); E(E_LMASK, lmask); E(E_LDELTA, ldelta);
     HV_ASM_CONST(REC_RUN_BYTES, REC_RUN_BYTES);
     HV_ASM_CONST(HVT_RUN_MAX, HVT_RUN_MAX);
     HV_ASM_CONST(TAG_RUN, HVT_TAG_MARKER | HVT_MARK_RUN);
@@ -63,6 +64,9 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(HVT_INSN_RFLAGS, HVT_INSN_RFLAGS);
     HV_ASM_CONST(HVT_INSN_SHORT, HVT_INSN_SHORT);
     HV_ASM_CONST(HVT_SHORT_RFLAGS, HVT_SHORT_RFLAGS);
+    HV_ASM_CONST(HVT_SHORT_U32, HVT_SHORT_U32);
+    HV_ASM_CONST(HVT_RFLAGS_ARITH, HVT_RFLAGS_ARITH);
+    HV_ASM_CONST(HVT_RFLAGS_WIDE, HVT_RFLAGS_WIDE);
     HV_ASM_CONST(REG_RFLAGS, HVT_REG_RFLAGS);
     HV_ASM_CONST(CAND_ALL, CAND_ALL);
 

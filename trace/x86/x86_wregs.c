@@ -291,5 +291,22 @@ unsigned x86_insn_class(const uint8_t *p, size_t n)
         return X86_CLASS_SWINT;
     if (p[0] == OPC_IRET || (n == 2 && (p[0] & REX_MASK) == REX_BASE && p[1] == OPC_IRET))
         return X86_CLASS_IRET;
+    /* REP string: legacy prefixes (one of them F2/F3), a REX prefix, then the opcode
+     * (SDM Vol. 2, 2.1.1 "Instruction Prefixes"; REP in table A-2's string rows). */
+    size_t i = 0;
+    bool rep = false;
+    for (; i < n; i++) {
+        uint8_t b = p[i];
+        if (b == 0xf2 || b == 0xf3)
+            rep = true;
+        else if (!(b == 0x66 || b == 0x67 || b == 0xf0 || b == 0x2e || b == 0x36 || b == 0x3e ||
+                   b == 0x26 || b == 0x64 || b == 0x65))
+            break;
+    }
+    if (i < n && (p[i] & REX_MASK) == REX_BASE)
+        i++;
+    if (rep && i + 1 == n && ((p[i] >= 0xa4 && p[i] <= 0xa7) || (p[i] >= 0xaa && p[i] <= 0xaf) ||
+                              (p[i] >= 0x6c && p[i] <= 0x6f)))
+        return X86_CLASS_REPSTR;
     return 0;
 }

@@ -26,11 +26,14 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n);
 bool x86_insn_wflags(const uint8_t *p, size_t n);
 
 /* Instructions whose retirement a tracer must see for more than their register changes (SDM
- * Vol. 2: SYSCALL, INT3/INT n, IRET/IRETQ): X86_CLASS_* flags for the bytes of one instruction
- * of length n (64-bit mode; 0 for everything else). */
+ * Vol. 2: SYSCALL, INT3/INT n, IRET/IRETQ), and REP string instructions: X86_CLASS_* flags
+ * for the bytes of one instruction of length n (64-bit mode; 0 for everything else). */
 #define X86_CLASS_SYSCALL 1u      /* 0F 05: the system call number is in RAX at retirement */
 #define X86_CLASS_SWINT   2u      /* CC, CD ib: retires by delivering its vector */
 #define X86_CLASS_IRET    4u      /* CF, REX CF: may load RFLAGS.RF */
+#define X86_CLASS_REPSTR  8u      /* F2/F3 with MOVS, CMPS, STOS, LODS, SCAS, INS, OUTS: each
+                                     iteration ends in a step of its own, and the plain ones
+                                     change their registers alike each time */
 unsigned x86_insn_class(const uint8_t *p, size_t n);
 
 #endif

@@ -93,7 +93,8 @@ static size_t make_stream(struct want *want, size_t n)
     uint64_t regs[HVT_NREGS] = { 0 }, rip = 0xffffffff81000000ull, cr3 = 0x1000, tsc = 1000;
     uint64_t hist[8] = { rip };
     size_t nw = 0, rep_left = 0;
-    uint32_t last_id = 0;
+    uint32_t last_id = 0, rep_cand = 0;
+    uint64_t rep_delta[HVT_NREGS] = { 0 };
     int have_last = 0;
     for (size_t i = 0; i < n; i++) {
         struct want x = { 0 };
@@ -123,6 +124,12 @@ static size_t make_stream(struct want *want, size_t n)
             } else if (how < 3 && have_last) {
                 rep_left = rnd() % 4 == 0 ? rnd() % 300 : rnd() % 5;   /* a REP instruction's iterations */
                 again = 1;
+                rep_cand = rnd() % 2 ? REC_CAND_REP : 0;                /* (decoded as one, or not) */
+                memset(rep_delta, 0, sizeof rep_delta);
+                for (unsigned k = (unsigned)(rnd() % 4); k; k--) {
+                    unsigned r = (unsigned)(rnd() % HVT_NREGS);
+                    rep_delta[r] = change(regs[r]) - regs[r];
+                }
             } else if (how < 13) {
                 rip = hist[rnd() % 8];                                  /* a loop's back edge */
             } else if (how < 16) {
@@ -138,6 +145,14 @@ static size_t make_stream(struct want *want, size_t n)
             if (rnd() % 200 == 0) cr3 = (rnd() & 0xffffff000ull) | (rnd() % 4096);
             unsigned nchg = (unsigned)(rnd() % 4);
             uint32_t chg = 0;
+            if (again && rnd() % 8) {
+                /* A REP string iteration: the registers step as in the last one (REPEAT in
+                 * FULL and REGS when decoded as one), now and then otherwise. */
+                for (unsigned r = 0; r < HVT_NREGS; r++) {
+                    regs[r] += rep_delta[r];
+                    chg |= rep_delta[r] ? 1u << r : 0;
+                }
+            } else
             for (unsigned k = 0; k < nchg; k++) {
                 unsigned r = (unsigned)(rnd() % HVT_NREGS);
                 regs[r] = change(regs[r]);
@@ -146,6 +161,8 @@ static size_t make_stream(struct want *want, size_t n)
             /* The candidates the fast path would pass: a superset of what changed (a decoded
              * write set), sometimes all (the full step). */
             x.cand = rnd() % 10 == 0 ? ALL : (chg | ((uint32_t)(rnd() & rnd()) & ALL));
+            if (again || rep_left)
+                x.cand |= rep_cand;
             x.rip = rip;
             x.cr3 = cr3;
             x.tsc = ++tsc;

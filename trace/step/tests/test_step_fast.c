@@ -13,6 +13,8 @@
  *     id and length, CR3, time stamp and all 17 registers;
  *   - the checkregs variant counts a change outside the write set, and still records it;
  *   - an entry compared in its page's last 16 bytes (icache_set_shift) sees its bytes alone.
+ * REP string instructions (P_REP) repeat, mostly with the same register deltas as their last
+ * iteration: the plain path folds those into REPEAT counts, which the reader must expand back.
  * With 'flow' (the FLOW record mode, step_fast_entry_flow; the stream also repeats
  * instructions, as REP string iterations do), the fast path's bytes are also compared after
  * every step with what rec_insn writes for the same instructions into an encoder of its own:
@@ -24,6 +26,7 @@
 #include "trace_reader.h"
 #include "rand_regs.h"
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +67,10 @@ static void check(int ok, const char *what, size_t step)
     if (fail++ < 10) fprintf(stderr, "step_fast: step %zu: %s\n", step, what);
 }
 
+static int64_t folded;                /* instructions in markers' counts, less the markers */
 static void flush_chunk(void)
 {
+    folded += (int64_t)e.ninsns - (int64_t)e.nrecords;
     hvt_trace_chunk_hdr ch;
     memset(&ch, 0, sizeof ch);
     ch.kind = HVT_CHUNK_RECORDS;
@@ -104,7 +109,7 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
     icache_set_code(ic, k->rip, k->bytes, k->len, k->id);
     ic->hptr = pages + (size_t)c * 4096;
     ic->cand = k->cand;
-    ic->handler = step_fast_handler(k->cand);
+    ic->handler = step_fast_handler(k->cand | (k->flags & P_REP ? REC_CAND_REP : 0));
     ic->fgen = fgen;
     ic->flags = k->flags;
     /* A new entry has no stamp, so the fast path sends its code id even where the predictor
@@ -150,9 +155,10 @@ static void check_shift(void)
 /* The full step's record of the pending instruction (step.c put_insn). */
 static void full_record(const struct icache_entry *p, const uint64_t *regs)
 {
-    if (rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL)) {
+    uint32_t cand = REC_REGS_ALL | (p->flags & P_REP ? REC_CAND_REP : 0);
+    if (rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand)) {
         flush_chunk();
-        rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL);
+        rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand);
     }
     icache_pred_set(icache, p->rip, p->id, e.pstamp);
 }
@@ -202,7 +208,7 @@ int main(int argc, char **argv)
             k->len = codes[c - NCODES / 2].len;
         }
         k->id = c;
-        k->flags = rnd() % 50 == 0 ? P_SYSCALL : rnd() % 50 == 0 ? P_IRET : 0;
+        k->flags = rnd() % 50 == 0 ? P_SYSCALL : rnd() % 50 == 0 ? P_IRET : rnd() % 8 == 0 ? P_REP : 0;
         for (int b = 0; b < 16; b++) k->bytes[b] = (uint8_t)rnd();
         memcpy(pages + (size_t)c * 4096, k->bytes, 16);
         unsigned shape = (unsigned)(rnd() % 6), r = (unsigned)(rnd() % 16);
@@ -236,7 +242,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < HVT_NREGS; i++) regs[i] = rnd();
     unsigned cur = 0;
     f.p_ic = fill(cur, FGEN_KERNEL);
-    size_t fast = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
+    uint64_t rep_delta[HVT_NREGS] = { 0 };
+    const struct icache_entry *rep_of = NULL;
+    size_t fast = 0, fast_folded = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
     static uint8_t e_before[sizeof e];
     static uint8_t f_before[sizeof f];
     for (size_t s = 0; s < n; s++) {
@@ -245,6 +253,18 @@ int main(int argc, char **argv)
         const struct icache_entry *p = f.p_ic;
         struct want x = { .rip = p->rip, .id = p->id, .len = p->len, .cr3 = f.cr3 };
         bool check_variant = !flow && rnd() % 4 == 0;
+        if (p->flags & P_REP) {
+            /* A REP string iteration: mostly the deltas of its last one. */
+            if (rep_of != p || rnd() % 8 == 0) {
+                memset(rep_delta, 0, sizeof rep_delta);
+                for (unsigned k = (unsigned)(rnd() % 4); k; k--) {
+                    unsigned r = (unsigned)(rnd() % HVT_NREGS);
+                    if (p->cand >> r & 1) rep_delta[r] = change(regs[r]) - regs[r];
+                }
+                rep_of = p;
+            }
+            for (unsigned r = 0; r < HVT_NREGS; r++) regs[r] += rep_delta[r];
+        } else
         for (unsigned k = (unsigned)(rnd() % 3); k; k--) {
             unsigned r = (unsigned)(rnd() % HVT_NREGS);
             if (p->cand >> r & 1) regs[r] = change(regs[r]);
@@ -256,7 +276,8 @@ int main(int argc, char **argv)
         }
         /* The next instruction: the fall-through or a jump; sometimes a new id at the same
          * address (different code), sometimes not in the cache at all. */
-        unsigned next = flow && rnd() % 8 == 0 ? cur : rnd() % 5 ? (cur + 1) % NCODES : (unsigned)(rnd() % NCODES);
+        unsigned next = (flow && rnd() % 8 == 0) || (codes[cur].flags & P_REP && rnd() % 4) ? cur
+                      : rnd() % 5 ? (cur + 1) % NCODES : (unsigned)(rnd() % NCODES);
         uint32_t fgen = codes[next].rip >> 63 ? FGEN_KERNEL : f.fgen_user;
         struct icache_entry *ic = icache_find(icache, codes[next].rip);
         /* (Filled by an earlier full step: never in the pending's own set, whose entries a
@@ -301,6 +322,9 @@ int main(int argc, char **argv)
         bool missed = !ic;
         if (rc & 1) {
             fast++;
+            uint32_t nrec_before;
+            memcpy(&nrec_before, e_before + offsetof(struct rec_enc, nrecords), sizeof nrec_before);
+            fast_folded += !flow && e.nrecords == nrec_before;     /* a REPEAT count, no record */
             check(provoke > 5 || (provoke == 4 && ic->fgen == FGEN_KERNEL), "took a step it had to decline", s);
             check(f.p_ic == ic, "the next instruction did not become pending", s);
             if (ic->flags & P_PENDING)
@@ -363,12 +387,15 @@ int main(int argc, char **argv)
         check(ok, "record differs from the step", k - 1);
     }
     check(rc == 0 && k == nwant, "read back fewer records than stepped", k);
+    /* FULL: REP string iterations became REPEAT counts (each chunk's instructions outnumber
+     * its records by them, less their markers). */
+    check(flow || (folded > 0 && fast_folded > 0), "no REP string iteration became a REPEAT count", 0);
     tr_close(r);
     unlink(path);
     printf("step_fast: %zu steps, %zu fast, declined: left %zu cr3 %zu idt %zu task %zu miss %zu gen %zu "
-           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted\n", n, fast,
+           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted; %" PRId64 " instructions folded, %zu by the fast path\n", n, fast,
            declined[FD_LEFT], declined[FD_CR3], declined[FD_IDT], declined[FD_TASK], declined[FD_MISS],
-           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses);
+           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses, folded, fast_folded);
     check_passed += (long)pass;
     check_failed += (long)fail;
     return check_summary("step_fast");

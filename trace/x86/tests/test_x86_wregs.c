@@ -60,11 +60,30 @@ static int gpr_of(csh cs, unsigned reg)
     return -1;
 }
 
+/* X86_CLASS_REPSTR exactly when capstone sees a REP/REPNE prefix on a one-byte string opcode
+ * (capstone parses the prefixes and REX on its own). */
+static size_t n_repstr;
+static void check_class(const char *what, const cs_insn *in, const uint8_t *b)
+{
+    const cs_x86 *x = &in->detail->x86;
+    uint8_t op = x->opcode[0];
+    bool str = x->opcode[1] == 0 && ((op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf) ||
+                                     (op >= 0x6c && op <= 0x6f));
+    bool want = str && (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE);
+    bool got = (x86_insn_class(b, in->size) & X86_CLASS_REPSTR) != 0;   /* its exact length */
+    n_repstr += got;
+    if (want == got) { check_passed++; return; }
+    check_failed++;
+    if (check_failed <= 30)
+        printf("FAIL %s: %s %s: capstone REP string %d, ours %d\n", what, in->mnemonic, in->op_str, want, got);
+}
+
 static void check_insn(const char *what, csh cs, const cs_insn *in, const uint8_t *b, size_t n)
 {
     cs_regs rr, rw;
     uint8_t nr = 0, nw = 0;
     check_flags(what, in, b, n);
+    check_class(what, in, b);
     if (cs_regs_access(cs, in, rr, &nr, rw, &nw) != CS_ERR_OK) return;
     unsigned want = 0;
     for (int k = 0; k < nw; k++) {
@@ -162,6 +181,26 @@ int main(int argc, char **argv)
         check_failed++;
         printf("FAIL flags %s: got %d want %d\n", fcases[i].name, got, fcases[i].want);
     }
+    /* REP string instructions, exactly. */
+    struct { const char *name; uint8_t b[15]; size_t n; bool want; } rcases[] = {
+        { "rep movsb", { 0xf3, 0xa4 }, 2, true },
+        { "rep movsq", { 0xf3, 0x48, 0xa5 }, 3, true },
+        { "repne scasb", { 0xf2, 0xae }, 2, true },
+        { "rep stosd, 67 prefix", { 0x67, 0xf3, 0xab }, 3, true },
+        { "fs rep movsb", { 0x64, 0xf3, 0xa4 }, 3, true },
+        { "rep insb", { 0xf3, 0x6c }, 2, true },
+        { "movsq: no", { 0x48, 0xa5 }, 2, false },
+        { "endbr64: no", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, false },
+        { "pause (f3 90): no", { 0xf3, 0x90 }, 2, false },
+        { "sse movsd (f2 0f 10): no", { 0xf2, 0x0f, 0x10, 0xc1 }, 4, false },
+        { "rep then REX then REX: no", { 0xf3, 0x48, 0x48, 0xa5 }, 4, false },
+    };
+    for (size_t i = 0; i < sizeof rcases / sizeof rcases[0]; i++) {
+        bool got = (x86_insn_class(rcases[i].b, rcases[i].n) & X86_CLASS_REPSTR) != 0;
+        if (got == rcases[i].want) { check_passed++; continue; }
+        check_failed++;
+        printf("FAIL class %s: got %d want %d\n", rcases[i].name, got, rcases[i].want);
+    }
     for (int i = 1; i < argc; i++)
         elf_sweep(argv[i], cs, check_insn);
     cs_close(&cs);
@@ -170,5 +209,7 @@ int main(int argc, char **argv)
                "%zu capstone lists corrected (TEST A8/A9, CWD/CDQ/CQO); %.1f%% leave RFLAGS alone\n",
                n_insn, 100.0 * n_all / n_insn, n_insn > n_all ? (double)n_bits / (n_insn - n_all) : 0.0,
                corrected, 100.0 * n_noflags / n_insn);
+    if (n_insn)
+        printf("x86_wregs: %zu REP string instructions\n", n_repstr);
     return check_summary("test_x86_wregs");
 }
