@@ -486,7 +486,9 @@ static void test_coll_parse(void)
     /* 5: wrong version */
     hh.version = HVT_STREAM_VERSION + 1; hh.len = 0;
     memcpy(bad[nc], &hh, 32);
-    cases[nc].why = "protocol version 3"; cases[nc++].n = 32;
+    static char wrong_version[32];             /* the error names the version received */
+    snprintf(wrong_version, sizeof wrong_version, "protocol version %u", HVT_STREAM_VERSION + 1);
+    cases[nc].why = wrong_version; cases[nc++].n = 32;
     /* 6: unknown type */
     n = put_hello(bad[nc], 2); n += put_seq(bad[nc] + n, 0x7777, 0, 0, 0, 0);
     cases[nc].why = "unknown message type"; cases[nc++].n = n;
