@@ -46,6 +46,11 @@ typedef struct {
     int have_last;
     uint64_t last_rip;
     uint32_t last_id;
+    /* Version 4's REPEAT in FULL and REGS adds the last instruction record's register deltas
+     * (new - old, modulo 2^64) again each time: the registers that record sent (last_sent;
+     * none after a RUN's instruction) and their deltas. */
+    uint32_t last_sent;
+    uint64_t last_delta[HVT_NREGS];
     /* The chunk header's counts, and what the payload held so far. */
     uint32_t hdr_records, hdr_insns, n_records, n_insns;
     struct { uint64_t rip; uint32_t id; } pred[HVT_PRED_SLOTS]; /* id + 1; 0 = empty. One line per slot */
@@ -418,6 +423,7 @@ static void reset_state(tr_cursor *k)
     memset(k->pred, 0, sizeof k->pred);
     k->resync = 1;
     k->have_last = 0;
+    k->last_sent = 0;
 }
 
 static void set_mode(tr_cursor *k, uint8_t mode, uint32_t known)
@@ -522,25 +528,58 @@ static void put_insn(tr_reader *r, tr_cursor *k, tr_rec *o, uint64_t rip, uint32
     k->n_insns++;
 }
 
-/* The next instruction of the RUN or REPEAT being expanded: exactly a tag-0 record (RUN) or
- * the last instruction again (REPEAT), no register field. */
+/* The next instruction of the RUN or REPEAT being expanded: exactly a tag-0 record (RUN: no
+ * register changed, so a REPEAT after it changes none either) or the last instruction again
+ * (REPEAT: from version 4 with that record's register deltas, within the mode's known set -
+ * none in FLOW; before version 4 no register). */
 static int run_next(tr_reader *r, tr_cursor *k, tr_rec *o)
 {
     uint64_t rip;
-    uint32_t id;
+    uint32_t id, sent = 0;
     if (k->run_kind == HVT_MARK_RUN) {
         rip = k->expected_rip;
         uint32_t slot = HVT_PRED_SLOT(rip);
         if (!k->pred[slot].id || k->pred[slot].rip != rip)
             return corrupt_at(r, k, k->run_pos, "RUN instruction with no predicted code id");
         id = k->pred[slot].id - 1;
+        k->last_sent = 0;
     } else {
         rip = k->last_rip;
         id = k->last_id;
+        if (r->hdr.version >= 4) {
+            sent = k->last_sent & k->known;
+            for (uint32_t m = sent; m; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                k->base[i] += k->last_delta[i];
+            }
+        }
     }
     k->run_left--;
-    put_insn(r, k, o, rip, id, 0);
+    put_insn(r, k, o, rip, id, sent);
     return 1;
+}
+
+/* A version 4 RFLAGS field at *pp (hvt_trace_format.h): the delta it makes to RFLAGS (old),
+ * *pp moved past it; -1 reported. */
+static int rflags_field(tr_reader *r, tr_cursor *k, const uint8_t **pp, const uint8_t *end, uint64_t old,
+                        uint64_t *delta)
+{
+    const uint8_t *p = *pp;
+    if (p >= end) return corrupt(r, k, "truncated RFLAGS field");
+    uint8_t b = *p++;
+    if (b == HVT_RFLAGS_WIDE) {
+        uint64_t v;
+        if (!(p = tv_get(p, end, &v))) return corrupt(r, k, "truncated varint (RFLAGS field)");
+        *delta = (uint64_t)tv_unzig(v);
+    } else if (b && b < HVT_RFLAGS_WIDE) {
+        *delta = (old ^ hvt_rflags_unpack(b)) - old;
+    } else {
+        char what[120];
+        snprintf(what, sizeof what, "RFLAGS field byte 0x%02x (packed flags are 0x01..0x3f, 0x40 a wide delta)", b);
+        return corrupt(r, k, what);
+    }
+    *pp = p;
+    return 0;
 }
 
 #define GETV(v) do { if (!(p = tv_get(p, end, &(v)))) return corrupt(r, k, "truncated varint"); } while (0)
@@ -565,12 +604,17 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
     k->n_records++;
     if (!(tag & HVT_TAG_MARKER)) {
         uint64_t v, mask = 0;
+        /* Registers whose field is not a zigzag varint: a version 4 short record's U32 one, and
+         * from version 4 RFLAGS when it comes as an RFLAGS field (never in the mask). */
+        uint32_t special = 0;
         if (tag & HVT_INSN_SHORT) {
             /* Version 3's short record: straight on, one register (and RFLAGS) changed. */
             if (r->hdr.version < 3) return corrupt(r, k, "a short record in a file older than version 3");
-            if (tag & ~(HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_SHORT_REG))
-                return corrupt(r, k, "reserved bit set in a short record");
+            if ((tag & HVT_SHORT_U32) && r->hdr.version < 4)
+                return corrupt(r, k, "reserved bit set in a short record (HVT_SHORT_U32 before version 4)");
             mask = 1ull << (tag & HVT_SHORT_REG) | (tag & HVT_SHORT_RFLAGS ? 1ull << HVT_REG_RFLAGS : 0);
+            if (tag & HVT_SHORT_U32) special = 1u << (tag & HVT_SHORT_REG);
+            if ((tag & HVT_SHORT_RFLAGS) && r->hdr.version >= 4) special |= 1u << HVT_REG_RFLAGS;
             tag = 0;
         }
         if (tag & ~HVT_INSN_FLAGS_ALL) return corrupt(r, k, "reserved instruction flag set");
@@ -595,15 +639,32 @@ static int cursor_next(tr_reader *r, tr_cursor *k, tr_rec *o)
             /* Version 2: RFLAGS's delta alone, where a mask bit 16 would put it (last). */
             if (mask >> HVT_REG_RFLAGS) return corrupt(r, k, "RFLAGS both in the mask and alone");
             mask |= 1ull << HVT_REG_RFLAGS;
+            if (r->hdr.version >= 4) special |= 1u << HVT_REG_RFLAGS;
         }
         if (mask & ~(uint64_t)k->known)
             return corrupt(r, k, k->mode == HVT_MODE_FLOW ? "register field in FLOW mode"
                                                           : "register outside the REGS mode's set");
+        /* In ascending register order, as the format puts the fields: the short record's
+         * register (0..15) before RFLAGS (16). */
         for (uint32_t m = (uint32_t)mask; m; m &= m - 1) {
             int i = __builtin_ctz(m);
-            GETV(v);
-            k->base[i] += (uint64_t)tv_unzig(v);
+            uint64_t d;
+            if (__builtin_expect(!(special >> i & 1), 1)) {
+                GETV(v);
+                d = (uint64_t)tv_unzig(v);
+            } else if (i == HVT_REG_RFLAGS) {
+                if (rflags_field(r, k, &p, end, k->base[i], &d) != 0) return -1;
+            } else {
+                /* HVT_SHORT_U32: the new value, zero-extended, as a 32-bit operation leaves it */
+                if (end - p < 4) return corrupt(r, k, "truncated 32-bit register value (HVT_SHORT_U32)");
+                uint64_t nv = p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint64_t)p[3] << 24;
+                p += 4;
+                d = nv - k->base[i];
+            }
+            k->base[i] += d;
+            k->last_delta[i] = d;
         }
+        k->last_sent = (uint32_t)mask;
         o->mode = k->mode;
         o->regs_known = k->known;
         put_insn(r, k, o, rip, id, (uint32_t)mask);

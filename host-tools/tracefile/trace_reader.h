@@ -8,7 +8,10 @@
  * tr_seek_chunk() starts iteration at any RECORDS chunk (chunks decode independently);
  * tr_set_merge() iterates all CPUs merged by time instead of in file order.
  * Record modes (version 3): a RUN or REPEAT marker is yielded as its n instructions (TR_INSN
- * each, changed 0), never as a marker; a MODE marker is yielded (a = mode, b = mask). Every
+ * each, never as a marker; changed 0, except a version 4 REPEAT in FULL or REGS: each
+ * instruction adds the last instruction record's register deltas again, and its changed is
+ * the registers those deltas move, within regs_known); a MODE marker is yielded (a = mode,
+ * b = mask). Every
  * record carries the mode in force and regs_known, the registers whose values regs[] holds
  * (all in FULL, none in FLOW, the set in REGS): the others are stale, never to be shown as the
  * instruction's. A chunk whose header counts (nrecords, ninsns) differ from what its payload

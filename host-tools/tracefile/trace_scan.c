@@ -4,8 +4,25 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Batches on the wire carry records of this version (hvt_stream.h HVT_STREAM_VERSION says
+ * which), and the collector files them under a header of this version: the scanner checks
+ * exactly its syntax. A new version must come here. */
+_Static_assert(HVT_TRACE_VERSION == 4, "trace_scan checks version 4's record syntax");
+
 #define BAD(what) do { snprintf(err, errlen, "record byte %zu: %s", (size_t)(rec - p), what); return -1; } while (0)
 #define SKIPV(v) do { if (!(q = tv_get(q, end, &(v)))) BAD("truncated varint"); } while (0)
+/* An RFLAGS field: one byte of packed arithmetic flags (0x01..0x3f), or HVT_RFLAGS_WIDE and a
+ * zigzag varint; 0 (no change) and 0x41..0xff are corrupt. */
+#define SKIPRF() do {                                                                            \
+        if (q >= end) BAD("truncated RFLAGS field");                                            \
+        if (*q == HVT_RFLAGS_WIDE) { q++; SKIPV(v); }                                            \
+        else if (*q && *q < HVT_RFLAGS_WIDE) q++;                                                \
+        else {                                                                                   \
+            snprintf(err, errlen, "record byte %zu: RFLAGS field byte 0x%02x (packed flags are " \
+                     "0x01..0x3f, 0x40 a wide delta)", (size_t)(rec - p), *q);                   \
+            return -1;                                                                           \
+        }                                                                                        \
+    } while (0)
 
 int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t errlen)
 {
@@ -24,9 +41,14 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
         s->records++;
         if (!(tag & HVT_TAG_MARKER)) {
             if (tag & HVT_INSN_SHORT) {          /* one register (and RFLAGS), nothing else */
-                if (tag & ~(HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_SHORT_REG)) BAD("reserved bit set in a short record");
                 fields = 1u << (tag & HVT_SHORT_REG) | (tag & HVT_SHORT_RFLAGS ? 1u << HVT_REG_RFLAGS : 0);
-                for (uint32_t m = fields; m; m &= m - 1) SKIPV(v);
+                if (tag & HVT_SHORT_U32) {       /* the new value: 4 bytes, little-endian */
+                    if (end - q < 4) BAD("truncated 32-bit register value (HVT_SHORT_U32)");
+                    q += 4;
+                } else {
+                    SKIPV(v);
+                }
+                if (tag & HVT_SHORT_RFLAGS) SKIPRF();
                 if (fields & ~known) BAD("register field outside the record mode's set");
                 if (s->insns == UINT32_MAX) BAD("instruction count overflows");
                 s->insns++;
@@ -48,7 +70,7 @@ int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t
                 if ((tag & HVT_INSN_RFLAGS) && (mask >> HVT_REG_RFLAGS)) BAD("RFLAGS both in the mask and alone");
                 for (; mask; mask &= mask - 1) SKIPV(v);
             }
-            if (tag & HVT_INSN_RFLAGS) SKIPV(v);
+            if (tag & HVT_INSN_RFLAGS) SKIPRF();
             if (((tag & HVT_INSN_REGS) && (fields & ~known)) || ((tag & HVT_INSN_RFLAGS) && !(known >> HVT_REG_RFLAGS)))
                 BAD("register field outside the record mode's set");
             if (s->insns == UINT32_MAX) BAD("instruction count overflows");

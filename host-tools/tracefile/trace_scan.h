@@ -7,7 +7,10 @@
  * show (a predicted code id with no prediction, ids beyond the dictionary, a RUN's instruction
  * with no prediction) are the reader's; the record modes' syntax is checked here (a MODE
  * marker's mode and mask, register fields outside the mode's set, RUN/REPEAT counts of 0, a
- * REPEAT before any instruction of the chunk or after a GAP). */
+ * REPEAT before any instruction of the chunk or after a GAP). The syntax is HVT_TRACE_VERSION's
+ * (version 4: the one-byte RFLAGS field, HVT_SHORT_U32's 4 raw bytes), the only one a batch
+ * may carry: the stream's version fixes it, and the collector files batches under a header of
+ * that version. */
 #ifndef HVT_TRACE_SCAN_H
 #define HVT_TRACE_SCAN_H
 #include <stddef.h>

@@ -103,6 +103,74 @@ static void test_ctl(void)
     CHECK(trace_ctl_handle(HVT_CTL_TRACE_STATUS + 1, NULL, 0, out, &n) == HVT_CTL_ENOSYS);
 }
 
+/* Version 4's forms on the wire (the scanner's only syntax): the U32 short record's 4 raw
+ * bytes, the one-byte RFLAGS field, REPEAT in FULL and REGS; their corrupt forms refused at
+ * their record with a message that names them. */
+static int scan_refuses(const uint8_t *b, size_t n, const char *at, const char *what)
+{
+    ts_summary s;
+    char err[160] = "";
+    int rc = ts_scan_records(b, n, &s, err, sizeof err);
+    if (rc < 0 && strstr(err, at) && strstr(err, what)) return 1;
+    printf("  scan of %zu bytes: rc %d '%s' (wanted '%s' and '%s')\n", n, rc, err, at, what);
+    return 0;
+}
+
+static void test_scan_v4(void)
+{
+    const uint8_t M = HVT_TAG_MARKER, S = HVT_INSN_SHORT, W = HVT_RFLAGS_WIDE;
+    ts_summary s;
+    char err[160];
+    /* accepted: U32 (bit 31 set), U32 with packed RFLAGS, varint with packed, long record with
+     * packed and with WIDE, REPEAT after a long record that changed several registers, REPEAT
+     * after that REPEAT, a REPEAT after a short record, REPEAT in REGS */
+    uint8_t ok[] = { HVT_INSN_CODE | HVT_INSN_REGS, 0, 0xc2, 0x01, 20, 0x80, 0x40, 0x80, 0x80, 0x01,
+                     HVT_INSN_RIP | HVT_INSN_REGS | HVT_INSN_RFLAGS, 3, 0xc2, 0x01, 1, 2, 2, W, 0x84, 0x08,
+                     M | HVT_MARK_REPEAT, 3, 0, M | HVT_MARK_REPEAT, 1, 0,
+                     S | HVT_SHORT_U32 | HVT_REG_RAX, 0xef, 0xcd, 0xab, 0x89,
+                     S | HVT_SHORT_U32 | HVT_SHORT_RFLAGS | HVT_REG_R9, 1, 0, 0, 0x80, 0x09,
+                     S | HVT_SHORT_RFLAGS | HVT_REG_RDX, 5, 0x3f,
+                     S | HVT_SHORT_RFLAGS | HVT_REG_RDX, 5, W, 0xff, 0x13,
+                     M | HVT_MARK_REPEAT, 2, 0,
+                     HVT_INSN_CODE | HVT_INSN_RFLAGS, 1, 0x01,
+                     M | HVT_MARK_MODE, HVT_MODE_REGS, 0x82, 0x01,
+                     HVT_INSN_CODE | HVT_INSN_REGS, 0, 0x82, 0x01, 2, 4, M | HVT_MARK_REPEAT, 4, 0 };
+    CHECK(ts_scan_records(ok, sizeof ok, &s, err, sizeof err) == 0 && s.records == 13 &&
+              s.insns == 2 + 3 + 1 + 4 + 2 + 1 + 1 + 4 && s.code_ids_end == 2 && s.modes == 1u << HVT_MODE_REGS,
+          "v4 forms accepted and counted (records %u insns %u): %s", s.records, s.insns, err);
+    /* an RFLAGS field of 0 (no change) or 0x41..0xff, in a long and in a short record */
+    int bad_ok = 1;
+    for (unsigned v = 0; v < 0x100; v++) {
+        if (v && v <= W) continue;
+        char what[32];
+        snprintf(what, sizeof what, "RFLAGS field byte 0x%02x", v);
+        uint8_t l[] = { HVT_INSN_CODE, 0, HVT_INSN_CODE | HVT_INSN_RFLAGS, 0, (uint8_t)v, 1, 1 };
+        uint8_t sh[] = { HVT_INSN_CODE, 0, S | HVT_SHORT_RFLAGS | HVT_REG_RSI, 2, (uint8_t)v, 1, 1 };
+        bad_ok = bad_ok && scan_refuses(l, sizeof l, "record byte 2", what) && scan_refuses(sh, sizeof sh, "record byte 2", what);
+    }
+    CHECK(bad_ok, "v4: RFLAGS fields 0x00 and 0x41..0xff refused at their record, the byte named");
+    uint8_t cut_rf[] = { HVT_INSN_CODE, 0, HVT_INSN_CODE | HVT_INSN_RFLAGS, 0 };
+    CHECK(scan_refuses(cut_rf, sizeof cut_rf, "record byte 2", "truncated RFLAGS field"));
+    uint8_t cut_wide[] = { HVT_INSN_CODE, 0, S | HVT_SHORT_RFLAGS | HVT_REG_RAX, 2, W, 0x80 };
+    CHECK(scan_refuses(cut_wide, sizeof cut_wide, "record byte 2", "truncated varint"));
+    /* U32 cut at the payload's end: 0 to 3 of its 4 bytes */
+    uint8_t u32[] = { HVT_INSN_CODE, 0, S | HVT_SHORT_U32 | HVT_REG_RAX, 1, 2, 3, 4 };
+    CHECK(ts_scan_records(u32, sizeof u32, &s, err, sizeof err) == 0 && s.insns == 2, "v4 U32 whole: %s", err);
+    int cut_ok = 1;
+    for (size_t n = 3; n < sizeof u32; n++)
+        cut_ok &= scan_refuses(u32, n, "record byte 2", "truncated 32-bit register value");
+    CHECK(cut_ok, "v4: a U32 short record cut short refused");
+    /* version 3's RFLAGS varint (zigzag 0x246 = 0x8c 0x09) is not a batch's any more */
+    uint8_t v3rf[] = { HVT_INSN_CODE | HVT_INSN_RFLAGS, 0, 0x8c, 0x09 };
+    CHECK(scan_refuses(v3rf, sizeof v3rf, "record byte 0", "RFLAGS field byte 0x8c"));
+    /* U32 outside the mode's set: FLOW, and REGS without the register */
+    uint8_t u32flow[] = { M | HVT_MARK_MODE, HVT_MODE_FLOW, 0, HVT_INSN_CODE, 0, S | HVT_SHORT_U32 | HVT_REG_RAX, 1, 2, 3, 4 };
+    CHECK(scan_refuses(u32flow, sizeof u32flow, "record byte 5", "outside the record mode's set"));
+    /* REPEAT in FULL still needs an instruction before it in the chunk, or since a GAP */
+    uint8_t repgap[] = { S | HVT_SHORT_U32 | HVT_REG_RAX, 1, 2, 3, 4, M | HVT_MARK_GAP, 0, 0, M | HVT_MARK_REPEAT, 1, 0 };
+    CHECK(scan_refuses(repgap, sizeof repgap, "record byte 8", "REPEAT with no instruction"));
+}
+
 static void test_scan(void)
 {
     uint8_t b[256], *p = b;
@@ -149,6 +217,7 @@ static void test_scan(void)
           s.modes == 1u << HVT_MODE_REGS);
     uint8_t badmode[] = { M | HVT_MARK_MODE, HVT_MODE_COUNT, 0 };
     CHECK(ts_scan_records(badmode, sizeof badmode, &s, err, sizeof err) < 0 && strstr(err, "unknown record mode"));
+    test_scan_v4();
     /* garbage of every length: classified, never read out of bounds (ASan watches) */
     srand(1);
     int classified = 0;

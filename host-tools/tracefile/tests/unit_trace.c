@@ -4,14 +4,20 @@
  * footer: recovered by scanning), and damaged copies (must fail cleanly, never crash).
  * Record modes: the same records written again with the mode changed on every CPU mid-stream
  * (FULL, FLOW, REGS, FULL: tw_set_mode), read in file order, merged and from every chunk: the
- * same records, each instruction with its mode and only its mode's registers known. */
+ * same records, each instruction with its mode and only its mode's registers known.
+ * Version 4's forms (test_v4): hand-built payloads in files of a chosen version - the U32 short
+ * record, the one-byte RFLAGS field, REPEAT's register deltas in FULL and REGS - read back
+ * value by value, and their corrupt forms refused at their record's offset. */
 #include "trace_reader.h"
+#include "trace_varint.h"
 #include "trace_writer.h"
 #include "util.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "check.h"
 
 enum { NCPUS = 3, NRECS = 600000, MAX_CODES = 3000 };
@@ -295,8 +301,329 @@ static long mode_compare(tr_reader *r, int from_seek, long *modes_seen)
     return rc < 0 ? -1 : n;
 }
 
+/* ---- version 4's forms, by hand ---- */
+
+/* A payload being built: bytes, and varints / zigzag varints. */
+typedef struct { uint8_t b[512]; size_t n; } pbuf;
+static void pb(pbuf *p, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    while (n--) p->b[p->n++] = (uint8_t)va_arg(ap, int);
+    va_end(ap);
+}
+static void pv(pbuf *p, uint64_t v) { p->n = (size_t)(tv_put(p->b + p->n, v) - p->b); }
+static void pz(pbuf *p, int64_t v) { pv(p, tv_zig(v)); }
+
+/* Code ids of the hand-built files: id 0 is 2 bytes, id 1 is 3 bytes. */
+#define V4_L0 2
+#define V4_L1 3
+/* Every short record needs rip = expected_rip with a predicted id: the prologue runs id 0 at
+ * rip 0, id 1 at rip 2, and jumps back to 0; v4_back() jumps back to 0 again (after id 1). */
+static void v4_prologue(pbuf *p)
+{
+    pb(p, 2, HVT_INSN_CODE, 0);
+    pb(p, 2, HVT_INSN_CODE, 1);
+    pb(p, 1, HVT_INSN_RIP);
+    pz(p, -(V4_L0 + V4_L1));
+}
+static void v4_back(pbuf *p)
+{
+    pb(p, 1, HVT_INSN_RIP);
+    pz(p, -(V4_L0 + V4_L1));
+}
+
+/* What the reader yielded: every record (registers copied: regs[] is the reader's), the
+ * error it printed, tr_next's last return. */
+typedef struct {
+    int n, rc;
+    struct { uint8_t kind, mode; uint64_t rip, tsc; uint32_t changed, known; uint64_t regs[HVT_NREGS]; } r[64];
+    char err[512];
+} v4_read;
+
+/* The payload as the one RECORDS chunk (nrec records, ninsn instructions) of a file of
+ * `version` (header, a CODE chunk of ids 0 and 1), read through. */
+static void v4_file(uint16_t version, const pbuf *p, uint32_t nrec, uint32_t ninsn, v4_read *out)
+{
+    static uint8_t file[2048];
+    static const uint8_t code[] = { V4_L0, 0x66, 0x90, V4_L1, 0x0f, 0x1f, 0x00 };
+    memset(out, 0, sizeof *out);
+    hvt_trace_file_hdr h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, HVT_TRACE_MAGIC, sizeof h.magic);
+    h.version = version;
+    h.hdr_size = sizeof h;
+    h.ncpus = 1;
+    size_t off = 0;
+    memcpy(file, &h, sizeof h);
+    off += sizeof h;
+    hvt_trace_chunk_hdr c;
+    memset(&c, 0, sizeof c);
+    c.magic = HVT_CHUNK_MAGIC;
+    c.kind = HVT_CHUNK_CODE;
+    c.payload_size = c.raw_size = sizeof code;
+    c.nrecords = 2;
+    c.crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), code, sizeof code);
+    memcpy(file + off, &c, sizeof c);
+    memcpy(file + off + sizeof c, code, sizeof code);
+    off += sizeof c + sizeof code;
+    memset(&c, 0, sizeof c);
+    c.magic = HVT_CHUNK_MAGIC;
+    c.kind = HVT_CHUNK_RECORDS;
+    c.payload_size = c.raw_size = (uint32_t)p->n;
+    c.nrecords = nrec;
+    c.ninsns = ninsn;
+    c.first_tsc = 100;
+    c.crc32 = (uint32_t)crc32(crc32(0, Z_NULL, 0), p->b, (uInt)p->n);
+    memcpy(file + off, &c, sizeof c);
+    memcpy(file + off + sizeof c, p->b, p->n);
+    off += sizeof c + p->n;
+    FILE *saved = stderr;
+    stderr = fmemopen(out->err, sizeof out->err - 1, "w");
+    setvbuf(stderr, NULL, _IONBF, 0);
+    tr_reader *r = tr_open_mem("v4", file, off);
+    if (!r) {
+        out->rc = -9;
+    } else {
+        tr_rec rec;
+        while ((out->rc = tr_next(r, &rec)) > 0 && out->n < 64) {
+            out->r[out->n].kind = rec.kind;
+            out->r[out->n].mode = rec.mode;
+            out->r[out->n].rip = rec.rip;
+            out->r[out->n].tsc = rec.tsc;
+            out->r[out->n].changed = rec.kind == TR_INSN ? rec.changed : 0;
+            out->r[out->n].known = rec.regs_known;
+            if (rec.kind == TR_INSN) memcpy(out->r[out->n].regs, rec.regs, sizeof out->r[0].regs);
+            out->n++;
+        }
+        tr_close(r);
+    }
+    fclose(stderr);
+    stderr = saved;
+}
+
+/* The reader refused the payload at record byte `at` with `what` in its message. */
+static int v4_refused(const v4_read *o, size_t at, const char *what)
+{
+    char want[48];
+    snprintf(want, sizeof want, "record byte %zu of this chunk", at);
+    return o->rc < 0 && strstr(o->err, want) && strstr(o->err, what);
+}
+
+#define R(x) (1u << HVT_REG_##x)
+
+static void test_v4(void)
+{
+    v4_read o;
+    pbuf p;
+    /* The header's packing: the six arithmetic flags, both ways. */
+    int packs = hvt_rflags_unpack(0x3f) == HVT_RFLAGS_ARITH;
+    for (unsigned b = 0; b < 0x40; b++) packs &= hvt_rflags_pack(hvt_rflags_unpack(b)) == b;
+    CHECK(packs, "v4: hvt_rflags_unpack(0x3f) is CF|PF|AF|ZF|SF|OF and pack undoes unpack");
+
+    /* 1. U32: RAX first a 64-bit value, then 0x89abcdef as 4 raw bytes: zero-extended (the
+     *    high half cleared, bit 31 not sign-extended); then RCX with a packed RFLAGS. */
+    memset(&p, 0, sizeof p);
+    pb(&p, 3, HVT_INSN_CODE | HVT_INSN_REGS, 0, R(RAX));
+    pz(&p, (int64_t)0xffffffff00000005ull);
+    pb(&p, 2, HVT_INSN_CODE, 1);
+    pb(&p, 1, HVT_INSN_RIP);
+    pz(&p, -(V4_L0 + V4_L1));
+    size_t u32_at = p.n;
+    pb(&p, 5, HVT_INSN_SHORT | HVT_SHORT_U32 | HVT_REG_RAX, 0xef, 0xcd, 0xab, 0x89);
+    v4_back(&p);
+    pb(&p, 6, HVT_INSN_SHORT | HVT_SHORT_U32 | HVT_SHORT_RFLAGS | HVT_REG_R9, 1, 0, 0, 0x80, 0x09);
+    v4_file(4, &p, 6, 6, &o);
+    CHECK(o.rc == 0 && o.n == 6, "v4 U32: six instructions read (rc %d, %d read) %s", o.rc, o.n, o.err);
+    CHECK(o.r[0].regs[HVT_REG_RAX] == 0xffffffff00000005ull && o.r[3].regs[HVT_REG_RAX] == 0x89abcdefull &&
+              o.r[3].changed == R(RAX) && o.r[3].rip == V4_L0,
+          "v4 U32: RAX 0x%llx then 0x%llx (wanted 0x89abcdef, zero-extended), changed %#x",
+          (unsigned long long)o.r[0].regs[HVT_REG_RAX], (unsigned long long)o.r[3].regs[HVT_REG_RAX], o.r[3].changed);
+    CHECK(o.r[5].regs[HVT_REG_R9] == 0x80000001ull && o.r[5].regs[HVT_REG_RFLAGS] == 0x41 &&
+              o.r[5].regs[HVT_REG_RAX] == 0x89abcdefull && o.r[5].changed == (R(R9) | R(RFLAGS)),
+          "v4 U32 with packed RFLAGS: R9 0x%llx RFLAGS 0x%llx changed %#x",
+          (unsigned long long)o.r[5].regs[HVT_REG_R9], (unsigned long long)o.r[5].regs[HVT_REG_RFLAGS], o.r[5].changed);
+    /* U32 cut at the chunk end: 3 of its 4 bytes, then none */
+    p.n = u32_at + 4;
+    v4_file(4, &p, 4, 4, &o);
+    CHECK(v4_refused(&o, u32_at, "truncated 32-bit register value"), "v4 U32 with 3 bytes: refused at byte %zu: %s", u32_at, o.err);
+    p.n = u32_at + 1;
+    v4_file(4, &p, 4, 4, &o);
+    CHECK(v4_refused(&o, u32_at, "truncated 32-bit register value"), "v4 U32 with no byte: refused: %s", o.err);
+    /* the U32 bit in a version 3 file: reserved there, as it was */
+    p.n = u32_at + 5;
+    v4_file(3, &p, 4, 4, &o);
+    CHECK(v4_refused(&o, u32_at, "reserved bit set in a short record"), "v3 file with a U32 short record: refused: %s", o.err);
+
+    /* 2. RFLAGS fields, long and short: WIDE, packed (XOR), WIDE down again. */
+    memset(&p, 0, sizeof p);
+    pb(&p, 3, HVT_INSN_CODE | HVT_INSN_RFLAGS, 0, HVT_RFLAGS_WIDE);
+    pz(&p, 0x202);                                          /* 0 -> 0x202 */
+    pb(&p, 3, HVT_INSN_CODE | HVT_INSN_RFLAGS, 1, 0x09);    /* ^= CF|ZF: 0x243 */
+    v4_back(&p);
+    pb(&p, 1, HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_REG_RDX);
+    pz(&p, -3);
+    pb(&p, 1, 0x3f);                                        /* ^= all six: 0xa96 */
+    v4_back(&p);
+    pb(&p, 2, HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_REG_RDX, 2);
+    pb(&p, 1, HVT_RFLAGS_WIDE);
+    pz(&p, -0xa00);                                         /* 0x96 */
+    v4_back(&p);
+    pb(&p, 3, HVT_INSN_REGS | HVT_INSN_RFLAGS, R(RBX), 4);  /* RBX 2, and RFLAGS ^= AF */
+    pb(&p, 1, 0x04);
+    v4_file(4, &p, 8, 8, &o);
+    CHECK(o.rc == 0 && o.n == 8, "v4 RFLAGS: eight instructions read (rc %d, %d read) %s", o.rc, o.n, o.err);
+    CHECK(o.r[0].regs[HVT_REG_RFLAGS] == 0x202 && o.r[1].regs[HVT_REG_RFLAGS] == 0x243 &&
+              o.r[3].regs[HVT_REG_RFLAGS] == 0xa96 && o.r[3].regs[HVT_REG_RDX] == (uint64_t)-3 &&
+              o.r[5].regs[HVT_REG_RFLAGS] == 0x96 && o.r[5].regs[HVT_REG_RDX] == (uint64_t)-2 &&
+              o.r[7].regs[HVT_REG_RFLAGS] == 0x86 && o.r[7].regs[HVT_REG_RBX] == 2,
+          "v4 RFLAGS: 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx (wanted 0x202 0x243 0xa96 0x96 0x86)",
+          (unsigned long long)o.r[0].regs[HVT_REG_RFLAGS], (unsigned long long)o.r[1].regs[HVT_REG_RFLAGS],
+          (unsigned long long)o.r[3].regs[HVT_REG_RFLAGS], (unsigned long long)o.r[5].regs[HVT_REG_RFLAGS],
+          (unsigned long long)o.r[7].regs[HVT_REG_RFLAGS]);
+    CHECK(o.r[1].changed == R(RFLAGS) && o.r[3].changed == (R(RDX) | R(RFLAGS)) && o.r[7].changed == (R(RBX) | R(RFLAGS)),
+          "v4 RFLAGS: changed %#x %#x %#x", o.r[1].changed, o.r[3].changed, o.r[7].changed);
+    /* the same bytes' first record in a version 3 file: a plain zigzag varint (0x40 = +32) */
+    memset(&p, 0, sizeof p);
+    pb(&p, 3, HVT_INSN_CODE | HVT_INSN_RFLAGS, 0, HVT_RFLAGS_WIDE);
+    pb(&p, 3, HVT_INSN_CODE | HVT_INSN_RFLAGS, 1, 0x09);
+    v4_file(3, &p, 2, 2, &o);
+    CHECK(o.rc == 0 && o.n == 2 && o.r[0].regs[HVT_REG_RFLAGS] == 32 && o.r[1].regs[HVT_REG_RFLAGS] == 32 - 5,
+          "v3 RFLAGS stays a zigzag varint: %llx %llx %s", (unsigned long long)o.r[0].regs[HVT_REG_RFLAGS],
+          (unsigned long long)o.r[1].regs[HVT_REG_RFLAGS], o.err);
+
+    /* 3. The corrupt RFLAGS fields: 0 (no change), 0x41..0xff, in long and short records;
+     *    cut at the chunk end; WIDE with its varint cut. */
+    int bad_long = 1, bad_short = 1;
+    for (unsigned b = 0; b < 0x100; b++) {
+        if (b && b <= HVT_RFLAGS_WIDE) continue;
+        char what[32];
+        snprintf(what, sizeof what, "RFLAGS field byte 0x%02x", b);
+        memset(&p, 0, sizeof p);
+        pb(&p, 2, HVT_INSN_CODE, 0);
+        pb(&p, 5, HVT_INSN_CODE | HVT_INSN_RFLAGS, 0, b, 0x01, 0x01); /* bytes after: an old reader's varint ends */
+        v4_file(4, &p, 2, 2, &o);
+        if (!v4_refused(&o, 2, what)) {
+            if (bad_long) fprintf(stderr, "long record, RFLAGS byte 0x%02x: rc %d: %s\n", b, o.rc, o.err);
+            bad_long = 0;
+        }
+        memset(&p, 0, sizeof p);
+        v4_prologue(&p);
+        size_t at = p.n;
+        pb(&p, 5, HVT_INSN_SHORT | HVT_SHORT_RFLAGS | HVT_REG_RSI, 2, b, 0x01, 0x01);
+        v4_file(4, &p, 4, 4, &o);
+        if (!v4_refused(&o, at, what)) {
+            if (bad_short) fprintf(stderr, "short record, RFLAGS byte 0x%02x: rc %d: %s\n", b, o.rc, o.err);
+            bad_short = 0;
+        }
+    }
+    CHECK(bad_long, "v4: a long record's RFLAGS field 0x00 and 0x41..0xff refused, the byte named");
+    CHECK(bad_short, "v4: a short record's RFLAGS field 0x00 and 0x41..0xff refused, the byte named");
+    memset(&p, 0, sizeof p);
+    pb(&p, 2, HVT_INSN_CODE | HVT_INSN_RFLAGS, 0);
+    v4_file(4, &p, 1, 1, &o);
+    CHECK(v4_refused(&o, 0, "truncated RFLAGS field"), "v4: an RFLAGS field cut at the chunk end: %s", o.err);
+    pb(&p, 2, HVT_RFLAGS_WIDE, 0x80);
+    v4_file(4, &p, 1, 1, &o);
+    CHECK(v4_refused(&o, 0, "truncated varint"), "v4: WIDE with its varint cut: %s", o.err);
+
+    /* 4. REPEAT in FULL after a long record that moved several registers (a REP MOVSB's
+     *    iteration: RCX down, RSI and RDI up, here RFLAGS too), then a REPEAT after the REPEAT:
+     *    each repeated instruction adds the same deltas; RAX, left alone, stays. */
+    memset(&p, 0, sizeof p);
+    pb(&p, 2, HVT_INSN_CODE | HVT_INSN_REGS, 0);
+    pv(&p, R(RAX) | R(RCX) | R(RSI) | R(RDI));
+    pz(&p, 7); pz(&p, 10); pz(&p, 0x1000); pz(&p, 0x2000);
+    pb(&p, 2, HVT_INSN_RIP | HVT_INSN_REGS | HVT_INSN_RFLAGS, tv_zig(-V4_L0));
+    pv(&p, R(RCX) | R(RSI) | R(RDI));
+    pz(&p, -1); pz(&p, 1); pz(&p, 1);
+    pb(&p, 1, HVT_RFLAGS_WIDE);                             /* RFLAGS +0x202 */
+    pz(&p, 0x202);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 3, 0);
+    pb(&p, 2, HVT_TAG_MARKER | HVT_MARK_SYSCALL, 1);        /* a marker between: no instruction */
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 1, 0);
+    v4_file(4, &p, 5, 6, &o);
+    CHECK(o.rc == 0 && o.n == 7, "v4 REPEAT full: 6 instructions and a SYSCALL (rc %d, %d read) %s", o.rc, o.n, o.err);
+    int rep_ok = o.n == 7;
+    for (int i = 1; i < 7 && rep_ok; i++) {
+        int k = i < 5 ? i : i - 1;                      /* the instruction's number: 1..5 */
+        if (i == 5) { rep_ok &= o.r[i].kind == HVT_MARK_SYSCALL; continue; }
+        rep_ok &= o.r[i].kind == TR_INSN && o.r[i].rip == 0 && o.r[i].tsc == 100 + 1 + (uint64_t)k &&
+                  o.r[i].regs[HVT_REG_RCX] == 10 - (uint64_t)k && o.r[i].regs[HVT_REG_RSI] == 0x1000 + (uint64_t)k &&
+                  o.r[i].regs[HVT_REG_RDI] == 0x2000 + (uint64_t)k && o.r[i].regs[HVT_REG_RFLAGS] == 0x202 * (uint64_t)k &&
+                  o.r[i].regs[HVT_REG_RAX] == 7 && o.r[i].changed == (R(RCX) | R(RSI) | R(RDI) | R(RFLAGS)) &&
+                  o.r[i].known == (1u << HVT_NREGS) - 1 && o.r[i].mode == HVT_MODE_FULL;
+        if (!rep_ok) {
+            fprintf(stderr, "v4 REPEAT full: record %d: rip %llu tsc %llu rcx %llu rsi %#llx rflags %#llx changed %#x\n", i,
+                    (unsigned long long)o.r[i].rip, (unsigned long long)o.r[i].tsc,
+                    (unsigned long long)o.r[i].regs[HVT_REG_RCX], (unsigned long long)o.r[i].regs[HVT_REG_RSI],
+                    (unsigned long long)o.r[i].regs[HVT_REG_RFLAGS], o.r[i].changed);
+            break;
+        }
+    }
+    CHECK(rep_ok, "v4 REPEAT full: each repeated instruction (REPEAT 3, then REPEAT 1 after it) adds the last record's "
+                  "deltas (RCX -1, RSI +1, RDI +1, RFLAGS +0x202), RAX stays, changed is that record's set");
+    /* the same REPEAT in a version 3 file: the instruction again, no register (as before) */
+    memset(&p, 0, sizeof p);
+    pb(&p, 4, HVT_INSN_CODE | HVT_INSN_REGS, 0, R(RCX), tv_zig(10));
+    pb(&p, 4, HVT_INSN_RIP | HVT_INSN_REGS, tv_zig(-V4_L0), R(RCX), tv_zig(-1));
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 2, 0);
+    v4_file(3, &p, 3, 4, &o);
+    CHECK(o.rc == 0 && o.n == 4 && o.r[3].regs[HVT_REG_RCX] == 9 && o.r[3].changed == 0 && o.r[2].changed == 0,
+          "v3 REPEAT in FULL repeats no register delta (rcx %llu changed %#x) %s",
+          (unsigned long long)o.r[3].regs[HVT_REG_RCX], o.r[3].changed, o.err);
+    /* REPEAT after a short record: its delta (U32: new - old) again */
+    memset(&p, 0, sizeof p);
+    v4_prologue(&p);
+    pb(&p, 5, HVT_INSN_SHORT | HVT_SHORT_U32 | HVT_REG_R8, 0x10, 0, 0, 0);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 2, 0);
+    v4_file(4, &p, 5, 6, &o);
+    CHECK(o.rc == 0 && o.n == 6 && o.r[5].regs[HVT_REG_R8] == 0x30 && o.r[5].rip == V4_L0 && o.r[5].changed == R(R8),
+          "v4 REPEAT after a U32 short record: R8 0x10, 0x20, 0x30 (got 0x%llx) %s",
+          (unsigned long long)o.r[5].regs[HVT_REG_R8], o.err);
+    /* REPEAT still needs an instruction of the chunk (or since a GAP) before it */
+    memset(&p, 0, sizeof p);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 1, 0);
+    v4_file(4, &p, 1, 1, &o);
+    CHECK(v4_refused(&o, 0, "REPEAT with no instruction"), "v4 REPEAT at the chunk start: refused: %s", o.err);
+    memset(&p, 0, sizeof p);
+    pb(&p, 4, HVT_INSN_CODE | HVT_INSN_REGS, 0, R(RCX), 2);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_GAP, 0, 0);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 1, 0);
+    v4_file(4, &p, 3, 2, &o);
+    CHECK(v4_refused(&o, 7, "REPEAT with no instruction"), "v4 REPEAT right after a GAP: refused: %s", o.err);
+
+    /* 5. REPEAT in REGS {RCX, RDI}: the set's deltas again, only the set known */
+    memset(&p, 0, sizeof p);
+    pb(&p, 2, HVT_TAG_MARKER | HVT_MARK_MODE, HVT_MODE_REGS);
+    pv(&p, R(RCX) | R(RDI));
+    pb(&p, 2, HVT_INSN_CODE | HVT_INSN_REGS, 0);
+    pv(&p, R(RCX) | R(RDI));
+    pz(&p, 5); pz(&p, 0x100);
+    pb(&p, 2, HVT_INSN_RIP | HVT_INSN_REGS, tv_zig(-V4_L0));
+    pv(&p, R(RCX) | R(RDI));
+    pz(&p, -1); pz(&p, 8);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 2, 0);
+    v4_file(4, &p, 4, 4, &o);
+    CHECK(o.rc == 0 && o.n == 5 && o.r[4].regs[HVT_REG_RCX] == 2 && o.r[4].regs[HVT_REG_RDI] == 0x118 &&
+              o.r[3].regs[HVT_REG_RCX] == 3 && o.r[3].regs[HVT_REG_RDI] == 0x110 && o.r[4].changed == (R(RCX) | R(RDI)) &&
+              o.r[4].known == (R(RCX) | R(RDI)) && o.r[4].mode == HVT_MODE_REGS,
+          "v4 REPEAT regs: RCX 4, 3, 2 and RDI 0x108, 0x110, 0x118 (got %llu 0x%llx, changed %#x known %#x) %s",
+          (unsigned long long)o.r[4].regs[HVT_REG_RCX], (unsigned long long)o.r[4].regs[HVT_REG_RDI], o.r[4].changed,
+          o.r[4].known, o.err);
+    /* and in FLOW: no register known, none changed (as before) */
+    memset(&p, 0, sizeof p);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_MODE, HVT_MODE_FLOW, 0);
+    pb(&p, 2, HVT_INSN_CODE, 0);
+    pb(&p, 3, HVT_TAG_MARKER | HVT_MARK_REPEAT, 2, 0);
+    v4_file(4, &p, 3, 3, &o);
+    CHECK(o.rc == 0 && o.n == 4 && o.r[3].changed == 0 && o.r[3].known == 0 && o.r[3].mode == HVT_MODE_FLOW,
+          "v4 REPEAT flow: no register (changed %#x known %#x) %s", o.r[3].changed, o.r[3].known, o.err);
+}
+
 int main(void)
 {
+    test_v4();
     char path[64];
     snprintf(path, sizeof path, "/tmp/hvt_unit_trace.%d.hvt", (int)getpid());
     make_trace(path);

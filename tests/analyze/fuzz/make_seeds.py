@@ -20,7 +20,7 @@ def varint(v):
 def zig(v): return (v << 1) ^ (v >> 63) if v >= 0 else ((-v) << 1) - 1
 
 def modes_records():
-    """Version 3 records: MODE flow, instructions folded into RUN and REPEAT markers, a GAP, a
+    """Version 3 records (version 4's RFLAGS field): MODE flow, instructions folded into RUN and REPEAT markers, a GAP, a
     MODE regs {rax, rflags} with register fields, and back to full."""
     r = bytearray()
     r += bytes([0x80 | 10]) + varint(1) + varint(0)                      # MODE flow
@@ -30,9 +30,29 @@ def modes_records():
     r += bytes([0x80 | 12, 0x2c, 0x01])                                  # REPEAT 300
     r += bytes([0x80 | 7]) + varint(0) + varint(0)                       # GAP (mode kept)
     r += bytes([0x80 | 10]) + varint(2) + varint(0x10001)                # MODE regs rax:rflags
-    r += bytes([2 | 16 | 32]) + varint(2) + varint(1) + varint(zig(7)) + varint(zig(0x246))
+    r += bytes([2 | 16 | 32]) + varint(2) + varint(1) + varint(zig(7)) + bytes([0x40]) + varint(zig(0x246))
     r += bytes([0x80 | 10]) + varint(0) + varint(0x1ffff)                # MODE full
     r += bytes([2 | 16]) + varint(3) + varint(0b1000) + varint(zig(9))   # code 3, rbx
+    return bytes(r)
+
+def v4_records():
+    """Version 4's forms (hvt_trace_format.h): U32 short records (one with bit 31 set), packed
+    and wide RFLAGS fields, REPEAT in FULL after a record that moved several registers and a
+    REPEAT after it, and REPEAT in REGS. Code ids 0 and 1 are 1 and 2 bytes (fuzz_trace.c)."""
+    r = bytearray()
+    r += bytes([2]) + varint(0) + bytes([2]) + varint(1)                 # rip 0 (code 0), 1 (code 1)
+    r += bytes([1]) + varint(zig(-3))                                    # back to rip 0 (predicted)
+    r += bytes([0x40 | 0x20 | 0]) + struct.pack("<I", 0x89abcdef)        # rip 1: short U32 rax
+    r += bytes([1]) + varint(zig(-3))
+    r += bytes([0x40 | 0x20 | 0x10 | 9]) + struct.pack("<I", 0x80000001) + bytes([0x09])  # U32 r9, CF|ZF
+    r += bytes([1]) + varint(zig(-3))
+    r += bytes([0x40 | 0x10 | 2]) + varint(zig(-3)) + bytes([0x40]) + varint(zig(-0x200))  # rdx, wide
+    r += bytes([1 | 16 | 32]) + varint(zig(-3)) + varint(0xc2)           # rip 0: rcx rsi rdi, rflags
+    r += varint(zig(-1)) + varint(zig(1)) + varint(zig(1)) + bytes([0x3f])
+    r += bytes([0x80 | 12, 3, 0]) + bytes([0x80 | 12, 1, 0])             # REPEAT 3, REPEAT 1
+    r += bytes([0x80 | 10]) + varint(2) + varint(0x82)                   # MODE regs rcx:rdi
+    r += bytes([2 | 16]) + varint(0) + varint(0x82) + varint(zig(5)) + varint(zig(0x100))
+    r += bytes([0x80 | 12, 2, 0])                                        # REPEAT 2
     return bytes(r)
 
 # --- trace: a real small trace (whole-file mode) and hand-made records (record mode)
@@ -53,6 +73,7 @@ rec += bytes([0]) * 2                                                 # predicte
 rec += bytes([0x80 | 8]) + varint(123456) + bytes([0x80 | 3]) + varint(48) + varint(0x59c) + bytes([0x80 | 6]) + varint(4)
 put("trace", "records.bin", b"\x01" + bytes(rec))
 put("trace", "modes.bin", b"\x01" + modes_records())
+put("trace", "v4.bin", b"\x01" + v4_records())
 
 # --- kallsyms: a synthetic 6.1-layout table (with and without seqs_of_names)
 def align8(b):
