@@ -218,6 +218,15 @@ extern hv_fast_resume, hv_fast_decline
     ; The full step's permission: counts down to its next turn (and 0 stays declined).
     sub dword [rcx + F_LEFT], 1
     jbe .d_left
+    ; A pending instruction of this process's user code ran at CPL 3 (the kernel runs none
+    ; of its code at user addresses), where loading CR3 or IDTR is privileged (SDM Vol. 3,
+    ; 5.9 "Privileged Instructions") and the current task changes only in kernel code: the
+    ; three checks below hold unchecked. (A kernel that ran its code there would mislead
+    ; only its own trace: every host pointer the path uses stays one into guest memory.)
+    mov r8, [rcx + F_P_IC]
+    mov eax, [r8 + IC_FGEN]
+    cmp eax, [rcx + F_FGEN_USER]
+    je .same_context
     ; Same address space (PCID and PTI half included) and same IDT as the full step saw.
     GUEST_READ rax, CR3
     cmp rax, [rcx + F_CR3]
@@ -230,10 +239,10 @@ extern hv_fast_resume, hv_fast_decline
     mov rax, [rax]
     cmp rax, [rcx + F_TASK_LAST]
     jne .d_task
+.same_context:
     ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
     ; Found through the pending instruction's link (what ran after it last time) or hashed.
     GUEST_READ rbx, RIP
-    mov r8, [rcx + F_P_IC]
     mov rdx, [r8 + IC_LINK]
     cmp rbx, [rdx + IC_RIP]
     je .found

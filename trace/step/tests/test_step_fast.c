@@ -244,6 +244,8 @@ int main(int argc, char **argv)
     f.p_ic = fill(cur, FGEN_KERNEL);
     uint64_t rep_delta[HVT_NREGS] = { 0 };
     const struct icache_entry *rep_of = NULL;
+    uint64_t rep_rip = 0;
+    uint32_t rep_cand = 0;
     size_t fast = 0, fast_folded = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
     static uint8_t e_before[sizeof e];
     static uint8_t f_before[sizeof f];
@@ -255,13 +257,16 @@ int main(int argc, char **argv)
         bool check_variant = !flow && rnd() % 4 == 0;
         if (p->flags & P_REP) {
             /* A REP string iteration: mostly the deltas of its last one. */
-            if (rep_of != p || rnd() % 8 == 0) {
+            /* (an entry refilled with other code since is another instruction) */
+            if (rep_of != p || rep_rip != p->rip || rep_cand != p->cand || rnd() % 8 == 0) {
                 memset(rep_delta, 0, sizeof rep_delta);
                 for (unsigned k = (unsigned)(rnd() % 4); k; k--) {
                     unsigned r = (unsigned)(rnd() % HVT_NREGS);
                     if (p->cand >> r & 1) rep_delta[r] = change(regs[r]) - regs[r];
                 }
                 rep_of = p;
+                rep_rip = p->rip;
+                rep_cand = p->cand;
             }
             for (unsigned r = 0; r < HVT_NREGS; r++) regs[r] += rep_delta[r];
         } else
@@ -299,6 +304,10 @@ int main(int argc, char **argv)
         test_vmcs[TV_RSP] = regs[HVT_REG_RSP];
         test_vmcs[TV_RFLAGS] = regs[HVT_REG_RFLAGS];
         unsigned provoke = rnd() % 64;
+        /* CR3, IDTR and the current task change only in kernel code: not after a pending
+         * instruction of the process's user code, which the fast path relies on. */
+        if (provoke <= 2 && p->fgen == f.fgen_user)
+            provoke = 63;
         uint8_t *hb = pages + (size_t)next * 4096 + rnd() % codes[next].len;
         if (provoke == 0) test_vmcs[TV_CR3] ^= 0x1000;
         if (provoke == 1) test_vmcs[TV_IDTR] += 16;
