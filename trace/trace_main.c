@@ -155,7 +155,7 @@ static int scope_probe_arm(uint64_t va, uint32_t id)
 }
 /* Its own probe alone: a D program's probe at the same function stays armed. */
 static void scope_probe_disarm(uint64_t va) { probe_disarm_id(va, va + 1, SCOPE_PROBE_ID); }
-static const struct scope_probe_ops scope_ops = { scope_probe_arm, scope_probe_disarm };
+static const struct scope_probe_ops scope_ops = { scope_probe_arm, scope_probe_disarm, probe_disarm_all_count };
 
 /* User-mode callers of the control hypercalls: effective uid 0 of the current task. */
 static bool admin_check(unsigned cpu)

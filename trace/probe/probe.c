@@ -548,6 +548,9 @@ void probe_disarm_id(uint64_t lo, uint64_t hi, uint32_t id) { disarm_where(lo, h
 void probe_set_module_hook(probe_module_fn fn) { __atomic_store_n(&module_hook, fn, __ATOMIC_RELEASE); }
 void probe_set_switch_hook(probe_switch_fn fn) { __atomic_store_n(&switch_hook, fn, __ATOMIC_RELEASE); }
 
+static unsigned disarm_all_count;
+unsigned probe_disarm_all_count(void) { return __atomic_load_n(&disarm_all_count, __ATOMIC_ACQUIRE); }
+
 void probe_disarm_all(void)
 {
     probe_module_fn hook = __atomic_load_n(&module_hook, __ATOMIC_ACQUIRE);
@@ -581,6 +584,7 @@ void probe_disarm_all(void)
     narmed = 0;
     npending = 0;
     hv_exception_intercept(VEC_BP, false);
+    __atomic_add_fetch(&disarm_all_count, 1, __ATOMIC_RELEASE);
     spin_unlock(&lock);
 }
 

@@ -109,6 +109,9 @@ void probe_flush(void);
 void probe_poll(void);
 void probe_flush_all(void);                /* every CPU's, at power-off */
 void probe_disarm_all(void);
+/* How many times probe_disarm_all() ran: it takes the engine's own hook probes too (the
+ * scope's switch probe), so their owner re-arms them when this moves. */
+unsigned probe_disarm_all_count(void);
 /* Every kernel probe whose site is in [lo, hi) disarmed, its byte restored in the shadow and
  * the shadow unmapped once it holds none (a module's text about to be freed). */
 void probe_disarm_range(uint64_t lo, uint64_t hi);

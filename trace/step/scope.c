@@ -21,6 +21,7 @@ static struct scope_threads thr;           /* step()'s threads (thr_on: this win
 static bool thr_on;
 static unsigned open_windows;
 static uint64_t armed_at;                  /* runtime address armed, 0: none */
+static unsigned armed_gen;                 /* the engine's disarm-all count when it was armed */
 static uint8_t next_seen[HVT_MAX_CPUS];
 static struct scope_probe_ops pops;
 static uint64_t fires[HVT_MAX_CPUS];
@@ -88,9 +89,11 @@ static void arm_locked(void)
         return;                             /* (no switch_at=: a window runs on the CPUs that
                                                run the wanted task when they exit) */
     uint64_t va = sc.switch_at + kaslr_slide();
+    unsigned gen = pops.disarm_all_count ? pops.disarm_all_count() : 0;
     int rc = pops.arm(va, SCOPE_PROBE_ID);
     if (rc > 0) {
         armed_at = va;
+        armed_gen = gen;
         return;
     }
     arm_failed = true;                     /* said once: the next window tries again */
@@ -109,11 +112,22 @@ void scope_window_open(void)
     spin_unlock(&lock);
 }
 
+/* A disarm of every probe (a D program's unload) took the switch probe with the rest. */
+static bool lost(void)
+{
+    return pops.disarm_all_count && __atomic_load_n(&armed_at, __ATOMIC_RELAXED) &&
+           pops.disarm_all_count() != __atomic_load_n(&armed_gen, __ATOMIC_RELAXED);
+}
+
 void scope_poll(void)
 {
-    if (__atomic_load_n(&armed_at, __ATOMIC_RELAXED) || arm_failed || !kaslr_known())
+    if ((__atomic_load_n(&armed_at, __ATOMIC_RELAXED) && !lost()) || arm_failed || !kaslr_known())
         return;
     spin_lock(&lock);
+    if (lost()) {
+        armed_at = 0;                       /* re-armed below */
+        hv_log("hvtrace: scope: the switch probe was disarmed with every probe: armed again\n");
+    }
     if (open_windows)
         arm_locked();
     spin_unlock(&lock);

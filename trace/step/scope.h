@@ -48,7 +48,12 @@ void scope_configure(const struct trace_opts *o);
  * PROBE_F_SWITCH_HOOK, probe_disarm_range), and the hook its firings call (for the engine's
  * probe_set_switch_hook): wired by the layer's start (trace_main.c), so that this module and
  * the probe engine, which calls into the stepper, do not depend on each other. */
-struct scope_probe_ops { int (*arm)(uint64_t va, uint32_t id); void (*disarm)(uint64_t va); };
+struct scope_probe_ops {
+    int (*arm)(uint64_t va, uint32_t id);
+    void (*disarm)(uint64_t va);
+    /* Moves when the engine disarmed every probe (a D program's unload): re-arm then. */
+    unsigned (*disarm_all_count)(void);
+};
 void scope_set_probe_ops(const struct scope_probe_ops *ops);
 struct guest_regs;
 void scope_switch_hook(unsigned cpu, const struct guest_regs *g);
