@@ -118,9 +118,9 @@ static inline unsigned rec_short_value(uint8_t **pp, uint64_t old, uint64_t now)
 /* Is there room for one more record of any kind? */
 static inline bool rec_room(const struct rec_enc *e) { return e->cap - e->len >= REC_MAX_BYTES; }
 
-/* FLOW: one more instruction on the RUN / REPEAT marker at *at, or a new marker (room for
- * it: the caller checked rec_room). */
-static inline void rec_count(struct rec_enc *e, uint64_t *at, unsigned kind)
+/* One more instruction on the RUN / REPEAT marker at *at if it is the last thing written and
+ * below its maximum count (no room needed); false otherwise. */
+static inline bool rec_count_more(struct rec_enc *e, const uint64_t *at, unsigned kind)
 {
     uint8_t *m = e->buf + *at;
     if (*at + REC_RUN_BYTES == e->len && (m[0] & 0x7f) == kind) {
@@ -129,9 +129,19 @@ static inline void rec_count(struct rec_enc *e, uint64_t *at, unsigned kind)
             n++;
             m[1] = (uint8_t)n;
             m[2] = (uint8_t)(n >> 8);
-            return;
+            return true;
         }
     }
+    return false;
+}
+
+/* One more instruction on the RUN / REPEAT marker at *at, or a new marker (room for it: the
+ * caller checked rec_room). */
+static inline void rec_count(struct rec_enc *e, uint64_t *at, unsigned kind)
+{
+    if (rec_count_more(e, at, kind))
+        return;
+    uint8_t *m;
     *at = e->len;
     m = e->buf + e->len;
     m[0] = HVT_TAG_MARKER | kind;
@@ -149,25 +159,33 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
                                   uint64_t cr3, const uint64_t gpr[HVT_REG_RFLAGS], uint64_t rflags,
                                   uint32_t cand, uint64_t tick)
 {
-    if (__builtin_expect(!rec_room(e), 0))
-        return -1;
     uint32_t slot = HVT_PRED_SLOT(rip);
     bool predicted = e->pred[slot].valid && e->pred[slot].rip == rip && e->pred[slot].id == code_id;
     if (e->mode == HVT_MODE_FLOW && predicted && cr3 == e->cr3 && tick == e->tick) {
-        /* Straight on (RUN), or the last instruction again (REPEAT): a count, no record. */
-        if (rip == e->expected_rip)
-            rec_count(e, &e->run_at, HVT_MARK_RUN);
-        else if (e->last_ok && rip == e->last_rip)
-            rec_count(e, &e->rep_at, HVT_MARK_REPEAT);
-        else
-            goto record;
+        /* Straight on (RUN), or the last instruction again (REPEAT): a count, no record (and
+         * no room needed while the last marker grows in place). */
+        uint64_t *at = &e->run_at;
+        unsigned kind = HVT_MARK_RUN;
+        if (rip != e->expected_rip) {
+            if (!e->last_ok || rip != e->last_rip)
+                goto record;
+            at = &e->rep_at;
+            kind = HVT_MARK_REPEAT;
+        }
+        if (!rec_count_more(e, at, kind)) {
+            if (__builtin_expect(!rec_room(e), 0))
+                return -1;
+            rec_count(e, at, kind);
+        }
         e->tsc += tick;
         e->expected_rip = rip + code_len;
         e->last_rip = rip;
         e->ninsns++;
         return 0;
     }
-record:;
+record:
+    if (__builtin_expect(!rec_room(e), 0))
+        return -1;
     /* Which registers changed: the candidates only (an instruction writes one or two), or all
      * of them, compare-and-branch unrolled; then only the set bits are visited. */
     uint32_t mask = 0;

@@ -191,6 +191,14 @@ __SECT__
 
 extern hv_fast_resume, hv_fast_decline
 
+; FLOW: room for one more record, rdi its tag byte (else the step is declined).
+%macro FLOW_ROOM 0
+    mov rdi, [rsi + E_LEN]
+    cmp rdi, [rcx + F_LEN_LIMIT]
+    ja .flow_no_room
+    add rdi, [rsi + E_BUF]
+%endmacro
+
 ; The registers the path saves on entry, restored.
 %macro RESTORE 0
     pop r9
@@ -272,12 +280,15 @@ extern hv_fast_resume, hv_fast_decline
     and rsi, [rdx + IC_MHI]
     or rax, rsi
     jnz .d_bytes
-    ; Room in the chunk for one more record (the full step sends a full one).
+    ; Room in the chunk for one more record (the full step sends a full one). FLOW asks
+    ; only where it writes one (FLOW_ROOM): a count on the last marker needs none.
     mov rsi, [rcx + F_ENC]
+%if %1 != 2
     mov rdi, [rsi + E_LEN]
     cmp rdi, [rcx + F_LEN_LIMIT]
     ja .d_room
     add rdi, [rsi + E_BUF]              ; rdi: this record's tag byte
+%endif
 
     ; --- Taken: from here on the step is ours. ---
     ; r8: the pending instruction, recorded now; RIP's becomes pending. One that needs the
@@ -536,10 +547,12 @@ extern hv_fast_resume, hv_fast_decline
     COUNT_ONE E_REP_AT, .rep_new
     jmp .flow_counted
 .rep_new:
+    FLOW_ROOM
     mov byte [rdi], TAG_REPEAT
     lea rbx, [rsi + E_REP_AT]
     jmp .count_new
 .run_new:
+    FLOW_ROOM
     mov byte [rdi], TAG_RUN
     lea rbx, [rsi + E_RUN_AT]
 ; A new marker at rdi (the chunk had room for a whole record): count 1, its offset in [rbx].
@@ -552,9 +565,14 @@ extern hv_fast_resume, hv_fast_decline
     inc dword [rsi + E_NRECORDS]
     jmp .flow_counted
 .flow_record:
+    FLOW_ROOM
     mov byte [rdi], 0
     xor edx, edx
     jmp .checked
+; No room for what FLOW writes: the decline leaves the pending instruction as it was.
+.flow_no_room:
+    mov [rcx + F_P_IC], r8
+    jmp .d_room
 %endif
 %if %1 == 1
 .missed:
