@@ -540,6 +540,17 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     ic->handler = step_fast_handler(ic->cand | (ic->flags & P_REP ? REC_CAND_REP : 0));
     if (page && off + len <= PAGE)
         icache_hptr(t, ic, win);
+    else if (page && icache_set_tail(ic, bytes, off + len - PAGE)) {
+        /* Across the page's end: the fast path compares the next page's part too (a loop's
+         * instruction there would take the full step at every pass). */
+        const uint8_t *next = page_of(t, rip - off + PAGE);
+        if (next) {
+            ic->hptr2 = next;
+            icache_hptr(t, ic, win);
+            if (ic->fgen)
+                ic->fgen |= FGEN_CROSS;
+        }
+    }
     return ic;
 }
 

@@ -59,12 +59,17 @@ struct stlb_entry { uint64_t tag; uint8_t *page; };
  *   shift       where the instruction starts in that window: 0, or for one that ends in the
  *               last 16 bytes of its page, the window is the page's last 16 bytes (the next
  *               page is another mapping) and lo/hi/mlo/mhi hold its bytes at 'shift'.
+ *   hptr2, lo2, mlo2  an instruction that crosses into the next page (its window the page's
+ *               last 16 bytes, shift as above): where its bytes in that page are and what
+ *               they are (at most 8: a longer tail leaves the entry to the full step); its
+ *               fgen then carries FGEN_CROSS, so the fast path compares them too.
  *   pstamp      the encoder's predictor slot (set % HVT_PRED_SLOTS) holds (rip, id) while
  *               this equals the encoder's pstamp (rec_enc.h): the record needs no code id.
  *               Whoever sets that slot stamps the entry it came from and unstamps the other
  *               entries that share the slot. */
 #define ICACHE_SHIFT 7
 #define FGEN_KERNEL  1u
+#define FGEN_CROSS   (1u << 31)             /* with a generation: check the next page's bytes too */
 struct icache_entry {
     uint64_t rip, lo, hi, mlo, mhi;
     const uint8_t *hptr;
@@ -79,7 +84,9 @@ struct icache_entry {
     /* The entry that ran after this one last time (a hint: the fast path checks its rip, and
      * hashes on a miss); never NULL - itself until then - so it can always be read. */
     struct icache_entry *link;
-    uint8_t pad[32];
+    const uint8_t *hptr2;
+    uint64_t lo2, mlo2;
+    uint8_t pad[8];
 };
 _Static_assert(sizeof(struct icache_entry) == 1u << ICACHE_SHIFT, "icache entry size");
 /* Guest RIPs where something happens: interrupt/exception handler entries (and the address
@@ -236,6 +243,19 @@ static inline void icache_set_shift(struct icache_entry *ic, unsigned shift)
     __builtin_memcpy(&ic->mlo, m, 8);
     __builtin_memcpy(&ic->mhi, m + 8, 8);
     ic->shift = (uint8_t)shift;
+}
+/* An instruction that crosses its page's end, 'tail' of its bytes in the next page (after
+ * icache_set_shift, which keeps its window to the first page's bytes): those bytes and their
+ * mask. false (nothing set) when they are more than 8. */
+static inline bool icache_set_tail(struct icache_entry *ic, const uint8_t *bytes, unsigned tail)
+{
+    if (tail == 0 || tail > 8)
+        return false;
+    uint64_t lo = 0;
+    __builtin_memcpy(&lo, bytes + ic->len - tail, tail);
+    ic->lo2 = lo;
+    ic->mlo2 = tail == 8 ? ~0ull : (1ull << (8 * tail)) - 1;
+    return true;
 }
 /* The encoder's predictor slot of rip now holds (rip, id): the entry holding them gets the
  * stamp, the other entries sharing the slot lose theirs (see pstamp). */

@@ -636,7 +636,25 @@ extern hv_fast_resume, hv_fast_decline
     DECLINE idt, FD_IDT
     DECLINE task, FD_TASK
     DECLINE miss, FD_MISS
-    DECLINE gen, FD_GEN
+.d_gen:
+    ; An instruction across its page's end (FGEN_CROSS with a usable generation): its bytes
+    ; in the next page compared here, the rest as any other's.
+    btr eax, FGEN_CROSS_BIT
+    jnc .d_gen_count
+    cmp eax, [rcx + F_FGEN_USER]
+    je .cross
+    cmp eax, FGEN_KERNEL
+    jne .d_gen_count
+.cross:
+    mov rsi, [rdx + IC_HPTR2]
+    mov rax, [rsi]
+    xor rax, [rdx + IC_LO2]
+    test rax, [rdx + IC_MLO2]
+    jnz .d_bytes
+    jmp .gen_ok
+.d_gen_count:
+    inc qword [rcx + F_DECLINES + FD_GEN * 8]
+    jmp .decline
     DECLINE bytes, FD_BYTES
     DECLINE room, FD_ROOM
 .decline:

@@ -13,6 +13,8 @@
  *     id and length, CR3, time stamp and all 17 registers;
  *   - the checkregs variant counts a change outside the write set, and still records it;
  *   - an entry compared in its page's last 16 bytes (icache_set_shift) sees its bytes alone.
+ * Some instructions cross their page's end (FGEN_CROSS: the tail's bytes live apart, as in the
+ * next page), and a changed byte on either side must make the fast path decline.
  * REP string instructions (P_REP) repeat, mostly with the same register deltas as their last
  * iteration: the plain path folds those into REPEAT counts, which the reader must expand back.
  * With 'flow' (the FLOW record mode, step_fast_entry_flow; the stream also repeats
@@ -58,8 +60,19 @@ static size_t nwant, pass, fail;
 static uint64_t tsc = 5000;
 /* The instructions: where they are (a page of bytes each: the fast path reads 16 bytes at
  * the host pointer) and what they are. */
-static struct code { uint64_t rip; uint8_t len, flags, bytes[16]; uint32_t id, cand; } codes[NCODES];
-static uint8_t *pages;
+static struct code { uint64_t rip; uint8_t len, flags, cross, bytes[16]; uint32_t id, cand; } codes[NCODES];
+static uint8_t *pages, *tails;         /* cross: the bytes in the first page; the rest in tails */
+
+/* Where byte i of code c sits in guest memory. */
+static uint8_t *code_byte(unsigned c, unsigned i)
+{
+    const struct code *k = &codes[c];
+    if (!k->cross)
+        return pages + (size_t)c * 4096 + i;
+    return i < k->cross ? pages + (size_t)c * 4096 + 4096 - k->cross + i : tails + (size_t)c * 16 + i - k->cross;
+}
+/* The generation step.c's icache_hptr gives code c's entry. */
+static uint32_t fgen_of(unsigned c, uint32_t fgen) { return fgen && codes[c].cross ? fgen | FGEN_CROSS : fgen; }
 
 static void check(int ok, const char *what, size_t step)
 {
@@ -108,9 +121,15 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
     ic->slot = (uint16_t)icache_set(k->rip);
     icache_set_code(ic, k->rip, k->bytes, k->len, k->id);
     ic->hptr = pages + (size_t)c * 4096;
+    if (k->cross) {
+        icache_set_shift(ic, 16u - k->cross);
+        if (!icache_set_tail(ic, k->bytes, k->len - k->cross)) { fprintf(stderr, "tail\n"); exit(2); }
+        ic->hptr = pages + (size_t)c * 4096 + 4096 - 16;
+        ic->hptr2 = tails + (size_t)c * 16;
+    }
     ic->cand = k->cand;
     ic->handler = step_fast_handler(k->cand | (k->flags & P_REP ? REC_CAND_REP : 0));
-    ic->fgen = fgen;
+    ic->fgen = fgen_of(c, fgen);
     ic->flags = k->flags;
     /* A new entry has no stamp, so the fast path sends its code id even where the predictor
      * still holds it (rec_insn would not): for the byte comparison of 'flow', both encoders
@@ -175,6 +194,7 @@ int main(int argc, char **argv)
     close(fd);
     icache = aligned_alloc(1u << ICACHE_SHIFT, ICACHE_SLOTS * sizeof *icache);
     pages = calloc(NCODES, 4096);
+    tails = calloc(NCODES, 16);
     want = calloc(n + 16, sizeof *want);
     for (unsigned i = 0; i < ICACHE_SLOTS; i++) {
         memset(&icache[i], 0, sizeof icache[i]);
@@ -211,6 +231,12 @@ int main(int argc, char **argv)
         k->flags = rnd() % 50 == 0 ? P_SYSCALL : rnd() % 50 == 0 ? P_IRET : rnd() % 8 == 0 ? P_REP : 0;
         for (int b = 0; b < 16; b++) k->bytes[b] = (uint8_t)rnd();
         memcpy(pages + (size_t)c * 4096, k->bytes, 16);
+        if (k->len >= 2 && rnd() % 8 == 0) {                 /* across its page's end */
+            unsigned lo = k->len > 9 ? k->len - 8u : 1u;
+            k->cross = (uint8_t)(lo + rnd() % (k->len - lo));
+            for (unsigned b = 0; b < 16; b++) tails[(size_t)c * 16 + b] = (uint8_t)rnd();
+            for (unsigned b = 0; b < k->len; b++) *code_byte(c, b) = k->bytes[b];
+        }
         unsigned shape = (unsigned)(rnd() % 6), r = (unsigned)(rnd() % 16);
         k->cand = shape == 0 ? 0 : shape == 1 ? 1u << r : shape == 2 ? (1u << r) | 1u << HVT_REG_RFLAGS
                 : shape == 3 ? 1u << HVT_REG_RFLAGS : shape == 4 ? (uint32_t)(rnd() & CAND_ALL) : CAND_ALL;
@@ -246,7 +272,7 @@ int main(int argc, char **argv)
     const struct icache_entry *rep_of = NULL;
     uint64_t rep_rip = 0;
     uint32_t rep_cand = 0;
-    size_t fast = 0, fast_folded = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
+    size_t fast = 0, fast_folded = 0, fast_cross = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
     static uint8_t e_before[sizeof e];
     static uint8_t f_before[sizeof f];
     for (size_t s = 0; s < n; s++) {
@@ -308,12 +334,13 @@ int main(int argc, char **argv)
          * instruction of the process's user code, which the fast path relies on. */
         if (provoke <= 2 && p->fgen == f.fgen_user)
             provoke = 63;
-        uint8_t *hb = pages + (size_t)next * 4096 + rnd() % codes[next].len;
+        uint8_t *hb = code_byte(next, (unsigned)(rnd() % codes[next].len));
         if (provoke == 0) test_vmcs[TV_CR3] ^= 0x1000;
         if (provoke == 1) test_vmcs[TV_IDTR] += 16;
         if (provoke == 2) task_word += 0x100;
         if (provoke == 3) *hb ^= 0x40;                       /* the code changed */
-        if (provoke == 4 && ic && ic->fgen != FGEN_KERNEL) f.fgen_user++;   /* process changed */
+        bool kernel_entry = ic && (ic->fgen & ~FGEN_CROSS) == FGEN_KERNEL;
+        if (provoke == 4 && ic && !kernel_entry) f.fgen_user++;   /* process changed */
         if (provoke == 5) test_vmcs[TV_RIP] ^= 0x10000;      /* not in the cache */
         uint64_t g[16];
         memcpy(g, regs, sizeof g);
@@ -334,7 +361,8 @@ int main(int argc, char **argv)
             uint32_t nrec_before;
             memcpy(&nrec_before, e_before + offsetof(struct rec_enc, nrecords), sizeof nrec_before);
             fast_folded += !flow && e.nrecords == nrec_before;     /* a REPEAT count, no record */
-            check(provoke > 5 || (provoke == 4 && ic->fgen == FGEN_KERNEL), "took a step it had to decline", s);
+            fast_cross += (ic->fgen & FGEN_CROSS) != 0;
+            check(provoke > 5 || (provoke == 4 && kernel_entry), "took a step it had to decline", s);
             check(f.p_ic == ic, "the next instruction did not become pending", s);
             if (ic->flags & P_PENDING)
                 check(f.left == 1, "a SYSCALL/IRET pending does not leave its retirement to the full step", s);
@@ -355,7 +383,7 @@ int main(int argc, char **argv)
             shadow_record(&x, regs, s);
         if (provoke == 2) task_word -= 0x100;
         if (provoke == 3) *hb ^= 0x40;
-        if (provoke == 4 && ic && ic->fgen != FGEN_KERNEL) f.fgen_user--;
+        if (provoke == 4 && ic && !kernel_entry) f.fgen_user--;
         if (!(rc & 1)) {
             /* The full step: record the pending, make RIP pending, prepare the next. */
             full_record(p, regs);
@@ -365,7 +393,7 @@ int main(int argc, char **argv)
             if (missed || test_vmcs[TV_RIP] != codes[next].rip)
                 ic = fill(next, fgen);
             else
-                ic->fgen = fgen;                              /* step.c icache_hptr */
+                ic->fgen = fgen_of(next, fgen);               /* step.c icache_hptr */
             f.p_ic = ic;
         }
         misses_made += outside && (rc & 1);
@@ -399,12 +427,13 @@ int main(int argc, char **argv)
     /* FULL: REP string iterations became REPEAT counts (each chunk's instructions outnumber
      * its records by them, less their markers). */
     check(flow || (folded > 0 && fast_folded > 0), "no REP string iteration became a REPEAT count", 0);
+    check(fast_cross > 0, "no instruction across a page's end took the fast path", 0);
     tr_close(r);
     unlink(path);
     printf("step_fast: %zu steps, %zu fast, declined: left %zu cr3 %zu idt %zu task %zu miss %zu gen %zu "
-           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted; %" PRId64 " instructions folded, %zu by the fast path\n", n, fast,
+           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted; %" PRId64 " instructions folded, %zu by the fast path; %zu fast steps across a page's end\n", n, fast,
            declined[FD_LEFT], declined[FD_CR3], declined[FD_IDT], declined[FD_TASK], declined[FD_MISS],
-           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses, folded, fast_folded);
+           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses, folded, fast_folded, fast_cross);
     check_passed += (long)pass;
     check_failed += (long)fail;
     return check_summary("step_fast");
