@@ -379,8 +379,12 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
     struct step_fast *f = &t->f;
     /* The first record of a chunk compares every register (the decoder starts from zeros), and
      * an instruction that starts with RF or TF set changes RFLAGS whatever its write set says
-     * (RF clears when it completes; TF raises #DB): the full step writes those records. */
-    ok = ok && !f->enc->cand_all && !(rflags & (RFLAGS_RF | RFLAGS_TF));
+     * (RF clears when it completes; TF raises #DB): the full step writes those records - unless
+     * RF is all and the fast path compares RFLAGS for it anyway, as for a REP string
+     * instruction, whose every iteration but the last ends with RF set. (Refused there, a full
+     * step that fell inside a long REP MOVS took every iteration left: each began with RF.) */
+    bool rf_ok = !(rflags & RFLAGS_RF) || (f->p_ic->cand >> HVT_REG_RFLAGS & 1);
+    ok = ok && !f->enc->cand_all && !(rflags & RFLAGS_TF) && rf_ok;
     /* After a stretch the filters or the scope left out, the first record is the full step's:
      * it writes START(filter) and compares every register (they moved in the gap). */
     ok = ok && t->rec_on;
