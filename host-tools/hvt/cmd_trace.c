@@ -6,6 +6,7 @@
 #include "coll_sock.h"
 #include "hvt_stream.h"
 #include "hvt_trace_format.h"
+#include "trace_reader.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,24 +29,6 @@ struct t_opts {
     struct hvt_trace_args args;
 };
 
-/* "rax:rdi:rflags" -> HVT_REG_* bits; 0 for a bad list. */
-static uint32_t hvt_reg_mask(const char *v)
-{
-    static const char *const names[HVT_NREGS] = HVT_REG_NAMES;
-    uint32_t m = 0;
-    for (const char *p = v;; p++) {
-        size_t n = strcspn(p, ":");
-        int r = 0;
-        while (r < HVT_NREGS && !(strlen(names[r]) == n && !strncmp(p, names[r], n)))
-            r++;
-        if (r == HVT_NREGS)
-            return 0;
-        m |= 1u << r;
-        p += n;
-        if (!*p)
-            return m;
-    }
-}
 
 static int usage(void)
 {
@@ -312,9 +295,13 @@ int cmd_trace(int argc, char **argv)
             o.args.flags |= HVT_TRACE_F_RECORD;
             i++;
         } else if (!strcmp(a, "--regs") && v && !(o.args.flags & HVT_TRACE_F_RECORD)) {
-            uint32_t m = hvt_reg_mask(v);
-            if (!m) {
-                fprintf(stderr, "hvt trace %s: --regs wants register names (rax..r15, rflags) separated by ':', not '%s'\n", sub, v);
+            /* The reader's parser of the same list (tr_mode_parse): one syntax on the host. */
+            char spec[256], err[320];
+            unsigned mode;
+            uint32_t m;
+            snprintf(spec, sizeof spec, "regs=%s", v);
+            if (tr_mode_parse(spec, &mode, &m, err, sizeof err)) {
+                fprintf(stderr, "hvt trace %s: --regs: %s\n", sub, err);
                 return usage();
             }
             o.args.record = HVT_TRACE_RECORD(HVT_MODE_REGS, m);

@@ -369,23 +369,30 @@ int tr_mode_parse(const char *s, unsigned *mode, uint32_t *mask, char *err, size
         return -1;
     }
     *mode = HVT_MODE_REGS;
-    for (const char *p = s + 5; *p;) {
+    if (!s[5]) {
+        snprintf(err, errlen, "record mode '%s': regs= names at least one register", s);
+        return -1;
+    }
+    /* Names separated by single ':' - an empty one (leading, doubled or trailing ':') is an
+     * error, as in the hypervisor's own regs= option. */
+    for (const char *p = s + 5;; p++) {
         size_t l = strcspn(p, ":");
         unsigned i;
         for (i = 0; i < HVT_NREGS; i++)
             if (strlen(tr_reg_name(i)) == l && !strncmp(p, tr_reg_name(i), l)) break;
+        if (!l) {
+            snprintf(err, errlen, "record mode '%s': an empty register name (names are separated by one ':')", s);
+            return -1;
+        }
         if (i == HVT_NREGS) {
             snprintf(err, errlen, "record mode '%s': no register '%.*s' (rax..r15, rflags)", s, (int)l, p);
             return -1;
         }
         *mask |= 1u << i;
-        p += l + (p[l] == ':');
+        p += l;
+        if (!*p)
+            return 0;
     }
-    if (!*mask) {
-        snprintf(err, errlen, "record mode '%s': regs= names at least one register", s);
-        return -1;
-    }
-    return 0;
 }
 
 uint64_t tr_total_insns(const tr_reader *r)

@@ -621,8 +621,30 @@ static void test_v4(void)
           "v4 REPEAT flow: no register (changed %#x known %#x) %s", o.r[3].changed, o.r[3].known, o.err);
 }
 
+/* The record-mode syntax (tr_mode_parse), which hvt trace start --regs also takes. */
+static void test_mode_parse(void)
+{
+    static const struct { const char *s; int ok; unsigned mode; uint32_t mask; } cases[] = {
+        { "full", 1, HVT_MODE_FULL, (1u << HVT_NREGS) - 1 }, { "flow", 1, HVT_MODE_FLOW, 0 },
+        { "regs=rax", 1, HVT_MODE_REGS, 1u << HVT_REG_RAX },
+        { "regs=rdi:rax:rflags", 1, HVT_MODE_REGS, 1u << HVT_REG_RDI | 1u << HVT_REG_RAX | 1u << HVT_REG_RFLAGS },
+        { "regs=", 0, 0, 0 }, { "regs=rax:", 0, 0, 0 }, { "regs=:rax", 0, 0, 0 },
+        { "regs=rax::rdi", 0, 0, 0 }, { "regs=rax:eax", 0, 0, 0 }, { "regs", 0, 0, 0 }, { "fulll", 0, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned mode = 99;
+        uint32_t mask = 0;
+        char err[160] = "";
+        int rc = tr_mode_parse(cases[i].s, &mode, &mask, err, sizeof err);
+        int ok = cases[i].ok ? rc == 0 && mode == cases[i].mode && mask == cases[i].mask : rc != 0 && err[0];
+        if (!ok) fprintf(stderr, "mode '%s': rc %d mode %u mask %#x err '%s'\n", cases[i].s, rc, mode, mask, err);
+        check(ok, "tr_mode_parse takes the valid lists and names what is wrong in the others");
+    }
+}
+
 int main(void)
 {
+    test_mode_parse();
     test_v4();
     char path[64];
     snprintf(path, sizeof path, "/tmp/hvt_unit_trace.%d.hvt", (int)getpid());
