@@ -182,7 +182,9 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
         if (o->record != HVT_MODE_FULL)
             return "conflicts with record= (regs= is a record mode of its own)";
         o->regmask = 0;
-        for (size_t i = 0, j; i < vn; i = j + 1) {
+        /* One name between single ':' each: an empty one (none at all, a leading, doubled or
+         * trailing ':') is refused, as on the host (tr_mode_parse). */
+        for (size_t i = 0, j;; i = j + 1) {
             for (j = i; j < vn && val[j] != ':'; j++)
                 ;
             int r = 0;
@@ -191,6 +193,8 @@ static const char *one_item(struct trace_opts *o, const char *key, size_t kn, co
             if (r == HVT_NREGS)
                 return "wants register names (rax..r15, rflags) separated by ':'";
             o->regmask |= 1u << r;
+            if (j >= vn)
+                break;
         }
         o->record = HVT_MODE_REGS;
     } else if (item_is(key, kn, "checkregs")) {

@@ -78,6 +78,9 @@ int main(void)
     CHECK(parse("regs=r15", &o, err) == 0 && o.regmask == 1u << HVT_REG_R15);
     CHECK(parse("regs=rax:rip", &o, err) == -1 && strstr(err, "register names"));
     CHECK(parse("regs=rax::rbx", &o, err) == -1 && strstr(err, "register names"));
+    CHECK(parse("regs=rax:", &o, err) == -1 && strstr(err, "register names"));
+    CHECK(parse("regs=:rax", &o, err) == -1 && strstr(err, "register names"));
+    CHECK(parse("regs=", &o, err) == -1 && strstr(err, "register names"));
     CHECK(parse("record=flow,regs=rax", &o, err) == -1 && strstr(err, "column 13") && strstr(err, "record="));
     CHECK(parse("regs=rax,record=full", &o, err) == -1 && strstr(err, "regs="));
     CHECK(parse("record=flow,checkregs=on", &o, err) == -1 && strstr(err, "checkregs=on"));
