@@ -80,23 +80,19 @@ __SECT__
 %endmacro
 
 ; Pass 1, one routine per register: compare the value in rax with the decoder's; if it
-; changed, keep the delta for pass 2, update the decoder's value, set its bit in edx. Then on
-; to %2.
-%macro REG_CMP 2
+; changed, keep the delta (rax) for pass 2, update the decoder's value, set its bit in edx;
+; unchanged: on to %2.
+%macro REG_CHANGED 2
     sub rax, [rsi + E_REGS + %1 * 8]
     jz %2
     add [rsi + E_REGS + %1 * 8], rax
     mov [rcx + F_DELTA + %1 * 8], rax
     bts edx, %1
+%endmacro
+; ... and on to %2 either way.
+%macro REG_CMP 2
+    REG_CHANGED %1, %2
     jmp %2
-%endmacro
-%macro REG 3
-    mov rax, %2
-    REG_CMP %1, %3
-%endmacro
-%macro REG_VMCS 3
-    GUEST_READ rax, %2
-    REG_CMP %1, %3
 %endmacro
 ; Where pass 1 finds guest register %1 (vmm/ pushed RAX and RCX; we pushed six more).
 %define SRC_0  G_RAX
@@ -114,32 +110,8 @@ __SECT__
 %define SRC_13 r13
 %define SRC_14 r14
 %define SRC_15 r15
-; Register %1's compare, continuing at %2.
-%macro REG_ANY 2
-%if %1 == 4
-    REG_VMCS 4, RSP, %2
-%elif %1 == 16
-    REG_VMCS 16, RFLAGS, %2
-%else
-    REG %1, SRC_%1, %2
-%endif
-%endmacro
-
-; A REP string instruction's compare: as REG_CMP, and a delta other than its last record's
-; (E_LDELTA, then updated) sets bit 31 of edx.
-%macro REG_CMP_REP 2
-    sub rax, [rsi + E_REGS + %1 * 8]
-    jz %2
-    add [rsi + E_REGS + %1 * 8], rax
-    mov [rcx + F_DELTA + %1 * 8], rax
-    bts edx, %1
-    cmp rax, [rsi + E_LDELTA + %1 * 8]
-    je %2
-    mov [rsi + E_LDELTA + %1 * 8], rax
-    bts edx, 31
-    jmp %2
-%endmacro
-%macro REG_ANY_REP 2
+; Guest register %1 (RFLAGS as 16) into rax: from a saved slot, a register, or the VMCS.
+%macro REG_LOAD 1
 %if %1 == 4
     GUEST_READ rax, RSP
 %elif %1 == 16
@@ -147,6 +119,25 @@ __SECT__
 %else
     mov rax, SRC_%1
 %endif
+%endmacro
+; Register %1's compare, continuing at %2.
+%macro REG_ANY 2
+    REG_LOAD %1
+    REG_CMP %1, %2
+%endmacro
+
+; A REP string instruction's compare: as REG_CMP, and a delta other than its last record's
+; (E_LDELTA, then updated) sets bit 31 of edx.
+%macro REG_CMP_REP 2
+    REG_CHANGED %1, %2
+    cmp rax, [rsi + E_LDELTA + %1 * 8]
+    je %2
+    mov [rsi + E_LDELTA + %1 * 8], rax
+    bts edx, 31
+    jmp %2
+%endmacro
+%macro REG_ANY_REP 2
+    REG_LOAD %1
     REG_CMP_REP %1, %2
 %endmacro
 
@@ -190,6 +181,57 @@ __SECT__
 %endmacro
 
 extern hv_fast_resume, hv_fast_decline
+
+; The 8 bytes at the entry's host pointer [rdx + %1] against [rdx + %2] under the mask
+; [rdx + %3]: rax (and ZF) 0 when they are equal; rsi keeps the pointer.
+%macro BYTES_DIFF 3
+    mov rsi, [rdx + %1]
+    mov rax, [rsi]
+    xor rax, [rdx + %2]
+    and rax, [rdx + %3]
+%endmacro
+; eax, an entry's generation: usable here (the kernel's, or this process's) on to %1, else %2.
+; Falls through to what follows when it is the kernel's.
+%macro GEN_USABLE 2
+    cmp eax, [rcx + F_FGEN_USER]
+    je %1
+    cmp eax, FGEN_KERNEL
+    jne %2
+%endmacro
+; The code id predicted (the entry carries the encoder's stamp) and CR3 the one last recorded,
+; else on to %1. Clobbers rbx.
+%macro PREDICTED_SAME_CR3 1
+    mov ebx, [rsi + E_PSTAMP]
+    cmp ebx, [r8 + IC_PSTAMP]
+    jne %1
+    mov rbx, [rcx + F_CR3]
+    cmp rbx, [rsi + E_CR3]
+    jne %1
+%endmacro
+; A new RUN or REPEAT marker (tag %1) at rdi with count 1, its offset in [rsi + %2]; on to %3.
+%macro NEW_MARKER 3
+    mov byte [rdi], %1
+    mov word [rdi + 1], 1
+    sub rdi, [rsi + E_BUF]
+    mov [rsi + %2], rdi
+    add rdi, REC_RUN_BYTES
+    mov [rsi + E_LEN], rdi
+    inc dword [rsi + E_NRECORDS]
+    jmp %3
+%endmacro
+; An instruction counted on a marker, no record of its own (rax: its RIP): the decoder's
+; expectations, the clock and the counts, then back to the guest.
+%macro COUNTED 0
+    mov [rsi + E_LAST_RIP], rax
+    mov rax, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rax
+    mov rax, [rsi + E_TICK]
+    add [rsi + E_TSC], rax
+    inc dword [rsi + E_NINSNS]
+    inc qword [rcx + F_FAST_STEPS]
+    RESTORE
+    jmp hv_fast_resume
+%endmacro
 
 ; FLOW: room for one more record, rdi its tag byte (else the step is declined).
 %macro FLOW_ROOM 0
@@ -266,15 +308,9 @@ extern hv_fast_resume, hv_fast_decline
     mov [r8 + IC_LINK], rdx
 .found:
     mov eax, [rdx + IC_FGEN]
-    cmp eax, [rcx + F_FGEN_USER]
-    je .gen_ok
-    cmp eax, FGEN_KERNEL
-    jne .d_gen
+    GEN_USABLE .gen_ok, .d_gen
 .gen_ok:
-    mov rsi, [rdx + IC_HPTR]
-    mov rax, [rsi]
-    xor rax, [rdx + IC_LO]
-    and rax, [rdx + IC_MLO]
+    BYTES_DIFF IC_HPTR, IC_LO, IC_MLO
     mov rsi, [rsi + 8]
     xor rsi, [rdx + IC_HI]
     and rsi, [rdx + IC_MHI]
@@ -301,25 +337,12 @@ extern hv_fast_resume, hv_fast_decline
     ; FLOW: predicted whole (its code id in the decoder's predictor, CR3 and tick unchanged)
     ; and straight on from the last instruction: one more on the last RUN marker.
     mov rax, [r8 + IC_RIP]
-    mov ebx, [rsi + E_PSTAMP]
-    cmp ebx, [r8 + IC_PSTAMP]
-    jne .flow_record
-    mov rbx, [rcx + F_CR3]
-    cmp rbx, [rsi + E_CR3]
-    jne .flow_record
+    PREDICTED_SAME_CR3 .flow_record
     cmp rax, [rsi + E_EXPECTED]
     jne .flow_repeat
     COUNT_ONE E_RUN_AT, .run_new
 .flow_counted:
-    mov [rsi + E_LAST_RIP], rax
-    mov rax, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rax
-    mov rax, [rsi + E_TICK]
-    add [rsi + E_TSC], rax
-    inc dword [rsi + E_NINSNS]
-    inc qword [rcx + F_FAST_STEPS]
-    RESTORE
-    jmp hv_fast_resume
+    COUNTED
 %else
     mov byte [rdi], 0
     ; Pass 1 over the registers the pending instruction may have written: the decoded
@@ -375,35 +398,15 @@ extern hv_fast_resume, hv_fast_decline
     jne .rep_record
     cmp edx, [rsi + E_LMASK]
     jne .rep_record
-    mov eax, [rsi + E_PSTAMP]
-    cmp eax, [r8 + IC_PSTAMP]
-    jne .rep_record
-    mov rax, [rcx + F_CR3]
-    cmp rax, [rsi + E_CR3]
-    jne .rep_record
+    PREDICTED_SAME_CR3 .rep_record
     COUNT_ONE E_REP_AT, .rep_new
 .rep_counted:
     mov eax, [rsi + E_NRECORDS]
     mov [rsi + E_REP_NREC], eax
     mov rax, [r8 + IC_RIP]
-    mov [rsi + E_LAST_RIP], rax
-    mov rax, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rax
-    mov rax, [rsi + E_TICK]
-    add [rsi + E_TSC], rax
-    inc dword [rsi + E_NINSNS]
-    inc qword [rcx + F_FAST_STEPS]
-    RESTORE
-    jmp hv_fast_resume
+    COUNTED
 .rep_new:
-    mov byte [rdi], TAG_REPEAT
-    mov word [rdi + 1], 1
-    sub rdi, [rsi + E_BUF]
-    mov [rsi + E_REP_AT], rdi
-    add rdi, REC_RUN_BYTES
-    mov [rsi + E_LEN], rdi
-    inc dword [rsi + E_NRECORDS]
-    jmp .rep_counted
+    NEW_MARKER TAG_REPEAT, E_REP_AT, .rep_counted
 .rep_record:
     ; A record: what a REPEAT of it would repeat.
     mov [rsi + E_LMASK], edx
@@ -548,22 +551,10 @@ extern hv_fast_resume, hv_fast_decline
     jmp .flow_counted
 .rep_new:
     FLOW_ROOM
-    mov byte [rdi], TAG_REPEAT
-    lea rbx, [rsi + E_REP_AT]
-    jmp .count_new
+    NEW_MARKER TAG_REPEAT, E_REP_AT, .flow_counted
 .run_new:
     FLOW_ROOM
-    mov byte [rdi], TAG_RUN
-    lea rbx, [rsi + E_RUN_AT]
-; A new marker at rdi (the chunk had room for a whole record): count 1, its offset in [rbx].
-.count_new:
-    mov word [rdi + 1], 1
-    sub rdi, [rsi + E_BUF]
-    mov [rbx], rdi
-    add rdi, REC_RUN_BYTES
-    mov [rsi + E_LEN], rdi
-    inc dword [rsi + E_NRECORDS]
-    jmp .flow_counted
+    NEW_MARKER TAG_RUN, E_RUN_AT, .flow_counted
 .flow_record:
     FLOW_ROOM
     mov byte [rdi], 0
@@ -641,15 +632,9 @@ extern hv_fast_resume, hv_fast_decline
     ; in the next page compared here, the rest as any other's.
     btr eax, FGEN_CROSS_BIT
     jnc .d_gen_count
-    cmp eax, [rcx + F_FGEN_USER]
-    je .cross
-    cmp eax, FGEN_KERNEL
-    jne .d_gen_count
+    GEN_USABLE .cross, .d_gen_count
 .cross:
-    mov rsi, [rdx + IC_HPTR2]
-    mov rax, [rsi]
-    xor rax, [rdx + IC_LO2]
-    test rax, [rdx + IC_MLO2]
+    BYTES_DIFF IC_HPTR2, IC_LO2, IC_MLO2
     jnz .d_bytes
     jmp .gen_ok
 .d_gen_count:
