@@ -1,5 +1,5 @@
 /*
- * hvt_trace_format.h - the hvtrace trace file format (version 3), shared by the collector
+ * hvt_trace_format.h - the hvtrace trace file format (version 4), shared by the collector
  * (writer) and the analyzer (reader). All integers are little-endian; structs are packed.
  * docs/trace-format.md explains the design; this comment is the contract.
  *
