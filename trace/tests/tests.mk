@@ -33,6 +33,13 @@ $(HV_UNIT_BUILD)/test_dif_asan: trace/dvm/tests/test_dif.c $(DIF_DEPS)
 $(HV_UNIT_BUILD)/test_rec_enc: trace/step/tests/test_rec_enc.c trace/step/tests/rand_regs.h trace/step/rec_enc.c trace/step/rec_enc.h host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_reader.h host-tools/tracefile/trace_scan.c host-tools/tracefile/trace_scan.h host-tools/tracefile/trace_chunkw.c host-tools/util.c include/hvt_trace_format.h tests/lib/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(HV_UNIT_CFLAGS) -Ihost-tools -Ihost-tools/tracefile -o $@ $< trace/step/rec_enc.c host-tools/tracefile/trace_reader.c host-tools/tracefile/trace_scan.c host-tools/tracefile/trace_chunkw.c host-tools/util.c -lzstd -lz
+# The scope's switch probe through its probe ops (armed, lost to a disarm of every probe and
+# armed again), scope.c on the host shim with the hypervisor stubbed.
+$(HV_UNIT_BUILD)/test_scope_probe: trace/step/tests/test_scope_probe.c trace/step/scope.c trace/step/scope.h trace/step/scope_threads.c tests/fuzz/host_hv/hv_api.h tests/fuzz/host_hv/hv_log_host.c $(HV_UNIT_BUILD)/inc/hv_guest.h tests/lib/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HV_STD) -O1 -g -Wall -Wno-unused-parameter -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -include tests/fuzz/host_hv/hv_api.h -include $(HV_UNIT_BUILD)/inc/hv_guest.h -Itests/lib -Ivmm -Ivmm/include -Iinclude $(TRACE_DIRS:%=-I%) -Ihv \
+	  -o $@ trace/step/tests/test_scope_probe.c trace/step/scope.c trace/step/scope_threads.c tests/fuzz/host_hv/hv_log_host.c
 # The table of threads D's step() steps at once (pure bookkeeping: scope.c holds it under its lock).
 $(HV_UNIT_BUILD)/test_scope_threads: trace/step/tests/test_scope_threads.c trace/step/scope_threads.c trace/step/scope_threads.h tests/lib/check.h
 	@mkdir -p $(dir $@)
@@ -76,7 +83,7 @@ $(HV_UNIT_BUILD)/test_dprobe_load: $(DPROBE_LOAD_DEPS) $(HV_UNIT_BUILD)/inc/hv_g
 
 # Every test; a test given arguments runs with them (test_probe_epoch: rounds of the race).
 TRACE_UNIT_TESTS := test_trace_opts test_task_base test_hvstatus test_probe_budget test_probe_epoch test_probe_module test_x86_len test_x86_wregs \
-  test_dif test_dif_asan test_dif_bounds test_dif_hash_key test_dif_budget test_dprobe_load test_rec_enc test_step_fast test_scope_threads
+  test_dif test_dif_asan test_dif_bounds test_dif_hash_key test_dif_budget test_dprobe_load test_rec_enc test_step_fast test_scope_threads test_scope_probe
 test_x86_len_ARGS    := $(X86_LEN_CORPUS)
 test_x86_wregs_ARGS  := $(X86_LEN_CORPUS)
 test_probe_epoch_ARGS := 200000
