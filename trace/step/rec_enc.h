@@ -151,6 +151,23 @@ static inline void rec_count(struct rec_enc *e, uint64_t *at, unsigned kind)
     e->nrecords++;
 }
 
+/* An instruction counted on a RUN / REPEAT marker, no record of its own: the decoder's
+ * expectations and the clock follow it. */
+static inline int rec_counted(struct rec_enc *e, uint64_t rip, unsigned code_len, uint64_t tick)
+{
+    e->tsc += tick;
+    e->expected_rip = rip + code_len;
+    e->last_rip = rip;
+    e->ninsns++;
+    return 0;
+}
+/* Register i's change (RFLAGS as HVT_REG_RFLAGS) since the decoder's value. */
+static inline uint64_t rec_delta(const struct rec_enc *e, const uint64_t gpr[HVT_REG_RFLAGS],
+                                 uint64_t rflags, int i)
+{
+    return (i == HVT_REG_RFLAGS ? rflags : gpr[i]) - e->regs[i];
+}
+
 /* One instruction record: the hot path of every step, so inline. gpr: the 16 general registers
  * in HVT_REG_* order (RSP included), values after the instruction; cand: see REC_REGS_ALL
  * (the first record of a chunk compares all: the decoder starts from zeros). Returns -1
@@ -177,11 +194,7 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
                 return -1;
             rec_count(e, at, kind);
         }
-        e->tsc += tick;
-        e->expected_rip = rip + code_len;
-        e->last_rip = rip;
-        e->ninsns++;
-        return 0;
+        return rec_counted(e, rip, code_len, tick);
     }
 record:
     if (__builtin_expect(!rec_room(e), 0))
@@ -214,7 +227,7 @@ record:
                     cr3 == e->cr3 && tick == e->tick && !e->cand_all;
         for (uint32_t m = mask; same && m; m &= m - 1) {
             int i = __builtin_ctz(m);
-            same = (i == HVT_REG_RFLAGS ? rflags : gpr[i]) - e->regs[i] == e->ldelta[i];
+            same = rec_delta(e, gpr, rflags, i) == e->ldelta[i];
         }
         if (same) {
             for (uint32_t m = mask; m; m &= m - 1) {
@@ -223,18 +236,14 @@ record:
             }
             rec_count(e, &e->rep_at, HVT_MARK_REPEAT);
             e->rep_nrec = e->nrecords;
-            e->tsc += tick;
-            e->expected_rip = rip + code_len;
-            e->last_rip = rip;
-            e->ninsns++;
-            return 0;
+            return rec_counted(e, rip, code_len, tick);
         }
         e->rep_rip = rip;
         e->rep_nrec = e->nrecords + 1;
         e->lmask = mask;
         for (uint32_t m = mask; m; m &= m - 1) {
             int i = __builtin_ctz(m);
-            e->ldelta[i] = (i == HVT_REG_RFLAGS ? rflags : gpr[i]) - e->regs[i];
+            e->ldelta[i] = rec_delta(e, gpr, rflags, i);
         }
     }
     e->cand_all = 0;

@@ -412,7 +412,7 @@ static void retire_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs 
 {
     const struct icache_entry *p = t->f.p_ic;
     if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags,
-                 REC_REGS_ALL | (p->flags & P_REP ? REC_CAND_REP : 0)) &&
+                 REC_REGS_ALL | p_rep_cand(p->flags)) &&
         (p->flags & P_SYSCALL))
         EMIT(t, cpu, rec_syscall(t->f.enc, g->r[GPR_RAX]));
 }
@@ -541,7 +541,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
         ic->cand = CAND_ALL;
     if (opts->record == HVT_MODE_REGS)      /* the fast path compares only what is recorded */
         ic->cand &= opts->regmask;
-    ic->handler = step_fast_handler(ic->cand | (ic->flags & P_REP ? REC_CAND_REP : 0));
+    ic->handler = step_fast_handler(ic->cand | p_rep_cand(ic->flags));
     if (page && off + len <= PAGE)
         icache_hptr(t, ic, win);
     else if (page && icache_set_tail(ic, bytes, off + len - PAGE)) {

@@ -47,6 +47,8 @@
  * it. P_REP: a REP string instruction, whose iterations may be REPEAT counts (REC_CAND_REP). */
 enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_REP = 16,
        P_PENDING = P_SYSCALL | P_SWINT | P_IRET };
+/* rec_insn's REC_CAND_REP bit for an entry with these flags. */
+static inline uint32_t p_rep_cand(unsigned flags) { return flags & P_REP ? REC_CAND_REP : 0; }
 
 struct stlb_entry { uint64_t tag; uint8_t *page; };
 /* Decoded-instruction cache: an instruction seen before at this RIP with the same bytes needs

@@ -128,7 +128,7 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
         ic->hptr2 = tails + (size_t)c * 16;
     }
     ic->cand = k->cand;
-    ic->handler = step_fast_handler(k->cand | (k->flags & P_REP ? REC_CAND_REP : 0));
+    ic->handler = step_fast_handler(k->cand | p_rep_cand(k->flags));
     ic->fgen = fgen_of(c, fgen);
     ic->flags = k->flags;
     /* A new entry has no stamp, so the fast path sends its code id even where the predictor
@@ -174,7 +174,7 @@ static void check_shift(void)
 /* The full step's record of the pending instruction (step.c put_insn). */
 static void full_record(const struct icache_entry *p, const uint64_t *regs)
 {
-    uint32_t cand = REC_REGS_ALL | (p->flags & P_REP ? REC_CAND_REP : 0);
+    uint32_t cand = REC_REGS_ALL | p_rep_cand(p->flags);
     if (rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand)) {
         flush_chunk();
         rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand);
