@@ -388,6 +388,9 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
     /* After a stretch the filters or the scope left out, the first record is the full step's:
      * it writes START(filter) and compares every register (they moved in the gap). */
     ok = ok && t->rec_on;
+    /* The record that carries a new CR3 is the full step's (the fast path writes no CR3 field):
+     * after a switch of address space, or of PTI half, one more exit takes the full step. */
+    ok = ok && f->enc->cr3 == cr3;
     f->cr3 = cr3;
     f->idt_base = t->idt_base;
     f->len_limit = f->enc->cap - REC_MAX_BYTES;

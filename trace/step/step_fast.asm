@@ -10,11 +10,13 @@
 ; and the full step (step.c) handles the same exit.
 ;
 ; The record it writes is rec_insn()'s (rec_enc.h) for the same state, field for field:
-; tag, [RIP delta], [code id], [CR3], [register mask, deltas], [RFLAGS field], or the short
+; tag, [RIP delta], [code id], [register mask, deltas], [RFLAGS field], or the short
 ; record of a straight-line instruction that changed one register (HVT_INSN_SHORT; a 32-bit value
 ; whose delta would take five bytes as its four, HVT_SHORT_U32). A REP string instruction's
 ; iteration that changed the registers as its last record did is one more on a REPEAT marker
-; (rec_insn()'s REC_CAND_REP choice, the same way). In the FLOW
+; (rec_insn()'s REC_CAND_REP choice, the same way). Never a CR3 field: the full step lets
+; the fast path go on only once the encoder's CR3 is the one it accepts (step.c
+; fast_prepare), so the record that carries a new CR3 is the full step's. In the FLOW
 ; record mode (its own entry, step_fast_entry_flow) no register is compared: an instruction
 ; the decoder predicts whole is one more count on the last RUN (or REPEAT) marker, the rest
 ; are records without register fields - rec_insn()'s FLOW choices, the same way. The registers
@@ -198,14 +200,10 @@ extern hv_fast_resume, hv_fast_decline
     cmp eax, FGEN_KERNEL
     jne %2
 %endmacro
-; The code id predicted (the entry carries the encoder's stamp) and CR3 the one last recorded,
-; else on to %1. Clobbers rbx.
-%macro PREDICTED_SAME_CR3 1
+; The code id predicted (the entry carries the encoder's stamp), else on to %1. Clobbers rbx.
+%macro PREDICTED 1
     mov ebx, [rsi + E_PSTAMP]
     cmp ebx, [r8 + IC_PSTAMP]
-    jne %1
-    mov rbx, [rcx + F_CR3]
-    cmp rbx, [rsi + E_CR3]
     jne %1
 %endmacro
 ; A new RUN or REPEAT marker (tag %1) at rdi with count 1, its offset in [rsi + %2]; on to %3.
@@ -334,10 +332,11 @@ extern hv_fast_resume, hv_fast_decline
     jnz .pending_special
 .pending_set:
 %if %1 == 2
-    ; FLOW: predicted whole (its code id in the decoder's predictor, CR3 and tick unchanged)
+    ; FLOW: predicted whole (its code id in the decoder's predictor: CR3 and tick do not
+    ; change on this path)
     ; and straight on from the last instruction: one more on the last RUN marker.
     mov rax, [r8 + IC_RIP]
-    PREDICTED_SAME_CR3 .flow_record
+    PREDICTED .flow_record
     cmp rax, [rsi + E_EXPECTED]
     jne .flow_repeat
     COUNT_ONE E_RUN_AT, .run_new
@@ -386,7 +385,7 @@ extern hv_fast_resume, hv_fast_decline
 %endrep
 .rep_done:
     ; One more on the REPEAT marker if this instruction's record (or its REPEAT) is the last
-    ; thing written, the code id is predicted, CR3 is the same, and every register changed as
+    ; thing written, the code id is predicted, and every register changed as
     ; in that record.
     btr edx, 31
     jc .rep_record
@@ -398,7 +397,7 @@ extern hv_fast_resume, hv_fast_decline
     jne .rep_record
     cmp edx, [rsi + E_LMASK]
     jne .rep_record
-    PREDICTED_SAME_CR3 .rep_record
+    PREDICTED .rep_record
     COUNT_ONE E_REP_AT, .rep_new
 .rep_counted:
     mov eax, [rsi + E_NRECORDS]
@@ -450,10 +449,6 @@ extern hv_fast_resume, hv_fast_decline
     cmp eax, [r8 + IC_PSTAMP]
     jne .f_code
 .code_done:
-    mov rax, [rcx + F_CR3]
-    cmp rax, [rsi + E_CR3]
-    jne .f_cr3
-.cr3_done:
     ; Straight on (no field so far) with one general register changed: the short record,
     ; the register in the tag, no mask.
     movzx eax, dx
@@ -614,11 +609,6 @@ extern hv_fast_resume, hv_fast_decline
     mov eax, [rsi + E_PSTAMP]
     mov [r8 + IC_PSTAMP], eax
     jmp .code_done
-.f_cr3:
-    or byte [rdi], HVT_INSN_CR3
-    mov [rsi + E_CR3], rax
-    VARINT_COLD
-    jmp .cr3_done
 .d_left:
     mov dword [rcx + F_LEFT], 0
     inc qword [rcx + F_DECLINES + FD_LEFT * 8]

@@ -401,8 +401,9 @@ int main(int argc, char **argv)
         want[nwant++] = x;
         cur = next;
         /* step.c fast_prepare: the full step's turn now and then, and never right after a
-         * chunk began (its first record compares every register). */
-        f.left = e.cand_all || (ic->flags & P_PENDING) ? 0 : 1 + (uint32_t)(rnd() % 50);
+         * chunk began (its first record compares every register) or while the encoder's CR3
+         * is not the pending's (that record carries the new one). */
+        f.left = e.cand_all || (ic->flags & P_PENDING) || e.cr3 != f.cr3 ? 0 : 1 + (uint32_t)(rnd() % 50);
     }
     flush_chunk();
     if (tcw_finish(w, &fh) || tcw_close(w)) { fprintf(stderr, "write failed\n"); return 2; }
