@@ -138,8 +138,12 @@ static void stlb_flush(struct trace_cpu *t)
 {
     for (int i = 0; i < STLB_SLOTS; i++)
         t->stlb[i].tag = 1;            /* never a page-aligned VA */
-    if (++t->f.fgen_user <= FGEN_KERNEL)
+    if (++t->f.fgen_user <= FGEN_KERNEL || (t->f.fgen_user & FGEN_FLAGS)) {
+        /* Wrapped: no entry may keep an old generation that would be valid again. */
         t->f.fgen_user = FGEN_KERNEL + 1;
+        for (unsigned i = 0; i < ICACHE_SLOTS; i++)
+            t->f.icache[i].fgen = 0;
+    }
 }
 
 static uint8_t *page_of(struct trace_cpu *t, uint64_t va)
@@ -368,8 +372,8 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
 static void icache_hptr(struct trace_cpu *t, struct icache_entry *ic, const uint8_t *h)
 {
     ic->hptr = h;
-    ic->fgen = (ic->flags & P_SPECIAL) || (sopt.filtering && !rip_pass(ic->rip)) ? 0
-             : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f.fgen_user;
+    ic->fgen = icache_fgen(ic, (ic->flags & P_SPECIAL) || (sopt.filtering && !rip_pass(ic->rip)) ? 0
+                               : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f.fgen_user);
 }
 
 /* What the fast path needs to take the next exits (step_fast.asm), after a full step whose

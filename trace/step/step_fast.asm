@@ -184,11 +184,11 @@ __SECT__
 
 extern hv_fast_resume, hv_fast_decline
 
-; The 8 bytes at the entry's host pointer [rdx + %1] against [rdx + %2] under the mask
-; [rdx + %3]: rax (and ZF) 0 when they are equal; rsi keeps the pointer.
-%macro BYTES_DIFF 3
+; The 8 bytes at the entry's host pointer [rdx + %1] plus %4 against [rdx + %2] under the mask
+; [rdx + %3]: rax (and ZF) 0 when they are equal.
+%macro BYTES_DIFF 4
     mov rsi, [rdx + %1]
-    mov rax, [rsi]
+    mov rax, [rsi + %4]
     xor rax, [rdx + %2]
     and rax, [rdx + %3]
 %endmacro
@@ -308,11 +308,8 @@ extern hv_fast_resume, hv_fast_decline
     mov eax, [rdx + IC_FGEN]
     GEN_USABLE .gen_ok, .d_gen
 .gen_ok:
-    BYTES_DIFF IC_HPTR, IC_LO, IC_MLO
-    mov rsi, [rsi + 8]
-    xor rsi, [rdx + IC_HI]
-    and rsi, [rdx + IC_MHI]
-    or rax, rsi
+    ; Its bytes in the window's first 8 (the rest: FGEN_HI, FGEN_CROSS at .d_gen).
+    BYTES_DIFF IC_HPTR, IC_LO, IC_MLO, 0
     jnz .d_bytes
     ; Room in the chunk for one more record (the full step sends a full one). FLOW asks
     ; only where it writes one (FLOW_ROOM): a count on the last marker needs none.
@@ -618,13 +615,22 @@ extern hv_fast_resume, hv_fast_decline
     DECLINE task, FD_TASK
     DECLINE miss, FD_MISS
 .d_gen:
-    ; An instruction across its page's end (FGEN_CROSS with a usable generation): its bytes
-    ; in the next page compared here, the rest as any other's.
-    btr eax, FGEN_CROSS_BIT
-    jnc .d_gen_count
-    GEN_USABLE .cross, .d_gen_count
-.cross:
-    BYTES_DIFF IC_HPTR2, IC_LO2, IC_MLO2
+    ; A usable generation with flags: its bytes in the window's second 8 (FGEN_HI) and in
+    ; the next page (FGEN_CROSS) compared here, the first 8 as any other's.
+    mov ebx, eax
+    and eax, FGEN_GEN_MASK
+    cmp eax, ebx
+    je .d_gen_count
+    GEN_USABLE .flagged, .d_gen_count
+.flagged:
+    bt ebx, FGEN_HI_BIT
+    jnc .no_hi
+    BYTES_DIFF IC_HPTR, IC_HI, IC_MHI, 8
+    jnz .d_bytes
+.no_hi:
+    bt ebx, FGEN_CROSS_BIT
+    jnc .gen_ok
+    BYTES_DIFF IC_HPTR2, IC_LO2, IC_MLO2, 0
     jnz .d_bytes
     jmp .gen_ok
 .d_gen_count:

@@ -38,6 +38,8 @@ void step_fast_asm_constants(void)
     IC(IC_PSTAMP, pstamp); IC(IC_SLOT, slot); IC(IC_FLAGS, flags); IC(IC_HANDLER, handler);
     IC(IC_LINK, link); IC(IC_HPTR2, hptr2); IC(IC_LO2, lo2); IC(IC_MLO2, mlo2);
     HV_ASM_CONST(FGEN_CROSS_BIT, __builtin_ctz(FGEN_CROSS));
+    HV_ASM_CONST(FGEN_HI_BIT, __builtin_ctz(FGEN_HI));
+    HV_ASM_CONST(FGEN_GEN_MASK, ~FGEN_FLAGS);   /* (%c takes no constant of bit 31) */
     HV_ASM_CONST(ICACHE_SHIFT, ICACHE_SHIFT);
     HV_ASM_CONST(PRED_SLOTS, HVT_PRED_SLOTS);
     HV_ASM_CONST(PRED_HASH_SHIFT, HVT_PRED_HASH_SHIFT);

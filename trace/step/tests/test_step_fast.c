@@ -14,7 +14,9 @@
  *   - the checkregs variant counts a change outside the write set, and still records it;
  *   - an entry compared in its page's last 16 bytes (icache_set_shift) sees its bytes alone.
  * Some instructions cross their page's end (FGEN_CROSS: the tail's bytes live apart, as in the
- * next page), and a changed byte on either side must make the fast path decline.
+ * next page), and a changed byte on either side must make the fast path decline; so must one
+ * in the second 8 bytes of an entry's window, which the fast path compares only for entries
+ * marked FGEN_HI (icache_fgen).
  * REP string instructions (P_REP) repeat, mostly with the same register deltas as their last
  * iteration: the plain path folds those into REPEAT counts, which the reader must expand back.
  * With 'flow' (the FLOW record mode, step_fast_entry_flow; the stream also repeats
@@ -72,7 +74,11 @@ static uint8_t *code_byte(unsigned c, unsigned i)
     return i < k->cross ? pages + (size_t)c * 4096 + 4096 - k->cross + i : tails + (size_t)c * 16 + i - k->cross;
 }
 /* The generation step.c's icache_hptr gives code c's entry. */
-static uint32_t fgen_of(unsigned c, uint32_t fgen) { return fgen && codes[c].cross ? fgen | FGEN_CROSS : fgen; }
+static uint32_t fgen_of(const struct icache_entry *ic, unsigned c, uint32_t fgen)
+{
+    fgen = icache_fgen(ic, fgen);
+    return fgen && codes[c].cross ? fgen | FGEN_CROSS : fgen;
+}
 
 static void check(int ok, const char *what, size_t step)
 {
@@ -129,7 +135,7 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
     }
     ic->cand = k->cand;
     ic->handler = step_fast_handler(k->cand | p_rep_cand(k->flags));
-    ic->fgen = fgen_of(c, fgen);
+    ic->fgen = fgen_of(ic, c, fgen);
     ic->flags = k->flags;
     /* A new entry has no stamp, so the fast path sends its code id even where the predictor
      * still holds it (rec_insn would not): for the byte comparison of 'flow', both encoders
@@ -339,7 +345,7 @@ int main(int argc, char **argv)
         if (provoke == 1) test_vmcs[TV_IDTR] += 16;
         if (provoke == 2) task_word += 0x100;
         if (provoke == 3) *hb ^= 0x40;                       /* the code changed */
-        bool kernel_entry = ic && (ic->fgen & ~FGEN_CROSS) == FGEN_KERNEL;
+        bool kernel_entry = ic && (ic->fgen & ~FGEN_FLAGS) == FGEN_KERNEL;
         if (provoke == 4 && ic && !kernel_entry) f.fgen_user++;   /* process changed */
         if (provoke == 5) test_vmcs[TV_RIP] ^= 0x10000;      /* not in the cache */
         uint64_t g[16];
@@ -393,7 +399,7 @@ int main(int argc, char **argv)
             if (missed || test_vmcs[TV_RIP] != codes[next].rip)
                 ic = fill(next, fgen);
             else
-                ic->fgen = fgen_of(next, fgen);               /* step.c icache_hptr */
+                ic->fgen = fgen_of(ic, next, fgen);              /* step.c icache_hptr */
             f.p_ic = ic;
         }
         misses_made += outside && (rc & 1);
