@@ -29,7 +29,7 @@ long hvl_virtualize(UINT64 fn, UINT64 hv_cr3, void *bi, struct hvt_cpu_launch *l
 #define PDPT_INDEX(va) (((va) >> 30) & 511)
 /* hv_mem_mb=0 (auto): the tracer keeps about 3.5 MiB per CPU (decoded-instruction cache,
  * chunk, stream stage) beside ~40 MiB shared (code dictionary, send ring, EPT, lwIP). */
-#define AUTO_HV_MEM_MB(ncpu) ((ncpu) <= 4 ? 64 : 48 + 4 * (ncpu))
+#define AUTO_HV_MEM_MB(ncpu) ((ncpu) <= 2 ? 64 : 48 + 6 * (ncpu))
 #define AP_TIMEOUT_US 5000000
 
 static struct hvt_cpu_launch launches[HVT_MAX_CPUS];

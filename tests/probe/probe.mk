@@ -121,7 +121,7 @@ test-probes-all: $(HVT) $(GUEST_OUT)/hvtrace-guest $(TEST_GUEST)/getpid-loop
 	  $(PROBE_ALL_OUT)/all.specs:all.specs $(PROBE_ALL_OUT)/probe-all-run:bin/probe-all-run \
 	  $(TEST_GUEST)/getpid-loop:bin/getpid-loop
 	set -e; for run in all small; do \
-	  mem=$$([ $$run = small ] && echo 24 || echo 96); \
+	  mem=$$([ $$run = small ] && echo 28 || echo 96); \
 	  $(VM_RUN) -t $(PROBE_TIMEOUT) --initrd $(PROBE_ALL_OUT)/initrd.img --cmd /bin/probe-all-run --trace '' \
 	    --cfg "hv_mem_mb = $$mem" $(PROBE_ALL_OUT)/$$run > $(PROBE_ALL_OUT)/bochs-$$run.txt || true; done
 	bash tests/probe/check-probes-all.sh $(PROBE_ALL_OUT) $$(stat -c %s $(PROBE_ALL_OUT)/all.specs)
