@@ -59,8 +59,8 @@ struct stlb_entry { uint64_t tag; uint8_t *page; };
  *   hptr, fgen  where its 16-byte window is in host memory, valid while fgen is FGEN_KERNEL
  *               (kernel addresses: mapped alike in every process) or the CPU's fgen_user (user
  *               addresses: until the process changes), with FGEN_HI where some of its bytes
- *               are in the window's second half (icache_fgen). 0: not for the fast path
- *               (P_SPECIAL, or the instruction itself crosses a page).
+ *               are in the window's second half and FGEN_PENDING for P_PENDING (icache_fgen).
+ *               0: not for the fast path (P_SPECIAL, or the instruction itself crosses a page).
  *   shift       where the instruction starts in that window: 0, or for one that ends in the
  *               last 16 bytes of its page, the window is the page's last 16 bytes (the next
  *               page is another mapping) and lo/hi/mlo/mhi hold its bytes at 'shift'.
@@ -76,7 +76,8 @@ struct stlb_entry { uint64_t tag; uint8_t *page; };
 #define FGEN_KERNEL  1u
 #define FGEN_CROSS   (1u << 31)             /* with a generation: check the next page's bytes too */
 #define FGEN_HI      (1u << 30)             /* with a generation: its window's second 8 bytes too */
-#define FGEN_FLAGS   (FGEN_CROSS | FGEN_HI) /* generations stay below both */
+#define FGEN_PENDING (1u << 29)             /* with a generation: P_PENDING (its retirement) */
+#define FGEN_FLAGS   (FGEN_CROSS | FGEN_HI | FGEN_PENDING)   /* generations stay below them */
 struct icache_entry {
     uint64_t rip, lo, hi, mlo, mhi;
     const uint8_t *hptr;
@@ -96,12 +97,14 @@ struct icache_entry {
     uint8_t pad[8];
 };
 _Static_assert(sizeof(struct icache_entry) == 1u << ICACHE_SHIFT, "icache entry size");
-/* The generation an entry is given (0: none): a flag says where the fast path compares more
- * than its window's first 8 bytes - most instructions fit there, and the fast path's own
- * compare reads only those. */
+/* The generation an entry is given (0: none), its flags set (entry flags first): what the
+ * fast path does for the few entries that need more than the common case - its own compare
+ * reads only the window's first 8 bytes (most instructions fit there) and sets no turn. */
 static inline uint32_t icache_fgen(const struct icache_entry *ic, uint32_t gen)
 {
-    return gen && ic->mhi ? gen | FGEN_HI : gen;
+    if (!gen)
+        return 0;
+    return gen | (ic->mhi ? FGEN_HI : 0) | (ic->flags & P_PENDING ? FGEN_PENDING : 0);
 }
 /* Guest RIPs where something happens: interrupt/exception handler entries (and the address
  * after their first instruction, see event_at in step.c), auto-stop addresses (vec < 0). */

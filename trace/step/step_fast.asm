@@ -322,12 +322,9 @@ extern hv_fast_resume, hv_fast_decline
 %endif
 
     ; --- Taken: from here on the step is ours. ---
-    ; r8: the pending instruction, recorded now; RIP's becomes pending. One that needs the
-    ; full step when it retires (SYSCALL's marker, INT n's event) lets only that one through.
+    ; r8: the pending instruction, recorded now; RIP's becomes pending (one whose retirement
+    ; is the full step's, FGEN_PENDING, has set the full step's turn at .d_gen).
     mov [rcx + F_P_IC], rdx
-    test byte [rdx + IC_FLAGS], P_PENDING
-    jnz .pending_special
-.pending_set:
 %if %1 == 2
     ; FLOW: predicted whole (its code id in the decoder's predictor: CR3 and tick do not
     ; change on this path)
@@ -528,9 +525,6 @@ extern hv_fast_resume, hv_fast_decline
 
 ; --- the less common paths ---
 [section .text.cold]
-.pending_special:
-    mov dword [rcx + F_LEFT], 1
-    jmp .pending_set
 %if %1 == 2
 ; FLOW, not straight on: the same instruction again (a REP string iteration, a jump to
 ; itself) is one more on the last REPEAT marker; anything else a record without registers.
@@ -615,14 +609,21 @@ extern hv_fast_resume, hv_fast_decline
     DECLINE task, FD_TASK
     DECLINE miss, FD_MISS
 .d_gen:
-    ; A usable generation with flags: its bytes in the window's second 8 (FGEN_HI) and in
-    ; the next page (FGEN_CROSS) compared here, the first 8 as any other's.
+    ; A usable generation with flags: an instruction whose retirement needs the full step
+    ; (FGEN_PENDING: SYSCALL's marker, INT n's event) makes the next exit its turn - a
+    ; decline below changes nothing the full step does not set again; its bytes in the
+    ; window's second 8 (FGEN_HI) and in the next page (FGEN_CROSS) are compared here, the
+    ; first 8 as any other's.
     mov ebx, eax
     and eax, FGEN_GEN_MASK
     cmp eax, ebx
     je .d_gen_count
     GEN_USABLE .flagged, .d_gen_count
 .flagged:
+    bt ebx, FGEN_PENDING_BIT
+    jnc .no_pending
+    mov dword [rcx + F_LEFT], 1
+.no_pending:
     bt ebx, FGEN_HI_BIT
     jnc .no_hi
     BYTES_DIFF IC_HPTR, IC_HI, IC_MHI, 8

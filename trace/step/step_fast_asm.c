@@ -39,6 +39,7 @@ void step_fast_asm_constants(void)
     IC(IC_LINK, link); IC(IC_HPTR2, hptr2); IC(IC_LO2, lo2); IC(IC_MLO2, mlo2);
     HV_ASM_CONST(FGEN_CROSS_BIT, __builtin_ctz(FGEN_CROSS));
     HV_ASM_CONST(FGEN_HI_BIT, __builtin_ctz(FGEN_HI));
+    HV_ASM_CONST(FGEN_PENDING_BIT, __builtin_ctz(FGEN_PENDING));
     HV_ASM_CONST(FGEN_GEN_MASK, ~FGEN_FLAGS);   /* (%c takes no constant of bit 31) */
     HV_ASM_CONST(ICACHE_SHIFT, ICACHE_SHIFT);
     HV_ASM_CONST(PRED_SLOTS, HVT_PRED_SLOTS);
@@ -46,7 +47,6 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(ICACHE_SETS, ICACHE_SETS);
     HV_ASM_CONST(SET_SHIFT, ICACHE_SHIFT + __builtin_ctz(ICACHE_WAYS));
     HV_ASM_CONST(FGEN_KERNEL, FGEN_KERNEL);
-    HV_ASM_CONST(P_PENDING, P_PENDING);
 
     E(E_BUF, buf); E(E_LEN, len); E(E_EXPECTED, expected_rip); E(E_CR3, cr3); E(E_TICK, tick);
     E(E_TSC, tsc); E(E_REGS, regs); E(E_NRECORDS, nrecords);

@@ -135,8 +135,8 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
     }
     ic->cand = k->cand;
     ic->handler = step_fast_handler(k->cand | p_rep_cand(k->flags));
-    ic->fgen = fgen_of(ic, c, fgen);
     ic->flags = k->flags;
+    ic->fgen = fgen_of(ic, c, fgen);
     /* A new entry has no stamp, so the fast path sends its code id even where the predictor
      * still holds it (rec_insn would not): for the byte comparison of 'flow', both encoders
      * forget that prediction (no stamped entry relies on it: the slot holds this rip). */
