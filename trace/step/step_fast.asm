@@ -184,6 +184,73 @@ __SECT__
 
 extern hv_fast_resume, hv_fast_decline
 
+; The plain path's own record for the common instruction: one general register %1 in its
+; write set (and RFLAGS, %2 = HVT_SHORT_RFLAGS, when that changed too), the register changed,
+; straight on from the last record and its code id predicted - the short record, written here
+; with its tag known; r9 holds the register's delta, edx the mask. Anything else (a RIP or
+; code-id field) is the generic record's, from .checked, with the delta where it expects it.
+%macro SHORT_OR_GENERIC 2
+    mov rax, [r8 + IC_RIP]
+    cmp rax, [rsi + E_EXPECTED]
+    jne %%generic
+    mov eax, [rsi + E_PSTAMP]
+    cmp eax, [r8 + IC_PSTAMP]
+    jne %%generic
+    mov rax, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rax
+    mov byte [rdi], HVT_INSN_SHORT | %1 | %2
+    mov rax, r9
+    lea r9, [rdi + 1]
+    ZIGZAG
+    cmp rax, 1 << 28
+    jae %%big
+    VARINT
+%%value:
+%if %2
+    RFLAGS_FIELD
+%endif
+    jmp .fields_done
+[section .text.cold]
+%%generic:
+    mov [rcx + F_DELTA + %1 * 8], r9
+    jmp .checked
+%%big:
+    mov r8d, %1
+    jmp .short_big
+__SECT__
+%endmacro
+; Write set {%1}: unchanged, a record without registers; changed, SHORT_OR_GENERIC.
+%macro ONE_REG 1
+.one_ %+ %1:
+    REG_LOAD %1
+    sub rax, [rsi + E_REGS + %1 * 8]
+    jz .regs_done
+    add [rsi + E_REGS + %1 * 8], rax
+    mov r9, rax
+    mov edx, 1 << %1
+    SHORT_OR_GENERIC %1, 0
+%endmacro
+; Write set {%1, RFLAGS}: %1 unchanged, RFLAGS compared alone (.one_16); else RFLAGS too,
+; then SHORT_OR_GENERIC.
+%macro PAIR_REG 1
+.pair_ %+ %1:
+    REG_LOAD %1
+    sub rax, [rsi + E_REGS + %1 * 8]
+    jz .one_16
+    add [rsi + E_REGS + %1 * 8], rax
+    mov r9, rax
+    GUEST_READ rax, RFLAGS
+    sub rax, [rsi + E_REGS + REG_RFLAGS * 8]
+    jz %%same_flags
+    add [rsi + E_REGS + REG_RFLAGS * 8], rax
+    mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
+    mov edx, (1 << %1) | (1 << REG_RFLAGS)
+    SHORT_OR_GENERIC %1, HVT_SHORT_RFLAGS
+%%same_flags:
+    mov edx, 1 << %1
+    SHORT_OR_GENERIC %1, 0
+%endmacro
+
 ; The 8 bytes at the entry's host pointer [rdx + %1] plus %4 against [rdx + %2] under the mask
 ; [rdx + %3]: rax (and ZF) 0 when they are equal.
 %macro BYTES_DIFF 4
@@ -339,8 +406,9 @@ extern hv_fast_resume, hv_fast_decline
 %else
     mov byte [rdi], 0
     ; Pass 1 over the registers the pending instruction may have written: the decoded
-    ; entry's own routine for its write set (one register, one and RFLAGS, none) or the
-    ; generic loop; checkregs=on compares all of them.
+    ; entry's own routine for its write set (one register, one and RFLAGS - which write the
+    ; common short record themselves, SHORT_OR_GENERIC -, RFLAGS alone, none) or the generic
+    ; loop; checkregs=on compares all of them.
     xor edx, edx
 %if %1 == 1
     mov r9d, CAND_ALL
@@ -350,16 +418,12 @@ extern hv_fast_resume, hv_fast_decline
 .h_generic:
     mov r9d, [r8 + IC_CAND]
     jmp .reg_next
-%assign i 0
-%rep 17
-.one_ %+ i:
-    REG_ANY i, .regs_done
-%assign i i+1
-%endrep
+.one_16:
+    REG_ANY 16, .regs_done
 %assign i 0
 %rep 16
-.pair_ %+ i:
-    REG_ANY i, .one_16
+    ONE_REG i
+    PAIR_REG i
 %assign i i+1
 %endrep
     ; A REP string instruction: its write set compared (and its deltas against its last
