@@ -210,13 +210,23 @@ extern hv_fast_resume, hv_fast_decline
     RFLAGS_FIELD
 %endif
     jmp .fields_done
+%%big:
+    ; (32-bit code's usual case) a delta of five bytes or more: a 32-bit value as its four.
+    mov rbx, [rsi + E_REGS + %1 * 8]
+    shr rbx, 32
+    jnz %%wide
+    mov ebx, [rsi + E_REGS + %1 * 8]
+    mov [r9], ebx
+    add r9, 4
+    or byte [rdi], HVT_SHORT_U32
+    jmp %%value
 [section .text.cold]
+%%wide:
+    VARINT_COLD
+    jmp %%value
 %%generic:
     mov [rcx + F_DELTA + %1 * 8], r9
     jmp .checked
-%%big:
-    mov r8d, %1
-    jmp .short_big
 __SECT__
 %endmacro
 ; Write set {%1}: unchanged, a record without registers; changed, SHORT_OR_GENERIC.
@@ -404,7 +414,6 @@ __SECT__
 .flow_counted:
     COUNTED
 %else
-    mov byte [rdi], 0
     ; Pass 1 over the registers the pending instruction may have written: the decoded
     ; entry's own routine for its write set (one register, one and RFLAGS - which write the
     ; common short record themselves, SHORT_OR_GENERIC -, RFLAGS alone, none) or the generic
@@ -496,6 +505,7 @@ __SECT__
 %endif
 .checked:
     ; The record: tag at [rdi], fields from r9 on.
+    mov byte [rdi], 0
     lea r9, [rdi + 1]
     mov rax, [r8 + IC_RIP]
     sub rax, [rsi + E_EXPECTED]
@@ -607,7 +617,6 @@ __SECT__
     NEW_MARKER TAG_RUN, E_RUN_AT, .flow_counted
 .flow_record:
     FLOW_ROOM
-    mov byte [rdi], 0
     xor edx, edx
     jmp .checked
 ; No room for what FLOW writes: the decline leaves the pending instruction as it was.
