@@ -187,9 +187,10 @@ extern hv_fast_resume, hv_fast_decline
 ; The plain path's own record for the common instruction: one general register %1 in its
 ; write set (and RFLAGS, %2 = HVT_SHORT_RFLAGS, when that changed too), the register changed,
 ; straight on from the last record and its code id predicted - the short record, written here
-; with its tag known; r9 holds the register's delta, edx the mask. Anything else (a RIP or
-; code-id field) is the generic record's, from .checked, with the delta where it expects it.
-%macro SHORT_OR_GENERIC 2
+; with its tag known. r9 holds the register's delta and, with %2, rdx the RFLAGS bits that
+; changed (the new value already the decoder's). Anything else (a RIP or code-id field) is the
+; generic record's, from .checked, with the mask (%3) and the deltas where it expects them.
+%macro SHORT_OR_GENERIC 3
     mov rax, [r8 + IC_RIP]
     cmp rax, [rsi + E_EXPECTED]
     jne %%generic
@@ -207,7 +208,13 @@ extern hv_fast_resume, hv_fast_decline
     VARINT
 %%value:
 %if %2
-    RFLAGS_FIELD
+    ; The RFLAGS field (RFLAGS_FIELD's, from the changed bits): the six arithmetic flags
+    ; packed in a byte, else HVT_RFLAGS_WIDE and the delta.
+    test rdx, ~HVT_RFLAGS_ARITH
+    jnz %%rf_wide
+    movzx eax, byte [abs rflags_pack + rdx]
+    mov [r9], al
+    inc r9
 %endif
     jmp .fields_done
 %%big:
@@ -224,10 +231,31 @@ extern hv_fast_resume, hv_fast_decline
 %%wide:
     VARINT_COLD
     jmp %%value
+%if %2
+%%rf_wide:
+    mov byte [r9], HVT_RFLAGS_WIDE
+    inc r9
+    RFLAGS_DELTA
+    ZIGZAG
+    call varint_any
+    jmp .fields_done
+%endif
 %%generic:
     mov [rcx + F_DELTA + %1 * 8], r9
+%if %2
+    RFLAGS_DELTA
+    mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
+%endif
+    mov edx, %3
     jmp .checked
 __SECT__
+%endmacro
+; rax: RFLAGS' delta from the decoder's new value and the changed bits in rdx. Clobbers rbx.
+%macro RFLAGS_DELTA 0
+    mov rax, [rsi + E_REGS + REG_RFLAGS * 8]
+    mov rbx, rax
+    xor rbx, rdx
+    sub rax, rbx
 %endmacro
 ; Write set {%1}: unchanged, a record without registers; changed, SHORT_OR_GENERIC.
 %macro ONE_REG 1
@@ -237,8 +265,7 @@ __SECT__
     jz .regs_done
     add [rsi + E_REGS + %1 * 8], rax
     mov r9, rax
-    mov edx, 1 << %1
-    SHORT_OR_GENERIC %1, 0
+    SHORT_OR_GENERIC %1, 0, 1 << %1
 %endmacro
 ; Write set {%1, RFLAGS}: %1 unchanged, RFLAGS compared alone (.one_16); else RFLAGS too,
 ; then SHORT_OR_GENERIC.
@@ -250,15 +277,13 @@ __SECT__
     add [rsi + E_REGS + %1 * 8], rax
     mov r9, rax
     GUEST_READ rax, RFLAGS
-    sub rax, [rsi + E_REGS + REG_RFLAGS * 8]
+    mov rdx, rax
+    xor rdx, [rsi + E_REGS + REG_RFLAGS * 8]
     jz %%same_flags
-    add [rsi + E_REGS + REG_RFLAGS * 8], rax
-    mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
-    mov edx, (1 << %1) | (1 << REG_RFLAGS)
-    SHORT_OR_GENERIC %1, HVT_SHORT_RFLAGS
+    mov [rsi + E_REGS + REG_RFLAGS * 8], rax
+    SHORT_OR_GENERIC %1, HVT_SHORT_RFLAGS, (1 << %1) | (1 << REG_RFLAGS)
 %%same_flags:
-    mov edx, 1 << %1
-    SHORT_OR_GENERIC %1, 0
+    SHORT_OR_GENERIC %1, 0, 1 << %1
 %endmacro
 
 ; The 8 bytes at the entry's host pointer [rdx + %1] plus %4 against [rdx + %2] under the mask
