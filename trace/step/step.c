@@ -565,6 +565,17 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     return ic;
 }
 
+struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip)
+{
+    struct trace_cpu *t = (struct trace_cpu *)f;
+    if (icache_set(rip) == icache_set(f->p_ic->rip))
+        return 0;
+    struct icache_entry *ic = decode(t, rip);
+    f->fills += ic != 0;
+    return ic;
+}
+_Static_assert(__builtin_offsetof(struct trace_cpu, f) == 0, "step_fast_fill: f is its trace_cpu");
+
 /* One full step: retire the pending instruction, record what happened at this exit (an
  * event, a stop address, a context switch), decode the instruction at RIP, make it pending
  * and prepare the fast path for the next exit. */
@@ -751,6 +762,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     hv_mtf_fast_register(opts->record == HVT_MODE_FLOW ? step_fast_entry_flow
                          : opts->checkregs ? step_fast_entry_check : step_fast_entry);
     memset(t->f.declines, 0, sizeof t->f.declines);
+    t->f.fills = 0;
     hv_set_mtf_fast(true, &t->f);
     t->task_known = false;
     t->idt_base = 0;
@@ -804,8 +816,8 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
            dilate_stats[cpu].fired_in_exit, t->f.fast_steps, dilate_stats[cpu].soft_fired,
            t->f.wregs_misses, t->f.checkregs, t->silent_wakes, t->f.enc->mode);
     hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
-           "gen=%lu bytes=%lu room=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
-           d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM]);
+           "gen=%lu bytes=%lu room=%lu fills=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
+           d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM], t->f.fills);
     if (scope_on())
         hv_log("HVT-SCOPESTAT cpu=%u exits=%lu full_exits=%lu fast_steps=%lu recorded=%lu "
                "resumes=%lu pauses=%lu switch_fires=%lu\n", cpu, t->exits + t->f.fast_steps, t->exits,

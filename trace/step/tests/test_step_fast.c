@@ -177,6 +177,27 @@ static void check_shift(void)
           icache_window_shift(4081, 4096) == 1 && icache_window_shift(4095, 4096) == 15, "window shift", 0);
 }
 
+/* step.c's step_fast_fill, played by the test: the code the test left out of the cache for the
+ * fast path to decode (fill_next, with the generation fill_fgen: 0 leaves it to the full step)
+ * filled, as decode() would; NULL for any other address (no code there) or one in the
+ * pending's set. The registers C code may clobber are clobbered. */
+static unsigned fill_next = ~0u;
+static uint32_t fill_fgen;
+static struct icache_entry *filled;
+struct icache_entry *step_fast_fill(struct step_fast *ff, uint64_t rip)
+{
+    __asm__ volatile("mov $0x5a5a5a5a5a5a5a5a, %%rax\n\tmov %%rax, %%r10\n\tmov %%rax, %%r11\n\t"
+                     "mov %%rax, %%r8\n\tmov %%rax, %%r9\n\tmov %%rax, %%rcx\n\tmov %%rax, %%rdx"
+                     ::: "rax", "rcx", "rdx", "r8", "r9", "r10", "r11");
+    if (fill_next == ~0u || codes[fill_next].rip != rip || icache_set(rip) == icache_set(ff->p_ic->rip))
+        return NULL;
+    /* (fill() would forget the encoder's prediction of it: not in the middle of a step) */
+    if (flow && e.pred[HVT_PRED_SLOT(rip)].rip == rip)
+        return NULL;
+    filled = fill(fill_next, fill_fgen);
+    return filled;
+}
+
 /* The full step's record of the pending instruction (step.c put_insn). */
 static void full_record(const struct icache_entry *p, const uint64_t *regs)
 {
@@ -278,7 +299,7 @@ int main(int argc, char **argv)
     const struct icache_entry *rep_of = NULL;
     uint64_t rep_rip = 0;
     uint32_t rep_cand = 0;
-    size_t fast = 0, fast_folded = 0, fast_cross = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
+    size_t fast = 0, fast_folded = 0, fast_cross = 0, fast_filled = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
     static uint8_t e_before[sizeof e];
     static uint8_t f_before[sizeof f];
     for (size_t s = 0; s < n; s++) {
@@ -320,7 +341,14 @@ int main(int argc, char **argv)
         /* (Filled by an earlier full step: never in the pending's own set, whose entries a
          * fill moves, and a full step records the pending before it fills anything.) */
         bool p_set = icache_set(p->rip) == icache_set(codes[next].rip);
-        if (!p_set && (!ic || rnd() % 200 == 0)) {
+        /* Half the misses are the fast path's to fill (step_fast_fill), now and then with
+         * an entry it must then leave to the full step. */
+        fill_next = ~0u;
+        filled = NULL;
+        if (!ic && !p_set && rnd() % 2) {
+            fill_next = next;
+            fill_fgen = rnd() % 8 ? fgen : 0;
+        } else if (!p_set && (!ic || rnd() % 200 == 0)) {
             if (rnd() % 3 == 0)                               /* other code here: an id of that length */
                 for (unsigned t = 0, o = (unsigned)(rnd() % NCODES); t < NCODES; t++)
                     if (codes[(o + t) % NCODES].len == codes[next].len) {
@@ -345,8 +373,12 @@ int main(int argc, char **argv)
         if (provoke == 1) test_vmcs[TV_IDTR] += 16;
         if (provoke == 2) task_word += 0x100;
         if (provoke == 3) *hb ^= 0x40;                       /* the code changed */
-        bool kernel_entry = ic && (ic->fgen & ~FGEN_FLAGS) == FGEN_KERNEL;
-        if (provoke == 4 && ic && !kernel_entry) f.fgen_user++;   /* process changed */
+        /* The process changed: a user entry's generation is stale - a cached one's, or the one
+         * a fill gives it (fill_fgen, taken before). Kernel entries keep theirs. */
+        bool kernel_entry = ic ? (ic->fgen & ~FGEN_FLAGS) == FGEN_KERNEL
+                          : fill_next != ~0u && codes[next].rip >> 63;
+        bool gen_bumped = provoke == 4 && (ic || fill_next != ~0u) && !kernel_entry;
+        if (gen_bumped) f.fgen_user++;
         if (provoke == 5) test_vmcs[TV_RIP] ^= 0x10000;      /* not in the cache */
         uint64_t g[16];
         memcpy(g, regs, sizeof g);
@@ -361,6 +393,8 @@ int main(int argc, char **argv)
                                  : check_variant ? (void *)step_fast_entry_check : (void *)step_fast_entry);
         check(!(rc & HARNESS_BAD_STACK), "stack not as the stub left it", s);
         check(!memcmp(g, g_in, sizeof g), "a guest register was not preserved", s);
+        if (!ic && filled)
+            ic = filled;                                      /* the fast path's fill */
         bool missed = !ic;
         if (rc & 1) {
             fast++;
@@ -368,6 +402,7 @@ int main(int argc, char **argv)
             memcpy(&nrec_before, e_before + offsetof(struct rec_enc, nrecords), sizeof nrec_before);
             fast_folded += !flow && e.nrecords == nrec_before;     /* a REPEAT count, no record */
             fast_cross += (ic->fgen & FGEN_CROSS) != 0;
+            fast_filled += filled != NULL;
             check(provoke > 5 || (provoke == 4 && kernel_entry), "took a step it had to decline", s);
             check(f.p_ic == ic, "the next instruction did not become pending", s);
             if (ic->flags & P_PENDING)
@@ -389,7 +424,7 @@ int main(int argc, char **argv)
             shadow_record(&x, regs, s);
         if (provoke == 2) task_word -= 0x100;
         if (provoke == 3) *hb ^= 0x40;
-        if (provoke == 4 && ic && !kernel_entry) f.fgen_user--;
+        if (gen_bumped) f.fgen_user--;
         if (!(rc & 1)) {
             /* The full step: record the pending, make RIP pending, prepare the next. */
             full_record(p, regs);
@@ -435,12 +470,13 @@ int main(int argc, char **argv)
      * its records by them, less their markers). */
     check(flow || (folded > 0 && fast_folded > 0), "no REP string iteration became a REPEAT count", 0);
     check(fast_cross > 0, "no instruction across a page's end took the fast path", 0);
+    check(fast_filled > 0, "no miss was filled by the fast path", 0);
     tr_close(r);
     unlink(path);
     printf("step_fast: %zu steps, %zu fast, declined: left %zu cr3 %zu idt %zu task %zu miss %zu gen %zu "
-           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted; %" PRId64 " instructions folded, %zu by the fast path; %zu fast steps across a page's end\n", n, fast,
+           "bytes %zu room %zu; %zu write-set misses made, %" PRIu64 " counted; %" PRId64 " instructions folded, %zu by the fast path; %zu fast steps across a page's end, %zu filled\n", n, fast,
            declined[FD_LEFT], declined[FD_CR3], declined[FD_IDT], declined[FD_TASK], declined[FD_MISS],
-           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses, folded, fast_folded, fast_cross);
+           declined[FD_GEN], declined[FD_BYTES], declined[FD_ROOM], misses_made, f.wregs_misses, folded, fast_folded, fast_cross, fast_filled);
     check_passed += (long)pass;
     check_failed += (long)fail;
     return check_summary("step_fast");
