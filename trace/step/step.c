@@ -565,7 +565,8 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     return ic;
 }
 
-struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip)
+/* The fast path's fill (step_cpu.h f.fill): decode() from inside a fast step. */
+static struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip)
 {
     struct trace_cpu *t = (struct trace_cpu *)f;
     if (icache_set(rip) == icache_set(f->p_ic->rip))
@@ -763,6 +764,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
                          : opts->checkregs ? step_fast_entry_check : step_fast_entry);
     memset(t->f.declines, 0, sizeof t->f.declines);
     t->f.fills = 0;
+    t->f.fill = step_fast_fill;
     hv_set_mtf_fast(true, &t->f);
     t->task_known = false;
     t->idt_base = 0;

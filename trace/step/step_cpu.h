@@ -135,14 +135,13 @@ struct step_fast {
     uint64_t miss_mask;                     /* 104: and what it missed */
     uint64_t declines[FD_COUNT];            /* 112 */
     uint64_t delta[HVT_NREGS];              /* 176: a record's register deltas, by register */
-    uint64_t fills;                         /* misses step_fast_fill decoded */
+    /* The fast path's miss: RIP decoded into the decoded cache as the full step would (its
+     * decode), or NULL - the exit is then the full step's: RIP cannot be read, or its set is
+     * the pending instruction's (a new entry moves that set's entries). Called from the exit
+     * with the state the fast path keeps; step.c sets it (the host test its own). */
+    struct icache_entry *(*fill)(struct step_fast *f, uint64_t rip);
+    uint64_t fills;                         /* misses 'fill' decoded */
 };
-
-/* The fast path's miss (step_fast.asm): RIP decoded into the decoded cache as the full step
- * would (its decode), or NULL - the exit is then the full step's: RIP cannot be read, or its
- * set is the pending instruction's (a new entry moves that set's entries). Called with the
- * exit's state as the fast path keeps it; step.c has it (the host test its own). */
-struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip);
 
 struct trace_cpu {
     struct step_fast f;                     /* first: the fast path's context */

@@ -5,7 +5,7 @@
 ; time, and it is written to be counted: every instruction here is one per traced instruction.
 ; The plain case: the pending instruction retired normally and the next one is known - or,
 ; missing from the decoded cache, is decoded into it by the full step's decoder, called from
-; here (step_fast_fill). Every condition that needs more - the full step's own reasons (f.left:
+; here (f.fill). Every condition that needs more - the full step's own reasons (f.left:
 ; polling, a due timer deadline, a pending SYSCALL or INT n, triggers), a CR3 or IDT change, a
 ; task switch, an instruction the decoder cannot read or leaves to the full step, changed code
 ; bytes, a full chunk - declines before anything the full step relies on changes (a decoded
@@ -185,7 +185,7 @@ __SECT__
     inc word [rbx + 1]
 %endmacro
 
-extern hv_fast_resume, hv_fast_decline, step_fast_fill
+extern hv_fast_resume, hv_fast_decline
 
 ; The plain path's own record for the common instruction: one general register %1 in its
 ; write set (and RFLAGS, %2 = HVT_SHORT_RFLAGS, when that changed too), the register changed,
@@ -667,7 +667,7 @@ __SECT__
     add rdx, 1 << ICACHE_SHIFT
     cmp rbx, [rdx + IC_RIP]
     je .hashed
-    ; Not in the cache: decoded into it by the full step's own decoder (step_fast_fill, C),
+    ; Not in the cache: decoded into it by the full step's own decoder (f.fill, C),
     ; and on as if found; NULL leaves the exit to the full step. The C code may clobber what
     ; the SysV ABI lets it: of the guest's registers still live here, R10 and R11 (RBP and
     ; R12-R15 it keeps); of ours, RCX and R8. The stack is 16-byte aligned at the call (host
@@ -678,7 +678,7 @@ __SECT__
     push r11
     mov rdi, rcx
     mov rsi, rbx
-    call step_fast_fill
+    call [rdi + F_FILL]
     pop r11
     pop r10
     pop r8

@@ -177,14 +177,14 @@ static void check_shift(void)
           icache_window_shift(4081, 4096) == 1 && icache_window_shift(4095, 4096) == 15, "window shift", 0);
 }
 
-/* step.c's step_fast_fill, played by the test: the code the test left out of the cache for the
+/* step.c's fill (f.fill), played by the test: the code the test left out of the cache for the
  * fast path to decode (fill_next, with the generation fill_fgen: 0 leaves it to the full step)
  * filled, as decode() would; NULL for any other address (no code there) or one in the
  * pending's set. The registers C code may clobber are clobbered. */
 static unsigned fill_next = ~0u;
 static uint32_t fill_fgen;
 static struct icache_entry *filled;
-struct icache_entry *step_fast_fill(struct step_fast *ff, uint64_t rip)
+static struct icache_entry *test_fill(struct step_fast *ff, uint64_t rip)
 {
     __asm__ volatile("mov $0x5a5a5a5a5a5a5a5a, %%rax\n\tmov %%rax, %%r10\n\tmov %%rax, %%r11\n\t"
                      "mov %%rax, %%r8\n\tmov %%rax, %%r9\n\tmov %%rax, %%rcx\n\tmov %%rax, %%rdx"
@@ -285,6 +285,7 @@ int main(int argc, char **argv)
     f.task_slot = &task_word;
     f.task_last = task_word;
     f.fgen_user = FGEN_KERNEL + 1;
+    f.fill = test_fill;
     if (flow) {
         rec_set_mode(&e, HVT_MODE_FLOW, 0);
         rec_set_mode(&e2, HVT_MODE_FLOW, 0);
@@ -341,7 +342,7 @@ int main(int argc, char **argv)
         /* (Filled by an earlier full step: never in the pending's own set, whose entries a
          * fill moves, and a full step records the pending before it fills anything.) */
         bool p_set = icache_set(p->rip) == icache_set(codes[next].rip);
-        /* Half the misses are the fast path's to fill (step_fast_fill), now and then with
+        /* Half the misses are the fast path's to fill (f.fill), now and then with
          * an entry it must then leave to the full step. */
         fill_next = ~0u;
         filled = NULL;
