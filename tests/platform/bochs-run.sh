@@ -164,6 +164,12 @@ stamp() {
   now=$(date +%s.%N)
   for f in serial.log e9.log; do   # each file on its own: their lines interleave in time
     lines=$(grep -a -E "$BOCHS_STAMP" "$RUN/$f" 2>/dev/null | tr -d '\r')
+    # A line still being written (no newline yet) waits until it is whole: stamped half, it
+    # would not match what a report looks for ("TICKBENCH-PHASE untra").
+    if [ -s "$RUN/$f" ] && [ "$(tail -c 1 "$RUN/$f" | wc -l)" = 0 ] &&
+       [ "$(tail -n 1 "$RUN/$f" | tr -d '\r')" = "$(printf '%s\n' "$lines" | tail -n 1)" ]; then
+      lines=$(printf '%s\n' "$lines" | head -n -1)
+    fi
     n=$(printf '%s' "$lines" | grep -c . || true)
     if [ "$n" -gt "${stamped[$f]}" ]; then
       printf '%s\n' "$lines" | tail -n +$((stamped[$f] + 1)) | while IFS= read -r l; do
