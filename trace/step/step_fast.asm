@@ -194,14 +194,7 @@ extern hv_fast_resume, hv_fast_decline
 ; changed (the new value already the decoder's). Anything else (a RIP or code-id field) is the
 ; generic record's, from .checked, with the mask (%3) and the deltas where it expects them.
 %macro SHORT_OR_GENERIC 3
-    mov rax, [r8 + IC_RIP]
-    cmp rax, [rsi + E_EXPECTED]
-    jne %%generic
-    mov eax, [rsi + E_PSTAMP]
-    cmp eax, [r8 + IC_PSTAMP]
-    jne %%generic
-    mov rax, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rax
+    STRAIGHT_PREDICTED %%generic
     mov byte [rdi], HVT_INSN_SHORT | %1 | %2
     mov rax, r9
     lea r9, [rdi + 1]
@@ -211,13 +204,7 @@ extern hv_fast_resume, hv_fast_decline
     VARINT
 %%value:
 %if %2
-    ; The RFLAGS field (RFLAGS_FIELD's, from the changed bits): the six arithmetic flags
-    ; packed in a byte, else HVT_RFLAGS_WIDE and the delta.
-    test rdx, ~HVT_RFLAGS_ARITH
-    jnz %%rf_wide
-    movzx eax, byte [abs rflags_pack + rdx]
-    mov [r9], al
-    inc r9
+    RFLAGS_XOR_FIELD
 %endif
     jmp .fields_done
 %%big:
@@ -234,15 +221,6 @@ extern hv_fast_resume, hv_fast_decline
 %%wide:
     VARINT_COLD
     jmp %%value
-%if %2
-%%rf_wide:
-    mov byte [r9], HVT_RFLAGS_WIDE
-    inc r9
-    RFLAGS_DELTA
-    ZIGZAG
-    call varint_any
-    jmp .fields_done
-%endif
 %%generic:
     mov [rcx + F_DELTA + %1 * 8], r9
 %if %2
@@ -251,6 +229,37 @@ extern hv_fast_resume, hv_fast_decline
 %endif
     mov edx, %3
     jmp .checked
+__SECT__
+%endmacro
+; Straight on from the last record (no RIP field) and the code id predicted (none), else on to
+; %1 (the generic record, which checks both again); the decoder's next RIP then set.
+%macro STRAIGHT_PREDICTED 1
+    mov rax, [r8 + IC_RIP]
+    cmp rax, [rsi + E_EXPECTED]
+    jne %1
+    mov eax, [rsi + E_PSTAMP]
+    cmp eax, [r8 + IC_PSTAMP]
+    jne %1
+    mov rax, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rax
+%endmacro
+; The RFLAGS field at r9 from the bits that changed (rdx; the decoder holds the new value):
+; RFLAGS_FIELD's, the six arithmetic flags packed in a byte, else HVT_RFLAGS_WIDE and the delta.
+%macro RFLAGS_XOR_FIELD 0
+    test rdx, ~HVT_RFLAGS_ARITH
+    jnz %%wide
+    movzx eax, byte [abs rflags_pack + rdx]
+    mov [r9], al
+    inc r9
+%%back:
+[section .text.cold]
+%%wide:
+    mov byte [r9], HVT_RFLAGS_WIDE
+    inc r9
+    RFLAGS_DELTA
+    ZIGZAG
+    call varint_any
+    jmp %%back
 __SECT__
 %endmacro
 ; rax: RFLAGS' delta from the decoder's new value and the changed bits in rdx. Clobbers rbx.
@@ -455,8 +464,25 @@ __SECT__
 .h_generic:
     mov r9d, [r8 + IC_CAND]
     jmp .reg_next
+    ; Write set {RFLAGS} (CMP, TEST, ...): unchanged, as none; changed, the record of RFLAGS
+    ; alone written here when straight on and predicted (else the generic record).
 .one_16:
-    REG_ANY 16, .regs_done
+    GUEST_READ rax, RFLAGS
+    mov rdx, rax
+    xor rdx, [rsi + E_REGS + REG_RFLAGS * 8]
+    jz .h_none
+    mov [rsi + E_REGS + REG_RFLAGS * 8], rax
+    STRAIGHT_PREDICTED .flags_generic
+    mov byte [rdi], HVT_INSN_RFLAGS
+    lea r9, [rdi + 1]
+    RFLAGS_XOR_FIELD
+    jmp .fields_done
+    ; Write set {} (Jcc, MOV to memory, ...): straight on and predicted, a tag alone.
+.h_none:
+    STRAIGHT_PREDICTED .regs_done
+    mov byte [rdi], 0
+    lea r9, [rdi + 1]
+    jmp .fields_done
 %assign i 0
 %rep 16
     ONE_REG i
@@ -663,6 +689,13 @@ __SECT__
     inc qword [rcx + F_MISSES]
     jmp .checked
 %endif
+%if %1 == 0
+.flags_generic:
+    RFLAGS_DELTA
+    mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
+    mov edx, 1 << REG_RFLAGS
+    jmp .checked
+%endif
 .way1:
     add rdx, 1 << ICACHE_SHIFT
     cmp rbx, [rdx + IC_RIP]
@@ -812,7 +845,7 @@ reg_table_check:
 ; The plain path's pass-1 routines by write set (step_cpu.h FAST_H_*): none, generic, one
 ; register (0-16, RFLAGS 16), one general register and RFLAGS (0-15).
 step_fast_handlers:
-    dq step_fast_entry.regs_done, step_fast_entry.h_generic
+    dq step_fast_entry.h_none, step_fast_entry.h_generic
 %assign i 0
 %rep 17
     dq step_fast_entry.one_ %+ i
