@@ -77,9 +77,9 @@ static void flush_cpu(tw_writer *w, unsigned cpu)
     h.nrecords = c->e.nrecords;
     h.ninsns = c->e.ninsns;
     h.first_tsc = c->e.first_tsc;
-    h.last_tsc = c->e.tsc;
+    h.last_tsc = rec_tsc(&c->e);
     emit_chunk(w, &h, c->buf, c->e.len);
-    rec_begin(&c->e, c->buf, TW_BUF_BYTES, c->e.tsc);
+    rec_begin(&c->e, c->buf, TW_BUF_BYTES, h.last_tsc);
     c->begun_len = c->e.len;
     c->need_context = c->have_task;
 }
@@ -198,14 +198,15 @@ int tw_insn_add(tw_writer *w, unsigned cpu, const tw_insn *in)
     if (!c || in->code_len == 0 || in->code_len > HVT_CODE_MAX) return -1;
     if (!c->active) {
         c->active = 1;
-        c->e.first_tsc = c->e.tsc = in->tsc - 1; /* so the first record's tick stays 1 if possible */
+        c->e.first_tsc = in->tsc - 1;           /* so the first record's tick stays 1 if possible */
+        rec_set_tsc(&c->e, in->tsc - 1);
     }
     uint32_t id;
     if (code_id(w, in->code, in->code_len, &id) != 0) return -1;
     restate(c);
     /* Every register compared: the host has no write sets. */
     int rc = rec_insn_ticked(&c->e, in->rip, id, in->code_len, in->cr3, in->regs,
-                             in->regs[HVT_REG_RFLAGS], REC_REGS_ALL, in->tsc - c->e.tsc);
+                             in->regs[HVT_REG_RFLAGS], REC_REGS_ALL, in->tsc - rec_tsc(&c->e));
     return after_record(w, cpu, c, rc);
 }
 

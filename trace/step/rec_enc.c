@@ -8,6 +8,7 @@ void rec_reset(struct rec_enc *e)
 {
     e->expected_rip = 0;
     e->cr3 = 0;
+    rec_set_tsc(e, rec_tsc(e));                 /* the old tick up to here */
     e->tick = 1;
     for (int i = 0; i < HVT_NREGS; i++)
         e->regs[i] = 0;
@@ -26,8 +27,9 @@ void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc)
     e->buf = buf;
     e->cap = cap;
     e->len = 0;
-    e->tsc = e->first_tsc = tsc;
+    e->first_tsc = tsc;
     e->nrecords = e->ninsns = 0;
+    rec_set_tsc(e, tsc);
     rec_reset(e);
     if (!e->regmask && e->mode == HVT_MODE_FULL)
         e->regmask = REC_REGS_ALL;           /* a zeroed encoder: FULL */
@@ -106,7 +108,7 @@ int rec_time(struct rec_enc *e, uint64_t tsc)
     if (marker(e, HVT_MARK_TIME))
         return -1;
     PUT(tsc);
-    e->tsc = tsc;
+    rec_set_tsc(e, tsc);
     return 0;
 }
 

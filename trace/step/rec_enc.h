@@ -28,7 +28,9 @@
 struct rec_enc {
     uint8_t *buf;
     size_t cap, len;
-    uint64_t expected_rip, cr3, tick, tsc, first_tsc;
+    uint64_t expected_rip, cr3, tick, first_tsc;
+    uint64_t tsc;                 /* the clock as of the chunk's tsc_n-th instruction: rec_tsc */
+    uint32_t tsc_n, pad1;
     uint64_t regs[HVT_NREGS];
     uint32_t cand_all;            /* REC_REGS_ALL until a record compared every register */
     uint32_t nrecords, ninsns;
@@ -49,6 +51,18 @@ struct rec_enc {
     uint32_t pstamp;
     struct { uint64_t rip; uint32_t id; uint32_t valid; } pred[HVT_PRED_SLOTS];
 };
+
+/* The clock after the instructions counted so far: one tick each since it was last set (the
+ * instruction count is all a writer keeps per instruction - the fast path's included). */
+static inline uint64_t rec_tsc(const struct rec_enc *e)
+{
+    return e->tsc + (uint64_t)(e->ninsns - e->tsc_n) * e->tick;
+}
+static inline void rec_set_tsc(struct rec_enc *e, uint64_t tsc)
+{
+    e->tsc = tsc;
+    e->tsc_n = e->ninsns;
+}
 
 void rec_begin(struct rec_enc *e, uint8_t *buf, size_t cap, uint64_t tsc);
 /* The record mode from the next record on (a MODE marker now if a chunk is open and the mode
@@ -153,9 +167,8 @@ static inline void rec_count(struct rec_enc *e, uint64_t *at, unsigned kind)
 
 /* An instruction counted on a RUN / REPEAT marker, no record of its own: the decoder's
  * expectations and the clock follow it. */
-static inline int rec_counted(struct rec_enc *e, uint64_t rip, unsigned code_len, uint64_t tick)
+static inline int rec_counted(struct rec_enc *e, uint64_t rip, unsigned code_len)
 {
-    e->tsc += tick;
     e->expected_rip = rip + code_len;
     e->last_rip = rip;
     e->ninsns++;
@@ -194,7 +207,7 @@ static inline int rec_insn_ticked(struct rec_enc *e, uint64_t rip, uint32_t code
                 return -1;
             rec_count(e, at, kind);
         }
-        return rec_counted(e, rip, code_len, tick);
+        return rec_counted(e, rip, code_len);
     }
 record:
     if (__builtin_expect(!rec_room(e), 0))
@@ -236,7 +249,7 @@ record:
             }
             rec_count(e, &e->rep_at, HVT_MARK_REPEAT);
             e->rep_nrec = e->nrecords;
-            return rec_counted(e, rip, code_len, tick);
+            return rec_counted(e, rip, code_len);
         }
         e->rep_rip = rip;
         e->rep_nrec = e->nrecords + 1;
@@ -268,6 +281,7 @@ record:
     if (__builtin_expect(tick != e->tick, 0)) {       /* never, from rec_insn() */
         tag |= HVT_INSN_TICK;
         p += rec_varint(p, tick);
+        rec_set_tsc(e, rec_tsc(e));             /* the old tick up to here */
         e->tick = tick;
     }
     /* The general registers under HVT_INSN_REGS (a one-byte mask for RAX..RDI), RFLAGS on its
@@ -298,7 +312,6 @@ record:
     }
     *tagp = (uint8_t)tag;
     e->len = (size_t)(p - e->buf);
-    e->tsc += e->tick;
     e->expected_rip = rip + code_len;
     e->last_rip = rip;
     e->last_ok = 1;

@@ -290,7 +290,7 @@ static struct trace_chunk_info chunk_info(const struct rec_enc *e, unsigned cpu)
 {
     struct trace_chunk_info ci = { .cpu = cpu, .kind = TRACE_CHUNK_RECORDS,
                                    .nrecords = e->nrecords, .ninsns = e->ninsns,
-                                   .first_tsc = e->first_tsc, .last_tsc = e->tsc };
+                                   .first_tsc = e->first_tsc, .last_tsc = rec_tsc(e) };
     return ci;
 }
 

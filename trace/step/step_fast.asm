@@ -332,13 +332,12 @@ __SECT__
     jmp %3
 %endmacro
 ; An instruction counted on a marker, no record of its own (rax: its RIP): the decoder's
-; expectations, the clock and the counts, then back to the guest.
+; expectations and the counts (the record clock follows the count: rec_tsc), then back to
+; the guest.
 %macro COUNTED 0
     mov [rsi + E_LAST_RIP], rax
     mov rax, [r8 + IC_NEXT]
     mov [rsi + E_EXPECTED], rax
-    mov rax, [rsi + E_TICK]
-    add [rsi + E_TSC], rax
     inc dword [rsi + E_NINSNS]
     inc qword [rcx + F_FAST_STEPS]
     RESTORE
@@ -643,8 +642,6 @@ __SECT__
     mov [rsi + E_LAST_RIP], rax
     mov dword [rsi + E_LAST_OK], 1
 %endif
-    mov rax, [rsi + E_TICK]
-    add [rsi + E_TSC], rax
     mov rax, 0x100000001                ; nrecords++, ninsns++
     add [rsi + E_NRECORDS], rax
     inc qword [rcx + F_FAST_STEPS]

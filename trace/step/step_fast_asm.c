@@ -48,8 +48,8 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(SET_SHIFT, ICACHE_SHIFT + __builtin_ctz(ICACHE_WAYS));
     HV_ASM_CONST(FGEN_KERNEL, FGEN_KERNEL);
 
-    E(E_BUF, buf); E(E_LEN, len); E(E_EXPECTED, expected_rip); E(E_CR3, cr3); E(E_TICK, tick);
-    E(E_TSC, tsc); E(E_REGS, regs); E(E_NRECORDS, nrecords);
+    E(E_BUF, buf); E(E_LEN, len); E(E_EXPECTED, expected_rip);
+    E(E_REGS, regs); E(E_NRECORDS, nrecords);
     E(E_PSTAMP, pstamp); E(E_PRED, pred); E(E_NINSNS, ninsns);
     E(E_RUN_AT, run_at); E(E_REP_AT, rep_at); E(E_LAST_RIP, last_rip); E(E_LAST_OK, last_ok);
     E(E_REP_RIP, rep_rip); E(E_REP_NREC, rep_nrec); E(E_LMASK, lmask); E(E_LDELTA, ldelta);

@@ -64,7 +64,7 @@ static int put_records(tcw *w, const struct rec_enc *e, long *scan_bad)
     ch.nrecords = e->nrecords;
     ch.ninsns = e->ninsns;
     ch.first_tsc = e->first_tsc;
-    ch.last_tsc = e->tsc;
+    ch.last_tsc = rec_tsc(e);
     if (tcw_chunk(w, &ch, e->buf, e->len)) {
         fprintf(stderr, "%s\n", tcw_error(w));
         return -1;

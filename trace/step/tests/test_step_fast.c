@@ -90,13 +90,16 @@ static int64_t folded;                /* instructions in markers' counts, less t
 static void flush_chunk(void)
 {
     folded += (int64_t)e.ninsns - (int64_t)e.nrecords;
+    /* The clock the chunk ends at (the index's last_tsc): a tick per instruction, the fast
+     * path's counted ones included (no TIME marker here). */
+    check(rec_tsc(&e) == e.first_tsc + e.ninsns, "the chunk's clock is not a tick per instruction", nwant);
     hvt_trace_chunk_hdr ch;
     memset(&ch, 0, sizeof ch);
     ch.kind = HVT_CHUNK_RECORDS;
     ch.nrecords = e.nrecords;
     ch.ninsns = e.ninsns;
     ch.first_tsc = e.first_tsc;
-    ch.last_tsc = e.tsc;
+    ch.last_tsc = rec_tsc(&e);
     if (e.len && tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); exit(2); }
     rec_begin(&e, buf, sizeof buf, tsc);
 }
@@ -112,7 +115,7 @@ static void shadow_record(const struct want *x, const uint64_t *regs, size_t ste
               "rec_insn: no room in an empty chunk", step);
     }
     check(e.len == e2.len && !memcmp(e.buf, e2.buf, e.len) && e.nrecords == e2.nrecords &&
-          e.ninsns == e2.ninsns && e.tsc == e2.tsc, "flow: bytes differ from rec_insn's", step);
+          e.ninsns == e2.ninsns && rec_tsc(&e) == rec_tsc(&e2), "flow: bytes differ from rec_insn's", step);
 
 }
 
