@@ -538,6 +538,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     unsigned cls = x86_insn_class(bytes, len);
     ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
                 (cls & X86_CLASS_IRET ? P_IRET : 0) | (cls & X86_CLASS_REPSTR ? P_REP : 0) |
+                (cls & X86_CLASS_CTX ? P_CTX : 0) |
                 (evmap_find(t, rip) ? P_SPECIAL : 0);
     /* The registers it may write, for the fast path's compare: decoded for 64-bit code
      * only (x86_wregs.h); other modes compare all. */
@@ -817,8 +818,8 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
            t->records_bytes, t->t_step, t->t_sink, t->recorded + t->f.fast_steps, t->filtered, reason,
            dilate_stats[cpu].fired_in_exit, t->f.fast_steps, dilate_stats[cpu].soft_fired,
            t->f.wregs_misses, t->f.checkregs, t->silent_wakes, t->f.enc->mode);
-    hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu cr3=%lu idt=%lu task=%lu miss=%lu "
-           "gen=%lu bytes=%lu room=%lu fills=%lu\n", cpu, t->steps, d[FD_LEFT], d[FD_CR3], d[FD_IDT],
+    hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu task=%lu miss=%lu "
+           "gen=%lu bytes=%lu room=%lu fills=%lu\n", cpu, t->steps, d[FD_LEFT],
            d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM], t->f.fills);
     if (scope_on())
         hv_log("HVT-SCOPESTAT cpu=%u exits=%lu full_exits=%lu fast_steps=%lu recorded=%lu "

@@ -42,13 +42,14 @@
 /* The fast path compares RFLAGS as register 16 of the write set (HVT_REG_RFLAGS). */
 #define CAND_ALL      REC_REGS_ALL
 
-/* icache entry flags. P_SYSCALL, P_SWINT, P_IRET: the instruction needs the full step when it
- * retires (its marker; it retires by an event; it may load RFLAGS.RF, which the next
- * instruction clears - outside any write set). P_SPECIAL: its address is in the evmap (an
- * event was delivered if RIP is here, or it is an auto-stop address): the full step must see
- * it. P_REP: a REP string instruction, whose iterations may be REPEAT counts (REC_CAND_REP). */
-enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_REP = 16,
-       P_PENDING = P_SYSCALL | P_SWINT | P_IRET };
+/* icache entry flags. P_SYSCALL, P_SWINT, P_IRET, P_CTX: the instruction needs the full step
+ * when it retires (its marker; it retires by an event; it may load RFLAGS.RF, which the next
+ * instruction clears - outside any write set; it may load CR3 or IDTR, which the fast path
+ * does not check). P_SPECIAL: its address is in the evmap (an event was delivered if RIP is
+ * here, or it is an auto-stop address): the full step must see it. P_REP: a REP string
+ * instruction, whose iterations may be REPEAT counts (REC_CAND_REP). */
+enum { P_SYSCALL = 1, P_SWINT = 2, P_SPECIAL = 4, P_IRET = 8, P_REP = 16, P_CTX = 32,
+       P_PENDING = P_SYSCALL | P_SWINT | P_IRET | P_CTX };
 /* rec_insn's REC_CAND_REP bit for an entry with these flags. */
 static inline uint32_t p_rep_cand(unsigned flags) { return flags & P_REP ? REC_CAND_REP : 0; }
 
@@ -111,7 +112,7 @@ static inline uint32_t icache_fgen(const struct icache_entry *ic, uint32_t gen)
 struct evmap_entry { uint64_t rip; int16_t vec; int16_t ran_first; };
 
 /* Why the fast path left a step to the full one (counted, for HVT-STEPSTAT). */
-enum { FD_LEFT, FD_CR3, FD_IDT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
+enum { FD_LEFT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
 
 /* What the fast path (step_fast.asm) reads and writes, at the offsets step_fast_asm.c
  * generates for it. The full step prepares it: the fast path takes an MTF exit only while all of it

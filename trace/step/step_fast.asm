@@ -6,7 +6,7 @@
 ; The plain case: the pending instruction retired normally and the next one is known - or,
 ; missing from the decoded cache, is decoded into it by the full step's decoder, called from
 ; here (f.fill). Every condition that needs more - the full step's own reasons (f.left:
-; polling, a due timer deadline, a pending SYSCALL or INT n, triggers), a CR3 or IDT change, a
+; polling, a due timer deadline, a pending SYSCALL, INT n, MOV to CR3 or LIDT, triggers), a
 ; task switch, an instruction the decoder cannot read or leaves to the full step, changed code
 ; bytes, a full chunk - declines before anything the full step relies on changes (a decoded
 ; entry is the decoder's own, as the full step would have made it), and the full step
@@ -274,7 +274,7 @@ __SECT__
 .one_ %+ %1:
     REG_LOAD %1
     sub rax, [rsi + E_REGS + %1 * 8]
-    jz .regs_done
+    jz .h_none
     add [rsi + E_REGS + %1 * 8], rax
     mov r9, rax
     SHORT_OR_GENERIC %1, 0, 1 << %1
@@ -379,22 +379,17 @@ __SECT__
     ; The full step's permission: counts down to its next turn (and 0 stays declined).
     sub dword [rcx + F_LEFT], 1
     jbe .d_left
-    ; A pending instruction of this process's user code ran at CPL 3 (the kernel runs none
-    ; of its code at user addresses), where loading CR3 or IDTR is privileged (SDM Vol. 3,
-    ; 5.9 "Privileged Instructions") and the current task changes only in kernel code: the
-    ; three checks below hold unchecked. (A kernel that ran its code there would mislead
-    ; only its own trace: every host pointer the path uses stays one into guest memory.)
+    ; CR3 and IDTR are those the full step saw: in 64-bit mode only MOV to CR3 and LIDT load
+    ; them (no task switches: SDM Vol. 3, 8.7 "Task Management in 64-bit Mode"), and their
+    ; entries carry FGEN_PENDING (P_CTX), so the full step sees each one retire. The current
+    ; task changes only in kernel code: a pending instruction of this process's user code
+    ; (CPL 3: the kernel runs none of its code at user addresses) needs no check either. (A
+    ; kernel that ran its code there would mislead only its own trace: every host pointer the
+    ; path uses stays one into guest memory.)
     mov r8, [rcx + F_P_IC]
     mov eax, [r8 + IC_FGEN]
     cmp eax, [rcx + F_FGEN_USER]
     je .same_context
-    ; Same address space (PCID and PTI half included) and same IDT as the full step saw.
-    GUEST_READ rax, CR3
-    cmp rax, [rcx + F_CR3]
-    jne .d_cr3
-    GUEST_READ rax, IDTR
-    cmp rax, [rcx + F_IDT]
-    jne .d_idt
     ; Same task (a switch needs its SWITCH marker).
     mov rax, [rcx + F_TASK_SLOT]
     mov rax, [rax]
@@ -754,8 +749,6 @@ __SECT__
     mov dword [rcx + F_LEFT], 0
     inc qword [rcx + F_DECLINES + FD_LEFT * 8]
     jmp .decline
-    DECLINE cr3, FD_CR3
-    DECLINE idt, FD_IDT
     DECLINE task, FD_TASK
     DECLINE miss, FD_MISS
 .d_gen:

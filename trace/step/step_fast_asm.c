@@ -27,7 +27,7 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(VMCS_GUEST_RIP, VMCS_GUEST_RIP);
     HV_ASM_CONST(VMCS_GUEST_RFLAGS, VMCS_GUEST_RFLAGS);
 
-    F(F_LEFT, left); F(F_CR3, cr3); F(F_IDT, idt_base); F(F_TASK_SLOT, task_slot);
+    F(F_LEFT, left); F(F_TASK_SLOT, task_slot);
     F(F_TASK_LAST, task_last); F(F_ICACHE, icache); F(F_P_IC, p_ic); F(F_ENC, enc);
     F(F_FILL, fill); F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
     F(F_FGEN_USER, fgen_user); F(F_MISS_RIP, miss_rip); F(F_MISS_MASK, miss_mask);
@@ -73,7 +73,7 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(REG_RFLAGS, HVT_REG_RFLAGS);
     HV_ASM_CONST(CAND_ALL, CAND_ALL);
 
-    HV_ASM_CONST(FD_LEFT, FD_LEFT); HV_ASM_CONST(FD_CR3, FD_CR3); HV_ASM_CONST(FD_IDT, FD_IDT);
+    HV_ASM_CONST(FD_LEFT, FD_LEFT); 
     HV_ASM_CONST(FD_TASK, FD_TASK); HV_ASM_CONST(FD_MISS, FD_MISS); HV_ASM_CONST(FD_GEN, FD_GEN);
     HV_ASM_CONST(FD_BYTES, FD_BYTES); HV_ASM_CONST(FD_ROOM, FD_ROOM);
 }

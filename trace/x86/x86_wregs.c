@@ -275,6 +275,9 @@ bool x86_insn_wflags(const uint8_t *p, size_t n)
 
 #define OPC_0F        0x0f
 #define OPC_SYSCALL   0x05                 /* 0F 05 */
+#define OPC_MOV_TO_CR 0x22                 /* 0F 22 */
+#define OPC_GRP7      0x01                 /* 0F 01: group 7 */
+#define GRP7_LIDT     3                    /* its ModRM.reg for LIDT */
 #define OPC_INT3      0xcc
 #define OPC_INTN      0xcd
 #define OPC_IRET      0xcf
@@ -305,6 +308,13 @@ unsigned x86_insn_class(const uint8_t *p, size_t n)
     }
     if (i < n && (p[i] & REX_MASK) == REX_BASE)
         i++;
+    /* MOV to CRn (0F 22 /r) and LIDT (0F 01 /3, memory operand): SDM Vol. 2, "MOV - Move
+     * to/from Control Registers" and "LGDT/LIDT - Load Global/Interrupt Descriptor Table
+     * Register"; 0F 01 /3 with mod = 11 encodes other instructions (VMRUN and its family). */
+    if (i + 1 < n && p[i] == OPC_0F &&
+        (p[i + 1] == OPC_MOV_TO_CR ||
+         (p[i + 1] == OPC_GRP7 && i + 2 < n && (p[i + 2] >> 3 & 7) == GRP7_LIDT && p[i + 2] >> 6 != 3)))
+        return X86_CLASS_CTX;
     if (rep && i + 1 == n && ((p[i] >= 0xa4 && p[i] <= 0xa7) || (p[i] >= 0xaa && p[i] <= 0xaf) ||
                               (p[i] >= 0x6c && p[i] <= 0x6f)))
         return X86_CLASS_REPSTR;

@@ -26,7 +26,7 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n);
 bool x86_insn_wflags(const uint8_t *p, size_t n);
 
 /* Instructions whose retirement a tracer must see for more than their register changes (SDM
- * Vol. 2: SYSCALL, INT3/INT n, IRET/IRETQ), and REP string instructions: X86_CLASS_* flags
+ * Vol. 2: SYSCALL, INT3/INT n, IRET/IRETQ, MOV to CR3, LIDT), and REP string instructions: X86_CLASS_* flags
  * for the bytes of one instruction of length n (64-bit mode; 0 for everything else). */
 #define X86_CLASS_SYSCALL 1u      /* 0F 05: the system call number is in RAX at retirement */
 #define X86_CLASS_SWINT   2u      /* CC, CD ib: retires by delivering its vector */
@@ -34,6 +34,9 @@ bool x86_insn_wflags(const uint8_t *p, size_t n);
 #define X86_CLASS_REPSTR  8u      /* F2/F3 with MOVS, CMPS, STOS, LODS, SCAS, INS, OUTS: each
                                      iteration ends in a step of its own, and the plain ones
                                      change their registers alike each time */
+#define X86_CLASS_CTX    16u      /* 0F 22 (MOV to a control register), 0F 01 /3 with a memory
+                                     operand (LIDT): the only instructions that load CR3 or
+                                     IDTR in 64-bit mode, where task switches do not exist */
 unsigned x86_insn_class(const uint8_t *p, size_t n);
 
 #endif

@@ -62,7 +62,7 @@ static int gpr_of(csh cs, unsigned reg)
 
 /* X86_CLASS_REPSTR exactly when capstone sees a REP/REPNE prefix on a one-byte string opcode
  * (capstone parses the prefixes and REX on its own). */
-static size_t n_repstr;
+static size_t n_repstr, n_ctx;
 static void check_class(const char *what, const cs_insn *in, const uint8_t *b)
 {
     const cs_x86 *x = &in->detail->x86;
@@ -70,12 +70,19 @@ static void check_class(const char *what, const cs_insn *in, const uint8_t *b)
     bool str = x->opcode[1] == 0 && ((op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf) ||
                                      (op >= 0x6c && op <= 0x6f));
     bool want = str && (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE);
-    bool got = (x86_insn_class(b, in->size) & X86_CLASS_REPSTR) != 0;   /* its exact length */
+    unsigned cls = x86_insn_class(b, in->size);                          /* its exact length */
+    bool got = (cls & X86_CLASS_REPSTR) != 0;
     n_repstr += got;
-    if (want == got) { check_passed++; return; }
+    /* X86_CLASS_CTX exactly for capstone's MOV to a control register and LIDT. */
+    bool want_ctx = !strcmp(in->mnemonic, "lidt") ||
+                    (x->opcode[0] == 0x0f && x->opcode[1] == 0x22 && !strcmp(in->mnemonic, "mov"));
+    bool got_ctx = (cls & X86_CLASS_CTX) != 0;
+    n_ctx += got_ctx;
+    if (want == got && want_ctx == got_ctx) { check_passed++; return; }
     check_failed++;
     if (check_failed <= 30)
-        printf("FAIL %s: %s %s: capstone REP string %d, ours %d\n", what, in->mnemonic, in->op_str, want, got);
+        printf("FAIL %s: %s %s: capstone REP string %d CR/IDTR load %d, ours %d %d\n", what, in->mnemonic,
+               in->op_str, want, want_ctx, got, got_ctx);
 }
 
 static void check_insn(const char *what, csh cs, const cs_insn *in, const uint8_t *b, size_t n)
@@ -195,6 +202,25 @@ int main(int argc, char **argv)
         { "sse movsd (f2 0f 10): no", { 0xf2, 0x0f, 0x10, 0xc1 }, 4, false },
         { "rep then REX then REX: no", { 0xf3, 0x48, 0x48, 0xa5 }, 4, false },
     };
+    /* CR3 and IDTR loads, exactly. */
+    struct { const char *name; uint8_t b[15]; size_t n; bool want; } ccases[] = {
+        { "mov cr3, rax", { 0x0f, 0x22, 0xd8 }, 3, true },
+        { "mov cr3, rdi (REX.B)", { 0x41, 0x0f, 0x22, 0xdf }, 4, true },
+        { "mov cr8, rax (REX.R)", { 0x44, 0x0f, 0x22, 0xc0 }, 4, true },
+        { "lidt [rax]", { 0x0f, 0x01, 0x18 }, 3, true },
+        { "lidt [rsp+8]", { 0x0f, 0x01, 0x5c, 0x24, 0x08 }, 5, true },
+        { "mov rax, cr3: no", { 0x0f, 0x20, 0xd8 }, 3, false },
+        { "lgdt [rax]: no", { 0x0f, 0x01, 0x10 }, 3, false },
+        { "sidt [rax]: no", { 0x0f, 0x01, 0x08 }, 3, false },
+        { "vmrun (0f 01 d8): no", { 0x0f, 0x01, 0xd8 }, 3, false },
+        { "swapgs: no", { 0x0f, 0x01, 0xf8 }, 3, false },
+    };
+    for (size_t i = 0; i < sizeof ccases / sizeof ccases[0]; i++) {
+        bool got = (x86_insn_class(ccases[i].b, ccases[i].n) & X86_CLASS_CTX) != 0;
+        if (got == ccases[i].want) { check_passed++; continue; }
+        check_failed++;
+        printf("FAIL class %s: got %d want %d\n", ccases[i].name, got, ccases[i].want);
+    }
     for (size_t i = 0; i < sizeof rcases / sizeof rcases[0]; i++) {
         bool got = (x86_insn_class(rcases[i].b, rcases[i].n) & X86_CLASS_REPSTR) != 0;
         if (got == rcases[i].want) { check_passed++; continue; }
@@ -210,6 +236,6 @@ int main(int argc, char **argv)
                n_insn, 100.0 * n_all / n_insn, n_insn > n_all ? (double)n_bits / (n_insn - n_all) : 0.0,
                corrected, 100.0 * n_noflags / n_insn);
     if (n_insn)
-        printf("x86_wregs: %zu REP string instructions\n", n_repstr);
+        printf("x86_wregs: %zu REP string instructions, %zu CR or IDTR loads\n", n_repstr, n_ctx);
     return check_summary("test_x86_wregs");
 }
