@@ -48,6 +48,10 @@ first, end, ends, last = {}, {}, {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
     if line.startswith("#"):
+        # Another task runs on this CPU now: a later stop there is the window closing on a
+        # CPU that paused (the thread left it, blocked or preempted), not that thread's end.
+        if len(f) > 3 and f[3] == "switch":
+            last[f[2]] = None
         if len(f) > 3 and f[3] == "stop" and "(D step()" in line:
             c = f[2]
             if last.get(c):

@@ -570,7 +570,8 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
 static struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip)
 {
     struct trace_cpu *t = (struct trace_cpu *)f;
-    if (icache_set(rip) == icache_set(f->p_ic->rip))
+    /* (An event map older than step()'s ends is the full step's to rebuild first.) */
+    if (icache_set(rip) == icache_set(f->p_ic->rip) || scope_ends_gen() != ends_seen[t - step_cpus])
         return 0;
     struct icache_entry *ic = decode(t, rip);
     f->fills += ic != 0;
@@ -925,6 +926,11 @@ bool step_request_thread(uint32_t tid, uint64_t end_rip, uint64_t end_rsp, unsig
     if (r != SCOPE_BEGIN_FULL && !__atomic_load_n(&trace_want, __ATOMIC_ACQUIRE))
         want_set_locked(true, reason);
     spin_unlock(&want_lock);
+    /* The thread's end is a new special address: every CPU's next exit is a full step, which
+     * rebuilds its event map before the thread can run there (the fast path, which takes
+     * misses too, may otherwise pass it for thousands of steps). */
+    if (r != SCOPE_BEGIN_FULL)
+        kick_all();
     return r != SCOPE_BEGIN_FULL;
 }
 
