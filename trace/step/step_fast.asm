@@ -147,28 +147,14 @@ __SECT__
 %endmacro
 
 ; The RFLAGS field at r9 (the encoder holds the new value, F_DELTA the change): one byte of the
-; six arithmetic flags that changed, packed by a table, or HVT_RFLAGS_WIDE and the zigzag delta.
-; Clobbers rax, rbx.
+; six arithmetic flags that changed, packed by a table, or HVT_RFLAGS_WIDE and the zigzag delta
+; (RFLAGS_XOR_FIELD, from the bits that changed). Clobbers rax, rbx, rdx.
 %macro RFLAGS_FIELD 0
-    mov rax, [rsi + E_REGS + REG_RFLAGS * 8]
-    mov rbx, rax
-    sub rbx, [rcx + F_DELTA + REG_RFLAGS * 8]
-    xor rax, rbx
-    test rax, ~HVT_RFLAGS_ARITH
-    jnz %%wide
-    movzx eax, byte [abs rflags_pack + rax]
-    mov [r9], al
-    inc r9
-%%back:
-[section .text.cold]
-%%wide:
-    mov byte [r9], HVT_RFLAGS_WIDE
-    inc r9
-    mov rax, [rcx + F_DELTA + REG_RFLAGS * 8]
-    ZIGZAG
-    call varint_any
-    jmp %%back
-__SECT__
+    mov rdx, [rsi + E_REGS + REG_RFLAGS * 8]
+    mov rax, rdx
+    sub rax, [rcx + F_DELTA + REG_RFLAGS * 8]
+    xor rdx, rax
+    RFLAGS_XOR_FIELD
 %endmacro
 
 ; FLOW: one more on the RUN or REPEAT marker whose offset is at [rsi + %1] if it is the
