@@ -255,25 +255,26 @@ __SECT__
     xor rbx, rdx
     sub rax, rbx
 %endmacro
+; General register %1 against the decoder's: unchanged, on to %2; changed, the decoder takes
+; the new value and r9 the delta.
+%macro REG_DELTA 2
+    REG_LOAD %1
+    sub rax, [rsi + E_REGS + %1 * 8]
+    jz %2
+    add [rsi + E_REGS + %1 * 8], rax
+    mov r9, rax
+%endmacro
 ; Write set {%1}: unchanged, a record without registers; changed, SHORT_OR_GENERIC.
 %macro ONE_REG 1
 .one_ %+ %1:
-    REG_LOAD %1
-    sub rax, [rsi + E_REGS + %1 * 8]
-    jz .h_none
-    add [rsi + E_REGS + %1 * 8], rax
-    mov r9, rax
+    REG_DELTA %1, .h_none
     SHORT_OR_GENERIC %1, 0, 1 << %1
 %endmacro
 ; Write set {%1, RFLAGS}: %1 unchanged, RFLAGS compared alone (.one_16); else RFLAGS too,
 ; then SHORT_OR_GENERIC.
 %macro PAIR_REG 1
 .pair_ %+ %1:
-    REG_LOAD %1
-    sub rax, [rsi + E_REGS + %1 * 8]
-    jz .one_16
-    add [rsi + E_REGS + %1 * 8], rax
-    mov r9, rax
+    REG_DELTA %1, .one_16
     GUEST_READ rax, RFLAGS
     mov rdx, rax
     xor rdx, [rsi + E_REGS + REG_RFLAGS * 8]
