@@ -396,7 +396,6 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
      * after a switch of address space, or of PTI half, one more exit takes the full step. */
     ok = ok && f->enc->cr3 == cr3;
     f->cr3 = cr3;
-    f->idt_base = t->idt_base;
     f->len_limit = f->enc->cap - REC_MAX_BYTES;
     /* The guest's current task pointer must stay what task_check() last saw. */
     if (task_cpus[cpu].slot) {

@@ -120,28 +120,27 @@ enum { FD_LEFT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
 struct step_fast {
     uint32_t left;                          /* 0: exits until a full step (1: the next one) */
     uint32_t checkregs;                     /* 4: checkregs=on: compare all, count misses */
-    uint64_t cr3;                           /* 8: the guest CR3 it accepts (the pending's) */
-    uint64_t idt_base;                      /* 16 */
-    const uint64_t *task_slot;              /* 24: the guest's current task pointer ... */
-    uint64_t task_last;                     /* 32: ... must still be this one */
-    struct icache_entry *icache;            /* 40 */
-    struct icache_entry *p_ic;              /* 48: the pending instruction */
-    struct rec_enc *enc;                    /* 56 */
-    uint64_t len_limit;                     /* 64: room for one more record while len <= this */
-    uint64_t fast_steps;                    /* 72 */
-    uint64_t wregs_misses;                  /* 80: checkregs: write sets that missed a change */
-    uint32_t fgen_user;                     /* 88 */
-    uint32_t pad0;                          /* 92 */
-    uint64_t miss_rip;                      /* 96: checkregs: the first miss, */
-    uint64_t miss_mask;                     /* 104: and what it missed */
-    uint64_t declines[FD_COUNT];            /* 112 */
-    uint64_t delta[HVT_NREGS];              /* 176: a record's register deltas, by register */
+    uint64_t cr3;                           /* 8: the pending's CR3 (its record's; C only) */
+    const uint64_t *task_slot;              /* 16: the guest's current task pointer ... */
+    uint64_t task_last;                     /* 24: ... must still be this one */
+    struct icache_entry *icache;            /* 32 */
+    struct icache_entry *p_ic;              /* 40: the pending instruction */
+    struct rec_enc *enc;                    /* 48 */
+    uint64_t len_limit;                     /* 56: room for one more record while len <= this */
+    uint64_t fast_steps;                    /* 64 */
+    uint64_t wregs_misses;                  /* 72: checkregs: write sets that missed a change */
+    uint32_t fgen_user;                     /* 80 */
+    uint32_t pad0;                          /* 84 */
+    uint64_t miss_rip;                      /* 88: checkregs: the first miss, */
+    uint64_t miss_mask;                     /* 96: and what it missed */
+    uint64_t declines[FD_COUNT];            /* 104 */
+    uint64_t delta[HVT_NREGS];              /* 152: a record's register deltas, by register */
     /* The fast path's miss: RIP decoded into the decoded cache as the full step would (its
      * decode), or NULL - the exit is then the full step's: RIP cannot be read, or its set is
      * the pending instruction's (a new entry moves that set's entries). Called from the exit
      * with the state the fast path keeps; step.c sets it (the host test its own). */
-    struct icache_entry *(*fill)(struct step_fast *f, uint64_t rip);
-    uint64_t fills;                         /* misses 'fill' decoded */
+    struct icache_entry *(*fill)(struct step_fast *f, uint64_t rip);   /* 288 */
+    uint64_t fills;                         /* 296: misses 'fill' decoded */
 };
 
 struct trace_cpu {

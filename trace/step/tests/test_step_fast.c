@@ -286,7 +286,6 @@ int main(int argc, char **argv)
     f.enc = &e;
     f.len_limit = CAP - REC_MAX_BYTES;
     f.cr3 = CR3;
-    f.idt_base = IDT;
     f.task_slot = &task_word;
     f.task_last = task_word;
     f.fgen_user = FGEN_KERNEL + 1;
