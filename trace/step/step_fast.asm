@@ -44,19 +44,20 @@ default rel
 %define G_RCX  [rsp + 48]
 %define G_RAX  [rsp + 56]
 
-; A guest register from the VMCS (clobbers eax). The host unit test (trace/step/tests/
+; A guest register from the VMCS (clobbers %3, rax unless named). The host unit test (trace/step/tests/
 ; test_step_fast.c, HOST_TEST) reads a VMCS in memory instead and supplies its own
 ; hv_fast_resume / hv_fast_decline.
 %ifdef HOST_TEST
 extern test_vmcs
 %include "step_fast_test.inc"          ; TV_*: trace/step/tests/step_fast_test.h, generated
-%macro GUEST_READ 2
+%macro GUEST_READ 2-3 rax
+    mov %3, 0x5a5a5a5a                  ; clobbered, as VMREAD's field operand is
     mov %1, [rel test_vmcs + TV_%2]
 %endmacro
 %else
-%macro GUEST_READ 2
-    mov eax, VMCS_GUEST_%2
-    vmread %1, rax
+%macro GUEST_READ 2-3 rax
+    mov %3, VMCS_GUEST_%2
+    vmread %1, %3
 %endmacro
 %endif
 
@@ -176,39 +177,36 @@ extern hv_fast_resume, hv_fast_decline
 ; The plain path's own record for the common instruction: one general register %1 in its
 ; write set (and RFLAGS, %2 = HVT_SHORT_RFLAGS, when that changed too), the register changed,
 ; straight on from the last record and its code id predicted - the short record, written here
-; with its tag known. r9 holds the register's delta and, with %2, rdx the RFLAGS bits that
+; with its tag known. rax holds the register's delta and, with %2, rdx the RFLAGS bits that
 ; changed (the new value already the decoder's). Anything else (a RIP or code-id field) is the
 ; generic record's, from .checked, with the mask (%3) and the deltas where it expects them.
 %macro SHORT_OR_GENERIC 3
     STRAIGHT_PREDICTED %%generic
-    mov byte [rdi], HVT_INSN_SHORT | %1 | %2
-    mov rax, r9
-    lea r9, [rdi + 1]
     ZIGZAG
     cmp rax, 1 << 28
     jae %%big
+    mov byte [rdi], HVT_INSN_SHORT | %1 | %2
+    lea r9, [rdi + 1]
     VARINT
 %%value:
-%if %2
-    RFLAGS_XOR_FIELD
-%endif
-    jmp .fields_done
+    SHORT_RFLAGS %2
 %%big:
     ; (32-bit code's usual case) a delta of five bytes or more: a 32-bit value as its four.
-    mov rbx, [rsi + E_REGS + %1 * 8]
-    shr rbx, 32
-    jnz %%wide
     mov ebx, [rsi + E_REGS + %1 * 8]
-    mov [r9], ebx
-    add r9, 4
-    or byte [rdi], HVT_SHORT_U32
-    jmp %%value
+    cmp rbx, [rsi + E_REGS + %1 * 8]
+    jne %%wide
+    mov byte [rdi], HVT_INSN_SHORT | HVT_SHORT_U32 | %1 | %2
+    mov [rdi + 1], ebx
+    lea r9, [rdi + 5]
+    SHORT_RFLAGS %2
 [section .text.cold]
 %%wide:
+    mov byte [rdi], HVT_INSN_SHORT | %1 | %2
+    lea r9, [rdi + 1]
     VARINT_COLD
     jmp %%value
 %%generic:
-    mov [rcx + F_DELTA + %1 * 8], r9
+    mov [rcx + F_DELTA + %1 * 8], rax
 %if %2
     RFLAGS_DELTA
     mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
@@ -217,17 +215,25 @@ extern hv_fast_resume, hv_fast_decline
     jmp .checked
 __SECT__
 %endmacro
+; The short record's end: its RFLAGS field (%1 = HVT_SHORT_RFLAGS), then the common end.
+%macro SHORT_RFLAGS 1
+%if %1
+    RFLAGS_XOR_FIELD
+%endif
+    jmp .fields_done
+%endmacro
 ; Straight on from the last record (no RIP field) and the code id predicted (none), else on to
 ; %1 (the generic record, which checks both again); the decoder's next RIP then set.
+; Clobbers rbx only.
 %macro STRAIGHT_PREDICTED 1
-    mov rax, [r8 + IC_RIP]
-    cmp rax, [rsi + E_EXPECTED]
+    mov rbx, [r8 + IC_RIP]
+    cmp rbx, [rsi + E_EXPECTED]
     jne %1
-    mov eax, [rsi + E_PSTAMP]
-    cmp eax, [r8 + IC_PSTAMP]
+    mov ebx, [rsi + E_PSTAMP]
+    cmp ebx, [r8 + IC_PSTAMP]
     jne %1
-    mov rax, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rax
+    mov rbx, [r8 + IC_NEXT]
+    mov [rsi + E_EXPECTED], rbx
 %endmacro
 ; The RFLAGS field at r9 from the bits that changed (rdx; the decoder holds the new value):
 ; RFLAGS_FIELD's, the six arithmetic flags packed in a byte, else HVT_RFLAGS_WIDE and the delta.
@@ -256,13 +262,12 @@ __SECT__
     sub rax, rbx
 %endmacro
 ; General register %1 against the decoder's: unchanged, on to %2; changed, the decoder takes
-; the new value and r9 the delta.
+; the new value and rax holds the delta.
 %macro REG_DELTA 2
     REG_LOAD %1
     sub rax, [rsi + E_REGS + %1 * 8]
     jz %2
     add [rsi + E_REGS + %1 * 8], rax
-    mov r9, rax
 %endmacro
 ; Write set {%1}: unchanged, a record without registers; changed, SHORT_OR_GENERIC.
 %macro ONE_REG 1
@@ -275,11 +280,11 @@ __SECT__
 %macro PAIR_REG 1
 .pair_ %+ %1:
     REG_DELTA %1, .one_16
-    GUEST_READ rax, RFLAGS
-    mov rdx, rax
+    GUEST_READ rdx, RFLAGS, rbx
+    mov rbx, rdx
     xor rdx, [rsi + E_REGS + REG_RFLAGS * 8]
     jz %%same_flags
-    mov [rsi + E_REGS + REG_RFLAGS * 8], rax
+    mov [rsi + E_REGS + REG_RFLAGS * 8], rbx
     SHORT_OR_GENERIC %1, HVT_SHORT_RFLAGS, (1 << %1) | (1 << REG_RFLAGS)
 %%same_flags:
     SHORT_OR_GENERIC %1, 0, 1 << %1
