@@ -145,6 +145,16 @@ static inline uint64_t hvt_rflags_unpack(unsigned b)
 {
     return (uint64_t)((b & 1) | (b & 2) << 1 | (b & 4) << 2 | (b & 0x18) << 3 | (uint64_t)(b & 0x20) << 6);
 }
+/* What an RFLAGS field's first byte is: packed flags (0x01..0x3f), HVT_RFLAGS_WIDE (a zigzag
+ * varint follows), or corrupt (0 would be no change, and nothing above 0x40 is defined); a
+ * reader reports the last with HVT_RFLAGS_BAD_FMT and the byte. */
+enum hvt_rflags_byte { HVT_RFLAGS_BYTE_PACKED, HVT_RFLAGS_BYTE_WIDE, HVT_RFLAGS_BYTE_BAD };
+static inline enum hvt_rflags_byte hvt_rflags_byte(unsigned b)
+{
+    return b == HVT_RFLAGS_WIDE ? HVT_RFLAGS_BYTE_WIDE
+         : b && b < HVT_RFLAGS_WIDE ? HVT_RFLAGS_BYTE_PACKED : HVT_RFLAGS_BYTE_BAD;
+}
+#define HVT_RFLAGS_BAD_FMT "RFLAGS field byte 0x%02x (packed flags are 0x01..0x3f, 0x40 a wide delta)"
 
 /* VMX interruption types (SDM Vol. 3, 24.8.3), as carried by HVT_MARK_EVENT. */
 enum hvt_event_type {

@@ -574,16 +574,21 @@ static int rflags_field(tr_reader *r, tr_cursor *k, const uint8_t **pp, const ui
     const uint8_t *p = *pp;
     if (p >= end) return corrupt(r, k, "truncated RFLAGS field");
     uint8_t b = *p++;
-    if (b == HVT_RFLAGS_WIDE) {
+    switch (hvt_rflags_byte(b)) {
+    case HVT_RFLAGS_BYTE_WIDE: {
         uint64_t v;
         if (!(p = tv_get(p, end, &v))) return corrupt(r, k, "truncated varint (RFLAGS field)");
         *delta = (uint64_t)tv_unzig(v);
-    } else if (b && b < HVT_RFLAGS_WIDE) {
+        break;
+    }
+    case HVT_RFLAGS_BYTE_PACKED:
         *delta = (old ^ hvt_rflags_unpack(b)) - old;
-    } else {
+        break;
+    case HVT_RFLAGS_BYTE_BAD: {
         char what[120];
-        snprintf(what, sizeof what, "RFLAGS field byte 0x%02x (packed flags are 0x01..0x3f, 0x40 a wide delta)", b);
+        snprintf(what, sizeof what, HVT_RFLAGS_BAD_FMT, b);
         return corrupt(r, k, what);
+    }
     }
     *pp = p;
     return 0;

@@ -11,17 +11,16 @@ _Static_assert(HVT_TRACE_VERSION == 4, "trace_scan checks version 4's record syn
 
 #define BAD(what) do { snprintf(err, errlen, "record byte %zu: %s", (size_t)(rec - p), what); return -1; } while (0)
 #define SKIPV(v) do { if (!(q = tv_get(q, end, &(v)))) BAD("truncated varint"); } while (0)
-/* An RFLAGS field: one byte of packed arithmetic flags (0x01..0x3f), or HVT_RFLAGS_WIDE and a
- * zigzag varint; 0 (no change) and 0x41..0xff are corrupt. */
+/* An RFLAGS field (hvt_rflags_byte): packed flags, or HVT_RFLAGS_WIDE and a zigzag varint. */
 #define SKIPRF() do {                                                                            \
         if (q >= end) BAD("truncated RFLAGS field");                                            \
-        if (*q == HVT_RFLAGS_WIDE) { q++; SKIPV(v); }                                            \
-        else if (*q && *q < HVT_RFLAGS_WIDE) q++;                                                \
-        else {                                                                                   \
-            snprintf(err, errlen, "record byte %zu: RFLAGS field byte 0x%02x (packed flags are " \
-                     "0x01..0x3f, 0x40 a wide delta)", (size_t)(rec - p), *q);                   \
+        enum hvt_rflags_byte kind_ = hvt_rflags_byte(*q);                                        \
+        if (kind_ == HVT_RFLAGS_BYTE_BAD) {                                                      \
+            snprintf(err, errlen, "record byte %zu: " HVT_RFLAGS_BAD_FMT, (size_t)(rec - p), *q); \
             return -1;                                                                           \
         }                                                                                        \
+        q++;                                                                                     \
+        if (kind_ == HVT_RFLAGS_BYTE_WIDE) SKIPV(v);                                             \
     } while (0)
 
 int ts_scan_records(const uint8_t *p, size_t n, ts_summary *s, char *err, size_t errlen)

@@ -215,12 +215,30 @@ extern hv_fast_resume, hv_fast_decline
     jmp .checked
 __SECT__
 %endmacro
-; The short record's end: its RFLAGS field (%1 = HVT_SHORT_RFLAGS), then the common end.
+; The short record's end: its RFLAGS field (%1 = HVT_SHORT_RFLAGS), then the record's end.
 %macro SHORT_RFLAGS 1
 %if %1
     RFLAGS_XOR_FIELD
 %endif
-    jmp .fields_done
+    RECORD_END 0
+%endmacro
+; A record written up to r9: the encoder's length and counts (the record clock follows the
+; count: rec_tsc), then back to the guest. %1: the path (2: FLOW, whose REPEAT needs the RIP).
+; Written out where a record ends, not jumped to: that jump would be one more instruction
+; on every step.
+%macro RECORD_END 1
+    sub r9, [rsi + E_BUF]
+    mov [rsi + E_LEN], r9
+%if %1 == 2
+    mov rax, [r8 + IC_RIP]
+    mov [rsi + E_LAST_RIP], rax
+    mov dword [rsi + E_LAST_OK], 1
+%endif
+    mov rax, 0x100000001                ; nrecords++, ninsns++
+    add [rsi + E_NRECORDS], rax
+    inc qword [rcx + F_FAST_STEPS]
+    RESTORE
+    jmp hv_fast_resume
 %endmacro
 ; Straight on from the last record (no RIP field) and the code id predicted (none), else on to
 ; %1 (the generic record, which checks both again); the decoder's next RIP then set.
@@ -440,14 +458,16 @@ __SECT__
     ; Pass 1 over the registers the pending instruction may have written: the decoded
     ; entry's own routine for its write set (one register, one and RFLAGS - which write the
     ; common short record themselves, SHORT_OR_GENERIC -, RFLAGS alone, none) or the generic
-    ; loop; checkregs=on compares all of them.
-    xor edx, edx
+    ; loop; checkregs=on compares all of them. edx gathers the changed registers' mask: a
+    ; routine that needs it clears it first.
 %if %1 == 1
+    xor edx, edx
     mov r9d, CAND_ALL
     jmp .reg_next
 %else
     jmp [r8 + IC_HANDLER]
 .h_generic:
+    xor edx, edx
     mov r9d, [r8 + IC_CAND]
     jmp .reg_next
     ; Write set {RFLAGS} (CMP, TEST, ...): unchanged, as none; changed, the record of RFLAGS
@@ -462,13 +482,13 @@ __SECT__
     mov byte [rdi], HVT_INSN_RFLAGS
     lea r9, [rdi + 1]
     RFLAGS_XOR_FIELD
-    jmp .fields_done
+    RECORD_END 0
     ; Write set {} (Jcc, MOV to memory, ...): straight on and predicted, a tag alone.
 .h_none:
-    STRAIGHT_PREDICTED .regs_done
+    STRAIGHT_PREDICTED .none_generic
     mov byte [rdi], 0
     lea r9, [rdi + 1]
-    jmp .fields_done
+    RECORD_END 0
 %assign i 0
 %rep 16
     ONE_REG i
@@ -478,6 +498,7 @@ __SECT__
     ; A REP string instruction: its write set compared (and its deltas against its last
     ; record's), then a REPEAT count or a record.
 .h_rep:
+    xor edx, edx
     mov r9d, [r8 + IC_CAND]
 .rrep_next:
     bsf ebx, r9d
@@ -622,18 +643,7 @@ __SECT__
     jz .fields_done
     RFLAGS_FIELD
 .fields_done:
-    sub r9, [rsi + E_BUF]
-    mov [rsi + E_LEN], r9
-%if %1 == 2
-    mov rax, [r8 + IC_RIP]
-    mov [rsi + E_LAST_RIP], rax
-    mov dword [rsi + E_LAST_OK], 1
-%endif
-    mov rax, 0x100000001                ; nrecords++, ninsns++
-    add [rsi + E_NRECORDS], rax
-    inc qword [rcx + F_FAST_STEPS]
-    RESTORE
-    jmp hv_fast_resume
+    RECORD_END %1
 
 ; --- the less common paths ---
 [section .text.cold]
@@ -674,6 +684,9 @@ __SECT__
     jmp .checked
 %endif
 %if %1 == 0
+.none_generic:
+    xor edx, edx
+    jmp .regs_done
 .flags_generic:
     RFLAGS_DELTA
     mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
