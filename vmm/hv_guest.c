@@ -108,7 +108,9 @@ void hv_set_dilation(unsigned flags) { vcpu_current()->dilate = (uint8_t)flags; 
 void hv_set_mtf_fast(bool on, void *ctx)
 {
     struct vcpu *v = vcpu_current();
-    v->fast_ctx = ctx;
+    /* The context the handler finds as its FS base from the next exit on (the hypervisor
+     * uses FS for nothing else: its C code is built without TLS or stack protector). */
+    vmx_write(VMCS_HOST_FS_BASE, (uint64_t)ctx);
     /* The fast path (the policy's assembly) does none of spec_ctrl.h's per-exit work: where the
      * CPU needs any, every exit takes the full dispatch. */
     v->fast_mtf = on && hv_mtf_fast && !hv.spec_per_exit;

@@ -37,7 +37,6 @@ struct vcpu {
     uint8_t fast_mtf;             /* set by the policy (hv_set_mtf_fast) */
     volatile uint8_t fast_block;  /* set by vmm/ when the full dispatch has work (NMI, EPT edit) */
     unsigned index;
-    void *fast_ctx;               /* at offset 24: the policy's, in RCX for hv_mtf_fast */
     uint32_t apic_id;
     uint64_t entry_tsc;           /* TSC just before the last VM entry the stub timed (hv_guest.h
                                      hv_last_entry_tsc; not taken when the exit was dilated) */
@@ -105,16 +104,16 @@ _Static_assert(__builtin_offsetof(struct vcpu, fast_block) == __builtin_offsetof
  * measures its own at start (vcpu.dilate_fixed, dilate_calib.h); this is the value until then,
  * and where the measurement fails. Measured by hand in Bochs (one tick per instruction): with
  * it the guest's TSC advances exactly one tick per traced instruction. 30 measured before the
- * fast gate existed, plus its five instructions (push, load, compare, branch, pop) that now
- * precede the first rdtsc of an exit whose CPU has the fast path off (counted; the only
+ * fast gate existed, plus its two instructions (compare, branch) that now precede the first
+ * rdtsc of an exit whose CPU has the fast path off (counted; the only
  * dilated exits whose CPU has it on are in SOFT mode, where the policy sets the offset from
  * its own clock: hv_set_tsc_offset). */
-#define VCPU_DILATE_FIXED    35
+#define VCPU_DILATE_FIXED    32
 /* What an undilated exit's stamps do not see, until measured: instructions counted in
- * vmx_stub.asm (Bochs's TSC counts instructions): before the first read, the fast gate (push,
- * load, compare, branch, pop), sixteen pushes and the vcpu load; after the stamp, shift, or,
- * store, fifteen pops, the RSP skip and VMRESUME; and the VM exit itself. */
-#define VCPU_EXIT_UNTIMED    (5 + 16 + 1 + 3 + 15 + 1 + 1 + 1)
+ * vmx_stub.asm (Bochs's TSC counts instructions): before the first read, the fast gate
+ * (compare, branch), sixteen pushes and the vcpu load; after the stamp, shift, or, store,
+ * fifteen pops, the RSP skip and VMRESUME; and the VM exit itself. */
+#define VCPU_EXIT_UNTIMED    (2 + 16 + 1 + 3 + 15 + 1 + 1 + 1)
 /* Upper bound of the ticks from hv_dilated_offset() to the stub's last rdtsc: a deadline set
  * from the prediction then fires a few ticks late at worst, never early. */
 #define VCPU_DILATE_TAIL_MAX 64

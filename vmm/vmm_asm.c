@@ -12,7 +12,6 @@ void vmm_asm_constants(void)
     HV_ASM_OFFSET(VCPU_ENTRY_TSC_OFFSET, struct vcpu, entry_tsc);
     HV_ASM_OFFSET(VCPU_DILATE_OFFSET, struct vcpu, dilate);
     HV_ASM_OFFSET(VCPU_FAST_MTF_OFFSET, struct vcpu, fast_mtf);
-    HV_ASM_OFFSET(VCPU_FAST_CTX_OFFSET, struct vcpu, fast_ctx);
     /* fast_mtf and fast_block, read as one little-endian word: fast_mtf = 1, fast_block = 0 */
     HV_ASM_CONST(FAST_MTF_GO, 1);
     HV_ASM_CONST(HV_DILATE_TSC, HV_DILATE_TSC);

@@ -3,8 +3,9 @@
 ; per-CPU stack holds the vcpu pointer at [host RSP]. We save the guest's general registers
 ; in SDM GPR order (see struct guest_regs), call the C dispatcher, restore, and VMRESUME.
 ; MTF exits of a CPU whose policy enabled the fast path jump to the policy's raw handler
-; (hv_exit.h hv_mtf_fast_register) with only RAX and RCX saved: under single-stepping that is every
-; exit, so the path saves no more than it must and counts every instruction.
+; (hv_exit.h hv_mtf_fast_register) with only RAX saved and the policy's context as the FS
+; base: under single-stepping that is every exit, so the path saves no more than it must and
+; counts every instruction.
 bits 64
 ; Constants and struct vcpu offsets: generated from C (vmm_asm.c, vmm/include/hv_asm.h).
 %include "vmm_asm.inc"
@@ -41,29 +42,25 @@ extern hv_mtf_fast
 global vmx_exit_stub, hv_fast_resume, hv_fast_decline
 vmx_exit_stub:
     ; The fast gate: an MTF exit of a CPU whose fast path is on and not blocked goes to the
-    ; policy's handler with RCX = its context (hv_exit.h has the register contract).
+    ; policy's handler, its context in the FS base the VM exit loaded (SDM 28.5.2 "Loading
+    ; Host Segment and Descriptor-Table Registers"; hv_set_mtf_fast sets it). GS is the
+    ; vcpu's (vcpu_current), so the gate's word needs no register.
+    cmp word [gs:VCPU_FAST_MTF_OFFSET], FAST_MTF_GO
+    jne vmx_exit_full
     push rax
-    mov rax, [rsp + 8]          ; struct vcpu *
-    cmp word [rax + VCPU_FAST_MTF_OFFSET], FAST_MTF_GO
+    mov eax, VMCS_EXIT_REASON
+    vmread rax, rax
+    cmp eax, EXIT_MTF
     jne vmx_exit_full_rax
-    push rcx
-    mov ecx, VMCS_EXIT_REASON
-    vmread rcx, rcx
-    cmp ecx, EXIT_MTF
-    jne vmx_exit_full_rcx
-    mov rcx, [rax + VCPU_FAST_CTX_OFFSET]
     jmp [hv_mtf_fast]
 hv_fast_resume:                 ; the handler took the exit: the guest goes on
-    pop rcx
     pop rax
     vmresume
     jmp vmx_resume_fail
 hv_fast_decline:                ; the handler left the exit to the full dispatch
-vmx_exit_full_rcx:
-    pop rcx
 vmx_exit_full_rax:
     pop rax
-.full:
+vmx_exit_full:
     push r15
     push r14
     push r13

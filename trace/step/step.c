@@ -56,9 +56,9 @@ static const struct trace_opts *opts;
 static void icache_reset(struct trace_cpu *t)
 {
     for (unsigned i = 0; i < ICACHE_SLOTS; i++) {
-        t->f.icache[i].rip = ~0ull;
-        t->f.icache[i].fgen = 0;
-        t->f.icache[i].slot = (uint16_t)(i / ICACHE_WAYS);
+        t->f->icache[i].rip = ~0ull;
+        t->f->icache[i].fgen = 0;
+        t->f->icache[i].slot = (uint16_t)(i / ICACHE_WAYS);
     }
 }
 
@@ -67,10 +67,15 @@ static void step_woken(void);
 int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
-        step_cpus[i].f.enc = hv_alloc_pages(HV_PAGES(sizeof(struct rec_enc)));
+        struct step_fast *f = hv_alloc_pages(HV_PAGES(sizeof(struct step_fast)));
         step_cpus[i].chunk = hv_alloc_pages(HV_PAGES(CHUNK_BYTES));
-        step_cpus[i].f.icache = hv_alloc_pages(HV_PAGES(ICACHE_SLOTS * sizeof(struct icache_entry)));
-        if (!step_cpus[i].f.enc || !step_cpus[i].chunk || !step_cpus[i].f.icache)
+        if (!f || !step_cpus[i].chunk)
+            return -1;
+        f->self = f;
+        f->enc = &f->enc_store;
+        f->icache = hv_alloc_pages(HV_PAGES(ICACHE_SLOTS * sizeof(struct icache_entry)));
+        step_cpus[i].f = f;
+        if (!f->icache)
             return -1;
         icache_reset(&step_cpus[i]);
     }
@@ -138,11 +143,11 @@ static void stlb_flush(struct trace_cpu *t)
 {
     for (int i = 0; i < STLB_SLOTS; i++)
         t->stlb[i].tag = 1;            /* never a page-aligned VA */
-    if (++t->f.fgen_user <= FGEN_KERNEL || (t->f.fgen_user & FGEN_FLAGS)) {
+    if (++t->f->fgen_user <= FGEN_KERNEL || (t->f->fgen_user & FGEN_FLAGS)) {
         /* Wrapped: no entry may keep an old generation that would be valid again. */
-        t->f.fgen_user = FGEN_KERNEL + 1;
+        t->f->fgen_user = FGEN_KERNEL + 1;
         for (unsigned i = 0; i < ICACHE_SLOTS; i++)
-            t->f.icache[i].fgen = 0;
+            t->f->icache[i].fgen = 0;
     }
 }
 
@@ -281,9 +286,9 @@ static int event_at(struct trace_cpu *t, uint64_t rip, bool *ran_first)
  * ticks). */
 static void chunk_begin(struct trace_cpu *t)
 {
-    rec_begin(t->f.enc, t->chunk, CHUNK_BYTES, hv_exit_guest_tsc());
+    rec_begin(t->f->enc, t->chunk, CHUNK_BYTES, hv_exit_guest_tsc());
     if (t->task_known)
-        (void)rec_context(t->f.enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
+        (void)rec_context(t->f->enc, t->task.pid, t->task.tgid, t->task.comm, t->task_cr3);
 }
 
 static struct trace_chunk_info chunk_info(const struct rec_enc *e, unsigned cpu)
@@ -296,7 +301,7 @@ static struct trace_chunk_info chunk_info(const struct rec_enc *e, unsigned cpu)
 
 static void chunk_flush(struct trace_cpu *t, unsigned cpu)
 {
-    struct rec_enc *e = t->f.enc;
+    struct rec_enc *e = t->f->enc;
     if (!e->nrecords)
         return;
     codedict_flush();                       /* ids before their first use */
@@ -328,7 +333,7 @@ static void recording(struct trace_cpu *t, unsigned cpu, bool on)
 {
     if (t->rec_on == on)
         return;
-    EMIT(t, cpu, rec_startstop(t->f.enc, on, HVT_REASON_FILTER));
+    EMIT(t, cpu, rec_startstop(t->f->enc, on, HVT_REASON_FILTER));
     t->rec_on = on;
 }
 
@@ -354,13 +359,13 @@ static bool put_insn(struct trace_cpu *t, unsigned cpu, bool keep, uint64_t rip,
     }
     /* A chunk counts its instructions in 32 bits, and FLOW's RUN markers count up to 65535
      * each: end it long before that (the fast path adds at most STEP_FAST_RUN more). */
-    if (t->f.enc->ninsns > UINT32_MAX / 2)
+    if (t->f->enc->ninsns > UINT32_MAX / 2)
         chunk_flush(t, cpu);
-    EMIT(t, cpu, rec_insn(t->f.enc, rip, id, len, cr3, gpr, rflags, cand));
+    EMIT(t, cpu, rec_insn(t->f->enc, rip, id, len, cr3, gpr, rflags, cand));
     t->recorded++;
     /* The predictor slot of rip now holds (rip, id): the decoded entry of that slot mirrors
      * it if it is this instruction, and must not claim it otherwise (step_cpu.h pstamp). */
-    icache_pred_set(t->f.icache, rip, id, t->f.enc->pstamp);
+    icache_pred_set(t->f->icache, rip, id, t->f->enc->pstamp);
     return true;
 }
 
@@ -373,14 +378,14 @@ static void icache_hptr(struct trace_cpu *t, struct icache_entry *ic, const uint
 {
     ic->hptr = h;
     ic->fgen = icache_fgen(ic, (ic->flags & P_SPECIAL) || (sopt.filtering && !rip_pass(ic->rip)) ? 0
-                               : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f.fgen_user);
+                               : trace_opts_is_kernel(ic->rip) ? FGEN_KERNEL : t->f->fgen_user);
 }
 
 /* What the fast path needs to take the next exits (step_fast.asm), after a full step whose
  * pending instruction it may retire ('ok') or not. */
 static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64_t rflags, bool ok)
 {
-    struct step_fast *f = &t->f;
+    struct step_fast *f = t->f;
     /* The first record of a chunk compares every register (the decoder starts from zeros), and
      * an instruction that starts with RF or TF set changes RFLAGS whatever its write set says
      * (RF clears when it completes; TF raises #DB): the full step writes those records - unless
@@ -416,11 +421,11 @@ static void fast_prepare(struct trace_cpu *t, unsigned cpu, uint64_t cr3, uint64
 static void retire_pending(struct trace_cpu *t, unsigned cpu, struct guest_regs *g,
                            const uint64_t *gpr, uint64_t rflags)
 {
-    const struct icache_entry *p = t->f.p_ic;
-    if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f.cr3, gpr, rflags,
+    const struct icache_entry *p = t->f->p_ic;
+    if (put_insn(t, cpu, t->p_keep, p->rip, p->id, p->len, t->f->cr3, gpr, rflags,
                  REC_REGS_ALL | p_rep_cand(p->flags)) &&
         (p->flags & P_SYSCALL))
-        EMIT(t, cpu, rec_syscall(t->f.enc, g->r[GPR_RAX]));
+        EMIT(t, cpu, rec_syscall(t->f->enc, g->r[GPR_RAX]));
 }
 
 /* Vector v was delivered at RIP: its marker, the clock resynchronised, and the handler's
@@ -433,10 +438,10 @@ static void record_event(struct trace_cpu *t, unsigned cpu, int v, bool sw_int, 
         step_request_reason(false, HVT_REASON_DOUBLE_FAULT);
     if (keep) {
         recording(t, cpu, true);
-        EMIT(t, cpu, rec_event(t->f.enc, (uint8_t)v, type, 0));
+        EMIT(t, cpu, rec_event(t->f->enc, (uint8_t)v, type, 0));
         /* Resynchronise the record clock (tick per instruction) with the guest's TSC at
          * each event: timestamps stay exact where time does not follow instructions. */
-        EMIT(t, cpu, rec_time(t->f.enc, hv_exit_guest_tsc()));
+        EMIT(t, cpu, rec_time(t->f->enc, hv_exit_guest_tsc()));
     }
     if (ran_first) {
         uint64_t h = t->idt_handler[v];
@@ -455,7 +460,7 @@ static void record_switch(struct trace_cpu *t, unsigned cpu, uint64_t cr3)
 {
     struct task_info ti;
     if (task_check(cpu, &ti)) {
-        EMIT(t, cpu, rec_switch(t->f.enc, ti.pid, ti.tgid, ti.comm, cr3));
+        EMIT(t, cpu, rec_switch(t->f->enc, ti.pid, ti.tgid, ti.comm, cr3));
         t->task = ti;
         t->task_cr3 = cr3;
         t->task_known = true;
@@ -477,7 +482,7 @@ static void scope_pause(struct trace_cpu *t, unsigned cpu)
     t->pauses++;
     t->have_pending = false;
     t->irq_skip = false;
-    t->f.left = 0;
+    t->f->left = 0;
     hv_set_mtf_fast(false, 0);
     hv_set_mtf(false);
     hv_set_hlt_exiting(false);
@@ -493,11 +498,11 @@ static bool step_threads_ended(void);
 static void scope_thread_done(struct trace_cpu *t, unsigned cpu, int end)
 {
     t->have_pending = false;
-    t->f.left = 0;
+    t->f->left = 0;
     if (end == SCOPE_END_LAST && step_threads_ended())
         return;
     if (t->rec_on)
-        EMIT(t, cpu, rec_startstop(t->f.enc, 0, HVT_REASON_PROBE));
+        EMIT(t, cpu, rec_startstop(t->f->enc, 0, HVT_REASON_PROBE));
     t->rec_on = false;
     t->scope_in = false;
     scope_pause(t, cpu);
@@ -508,7 +513,7 @@ static void scope_thread_done(struct trace_cpu *t, unsigned cpu, int end)
 static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
 {
     uint8_t bytes[16];
-    struct icache_entry *ic = icache_find(t->f.icache, rip);
+    struct icache_entry *ic = icache_find(t->f->icache, rip);
     uint8_t *page = page_of(t, rip);
     unsigned off = (unsigned)(rip & (PAGE - 1));
     /* Its 16-byte window on its page: at RIP, or the page's last 16 bytes for an instruction
@@ -531,7 +536,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
         return 0;
     uint32_t id = codedict_id(rip, bytes, len);
     if (!ic)                                /* (else: new bytes at a known address) */
-        ic = icache_insert(t->f.icache, rip);
+        ic = icache_insert(t->f->icache, rip);
     icache_set_code(ic, rip, bytes, len, id);
     icache_set_shift(ic, shift);
     unsigned cls = x86_insn_class(bytes, len);
@@ -568,7 +573,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
 /* The fast path's fill (step_cpu.h f.fill): decode() from inside a fast step. */
 static struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip)
 {
-    struct trace_cpu *t = (struct trace_cpu *)f;
+    struct trace_cpu *t = &step_cpus[hv_cpu_id()];      /* (this CPU's: t->f is f) */
     /* (An event map older than step()'s ends is the full step's to rebuild first.) */
     if (icache_set(rip) == icache_set(f->p_ic->rip) || scope_ends_gen() != ends_seen[t - step_cpus])
         return 0;
@@ -576,7 +581,6 @@ static struct icache_entry *step_fast_fill(struct step_fast *f, uint64_t rip)
     f->fills += ic != 0;
     return ic;
 }
-_Static_assert(__builtin_offsetof(struct trace_cpu, f) == 0, "step_fast_fill: f is its trace_cpu");
 
 /* One full step: retire the pending instruction, record what happened at this exit (an
  * event, a stop address, a context switch), decode the instruction at RIP, make it pending
@@ -598,8 +602,8 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
          * below, from a copy of its entry: read from the emptied slot its record would carry
          * the empty marker as RIP (~0). */
         if (t->have_pending) {
-            t->p_saved = *t->f.p_ic;
-            t->f.p_ic = &t->p_saved;
+            t->p_saved = *t->f->p_ic;
+            t->f->p_ic = &t->p_saved;
         }
         if (idt_moved)
             idt_load(t);
@@ -613,11 +617,11 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     /* RIP = handler + the length of its first instruction is a delivery whose MTF exit came
      * after that instruction - unless this CPU's last exit was at the handler itself (the
      * delivery seen there), and that instruction has just retired. */
-    if (v >= 0 && ran_first && t->have_pending && t->f.p_ic->rip == t->idt_handler[v])
+    if (v >= 0 && ran_first && t->have_pending && t->f->p_ic->rip == t->idt_handler[v])
         v = -1;
     /* An event means the pending instruction did not retire (an interrupt came first, or it
      * faulted) - unless it is INT n / INT3, which retire by delivering their vector. */
-    bool sw_int = t->have_pending && (t->f.p_ic->flags & P_SWINT);
+    bool sw_int = t->have_pending && (t->f->p_ic->flags & P_SWINT);
     if (t->have_pending && (v < 0 || sw_int))
         retire_pending(t, cpu, g, gpr, rflags);
     /* Auto-stop where the guest is dying (stop_at: panic, oops entry) or took #DF. */
@@ -640,9 +644,9 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
      * return (the pending instruction did not retire: it is where the frame returns to). */
     if (scope_on() && v >= 0 && !sw_int && (v >= 32 || v == VEC_NMI) && scope_irq_out() &&
         t->scope_in && !t->irq_skip && t->have_pending &&
-        scope_irq_frame(gpr[GPR_RSP], t->f.p_ic->rip, &t->irq_rsp)) {
+        scope_irq_frame(gpr[GPR_RSP], t->f->p_ic->rip, &t->irq_rsp)) {
         t->irq_skip = true;
-        t->irq_rip = t->f.p_ic->rip;
+        t->irq_rip = t->f->p_ic->rip;
     }
     bool keep = (!sopt.filtering || filter_pass(rip, cr3)) &&
                 (!scope_on() || (t->scope_in && !t->irq_skip));
@@ -657,7 +661,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     }
     struct icache_entry *ic = decode(t, rip);
     if (!ic) {
-        t->f.left = 0;
+        t->f->left = 0;
         /* Not readable (the page is not present: the guest takes #PF here and retries
          * later, which we will record then) or cut short. Nothing retires here now. */
         t->have_pending = false;
@@ -665,7 +669,7 @@ static void step(struct trace_cpu *t, unsigned cpu, struct guest_regs *g)
     }
     t->have_pending = true;
     t->p_keep = keep;
-    t->f.p_ic = ic;
+    t->f->p_ic = ic;
     fast_prepare(t, cpu, cr3, rflags, keep && !(ic->flags & P_PENDING));
 }
 
@@ -686,11 +690,11 @@ static void scope_resume(struct trace_cpu *t, unsigned cpu, struct guest_regs *g
         task_forget(cpu);
     hv_set_hlt_exiting(true);
     dilate_set(DILATE_SOFT);
-    hv_set_mtf_fast(true, &t->f);
+    hv_set_mtf_fast(true, t->f);
     hv_set_mtf(true);
     t->have_pending = false;
     step(t, cpu, g);
-    t->f.left = 0;                          /* a probe's step-over may own the next MTF exit */
+    t->f->left = 0;                          /* a probe's step-over may own the next MTF exit */
 }
 
 /* HLT while stepping: stepping would wake the CPU at once (Bochs) or leave the halt
@@ -710,7 +714,7 @@ bool step_hlt_exit(struct guest_regs *g)
     if (t->paused)                          /* it switched away first: halt unstepped */
         return true;
     hv_set_mtf(false);
-    hv_set_mtf_fast(false, &t->f);          /* the stub's shortest way to the exit's rdtsc */
+    hv_set_mtf_fast(false, t->f);          /* the stub's shortest way to the exit's rdtsc */
     dilate_set(DILATE_HARD);                /* no steps to check the deadline at */
     if (hv_guest_read(HV_GUEST_RFLAGS) & RFLAGS_IF)
         hv_set_extint_exiting(true);
@@ -729,7 +733,7 @@ static void unpark(struct trace_cpu *t)
     hv_set_activity(VMX_ACTIVITY_ACTIVE);
     if (t->stepping) {
         hv_set_mtf(true);
-        hv_set_mtf_fast(true, &t->f);
+        hv_set_mtf_fast(true, t->f);
         dilate_set(DILATE_SOFT);
     }
 }
@@ -755,23 +759,23 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     hv_set_hlt_exiting(true);
     dilate_set(DILATE_SOFT);
     t->have_pending = false;
-    t->f.left = 0;
-    t->f.fast_steps = 0;
-    t->f.wregs_misses = 0;
-    t->f.checkregs = opts->checkregs;
+    t->f->left = 0;
+    t->f->fast_steps = 0;
+    t->f->wregs_misses = 0;
+    t->f->checkregs = opts->checkregs;
     /* One entry for all CPUs: every CPU starts a window with the same options (checkregs
      * only with full records: the option parser refuses it with another mode). */
     hv_mtf_fast_register(opts->record == HVT_MODE_FLOW ? step_fast_entry_flow
                          : opts->checkregs ? step_fast_entry_check : step_fast_entry);
-    memset(t->f.declines, 0, sizeof t->f.declines);
-    t->f.fills = 0;
-    t->f.fill = step_fast_fill;
-    hv_set_mtf_fast(true, &t->f);
+    memset(t->f->declines, 0, sizeof t->f->declines);
+    t->f->fills = 0;
+    t->f->fill = step_fast_fill;
+    hv_set_mtf_fast(true, t->f);
     t->task_known = false;
     t->idt_base = 0;
     t->stlb_cr3 = ~0ull;
     chunk_begin(t);
-    (void)rec_set_mode(t->f.enc, opts->record, opts->regmask);   /* an empty chunk: room */
+    (void)rec_set_mode(t->f->enc, opts->record, opts->regmask);   /* an empty chunk: room */
     task_reset(cpu);
     t->win_host_tsc = hv_rdtsc();
     t->win_guest_tsc = hv_exit_guest_tsc();
@@ -781,7 +785,7 @@ static void start_cpu(struct trace_cpu *t, unsigned cpu)
     t->exits = t->resumes = t->pauses = 0;
     slide_options();
     scope_window_open();
-    EMIT(t, cpu, rec_startstop(t->f.enc, 1, want_reason));
+    EMIT(t, cpu, rec_startstop(t->f->enc, 1, want_reason));
     hv_set_mtf(true);
 }
 
@@ -799,35 +803,35 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
         /* What is sent now is dropped (and counted): end with a chunk of markers only - no
          * code ids it could depend on - and hold it until the link is back. */
         chunk_flush(t, cpu);
-        EMIT(t, cpu, rec_startstop(t->f.enc, 0, reason));
-        struct trace_chunk_info ci = chunk_info(t->f.enc, cpu);
-        trace_sink_hold(&ci, t->f.enc->buf, t->f.enc->len);
+        EMIT(t, cpu, rec_startstop(t->f->enc, 0, reason));
+        struct trace_chunk_info ci = chunk_info(t->f->enc, cpu);
+        trace_sink_hold(&ci, t->f->enc->buf, t->f->enc->len);
         chunk_begin(t);
     } else {
-        EMIT(t, cpu, rec_startstop(t->f.enc, 0, reason));
+        EMIT(t, cpu, rec_startstop(t->f->enc, 0, reason));
         chunk_flush(t, cpu);
     }
     trace_sink_stop(cpu);                   /* flight recorder: dump what the ring kept */
     /* The window's cost, exact in Bochs (one TSC tick per instruction with one CPU): host
      * ticks cover guest + hypervisor instructions, guest ticks the guest's alone (dilation). */
-    const uint64_t *d = t->f.declines;
+    const uint64_t *d = t->f->declines;
     hv_log("HVT-STEPSTAT cpu=%u steps=%lu host_ticks=%lu guest_ticks=%lu record_bytes=%lu "
            "step_ticks=%lu sink_ticks=%lu recorded=%lu filtered=%lu reason=%u timer_fired_in_exit=%lu "
            "fast_steps=%lu soft_fired=%lu wregs_misses=%lu checkregs=%u silent_wakes=%lu record=%u\n",
            cpu, step_retired(t), hv_rdtsc() - t->win_host_tsc, hv_exit_guest_tsc() - t->win_guest_tsc,
-           t->records_bytes, t->t_step, t->t_sink, t->recorded + t->f.fast_steps, t->filtered, reason,
-           dilate_stats[cpu].fired_in_exit, t->f.fast_steps, dilate_stats[cpu].soft_fired,
-           t->f.wregs_misses, t->f.checkregs, t->silent_wakes, t->f.enc->mode);
+           t->records_bytes, t->t_step, t->t_sink, t->recorded + t->f->fast_steps, t->filtered, reason,
+           dilate_stats[cpu].fired_in_exit, t->f->fast_steps, dilate_stats[cpu].soft_fired,
+           t->f->wregs_misses, t->f->checkregs, t->silent_wakes, t->f->enc->mode);
     hv_log("HVT-FASTSTAT cpu=%u full_steps=%lu declined_left=%lu task=%lu miss=%lu "
            "gen=%lu bytes=%lu room=%lu fills=%lu\n", cpu, t->steps, d[FD_LEFT],
-           d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM], t->f.fills);
+           d[FD_TASK], d[FD_MISS], d[FD_GEN], d[FD_BYTES], d[FD_ROOM], t->f->fills);
     if (scope_on())
         hv_log("HVT-SCOPESTAT cpu=%u exits=%lu full_exits=%lu fast_steps=%lu recorded=%lu "
-               "resumes=%lu pauses=%lu switch_fires=%lu\n", cpu, t->exits + t->f.fast_steps, t->exits,
-               t->f.fast_steps, t->recorded + t->f.fast_steps, t->resumes, t->pauses, scope_fires(cpu));
-    if (t->f.wregs_misses)
+               "resumes=%lu pauses=%lu switch_fires=%lu\n", cpu, t->exits + t->f->fast_steps, t->exits,
+               t->f->fast_steps, t->recorded + t->f->fast_steps, t->resumes, t->pauses, scope_fires(cpu));
+    if (t->f->wregs_misses)
         hv_log("hvtrace: cpu %u: write set missed registers %lx at rip %lx first (%lu misses)\n",
-               cpu, t->f.miss_mask, t->f.miss_rip, t->f.wregs_misses);
+               cpu, t->f->miss_mask, t->f->miss_rip, t->f->wregs_misses);
     t->filtered = t->recorded = t->silent_wakes = 0;
     t->t_step = t->t_sink = 0;
     t->stepping = false;
@@ -835,7 +839,7 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     t->have_pending = false;
     t->paused = false;
     scope_window_close();
-    t->f.left = 0;
+    t->f->left = 0;
     hv_set_mtf_fast(false, 0);
     hv_set_mtf(false);
     hv_set_hlt_exiting(false);
@@ -843,9 +847,9 @@ static void stop_cpu(struct trace_cpu *t, unsigned cpu, unsigned reason)
     dilate_set(DILATE_OFF);
     __atomic_add_fetch(&trace_stats.steps, step_retired(t), __ATOMIC_RELAXED);
     __atomic_add_fetch(&trace_stats.bytes, t->records_bytes, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&trace_stats.fast_steps, t->f.fast_steps, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&trace_stats.fast_steps, t->f->fast_steps, __ATOMIC_RELAXED);
     t->steps = t->records_bytes = 0;
-    t->f.fast_steps = 0;
+    t->f->fast_steps = 0;
 }
 
 /* Window transitions (trace_want), step()'s threads joining and the window ending for all are
@@ -911,7 +915,7 @@ bool step_cpus_stepping(void)
 
 uint64_t step_retired_now(unsigned cpu) { return step_retired(&step_cpus[cpu]); }
 
-void step_no_fast(void) { step_cpus[hv_cpu_id()].f.left = 0; }
+void step_no_fast(void) { step_cpus[hv_cpu_id()].f->left = 0; }
 
 void step_request(bool on) { step_request_reason(on, HVT_REASON_HYPERCALL); }
 
@@ -964,13 +968,13 @@ void step_fatal_flush(unsigned reason)
                    how == HV_CPU_RUNNING ? "did not stop" : "stopped inside the hypervisor");
             continue;
         }
-        EMIT(t, c, rec_startstop(t->f.enc, 0, reason));
+        EMIT(t, c, rec_startstop(t->f->enc, 0, reason));
         chunk_flush(t, c);
         trace_sink_stop(c);
         t->stepping = false;
         step_stepping[t - step_cpus] = false;
         hv_log("hvtrace: fatal: cpu %u: trace ended (%lu records sent in all)\n", c,
-               t->recorded + t->f.fast_steps);
+               t->recorded + t->f->fast_steps);
     }
 }
 
@@ -1013,7 +1017,7 @@ void step_post_exit(struct guest_regs *g, unsigned reason)
         (hv_exit_intr_info() & VMX_INTR_TYPE_MASK) == VMX_INTR_TYPE_NMI)
         unpark(t);
     if (t->stepping && !t->paused && reason != EXIT_MTF && reason != EXIT_HLT && t->have_pending &&
-        hv_guest_read(HV_GUEST_RIP) != t->f.p_ic->rip)
+        hv_guest_read(HV_GUEST_RIP) != t->f->p_ic->rip)
         step(t, cpu, g);                    /* an emulated instruction retired */
     if (want && !t->stepping) {
         start_cpu(t, cpu);

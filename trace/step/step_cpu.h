@@ -115,8 +115,10 @@ struct evmap_entry { uint64_t rip; int16_t vec; int16_t ran_first; };
 enum { FD_LEFT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
 
 /* What the fast path (step_fast.asm) reads and writes, at the offsets step_fast_asm.c
- * generates for it. The full step prepares it: the fast path takes an MTF exit only while all of it
- * holds, and declines - before changing anything - otherwise. */
+ * generates for it from the FS base (hv_set_mtf_fast's context). The full step prepares it:
+ * the fast path takes an MTF exit only while all of it holds, and declines - before changing
+ * anything - otherwise. Allocated per CPU (step_init) with the encoder inside, so one
+ * segment base reaches both and the path keeps no register for either. */
 struct step_fast {
     uint32_t left;                          /* 0: exits until a full step (1: the next one) */
     uint32_t checkregs;                     /* 4: checkregs=on: compare all, count misses */
@@ -125,7 +127,7 @@ struct step_fast {
     uint64_t task_last;                     /* 24: ... must still be this one */
     struct icache_entry *icache;            /* 32 */
     struct icache_entry *p_ic;              /* 40: the pending instruction */
-    struct rec_enc *enc;                    /* 48 */
+    struct rec_enc *enc;                    /* 48: enc_store, for C */
     uint64_t len_limit;                     /* 56: room for one more record while len <= this */
     uint64_t fast_steps;                    /* 64 */
     uint64_t wregs_misses;                  /* 72: checkregs: write sets that missed a change */
@@ -141,10 +143,12 @@ struct step_fast {
      * with the state the fast path keeps; step.c sets it (the host test its own). */
     struct icache_entry *(*fill)(struct step_fast *f, uint64_t rip);   /* 288 */
     uint64_t fills;                         /* 296: misses 'fill' decoded */
+    struct step_fast *self;                 /* 304: this block's address ('fill's argument) */
+    struct rec_enc enc_store;               /* the encoder ('enc') */
 };
 
 struct trace_cpu {
-    struct step_fast f;                     /* first: the fast path's context */
+    struct step_fast *f;                    /* the fast path's context (step_init) */
     /* the full step's */
     bool stepping;
     bool have_pending;
@@ -206,7 +210,7 @@ static inline const void *step_fast_handler(uint32_t cand)
 }
 
 /* Instructions this CPU retired under stepping (every step, full or fast). */
-static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f.fast_steps; }
+static inline uint64_t step_retired(const struct trace_cpu *t) { return t->steps + t->f->fast_steps; }
 
 /* The predictor's hash, wider: icache_set(rip) % HVT_PRED_SLOTS == HVT_PRED_SLOT(rip). */
 static inline unsigned icache_set(uint64_t rip) { return (unsigned)((rip ^ (rip >> HVT_PRED_HASH_SHIFT)) & (ICACHE_SETS - 1)); }

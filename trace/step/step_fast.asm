@@ -1,5 +1,6 @@
 ; step_fast.asm - the MTF fast path: one single-step of the plain case, entered by vmm/'s exit
-; stub with only RAX and RCX saved (hv_exit.h hv_mtf_fast_register has the register contract).
+; stub with only RAX saved, its context at the FS base (hv_exit.h hv_mtf_fast_register has the
+; register contract).
 ;
 ; Under tracing every guest instruction is a VM exit, so this is where hvtrace spends its
 ; time, and it is written to be counted: every instruction here is one per traced instruction.
@@ -34,15 +35,22 @@ default rel
 ; (step_fast_asm.c, vmm/include/hv_asm.h).
 %include "step_fast_asm.inc"
 
-; The guest's registers this code saves, where pass 1 finds them (vmm/ pushed RAX and RCX).
+; The context (struct step_fast, the encoder inside it) is at the FS base: vmm/ loads it at
+; every VM exit from the VMCS (hv_set_mtf_fast), so no register holds it. The host unit test
+; uses GS instead (the C library's threads own FS there).
+%ifdef HOST_TEST
+%define SEG gs
+%else
+%define SEG fs
+%endif
+
+; The guest's registers this code saves, where pass 1 finds them (vmm/ pushed RAX).
 %define G_R9   [rsp]
 %define G_R8   [rsp + 8]
 %define G_RDI  [rsp + 16]
-%define G_RSI  [rsp + 24]
-%define G_RBX  [rsp + 32]
-%define G_RDX  [rsp + 40]
-%define G_RCX  [rsp + 48]
-%define G_RAX  [rsp + 56]
+%define G_RBX  [rsp + 24]
+%define G_RDX  [rsp + 32]
+%define G_RAX  [rsp + 40]
 
 ; A guest register from the VMCS (clobbers %3, rax unless named). The host unit test (trace/step/tests/
 ; test_step_fast.c, HOST_TEST) reads a VMCS in memory instead and supplies its own
@@ -89,10 +97,10 @@ __SECT__
 ; changed, keep the delta (rax) for pass 2, update the decoder's value, set its bit in edx;
 ; unchanged: on to %2.
 %macro REG_CHANGED 2
-    sub rax, [rsi + E_REGS + %1 * 8]
+    sub rax, [SEG:E_REGS + %1 * 8]
     jz %2
-    add [rsi + E_REGS + %1 * 8], rax
-    mov [rcx + F_DELTA + %1 * 8], rax
+    add [SEG:E_REGS + %1 * 8], rax
+    mov [SEG:F_DELTA + %1 * 8], rax
     bts edx, %1
 %endmacro
 ; ... and on to %2 either way.
@@ -100,13 +108,13 @@ __SECT__
     REG_CHANGED %1, %2
     jmp %2
 %endmacro
-; Where pass 1 finds guest register %1 (vmm/ pushed RAX and RCX; we pushed six more).
+; Where pass 1 finds guest register %1 (vmm/ pushed RAX; we pushed five more).
 %define SRC_0  G_RAX
-%define SRC_1  G_RCX
+%define SRC_1  rcx
 %define SRC_2  G_RDX
 %define SRC_3  G_RBX
 %define SRC_5  rbp
-%define SRC_6  G_RSI
+%define SRC_6  rsi
 %define SRC_7  G_RDI
 %define SRC_8  G_R8
 %define SRC_9  G_R9
@@ -136,9 +144,9 @@ __SECT__
 ; (E_LDELTA, then updated) sets bit 31 of edx.
 %macro REG_CMP_REP 2
     REG_CHANGED %1, %2
-    cmp rax, [rsi + E_LDELTA + %1 * 8]
+    cmp rax, [SEG:E_LDELTA + %1 * 8]
     je %2
-    mov [rsi + E_LDELTA + %1 * 8], rax
+    mov [SEG:E_LDELTA + %1 * 8], rax
     bts edx, 31
     jmp %2
 %endmacro
@@ -151,22 +159,22 @@ __SECT__
 ; six arithmetic flags that changed, packed by a table, or HVT_RFLAGS_WIDE and the zigzag delta
 ; (RFLAGS_XOR_FIELD, from the bits that changed). Clobbers rax, rbx, rdx.
 %macro RFLAGS_FIELD 0
-    mov rdx, [rsi + E_REGS + REG_RFLAGS * 8]
+    mov rdx, [SEG:E_REGS + REG_RFLAGS * 8]
     mov rax, rdx
-    sub rax, [rcx + F_DELTA + REG_RFLAGS * 8]
+    sub rax, [SEG:F_DELTA + REG_RFLAGS * 8]
     xor rdx, rax
     RFLAGS_XOR_FIELD
 %endmacro
 
-; FLOW: one more on the RUN or REPEAT marker whose offset is at [rsi + %1] if it is the
+; FLOW: one more on the RUN or REPEAT marker whose offset is at encoder member %1 if it is the
 ; last thing written and below its maximum count, else on to %2 (a new marker). Clobbers
 ; rbx, rdx.
 %macro COUNT_ONE 2
-    mov rbx, [rsi + %1]
+    mov rbx, [SEG:%1]
     lea rdx, [rbx + REC_RUN_BYTES]
-    cmp rdx, [rsi + E_LEN]
+    cmp rdx, [SEG:E_LEN]
     jne %2
-    add rbx, [rsi + E_BUF]
+    add rbx, [SEG:E_BUF]
     cmp word [rbx + 1], HVT_RUN_MAX
     je %2
     inc word [rbx + 1]
@@ -192,8 +200,8 @@ extern hv_fast_resume, hv_fast_decline
     SHORT_RFLAGS %2
 %%big:
     ; (32-bit code's usual case) a delta of five bytes or more: a 32-bit value as its four.
-    mov ebx, [rsi + E_REGS + %1 * 8]
-    cmp rbx, [rsi + E_REGS + %1 * 8]
+    mov ebx, [SEG:E_REGS + %1 * 8]
+    cmp rbx, [SEG:E_REGS + %1 * 8]
     jne %%wide
     mov byte [rdi], HVT_INSN_SHORT | HVT_SHORT_U32 | %1 | %2
     mov [rdi + 1], ebx
@@ -206,10 +214,10 @@ extern hv_fast_resume, hv_fast_decline
     VARINT_COLD
     jmp %%value
 %%generic:
-    mov [rcx + F_DELTA + %1 * 8], rax
+    mov [SEG:F_DELTA + %1 * 8], rax
 %if %2
     RFLAGS_DELTA
-    mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
+    mov [SEG:F_DELTA + REG_RFLAGS * 8], rax
 %endif
     mov edx, %3
     jmp .checked
@@ -227,16 +235,16 @@ __SECT__
 ; Written out where a record ends, not jumped to: that jump would be one more instruction
 ; on every step.
 %macro RECORD_END 1
-    sub r9, [rsi + E_BUF]
-    mov [rsi + E_LEN], r9
+    sub r9, [SEG:E_BUF]
+    mov [SEG:E_LEN], r9
 %if %1 == 2
     mov rax, [r8 + IC_RIP]
-    mov [rsi + E_LAST_RIP], rax
-    mov dword [rsi + E_LAST_OK], 1
+    mov [SEG:E_LAST_RIP], rax
+    mov dword [SEG:E_LAST_OK], 1
 %endif
     mov rax, 0x100000001                ; nrecords++, ninsns++
-    add [rsi + E_NRECORDS], rax
-    inc qword [rcx + F_FAST_STEPS]
+    add [SEG:E_NRECORDS], rax
+    inc qword [SEG:F_FAST_STEPS]
     RESTORE
     jmp hv_fast_resume
 %endmacro
@@ -245,13 +253,13 @@ __SECT__
 ; Clobbers rbx only.
 %macro STRAIGHT_PREDICTED 1
     mov rbx, [r8 + IC_RIP]
-    cmp rbx, [rsi + E_EXPECTED]
+    cmp rbx, [SEG:E_EXPECTED]
     jne %1
-    mov ebx, [rsi + E_PSTAMP]
+    mov ebx, [SEG:E_PSTAMP]
     cmp ebx, [r8 + IC_PSTAMP]
     jne %1
     mov rbx, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rbx
+    mov [SEG:E_EXPECTED], rbx
 %endmacro
 ; The RFLAGS field at r9 from the bits that changed (rdx; the decoder holds the new value):
 ; RFLAGS_FIELD's, the six arithmetic flags packed in a byte, else HVT_RFLAGS_WIDE and the delta.
@@ -274,7 +282,7 @@ __SECT__
 %endmacro
 ; rax: RFLAGS' delta from the decoder's new value and the changed bits in rdx. Clobbers rbx.
 %macro RFLAGS_DELTA 0
-    mov rax, [rsi + E_REGS + REG_RFLAGS * 8]
+    mov rax, [SEG:E_REGS + REG_RFLAGS * 8]
     mov rbx, rax
     xor rbx, rdx
     sub rax, rbx
@@ -283,9 +291,9 @@ __SECT__
 ; the new value and rax holds the delta.
 %macro REG_DELTA 2
     REG_LOAD %1
-    sub rax, [rsi + E_REGS + %1 * 8]
+    sub rax, [SEG:E_REGS + %1 * 8]
     jz %2
-    add [rsi + E_REGS + %1 * 8], rax
+    add [SEG:E_REGS + %1 * 8], rax
 %endmacro
 ; Write set {%1}: unchanged, a record without registers; changed, SHORT_OR_GENERIC.
 %macro ONE_REG 1
@@ -300,9 +308,9 @@ __SECT__
     REG_DELTA %1, .one_16
     GUEST_READ rdx, RFLAGS, rbx
     mov rbx, rdx
-    xor rdx, [rsi + E_REGS + REG_RFLAGS * 8]
+    xor rdx, [SEG:E_REGS + REG_RFLAGS * 8]
     jz %%same_flags
-    mov [rsi + E_REGS + REG_RFLAGS * 8], rbx
+    mov [SEG:E_REGS + REG_RFLAGS * 8], rbx
     SHORT_OR_GENERIC %1, HVT_SHORT_RFLAGS, (1 << %1) | (1 << REG_RFLAGS)
 %%same_flags:
     SHORT_OR_GENERIC %1, 0, 1 << %1
@@ -311,55 +319,56 @@ __SECT__
 ; The 8 bytes at the entry's host pointer [rdx + %1] plus %4 against [rdx + %2] under the mask
 ; [rdx + %3]: rax (and ZF) 0 when they are equal.
 %macro BYTES_DIFF 4
-    mov rsi, [rdx + %1]
-    mov rax, [rsi + %4]
+    mov rax, [rdx + %1]
+    mov rax, [rax + %4]
     xor rax, [rdx + %2]
     and rax, [rdx + %3]
 %endmacro
 ; eax, an entry's generation: usable here (the kernel's, or this process's) on to %1, else %2.
 ; Falls through to what follows when it is the kernel's.
 %macro GEN_USABLE 2
-    cmp eax, [rcx + F_FGEN_USER]
+    cmp eax, [SEG:F_FGEN_USER]
     je %1
     cmp eax, FGEN_KERNEL
     jne %2
 %endmacro
 ; The code id predicted (the entry carries the encoder's stamp), else on to %1. Clobbers rbx.
 %macro PREDICTED 1
-    mov ebx, [rsi + E_PSTAMP]
+    mov ebx, [SEG:E_PSTAMP]
     cmp ebx, [r8 + IC_PSTAMP]
     jne %1
 %endmacro
-; A new RUN or REPEAT marker (tag %1) at rdi with count 1, its offset in [rsi + %2]; on to %3.
+; A new RUN or REPEAT marker (tag %1) at rdi with count 1, its offset in encoder member %2; on
+; to %3.
 %macro NEW_MARKER 3
     mov byte [rdi], %1
     mov word [rdi + 1], 1
-    sub rdi, [rsi + E_BUF]
-    mov [rsi + %2], rdi
+    sub rdi, [SEG:E_BUF]
+    mov [SEG:%2], rdi
     add rdi, REC_RUN_BYTES
-    mov [rsi + E_LEN], rdi
-    inc dword [rsi + E_NRECORDS]
+    mov [SEG:E_LEN], rdi
+    inc dword [SEG:E_NRECORDS]
     jmp %3
 %endmacro
 ; An instruction counted on a marker, no record of its own (rax: its RIP): the decoder's
 ; expectations and the counts (the record clock follows the count: rec_tsc), then back to
 ; the guest.
 %macro COUNTED 0
-    mov [rsi + E_LAST_RIP], rax
+    mov [SEG:E_LAST_RIP], rax
     mov rax, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rax
-    inc dword [rsi + E_NINSNS]
-    inc qword [rcx + F_FAST_STEPS]
+    mov [SEG:E_EXPECTED], rax
+    inc dword [SEG:E_NINSNS]
+    inc qword [SEG:F_FAST_STEPS]
     RESTORE
     jmp hv_fast_resume
 %endmacro
 
 ; FLOW: room for one more record, rdi its tag byte (else the step is declined).
 %macro FLOW_ROOM 0
-    mov rdi, [rsi + E_LEN]
-    cmp rdi, [rcx + F_LEN_LIMIT]
+    mov rdi, [SEG:E_LEN]
+    cmp rdi, [SEG:F_LEN_LIMIT]
     ja .flow_no_room
-    add rdi, [rsi + E_BUF]
+    add rdi, [SEG:E_BUF]
 %endmacro
 
 ; The registers the path saves on entry, restored.
@@ -367,14 +376,13 @@ __SECT__
     pop r9
     pop r8
     pop rdi
-    pop rsi
     pop rbx
     pop rdx
 %endmacro
 ; Decline label .d_%1: count reason %2, then decline.
 %macro DECLINE 2
 .d_%1:
-    inc qword [rcx + F_DECLINES + %2 * 8]
+    inc qword [SEG:F_DECLINES + %2 * 8]
     jmp .decline
 %endmacro
 
@@ -382,12 +390,11 @@ __SECT__
 %macro FAST_PATH 2
     push rdx
     push rbx
-    push rsi
     push rdi
     push r8
     push r9
     ; The full step's permission: counts down to its next turn (and 0 stays declined).
-    sub dword [rcx + F_LEFT], 1
+    sub dword [SEG:F_LEFT], 1
     jbe .d_left
     ; CR3 and IDTR are those the full step saw: in 64-bit mode only MOV to CR3 and LIDT load
     ; them (no task switches: SDM Vol. 3, 8.7 "Task Management in 64-bit Mode"), and their
@@ -396,14 +403,14 @@ __SECT__
     ; (CPL 3: the kernel runs none of its code at user addresses) needs no check either. (A
     ; kernel that ran its code there would mislead only its own trace: every host pointer the
     ; path uses stays one into guest memory.)
-    mov r8, [rcx + F_P_IC]
+    mov r8, [SEG:F_P_IC]
     mov eax, [r8 + IC_FGEN]
-    cmp eax, [rcx + F_FGEN_USER]
+    cmp eax, [SEG:F_FGEN_USER]
     je .same_context
     ; Same task (a switch needs its SWITCH marker).
-    mov rax, [rcx + F_TASK_SLOT]
+    mov rax, [SEG:F_TASK_SLOT]
     mov rax, [rax]
-    cmp rax, [rcx + F_TASK_LAST]
+    cmp rax, [SEG:F_TASK_LAST]
     jne .d_task
 .same_context:
     ; The instruction at RIP: decoded before (icache), usable here (fgen), bytes unchanged.
@@ -417,7 +424,7 @@ __SECT__
     xor edx, ebx
     and edx, ICACHE_SETS - 1
     shl edx, SET_SHIFT
-    add rdx, [rcx + F_ICACHE]
+    add rdx, [SEG:F_ICACHE]
     cmp rbx, [rdx + IC_RIP]
     jne .way1
 .hashed:
@@ -431,25 +438,24 @@ __SECT__
     jnz .d_bytes
     ; Room in the chunk for one more record (the full step sends a full one). FLOW asks
     ; only where it writes one (FLOW_ROOM): a count on the last marker needs none.
-    mov rsi, [rcx + F_ENC]
 %if %1 != 2
-    mov rdi, [rsi + E_LEN]
-    cmp rdi, [rcx + F_LEN_LIMIT]
+    mov rdi, [SEG:E_LEN]
+    cmp rdi, [SEG:F_LEN_LIMIT]
     ja .d_room
-    add rdi, [rsi + E_BUF]              ; rdi: this record's tag byte
+    add rdi, [SEG:E_BUF]              ; rdi: this record's tag byte
 %endif
 
     ; --- Taken: from here on the step is ours. ---
     ; r8: the pending instruction, recorded now; RIP's becomes pending (one whose retirement
     ; is the full step's, FGEN_PENDING, has set the full step's turn at .d_gen).
-    mov [rcx + F_P_IC], rdx
+    mov [SEG:F_P_IC], rdx
 %if %1 == 2
     ; FLOW: predicted whole (its code id in the decoder's predictor: CR3 and tick do not
     ; change on this path)
     ; and straight on from the last instruction: one more on the last RUN marker.
     mov rax, [r8 + IC_RIP]
     PREDICTED .flow_record
-    cmp rax, [rsi + E_EXPECTED]
+    cmp rax, [SEG:E_EXPECTED]
     jne .flow_repeat
     COUNT_ONE E_RUN_AT, .run_new
 .flow_counted:
@@ -475,9 +481,9 @@ __SECT__
 .one_16:
     GUEST_READ rax, RFLAGS
     mov rdx, rax
-    xor rdx, [rsi + E_REGS + REG_RFLAGS * 8]
+    xor rdx, [SEG:E_REGS + REG_RFLAGS * 8]
     jz .h_none
-    mov [rsi + E_REGS + REG_RFLAGS * 8], rax
+    mov [SEG:E_REGS + REG_RFLAGS * 8], rax
     STRAIGHT_PREDICTED .flags_generic
     mov byte [rdi], HVT_INSN_RFLAGS
     lea r9, [rdi + 1]
@@ -517,31 +523,31 @@ __SECT__
     ; in that record.
     btr edx, 31
     jc .rep_record
-    mov eax, [rsi + E_NRECORDS]
-    cmp eax, [rsi + E_REP_NREC]
+    mov eax, [SEG:E_NRECORDS]
+    cmp eax, [SEG:E_REP_NREC]
     jne .rep_record
     mov rax, [r8 + IC_RIP]
-    cmp rax, [rsi + E_REP_RIP]
+    cmp rax, [SEG:E_REP_RIP]
     jne .rep_record
-    cmp edx, [rsi + E_LMASK]
+    cmp edx, [SEG:E_LMASK]
     jne .rep_record
     PREDICTED .rep_record
     COUNT_ONE E_REP_AT, .rep_new
 .rep_counted:
-    mov eax, [rsi + E_NRECORDS]
-    mov [rsi + E_REP_NREC], eax
+    mov eax, [SEG:E_NRECORDS]
+    mov [SEG:E_REP_NREC], eax
     mov rax, [r8 + IC_RIP]
     COUNTED
 .rep_new:
     NEW_MARKER TAG_REPEAT, E_REP_AT, .rep_counted
 .rep_record:
     ; A record: what a REPEAT of it would repeat.
-    mov [rsi + E_LMASK], edx
+    mov [SEG:E_LMASK], edx
     mov rax, [r8 + IC_RIP]
-    mov [rsi + E_REP_RIP], rax
-    mov eax, [rsi + E_NRECORDS]
+    mov [SEG:E_REP_RIP], rax
+    mov eax, [SEG:E_NRECORDS]
     inc eax
-    mov [rsi + E_REP_NREC], eax
+    mov [SEG:E_REP_NREC], eax
     jmp .regs_done
 %endif
 .reg_next:
@@ -569,12 +575,12 @@ __SECT__
     mov byte [rdi], 0
     lea r9, [rdi + 1]
     mov rax, [r8 + IC_RIP]
-    sub rax, [rsi + E_EXPECTED]
+    sub rax, [SEG:E_EXPECTED]
     jnz .f_rip
 .rip_done:
     mov rax, [r8 + IC_NEXT]
-    mov [rsi + E_EXPECTED], rax
-    mov eax, [rsi + E_PSTAMP]
+    mov [SEG:E_EXPECTED], rax
+    mov eax, [SEG:E_PSTAMP]
     cmp eax, [r8 + IC_PSTAMP]
     jne .f_code
 .code_done:
@@ -596,7 +602,7 @@ __SECT__
     or eax, HVT_SHORT_RFLAGS
 .short_tag:
     mov [rdi], al
-    mov rax, [rcx + F_DELTA + r8 * 8]
+    mov rax, [SEG:F_DELTA + r8 * 8]
     ZIGZAG
     cmp rax, 1 << 28
     jae .short_big
@@ -608,10 +614,10 @@ __SECT__
     jmp .fields_done
 .short_big:
     ; A delta of five bytes or more: a 32-bit value as its four (HVT_SHORT_U32).
-    mov rbx, [rsi + E_REGS + r8 * 8]
+    mov rbx, [SEG:E_REGS + r8 * 8]
     shr rbx, 32
     jnz .short_wide
-    mov ebx, [rsi + E_REGS + r8 * 8]
+    mov ebx, [SEG:E_REGS + r8 * 8]
     mov [r9], ebx
     add r9, 4
     or byte [rdi], HVT_SHORT_U32
@@ -633,7 +639,7 @@ __SECT__
 .delta_next:
     bsf r8d, edx
     btr edx, r8d
-    mov rax, [rcx + F_DELTA + r8 * 8]
+    mov rax, [SEG:F_DELTA + r8 * 8]
     ZIGZAG
     VARINT
     test edx, edx
@@ -651,9 +657,9 @@ __SECT__
 ; FLOW, not straight on: the same instruction again (a REP string iteration, a jump to
 ; itself) is one more on the last REPEAT marker; anything else a record without registers.
 .flow_repeat:
-    cmp dword [rsi + E_LAST_OK], 0
+    cmp dword [SEG:E_LAST_OK], 0
     je .flow_record
-    cmp rax, [rsi + E_LAST_RIP]
+    cmp rax, [SEG:E_LAST_RIP]
     jne .flow_record
     COUNT_ONE E_REP_AT, .rep_new
     jmp .flow_counted
@@ -669,18 +675,18 @@ __SECT__
     jmp .checked
 ; No room for what FLOW writes: the decline leaves the pending instruction as it was.
 .flow_no_room:
-    mov [rcx + F_P_IC], r8
+    mov [SEG:F_P_IC], r8
     jmp .d_room
 %endif
 %if %1 == 1
 .missed:
-    cmp qword [rcx + F_MISSES], 0
+    cmp qword [SEG:F_MISSES], 0
     jne .counted
-    mov [rcx + F_MISS_MASK], rax
+    mov [SEG:F_MISS_MASK], rax
     mov rax, [r8 + IC_RIP]
-    mov [rcx + F_MISS_RIP], rax
+    mov [SEG:F_MISS_RIP], rax
 .counted:
-    inc qword [rcx + F_MISSES]
+    inc qword [SEG:F_MISSES]
     jmp .checked
 %endif
 %if %1 == 0
@@ -689,7 +695,7 @@ __SECT__
     jmp .regs_done
 .flags_generic:
     RFLAGS_DELTA
-    mov [rcx + F_DELTA + REG_RFLAGS * 8], rax
+    mov [SEG:F_DELTA + REG_RFLAGS * 8], rax
     mov edx, 1 << REG_RFLAGS
     jmp .checked
 %endif
@@ -699,19 +705,23 @@ __SECT__
     je .hashed
     ; Not in the cache: decoded into it by the full step's own decoder (f.fill, C),
     ; and on as if found; NULL leaves the exit to the full step. The C code may clobber what
-    ; the SysV ABI lets it: of the guest's registers still live here, R10 and R11 (RBP and
-    ; R12-R15 it keeps); of ours, RCX and R8. The stack is 16-byte aligned at the call (host
-    ; RSP is, and 12 quadwords are pushed on it).
+    ; the SysV ABI lets it: of the guest's registers still live here, RCX, RSI, R10 and R11
+    ; (RBP and R12-R15 it keeps); of ours, R8. The stack is 16-byte aligned at the call (host
+    ; RSP is, and 12 quadwords are on it with the pad).
     push rcx
+    push rsi
     push r8
     push r10
     push r11
-    mov rdi, rcx
+    sub rsp, 8
+    mov rdi, [SEG:F_SELF]
     mov rsi, rbx
     call [rdi + F_FILL]
+    add rsp, 8
     pop r11
     pop r10
     pop r8
+    pop rsi
     pop rcx
     test rax, rax
     jz .d_miss
@@ -733,7 +743,7 @@ __SECT__
     and eax, PRED_SLOTS - 1
     mov rbx, rax
     shl rbx, SET_SHIFT
-    add rbx, [rcx + F_ICACHE]
+    add rbx, [SEG:F_ICACHE]
 %assign k 0
 %rep ICACHE_SETS / PRED_SLOTS
     mov dword [rbx + k * (PRED_SLOTS << SET_SHIFT) + IC_PSTAMP], 0
@@ -741,18 +751,19 @@ __SECT__
 %assign k k+1
 %endrep
     shl eax, E_PRED_SHIFT
-    lea rax, [rsi + rax + E_PRED]
+    add rax, [SEG:F_SELF]
+    add rax, E_PRED
     mov rbx, [r8 + IC_RIP]
     mov [rax + PRED_RIP], rbx
     mov ebx, [r8 + IC_ID]
     mov [rax + PRED_ID], ebx
     mov dword [rax + PRED_VALID], 1
-    mov eax, [rsi + E_PSTAMP]
+    mov eax, [SEG:E_PSTAMP]
     mov [r8 + IC_PSTAMP], eax
     jmp .code_done
 .d_left:
-    mov dword [rcx + F_LEFT], 0
-    inc qword [rcx + F_DECLINES + FD_LEFT * 8]
+    mov dword [SEG:F_LEFT], 0
+    inc qword [SEG:F_DECLINES + FD_LEFT * 8]
     jmp .decline
     DECLINE task, FD_TASK
     DECLINE miss, FD_MISS
@@ -770,7 +781,7 @@ __SECT__
 .flagged:
     bt ebx, FGEN_PENDING_BIT
     jnc .no_pending
-    mov dword [rcx + F_LEFT], 1
+    mov dword [SEG:F_LEFT], 1
 .no_pending:
     bt ebx, FGEN_HI_BIT
     jnc .no_hi
@@ -783,7 +794,7 @@ __SECT__
     jnz .d_bytes
     jmp .gen_ok
 .d_gen_count:
-    inc qword [rcx + F_DECLINES + FD_GEN * 8]
+    inc qword [SEG:F_DECLINES + FD_GEN * 8]
     jmp .decline
     DECLINE bytes, FD_BYTES
     DECLINE room, FD_ROOM

@@ -1,6 +1,6 @@
 /* step_fast_asm.c - the constants and offsets step_fast.asm uses (hv_asm.h: compiled with -S,
- * never linked): struct step_fast, icache_entry and rec_enc, the record format's tags, the
- * VMCS fields the fast path reads. */
+ * never linked): struct step_fast (the encoder's members too, inside it), icache_entry and
+ * rec_enc's predictor entries, the record format's tags, the VMCS fields the fast path reads. */
 #include "hv_asm.h"
 #include "step_cpu.h"
 #include "vmx_arch.h"
@@ -14,7 +14,9 @@ _Static_assert(__builtin_offsetof(struct rec_enc, ninsns) == __builtin_offsetof(
 
 #define F(name, member) HV_ASM_OFFSET(name, struct step_fast, member)
 #define IC(name, member) HV_ASM_OFFSET(name, struct icache_entry, member)
-#define E(name, member) HV_ASM_OFFSET(name, struct rec_enc, member)
+/* The encoder's members from the same base: the encoder lives inside struct step_fast. */
+#define E(name, member) \
+    HV_ASM_CONST(name, __builtin_offsetof(struct step_fast, enc_store) + __builtin_offsetof(struct rec_enc, member))
 #define PRED(name, member) \
     HV_ASM_CONST(name, __builtin_offsetof(struct rec_enc, pred[0].member) - __builtin_offsetof(struct rec_enc, pred[0]))
 
@@ -29,7 +31,7 @@ void step_fast_asm_constants(void)
 
     F(F_LEFT, left); F(F_TASK_SLOT, task_slot);
     F(F_TASK_LAST, task_last); F(F_ICACHE, icache); F(F_P_IC, p_ic); F(F_ENC, enc);
-    F(F_FILL, fill); F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
+    F(F_SELF, self); F(F_FILL, fill); F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
     F(F_FGEN_USER, fgen_user); F(F_MISS_RIP, miss_rip); F(F_MISS_MASK, miss_mask);
     F(F_DECLINES, declines); F(F_DELTA, delta);
 

@@ -136,13 +136,13 @@ enum hv_cpu_stop hv_fatal_cpu_stop(unsigned cpu);
  * observers, no exit counting, no dilation of the exit's ticks, no event re-injection (the
  * stub takes the path only when vmm/ has nothing pending for this CPU). Register contract, on
  * entry:
- *     RCX      the ctx given to hv_set_mtf_fast()
- *     [RSP]    the guest's RCX, [RSP+8] the guest's RAX, [RSP+16] the per-CPU block
+ *     FS base  the ctx given to hv_set_mtf_fast() (addressed as [fs:offset], no register)
+ *     [RSP]    the guest's RAX, [RSP+8] the per-CPU block
  *     others   the guest's values (RSP, RIP, RFLAGS: in the VMCS)
  * It leaves by jumping to hv_fast_resume (handled: the guest resumes) or to hv_fast_decline
  * (the full dispatch handles the same exit through the EXIT_MTF handler), with RSP as it found
- * it and every register but RAX and RCX holding the guest's value. It must decline before
- * changing any state. */
+ * it and every register but RAX holding the guest's value. It must decline before changing
+ * any state. */
 void hv_mtf_fast_register(void (*entry)(void));
 void hv_fast_resume(void);
 void hv_fast_decline(void);

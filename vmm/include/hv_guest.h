@@ -109,7 +109,7 @@ static inline uint64_t hv_exit_guest_tsc(void) { return hv_exit_tsc() + (uint64_
 void     hv_set_dilation(unsigned flags);
 int64_t  hv_dilated_offset(void);
 /* MTF fast path on this CPU (hv_exit.h hv_mtf_fast_register): MTF exits jump to the
- * registered handler first while on, with 'ctx' in RCX. */
+ * registered handler first while on, with 'ctx' as the FS base. */
 void     hv_set_mtf_fast(bool on, void *ctx);
 /* RDTSC exiting (SDM 25.6.2; RDTSCP too when the guest may use it): the exits reach the
  * EXIT_RDTSC and EXIT_RDTSCP handlers (hv_exit.h), which must emulate them. For a policy that

@@ -1,8 +1,10 @@
 ; step_fast_harness.asm - runs trace/step/step_fast.asm (assembled with HOST_TEST) on the host, the
 ; way vmm/'s exit stub enters it (hv_hooks.h contract), for trace/step/tests/test_step_fast.c.
 ;
-; int fast_run(uint64_t regs[16], void *ctx, void *entry)
+; int fast_run(uint64_t regs[16], void *entry)
 ;   regs: the guest's general registers in SDM order (slot 4, RSP, is the VMCS's: ignored);
+;   the policy's context is the GS base (the test sets it: step_fast.asm's HOST_TEST form
+;   reads it through GS where the hypervisor's reads FS);
 ;   returns 1 if the path resumed the guest, 0 if it declined, plus HARNESS_BAD_STACK if the
 ;   stack was not as it found it; regs[] receives the registers as the path left them.
 bits 64
@@ -28,10 +30,9 @@ fast_run:
     mov [saved_rsp], rsp
     mov rax, VCPU_MARK
     push rax                            ; [host RSP]: the vcpu pointer
-    push qword [rdi + 0 * 8]            ; what the stub pushes: guest RAX, then RCX
-    push qword [rdi + 1 * 8]
-    mov rcx, rsi                        ; the policy's context
-    mov rax, rdx
+    push qword [rdi + 0 * 8]            ; what the stub pushes: guest RAX
+    mov rax, rsi
+    mov rcx, [rdi + 1 * 8]
     mov rdx, [rdi + 2 * 8]
     mov rbx, [rdi + 3 * 8]
     mov rbp, [rdi + 5 * 8]
@@ -55,6 +56,7 @@ hv_fast_decline:
 back:
     push rdi
     mov rdi, [regs_ptr]
+    mov [rdi + 1 * 8], rcx
     mov [rdi + 2 * 8], rdx
     mov [rdi + 3 * 8], rbx
     mov [rdi + 5 * 8], rbp
@@ -68,8 +70,7 @@ back:
     mov [rdi + 14 * 8], r14
     mov [rdi + 15 * 8], r15
     pop qword [rdi + 7 * 8]
-    pop qword [rdi + 1 * 8]             ; guest RCX, RAX as the stub restores them
-    pop qword [rdi + 0 * 8]
+    pop qword [rdi + 0 * 8]             ; guest RAX as the stub restores it
     pop rax
     mov rdx, VCPU_MARK
     cmp rax, rdx

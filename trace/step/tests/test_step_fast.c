@@ -30,11 +30,13 @@
 #include "trace_chunkw.h"
 #include "trace_reader.h"
 #include "rand_regs.h"
+#include <asm/prctl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -44,7 +46,7 @@
 #define IDT     0xfffffe0000000000ull
 #define HARNESS_BAD_STACK 0x100
 
-int fast_run(uint64_t regs[16], void *ctx, void *entry);
+int fast_run(uint64_t regs[16], void *entry);
 void step_fast_entry(void), step_fast_entry_check(void), step_fast_entry_flow(void);
 uint64_t test_vmcs[TV_COUNT];         /* what step_fast.asm reads in place of the VMCS */
 
@@ -52,7 +54,7 @@ struct want { uint64_t rip, cr3; uint32_t id; uint8_t len; uint64_t regs[HVT_NRE
 
 
 static struct step_fast f;
-static struct rec_enc e, e2;          /* e2: the C encoder alone (flow) */
+static struct rec_enc e2;          /* the C encoder alone (flow) */
 static uint8_t buf[CAP], buf2[CAP];
 static bool flow;
 static struct icache_entry *icache;
@@ -90,19 +92,19 @@ static void check(int ok, const char *what, size_t step)
 static int64_t folded;                /* instructions in markers' counts, less the markers */
 static void flush_chunk(void)
 {
-    folded += (int64_t)e.ninsns - (int64_t)e.nrecords;
+    folded += (int64_t)f.enc_store.ninsns - (int64_t)f.enc_store.nrecords;
     /* The clock the chunk ends at (the index's last_tsc): a tick per instruction, the fast
      * path's counted ones included (no TIME marker here). */
-    check(rec_tsc(&e) == e.first_tsc + e.ninsns, "the chunk's clock is not a tick per instruction", nwant);
+    check(rec_tsc(&f.enc_store) == f.enc_store.first_tsc + f.enc_store.ninsns, "the chunk's clock is not a tick per instruction", nwant);
     hvt_trace_chunk_hdr ch;
     memset(&ch, 0, sizeof ch);
     ch.kind = HVT_CHUNK_RECORDS;
-    ch.nrecords = e.nrecords;
-    ch.ninsns = e.ninsns;
-    ch.first_tsc = e.first_tsc;
-    ch.last_tsc = rec_tsc(&e);
-    if (e.len && tcw_chunk(w, &ch, e.buf, e.len)) { fprintf(stderr, "%s\n", tcw_error(w)); exit(2); }
-    rec_begin(&e, buf, sizeof buf, tsc);
+    ch.nrecords = f.enc_store.nrecords;
+    ch.ninsns = f.enc_store.ninsns;
+    ch.first_tsc = f.enc_store.first_tsc;
+    ch.last_tsc = rec_tsc(&f.enc_store);
+    if (f.enc_store.len && tcw_chunk(w, &ch, f.enc_store.buf, f.enc_store.len)) { fprintf(stderr, "%s\n", tcw_error(w)); exit(2); }
+    rec_begin(&f.enc_store, buf, sizeof buf, tsc);
 }
 
 /* flow: the C encoder's record of the same instruction, and the two encoders compared. */
@@ -115,8 +117,8 @@ static void shadow_record(const struct want *x, const uint64_t *regs, size_t ste
         check(!rec_insn(&e2, x->rip, x->id, x->len, x->cr3, regs, regs[HVT_REG_RFLAGS], REC_REGS_ALL),
               "rec_insn: no room in an empty chunk", step);
     }
-    check(e.len == e2.len && !memcmp(e.buf, e2.buf, e.len) && e.nrecords == e2.nrecords &&
-          e.ninsns == e2.ninsns && rec_tsc(&e) == rec_tsc(&e2), "flow: bytes differ from rec_insn's", step);
+    check(f.enc_store.len == e2.len && !memcmp(f.enc_store.buf, e2.buf, f.enc_store.len) && f.enc_store.nrecords == e2.nrecords &&
+          f.enc_store.ninsns == e2.ninsns && rec_tsc(&f.enc_store) == rec_tsc(&e2), "flow: bytes differ from rec_insn's", step);
 
 }
 
@@ -145,8 +147,8 @@ static struct icache_entry *fill(unsigned c, uint32_t fgen)
      * still holds it (rec_insn would not): for the byte comparison of 'flow', both encoders
      * forget that prediction (no stamped entry relies on it: the slot holds this rip). */
     uint32_t slot = HVT_PRED_SLOT(k->rip);
-    if (flow && e.pred[slot].rip == k->rip)
-        e.pred[slot].valid = e2.pred[slot].valid = 0;
+    if (flow && f.enc_store.pred[slot].rip == k->rip)
+        f.enc_store.pred[slot].valid = e2.pred[slot].valid = 0;
     return ic;
 }
 
@@ -196,7 +198,7 @@ static struct icache_entry *test_fill(struct step_fast *ff, uint64_t rip)
     if (fill_next == ~0u || codes[fill_next].rip != rip || icache_set(rip) == icache_set(ff->p_ic->rip))
         return NULL;
     /* (fill() would forget the encoder's prediction of it: not in the middle of a step) */
-    if (flow && e.pred[HVT_PRED_SLOT(rip)].rip == rip)
+    if (flow && f.enc_store.pred[HVT_PRED_SLOT(rip)].rip == rip)
         return NULL;
     filled = fill(fill_next, fill_fgen);
     return filled;
@@ -206,11 +208,11 @@ static struct icache_entry *test_fill(struct step_fast *ff, uint64_t rip)
 static void full_record(const struct icache_entry *p, const uint64_t *regs)
 {
     uint32_t cand = REC_REGS_ALL | p_rep_cand(p->flags);
-    if (rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand)) {
+    if (rec_insn(&f.enc_store, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand)) {
         flush_chunk();
-        rec_insn(&e, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand);
+        rec_insn(&f.enc_store, p->rip, p->id, p->len, f.cr3, regs, regs[HVT_REG_RFLAGS], cand);
     }
-    icache_pred_set(icache, p->rip, p->id, e.pstamp);
+    icache_pred_set(icache, p->rip, p->id, f.enc_store.pstamp);
 }
 
 int main(int argc, char **argv)
@@ -283,7 +285,10 @@ int main(int argc, char **argv)
     if (tcw_chunk(w, &ch, dict, dlen)) { fprintf(stderr, "%s\n", tcw_error(w)); return 2; }
 
     f.icache = icache;
-    f.enc = &e;
+    f.enc = &f.enc_store;
+    f.self = &f;
+    /* The fast path's context base (GS in this build, the hypervisor's FS). */
+    if (syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)&f)) { perror("arch_prctl"); return 2; }
     f.len_limit = CAP - REC_MAX_BYTES;
     f.cr3 = CR3;
     f.task_slot = &task_word;
@@ -291,11 +296,11 @@ int main(int argc, char **argv)
     f.fgen_user = FGEN_KERNEL + 1;
     f.fill = test_fill;
     if (flow) {
-        rec_set_mode(&e, HVT_MODE_FLOW, 0);
+        rec_set_mode(&f.enc_store, HVT_MODE_FLOW, 0);
         rec_set_mode(&e2, HVT_MODE_FLOW, 0);
         rec_begin(&e2, buf2, sizeof buf2, tsc);
     }
-    rec_begin(&e, buf, sizeof buf, tsc);
+    rec_begin(&f.enc_store, buf, sizeof buf, tsc);
     uint64_t regs[HVT_NREGS];
     for (int i = 0; i < HVT_NREGS; i++) regs[i] = rnd();
     unsigned cur = 0;
@@ -305,7 +310,7 @@ int main(int argc, char **argv)
     uint64_t rep_rip = 0;
     uint32_t rep_cand = 0;
     size_t fast = 0, fast_folded = 0, fast_cross = 0, fast_filled = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
-    static uint8_t e_before[sizeof e];
+    static uint8_t e_before[sizeof f.enc_store];
     static uint8_t f_before[sizeof f];
     for (size_t s = 0; s < n; s++) {
         /* The pending instruction runs: registers of its write set change (checkregs steps
@@ -394,11 +399,11 @@ int main(int argc, char **argv)
         g[HVT_REG_RSP] = 0xdead;                             /* the VMCS's, not this slot */
         uint64_t g_in[16];
         memcpy(g_in, g, sizeof g);
-        memcpy(e_before, &e, sizeof e);
+        memcpy(e_before, &f.enc_store, sizeof f.enc_store);
         struct step_fast fb = f;
         memcpy(f_before, &fb, sizeof fb);
         uint64_t misses0 = f.wregs_misses;
-        int rc = fast_run(g, &f, flow ? (void *)step_fast_entry_flow
+        int rc = fast_run(g, flow ? (void *)step_fast_entry_flow
                                  : check_variant ? (void *)step_fast_entry_check : (void *)step_fast_entry);
         check(!(rc & HARNESS_BAD_STACK), "stack not as the stub left it", s);
         check(!memcmp(g, g_in, sizeof g), "a guest register was not preserved", s);
@@ -409,7 +414,7 @@ int main(int argc, char **argv)
             fast++;
             uint32_t nrec_before;
             memcpy(&nrec_before, e_before + offsetof(struct rec_enc, nrecords), sizeof nrec_before);
-            fast_folded += !flow && e.nrecords == nrec_before;     /* a REPEAT count, no record */
+            fast_folded += !flow && f.enc_store.nrecords == nrec_before;     /* a REPEAT count, no record */
             fast_cross += (ic->fgen & FGEN_CROSS) != 0;
             fast_filled += filled != NULL;
             check(provoke > 5 || (provoke == 4 && kernel_entry), "took a step it had to decline", s);
@@ -426,7 +431,7 @@ int main(int argc, char **argv)
                 fa.declines[d] = fb.declines[d];
             }
             fa.left = fb.left;
-            check(!memcmp(&e, e_before, sizeof e), "a declined step changed the encoder", s);
+            check(!memcmp(&f.enc_store, e_before, sizeof f.enc_store), "a declined step changed the encoder", s);
             check(!memcmp(&fa, f_before, sizeof fa), "a declined step changed the fast path's state", s);
         }
         if (rc & 1)
@@ -453,7 +458,7 @@ int main(int argc, char **argv)
         /* step.c fast_prepare: the full step's turn now and then, and never right after a
          * chunk began (its first record compares every register) or while the encoder's CR3
          * is not the pending's (that record carries the new one). */
-        f.left = e.cand_all || (ic->flags & P_PENDING) || e.cr3 != f.cr3 ? 0 : 1 + (uint32_t)(rnd() % 50);
+        f.left = f.enc_store.cand_all || (ic->flags & P_PENDING) || f.enc_store.cr3 != f.cr3 ? 0 : 1 + (uint32_t)(rnd() % 50);
     }
     flush_chunk();
     if (tcw_finish(w, &fh) || tcw_close(w)) { fprintf(stderr, "write failed\n"); return 2; }
