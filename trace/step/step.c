@@ -530,7 +530,15 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
             return ic;
         }
     }
-    unsigned n = fetch(t, rip, bytes);
+    /* The bytes: the 16 at RIP straight from its page when they are all there (a fill's
+     * common case), else byte by byte across the page's end. */
+    unsigned n;
+    if (page && !shift) {
+        __builtin_memcpy(bytes, win, 16);
+        n = X86_MAX_INSN_LEN;
+    } else {
+        n = fetch(t, rip, bytes);
+    }
     unsigned len = n ? x86_insn_len(bytes, n) : 0;
     if (!len)
         return 0;
@@ -538,7 +546,8 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     if (!ic)                                /* (else: new bytes at a known address) */
         ic = icache_insert(t->f->icache, rip);
     icache_set_code(ic, rip, bytes, len, id);
-    icache_set_shift(ic, shift);
+    if (shift)                              /* (0: set_code's bytes and masks already are) */
+        icache_set_shift(ic, shift);
     unsigned cls = x86_insn_class(bytes, len);
     ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
                 (cls & X86_CLASS_IRET ? P_IRET : 0) | (cls & X86_CLASS_REPSTR ? P_REP : 0) |
@@ -546,8 +555,9 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
                 (evmap_find(t, rip) ? P_SPECIAL : 0);
     /* The registers it may write, for the fast path's compare: decoded for 64-bit code
      * only (x86_wregs.h); other modes compare all. */
+    bool wflags = true;
     ic->cand = hv_guest_read(HV_GUEST_CS_AR) & CS_AR_L
-               ? x86_insn_wregs(bytes, len) | (uint32_t)x86_insn_wflags(bytes, len) << HVT_REG_RFLAGS
+               ? x86_insn_writes(bytes, len, &wflags) | (uint32_t)wflags << HVT_REG_RFLAGS
                : CAND_ALL;
     if (ic->cand == X86_WREGS_ALL)
         ic->cand = CAND_ALL;

@@ -213,6 +213,13 @@ static bool decode_head(const uint8_t *p, size_t n, struct insn *x, bool *two, u
     return true;
 }
 
+static unsigned wregs_of(struct insn *x, bool two, uint8_t op)
+{
+    unsigned w = two ? two_byte(x, op) : one_byte(x, op);
+    /* A form that uses ModRM needs it present; without it, claim nothing. */
+    return x->modrm_used && !x->modrm_ok ? ALL : w;
+}
+
 unsigned x86_insn_wregs(const uint8_t *p, size_t n)
 {
     struct insn x = { 0 };
@@ -220,9 +227,7 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n)
     uint8_t op;
     if (!decode_head(p, n, &x, &two, &op))
         return ALL;
-    unsigned w = two ? two_byte(&x, op) : one_byte(&x, op);
-    /* A form that uses ModRM needs it present; without it, claim nothing. */
-    return x.modrm_used && !x.modrm_ok ? ALL : w;
+    return wregs_of(&x, two, op);
 }
 
 /* Instructions that leave RFLAGS alone (SDM Vol. 2, each one's "Flags Affected": "None"):
@@ -231,13 +236,9 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n)
  * taken to write it. A REP string instruction writes RF: stepped (or interrupted) between
  * iterations, the CPU sets RFLAGS.RF until the last one (SDM 6.8.3 "Resuming string
  * instructions"; seen under MTF in Bochs: RF set after the first iteration of REP STOSQ). */
-bool x86_insn_wflags(const uint8_t *p, size_t n)
+static bool wflags_of(const struct insn *xp, bool two, uint8_t op)
 {
-    struct insn x = { 0 };
-    bool two;
-    uint8_t op;
-    if (!decode_head(p, n, &x, &two, &op))
-        return true;
+    const struct insn x = *xp;
     if (two) {
         if ((op >= 0x40 && op <= 0x4f) || (op >= 0x80 && op <= 0x9f) || (op >= 0xc8 && op <= 0xcf) ||
             (op >= 0x10 && op <= 0x1f) || (op >= 0x28 && op <= 0x29) || op == 0x2b ||
@@ -271,6 +272,29 @@ bool x86_insn_wflags(const uint8_t *p, size_t n)
         return !(x.modrm_ok && x.grp >= 2 && x.grp <= 6);
     }
     return true;
+}
+
+bool x86_insn_wflags(const uint8_t *p, size_t n)
+{
+    struct insn x = { 0 };
+    bool two;
+    uint8_t op;
+    if (!decode_head(p, n, &x, &two, &op))
+        return true;
+    return wflags_of(&x, two, op);
+}
+
+unsigned x86_insn_writes(const uint8_t *p, size_t n, bool *wflags)
+{
+    struct insn x = { 0 };
+    bool two;
+    uint8_t op;
+    if (!decode_head(p, n, &x, &two, &op)) {
+        *wflags = true;
+        return ALL;
+    }
+    *wflags = wflags_of(&x, two, op);
+    return wregs_of(&x, two, op);
 }
 
 #define OPC_0F        0x0f

@@ -24,6 +24,9 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n);
 /* May the instruction change RFLAGS (any bit, IF and DF included)? false only when it is sure
  * it does not. Checked against capstone's eflags lists by the same host test. */
 bool x86_insn_wflags(const uint8_t *p, size_t n);
+/* Both at once, the bytes decoded once: x86_insn_wregs()'s mask, and x86_insn_wflags()'s
+ * answer in *wflags (a decoded-cache fill needs both). */
+unsigned x86_insn_writes(const uint8_t *p, size_t n, bool *wflags);
 
 /* Instructions whose retirement a tracer must see for more than their register changes (SDM
  * Vol. 2: SYSCALL, INT3/INT n, IRET/IRETQ, MOV to CR3, LIDT), and REP string instructions: X86_CLASS_* flags
