@@ -28,7 +28,6 @@
 #include "step_cpu.h"
 #include "scope.h"
 
-#define CHUNK_BYTES   (256u * 1024)
 #define IDT_GATE_SIZE 16
 #define PAGE          STEP_PAGE
 #define CS_AR_L       (1u << 13)            /* 64-bit code segment (SDM 24.4.1, 3.4.5) */
@@ -68,9 +67,9 @@ int step_init(unsigned ncpu)
 {
     for (unsigned i = 0; i < ncpu; i++) {
         struct step_fast *f = hv_alloc_pages(HV_PAGES(sizeof(struct step_fast)));
-        step_cpus[i].chunk = hv_alloc_pages(HV_PAGES(CHUNK_BYTES));
-        if (!f || !step_cpus[i].chunk)
+        if (!f)
             return -1;
+        step_cpus[i].chunk = f->chunk_store;
         f->self = f;
         f->enc = &f->enc_store;
         f->icache = hv_alloc_pages(HV_PAGES(ICACHE_SLOTS * sizeof(struct icache_entry)));

@@ -19,6 +19,7 @@
 #include "task.h"
 
 #define STLB_SLOTS    256
+#define CHUNK_BYTES   (256u * 1024)         /* a CPU's chunk of records */
 #define IDT_VECTORS   256
 #define EVMAP_SLOTS   4096                  /* >> 2 x 256 handlers + stop addresses: one probe */
 /* Decoded-cache entries: 16384 sets of two (4 MiB per CPU); set s mirrors predictor slot
@@ -117,8 +118,8 @@ enum { FD_LEFT, FD_TASK, FD_MISS, FD_GEN, FD_BYTES, FD_ROOM, FD_COUNT };
 /* What the fast path (step_fast.asm) reads and writes, at the offsets step_fast_asm.c
  * generates for it from the FS base (hv_set_mtf_fast's context). The full step prepares it:
  * the fast path takes an MTF exit only while all of it holds, and declines - before changing
- * anything - otherwise. Allocated per CPU (step_init) with the encoder inside, so one
- * segment base reaches both and the path keeps no register for either. */
+ * anything - otherwise. Allocated per CPU (step_init) with the encoder and its chunk inside,
+ * so one segment base reaches all three and the path keeps no register for any. */
 struct step_fast {
     uint32_t left;                          /* 0: exits until a full step (1: the next one) */
     uint32_t checkregs;                     /* 4: checkregs=on: compare all, count misses */
@@ -145,6 +146,7 @@ struct step_fast {
     uint64_t fills;                         /* 296: misses 'fill' decoded */
     struct step_fast *self;                 /* 304: this block's address ('fill's argument) */
     struct rec_enc enc_store;               /* the encoder ('enc') */
+    uint8_t chunk_store[CHUNK_BYTES];       /* its chunk (trace_cpu.chunk, enc->buf) */
 };
 
 struct trace_cpu {

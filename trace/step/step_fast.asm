@@ -43,6 +43,9 @@ default rel
 %else
 %define SEG fs
 %endif
+; The chunk being written is inside the context too (struct step_fast chunk_store): a record's
+; place is its offset in it (the encoder's len), reached as REC(offset).
+%define REC(x) [SEG:x + F_CHUNK]
 
 ; The guest's registers this code saves, where pass 1 finds them (vmm/ pushed RAX).
 %define G_R9   [rsp]
@@ -79,7 +82,7 @@ extern test_vmcs
 %macro VARINT 0
     cmp rax, 0x7f
     ja %%long
-    mov [r9], al
+    mov REC(r9), al
     inc r9
 %%back:
 [section .text.cold]
@@ -174,10 +177,9 @@ __SECT__
     lea rdx, [rbx + REC_RUN_BYTES]
     cmp rdx, [SEG:E_LEN]
     jne %2
-    add rbx, [SEG:E_BUF]
-    cmp word [rbx + 1], HVT_RUN_MAX
+    cmp word REC(rbx + 1), HVT_RUN_MAX
     je %2
-    inc word [rbx + 1]
+    inc word REC(rbx + 1)
 %endmacro
 
 extern hv_fast_resume, hv_fast_decline
@@ -193,7 +195,7 @@ extern hv_fast_resume, hv_fast_decline
     ZIGZAG
     cmp rax, 1 << 28
     jae %%big
-    mov byte [rdi], HVT_INSN_SHORT | %1 | %2
+    mov byte REC(rdi), HVT_INSN_SHORT | %1 | %2
     lea r9, [rdi + 1]
     VARINT
 %%value:
@@ -203,13 +205,13 @@ extern hv_fast_resume, hv_fast_decline
     mov ebx, [SEG:E_REGS + %1 * 8]
     cmp rbx, [SEG:E_REGS + %1 * 8]
     jne %%wide
-    mov byte [rdi], HVT_INSN_SHORT | HVT_SHORT_U32 | %1 | %2
-    mov [rdi + 1], ebx
+    mov byte REC(rdi), HVT_INSN_SHORT | HVT_SHORT_U32 | %1 | %2
+    mov REC(rdi + 1), ebx
     lea r9, [rdi + 5]
     SHORT_RFLAGS %2
 [section .text.cold]
 %%wide:
-    mov byte [rdi], HVT_INSN_SHORT | %1 | %2
+    mov byte REC(rdi), HVT_INSN_SHORT | %1 | %2
     lea r9, [rdi + 1]
     VARINT_COLD
     jmp %%value
@@ -235,7 +237,6 @@ __SECT__
 ; Written out where a record ends, not jumped to: that jump would be one more instruction
 ; on every step.
 %macro RECORD_END 1
-    sub r9, [SEG:E_BUF]
     mov [SEG:E_LEN], r9
 %if %1 == 2
     mov rax, [r8 + IC_RIP]
@@ -267,12 +268,12 @@ __SECT__
     test rdx, ~HVT_RFLAGS_ARITH
     jnz %%wide
     movzx eax, byte [abs rflags_pack + rdx]
-    mov [r9], al
+    mov REC(r9), al
     inc r9
 %%back:
 [section .text.cold]
 %%wide:
-    mov byte [r9], HVT_RFLAGS_WIDE
+    mov byte REC(r9), HVT_RFLAGS_WIDE
     inc r9
     RFLAGS_DELTA
     ZIGZAG
@@ -341,9 +342,8 @@ __SECT__
 ; A new RUN or REPEAT marker (tag %1) at rdi with count 1, its offset in encoder member %2; on
 ; to %3.
 %macro NEW_MARKER 3
-    mov byte [rdi], %1
-    mov word [rdi + 1], 1
-    sub rdi, [SEG:E_BUF]
+    mov byte REC(rdi), %1
+    mov word REC(rdi + 1), 1
     mov [SEG:%2], rdi
     add rdi, REC_RUN_BYTES
     mov [SEG:E_LEN], rdi
@@ -368,7 +368,6 @@ __SECT__
     mov rdi, [SEG:E_LEN]
     cmp rdi, [SEG:F_LEN_LIMIT]
     ja .flow_no_room
-    add rdi, [SEG:E_BUF]
 %endmacro
 
 ; The registers the path saves on entry, restored.
@@ -441,8 +440,7 @@ __SECT__
 %if %1 != 2
     mov rdi, [SEG:E_LEN]
     cmp rdi, [SEG:F_LEN_LIMIT]
-    ja .d_room
-    add rdi, [SEG:E_BUF]              ; rdi: this record's tag byte
+    ja .d_room                          ; rdi: this record's tag byte (its offset)
 %endif
 
     ; --- Taken: from here on the step is ours. ---
@@ -485,14 +483,14 @@ __SECT__
     jz .h_none
     mov [SEG:E_REGS + REG_RFLAGS * 8], rax
     STRAIGHT_PREDICTED .flags_generic
-    mov byte [rdi], HVT_INSN_RFLAGS
+    mov byte REC(rdi), HVT_INSN_RFLAGS
     lea r9, [rdi + 1]
     RFLAGS_XOR_FIELD
     RECORD_END 0
     ; Write set {} (Jcc, MOV to memory, ...): straight on and predicted, a tag alone.
 .h_none:
     STRAIGHT_PREDICTED .none_generic
-    mov byte [rdi], 0
+    mov byte REC(rdi), 0
     lea r9, [rdi + 1]
     RECORD_END 0
 %assign i 0
@@ -571,8 +569,8 @@ __SECT__
     jnz .missed
 %endif
 .checked:
-    ; The record: tag at [rdi], fields from r9 on.
-    mov byte [rdi], 0
+    ; The record: tag at REC(rdi), fields from r9 on (offsets in the chunk).
+    mov byte REC(rdi), 0
     lea r9, [rdi + 1]
     mov rax, [r8 + IC_RIP]
     sub rax, [SEG:E_EXPECTED]
@@ -587,7 +585,7 @@ __SECT__
     ; Straight on (no field so far) with one general register changed: the short record,
     ; the register in the tag, no mask.
     movzx eax, dx
-    cmp byte [rdi], 0
+    cmp byte REC(rdi), 0
     jne .long
     test eax, eax
     jz .long
@@ -601,7 +599,7 @@ __SECT__
     jz .short_tag
     or eax, HVT_SHORT_RFLAGS
 .short_tag:
-    mov [rdi], al
+    mov REC(rdi), al
     mov rax, [SEG:F_DELTA + r8 * 8]
     ZIGZAG
     cmp rax, 1 << 28
@@ -618,9 +616,9 @@ __SECT__
     shr rbx, 32
     jnz .short_wide
     mov ebx, [SEG:E_REGS + r8 * 8]
-    mov [r9], ebx
+    mov REC(r9), ebx
     add r9, 4
-    or byte [rdi], HVT_SHORT_U32
+    or byte REC(rdi), HVT_SHORT_U32
     jmp .short_value
 .short_wide:
     VARINT_COLD
@@ -628,12 +626,12 @@ __SECT__
 .long:
     test edx, 1 << REG_RFLAGS
     jz .rf_tagged
-    or byte [rdi], HVT_INSN_RFLAGS
+    or byte REC(rdi), HVT_INSN_RFLAGS
 .rf_tagged:
     movzx edx, dx                       ; the general registers' mask
     test edx, edx
     jz .regs_written
-    or byte [rdi], HVT_INSN_REGS
+    or byte REC(rdi), HVT_INSN_REGS
     mov eax, edx
     VARINT
 .delta_next:
@@ -645,7 +643,7 @@ __SECT__
     test edx, edx
     jnz .delta_next
 .regs_written:
-    test byte [rdi], HVT_INSN_RFLAGS
+    test byte REC(rdi), HVT_INSN_RFLAGS
     jz .fields_done
     RFLAGS_FIELD
 .fields_done:
@@ -728,7 +726,7 @@ __SECT__
     mov rdx, rax
     jmp .hashed
 .f_rip:
-    or byte [rdi], HVT_INSN_RIP
+    or byte REC(rdi), HVT_INSN_RIP
     ZIGZAG
     VARINT_COLD
     jmp .rip_done
@@ -736,7 +734,7 @@ __SECT__
 ; decoder (its slot is this entry's set % PRED_SLOTS; the other entries that share it lose
 ; their stamps).
 .f_code:
-    or byte [rdi], HVT_INSN_CODE
+    or byte REC(rdi), HVT_INSN_CODE
     mov eax, [r8 + IC_ID]
     VARINT_COLD
     movzx eax, word [r8 + IC_SLOT]
@@ -819,17 +817,17 @@ step_fast_entry_flow:
 varint_any:
     cmp rax, 0x7f
     ja varint_long
-    mov [r9], al
+    mov REC(r9), al
     inc r9
     ret
 varint_long:
-    mov [r9], al
-    or byte [r9], 0x80
+    mov REC(r9), al
+    or byte REC(r9), 0x80
     inc r9
     shr rax, 7
     cmp rax, 0x7f
     ja varint_long
-    mov [r9], al
+    mov REC(r9), al
     inc r9
     ret
 __SECT__

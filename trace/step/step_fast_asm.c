@@ -31,7 +31,7 @@ void step_fast_asm_constants(void)
 
     F(F_LEFT, left); F(F_TASK_SLOT, task_slot);
     F(F_TASK_LAST, task_last); F(F_ICACHE, icache); F(F_P_IC, p_ic); F(F_ENC, enc);
-    F(F_SELF, self); F(F_FILL, fill); F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
+    F(F_SELF, self); F(F_CHUNK, chunk_store); F(F_FILL, fill); F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
     F(F_FGEN_USER, fgen_user); F(F_MISS_RIP, miss_rip); F(F_MISS_MASK, miss_mask);
     F(F_DECLINES, declines); F(F_DELTA, delta);
 
@@ -50,7 +50,7 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(SET_SHIFT, ICACHE_SHIFT + __builtin_ctz(ICACHE_WAYS));
     HV_ASM_CONST(FGEN_KERNEL, FGEN_KERNEL);
 
-    E(E_BUF, buf); E(E_LEN, len); E(E_EXPECTED, expected_rip);
+    E(E_LEN, len); E(E_EXPECTED, expected_rip);
     E(E_REGS, regs); E(E_NRECORDS, nrecords);
     E(E_PSTAMP, pstamp); E(E_PRED, pred); E(E_NINSNS, ninsns);
     E(E_RUN_AT, run_at); E(E_REP_AT, rep_at); E(E_LAST_RIP, last_rip); E(E_LAST_OK, last_ok);

@@ -55,7 +55,7 @@ struct want { uint64_t rip, cr3; uint32_t id; uint8_t len; uint64_t regs[HVT_NRE
 
 static struct step_fast f;
 static struct rec_enc e2;          /* the C encoder alone (flow) */
-static uint8_t buf[CAP], buf2[CAP];
+static uint8_t buf2[CAP];
 static bool flow;
 static struct icache_entry *icache;
 static uint64_t task_word = 0xffff888001234000ull;
@@ -104,7 +104,7 @@ static void flush_chunk(void)
     ch.first_tsc = f.enc_store.first_tsc;
     ch.last_tsc = rec_tsc(&f.enc_store);
     if (f.enc_store.len && tcw_chunk(w, &ch, f.enc_store.buf, f.enc_store.len)) { fprintf(stderr, "%s\n", tcw_error(w)); exit(2); }
-    rec_begin(&f.enc_store, buf, sizeof buf, tsc);
+    rec_begin(&f.enc_store, f.chunk_store, CAP, tsc);
 }
 
 /* flow: the C encoder's record of the same instruction, and the two encoders compared. */
@@ -300,7 +300,7 @@ int main(int argc, char **argv)
         rec_set_mode(&e2, HVT_MODE_FLOW, 0);
         rec_begin(&e2, buf2, sizeof buf2, tsc);
     }
-    rec_begin(&f.enc_store, buf, sizeof buf, tsc);
+    rec_begin(&f.enc_store, f.chunk_store, CAP, tsc);
     uint64_t regs[HVT_NREGS];
     for (int i = 0; i < HVT_NREGS; i++) regs[i] = rnd();
     unsigned cur = 0;
@@ -311,7 +311,10 @@ int main(int argc, char **argv)
     uint32_t rep_cand = 0;
     size_t fast = 0, fast_folded = 0, fast_cross = 0, fast_filled = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
     static uint8_t e_before[sizeof f.enc_store];
-    static uint8_t f_before[sizeof f];
+    /* The fast path's state: everything but the chunk (bytes past its length are free). */
+    const size_t f_state = offsetof(struct step_fast, chunk_store);
+    static uint8_t f_before[offsetof(struct step_fast, chunk_store)];
+    static struct step_fast fa, fb;
     for (size_t s = 0; s < n; s++) {
         /* The pending instruction runs: registers of its write set change (checkregs steps
          * sometimes change one outside it). */
@@ -400,8 +403,8 @@ int main(int argc, char **argv)
         uint64_t g_in[16];
         memcpy(g_in, g, sizeof g);
         memcpy(e_before, &f.enc_store, sizeof f.enc_store);
-        struct step_fast fb = f;
-        memcpy(f_before, &fb, sizeof fb);
+        memcpy(&fb, &f, f_state);
+        memcpy(f_before, &fb, f_state);
         uint64_t misses0 = f.wregs_misses;
         int rc = fast_run(g, flow ? (void *)step_fast_entry_flow
                                  : check_variant ? (void *)step_fast_entry_check : (void *)step_fast_entry);
@@ -425,14 +428,14 @@ int main(int argc, char **argv)
                 check((f.wregs_misses > misses0) == (outside != 0), "checkregs miss count", s);
         } else {
             /* Nothing changed but the decline counter (and a 'left' that ran out). */
-            struct step_fast fa = f;
+            memcpy(&fa, &f, f_state);
             for (int d = 0; d < FD_COUNT; d++) {
                 declined[d] += fa.declines[d] - fb.declines[d];
                 fa.declines[d] = fb.declines[d];
             }
             fa.left = fb.left;
             check(!memcmp(&f.enc_store, e_before, sizeof f.enc_store), "a declined step changed the encoder", s);
-            check(!memcmp(&fa, f_before, sizeof fa), "a declined step changed the fast path's state", s);
+            check(!memcmp(&fa, f_before, f_state), "a declined step changed the fast path's state", s);
         }
         if (rc & 1)
             shadow_record(&x, regs, s);
