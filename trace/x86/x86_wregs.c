@@ -222,12 +222,8 @@ static unsigned wregs_of(struct insn *x, bool two, uint8_t op)
 
 unsigned x86_insn_wregs(const uint8_t *p, size_t n)
 {
-    struct insn x = { 0 };
-    bool two;
-    uint8_t op;
-    if (!decode_head(p, n, &x, &two, &op))
-        return ALL;
-    return wregs_of(&x, two, op);
+    bool wflags;
+    return x86_insn_writes(p, n, &wflags);
 }
 
 /* Instructions that leave RFLAGS alone (SDM Vol. 2, each one's "Flags Affected": "None"):
@@ -276,12 +272,9 @@ static bool wflags_of(const struct insn *xp, bool two, uint8_t op)
 
 bool x86_insn_wflags(const uint8_t *p, size_t n)
 {
-    struct insn x = { 0 };
-    bool two;
-    uint8_t op;
-    if (!decode_head(p, n, &x, &two, &op))
-        return true;
-    return wflags_of(&x, two, op);
+    bool wflags;
+    (void)x86_insn_writes(p, n, &wflags);
+    return wflags;
 }
 
 unsigned x86_insn_writes(const uint8_t *p, size_t n, bool *wflags)

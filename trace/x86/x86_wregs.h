@@ -25,7 +25,7 @@ unsigned x86_insn_wregs(const uint8_t *p, size_t n);
  * it does not. Checked against capstone's eflags lists by the same host test. */
 bool x86_insn_wflags(const uint8_t *p, size_t n);
 /* Both at once, the bytes decoded once: x86_insn_wregs()'s mask, and x86_insn_wflags()'s
- * answer in *wflags (a decoded-cache fill needs both). */
+ * answer in *wflags (a decoded-cache fill needs both; the two above are this one's halves). */
 unsigned x86_insn_writes(const uint8_t *p, size_t n, bool *wflags);
 
 /* Instructions whose retirement a tracer must see for more than their register changes (SDM
