@@ -9,7 +9,8 @@
  * (addr:NAME:0xADDR:): the child then waits until its probe is armed the same way and its N
  * calls must fire N times; without NAME they must fire none. The parent then compares the
  * function's bytes with a copy taken before arming (a process reads its own code, not the
- * probe). Says "probe-net: workload done calls=N ok" (or FAIL), then waits for the disarm. */
+ * probe). Says "probe-net: workload done calls=N ok" (or FAIL), then waits for the disarm and
+ * says how many of that wait's calls fired (the host disarms some time after "done"). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -115,6 +116,10 @@ int main(int argc, char **argv)
     int all_ok = !bad && child_ok && same && f2 - f1 == (name ? (uint64_t)n + 1 : 0);
     printf("probe-net: workload done calls=%ld %s\n", n, all_ok ? "ok" : "FAIL");
     fflush(stdout);
+    uint64_t f_done = fires();
     probe_wait_disarmed(poke_target);
+    /* The wait's pokes call the function: those made before the host's disarm fired the
+     * probe it counts, and its count (taken after the disarm) holds them. */
+    printf("probe-user: the disarm wait's calls fired %llu\n", (unsigned long long)(fires() - f_done));
     return 0;
 }

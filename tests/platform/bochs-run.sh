@@ -163,11 +163,15 @@ stamp() {
   local now f lines n
   now=$(date +%s.%N)
   for f in serial.log e9.log; do   # each file on its own: their lines interleave in time
-    lines=$(grep -a -E "$BOCHS_STAMP" "$RUN/$f" 2>/dev/null | tr -d '\r')
-    # A line still being written (no newline yet) waits until it is whole: stamped half, it
-    # would not match what a report looks for ("TICKBENCH-PHASE untra").
-    if [ -s "$RUN/$f" ] && [ "$(tail -c 1 "$RUN/$f" | wc -l)" = 0 ] &&
-       [ "$(tail -n 1 "$RUN/$f" | tr -d '\r')" = "$(printf '%s\n' "$lines" | tail -n 1)" ]; then
+    # One snapshot of the file, its first 'size' bytes: Bochs goes on writing meanwhile.
+    local size
+    size=$(stat -c %s "$RUN/$f" 2>/dev/null || echo 0)
+    [ "$size" -gt 0 ] || continue
+    lines=$(head -c "$size" "$RUN/$f" | grep -a -E "$BOCHS_STAMP" | tr -d '\r\000')
+    # A line still being written (no newline yet at the snapshot's end) waits until it is
+    # whole: stamped half, it would not match what a report looks for ("TICKBENCH-PHASE untra").
+    if [ "$(tail -c +"$size" "$RUN/$f" | head -c 1 | wc -l)" = 0 ] &&
+       [ "$(head -c "$size" "$RUN/$f" | tail -n 1 | tr -d '\r\000')" = "$(printf '%s\n' "$lines" | tail -n 1)" ]; then
       lines=$(printf '%s\n' "$lines" | head -n -1)
     fi
     n=$(printf '%s' "$lines" | grep -c . || true)
