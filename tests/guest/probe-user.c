@@ -119,7 +119,8 @@ int main(int argc, char **argv)
     uint64_t f_done = fires();
     probe_wait_disarmed(poke_target);
     /* The wait's pokes call the function: those made before the host's disarm fired the
-     * probe it counts, and its count (taken after the disarm) holds them. */
-    printf("probe-user: the disarm wait's calls fired %llu\n", (unsigned long long)(fires() - f_done));
+     * probe it counts, and its count (taken after the disarm) holds them. (No apostrophe in
+     * the line: the test quotes the console in single quotes.) */
+    printf("probe-user: calls of the disarm wait that fired: %llu\n", (unsigned long long)(fires() - f_done));
     return 0;
 }

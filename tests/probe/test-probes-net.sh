@@ -663,8 +663,8 @@ if [[ " $RUNS " == *" user "* ]]; then
   ncount=$(awk '/^ID +PROBE +COUNT/ { t = 1; next } t && $2 ~ /^addr:probe-uchild:/ { print $3 }' "$OUT/user.out" 2>/dev/null)
   stat=$(grep -a '^HVT-PROBESTAT' "$OUT/user.e9" 2>/dev/null | tail -1)
   grep -a "probe-user:" <<< "$cons"
-  late=$(sed -n "s/^probe-user: the disarm wait's calls fired \([0-9]*\)$/\1/p" <<< "$cons")
-  check "user: the probe fired exactly for the parent's calls: ${ucount:-none}, want $((N + 1 + ${late:-0})) (N + the call that showed it armed + ${late:-?} of the disarm wait's, before the disarm)" \
+  late=$(sed -n "s/^probe-user: calls of the disarm wait that fired: \([0-9]*\)$/\1/p" <<< "$cons")
+  check "user: the probe fired exactly for the parent's calls: ${ucount:-none}, want $((N + 1 + ${late:-0})) (N + the call that showed it armed + ${late:-?} calls of the disarm wait before the disarm)" \
     test "${ucount:-0}" = $((N + 1 + ${late:-0})) -a -n "$late"
   check "user: the probe by name fired exactly in the child so named: ${ncount:-none}, want $((N + 1)); the child counted its own $N" \
     bash -c "test '${ncount:-0}' = $((N + 1)) && grep -q 'probe-user: child probe-uchild ok (its $N calls: $N firings)' <<< '$cons'"
