@@ -545,8 +545,7 @@ static struct icache_entry *decode(struct trace_cpu *t, uint64_t rip)
     if (!ic)                                /* (else: new bytes at a known address) */
         ic = icache_insert(t->f->icache, rip);
     icache_set_code(ic, rip, bytes, len, id);
-    if (shift)                              /* (0: set_code's bytes and masks already are) */
-        icache_set_shift(ic, shift);
+    icache_set_shift(ic, shift);
     unsigned cls = x86_insn_class(bytes, len);
     ic->flags = (cls & X86_CLASS_SYSCALL ? P_SYSCALL : 0) | (cls & X86_CLASS_SWINT ? P_SWINT : 0) |
                 (cls & X86_CLASS_IRET ? P_IRET : 0) | (cls & X86_CLASS_REPSTR ? P_REP : 0) |

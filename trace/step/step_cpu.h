@@ -257,9 +257,12 @@ static inline unsigned icache_window_shift(unsigned off, unsigned page)
 {
     return off <= page - 16 ? 0 : off - (page - 16);
 }
-/* The entry's bytes and masks moved to 'shift' in its window (after icache_set_code). */
+/* The entry's bytes and masks moved to 'shift' in its window (after icache_set_code, whose
+ * bytes and masks already are those of shift 0). */
 static inline void icache_set_shift(struct icache_entry *ic, unsigned shift)
 {
+    if (!shift)
+        return;
     uint8_t b[16] = { 0 }, m[16] = { 0 }, src[16];
     __builtin_memcpy(src, &ic->lo, 8);
     __builtin_memcpy(src + 8, &ic->hi, 8);

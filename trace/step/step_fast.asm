@@ -202,9 +202,7 @@ extern hv_fast_resume, hv_fast_decline
     SHORT_RFLAGS %2
 %%big:
     ; (32-bit code's usual case) a delta of five bytes or more: a 32-bit value as its four.
-    mov ebx, [SEG:E_REGS + %1 * 8]
-    cmp rbx, [SEG:E_REGS + %1 * 8]
-    jne %%wide
+    FITS_U32 %1, %%wide
     mov byte REC(rdi), HVT_INSN_SHORT | HVT_SHORT_U32 | %1 | %2
     mov REC(rdi + 1), ebx
     lea r9, [rdi + 5]
@@ -248,6 +246,13 @@ __SECT__
     inc qword [SEG:F_FAST_STEPS]
     RESTORE
     jmp hv_fast_resume
+%endmacro
+; Register %1's new value (the decoder's; %1 a number or a register holding it) in ebx if it
+; fits in 32 bits (HVT_SHORT_U32), else on to %2.
+%macro FITS_U32 2
+    mov ebx, [SEG:E_REGS + %1 * 8]
+    cmp rbx, [SEG:E_REGS + %1 * 8]
+    jne %2
 %endmacro
 ; Straight on from the last record (no RIP field) and the code id predicted (none), else on to
 ; %1 (the generic record, which checks both again); the decoder's next RIP then set.
@@ -612,10 +617,7 @@ __SECT__
     jmp .fields_done
 .short_big:
     ; A delta of five bytes or more: a 32-bit value as its four (HVT_SHORT_U32).
-    mov rbx, [SEG:E_REGS + r8 * 8]
-    shr rbx, 32
-    jnz .short_wide
-    mov ebx, [SEG:E_REGS + r8 * 8]
+    FITS_U32 r8, .short_wide
     mov REC(r9), ebx
     add r9, 4
     or byte REC(rdi), HVT_SHORT_U32

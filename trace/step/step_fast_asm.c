@@ -30,7 +30,7 @@ void step_fast_asm_constants(void)
     HV_ASM_CONST(VMCS_GUEST_RFLAGS, VMCS_GUEST_RFLAGS);
 
     F(F_LEFT, left); F(F_TASK_SLOT, task_slot);
-    F(F_TASK_LAST, task_last); F(F_ICACHE, icache); F(F_P_IC, p_ic); F(F_ENC, enc);
+    F(F_TASK_LAST, task_last); F(F_ICACHE, icache); F(F_P_IC, p_ic);
     F(F_SELF, self); F(F_CHUNK, chunk_store); F(F_FILL, fill); F(F_LEN_LIMIT, len_limit); F(F_FAST_STEPS, fast_steps); F(F_MISSES, wregs_misses);
     F(F_FGEN_USER, fgen_user); F(F_MISS_RIP, miss_rip); F(F_MISS_MASK, miss_mask);
     F(F_DECLINES, declines); F(F_DELTA, delta);

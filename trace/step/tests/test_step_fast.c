@@ -310,10 +310,9 @@ int main(int argc, char **argv)
     uint64_t rep_rip = 0;
     uint32_t rep_cand = 0;
     size_t fast = 0, fast_folded = 0, fast_cross = 0, fast_filled = 0, misses_made = 0, declined[FD_COUNT] = { 0 };
-    static uint8_t e_before[sizeof f.enc_store];
-    /* The fast path's state: everything but the chunk (bytes past its length are free). */
+    /* The fast path's state, the encoder's included: everything but the chunk (bytes past its
+     * length are free), as it was before the step (fb) and after a decline (fa). */
     const size_t f_state = offsetof(struct step_fast, chunk_store);
-    static uint8_t f_before[offsetof(struct step_fast, chunk_store)];
     static struct step_fast fa, fb;
     for (size_t s = 0; s < n; s++) {
         /* The pending instruction runs: registers of its write set change (checkregs steps
@@ -402,9 +401,7 @@ int main(int argc, char **argv)
         g[HVT_REG_RSP] = 0xdead;                             /* the VMCS's, not this slot */
         uint64_t g_in[16];
         memcpy(g_in, g, sizeof g);
-        memcpy(e_before, &f.enc_store, sizeof f.enc_store);
         memcpy(&fb, &f, f_state);
-        memcpy(f_before, &fb, f_state);
         uint64_t misses0 = f.wregs_misses;
         int rc = fast_run(g, flow ? (void *)step_fast_entry_flow
                                  : check_variant ? (void *)step_fast_entry_check : (void *)step_fast_entry);
@@ -415,9 +412,7 @@ int main(int argc, char **argv)
         bool missed = !ic;
         if (rc & 1) {
             fast++;
-            uint32_t nrec_before;
-            memcpy(&nrec_before, e_before + offsetof(struct rec_enc, nrecords), sizeof nrec_before);
-            fast_folded += !flow && f.enc_store.nrecords == nrec_before;     /* a REPEAT count, no record */
+            fast_folded += !flow && f.enc_store.nrecords == fb.enc_store.nrecords;   /* a REPEAT count, no record */
             fast_cross += (ic->fgen & FGEN_CROSS) != 0;
             fast_filled += filled != NULL;
             check(provoke > 5 || (provoke == 4 && kernel_entry), "took a step it had to decline", s);
@@ -434,8 +429,8 @@ int main(int argc, char **argv)
                 fa.declines[d] = fb.declines[d];
             }
             fa.left = fb.left;
-            check(!memcmp(&f.enc_store, e_before, sizeof f.enc_store), "a declined step changed the encoder", s);
-            check(!memcmp(&fa, f_before, f_state), "a declined step changed the fast path's state", s);
+            check(!memcmp(&f.enc_store, &fb.enc_store, sizeof f.enc_store), "a declined step changed the encoder", s);
+            check(!memcmp(&fa, &fb, f_state), "a declined step changed the fast path's state", s);
         }
         if (rc & 1)
             shadow_record(&x, regs, s);
